@@ -1,0 +1,30 @@
+/** Two projects: `unit` runs with no servers (PGlite, in-process queue, loopback emulator);
+ *  `integration` needs the real PostgreSQL and Redis (see .ci/run). */
+const transform = {
+  '^.+\\.ts$': [
+    '@swc/jest',
+    {
+      jsc: {
+        parser: { syntax: 'typescript', decorators: true },
+        transform: { legacyDecorator: true, decoratorMetadata: true },
+        target: 'es2022',
+      },
+      module: { type: 'commonjs' },
+    },
+  ],
+};
+const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/**/*.test.ts', '<rootDir>/apps/**/*.test.ts', '<rootDir>/plugins/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+    },
+  ],
+};

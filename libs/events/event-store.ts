@@ -1,0 +1,161 @@
+import { Kysely, sql, Transaction } from 'kysely';
+import { ConcurrencyError, InvalidEventError, StreamTenantMismatchError } from './errors';
+import { eventSchemas, isEventType, NewEvent, StoredEvent } from './event-types';
+import type { Database } from './schema';
+
+/** Serializes appends so global positions become visible in order (projections never skip one). */
+const APPEND_LOCK_KEY = 7_411_001;
+
+export interface AppendRequest {
+  tenantId: string;
+  streamId: string;
+  /** The stream's version the caller decided on: 0 for a new stream. */
+  expectedVersion: number;
+  events: NewEvent[];
+}
+
+export interface AppendResult {
+  /** The stream version after the append. */
+  version: number;
+  firstPosition: number;
+  lastPosition: number;
+}
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export function validateEvent(event: NewEvent): NewEvent {
+  const schema = eventSchemas[event.type];
+  if (!schema) throw new InvalidEventError(String((event as { type: unknown }).type), [{ path: 'type', message: 'unknown event type' }]);
+  const parsed = schema.safeParse(event.data);
+  if (!parsed.success) {
+    throw new InvalidEventError(
+      event.type,
+      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
+  }
+  return { ...event, data: parsed.data } as NewEvent;
+}
+
+export function toStoredEvent(row: {
+  global_position: string | number;
+  tenant_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: unknown;
+  metadata: unknown;
+  recorded_at: Date | string;
+}): StoredEvent {
+  if (!isEventType(row.type)) throw new InvalidEventError(row.type, [{ path: 'type', message: 'unknown event type in log' }]);
+  return {
+    globalPosition: Number(row.global_position),
+    tenantId: row.tenant_id,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    type: row.type,
+    data: eventSchemas[row.type].parse(row.data),
+    metadata: (row.metadata ?? {}) as Record<string, unknown>,
+    recordedAt: new Date(row.recorded_at).toISOString(),
+  } as StoredEvent;
+}
+
+/** The append-only log: optimistic appends per stream, ordered reads per stream and globally. */
+export class EventStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    if (request.events.length === 0) throw new Error('append needs at least one event');
+    const events = request.events.map(validateEvent);
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(${APPEND_LOCK_KEY})`.execute(trx);
+        const head = await streamHead(trx, request.streamId);
+        if (head.version !== request.expectedVersion) {
+          throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
+        }
+        if (head.tenantId !== null && head.tenantId !== request.tenantId) {
+          throw new StreamTenantMismatchError(request.streamId);
+        }
+        const rows = await trx
+          .insertInto('events')
+          .values(
+            events.map((e, i) => ({
+              tenant_id: request.tenantId,
+              stream_id: request.streamId,
+              stream_version: request.expectedVersion + i + 1,
+              type: e.type,
+              data: JSON.stringify(e.data),
+              metadata: JSON.stringify(e.metadata ?? {}),
+            })),
+          )
+          .returning('global_position')
+          .execute();
+        return {
+          version: request.expectedVersion + events.length,
+          firstPosition: Number(rows[0].global_position),
+          lastPosition: Number(rows[rows.length - 1].global_position),
+        };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        const head = await streamHead(this.db, request.streamId);
+        throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
+      }
+      throw error;
+    }
+  }
+
+  /** Events of one stream with version > afterVersion, in order. */
+  async readStream(streamId: string, afterVersion = 0): Promise<StoredEvent[]> {
+    const rows = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('stream_id', '=', streamId)
+      .where('stream_version', '>', afterVersion)
+      .orderBy('stream_version')
+      .execute();
+    return rows.map(toStoredEvent);
+  }
+
+  /** Events after a global position, in log order, at most `limit`. */
+  async readAll(afterPosition: number, limit: number, executor: Executor = this.db): Promise<StoredEvent[]> {
+    const rows = await executor
+      .selectFrom('events')
+      .selectAll()
+      .where('global_position', '>', String(afterPosition))
+      .orderBy('global_position')
+      .limit(limit)
+      .execute();
+    return rows.map(toStoredEvent);
+  }
+
+  /** The tenant that owns a stream, or null when the stream does not exist. */
+  async streamTenant(streamId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('events')
+      .select('tenant_id')
+      .where('stream_id', '=', streamId)
+      .where('stream_version', '=', 1)
+      .executeTakeFirst();
+    return row?.tenant_id ?? null;
+  }
+
+  async streamVersion(streamId: string): Promise<number> {
+    return (await streamHead(this.db, streamId)).version;
+  }
+}
+
+async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
+  const row = await executor
+    .selectFrom('events')
+    .select(['stream_version', 'tenant_id'])
+    .where('stream_id', '=', streamId)
+    .orderBy('stream_version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return { version: row?.stream_version ?? 0, tenantId: row?.tenant_id ?? null };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: string }).code === '23505';
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+/** Versioned event names with the zod schema of each payload (ARCHITECTURE.md "Event log"). */
+const id = z.string().min(1);
+
+export const SessionCreatedV1 = z.object({
+  sessionId: id,
+  worldId: z.string().nullable(),
+  locale: z.enum(['en', 'zh-Hans']),
+});
+
+export const PlayerInputSubmittedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  messageId: id,
+  text: z.string(),
+});
+
+export const ExecutionStartedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  workerId: z.string(),
+});
+
+export const OutputKind = z.enum(['story', 'structured', 'none']);
+
+export const RuntimeOutputProducedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  stage: z.string().nullable(),
+  pluginId: id,
+  runtimeId: id,
+  outputKind: OutputKind,
+  messageId: id,
+  text: z.string(),
+});
+
+export const LlmUsage = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cachedInputTokens: z.number().int().nonnegative(),
+});
+
+export const LlmCallingV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  callId: id,
+  pluginId: id,
+  runtimeId: id,
+  provider: z.string(),
+  model: z.string(),
+  /** The exact request body sent to the provider. */
+  request: z.record(z.string(), z.unknown()),
+});
+
+export const LlmRespondedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  callId: id,
+  pluginId: id,
+  runtimeId: id,
+  finishReason: z.string().nullable(),
+  usage: LlmUsage,
+});
+
+export const CommittedMessage = z.object({
+  messageId: id,
+  role: z.enum(['user', 'assistant', 'system']),
+  sourceType: z.enum(['player', 'runtime', 'system']),
+  pluginId: z.string().nullable(),
+  runtimeId: z.string().nullable(),
+  outputKind: OutputKind.nullable(),
+  text: z.string(),
+});
+
+export const TurnCommittedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  messages: z.array(CommittedMessage).min(1),
+});
+
+export const ExecutionFailedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().nonnegative(),
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+
+export const eventSchemas = {
+  'session.created@1': SessionCreatedV1,
+  'player-input.submitted@1': PlayerInputSubmittedV1,
+  'execution.started@1': ExecutionStartedV1,
+  'runtime.output.produced@1': RuntimeOutputProducedV1,
+  'llm.calling@1': LlmCallingV1,
+  'llm.responded@1': LlmRespondedV1,
+  'turn.committed@1': TurnCommittedV1,
+  'execution.failed@1': ExecutionFailedV1,
+} as const;
+
+export type EventType = keyof typeof eventSchemas;
+export type EventData<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
+export type CommittedMessage = z.infer<typeof CommittedMessage>;
+export type LlmUsage = z.infer<typeof LlmUsage>;
+
+/** An event to append: a discriminated union over every known type. */
+export type NewEvent = { [T in EventType]: { type: T; data: EventData<T>; metadata?: Record<string, unknown> } }[EventType];
+
+/** An event read back from the log, with its place in it. */
+export type StoredEvent = {
+  [T in EventType]: {
+    globalPosition: number;
+    tenantId: string;
+    streamId: string;
+    streamVersion: number;
+    type: T;
+    data: EventData<T>;
+    metadata: Record<string, unknown>;
+    recordedAt: string;
+  };
+}[EventType];
+
+export function isEventType(type: string): type is EventType {
+  return Object.prototype.hasOwnProperty.call(eventSchemas, type);
+}

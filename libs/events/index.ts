@@ -1,0 +1,13 @@
+export * from './event-types';
+export * from './errors';
+export type { Database } from './schema';
+export { EventStore, validateEvent } from './event-store';
+export type { AppendRequest, AppendResult } from './event-store';
+export { openDatabase, migrateToLatest, MigrationError } from './database';
+export type { DatabaseConfig, OpenDatabase } from './database';
+export { ProjectionRunner, defaultProjections } from './projections/projection-runner';
+export type { Projection } from './projections/projection';
+export { TenantStore, hashApiKey, newApiKey } from './tenants';
+export type { Tenant } from './tenants';
+export { ReadModels } from './read-models';
+export type { ExecutionView, TurnMessageView, LlmCallView } from './read-models';

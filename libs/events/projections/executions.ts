@@ -1,0 +1,68 @@
+import type { Projection } from './projection';
+
+/** `executions`: status of every player input's execution (queued → running → committed | failed). */
+export const executionsProjection: Projection = {
+  name: 'executions',
+  tables: ['executions'],
+  async apply(trx, event) {
+    const at = new Date(event.recordedAt);
+    switch (event.type) {
+      case 'player-input.submitted@1':
+        await trx
+          .insertInto('executions')
+          .values({
+            execution_id: event.data.executionId,
+            tenant_id: event.tenantId,
+            session_id: event.streamId,
+            turn_id: event.data.turnId,
+            status: 'queued',
+            attempts: 0,
+            worker_id: null,
+            submitted_version: event.streamVersion,
+            error_code: null,
+            error_message: null,
+            submitted_at: at,
+            updated_at: at,
+          })
+          .onConflict((oc) => oc.column('execution_id').doNothing())
+          .execute();
+        return;
+      case 'execution.started@1':
+        await trx
+          .updateTable('executions')
+          .set({ status: 'running', attempts: event.data.attempt, worker_id: event.data.workerId, updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .where('status', 'in', ['queued', 'running'])
+          .execute();
+        return;
+      case 'runtime.output.produced@1':
+      case 'llm.calling@1':
+      case 'llm.responded@1':
+        // progress: keeps a live execution from looking stalled to the sweeper
+        await trx
+          .updateTable('executions')
+          .set({ updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .where('status', '=', 'running')
+          .execute();
+        return;
+      case 'turn.committed@1':
+        await trx
+          .updateTable('executions')
+          .set({ status: 'committed', updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .execute();
+        return;
+      case 'execution.failed@1':
+        await trx
+          .updateTable('executions')
+          .set({ status: 'failed', error_code: event.data.error.code, error_message: event.data.error.message, updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .where('status', '<>', 'committed')
+          .execute();
+        return;
+      default:
+        return;
+    }
+  },
+};

@@ -1,0 +1,39 @@
+import { sql } from 'kysely';
+import type { Projection } from './projection';
+
+/** `turn_messages`: the committed conversation, one row per message, ordered per session. */
+export const turnMessagesProjection: Projection = {
+  name: 'turn_messages',
+  tables: ['turn_messages'],
+  async apply(trx, event) {
+    if (event.type !== 'turn.committed@1') return;
+    const { max } = await trx
+      .selectFrom('turn_messages')
+      .select(sql<number | null>`max(ord)`.as('max'))
+      .where('session_id', '=', event.streamId)
+      .executeTakeFirstOrThrow();
+    const base = Number(max ?? 0);
+    await trx
+      .insertInto('turn_messages')
+      .values(
+        event.data.messages.map((m, i) => ({
+          message_id: m.messageId,
+          tenant_id: event.tenantId,
+          session_id: event.streamId,
+          turn_id: event.data.turnId,
+          execution_id: event.data.executionId,
+          ord: base + i + 1,
+          role: m.role,
+          source_type: m.sourceType,
+          plugin_id: m.pluginId,
+          runtime_id: m.runtimeId,
+          output_kind: m.outputKind,
+          text: m.text,
+          compacted: false,
+          committed_at: new Date(event.recordedAt),
+        })),
+      )
+      .onConflict((oc) => oc.column('message_id').doNothing())
+      .execute();
+  },
+};

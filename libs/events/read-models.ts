@@ -1,0 +1,147 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './schema';
+
+export interface ExecutionView {
+  executionId: string;
+  sessionId: string;
+  turnId: string;
+  status: 'queued' | 'running' | 'committed' | 'failed';
+  attempts: number;
+  workerId: string | null;
+  error: { code: string; message: string } | null;
+  submittedAt: string;
+  updatedAt: string;
+}
+
+export interface TurnMessageView {
+  messageId: string;
+  sessionId: string;
+  turnId: string;
+  order: number;
+  role: string;
+  sourceType: string;
+  pluginId: string | null;
+  runtimeId: string | null;
+  outputKind: string | null;
+  text: string;
+  compacted: boolean;
+}
+
+export interface LlmCallView {
+  position: number;
+  callId: string;
+  executionId: string;
+  turnId: string;
+  pluginId: string;
+  runtimeId: string;
+  provider: string;
+  model: string;
+  request: Record<string, unknown>;
+  recordedAt: string;
+}
+
+/** Tenant-scoped queries over the projections; every method takes the tenant first. */
+export class ReadModels {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async execution(tenantId: string, executionId: string): Promise<ExecutionView | null> {
+    const r = await this.db
+      .selectFrom('executions')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('execution_id', '=', executionId)
+      .executeTakeFirst();
+    if (!r) return null;
+    return {
+      executionId: r.execution_id,
+      sessionId: r.session_id,
+      turnId: r.turn_id,
+      status: r.status,
+      attempts: r.attempts,
+      workerId: r.worker_id,
+      error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
+      submittedAt: new Date(r.submitted_at).toISOString(),
+      updatedAt: new Date(r.updated_at).toISOString(),
+    };
+  }
+
+  /** Executions still queued or running whose last progress is older than `olderThanMs`. */
+  async stalledExecutions(olderThanMs: number, limit = 100): Promise<{ executionId: string; sessionId: string; tenantId: string }[]> {
+    const rows = await this.db
+      .selectFrom('executions')
+      .select(['execution_id', 'session_id', 'tenant_id'])
+      .where('status', 'in', ['queued', 'running'])
+      .where('updated_at', '<', new Date(Date.now() - olderThanMs))
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ executionId: r.execution_id, sessionId: r.session_id, tenantId: r.tenant_id }));
+  }
+
+  async messages(tenantId: string, sessionId: string, options: { afterOrder?: number; limit?: number } = {}): Promise<TurnMessageView[]> {
+    const rows = await this.db
+      .selectFrom('turn_messages')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .where('ord', '>', options.afterOrder ?? 0)
+      .orderBy('ord')
+      .limit(options.limit ?? 10_000)
+      .execute();
+    return rows.map((r) => ({
+      messageId: r.message_id,
+      sessionId: r.session_id,
+      turnId: r.turn_id,
+      order: r.ord,
+      role: r.role,
+      sourceType: r.source_type,
+      pluginId: r.plugin_id,
+      runtimeId: r.runtime_id,
+      outputKind: r.output_kind,
+      text: r.text,
+      compacted: r.compacted,
+    }));
+  }
+
+  /** The most recent `limit` uncompacted messages of a session, oldest first (bounded history read). */
+  async recentMessages(tenantId: string, sessionId: string, limit: number): Promise<TurnMessageView[]> {
+    const rows = await this.db
+      .selectFrom('turn_messages')
+      .select('ord')
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .where('compacted', '=', false)
+      .orderBy('ord', 'desc')
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return [];
+    const from = rows[rows.length - 1].ord;
+    return this.messages(tenantId, sessionId, { afterOrder: from - 1, limit });
+  }
+
+  async llmCalls(tenantId: string, sessionId: string): Promise<LlmCallView[]> {
+    const rows = await this.db
+      .selectFrom('trace_events')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .where('type', '=', 'llm.calling@1')
+      .orderBy('global_position')
+      .execute();
+    return rows.map((r) => {
+      const data = r.data as { provider: string; model: string; request: Record<string, unknown> };
+      return {
+        position: Number(r.global_position),
+        callId: r.call_id,
+        executionId: r.execution_id,
+        turnId: r.turn_id,
+        pluginId: r.plugin_id,
+        runtimeId: r.runtime_id,
+        provider: data.provider,
+        model: data.model,
+        request: data.request,
+        recordedAt: new Date(r.recorded_at).toISOString(),
+      };
+    });
+  }
+}

@@ -1,0 +1,80 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Kysely table types for the event log and its projections (see migrations/). */
+export interface EventsTable {
+  global_position: Generated<string>;
+  tenant_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: ColumnType<unknown, string, never>;
+  metadata: ColumnType<unknown, string, never>;
+  recorded_at: ColumnType<Date, string | undefined, never>;
+}
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  api_key_hash: string;
+  created_at: ColumnType<Date, string | undefined, never>;
+}
+
+export interface ProjectionCheckpointsTable {
+  name: string;
+  position: string;
+}
+
+export interface ExecutionsTable {
+  execution_id: string;
+  tenant_id: string;
+  session_id: string;
+  turn_id: string;
+  status: 'queued' | 'running' | 'committed' | 'failed';
+  attempts: number;
+  worker_id: string | null;
+  submitted_version: number;
+  error_code: string | null;
+  error_message: string | null;
+  submitted_at: Date;
+  updated_at: Date;
+}
+
+export interface TurnMessagesTable {
+  message_id: string;
+  tenant_id: string;
+  session_id: string;
+  turn_id: string;
+  execution_id: string;
+  ord: number;
+  role: string;
+  source_type: string;
+  plugin_id: string | null;
+  runtime_id: string | null;
+  output_kind: string | null;
+  text: string;
+  compacted: boolean;
+  committed_at: Date;
+}
+
+export interface TraceEventsTable {
+  global_position: string;
+  tenant_id: string;
+  session_id: string;
+  execution_id: string;
+  turn_id: string;
+  type: string;
+  call_id: string;
+  plugin_id: string;
+  runtime_id: string;
+  data: ColumnType<unknown, string, string>;
+  recorded_at: Date;
+}
+
+export interface Database {
+  events: EventsTable;
+  tenants: TenantsTable;
+  projection_checkpoints: ProjectionCheckpointsTable;
+  executions: ExecutionsTable;
+  turn_messages: TurnMessagesTable;
+  trace_events: TraceEventsTable;
+}
