@@ -1,0 +1,116 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { openAIChatRoute } from './openai-chat-route';
+import type { EmulatorReply, EmulatorRoute } from './route';
+
+export interface EmulatorOptions {
+  /** Loopback only; defaults to 127.0.0.1. */
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Delay before answering, and between streamed events (ms). */
+  responseDelayMs?: number;
+  chunkDelayMs?: number;
+}
+
+export interface RecordedRequest {
+  path: string;
+  body: unknown;
+}
+
+/**
+ * The offline provider emulator: a loopback HTTP server answering the real wire formats with
+ * deterministic story text, so the official SDKs run unchanged against it.
+ */
+export class ProviderEmulator {
+  private server: Server | null = null;
+  private readonly routes: EmulatorRoute[] = [openAIChatRoute];
+  readonly requests: RecordedRequest[] = [];
+
+  constructor(private readonly options: EmulatorOptions = {}) {}
+
+  get url(): string {
+    if (!this.server) throw new Error('emulator is not started');
+    const { port } = this.server.address() as AddressInfo;
+    return `http://${this.options.host ?? '127.0.0.1'}:${port}`;
+  }
+
+  /** Base URL for the OpenAI SDK. */
+  get openAIBaseURL(): string {
+    return `${this.url}/v1`;
+  }
+
+  async start(): Promise<this> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((error) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: String(error), type: 'server_error' } }));
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse) {
+    const path = (req.url ?? '/').split('?')[0];
+    const route = this.routes.find((r) => r.method === req.method && r.path === path);
+    if (!route) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}`, type: 'not_found' } }));
+      return;
+    }
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'body is not JSON', type: 'invalid_request_error' } }));
+      return;
+    }
+    this.requests.push({ path, body });
+    await sleep(this.options.responseDelayMs ?? 0);
+    await this.write(res, route.handle(body, req.headers));
+  }
+
+  private async write(res: ServerResponse, reply: EmulatorReply) {
+    if (reply.kind === 'json') {
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(reply.body));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    for (const event of reply.events) {
+      if (res.destroyed) return;
+      res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${event.data}\n\n`);
+      await sleep(this.options.chunkDelayMs ?? 0);
+    }
+    if (reply.done) res.write(`data: ${reply.done}\n\n`);
+    res.end();
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sleep(ms: number) {
+  return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
+}

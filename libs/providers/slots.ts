@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+
+export const SlotConfig = z.object({
+  protocol: z.literal('openai-chat'),
+  model: z.string().min(1),
+  contextWindow: z.number().int().positive(),
+  maxOutputTokens: z.number().int().positive(),
+});
+
+export const LlmConfig = z.object({
+  slots: z.object({ story: SlotConfig, fast: SlotConfig }).catchall(SlotConfig),
+});
+
+export type SlotConfig = z.infer<typeof SlotConfig>;
+export type LlmConfig = z.infer<typeof LlmConfig>;
+export type SlotName = 'story' | 'fast' | (string & {});
+
+export class SlotConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly issues: { path: string; message: string }[],
+  ) {
+    super(`${file}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    this.name = 'SlotConfigError';
+  }
+}
+
+/** Parses and validates `llm.toml` text. */
+export function parseLlmConfig(text: string, file = 'llm.toml'): LlmConfig {
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (error) {
+    throw new SlotConfigError(file, [{ path: '(toml)', message: error instanceof Error ? error.message : String(error) }]);
+  }
+  const parsed = LlmConfig.safeParse(raw);
+  if (!parsed.success) {
+    throw new SlotConfigError(file, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  }
+  return parsed.data;
+}
+
+export function loadLlmConfig(file: string): LlmConfig {
+  return parseLlmConfig(readFileSync(file, 'utf8'), file);
+}
