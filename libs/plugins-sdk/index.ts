@@ -1,0 +1,2 @@
+export * from './manifest';
+export { loadPlugin, loadPlugins, parsePluginFile, splitFrontMatter, PluginManifestError } from './load-plugin';
