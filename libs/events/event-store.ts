@@ -106,14 +106,15 @@ export class EventStore {
   }
 
   /** Events of one stream with version > afterVersion, in order. */
-  async readStream(streamId: string, afterVersion = 0): Promise<StoredEvent[]> {
-    const rows = await this.db
+  async readStream(streamId: string, afterVersion = 0, limit?: number): Promise<StoredEvent[]> {
+    let query = this.db
       .selectFrom('events')
       .selectAll()
       .where('stream_id', '=', streamId)
       .where('stream_version', '>', afterVersion)
-      .orderBy('stream_version')
-      .execute();
+      .orderBy('stream_version');
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await query.execute();
     return rows.map(toStoredEvent);
   }
 

@@ -65,6 +65,29 @@ export class ReadModels {
     };
   }
 
+  /** Engine-internal lookup (not tenant-scoped): the execution a job names. */
+  async executionForJob(executionId: string): Promise<{ tenantId: string; sessionId: string; status: ExecutionView['status'] } | null> {
+    const r = await this.db
+      .selectFrom('executions')
+      .select(['tenant_id', 'session_id', 'status'])
+      .where('execution_id', '=', executionId)
+      .executeTakeFirst();
+    return r ? { tenantId: r.tenant_id, sessionId: r.session_id, status: r.status } : null;
+  }
+
+  /** The stream version of the session's earliest execution not yet committed or failed. */
+  async earliestPendingVersion(sessionId: string): Promise<number | null> {
+    const r = await this.db
+      .selectFrom('executions')
+      .select('submitted_version')
+      .where('session_id', '=', sessionId)
+      .where('status', 'in', ['queued', 'running'])
+      .orderBy('submitted_version')
+      .limit(1)
+      .executeTakeFirst();
+    return r?.submitted_version ?? null;
+  }
+
   /** Executions still queued or running whose last progress is older than `olderThanMs`. */
   async stalledExecutions(olderThanMs: number, limit = 100): Promise<{ executionId: string; sessionId: string; tenantId: string }[]> {
     const rows = await this.db

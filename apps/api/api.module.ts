@@ -1,0 +1,19 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import type { Engine } from '../../libs/engine';
+import { TenantAuthGuard } from './auth.guard';
+import { EngineErrorFilter } from './error.filter';
+import { HealthController } from './health.controller';
+import { SessionsController } from './sessions.controller';
+import { ENGINE } from './tokens';
+
+@Module({})
+export class ApiModule {
+  static forEngine(engine: Engine): DynamicModule {
+    return {
+      module: ApiModule,
+      controllers: [HealthController, SessionsController],
+      providers: [{ provide: ENGINE, useValue: engine }, TenantAuthGuard, { provide: APP_FILTER, useClass: EngineErrorFilter }],
+    };
+  }
+}

@@ -1,0 +1,47 @@
+import { Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, UseGuards } from '@nestjs/common';
+import type { Engine } from '../../libs/engine';
+import { TenantAuthGuard, TenantRequest } from './auth.guard';
+import { CreateSessionBody, SubmitInputBody } from './bodies';
+import { ENGINE } from './tokens';
+import { ZodBodyPipe } from './zod-body.pipe';
+
+@Controller('v1')
+@UseGuards(TenantAuthGuard)
+export class SessionsController {
+  constructor(@Inject(ENGINE) private readonly engine: Engine) {}
+
+  @Post('sessions')
+  @HttpCode(201)
+  createSession(@Req() req: TenantRequest, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
+    return this.engine.sessions.createSession(req.tenant.id, body);
+  }
+
+  @Post('sessions/:id/inputs')
+  @HttpCode(202)
+  submitInput(@Req() req: TenantRequest, @Param('id') id: string, @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody) {
+    return this.engine.sessions.submitInput(req.tenant.id, id, body.text);
+  }
+
+  @Get('sessions/:id/messages')
+  async messages(@Req() req: TenantRequest, @Param('id') id: string) {
+    await this.requireSession(req, id);
+    return this.engine.readModels.messages(req.tenant.id, id);
+  }
+
+  @Get('sessions/:id/llm-calls')
+  async llmCalls(@Req() req: TenantRequest, @Param('id') id: string) {
+    await this.requireSession(req, id);
+    return this.engine.readModels.llmCalls(req.tenant.id, id);
+  }
+
+  @Get('executions/:id')
+  async execution(@Req() req: TenantRequest, @Param('id') id: string) {
+    const execution = await this.engine.readModels.execution(req.tenant.id, id);
+    if (!execution) throw new NotFoundException(`execution ${id} not found`);
+    return execution;
+  }
+
+  private async requireSession(req: TenantRequest, id: string) {
+    if (!(await this.engine.sessions.owns(req.tenant.id, id))) throw new NotFoundException(`session ${id} not found`);
+  }
+}

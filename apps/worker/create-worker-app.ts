@@ -1,0 +1,12 @@
+import 'reflect-metadata';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Engine } from '../../libs/engine';
+import { WorkerModule } from './worker.module';
+
+/** The worker as a NestJS standalone application (no HTTP). */
+export async function createWorkerApp(engine: Engine): Promise<INestApplicationContext> {
+  const app = await NestFactory.createApplicationContext(WorkerModule.forEngine(engine), { logger: ['error', 'warn'] });
+  app.enableShutdownHooks();
+  return app;
+}

@@ -1,0 +1,24 @@
+import { createEngine, loadConfig } from '../../libs/engine';
+import { createWorkerApp } from './create-worker-app';
+
+/** `npm run start:worker`: a worker process (BullMQ when REDIS_URL is set). */
+async function main() {
+  const config = loadConfig();
+  if (!config.redisUrl) throw new Error('start:worker needs REDIS_URL (and DATABASE_URL); `npm start` runs everything in one process');
+  const engine = await createEngine(config, 'worker');
+  const app = await createWorkerApp(engine);
+  await app.init();
+  console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency})`);
+  const stop = async () => {
+    await app.close();
+    await engine.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATABASE_URL: z.string().url().optional(),
+  REDIS_URL: z.string().url().optional(),
+  COVEL_DATA_DIR: z.string().optional(),
+  COVEL_QUEUE_PREFIX: z.string().default('covel'),
+  COVEL_WORKER_CONCURRENCY: z.coerce.number().int().positive().default(8),
+  COVEL_JOB_LOCK_MS: z.coerce.number().int().positive().default(30_000),
+  COVEL_STALLED_INTERVAL_MS: z.coerce.number().int().positive().default(30_000),
+  COVEL_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
+  COVEL_SWEEP_STALLED_MS: z.coerce.number().int().positive().default(60_000),
+  COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
+  COVEL_EMULATOR_DELAY_MS: z.coerce.number().int().nonnegative().default(0),
+  COVEL_EMULATOR_CHUNK_DELAY_MS: z.coerce.number().int().nonnegative().default(0),
+  COVEL_LLM_CONFIG: z.string().optional(),
+  COVEL_PLUGINS_DIR: z.string().optional(),
+  COVEL_WORKER_ID: z.string().optional(),
+});
+
+export type EngineConfig = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends Error {
+  constructor(issues: { path: string; message: string }[]) {
+    super(`bad environment: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const repoRoot = resolve(__dirname, '..', '..');
+
+/** Reads the process environment into one validated config. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  const e = parsed.data;
+  const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
+  return {
+    port: e.PORT,
+    database: e.DATABASE_URL
+      ? ({ kind: 'postgres', url: e.DATABASE_URL, poolSize: e.COVEL_DB_POOL_SIZE } as const)
+      : ({ kind: 'pglite', dataDir: join(dataDir, 'pglite') } as const),
+    redisUrl: e.REDIS_URL ?? null,
+    dataDir,
+    queuePrefix: e.COVEL_QUEUE_PREFIX,
+    worker: {
+      concurrency: e.COVEL_WORKER_CONCURRENCY,
+      lockDurationMs: e.COVEL_JOB_LOCK_MS,
+      stalledIntervalMs: e.COVEL_STALLED_INTERVAL_MS,
+      id: e.COVEL_WORKER_ID,
+    },
+    sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },
+    emulator: { responseDelayMs: e.COVEL_EMULATOR_DELAY_MS, chunkDelayMs: e.COVEL_EMULATOR_CHUNK_DELAY_MS },
+    llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
+    pluginsDir: resolve(e.COVEL_PLUGINS_DIR ?? join(repoRoot, 'plugins')),
+    env,
+  };
+}

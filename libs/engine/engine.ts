@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { EventStore, migrateToLatest, OpenDatabase, openDatabase, ProjectionRunner, ReadModels, TenantStore } from '../events';
+import { loadPlugins } from '../plugins-sdk';
+import { endpointFromEnv, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
+import { BullMqTurnQueue } from './bullmq-queue';
+import type { EngineConfig } from './config';
+import { InProcessQueue } from './in-process-queue';
+import type { TurnQueue } from './queue';
+import { RuntimeCatalog } from './runtime-catalog';
+import { Logger, SessionService } from './session-service';
+import { Sweeper } from './sweeper';
+import { TurnExecutor } from './turn-executor';
+
+export type EngineRole = 'api' | 'worker' | 'all';
+
+export interface Engine {
+  config: EngineConfig;
+  database: OpenDatabase;
+  store: EventStore;
+  projections: ProjectionRunner;
+  readModels: ReadModels;
+  tenants: TenantStore;
+  queue: TurnQueue;
+  sessions: SessionService;
+  /** Present for roles that run turns. */
+  executor: TurnExecutor | null;
+  sweeper: Sweeper | null;
+  emulator: ProviderEmulator | null;
+  workerId: string;
+  close(): Promise<void>;
+}
+
+export const consoleLogger: Logger = {
+  log: (m) => console.log(m),
+  warn: (m) => console.warn(m),
+  error: (m) => console.error(m),
+};
+
+/** The composition root shared by the API, the worker and the embedded default. */
+export async function createEngine(config: EngineConfig, role: EngineRole, logger: Logger = consoleLogger): Promise<Engine> {
+  const database = await openDatabase(config.database);
+  const closers: (() => Promise<void>)[] = [() => database.close()];
+  try {
+    await migrateToLatest(database.db);
+    const store = new EventStore(database.db);
+    const projections = new ProjectionRunner(database.db);
+    const readModels = new ReadModels(database.db);
+    const queue: TurnQueue = config.redisUrl
+      ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix })
+      : new InProcessQueue({ concurrency: config.worker.concurrency, onError: (e) => logger.warn(`turn job failed, will retry: ${String(e)}`) });
+    closers.unshift(() => queue.close());
+    const sessions = new SessionService(store, queue, projections, logger);
+    const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+
+    let executor: TurnExecutor | null = null;
+    let sweeper: Sweeper | null = null;
+    let emulator: ProviderEmulator | null = null;
+    if (role !== 'api') {
+      const llm = loadLlmConfig(config.llmConfigFile);
+      if (!config.env.OPENAI_API_KEY && !config.env.COVEL_EMULATOR_URL) {
+        emulator = await new ProviderEmulator(config.emulator).start();
+        const started = emulator;
+        closers.unshift(() => started.stop());
+      }
+      const providers = new ProviderRegistry(llm, endpointFromEnv(config.env, emulator?.openAIBaseURL ?? null));
+      const catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
+      executor = new TurnExecutor(store, readModels, projections, catalog, providers, logger, { workerId });
+      sweeper = new Sweeper(readModels, projections, queue, logger, config.sweep);
+      const started = sweeper;
+      closers.unshift(() => started.stop());
+    }
+    return {
+      config,
+      database,
+      store,
+      projections,
+      readModels,
+      tenants: new TenantStore(database.db),
+      queue,
+      sessions,
+      executor,
+      sweeper,
+      emulator,
+      workerId,
+      async close() {
+        for (const close of closers) await close().catch((e) => logger.warn(`while closing: ${String(e)}`));
+      },
+    };
+  } catch (error) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,15 @@
+export { createEngine, consoleLogger } from './engine';
+export type { Engine, EngineRole } from './engine';
+export { loadConfig, ConfigError } from './config';
+export type { EngineConfig } from './config';
+export { SessionService } from './session-service';
+export type { Logger } from './session-service';
+export { TurnExecutor } from './turn-executor';
+export { SessionJournal } from './journal';
+export { InProcessQueue } from './in-process-queue';
+export { BullMqTurnQueue, redisConnection } from './bullmq-queue';
+export { TURN_QUEUE_NAME, TURN_JOB_ATTEMPTS, turnJobId } from './queue';
+export type { TurnJob, TurnQueue, JobOutcome, JobAttempt, TurnJobHandler } from './queue';
+export { Sweeper } from './sweeper';
+export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';
+export { SessionNotFoundError, FencedOutError } from './errors';

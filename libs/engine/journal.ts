@@ -1,0 +1,108 @@
+import type { StoredEvent } from '../events';
+
+export interface RuntimeOutput {
+  stage: string | null;
+  pluginId: string;
+  runtimeId: string;
+  outputKind: 'story' | 'structured' | 'none';
+  messageId: string;
+  text: string;
+  attempt: number;
+}
+
+export interface ExecutionJournal {
+  executionId: string;
+  turnId: string;
+  input: { messageId: string; text: string };
+  submittedVersion: number;
+  status: 'pending' | 'committed' | 'failed';
+  /** Highest `execution.started` attempt seen (0 = never started). */
+  latestAttempt: number;
+  /** Outputs already produced by this execution, any attempt, keyed by `pluginId/runtimeId`. */
+  outputs: Map<string, RuntimeOutput>;
+}
+
+export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/${runtimeId}`;
+
+/**
+ * The execution journal of one session, rebuilt from its events (a suffix of the stream is
+ * enough when it starts at or before the earliest pending input).
+ */
+export class SessionJournal {
+  version = 0;
+  private readonly executions = new Map<string, ExecutionJournal>();
+  private readonly order: string[] = [];
+
+  constructor(events: readonly StoredEvent[] = [], startVersion = 0) {
+    this.version = startVersion;
+    this.apply(events);
+  }
+
+  apply(events: readonly StoredEvent[]): void {
+    for (const event of events) {
+      if (event.streamVersion !== this.version + 1) {
+        throw new Error(`journal gap: at version ${this.version}, got event ${event.streamVersion}`);
+      }
+      this.version = event.streamVersion;
+      this.applyOne(event);
+    }
+  }
+
+  get(executionId: string): ExecutionJournal | undefined {
+    return this.executions.get(executionId);
+  }
+
+  /** Executions neither committed nor failed, in submission order. */
+  pending(): ExecutionJournal[] {
+    return this.order.map((id) => this.executions.get(id)!).filter((e) => e.status === 'pending');
+  }
+
+  private applyOne(event: StoredEvent) {
+    switch (event.type) {
+      case 'player-input.submitted@1': {
+        const d = event.data;
+        this.executions.set(d.executionId, {
+          executionId: d.executionId,
+          turnId: d.turnId,
+          input: { messageId: d.messageId, text: d.text },
+          submittedVersion: event.streamVersion,
+          status: 'pending',
+          latestAttempt: 0,
+          outputs: new Map(),
+        });
+        this.order.push(d.executionId);
+        return;
+      }
+      case 'execution.started@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e) e.latestAttempt = Math.max(e.latestAttempt, event.data.attempt);
+        return;
+      }
+      case 'runtime.output.produced@1': {
+        const d = event.data;
+        this.executions.get(d.executionId)?.outputs.set(runtimeKey(d.pluginId, d.runtimeId), {
+          stage: d.stage,
+          pluginId: d.pluginId,
+          runtimeId: d.runtimeId,
+          outputKind: d.outputKind,
+          messageId: d.messageId,
+          text: d.text,
+          attempt: d.attempt,
+        });
+        return;
+      }
+      case 'turn.committed@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e) e.status = 'committed';
+        return;
+      }
+      case 'execution.failed@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e && e.status === 'pending') e.status = 'failed';
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { LoadedPlugin, Locale, RuntimeManifest } from '../plugins-sdk';
+
+export interface CatalogRuntime {
+  pluginId: string;
+  manifest: RuntimeManifest;
+  bodies: Record<Locale, string>;
+}
+
+/** Stage order of a turn; runtimes with no stage run after all of them (spec §1). */
+export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
+
+export class RuntimeCatalog {
+  constructor(
+    private readonly plugins: readonly LoadedPlugin[],
+    readonly stages: readonly string[] = DEFAULT_STAGES,
+  ) {
+    for (const r of this.all()) {
+      if (r.manifest.stage !== null && !stages.includes(r.manifest.stage)) {
+        throw new Error(`plugin ${r.pluginId}: runtime ${r.manifest.id} names unknown stage "${r.manifest.stage}"`);
+      }
+    }
+  }
+
+  all(): CatalogRuntime[] {
+    return this.plugins.flatMap((p) => p.manifest.runtimes.map((manifest) => ({ pluginId: p.manifest.id, manifest, bodies: p.bodies })));
+  }
+
+  /** Groups to run one after another (a barrier between groups; runtimes of a group in parallel). */
+  groups(): { stage: string | null; runtimes: CatalogRuntime[] }[] {
+    const all = this.all();
+    const groups: { stage: string | null; runtimes: CatalogRuntime[] }[] = this.stages.map((stage) => ({
+      stage,
+      runtimes: all.filter((r) => r.manifest.stage === stage),
+    }));
+    groups.push({ stage: null, runtimes: all.filter((r) => r.manifest.stage === null) });
+    return groups.filter((g) => g.runtimes.length > 0);
+  }
+}

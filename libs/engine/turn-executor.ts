@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+import { buildContext, HistoryMessage } from '../context';
+import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
+import type { Locale } from '../plugins-sdk';
+import type { ProviderRegistry } from '../providers';
+import { FencedOutError } from './errors';
+import { ExecutionJournal, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
+import type { JobAttempt, JobOutcome, TurnJob } from './queue';
+import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
+import type { Logger } from './session-service';
+
+export interface TurnExecutorOptions {
+  workerId: string;
+  /** How long a job waits before looking again when an earlier input of its session is pending. */
+  waitForEarlierMs?: number;
+  /** Upper bound of committed messages read for a runtime's history. */
+  historyReadLimit?: number;
+}
+
+/** Holds the fencing token (attempt) and the journal of one running execution. */
+class ExecutionRun {
+  private appendChain: Promise<unknown> = Promise.resolve();
+  constructor(
+    readonly tenantId: string,
+    readonly sessionId: string,
+    readonly execution: ExecutionJournal,
+    readonly journal: SessionJournal,
+    readonly attempt: number,
+    readonly locale: Locale,
+    private readonly store: EventStore,
+  ) {}
+
+  /**
+   * Appends at the journal's version after checking that this attempt is still the current one;
+   * a concurrent append (another input of the session) is read into the journal and the append
+   * is tried again. Appends of one run are serialized.
+   */
+  append(build: () => NewEvent[]): Promise<number> {
+    const next = this.appendChain.then(() => this.appendNow(build));
+    this.appendChain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async appendNow(build: () => NewEvent[]): Promise<number> {
+    for (let tries = 0; ; tries++) {
+      this.checkFence();
+      try {
+        const r = await this.store.append({ tenantId: this.tenantId, streamId: this.sessionId, expectedVersion: this.journal.version, events: build() });
+        this.journal.apply(await this.store.readStream(this.sessionId, this.journal.version));
+        return r.version;
+      } catch (error) {
+        if (!(error instanceof ConcurrencyError) || tries >= 100) throw error;
+        this.journal.apply(await this.store.readStream(this.sessionId, this.journal.version));
+      }
+    }
+  }
+
+  private checkFence() {
+    const current = this.journal.get(this.execution.executionId);
+    if (!current || current.status !== 'pending' || current.latestAttempt !== this.attempt) {
+      throw new FencedOutError(this.execution.executionId, this.attempt);
+    }
+  }
+}
+
+/**
+ * Runs one turn job: rebuilds the session's execution journal from events, runs the stages
+ * (a barrier between stages, runtimes of one stage in parallel), and commits the turn once.
+ */
+export class TurnExecutor {
+  constructor(
+    private readonly store: EventStore,
+    private readonly readModels: ReadModels,
+    private readonly projections: ProjectionRunner,
+    private readonly catalog: RuntimeCatalog,
+    private readonly providers: ProviderRegistry,
+    private readonly logger: Logger,
+    private readonly options: TurnExecutorOptions,
+  ) {}
+
+  async handle(job: TurnJob, attempt: JobAttempt): Promise<JobOutcome> {
+    try {
+      return await this.run(job);
+    } catch (error) {
+      if (error instanceof FencedOutError) return { kind: 'done' };
+      if (attempt.attemptsMade + 1 >= attempt.maxAttempts) {
+        await this.fail(job, attempt.attemptsMade + 1, error);
+        return { kind: 'done' };
+      }
+      throw error;
+    }
+  }
+
+  private async run(job: TurnJob): Promise<JobOutcome> {
+    await this.projections.catchUp();
+    const journal = await this.loadJournal(job.sessionId);
+    const execution = journal.get(job.executionId);
+    if (!execution) throw new Error(`execution ${job.executionId} not found in session ${job.sessionId}`);
+    if (execution.status !== 'pending') return { kind: 'done' };
+    // one session runs one execution at a time, in submission order
+    if (journal.pending()[0].executionId !== execution.executionId) {
+      return { kind: 'later', delayMs: this.options.waitForEarlierMs ?? 200 };
+    }
+    const locale = await this.sessionLocale(job.sessionId);
+    const attempt = execution.latestAttempt + 1;
+    // claim: execution.started with the next attempt number, appended at the version just read
+    try {
+      await this.store.append({
+        tenantId: job.tenantId,
+        streamId: job.sessionId,
+        expectedVersion: journal.version,
+        events: [{ type: 'execution.started@1', data: { executionId: execution.executionId, turnId: execution.turnId, attempt, workerId: this.options.workerId } }],
+      });
+    } catch (error) {
+      if (error instanceof ConcurrencyError) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
+      throw error;
+    }
+    journal.apply(await this.store.readStream(job.sessionId, journal.version));
+    const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, this.store);
+    const history = await this.loadHistory(job.tenantId, job.sessionId);
+    for (const group of this.catalog.groups()) {
+      await Promise.all(group.runtimes.map((runtime) => this.runRuntime(run, runtime, history)));
+    }
+    await this.commit(run);
+    await this.projections.catchUp().catch((e) => this.logger.warn(`projection catch-up after commit: ${String(e)}`));
+    return { kind: 'done' };
+  }
+
+  private async loadJournal(sessionId: string): Promise<SessionJournal> {
+    const from = await this.readModels.earliestPendingVersion(sessionId);
+    const after = from === null ? 0 : from - 1;
+    return new SessionJournal(await this.store.readStream(sessionId, after), after);
+  }
+
+  private async sessionLocale(sessionId: string): Promise<Locale> {
+    const [first] = await this.store.readStream(sessionId, 0, 1);
+    return first?.type === 'session.created@1' ? first.data.locale : 'en';
+  }
+
+  private async loadHistory(tenantId: string, sessionId: string): Promise<HistoryMessage[]> {
+    const rows = await this.readModels.recentMessages(tenantId, sessionId, this.options.historyReadLimit ?? 400);
+    return rows.map((r) => ({
+      messageId: r.messageId,
+      turnId: r.turnId,
+      role: r.role as HistoryMessage['role'],
+      sourceType: r.sourceType as HistoryMessage['sourceType'],
+      pluginId: r.pluginId,
+      runtimeId: r.runtimeId,
+      outputKind: r.outputKind as HistoryMessage['outputKind'],
+      text: r.text,
+    }));
+  }
+
+  private async runRuntime(run: ExecutionRun, runtime: CatalogRuntime, history: HistoryMessage[]): Promise<void> {
+    const key = runtimeKey(runtime.pluginId, runtime.manifest.id);
+    if (run.execution.outputs.has(key)) return; // produced by an earlier attempt: reuse, don't call again
+    const m = runtime.manifest;
+    const context = await buildContext({
+      locale: run.locale,
+      runtime: {
+        pluginId: runtime.pluginId,
+        runtimeId: m.id,
+        outputKind: m.outputKind,
+        body: runtime.bodies[run.locale],
+        history: m.agent.history,
+      },
+      history,
+      playerInput: run.execution.input,
+    });
+    const { slot, adapter } = this.providers.forSlot(m.slot);
+    const body = adapter.buildRequest({
+      model: slot.model,
+      messages: [{ role: 'system', content: context.systemPrompt }, ...context.messages],
+      maxOutputTokens: slot.maxOutputTokens,
+      stream: m.stream,
+    });
+    const callId = randomUUID();
+    const ids = { executionId: run.execution.executionId, turnId: run.execution.turnId, callId, pluginId: runtime.pluginId, runtimeId: m.id };
+    await run.append(() => [
+      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, request: body } },
+    ]);
+    const response = await adapter.send(body);
+    await run.append(() => [
+      { type: 'llm.responded@1', data: { ...ids, finishReason: response.finishReason, usage: response.usage } },
+      {
+        type: 'runtime.output.produced@1',
+        data: {
+          executionId: ids.executionId,
+          turnId: ids.turnId,
+          attempt: run.attempt,
+          stage: m.stage,
+          pluginId: runtime.pluginId,
+          runtimeId: m.id,
+          outputKind: m.outputKind,
+          messageId: randomUUID(),
+          text: response.text,
+        },
+      },
+    ]);
+  }
+
+  private async commit(run: ExecutionRun): Promise<void> {
+    const outputs = this.orderedOutputs(run.execution);
+    const messages: CommittedMessage[] = [
+      { messageId: run.execution.input.messageId, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: run.execution.input.text },
+      ...outputs.map((o) => ({
+        messageId: o.messageId,
+        role: 'assistant' as const,
+        sourceType: 'runtime' as const,
+        pluginId: o.pluginId,
+        runtimeId: o.runtimeId,
+        outputKind: o.outputKind,
+        text: o.text,
+      })),
+    ];
+    await run.append(() => [
+      { type: 'turn.committed@1', data: { executionId: run.execution.executionId, turnId: run.execution.turnId, attempt: run.attempt, messages } },
+    ]);
+  }
+
+  /** Outputs in catalog order (stage order, then plugin and runtime order). */
+  private orderedOutputs(execution: ExecutionJournal): RuntimeOutput[] {
+    return this.catalog
+      .groups()
+      .flatMap((g) => g.runtimes)
+      .map((r) => execution.outputs.get(runtimeKey(r.pluginId, r.manifest.id)))
+      .filter((o): o is RuntimeOutput => o !== undefined && o.outputKind !== 'none');
+  }
+
+  private async fail(job: TurnJob, attempt: number, error: unknown) {
+    this.logger.error(`execution ${job.executionId} failed after ${attempt} attempts: ${String(error)}`);
+    for (let tries = 0; tries < 20; tries++) {
+      const journal = await this.loadJournal(job.sessionId);
+      const execution = journal.get(job.executionId);
+      if (!execution || execution.status !== 'pending') return;
+      try {
+        await this.store.append({
+          tenantId: job.tenantId,
+          streamId: job.sessionId,
+          expectedVersion: journal.version,
+          events: [{
+            type: 'execution.failed@1',
+            data: {
+              executionId: job.executionId,
+              turnId: execution.turnId,
+              attempt,
+              error: { code: errorCode(error), message: error instanceof Error ? error.message : String(error) },
+            },
+          }],
+        });
+        await this.projections.catchUp();
+        return;
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError)) throw e;
+      }
+    }
+  }
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.name : 'UNKNOWN';
+}
