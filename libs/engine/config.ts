@@ -1,10 +1,12 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
+const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
+
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  DATABASE_URL: z.string().url().optional(),
-  REDIS_URL: z.string().url().optional(),
+  DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
+  REDIS_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
   COVEL_DATA_DIR: z.string().optional(),
   COVEL_QUEUE_PREFIX: z.string().default('covel'),
   COVEL_WORKER_CONCURRENCY: z.coerce.number().int().positive().default(8),

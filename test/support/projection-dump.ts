@@ -1,0 +1,12 @@
+import { Kysely, sql } from 'kysely';
+import type { Database } from '../../libs/events';
+
+/** Every row of every projection table, in a fixed order, for exact comparisons. */
+export async function dumpProjections(db: Kysely<Database>) {
+  const q = async (text: string) => (await sql.raw(text).execute(db)).rows;
+  return {
+    turn_messages: await q('select * from turn_messages order by session_id, ord'),
+    trace_events: await q('select * from trace_events order by global_position'),
+    executions: await q('select * from executions order by execution_id'),
+  };
+}

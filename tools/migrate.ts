@@ -1,0 +1,19 @@
+import { loadConfig } from '../libs/engine';
+import { migrateToLatest, openDatabase } from '../libs/events';
+
+/** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded PGlite). */
+async function main() {
+  const config = loadConfig();
+  const database = await openDatabase(config.database);
+  try {
+    const applied = await migrateToLatest(database.db);
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+  } finally {
+    await database.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

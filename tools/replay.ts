@@ -1,0 +1,23 @@
+import { loadConfig } from '../libs/engine';
+import { migrateToLatest, openDatabase, ProjectionRunner } from '../libs/events';
+
+/** `npm run replay`: drops every projection's rows and rebuilds them from the event log. */
+async function main() {
+  const config = loadConfig();
+  const database = await openDatabase(config.database);
+  try {
+    await migrateToLatest(database.db);
+    const started = Date.now();
+    const applied = await new ProjectionRunner(database.db).replay((name, position) =>
+      console.log(`  ${name}: rebuilt up to position ${position}`),
+    );
+    console.log(`replayed ${applied} event applications in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await database.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

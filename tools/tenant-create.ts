@@ -1,0 +1,22 @@
+import { loadConfig } from '../libs/engine';
+import { migrateToLatest, openDatabase, TenantStore } from '../libs/events';
+
+/** `npm run tenant:create -- <name>`: creates a tenant and prints its API key once. */
+async function main() {
+  const name = process.argv[2];
+  if (!name) throw new Error('usage: npm run tenant:create -- <name>');
+  const config = loadConfig();
+  const database = await openDatabase(config.database);
+  try {
+    await migrateToLatest(database.db);
+    const { tenant, apiKey } = await new TenantStore(database.db).create(name);
+    console.log(`tenant ${tenant.name} (${tenant.id})\napi key: ${apiKey}\n(store it now: only its hash is kept)`);
+  } finally {
+    await database.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
