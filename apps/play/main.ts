@@ -25,7 +25,11 @@ async function main() {
     if (text === '/quit') break;
     if (text) {
       try {
-        const story = await client.playTurn(sessionId, text, (status) => process.stdout.write(`  [${status}]\r`));
+        let last = '';
+        const story = await client.playTurn(sessionId, text, (status) => {
+          if (status !== last && process.stdout.isTTY) process.stdout.write(`  [${status}]\r`);
+          last = status;
+        });
         console.log(`\n${story}\n`);
       } catch (error) {
         console.log(`! ${error instanceof Error ? error.message : String(error)}`);

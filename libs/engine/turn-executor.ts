@@ -116,14 +116,20 @@ export class TurnExecutor {
       throw error;
     }
     journal.apply(await this.store.readStream(job.sessionId, journal.version));
+    await this.catchUpQuietly('after claim'); // so GET /v1/executions/:id shows it running
     const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, this.store);
     const history = await this.loadHistory(job.tenantId, job.sessionId);
     for (const group of this.catalog.groups()) {
       await Promise.all(group.runtimes.map((runtime) => this.runRuntime(run, runtime, history)));
     }
     await this.commit(run);
-    await this.projections.catchUp().catch((e) => this.logger.warn(`projection catch-up after commit: ${String(e)}`));
+    await this.catchUpQuietly('after commit');
     return { kind: 'done' };
+  }
+
+  /** Projections are rebuilt from the log anyway: a failed catch-up is retried by the sweeper. */
+  private async catchUpQuietly(when: string) {
+    await this.projections.catchUp().catch((e) => this.logger.warn(`projection catch-up ${when}: ${String(e)}`));
   }
 
   private async loadJournal(sessionId: string): Promise<SessionJournal> {

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import IORedis from 'ioredis';
+import { BullMqTurnQueue, TURN_QUEUE_NAME } from '../../libs/engine';
+import { EventStore, openDatabase } from '../../libs/events';
+import { REDIS_URL, startStack } from '../support/stack';
+
+describe('queue recovery on BullMQ', () => {
+  it('a retried enqueue of the same execution adds no second job', async () => {
+    const prefix = `covel-it-${randomUUID().slice(0, 8)}`;
+    const producer = new BullMqTurnQueue({ redisUrl: REDIS_URL, prefix });
+    const connection = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue(TURN_QUEUE_NAME, { connection, prefix });
+    try {
+      const job = { executionId: randomUUID(), sessionId: 's', tenantId: 't' };
+      await producer.enqueue(job);
+      await producer.enqueue(job);
+      await producer.enqueue(job);
+      expect(await queue.getJobCounts('waiting', 'active', 'delayed')).toMatchObject({ waiting: 1, active: 0, delayed: 0 });
+      expect((await queue.getJobs(['waiting'])).map((j) => j.data)).toEqual([job]);
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      connection.disconnect();
+      await producer.close();
+    }
+  });
+
+  it('an input appended whose enqueue never happened is picked up by the sweeper and committed', async () => {
+    const stack = await startStack({ workers: 1, workerEnv: { COVEL_SWEEP_INTERVAL_MS: '300', COVEL_SWEEP_STALLED_MS: '500' } });
+    try {
+      const { client } = stack;
+      const { id } = await client.createSession();
+      // the API's append succeeded, then the process died before enqueueing: only the event exists
+      const open = await openDatabase({ kind: 'postgres', url: stack.databaseUrl });
+      const store = new EventStore(open.db);
+      const tenantId = (await store.readStream(id))[0].tenantId;
+      const executionId = randomUUID();
+      await store.append({
+        tenantId,
+        streamId: id,
+        expectedVersion: await store.streamVersion(id),
+        events: [{ type: 'player-input.submitted@1', data: { executionId, turnId: randomUUID(), messageId: randomUUID(), text: 'lost enqueue' } }],
+      });
+      await open.close();
+      // nothing else runs the projections for this append: the sweeper's pass is what finds it
+      for (let i = 0; i < 100; i++) {
+        const found = await client.execution(executionId).catch(() => null);
+        if (found) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await client.waitFor(executionId, 30_000);
+      expect((await client.messages(id)).map((m) => m.role)).toEqual(['user', 'assistant']);
+    } finally {
+      await stack.stop();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,168 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import IORedis from 'ioredis';
+import { Client } from 'pg';
+import { PlayClient } from '../../apps/play/play-client';
+
+const root = join(__dirname, '..', '..');
+export const PG_ADMIN_URL = process.env.COVEL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = process.env.COVEL_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A fresh PostgreSQL database for one test file, dropped afterwards. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `covel_it_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  output(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts one of the apps as its own Node process and waits for its ready line. */
+export async function startApp(name: string, script: string, env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Promise<ManagedProcess> {
+  const child = spawn(process.execPath, ['-r', './tools/register.js', script], {
+    cwd: root,
+    env: { ...process.env, OPENAI_API_KEY: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready after ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const check = () => {
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code}) before it was ready:\n${out}`));
+    });
+  });
+  return {
+    name,
+    child,
+    output: () => out,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface Stack {
+  api: ManagedProcess;
+  workers: ManagedProcess[];
+  client: PlayClient;
+  apiKey: string;
+  databaseUrl: string;
+  env: Record<string, string>;
+  baseUrl: string;
+  startWorker(id: string, extraEnv?: Record<string, string>): Promise<ManagedProcess>;
+  stop(): Promise<void>;
+}
+
+/** API + N worker processes on the real PostgreSQL and Redis (BullMQ), each test its own db and prefix. */
+export async function startStack(options: { workers: number; workerEnv?: Record<string, string> }): Promise<Stack> {
+  const database = await createTestDatabase();
+  const prefix = `covel-it-${randomBytes(4).toString('hex')}`;
+  const apiKey = `cvl_it_${randomBytes(16).toString('hex')}`;
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: database.url,
+    REDIS_URL,
+    COVEL_QUEUE_PREFIX: prefix,
+    COVEL_BOOTSTRAP_API_KEY: apiKey,
+    PORT: String(port),
+  };
+  const started: ManagedProcess[] = [];
+  try {
+    // migrate once first, so the processes start on a ready schema
+    const migrate = await startApp('migrate', 'tools/migrate.ts', env, /applied|up to date/);
+    await migrate.exited;
+    const api = await startApp('api', 'apps/api/main.ts', env, /listening on/);
+    started.push(api);
+    const startWorker = async (id: string, extraEnv: Record<string, string> = {}) => {
+      const w = await startApp(`worker ${id}`, 'apps/worker/main.ts', { ...env, COVEL_WORKER_ID: id, ...options.workerEnv, ...extraEnv }, /ready/);
+      started.push(w);
+      return w;
+    };
+    const workers = await Promise.all(Array.from({ length: options.workers }, (_, i) => startWorker(`w${i + 1}`)));
+    const baseUrl = `http://127.0.0.1:${port}`;
+    return {
+      api,
+      workers,
+      client: new PlayClient(baseUrl, apiKey),
+      apiKey,
+      databaseUrl: database.url,
+      env,
+      baseUrl,
+      startWorker,
+      async stop() {
+        await Promise.all(started.map((p) => p.stop()));
+        await clearRedisPrefix(prefix);
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await Promise.all(started.map((p) => p.stop()));
+    await clearRedisPrefix(prefix).catch(() => undefined);
+    await database.drop().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function clearRedisPrefix(prefix: string) {
+  const redis = new IORedis(REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

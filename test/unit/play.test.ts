@@ -1,0 +1,51 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../support/stack';
+
+const root = join(__dirname, '..', '..');
+
+/** README's first command: `npm start` on the embedded default, then `npm run play`, three turns. */
+describe('npm start + npm run play', () => {
+  it('plays three turns with no server installed', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'covel-play-'));
+    const port = String(await freePort());
+    const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, ...env } = process.env;
+    const common = { ...env, COVEL_DATA_DIR: dataDir, PORT: port };
+    const engine = spawn('npm', ['start'], { cwd: root, env: common, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let engineOut = '';
+    engine.stdout.on('data', (d) => (engineOut += d));
+    engine.stderr.on('data', (d) => (engineOut += d));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`engine not ready:\n${engineOut}`)), 60_000);
+        engine.stdout.on('data', () => {
+          if (/Covel engine ready at/.test(engineOut)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        engine.once('exit', (code) => reject(new Error(`engine exited ${code}:\n${engineOut}`)));
+      });
+      expect(engineOut).toMatch(/dev key:\s+cvl_/);
+      expect(engineOut).toContain(`http://127.0.0.1:${port}`);
+
+      const play = spawn('npm', ['run', 'play'], { cwd: root, env: common, stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      play.stdout.on('data', (d) => (out += d));
+      play.stderr.on('data', (d) => (out += d));
+      const exited = new Promise<number | null>((resolve) => play.once('exit', resolve));
+      play.stdin.write('Look around\nWalk to the river\nCall out to the ferrywoman\n/quit\n');
+      expect(await exited).toBe(0);
+      expect(out).toMatch(/you look around/);
+      expect(out).toMatch(/you walk to the river/);
+      expect(out).toMatch(/you call out to the ferrywoman/);
+      expect(out).not.toMatch(/^! /m);
+    } finally {
+      process.kill(-engine.pid!, 'SIGTERM');
+      await new Promise((r) => engine.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
