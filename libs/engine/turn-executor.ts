@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { buildContext, HistoryMessage } from '../context';
 import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
 import type { Locale } from '../plugins-sdk';
-import type { ProviderRegistry } from '../providers';
+import { ProviderError, ProviderRegistry } from '../providers';
 import { FencedOutError } from './errors';
 import { ExecutionJournal, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
@@ -83,7 +83,8 @@ export class TurnExecutor {
       return await this.run(job);
     } catch (error) {
       if (error instanceof FencedOutError) return { kind: 'done' };
-      if (attempt.attemptsMade + 1 >= attempt.maxAttempts) {
+      const permanent = error instanceof ProviderError && !error.retryable;
+      if (permanent || attempt.attemptsMade + 1 >= attempt.maxAttempts) {
         await this.fail(job, attempt.attemptsMade + 1, error);
         return { kind: 'done' };
       }
@@ -264,6 +265,7 @@ export class TurnExecutor {
 }
 
 function errorCode(error: unknown): string {
+  if (error instanceof ProviderError) return error.status ? `PROVIDER_${error.status}` : 'PROVIDER_ERROR';
   const code = (error as { code?: unknown })?.code;
   if (typeof code === 'string') return code;
   return error instanceof Error ? error.name : 'UNKNOWN';

@@ -6,4 +6,4 @@ export type { LlmConfig, SlotConfig, SlotName } from './slots';
 export { ProviderRegistry, endpointFromEnv } from './provider-registry';
 export type { Endpoint, SlotBinding } from './provider-registry';
 export { ProviderEmulator } from './emulator/emulator-server';
-export type { EmulatorOptions, RecordedRequest } from './emulator/emulator-server';
+export type { EmulatorOptions, EmulatorFault, RecordedRequest } from './emulator/emulator-server';

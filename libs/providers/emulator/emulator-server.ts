@@ -13,6 +13,13 @@ export interface EmulatorOptions {
   chunkDelayMs?: number;
 }
 
+/** An error the emulator answers instead of the next `times` requests (for retry and failure tests). */
+export interface EmulatorFault {
+  status: number;
+  times: number;
+  message?: string;
+}
+
 export interface RecordedRequest {
   path: string;
   body: unknown;
@@ -26,6 +33,7 @@ export class ProviderEmulator {
   private server: Server | null = null;
   private readonly routes: EmulatorRoute[] = [openAIChatRoute];
   readonly requests: RecordedRequest[] = [];
+  private faults: EmulatorFault[] = [];
 
   constructor(private readonly options: EmulatorOptions = {}) {}
 
@@ -38,6 +46,11 @@ export class ProviderEmulator {
   /** Base URL for the OpenAI SDK. */
   get openAIBaseURL(): string {
     return `${this.url}/v1`;
+  }
+
+  /** The next `times` requests get this HTTP error in the provider's error shape. */
+  injectFault(fault: EmulatorFault): void {
+    this.faults.push({ ...fault });
   }
 
   async start(): Promise<this> {
@@ -82,6 +95,13 @@ export class ProviderEmulator {
     }
     this.requests.push({ path, body });
     await sleep(this.options.responseDelayMs ?? 0);
+    const fault = this.faults[0];
+    if (fault) {
+      if (--fault.times <= 0) this.faults.shift();
+      res.writeHead(fault.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: fault.message ?? `emulated ${fault.status}`, type: fault.status >= 500 ? 'server_error' : 'invalid_request_error' } }));
+      return;
+    }
     await this.write(res, route.handle(body, req.headers));
   }
 
