@@ -3,6 +3,7 @@ import { createEngine, loadConfig } from '../libs/engine';
 import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
 import { devKeyFile, ensureDevTenant } from './dev-tenant';
+import { closeOnSignals, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
 
 /**
@@ -30,20 +31,7 @@ async function main() {
       `Play in another terminal: npm run play`,
     ].join('\n'),
   );
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await api.close();
-    await worker.close();
-    await engine.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  closeOnSignals(api, worker, engine);
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

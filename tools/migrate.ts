@@ -1,5 +1,6 @@
 import { loadConfig } from '../libs/engine';
 import { migrateToLatest, openDatabase } from '../libs/events';
+import { runMain } from '../apps/process-lifecycle';
 
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded PGlite). */
 async function main() {
@@ -13,7 +14,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

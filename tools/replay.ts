@@ -1,5 +1,6 @@
 import { loadConfig } from '../libs/engine';
 import { migrateToLatest, openDatabase, ProjectionRunner } from '../libs/events';
+import { runMain } from '../apps/process-lifecycle';
 
 /** `npm run replay`: drops every projection's rows and rebuilds them from the event log. */
 async function main() {
@@ -17,7 +18,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

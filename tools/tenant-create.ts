@@ -1,5 +1,6 @@
 import { loadConfig } from '../libs/engine';
 import { migrateToLatest, openDatabase, TenantStore } from '../libs/events';
+import { runMain } from '../apps/process-lifecycle';
 
 /** `npm run tenant:create -- <name>`: creates a tenant and prints its API key once. */
 async function main() {
@@ -16,7 +17,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

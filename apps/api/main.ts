@@ -1,6 +1,7 @@
 import { createEngine, loadConfig } from '../../libs/engine';
 import { ensureBootstrapTenant } from './bootstrap-tenant';
 import { createApiApp } from './create-api-app';
+import { closeOnSignals, runMain } from '../process-lifecycle';
 
 /** `npm run start:api`: the HTTP API alone (workers run as `npm run start:worker`). */
 async function main() {
@@ -11,16 +12,7 @@ async function main() {
   const app = await createApiApp(engine);
   await app.listen(config.port, '0.0.0.0');
   console.log(`covel api listening on ${await app.getUrl()}`);
-  const stop = async () => {
-    await app.close();
-    await engine.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  closeOnSignals(app, engine);
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import { loadConfig } from '../../libs/engine';
 import { devKeyFile } from '../dev-tenant';
 import { PlayClient } from './play-client';
+import { runMain } from '../process-lifecycle';
 
 /**
  * `npm run play`: play a session against a running engine. COVEL_URL (default
@@ -40,7 +41,4 @@ async function main() {
   rl.close();
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);

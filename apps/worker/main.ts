@@ -1,4 +1,5 @@
 import { createEngine, loadConfig } from '../../libs/engine';
+import { closeOnSignals, runMain } from '../process-lifecycle';
 import { createWorkerApp } from './create-worker-app';
 
 /** `npm run start:worker`: a worker process (BullMQ when REDIS_URL is set). */
@@ -9,16 +10,7 @@ async function main() {
   const app = await createWorkerApp(engine);
   await app.init();
   console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency})`);
-  const stop = async () => {
-    await app.close();
-    await engine.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  closeOnSignals(app, engine);
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);
