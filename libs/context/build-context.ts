@@ -1,18 +1,126 @@
-import { historyWindow } from './history-window';
-import type { AssembledContext, BuildContextParams, ContextMessage } from './types';
+import { serializeSystemPrompt } from './cache-boundaries';
+import { dataBlock } from './data-boundary';
+import { insertAtDepth, PlacedMessage } from './depth-insertion';
+import { placeSegments } from './extension-segments';
+import { fixedText } from './fixed-text';
+import { historyWindow, includesSummaries } from './history-window';
+import { applyPostContextAssembly } from './post-context-assembly';
+import { frameworkPreamble } from './preamble';
+import { pointStoryInputs, thisTurnStoryText } from './story-text';
+import { systemSections } from './system-prompt';
+import { renderTurnContext } from './turn-context';
+import type { AssembledContext, BuildContextParams, ContextMessage, MessageSectionName } from './types';
+
+const CURRENT_TURN: readonly MessageSectionName[] = ['recent-images', 'player-input', 'story-text', 'ending-hint', 'mid-turn'];
 
 /**
- * The one entry point of prompt assembly (spec §1). Pure: everything it needs is in `params`.
- * First cut: system prompt = runtime body; messages = windowed history + current player input.
+ * The one entry point of prompt assembly (spec §1–§3, §5). Pure: every read happened before it,
+ * and everything it needs is in `params`.
  */
 export async function buildContext(params: BuildContextParams): Promise<AssembledContext> {
-  const history: ContextMessage[] = historyWindow(params.history, params.runtime).map((m) => ({
-    role: m.role,
-    content: m.text,
-  }));
-  return {
-    systemPrompt: params.runtime.body.trim(),
-    messages: [...history, { role: 'user', content: params.playerInput.text }],
-    turnContext: '',
+  const { runtime, locale } = params;
+  const t = fixedText(locale);
+  const placed = placeSegments(params.segments ?? [], runtime);
+
+  // system prompt (§2), with cache boundaries (§5)
+  const preamble = frameworkPreamble(locale, runtime);
+  const sections = systemSections({
+    locale,
+    preamble,
+    body: runtime.body,
+    segments: placed['system-prompt'],
+    lorebook: params.lorebook ?? [],
+    eventCatalog: params.eventCatalog ?? [],
+    activation: params.activation,
+    turnSegments: placed['system-prompt-turn'],
+  });
+  const systemPrompt = serializeSystemPrompt(sections, true);
+
+  // this turn's story text (§1) and the inputs that point at it
+  const story = thisTurnStoryText(params.executionOutputs ?? [], runtime);
+  const inputs = pointStoryInputs(params.inputs ?? [], story, t.storyPointer);
+  const turnContext = renderTurnContext({
+    locale,
+    selfData: params.selfData ?? [],
+    injectedBlocks: params.injectedBlocks ?? [],
+    inputs,
+    exports: params.exports ?? [],
+    activation: params.activation,
+    turnSegments: placed['turn-context'],
+  });
+
+  // conversation: pre-history, summaries, history, then the current turn
+  const conversation: PlacedMessage[] = [];
+  for (const s of placed['pre-history-messages']) conversation.push({ message: { role: s.role, content: s.content }, section: 'pre-history' });
+  const summaries = includesSummaries(runtime) ? params.summaries ?? [] : [];
+  if (summaries.length > 0) {
+    const envelope = dataBlock('compacted_history', summaries.map((s) => s.content.trim()).join('\n\n'));
+    conversation.push({ message: { role: 'user', content: `${envelope}\n\n${t.summaryNote}` }, section: 'summary' });
+  }
+  for (const m of historyWindow(params.history, runtime)) conversation.push({ message: { role: m.role, content: m.text }, section: 'history' });
+  if (runtime.outputKind === 'story' && (params.recentImages ?? []).length > 0) {
+    const images = [...params.recentImages!];
+    conversation.push({ message: { role: 'user', content: images.map((i) => i.description).join('\n'), images }, section: 'recent-images' });
+  }
+  const currentTurnUserMessages: ContextMessage[] = params.resume
+    ? params.resume.currentTurnUserMessages.map((m) => ({ ...m }))
+    : [{ role: 'user', content: params.playerInput.text }, ...(params.midTurnMessages ?? []).map((m) => ({ role: 'user' as const, content: m.text }))];
+  const [input, ...midTurn] = currentTurnUserMessages;
+  if (input) conversation.push({ message: input, section: 'player-input' });
+  for (const o of story) conversation.push({ message: { role: 'assistant', content: o.text }, section: 'story-text' });
+  if (story.length > 0) conversation.push({ message: { role: 'user', content: t.storyEndingHint }, section: 'ending-hint' });
+  for (const m of midTurn) conversation.push({ message: m, section: 'mid-turn' });
+
+  // depth insertions (lorebook, then segments) count conversation messages only
+  const depthItems = [
+    ...(params.lorebook ?? [])
+      .filter((e): e is typeof e & { position: { depth: number } } => typeof e.position === 'object')
+      .sort((a, b) => a.order - b.order || (a.id < b.id ? -1 : 1))
+      .map((e) => ({ depth: e.position.depth, message: { role: 'system' as const, content: e.content } })),
+    ...placed.depth.map((s) => ({ depth: (s.position as { depth: number }).depth, message: { role: s.role, content: s.content } })),
+  ];
+  const withDepth = insertAtDepth(conversation, depthItems);
+
+  // the turn context sits right before the current turn
+  const firstCurrent = withDepth.findIndex((m) => CURRENT_TURN.includes(m.section));
+  const at = firstCurrent === -1 ? withDepth.length : firstCurrent;
+  if (turnContext) withDepth.splice(at, 0, { message: { role: 'system', content: turnContext }, section: 'turn-context' });
+  for (const s of placed['post-history']) withDepth.push({ message: { role: s.role, content: s.content }, section: 'post-history' });
+
+  let lastCurrent = -1;
+  withDepth.forEach((m, i) => {
+    if (CURRENT_TURN.includes(m.section)) lastCurrent = i;
+  });
+  const assembled: AssembledContext = {
+    systemPrompt,
+    systemSections: sections.filter((s) => s.text.trim() !== ''),
+    messages: withDepth.map((m) => m.message),
+    messageSections: withDepth.map((m) => m.section),
+    turnContext,
+    protectedRange: { start: at, end: lastCurrent + 1 },
+    continuation: { currentTurnUserMessages },
   };
+  const hooks = params.postContextAssembly ?? [];
+  if (hooks.length === 0) return assembled;
+
+  // PostContextAssembly (§3)
+  const frameworkHead = serializeSystemPrompt([{ name: 'preamble', text: preamble }], true);
+  const rewritten = applyPostContextAssembly(
+    hooks,
+    { systemPrompt: assembled.systemPrompt, messages: assembled.messages },
+    { promptTemplate: runtime.body, inputSlots: params.inputs ?? [], characterSummary: params.characterSummary ?? '' },
+    frameworkHead,
+  );
+  return { ...assembled, ...rewritten, messageSections: sectionsAfterRewrite(assembled, rewritten.messages) };
+}
+
+/** Sections of rewritten messages: each message that is unchanged keeps its section. */
+function sectionsAfterRewrite(before: AssembledContext, messages: ContextMessage[]): MessageSectionName[] {
+  const used = new Set<number>();
+  return messages.map((m) => {
+    const i = before.messages.findIndex((o, j) => !used.has(j) && o.role === m.role && o.content === m.content);
+    if (i === -1) return 'history';
+    used.add(i);
+    return before.messageSections[i];
+  });
 }

@@ -1,3 +1,12 @@
 export { buildContext } from './build-context';
-export { historyWindow } from './history-window';
-export type { AssembledContext, BuildContextParams, ContextMessage, HistoryMessage, RuntimeView } from './types';
+export { historyWindow, includesSummaries } from './history-window';
+export { serializeSystemPrompt, stripCacheBreaks, splitAtCacheBreaks, CACHE_BREAK } from './cache-boundaries';
+export { placeSegments, placementOf, matchesAudience, compareSegments } from './extension-segments';
+export type { Placement } from './extension-segments';
+export { frameworkPreamble } from './preamble';
+export { renderTurnContext } from './turn-context';
+export { thisTurnStoryText, pointStoryInputs } from './story-text';
+export { modelFacingJson, escapeXml, selfDataRow } from './data-boundary';
+export { HookResultError } from './post-context-assembly';
+export { fixedText } from './fixed-text';
+export * from './types';

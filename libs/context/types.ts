@@ -12,13 +12,126 @@ export interface HistoryMessage {
   text: string;
 }
 
+/** A saved history summary (spec §1 "History compaction"). */
+export interface HistorySummary {
+  id: string;
+  content: string;
+  messageIds: readonly string[];
+}
+
+export type Audience = 'self' | 'story' | { contract: string };
+export type SegmentPosition = 'system' | 'pre-history' | 'post-history' | { depth: number };
+export type Volatility = 'stable' | 'session' | 'turn';
+
+/** An extension segment (static `contributes.prompt` or returned by `prompt.segment@1`). */
+export interface ExtensionSegment {
+  id: string;
+  /** Added by the host; a plugin cannot set it. */
+  providerPluginId: string;
+  content: string;
+  position: SegmentPosition;
+  volatility: Volatility;
+  role: 'system' | 'user' | 'assistant';
+  /** Undefined: every runtime. */
+  audience?: Audience;
+  order: number;
+}
+
+/** A lorebook entry that fired this turn, with where its text goes. */
+export interface ActivatedLoreEntry {
+  id: string;
+  content: string;
+  position: 'before-plugin' | 'after-plugin' | { depth: number };
+  order: number;
+  /** Why it fired (for audit): a constant entry, or the keyword and where it matched. */
+  reason: { kind: 'constant' } | { kind: 'keyword'; keyword: string; matchedIn: 'player-input' | 'history' };
+}
+
 export interface RuntimeView {
   pluginId: string;
   runtimeId: string;
   outputKind: 'story' | 'structured' | 'none';
+  /** Output contract, e.g. `narrative-engine@2` (audience `{ contract }`). */
+  contract?: string;
   /** The localized body of the runtime (its instructions). */
   body: string;
-  history: { maxTurns?: number; includeSummaries: boolean };
+  history: { maxTurns?: number; includeSummaries?: boolean };
+  /** A runtime with an output schema ends with JSON or a completion tool ([COMPLETION]). */
+  hasOutputSchema?: boolean;
+  /** Index of this runtime's stage in the turn; null: no stage (runs after all stages). */
+  stageIndex: number | null;
+}
+
+export type Activation =
+  | { kind: 'stage'; stage: string }
+  | { kind: 'event'; topic: string; payload: unknown }
+  | { kind: 'manual'; payload: unknown };
+
+/** A typed input slot resolved from `io.inputs`. */
+export interface InputSlot {
+  binding: string;
+  cardinality: 'one' | 'many';
+  value?: unknown;
+  items?: unknown[];
+  source: { pluginId: string; runtimeId: string; resultId?: string };
+}
+
+export interface RuntimeExport {
+  name: string;
+  value: unknown;
+  source: { pluginId: string; runtimeId: string; resultId?: string };
+}
+
+/** The bounded projection of this plugin's data the store returned for `io.selfData`. */
+export interface SelfDataBlock {
+  namespace: string;
+  rows: readonly { key: string; value: unknown }[];
+  /** Rows in the namespace (the truncation note states it when rows were left out). */
+  totalRows: number;
+}
+
+export interface InjectedBlock {
+  name: string;
+  content: string;
+}
+
+/** Output of a runtime of this execution (execution journal). */
+export interface ExecutionOutput {
+  pluginId: string;
+  runtimeId: string;
+  outputKind: 'story' | 'structured' | 'none';
+  stageIndex: number | null;
+  text: string;
+  /** Carried in from the source turn of a retry: its text is already in the history. */
+  seeded: boolean;
+}
+
+export interface EventCatalogEntry {
+  topic: string;
+  description: string;
+  requiredFields: readonly string[];
+}
+
+export interface RecentImage {
+  mediaId: string;
+  description: string;
+}
+
+export interface ContextMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  /** Images carried by the recent-images message (bytes are attached by the provider layer). */
+  images?: RecentImage[];
+}
+
+/** A hook run after assembly (`PostContextAssembly`); may rewrite systemPrompt and messages. */
+export type PostContextAssemblyHook = (payload: PostContextAssemblyPayload) => unknown;
+
+export interface PostContextAssemblyPayload {
+  systemPrompt: string;
+  messages: ContextMessage[];
+  /** Read-only sources: frozen, and not accepted back as replacements. */
+  sources: Readonly<{ promptTemplate: string; inputSlots: readonly InputSlot[]; characterSummary: string }>;
 }
 
 export interface BuildContextParams {
@@ -26,17 +139,66 @@ export interface BuildContextParams {
   runtime: RuntimeView;
   /** Committed, uncompacted history in order (the caller reads a bounded window). */
   history: readonly HistoryMessage[];
+  summaries?: readonly HistorySummary[];
   playerInput: { messageId: string; text: string };
+  /** Messages the player added in the middle of this turn (part of the current turn). */
+  midTurnMessages?: readonly { text: string }[];
+  executionOutputs?: readonly ExecutionOutput[];
+  segments?: readonly ExtensionSegment[];
+  lorebook?: readonly ActivatedLoreEntry[];
+  eventCatalog?: readonly EventCatalogEntry[];
+  activation?: Activation;
+  inputs?: readonly InputSlot[];
+  exports?: readonly RuntimeExport[];
+  selfData?: readonly SelfDataBlock[];
+  injectedBlocks?: readonly InjectedBlock[];
+  /** Recently shown images, for story runtimes; the provider layer drops them for text-only models. */
+  recentImages?: readonly RecentImage[];
+  characterSummary?: string;
+  postContextAssembly?: readonly PostContextAssemblyHook[];
+  /** A paused runtime resuming: its saved protected range. */
+  resume?: { currentTurnUserMessages: readonly ContextMessage[] };
 }
 
-export interface ContextMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+/** Names of the sections of the request, in spec §2 order. */
+export type SystemSectionName =
+  | 'preamble'
+  | 'runtime-body'
+  | 'segments'
+  | 'worldinfo-before'
+  | 'events-activation'
+  | 'worldinfo-after'
+  | 'turn-segments';
+
+export type MessageSectionName =
+  | 'pre-history'
+  | 'summary'
+  | 'history'
+  | 'turn-context'
+  | 'recent-images'
+  | 'player-input'
+  | 'story-text'
+  | 'ending-hint'
+  | 'mid-turn'
+  | 'depth'
+  | 'post-history';
+
+export interface SystemSection {
+  name: SystemSectionName;
+  text: string;
 }
 
 export interface AssembledContext {
+  /** Serialized with cache-boundary sentinels (adapters turn them into breakpoints or strip them). */
   systemPrompt: string;
+  systemSections: SystemSection[];
   messages: ContextMessage[];
+  /** Section of each message, parallel to `messages` (for audit and prefix reports). */
+  messageSections: MessageSectionName[];
   /** This turn's data blocks ('' when none). */
   turnContext: string;
+  /** The current turn, kept together by trimming: [start, end) in `messages`. */
+  protectedRange: { start: number; end: number };
+  /** Saved with a paused runtime's continuation. */
+  continuation: { currentTurnUserMessages: ContextMessage[] };
 }

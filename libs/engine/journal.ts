@@ -1,4 +1,6 @@
+import type { ExecutionOutput } from '../context';
 import type { StoredEvent } from '../events';
+import type { RuntimeCatalog } from './runtime-catalog';
 
 export interface RuntimeOutput {
   stage: string | null;
@@ -105,4 +107,16 @@ export class SessionJournal {
         return;
     }
   }
+}
+
+/** The outputs an execution has produced so far, as buildContext takes them. */
+export function executionOutputs(execution: ExecutionJournal, catalog: RuntimeCatalog): ExecutionOutput[] {
+  return [...execution.outputs.values()].map((o) => ({
+    pluginId: o.pluginId,
+    runtimeId: o.runtimeId,
+    outputKind: o.outputKind,
+    stageIndex: o.stage === null ? null : catalog.stages.indexOf(o.stage),
+    text: o.text,
+    seeded: false,
+  }));
 }

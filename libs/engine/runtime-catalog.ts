@@ -11,7 +11,7 @@ export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
 
 export class RuntimeCatalog {
   constructor(
-    private readonly plugins: readonly LoadedPlugin[],
+    readonly plugins: readonly LoadedPlugin[],
     readonly stages: readonly string[] = DEFAULT_STAGES,
   ) {
     for (const r of this.all()) {
@@ -19,6 +19,11 @@ export class RuntimeCatalog {
         throw new Error(`plugin ${r.pluginId}: runtime ${r.manifest.id} names unknown stage "${r.manifest.stage}"`);
       }
     }
+  }
+
+  /** Position of the runtime's stage in the turn; null for a runtime with no stage. */
+  stageIndex(runtime: CatalogRuntime): number | null {
+    return runtime.manifest.stage === null ? null : this.stages.indexOf(runtime.manifest.stage);
   }
 
   all(): CatalogRuntime[] {

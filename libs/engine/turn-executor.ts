@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { buildContext, HistoryMessage } from '../context';
+import type { HistoryMessage } from '../context';
 import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
 import type { Locale } from '../plugins-sdk';
 import { ProviderError, ProviderRegistry } from '../providers';
 import { FencedOutError } from './errors';
-import { ExecutionJournal, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
+import { ExecutionJournal, executionOutputs, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
+import { buildRuntimeRequest } from './runtime-request';
+import { staticSegments } from './static-segments';
 import type { Logger } from './session-service';
 
 export interface TurnExecutorOptions {
@@ -162,25 +164,18 @@ export class TurnExecutor {
     const key = runtimeKey(runtime.pluginId, runtime.manifest.id);
     if (run.execution.outputs.has(key)) return; // produced by an earlier attempt: reuse, don't call again
     const m = runtime.manifest;
-    const context = await buildContext({
-      locale: run.locale,
-      runtime: {
-        pluginId: runtime.pluginId,
-        runtimeId: m.id,
-        outputKind: m.outputKind,
-        body: runtime.bodies[run.locale],
-        history: m.agent.history,
+    const { body, slot, adapter } = await buildRuntimeRequest(
+      {
+        locale: run.locale,
+        runtime,
+        stageIndex: this.catalog.stageIndex(runtime),
+        history,
+        playerInput: run.execution.input,
+        outputs: executionOutputs(run.execution, this.catalog),
+        segments: staticSegments(this.catalog.plugins, run.locale),
       },
-      history,
-      playerInput: run.execution.input,
-    });
-    const { slot, adapter } = this.providers.forSlot(m.slot);
-    const body = adapter.buildRequest({
-      model: slot.model,
-      messages: [{ role: 'system', content: context.systemPrompt }, ...context.messages],
-      maxOutputTokens: slot.maxOutputTokens,
-      stream: m.stream,
-    });
+      this.providers,
+    );
     const callId = randomUUID();
     const ids = { executionId: run.execution.executionId, turnId: run.execution.turnId, callId, pluginId: runtime.pluginId, runtimeId: m.id };
     await run.append(() => [

@@ -1,7 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { LoadedPlugin, Locale, LOCALES, PluginManifest } from './manifest';
+import { z } from 'zod';
+import { LoadedPlugin, Locale, LOCALES, PluginManifest, StaticPromptSegment } from './manifest';
+
+/** A locale variant's front matter may only translate static segment content, by id. */
+const VariantFrontMatter = z.object({
+  contributes: z.object({ prompt: z.array(z.object({ id: z.string(), content: z.string().min(1) })).default([]) }).default({ prompt: [] }),
+});
 
 export class PluginManifestError extends Error {
   constructor(
@@ -39,12 +45,22 @@ export function loadPlugin(root: string): LoadedPlugin {
   const file = join(root, 'PLUGIN.md');
   const { manifest, body } = parsePluginFile(readFileSync(file, 'utf8'), file);
   const bodies = { en: body } as Record<Locale, string>;
+  const staticSegments = { en: manifest.contributes.prompt } as Record<Locale, StaticPromptSegment[]>;
   for (const locale of LOCALES) {
     const variant = join(root, `PLUGIN.${locale}.md`);
-    if (locale !== 'en' && existsSync(variant)) bodies[locale] = splitFrontMatter(readFileSync(variant, 'utf8'), variant).body;
+    if (locale === 'en' || !existsSync(variant)) continue;
+    const parsed = splitFrontMatter(readFileSync(variant, 'utf8'), variant);
+    bodies[locale] = parsed.body;
+    const localized = VariantFrontMatter.safeParse(parsed.data);
+    if (!localized.success) throw new PluginManifestError(variant, localized.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    const content = new Map(localized.data.contributes.prompt.map((p) => [p.id, p.content]));
+    staticSegments[locale] = manifest.contributes.prompt.map((p) => ({ ...p, content: content.get(p.id) ?? p.content }));
   }
-  for (const locale of LOCALES) bodies[locale] ??= body;
-  return { manifest, bodies, root };
+  for (const locale of LOCALES) {
+    bodies[locale] ??= body;
+    staticSegments[locale] ??= manifest.contributes.prompt;
+  }
+  return { manifest, bodies, staticSegments, root };
 }
 
 /** Loads every plugin folder (one with a PLUGIN.md) under a directory, sorted by plugin id. */

@@ -6,6 +6,8 @@ export const RuntimeManifest = z.object({
   /** Stage this runtime runs in; runtimes with no stage run after all stages. */
   stage: z.string().nullable().default(null),
   outputKind: z.enum(['story', 'structured', 'none']).default('none'),
+  /** Output contract this runtime fulfils, e.g. `narrative-engine@2`. */
+  contract: z.string().optional(),
   slot: z.string().default('story'),
   stream: z.boolean().default(false),
   agent: z
@@ -20,16 +22,36 @@ export const RuntimeManifest = z.object({
     .default({ history: { includeSummaries: false } }),
 });
 
+export const SegmentPosition = z.union([
+  z.enum(['system', 'pre-history', 'post-history']),
+  z.object({ depth: z.number().int().nonnegative() }).strict(),
+]);
+
+export const Audience = z.union([z.enum(['self', 'story']), z.object({ contract: z.string().min(1) }).strict()]);
+
+/** A fixed instruction in `contributes.prompt` (spec §3): registered by the host, not interpolated. */
+export const StaticPromptSegment = z.object({
+  id: z.string().min(1),
+  content: z.string().min(1),
+  position: SegmentPosition.default('system'),
+  role: z.enum(['system', 'user', 'assistant']).default('system'),
+  volatility: z.enum(['stable', 'session', 'turn']).default('stable'),
+  order: z.number().int().default(0),
+  audience: Audience.default('self'),
+}).strict();
+
 export const PluginManifest = z.object({
   id: z.string().regex(/^[a-z][a-z0-9-]*$/, 'lower-case id: letters, digits, dashes'),
   name: z.string().min(1),
   version: z.string().min(1),
   description: z.string().optional(),
   runtimes: z.array(RuntimeManifest).default([]),
+  contributes: z.object({ prompt: z.array(StaticPromptSegment).default([]) }).default({ prompt: [] }),
 });
 
 export type RuntimeManifest = z.infer<typeof RuntimeManifest>;
 export type PluginManifest = z.infer<typeof PluginManifest>;
+export type StaticPromptSegment = z.infer<typeof StaticPromptSegment>;
 export type Locale = 'en' | 'zh-Hans';
 export const LOCALES: readonly Locale[] = ['en', 'zh-Hans'];
 
@@ -38,5 +60,7 @@ export interface LoadedPlugin {
   manifest: PluginManifest;
   /** Body text per locale; 'en' is always present. */
   bodies: Record<Locale, string>;
+  /** `contributes.prompt` per locale (a locale variant file may give its own content by id). */
+  staticSegments: Record<Locale, StaticPromptSegment[]>;
   root: string;
 }

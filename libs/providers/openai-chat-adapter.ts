@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
+import { stripCacheBreaks } from './cache-break';
 import { ModelCall, ModelResponse, ProviderAdapter, ProviderError, SendOptions } from './types';
 
 export interface OpenAIChatOptions {
@@ -27,7 +28,7 @@ export class OpenAIChatAdapter implements ProviderAdapter {
   buildRequest(call: ModelCall): Record<string, unknown> {
     const body: Record<string, unknown> = {
       model: call.model,
-      messages: call.messages.map((m) => ({ role: m.role, content: m.content })),
+      messages: call.messages.map((m) => ({ role: m.role, content: stripCacheBreaks(m.content) })),
     };
     if (call.maxOutputTokens !== undefined) body.max_completion_tokens = call.maxOutputTokens;
     if (call.temperature !== undefined) body.temperature = call.temperature;

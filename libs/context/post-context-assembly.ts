@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { stripCacheBreaks } from './cache-boundaries';
+import type { ContextMessage, PostContextAssemblyHook, PostContextAssemblyPayload } from './types';
+
+const HookResult = z
+  .object({
+    systemPrompt: z.string().optional(),
+    messages: z
+      .array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string(), images: z.array(z.object({ mediaId: z.string(), description: z.string() })).optional() }))
+      .optional(),
+  })
+  .nullish();
+
+/** A hook returned something that is not `{ systemPrompt?, messages? }`. */
+export class HookResultError extends Error {
+  constructor(
+    readonly hookIndex: number,
+    readonly issues: { path: string; message: string }[],
+  ) {
+    super(`PostContextAssembly hook #${hookIndex} returned an invalid result: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`);
+    this.name = 'HookResultError';
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * Spec §3: hooks may rewrite systemPrompt and messages. The framework head is put back at the
+ * front when a returned systemPrompt does not start with it; the read-only sources are frozen
+ * copies and anything else a hook returns (sources, frameworkHead) is ignored.
+ */
+export function applyPostContextAssembly(
+  hooks: readonly PostContextAssemblyHook[],
+  start: { systemPrompt: string; messages: ContextMessage[] },
+  sources: PostContextAssemblyPayload['sources'],
+  frameworkHead: string,
+): { systemPrompt: string; messages: ContextMessage[] } {
+  let { systemPrompt, messages } = start;
+  const plainHead = stripCacheBreaks(frameworkHead);
+  const frozenSources = deepFreeze(structuredClone(sources));
+  hooks.forEach((hook, index) => {
+    const parsed = HookResult.safeParse(hook({ systemPrompt, messages: messages.map((m) => ({ ...m })), sources: frozenSources }));
+    if (!parsed.success) throw new HookResultError(index, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    if (parsed.data?.systemPrompt !== undefined) {
+      const returned = parsed.data.systemPrompt;
+      systemPrompt = stripCacheBreaks(returned).startsWith(plainHead) ? returned : `${frameworkHead}\n\n${returned}`;
+    }
+    if (parsed.data?.messages !== undefined) messages = parsed.data.messages;
+  });
+  return { systemPrompt, messages };
+}

@@ -1,0 +1,76 @@
+import { buildContext, CACHE_BREAK, HookResultError, stripCacheBreaks } from '..';
+import { narrator, params, tracker } from './fixtures';
+
+describe('§3 Framework preamble', () => {
+  it('[RUNTIME], [LANGUAGE], [COMPLETION] open the system prompt', async () => {
+    const ctx = await buildContext(params());
+    expect(ctx.systemSections[0].name).toBe('preamble');
+    expect(ctx.systemSections[0].text).toMatch(/^\[RUNTIME\][\s\S]*\n\n\[LANGUAGE\][\s\S]*\n\n\[COMPLETION\]/);
+  });
+
+  it('three completion forms: output schema, story, runtime-done', async () => {
+    const schema = await buildContext(params({ runtime: { ...tracker, hasOutputSchema: true } }));
+    const story = await buildContext(params({ runtime: narrator }));
+    const done = await buildContext(params({ runtime: tracker }));
+    expect(schema.systemSections[0].text).toMatch(/\[COMPLETION\]\nEnd by replying with JSON/);
+    expect(story.systemSections[0].text).toMatch(/\[COMPLETION\]\nEnd with the story in your reply/);
+    expect(done.systemSections[0].text).toMatch(/\[COMPLETION\]\nWhen your work is done, call runtime-done/);
+  });
+
+  it('a zh-Hans session reads the preamble and fixed text entirely in Chinese; tags stay', async () => {
+    const ctx = await buildContext(params({ locale: 'zh-Hans', executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 0, text: '门开了。', seeded: false }] }));
+    const head = ctx.systemSections[0].text;
+    expect(head).toContain('[RUNTIME]');
+    expect(head).toMatch(/简体中文/);
+    expect(head.replace(/\[[A-Z]+\]|[a-z/-]+|\s/g, '')).not.toMatch(/[A-Za-z]{4,}/);
+    expect(ctx.messages.at(-1)!.content).toMatch(/本回合/);
+  });
+});
+
+describe('§3 PostContextAssembly', () => {
+  it('a hook that returns only its own body gets the preamble put back at the front', async () => {
+    const ctx = await buildContext(params({ postContextAssembly: [() => ({ systemPrompt: 'TRIMMED BODY' })] }));
+    expect(stripCacheBreaks(ctx.systemPrompt)).toMatch(/^\[RUNTIME\][\s\S]*\[COMPLETION\][^\n]*\n[^\n]*\n\nTRIMMED BODY$/);
+    expect(ctx.systemPrompt.startsWith(ctx.systemSections[0].text + CACHE_BREAK)).toBe(true);
+  });
+
+  it('a hook that keeps the preamble is not given a second one', async () => {
+    const ctx = await buildContext(params({ postContextAssembly: [(p) => ({ systemPrompt: `${p.systemPrompt}\n\nEXTRA` })] }));
+    expect(stripCacheBreaks(ctx.systemPrompt).match(/\[RUNTIME\]/g)).toHaveLength(1);
+    expect(ctx.systemPrompt.endsWith('EXTRA')).toBe(true);
+  });
+
+  it('hooks may rewrite messages; unchanged messages keep their section', async () => {
+    const ctx = await buildContext(params({ postContextAssembly: [(p) => ({ messages: p.messages.slice(2) })] }));
+    expect(ctx.messages.map((m) => m.content)).toEqual(['input 2', 'story 2', 'go north']);
+    expect(ctx.messageSections).toEqual(['history', 'history', 'player-input']);
+  });
+
+  it('read-only sources cannot be replaced or mutated, and frameworkHead is not accepted', async () => {
+    const inputs = [{ binding: 'x', cardinality: 'one' as const, value: 'v', source: { pluginId: 'p', runtimeId: 'r' } }];
+    let mutated: unknown = null;
+    const ctx = await buildContext(
+      params({
+        inputs,
+        postContextAssembly: [
+          (p) => {
+            try {
+              (p.sources as { promptTemplate: string }).promptTemplate = 'hacked';
+            } catch (e) {
+              mutated = e;
+            }
+            return { sources: { promptTemplate: 'hacked' }, frameworkHead: 'NOPE', systemPrompt: p.systemPrompt };
+          },
+        ],
+      }),
+    );
+    expect(mutated).toBeInstanceOf(TypeError);
+    expect(stripCacheBreaks(ctx.systemPrompt)).not.toMatch(/hacked|NOPE/);
+    expect(inputs[0].value).toBe('v');
+  });
+
+  it('an invalid hook result is a typed error naming the field', async () => {
+    await expect(buildContext(params({ postContextAssembly: [() => ({ systemPrompt: 42 })] }))).rejects.toThrow(HookResultError);
+    await expect(buildContext(params({ postContextAssembly: [() => ({ messages: [{ role: 'tool', content: '' }] })] }))).rejects.toThrow(/messages\.0\.role/);
+  });
+});

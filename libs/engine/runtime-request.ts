@@ -1,0 +1,54 @@
+import { buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage } from '../context';
+import type { Locale } from '../plugins-sdk';
+import type { ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
+import type { CatalogRuntime } from './runtime-catalog';
+
+/** Everything a runtime's request is built from; each field can be derived from the event log. */
+export interface RuntimeRequestInputs {
+  locale: Locale;
+  runtime: CatalogRuntime;
+  stageIndex: number | null;
+  /** Committed messages of earlier turns (a bounded tail). */
+  history: readonly HistoryMessage[];
+  playerInput: { messageId: string; text: string };
+  /** Outputs this execution produced before the call. */
+  outputs: readonly ExecutionOutput[];
+  segments: readonly ExtensionSegment[];
+}
+
+export interface RuntimeRequest {
+  context: AssembledContext;
+  body: Record<string, unknown>;
+  slot: SlotConfig;
+  adapter: ProviderAdapter;
+}
+
+/** Assembles the context and the exact wire body of one runtime's model call. */
+export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, providers: ProviderRegistry): Promise<RuntimeRequest> {
+  const m = inputs.runtime.manifest;
+  const context = await buildContext({
+    locale: inputs.locale,
+    runtime: {
+      pluginId: inputs.runtime.pluginId,
+      runtimeId: m.id,
+      outputKind: m.outputKind,
+      contract: m.contract,
+      body: inputs.runtime.bodies[inputs.locale],
+      history: m.agent.history,
+      stageIndex: inputs.stageIndex,
+    },
+    activation: m.stage !== null ? { kind: 'stage', stage: m.stage } : undefined,
+    history: inputs.history,
+    playerInput: inputs.playerInput,
+    executionOutputs: inputs.outputs,
+    segments: inputs.segments,
+  });
+  const { slot, adapter } = providers.forSlot(m.slot);
+  const body = adapter.buildRequest({
+    model: slot.model,
+    messages: [{ role: 'system', content: context.systemPrompt }, ...context.messages.map((msg) => ({ role: msg.role, content: msg.content }))],
+    maxOutputTokens: slot.maxOutputTokens,
+    stream: m.stream,
+  });
+  return { context, body, slot, adapter };
+}
