@@ -26,6 +26,8 @@ export interface Engine {
   /** Present for roles that run turns. */
   executor: TurnExecutor | null;
   sweeper: Sweeper | null;
+  catalog: RuntimeCatalog | null;
+  providers: ProviderRegistry | null;
   emulator: ProviderEmulator | null;
   workerId: string;
   close(): Promise<void>;
@@ -56,6 +58,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let executor: TurnExecutor | null = null;
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
+    let catalog: RuntimeCatalog | null = null;
+    let providers: ProviderRegistry | null = null;
     if (role !== 'api') {
       const llm = loadLlmConfig(config.llmConfigFile);
       if (!config.env.OPENAI_API_KEY && !config.env.COVEL_EMULATOR_URL) {
@@ -63,8 +67,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
         const started = emulator;
         closers.unshift(() => started.stop());
       }
-      const providers = new ProviderRegistry(llm, endpointFromEnv(config.env, emulator?.openAIBaseURL ?? null));
-      const catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
+      providers = new ProviderRegistry(llm, endpointFromEnv(config.env, emulator?.openAIBaseURL ?? null));
+      catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
       executor = new TurnExecutor(store, readModels, projections, catalog, providers, logger, { workerId });
       sweeper = new Sweeper(readModels, projections, queue, logger, config.sweep);
       const started = sweeper;
@@ -81,6 +85,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       sessions,
       executor,
       sweeper,
+      catalog,
+      providers,
       emulator,
       workerId,
       async close() {

@@ -80,6 +80,11 @@ export class TurnExecutor {
     private readonly options: TurnExecutorOptions,
   ) {}
 
+  /** Upper bound of committed messages read for a runtime's history (the audit uses the same). */
+  get historyReadLimit(): number {
+    return this.options.historyReadLimit ?? 400;
+  }
+
   async handle(job: TurnJob, attempt: JobAttempt): Promise<JobOutcome> {
     try {
       return await this.run(job);
@@ -147,7 +152,7 @@ export class TurnExecutor {
   }
 
   private async loadHistory(tenantId: string, sessionId: string): Promise<HistoryMessage[]> {
-    const rows = await this.readModels.recentMessages(tenantId, sessionId, this.options.historyReadLimit ?? 400);
+    const rows = await this.readModels.recentMessages(tenantId, sessionId, this.historyReadLimit);
     return rows.map((r) => ({
       messageId: r.messageId,
       turnId: r.turnId,
@@ -179,7 +184,7 @@ export class TurnExecutor {
     const callId = randomUUID();
     const ids = { executionId: run.execution.executionId, turnId: run.execution.turnId, callId, pluginId: runtime.pluginId, runtimeId: m.id };
     await run.append(() => [
-      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, request: body } },
+      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, body: JSON.stringify(body) } },
     ]);
     const response = await adapter.send(body);
     await run.append(() => [

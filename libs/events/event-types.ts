@@ -52,8 +52,8 @@ export const LlmCallingV1 = z.object({
   runtimeId: id,
   provider: z.string(),
   model: z.string(),
-  /** The exact request body sent to the provider. */
-  request: z.record(z.string(), z.unknown()),
+  /** The exact request body sent to the provider, as the JSON text on the wire (jsonb would reorder keys). */
+  body: z.string().min(2),
 });
 
 export const LlmRespondedV1 = z.object({

@@ -37,6 +37,8 @@ export interface LlmCallView {
   provider: string;
   model: string;
   request: Record<string, unknown>;
+  /** The exact bytes sent. */
+  requestText: string;
   recordedAt: string;
 }
 
@@ -152,7 +154,7 @@ export class ReadModels {
       .orderBy('global_position')
       .execute();
     return rows.map((r) => {
-      const data = r.data as { provider: string; model: string; request: Record<string, unknown> };
+      const data = r.data as { provider: string; model: string; body: string };
       return {
         position: Number(r.global_position),
         callId: r.call_id,
@@ -162,7 +164,8 @@ export class ReadModels {
         runtimeId: r.runtime_id,
         provider: data.provider,
         model: data.model,
-        request: data.request,
+        request: JSON.parse(data.body) as Record<string, unknown>,
+        requestText: data.body,
         recordedAt: new Date(r.recorded_at).toISOString(),
       };
     });

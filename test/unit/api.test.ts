@@ -54,8 +54,9 @@ describe('API on the embedded default', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ turnId, runtimeId: 'narrator' });
     // the recorded body is exactly what reached the provider
-    const sent = covel.engine.emulator!.requests.filter((r) => JSON.stringify(r.body).includes('Light the lantern'));
+    const sent = covel.engine.emulator!.requests.filter((r) => r.raw.includes('Light the lantern'));
     expect(sent.map((r) => r.body)).toEqual([calls[0].request]);
+    expect(sent.map((r) => r.raw)).toEqual([(calls[0] as unknown as { requestText: string }).requestText]);
   });
 
   it('tenant A\'s key cannot read or write tenant B\'s session', async () => {

@@ -23,6 +23,8 @@ export interface EmulatorFault {
 export interface RecordedRequest {
   path: string;
   body: unknown;
+  /** The request body exactly as received. */
+  raw: string;
 }
 
 /**
@@ -93,7 +95,7 @@ export class ProviderEmulator {
       res.end(JSON.stringify({ error: { message: 'body is not JSON', type: 'invalid_request_error' } }));
       return;
     }
-    this.requests.push({ path, body });
+    this.requests.push({ path, body, raw });
     await sleep(this.options.responseDelayMs ?? 0);
     const fault = this.faults[0];
     if (fault) {

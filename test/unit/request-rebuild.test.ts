@@ -1,0 +1,32 @@
+import { join } from 'node:path';
+import { rebuildRequests } from '../../libs/engine';
+import { startEmbedded } from '../support/embedded';
+
+describe('the assembled context of a committed call is rebuilt from the event log alone', () => {
+  it('10 turns: every recorded llm.calling body is byte-identical to its rebuild', async () => {
+    const covel = await startEmbedded({ COVEL_PLUGINS_DIR: join(__dirname, '..', 'fixtures', 'audit-plugins') });
+    try {
+      const client = await covel.newTenant();
+      const { id } = await client.createSession({ locale: 'zh-Hans' });
+      for (let t = 0; t < 10; t++) await client.waitFor((await client.submit(id, `第 ${t} 步：向前走`)).executionId, 20_000);
+      const events = await covel.engine.store.readStream(id);
+      const rebuilt = await rebuildRequests(events, covel.engine.catalog!, covel.engine.providers!, { historyReadLimit: covel.engine.executor!.historyReadLimit });
+      expect(rebuilt).toHaveLength(20);
+      expect(rebuilt.filter((c) => !c.identical)).toEqual([]);
+      // the tracker after the narrative saw this turn's story text; the narrator saw the whole history
+      const lastTracker = JSON.parse(rebuilt.at(-1)!.rebuilt) as { messages: { role: string; content: string }[] };
+      expect(rebuilt.at(-1)!.pluginId).toBe('tracker');
+      // window of one turn (its own structured output included), then input, story text, ending hint
+      expect(lastTracker.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'assistant', 'user', 'assistant', 'user']);
+      expect(lastTracker.messages[0].content).toContain('<tracker-rules>');
+      const lastNarrator = JSON.parse(rebuilt.at(-2)!.rebuilt) as { messages: unknown[] };
+      expect(lastNarrator.messages).toHaveLength(1 + 9 * 2 + 1);
+      // and the rebuild is sensitive: a different history would not match
+      const tampered = events.map((e) => (e.type === 'turn.committed@1' && e.streamVersion === events.find((x) => x.type === 'turn.committed@1')!.streamVersion ? { ...e, data: { ...e.data, messages: e.data.messages.map((m) => ({ ...m, text: m.text + '!' })) } } : e));
+      const off = await rebuildRequests(tampered, covel.engine.catalog!, covel.engine.providers!, { historyReadLimit: 400 });
+      expect(off.filter((c) => !c.identical).length).toBeGreaterThan(0);
+    } finally {
+      await covel.stop();
+    }
+  }, 60_000);
+});
