@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_event_log';
 import * as m0002 from './0002_tenants';
 import * as m0003 from './0003_projections';
+import * as m0004 from './0004_summaries';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001_event_log': m0001,
   '0002_tenants': m0002,
   '0003_projections': m0003,
+  '0004_summaries': m0004,
 };

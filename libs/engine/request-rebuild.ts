@@ -1,7 +1,7 @@
-import type { HistoryMessage } from '../context';
 import type { StoredEvent } from '../events';
 import type { Locale } from '../plugins-sdk';
 import type { ProviderRegistry } from '../providers';
+import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { buildRuntimeRequest } from './runtime-request';
@@ -30,7 +30,7 @@ export async function rebuildRequests(
   options: { historyReadLimit: number },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
-  const committed: HistoryMessage[] = [];
+  const history = new HistoryFold();
   let locale: Locale = 'en';
   const results: RebuiltCall[] = [];
   for (const event of events) {
@@ -45,7 +45,8 @@ export async function rebuildRequests(
           locale,
           runtime,
           stageIndex: catalog.stageIndex(runtime),
-          history: committed.slice(-options.historyReadLimit),
+          history: history.uncompactedTail(options.historyReadLimit),
+          summaries: history.savedSummaries(),
           playerInput: execution.input,
           outputs: executionOutputs(execution, catalog),
           segments: staticSegments(catalog.plugins, locale),
@@ -55,9 +56,7 @@ export async function rebuildRequests(
       const rebuilt = JSON.stringify(body);
       results.push({ callId: d.callId, executionId: d.executionId, turnId: d.turnId, pluginId: d.pluginId, runtimeId: d.runtimeId, recorded: d.body, rebuilt, identical: rebuilt === d.body });
     }
-    if (event.type === 'turn.committed@1') {
-      for (const m of event.data.messages) committed.push({ ...m, turnId: event.data.turnId });
-    }
+    history.apply(event);
     journal.apply([event]);
   }
   return results;

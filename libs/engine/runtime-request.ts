@@ -1,4 +1,4 @@
-import { buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage } from '../context';
+import { buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage, HistorySummary } from '../context';
 import type { Locale } from '../plugins-sdk';
 import type { ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
@@ -10,6 +10,7 @@ export interface RuntimeRequestInputs {
   stageIndex: number | null;
   /** Committed messages of earlier turns (a bounded tail). */
   history: readonly HistoryMessage[];
+  summaries: readonly HistorySummary[];
   playerInput: { messageId: string; text: string };
   /** Outputs this execution produced before the call. */
   outputs: readonly ExecutionOutput[];
@@ -39,6 +40,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     },
     activation: m.stage !== null ? { kind: 'stage', stage: m.stage } : undefined,
     history: inputs.history,
+    summaries: inputs.summaries,
     playerInput: inputs.playerInput,
     executionOutputs: inputs.outputs,
     segments: inputs.segments,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { HistoryMessage } from '../context';
+import type { HistoryMessage, HistorySummary } from '../context';
 import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
 import type { Locale } from '../plugins-sdk';
 import { ProviderError, ProviderRegistry } from '../providers';
@@ -10,6 +10,11 @@ import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
 import { buildRuntimeRequest } from './runtime-request';
 import { staticSegments } from './static-segments';
 import type { Logger } from './session-service';
+
+interface LoadedHistory {
+  messages: HistoryMessage[];
+  summaries: HistorySummary[];
+}
 
 export interface TurnExecutorOptions {
   workerId: string;
@@ -151,9 +156,13 @@ export class TurnExecutor {
     return first?.type === 'session.created@1' ? first.data.locale : 'en';
   }
 
-  private async loadHistory(tenantId: string, sessionId: string): Promise<HistoryMessage[]> {
-    const rows = await this.readModels.recentMessages(tenantId, sessionId, this.historyReadLimit);
-    return rows.map((r) => ({
+  /** Bounded reads: the uncompacted tail and the saved summaries. */
+  private async loadHistory(tenantId: string, sessionId: string): Promise<LoadedHistory> {
+    const [rows, summaries] = await Promise.all([
+      this.readModels.recentMessages(tenantId, sessionId, this.historyReadLimit),
+      this.readModels.summaries(tenantId, sessionId),
+    ]);
+    const messages = rows.map((r): HistoryMessage => ({
       messageId: r.messageId,
       turnId: r.turnId,
       role: r.role as HistoryMessage['role'],
@@ -163,9 +172,10 @@ export class TurnExecutor {
       outputKind: r.outputKind as HistoryMessage['outputKind'],
       text: r.text,
     }));
+    return { messages, summaries };
   }
 
-  private async runRuntime(run: ExecutionRun, runtime: CatalogRuntime, history: HistoryMessage[]): Promise<void> {
+  private async runRuntime(run: ExecutionRun, runtime: CatalogRuntime, history: LoadedHistory): Promise<void> {
     const key = runtimeKey(runtime.pluginId, runtime.manifest.id);
     if (run.execution.outputs.has(key)) return; // produced by an earlier attempt: reuse, don't call again
     const m = runtime.manifest;
@@ -174,7 +184,8 @@ export class TurnExecutor {
         locale: run.locale,
         runtime,
         stageIndex: this.catalog.stageIndex(runtime),
-        history,
+        history: history.messages,
+        summaries: history.summaries,
         playerInput: run.execution.input,
         outputs: executionOutputs(run.execution, this.catalog),
         segments: staticSegments(this.catalog.plugins, run.locale),

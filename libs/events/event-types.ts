@@ -90,6 +90,23 @@ export const ExecutionFailedV1 = z.object({
   error: z.object({ code: z.string(), message: z.string() }),
 });
 
+/** One summary segment of a compaction (spec §1 "History compaction", output of history.compact@2). */
+export const CompactionSummary = z.object({
+  summaryId: id,
+  /** New messages this segment covers (a continuous uncompacted prefix), or none when it merges. */
+  messageIds: z.array(id),
+  /** Old summaries this segment merges (continuous from the oldest); a merge keeps the oldest id. */
+  replacesSummaryIds: z.array(id),
+  content: z.string().min(1),
+  truncated: z.boolean().optional(),
+});
+
+/** Summaries and message markers saved together: one event, applied in one transaction. */
+export const HistoryCompactedV1 = z.object({
+  compactionId: id,
+  summaries: z.array(CompactionSummary).min(1),
+});
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -99,6 +116,7 @@ export const eventSchemas = {
   'llm.responded@1': LlmRespondedV1,
   'turn.committed@1': TurnCommittedV1,
   'execution.failed@1': ExecutionFailedV1,
+  'history.compacted@1': HistoryCompactedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

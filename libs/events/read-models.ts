@@ -27,6 +27,12 @@ export interface TurnMessageView {
   compacted: boolean;
 }
 
+export interface SummaryView {
+  id: string;
+  content: string;
+  messageIds: string[];
+}
+
 export interface LlmCallView {
   position: number;
   callId: string;
@@ -142,6 +148,19 @@ export class ReadModels {
     if (rows.length === 0) return [];
     const from = rows[rows.length - 1].ord;
     return this.messages(tenantId, sessionId, { afterOrder: from - 1, limit });
+  }
+
+  /** Saved summaries of a session in story order (compaction keeps at most a few segments). */
+  async summaries(tenantId: string, sessionId: string, limit = 64): Promise<SummaryView[]> {
+    const rows = await this.db
+      .selectFrom('summaries')
+      .select(['summary_id', 'content', 'message_ids'])
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: r.summary_id, content: r.content, messageIds: r.message_ids as string[] }));
   }
 
   async llmCalls(tenantId: string, sessionId: string): Promise<LlmCallView[]> {

@@ -70,6 +70,17 @@ export interface TraceEventsTable {
   recorded_at: Date;
 }
 
+export interface SummariesTable {
+  summary_id: string;
+  tenant_id: string;
+  session_id: string;
+  seq: number;
+  content: string;
+  message_ids: ColumnType<string[], string, string>;
+  truncated: boolean;
+  created_at: Date;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -77,4 +88,5 @@ export interface Database {
   executions: ExecutionsTable;
   turn_messages: TurnMessagesTable;
   trace_events: TraceEventsTable;
+  summaries: SummariesTable;
 }

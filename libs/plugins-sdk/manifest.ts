@@ -15,11 +15,12 @@ export const RuntimeManifest = z.object({
       history: z
         .object({
           maxTurns: z.number().int().nonnegative().optional(),
-          includeSummaries: z.boolean().default(false),
+          /** Default: summaries merged for the shared view, left out for a windowed runtime. */
+          includeSummaries: z.boolean().optional(),
         })
-        .default({ includeSummaries: false }),
+        .default({}),
     })
-    .default({ history: { includeSummaries: false } }),
+    .default({ history: {} }),
 });
 
 export const SegmentPosition = z.union([

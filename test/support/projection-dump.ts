@@ -8,5 +8,6 @@ export async function dumpProjections(db: Kysely<Database>) {
     turn_messages: await q('select * from turn_messages order by session_id, ord'),
     trace_events: await q('select * from trace_events order by global_position'),
     executions: await q('select * from executions order by execution_id'),
+    summaries: await q('select * from summaries order by session_id, seq'),
   };
 }

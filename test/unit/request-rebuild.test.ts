@@ -8,7 +8,22 @@ describe('the assembled context of a committed call is rebuilt from the event lo
     try {
       const client = await covel.newTenant();
       const { id } = await client.createSession({ locale: 'zh-Hans' });
-      for (let t = 0; t < 10; t++) await client.waitFor((await client.submit(id, `第 ${t} 步：向前走`)).executionId, 20_000);
+      const compact = async (summaryId: string, count: number, replaces: string[] = []) => {
+        // what the compaction step appends: summaries and markers in one event
+        const messages = await covel.engine.readModels.recentMessages((await covel.engine.store.readStream(id, 0, 1))[0].tenantId, id, 1000);
+        await covel.engine.store.append({
+          tenantId: (await covel.engine.store.readStream(id, 0, 1))[0].tenantId,
+          streamId: id,
+          expectedVersion: await covel.engine.store.streamVersion(id),
+          events: [{ type: 'history.compacted@1', data: { compactionId: summaryId, summaries: [{ summaryId, messageIds: messages.slice(0, count).map((m) => m.messageId), replacesSummaryIds: replaces, content: `摘要 ${summaryId}` }] } }],
+        });
+        await covel.engine.projections.catchUp();
+      };
+      for (let t = 0; t < 10; t++) {
+        if (t === 4) await compact('s1', 4);
+        if (t === 7) await compact('s2', 2, ['s1']);
+        await client.waitFor((await client.submit(id, `第 ${t} 步：向前走`)).executionId, 20_000);
+      }
       const events = await covel.engine.store.readStream(id);
       const rebuilt = await rebuildRequests(events, covel.engine.catalog!, covel.engine.providers!, { historyReadLimit: covel.engine.executor!.historyReadLimit });
       expect(rebuilt).toHaveLength(20);
@@ -20,7 +35,13 @@ describe('the assembled context of a committed call is rebuilt from the event lo
       expect(lastTracker.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'assistant', 'user', 'assistant', 'user']);
       expect(lastTracker.messages[0].content).toContain('<tracker-rules>');
       const lastNarrator = JSON.parse(rebuilt.at(-2)!.rebuilt) as { messages: unknown[] };
-      expect(lastNarrator.messages).toHaveLength(1 + 9 * 2 + 1);
+      // 4 + 2 rows compacted (turns 0-1: inputs, stories, tracker rows) into one merged summary
+      // envelope that keeps the oldest id; the narrator sees the other 14 of its 18 history rows
+      expect(lastNarrator.messages).toHaveLength(1 + 1 + 14 + 1);
+      expect(JSON.stringify(lastNarrator.messages[1])).toContain('<compacted_history>');
+      expect(JSON.stringify(lastNarrator.messages[1])).toContain('摘要 s2');
+      expect(await covel.engine.readModels.summaries(events[0].tenantId, id)).toEqual([expect.objectContaining({ id: 's1', content: '摘要 s2' })]);
+      expect((await covel.engine.readModels.summaries(events[0].tenantId, id))[0].messageIds).toHaveLength(6);
       // and the rebuild is sensitive: a different history would not match
       const tampered = events.map((e) => (e.type === 'turn.committed@1' && e.streamVersion === events.find((x) => x.type === 'turn.committed@1')!.streamVersion ? { ...e, data: { ...e.data, messages: e.data.messages.map((m) => ({ ...m, text: m.text + '!' })) } } : e));
       const off = await rebuildRequests(tampered, covel.engine.catalog!, covel.engine.providers!, { historyReadLimit: 400 });

@@ -2,11 +2,12 @@ import { Kysely, sql, Transaction } from 'kysely';
 import { EventStore } from '../event-store';
 import type { Database } from '../schema';
 import { executionsProjection } from './executions';
+import { summariesProjection } from './summaries';
 import type { Projection } from './projection';
 import { traceEventsProjection } from './trace-events';
 import { turnMessagesProjection } from './turn-messages';
 
-export const defaultProjections: readonly Projection[] = [executionsProjection, turnMessagesProjection, traceEventsProjection];
+export const defaultProjections: readonly Projection[] = [executionsProjection, turnMessagesProjection, traceEventsProjection, summariesProjection];
 
 const BATCH = 500;
 

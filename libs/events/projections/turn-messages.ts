@@ -1,11 +1,16 @@
 import { sql } from 'kysely';
 import type { Projection } from './projection';
 
-/** `turn_messages`: the committed conversation, one row per message, ordered per session. */
+/** `turn_messages`: the committed conversation, one row per message, ordered per session, with its compacted marker. */
 export const turnMessagesProjection: Projection = {
   name: 'turn_messages',
   tables: ['turn_messages'],
   async apply(trx, event) {
+    if (event.type === 'history.compacted@1') {
+      const ids = event.data.summaries.flatMap((s) => s.messageIds);
+      if (ids.length > 0) await trx.updateTable('turn_messages').set({ compacted: true }).where('session_id', '=', event.streamId).where('message_id', 'in', ids).execute();
+      return;
+    }
     if (event.type !== 'turn.committed@1') return;
     const { max } = await trx
       .selectFrom('turn_messages')

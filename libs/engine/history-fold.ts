@@ -1,0 +1,43 @@
+import type { HistoryMessage, HistorySummary } from '../context';
+import type { StoredEvent } from '../events';
+
+/**
+ * The committed history of a session folded from its events in memory: what the turn_messages
+ * (uncompacted rows) and summaries projections hold, for rebuilding a request from the log alone.
+ */
+export class HistoryFold {
+  private readonly messages: (HistoryMessage & { compacted: boolean })[] = [];
+  private summaries: HistorySummary[] = [];
+
+  apply(event: StoredEvent): void {
+    if (event.type === 'turn.committed@1') {
+      for (const m of event.data.messages) this.messages.push({ ...m, turnId: event.data.turnId, compacted: false });
+    }
+    if (event.type === 'history.compacted@1') {
+      for (const s of event.data.summaries) {
+        const ids = new Set(s.messageIds);
+        for (const m of this.messages) if (ids.has(m.messageId)) m.compacted = true;
+        if (s.replacesSummaryIds.length === 0) {
+          this.summaries.push({ id: s.summaryId, content: s.content, messageIds: s.messageIds });
+          continue;
+        }
+        const replaced = new Set(s.replacesSummaryIds);
+        const at = this.summaries.findIndex((x) => replaced.has(x.id));
+        const oldest = this.summaries[at];
+        const covered = this.summaries.filter((x) => replaced.has(x.id)).flatMap((x) => x.messageIds);
+        const merged = { id: oldest.id, content: s.content, messageIds: [...covered.filter((m) => !ids.has(m)), ...s.messageIds] };
+        this.summaries = this.summaries.filter((x) => !replaced.has(x.id));
+        this.summaries.splice(at, 0, merged);
+      }
+    }
+  }
+
+  /** The last `limit` uncompacted messages, as the bounded history read returns them. */
+  uncompactedTail(limit: number): HistoryMessage[] {
+    return this.messages.filter((m) => !m.compacted).slice(-limit).map(({ compacted: _c, ...m }) => m);
+  }
+
+  savedSummaries(): HistorySummary[] {
+    return this.summaries.map((s) => ({ ...s }));
+  }
+}
