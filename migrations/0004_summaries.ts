@@ -14,10 +14,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz not null
     )`.execute(db);
   await sql`create index summaries_session on summaries (session_id, seq)`.execute(db);
-  await sql`create index turn_messages_uncompacted on turn_messages (session_id, ord) where not compacted`.execute(db);
+  // compaction covers a continuous prefix: reads take the uncompacted tail as `ord > compacted_through`
+  // over the (session_id, ord) index, so no marker update ever sits in their path
+  await sql`
+    create table history_watermarks (
+      session_id text primary key,
+      tenant_id text not null,
+      compacted_through integer not null
+    )`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`drop index turn_messages_uncompacted`.execute(db);
+  await sql`drop table history_watermarks`.execute(db);
   await sql`drop table summaries`.execute(db);
 }

@@ -16,7 +16,8 @@ export interface HistoryMessage {
 export interface HistorySummary {
   id: string;
   content: string;
-  messageIds: readonly string[];
+  /** Covered messages, when the caller read them (assembly needs only the content). */
+  messageIds?: readonly string[];
 }
 
 export type Audience = 'self' | 'story' | { contract: string };

@@ -24,7 +24,7 @@ export class HistoryFold {
         const replaced = new Set(s.replacesSummaryIds);
         const at = this.summaries.findIndex((x) => replaced.has(x.id));
         const oldest = this.summaries[at];
-        const covered = this.summaries.filter((x) => replaced.has(x.id)).flatMap((x) => x.messageIds);
+        const covered = this.summaries.filter((x) => replaced.has(x.id)).flatMap((x) => x.messageIds ?? []);
         const merged = { id: oldest.id, content: s.content, messageIds: [...covered.filter((m) => !ids.has(m)), ...s.messageIds] };
         this.summaries = this.summaries.filter((x) => !replaced.has(x.id));
         this.summaries.splice(at, 0, merged);
@@ -37,7 +37,8 @@ export class HistoryFold {
     return this.messages.filter((m) => !m.compacted).slice(-limit).map(({ compacted: _c, ...m }) => m);
   }
 
+  /** As the bounded summaries read returns them (content only). */
   savedSummaries(): HistorySummary[] {
-    return this.summaries.map((s) => ({ ...s }));
+    return this.summaries.map((s) => ({ id: s.id, content: s.content }));
   }
 }

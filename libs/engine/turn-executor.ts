@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { HistoryMessage, HistorySummary } from '../context';
 import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
 import type { Locale } from '../plugins-sdk';
 import { ProviderError, ProviderRegistry } from '../providers';
@@ -7,14 +6,10 @@ import { FencedOutError } from './errors';
 import { ExecutionJournal, executionOutputs, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
+import { LoadedHistory, loadRuntimeHistory } from './history-loader';
 import { buildRuntimeRequest } from './runtime-request';
 import { staticSegments } from './static-segments';
 import type { Logger } from './session-service';
-
-interface LoadedHistory {
-  messages: HistoryMessage[];
-  summaries: HistorySummary[];
-}
 
 export interface TurnExecutorOptions {
   workerId: string;
@@ -131,7 +126,7 @@ export class TurnExecutor {
     journal.apply(await this.store.readStream(job.sessionId, journal.version));
     await this.catchUpQuietly('after claim'); // so GET /v1/executions/:id shows it running
     const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, this.store);
-    const history = await this.loadHistory(job.tenantId, job.sessionId);
+    const history = await loadRuntimeHistory(this.readModels, job.tenantId, job.sessionId, this.historyReadLimit);
     for (const group of this.catalog.groups()) {
       await Promise.all(group.runtimes.map((runtime) => this.runRuntime(run, runtime, history)));
     }
@@ -156,24 +151,6 @@ export class TurnExecutor {
     return first?.type === 'session.created@1' ? first.data.locale : 'en';
   }
 
-  /** Bounded reads: the uncompacted tail and the saved summaries. */
-  private async loadHistory(tenantId: string, sessionId: string): Promise<LoadedHistory> {
-    const [rows, summaries] = await Promise.all([
-      this.readModels.recentMessages(tenantId, sessionId, this.historyReadLimit),
-      this.readModels.summaries(tenantId, sessionId),
-    ]);
-    const messages = rows.map((r): HistoryMessage => ({
-      messageId: r.messageId,
-      turnId: r.turnId,
-      role: r.role as HistoryMessage['role'],
-      sourceType: r.sourceType as HistoryMessage['sourceType'],
-      pluginId: r.pluginId,
-      runtimeId: r.runtimeId,
-      outputKind: r.outputKind as HistoryMessage['outputKind'],
-      text: r.text,
-    }));
-    return { messages, summaries };
-  }
 
   private async runRuntime(run: ExecutionRun, runtime: CatalogRuntime, history: LoadedHistory): Promise<void> {
     const key = runtimeKey(runtime.pluginId, runtime.manifest.id);

@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Database } from './schema';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, TurnMessagesTable } from './schema';
 
 export interface ExecutionView {
   executionId: string;
@@ -30,7 +30,7 @@ export interface TurnMessageView {
 export interface SummaryView {
   id: string;
   content: string;
-  messageIds: string[];
+  messageIds?: string[];
 }
 
 export interface LlmCallView {
@@ -119,48 +119,47 @@ export class ReadModels {
       .orderBy('ord')
       .limit(options.limit ?? 10_000)
       .execute();
-    return rows.map((r) => ({
-      messageId: r.message_id,
-      sessionId: r.session_id,
-      turnId: r.turn_id,
-      order: r.ord,
-      role: r.role,
-      sourceType: r.source_type,
-      pluginId: r.plugin_id,
-      runtimeId: r.runtime_id,
-      outputKind: r.output_kind,
-      text: r.text,
-      compacted: r.compacted,
-    }));
+    return rows.map(toMessageView);
   }
 
   /** The most recent `limit` uncompacted messages of a session, oldest first (bounded history read). */
   async recentMessages(tenantId: string, sessionId: string, limit: number): Promise<TurnMessageView[]> {
+    const mark = await this.db
+      .selectFrom('history_watermarks')
+      .select('compacted_through')
+      .where('session_id', '=', sessionId)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
     const rows = await this.db
       .selectFrom('turn_messages')
-      .select('ord')
+      .selectAll()
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
-      .where('compacted', '=', false)
+      .where('ord', '>', mark?.compacted_through ?? 0)
       .orderBy('ord', 'desc')
       .limit(limit)
       .execute();
-    if (rows.length === 0) return [];
-    const from = rows[rows.length - 1].ord;
-    return this.messages(tenantId, sessionId, { afterOrder: from - 1, limit });
+    return rows.reverse().map(toMessageView);
   }
 
-  /** Saved summaries of a session in story order (compaction keeps at most a few segments). */
-  async summaries(tenantId: string, sessionId: string, limit = 64): Promise<SummaryView[]> {
+  /**
+   * Saved summaries of a session in story order (compaction keeps at most a few segments). The
+   * covered message ids (which grow with the session) are read only when asked for.
+   */
+  async summaries(tenantId: string, sessionId: string, options: { withMessageIds?: boolean; limit?: number } = {}): Promise<SummaryView[]> {
     const rows = await this.db
       .selectFrom('summaries')
-      .select(['summary_id', 'content', 'message_ids'])
+      .select(options.withMessageIds ? ['summary_id', 'content', 'message_ids'] : ['summary_id', 'content'])
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
       .orderBy('seq')
-      .limit(limit)
+      .limit(options.limit ?? 64)
       .execute();
-    return rows.map((r) => ({ id: r.summary_id, content: r.content, messageIds: r.message_ids as string[] }));
+    return rows.map((r) => ({
+      id: r.summary_id,
+      content: r.content,
+      ...('message_ids' in r ? { messageIds: r.message_ids as string[] } : {}),
+    }));
   }
 
   async llmCalls(tenantId: string, sessionId: string): Promise<LlmCallView[]> {
@@ -189,4 +188,20 @@ export class ReadModels {
       };
     });
   }
+}
+
+function toMessageView(r: Selectable<TurnMessagesTable>): TurnMessageView {
+  return {
+    messageId: r.message_id,
+    sessionId: r.session_id,
+    turnId: r.turn_id,
+    order: r.ord,
+    role: r.role,
+    sourceType: r.source_type,
+    pluginId: r.plugin_id,
+    runtimeId: r.runtime_id,
+    outputKind: r.output_kind,
+    text: r.text,
+    compacted: r.compacted,
+  };
 }

@@ -81,6 +81,12 @@ export interface SummariesTable {
   created_at: Date;
 }
 
+export interface HistoryWatermarksTable {
+  session_id: string;
+  tenant_id: string;
+  compacted_through: number;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -89,4 +95,5 @@ export interface Database {
   turn_messages: TurnMessagesTable;
   trace_events: TraceEventsTable;
   summaries: SummariesTable;
+  history_watermarks: HistoryWatermarksTable;
 }

@@ -9,5 +9,6 @@ export async function dumpProjections(db: Kysely<Database>) {
     trace_events: await q('select * from trace_events order by global_position'),
     executions: await q('select * from executions order by execution_id'),
     summaries: await q('select * from summaries order by session_id, seq'),
+    history_watermarks: await q('select * from history_watermarks order by session_id'),
   };
 }

@@ -41,7 +41,7 @@ describe('the assembled context of a committed call is rebuilt from the event lo
       expect(JSON.stringify(lastNarrator.messages[1])).toContain('<compacted_history>');
       expect(JSON.stringify(lastNarrator.messages[1])).toContain('摘要 s2');
       expect(await covel.engine.readModels.summaries(events[0].tenantId, id)).toEqual([expect.objectContaining({ id: 's1', content: '摘要 s2' })]);
-      expect((await covel.engine.readModels.summaries(events[0].tenantId, id))[0].messageIds).toHaveLength(6);
+      expect((await covel.engine.readModels.summaries(events[0].tenantId, id, { withMessageIds: true }))[0].messageIds).toHaveLength(6);
       // and the rebuild is sensitive: a different history would not match
       const tampered = events.map((e) => (e.type === 'turn.committed@1' && e.streamVersion === events.find((x) => x.type === 'turn.committed@1')!.streamVersion ? { ...e, data: { ...e.data, messages: e.data.messages.map((m) => ({ ...m, text: m.text + '!' })) } } : e));
       const off = await rebuildRequests(tampered, covel.engine.catalog!, covel.engine.providers!, { historyReadLimit: 400 });

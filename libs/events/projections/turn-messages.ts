@@ -4,11 +4,23 @@ import type { Projection } from './projection';
 /** `turn_messages`: the committed conversation, one row per message, ordered per session, with its compacted marker. */
 export const turnMessagesProjection: Projection = {
   name: 'turn_messages',
-  tables: ['turn_messages'],
+  tables: ['turn_messages', 'history_watermarks'],
   async apply(trx, event) {
     if (event.type === 'history.compacted@1') {
       const ids = event.data.summaries.flatMap((s) => s.messageIds);
-      if (ids.length > 0) await trx.updateTable('turn_messages').set({ compacted: true }).where('session_id', '=', event.streamId).where('message_id', 'in', ids).execute();
+      if (ids.length === 0) return;
+      await trx.updateTable('turn_messages').set({ compacted: true }).where('session_id', '=', event.streamId).where('message_id', 'in', ids).execute();
+      const { through } = await trx
+        .selectFrom('turn_messages')
+        .select(sql<number | null>`max(ord)`.as('through'))
+        .where('session_id', '=', event.streamId)
+        .where('message_id', 'in', ids)
+        .executeTakeFirstOrThrow();
+      await trx
+        .insertInto('history_watermarks')
+        .values({ session_id: event.streamId, tenant_id: event.tenantId, compacted_through: Number(through ?? 0) })
+        .onConflict((oc) => oc.column('session_id').doUpdateSet({ compacted_through: sql`greatest(history_watermarks.compacted_through, excluded.compacted_through)` }))
+        .execute();
       return;
     }
     if (event.type !== 'turn.committed@1') return;

@@ -1,0 +1,25 @@
+import type { HistoryMessage, HistorySummary } from '../context';
+import type { ReadModels } from '../events';
+
+export interface LoadedHistory {
+  messages: HistoryMessage[];
+  summaries: HistorySummary[];
+}
+
+/** Bounded reads before assembly: the uncompacted tail of turn_messages and the saved summaries. */
+export async function loadRuntimeHistory(readModels: ReadModels, tenantId: string, sessionId: string, limit: number): Promise<LoadedHistory> {
+  const [rows, summaries] = await Promise.all([readModels.recentMessages(tenantId, sessionId, limit), readModels.summaries(tenantId, sessionId)]);
+  const messages = rows.map(
+    (r): HistoryMessage => ({
+      messageId: r.messageId,
+      turnId: r.turnId,
+      role: r.role as HistoryMessage['role'],
+      sourceType: r.sourceType as HistoryMessage['sourceType'],
+      pluginId: r.pluginId,
+      runtimeId: r.runtimeId,
+      outputKind: r.outputKind as HistoryMessage['outputKind'],
+      text: r.text,
+    }),
+  );
+  return { messages, summaries };
+}
