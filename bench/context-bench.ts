@@ -112,8 +112,13 @@ export async function runContextBench(sizes: readonly number[], iterations: numb
     const catalog = new RuntimeCatalog(plugins);
     const narrator = catalog.all()[0];
     const providers = new ProviderRegistry(
-      { slots: { story: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 1024 }, fast: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 512 } } },
-      { kind: 'emulator', apiKey: 'bench', baseURL: 'http://127.0.0.1:9/v1' },
+      {
+        slots: {
+          story: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true },
+          fast: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 512, cacheBoundaries: true },
+        },
+      },
+      () => ({ kind: 'emulator', apiKey: 'bench', baseURL: 'http://127.0.0.1:9/v1' }),
     );
     const segments = staticSegments(plugins, 'en');
     const rows: ContextBenchRow[] = [];

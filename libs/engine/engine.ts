@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EventStore, migrateToLatest, OpenDatabase, openDatabase, ProjectionRunner, ReadModels, TenantStore } from '../events';
 import { loadPlugins } from '../plugins-sdk';
-import { endpointFromEnv, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
+import { endpointFor, hasRealKey, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
 import { BullMqTurnQueue } from './bullmq-queue';
 import type { EngineConfig } from './config';
 import { InProcessQueue } from './in-process-queue';
@@ -62,12 +62,14 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let providers: ProviderRegistry | null = null;
     if (role !== 'api') {
       const llm = loadLlmConfig(config.llmConfigFile);
-      if (!config.env.OPENAI_API_KEY && !config.env.COVEL_EMULATOR_URL) {
+      const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
+      if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
         emulator = await new ProviderEmulator(config.emulator).start();
         const started = emulator;
         closers.unshift(() => started.stop());
       }
-      providers = new ProviderRegistry(llm, endpointFromEnv(config.env, emulator?.openAIBaseURL ?? null));
+      const emulatorRoot = emulator?.url ?? null;
+      providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
       catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
       executor = new TurnExecutor(store, readModels, projections, catalog, providers, logger, { workerId });
       sweeper = new Sweeper(readModels, projections, queue, logger, config.sweep);

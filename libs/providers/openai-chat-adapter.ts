@@ -1,37 +1,84 @@
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { stripCacheBreaks } from './cache-break';
-import { ModelCall, ModelResponse, ProviderAdapter, ProviderError, SendOptions } from './types';
+import { wrapSystemInstruction, splitLeadingSystem } from './late-system';
+import { capabilitiesOf, ModelCapabilities } from './model-table';
+import { toProviderError } from './provider-errors';
+import { resolveReasoning, resolveToolChoice } from './request-preferences';
+import { ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
 
-export interface OpenAIChatOptions {
+export interface OpenAIAdapterOptions {
   apiKey: string;
   baseURL?: string;
   /** Retries with exponential backoff on 408/409/429/5xx and connection errors (the SDK's own). */
   maxRetries?: number;
   timeoutMs?: number;
+  /** Send system messages after the first non-system message as wrapped user content (spec §2). */
+  lateSystemAsUser?: boolean;
+  /** llm.toml input settings that override the model table. */
+  capabilities?: Partial<ModelCapabilities>;
 }
 
-/** OpenAI Chat Completions (and OpenAI-compatible endpoints) on the official `openai` SDK. */
+export function openAIClient(options: OpenAIAdapterOptions): OpenAI {
+  return new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: options.maxRetries ?? 3, timeout: options.timeoutMs ?? 120_000 });
+}
+
+/** OpenAI Chat Completions (and OpenAI-compatible endpoints: DeepSeek, Qwen, relays) on the official SDK. */
 export class OpenAIChatAdapter implements ProviderAdapter {
-  readonly protocol = 'openai-chat';
+  readonly protocol = 'openai-chat' as const;
   private readonly client: OpenAI;
 
-  constructor(options: OpenAIChatOptions) {
-    this.client = new OpenAI({
-      apiKey: options.apiKey,
-      baseURL: options.baseURL,
-      maxRetries: options.maxRetries ?? 3,
-      timeout: options.timeoutMs ?? 120_000,
-    });
+  constructor(private readonly options: OpenAIAdapterOptions) {
+    this.client = openAIClient(options);
   }
 
   buildRequest(call: ModelCall): Record<string, unknown> {
-    const body: Record<string, unknown> = {
-      model: call.model,
-      messages: call.messages.map((m) => ({ role: m.role, content: stripCacheBreaks(m.content) })),
-    };
+    const caps = capabilitiesOf(call.model, this.options.capabilities);
+    const { leading, rest } = splitLeadingSystem(call.messages);
+    const messages: unknown[] = leading.map((m) => ({ role: 'system', content: stripCacheBreaks(m.content) }));
+    for (const m of rest) {
+      if (m.role === 'system') {
+        messages.push(this.options.lateSystemAsUser ? { role: 'user', content: wrapSystemInstruction(m.content) } : { role: 'system', content: stripCacheBreaks(m.content) });
+      } else if (m.role === 'user') {
+        messages.push({
+          role: 'user',
+          content: m.images?.length
+            ? [{ type: 'text', text: m.content }, ...m.images.map((i) => ({ type: 'image_url', image_url: { url: `data:${i.mimeType};base64,${i.data}` } }))]
+            : m.content,
+        });
+      } else if (m.role === 'assistant') {
+        messages.push({
+          role: 'assistant',
+          content: m.content || null,
+          ...(m.thinking && caps.family === 'deepseek' ? { reasoning_content: m.thinking.text } : {}),
+          ...(m.toolCalls?.length
+            ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
+            : {}),
+        });
+      } else {
+        messages.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
+      }
+    }
+    const body: Record<string, unknown> = { model: call.model, messages };
+    if (call.tools?.length) {
+      body.tools = call.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+      const choice = resolveToolChoice(call, caps);
+      if (choice !== undefined) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+    }
+    const reasoning = resolveReasoning(call, caps);
+    if (reasoning.kind !== 'omit') {
+      const on = reasoning.kind === 'explicit' && reasoning.setting.enabled;
+      const effort = reasoning.kind === 'explicit' ? reasoning.setting.effort : undefined;
+      if (caps.reasoning === 'qwen-enable-thinking') body.enable_thinking = on;
+      if (caps.reasoning === 'deepseek-thinking') {
+        body.thinking = { type: on ? 'enabled' : 'disabled' };
+        if (on && effort) body.reasoning_effort = effort === 'medium' ? 'high' : effort;
+      }
+      if (caps.reasoning === 'openai-effort') body.reasoning_effort = on ? effort ?? 'medium' : 'minimal';
+    }
     if (call.maxOutputTokens !== undefined) body.max_completion_tokens = call.maxOutputTokens;
     if (call.temperature !== undefined) body.temperature = call.temperature;
+    if (call.cacheKey) body.prompt_cache_key = call.cacheKey;
     if (call.stream) {
       body.stream = true;
       body.stream_options = { include_usage: true };
@@ -42,29 +89,25 @@ export class OpenAIChatAdapter implements ProviderAdapter {
   async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
     try {
       if (body.stream === true) return await this.sendStreaming(body, options);
-      const completion = await this.client.chat.completions.create(
-        body as unknown as ChatCompletionCreateParams & { stream?: false },
-        { signal: options.signal },
-      );
+      const completion = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream?: false }, { signal: options.signal });
       const choice = completion.choices[0];
       return {
         text: choice?.message?.content ?? '',
+        toolCalls: (choice?.message?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [toolCall(c.id, c.function.name, c.function.arguments)] : [])),
         finishReason: choice?.finish_reason ?? null,
         usage: mapUsage(completion.usage),
       };
     } catch (error) {
-      throw toProviderError(error);
+      throw toProviderError('openai-chat', error);
     }
   }
 
   private async sendStreaming(body: Record<string, unknown>, options: SendOptions): Promise<ModelResponse> {
-    const stream = await this.client.chat.completions.create(
-      body as unknown as ChatCompletionCreateParams & { stream: true },
-      { signal: options.signal },
-    );
+    const stream = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream: true }, { signal: options.signal });
     let text = '';
     let finishReason: string | null = null;
-    let usage: ModelResponse['usage'] = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+    let usage = mapUsage(undefined);
+    const calls = new Map<number, { id: string; name: string; args: string }>();
     for await (const chunk of stream) {
       const choice = chunk.choices[0];
       const delta = choice?.delta?.content ?? '';
@@ -72,27 +115,34 @@ export class OpenAIChatAdapter implements ProviderAdapter {
         text += delta;
         options.onText?.(delta);
       }
+      for (const tc of choice?.delta?.tool_calls ?? []) {
+        const c = calls.get(tc.index) ?? { id: '', name: '', args: '' };
+        c.id ||= tc.id ?? '';
+        c.name ||= tc.function?.name ?? '';
+        c.args += tc.function?.arguments ?? '';
+        calls.set(tc.index, c);
+      }
       if (choice?.finish_reason) finishReason = choice.finish_reason;
       if (chunk.usage) usage = mapUsage(chunk.usage);
     }
-    return { text, finishReason, usage };
+    return { text, toolCalls: [...calls.values()].map((c) => toolCall(c.id, c.name, c.args)), finishReason, usage };
   }
 }
 
-function mapUsage(usage: OpenAI.CompletionUsage | undefined | null): ModelResponse['usage'] {
+export function toolCall(id: string, name: string, args: string): ToolCall {
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = args ? (JSON.parse(args) as Record<string, unknown>) : {};
+  } catch {
+    parsed = { _unparsed: args };
+  }
+  return { id, name, arguments: parsed };
+}
+
+function mapUsage(usage: (OpenAI.CompletionUsage & { prompt_cache_hit_tokens?: number }) | undefined | null): ModelResponse['usage'] {
   return {
     inputTokens: usage?.prompt_tokens ?? 0,
     outputTokens: usage?.completion_tokens ?? 0,
-    cachedInputTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    cachedInputTokens: usage?.prompt_tokens_details?.cached_tokens ?? usage?.prompt_cache_hit_tokens ?? 0,
   };
-}
-
-function toProviderError(error: unknown): ProviderError {
-  if (error instanceof ProviderError) return error;
-  if (error instanceof OpenAI.APIError) {
-    const status = error.status ?? null;
-    const retryable = status === null || status === 408 || status === 409 || status === 429 || status >= 500;
-    return new ProviderError(`openai-chat: ${error.message}`, status, retryable);
-  }
-  return new ProviderError(`openai-chat: ${error instanceof Error ? error.message : String(error)}`, null, true);
 }

@@ -1,28 +1,66 @@
+import { AnthropicAdapter } from './anthropic-adapter';
+import { GeminiAdapter } from './gemini-adapter';
+import { capabilitiesOf, ModelCapabilities } from './model-table';
 import { OpenAIChatAdapter } from './openai-chat-adapter';
+import { OpenAIResponsesAdapter } from './openai-responses-adapter';
 import type { LlmConfig, SlotConfig, SlotName } from './slots';
-import type { ProviderAdapter } from './types';
+import type { Protocol, ProviderAdapter } from './types';
 
 export interface Endpoint {
-  /** 'emulator' when no provider key is configured. */
+  /** 'emulator' when no key for the protocol is configured. */
   kind: 'emulator' | 'real';
+  /** Root URL (each SDK adds its own path: /v1 for OpenAI is included here). */
   baseURL?: string;
   apiKey: string;
 }
 
-/**
- * Chooses where calls go: a real provider key in the environment switches to the real endpoint,
- * otherwise everything goes to the emulator URL the host started.
- */
-export function endpointFromEnv(env: NodeJS.ProcessEnv, emulatorBaseURL: string | null): Endpoint {
-  if (env.OPENAI_API_KEY) return { kind: 'real', apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL || undefined };
-  const url = env.COVEL_EMULATOR_URL ? `${env.COVEL_EMULATOR_URL.replace(/\/$/, '')}/v1` : emulatorBaseURL;
-  if (!url) throw new Error('no provider key and no emulator: set OPENAI_API_KEY or start the provider emulator');
-  return { kind: 'emulator', apiKey: 'emulator', baseURL: url };
+const KEYS: Record<Protocol, { key: string; url: string }> = {
+  'openai-chat': { key: 'OPENAI_API_KEY', url: 'OPENAI_BASE_URL' },
+  'openai-responses': { key: 'OPENAI_API_KEY', url: 'OPENAI_BASE_URL' },
+  anthropic: { key: 'ANTHROPIC_API_KEY', url: 'ANTHROPIC_BASE_URL' },
+  gemini: { key: 'GEMINI_API_KEY', url: 'GEMINI_BASE_URL' },
+};
+
+/** A protocol's real key in the environment switches it to the real endpoint. */
+export function hasRealKey(protocol: Protocol, env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env[KEYS[protocol].key]);
+}
+
+/** Where a protocol's calls go: the real endpoint with a key, else the emulator the host started. */
+export function endpointFor(protocol: Protocol, env: NodeJS.ProcessEnv, emulatorRoot: string | null): Endpoint {
+  const { key, url } = KEYS[protocol];
+  if (env[key]) return { kind: 'real', apiKey: env[key]!, baseURL: env[url] || undefined };
+  const root = (env.COVEL_EMULATOR_URL || emulatorRoot)?.replace(/\/$/, '');
+  if (!root) throw new Error(`no ${key} and no emulator: set ${key} or start the provider emulator`);
+  return { kind: 'emulator', apiKey: 'emulator', baseURL: protocol.startsWith('openai') ? `${root}/v1` : root };
 }
 
 export interface SlotBinding {
   slot: SlotConfig;
   adapter: ProviderAdapter;
+  capabilities: ModelCapabilities;
+}
+
+export function createAdapter(slot: SlotConfig, endpoint: Endpoint): ProviderAdapter {
+  const capabilities = slotCapabilityOverrides(slot);
+  const common = { apiKey: endpoint.apiKey, baseURL: endpoint.baseURL, capabilities };
+  switch (slot.protocol) {
+    case 'openai-chat':
+      return new OpenAIChatAdapter({ ...common, lateSystemAsUser: slot.lateSystemAsUser ?? false });
+    case 'openai-responses':
+      return new OpenAIResponsesAdapter({ ...common, lateSystemAsUser: slot.lateSystemAsUser ?? false });
+    case 'anthropic':
+      return new AnthropicAdapter(common);
+    case 'gemini':
+      return new GeminiAdapter({ ...common, lateSystemAsUser: slot.lateSystemAsUser ?? true });
+  }
+}
+
+function slotCapabilityOverrides(slot: SlotConfig): Partial<ModelCapabilities> {
+  return {
+    ...(slot.imageInput !== undefined ? { imageInput: slot.imageInput } : {}),
+    ...(slot.forcedToolChoice !== undefined ? { forcedToolChoice: slot.forcedToolChoice } : {}),
+  };
 }
 
 /** One adapter per slot, built once per process. */
@@ -31,7 +69,7 @@ export class ProviderRegistry {
 
   constructor(
     readonly config: LlmConfig,
-    readonly endpoint: Endpoint,
+    private readonly endpointOf: (protocol: Protocol) => Endpoint,
   ) {}
 
   forSlot(name: SlotName): SlotBinding {
@@ -39,8 +77,7 @@ export class ProviderRegistry {
     if (existing) return existing;
     const slot = this.config.slots[name];
     if (!slot) throw new Error(`unknown model slot "${name}"`);
-    const adapter = new OpenAIChatAdapter({ apiKey: this.endpoint.apiKey, baseURL: this.endpoint.baseURL });
-    const binding = { slot, adapter };
+    const binding = { slot, adapter: createAdapter(slot, this.endpointOf(slot.protocol)), capabilities: capabilitiesOf(slot.model, slotCapabilityOverrides(slot)) };
     this.bindings.set(name, binding);
     return binding;
   }

@@ -3,10 +3,17 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 
 export const SlotConfig = z.object({
-  protocol: z.literal('openai-chat'),
+  protocol: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini']),
   model: z.string().min(1),
   contextWindow: z.number().int().positive(),
   maxOutputTokens: z.number().int().positive(),
+  /** Late system messages as wrapped user content (OpenAI default false, Gemini default true). */
+  lateSystemAsUser: z.boolean().optional(),
+  /** Input settings that override the model table. */
+  imageInput: z.boolean().optional(),
+  forcedToolChoice: z.boolean().optional(),
+  /** Anthropic: cache boundaries from the system sentinels (default true). */
+  cacheBoundaries: z.boolean().default(true),
 });
 
 export const LlmConfig = z.object({

@@ -1,25 +1,76 @@
 /** Provider-neutral shapes the engine hands to an adapter and gets back. */
+
+export interface InlineImage {
+  mimeType: 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
+  /** base64 of the raw bytes. */
+  data: string;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** user messages: inline images. */
+  images?: InlineImage[];
+  /** assistant messages: tool calls made in this reply. */
+  toolCalls?: ToolCall[];
+  /** assistant messages: reasoning to replay (never carries a cache boundary). */
+  thinking?: { text: string; signature?: string };
+  /** tool messages: which call this answers. */
+  toolCallId?: string;
+  toolName?: string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+/** Explicit reasoning configuration (player slot override or preset). */
+export interface ReasoningSetting {
+  enabled: boolean;
+  effort?: 'low' | 'medium' | 'high';
 }
 
 export interface ModelCall {
   model: string;
   messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  /** The output schema (the bridge also writes it into the system prompt). */
+  outputSchema?: { name: string; schema: Record<string, unknown> };
   maxOutputTokens?: number;
   temperature?: number;
   stream?: boolean;
+  /** Runtime request preferences (`agent.reasoning`, `agent.toolChoice`), spec §3. */
+  preferences?: { reasoning?: false; toolChoice?: 'required' | { name: string } };
+  /** Player slot overrides / preset metadata: these win over the preferences. */
+  overrides?: { toolChoice?: ToolChoice; reasoning?: ReasoningSetting };
+  /** prompt_cache_key for the OpenAI protocols, derived per session and runtime. */
+  cacheKey?: string;
+  /** Anthropic: turn the system sentinels into cache_control blocks and set message boundaries. */
+  cacheBoundaries?: boolean;
 }
 
 export interface Usage {
+  /** All input tokens, cached or not. */
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number;
+  /** Anthropic: tokens written to the cache by this request. */
+  cacheCreationInputTokens?: number;
 }
 
 export interface ModelResponse {
   text: string;
+  toolCalls: ToolCall[];
   finishReason: string | null;
   usage: Usage;
 }
@@ -35,10 +86,12 @@ export interface SendOptions {
  * then sends that same body.
  */
 export interface ProviderAdapter {
-  readonly protocol: string;
+  readonly protocol: Protocol;
   buildRequest(call: ModelCall): Record<string, unknown>;
   send(body: Record<string, unknown>, options?: SendOptions): Promise<ModelResponse>;
 }
+
+export type Protocol = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
 
 /** A provider call failed after the adapter's retries. */
 export class ProviderError extends Error {

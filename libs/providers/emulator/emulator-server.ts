@@ -1,13 +1,21 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicRoute } from './anthropic-route';
+import { geminiRoute } from './gemini-route';
 import { openAIChatRoute } from './openai-chat-route';
-import type { EmulatorReply, EmulatorRoute } from './route';
+import { openAIResponsesRoute } from './openai-responses-route';
+import { AutomaticPrefixCache, BreakpointCache } from './prefix-cache';
+import type { EmulatorReply, EmulatorRoute, EmulatorState } from './route';
 
 export interface EmulatorOptions {
   /** Loopback only; defaults to 127.0.0.1. */
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /** Anthropic minimum cacheable prompt per model (default 1024; the fact sheet lists 512–4096). */
+  anthropicMinCacheTokens?: (model: string) => number;
+  /** Gemini implicit-cache minimum (default 1024; it differs between versions of Google's page). */
+  geminiMinCacheTokens?: number;
   /** Delay before answering, and between streamed events (ms). */
   responseDelayMs?: number;
   chunkDelayMs?: number;
@@ -33,11 +41,29 @@ export interface RecordedRequest {
  */
 export class ProviderEmulator {
   private server: Server | null = null;
-  private readonly routes: EmulatorRoute[] = [openAIChatRoute];
+  private readonly routes: EmulatorRoute[] = [openAIChatRoute, openAIResponsesRoute, anthropicRoute, geminiRoute];
+  private readonly state: EmulatorState;
   readonly requests: RecordedRequest[] = [];
   private faults: EmulatorFault[] = [];
 
-  constructor(private readonly options: EmulatorOptions = {}) {}
+  constructor(private readonly options: EmulatorOptions = {}) {
+    this.state = {
+      // OpenAI: automatic from 1024 tokens, in 128-token steps, routed by prompt_cache_key
+      openAICache: new AutomaticPrefixCache({ minTokens: 1024, stepTokens: 128 }),
+      geminiCache: new AutomaticPrefixCache({ minTokens: options.geminiMinCacheTokens ?? 1024, stepTokens: 1 }),
+      anthropicCache: new BreakpointCache(options.anthropicMinCacheTokens ?? (() => 1024)),
+    };
+  }
+
+  /** Base URL for the Anthropic SDK. */
+  get anthropicBaseURL(): string {
+    return this.url;
+  }
+
+  /** Base URL for @google/genai. */
+  get geminiBaseURL(): string {
+    return this.url;
+  }
 
   get url(): string {
     if (!this.server) throw new Error('emulator is not started');
@@ -80,7 +106,8 @@ export class ProviderEmulator {
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? '/').split('?')[0];
-    const route = this.routes.find((r) => r.method === req.method && r.path === path);
+    let match: RegExpExecArray | null = null;
+    const route = this.routes.find((r) => r.method === req.method && (match = r.path.exec(path)) !== null);
     if (!route) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${path}`, type: 'not_found' } }));
@@ -104,7 +131,7 @@ export class ProviderEmulator {
       res.end(JSON.stringify({ error: { message: fault.message ?? `emulated ${fault.status}`, type: fault.status >= 500 ? 'server_error' : 'invalid_request_error' } }));
       return;
     }
-    await this.write(res, route.handle(body, req.headers));
+    await this.write(res, route.handle(body, { state: this.state, match: match!, headers: req.headers }));
   }
 
   private async write(res: ServerResponse, reply: EmulatorReply) {

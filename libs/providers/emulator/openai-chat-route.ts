@@ -1,54 +1,76 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
-import type { EmulatorReply, EmulatorRoute } from './route';
-import { emulatedStoryText } from './story-text';
+import { emulatedReply, textOf } from './reply';
+import { deltas, EmulatorReply, EmulatorRoute, sse } from './route';
+import { schemaInText } from './schema-instance';
 
-const ContentPart = z.object({ type: z.string() }).passthrough();
-const ChatBody = z.object({
-  model: z.string().min(1),
-  messages: z
-    .array(
-      z.object({
-        role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-        content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
-      }).passthrough(),
-    )
-    .min(1),
-  stream: z.boolean().optional(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
-  max_completion_tokens: z.number().int().positive().optional(),
-  max_tokens: z.number().int().positive().optional(),
-}).passthrough();
+const ChatBody = z
+  .object({
+    model: z.string().min(1),
+    messages: z
+      .array(
+        z
+          .object({
+            role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+            content: z.union([z.string(), z.array(z.object({ type: z.string() }).passthrough()), z.null()]).optional(),
+          })
+          .passthrough(),
+      )
+      .min(1),
+    tools: z.array(z.object({ type: z.literal('function'), function: z.object({ name: z.string(), parameters: z.unknown().optional() }).passthrough() })).optional(),
+    tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) })]).optional(),
+    stream: z.boolean().optional(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
+    max_completion_tokens: z.number().int().positive().optional(),
+    max_tokens: z.number().int().positive().optional(),
+    prompt_cache_key: z.string().optional(),
+  })
+  .passthrough();
 
-function openAIError(status: number, message: string, param: string | null): EmulatorReply {
+export function openAIError(status: number, message: string, param: string | null): EmulatorReply {
   return { kind: 'json', status, body: { error: { message, type: 'invalid_request_error', param, code: null } } };
 }
 
 /** POST /v1/chat/completions in the Chat Completions wire format, streaming and not. */
 export const openAIChatRoute: EmulatorRoute = {
   method: 'POST',
-  path: '/v1/chat/completions',
-  handle(raw) {
+  path: /^\/v1\/chat\/completions$/,
+  handle(raw, { state }) {
     const parsed = ChatBody.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       return openAIError(400, `Invalid request: ${issue.message}`, issue.path.join('.') || null);
     }
     const body = parsed.data;
+    if (JSON.stringify(body.messages).includes(CACHE_BREAK)) return openAIError(400, 'Invalid request: internal cache marker leaked into messages', 'messages');
+    const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
+    const choice = typeof body.tool_choice === 'object' ? body.tool_choice.function.name : body.tool_choice ?? 'auto';
+    const reply = emulatedReply({
+      transcript,
+      tools: (body.tools ?? []).map((t) => ({ name: t.function.name, parameters: t.function.parameters })),
+      toolChoice: choice,
+      afterToolResult: body.messages[body.messages.length - 1].role === 'tool',
+      schema: schemaInText(transcript.filter((m) => m.role === 'system').map((m) => m.content).join('\n')),
+    });
+    const prompt = JSON.stringify(body.tools ?? []) + body.messages.map((m) => JSON.stringify(m)).join('');
+    const promptTokens = emulatorTokenCount(prompt);
+    const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);
+    let text = reply.kind === 'text' ? reply.text : '';
+    let finish = reply.kind === 'tool' ? 'tool_calls' : 'stop';
     const limit = body.max_completion_tokens ?? body.max_tokens;
-    let text = emulatedStoryText(body.messages);
-    let finish = 'stop';
     if (limit !== undefined && emulatorTokenCount(text) > limit) {
       text = text.slice(0, limit * 4);
       finish = 'length';
     }
-    const promptTokens = emulatorTokenCount(JSON.stringify(body.messages));
+    const toolCalls = reply.kind === 'tool' ? [{ id: `call_${randomUUID().slice(0, 8)}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }] : undefined;
+    const completionTokens = emulatorTokenCount(text) + (toolCalls ? emulatorTokenCount(toolCalls[0].function.arguments) : 0);
     const usage = {
       prompt_tokens: promptTokens,
-      completion_tokens: emulatorTokenCount(text),
-      total_tokens: promptTokens + emulatorTokenCount(text),
-      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+      prompt_tokens_details: { cached_tokens: cached },
       completion_tokens_details: { reasoning_tokens: 0 },
     };
     const id = `chatcmpl-${randomUUID()}`;
@@ -62,17 +84,17 @@ export const openAIChatRoute: EmulatorRoute = {
           object: 'chat.completion',
           created,
           model: body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: finish, logprobs: null }],
+          choices: [{ index: 0, message: { role: 'assistant', content: toolCalls ? null : text, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: finish, logprobs: null }],
           usage,
         },
       };
     }
     const base = { id, object: 'chat.completion.chunk', created, model: body.model };
-    const words = text.match(/\S+\s*/g) ?? [];
-    const events: unknown[] = [{ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }];
-    for (const word of words) events.push({ ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] });
-    events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
-    if (body.stream_options?.include_usage) events.push({ ...base, choices: [], usage });
-    return { kind: 'sse', events: events.map((e) => ({ data: JSON.stringify(e) })), done: '[DONE]' };
+    const events: { data: unknown }[] = [{ data: { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] } }];
+    for (const word of deltas(text)) events.push({ data: { ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] } });
+    if (toolCalls) events.push({ data: { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...toolCalls[0] }] }, finish_reason: null }] } });
+    events.push({ data: { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] } });
+    if (body.stream_options?.include_usage) events.push({ data: { ...base, choices: [], usage } });
+    return sse(events, '[DONE]');
   },
 };

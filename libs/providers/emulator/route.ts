@@ -1,10 +1,28 @@
+import type { AutomaticPrefixCache, BreakpointCache } from './prefix-cache';
+
 export type EmulatorReply =
   | { kind: 'json'; status: number; body: unknown }
   | { kind: 'sse'; events: { event?: string; data: string }[]; done?: string };
 
+/** State shared by the routes of one emulator: each provider's simulated prompt cache. */
+export interface EmulatorState {
+  openAICache: AutomaticPrefixCache;
+  geminiCache: AutomaticPrefixCache;
+  anthropicCache: BreakpointCache;
+}
+
 /** One wire format the emulator speaks. */
 export interface EmulatorRoute {
   method: 'POST';
-  path: string;
-  handle(body: unknown, headers: Record<string, string | string[] | undefined>): EmulatorReply;
+  path: RegExp;
+  handle(body: unknown, context: { state: EmulatorState; match: RegExpExecArray; headers: Record<string, string | string[] | undefined> }): EmulatorReply;
 }
+
+export const sse = (events: { event?: string; data: unknown }[], done?: string): EmulatorReply => ({
+  kind: 'sse',
+  events: events.map((e) => ({ ...(e.event ? { event: e.event } : {}), data: JSON.stringify(e.data) })),
+  done,
+});
+
+/** Splits text into word-sized deltas for streaming. */
+export const deltas = (text: string) => text.match(/\S+\s*/g) ?? (text ? [text] : []);

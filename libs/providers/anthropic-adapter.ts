@@ -1,0 +1,155 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { CACHE_BREAK, stripCacheBreaks } from './cache-break';
+import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
+import { capabilitiesOf, ModelCapabilities } from './model-table';
+import { toProviderError } from './provider-errors';
+import { resolveReasoning, resolveToolChoice, thinkingBudget } from './request-preferences';
+import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
+
+export interface AnthropicAdapterOptions {
+  apiKey: string;
+  baseURL?: string;
+  maxRetries?: number;
+  timeoutMs?: number;
+  capabilities?: Partial<ModelCapabilities>;
+}
+
+type Block = Record<string, unknown> & { type: string };
+type WireMessage = { role: 'user' | 'assistant'; content: Block[] | string };
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * Anthropic Messages on the official SDK. Spec §2 and §5: only leading system messages go to
+ * top-level `system`; a later one keeps its place as user content in <system-instruction>. With
+ * cache boundaries: at most two stable system boundaries (from the sentinels), one on the last
+ * message of the history and one on the last cacheable block; every message is a block array.
+ */
+export class AnthropicAdapter implements ProviderAdapter {
+  readonly protocol = 'anthropic' as const;
+  private readonly client: Anthropic;
+
+  constructor(private readonly options: AnthropicAdapterOptions) {
+    this.client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: options.maxRetries ?? 3, timeout: options.timeoutMs ?? 120_000 });
+  }
+
+  buildRequest(call: ModelCall): Record<string, unknown> {
+    const caps = capabilitiesOf(call.model, this.options.capabilities);
+    const blocks = call.cacheBoundaries === true;
+    const { leading, rest } = splitLeadingSystem(call.messages);
+    const system = systemBlocks(leading, blocks);
+    const firstTurnInstruction = rest.findIndex((m) => m.role === 'system');
+    const messages: WireMessage[] = [];
+    let historyEnd = -1; // index in `messages` of the last message of the history
+    rest.forEach((m, i) => {
+      if (i === firstTurnInstruction) historyEnd = messages.length - 1;
+      messages.push(toWire(m, blocks));
+    });
+    if (blocks) {
+      // no history (e.g. maxTurns 0: the turn context is a leading system message): last boundary only
+      if (firstTurnInstruction > 0 && historyEnd >= 0) markLastCacheable(messages[historyEnd]);
+      for (let i = messages.length - 1; i >= 0; i--) if (markLastCacheable(messages[i])) break;
+    }
+    const body: Record<string, unknown> = { model: call.model, max_tokens: call.maxOutputTokens ?? DEFAULT_MAX_TOKENS };
+    if (system.length > 0) body.system = blocks ? system : system.map((b) => b.text).join('');
+    body.messages = messages;
+    if (call.tools?.length) {
+      body.tools = call.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+      const choice = resolveToolChoice(call, caps);
+      if (choice !== undefined) {
+        body.tool_choice = choice === 'required' ? { type: 'any' } : typeof choice === 'string' ? { type: choice } : { type: 'tool', name: choice.name };
+      }
+    }
+    const reasoning = resolveReasoning(call, caps);
+    if (caps.reasoning === 'anthropic-thinking') {
+      if (reasoning.kind === 'disable' || (reasoning.kind === 'explicit' && !reasoning.setting.enabled)) body.thinking = { type: 'disabled' };
+      if (reasoning.kind === 'explicit' && reasoning.setting.enabled) body.thinking = { type: 'enabled', budget_tokens: thinkingBudget(reasoning.setting) };
+    }
+    if (call.temperature !== undefined) body.temperature = call.temperature;
+    if (call.stream) body.stream = true;
+    return body;
+  }
+
+  async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
+    try {
+      if (body.stream === true) {
+        const stream = this.client.messages.stream({ ...(body as unknown as Anthropic.MessageCreateParamsNonStreaming) }, { signal: options.signal });
+        stream.on('text', (delta) => options.onText?.(delta));
+        return fromMessage(await stream.finalMessage());
+      }
+      return fromMessage(await this.client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal: options.signal }));
+    } catch (error) {
+      throw toProviderError('anthropic', error);
+    }
+  }
+}
+
+/** Leading system text split at the sentinels; cache_control on at most the last two boundaries. */
+function systemBlocks(leading: readonly ChatMessage[], withBoundaries: boolean): (Block & { text: string })[] {
+  const parts: { text: string; boundary: boolean }[] = [];
+  leading.forEach((m, i) => {
+    const pieces = m.content.split(CACHE_BREAK);
+    pieces.forEach((p, j) => {
+      const text = (i > 0 && j === 0 ? '\n\n' : '') + p;
+      if (text !== '') parts.push({ text, boundary: j < pieces.length - 1 });
+    });
+  });
+  if (!withBoundaries) return parts.map((p) => ({ type: 'text', text: p.text }));
+  const boundaries = parts.map((p, i) => (p.boundary ? i : -1)).filter((i) => i >= 0);
+  const keep = new Set(boundaries.slice(-2));
+  return parts.map((p, i) => ({ type: 'text', text: p.text, ...(keep.has(i) ? { cache_control: EPHEMERAL } : {}) }));
+}
+
+function toWire(m: ChatMessage, asBlocks: boolean): WireMessage {
+  if (m.role === 'system') return textMessage('user', wrapSystemInstruction(m.content), asBlocks);
+  if (m.role === 'tool') return { role: 'user', content: [{ type: 'tool_result', tool_use_id: m.toolCallId ?? '', content: m.content }] };
+  if (m.role === 'assistant') {
+    const content: Block[] = [];
+    if (m.thinking) content.push({ type: 'thinking', thinking: m.thinking.text, signature: m.thinking.signature ?? '' });
+    if (m.content) content.push({ type: 'text', text: stripCacheBreaks(m.content) });
+    for (const c of m.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
+    if (!asBlocks && content.length === 1 && content[0].type === 'text') return { role: 'assistant', content: String(content[0].text) };
+    return { role: 'assistant', content };
+  }
+  if (m.images?.length) {
+    return {
+      role: 'user',
+      content: [
+        ...m.images.map((i) => ({ type: 'image', source: { type: 'base64', media_type: i.mimeType, data: i.data } })),
+        { type: 'text', text: stripCacheBreaks(m.content) },
+      ],
+    };
+  }
+  return textMessage('user', stripCacheBreaks(m.content), asBlocks);
+}
+
+function textMessage(role: 'user' | 'assistant', text: string, asBlocks: boolean): WireMessage {
+  return { role, content: asBlocks ? [{ type: 'text', text }] : text };
+}
+
+/** Sets cache_control on the message's last cacheable block (not thinking, not empty text). */
+function markLastCacheable(message: WireMessage): boolean {
+  if (typeof message.content === 'string') return false;
+  for (let i = message.content.length - 1; i >= 0; i--) {
+    const b = message.content[i];
+    if (b.type === 'thinking' || b.type === 'redacted_thinking' || (b.type === 'text' && !b.text)) continue;
+    b.cache_control = EPHEMERAL;
+    return true;
+  }
+  return false;
+}
+
+function fromMessage(message: Anthropic.Message): ModelResponse {
+  const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+  const toolCalls: ToolCall[] = message.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, arguments: b.input as Record<string, unknown> }] : []));
+  const u = message.usage;
+  const read = u.cache_read_input_tokens ?? 0;
+  const created = u.cache_creation_input_tokens ?? 0;
+  return {
+    text,
+    toolCalls,
+    finishReason: message.stop_reason ?? null,
+    usage: { inputTokens: u.input_tokens + read + created, outputTokens: u.output_tokens, cachedInputTokens: read, cacheCreationInputTokens: created },
+  };
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { CACHE_BREAK } from '../cache-break';
+import { emulatorTokenCount } from './estimate';
+import { emulatedReply, textOf } from './reply';
+import { deltas, EmulatorReply, EmulatorRoute, sse } from './route';
+import { schemaInText } from './schema-instance';
+
+const Block = z.object({ type: z.string() }).passthrough();
+const MessagesBody = z
+  .object({
+    model: z.string().min(1),
+    max_tokens: z.number().int().positive(),
+    system: z.union([z.string(), z.array(Block)]).optional(),
+    messages: z.array(z.object({ role: z.string(), content: z.union([z.string(), z.array(Block)]) })).min(1),
+    tools: z.array(z.object({ name: z.string(), input_schema: z.unknown() }).passthrough()).optional(),
+    tool_choice: z.object({ type: z.enum(['auto', 'any', 'tool', 'none']), name: z.string().optional() }).passthrough().optional(),
+    stream: z.boolean().optional(),
+  })
+  .passthrough();
+
+function anthropicError(status: number, message: string): EmulatorReply {
+  return { kind: 'json', status, body: { type: 'error', error: { type: 'invalid_request_error', message } } };
+}
+
+const withoutCacheControl = (b: Record<string, unknown>) => {
+  const { cache_control: _c, ...rest } = b;
+  return JSON.stringify(rest);
+};
+
+/** POST /v1/messages: the Anthropic Messages wire format, with breakpoint caching. */
+export const anthropicRoute: EmulatorRoute = {
+  method: 'POST',
+  path: /^\/v1\/messages$/,
+  handle(raw, { state }) {
+    const parsed = MessagesBody.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return anthropicError(400, `${issue.path.join('.')}: ${issue.message}`);
+    }
+    const body = parsed.data;
+    const badRole = body.messages.findIndex((m) => m.role !== 'user' && m.role !== 'assistant');
+    if (badRole >= 0) {
+      return anthropicError(400, `messages.${badRole}.role: Input should be 'user' or 'assistant' (system messages go in the top-level "system" field)`);
+    }
+    if (JSON.stringify(body).includes(CACHE_BREAK)) return anthropicError(400, 'internal cache marker leaked into the request');
+    // cacheable positions in prefix order: tools, system blocks, message blocks
+    const blocks: { text: string; breakpoint: boolean }[] = [];
+    for (const t of body.tools ?? []) blocks.push({ text: withoutCacheControl(t), breakpoint: 'cache_control' in t });
+    const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : body.system ?? [];
+    for (const b of system) blocks.push({ text: withoutCacheControl(b), breakpoint: 'cache_control' in b });
+    for (const m of body.messages) {
+      const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+      content.forEach((b, i) => blocks.push({ text: (i === 0 ? `${m.role}:` : '') + withoutCacheControl(b), breakpoint: 'cache_control' in b }));
+    }
+    const marked = blocks.filter((b) => b.breakpoint).length;
+    if (marked > 4) return anthropicError(400, `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`);
+    for (const m of body.messages) {
+      if (typeof m.content !== 'string' && m.content.some((b) => (b.type === 'thinking' || b.type === 'redacted_thinking') && 'cache_control' in b)) {
+        return anthropicError(400, 'thinking blocks cannot carry cache_control');
+      }
+    }
+    const cache = state.anthropicCache.lookup(body.model, blocks);
+    const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
+    const last = body.messages[body.messages.length - 1];
+    const choice = body.tool_choice?.type === 'tool' ? body.tool_choice.name ?? '' : body.tool_choice?.type === 'any' ? 'required' : body.tool_choice?.type ?? 'auto';
+    const reply = emulatedReply({
+      transcript,
+      tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.input_schema })),
+      toolChoice: choice,
+      afterToolResult: typeof last.content !== 'string' && last.content.some((b) => b.type === 'tool_result'),
+      schema: schemaInText(system.map((b) => textOf([b])).join('\n')),
+    });
+    const content =
+      reply.kind === 'tool' ? [{ type: 'tool_use', id: `toolu_${randomUUID().slice(0, 12)}`, name: reply.name, input: reply.args }] : [{ type: 'text', text: reply.text }];
+    const outputTokens = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : reply.text);
+    const usage = { input_tokens: cache.uncached, output_tokens: outputTokens, cache_creation_input_tokens: cache.created, cache_read_input_tokens: cache.read };
+    const message = { id: `msg_${randomUUID()}`, type: 'message', role: 'assistant', model: body.model, content, stop_reason: reply.kind === 'tool' ? 'tool_use' : 'end_turn', stop_sequence: null, usage };
+    if (!body.stream) return { kind: 'json', status: 200, body: message };
+    const events: { event: string; data: unknown }[] = [
+      { event: 'message_start', data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } } },
+    ];
+    if (reply.kind === 'tool') {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { ...content[0], input: {} } } });
+      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.args) } } });
+    } else {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } });
+      for (const d of deltas(reply.text)) events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: d } } });
+    }
+    events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } });
+    events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: outputTokens } } });
+    events.push({ event: 'message_stop', data: { type: 'message_stop' } });
+    return sse(events);
+  },
+};

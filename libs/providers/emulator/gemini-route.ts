@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { CACHE_BREAK } from '../cache-break';
+import { emulatorTokenCount } from './estimate';
+import { emulatedReply } from './reply';
+import { deltas, EmulatorReply, EmulatorRoute, sse } from './route';
+import { schemaInText } from './schema-instance';
+
+const Part = z.object({ text: z.string().optional(), functionCall: z.object({ name: z.string() }).passthrough().optional(), functionResponse: z.object({ name: z.string() }).passthrough().optional() }).passthrough();
+const GenerateBody = z
+  .object({
+    contents: z.array(z.object({ role: z.string(), parts: z.array(Part).min(1) })).min(1),
+    systemInstruction: z.object({ parts: z.array(Part) }).passthrough().optional(),
+    tools: z.array(z.object({ functionDeclarations: z.array(z.object({ name: z.string() }).passthrough()).optional() }).passthrough()).optional(),
+    toolConfig: z.object({ functionCallingConfig: z.object({ mode: z.string().optional(), allowedFunctionNames: z.array(z.string()).optional() }).passthrough() }).passthrough().optional(),
+    generationConfig: z.object({ responseJsonSchema: z.unknown().optional(), responseSchema: z.unknown().optional() }).passthrough().optional(),
+  })
+  .passthrough();
+
+function googleError(code: number, message: string): EmulatorReply {
+  return { kind: 'json', status: code, body: { error: { code, message, status: code === 400 ? 'INVALID_ARGUMENT' : 'INTERNAL' } } };
+}
+
+const isCall = (c: { parts: z.infer<typeof Part>[] }) => c.parts.some((p) => p.functionCall);
+const isResponse = (c: { parts: z.infer<typeof Part>[] }) => c.parts.some((p) => p.functionResponse);
+
+/** POST /v1beta/models/{model}:generateContent and :streamGenerateContent (alt=sse), implicit caching. */
+export const geminiRoute: EmulatorRoute = {
+  method: 'POST',
+  path: /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/,
+  handle(raw, { state, match }) {
+    const parsed = GenerateBody.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return googleError(400, `Invalid JSON payload: ${issue.path.join('.')}: ${issue.message}`);
+    }
+    const body = parsed.data;
+    const model = match[1];
+    const bad = body.contents.findIndex((c) => c.role !== 'user' && c.role !== 'model');
+    if (bad >= 0) return googleError(400, `Please use a valid role: user, model. (contents[${bad}].role = "${body.contents[bad].role}")`);
+    for (let i = 0; i < body.contents.length; i++) {
+      const c = body.contents[i];
+      if (isResponse(c) && (i === 0 || !isCall(body.contents[i - 1]))) {
+        return googleError(400, 'Please ensure that function response turn comes immediately after a function call turn.');
+      }
+      if (isResponse(c) && c.parts.some((p) => !p.functionResponse)) return googleError(400, 'A function response turn may only contain function responses.');
+    }
+    if (JSON.stringify(body).includes(CACHE_BREAK)) return googleError(400, 'internal cache marker leaked into the request');
+    const transcript = body.contents.map((c) => ({ role: c.role === 'model' ? 'assistant' : 'user', content: c.parts.map((p) => p.text ?? '').join('') }));
+    const fcc = body.toolConfig?.functionCallingConfig;
+    const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
+    const choice = fcc?.mode === 'ANY' ? fcc.allowedFunctionNames?.[0] ?? 'required' : fcc?.mode === 'NONE' ? 'none' : 'auto';
+    const systemText = (body.systemInstruction?.parts ?? []).map((p) => p.text ?? '').join('');
+    const reply = emulatedReply({
+      transcript,
+      tools: declarations.map((d) => ({ name: d.name, parameters: (d as Record<string, unknown>).parametersJsonSchema ?? (d as Record<string, unknown>).parameters })),
+      toolChoice: choice,
+      afterToolResult: isResponse(body.contents[body.contents.length - 1]),
+      schema: body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema ?? schemaInText(systemText),
+    });
+    const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.systemInstruction ?? null) + body.contents.map((c) => JSON.stringify(c)).join('');
+    const promptTokens = emulatorTokenCount(prompt);
+    const cached = state.geminiCache.lookup(model, prompt);
+    const text = reply.kind === 'text' ? reply.text : '';
+    const parts = reply.kind === 'tool' ? [{ functionCall: { name: reply.name, args: reply.args } }] : [{ text }];
+    const candidatesTokenCount = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    const usageMetadata = { promptTokenCount: promptTokens, candidatesTokenCount, totalTokenCount: promptTokens + candidatesTokenCount, cachedContentTokenCount: cached };
+    const response = (p: unknown[], finish: string | undefined, usage: unknown) => ({
+      candidates: [{ content: { role: 'model', parts: p }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
+      usageMetadata: usage,
+      modelVersion: model,
+    });
+    if (match[2] === 'generateContent') return { kind: 'json', status: 200, body: response(parts, 'STOP', usageMetadata) };
+    const chunks = reply.kind === 'tool' ? [parts] : deltas(text).map((d) => [{ text: d }]);
+    return sse(chunks.map((p, i) => ({ data: response(p, i === chunks.length - 1 ? 'STOP' : undefined, i === chunks.length - 1 ? usageMetadata : { promptTokenCount: promptTokens }) })));
+  },
+};

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { CACHE_BREAK } from '../cache-break';
+import { emulatorTokenCount } from './estimate';
+import { openAIError } from './openai-chat-route';
+import { emulatedReply, textOf } from './reply';
+import { deltas, EmulatorRoute, sse } from './route';
+import { schemaInText } from './schema-instance';
+
+const Item = z.object({ type: z.string().optional(), role: z.string().optional(), content: z.unknown().optional() }).passthrough();
+const ResponsesBody = z
+  .object({
+    model: z.string().min(1),
+    instructions: z.string().optional(),
+    input: z.union([z.string(), z.array(Item)]),
+    tools: z.array(z.object({ type: z.literal('function'), name: z.string(), parameters: z.unknown().optional() }).passthrough()).optional(),
+    tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), name: z.string() })]).optional(),
+    text: z.object({ format: z.object({ type: z.string(), schema: z.unknown().optional() }).passthrough() }).passthrough().optional(),
+    stream: z.boolean().optional(),
+    prompt_cache_key: z.string().optional(),
+    max_output_tokens: z.number().int().positive().optional(),
+  })
+  .passthrough();
+
+/** POST /v1/responses: the Responses wire format, streaming and not, with automatic caching. */
+export const openAIResponsesRoute: EmulatorRoute = {
+  method: 'POST',
+  path: /^\/v1\/responses$/,
+  handle(raw, { state }) {
+    const parsed = ResponsesBody.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return openAIError(400, `Invalid request: ${issue.message}`, issue.path.join('.') || null);
+    }
+    const body = parsed.data;
+    if (JSON.stringify(body).includes(CACHE_BREAK)) return openAIError(400, 'Invalid request: internal cache marker leaked', 'input');
+    const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+    const transcript = items.filter((i) => i.role).map((i) => ({ role: i.role!, content: textOf(i.content) }));
+    const choice = typeof body.tool_choice === 'object' ? body.tool_choice.name : body.tool_choice ?? 'auto';
+    const reply = emulatedReply({
+      transcript,
+      tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.parameters })),
+      toolChoice: choice,
+      afterToolResult: items[items.length - 1]?.type === 'function_call_output',
+      schema: body.text?.format.type === 'json_schema' ? body.text.format.schema : schemaInText(body.instructions ?? ''),
+    });
+    const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.instructions ?? '') + items.map((i) => JSON.stringify(i)).join('');
+    const inputTokens = emulatorTokenCount(prompt);
+    const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);
+    const id = `resp_${randomUUID().replace(/-/g, '')}`;
+    const msgId = `msg_${randomUUID().replace(/-/g, '')}`;
+    const text = reply.kind === 'text' ? reply.text : '';
+    const output =
+      reply.kind === 'tool'
+        ? [{ type: 'function_call', id: `fc_${randomUUID().slice(0, 8)}`, call_id: `call_${randomUUID().slice(0, 8)}`, name: reply.name, arguments: JSON.stringify(reply.args), status: 'completed' }]
+        : [{ type: 'message', id: msgId, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }];
+    const outputTokens = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    const response = {
+      id,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      status: 'completed',
+      model: body.model,
+      output,
+      usage: {
+        input_tokens: inputTokens,
+        input_tokens_details: { cached_tokens: cached },
+        output_tokens: outputTokens,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: inputTokens + outputTokens,
+      },
+      error: null,
+      incomplete_details: null,
+    };
+    if (!body.stream) return { kind: 'json', status: 200, body: response };
+    let seq = 0;
+    const ev = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: seq++, ...data } });
+    const events = [ev('response.created', { response: { ...response, status: 'in_progress', output: [] } })];
+    if (reply.kind === 'text') {
+      events.push(ev('response.output_item.added', { output_index: 0, item: { ...output[0], status: 'in_progress', content: [] } }));
+      events.push(ev('response.content_part.added', { output_index: 0, item_id: msgId, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+      for (const d of deltas(text)) events.push(ev('response.output_text.delta', { output_index: 0, item_id: msgId, content_index: 0, delta: d }));
+      events.push(ev('response.output_text.done', { output_index: 0, item_id: msgId, content_index: 0, text }));
+    }
+    events.push(ev('response.output_item.done', { output_index: 0, item: output[0] }));
+    events.push(ev('response.completed', { response }));
+    return sse(events);
+  },
+};

@@ -1,0 +1,146 @@
+import { GenerateContentParameters, GenerateContentResponse, GoogleGenAI } from '@google/genai';
+import { stripCacheBreaks } from './cache-break';
+import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
+import { capabilitiesOf, ModelCapabilities } from './model-table';
+import { toProviderError } from './provider-errors';
+import { resolveReasoning, resolveToolChoice, thinkingBudget } from './request-preferences';
+import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
+
+export interface GeminiAdapterOptions {
+  apiKey: string;
+  baseURL?: string;
+  /** Attempts including the first (the SDK's own retry with backoff). */
+  maxAttempts?: number;
+  timeoutMs?: number;
+  /** Default true: late system messages stay in place as user text, plain text is merged (spec §2). */
+  lateSystemAsUser?: boolean;
+  capabilities?: Partial<ModelCapabilities>;
+}
+
+type Part = Record<string, unknown>;
+type Content = { role: 'user' | 'model'; parts: Part[] };
+
+const kindOf = (c: Content) =>
+  c.parts.every((p) => 'text' in p) ? 'text' : c.parts.every((p) => 'functionResponse' in p) ? 'function-response' : c.parts.some((p) => 'functionCall' in p) ? 'function-call' : 'other';
+
+/**
+ * Gemini native protocol on @google/genai. The body is the REST request (`contents`,
+ * `systemInstruction`, `tools`, `toolConfig`, `generationConfig`); `send` hands it to the SDK.
+ */
+export class GeminiAdapter implements ProviderAdapter {
+  readonly protocol = 'gemini' as const;
+  private readonly client: GoogleGenAI;
+
+  constructor(private readonly options: GeminiAdapterOptions) {
+    this.client = new GoogleGenAI({
+      apiKey: options.apiKey,
+      httpOptions: {
+        ...(options.baseURL ? { baseUrl: options.baseURL } : {}),
+        timeout: options.timeoutMs ?? 120_000,
+        retryOptions: { attempts: options.maxAttempts ?? 4, initialDelay: 0.5, maxDelay: 8 },
+      },
+    });
+  }
+
+  buildRequest(call: ModelCall): Record<string, unknown> {
+    const caps = capabilitiesOf(call.model, this.options.capabilities);
+    const inPlace = this.options.lateSystemAsUser !== false;
+    const { leading, rest } = splitLeadingSystem(call.messages);
+    const system = inPlace ? leading : call.messages.filter((m) => m.role === 'system');
+    const contents: Content[] = [];
+    for (const m of inPlace ? rest : call.messages.filter((x) => x.role !== 'system')) {
+      const content = toContent(m);
+      const last = contents[contents.length - 1];
+      // adjacent plain text of one role merges; function responses share only with function responses
+      const merge = inPlace && last && last.role === content.role && ((kindOf(last) === 'text' && kindOf(content) === 'text') || (kindOf(last) === 'function-response' && kindOf(content) === 'function-response'));
+      if (merge) last.parts.push(...content.parts);
+      else contents.push(content);
+    }
+    const body: Record<string, unknown> = { model: call.model, contents };
+    if (system.length) body.systemInstruction = { parts: [{ text: system.map((m) => stripCacheBreaks(m.content)).join('\n\n') }] };
+    if (call.tools?.length) {
+      body.tools = [{ functionDeclarations: call.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }];
+      const choice = resolveToolChoice(call, caps);
+      if (choice !== undefined) {
+        body.toolConfig = {
+          functionCallingConfig:
+            typeof choice === 'object' ? { mode: 'ANY', allowedFunctionNames: [choice.name] } : { mode: choice === 'required' ? 'ANY' : choice.toUpperCase() },
+        };
+      }
+    }
+    const generationConfig: Record<string, unknown> = {};
+    if (call.maxOutputTokens !== undefined) generationConfig.maxOutputTokens = call.maxOutputTokens;
+    if (call.temperature !== undefined) generationConfig.temperature = call.temperature;
+    if (call.outputSchema) {
+      generationConfig.responseMimeType = 'application/json';
+      generationConfig.responseJsonSchema = call.outputSchema.schema;
+    }
+    const reasoning = resolveReasoning(call, caps);
+    if (caps.reasoning === 'gemini-budget' && reasoning.kind !== 'omit') {
+      generationConfig.thinkingConfig = { thinkingBudget: reasoning.kind === 'explicit' && reasoning.setting.enabled ? thinkingBudget(reasoning.setting) : 0 };
+    }
+    if (Object.keys(generationConfig).length) body.generationConfig = generationConfig;
+    if (call.stream) body.stream = true;
+    return body;
+  }
+
+  async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
+    const { model, contents, systemInstruction, tools, toolConfig, generationConfig, stream } = body as {
+      model: string;
+      contents: unknown;
+      systemInstruction?: unknown;
+      tools?: unknown;
+      toolConfig?: unknown;
+      generationConfig?: Record<string, unknown>;
+      stream?: boolean;
+    };
+    const params = {
+      model,
+      contents,
+      config: { ...(generationConfig ?? {}), ...(systemInstruction ? { systemInstruction } : {}), ...(tools ? { tools } : {}), ...(toolConfig ? { toolConfig } : {}), abortSignal: options.signal },
+    } as GenerateContentParameters;
+    try {
+      if (stream) {
+        let last: GenerateContentResponse | null = null;
+        let text = '';
+        const calls: ToolCall[] = [];
+        for await (const chunk of await this.client.models.generateContentStream(params)) {
+          const delta = chunk.candidates?.[0]?.content?.parts?.flatMap((p) => (p.text && !p.thought ? [p.text] : [])).join('') ?? '';
+          if (delta) {
+            text += delta;
+            options.onText?.(delta);
+          }
+          calls.push(...functionCalls(chunk));
+          last = chunk;
+        }
+        return { text, toolCalls: calls, finishReason: last?.candidates?.[0]?.finishReason ?? null, usage: usageOf(last) };
+      }
+      const r = await this.client.models.generateContent(params);
+      const text = r.candidates?.[0]?.content?.parts?.flatMap((p) => (p.text && !p.thought ? [p.text] : [])).join('') ?? '';
+      return { text, toolCalls: functionCalls(r), finishReason: r.candidates?.[0]?.finishReason ?? null, usage: usageOf(r) };
+    } catch (error) {
+      throw toProviderError('gemini', error);
+    }
+  }
+}
+
+function toContent(m: ChatMessage): Content {
+  if (m.role === 'system') return { role: 'user', parts: [{ text: wrapSystemInstruction(m.content) }] };
+  if (m.role === 'tool') return { role: 'user', parts: [{ functionResponse: { ...(m.toolCallId ? { id: m.toolCallId } : {}), name: m.toolName ?? '', response: { name: m.toolName ?? '', content: m.content } } }] };
+  if (m.role === 'assistant') {
+    const parts: Part[] = [];
+    if (m.content) parts.push({ text: stripCacheBreaks(m.content) });
+    for (const c of m.toolCalls ?? []) parts.push({ functionCall: { id: c.id, name: c.name, args: c.arguments } });
+    return { role: 'model', parts };
+  }
+  return { role: 'user', parts: [{ text: stripCacheBreaks(m.content) }, ...(m.images ?? []).map((i) => ({ inlineData: { mimeType: i.mimeType, data: i.data } }))] };
+}
+
+function functionCalls(r: GenerateContentResponse): ToolCall[] {
+  return (r.candidates?.[0]?.content?.parts ?? []).flatMap((p) => (p.functionCall ? [{ id: p.functionCall.id ?? `${p.functionCall.name}-0`, name: p.functionCall.name ?? '', arguments: (p.functionCall.args ?? {}) as Record<string, unknown> }] : []));
+}
+
+function usageOf(r: GenerateContentResponse | null): ModelResponse['usage'] {
+  const u = r?.usageMetadata;
+  return { inputTokens: u?.promptTokenCount ?? 0, outputTokens: u?.candidatesTokenCount ?? 0, cachedInputTokens: u?.cachedContentTokenCount ?? 0 };
+}

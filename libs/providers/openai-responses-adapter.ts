@@ -1,0 +1,98 @@
+import type OpenAI from 'openai';
+import { stripCacheBreaks } from './cache-break';
+import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
+import { capabilitiesOf } from './model-table';
+import { OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
+import { toProviderError } from './provider-errors';
+import { resolveReasoning, resolveToolChoice } from './request-preferences';
+import type { ModelCall, ModelResponse, ProviderAdapter, SendOptions } from './types';
+
+type ResponsesBody = OpenAI.Responses.ResponseCreateParams;
+
+/** OpenAI Responses on the official SDK: leading system → `instructions`, the rest → `input` items. */
+export class OpenAIResponsesAdapter implements ProviderAdapter {
+  readonly protocol = 'openai-responses' as const;
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAIAdapterOptions) {
+    this.client = openAIClient(options);
+  }
+
+  buildRequest(call: ModelCall): Record<string, unknown> {
+    const caps = capabilitiesOf(call.model, this.options.capabilities);
+    const { leading, rest } = splitLeadingSystem(call.messages);
+    const input: unknown[] = [];
+    for (const m of rest) {
+      if (m.role === 'system') {
+        input.push(
+          this.options.lateSystemAsUser
+            ? { role: 'user', content: [{ type: 'input_text', text: wrapSystemInstruction(m.content) }] }
+            : { role: 'system', content: [{ type: 'input_text', text: stripCacheBreaks(m.content) }] },
+        );
+      } else if (m.role === 'user') {
+        input.push({
+          role: 'user',
+          content: [{ type: 'input_text', text: m.content }, ...(m.images ?? []).map((i) => ({ type: 'input_image', image_url: `data:${i.mimeType};base64,${i.data}`, detail: 'auto' }))],
+        });
+      } else if (m.role === 'assistant') {
+        if (m.content) input.push({ role: 'assistant', content: [{ type: 'output_text', text: m.content }] });
+        for (const c of m.toolCalls ?? []) input.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) });
+      } else {
+        input.push({ type: 'function_call_output', call_id: m.toolCallId, output: m.content });
+      }
+    }
+    const body: Record<string, unknown> = { model: call.model };
+    if (leading.length) body.instructions = leading.map((m) => stripCacheBreaks(m.content)).join('\n\n');
+    body.input = input;
+    if (call.tools?.length) {
+      body.tools = call.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false }));
+      const choice = resolveToolChoice(call, caps);
+      if (choice !== undefined) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.name };
+    }
+    // the schema is in the system prompt (bridge) and sent again as the native field
+    if (call.outputSchema) body.text = { format: { type: 'json_schema', name: call.outputSchema.name, schema: call.outputSchema.schema, strict: false } };
+    const reasoning = resolveReasoning(call, caps);
+    if (caps.reasoning === 'openai-effort' && reasoning.kind !== 'omit') {
+      const on = reasoning.kind === 'explicit' && reasoning.setting.enabled;
+      body.reasoning = { effort: on ? (reasoning.kind === 'explicit' ? reasoning.setting.effort : undefined) ?? 'medium' : 'minimal' };
+    }
+    if (call.maxOutputTokens !== undefined) body.max_output_tokens = call.maxOutputTokens;
+    if (call.temperature !== undefined) body.temperature = call.temperature;
+    if (call.cacheKey) body.prompt_cache_key = call.cacheKey;
+    if (call.stream) body.stream = true;
+    return body;
+  }
+
+  async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
+    try {
+      if (body.stream === true) {
+        const stream = await this.client.responses.create(body as unknown as ResponsesBody & { stream: true }, { signal: options.signal });
+        let final: OpenAI.Responses.Response | null = null;
+        for await (const event of stream) {
+          if (event.type === 'response.output_text.delta') options.onText?.(event.delta);
+          if (event.type === 'response.completed') final = event.response;
+        }
+        if (!final) throw new Error('stream ended without response.completed');
+        return fromResponse(final);
+      }
+      return fromResponse(await this.client.responses.create(body as unknown as ResponsesBody & { stream?: false }, { signal: options.signal }));
+    } catch (error) {
+      throw toProviderError('openai-responses', error);
+    }
+  }
+}
+
+function fromResponse(r: OpenAI.Responses.Response): ModelResponse {
+  const text = r.output.flatMap((o) => (o.type === 'message' ? o.content.flatMap((c) => (c.type === 'output_text' ? [c.text] : [])) : [])).join('');
+  const toolCalls = r.output.flatMap((o) => (o.type === 'function_call' ? [toolCall(o.call_id, o.name, o.arguments)] : []));
+  return {
+    text,
+    toolCalls,
+    finishReason: r.status === 'incomplete' ? r.incomplete_details?.reason ?? 'incomplete' : toolCalls.length ? 'tool_calls' : 'stop',
+    usage: {
+      inputTokens: r.usage?.input_tokens ?? 0,
+      outputTokens: r.usage?.output_tokens ?? 0,
+      cachedInputTokens: r.usage?.input_tokens_details?.cached_tokens ?? 0,
+    },
+  };
+}
