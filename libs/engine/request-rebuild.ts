@@ -42,6 +42,7 @@ export async function rebuildRequests(
       if (!execution || !runtime) throw new Error(`call ${d.callId}: unknown execution or runtime ${d.pluginId}/${d.runtimeId}`);
       const { body } = await buildRuntimeRequest(
         {
+          sessionId: event.streamId,
           locale,
           runtime,
           stageIndex: catalog.stageIndex(runtime),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage, HistorySummary } from '../context';
 import type { Locale } from '../plugins-sdk';
 import type { ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
@@ -5,6 +6,7 @@ import type { CatalogRuntime } from './runtime-catalog';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
+  sessionId: string;
   locale: Locale;
   runtime: CatalogRuntime;
   stageIndex: number | null;
@@ -51,6 +53,14 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     messages: [{ role: 'system', content: context.systemPrompt }, ...context.messages.map((msg) => ({ role: msg.role, content: msg.content }))],
     maxOutputTokens: slot.maxOutputTokens,
     stream: m.stream,
+    preferences: { ...(m.agent.reasoning === false ? { reasoning: false as const } : {}), ...(m.agent.toolChoice ? { toolChoice: m.agent.toolChoice } : {}) },
+    cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, m.id),
+    cacheBoundaries: slot.cacheBoundaries,
   });
   return { context, body, slot, adapter };
+}
+
+/** prompt_cache_key: one per session and runtime, so their requests route to the same cache. */
+export function promptCacheKey(sessionId: string, pluginId: string, runtimeId: string): string {
+  return `covel-${createHash('sha256').update(`${sessionId}/${pluginId}/${runtimeId}`).digest('hex').slice(0, 32)}`;
 }

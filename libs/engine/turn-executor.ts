@@ -158,6 +158,7 @@ export class TurnExecutor {
     const m = runtime.manifest;
     const { body, slot, adapter } = await buildRuntimeRequest(
       {
+        sessionId: run.sessionId,
         locale: run.locale,
         runtime,
         stageIndex: this.catalog.stageIndex(runtime),

@@ -12,6 +12,10 @@ export const RuntimeManifest = z.object({
   stream: z.boolean().default(false),
   agent: z
     .object({
+      /** `false`: the model's off switch, where the request has no explicit reasoning setting (spec §3). */
+      reasoning: z.literal(false).optional(),
+      /** A named tool, or `required` (a declared tool must be called). */
+      toolChoice: z.union([z.literal('required'), z.object({ name: z.string().min(1) }).strict()]).optional(),
       history: z
         .object({
           maxTurns: z.number().int().nonnegative().optional(),

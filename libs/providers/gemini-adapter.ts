@@ -38,6 +38,8 @@ export class GeminiAdapter implements ProviderAdapter {
         ...(options.baseURL ? { baseUrl: options.baseURL } : {}),
         timeout: options.timeoutMs ?? 120_000,
         retryOptions: { attempts: options.maxAttempts ?? 4, initialDelay: 0.5, maxDelay: 8 },
+        // the global fetch of the calling realm (the SDK's own lookup fails inside Jest's VM context)
+        fetch: (input, init) => fetch(input, init),
       },
     });
   }
