@@ -49,15 +49,8 @@ export class GeminiAdapter implements ProviderAdapter {
     const inPlace = this.options.lateSystemAsUser !== false;
     const { leading, rest } = splitLeadingSystem(call.messages);
     const system = inPlace ? leading : call.messages.filter((m) => m.role === 'system');
-    const contents: Content[] = [];
-    for (const m of inPlace ? rest : call.messages.filter((x) => x.role !== 'system')) {
-      const content = toContent(m);
-      const last = contents[contents.length - 1];
-      // adjacent plain text of one role merges; function responses share only with function responses
-      const merge = inPlace && last && last.role === content.role && ((kindOf(last) === 'text' && kindOf(content) === 'text') || (kindOf(last) === 'function-response' && kindOf(content) === 'function-response'));
-      if (merge) last.parts.push(...content.parts);
-      else contents.push(content);
-    }
+    const converted = (inPlace ? rest : call.messages.filter((x) => x.role !== 'system')).map(toContent);
+    const contents = inPlace ? mergeAdjacent(responsesAfterCalls(converted)) : converted;
     const body: Record<string, unknown> = { model: call.model, contents };
     if (system.length) body.systemInstruction = { parts: [{ text: system.map((m) => stripCacheBreaks(m.content)).join('\n\n') }] };
     if (call.tools?.length) {
@@ -124,6 +117,36 @@ export class GeminiAdapter implements ProviderAdapter {
       throw toProviderError('gemini', error);
     }
   }
+}
+
+/**
+ * A function response comes right after its function call: user text placed between a call and
+ * its response (an instruction, say) moves to after the response.
+ */
+function responsesAfterCalls(contents: Content[]): Content[] {
+  const out: Content[] = [];
+  for (let i = 0; i < contents.length; i++) {
+    out.push(contents[i]);
+    if (kindOf(contents[i]) !== 'function-call') continue;
+    let j = i + 1;
+    while (j < contents.length && contents[j].role === 'user') j++;
+    const between = contents.slice(i + 1, j);
+    out.push(...between.filter((c) => kindOf(c) === 'function-response'), ...between.filter((c) => kindOf(c) !== 'function-response'));
+    i = j - 1;
+  }
+  return out;
+}
+
+/** Adjacent plain text of one role merges; function responses share a content only with each other. */
+function mergeAdjacent(contents: Content[]): Content[] {
+  const out: Content[] = [];
+  for (const c of contents) {
+    const last = out[out.length - 1];
+    const same = last && last.role === c.role && kindOf(last) === kindOf(c) && (kindOf(c) === 'text' || kindOf(c) === 'function-response');
+    if (same) last.parts.push(...c.parts);
+    else out.push({ role: c.role, parts: [...c.parts] });
+  }
+  return out;
 }
 
 function toContent(m: ChatMessage): Content {

@@ -28,6 +28,22 @@ const withoutCacheControl = (b: Record<string, unknown>) => {
   return JSON.stringify(rest);
 };
 
+/**
+ * Cacheable positions in prefix order (tools, system blocks, message blocks), each serialized
+ * without its cache_control, and whether it carries a breakpoint.
+ */
+export function anthropicBlocks(body: { tools?: Record<string, unknown>[]; system?: string | Record<string, unknown>[]; messages: { role: string; content: string | Record<string, unknown>[] }[] }) {
+  const blocks: { text: string; breakpoint: boolean; message: number }[] = [];
+  for (const t of body.tools ?? []) blocks.push({ text: withoutCacheControl(t), breakpoint: 'cache_control' in t, message: -1 });
+  const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : body.system ?? [];
+  for (const b of system) blocks.push({ text: withoutCacheControl(b), breakpoint: 'cache_control' in b, message: -1 });
+  body.messages.forEach((m, mi) => {
+    const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    content.forEach((b, i) => blocks.push({ text: (i === 0 ? `${m.role}:` : '') + withoutCacheControl(b), breakpoint: 'cache_control' in b, message: mi }));
+  });
+  return blocks;
+}
+
 /** POST /v1/messages: the Anthropic Messages wire format, with breakpoint caching. */
 export const anthropicRoute: EmulatorRoute = {
   method: 'POST',
@@ -44,15 +60,8 @@ export const anthropicRoute: EmulatorRoute = {
       return anthropicError(400, `messages.${badRole}.role: Input should be 'user' or 'assistant' (system messages go in the top-level "system" field)`);
     }
     if (JSON.stringify(body).includes(CACHE_BREAK)) return anthropicError(400, 'internal cache marker leaked into the request');
-    // cacheable positions in prefix order: tools, system blocks, message blocks
-    const blocks: { text: string; breakpoint: boolean }[] = [];
-    for (const t of body.tools ?? []) blocks.push({ text: withoutCacheControl(t), breakpoint: 'cache_control' in t });
+    const blocks = anthropicBlocks(body);
     const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : body.system ?? [];
-    for (const b of system) blocks.push({ text: withoutCacheControl(b), breakpoint: 'cache_control' in b });
-    for (const m of body.messages) {
-      const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
-      content.forEach((b, i) => blocks.push({ text: (i === 0 ? `${m.role}:` : '') + withoutCacheControl(b), breakpoint: 'cache_control' in b }));
-    }
     const marked = blocks.filter((b) => b.breakpoint).length;
     if (marked > 4) return anthropicError(400, `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`);
     for (const m of body.messages) {
