@@ -1,7 +1,8 @@
+/** Cross-package: requests assembled by libs/context, sent by the Anthropic adapter to the emulator. */
 import Anthropic from '@anthropic-ai/sdk';
-import { buildContext, HistoryMessage } from '../../context';
-import { AnthropicAdapter, anthropicBlocks, emulatorTokenCount, ProviderEmulator } from '..';
-import type { ChatMessage } from '..';
+import { buildContext, HistoryMessage } from '../../libs/context';
+import { AnthropicAdapter, anthropicBlocks, emulatorTokenCount, ProviderEmulator } from '../../libs/providers';
+import type { ChatMessage } from '../../libs/providers';
 
 const countMarks = (body: Record<string, unknown>) => (JSON.stringify(body).match(/"cache_control"/g) ?? []).length;
 
@@ -17,7 +18,7 @@ async function turnRequest(history: HistoryMessage[], n: number): Promise<ChatMe
     ],
     lorebook: [{ id: 'ember', content: 'Emberback is a sleeping dragon.', position: 'after-plugin', order: 0, reason: { kind: 'constant' } }],
   });
-  return [{ role: 'system', content: ctx.systemPrompt }, ...ctx.messages];
+  return [{ role: 'system', content: ctx.systemPrompt }, ...ctx.messages.map((m) => ({ role: m.role, content: m.content }))];
 }
 
 describe('§5 Anthropic: four boundaries and what the next turn reads', () => {
