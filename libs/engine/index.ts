@@ -13,6 +13,8 @@ export type { RuntimeRequestInputs, RuntimeRequest } from './runtime-request';
 export { rebuildRequests } from './request-rebuild';
 export type { RebuiltCall } from './request-rebuild';
 export { staticSegments } from './static-segments';
+export { attachRecentImages, IMAGE_LIMITS } from './picture-attachments';
+export type { MediaStore } from './picture-attachments';
 export { InProcessQueue } from './in-process-queue';
 export { BullMqTurnQueue, redisConnection } from './bullmq-queue';
 export { TURN_QUEUE_NAME, TURN_JOB_ATTEMPTS, turnJobId } from './queue';

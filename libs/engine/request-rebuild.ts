@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../events';
 import type { Locale } from '../plugins-sdk';
-import type { ProviderRegistry } from '../providers';
+import { redactImageData, ProviderRegistry } from '../providers';
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
@@ -54,7 +54,7 @@ export async function rebuildRequests(
         },
         providers,
       );
-      const rebuilt = JSON.stringify(body);
+      const rebuilt = JSON.stringify(redactImageData(body));
       results.push({ callId: d.callId, executionId: d.executionId, turnId: d.turnId, pluginId: d.pluginId, runtimeId: d.runtimeId, recorded: d.body, rebuilt, identical: rebuilt === d.body });
     }
     history.apply(event);

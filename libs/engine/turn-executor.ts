@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
 import type { Locale } from '../plugins-sdk';
-import { ProviderError, ProviderRegistry } from '../providers';
+import { ProviderError, ProviderRegistry, redactImageData } from '../providers';
 import { FencedOutError } from './errors';
 import { ExecutionJournal, executionOutputs, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
@@ -173,7 +173,7 @@ export class TurnExecutor {
     const callId = randomUUID();
     const ids = { executionId: run.execution.executionId, turnId: run.execution.turnId, callId, pluginId: runtime.pluginId, runtimeId: m.id };
     await run.append(() => [
-      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, body: JSON.stringify(body) } },
+      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, body: JSON.stringify(redactImageData(body)) } },
     ]);
     const response = await adapter.send(body);
     await run.append(() => [

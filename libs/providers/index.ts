@@ -14,6 +14,7 @@ export type { ModelCapabilities } from './model-table';
 export { resolveToolChoice, resolveReasoning, thinkingActive } from './request-preferences';
 export type { ReasoningDecision } from './request-preferences';
 export { CACHE_BREAK as PROVIDER_CACHE_BREAK } from './cache-break';
+export { redactImageData } from './trace-redaction';
 export type { Endpoint, SlotBinding } from './provider-registry';
 export { ProviderEmulator } from './emulator/emulator-server';
 export { anthropicBlocks } from './emulator/anthropic-route';
