@@ -9,4 +9,5 @@ export { thisTurnStoryText, pointStoryInputs } from './story-text';
 export { modelFacingJson, escapeXml, selfDataRow } from './data-boundary';
 export { HookResultError } from './post-context-assembly';
 export { fixedText } from './fixed-text';
+export { estimateTokens } from './estimate-tokens';
 export * from './types';

@@ -60,6 +60,14 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   return { context, body, slot, adapter };
 }
 
+/** The request's layout for prefix reports: system section lengths as serialized, message sections. */
+export function requestLayout(context: AssembledContext) {
+  return {
+    systemSections: context.systemSections.map((s) => ({ name: s.name, length: s.text.length })),
+    messageSections: ['system', ...context.messageSections],
+  };
+}
+
 /** prompt_cache_key: one per session and runtime, so their requests route to the same cache. */
 export function promptCacheKey(sessionId: string, pluginId: string, runtimeId: string): string {
   return `covel-${createHash('sha256').update(`${sessionId}/${pluginId}/${runtimeId}`).digest('hex').slice(0, 32)}`;

@@ -7,7 +7,7 @@ import { ExecutionJournal, executionOutputs, RuntimeOutput, runtimeKey, SessionJ
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
 import { LoadedHistory, loadRuntimeHistory } from './history-loader';
-import { buildRuntimeRequest } from './runtime-request';
+import { buildRuntimeRequest, requestLayout } from './runtime-request';
 import { staticSegments } from './static-segments';
 import type { Logger } from './session-service';
 
@@ -156,7 +156,7 @@ export class TurnExecutor {
     const key = runtimeKey(runtime.pluginId, runtime.manifest.id);
     if (run.execution.outputs.has(key)) return; // produced by an earlier attempt: reuse, don't call again
     const m = runtime.manifest;
-    const { body, slot, adapter } = await buildRuntimeRequest(
+    const { body, slot, adapter, context } = await buildRuntimeRequest(
       {
         sessionId: run.sessionId,
         locale: run.locale,
@@ -173,7 +173,7 @@ export class TurnExecutor {
     const callId = randomUUID();
     const ids = { executionId: run.execution.executionId, turnId: run.execution.turnId, callId, pluginId: runtime.pluginId, runtimeId: m.id };
     await run.append(() => [
-      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, body: JSON.stringify(redactImageData(body)) } },
+      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, body: JSON.stringify(redactImageData(body)), layout: requestLayout(context) } },
     ]);
     const response = await adapter.send(body);
     await run.append(() => [

@@ -54,6 +54,13 @@ export const LlmCallingV1 = z.object({
   model: z.string(),
   /** The exact request body sent to the provider, as the JSON text on the wire (jsonb would reorder keys). */
   body: z.string().min(2),
+  /** Where each part of the request came from, for prefix reports: system sections and message sections. */
+  layout: z
+    .object({
+      systemSections: z.array(z.object({ name: z.string(), length: z.number().int().nonnegative() })),
+      messageSections: z.array(z.string()),
+    })
+    .optional(),
 });
 
 export const LlmRespondedV1 = z.object({

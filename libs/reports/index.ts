@@ -1,0 +1,6 @@
+export { prefixUnits } from './prefix-units';
+export type { PrefixUnit } from './prefix-units';
+export { comparePrefix } from './prefix-compare';
+export type { FirstDifference, PrefixComparison, RecordedRequest } from './prefix-compare';
+export { prefixReport, formatPrefixTables } from './prefix-report';
+export type { PrefixRow, RecordedCall } from './prefix-report';

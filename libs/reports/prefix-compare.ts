@@ -1,0 +1,93 @@
+import { estimateTokens } from '../context';
+import { PrefixUnit, prefixUnits } from './prefix-units';
+
+export interface RecordedRequest {
+  protocol: string;
+  body: Record<string, unknown>;
+  layout?: { systemSections: { name: string; length: number }[]; messageSections: string[] };
+}
+
+export interface FirstDifference {
+  /** Index among the wire messages; null when the difference is in the tools or system part. */
+  messageIndex: number | null;
+  role: string;
+  /** Characters into that unit's text. */
+  offset: number;
+  /** Section of the spec's order, where the recorded layout tells it. */
+  section: string | null;
+  before: string;
+  after: string;
+}
+
+export interface PrefixComparison {
+  requestTokens: number;
+  sharedTokens: number;
+  sharedPercent: number;
+  firstDifference: FirstDifference | null;
+}
+
+const CONTEXT = 60;
+
+/** Compares a request with the previous turn's, unit by unit and then character by character. */
+export function comparePrefix(previous: RecordedRequest, current: RecordedRequest): PrefixComparison {
+  const a = prefixUnits(previous.protocol, previous.body);
+  const b = prefixUnits(current.protocol, current.body);
+  const requestTokens = b.reduce((t, u) => t + estimateTokens(u.text), 0);
+  let shared = '';
+  for (let i = 0; i < b.length; i++) {
+    const u = b[i];
+    const p = a[i];
+    if (p && p.kind === u.kind && p.role === u.role && p.text === u.text) {
+      shared += u.text;
+      continue;
+    }
+    const offset = p && p.role === u.role ? commonPrefix(p.text, u.text) : 0;
+    shared += u.text.slice(0, offset);
+    const sharedTokens = estimateTokens(shared);
+    return {
+      requestTokens,
+      sharedTokens,
+      sharedPercent: percent(sharedTokens, estimateTokens(a.map((x) => x.text).join(''))),
+      firstDifference: {
+        messageIndex: u.messageIndex,
+        role: u.role,
+        offset,
+        section: sectionOf(u, offset, current),
+        before: (p?.text ?? '').slice(Math.max(0, offset - CONTEXT), offset + CONTEXT),
+        after: u.text.slice(Math.max(0, offset - CONTEXT), offset + CONTEXT),
+      },
+    };
+  }
+  const sharedTokens = estimateTokens(shared);
+  return { requestTokens, sharedTokens, sharedPercent: percent(sharedTokens, estimateTokens(a.map((x) => x.text).join(''))), firstDifference: null };
+}
+
+/** "shared %": the part of the previous turn's request the new one repeats from its first byte. */
+function percent(shared: number, previousTotal: number): number {
+  return previousTotal === 0 ? 100 : Math.round((Math.min(shared, previousTotal) / previousTotal) * 1000) / 10;
+}
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function sectionOf(unit: PrefixUnit, offset: number, request: RecordedRequest): string | null {
+  const layout = request.layout;
+  if (!layout) return null;
+  if (unit.kind === 'system') {
+    let at = 0;
+    for (const s of layout.systemSections) {
+      if (offset < at + s.length + 2) return s.name;
+      at += s.length + 2; // sections are joined with one blank line
+    }
+    return layout.systemSections.at(-1)?.name ?? 'system';
+  }
+  if (unit.kind !== 'message' || unit.messageIndex === null) return null;
+  // wire messages map 1:1 onto [system, ...messages] for Chat; other protocols lift leading system out
+  const leading = request.protocol === 'openai-chat' ? 0 : 1 + (layout.messageSections[1] === 'turn-context' ? 1 : 0);
+  if (request.protocol === 'gemini') return null; // merged contents: no one-to-one map
+  return layout.messageSections[unit.messageIndex + leading] ?? null;
+}
