@@ -3,6 +3,7 @@ import * as m0001 from './0001_event_log';
 import * as m0002 from './0002_tenants';
 import * as m0003 from './0003_projections';
 import * as m0004 from './0004_summaries';
+import * as m0005 from './0005_prefix_reports';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_tenants': m0002,
   '0003_projections': m0003,
   '0004_summaries': m0004,
+  '0005_prefix_reports': m0005,
 };

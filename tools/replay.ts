@@ -1,5 +1,6 @@
 import { loadConfig } from '../libs/engine';
-import { migrateToLatest, openDatabase, ProjectionRunner } from '../libs/events';
+import { createProjectionRunner } from '../libs/engine';
+import { migrateToLatest, openDatabase } from '../libs/events';
 import { runMain } from '../apps/process-lifecycle';
 
 /** `npm run replay`: drops every projection's rows and rebuilds them from the event log. */
@@ -9,7 +10,7 @@ async function main() {
   try {
     await migrateToLatest(database.db);
     const started = Date.now();
-    const applied = await new ProjectionRunner(database.db).replay((name, position) =>
+    const applied = await createProjectionRunner(database.db).replay((name, position) =>
       console.log(`  ${name}: rebuilt up to position ${position}`),
     );
     console.log(`replayed ${applied} event applications in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, UseGuards } from '@nestjs/common';
-import type { Engine } from '../../libs/engine';
+import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, TurnNotFoundError } from '../../libs/engine';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { CreateSessionBody, SubmitInputBody } from './bodies';
 import { ENGINE } from './tokens';
@@ -32,6 +32,24 @@ export class SessionsController {
   async llmCalls(@Req() req: TenantRequest, @Param('id') id: string) {
     await this.requireSession(req, id);
     return this.engine.readModels.llmCalls(req.tenant.id, id);
+  }
+
+  @Get('sessions/:id/prefix-report')
+  async prefixReport(@Req() req: TenantRequest, @Param('id') id: string) {
+    await this.requireSession(req, id);
+    return this.engine.readModels.prefixReport(req.tenant.id, id);
+  }
+
+  @Get('sessions/:id/turns/:turnId/audit')
+  async audit(@Req() req: TenantRequest, @Param('id') id: string, @Param('turnId') turnId: string) {
+    await this.requireSession(req, id);
+    const { store, catalog, providers } = this.engine;
+    try {
+      return await auditTurn({ store, catalog, providers, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+    } catch (error) {
+      if (error instanceof TurnNotFoundError) throw new NotFoundException(error.message);
+      throw error;
+    }
   }
 
   @Get('executions/:id')

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EventStore, migrateToLatest, OpenDatabase, openDatabase, ProjectionRunner, ReadModels, TenantStore } from '../events';
+import { createProjectionRunner } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
 import { BullMqTurnQueue } from './bullmq-queue';
@@ -26,8 +27,8 @@ export interface Engine {
   /** Present for roles that run turns. */
   executor: TurnExecutor | null;
   sweeper: Sweeper | null;
-  catalog: RuntimeCatalog | null;
-  providers: ProviderRegistry | null;
+  catalog: RuntimeCatalog;
+  providers: ProviderRegistry;
   emulator: ProviderEmulator | null;
   workerId: string;
   close(): Promise<void>;
@@ -46,7 +47,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   try {
     await migrateToLatest(database.db);
     const store = new EventStore(database.db);
-    const projections = new ProjectionRunner(database.db);
+    const projections = createProjectionRunner(database.db);
     const readModels = new ReadModels(database.db);
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix })
@@ -58,19 +59,20 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let executor: TurnExecutor | null = null;
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
-    let catalog: RuntimeCatalog | null = null;
-    let providers: ProviderRegistry | null = null;
+    const llm = loadLlmConfig(config.llmConfigFile);
+    const catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
     if (role !== 'api') {
-      const llm = loadLlmConfig(config.llmConfigFile);
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
         emulator = await new ProviderEmulator(config.emulator).start();
         const started = emulator;
         closers.unshift(() => started.stop());
       }
-      const emulatorRoot = emulator?.url ?? null;
-      providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
-      catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
+    }
+    // the API process only builds requests (audit), never sends them: any root will do there
+    const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
+    const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
+    if (role !== 'api') {
       executor = new TurnExecutor(store, readModels, projections, catalog, providers, logger, { workerId });
       sweeper = new Sweeper(readModels, projections, queue, logger, config.sweep);
       const started = sweeper;

@@ -37,6 +37,11 @@ export class HistoryFold {
     return this.messages.filter((m) => !m.compacted).slice(-limit).map(({ compacted: _c, ...m }) => m);
   }
 
+  /** Summaries with the messages each covers (for audit). */
+  summariesWithCoverage(): { id: string; messageIds: readonly string[] }[] {
+    return this.summaries.map((s) => ({ id: s.id, messageIds: s.messageIds ?? [] }));
+  }
+
   /** As the bounded summaries read returns them (content only). */
   savedSummaries(): HistorySummary[] {
     return this.summaries.map((s) => ({ id: s.id, content: s.content }));

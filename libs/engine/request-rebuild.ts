@@ -1,10 +1,11 @@
 import type { StoredEvent } from '../events';
 import type { Locale } from '../plugins-sdk';
 import { redactImageData, ProviderRegistry } from '../providers';
+import { AssembledContext, placeSegments } from '../context';
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
-import { buildRuntimeRequest } from './runtime-request';
+import { buildRuntimeRequest, RuntimeRequestInputs } from './runtime-request';
 import { staticSegments } from './static-segments';
 
 export interface RebuiltCall {
@@ -16,6 +17,14 @@ export interface RebuiltCall {
   recorded: string;
   rebuilt: string;
   identical: boolean;
+  /** Where each section of the rebuilt request came from. */
+  sources: SectionSource[];
+}
+
+export interface SectionSource {
+  section: string;
+  source: string;
+  items?: string[];
 }
 
 /**
@@ -40,25 +49,64 @@ export async function rebuildRequests(
       const execution = journal.get(d.executionId);
       const runtime = catalog.all().find((r) => r.pluginId === d.pluginId && r.manifest.id === d.runtimeId);
       if (!execution || !runtime) throw new Error(`call ${d.callId}: unknown execution or runtime ${d.pluginId}/${d.runtimeId}`);
-      const { body } = await buildRuntimeRequest(
-        {
-          sessionId: event.streamId,
-          locale,
-          runtime,
-          stageIndex: catalog.stageIndex(runtime),
-          history: history.uncompactedTail(options.historyReadLimit),
-          summaries: history.savedSummaries(),
-          playerInput: execution.input,
-          outputs: executionOutputs(execution, catalog),
-          segments: staticSegments(catalog.plugins, locale),
-        },
-        providers,
-      );
+      const inputs = {
+        sessionId: event.streamId,
+        locale,
+        runtime,
+        stageIndex: catalog.stageIndex(runtime),
+        history: history.uncompactedTail(options.historyReadLimit),
+        summaries: history.savedSummaries(),
+        playerInput: execution.input,
+        outputs: executionOutputs(execution, catalog),
+        segments: staticSegments(catalog.plugins, locale),
+      };
+      const { body, context } = await buildRuntimeRequest(inputs, providers);
       const rebuilt = JSON.stringify(redactImageData(body));
-      results.push({ callId: d.callId, executionId: d.executionId, turnId: d.turnId, pluginId: d.pluginId, runtimeId: d.runtimeId, recorded: d.body, rebuilt, identical: rebuilt === d.body });
+      results.push({
+        callId: d.callId,
+        executionId: d.executionId,
+        turnId: d.turnId,
+        pluginId: d.pluginId,
+        runtimeId: d.runtimeId,
+        recorded: d.body,
+        rebuilt,
+        identical: rebuilt === d.body,
+        sources: describeSources(inputs, context, history),
+      });
     }
     history.apply(event);
     journal.apply([event]);
   }
   return results;
+}
+
+/** The source of every section: which plugin, which segment, which summary covers which messages. */
+function describeSources(inputs: RuntimeRequestInputs, context: AssembledContext, history: HistoryFold): SectionSource[] {
+  const m = inputs.runtime.manifest;
+  const runtimeView = { pluginId: inputs.runtime.pluginId, runtimeId: m.id, outputKind: m.outputKind, contract: m.contract, body: '', history: m.agent.history, stageIndex: inputs.stageIndex };
+  const placed = placeSegments(inputs.segments, runtimeView);
+  const ids = (list: { providerPluginId: string; id: string }[]) => list.map((s) => `${s.providerPluginId}/${s.id}`);
+  const out: SectionSource[] = [];
+  for (const s of context.systemSections) {
+    if (s.name === 'preamble') out.push({ section: s.name, source: `framework preamble (${inputs.locale})` });
+    else if (s.name === 'runtime-body') out.push({ section: s.name, source: `body of ${inputs.runtime.pluginId}/${m.id} (${inputs.locale})` });
+    else if (s.name === 'segments') out.push({ section: s.name, source: 'stable/session extension segments', items: ids(placed['system-prompt']) });
+    else if (s.name === 'turn-segments') out.push({ section: s.name, source: 'pre-history turn segments', items: ids(placed['system-prompt-turn']) });
+    else if (s.name === 'events-activation') out.push({ section: s.name, source: m.stage ? `in-stage activation: ${m.stage}` : 'event catalog' });
+    else out.push({ section: s.name, source: 'lorebook' });
+  }
+  const covered = new Map(history.summariesWithCoverage().map((x) => [x.id, x.messageIds]));
+  for (const name of [...new Set(context.messageSections)]) {
+    if (name === 'summary') {
+      out.push({ section: name, source: 'saved summaries', items: inputs.summaries.map((s) => `${s.id} covers ${(covered.get(s.id) ?? []).length} messages: ${(covered.get(s.id) ?? []).join(', ')}`) });
+    } else if (name === 'history') {
+      const h = inputs.history;
+      out.push({ section: name, source: `turn_messages: ${h.length} uncompacted messages`, items: h.length ? [`${h[0].messageId} … ${h[h.length - 1].messageId}`] : [] });
+    } else if (name === 'player-input') out.push({ section: name, source: `player input ${inputs.playerInput.messageId}` });
+    else if (name === 'story-text') out.push({ section: name, source: "this turn's story text", items: inputs.outputs.filter((o) => o.outputKind === 'story').map((o) => `${o.pluginId}/${o.runtimeId}`) });
+    else if (name === 'turn-context') out.push({ section: name, source: 'turn data blocks and turn segments', items: ids(placed['turn-context']) });
+    else if (name === 'pre-history' || name === 'post-history' || name === 'depth') out.push({ section: name, source: 'extension segments', items: ids([...placed['pre-history-messages'], ...placed['post-history'], ...placed.depth]) });
+    else out.push({ section: name, source: 'framework' });
+  }
+  return out;
 }

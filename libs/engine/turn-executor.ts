@@ -11,6 +11,9 @@ import { buildRuntimeRequest, requestLayout } from './runtime-request';
 import { staticSegments } from './static-segments';
 import type { Logger } from './session-service';
 
+/** Upper bound of committed messages read for a runtime's history. */
+export const DEFAULT_HISTORY_READ_LIMIT = 400;
+
 export interface TurnExecutorOptions {
   workerId: string;
   /** How long a job waits before looking again when an earlier input of its session is pending. */
@@ -82,7 +85,7 @@ export class TurnExecutor {
 
   /** Upper bound of committed messages read for a runtime's history (the audit uses the same). */
   get historyReadLimit(): number {
-    return this.options.historyReadLimit ?? 400;
+    return this.options.historyReadLimit ?? DEFAULT_HISTORY_READ_LIMIT;
   }
 
   async handle(job: TurnJob, attempt: JobAttempt): Promise<JobOutcome> {

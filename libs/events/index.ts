@@ -10,4 +10,4 @@ export type { Projection } from './projections/projection';
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant } from './tenants';
 export { ReadModels } from './read-models';
-export type { ExecutionView, TurnMessageView, LlmCallView, SummaryView } from './read-models';
+export type { ExecutionView, TurnMessageView, LlmCallView, SummaryView, RecordedCallView, PrefixReportView } from './read-models';

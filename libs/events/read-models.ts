@@ -33,6 +33,33 @@ export interface SummaryView {
   messageIds?: string[];
 }
 
+export interface RecordedCallView {
+  position: number;
+  sessionId: string;
+  turnId: string;
+  pluginId: string;
+  runtimeId: string;
+  callId: string;
+  protocol: string;
+  body: Record<string, unknown>;
+  layout?: { systemSections: { name: string; length: number }[]; messageSections: string[] };
+  cachedTokens: number | null;
+}
+
+export interface PrefixReportView {
+  callId: string;
+  turnId: string;
+  turn: number;
+  runtime: string;
+  firstInTurn: boolean;
+  requestTokensEstimate: number;
+  sharedTokensEstimate: number | null;
+  sharedPercent: number | null;
+  firstDifference: unknown;
+  providerCachedTokens: number | null;
+  providerInputTokens: number | null;
+}
+
 export interface LlmCallView {
   position: number;
   callId: string;
@@ -159,6 +186,58 @@ export class ReadModels {
       id: r.summary_id,
       content: r.content,
       ...('message_ids' in r ? { messageIds: r.message_ids as string[] } : {}),
+    }));
+  }
+
+  /**
+   * Operator view (not tenant-scoped, for offline tools): every recorded llm.calling with its
+   * layout and the cached tokens its llm.responded reported, in log order.
+   */
+  async recordedCalls(sessionId?: string): Promise<RecordedCallView[]> {
+    let q = this.db.selectFrom('trace_events').select(['global_position', 'session_id', 'turn_id', 'plugin_id', 'runtime_id', 'call_id', 'type', 'data']).orderBy('global_position');
+    if (sessionId) q = q.where('session_id', '=', sessionId);
+    const rows = await q.execute();
+    const cached = new Map<string, number>();
+    for (const r of rows) if (r.type === 'llm.responded@1') cached.set(r.call_id, (r.data as { usage: { cachedInputTokens: number } }).usage.cachedInputTokens);
+    return rows
+      .filter((r) => r.type === 'llm.calling@1')
+      .map((r) => {
+        const data = r.data as { provider: string; body: string; layout?: RecordedCallView['layout'] };
+        return {
+          position: Number(r.global_position),
+          sessionId: r.session_id,
+          turnId: r.turn_id,
+          pluginId: r.plugin_id,
+          runtimeId: r.runtime_id,
+          callId: r.call_id,
+          protocol: data.provider,
+          body: JSON.parse(data.body) as Record<string, unknown>,
+          layout: data.layout,
+          cachedTokens: cached.get(r.call_id) ?? null,
+        };
+      });
+  }
+
+  async prefixReport(tenantId: string, sessionId: string): Promise<PrefixReportView[]> {
+    const rows = await this.db
+      .selectFrom('prefix_reports')
+      .select(['call_id', 'turn_id', 'turn', 'runtime', 'first_in_turn', 'request_tokens', 'shared_tokens', 'shared_percent', 'first_difference', 'provider_cached_tokens', 'provider_input_tokens'])
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .orderBy('position')
+      .execute();
+    return rows.map((r) => ({
+      callId: r.call_id,
+      turnId: r.turn_id,
+      turn: r.turn,
+      runtime: r.runtime,
+      firstInTurn: r.first_in_turn,
+      requestTokensEstimate: r.request_tokens,
+      sharedTokensEstimate: r.shared_tokens,
+      sharedPercent: r.shared_percent,
+      firstDifference: r.first_difference ?? null,
+      providerCachedTokens: r.provider_cached_tokens,
+      providerInputTokens: r.provider_input_tokens,
     }));
   }
 

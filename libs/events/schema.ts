@@ -87,6 +87,26 @@ export interface HistoryWatermarksTable {
   compacted_through: number;
 }
 
+export interface PrefixReportsTable {
+  call_id: string;
+  tenant_id: string;
+  session_id: string;
+  turn_id: string;
+  turn: number;
+  runtime: string;
+  position: string;
+  first_in_turn: boolean;
+  protocol: string;
+  body: string;
+  layout: ColumnType<unknown, string | null, string | null>;
+  request_tokens: number;
+  shared_tokens: number | null;
+  shared_percent: number | null;
+  first_difference: ColumnType<unknown, string | null, string | null>;
+  provider_cached_tokens: number | null;
+  provider_input_tokens: number | null;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -96,4 +116,5 @@ export interface Database {
   trace_events: TraceEventsTable;
   summaries: SummariesTable;
   history_watermarks: HistoryWatermarksTable;
+  prefix_reports: PrefixReportsTable;
 }

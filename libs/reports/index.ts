@@ -4,3 +4,4 @@ export { comparePrefix } from './prefix-compare';
 export type { FirstDifference, PrefixComparison, RecordedRequest } from './prefix-compare';
 export { prefixReport, formatPrefixTables } from './prefix-report';
 export type { PrefixRow, RecordedCall } from './prefix-report';
+export { prefixReportsProjection } from './prefix-reports-projection';

@@ -10,5 +10,6 @@ export async function dumpProjections(db: Kysely<Database>) {
     executions: await q('select * from executions order by execution_id'),
     summaries: await q('select * from summaries order by session_id, seq'),
     history_watermarks: await q('select * from history_watermarks order by session_id'),
+    prefix_reports: await q('select * from prefix_reports order by call_id'),
   };
 }

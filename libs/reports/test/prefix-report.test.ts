@@ -19,7 +19,7 @@ async function record(over: Partial<BuildContextParams> & { body?: string }, tur
     lorebook: [{ id: 'ember', content: 'Emberback sleeps.', position: 'after-plugin', order: 0, reason: { kind: 'constant' } }],
     ...over,
   });
-  const body = chat.buildRequest({ model: 'gpt-4.1', messages: [{ role: 'system', content: ctx.systemPrompt }, ...ctx.messages] });
+  const body = chat.buildRequest({ model: 'gpt-4.1', messages: [{ role: 'system', content: ctx.systemPrompt }, ...ctx.messages.map((m) => ({ role: m.role, content: m.content }))] });
   return {
     protocol: 'openai-chat',
     body,

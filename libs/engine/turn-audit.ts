@@ -1,0 +1,43 @@
+import type { EventStore } from '../events';
+import type { ProviderRegistry } from '../providers';
+import { rebuildRequests, RebuiltCall } from './request-rebuild';
+import type { RuntimeCatalog } from './runtime-catalog';
+
+export interface TurnAudit {
+  sessionId: string;
+  turnId: string;
+  /** Every request of the turn re-derived from the events alone matches what was sent. */
+  identical: boolean;
+  calls: (Omit<RebuiltCall, 'recorded' | 'rebuilt'> & { recordedBytes: number; firstMismatchAt: number | null })[];
+}
+
+export class TurnNotFoundError extends Error {
+  readonly code = 'TURN_NOT_FOUND';
+  constructor(readonly turnId: string) {
+    super(`turn ${turnId} not found`);
+    this.name = 'TurnNotFoundError';
+  }
+}
+
+/** Re-derives every request of one turn from the session's events and compares it with what was sent. */
+export async function auditTurn(
+  deps: { store: EventStore; catalog: RuntimeCatalog; providers: ProviderRegistry; historyReadLimit: number },
+  sessionId: string,
+  turnId: string,
+): Promise<TurnAudit> {
+  const events = await deps.store.readStream(sessionId);
+  if (!events.some((e) => e.type === 'player-input.submitted@1' && e.data.turnId === turnId)) throw new TurnNotFoundError(turnId);
+  const rebuilt = (await rebuildRequests(events, deps.catalog, deps.providers, { historyReadLimit: deps.historyReadLimit })).filter((c) => c.turnId === turnId);
+  const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({
+    ...rest,
+    recordedBytes: Buffer.byteLength(recorded),
+    firstMismatchAt: rest.identical ? null : firstMismatch(recorded, again),
+  }));
+  return { sessionId, turnId, identical: calls.every((c) => c.identical), calls };
+}
+
+function firstMismatch(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}

@@ -1,0 +1,43 @@
+import { parseArgs } from 'node:util';
+import { runMain } from '../apps/process-lifecycle';
+import { migrateToLatest, openDatabase, ReadModels } from '../libs/events';
+import { formatPrefixTables, prefixReport } from '../libs/reports';
+import { databaseFromArg } from './database-arg';
+
+const USAGE = 'usage: npm run prompt:prefix -- <database> [--session <id>] [--show <plugin>/<runtime>] [--json]';
+
+/**
+ * `npm run prompt:prefix`: no model, no running service. Reads llm.calling from trace_events and
+ * compares, per runtime, the first request of each turn with the previous turn's.
+ */
+async function main() {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { session: { type: 'string' }, show: { type: 'string' }, json: { type: 'boolean' } } });
+  if (positionals.length !== 1) throw new Error(USAGE);
+  const database = await openDatabase(databaseFromArg(positionals[0]));
+  try {
+    await migrateToLatest(database.db);
+    const calls = await new ReadModels(database.db).recordedCalls(values.session);
+    const rows = prefixReport(calls.map((c) => ({ ...c })));
+    if (values.json) {
+      console.log(JSON.stringify({ estimate: 'tokens estimated from characters (1 per CJK character, 1 per 4 others)', rows }, null, 2));
+      return;
+    }
+    if (rows.length === 0) {
+      console.log(values.session ? `no recorded calls for session ${values.session}` : 'no recorded calls');
+      return;
+    }
+    console.log(formatPrefixTables(rows));
+    if (values.show) {
+      for (const r of rows.filter((x) => x.runtime === values.show && x.firstDifference)) {
+        const d = r.firstDifference!;
+        console.log(`\nturn ${r.turn} ${r.runtime}: first difference at ${d.messageIndex === null ? d.role : `message ${d.messageIndex} (${d.role})`} offset ${d.offset}${d.section ? ` [${d.section}]` : ''}`);
+        console.log(`  before: ${JSON.stringify(d.before)}`);
+        console.log(`  after:  ${JSON.stringify(d.after)}`);
+      }
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+runMain(main);
