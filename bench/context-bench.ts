@@ -134,7 +134,7 @@ export async function runContextBench(sizes: readonly number[], iterations: numb
         const t0 = performance.now();
         const history = await loadRuntimeHistory(readModels, 'bench', sessionId, 400);
         const t1 = performance.now();
-        const inputs = { sessionId, locale: 'en' as const, runtime: narrator, stageIndex: 1, history: history.messages, summaries: history.summaries, playerInput: { messageId: 'now', text: 'go on' }, outputs: [], segments };
+        const inputs = { sessionId, locale: 'en' as const, runtime: narrator, stageIndex: 1, history: history.messages, summaries: history.summaries, playerInput: { messageId: 'now', text: 'go on' }, outputs: [], segments, world: null, scanTail: [] };
         await buildRuntimeRequest(inputs, providers);
         const t2 = performance.now();
         // buildContext alone (no reads): the pure part

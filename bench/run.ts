@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runMain } from '../apps/process-lifecycle';
 import { runContextBench } from './context-bench';
+import { runEmberback } from './emberback-bench';
 
 /** `npm run bench`: prints a table per benchmark and writes bench/results/<name>.json. */
 async function main() {
@@ -29,6 +30,31 @@ async function main() {
   const file = join(dir, 'context.json');
   writeFileSync(file, JSON.stringify({ name: 'context', date: new Date().toISOString(), node: process.version, iterations, rows, ratio10kTo100: ratio, target: 1.5, verdict }, null, 2));
   console.log(`wrote ${file}`);
+
+  const turns = Number(process.env.BENCH_EMBERBACK_TURNS ?? 50);
+  console.log(`\nEmberback: ${turns} turns on the provider emulator (prefix per runtime, token estimates from characters)`);
+  const ember = await runEmberback(turns, (l) => console.log(l));
+  const byRuntime = new Map<string, typeof ember.rows>();
+  for (const r of ember.rows) byRuntime.set(r.runtime, [...(byRuntime.get(r.runtime) ?? []), r]);
+  console.table(
+    [...byRuntime].map(([runtime, rows]) => {
+      const compared = rows.filter((r) => r.sharedPercent !== null);
+      const pct = compared.map((r) => r.sharedPercent!);
+      return {
+        runtime,
+        turns: rows.length,
+        'median req tok': rows.map((r) => r.requestTokens).sort((a, b) => a - b)[Math.floor(rows.length / 2)],
+        'min shared %': Math.min(...pct),
+        'mean shared %': Math.round((pct.reduce((a, b) => a + b, 0) / pct.length) * 10) / 10,
+        'turns >= 95%': `${pct.filter((p) => p >= 95).length}/${pct.length}`,
+      };
+    }),
+  );
+  console.log(`emulated cache-read share (cached / input tokens, all calls): ${(ember.cachedShare * 100).toFixed(1)}%`);
+  console.log(`audit of every turn byte-identical: ${ember.auditIdentical ? 'yes' : 'NO'}`);
+  const emberFile = join(dir, 'emberback.json');
+  writeFileSync(emberFile, JSON.stringify({ name: 'emberback', date: new Date().toISOString(), turns, narratorMinSharedPercent: ember.narratorMinSharedPercent, cachedShare: ember.cachedShare, auditIdentical: ember.auditIdentical, rows: ember.rows }, null, 2));
+  console.log(`wrote ${emberFile}`);
 }
 
 runMain(main);

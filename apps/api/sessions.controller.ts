@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, TurnNotFoundError } from '../../libs/engine';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { CreateSessionBody, SubmitInputBody } from './bodies';
@@ -13,6 +13,9 @@ export class SessionsController {
   @Post('sessions')
   @HttpCode(201)
   createSession(@Req() req: TenantRequest, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
+    if (body.worldId !== undefined && !this.engine.worlds.has(body.worldId)) {
+      throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: `worldId: unknown world "${body.worldId}"`, issues: [{ path: 'worldId', message: 'unknown world' }] });
+    }
     return this.engine.sessions.createSession(req.tenant.id, body);
   }
 
@@ -45,7 +48,7 @@ export class SessionsController {
     await this.requireSession(req, id);
     const { store, catalog, providers } = this.engine;
     try {
-      return await auditTurn({ store, catalog, providers, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+      return await auditTurn({ store, catalog, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
     } catch (error) {
       if (error instanceof TurnNotFoundError) throw new NotFoundException(error.message);
       throw error;

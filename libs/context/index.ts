@@ -10,4 +10,6 @@ export { modelFacingJson, escapeXml, selfDataRow } from './data-boundary';
 export { HookResultError } from './post-context-assembly';
 export { fixedText } from './fixed-text';
 export { estimateTokens } from './estimate-tokens';
+export { activateLorebook } from './lorebook';
+export type { LorebookEntryInput } from './lorebook';
 export * from './types';

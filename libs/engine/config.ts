@@ -19,6 +19,7 @@ const Env = z.object({
   COVEL_EMULATOR_CHUNK_DELAY_MS: z.coerce.number().int().nonnegative().default(0),
   COVEL_LLM_CONFIG: z.string().optional(),
   COVEL_PLUGINS_DIR: z.string().optional(),
+  COVEL_WORLDS_DIR: z.string().optional(),
   COVEL_WORKER_ID: z.string().optional(),
 });
 
@@ -57,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     emulator: { responseDelayMs: e.COVEL_EMULATOR_DELAY_MS, chunkDelayMs: e.COVEL_EMULATOR_CHUNK_DELAY_MS },
     llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
     pluginsDir: resolve(e.COVEL_PLUGINS_DIR ?? join(repoRoot, 'plugins')),
+    worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
     env,
   };
 }

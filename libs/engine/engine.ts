@@ -12,6 +12,7 @@ import { RuntimeCatalog } from './runtime-catalog';
 import { Logger, SessionService } from './session-service';
 import { Sweeper } from './sweeper';
 import { TurnExecutor } from './turn-executor';
+import { WorldCatalog } from './world-catalog';
 
 export type EngineRole = 'api' | 'worker' | 'all';
 
@@ -28,6 +29,7 @@ export interface Engine {
   executor: TurnExecutor | null;
   sweeper: Sweeper | null;
   catalog: RuntimeCatalog;
+  worlds: WorldCatalog;
   providers: ProviderRegistry;
   emulator: ProviderEmulator | null;
   workerId: string;
@@ -61,6 +63,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
     const catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
+    const worlds = new WorldCatalog(config.worldsDir);
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
@@ -73,7 +76,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
     const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
     if (role !== 'api') {
-      executor = new TurnExecutor(store, readModels, projections, catalog, providers, logger, { workerId });
+      executor = new TurnExecutor(store, readModels, projections, catalog, providers, worlds, logger, { workerId });
       sweeper = new Sweeper(readModels, projections, queue, logger, config.sweep);
       const started = sweeper;
       closers.unshift(() => started.stop());
@@ -90,6 +93,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       executor,
       sweeper,
       catalog,
+      worlds,
       providers,
       emulator,
       workerId,

@@ -37,6 +37,11 @@ export class HistoryFold {
     return this.messages.filter((m) => !m.compacted).slice(-limit).map(({ compacted: _c, ...m }) => m);
   }
 
+  /** The last `limit` committed messages, compacted or not. */
+  committedTail(limit: number): { text: string }[] {
+    return this.messages.slice(-limit).map((m) => ({ text: m.text }));
+  }
+
   /** Summaries with the messages each covers (for audit). */
   summariesWithCoverage(): { id: string; messageIds: readonly string[] }[] {
     return this.summaries.map((s) => ({ id: s.id, messageIds: s.messageIds ?? [] }));

@@ -4,11 +4,20 @@ import type { ReadModels } from '../events';
 export interface LoadedHistory {
   messages: HistoryMessage[];
   summaries: HistorySummary[];
+  /** Lorebook scan range: the last committed messages, compacted ones included. */
+  scanTail: { text: string }[];
 }
+
+/** Spec §4: a lorebook entry scans at most 20 committed messages. */
+export const LORE_SCAN_LIMIT = 20;
 
 /** Bounded reads before assembly: the uncompacted tail of turn_messages and the saved summaries. */
 export async function loadRuntimeHistory(readModels: ReadModels, tenantId: string, sessionId: string, limit: number): Promise<LoadedHistory> {
-  const [rows, summaries] = await Promise.all([readModels.recentMessages(tenantId, sessionId, limit), readModels.summaries(tenantId, sessionId)]);
+  const [rows, summaries, tail] = await Promise.all([
+    readModels.recentMessages(tenantId, sessionId, limit),
+    readModels.summaries(tenantId, sessionId),
+    readModels.committedTail(tenantId, sessionId, LORE_SCAN_LIMIT),
+  ]);
   const messages = rows.map(
     (r): HistoryMessage => ({
       messageId: r.messageId,
@@ -21,5 +30,5 @@ export async function loadRuntimeHistory(readModels: ReadModels, tenantId: strin
       text: r.text,
     }),
   );
-  return { messages, summaries };
+  return { messages, summaries, scanTail: tail.map((m) => ({ text: m.text })) };
 }

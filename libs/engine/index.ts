@@ -22,6 +22,8 @@ export { BullMqTurnQueue, redisConnection } from './bullmq-queue';
 export { TURN_QUEUE_NAME, TURN_JOB_ATTEMPTS, turnJobId } from './queue';
 export type { TurnJob, TurnQueue, JobOutcome, JobAttempt, TurnJobHandler } from './queue';
 export { Sweeper } from './sweeper';
+export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';
+export { LORE_SCAN_LIMIT } from './history-loader';
 export { createProjectionRunner, engineProjections } from './projections';
 export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';
 export { SessionNotFoundError, FencedOutError } from './errors';

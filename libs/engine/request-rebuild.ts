@@ -1,5 +1,7 @@
 import type { StoredEvent } from '../events';
-import type { Locale } from '../plugins-sdk';
+import type { LoadedWorld, Locale } from '../plugins-sdk';
+import { LORE_SCAN_LIMIT } from './history-loader';
+import type { WorldCatalog } from './world-catalog';
 import { redactImageData, ProviderRegistry } from '../providers';
 import { AssembledContext, placeSegments } from '../context';
 import { HistoryFold } from './history-fold';
@@ -36,14 +38,19 @@ export async function rebuildRequests(
   events: readonly StoredEvent[],
   catalog: RuntimeCatalog,
   providers: ProviderRegistry,
+  worlds: WorldCatalog,
   options: { historyReadLimit: number },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
   const history = new HistoryFold();
   let locale: Locale = 'en';
+  let world: LoadedWorld | null = null;
   const results: RebuiltCall[] = [];
   for (const event of events) {
-    if (event.type === 'session.created@1') locale = event.data.locale;
+    if (event.type === 'session.created@1') {
+      locale = event.data.locale;
+      world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
+    }
     if (event.type === 'llm.calling@1') {
       const d = event.data;
       const execution = journal.get(d.executionId);
@@ -59,6 +66,8 @@ export async function rebuildRequests(
         playerInput: execution.input,
         outputs: executionOutputs(execution, catalog),
         segments: staticSegments(catalog.plugins, locale),
+        world,
+        scanTail: history.committedTail(LORE_SCAN_LIMIT),
       };
       const { body, context } = await buildRuntimeRequest(inputs, providers);
       const rebuilt = JSON.stringify(redactImageData(body));

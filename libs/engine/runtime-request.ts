@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage, HistorySummary } from '../context';
-import type { Locale } from '../plugins-sdk';
+import { activateLorebook, buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage, HistorySummary } from '../context';
+import type { LoadedWorld, Locale } from '../plugins-sdk';
+import { worldLorebook } from './world-catalog';
 import type { ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
 
@@ -17,6 +18,10 @@ export interface RuntimeRequestInputs {
   /** Outputs this execution produced before the call. */
   outputs: readonly ExecutionOutput[];
   segments: readonly ExtensionSegment[];
+  /** The session's world (its lorebook), if it has one. */
+  world: LoadedWorld | null;
+  /** The last committed messages, compacted ones included (lorebook scan range). */
+  scanTail: readonly { text: string }[];
 }
 
 export interface RuntimeRequest {
@@ -29,6 +34,7 @@ export interface RuntimeRequest {
 /** Assembles the context and the exact wire body of one runtime's model call. */
 export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, providers: ProviderRegistry): Promise<RuntimeRequest> {
   const m = inputs.runtime.manifest;
+  const lorebook = inputs.world ? activateLorebook(worldLorebook(inputs.world), { playerInput: inputs.playerInput.text, committedTail: inputs.scanTail }) : [];
   const context = await buildContext({
     locale: inputs.locale,
     runtime: {
@@ -46,6 +52,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     playerInput: inputs.playerInput,
     executionOutputs: inputs.outputs,
     segments: inputs.segments,
+    lorebook,
   });
   const { slot, adapter } = providers.forSlot(m.slot);
   const body = adapter.buildRequest({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
-import type { Locale } from '../plugins-sdk';
+import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { ProviderError, ProviderRegistry, redactImageData } from '../providers';
 import { FencedOutError } from './errors';
 import { ExecutionJournal, executionOutputs, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
@@ -9,6 +9,7 @@ import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
 import { LoadedHistory, loadRuntimeHistory } from './history-loader';
 import { buildRuntimeRequest, requestLayout } from './runtime-request';
 import { staticSegments } from './static-segments';
+import type { WorldCatalog } from './world-catalog';
 import type { Logger } from './session-service';
 
 /** Upper bound of committed messages read for a runtime's history. */
@@ -32,6 +33,7 @@ class ExecutionRun {
     readonly journal: SessionJournal,
     readonly attempt: number,
     readonly locale: Locale,
+    readonly world: LoadedWorld | null,
     private readonly store: EventStore,
   ) {}
 
@@ -79,6 +81,7 @@ export class TurnExecutor {
     private readonly projections: ProjectionRunner,
     private readonly catalog: RuntimeCatalog,
     private readonly providers: ProviderRegistry,
+    private readonly worlds: WorldCatalog,
     private readonly logger: Logger,
     private readonly options: TurnExecutorOptions,
   ) {}
@@ -112,7 +115,8 @@ export class TurnExecutor {
     if (journal.pending()[0].executionId !== execution.executionId) {
       return { kind: 'later', delayMs: this.options.waitForEarlierMs ?? 200 };
     }
-    const locale = await this.sessionLocale(job.sessionId);
+    const { locale, worldId } = await this.sessionSettings(job.sessionId);
+    const world = worldId && this.worlds.has(worldId) ? this.worlds.get(worldId) : null;
     const attempt = execution.latestAttempt + 1;
     // claim: execution.started with the next attempt number, appended at the version just read
     try {
@@ -128,7 +132,7 @@ export class TurnExecutor {
     }
     journal.apply(await this.store.readStream(job.sessionId, journal.version));
     await this.catchUpQuietly('after claim'); // so GET /v1/executions/:id shows it running
-    const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, this.store);
+    const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, world, this.store);
     const history = await loadRuntimeHistory(this.readModels, job.tenantId, job.sessionId, this.historyReadLimit);
     for (const group of this.catalog.groups()) {
       await Promise.all(group.runtimes.map((runtime) => this.runRuntime(run, runtime, history)));
@@ -149,9 +153,9 @@ export class TurnExecutor {
     return new SessionJournal(await this.store.readStream(sessionId, after), after);
   }
 
-  private async sessionLocale(sessionId: string): Promise<Locale> {
+  private async sessionSettings(sessionId: string): Promise<{ locale: Locale; worldId: string | null }> {
     const [first] = await this.store.readStream(sessionId, 0, 1);
-    return first?.type === 'session.created@1' ? first.data.locale : 'en';
+    return first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId } : { locale: 'en', worldId: null };
   }
 
 
@@ -170,6 +174,8 @@ export class TurnExecutor {
         playerInput: run.execution.input,
         outputs: executionOutputs(run.execution, this.catalog),
         segments: staticSegments(this.catalog.plugins, run.locale),
+        world: run.world,
+        scanTail: history.scanTail,
       },
       this.providers,
     );

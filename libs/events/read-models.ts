@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { Kysely, Selectable, sql } from 'kysely';
 import type { Database, TurnMessagesTable } from './schema';
 
 export interface ExecutionView {
@@ -157,16 +157,22 @@ export class ReadModels {
       .where('session_id', '=', sessionId)
       .where('tenant_id', '=', tenantId)
       .executeTakeFirst();
-    const rows = await this.db
-      .selectFrom('turn_messages')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('session_id', '=', sessionId)
-      .where('ord', '>', mark?.compacted_through ?? 0)
-      .orderBy('ord', 'desc')
-      .limit(limit)
-      .execute();
-    return rows.reverse().map(toMessageView);
+    const from = Math.max(mark?.compacted_through ?? 0, (await this.lastOrd(sessionId)) - limit);
+    return this.messages(tenantId, sessionId, { afterOrder: from, limit });
+  }
+
+  /** The last `limit` committed messages, compacted or not (the lorebook's scan range). */
+  async committedTail(tenantId: string, sessionId: string, limit: number): Promise<TurnMessageView[]> {
+    return this.messages(tenantId, sessionId, { afterOrder: Math.max(0, (await this.lastOrd(sessionId)) - limit), limit });
+  }
+
+  /**
+   * The highest `ord` of a session (ords are dense: 1..n). Tails are then read as an ord range,
+   * an index range scan whatever the planner's statistics say.
+   */
+  private async lastOrd(sessionId: string): Promise<number> {
+    const r = await this.db.selectFrom('turn_messages').select(sql<number | null>`max(ord)`.as('max')).where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+    return Number(r.max ?? 0);
   }
 
   /**

@@ -1,2 +1,4 @@
 export * from './manifest';
 export { loadPlugin, loadPlugins, parsePluginFile, splitFrontMatter, PluginManifestError } from './load-plugin';
+export { loadWorld, LoreEntry, WorldManifest, WorldCharacter } from './world';
+export type { LoadedWorld } from './world';

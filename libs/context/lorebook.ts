@@ -1,0 +1,42 @@
+import type { ActivatedLoreEntry } from './types';
+
+export interface LorebookEntryInput {
+  id: string;
+  keys: readonly string[];
+  constant: boolean;
+  content: string;
+  position: ActivatedLoreEntry['position'];
+  order: number;
+  scanDepth: number;
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function matches(keyword: string, text: string): boolean {
+  // whole words for latin keywords; plain containment for CJK (no word boundaries)
+  return /^[\p{Script=Latin}\d\s'-]+$/u.test(keyword) ? new RegExp(`(^|[^\\p{L}\\d])${escapeRe(keyword)}($|[^\\p{L}\\d])`, 'iu').test(text) : text.includes(keyword);
+}
+
+/**
+ * Spec §4 "The scan range of lorebook entries": the current player message is always scanned; an
+ * entry's scanDepth adds that many committed messages from the tail (compacted ones included).
+ */
+export function activateLorebook(entries: readonly LorebookEntryInput[], scan: { playerInput: string; committedTail: readonly { text: string }[] }): ActivatedLoreEntry[] {
+  const active: ActivatedLoreEntry[] = [];
+  for (const e of entries) {
+    const base = { id: e.id, content: e.content, position: e.position, order: e.order };
+    if (e.constant) {
+      active.push({ ...base, reason: { kind: 'constant' } });
+      continue;
+    }
+    const inInput = e.keys.find((k) => matches(k, scan.playerInput));
+    if (inInput) {
+      active.push({ ...base, reason: { kind: 'keyword', keyword: inInput, matchedIn: 'player-input' } });
+      continue;
+    }
+    const tail = e.scanDepth > 0 ? scan.committedTail.slice(-e.scanDepth) : [];
+    const inHistory = e.keys.find((k) => tail.some((m) => matches(k, m.text)));
+    if (inHistory) active.push({ ...base, reason: { kind: 'keyword', keyword: inHistory, matchedIn: 'history' } });
+  }
+  return active;
+}

@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LorebookEntryInput } from '../context';
+import { LoadedWorld, loadWorld } from '../plugins-sdk';
+
+export class WorldNotFoundError extends Error {
+  readonly code = 'WORLD_NOT_FOUND';
+  constructor(readonly worldId: string) {
+    super(`world "${worldId}" not found`);
+    this.name = 'WorldNotFoundError';
+  }
+}
+
+/** Worlds under the worlds directory (`<id>/WORLD.md`), loaded once each. */
+export class WorldCatalog {
+  private readonly cache = new Map<string, LoadedWorld>();
+  constructor(private readonly dir: string) {}
+
+  has(worldId: string): boolean {
+    return /^[a-z][a-z0-9-]*$/.test(worldId) && existsSync(join(this.dir, worldId, 'WORLD.md'));
+  }
+
+  get(worldId: string): LoadedWorld {
+    const cached = this.cache.get(worldId);
+    if (cached) return cached;
+    if (!this.has(worldId)) throw new WorldNotFoundError(worldId);
+    const world = loadWorld(join(this.dir, worldId, 'WORLD.md'));
+    this.cache.set(worldId, world);
+    return world;
+  }
+}
+
+/**
+ * The world's lorebook as assembly takes it: the lore text and the character list as constant
+ * before-plugin entries the kernel writes itself, then the world's own entries.
+ */
+export function worldLorebook(world: LoadedWorld): LorebookEntryInput[] {
+  const constant = { keys: [], constant: true, position: 'before-plugin' as const, scanDepth: 0 };
+  const lore = world.lore.replace(/<\/world-lore>/g, '&lt;/world-lore>'); // spec §4: only this tag is rewritten
+  const entries: LorebookEntryInput[] = [{ ...constant, id: 'world-lore', order: -2, content: `<world-lore>\n${lore}\n</world-lore>` }];
+  if (world.characters.length) {
+    entries.push({ ...constant, id: 'world-characters', order: -1, content: `<world-characters>\n${world.characters.map((c) => `- ${c.name} [${c.type}] | ${c.description}`).join('\n')}\n</world-characters>` });
+  }
+  return [...entries, ...world.lorebook.map((e) => ({ ...e }))];
+}
