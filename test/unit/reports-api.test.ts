@@ -1,0 +1,59 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startEmbedded } from '../support/embedded';
+
+const run = promisify(execFile);
+const root = join(__dirname, '..', '..');
+
+describe('prefix report and turn audit: API and commands', () => {
+  it('GET prefix-report and audit, then npm run prompt:prefix and npm run audit on the same data', async () => {
+    const covel = await startEmbedded();
+    let sessionId = '';
+    let turnIds: string[] = [];
+    try {
+      const client = await covel.newTenant();
+      await expect(client.createSession({ worldId: 'atlantis' })).rejects.toThrow(/400 worldId: unknown world/);
+      ({ id: sessionId } = await client.createSession({ worldId: 'emberback' }));
+      for (const text of ['Walk to the river', 'Ask Mira about the ferry', 'Watch the vents']) {
+        const r = await client.submit(sessionId, text);
+        await client.waitFor(r.executionId, 20_000);
+        turnIds.push(r.turnId);
+      }
+      type Row = { turn: number; runtime: string; sharedPercent: number | null; requestTokensEstimate: number; providerCachedTokens: number | null; firstDifference: { section: string } | null };
+      const report = await client.request<Row[]>('GET', `/v1/sessions/${sessionId}/prefix-report`);
+      expect(report.map((r) => [r.turn, r.runtime])).toEqual([
+        [1, 'narrator/narrator'],
+        [2, 'narrator/narrator'],
+        [3, 'narrator/narrator'],
+      ]);
+      expect(report[0].sharedPercent).toBeNull();
+      expect(report[2].sharedPercent).toBeGreaterThan(90);
+      expect(report[2].firstDifference?.section).toBe('history');
+      expect(report.every((r) => r.providerCachedTokens !== null)).toBe(true);
+
+      type Audit = { identical: boolean; calls: { identical: boolean; sources: { section: string; source: string; items?: string[] }[] }[] };
+      const audit = await client.request<Audit>('GET', `/v1/sessions/${sessionId}/turns/${turnIds[1]}/audit`);
+      expect(audit.identical).toBe(true);
+      const sections = audit.calls[0].sources.map((s) => s.section);
+      expect(sections).toEqual(expect.arrayContaining(['preamble', 'runtime-body', 'segments', 'worldinfo-before', 'history', 'player-input', 'depth']));
+      expect(audit.calls[0].sources.find((s) => s.section === 'segments')!.items).toEqual(['narrator/narrative-style']);
+      await expect(client.request('GET', `/v1/sessions/${sessionId}/turns/nope/audit`)).rejects.toThrow(/404/);
+      const other = await covel.newTenant('other');
+      await expect(other.request('GET', `/v1/sessions/${sessionId}/prefix-report`)).rejects.toThrow(/404/);
+    } finally {
+      await covel.stop({ keepData: true });
+    }
+    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', COVEL_DATA_DIR: covel.dataDir };
+    const table = await run('npm', ['run', '--silent', 'prompt:prefix', '--', covel.dataDir, '--show', 'narrator/narrator'], { cwd: root, env });
+    expect(table.stdout).toMatch(new RegExp(`session ${sessionId}`));
+    expect(table.stdout).toMatch(/turn\s+runtime\s+req tok\s+shared\s+shared %/);
+    expect(table.stdout).toMatch(/estimates from characters/);
+    expect(table.stdout).toMatch(/before: /);
+    const json = JSON.parse((await run('npm', ['run', '--silent', 'prompt:prefix', '--', join(covel.dataDir, 'pglite'), '--json', '--session', sessionId], { cwd: root, env })).stdout);
+    expect(json.rows).toHaveLength(3);
+    const audit = await run('npm', ['run', '--silent', 'audit', '--', sessionId, turnIds[2]], { cwd: root, env });
+    expect(audit.stdout).toMatch(/every request is byte-identical/);
+    await expect(run('npm', ['run', '--silent', 'prompt:prefix', '--', '/nonexistent'], { cwd: root, env })).rejects.toMatchObject({ stderr: expect.stringMatching(/not a postgres:\/\/ URL/) });
+  }, 120_000);
+});
