@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { activateLorebook, buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage, HistorySummary } from '../context';
+import { ActivatedLoreEntry, activateLorebook, buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage, HistorySummary } from '../context';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { worldLorebook } from './world-catalog';
 import type { ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
@@ -26,6 +26,8 @@ export interface RuntimeRequestInputs {
 
 export interface RuntimeRequest {
   context: AssembledContext;
+  /** Lorebook entries that fired for this request, with why. */
+  lorebook: ActivatedLoreEntry[];
   body: Record<string, unknown>;
   slot: SlotConfig;
   adapter: ProviderAdapter;
@@ -64,7 +66,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, m.id),
     cacheBoundaries: slot.cacheBoundaries,
   });
-  return { context, body, slot, adapter };
+  return { context, lorebook, body, slot, adapter };
 }
 
 /** The request's layout for prefix reports: system section lengths as serialized, message sections. */

@@ -38,6 +38,9 @@ describe('prefix report and turn audit: API and commands', () => {
       const sections = audit.calls[0].sources.map((s) => s.section);
       expect(sections).toEqual(expect.arrayContaining(['preamble', 'runtime-body', 'segments', 'worldinfo-before', 'history', 'player-input', 'depth']));
       expect(audit.calls[0].sources.find((s) => s.section === 'segments')!.items).toEqual(['narrator/narrative-style']);
+      expect(audit.calls[0].sources.find((s) => s.section === 'worldinfo-before')!.items).toEqual(['world-lore: constant', 'world-characters: constant']);
+      // turn 2 was "Ask Mira about the ferry": the ash-river entry fired on a keyword in the input
+      expect(audit.calls[0].sources.find((s) => s.section === 'depth')!.items).toContain('ash-river: keyword "ferry" in the player input');
       await expect(client.request('GET', `/v1/sessions/${sessionId}/turns/nope/audit`)).rejects.toThrow(/404/);
       const other = await covel.newTenant('other');
       await expect(other.request('GET', `/v1/sessions/${sessionId}/prefix-report`)).rejects.toThrow(/404/);
