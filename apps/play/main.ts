@@ -7,7 +7,8 @@ import { runMain } from '../process-lifecycle';
 
 /**
  * `npm run play`: play a session against a running engine. COVEL_URL (default
- * http://127.0.0.1:$PORT) and COVEL_API_KEY (default: the embedded default's dev key).
+ * http://127.0.0.1:$PORT), COVEL_API_KEY (default: the embedded default's dev key), COVEL_WORLD
+ * (default `emberback`; empty for none), COVEL_SESSION_ID to continue a session.
  */
 async function main() {
   const config = loadConfig();
@@ -16,9 +17,10 @@ async function main() {
   const apiKey = process.env.COVEL_API_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '');
   if (!apiKey) throw new Error(`no API key: set COVEL_API_KEY, or start the engine with npm start (it writes ${keyFile})`);
   const client = new PlayClient(baseUrl, apiKey);
-  const sessionId = process.env.COVEL_SESSION_ID ?? (await client.createSession()).id;
+  const world = process.env.COVEL_WORLD ?? 'emberback';
+  const sessionId = process.env.COVEL_SESSION_ID ?? (await client.createSession(world ? { worldId: world } : {})).id;
   const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-  console.log(`session ${sessionId} on ${baseUrl}. Type what you do; /quit to leave.`);
+  console.log(`session ${sessionId}${world && !process.env.COVEL_SESSION_ID ? ` in ${world}` : ''} on ${baseUrl}. Type what you do; /quit to leave.`);
   rl.setPrompt('> ');
   rl.prompt();
   for await (const line of rl) {
