@@ -131,7 +131,9 @@ export class TurnExecutor {
       throw error;
     }
     journal.apply(await this.store.readStream(job.sessionId, journal.version));
-    await this.catchUpQuietly('after claim'); // so GET /v1/executions/:id shows it running
+    // not optional: an earlier turn may have committed after the catch-up above, and the history
+    // read below must hold every turn before this one (also shows this execution as running)
+    await this.projections.catchUp();
     const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, world, this.store);
     const history = await loadRuntimeHistory(this.readModels, job.tenantId, job.sessionId, this.historyReadLimit);
     for (const group of this.catalog.groups()) {
