@@ -1,4 +1,5 @@
 import { PlayClient } from '../apps/play/play-client';
+import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../libs/engine';
 import { prefixReport, PrefixRow } from '../libs/reports';
 import { startEmbedded } from '../test/support/embedded';
 
@@ -46,7 +47,6 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
         cached += e.data.usage.cachedInputTokens;
       }
     }
-    const { auditTurn, DEFAULT_HISTORY_READ_LIMIT } = await import('../libs/engine');
     let auditIdentical = true;
     for (const turnId of turnIds) {
       const audit = await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);

@@ -13,12 +13,11 @@ export const LORE_SCAN_LIMIT = 20;
 
 /** Bounded reads before assembly: the uncompacted tail of turn_messages and the saved summaries. */
 export async function loadRuntimeHistory(readModels: ReadModels, tenantId: string, sessionId: string, limit: number): Promise<LoadedHistory> {
-  const [rows, summaries, tail] = await Promise.all([
-    readModels.recentMessages(tenantId, sessionId, limit),
+  const [tails, summaries] = await Promise.all([
+    readModels.historyTails(tenantId, sessionId, { window: limit, scan: LORE_SCAN_LIMIT }),
     readModels.summaries(tenantId, sessionId),
-    readModels.committedTail(tenantId, sessionId, LORE_SCAN_LIMIT),
   ]);
-  const messages = rows.map(
+  const messages = tails.uncompacted.map(
     (r): HistoryMessage => ({
       messageId: r.messageId,
       turnId: r.turnId,
@@ -30,5 +29,5 @@ export async function loadRuntimeHistory(readModels: ReadModels, tenantId: strin
       text: r.text,
     }),
   );
-  return { messages, summaries, scanTail: tail.map((m) => ({ text: m.text })) };
+  return { messages, summaries, scanTail: tails.scanTail.map((m) => ({ text: m.text })) };
 }

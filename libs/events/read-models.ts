@@ -100,16 +100,6 @@ export class ReadModels {
     };
   }
 
-  /** Engine-internal lookup (not tenant-scoped): the execution a job names. */
-  async executionForJob(executionId: string): Promise<{ tenantId: string; sessionId: string; status: ExecutionView['status'] } | null> {
-    const r = await this.db
-      .selectFrom('executions')
-      .select(['tenant_id', 'session_id', 'status'])
-      .where('execution_id', '=', executionId)
-      .executeTakeFirst();
-    return r ? { tenantId: r.tenant_id, sessionId: r.session_id, status: r.status } : null;
-  }
-
   /** The stream version of the session's earliest execution not yet committed or failed. */
   async earliestPendingVersion(sessionId: string): Promise<number | null> {
     const r = await this.db
@@ -151,19 +141,23 @@ export class ReadModels {
 
   /** The most recent `limit` uncompacted messages of a session, oldest first (bounded history read). */
   async recentMessages(tenantId: string, sessionId: string, limit: number): Promise<TurnMessageView[]> {
-    const mark = await this.db
-      .selectFrom('history_watermarks')
-      .select('compacted_through')
-      .where('session_id', '=', sessionId)
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirst();
-    const from = Math.max(mark?.compacted_through ?? 0, (await this.lastOrd(sessionId)) - limit);
-    return this.messages(tenantId, sessionId, { afterOrder: from, limit });
+    return (await this.historyTails(tenantId, sessionId, { window: limit, scan: 0 })).uncompacted;
   }
 
-  /** The last `limit` committed messages, compacted or not (the lorebook's scan range). */
-  async committedTail(tenantId: string, sessionId: string, limit: number): Promise<TurnMessageView[]> {
-    return this.messages(tenantId, sessionId, { afterOrder: Math.max(0, (await this.lastOrd(sessionId)) - limit), limit });
+  /**
+   * The two bounded tails a runtime's request needs, in one range read: the last `window`
+   * uncompacted messages (history) and the last `scan` committed ones, compacted or not (the
+   * lorebook's scan range).
+   */
+  async historyTails(tenantId: string, sessionId: string, limits: { window: number; scan: number }): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[] }> {
+    const [mark, last] = await Promise.all([
+      this.db.selectFrom('history_watermarks').select('compacted_through').where('session_id', '=', sessionId).where('tenant_id', '=', tenantId).executeTakeFirst(),
+      this.lastOrd(sessionId),
+    ]);
+    const windowFrom = Math.max(mark?.compacted_through ?? 0, last - limits.window);
+    const scanFrom = Math.max(0, last - limits.scan);
+    const rows = await this.messages(tenantId, sessionId, { afterOrder: Math.min(windowFrom, scanFrom), limit: Math.max(limits.window, limits.scan) });
+    return { uncompacted: rows.filter((r) => r.order > windowFrom), scanTail: rows.filter((r) => r.order > scanFrom) };
   }
 
   /**
