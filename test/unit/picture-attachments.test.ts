@@ -55,3 +55,11 @@ describe('§1 recently shown images, before each call', () => {
     expect(JSON.stringify(anthropic)).not.toContain(png.toString('base64'));
   });
 });
+
+describe('one cache-boundary sentinel', () => {
+  it('libs/providers strips the same character libs/context writes (the two libraries may not import each other)', async () => {
+    const { CACHE_BREAK } = await import('../../libs/context');
+    const { PROVIDER_CACHE_BREAK } = await import('../../libs/providers');
+    expect(PROVIDER_CACHE_BREAK).toBe(CACHE_BREAK);
+  });
+});
