@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { buildContext } from '../libs/context';
 import { buildRuntimeRequest, loadRuntimeHistory, RuntimeCatalog, staticSegments } from '../libs/engine';
-import { EventStore, migrateToLatest, NewEvent, openDatabase, ProjectionRunner, ReadModels } from '../libs/events';
+import { EventStore, migrateToLatest, type NewEvent, openDatabase, ProjectionRunner, ReadModels } from '../libs/events';
 import type { LoadedPlugin } from '../libs/plugins-sdk';
 import { ProviderRegistry } from '../libs/providers';
 
@@ -10,8 +10,24 @@ export function benchPlugins(): LoadedPlugin[] {
   return Array.from({ length: 20 }, (_, i) => {
     const id = i === 0 ? 'narrator' : `keeper-${String(i).padStart(2, '0')}`;
     const segments = [
-      { id: `${id}-rules`, content: `<${id}-rules>${'Keep the ledger exact. '.repeat(20)}</${id}-rules>`, position: 'system' as const, role: 'system' as const, volatility: 'session' as const, order: i, audience: 'story' as const },
-      { id: `${id}-style`, content: `Style note ${i}: stay terse.`, position: 'pre-history' as const, role: 'system' as const, volatility: 'stable' as const, order: 0, audience: 'self' as const },
+      {
+        id: `${id}-rules`,
+        content: `<${id}-rules>${'Keep the ledger exact. '.repeat(20)}</${id}-rules>`,
+        position: 'system' as const,
+        role: 'system' as const,
+        volatility: 'session' as const,
+        order: i,
+        audience: 'story' as const,
+      },
+      {
+        id: `${id}-style`,
+        content: `Style note ${i}: stay terse.`,
+        position: 'pre-history' as const,
+        role: 'system' as const,
+        volatility: 'stable' as const,
+        order: 0,
+        audience: 'self' as const,
+      },
     ];
     const body = i === 0 ? 'You are the narrator. '.repeat(40) : `You keep ledger ${i}. `.repeat(20);
     return {
@@ -20,7 +36,16 @@ export function benchPlugins(): LoadedPlugin[] {
         id,
         name: id,
         version: '0.0.0',
-        runtimes: [{ id, stage: i === 0 ? 'narrative' : 'post-turn', outputKind: i === 0 ? 'story' : 'structured', slot: 'story', stream: false, agent: { history: i === 0 ? {} : { maxTurns: 1 } } }],
+        runtimes: [
+          {
+            id,
+            stage: i === 0 ? 'narrative' : 'post-turn',
+            outputKind: i === 0 ? 'story' : 'structured',
+            slot: 'story',
+            stream: false,
+            agent: { history: i === 0 ? {} : { maxTurns: 1 } },
+          },
+        ],
         contributes: { prompt: segments },
       },
       bodies: { en: body, 'zh-Hans': body },
@@ -134,7 +159,19 @@ export async function runContextBench(sizes: readonly number[], iterations: numb
         const t0 = performance.now();
         const history = await loadRuntimeHistory(readModels, 'bench', sessionId, 400);
         const t1 = performance.now();
-        const inputs = { sessionId, locale: 'en' as const, runtime: narrator, stageIndex: 1, history: history.messages, summaries: history.summaries, playerInput: { messageId: 'now', text: 'go on' }, outputs: [], segments, world: null, scanTail: [] };
+        const inputs = {
+          sessionId,
+          locale: 'en' as const,
+          runtime: narrator,
+          stageIndex: 1,
+          history: history.messages,
+          summaries: history.summaries,
+          playerInput: { messageId: 'now', text: 'go on' },
+          outputs: [],
+          segments,
+          world: null,
+          scanTail: [],
+        };
         await buildRuntimeRequest(inputs, providers);
         const t2 = performance.now();
         // buildContext alone (no reads): the pure part

@@ -1,6 +1,6 @@
-import { PlayClient } from '../apps/play/play-client';
+import { type PlayClient } from '../apps/play/play-client';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../libs/engine';
-import { prefixReport, PrefixRow } from '../libs/reports';
+import { prefixReport, type PrefixRow } from '../libs/reports';
 import { startEmbedded } from '../test/support/embedded';
 
 const MOVES = [

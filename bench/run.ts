@@ -28,7 +28,14 @@ async function main() {
   const dir = join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'context.json');
-  writeFileSync(file, JSON.stringify({ name: 'context', date: new Date().toISOString(), node: process.version, iterations, rows, ratio10kTo100: ratio, target: 1.5, verdict }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { name: 'context', date: new Date().toISOString(), node: process.version, iterations, rows, ratio10kTo100: ratio, target: 1.5, verdict },
+      null,
+      2,
+    ),
+  );
   console.log(`wrote ${file}`);
 
   const turns = Number(process.env.BENCH_EMBERBACK_TURNS ?? 50);
@@ -53,7 +60,22 @@ async function main() {
   console.log(`emulated cache-read share (cached / input tokens, all calls): ${(ember.cachedShare * 100).toFixed(1)}%`);
   console.log(`audit of every turn byte-identical: ${ember.auditIdentical ? 'yes' : 'NO'}`);
   const emberFile = join(dir, 'emberback.json');
-  writeFileSync(emberFile, JSON.stringify({ name: 'emberback', date: new Date().toISOString(), turns, narratorMinSharedPercent: ember.narratorMinSharedPercent, cachedShare: ember.cachedShare, auditIdentical: ember.auditIdentical, rows: ember.rows }, null, 2));
+  writeFileSync(
+    emberFile,
+    JSON.stringify(
+      {
+        name: 'emberback',
+        date: new Date().toISOString(),
+        turns,
+        narratorMinSharedPercent: ember.narratorMinSharedPercent,
+        cachedShare: ember.cachedShare,
+        auditIdentical: ember.auditIdentical,
+        rows: ember.rows,
+      },
+      null,
+      2,
+    ),
+  );
   console.log(`wrote ${emberFile}`);
 }
 

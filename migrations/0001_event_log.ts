@@ -1,4 +1,4 @@
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** The append-only event log: one table, never updated or deleted (a trigger enforces it). */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,4 @@
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** Tenants and their hashed API keys (configuration, not part of the event log). */
 export async function up(db: Kysely<unknown>): Promise<void> {

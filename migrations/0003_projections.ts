@@ -1,4 +1,4 @@
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** Projections derived only from events, each with a checkpoint (last applied global position). */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,4 @@
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** `summaries`: saved history summaries per session, in story order (spec §1 "History compaction"). */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,4 @@
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /** `prefix_reports`: per model call, the shared prefix with the previous turn's first request. */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -9,7 +9,9 @@ async function main() {
   try {
     const audit = await auditTurn({ ...engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, sessionId, turnId);
     for (const call of audit.calls) {
-      console.log(`${call.pluginId}/${call.runtimeId} call ${call.callId}: ${call.identical ? 'byte-identical' : `DIFFERS at byte ${call.firstMismatchAt}`} (${call.recordedBytes} bytes)`);
+      console.log(
+        `${call.pluginId}/${call.runtimeId} call ${call.callId}: ${call.identical ? 'byte-identical' : `DIFFERS at byte ${call.firstMismatchAt}`} (${call.recordedBytes} bytes)`,
+      );
       for (const s of call.sources) console.log(`  ${s.section}: ${s.source}${s.items?.length ? `\n    ${s.items.join('\n    ')}` : ''}`);
     }
     console.log(audit.identical ? `turn ${turnId}: every request is byte-identical to what was sent` : `turn ${turnId}: some requests differ`);

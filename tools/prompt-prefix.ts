@@ -11,7 +11,10 @@ const USAGE = 'usage: npm run prompt:prefix -- <database> [--session <id>] [--sh
  * compares, per runtime, the first request of each turn with the previous turn's.
  */
 async function main() {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { session: { type: 'string' }, show: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { session: { type: 'string' }, show: { type: 'string' }, json: { type: 'boolean' } },
+  });
   if (positionals.length !== 1) throw new Error(USAGE);
   const database = await openDatabase(databaseFromArg(positionals[0]));
   try {
@@ -30,7 +33,9 @@ async function main() {
     if (values.show) {
       for (const r of rows.filter((x) => x.runtime === values.show && x.firstDifference)) {
         const d = r.firstDifference!;
-        console.log(`\nturn ${r.turn} ${r.runtime}: first difference at ${d.messageIndex === null ? d.role : `message ${d.messageIndex} (${d.role})`} offset ${d.offset}${d.section ? ` [${d.section}]` : ''}`);
+        console.log(
+          `\nturn ${r.turn} ${r.runtime}: first difference at ${d.messageIndex === null ? d.role : `message ${d.messageIndex} (${d.role})`} offset ${d.offset}${d.section ? ` [${d.section}]` : ''}`,
+        );
         console.log(`  before: ${JSON.stringify(d.before)}`);
         console.log(`  after:  ${JSON.stringify(d.after)}`);
       }

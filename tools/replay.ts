@@ -10,9 +10,7 @@ async function main() {
   try {
     await migrateToLatest(database.db);
     const started = Date.now();
-    const applied = await createProjectionRunner(database.db).replay((name, position) =>
-      console.log(`  ${name}: rebuilt up to position ${position}`),
-    );
+    const applied = await createProjectionRunner(database.db).replay((name, position) => console.log(`  ${name}: rebuilt up to position ${position}`));
     console.log(`replayed ${applied} event applications in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     await database.close();

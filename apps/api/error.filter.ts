@@ -18,7 +18,7 @@ export class EngineErrorFilter implements ExceptionFilter {
       res.status(404).json({ statusCode: 404, error: 'Not Found', message: error.message });
       return;
     }
-    this.logger.error(error instanceof Error ? error.stack ?? error.message : String(error));
+    this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     res.status(500).json({ statusCode: 500, error: 'Internal Server Error', message: 'internal error' });
   }
 }

@@ -14,7 +14,12 @@ export class SessionsController {
   @HttpCode(201)
   createSession(@Req() req: TenantRequest, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
     if (body.worldId !== undefined && !this.engine.worlds.has(body.worldId)) {
-      throw new BadRequestException({ statusCode: 400, error: 'Bad Request', message: `worldId: unknown world "${body.worldId}"`, issues: [{ path: 'worldId', message: 'unknown world' }] });
+      throw new BadRequestException({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: `worldId: unknown world "${body.worldId}"`,
+        issues: [{ path: 'worldId', message: 'unknown world' }],
+      });
     }
     return this.engine.sessions.createSession(req.tenant.id, body);
   }

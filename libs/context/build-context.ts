@@ -1,6 +1,6 @@
 import { serializeSystemPrompt } from './cache-boundaries';
 import { dataBlock } from './data-boundary';
-import { insertAtDepth, PlacedMessage } from './depth-insertion';
+import { insertAtDepth, type PlacedMessage } from './depth-insertion';
 import { placeSegments } from './extension-segments';
 import { fixedText } from './fixed-text';
 import { historyWindow, includesSummaries } from './history-window';
@@ -52,7 +52,7 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   // conversation: pre-history, summaries, history, then the current turn
   const conversation: PlacedMessage[] = [];
   for (const s of placed['pre-history-messages']) conversation.push({ message: { role: s.role, content: s.content }, section: 'pre-history' });
-  const summaries = includesSummaries(runtime) ? params.summaries ?? [] : [];
+  const summaries = includesSummaries(runtime) ? (params.summaries ?? []) : [];
   if (summaries.length > 0) {
     const envelope = dataBlock('compacted_history', summaries.map((s) => s.content.trim()).join('\n\n'));
     conversation.push({ message: { role: 'user', content: `${envelope}\n\n${t.summaryNote}` }, section: 'summary' });

@@ -34,12 +34,7 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Sort by volatility (stable, session, turn), order, provider plugin id, segment id. */
 export function compareSegments(a: ExtensionSegment, b: ExtensionSegment): number {
-  return (
-    VOLATILITY_RANK[a.volatility] - VOLATILITY_RANK[b.volatility] ||
-    a.order - b.order ||
-    cmp(a.providerPluginId, b.providerPluginId) ||
-    cmp(a.id, b.id)
-  );
+  return VOLATILITY_RANK[a.volatility] - VOLATILITY_RANK[b.volatility] || a.order - b.order || cmp(a.providerPluginId, b.providerPluginId) || cmp(a.id, b.id);
 }
 
 export type PlacedSegments = Record<Placement, ExtensionSegment[]>;

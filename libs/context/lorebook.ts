@@ -14,14 +14,19 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function matches(keyword: string, text: string): boolean {
   // whole words for latin keywords; plain containment for CJK (no word boundaries)
-  return /^[\p{Script=Latin}\d\s'-]+$/u.test(keyword) ? new RegExp(`(^|[^\\p{L}\\d])${escapeRe(keyword)}($|[^\\p{L}\\d])`, 'iu').test(text) : text.includes(keyword);
+  return /^[\p{Script=Latin}\d\s'-]+$/u.test(keyword)
+    ? new RegExp(`(^|[^\\p{L}\\d])${escapeRe(keyword)}($|[^\\p{L}\\d])`, 'iu').test(text)
+    : text.includes(keyword);
 }
 
 /**
  * Spec §4 "The scan range of lorebook entries": the current player message is always scanned; an
  * entry's scanDepth adds that many committed messages from the tail (compacted ones included).
  */
-export function activateLorebook(entries: readonly LorebookEntryInput[], scan: { playerInput: string; committedTail: readonly { text: string }[] }): ActivatedLoreEntry[] {
+export function activateLorebook(
+  entries: readonly LorebookEntryInput[],
+  scan: { playerInput: string; committedTail: readonly { text: string }[] },
+): ActivatedLoreEntry[] {
   const active: ActivatedLoreEntry[] = [];
   for (const e of entries) {
     const base = { id: e.id, content: e.content, position: e.position, order: e.order };

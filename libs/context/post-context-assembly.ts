@@ -6,7 +6,13 @@ const HookResult = z
   .object({
     systemPrompt: z.string().optional(),
     messages: z
-      .array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string(), images: z.array(z.object({ mediaId: z.string(), description: z.string() })).optional() }))
+      .array(
+        z.object({
+          role: z.enum(['system', 'user', 'assistant']),
+          content: z.string(),
+          images: z.array(z.object({ mediaId: z.string(), description: z.string() })).optional(),
+        }),
+      )
       .optional(),
   })
   .nullish();
@@ -46,7 +52,11 @@ export function applyPostContextAssembly(
   const frozenSources = deepFreeze(structuredClone(sources));
   hooks.forEach((hook, index) => {
     const parsed = HookResult.safeParse(hook({ systemPrompt, messages: messages.map((m) => ({ ...m })), sources: frozenSources }));
-    if (!parsed.success) throw new HookResultError(index, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    if (!parsed.success)
+      throw new HookResultError(
+        index,
+        parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+      );
     if (parsed.data?.systemPrompt !== undefined) {
       const returned = parsed.data.systemPrompt;
       systemPrompt = stripCacheBreaks(returned).startsWith(plainHead) ? returned : `${frameworkHead}\n\n${returned}`;

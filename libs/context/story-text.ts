@@ -21,7 +21,5 @@ function ranBefore(output: ExecutionOutput, runtime: RuntimeView): boolean {
  */
 export function pointStoryInputs(inputs: readonly InputSlot[], projected: readonly ExecutionOutput[], pointer: string): InputSlot[] {
   const texts = new Set(projected.map((o) => o.text));
-  return inputs.map((slot) =>
-    slot.cardinality === 'one' && typeof slot.value === 'string' && texts.has(slot.value) ? { ...slot, value: pointer } : slot,
-  );
+  return inputs.map((slot) => (slot.cardinality === 'one' && typeof slot.value === 'string' && texts.has(slot.value) ? { ...slot, value: pointer } : slot));
 }

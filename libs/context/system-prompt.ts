@@ -18,7 +18,10 @@ const byOrderThenId = (a: ActivatedLoreEntry, b: ActivatedLoreEntry) => a.order 
 
 function worldInfo(title: string, entries: readonly ActivatedLoreEntry[]): string {
   if (entries.length === 0) return '';
-  return `${title}:\n\n${[...entries].sort(byOrderThenId).map((e) => e.content.trim()).join('\n\n')}`;
+  return `${title}:\n\n${[...entries]
+    .sort(byOrderThenId)
+    .map((e) => e.content.trim())
+    .join('\n\n')}`;
 }
 
 /** Spec §2: the system prompt's sections, in order (empty ones are kept here, skipped when serialized). */
@@ -28,17 +31,33 @@ export function systemSections(input: SystemPromptInput): SystemSection[] {
     input.eventCatalog.length === 0
       ? ''
       : `<available-events>\n${escapeXml(
-          [t.eventsTitle, ...input.eventCatalog.map((e) => `- ${e.topic}: ${e.description}${e.requiredFields.length ? ` (required: ${e.requiredFields.join(', ')})` : ''}`)].join('\n'),
+          [
+            t.eventsTitle,
+            ...input.eventCatalog.map((e) => `- ${e.topic}: ${e.description}${e.requiredFields.length ? ` (required: ${e.requiredFields.join(', ')})` : ''}`),
+          ].join('\n'),
         )}\n</available-events>`;
   // activations that run within a stage are the same every turn: they stay in the system prompt
-  const inStage = input.activation?.kind === 'stage' ? `<runtime-activation>\n${escapeXml(t.activationStage(input.activation.stage))}\n</runtime-activation>` : '';
+  const inStage =
+    input.activation?.kind === 'stage' ? `<runtime-activation>\n${escapeXml(t.activationStage(input.activation.stage))}\n</runtime-activation>` : '';
   return [
     { name: 'preamble', text: input.preamble },
     { name: 'runtime-body', text: input.body.trim() },
     { name: 'segments', text: input.segments.map((s) => s.content).join('\n\n') },
-    { name: 'worldinfo-before', text: worldInfo(t.worldInfoTitle, input.lorebook.filter((e) => e.position === 'before-plugin')) },
+    {
+      name: 'worldinfo-before',
+      text: worldInfo(
+        t.worldInfoTitle,
+        input.lorebook.filter((e) => e.position === 'before-plugin'),
+      ),
+    },
     { name: 'events-activation', text: [events, inStage].filter(Boolean).join('\n\n') },
-    { name: 'worldinfo-after', text: worldInfo(t.worldInfoTitle, input.lorebook.filter((e) => e.position === 'after-plugin')) },
+    {
+      name: 'worldinfo-after',
+      text: worldInfo(
+        t.worldInfoTitle,
+        input.lorebook.filter((e) => e.position === 'after-plugin'),
+      ),
+    },
     { name: 'turn-segments', text: input.turnSegments.map((s) => s.content).join('\n\n') },
   ];
 }

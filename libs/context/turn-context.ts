@@ -49,7 +49,9 @@ export function renderTurnContext(input: TurnContextInput): string {
   }
   const a = input.activation;
   if (a && a.kind !== 'stage') {
-    blocks.push(dataBlock('runtime-activation', json({ kind: a.kind, ...(a.kind === 'event' ? { topic: a.topic } : {}), payload: modelFacingJson(a.payload) })));
+    blocks.push(
+      dataBlock('runtime-activation', json({ kind: a.kind, ...(a.kind === 'event' ? { topic: a.topic } : {}), payload: modelFacingJson(a.payload) })),
+    );
   }
   for (const segment of input.turnSegments) blocks.push(segment.content);
   return blocks.filter((b) => b.trim() !== '').join('\n\n');

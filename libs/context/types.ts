@@ -63,10 +63,7 @@ export interface RuntimeView {
   stageIndex: number | null;
 }
 
-export type Activation =
-  | { kind: 'stage'; stage: string }
-  | { kind: 'event'; topic: string; payload: unknown }
-  | { kind: 'manual'; payload: unknown };
+export type Activation = { kind: 'stage'; stage: string } | { kind: 'event'; topic: string; payload: unknown } | { kind: 'manual'; payload: unknown };
 
 /** A typed input slot resolved from `io.inputs`. */
 export interface InputSlot {
@@ -162,14 +159,7 @@ export interface BuildContextParams {
 }
 
 /** Names of the sections of the request, in spec §2 order. */
-export type SystemSectionName =
-  | 'preamble'
-  | 'runtime-body'
-  | 'segments'
-  | 'worldinfo-before'
-  | 'events-activation'
-  | 'worldinfo-after'
-  | 'turn-segments';
+export type SystemSectionName = 'preamble' | 'runtime-body' | 'segments' | 'worldinfo-before' | 'events-activation' | 'worldinfo-after' | 'turn-segments';
 
 export type MessageSectionName =
   | 'pre-history'

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { TURN_JOB_ATTEMPTS, TURN_QUEUE_NAME, TurnJob, TurnQueue, turnJobId } from './queue';
+import { TURN_JOB_ATTEMPTS, TURN_QUEUE_NAME, type TurnJob, type TurnQueue, turnJobId } from './queue';
 
 export interface BullMqOptions {
   redisUrl: string;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EventStore, migrateToLatest, OpenDatabase, openDatabase, ProjectionRunner, ReadModels, TenantStore } from '../events';
+import { EventStore, migrateToLatest, type OpenDatabase, openDatabase, type ProjectionRunner, ReadModels, TenantStore } from '../events';
 import { createProjectionRunner } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
@@ -9,7 +9,7 @@ import type { EngineConfig } from './config';
 import { InProcessQueue } from './in-process-queue';
 import type { TurnQueue } from './queue';
 import { RuntimeCatalog } from './runtime-catalog';
-import { Logger, SessionService } from './session-service';
+import { type Logger, SessionService } from './session-service';
 import { Sweeper } from './sweeper';
 import { TurnExecutor } from './turn-executor';
 import { WorldCatalog } from './world-catalog';

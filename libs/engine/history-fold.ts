@@ -34,7 +34,10 @@ export class HistoryFold {
 
   /** The last `limit` uncompacted messages, as the bounded history read returns them. */
   uncompactedTail(limit: number): HistoryMessage[] {
-    return this.messages.filter((m) => !m.compacted).slice(-limit).map(({ compacted: _c, ...m }) => m);
+    return this.messages
+      .filter((m) => !m.compacted)
+      .slice(-limit)
+      .map(({ compacted: _c, ...m }) => m);
   }
 
   /** The last `limit` committed messages, compacted or not. */

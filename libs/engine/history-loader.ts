@@ -17,17 +17,15 @@ export async function loadRuntimeHistory(readModels: ReadModels, tenantId: strin
     readModels.historyTails(tenantId, sessionId, { window: limit, scan: LORE_SCAN_LIMIT }),
     readModels.summaries(tenantId, sessionId),
   ]);
-  const messages = tails.uncompacted.map(
-    (r): HistoryMessage => ({
-      messageId: r.messageId,
-      turnId: r.turnId,
-      role: r.role as HistoryMessage['role'],
-      sourceType: r.sourceType as HistoryMessage['sourceType'],
-      pluginId: r.pluginId,
-      runtimeId: r.runtimeId,
-      outputKind: r.outputKind as HistoryMessage['outputKind'],
-      text: r.text,
-    }),
-  );
+  const messages = tails.uncompacted.map((r): HistoryMessage => ({
+    messageId: r.messageId,
+    turnId: r.turnId,
+    role: r.role as HistoryMessage['role'],
+    sourceType: r.sourceType as HistoryMessage['sourceType'],
+    pluginId: r.pluginId,
+    runtimeId: r.runtimeId,
+    outputKind: r.outputKind as HistoryMessage['outputKind'],
+    text: r.text,
+  }));
   return { messages, summaries, scanTail: tails.scanTail.map((m) => ({ text: m.text })) };
 }

@@ -1,4 +1,4 @@
-import { JobAttempt, TURN_JOB_ATTEMPTS, TurnJob, TurnJobHandler, TurnQueue, turnJobId } from './queue';
+import { type JobAttempt, TURN_JOB_ATTEMPTS, type TurnJob, type TurnJobHandler, type TurnQueue, turnJobId } from './queue';
 
 interface Entry {
   job: TurnJob;
@@ -14,9 +14,7 @@ export class InProcessQueue implements TurnQueue {
   private active = 0;
   private closed = false;
 
-  constructor(
-    private readonly options: { concurrency?: number; maxAttempts?: number; backoffMs?: number; onError?: (e: unknown) => void } = {},
-  ) {}
+  constructor(private readonly options: { concurrency?: number; maxAttempts?: number; backoffMs?: number; onError?: (e: unknown) => void } = {}) {}
 
   async enqueue(job: TurnJob): Promise<void> {
     if (this.closed) throw new Error('queue is closed');

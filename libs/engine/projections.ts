@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { Database, defaultProjections, ProjectionRunner } from '../events';
+import { type Database, defaultProjections, ProjectionRunner } from '../events';
 import { prefixReportsProjection } from '../reports';
 
 /** Every projection the engine keeps: the event library's own and the prefix reports. */

@@ -2,12 +2,12 @@ import type { StoredEvent } from '../events';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { LORE_SCAN_LIMIT } from './history-loader';
 import type { WorldCatalog } from './world-catalog';
-import { redactImageData, ProviderRegistry } from '../providers';
-import { ActivatedLoreEntry, AssembledContext, placeSegments } from '../context';
+import { redactImageData, type ProviderRegistry } from '../providers';
+import { type ActivatedLoreEntry, type AssembledContext, placeSegments } from '../context';
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
-import { buildRuntimeRequest, RuntimeRequestInputs } from './runtime-request';
+import { buildRuntimeRequest, type RuntimeRequestInputs } from './runtime-request';
 import { staticSegments } from './static-segments';
 
 export interface RebuiltCall {
@@ -90,11 +90,25 @@ export async function rebuildRequests(
 }
 
 /** The source of every section: which plugin, which segment, which summary covers which messages. */
-function describeSources(inputs: RuntimeRequestInputs, context: AssembledContext, lorebook: readonly ActivatedLoreEntry[], history: HistoryFold): SectionSource[] {
-  const why = (e: ActivatedLoreEntry) => `${e.id}: ${e.reason.kind === 'constant' ? 'constant' : `keyword "${e.reason.keyword}" in ${e.reason.matchedIn === 'player-input' ? 'the player input' : 'the scanned history'}`}`;
+function describeSources(
+  inputs: RuntimeRequestInputs,
+  context: AssembledContext,
+  lorebook: readonly ActivatedLoreEntry[],
+  history: HistoryFold,
+): SectionSource[] {
+  const why = (e: ActivatedLoreEntry) =>
+    `${e.id}: ${e.reason.kind === 'constant' ? 'constant' : `keyword "${e.reason.keyword}" in ${e.reason.matchedIn === 'player-input' ? 'the player input' : 'the scanned history'}`}`;
   const lore = (position: string) => lorebook.filter((e) => (typeof e.position === 'object' ? 'depth' : e.position) === position).map(why);
   const m = inputs.runtime.manifest;
-  const runtimeView = { pluginId: inputs.runtime.pluginId, runtimeId: m.id, outputKind: m.outputKind, contract: m.contract, body: '', history: m.agent.history, stageIndex: inputs.stageIndex };
+  const runtimeView = {
+    pluginId: inputs.runtime.pluginId,
+    runtimeId: m.id,
+    outputKind: m.outputKind,
+    contract: m.contract,
+    body: '',
+    history: m.agent.history,
+    stageIndex: inputs.stageIndex,
+  };
   const placed = placeSegments(inputs.segments, runtimeView);
   const ids = (list: { providerPluginId: string; id: string }[]) => list.map((s) => `${s.providerPluginId}/${s.id}`);
   const out: SectionSource[] = [];
@@ -104,20 +118,40 @@ function describeSources(inputs: RuntimeRequestInputs, context: AssembledContext
     else if (s.name === 'segments') out.push({ section: s.name, source: 'stable/session extension segments', items: ids(placed['system-prompt']) });
     else if (s.name === 'turn-segments') out.push({ section: s.name, source: 'pre-history turn segments', items: ids(placed['system-prompt-turn']) });
     else if (s.name === 'events-activation') out.push({ section: s.name, source: m.stage ? `in-stage activation: ${m.stage}` : 'event catalog' });
-    else out.push({ section: s.name, source: `lorebook (${s.name === 'worldinfo-before' ? 'before-plugin' : 'after-plugin'})`, items: lore(s.name === 'worldinfo-before' ? 'before-plugin' : 'after-plugin') });
+    else
+      out.push({
+        section: s.name,
+        source: `lorebook (${s.name === 'worldinfo-before' ? 'before-plugin' : 'after-plugin'})`,
+        items: lore(s.name === 'worldinfo-before' ? 'before-plugin' : 'after-plugin'),
+      });
   }
   const covered = new Map(history.summariesWithCoverage().map((x) => [x.id, x.messageIds]));
   for (const name of [...new Set(context.messageSections)]) {
     if (name === 'summary') {
-      out.push({ section: name, source: 'saved summaries', items: inputs.summaries.map((s) => `${s.id} covers ${(covered.get(s.id) ?? []).length} messages: ${(covered.get(s.id) ?? []).join(', ')}`) });
+      out.push({
+        section: name,
+        source: 'saved summaries',
+        items: inputs.summaries.map((s) => `${s.id} covers ${(covered.get(s.id) ?? []).length} messages: ${(covered.get(s.id) ?? []).join(', ')}`),
+      });
     } else if (name === 'history') {
       const h = inputs.history;
-      out.push({ section: name, source: `turn_messages: ${h.length} uncompacted messages`, items: h.length ? [`${h[0].messageId} … ${h[h.length - 1].messageId}`] : [] });
+      out.push({
+        section: name,
+        source: `turn_messages: ${h.length} uncompacted messages`,
+        items: h.length ? [`${h[0].messageId} … ${h[h.length - 1].messageId}`] : [],
+      });
     } else if (name === 'player-input') out.push({ section: name, source: `player input ${inputs.playerInput.messageId}` });
-    else if (name === 'story-text') out.push({ section: name, source: "this turn's story text", items: inputs.outputs.filter((o) => o.outputKind === 'story').map((o) => `${o.pluginId}/${o.runtimeId}`) });
+    else if (name === 'story-text')
+      out.push({
+        section: name,
+        source: "this turn's story text",
+        items: inputs.outputs.filter((o) => o.outputKind === 'story').map((o) => `${o.pluginId}/${o.runtimeId}`),
+      });
     else if (name === 'turn-context') out.push({ section: name, source: 'turn data blocks and turn segments', items: ids(placed['turn-context']) });
-    else if (name === 'depth') out.push({ section: name, source: 'lorebook entries and segments inserted by depth', items: [...lore('depth'), ...ids(placed.depth)] });
-    else if (name === 'pre-history' || name === 'post-history') out.push({ section: name, source: 'extension segments', items: ids(name === 'pre-history' ? placed['pre-history-messages'] : placed['post-history']) });
+    else if (name === 'depth')
+      out.push({ section: name, source: 'lorebook entries and segments inserted by depth', items: [...lore('depth'), ...ids(placed.depth)] });
+    else if (name === 'pre-history' || name === 'post-history')
+      out.push({ section: name, source: 'extension segments', items: ids(name === 'pre-history' ? placed['pre-history-messages'] : placed['post-history']) });
     else out.push({ section: name, source: 'framework' });
   }
   return out;

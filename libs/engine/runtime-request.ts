@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { ActivatedLoreEntry, activateLorebook, buildContext, AssembledContext, ExecutionOutput, ExtensionSegment, HistoryMessage, HistorySummary } from '../context';
+import {
+  type ActivatedLoreEntry,
+  activateLorebook,
+  buildContext,
+  type AssembledContext,
+  type ExecutionOutput,
+  type ExtensionSegment,
+  type HistoryMessage,
+  type HistorySummary,
+} from '../context';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { worldLorebook } from './world-catalog';
 import type { ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';

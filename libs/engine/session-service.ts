@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, EventStore, ProjectionRunner } from '../events';
+import { ConcurrencyError, type EventStore, type ProjectionRunner } from '../events';
 import type { Locale } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
 import type { TurnQueue } from './queue';

@@ -1,6 +1,6 @@
 import type { EventStore } from '../events';
 import type { ProviderRegistry } from '../providers';
-import { rebuildRequests, RebuiltCall } from './request-rebuild';
+import { rebuildRequests, type RebuiltCall } from './request-rebuild';
 import type { RuntimeCatalog } from './runtime-catalog';
 import type { WorldCatalog } from './world-catalog';
 
@@ -28,7 +28,9 @@ export async function auditTurn(
 ): Promise<TurnAudit> {
   const events = await deps.store.readStream(sessionId);
   if (!events.some((e) => e.type === 'player-input.submitted@1' && e.data.turnId === turnId)) throw new TurnNotFoundError(turnId);
-  const rebuilt = (await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit })).filter((c) => c.turnId === turnId);
+  const rebuilt = (await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit })).filter(
+    (c) => c.turnId === turnId,
+  );
   const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({
     ...rest,
     recordedBytes: Buffer.byteLength(recorded),

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { CommittedMessage, ConcurrencyError, EventStore, NewEvent, ProjectionRunner, ReadModels } from '../events';
+import { type CommittedMessage, ConcurrencyError, type EventStore, type NewEvent, type ProjectionRunner, type ReadModels } from '../events';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
-import { ProviderError, ProviderRegistry, redactImageData } from '../providers';
+import { ProviderError, type ProviderRegistry, redactImageData } from '../providers';
 import { FencedOutError } from './errors';
-import { ExecutionJournal, executionOutputs, RuntimeOutput, runtimeKey, SessionJournal } from './journal';
+import { type ExecutionJournal, executionOutputs, type RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
-import { LoadedHistory, loadRuntimeHistory } from './history-loader';
+import { type LoadedHistory, loadRuntimeHistory } from './history-loader';
 import { buildRuntimeRequest, requestLayout } from './runtime-request';
 import { staticSegments } from './static-segments';
 import type { WorldCatalog } from './world-catalog';
@@ -124,7 +124,9 @@ export class TurnExecutor {
         tenantId: job.tenantId,
         streamId: job.sessionId,
         expectedVersion: journal.version,
-        events: [{ type: 'execution.started@1', data: { executionId: execution.executionId, turnId: execution.turnId, attempt, workerId: this.options.workerId } }],
+        events: [
+          { type: 'execution.started@1', data: { executionId: execution.executionId, turnId: execution.turnId, attempt, workerId: this.options.workerId } },
+        ],
       });
     } catch (error) {
       if (error instanceof ConcurrencyError) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
@@ -160,7 +162,6 @@ export class TurnExecutor {
     return first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId } : { locale: 'en', worldId: null };
   }
 
-
   private async runRuntime(run: ExecutionRun, runtime: CatalogRuntime, history: LoadedHistory): Promise<void> {
     const key = runtimeKey(runtime.pluginId, runtime.manifest.id);
     if (run.execution.outputs.has(key)) return; // produced by an earlier attempt: reuse, don't call again
@@ -184,7 +185,17 @@ export class TurnExecutor {
     const callId = randomUUID();
     const ids = { executionId: run.execution.executionId, turnId: run.execution.turnId, callId, pluginId: runtime.pluginId, runtimeId: m.id };
     await run.append(() => [
-      { type: 'llm.calling@1', data: { ...ids, attempt: run.attempt, provider: adapter.protocol, model: slot.model, body: JSON.stringify(redactImageData(body)), layout: requestLayout(context) } },
+      {
+        type: 'llm.calling@1',
+        data: {
+          ...ids,
+          attempt: run.attempt,
+          provider: adapter.protocol,
+          model: slot.model,
+          body: JSON.stringify(redactImageData(body)),
+          layout: requestLayout(context),
+        },
+      },
     ]);
     const response = await adapter.send(body);
     await run.append(() => [
@@ -209,7 +220,15 @@ export class TurnExecutor {
   private async commit(run: ExecutionRun): Promise<void> {
     const outputs = this.orderedOutputs(run.execution);
     const messages: CommittedMessage[] = [
-      { messageId: run.execution.input.messageId, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: run.execution.input.text },
+      {
+        messageId: run.execution.input.messageId,
+        role: 'user',
+        sourceType: 'player',
+        pluginId: null,
+        runtimeId: null,
+        outputKind: null,
+        text: run.execution.input.text,
+      },
       ...outputs.map((o) => ({
         messageId: o.messageId,
         role: 'assistant' as const,
@@ -245,15 +264,17 @@ export class TurnExecutor {
           tenantId: job.tenantId,
           streamId: job.sessionId,
           expectedVersion: journal.version,
-          events: [{
-            type: 'execution.failed@1',
-            data: {
-              executionId: job.executionId,
-              turnId: execution.turnId,
-              attempt,
-              error: { code: errorCode(error), message: error instanceof Error ? error.message : String(error) },
+          events: [
+            {
+              type: 'execution.failed@1',
+              data: {
+                executionId: job.executionId,
+                turnId: execution.turnId,
+                attempt,
+                error: { code: errorCode(error), message: error instanceof Error ? error.message : String(error) },
+              },
             },
-          }],
+          ],
         });
         await this.projections.catchUp();
         return;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LorebookEntryInput } from '../context';
-import { LoadedWorld, loadWorld } from '../plugins-sdk';
+import { type LoadedWorld, loadWorld } from '../plugins-sdk';
 
 export class WorldNotFoundError extends Error {
   readonly code = 'WORLD_NOT_FOUND';
@@ -39,7 +39,12 @@ export function worldLorebook(world: LoadedWorld): LorebookEntryInput[] {
   const lore = world.lore.replace(/<\/world-lore>/g, '&lt;/world-lore>'); // spec §4: only this tag is rewritten
   const entries: LorebookEntryInput[] = [{ ...constant, id: 'world-lore', order: -2, content: `<world-lore>\n${lore}\n</world-lore>` }];
   if (world.characters.length) {
-    entries.push({ ...constant, id: 'world-characters', order: -1, content: `<world-characters>\n${world.characters.map((c) => `- ${c.name} [${c.type}] | ${c.description}`).join('\n')}\n</world-characters>` });
+    entries.push({
+      ...constant,
+      id: 'world-characters',
+      order: -1,
+      content: `<world-characters>\n${world.characters.map((c) => `- ${c.name} [${c.type}] | ${c.description}`).join('\n')}\n</world-characters>`,
+    });
   }
   return [...entries, ...world.lorebook.map((e) => ({ ...e }))];
 }

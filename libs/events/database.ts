@@ -29,7 +29,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
 }
 
 export class MigrationError extends Error {
-  constructor(readonly migrationName: string | undefined, cause: unknown) {
+  constructor(
+    readonly migrationName: string | undefined,
+    cause: unknown,
+  ) {
     super(`migration ${migrationName ?? '(unknown)'} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'MigrationError';
   }

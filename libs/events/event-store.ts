@@ -1,6 +1,6 @@
-import { Kysely, sql, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, InvalidEventError, StreamTenantMismatchError } from './errors';
-import { eventSchemas, isEventType, NewEvent, StoredEvent } from './event-types';
+import { eventSchemas, isEventType, type NewEvent, type StoredEvent } from './event-types';
 import type { Database } from './schema';
 
 /** Serializes appends so global positions become visible in order (projections never skip one). */
@@ -107,12 +107,7 @@ export class EventStore {
 
   /** Events of one stream with version > afterVersion, in order. */
   async readStream(streamId: string, afterVersion = 0, limit?: number): Promise<StoredEvent[]> {
-    let query = this.db
-      .selectFrom('events')
-      .selectAll()
-      .where('stream_id', '=', streamId)
-      .where('stream_version', '>', afterVersion)
-      .orderBy('stream_version');
+    let query = this.db.selectFrom('events').selectAll().where('stream_id', '=', streamId).where('stream_version', '>', afterVersion).orderBy('stream_version');
     if (limit !== undefined) query = query.limit(limit);
     const rows = await query.execute();
     return rows.map(toStoredEvent);
@@ -132,12 +127,7 @@ export class EventStore {
 
   /** The tenant that owns a stream, or null when the stream does not exist. */
   async streamTenant(streamId: string): Promise<string | null> {
-    const row = await this.db
-      .selectFrom('events')
-      .select('tenant_id')
-      .where('stream_id', '=', streamId)
-      .where('stream_version', '=', 1)
-      .executeTakeFirst();
+    const row = await this.db.selectFrom('events').select('tenant_id').where('stream_id', '=', streamId).where('stream_version', '=', 1).executeTakeFirst();
     return row?.tenant_id ?? null;
   }
 

@@ -1,14 +1,14 @@
 import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
-  DatabaseConnection,
-  Dialect,
-  Driver,
-  Kysely,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
-  QueryResult,
+  type QueryResult,
 } from 'kysely';
 
 /**
@@ -24,7 +24,7 @@ export class PGliteDialect implements Dialect {
   createDriver(): Driver {
     return new PGliteDriver(this.pglite);
   }
-  createIntrospector(db: Kysely<any>) {
+  createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
   }
   createQueryCompiler() {

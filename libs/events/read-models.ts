@@ -1,4 +1,4 @@
-import { Kysely, Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, TurnMessagesTable } from './schema';
 
 export interface ExecutionView {
@@ -80,12 +80,7 @@ export class ReadModels {
   constructor(private readonly db: Kysely<Database>) {}
 
   async execution(tenantId: string, executionId: string): Promise<ExecutionView | null> {
-    const r = await this.db
-      .selectFrom('executions')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('execution_id', '=', executionId)
-      .executeTakeFirst();
+    const r = await this.db.selectFrom('executions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).executeTakeFirst();
     if (!r) return null;
     return {
       executionId: r.execution_id,
@@ -149,9 +144,18 @@ export class ReadModels {
    * uncompacted messages (history) and the last `scan` committed ones, compacted or not (the
    * lorebook's scan range).
    */
-  async historyTails(tenantId: string, sessionId: string, limits: { window: number; scan: number }): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[] }> {
+  async historyTails(
+    tenantId: string,
+    sessionId: string,
+    limits: { window: number; scan: number },
+  ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[] }> {
     const [mark, last] = await Promise.all([
-      this.db.selectFrom('history_watermarks').select('compacted_through').where('session_id', '=', sessionId).where('tenant_id', '=', tenantId).executeTakeFirst(),
+      this.db
+        .selectFrom('history_watermarks')
+        .select('compacted_through')
+        .where('session_id', '=', sessionId)
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst(),
       this.lastOrd(sessionId),
     ]);
     const windowFrom = Math.max(mark?.compacted_through ?? 0, last - limits.window);
@@ -165,7 +169,11 @@ export class ReadModels {
    * an index range scan whatever the planner's statistics say.
    */
   private async lastOrd(sessionId: string): Promise<number> {
-    const r = await this.db.selectFrom('turn_messages').select(sql<number | null>`max(ord)`.as('max')).where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+    const r = await this.db
+      .selectFrom('turn_messages')
+      .select(sql<number | null>`max(ord)`.as('max'))
+      .where('session_id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     return Number(r.max ?? 0);
   }
 
@@ -194,7 +202,10 @@ export class ReadModels {
    * layout and the cached tokens its llm.responded reported, in log order.
    */
   async recordedCalls(sessionId?: string): Promise<RecordedCallView[]> {
-    let q = this.db.selectFrom('trace_events').select(['global_position', 'session_id', 'turn_id', 'plugin_id', 'runtime_id', 'call_id', 'type', 'data']).orderBy('global_position');
+    let q = this.db
+      .selectFrom('trace_events')
+      .select(['global_position', 'session_id', 'turn_id', 'plugin_id', 'runtime_id', 'call_id', 'type', 'data'])
+      .orderBy('global_position');
     if (sessionId) q = q.where('session_id', '=', sessionId);
     const rows = await q.execute();
     const cached = new Map<string, number>();
@@ -221,7 +232,19 @@ export class ReadModels {
   async prefixReport(tenantId: string, sessionId: string): Promise<PrefixReportView[]> {
     const rows = await this.db
       .selectFrom('prefix_reports')
-      .select(['call_id', 'turn_id', 'turn', 'runtime', 'first_in_turn', 'request_tokens', 'shared_tokens', 'shared_percent', 'first_difference', 'provider_cached_tokens', 'provider_input_tokens'])
+      .select([
+        'call_id',
+        'turn_id',
+        'turn',
+        'runtime',
+        'first_in_turn',
+        'request_tokens',
+        'shared_tokens',
+        'shared_percent',
+        'first_difference',
+        'provider_cached_tokens',
+        'provider_input_tokens',
+      ])
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
       .orderBy('position')

@@ -22,16 +22,15 @@ export class TenantStore {
   /** Creates a tenant and returns its key; the key itself is never stored. */
   async create(name: string, apiKey: string = newApiKey()): Promise<{ tenant: Tenant; apiKey: string }> {
     const tenant = { id: randomUUID(), name };
-    await this.db.insertInto('tenants').values({ ...tenant, api_key_hash: hashApiKey(apiKey) }).execute();
+    await this.db
+      .insertInto('tenants')
+      .values({ ...tenant, api_key_hash: hashApiKey(apiKey) })
+      .execute();
     return { tenant, apiKey };
   }
 
   async findByApiKey(apiKey: string): Promise<Tenant | null> {
-    const row = await this.db
-      .selectFrom('tenants')
-      .select(['id', 'name'])
-      .where('api_key_hash', '=', hashApiKey(apiKey))
-      .executeTakeFirst();
+    const row = await this.db.selectFrom('tenants').select(['id', 'name']).where('api_key_hash', '=', hashApiKey(apiKey)).executeTakeFirst();
     return row ?? null;
   }
 }

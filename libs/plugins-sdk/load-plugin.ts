@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { LoadedPlugin, Locale, LOCALES, PluginManifest, StaticPromptSegment } from './manifest';
+import { type LoadedPlugin, type Locale, LOCALES, PluginManifest, type StaticPromptSegment } from './manifest';
 
 /** A locale variant's front matter may only translate static segment content, by id. */
 const VariantFrontMatter = z.object({
@@ -35,7 +35,10 @@ export function parsePluginFile(text: string, file = 'PLUGIN.md'): { manifest: P
   const { data, body } = splitFrontMatter(text, file);
   const parsed = PluginManifest.safeParse(data);
   if (!parsed.success) {
-    throw new PluginManifestError(file, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    throw new PluginManifestError(
+      file,
+      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
   }
   return { manifest: parsed.data, body };
 }
@@ -52,7 +55,11 @@ export function loadPlugin(root: string): LoadedPlugin {
     const parsed = splitFrontMatter(readFileSync(variant, 'utf8'), variant);
     bodies[locale] = parsed.body;
     const localized = VariantFrontMatter.safeParse(parsed.data);
-    if (!localized.success) throw new PluginManifestError(variant, localized.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    if (!localized.success)
+      throw new PluginManifestError(
+        variant,
+        localized.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+      );
     const content = new Map(localized.data.contributes.prompt.map((p) => [p.id, p.content]));
     staticSegments[locale] = manifest.contributes.prompt.map((p) => ({ ...p, content: content.get(p.id) ?? p.content }));
   }

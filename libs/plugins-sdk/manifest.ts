@@ -27,23 +27,22 @@ export const RuntimeManifest = z.object({
     .default({ history: {} }),
 });
 
-export const SegmentPosition = z.union([
-  z.enum(['system', 'pre-history', 'post-history']),
-  z.object({ depth: z.number().int().nonnegative() }).strict(),
-]);
+export const SegmentPosition = z.union([z.enum(['system', 'pre-history', 'post-history']), z.object({ depth: z.number().int().nonnegative() }).strict()]);
 
 export const Audience = z.union([z.enum(['self', 'story']), z.object({ contract: z.string().min(1) }).strict()]);
 
 /** A fixed instruction in `contributes.prompt` (spec §3): registered by the host, not interpolated. */
-export const StaticPromptSegment = z.object({
-  id: z.string().min(1),
-  content: z.string().min(1),
-  position: SegmentPosition.default('system'),
-  role: z.enum(['system', 'user', 'assistant']).default('system'),
-  volatility: z.enum(['stable', 'session', 'turn']).default('stable'),
-  order: z.number().int().default(0),
-  audience: Audience.default('self'),
-}).strict();
+export const StaticPromptSegment = z
+  .object({
+    id: z.string().min(1),
+    content: z.string().min(1),
+    position: SegmentPosition.default('system'),
+    role: z.enum(['system', 'user', 'assistant']).default('system'),
+    volatility: z.enum(['stable', 'session', 'turn']).default('stable'),
+    order: z.number().int().default(0),
+    audience: Audience.default('self'),
+  })
+  .strict();
 
 export const PluginManifest = z.object({
   id: z.string().regex(/^[a-z][a-z0-9-]*$/, 'lower-case id: letters, digits, dashes'),

@@ -14,7 +14,12 @@ export const LoreEntry = z.object({
   scanDepth: z.number().int().min(0).max(20).default(0),
 });
 
-export const WorldCharacter = z.object({ id: z.string().min(1), name: z.string().min(1), type: z.string().default('npc'), description: z.string().default('') });
+export const WorldCharacter = z.object({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  type: z.string().default('npc'),
+  description: z.string().default(''),
+});
 
 export const WorldManifest = z.object({
   id: z.string().regex(/^[a-z][a-z0-9-]*$/),
@@ -35,6 +40,10 @@ export interface LoadedWorld extends WorldManifest {
 export function loadWorld(file: string): LoadedWorld {
   const { data, body } = splitFrontMatter(readFileSync(file, 'utf8'), file);
   const parsed = WorldManifest.safeParse(data);
-  if (!parsed.success) throw new PluginManifestError(file, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  if (!parsed.success)
+    throw new PluginManifestError(
+      file,
+      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
   return { ...parsed.data, lore: body };
 }

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { CACHE_BREAK, stripCacheBreaks } from './cache-break';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
-import { capabilitiesOf, ModelCapabilities } from './model-table';
+import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { toProviderError } from './provider-errors';
 import { resolveReasoning, resolveToolChoice, thinkingBudget } from './request-preferences';
 import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
@@ -31,7 +31,12 @@ export class AnthropicAdapter implements ProviderAdapter {
   private readonly client: Anthropic;
 
   constructor(private readonly options: AnthropicAdapterOptions) {
-    this.client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: options.maxRetries ?? 3, timeout: options.timeoutMs ?? 120_000 });
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL,
+      maxRetries: options.maxRetries ?? 3,
+      timeout: options.timeoutMs ?? 120_000,
+    });
   }
 
   buildRequest(call: ModelCall): Record<string, unknown> {
@@ -142,7 +147,9 @@ function markLastCacheable(message: WireMessage): boolean {
 
 function fromMessage(message: Anthropic.Message): ModelResponse {
   const text = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-  const toolCalls: ToolCall[] = message.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, name: b.name, arguments: b.input as Record<string, unknown> }] : []));
+  const toolCalls: ToolCall[] = message.content.flatMap((b) =>
+    b.type === 'tool_use' ? [{ id: b.id, name: b.name, arguments: b.input as Record<string, unknown> }] : [],
+  );
   const u = message.usage;
   const read = u.cache_read_input_tokens ?? 0;
   const created = u.cache_creation_input_tokens ?? 0;

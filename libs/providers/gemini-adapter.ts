@@ -1,7 +1,7 @@
-import { GenerateContentParameters, GenerateContentResponse, GoogleGenAI } from '@google/genai';
+import { type GenerateContentParameters, type GenerateContentResponse, GoogleGenAI } from '@google/genai';
 import { stripCacheBreaks } from './cache-break';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
-import { capabilitiesOf, ModelCapabilities } from './model-table';
+import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { toProviderError } from './provider-errors';
 import { resolveReasoning, resolveToolChoice, thinkingBudget } from './request-preferences';
 import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
@@ -21,7 +21,13 @@ type Part = Record<string, unknown>;
 type Content = { role: 'user' | 'model'; parts: Part[] };
 
 const kindOf = (c: Content) =>
-  c.parts.every((p) => 'text' in p) ? 'text' : c.parts.every((p) => 'functionResponse' in p) ? 'function-response' : c.parts.some((p) => 'functionCall' in p) ? 'function-call' : 'other';
+  c.parts.every((p) => 'text' in p)
+    ? 'text'
+    : c.parts.every((p) => 'functionResponse' in p)
+      ? 'function-response'
+      : c.parts.some((p) => 'functionCall' in p)
+        ? 'function-call'
+        : 'other';
 
 /**
  * Gemini native protocol on @google/genai. The body is the REST request (`contents`,
@@ -92,7 +98,13 @@ export class GeminiAdapter implements ProviderAdapter {
     const params = {
       model,
       contents,
-      config: { ...(generationConfig ?? {}), ...(systemInstruction ? { systemInstruction } : {}), ...(tools ? { tools } : {}), ...(toolConfig ? { toolConfig } : {}), abortSignal: options.signal },
+      config: {
+        ...(generationConfig ?? {}),
+        ...(systemInstruction ? { systemInstruction } : {}),
+        ...(tools ? { tools } : {}),
+        ...(toolConfig ? { toolConfig } : {}),
+        abortSignal: options.signal,
+      },
     } as GenerateContentParameters;
     try {
       if (stream) {
@@ -151,18 +163,39 @@ function mergeAdjacent(contents: Content[]): Content[] {
 
 function toContent(m: ChatMessage): Content {
   if (m.role === 'system') return { role: 'user', parts: [{ text: wrapSystemInstruction(m.content) }] };
-  if (m.role === 'tool') return { role: 'user', parts: [{ functionResponse: { ...(m.toolCallId ? { id: m.toolCallId } : {}), name: m.toolName ?? '', response: { name: m.toolName ?? '', content: m.content } } }] };
+  if (m.role === 'tool')
+    return {
+      role: 'user',
+      parts: [
+        {
+          functionResponse: { ...(m.toolCallId ? { id: m.toolCallId } : {}), name: m.toolName ?? '', response: { name: m.toolName ?? '', content: m.content } },
+        },
+      ],
+    };
   if (m.role === 'assistant') {
     const parts: Part[] = [];
     if (m.content) parts.push({ text: stripCacheBreaks(m.content) });
     for (const c of m.toolCalls ?? []) parts.push({ functionCall: { id: c.id, name: c.name, args: c.arguments } });
     return { role: 'model', parts };
   }
-  return { role: 'user', parts: [{ text: stripCacheBreaks(m.content) }, ...(m.images ?? []).map((i) => ({ inlineData: { mimeType: i.mimeType, data: i.data } }))] };
+  return {
+    role: 'user',
+    parts: [{ text: stripCacheBreaks(m.content) }, ...(m.images ?? []).map((i) => ({ inlineData: { mimeType: i.mimeType, data: i.data } }))],
+  };
 }
 
 function functionCalls(r: GenerateContentResponse): ToolCall[] {
-  return (r.candidates?.[0]?.content?.parts ?? []).flatMap((p) => (p.functionCall ? [{ id: p.functionCall.id ?? `${p.functionCall.name}-0`, name: p.functionCall.name ?? '', arguments: (p.functionCall.args ?? {}) as Record<string, unknown> }] : []));
+  return (r.candidates?.[0]?.content?.parts ?? []).flatMap((p) =>
+    p.functionCall
+      ? [
+          {
+            id: p.functionCall.id ?? `${p.functionCall.name}-0`,
+            name: p.functionCall.name ?? '',
+            arguments: (p.functionCall.args ?? {}) as Record<string, unknown>,
+          },
+        ]
+      : [],
+  );
 }
 
 function usageOf(r: GenerateContentResponse | null): ModelResponse['usage'] {

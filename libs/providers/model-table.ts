@@ -20,8 +20,24 @@ const base = { imageInput: false, reasoning: 'none', canDisableReasoning: false,
 /** First match wins. */
 const TABLE: readonly Row[] = [
   // Claude models that reject forced tool calls (spec §3): fall back to auto
-  { ...base, match: /^claude-(fable|mythos)-5[-.]1/, family: 'anthropic', imageInput: true, reasoning: 'anthropic-thinking', canDisableReasoning: true, forcedToolChoice: false },
-  { ...base, match: /^claude-(opus|sonnet)-5[-.]5/, family: 'anthropic', imageInput: true, reasoning: 'anthropic-thinking', canDisableReasoning: true, forcedToolChoice: false },
+  {
+    ...base,
+    match: /^claude-(fable|mythos)-5[-.]1/,
+    family: 'anthropic',
+    imageInput: true,
+    reasoning: 'anthropic-thinking',
+    canDisableReasoning: true,
+    forcedToolChoice: false,
+  },
+  {
+    ...base,
+    match: /^claude-(opus|sonnet)-5[-.]5/,
+    family: 'anthropic',
+    imageInput: true,
+    reasoning: 'anthropic-thinking',
+    canDisableReasoning: true,
+    forcedToolChoice: false,
+  },
   { ...base, match: /^claude-/, family: 'anthropic', imageInput: true, reasoning: 'anthropic-thinking', canDisableReasoning: true },
   { ...base, match: /^gpt-5|^o\d/, family: 'openai', imageInput: true, reasoning: 'openai-effort', canDisableReasoning: true },
   { ...base, match: /^gpt-4(o|\.1)/, family: 'openai', imageInput: true },

@@ -2,10 +2,10 @@ import OpenAI from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { stripCacheBreaks } from './cache-break';
 import { wrapSystemInstruction, splitLeadingSystem } from './late-system';
-import { capabilitiesOf, ModelCapabilities } from './model-table';
+import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { toProviderError } from './provider-errors';
 import { resolveReasoning, resolveToolChoice } from './request-preferences';
-import { ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
+import { type ModelCall, type ModelResponse, type ProviderAdapter, type SendOptions, type ToolCall } from './types';
 
 export interface OpenAIAdapterOptions {
   apiKey: string;
@@ -38,7 +38,11 @@ export class OpenAIChatAdapter implements ProviderAdapter {
     const messages: unknown[] = leading.map((m) => ({ role: 'system', content: stripCacheBreaks(m.content) }));
     for (const m of rest) {
       if (m.role === 'system') {
-        messages.push(this.options.lateSystemAsUser ? { role: 'user', content: wrapSystemInstruction(m.content) } : { role: 'system', content: stripCacheBreaks(m.content) });
+        messages.push(
+          this.options.lateSystemAsUser
+            ? { role: 'user', content: wrapSystemInstruction(m.content) }
+            : { role: 'system', content: stripCacheBreaks(m.content) },
+        );
       } else if (m.role === 'user') {
         messages.push({
           role: 'user',
@@ -74,7 +78,7 @@ export class OpenAIChatAdapter implements ProviderAdapter {
         body.thinking = { type: on ? 'enabled' : 'disabled' };
         if (on && effort) body.reasoning_effort = effort === 'medium' ? 'high' : effort;
       }
-      if (caps.reasoning === 'openai-effort') body.reasoning_effort = on ? effort ?? 'medium' : 'minimal';
+      if (caps.reasoning === 'openai-effort') body.reasoning_effort = on ? (effort ?? 'medium') : 'minimal';
     }
     if (call.maxOutputTokens !== undefined) body.max_completion_tokens = call.maxOutputTokens;
     if (call.temperature !== undefined) body.temperature = call.temperature;
@@ -89,7 +93,9 @@ export class OpenAIChatAdapter implements ProviderAdapter {
   async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
     try {
       if (body.stream === true) return await this.sendStreaming(body, options);
-      const completion = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream?: false }, { signal: options.signal });
+      const completion = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream?: false }, {
+        signal: options.signal,
+      });
       const choice = completion.choices[0];
       return {
         text: choice?.message?.content ?? '',

@@ -2,7 +2,7 @@ import type OpenAI from 'openai';
 import { stripCacheBreaks } from './cache-break';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf } from './model-table';
-import { OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
+import { type OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
 import { toProviderError } from './provider-errors';
 import { resolveReasoning, resolveToolChoice } from './request-preferences';
 import type { ModelCall, ModelResponse, ProviderAdapter, SendOptions } from './types';
@@ -32,7 +32,10 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
       } else if (m.role === 'user') {
         input.push({
           role: 'user',
-          content: [{ type: 'input_text', text: m.content }, ...(m.images ?? []).map((i) => ({ type: 'input_image', image_url: `data:${i.mimeType};base64,${i.data}`, detail: 'auto' }))],
+          content: [
+            { type: 'input_text', text: m.content },
+            ...(m.images ?? []).map((i) => ({ type: 'input_image', image_url: `data:${i.mimeType};base64,${i.data}`, detail: 'auto' })),
+          ],
         });
       } else if (m.role === 'assistant') {
         if (m.content) input.push({ role: 'assistant', content: [{ type: 'output_text', text: m.content }] });
@@ -54,7 +57,7 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
     const reasoning = resolveReasoning(call, caps);
     if (caps.reasoning === 'openai-effort' && reasoning.kind !== 'omit') {
       const on = reasoning.kind === 'explicit' && reasoning.setting.enabled;
-      body.reasoning = { effort: on ? (reasoning.kind === 'explicit' ? reasoning.setting.effort : undefined) ?? 'medium' : 'minimal' };
+      body.reasoning = { effort: on ? ((reasoning.kind === 'explicit' ? reasoning.setting.effort : undefined) ?? 'medium') : 'minimal' };
     }
     if (call.maxOutputTokens !== undefined) body.max_output_tokens = call.maxOutputTokens;
     if (call.temperature !== undefined) body.temperature = call.temperature;
@@ -88,7 +91,7 @@ function fromResponse(r: OpenAI.Responses.Response): ModelResponse {
   return {
     text,
     toolCalls,
-    finishReason: r.status === 'incomplete' ? r.incomplete_details?.reason ?? 'incomplete' : toolCalls.length ? 'tool_calls' : 'stop',
+    finishReason: r.status === 'incomplete' ? (r.incomplete_details?.reason ?? 'incomplete') : toolCalls.length ? 'tool_calls' : 'stop',
     usage: {
       inputTokens: r.usage?.input_tokens ?? 0,
       outputTokens: r.usage?.output_tokens ?? 0,

@@ -1,6 +1,6 @@
 import { AnthropicAdapter } from './anthropic-adapter';
 import { GeminiAdapter } from './gemini-adapter';
-import { capabilitiesOf, ModelCapabilities } from './model-table';
+import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { OpenAIChatAdapter } from './openai-chat-adapter';
 import { OpenAIResponsesAdapter } from './openai-responses-adapter';
 import type { LlmConfig, SlotConfig, SlotName } from './slots';
@@ -77,7 +77,11 @@ export class ProviderRegistry {
     if (existing) return existing;
     const slot = this.config.slots[name];
     if (!slot) throw new Error(`unknown model slot "${name}"`);
-    const binding = { slot, adapter: createAdapter(slot, this.endpointOf(slot.protocol)), capabilities: capabilitiesOf(slot.model, slotCapabilityOverrides(slot)) };
+    const binding = {
+      slot,
+      adapter: createAdapter(slot, this.endpointOf(slot.protocol)),
+      capabilities: capabilitiesOf(slot.model, slotCapabilityOverrides(slot)),
+    };
     this.bindings.set(name, binding);
     return binding;
   }

@@ -44,7 +44,10 @@ export function parseLlmConfig(text: string, file = 'llm.toml'): LlmConfig {
   }
   const parsed = LlmConfig.safeParse(raw);
   if (!parsed.success) {
-    throw new SlotConfigError(file, parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+    throw new SlotConfigError(
+      file,
+      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    );
   }
   return parsed.data;
 }

@@ -1,5 +1,5 @@
 import { estimateTokens } from '../context';
-import { PrefixUnit, prefixUnits } from './prefix-units';
+import { type PrefixUnit, prefixUnits } from './prefix-units';
 
 export interface RecordedRequest {
   protocol: string;

@@ -1,4 +1,4 @@
-import { comparePrefix, FirstDifference, RecordedRequest } from './prefix-compare';
+import { comparePrefix, type FirstDifference, type RecordedRequest } from './prefix-compare';
 
 export interface RecordedCall extends RecordedRequest {
   sessionId: string;
@@ -69,13 +69,31 @@ export function formatPrefixTables(rows: readonly PrefixRow[]): string {
     const table = [['turn', 'runtime', 'req tok', 'shared', 'shared %', 'cached (provider)', 'first difference']];
     for (const r of rows.filter((x) => x.sessionId === sessionId)) {
       const d = r.firstDifference;
-      const where = d ? `${d.messageIndex === null ? d.role : `message ${d.messageIndex} (${d.role})`} @${d.offset}${d.section ? ` [${d.section}]` : ''}` : r.sharedTokens === null ? '(first turn)' : '(none: prefix intact)';
-      table.push([String(r.turn), r.runtime, String(r.requestTokens), r.sharedTokens === null ? '-' : String(r.sharedTokens), r.sharedPercent === null ? '-' : `${r.sharedPercent}%`, r.providerCachedTokens === null ? '-' : String(r.providerCachedTokens), where]);
+      const where = d
+        ? `${d.messageIndex === null ? d.role : `message ${d.messageIndex} (${d.role})`} @${d.offset}${d.section ? ` [${d.section}]` : ''}`
+        : r.sharedTokens === null
+          ? '(first turn)'
+          : '(none: prefix intact)';
+      table.push([
+        String(r.turn),
+        r.runtime,
+        String(r.requestTokens),
+        r.sharedTokens === null ? '-' : String(r.sharedTokens),
+        r.sharedPercent === null ? '-' : `${r.sharedPercent}%`,
+        r.providerCachedTokens === null ? '-' : String(r.providerCachedTokens),
+        where,
+      ]);
     }
     const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
-    for (const row of table) out.push(row.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd());
+    for (const row of table)
+      out.push(
+        row
+          .map((cell, c) => cell.padEnd(widths[c]))
+          .join('  ')
+          .trimEnd(),
+      );
     out.push('');
   }
-  out.push('Token counts are estimates from characters (about 1 per CJK character, 1 per 4 others), not the provider\'s bill.');
+  out.push("Token counts are estimates from characters (about 1 per CJK character, 1 per 4 others), not the provider's bill.");
   return out.join('\n');
 }

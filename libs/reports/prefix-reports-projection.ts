@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Projection } from '../events';
-import { comparePrefix, RecordedRequest } from './prefix-compare';
+import { comparePrefix, type RecordedRequest } from './prefix-compare';
 
 /**
  * `prefix_reports`, kept live from `llm.calling` (the estimate against the previous turn's first
@@ -39,7 +39,10 @@ export const prefixReportsProjection: Projection = {
         .limit(1)
         .executeTakeFirst();
       if (prev) {
-        figures = comparePrefix({ protocol: prev.protocol, body: JSON.parse(prev.body) as Record<string, unknown>, layout: prev.layout as RecordedRequest['layout'] }, current);
+        figures = comparePrefix(
+          { protocol: prev.protocol, body: JSON.parse(prev.body) as Record<string, unknown>, layout: prev.layout as RecordedRequest['layout'] },
+          current,
+        );
         compared = true;
       }
     }

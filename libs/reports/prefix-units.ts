@@ -32,20 +32,34 @@ export function prefixUnits(protocol: string, body: Record<string, unknown>): Pr
   if (Array.isArray(tools) && tools.length) units.push({ kind: 'tools', messageIndex: null, role: 'tools', text: JSON.stringify(tools) });
   if (protocol === 'anthropic') {
     if (body.system !== undefined) units.push({ kind: 'system', messageIndex: null, role: 'system', text: textOfContent(body.system) });
-    (body.messages as { role: string; content: unknown }[]).forEach((m, i) => units.push({ kind: 'message', messageIndex: i, role: m.role, text: textOfContent(m.content) }));
+    (body.messages as { role: string; content: unknown }[]).forEach((m, i) =>
+      units.push({ kind: 'message', messageIndex: i, role: m.role, text: textOfContent(m.content) }),
+    );
   } else if (protocol === 'gemini') {
     const si = body.systemInstruction as { parts?: unknown[] } | undefined;
     if (si) units.push({ kind: 'system', messageIndex: null, role: 'system', text: textOfContent(si.parts) });
-    (body.contents as { role: string; parts: unknown[] }[]).forEach((c, i) => units.push({ kind: 'message', messageIndex: i, role: c.role, text: textOfContent(c.parts) }));
+    (body.contents as { role: string; parts: unknown[] }[]).forEach((c, i) =>
+      units.push({ kind: 'message', messageIndex: i, role: c.role, text: textOfContent(c.parts) }),
+    );
   } else if (protocol === 'openai-responses') {
     if (typeof body.instructions === 'string') units.push({ kind: 'system', messageIndex: null, role: 'system', text: body.instructions });
     (body.input as Record<string, unknown>[]).forEach((m, i) =>
-      units.push({ kind: 'message', messageIndex: i, role: String(m.role ?? m.type), text: m.content !== undefined ? textOfContent(m.content) : JSON.stringify(m) }),
+      units.push({
+        kind: 'message',
+        messageIndex: i,
+        role: String(m.role ?? m.type),
+        text: m.content !== undefined ? textOfContent(m.content) : JSON.stringify(m),
+      }),
     );
   } else {
     (body.messages as Record<string, unknown>[]).forEach((m, i) => {
       const extra = m.tool_calls ? JSON.stringify(m.tool_calls) : '';
-      units.push({ kind: i === 0 && m.role === 'system' ? 'system' : 'message', messageIndex: i, role: String(m.role), text: textOfContent(m.content) + extra });
+      units.push({
+        kind: i === 0 && m.role === 'system' ? 'system' : 'message',
+        messageIndex: i,
+        role: String(m.role),
+        text: textOfContent(m.content) + extra,
+      });
     });
   }
   return units;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { ConcurrencyError, EventStore, migrateToLatest, openDatabase, OpenDatabase } from '../../libs/events';
+import { ConcurrencyError, EventStore, migrateToLatest, openDatabase, type OpenDatabase } from '../../libs/events';
 import { dumpProjections } from '../support/projection-dump';
 import { createTestDatabase, startStack } from '../support/stack';
 
@@ -24,7 +24,12 @@ describe('event log on the real PostgreSQL', () => {
 
   it('UPDATE and DELETE on events fail', async () => {
     const store = new EventStore(open.db);
-    await store.append({ tenantId: 't', streamId: 's', expectedVersion: 0, events: [{ type: 'session.created@1', data: { sessionId: 's', worldId: null, locale: 'en' } }] });
+    await store.append({
+      tenantId: 't',
+      streamId: 's',
+      expectedVersion: 0,
+      events: [{ type: 'session.created@1', data: { sessionId: 's', worldId: null, locale: 'en' } }],
+    });
     await expect(sql`update events set type = 'x'`.execute(open.db)).rejects.toThrow(/append-only/);
     await expect(sql`delete from events`.execute(open.db)).rejects.toThrow(/append-only/);
     expect(await store.readStream('s')).toHaveLength(1);
@@ -33,10 +38,20 @@ describe('event log on the real PostgreSQL', () => {
   it('20 concurrent appends at one version on a pool: one wins, the rest get ConcurrencyError, none lost or doubled', async () => {
     const store = new EventStore(open.db);
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [{ type: 'session.created@1', data: { sessionId: streamId, worldId: null, locale: 'en' } }] });
+    await store.append({
+      tenantId: 't',
+      streamId,
+      expectedVersion: 0,
+      events: [{ type: 'session.created@1', data: { sessionId: streamId, worldId: null, locale: 'en' } }],
+    });
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
-        store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [{ type: 'player-input.submitted@1', data: { executionId: `e${i}`, turnId: `t${i}`, messageId: `m${i}`, text: String(i) } }] }),
+        store.append({
+          tenantId: 't',
+          streamId,
+          expectedVersion: 1,
+          events: [{ type: 'player-input.submitted@1', data: { executionId: `e${i}`, turnId: `t${i}`, messageId: `m${i}`, text: String(i) } }],
+        }),
       ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);

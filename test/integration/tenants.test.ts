@@ -1,6 +1,6 @@
 import { PlayClient } from '../../apps/play/play-client';
 import { openDatabase, TenantStore } from '../../libs/events';
-import { startStack, Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 
 describe('tenant isolation on PostgreSQL + BullMQ', () => {
   let stack: Stack;

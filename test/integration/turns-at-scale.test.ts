@@ -1,4 +1,4 @@
-import { startStack, Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 
 /** Real PostgreSQL + Redis + BullMQ: the API process and two worker processes. */
 describe('20 sessions x 5 inputs on two workers', () => {
@@ -13,7 +13,11 @@ describe('20 sessions x 5 inputs on two workers', () => {
     const sessions = await Promise.all(Array.from({ length: 20 }, () => client.createSession()));
     // all 100 inputs are posted at once: each session's five race each other too
     const submitted = await Promise.all(
-      sessions.flatMap((s, i) => Array.from({ length: 5 }, (_, n) => client.submit(s.id, `session ${i} input ${n}`).then((r) => ({ ...r, sessionId: s.id, text: `session ${i} input ${n}` })))),
+      sessions.flatMap((s, i) =>
+        Array.from({ length: 5 }, (_, n) =>
+          client.submit(s.id, `session ${i} input ${n}`).then((r) => ({ ...r, sessionId: s.id, text: `session ${i} input ${n}` })),
+        ),
+      ),
     );
     await Promise.all(submitted.map((s) => client.waitFor(s.executionId, 180_000)));
 

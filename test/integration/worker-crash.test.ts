@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { startStack, Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/stack';
 
 /** A worker killed with SIGKILL in the middle of a turn: the job moves to the other worker. */
 describe('worker killed mid-turn', () => {
@@ -24,8 +24,11 @@ describe('worker killed mid-turn', () => {
     await db.connect();
     try {
       for (let i = 0; i < 200 && !victimId; i++) {
-        const r = await db.query(`select data->>'workerId' as w from events e where stream_id = $1 and type = 'execution.started@1'
-          and exists (select 1 from events c where c.stream_id = e.stream_id and c.type = 'llm.calling@1')`, [id]);
+        const r = await db.query(
+          `select data->>'workerId' as w from events e where stream_id = $1 and type = 'execution.started@1'
+          and exists (select 1 from events c where c.stream_id = e.stream_id and c.type = 'llm.calling@1')`,
+          [id],
+        );
         victimId = r.rows[0]?.w ?? '';
         if (!victimId) await new Promise((r) => setTimeout(r, 50));
       }

@@ -5,7 +5,7 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { createApiApp } from '../../apps/api/create-api-app';
 import { PlayClient } from '../../apps/play/play-client';
 import { createWorkerApp } from '../../apps/worker/create-worker-app';
-import { createEngine, Engine, loadConfig } from '../../libs/engine';
+import { createEngine, type Engine, loadConfig } from '../../libs/engine';
 
 export interface EmbeddedEngine {
   engine: Engine;

@@ -1,4 +1,4 @@
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../libs/events';
 
 /** Every row of every projection table, in a fixed order, for exact comparisons. */

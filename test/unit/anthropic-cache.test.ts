@@ -1,6 +1,6 @@
 /** Cross-package: requests assembled by libs/context, sent by the Anthropic adapter to the emulator. */
 import Anthropic from '@anthropic-ai/sdk';
-import { buildContext, HistoryMessage } from '../../libs/context';
+import { buildContext, type HistoryMessage } from '../../libs/context';
 import { AnthropicAdapter, anthropicBlocks, emulatorTokenCount, ProviderEmulator } from '../../libs/providers';
 import type { ChatMessage } from '../../libs/providers';
 
@@ -9,12 +9,27 @@ const countMarks = (body: Record<string, unknown>) => (JSON.stringify(body).matc
 async function turnRequest(history: HistoryMessage[], n: number): Promise<ChatMessage[]> {
   const ctx = await buildContext({
     locale: 'en',
-    runtime: { pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', body: 'You are the narrator of Emberback. '.repeat(120), history: {}, stageIndex: 1 },
+    runtime: {
+      pluginId: 'narrator',
+      runtimeId: 'narrator',
+      outputKind: 'story',
+      body: 'You are the narrator of Emberback. '.repeat(120),
+      history: {},
+      stageIndex: 1,
+    },
     history,
     playerInput: { messageId: `u${n}`, text: `input ${n}` },
     segments: [
       { id: 'rules', providerPluginId: 'narrator', content: '<rules>Be kind.</rules>', position: 'system', volatility: 'stable', role: 'system', order: 0 },
-      { id: 'memory', providerPluginId: 'narrator', content: `<memory>turn ${n} mood ${n % 3}</memory>`, position: 'system', volatility: 'turn', role: 'system', order: 0 },
+      {
+        id: 'memory',
+        providerPluginId: 'narrator',
+        content: `<memory>turn ${n} mood ${n % 3}</memory>`,
+        position: 'system',
+        volatility: 'turn',
+        role: 'system',
+        order: 0,
+      },
     ],
     lorebook: [{ id: 'ember', content: 'Emberback is a sleeping dragon.', position: 'after-plugin', order: 0, reason: { kind: 'constant' } }],
   });
@@ -43,7 +58,16 @@ describe('§5 Anthropic: four boundaries and what the next turn reads', () => {
   it('the turn context after the history is user content wrapped in <system-instruction>; no system role in messages', async () => {
     const history = [0, 1].flatMap((n): HistoryMessage[] => [
       { messageId: `u${n}`, turnId: `t${n}`, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: `input ${n}` },
-      { messageId: `a${n}`, turnId: `t${n}`, role: 'assistant', sourceType: 'runtime', pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', text: `story ${n}` },
+      {
+        messageId: `a${n}`,
+        turnId: `t${n}`,
+        role: 'assistant',
+        sourceType: 'runtime',
+        pluginId: 'narrator',
+        runtimeId: 'narrator',
+        outputKind: 'story',
+        text: `story ${n}`,
+      },
     ]);
     const body = adapter.buildRequest({ model: 'claude-sonnet-4-5', messages: await turnRequest(history, 2), cacheBoundaries: true });
     const messages = body.messages as { role: string; content: { text: string; cache_control?: unknown }[] }[];
@@ -57,17 +81,31 @@ describe('§5 Anthropic: four boundaries and what the next turn reads', () => {
     expect(raw.status).toBe(200);
   });
 
-  it('the emulator rejects more than four cache_control blocks and a system role inside messages, in Anthropic\'s error shape', async () => {
+  it("the emulator rejects more than four cache_control blocks and a system role inside messages, in Anthropic's error shape", async () => {
     const client = new Anthropic({ apiKey: 'k', baseURL: emulator.anthropicBaseURL, maxRetries: 0 });
     const cc = { type: 'ephemeral' as const };
     const five = client.messages.create({
       model: 'claude-sonnet-4-5',
       max_tokens: 10,
       system: [1, 2, 3].map((i) => ({ type: 'text' as const, text: `s${i}`, cache_control: cc })),
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: cc }, { type: 'text', text: 'b', cache_control: cc }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a', cache_control: cc },
+            { type: 'text', text: 'b', cache_control: cc },
+          ],
+        },
+      ],
     });
-    await expect(five).rejects.toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: 'A maximum of 4 blocks with cache_control may be provided. Found 5.' } } });
-    const system = fetch(`${emulator.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'system', content: 'x' }] }) });
+    await expect(five).rejects.toMatchObject({
+      status: 400,
+      error: { type: 'error', error: { type: 'invalid_request_error', message: 'A maximum of 4 blocks with cache_control may be provided. Found 5.' } },
+    });
+    const system = fetch(`${emulator.url}/v1/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'system', content: 'x' }] }),
+    });
     expect((await system).status).toBe(400);
   });
 
@@ -89,7 +127,16 @@ describe('§5 Anthropic: four boundaries and what the next turn reads', () => {
       history = [
         ...history,
         { messageId: `u${n}`, turnId: `t${n}`, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: `input ${n}` },
-        { messageId: `a${n}`, turnId: `t${n}`, role: 'assistant', sourceType: 'runtime', pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', text: response.text },
+        {
+          messageId: `a${n}`,
+          turnId: `t${n}`,
+          role: 'assistant',
+          sourceType: 'runtime',
+          pluginId: 'narrator',
+          runtimeId: 'narrator',
+          outputKind: 'story',
+          text: response.text,
+        },
       ];
     }
   });

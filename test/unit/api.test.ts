@@ -1,5 +1,5 @@
-import { PlayClient } from '../../apps/play/play-client';
-import { startEmbedded, EmbeddedEngine } from '../support/embedded';
+import { type PlayClient } from '../../apps/play/play-client';
+import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
 
 /** The HTTP API on the embedded default (PGlite, in-process queue, provider emulator). */
 describe('API on the embedded default', () => {
@@ -50,7 +50,10 @@ describe('API on the embedded default', () => {
       [turnId, 'assistant'],
     ]);
     expect(messages[1].text).toMatch(/you light the lantern/);
-    const calls = await a.request<{ turnId: string; runtimeId: string; request: { messages: { role: string; content: string }[] } }[]>('GET', `/v1/sessions/${id}/llm-calls`);
+    const calls = await a.request<{ turnId: string; runtimeId: string; request: { messages: { role: string; content: string }[] } }[]>(
+      'GET',
+      `/v1/sessions/${id}/llm-calls`,
+    );
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ turnId, runtimeId: 'narrator' });
     // the recorded body is exactly what reached the provider
@@ -59,7 +62,7 @@ describe('API on the embedded default', () => {
     expect(sent.map((r) => r.raw)).toEqual([(calls[0] as unknown as { requestText: string }).requestText]);
   });
 
-  it('tenant A\'s key cannot read or write tenant B\'s session', async () => {
+  it("tenant A's key cannot read or write tenant B's session", async () => {
     const { id } = await b.createSession();
     const { executionId } = await b.submit(id, 'secret move');
     await b.waitFor(executionId, 20_000);

@@ -1,4 +1,4 @@
-import { attachRecentImages, IMAGE_LIMITS, MediaStore } from '../../libs/engine';
+import { attachRecentImages, IMAGE_LIMITS, type MediaStore } from '../../libs/engine';
 import { capabilitiesOf, OpenAIChatAdapter, redactImageData } from '../../libs/providers';
 import type { ContextMessage } from '../../libs/context';
 
@@ -6,24 +6,43 @@ const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const store = (items: Record<string, { sessionId: string; mimeType: string; bytes: Buffer }>): MediaStore => ({
   read: async (_tenant, id) => items[id] ?? null,
 });
-const images = (...ids: string[]): ContextMessage => ({ role: 'user', content: ids.map((i) => `An image was shown: ${i}.`).join('\n'), images: ids.map((mediaId) => ({ mediaId, description: mediaId })) });
+const images = (...ids: string[]): ContextMessage => ({
+  role: 'user',
+  content: ids.map((i) => `An image was shown: ${i}.`).join('\n'),
+  images: ids.map((mediaId) => ({ mediaId, description: mediaId })),
+});
 const scope = { tenantId: 't', sessionId: 's' };
 const input: ContextMessage = { role: 'user', content: 'go on' };
 
 describe('§1 recently shown images, before each call', () => {
   it('a model that accepts images gets the bytes inline as base64', async () => {
-    const out = await attachRecentImages([images('a'), input], capabilitiesOf('gpt-4.1'), store({ a: { sessionId: 's', mimeType: 'image/png', bytes: png } }), scope);
+    const out = await attachRecentImages(
+      [images('a'), input],
+      capabilitiesOf('gpt-4.1'),
+      store({ a: { sessionId: 's', mimeType: 'image/png', bytes: png } }),
+      scope,
+    );
     expect(out[0].images).toEqual([{ mimeType: 'image/png', data: png.toString('base64') }]);
     expect(out[1]).toEqual({ role: 'user', content: 'go on' });
   });
 
   it('a text-only model: the whole message is dropped (the history description stays)', async () => {
-    const out = await attachRecentImages([images('a'), input], capabilitiesOf('deepseek-chat'), store({ a: { sessionId: 's', mimeType: 'image/png', bytes: png } }), scope);
+    const out = await attachRecentImages(
+      [images('a'), input],
+      capabilitiesOf('deepseek-chat'),
+      store({ a: { sessionId: 's', mimeType: 'image/png', bytes: png } }),
+      scope,
+    );
     expect(out).toEqual([{ role: 'user', content: 'go on' }]);
   });
 
   it('by capability, not name: an llm.toml input setting turns images on', async () => {
-    const out = await attachRecentImages([images('a')], capabilitiesOf('my-local-model', { imageInput: true }), store({ a: { sessionId: 's', mimeType: 'image/png', bytes: png } }), scope);
+    const out = await attachRecentImages(
+      [images('a')],
+      capabilitiesOf('my-local-model', { imageInput: true }),
+      store({ a: { sessionId: 's', mimeType: 'image/png', bytes: png } }),
+      scope,
+    );
     expect(out[0].images).toHaveLength(1);
   });
 
@@ -51,7 +70,9 @@ describe('§1 recently shown images, before each call', () => {
     expect(traced).toContain(`[${png.length} bytes]`);
     const gemini = redactImageData({ contents: [{ parts: [{ inlineData: { mimeType: 'image/png', data: png.toString('base64') } }] }] });
     expect(JSON.stringify(gemini)).toContain(`"data":"[${png.length} bytes]"`);
-    const anthropic = redactImageData({ messages: [{ content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') } }] }] });
+    const anthropic = redactImageData({
+      messages: [{ content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') } }] }],
+    });
     expect(JSON.stringify(anthropic)).not.toContain(png.toString('base64'));
   });
 });

@@ -10,7 +10,7 @@ describe('prefix report and turn audit: API and commands', () => {
   it('GET prefix-report and audit, then npm run prompt:prefix and npm run audit on the same data', async () => {
     const covel = await startEmbedded();
     let sessionId = '';
-    let turnIds: string[] = [];
+    const turnIds: string[] = [];
     try {
       const client = await covel.newTenant();
       await expect(client.createSession({ worldId: 'atlantis' })).rejects.toThrow(/400 worldId: unknown world/);
@@ -20,7 +20,14 @@ describe('prefix report and turn audit: API and commands', () => {
         await client.waitFor(r.executionId, 20_000);
         turnIds.push(r.turnId);
       }
-      type Row = { turn: number; runtime: string; sharedPercent: number | null; requestTokensEstimate: number; providerCachedTokens: number | null; firstDifference: { section: string } | null };
+      type Row = {
+        turn: number;
+        runtime: string;
+        sharedPercent: number | null;
+        requestTokensEstimate: number;
+        providerCachedTokens: number | null;
+        firstDifference: { section: string } | null;
+      };
       const report = await client.request<Row[]>('GET', `/v1/sessions/${sessionId}/prefix-report`);
       expect(report.map((r) => [r.turn, r.runtime])).toEqual([
         [1, 'narrator/narrator'],
@@ -53,10 +60,15 @@ describe('prefix report and turn audit: API and commands', () => {
     expect(table.stdout).toMatch(/turn\s+runtime\s+req tok\s+shared\s+shared %/);
     expect(table.stdout).toMatch(/estimates from characters/);
     expect(table.stdout).toMatch(/before: /);
-    const json = JSON.parse((await run('npm', ['run', '--silent', 'prompt:prefix', '--', join(covel.dataDir, 'pglite'), '--json', '--session', sessionId], { cwd: root, env })).stdout);
+    const json = JSON.parse(
+      (await run('npm', ['run', '--silent', 'prompt:prefix', '--', join(covel.dataDir, 'pglite'), '--json', '--session', sessionId], { cwd: root, env }))
+        .stdout,
+    );
     expect(json.rows).toHaveLength(3);
     const audit = await run('npm', ['run', '--silent', 'audit', '--', sessionId, turnIds[2]], { cwd: root, env });
     expect(audit.stdout).toMatch(/every request is byte-identical/);
-    await expect(run('npm', ['run', '--silent', 'prompt:prefix', '--', '/nonexistent'], { cwd: root, env })).rejects.toMatchObject({ stderr: expect.stringMatching(/not a postgres:\/\/ URL/) });
+    await expect(run('npm', ['run', '--silent', 'prompt:prefix', '--', '/nonexistent'], { cwd: root, env })).rejects.toMatchObject({
+      stderr: expect.stringMatching(/not a postgres:\/\/ URL/),
+    });
   }, 120_000);
 });

@@ -15,7 +15,17 @@ describe('the assembled context of a committed call is rebuilt from the event lo
           tenantId: (await covel.engine.store.readStream(id, 0, 1))[0].tenantId,
           streamId: id,
           expectedVersion: await covel.engine.store.streamVersion(id),
-          events: [{ type: 'history.compacted@1', data: { compactionId: summaryId, summaries: [{ summaryId, messageIds: messages.slice(0, count).map((m) => m.messageId), replacesSummaryIds: replaces, content: `摘要 ${summaryId}` }] } }],
+          events: [
+            {
+              type: 'history.compacted@1',
+              data: {
+                compactionId: summaryId,
+                summaries: [
+                  { summaryId, messageIds: messages.slice(0, count).map((m) => m.messageId), replacesSummaryIds: replaces, content: `摘要 ${summaryId}` },
+                ],
+              },
+            },
+          ],
         });
         await covel.engine.projections.catchUp();
       };
@@ -25,7 +35,9 @@ describe('the assembled context of a committed call is rebuilt from the event lo
         await client.waitFor((await client.submit(id, `第 ${t} 步：向前走`)).executionId, 20_000);
       }
       const events = await covel.engine.store.readStream(id);
-      const rebuilt = await rebuildRequests(events, covel.engine.catalog, covel.engine.providers, covel.engine.worlds, { historyReadLimit: covel.engine.executor!.historyReadLimit });
+      const rebuilt = await rebuildRequests(events, covel.engine.catalog, covel.engine.providers, covel.engine.worlds, {
+        historyReadLimit: covel.engine.executor!.historyReadLimit,
+      });
       expect(rebuilt).toHaveLength(20);
       expect(rebuilt.filter((c) => !c.identical)).toEqual([]);
       // the tracker after the narrative saw this turn's story text; the narrator saw the whole history
@@ -43,7 +55,11 @@ describe('the assembled context of a committed call is rebuilt from the event lo
       expect(await covel.engine.readModels.summaries(events[0].tenantId, id)).toEqual([expect.objectContaining({ id: 's1', content: '摘要 s2' })]);
       expect((await covel.engine.readModels.summaries(events[0].tenantId, id, { withMessageIds: true }))[0].messageIds).toHaveLength(6);
       // and the rebuild is sensitive: a different history would not match
-      const tampered = events.map((e) => (e.type === 'turn.committed@1' && e.streamVersion === events.find((x) => x.type === 'turn.committed@1')!.streamVersion ? { ...e, data: { ...e.data, messages: e.data.messages.map((m) => ({ ...m, text: m.text + '!' })) } } : e));
+      const tampered = events.map((e) =>
+        e.type === 'turn.committed@1' && e.streamVersion === events.find((x) => x.type === 'turn.committed@1')!.streamVersion
+          ? { ...e, data: { ...e.data, messages: e.data.messages.map((m) => ({ ...m, text: m.text + '!' })) } }
+          : e,
+      );
       const off = await rebuildRequests(tampered, covel.engine.catalog, covel.engine.providers, covel.engine.worlds, { historyReadLimit: 400 });
       expect(off.filter((c) => !c.identical).length).toBeGreaterThan(0);
     } finally {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { StoredEvent } from '../../libs/events';
-import { startEmbedded, EmbeddedEngine } from '../support/embedded';
+import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
 
 const key = (e: StoredEvent) => ('pluginId' in e.data ? `${e.type} ${e.data.pluginId}` : e.type);
 
@@ -22,12 +22,7 @@ describe('turn executor: stages and failures', () => {
     expect(order.slice(0, 2).sort()).toEqual(['llm.calling@1 mood', 'llm.calling@1 scene']);
     expect(order.slice(2, 4).sort()).toEqual(['runtime.output.produced@1 mood', 'runtime.output.produced@1 scene']);
     // barrier, then the narrative stage, then the runtime with no stage
-    expect(order.slice(4)).toEqual([
-      'llm.calling@1 narrator',
-      'runtime.output.produced@1 narrator',
-      'llm.calling@1 recap',
-      'runtime.output.produced@1 recap',
-    ]);
+    expect(order.slice(4)).toEqual(['llm.calling@1 narrator', 'runtime.output.produced@1 narrator', 'llm.calling@1 recap', 'runtime.output.produced@1 recap']);
     // only story output becomes an assistant row
     expect((await client.messages(id)).map((m) => [m.role, m.outputKind])).toEqual([
       ['user', null],

@@ -13,15 +13,31 @@ contributes:
       position: pre-history
 ---
 Body.`);
-  const plugin = { manifest, bodies: { en: body, 'zh-Hans': body }, staticSegments: { en: manifest.contributes.prompt, 'zh-Hans': manifest.contributes.prompt }, root: '(test)' };
+  const plugin = {
+    manifest,
+    bodies: { en: body, 'zh-Hans': body },
+    staticSegments: { en: manifest.contributes.prompt, 'zh-Hans': manifest.contributes.prompt },
+    root: '(test)',
+  };
 
   it('no template interpolation, the host sets providerPluginId, defaults apply', () => {
     expect(staticSegments([plugin], 'en')).toEqual([
-      { id: 'narrative-style', providerPluginId: 'status', content: 'Keep {{ player.character }} literal.', position: 'pre-history', role: 'system', volatility: 'stable', order: 0, audience: 'self' },
+      {
+        id: 'narrative-style',
+        providerPluginId: 'status',
+        content: 'Keep {{ player.character }} literal.',
+        position: 'pre-history',
+        role: 'system',
+        volatility: 'stable',
+        order: 0,
+        audience: 'self',
+      },
     ]);
   });
 
   it('a manifest cannot claim another plugin as provider', () => {
-    expect(() => parsePluginFile(`---\nid: x\nname: X\nversion: "1"\ncontributes:\n  prompt:\n    - id: s\n      content: c\n      providerPluginId: narrator\n---\n`)).toThrow(/providerPluginId|Unrecognized/);
+    expect(() =>
+      parsePluginFile(`---\nid: x\nname: X\nversion: "1"\ncontributes:\n  prompt:\n    - id: s\n      content: c\n      providerPluginId: narrator\n---\n`),
+    ).toThrow(/providerPluginId|Unrecognized/);
   });
 });

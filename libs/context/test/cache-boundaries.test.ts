@@ -1,4 +1,4 @@
-import { buildContext, CACHE_BREAK, serializeSystemPrompt, splitAtCacheBreaks, stripCacheBreaks, SystemSection } from '..';
+import { buildContext, CACHE_BREAK, serializeSystemPrompt, splitAtCacheBreaks, stripCacheBreaks, type SystemSection } from '..';
 import { params, segment } from './fixtures';
 
 const all: SystemSection[] = [
@@ -23,7 +23,10 @@ describe('§5 Cache boundaries in the system prompt', () => {
   });
 
   it('empty sections set no boundary', () => {
-    const s = serializeSystemPrompt(all.map((x) => (x.name === 'segments' || x.name === 'worldinfo-after' ? { ...x, text: '  ' } : x)), true);
+    const s = serializeSystemPrompt(
+      all.map((x) => (x.name === 'segments' || x.name === 'worldinfo-after' ? { ...x, text: '  ' } : x)),
+      true,
+    );
     expect(s).toBe(`P${CACHE_BREAK}\n\nB${CACHE_BREAK}\n\nW1\n\nE\n\nT`);
   });
 

@@ -36,7 +36,11 @@ describe('§2 Extension segments: placement table', () => {
   it('{ depth: n } counts conversation messages only: the turn context takes no position', async () => {
     const ctx = await buildContext(
       params({
-        segments: [segment('mem', { volatility: 'turn' }), segment('d1', { position: { depth: 1 }, role: 'user' }), segment('d3', { position: { depth: 3 }, role: 'user' })],
+        segments: [
+          segment('mem', { volatility: 'turn' }),
+          segment('d1', { position: { depth: 1 }, role: 'user' }),
+          segment('d3', { position: { depth: 3 }, role: 'user' }),
+        ],
       }),
     );
     // conversation: input1 story1 input2 story2 now → d3 before "story 1"... counted from the end
@@ -44,7 +48,9 @@ describe('§2 Extension segments: placement table', () => {
   });
 
   it('depth larger than the conversation goes to the front; depth 0 after the last message', async () => {
-    const ctx = await buildContext(params({ history: [], segments: [segment('far', { position: { depth: 99 }, role: 'user' }), segment('zero', { position: { depth: 0 }, role: 'user' })] }));
+    const ctx = await buildContext(
+      params({ history: [], segments: [segment('far', { position: { depth: 99 }, role: 'user' }), segment('zero', { position: { depth: 0 }, role: 'user' })] }),
+    );
     expect(ctx.messages.map((m) => m.content)).toEqual(['<far/>', 'go north', '<zero/>']);
   });
 });

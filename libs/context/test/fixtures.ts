@@ -23,7 +23,16 @@ export const tracker: RuntimeView = {
 export function turn(n: number, extra: Partial<HistoryMessage>[] = []): HistoryMessage[] {
   return [
     { messageId: `u${n}`, turnId: `t${n}`, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: `input ${n}` },
-    { messageId: `a${n}`, turnId: `t${n}`, role: 'assistant', sourceType: 'runtime', pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', text: `story ${n}` },
+    {
+      messageId: `a${n}`,
+      turnId: `t${n}`,
+      role: 'assistant',
+      sourceType: 'runtime',
+      pluginId: 'narrator',
+      runtimeId: 'narrator',
+      outputKind: 'story',
+      text: `story ${n}`,
+    },
     ...extra.map((e, i) => ({
       messageId: `x${n}-${i}`,
       turnId: `t${n}`,

@@ -18,7 +18,12 @@ describe('§3 Framework preamble', () => {
   });
 
   it('a zh-Hans session reads the preamble and fixed text entirely in Chinese; tags stay', async () => {
-    const ctx = await buildContext(params({ locale: 'zh-Hans', executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 0, text: '门开了。', seeded: false }] }));
+    const ctx = await buildContext(
+      params({
+        locale: 'zh-Hans',
+        executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 0, text: '门开了。', seeded: false }],
+      }),
+    );
     const head = ctx.systemSections[0].text;
     expect(head).toContain('[RUNTIME]');
     expect(head).toMatch(/简体中文/);

@@ -6,7 +6,10 @@ describe('§1 Protected range: the current turn is kept together', () => {
     const ctx = await buildContext(
       params({
         runtime: tracker,
-        segments: [segment('mem', { volatility: 'turn', audience: undefined }), segment('post', { position: 'post-history', role: 'user', audience: undefined })],
+        segments: [
+          segment('mem', { volatility: 'turn', audience: undefined }),
+          segment('post', { position: 'post-history', role: 'user', audience: undefined }),
+        ],
         executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 1, text: 'story now', seeded: false }],
         midTurnMessages: [{ text: 'wait, also look up' }],
       }),

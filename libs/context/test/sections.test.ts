@@ -30,7 +30,17 @@ describe('§2 Sections and order', () => {
       'turn-segments',
     ]);
     const text = plain(ctx.systemPrompt);
-    const order = ['[RUNTIME]', 'You are the narrator.', '<stable-sys/>', '<session-pre/>', 'LORE-BEFORE', '<available-events>', '<runtime-activation>', 'LORE-AFTER', '<turn-pre/>'];
+    const order = [
+      '[RUNTIME]',
+      'You are the narrator.',
+      '<stable-sys/>',
+      '<session-pre/>',
+      'LORE-BEFORE',
+      '<available-events>',
+      '<runtime-activation>',
+      'LORE-AFTER',
+      '<turn-pre/>',
+    ];
     const positions = order.map((s) => text.indexOf(s));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);

@@ -1,7 +1,15 @@
-import { buildContext, ExecutionOutput, fixedText } from '..';
+import { buildContext, type ExecutionOutput, fixedText } from '..';
 import { narrator, params, tracker } from './fixtures';
 
-const out = (over: Partial<ExecutionOutput>): ExecutionOutput => ({ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 1, text: 'The door opens.', seeded: false, ...over });
+const out = (over: Partial<ExecutionOutput>): ExecutionOutput => ({
+  pluginId: 'narrator',
+  runtimeId: 'narrator',
+  outputKind: 'story',
+  stageIndex: 1,
+  text: 'The door opens.',
+  seeded: false,
+  ...over,
+});
 const t = fixedText('en');
 
 describe("§1 This turn's story text", () => {
@@ -23,11 +31,13 @@ describe("§1 This turn's story text", () => {
 
   it('a runtime with no stage comes after all stages; stageless output is not projected', async () => {
     const stageless = { ...tracker, stageIndex: null };
-    const ctx = await buildContext(params({ runtime: stageless, history: [], executionOutputs: [out({ stageIndex: 5 }), out({ stageIndex: null, text: 'other follower' })] }));
+    const ctx = await buildContext(
+      params({ runtime: stageless, history: [], executionOutputs: [out({ stageIndex: 5 }), out({ stageIndex: null, text: 'other follower' })] }),
+    );
     expect(ctx.messageSections).toEqual(['player-input', 'story-text', 'ending-hint']);
   });
 
-  it('maxTurns 0 still sends the player input and this turn\'s story text', async () => {
+  it("maxTurns 0 still sends the player input and this turn's story text", async () => {
     const ctx = await buildContext(params({ runtime: { ...tracker, history: { maxTurns: 0 } }, executionOutputs: [out({})] }));
     expect(ctx.messageSections).toEqual(['player-input', 'story-text', 'ending-hint']);
   });
@@ -42,7 +52,7 @@ describe("§1 This turn's story text", () => {
       expect(ctx.turnContext).toContain('"pluginId": "narrator"');
     });
 
-    it('the caller\'s slots (ctx.inputs, tool inputSlots) keep the original value', async () => {
+    it("the caller's slots (ctx.inputs, tool inputSlots) keep the original value", async () => {
       const inputs = [input('The door opens.')];
       await buildContext(params({ runtime: tracker, executionOutputs: [out({})], inputs }));
       expect(inputs[0].value).toBe('The door opens.');
@@ -75,7 +85,16 @@ describe('§1 History window', () => {
 
   it('maxTurns counts by turnId over visible messages; image description rows are not turns but stay in the window', async () => {
     const { turn } = await import('./fixtures');
-    const imageRow = { messageId: 'img', turnId: 't2', role: 'user' as const, sourceType: 'system' as const, pluginId: null, runtimeId: null, outputKind: null, text: 'An image was shown here.' };
+    const imageRow = {
+      messageId: 'img',
+      turnId: 't2',
+      role: 'user' as const,
+      sourceType: 'system' as const,
+      pluginId: null,
+      runtimeId: null,
+      outputKind: null,
+      text: 'An image was shown here.',
+    };
     const hist = [...turn(1), ...turn(2), imageRow, ...turn(3)];
     const ctx = await buildContext(params({ runtime: { ...tracker, history: { maxTurns: 2 } }, history: hist }));
     expect(ctx.messages.map((m) => m.content)).toEqual(['input 2', 'story 2', 'An image was shown here.', 'input 3', 'story 3', 'go north']);

@@ -1,7 +1,12 @@
 import { buildContext, stripCacheBreaks } from '..';
 import { params, segment } from './fixtures';
 
-const slot = (binding: string, value: unknown) => ({ binding, cardinality: 'one' as const, value, source: { pluginId: 'p', runtimeId: 'r', resultId: '8a1c2f3e-1111-4222-8333-944445555666' } });
+const slot = (binding: string, value: unknown) => ({
+  binding,
+  cardinality: 'one' as const,
+  value,
+  source: { pluginId: 'p', runtimeId: 'r', resultId: '8a1c2f3e-1111-4222-8333-944445555666' },
+});
 
 describe('§2 Turn context', () => {
   it('holds io.selfData rows, injected blocks, <runtime-inputs>, <runtime-exports>, event activation with payload, then turn segments', async () => {
@@ -46,7 +51,17 @@ describe('§2 Turn context', () => {
 
   it('§4 data boundary: UUIDs, ISO times and sessionId are removed from values; readable ids and dates stay', async () => {
     const ctx = await buildContext(
-      params({ inputs: [slot('facts', { id: 'npc-mira', date: 'Year 3, spring', sessionId: 's-1', ref: '0f8fad5b-d9cb-469f-a165-70867728950e', at: '2026-03-01T10:00:00.000Z' })] }),
+      params({
+        inputs: [
+          slot('facts', {
+            id: 'npc-mira',
+            date: 'Year 3, spring',
+            sessionId: 's-1',
+            ref: '0f8fad5b-d9cb-469f-a165-70867728950e',
+            at: '2026-03-01T10:00:00.000Z',
+          }),
+        ],
+      }),
     );
     expect(ctx.turnContext).toContain('"id": "npc-mira"');
     expect(ctx.turnContext).toContain('Year 3, spring');

@@ -47,11 +47,7 @@ export const executionsProjection: Projection = {
           .execute();
         return;
       case 'turn.committed@1':
-        await trx
-          .updateTable('executions')
-          .set({ status: 'committed', updated_at: at })
-          .where('execution_id', '=', event.data.executionId)
-          .execute();
+        await trx.updateTable('executions').set({ status: 'committed', updated_at: at }).where('execution_id', '=', event.data.executionId).execute();
         return;
       case 'execution.failed@1':
         await trx

@@ -1,4 +1,4 @@
-import { Kysely, sql, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { EventStore } from '../event-store';
 import type { Database } from '../schema';
 import { executionsProjection } from './executions';

@@ -19,7 +19,9 @@ export const turnMessagesProjection: Projection = {
       await trx
         .insertInto('history_watermarks')
         .values({ session_id: event.streamId, tenant_id: event.tenantId, compacted_through: Number(through ?? 0) })
-        .onConflict((oc) => oc.column('session_id').doUpdateSet({ compacted_through: sql`greatest(history_watermarks.compacted_through, excluded.compacted_through)` }))
+        .onConflict((oc) =>
+          oc.column('session_id').doUpdateSet({ compacted_through: sql`greatest(history_watermarks.compacted_through, excluded.compacted_through)` }),
+        )
         .execute();
       return;
     }

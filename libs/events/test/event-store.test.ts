@@ -1,13 +1,5 @@
 import { sql } from 'kysely';
-import {
-  ConcurrencyError,
-  EventStore,
-  InvalidEventError,
-  migrateToLatest,
-  openDatabase,
-  OpenDatabase,
-  StreamTenantMismatchError,
-} from '..';
+import { ConcurrencyError, EventStore, InvalidEventError, migrateToLatest, openDatabase, type OpenDatabase, StreamTenantMismatchError } from '..';
 
 const created = (sessionId: string) => ({
   type: 'session.created@1' as const,
@@ -48,17 +40,25 @@ describe('event log (PGlite)', () => {
   });
 
   it('rejects a stale expected version with a typed error and writes nothing', async () => {
-    await expect(
-      store.append({ tenantId: 't1', streamId: 's1', expectedVersion: 1, events: [created('s1')] }),
-    ).rejects.toBeInstanceOf(ConcurrencyError);
+    await expect(store.append({ tenantId: 't1', streamId: 's1', expectedVersion: 1, events: [created('s1')] })).rejects.toBeInstanceOf(ConcurrencyError);
     expect(await store.streamVersion('s1')).toBe(3);
   });
 
   it('two concurrent appends at the same version: exactly one wins', async () => {
     await store.append({ tenantId: 't1', streamId: 'race', expectedVersion: 0, events: [created('race')] });
     const results = await Promise.allSettled([
-      store.append({ tenantId: 't1', streamId: 'race', expectedVersion: 1, events: [{ type: 'player-input.submitted@1', data: { executionId: 'a', turnId: 'a', messageId: 'a', text: 'a' } }] }),
-      store.append({ tenantId: 't1', streamId: 'race', expectedVersion: 1, events: [{ type: 'player-input.submitted@1', data: { executionId: 'b', turnId: 'b', messageId: 'b', text: 'b' } }] }),
+      store.append({
+        tenantId: 't1',
+        streamId: 'race',
+        expectedVersion: 1,
+        events: [{ type: 'player-input.submitted@1', data: { executionId: 'a', turnId: 'a', messageId: 'a', text: 'a' } }],
+      }),
+      store.append({
+        tenantId: 't1',
+        streamId: 'race',
+        expectedVersion: 1,
+        events: [{ type: 'player-input.submitted@1', data: { executionId: 'b', turnId: 'b', messageId: 'b', text: 'b' } }],
+      }),
     ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
@@ -79,9 +79,9 @@ describe('event log (PGlite)', () => {
   });
 
   it('refuses another tenant writing into a stream', async () => {
-    await expect(
-      store.append({ tenantId: 't2', streamId: 's1', expectedVersion: 3, events: [created('s1')] }),
-    ).rejects.toBeInstanceOf(StreamTenantMismatchError);
+    await expect(store.append({ tenantId: 't2', streamId: 's1', expectedVersion: 3, events: [created('s1')] })).rejects.toBeInstanceOf(
+      StreamTenantMismatchError,
+    );
   });
 
   it('UPDATE, DELETE and TRUNCATE on events fail', async () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
 import { emulatedReply, textOf } from './reply';
-import { deltas, EmulatorReply, EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
 const Block = z.object({ type: z.string() }).passthrough();
@@ -14,7 +14,10 @@ const MessagesBody = z
     system: z.union([z.string(), z.array(Block)]).optional(),
     messages: z.array(z.object({ role: z.string(), content: z.union([z.string(), z.array(Block)]) })).min(1),
     tools: z.array(z.object({ name: z.string(), input_schema: z.unknown() }).passthrough()).optional(),
-    tool_choice: z.object({ type: z.enum(['auto', 'any', 'tool', 'none']), name: z.string().optional() }).passthrough().optional(),
+    tool_choice: z
+      .object({ type: z.enum(['auto', 'any', 'tool', 'none']), name: z.string().optional() })
+      .passthrough()
+      .optional(),
     stream: z.boolean().optional(),
   })
   .passthrough();
@@ -32,10 +35,14 @@ const withoutCacheControl = (b: Record<string, unknown>) => {
  * Cacheable positions in prefix order (tools, system blocks, message blocks), each serialized
  * without its cache_control, and whether it carries a breakpoint.
  */
-export function anthropicBlocks(body: { tools?: Record<string, unknown>[]; system?: string | Record<string, unknown>[]; messages: { role: string; content: string | Record<string, unknown>[] }[] }) {
+export function anthropicBlocks(body: {
+  tools?: Record<string, unknown>[];
+  system?: string | Record<string, unknown>[];
+  messages: { role: string; content: string | Record<string, unknown>[] }[];
+}) {
   const blocks: { text: string; breakpoint: boolean; message: number }[] = [];
   for (const t of body.tools ?? []) blocks.push({ text: withoutCacheControl(t), breakpoint: 'cache_control' in t, message: -1 });
-  const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : body.system ?? [];
+  const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []);
   for (const b of system) blocks.push({ text: withoutCacheControl(b), breakpoint: 'cache_control' in b, message: -1 });
   body.messages.forEach((m, mi) => {
     const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
@@ -61,7 +68,7 @@ export const anthropicRoute: EmulatorRoute = {
     }
     if (JSON.stringify(body).includes(CACHE_BREAK)) return anthropicError(400, 'internal cache marker leaked into the request');
     const blocks = anthropicBlocks(body);
-    const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : body.system ?? [];
+    const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []);
     const marked = blocks.filter((b) => b.breakpoint).length;
     if (marked > 4) return anthropicError(400, `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`);
     for (const m of body.messages) {
@@ -72,7 +79,8 @@ export const anthropicRoute: EmulatorRoute = {
     const cache = state.anthropicCache.lookup(body.model, blocks);
     const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
     const last = body.messages[body.messages.length - 1];
-    const choice = body.tool_choice?.type === 'tool' ? body.tool_choice.name ?? '' : body.tool_choice?.type === 'any' ? 'required' : body.tool_choice?.type ?? 'auto';
+    const choice =
+      body.tool_choice?.type === 'tool' ? (body.tool_choice.name ?? '') : body.tool_choice?.type === 'any' ? 'required' : (body.tool_choice?.type ?? 'auto');
     const reply = emulatedReply({
       transcript,
       tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.input_schema })),
@@ -81,23 +89,49 @@ export const anthropicRoute: EmulatorRoute = {
       schema: schemaInText(system.map((b) => textOf([b])).join('\n')),
     });
     const content =
-      reply.kind === 'tool' ? [{ type: 'tool_use', id: `toolu_${randomUUID().slice(0, 12)}`, name: reply.name, input: reply.args }] : [{ type: 'text', text: reply.text }];
+      reply.kind === 'tool'
+        ? [{ type: 'tool_use', id: `toolu_${randomUUID().slice(0, 12)}`, name: reply.name, input: reply.args }]
+        : [{ type: 'text', text: reply.text }];
     const outputTokens = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : reply.text);
-    const usage = { input_tokens: cache.uncached, output_tokens: outputTokens, cache_creation_input_tokens: cache.created, cache_read_input_tokens: cache.read };
-    const message = { id: `msg_${randomUUID()}`, type: 'message', role: 'assistant', model: body.model, content, stop_reason: reply.kind === 'tool' ? 'tool_use' : 'end_turn', stop_sequence: null, usage };
+    const usage = {
+      input_tokens: cache.uncached,
+      output_tokens: outputTokens,
+      cache_creation_input_tokens: cache.created,
+      cache_read_input_tokens: cache.read,
+    };
+    const message = {
+      id: `msg_${randomUUID()}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content,
+      stop_reason: reply.kind === 'tool' ? 'tool_use' : 'end_turn',
+      stop_sequence: null,
+      usage,
+    };
     if (!body.stream) return { kind: 'json', status: 200, body: message };
     const events: { event: string; data: unknown }[] = [
-      { event: 'message_start', data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } } },
+      {
+        event: 'message_start',
+        data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } },
+      },
     ];
     if (reply.kind === 'tool') {
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { ...content[0], input: {} } } });
-      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.args) } } });
+      events.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.args) } },
+      });
     } else {
       events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } });
-      for (const d of deltas(reply.text)) events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: d } } });
+      for (const d of deltas(reply.text))
+        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: d } } });
     }
     events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } });
-    events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: outputTokens } } });
+    events.push({
+      event: 'message_delta',
+      data: { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: outputTokens } },
+    });
     events.push({ event: 'message_stop', data: { type: 'message_stop' } });
     return sse(events);
   },

@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { anthropicRoute } from './anthropic-route';
 import { geminiRoute } from './gemini-route';
@@ -128,7 +128,11 @@ export class ProviderEmulator {
     if (fault) {
       if (--fault.times <= 0) this.faults.shift();
       res.writeHead(fault.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: fault.message ?? `emulated ${fault.status}`, type: fault.status >= 500 ? 'server_error' : 'invalid_request_error' } }));
+      res.end(
+        JSON.stringify({
+          error: { message: fault.message ?? `emulated ${fault.status}`, type: fault.status >= 500 ? 'server_error' : 'invalid_request_error' },
+        }),
+      );
       return;
     }
     await this.write(res, route.handle(body, { state: this.state, match: match!, headers: req.headers }));

@@ -2,16 +2,28 @@ import { z } from 'zod';
 import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
 import { emulatedReply } from './reply';
-import { deltas, EmulatorReply, EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
-const Part = z.object({ text: z.string().optional(), functionCall: z.object({ name: z.string() }).passthrough().optional(), functionResponse: z.object({ name: z.string() }).passthrough().optional() }).passthrough();
+const Part = z
+  .object({
+    text: z.string().optional(),
+    functionCall: z.object({ name: z.string() }).passthrough().optional(),
+    functionResponse: z.object({ name: z.string() }).passthrough().optional(),
+  })
+  .passthrough();
 const GenerateBody = z
   .object({
     contents: z.array(z.object({ role: z.string(), parts: z.array(Part).min(1) })).min(1),
-    systemInstruction: z.object({ parts: z.array(Part) }).passthrough().optional(),
+    systemInstruction: z
+      .object({ parts: z.array(Part) })
+      .passthrough()
+      .optional(),
     tools: z.array(z.object({ functionDeclarations: z.array(z.object({ name: z.string() }).passthrough()).optional() }).passthrough()).optional(),
-    toolConfig: z.object({ functionCallingConfig: z.object({ mode: z.string().optional(), allowedFunctionNames: z.array(z.string()).optional() }).passthrough() }).passthrough().optional(),
+    toolConfig: z
+      .object({ functionCallingConfig: z.object({ mode: z.string().optional(), allowedFunctionNames: z.array(z.string()).optional() }).passthrough() })
+      .passthrough()
+      .optional(),
     generationConfig: z.object({ responseJsonSchema: z.unknown().optional(), responseSchema: z.unknown().optional() }).passthrough().optional(),
   })
   .passthrough();
@@ -48,11 +60,14 @@ export const geminiRoute: EmulatorRoute = {
     const transcript = body.contents.map((c) => ({ role: c.role === 'model' ? 'assistant' : 'user', content: c.parts.map((p) => p.text ?? '').join('') }));
     const fcc = body.toolConfig?.functionCallingConfig;
     const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
-    const choice = fcc?.mode === 'ANY' ? fcc.allowedFunctionNames?.[0] ?? 'required' : fcc?.mode === 'NONE' ? 'none' : 'auto';
+    const choice = fcc?.mode === 'ANY' ? (fcc.allowedFunctionNames?.[0] ?? 'required') : fcc?.mode === 'NONE' ? 'none' : 'auto';
     const systemText = (body.systemInstruction?.parts ?? []).map((p) => p.text ?? '').join('');
     const reply = emulatedReply({
       transcript,
-      tools: declarations.map((d) => ({ name: d.name, parameters: (d as Record<string, unknown>).parametersJsonSchema ?? (d as Record<string, unknown>).parameters })),
+      tools: declarations.map((d) => ({
+        name: d.name,
+        parameters: (d as Record<string, unknown>).parametersJsonSchema ?? (d as Record<string, unknown>).parameters,
+      })),
       toolChoice: choice,
       afterToolResult: isResponse(body.contents[body.contents.length - 1]),
       schema: body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema ?? schemaInText(systemText),
@@ -63,7 +78,12 @@ export const geminiRoute: EmulatorRoute = {
     const text = reply.kind === 'text' ? reply.text : '';
     const parts = reply.kind === 'tool' ? [{ functionCall: { name: reply.name, args: reply.args } }] : [{ text }];
     const candidatesTokenCount = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
-    const usageMetadata = { promptTokenCount: promptTokens, candidatesTokenCount, totalTokenCount: promptTokens + candidatesTokenCount, cachedContentTokenCount: cached };
+    const usageMetadata = {
+      promptTokenCount: promptTokens,
+      candidatesTokenCount,
+      totalTokenCount: promptTokens + candidatesTokenCount,
+      cachedContentTokenCount: cached,
+    };
     const response = (p: unknown[], finish: string | undefined, usage: unknown) => ({
       candidates: [{ content: { role: 'model', parts: p }, ...(finish ? { finishReason: finish } : {}), index: 0 }],
       usageMetadata: usage,
@@ -71,6 +91,10 @@ export const geminiRoute: EmulatorRoute = {
     });
     if (match[2] === 'generateContent') return { kind: 'json', status: 200, body: response(parts, 'STOP', usageMetadata) };
     const chunks = reply.kind === 'tool' ? [parts] : deltas(text).map((d) => [{ text: d }]);
-    return sse(chunks.map((p, i) => ({ data: response(p, i === chunks.length - 1 ? 'STOP' : undefined, i === chunks.length - 1 ? usageMetadata : { promptTokenCount: promptTokens }) })));
+    return sse(
+      chunks.map((p, i) => ({
+        data: response(p, i === chunks.length - 1 ? 'STOP' : undefined, i === chunks.length - 1 ? usageMetadata : { promptTokenCount: promptTokens }),
+      })),
+    );
   },
 };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
 import { emulatedReply, textOf } from './reply';
-import { deltas, EmulatorReply, EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
 const ChatBody = z
@@ -19,8 +19,12 @@ const ChatBody = z
           .passthrough(),
       )
       .min(1),
-    tools: z.array(z.object({ type: z.literal('function'), function: z.object({ name: z.string(), parameters: z.unknown().optional() }).passthrough() })).optional(),
-    tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) })]).optional(),
+    tools: z
+      .array(z.object({ type: z.literal('function'), function: z.object({ name: z.string(), parameters: z.unknown().optional() }).passthrough() }))
+      .optional(),
+    tool_choice: z
+      .union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) })])
+      .optional(),
     stream: z.boolean().optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).optional(),
     max_completion_tokens: z.number().int().positive().optional(),
@@ -46,13 +50,18 @@ export const openAIChatRoute: EmulatorRoute = {
     const body = parsed.data;
     if (JSON.stringify(body.messages).includes(CACHE_BREAK)) return openAIError(400, 'Invalid request: internal cache marker leaked into messages', 'messages');
     const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
-    const choice = typeof body.tool_choice === 'object' ? body.tool_choice.function.name : body.tool_choice ?? 'auto';
+    const choice = typeof body.tool_choice === 'object' ? body.tool_choice.function.name : (body.tool_choice ?? 'auto');
     const reply = emulatedReply({
       transcript,
       tools: (body.tools ?? []).map((t) => ({ name: t.function.name, parameters: t.function.parameters })),
       toolChoice: choice,
       afterToolResult: body.messages[body.messages.length - 1].role === 'tool',
-      schema: schemaInText(transcript.filter((m) => m.role === 'system').map((m) => m.content).join('\n')),
+      schema: schemaInText(
+        transcript
+          .filter((m) => m.role === 'system')
+          .map((m) => m.content)
+          .join('\n'),
+      ),
     });
     const prompt = JSON.stringify(body.tools ?? []) + body.messages.map((m) => JSON.stringify(m)).join('');
     const promptTokens = emulatorTokenCount(prompt);
@@ -64,7 +73,10 @@ export const openAIChatRoute: EmulatorRoute = {
       text = text.slice(0, limit * 4);
       finish = 'length';
     }
-    const toolCalls = reply.kind === 'tool' ? [{ id: `call_${randomUUID().slice(0, 8)}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }] : undefined;
+    const toolCalls =
+      reply.kind === 'tool'
+        ? [{ id: `call_${randomUUID().slice(0, 8)}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }]
+        : undefined;
     const completionTokens = emulatorTokenCount(text) + (toolCalls ? emulatorTokenCount(toolCalls[0].function.arguments) : 0);
     const usage = {
       prompt_tokens: promptTokens,
@@ -84,7 +96,14 @@ export const openAIChatRoute: EmulatorRoute = {
           object: 'chat.completion',
           created,
           model: body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: toolCalls ? null : text, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: finish, logprobs: null }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: toolCalls ? null : text, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+              finish_reason: finish,
+              logprobs: null,
+            },
+          ],
           usage,
         },
       };

@@ -4,7 +4,7 @@ import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
 import { openAIError } from './openai-chat-route';
 import { emulatedReply, textOf } from './reply';
-import { deltas, EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
 const Item = z.object({ type: z.string().optional(), role: z.string().optional(), content: z.unknown().optional() }).passthrough();
@@ -15,7 +15,10 @@ const ResponsesBody = z
     input: z.union([z.string(), z.array(Item)]),
     tools: z.array(z.object({ type: z.literal('function'), name: z.string(), parameters: z.unknown().optional() }).passthrough()).optional(),
     tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), name: z.string() })]).optional(),
-    text: z.object({ format: z.object({ type: z.string(), schema: z.unknown().optional() }).passthrough() }).passthrough().optional(),
+    text: z
+      .object({ format: z.object({ type: z.string(), schema: z.unknown().optional() }).passthrough() })
+      .passthrough()
+      .optional(),
     stream: z.boolean().optional(),
     prompt_cache_key: z.string().optional(),
     max_output_tokens: z.number().int().positive().optional(),
@@ -36,7 +39,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
     if (JSON.stringify(body).includes(CACHE_BREAK)) return openAIError(400, 'Invalid request: internal cache marker leaked', 'input');
     const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
     const transcript = items.filter((i) => i.role).map((i) => ({ role: i.role!, content: textOf(i.content) }));
-    const choice = typeof body.tool_choice === 'object' ? body.tool_choice.name : body.tool_choice ?? 'auto';
+    const choice = typeof body.tool_choice === 'object' ? body.tool_choice.name : (body.tool_choice ?? 'auto');
     const reply = emulatedReply({
       transcript,
       tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.parameters })),
@@ -52,7 +55,16 @@ export const openAIResponsesRoute: EmulatorRoute = {
     const text = reply.kind === 'text' ? reply.text : '';
     const output =
       reply.kind === 'tool'
-        ? [{ type: 'function_call', id: `fc_${randomUUID().slice(0, 8)}`, call_id: `call_${randomUUID().slice(0, 8)}`, name: reply.name, arguments: JSON.stringify(reply.args), status: 'completed' }]
+        ? [
+            {
+              type: 'function_call',
+              id: `fc_${randomUUID().slice(0, 8)}`,
+              call_id: `call_${randomUUID().slice(0, 8)}`,
+              name: reply.name,
+              arguments: JSON.stringify(reply.args),
+              status: 'completed',
+            },
+          ]
         : [{ type: 'message', id: msgId, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }];
     const outputTokens = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
     const response = {
@@ -78,7 +90,9 @@ export const openAIResponsesRoute: EmulatorRoute = {
     const events = [ev('response.created', { response: { ...response, status: 'in_progress', output: [] } })];
     if (reply.kind === 'text') {
       events.push(ev('response.output_item.added', { output_index: 0, item: { ...output[0], status: 'in_progress', content: [] } }));
-      events.push(ev('response.content_part.added', { output_index: 0, item_id: msgId, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+      events.push(
+        ev('response.content_part.added', { output_index: 0, item_id: msgId, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }),
+      );
       for (const d of deltas(text)) events.push(ev('response.output_text.delta', { output_index: 0, item_id: msgId, content_index: 0, delta: d }));
       events.push(ev('response.output_text.done', { output_index: 0, item_id: msgId, content_index: 0, text }));
     }

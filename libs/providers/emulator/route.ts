@@ -1,8 +1,6 @@
 import type { AutomaticPrefixCache, BreakpointCache } from './prefix-cache';
 
-export type EmulatorReply =
-  | { kind: 'json'; status: number; body: unknown }
-  | { kind: 'sse'; events: { event?: string; data: string }[]; done?: string };
+export type EmulatorReply = { kind: 'json'; status: number; body: unknown } | { kind: 'sse'; events: { event?: string; data: string }[]; done?: string };
 
 /** State shared by the routes of one emulator: each provider's simulated prompt cache. */
 export interface EmulatorState {

@@ -40,9 +40,7 @@ export function emulatedStoryText(messages: readonly { role: string; content?: u
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content
-      .map((part) => (typeof part === 'object' && part && 'text' in part ? String((part as { text: unknown }).text) : ''))
-      .join(' ');
+    return content.map((part) => (typeof part === 'object' && part && 'text' in part ? String((part as { text: unknown }).text) : '')).join(' ');
   }
   return '';
 }

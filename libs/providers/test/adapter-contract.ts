@@ -61,22 +61,40 @@ export function adapterContract(name: string, model: string, make: (emulator: Pr
     });
 
     it('output schema: the reply is JSON matching it', async () => {
-      const schema = { type: 'object', properties: { mood: { type: 'string', enum: ['calm', 'tense'] }, score: { type: 'integer', minimum: 3 } }, required: ['mood', 'score'] };
+      const schema = {
+        type: 'object',
+        properties: { mood: { type: 'string', enum: ['calm', 'tense'] }, score: { type: 'integer', minimum: 3 } },
+        required: ['mood', 'score'],
+      };
       const system = `You rate the scene.\n<output-schema>\n${JSON.stringify(schema)}\n</output-schema>`;
-      const r = await adapter.send(adapter.buildRequest({ ...base(model, [{ role: 'system', content: system }, { role: 'user', content: 'Rate it' }]), outputSchema: { name: 'rating', schema } }));
+      const r = await adapter.send(
+        adapter.buildRequest({
+          ...base(model, [
+            { role: 'system', content: system },
+            { role: 'user', content: 'Rate it' },
+          ]),
+          outputSchema: { name: 'rating', schema },
+        }),
+      );
       expect(JSON.parse(r.text)).toEqual({ mood: 'calm', score: 3 });
     });
 
     it('images: inline base64 reaches the provider in its own shape', async () => {
       const png = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
       const before = emulator.requests.length;
-      await adapter.send(adapter.buildRequest(base(model, [conversation[0], { role: 'user', content: 'Look', images: [{ mimeType: 'image/png', data: png }] }])));
+      await adapter.send(
+        adapter.buildRequest(base(model, [conversation[0], { role: 'user', content: 'Look', images: [{ mimeType: 'image/png', data: png }] }])),
+      );
       expect(emulator.requests[before].raw).toContain(png);
     });
 
     it('errors: a 400 is a typed, non-retryable error; 503 and 429 are retried by the SDK', async () => {
       emulator.injectFault({ status: 400, times: 1, message: 'bad thing' });
-      await expect(adapter.send(adapter.buildRequest(base(model, conversation)))).rejects.toMatchObject({ name: 'ProviderError', status: 400, retryable: false });
+      await expect(adapter.send(adapter.buildRequest(base(model, conversation)))).rejects.toMatchObject({
+        name: 'ProviderError',
+        status: 400,
+        retryable: false,
+      });
       emulator.injectFault({ status: 503, times: 1 });
       emulator.injectFault({ status: 429, times: 1 });
       const before = emulator.requests.length;

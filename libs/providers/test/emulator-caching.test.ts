@@ -17,7 +17,10 @@ describe('emulated prompt caching, reported in the real usage fields', () => {
   afterAll(() => emulator.stop());
 
   it('OpenAI: automatic from 1024 tokens, in 128-token steps, keyed by prompt_cache_key', async () => {
-    for (const adapter of [new OpenAIChatAdapter({ apiKey: 'k', baseURL: emulator.openAIBaseURL }), new OpenAIResponsesAdapter({ apiKey: 'k', baseURL: emulator.openAIBaseURL })]) {
+    for (const adapter of [
+      new OpenAIChatAdapter({ apiKey: 'k', baseURL: emulator.openAIBaseURL }),
+      new OpenAIResponsesAdapter({ apiKey: 'k', baseURL: emulator.openAIBaseURL }),
+    ]) {
       const key = `key-${adapter.protocol}`;
       const first = await adapter.send(adapter.buildRequest({ model: 'gpt-4.1', messages: turn(1), cacheKey: key }));
       expect(first.usage.cachedInputTokens).toBe(0);

@@ -52,8 +52,15 @@ describe('§2 how the Gemini native protocol sends late system messages', () => 
       const post = (body: unknown) => fetch(`${emulator.url}/v1beta/models/gemini-2.5-flash:generateContent`, { method: 'POST', body: JSON.stringify(body) });
       const system = await post({ contents: [{ role: 'system', parts: [{ text: 'x' }] }] });
       expect(system.status).toBe(400);
-      expect(await system.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringMatching(/valid role: user, model/) } });
-      const orphan = await post({ contents: [{ role: 'user', parts: [{ text: 'x' }] }, { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] }] });
+      expect(await system.json()).toMatchObject({
+        error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringMatching(/valid role: user, model/) },
+      });
+      const orphan = await post({
+        contents: [
+          { role: 'user', parts: [{ text: 'x' }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] },
+        ],
+      });
       expect(orphan.status).toBe(400);
       expect(JSON.stringify(await orphan.json())).toMatch(/immediately after a function call/);
       // our shape for the full conversation is accepted as it is

@@ -6,7 +6,11 @@ const history: ChatMessage[] = [
   { role: 'user', content: 'input 1' },
   { role: 'assistant', content: 'story 1' },
 ];
-const turn = (data: string): ChatMessage[] => [...history, { role: 'system', content: `<runtime-inputs>${data}</runtime-inputs>` }, { role: 'user', content: 'input 2' }];
+const turn = (data: string): ChatMessage[] => [
+  ...history,
+  { role: 'system', content: `<runtime-inputs>${data}</runtime-inputs>` },
+  { role: 'user', content: 'input 2' },
+];
 
 /** The serialized request up to the end of the history (what the provider's cache key hashes first). */
 const upToHistory = (body: Record<string, unknown>, key: 'messages' | 'input') => {
@@ -24,7 +28,10 @@ describe('§2 late system messages on the OpenAI protocols', () => {
     expect(JSON.stringify(a)).not.toBe(JSON.stringify(b));
     expect(upToHistory(a, 'messages')).toBe(upToHistory(b, 'messages'));
     expect(JSON.stringify(b).startsWith(upToHistory(a, 'messages'))).toBe(true);
-    expect((a.messages as { role: string; content: string }[])[3]).toEqual({ role: 'user', content: '<system-instruction>\n<runtime-inputs>A</runtime-inputs>\n</system-instruction>' });
+    expect((a.messages as { role: string; content: string }[])[3]).toEqual({
+      role: 'user',
+      content: '<system-instruction>\n<runtime-inputs>A</runtime-inputs>\n</system-instruction>',
+    });
 
     const responses = new OpenAIResponsesAdapter({ apiKey: 'k', lateSystemAsUser: true });
     const ra = responses.buildRequest({ model: 'gpt-4.1', messages: turn('A') });

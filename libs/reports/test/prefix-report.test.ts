@@ -1,25 +1,44 @@
-import { buildContext, BuildContextParams, HistoryMessage } from '../../context';
+import { buildContext, type BuildContextParams, type HistoryMessage } from '../../context';
 import { OpenAIChatAdapter } from '../../providers';
-import { comparePrefix, formatPrefixTables, prefixReport, RecordedCall } from '..';
+import { comparePrefix, formatPrefixTables, prefixReport, type RecordedCall } from '..';
 
 const chat = new OpenAIChatAdapter({ apiKey: 'k' });
 const hist = (n: number): HistoryMessage[] =>
   Array.from({ length: n }, (_, i): HistoryMessage[] => [
     { messageId: `u${i}`, turnId: `t${i}`, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: `input ${i}` },
-    { messageId: `a${i}`, turnId: `t${i}`, role: 'assistant', sourceType: 'runtime', pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', text: `story ${i}` },
+    {
+      messageId: `a${i}`,
+      turnId: `t${i}`,
+      role: 'assistant',
+      sourceType: 'runtime',
+      pluginId: 'narrator',
+      runtimeId: 'narrator',
+      outputKind: 'story',
+      text: `story ${i}`,
+    },
   ]).flat();
 
 /** A recorded request, built the way the worker builds it. */
 async function record(over: Partial<BuildContextParams> & { body?: string }, turn: number) {
   const ctx = await buildContext({
     locale: 'en',
-    runtime: { pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', body: over.body ?? 'You narrate for Ash the courier.', history: {}, stageIndex: 1 },
+    runtime: {
+      pluginId: 'narrator',
+      runtimeId: 'narrator',
+      outputKind: 'story',
+      body: over.body ?? 'You narrate for Ash the courier.',
+      history: {},
+      stageIndex: 1,
+    },
     history: hist(turn),
     playerInput: { messageId: `u${turn}`, text: `input ${turn}` },
     lorebook: [{ id: 'ember', content: 'Emberback sleeps.', position: 'after-plugin', order: 0, reason: { kind: 'constant' } }],
     ...over,
   });
-  const body = chat.buildRequest({ model: 'gpt-4.1', messages: [{ role: 'system', content: ctx.systemPrompt }, ...ctx.messages.map((m) => ({ role: m.role, content: m.content }))] });
+  const body = chat.buildRequest({
+    model: 'gpt-4.1',
+    messages: [{ role: 'system', content: ctx.systemPrompt }, ...ctx.messages.map((m) => ({ role: m.role, content: m.content }))],
+  });
   return {
     protocol: 'openai-chat',
     body,
@@ -36,23 +55,57 @@ describe('prefix measurement on recorded requests', () => {
   });
 
   it('a template variable with a new value: reported in the system message, runtime body, at its offset', async () => {
-    const cmp = comparePrefix(await record({ body: 'You narrate for Ash the courier.' }, 1), await record({ body: 'You narrate for Ash the wounded courier.' }, 2));
+    const cmp = comparePrefix(
+      await record({ body: 'You narrate for Ash the courier.' }, 1),
+      await record({ body: 'You narrate for Ash the wounded courier.' }, 2),
+    );
     const preambleLength = (await record({}, 1)).layout.systemSections[0].length;
-    expect(cmp.firstDifference).toMatchObject({ messageIndex: 0, role: 'system', section: 'runtime-body', offset: preambleLength + 2 + 'You narrate for Ash the '.length });
+    expect(cmp.firstDifference).toMatchObject({
+      messageIndex: 0,
+      role: 'system',
+      section: 'runtime-body',
+      offset: preambleLength + 2 + 'You narrate for Ash the '.length,
+    });
     expect(cmp.sharedPercent).toBeLessThan(95);
   });
 
   it('a lorebook entry that changed: reported at the after-plugin WorldInfo section', async () => {
     const a = await record({}, 1);
-    const b = await record({ lorebook: [{ id: 'ember', content: 'Emberback stirs.', position: 'after-plugin', order: 0, reason: { kind: 'keyword', keyword: 'ember', matchedIn: 'player-input' } }] }, 2);
+    const b = await record(
+      {
+        lorebook: [
+          {
+            id: 'ember',
+            content: 'Emberback stirs.',
+            position: 'after-plugin',
+            order: 0,
+            reason: { kind: 'keyword', keyword: 'ember', matchedIn: 'player-input' },
+          },
+        ],
+      },
+      2,
+    );
     const d = comparePrefix(a, b).firstDifference!;
     expect(d).toMatchObject({ messageIndex: 0, section: 'worldinfo-after' });
     expect(d.after.slice(d.after.indexOf('Emberback'))).toMatch(/^Emberback stirs/);
   });
 
   it('a pre-history turn segment that changed: reported at the turn segments, after the last boundary', async () => {
-    const seg = (content: string) => [{ id: 'weather', providerPluginId: 'narrator', content, position: 'pre-history' as const, volatility: 'turn' as const, role: 'system' as const, order: 0 }];
-    const d = comparePrefix(await record({ segments: seg('<weather>rain</weather>') }, 1), await record({ segments: seg('<weather>ash</weather>') }, 2)).firstDifference!;
+    const seg = (content: string) => [
+      {
+        id: 'weather',
+        providerPluginId: 'narrator',
+        content,
+        position: 'pre-history' as const,
+        volatility: 'turn' as const,
+        role: 'system' as const,
+        order: 0,
+      },
+    ];
+    const d = comparePrefix(
+      await record({ segments: seg('<weather>rain</weather>') }, 1),
+      await record({ segments: seg('<weather>ash</weather>') }, 2),
+    ).firstDifference!;
     expect(d).toMatchObject({ messageIndex: 0, role: 'system', section: 'turn-segments' });
   });
 
@@ -67,7 +120,16 @@ describe('prefix measurement on recorded requests', () => {
     const calls: RecordedCall[] = [];
     for (let t = 0; t < 3; t++) {
       const r = await record({}, t);
-      calls.push({ ...r, sessionId: 's', turnId: `t${t}`, pluginId: 'narrator', runtimeId: 'narrator', callId: `c${t}`, position: t * 10, cachedTokens: t === 0 ? 0 : 5 });
+      calls.push({
+        ...r,
+        sessionId: 's',
+        turnId: `t${t}`,
+        pluginId: 'narrator',
+        runtimeId: 'narrator',
+        callId: `c${t}`,
+        position: t * 10,
+        cachedTokens: t === 0 ? 0 : 5,
+      });
       calls.push({ ...r, sessionId: 's', turnId: `t${t}`, pluginId: 'narrator', runtimeId: 'narrator', callId: `c${t}-loop`, position: t * 10 + 1 }); // tool loop: not compared
     }
     const rows = prefixReport(calls);
