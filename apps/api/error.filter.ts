@@ -1,8 +1,32 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { SessionNotFoundError } from '../../libs/engine';
+import { type ErrorCategory, EngineError } from '../../libs/errors';
 
-/** Maps typed engine errors to HTTP; anything unexpected is a 500 with no internals leaked. */
+/** The one place engine error categories become HTTP status codes. */
+export const HTTP_STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
+  invalid: 400,
+  conflict: 409,
+  'not-found': 404,
+  unauthenticated: 401,
+  'too-large': 413,
+  unsupported: 415,
+  unavailable: 503,
+  internal: 500,
+};
+
+const REASON: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Maps typed engine errors to HTTP by category; anything unexpected is a 500 with no internals leaked. */
 @Catch()
 export class EngineErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('api');
@@ -14,8 +38,12 @@ export class EngineErrorFilter implements ExceptionFilter {
       res.status(error.getStatus()).json(typeof body === 'string' ? { statusCode: error.getStatus(), message: body } : body);
       return;
     }
-    if (error instanceof SessionNotFoundError) {
-      res.status(404).json({ statusCode: 404, error: 'Not Found', message: error.message });
+    if (error instanceof EngineError) {
+      const status = HTTP_STATUS_BY_CATEGORY[error.category];
+      if (status >= 500) this.logger.error(`${error.code}: ${error.message}`);
+      const body: Record<string, unknown> = { statusCode: status, error: REASON[status], code: error.code, message: error.message };
+      if (error.issues.length > 0) body.issues = error.issues;
+      res.status(status).json(body);
       return;
     }
     this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));

@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, UseGuards } from '@nestjs/common';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, TurnNotFoundError } from '../../libs/engine';
+import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine } from '../../libs/engine';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { CreateSessionBody, SubmitInputBody } from './bodies';
 import { ENGINE } from './tokens';
@@ -52,12 +52,7 @@ export class SessionsController {
   async audit(@Req() req: TenantRequest, @Param('id') id: string, @Param('turnId') turnId: string) {
     await this.requireSession(req, id);
     const { store, catalog, providers } = this.engine;
-    try {
-      return await auditTurn({ store, catalog, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
-    } catch (error) {
-      if (error instanceof TurnNotFoundError) throw new NotFoundException(error.message);
-      throw error;
-    }
+    return auditTurn({ store, catalog, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
   }
 
   @Get('executions/:id')

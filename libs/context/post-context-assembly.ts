@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { stripCacheBreaks } from './cache-boundaries';
 import type { ContextMessage, PostContextAssemblyHook, PostContextAssemblyPayload } from './types';
+import { EngineError } from '../errors';
 
 const HookResult = z
   .object({
@@ -18,13 +19,14 @@ const HookResult = z
   .nullish();
 
 /** A hook returned something that is not `{ systemPrompt?, messages? }`. */
-export class HookResultError extends Error {
+export class HookResultError extends EngineError {
+  readonly code = 'HOOK_RESULT_INVALID';
+  readonly category = 'invalid';
   constructor(
     readonly hookIndex: number,
-    readonly issues: { path: string; message: string }[],
+    override readonly issues: { path: string; message: string }[],
   ) {
     super(`PostContextAssembly hook #${hookIndex} returned an invalid result: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`);
-    this.name = 'HookResultError';
   }
 }
 

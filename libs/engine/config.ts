@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { EngineError } from '../errors';
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
@@ -25,10 +26,11 @@ const Env = z.object({
 
 export type EngineConfig = ReturnType<typeof loadConfig>;
 
-export class ConfigError extends Error {
+export class ConfigError extends EngineError {
+  readonly code = 'CONFIG_INVALID';
+  readonly category = 'invalid';
   constructor(issues: { path: string; message: string }[]) {
     super(`bad environment: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-    this.name = 'ConfigError';
   }
 }
 

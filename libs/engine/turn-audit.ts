@@ -3,6 +3,7 @@ import type { ProviderRegistry } from '../providers';
 import { rebuildRequests, type RebuiltCall } from './request-rebuild';
 import type { RuntimeCatalog } from './runtime-catalog';
 import type { WorldCatalog } from './world-catalog';
+import { EngineError } from '../errors';
 
 export interface TurnAudit {
   sessionId: string;
@@ -12,11 +13,11 @@ export interface TurnAudit {
   calls: (Omit<RebuiltCall, 'recorded' | 'rebuilt'> & { recordedBytes: number; firstMismatchAt: number | null })[];
 }
 
-export class TurnNotFoundError extends Error {
+export class TurnNotFoundError extends EngineError {
   readonly code = 'TURN_NOT_FOUND';
+  readonly category = 'not-found';
   constructor(readonly turnId: string) {
     super(`turn ${turnId} not found`);
-    this.name = 'TurnNotFoundError';
   }
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type CommittedMessage, ConcurrencyError, type EventStore, type NewEvent, type ProjectionRunner, type ReadModels } from '../events';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { ProviderError, type ProviderRegistry, redactImageData } from '../providers';
+import { EngineError } from '../errors';
 import { FencedOutError } from './errors';
 import { type ExecutionJournal, executionOutputs, type RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
@@ -286,8 +287,6 @@ export class TurnExecutor {
 }
 
 function errorCode(error: unknown): string {
-  if (error instanceof ProviderError) return error.status ? `PROVIDER_${error.status}` : 'PROVIDER_ERROR';
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code === 'string') return code;
+  if (error instanceof EngineError) return error.code;
   return error instanceof Error ? error.name : 'UNKNOWN';
 }

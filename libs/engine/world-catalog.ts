@@ -2,12 +2,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LorebookEntryInput } from '../context';
 import { type LoadedWorld, loadWorld } from '../plugins-sdk';
+import { EngineError } from '../errors';
 
-export class WorldNotFoundError extends Error {
+export class WorldNotFoundError extends EngineError {
   readonly code = 'WORLD_NOT_FOUND';
+  readonly category = 'not-found';
   constructor(readonly worldId: string) {
     super(`world "${worldId}" not found`);
-    this.name = 'WorldNotFoundError';
   }
 }
 

@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import { migrations } from '../../migrations';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
+import { EngineError } from '../errors';
 
 export type DatabaseConfig =
   | { kind: 'postgres'; url: string; poolSize?: number }
@@ -28,13 +29,14 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   return { db, kind: 'pglite', close: () => db.destroy() };
 }
 
-export class MigrationError extends Error {
+export class MigrationError extends EngineError {
+  readonly code = 'MIGRATION_FAILED';
+  readonly category = 'internal';
   constructor(
     readonly migrationName: string | undefined,
     cause: unknown,
   ) {
     super(`migration ${migrationName ?? '(unknown)'} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'MigrationError';
   }
 }
 

@@ -3,19 +3,21 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type LoadedPlugin, type Locale, LOCALES, PluginManifest, type StaticPromptSegment } from './manifest';
+import { EngineError } from '../errors';
 
 /** A locale variant's front matter may only translate static segment content, by id. */
 const VariantFrontMatter = z.object({
   contributes: z.object({ prompt: z.array(z.object({ id: z.string(), content: z.string().min(1) })).default([]) }).default({ prompt: [] }),
 });
 
-export class PluginManifestError extends Error {
+export class PluginManifestError extends EngineError {
+  readonly code = 'PLUGIN_MANIFEST_INVALID';
+  readonly category = 'invalid';
   constructor(
     readonly file: string,
-    readonly issues: { path: string; message: string }[],
+    override readonly issues: { path: string; message: string }[],
   ) {
     super(`${file}: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`);
-    this.name = 'PluginManifestError';
   }
 }
 

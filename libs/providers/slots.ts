@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { EngineError } from '../errors';
 
 export const SlotConfig = z.object({
   protocol: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini']),
@@ -24,13 +25,14 @@ export type SlotConfig = z.infer<typeof SlotConfig>;
 export type LlmConfig = z.infer<typeof LlmConfig>;
 export type SlotName = 'story' | 'fast' | (string & {});
 
-export class SlotConfigError extends Error {
+export class SlotConfigError extends EngineError {
+  readonly code = 'LLM_CONFIG_INVALID';
+  readonly category = 'invalid';
   constructor(
     readonly file: string,
-    readonly issues: { path: string; message: string }[],
+    override readonly issues: { path: string; message: string }[],
   ) {
     super(`${file}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-    this.name = 'SlotConfigError';
   }
 }
 

@@ -1,3 +1,4 @@
+import { EngineError } from '../errors';
 /** Provider-neutral shapes the engine hands to an adapter and gets back. */
 
 export interface InlineImage {
@@ -93,14 +94,19 @@ export interface ProviderAdapter {
 
 export type Protocol = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
 
-/** A provider call failed after the adapter's retries. */
-export class ProviderError extends Error {
+/** A provider call failed after the adapter's retries: retryable ones are `unavailable`, the rest `invalid` (permanent). */
+export class ProviderError extends EngineError {
   constructor(
     message: string,
     readonly status: number | null,
     readonly retryable: boolean,
   ) {
     super(message);
-    this.name = 'ProviderError';
+  }
+  get code(): string {
+    return this.status ? `PROVIDER_${this.status}` : 'PROVIDER_ERROR';
+  }
+  get category(): 'unavailable' | 'invalid' {
+    return this.retryable ? 'unavailable' : 'invalid';
   }
 }

@@ -1,0 +1,97 @@
+/**
+ * The engine's one error base. Every domain failure carries a stable `code` (for clients and logs)
+ * and a `category`; the HTTP API maps categories to status codes in one place
+ * (`apps/api/error.filter.ts`), workers decide retry versus permanent failure from the category.
+ * Failures a caller expects (an unknown id, a conflict) are still values where an API allows it;
+ * these classes are for what has to cross a boundary as an exception.
+ */
+export type ErrorCategory =
+  /** The caller sent something malformed or not allowed: fix the request (400/422). */
+  | 'invalid'
+  /** The request conflicts with current state (409). */
+  | 'conflict'
+  /** The thing named does not exist for this caller (404). */
+  | 'not-found'
+  /** No or a bad credential (401). */
+  | 'unauthenticated'
+  /** The body is larger than allowed (413). */
+  | 'too-large'
+  /** A media type or encoding the API does not read (415). */
+  | 'unsupported'
+  /** A dependency (database, queue, provider) cannot be reached now: retry later (503). */
+  | 'unavailable'
+  /** A bug or a broken invariant (500). */
+  | 'internal';
+
+export interface ErrorIssue {
+  /** Dotted path of the field, or `(body)`. */
+  path: string;
+  message: string;
+}
+
+export abstract class EngineError extends Error {
+  abstract readonly code: string;
+  abstract readonly category: ErrorCategory;
+  /** Field-level detail for `invalid` errors. */
+  readonly issues: readonly ErrorIssue[] = [];
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad input from a caller; names each field. */
+export class InvalidInputError extends EngineError {
+  readonly category = 'invalid';
+  override readonly issues: readonly ErrorIssue[];
+  constructor(
+    issues: readonly ErrorIssue[],
+    readonly code: string = 'INVALID_INPUT',
+  ) {
+    super(issues.map((i) => `${i.path}: ${i.message}`).join('; '));
+    this.issues = issues;
+  }
+}
+
+/** A named thing that does not exist (or belongs to another tenant: same answer). */
+export class NotFoundError extends EngineError {
+  readonly category = 'not-found';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The request conflicts with what is already recorded. */
+export class ConflictError extends EngineError {
+  readonly category = 'conflict';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A dependency is down or too slow; `retryAfterSeconds` is what the caller should wait. */
+export class UnavailableError extends EngineError {
+  readonly category = 'unavailable';
+  constructor(
+    readonly dependency: string,
+    message: string,
+    readonly retryAfterSeconds = 1,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+  get code(): string {
+    return `${this.dependency.toUpperCase()}_UNAVAILABLE`;
+  }
+}
+
+export function isEngineError(error: unknown): error is EngineError {
+  return error instanceof EngineError;
+}
