@@ -68,8 +68,8 @@ export class AnthropicAdapter implements ProviderAdapter {
     }
     const reasoning = resolveReasoning(call, caps);
     if (caps.reasoning === 'anthropic-thinking') {
-      if (reasoning.kind === 'disable' || (reasoning.kind === 'explicit' && !reasoning.setting.enabled)) body.thinking = { type: 'disabled' };
-      if (reasoning.kind === 'explicit' && reasoning.setting.enabled) body.thinking = { type: 'enabled', budget_tokens: thinkingBudget(reasoning.setting) };
+      if (reasoning.kind === 'off') body.thinking = { type: 'disabled' };
+      if (reasoning.kind === 'on') body.thinking = { type: 'enabled', budget_tokens: thinkingBudget(reasoning.effort) };
     }
     if (call.temperature !== undefined) body.temperature = call.temperature;
     if (call.stream) body.stream = true;

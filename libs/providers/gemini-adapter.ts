@@ -78,7 +78,7 @@ export class GeminiAdapter implements ProviderAdapter {
     }
     const reasoning = resolveReasoning(call, caps);
     if (caps.reasoning === 'gemini-budget' && reasoning.kind !== 'omit') {
-      generationConfig.thinkingConfig = { thinkingBudget: reasoning.kind === 'explicit' && reasoning.setting.enabled ? thinkingBudget(reasoning.setting) : 0 };
+      generationConfig.thinkingConfig = { thinkingBudget: reasoning.kind === 'on' ? thinkingBudget(reasoning.effort) : 0 };
     }
     if (Object.keys(generationConfig).length) body.generationConfig = generationConfig;
     if (call.stream) body.stream = true;

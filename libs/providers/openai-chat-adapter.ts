@@ -4,7 +4,7 @@ import { stripCacheBreaks } from './cache-break';
 import { wrapSystemInstruction, splitLeadingSystem } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { toProviderError } from './provider-errors';
-import { resolveReasoning, resolveToolChoice } from './request-preferences';
+import { openAIEffort, resolveReasoning, resolveToolChoice } from './request-preferences';
 import { type ModelCall, type ModelResponse, type ProviderAdapter, type SendOptions, type ToolCall } from './types';
 
 export interface OpenAIAdapterOptions {
@@ -71,15 +71,15 @@ export class OpenAIChatAdapter implements ProviderAdapter {
     }
     const reasoning = resolveReasoning(call, caps);
     if (reasoning.kind !== 'omit') {
-      const on = reasoning.kind === 'explicit' && reasoning.setting.enabled;
-      const effort = reasoning.kind === 'explicit' ? reasoning.setting.effort : undefined;
+      const on = reasoning.kind === 'on';
       if (caps.reasoning === 'qwen-enable-thinking') body.enable_thinking = on;
       if (caps.reasoning === 'deepseek-thinking') {
         body.thinking = { type: on ? 'enabled' : 'disabled' };
-        if (on && effort) body.reasoning_effort = effort === 'medium' ? 'high' : effort;
+        if (on && reasoning.effort) body.reasoning_effort = reasoning.effort === 'medium' ? 'high' : reasoning.effort;
       }
-      if (caps.reasoning === 'openai-effort') body.reasoning_effort = on ? (effort ?? 'medium') : 'minimal';
     }
+    const effort = openAIEffort(call, caps);
+    if (effort !== undefined) body.reasoning_effort = effort;
     if (call.maxOutputTokens !== undefined) body.max_completion_tokens = call.maxOutputTokens;
     if (call.temperature !== undefined) body.temperature = call.temperature;
     if (call.cacheKey) body.prompt_cache_key = call.cacheKey;

@@ -4,7 +4,7 @@ import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf } from './model-table';
 import { type OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
 import { toProviderError } from './provider-errors';
-import { resolveReasoning, resolveToolChoice } from './request-preferences';
+import { openAIEffort, resolveToolChoice } from './request-preferences';
 import type { ModelCall, ModelResponse, ProviderAdapter, SendOptions } from './types';
 
 type ResponsesBody = OpenAI.Responses.ResponseCreateParams;
@@ -54,11 +54,8 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
     }
     // the schema is in the system prompt (bridge) and sent again as the native field
     if (call.outputSchema) body.text = { format: { type: 'json_schema', name: call.outputSchema.name, schema: call.outputSchema.schema, strict: false } };
-    const reasoning = resolveReasoning(call, caps);
-    if (caps.reasoning === 'openai-effort' && reasoning.kind !== 'omit') {
-      const on = reasoning.kind === 'explicit' && reasoning.setting.enabled;
-      body.reasoning = { effort: on ? ((reasoning.kind === 'explicit' ? reasoning.setting.effort : undefined) ?? 'medium') : 'minimal' };
-    }
+    const effort = openAIEffort(call, caps);
+    if (effort !== undefined) body.reasoning = { effort };
     if (call.maxOutputTokens !== undefined) body.max_output_tokens = call.maxOutputTokens;
     if (call.temperature !== undefined) body.temperature = call.temperature;
     if (call.cacheKey) body.prompt_cache_key = call.cacheKey;

@@ -1,22 +1,37 @@
 import type { ModelCapabilities } from './model-table';
 import type { ModelCall, ReasoningSetting, ToolChoice } from './types';
 
-/** Spec §3 "Default LLM request settings for runtimes": how reasoning is set on this request. */
-export type ReasoningDecision = { kind: 'omit' } | { kind: 'disable' } | { kind: 'explicit'; setting: ReasoningSetting };
+/**
+ * Spec §3 "Default LLM request settings for runtimes": how reasoning is set on this request.
+ * `omit`: send nothing (no setting, or a model that cannot turn reasoning off keeps its capability).
+ */
+export type ReasoningDecision = { kind: 'omit' } | { kind: 'off' } | { kind: 'on'; effort?: ReasoningSetting['effort'] };
 
 export function resolveReasoning(call: ModelCall, caps: ModelCapabilities): ReasoningDecision {
-  if (call.overrides?.reasoning) return { kind: 'explicit', setting: call.overrides.reasoning };
-  // the off switch applies only where no explicit reasoning setting exists, and only if the model has one
-  if (call.preferences?.reasoning === false && caps.canDisableReasoning) return { kind: 'disable' };
+  const explicit = call.overrides?.reasoning;
+  if (explicit?.enabled) return { kind: 'on', effort: explicit.effort };
+  // an explicit setting, or `agent.reasoning: false` where none exists: off only if the model has an off value
+  if (explicit || call.preferences?.reasoning === false) return caps.reasoningOff === null ? { kind: 'omit' } : { kind: 'off' };
   return { kind: 'omit' };
 }
 
 /** Whether this request will think, as the provider will see it. */
 export function thinkingActive(call: ModelCall, caps: ModelCapabilities): boolean {
   const r = resolveReasoning(call, caps);
-  if (r.kind === 'explicit') return r.setting.enabled;
-  if (r.kind === 'disable') return false;
-  return caps.thinkingByDefault;
+  if (r.kind === 'omit') return caps.thinkingByDefault;
+  return r.kind === 'on';
+}
+
+/**
+ * The OpenAI effort to send (Chat `reasoning_effort`, Responses `reasoning.effort`); undefined:
+ * leave it out. Off is the model family's own value: `minimal` on gpt-5, `none` on gpt-5.1+.
+ */
+export function openAIEffort(call: ModelCall, caps: ModelCapabilities): string | undefined {
+  if (caps.reasoning !== 'openai-effort') return undefined;
+  const r = resolveReasoning(call, caps);
+  if (r.kind === 'on') return r.effort ?? 'medium';
+  if (r.kind === 'off' && (caps.reasoningOff === 'minimal' || caps.reasoningOff === 'none')) return caps.reasoningOff;
+  return undefined;
 }
 
 /** The tool choice to send; undefined: leave it out. */
@@ -35,6 +50,6 @@ export function resolveToolChoice(call: ModelCall, caps: ModelCapabilities): Too
 
 const BUDGET = { low: 1024, medium: 4096, high: 16384 } as const;
 
-export function thinkingBudget(setting: ReasoningSetting): number {
-  return BUDGET[setting.effort ?? 'medium'];
+export function thinkingBudget(effort: ReasoningSetting['effort']): number {
+  return BUDGET[effort ?? 'medium'];
 }

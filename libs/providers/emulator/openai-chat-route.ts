@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
+import { rejectEffort } from './openai-reasoning';
 import { emulatedReply, textOf } from './reply';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
@@ -30,11 +31,12 @@ const ChatBody = z
     max_completion_tokens: z.number().int().positive().optional(),
     max_tokens: z.number().int().positive().optional(),
     prompt_cache_key: z.string().optional(),
+    reasoning_effort: z.string().optional(),
   })
   .passthrough();
 
-export function openAIError(status: number, message: string, param: string | null): EmulatorReply {
-  return { kind: 'json', status, body: { error: { message, type: 'invalid_request_error', param, code: null } } };
+export function openAIError(status: number, message: string, param: string | null, code: string | null = null): EmulatorReply {
+  return { kind: 'json', status, body: { error: { message, type: 'invalid_request_error', param, code } } };
 }
 
 /** POST /v1/chat/completions in the Chat Completions wire format, streaming and not. */
@@ -49,6 +51,8 @@ export const openAIChatRoute: EmulatorRoute = {
     }
     const body = parsed.data;
     if (JSON.stringify(body.messages).includes(CACHE_BREAK)) return openAIError(400, 'Invalid request: internal cache marker leaked into messages', 'messages');
+    const badEffort = rejectEffort(body.model, body.reasoning_effort, 'reasoning_effort');
+    if (badEffort) return openAIError(400, badEffort.message, badEffort.param, badEffort.code);
     const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
     const choice = typeof body.tool_choice === 'object' ? body.tool_choice.function.name : (body.tool_choice ?? 'auto');
     const reply = emulatedReply({

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
 import { openAIError } from './openai-chat-route';
+import { rejectEffort } from './openai-reasoning';
 import { emulatedReply, textOf } from './reply';
 import { deltas, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
@@ -22,6 +23,7 @@ const ResponsesBody = z
     stream: z.boolean().optional(),
     prompt_cache_key: z.string().optional(),
     max_output_tokens: z.number().int().positive().optional(),
+    reasoning: z.object({ effort: z.string().optional() }).passthrough().optional(),
   })
   .passthrough();
 
@@ -37,6 +39,8 @@ export const openAIResponsesRoute: EmulatorRoute = {
     }
     const body = parsed.data;
     if (JSON.stringify(body).includes(CACHE_BREAK)) return openAIError(400, 'Invalid request: internal cache marker leaked', 'input');
+    const badEffort = rejectEffort(body.model, body.reasoning?.effort, 'reasoning.effort');
+    if (badEffort) return openAIError(400, badEffort.message, badEffort.param, badEffort.code);
     const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
     const transcript = items.filter((i) => i.role).map((i) => ({ role: i.role!, content: textOf(i.content) }));
     const choice = typeof body.tool_choice === 'object' ? body.tool_choice.name : (body.tool_choice ?? 'auto');

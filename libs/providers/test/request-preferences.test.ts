@@ -1,4 +1,4 @@
-import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter } from '..';
+import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, ProviderEmulator } from '..';
 import type { ModelCall, ProviderAdapter } from '..';
 import { weatherTool } from './adapter-contract';
 
@@ -129,9 +129,114 @@ describe('§3 request preferences: agent.reasoning: false', () => {
     expect(gemini.buildRequest(call('gemini-2.5-pro', off)).generationConfig).toBeUndefined();
   });
 
+  it('an explicit off on a model that cannot turn reasoning off sends nothing (Gemini pro would reject budget 0)', () => {
+    const explicitOff = { overrides: { reasoning: { enabled: false } } };
+    expect(gemini.buildRequest(call('gemini-2.5-pro', explicitOff)).generationConfig).toBeUndefined();
+    expect(gemini.buildRequest(call('gemini-2.5-flash', explicitOff)).generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
+    expect(anthropic.buildRequest(call('claude-sonnet-4-5', explicitOff)).thinking).toEqual({ type: 'disabled' });
+  });
+
   it('the same preference is used for streaming and non-streaming requests', () => {
     const a = chat.buildRequest(call('qwen3-32b', { ...off, preferences: { ...off.preferences, ...named } }));
     const b = chat.buildRequest(call('qwen3-32b', { ...off, preferences: { ...off.preferences, ...named }, stream: true }));
     expect([a.tool_choice, a.enable_thinking]).toEqual([b.tool_choice, b.enable_thinking]);
+  });
+});
+
+describe('§3 agent.reasoning: false — the off value per OpenAI model family, on both protocols, accepted by the emulator', () => {
+  const emulator = new ProviderEmulator();
+  let live: { chat: OpenAIChatAdapter; responses: OpenAIResponsesAdapter };
+  beforeAll(async () => {
+    await emulator.start();
+    live = {
+      chat: new OpenAIChatAdapter({ apiKey: 'k', baseURL: emulator.openAIBaseURL, maxRetries: 0 }),
+      responses: new OpenAIResponsesAdapter({ apiKey: 'k', baseURL: emulator.openAIBaseURL, maxRetries: 0 }),
+    };
+  });
+  afterAll(() => emulator.stop());
+
+  const off = { preferences: { reasoning: false as const } };
+  const effortOf = (protocol: 'chat' | 'responses', body: Record<string, unknown>) =>
+    protocol === 'chat' ? body.reasoning_effort : (body.reasoning as { effort?: string } | undefined)?.effort;
+
+  // undefined: the model cannot turn reasoning off (or has none): nothing is sent, it keeps its capability
+  const families: [string, string, string | undefined][] = [
+    ['gpt-5', 'gpt-5', 'minimal'],
+    ['gpt-5 mini', 'gpt-5-mini', 'minimal'],
+    ['gpt-5 nano (dated)', 'gpt-5-nano-2025-08-07', 'minimal'],
+    ['gpt-5.1 (minimal is a 400 there)', 'gpt-5.1', 'none'],
+    ['gpt-5.2', 'gpt-5.2', 'none'],
+    ['o3 (cannot be turned off)', 'o3', undefined],
+    ['o4-mini', 'o4-mini', undefined],
+    ['gpt-5-codex', 'gpt-5-codex', undefined],
+    ['gpt-5.1-codex', 'gpt-5.1-codex', undefined],
+    ['gpt-5.1-codex-mini', 'gpt-5.1-codex-mini', undefined],
+    ['gpt-5-pro', 'gpt-5-pro', undefined],
+    ['gpt-4.1 (no reasoning)', 'gpt-4.1', undefined],
+    ['an unknown OpenAI-compatible model', 'my-local-model', undefined],
+  ];
+  for (const protocol of ['chat', 'responses'] as const) {
+    it.each(families)(`${protocol}: %s`, async (_name, model, expected) => {
+      const adapter = live[protocol];
+      const body = adapter.buildRequest(call(model, { ...off, tools: undefined }));
+      expect(effortOf(protocol, body)).toBe(expected);
+      if (expected === undefined) expect(protocol === 'chat' ? 'reasoning_effort' in body : 'reasoning' in body).toBe(false);
+      // the emulator rejects what the real API rejects: the request must go through
+      await expect(adapter.send(body)).resolves.toMatchObject({ finishReason: expect.any(String) });
+    });
+  }
+
+  it.each<[string, string, Partial<ModelCall>, string | undefined]>([
+    ['an explicit off on gpt-5.1 → none', 'gpt-5.1', { overrides: { reasoning: { enabled: false } } }, 'none'],
+    ['an explicit off on o3 → nothing (it cannot be turned off)', 'o3', { overrides: { reasoning: { enabled: false } } }, undefined],
+    ['an explicit effort on o3 wins over agent.reasoning: false', 'o3', { ...off, overrides: { reasoning: { enabled: true, effort: 'low' } } }, 'low'],
+    ['an explicit effort on a codex model', 'gpt-5.1-codex', { overrides: { reasoning: { enabled: true } } }, 'medium'],
+  ])('%s', async (_name, model, over, expected) => {
+    for (const protocol of ['chat', 'responses'] as const) {
+      const body = live[protocol].buildRequest(call(model, { ...over, tools: undefined }));
+      expect(effortOf(protocol, body)).toBe(expected);
+      await expect(live[protocol].send(body)).resolves.toBeDefined();
+    }
+  });
+
+  it.each<[string, string, string, string]>([
+    [
+      'minimal on gpt-5.1',
+      'gpt-5.1',
+      'minimal',
+      "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values are: 'none', 'low', 'medium', and 'high'.",
+    ],
+    [
+      'minimal on gpt-5.2',
+      'gpt-5.2',
+      'minimal',
+      "Unsupported value: 'minimal' is not supported with the 'gpt-5.2' model. Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.",
+    ],
+    [
+      'none on gpt-5',
+      'gpt-5-mini',
+      'none',
+      "Unsupported value: 'none' is not supported with the 'gpt-5-mini' model. Supported values are: 'minimal', 'low', 'medium', and 'high'.",
+    ],
+    ['minimal on o3', 'o3', 'minimal', "Unsupported value: 'minimal' is not supported with the 'o3' model. Supported values are: 'low', 'medium', and 'high'."],
+    [
+      'none on a codex model',
+      'gpt-5.1-codex',
+      'none',
+      "Unsupported value: 'none' is not supported with the 'gpt-5.1-codex' model. Supported values are: 'low', 'medium', and 'high'.",
+    ],
+    ['any effort on gpt-4.1', 'gpt-4.1', 'low', "Unsupported parameter: 'reasoning_effort' is not supported with this model."],
+  ])('the emulator rejects %s with a 400, as the real API does', async (_name, model, effort, message) => {
+    const body = { model, messages: [{ role: 'user', content: 'hi' }], reasoning_effort: effort };
+    await expect(live.chat.send(body)).rejects.toMatchObject({ name: 'ProviderError', status: 400, retryable: false });
+    const raw = await fetch(`${emulator.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(body) });
+    expect(raw.status).toBe(400);
+    expect(((await raw.json()) as { error: { message: string } }).error.message).toBe(message);
+    const responses = await fetch(`${emulator.url}/v1/responses`, {
+      method: 'POST',
+      body: JSON.stringify({ model, input: 'hi', reasoning: { effort } }),
+    });
+    expect(responses.status).toBe(400);
+    expect(((await responses.json()) as { error: { param: string } }).error.param).toBe('reasoning.effort');
   });
 });
