@@ -8,7 +8,7 @@ export { TurnExecutor, DEFAULT_HISTORY_READ_LIMIT } from './turn-executor';
 export { SessionJournal } from './journal';
 export { loadRuntimeHistory } from './history-loader';
 export type { LoadedHistory } from './history-loader';
-export { buildRuntimeRequest } from './runtime-request';
+export { buildRuntimeRequest, requestMessages } from './runtime-request';
 export type { RuntimeRequestInputs, RuntimeRequest } from './runtime-request';
 export { rebuildRequests } from './request-rebuild';
 export { auditTurn, TurnNotFoundError } from './turn-audit';

@@ -8,10 +8,11 @@ import {
   type ExtensionSegment,
   type HistoryMessage,
   type HistorySummary,
+  historyBoundary,
 } from '../context';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { worldLorebook } from './world-catalog';
-import type { ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
+import type { ChatMessage, ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
@@ -68,7 +69,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const { slot, adapter } = providers.forSlot(m.slot);
   const body = adapter.buildRequest({
     model: slot.model,
-    messages: [{ role: 'system', content: context.systemPrompt }, ...context.messages.map((msg) => ({ role: msg.role, content: msg.content }))],
+    messages: requestMessages(context),
     maxOutputTokens: slot.maxOutputTokens,
     stream: m.stream,
     preferences: { ...(m.agent.reasoning === false ? { reasoning: false as const } : {}), ...(m.agent.toolChoice ? { toolChoice: m.agent.toolChoice } : {}) },
@@ -76,6 +77,18 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     cacheBoundaries: slot.cacheBoundaries,
   });
   return { context, lorebook, body, slot, adapter };
+}
+
+/**
+ * The provider-neutral messages of a runtime's request: the system prompt, then the conversation,
+ * with the last message of the history marked for the history cache boundary (spec §5).
+ */
+export function requestMessages(context: AssembledContext): ChatMessage[] {
+  const historyEnd = historyBoundary(context);
+  return [
+    { role: 'system', content: context.systemPrompt },
+    ...context.messages.map((msg, i): ChatMessage => ({ role: msg.role, content: msg.content, ...(i === historyEnd ? { endsHistory: true } : {}) })),
+  ];
 }
 
 /** The request's layout for prefix reports: system section lengths as serialized, message sections. */

@@ -44,16 +44,14 @@ export class AnthropicAdapter implements ProviderAdapter {
     const blocks = call.cacheBoundaries === true;
     const { leading, rest } = splitLeadingSystem(call.messages);
     const system = systemBlocks(leading, blocks);
-    const firstTurnInstruction = rest.findIndex((m) => m.role === 'system');
-    const messages: WireMessage[] = [];
-    let historyEnd = -1; // index in `messages` of the last message of the history
-    rest.forEach((m, i) => {
-      if (i === firstTurnInstruction) historyEnd = messages.length - 1;
-      messages.push(toWire(m, blocks));
-    });
+    const messages = rest.map((m) => toWire(m, blocks));
     if (blocks) {
-      // no history (e.g. maxTurns 0: the turn context is a leading system message): last boundary only
-      if (firstTurnInstruction > 0 && historyEnd >= 0) markLastCacheable(messages[historyEnd]);
+      // the history boundary: on the message the caller marked as the end of the history, with or
+      // without a turn context after it; none when the request has no history (e.g. maxTurns 0,
+      // where the turn context is a leading system message)
+      const historyEnd = rest.findIndex((m) => m.endsHistory === true);
+      for (let i = historyEnd; i >= 0; i--) if (markLastCacheable(messages[i])) break;
+      // the last boundary: on the last cacheable block of the request
       for (let i = messages.length - 1; i >= 0; i--) if (markLastCacheable(messages[i])) break;
     }
     const body: Record<string, unknown> = { model: call.model, max_tokens: call.maxOutputTokens ?? DEFAULT_MAX_TOKENS };

@@ -25,6 +25,11 @@ export interface ChatMessage {
   /** tool messages: which call this answers. */
   toolCallId?: string;
   toolName?: string;
+  /**
+   * The last message of the history (before the current turn). With cache boundaries, Anthropic
+   * sets the history breakpoint on it (spec §5); other protocols ignore it.
+   */
+  endsHistory?: boolean;
 }
 
 export interface ToolDefinition {
