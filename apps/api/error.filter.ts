@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { type ErrorCategory, EngineError } from '../../libs/errors';
+import { type ErrorCategory, EngineError, UnavailableError } from '../../libs/errors';
+import { databaseUnavailable } from '../../libs/events';
 
 /** The one place engine error categories become HTTP status codes. */
 export const HTTP_STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
@@ -26,7 +27,10 @@ const REASON: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Maps typed engine errors to HTTP by category; anything unexpected is a 500 with no internals leaked. */
+/**
+ * Maps typed engine errors to HTTP by category; a failure to reach the database becomes the
+ * `unavailable` category (503 + Retry-After); anything unexpected is a 500 with no internals leaked.
+ */
 @Catch()
 export class EngineErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('api');
@@ -38,11 +42,17 @@ export class EngineErrorFilter implements ExceptionFilter {
       res.status(error.getStatus()).json(typeof body === 'string' ? { statusCode: error.getStatus(), message: body } : body);
       return;
     }
-    if (error instanceof EngineError) {
-      const status = HTTP_STATUS_BY_CATEGORY[error.category];
-      if (status >= 500) this.logger.error(`${error.code}: ${error.message}`);
-      const body: Record<string, unknown> = { statusCode: status, error: REASON[status], code: error.code, message: error.message };
-      if (error.issues.length > 0) body.issues = error.issues;
+    const engineError = error instanceof EngineError ? error : databaseUnavailable(error);
+    if (engineError) {
+      const status = HTTP_STATUS_BY_CATEGORY[engineError.category];
+      // a dependency outage is expected operation (one warning per request), anything else 5xx is an error
+      if (engineError.category === 'unavailable') this.logger.warn(`${engineError.code}: ${engineError.message}`);
+      else if (status >= 500) this.logger.error(`${engineError.code}: ${engineError.message}`);
+      const body: Record<string, unknown> = { statusCode: status, error: REASON[status], code: engineError.code, message: engineError.message };
+      if (engineError.issues.length > 0) body.issues = engineError.issues;
+      // every 503 says when to try again
+      if (engineError.category === 'unavailable')
+        res.setHeader('Retry-After', String(engineError instanceof UnavailableError ? engineError.retryAfterSeconds : 1));
       res.status(status).json(body);
       return;
     }

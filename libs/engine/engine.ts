@@ -52,7 +52,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const projections = createProjectionRunner(database.db);
     const readModels = new ReadModels(database.db);
     const queue: TurnQueue = config.redisUrl
-      ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix })
+      ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger })
       : new InProcessQueue({ concurrency: config.worker.concurrency, onError: (e) => logger.warn(`turn job failed, will retry: ${String(e)}`) });
     closers.unshift(() => queue.close());
     const sessions = new SessionService(store, queue, projections, logger);

@@ -1,4 +1,4 @@
-import { type JobAttempt, TURN_JOB_ATTEMPTS, type TurnJob, type TurnJobHandler, type TurnQueue, turnJobId } from './queue';
+import { type JobAttempt, type QueueHealth, queueUnavailable, TURN_JOB_ATTEMPTS, type TurnJob, type TurnJobHandler, type TurnQueue, turnJobId } from './queue';
 
 interface Entry {
   job: TurnJob;
@@ -17,12 +17,21 @@ export class InProcessQueue implements TurnQueue {
   constructor(private readonly options: { concurrency?: number; maxAttempts?: number; backoffMs?: number; onError?: (e: unknown) => void } = {}) {}
 
   async enqueue(job: TurnJob): Promise<void> {
-    if (this.closed) throw new Error('queue is closed');
+    if (this.closed) throw queueUnavailable('the in-process queue is closed');
     const id = turnJobId(job.executionId);
     if (this.known.has(id)) return;
     this.known.set(id, { job, attemptsMade: 0 });
     this.ready.push(id);
     this.pump();
+  }
+
+  /** Always available while this process runs it (until closed). */
+  isAvailable(): boolean {
+    return !this.closed;
+  }
+
+  async health(): Promise<QueueHealth> {
+    return { kind: 'in-process', ok: !this.closed, state: this.closed ? 'closed' : 'running' };
   }
 
   consume(handler: TurnJobHandler): void {

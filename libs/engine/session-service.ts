@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConcurrencyError, type EventStore, type ProjectionRunner } from '../events';
 import type { Locale } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
-import type { TurnQueue } from './queue';
+import { queueUnavailable, type TurnQueue } from './queue';
 
 export interface Logger {
   log(message: string): void;
@@ -37,9 +37,12 @@ export class SessionService {
 
   /**
    * Appends the input (retrying on concurrent appends to the same session), then enqueues its
-   * turn job. The input is durable once appended: if the enqueue fails, the sweeper enqueues it.
+   * turn job. When the queue is known to be down, nothing is appended and the caller gets
+   * `UnavailableError` (retry later). The input is durable once appended: if the enqueue fails
+   * after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
    */
   async submitInput(tenantId: string, sessionId: string, text: string): Promise<{ executionId: string; turnId: string }> {
+    if (!this.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
     if (!(await this.owns(tenantId, sessionId))) throw new SessionNotFoundError(sessionId);
     const executionId = randomUUID();
     const turnId = randomUUID();
@@ -61,7 +64,8 @@ export class SessionService {
     try {
       await this.queue.enqueue({ executionId, sessionId, tenantId });
     } catch (error) {
-      this.logger.error(`enqueue of execution ${executionId} failed; the sweeper will enqueue it: ${String(error)}`);
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.warn(`enqueue of execution ${executionId} failed (${reason}); the input is recorded and the sweeper will enqueue it`);
     }
     return { executionId, turnId };
   }

@@ -10,6 +10,7 @@ import type { Logger } from './session-service';
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
+  private failing = false;
 
   constructor(
     private readonly readModels: ReadModels,
@@ -37,11 +38,17 @@ export class Sweeper {
   async sweep(): Promise<number> {
     try {
       await this.projections.catchUp();
+      // with the queue away there is nothing to hand stalled executions to: the next pass will
+      if (!this.queue.isAvailable()) return 0;
       const stalled = await this.readModels.stalledExecutions(this.options.stalledAfterMs);
       for (const e of stalled) await this.queue.enqueue(e);
+      if (this.failing) this.logger.log('sweep: working again');
+      this.failing = false;
       return stalled.length;
     } catch (error) {
-      this.logger.warn(`sweep failed (next pass retries): ${String(error)}`);
+      // one line when sweeping starts to fail (an outage), not one per pass
+      if (!this.failing) this.logger.warn(`sweep failed (next passes retry, quietly until one succeeds): ${String(error)}`);
+      this.failing = true;
       return 0;
     }
   }

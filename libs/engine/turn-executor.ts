@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { type CommittedMessage, ConcurrencyError, type EventStore, type NewEvent, type ProjectionRunner, type ReadModels } from '../events';
+import {
+  type CommittedMessage,
+  ConcurrencyError,
+  type EventStore,
+  isDatabaseUnavailable,
+  type NewEvent,
+  type ProjectionRunner,
+  type ReadModels,
+} from '../events';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { ProviderError, type ProviderRegistry, redactImageData } from '../providers';
 import { EngineError } from '../errors';
@@ -15,6 +23,9 @@ import type { Logger } from './session-service';
 
 /** Upper bound of committed messages read for a runtime's history. */
 export const DEFAULT_HISTORY_READ_LIMIT = 400;
+
+/** How soon a turn interrupted by a database outage is tried again. */
+const DATABASE_RETRY_MS = 2_000;
 
 export interface TurnExecutorOptions {
   workerId: string;
@@ -97,6 +108,12 @@ export class TurnExecutor {
       return await this.run(job);
     } catch (error) {
       if (error instanceof FencedOutError) return { kind: 'done' };
+      // the database is away: nothing can be recorded (not even a failure); look again later
+      // without spending an attempt, so an outage longer than the retries never fails a turn
+      if (isDatabaseUnavailable(error)) {
+        this.logger.warn(`execution ${job.executionId}: the database cannot be reached; retrying in ${DATABASE_RETRY_MS} ms`);
+        return { kind: 'later', delayMs: DATABASE_RETRY_MS };
+      }
       const permanent = error instanceof ProviderError && !error.retryable;
       if (permanent || attempt.attemptsMade + 1 >= attempt.maxAttempts) {
         await this.fail(job, attempt.attemptsMade + 1, error);

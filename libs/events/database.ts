@@ -5,8 +5,11 @@ import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
 import { EngineError } from '../errors';
 
+/** How long a new PostgreSQL connection (or a free pool slot) is waited for before the call fails as unavailable. */
+export const DATABASE_CONNECT_TIMEOUT_MS = 1_500;
+
 export type DatabaseConfig =
-  | { kind: 'postgres'; url: string; poolSize?: number }
+  | { kind: 'postgres'; url: string; poolSize?: number; connectTimeoutMs?: number }
   /** dataDir undefined: in memory. */
   | { kind: 'pglite'; dataDir?: string };
 
@@ -18,8 +21,19 @@ export interface OpenDatabase {
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
-    const pool = new Pool({ connectionString: config.url, max: config.poolSize ?? 10 });
+    const pool = new Pool({
+      connectionString: config.url,
+      max: config.poolSize ?? 10,
+      // an unreachable server fails a call in bounded time (then classified by databaseUnavailable), never hangs it
+      connectionTimeoutMillis: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+      // lets the OS notice a peer that vanished without closing the connection
+      keepAlive: true,
+    });
     pool.on('error', () => undefined); // a dropped idle client is replaced on next checkout
+    // A checked-out client has no error listener of the pool's: a connection that dies between two
+    // statements of a transaction would emit an unhandled 'error' and kill the process. With this
+    // listener the next statement fails (classified as unavailable) and the pool drops the client.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', close: () => db.destroy() };
   }

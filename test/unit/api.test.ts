@@ -18,7 +18,15 @@ describe('API on the embedded default', () => {
   it('GET /health', async () => {
     const res = await raw('/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', database: 'pglite', queue: 'in-process' });
+    const body = (await res.json()) as { projections: { name: string; position: number; lag: number }[] };
+    expect(body).toEqual({
+      status: 'ok',
+      database: { kind: 'pglite', ok: true, latencyMs: expect.any(Number) },
+      queue: { kind: 'in-process', ok: true, state: 'running' },
+      projections: expect.any(Array),
+    });
+    expect(body.projections.map((p) => p.name).sort()).toEqual(['executions', 'prefix_reports', 'summaries', 'trace_events', 'turn_messages']);
+    for (const p of body.projections) expect(p).toEqual({ name: p.name, position: expect.any(Number), lag: expect.any(Number) });
   });
 
   it('a request without a valid key is 401', async () => {
