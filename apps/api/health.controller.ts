@@ -10,6 +10,27 @@ export class HealthController {
   @Get()
   async health() {
     await sql`select 1`.execute(this.engine.database.db);
-    return { status: 'ok', database: this.engine.database.kind, queue: this.engine.config.redisUrl ? 'bullmq' : 'in-process' };
+    // a projection stopped at some stream is 'degraded', not down: every other stream goes on
+    const projections = (await this.engine.projections.status()).map((p) => ({
+      name: p.name,
+      state: p.state,
+      position: p.position,
+      lag: p.lag,
+      failing: p.failing,
+      failures: p.failures.map((f) => ({
+        streamId: f.streamId,
+        globalPosition: f.globalPosition,
+        eventType: f.eventType,
+        error: f.error,
+        attempts: f.attempts,
+        since: f.since,
+      })),
+    }));
+    return {
+      status: projections.some((p) => p.state === 'failing') ? 'degraded' : 'ok',
+      database: this.engine.database.kind,
+      queue: this.engine.config.redisUrl ? 'bullmq' : 'in-process',
+      projections,
+    };
   }
 }

@@ -18,7 +18,11 @@ describe('API on the embedded default', () => {
   it('GET /health', async () => {
     const res = await raw('/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', database: 'pglite', queue: 'in-process' });
+    const body = (await res.json()) as { projections: { name: string; state: string; failures: unknown[] }[] };
+    expect(body).toMatchObject({ status: 'ok', database: 'pglite', queue: 'in-process' });
+    expect(body.projections.map((p) => [p.name, p.state, p.failures])).toEqual(
+      ['executions', 'turn_messages', 'trace_events', 'summaries', 'prefix_reports'].map((name) => [name, 'running', []]),
+    );
   });
 
   it('a request without a valid key is 401', async () => {

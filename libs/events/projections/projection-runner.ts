@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { EventStore } from '../event-store';
+import { truncateText } from '../../text';
+import { EventStore, type LogEntry } from '../event-store';
 import type { Database } from '../schema';
 import { executionsProjection } from './executions';
 import { summariesProjection } from './summaries';
@@ -10,67 +11,347 @@ import { turnMessagesProjection } from './turn-messages';
 export const defaultProjections: readonly Projection[] = [executionsProjection, turnMessagesProjection, traceEventsProjection, summariesProjection];
 
 const BATCH = 500;
+/** Failures listed per projection by `status()` (the count is always exact). */
+const LISTED_FAILURES = 20;
+
+export interface ProjectionLogger {
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+export interface ProjectionRunnerOptions {
+  projections?: readonly Projection[];
+  /** Where a stopped or recovered stream is reported, one line each. Default: the console. */
+  logger?: ProjectionLogger;
+  /** Delay before the first retry of a stopped stream; doubles with each failed retry. Default 1 s. */
+  retryDelayMs?: number;
+  /** Upper bound of the retry delay. Default 5 minutes. */
+  maxRetryDelayMs?: number;
+}
+
+/** A stream a projection stopped at: the event it could not apply, and why. */
+export interface ProjectionFailure {
+  streamId: string;
+  tenantId: string;
+  /** Global position of the event the projection could not apply. */
+  globalPosition: number;
+  eventType: string;
+  error: string;
+  /** Tries so far (the first one included). */
+  attempts: number;
+  /** When the projection first stopped at this stream (ISO 8601). */
+  since: string;
+  nextRetryAt: string;
+}
+
+export interface ProjectionStatus {
+  name: string;
+  /** Global position the projection has read up to (events of stopped streams are held back). */
+  position: number;
+  /** Events in the log after `position`. */
+  lag: number;
+  state: 'running' | 'failing';
+  /** Number of streams the projection stopped at. */
+  failing: number;
+  /** The oldest of them, at most 20. */
+  failures: ProjectionFailure[];
+}
+
+/** Log lines of a transaction, written once it has committed. */
+interface Pending {
+  logs: { level: 'log' | 'warn'; line: string }[];
+}
+
+interface FailureRow {
+  projection: string;
+  stream_id: string;
+  tenant_id: string;
+  global_position: string;
+  event_type: string;
+  error: string;
+  attempts: number;
+  first_seen_at: Date | string;
+  next_retry_at: Date | string;
+}
 
 /**
  * Applies events to projections after each one's checkpoint. The checkpoint row is locked for the
  * batch and moved in the same transaction as the rows it covers, so concurrent runners in many
  * processes never apply an event twice and a crash loses nothing.
+ *
+ * Every projection here is per stream (session). An event a projection cannot apply stops that
+ * projection for that stream only: the failure is recorded (`projection_failures`) and logged, the
+ * projection goes on with every other stream, and skips the stream's later events. Stopped streams
+ * are retried on later catch-ups with backoff (and at once on a process's first catch-up, so a
+ * restart with fixed code catches up); a retry applies the held-back events in log order.
+ * Each event of a batch that fails is applied in its own savepoint, so a failing event leaves
+ * nothing half-written and does not abort the batch's transaction.
  */
 export class ProjectionRunner {
   private readonly store: EventStore;
+  private readonly projections: readonly Projection[];
+  private readonly logger: ProjectionLogger;
+  private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+  /** Projections whose stopped streams this process has retried once regardless of backoff. */
+  private readonly retriedAtStart = new Set<string>();
+
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly projections: readonly Projection[] = defaultProjections,
+    options: ProjectionRunnerOptions = {},
   ) {
     this.store = new EventStore(db);
+    this.projections = options.projections ?? defaultProjections;
+    this.logger = options.logger ?? console;
+    this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 5 * 60_000;
   }
 
-  /** Brings every projection up to the end of the log; returns the number of events applied. */
+  get names(): string[] {
+    return this.projections.map((p) => p.name);
+  }
+
+  /**
+   * Brings every projection up to the end of the log and retries stopped streams that are due;
+   * returns the number of events applied. A projection that cannot apply an event does not make
+   * this throw (see the class comment); a database that cannot be reached does.
+   */
   async catchUp(): Promise<number> {
     await this.ensureCheckpoints();
     let applied = 0;
     for (const projection of this.projections) {
-      for (;;) {
-        const n = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection));
-        applied += n;
-        if (n < BATCH) break;
-      }
+      // stopped streams first (their held-back events precede the new ones), then the new events
+      applied += await this.retryStopped(projection, { force: !this.retriedAtStart.has(projection.name) });
+      this.retriedAtStart.add(projection.name);
+      applied += await this.runBatches(projection);
     }
     return applied;
   }
 
-  /** Drops every projection's rows and rebuilds them from the log in one transaction. */
+  /** Retries every stopped stream now, whatever its backoff; returns the number of events applied. */
+  async retryNow(): Promise<number> {
+    await this.ensureCheckpoints();
+    let applied = 0;
+    for (const projection of this.projections) applied += (await this.retryStopped(projection, { force: true })) + (await this.runBatches(projection));
+    return applied;
+  }
+
+  /** Drops every projection's rows and failures and rebuilds them from the log in one transaction. */
   async replay(onProgress?: (projection: string, position: number) => void): Promise<number> {
     await this.ensureCheckpoints();
-    return this.db.transaction().execute(async (trx) => {
-      let applied = 0;
+    const pending: Pending = { logs: [] };
+    const applied = await this.db.transaction().execute(async (trx) => {
+      let total = 0;
       for (const projection of this.projections) {
         await lockCheckpoint(trx, projection.name);
         for (const table of projection.tables) await trx.deleteFrom(table).execute();
+        await trx.deleteFrom('projection_failures').where('projection', '=', projection.name).execute();
         await trx.updateTable('projection_checkpoints').set({ position: '0' }).where('name', '=', projection.name).execute();
         for (;;) {
-          const n = await this.applyBatch(trx, projection);
-          applied += n;
-          if (n < BATCH) break;
+          const { read, applied: n } = await this.applyBatch(trx, projection, pending);
+          total += n;
+          if (read < BATCH) break;
           onProgress?.(projection.name, await checkpoint(trx, projection.name));
         }
       }
-      return applied;
+      return total;
+    });
+    this.flush(pending);
+    return applied;
+  }
+
+  /** Per projection: position, lag behind the log head, and the streams it stopped at. */
+  async status(): Promise<ProjectionStatus[]> {
+    await this.ensureCheckpoints();
+    const head = await this.store.headPosition();
+    const checkpoints = new Map((await this.db.selectFrom('projection_checkpoints').selectAll().execute()).map((c) => [c.name, Number(c.position)]));
+    const counts = new Map(
+      (
+        await this.db
+          .selectFrom('projection_failures')
+          .select(['projection', sql<string>`count(*)`.as('n')])
+          .groupBy('projection')
+          .execute()
+      ).map((r) => [r.projection, Number(r.n)]),
+    );
+    const listed = await sql<FailureRow>`
+      select * from (
+        select f.*, row_number() over (partition by projection order by first_seen_at, global_position) as rn
+        from projection_failures f
+      ) t where rn <= ${LISTED_FAILURES} order by projection, first_seen_at, global_position`.execute(this.db);
+    return this.projections.map((p) => {
+      const position = checkpoints.get(p.name) ?? 0;
+      const failing = counts.get(p.name) ?? 0;
+      return {
+        name: p.name,
+        position,
+        lag: Math.max(0, head - position),
+        state: failing > 0 ? 'failing' : 'running',
+        failing,
+        failures: listed.rows.filter((r) => r.projection === p.name).map(toFailure),
+      };
     });
   }
 
-  private async applyBatch(trx: Transaction<Database>, projection: Projection): Promise<number> {
-    const from = await lockCheckpoint(trx, projection.name);
-    const events = await this.store.readAll(from, BATCH, trx);
-    for (const event of events) await projection.apply(trx, event);
-    if (events.length > 0) {
-      await trx
-        .updateTable('projection_checkpoints')
-        .set({ position: String(events[events.length - 1].globalPosition) })
-        .where('name', '=', projection.name)
-        .execute();
+  /** Projections that are stopped at this stream (the turn path refuses to read them). */
+  async stoppedAt(streamId: string): Promise<(ProjectionFailure & { projection: string })[]> {
+    const rows = await this.db.selectFrom('projection_failures').selectAll().where('stream_id', '=', streamId).orderBy('projection').execute();
+    return rows.map((r) => ({ projection: r.projection, ...toFailure(r) }));
+  }
+
+  private async runBatches(projection: Projection): Promise<number> {
+    let applied = 0;
+    for (;;) {
+      const pending: Pending = { logs: [] };
+      const { read, applied: n } = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending));
+      this.flush(pending);
+      applied += n;
+      if (read < BATCH) return applied;
     }
-    return events.length;
+  }
+
+  /**
+   * Applies the next batch, skipping streams this projection is stopped at. The batch is tried in
+   * one savepoint; when an event throws, it is rolled back and applied again event by event, each
+   * in its own savepoint, so the failing event's stream stops and the others go on.
+   */
+  private async applyBatch(trx: Transaction<Database>, projection: Projection, pending: Pending): Promise<{ read: number; applied: number }> {
+    const from = await lockCheckpoint(trx, projection.name);
+    const entries = await this.store.readLog(from, BATCH, { executor: trx });
+    if (entries.length === 0) return { read: 0, applied: 0 };
+    const stopped = await stoppedStreams(trx, projection.name);
+    const live = entries.filter((e) => !stopped.has(e.streamId));
+    let applied = 0;
+    if (live.length > 0) {
+      try {
+        await inSavepoint(trx, 'projection_batch', async () => {
+          for (const entry of live) await projection.apply(trx, entry.decode());
+        });
+        applied = live.length;
+      } catch {
+        for (const entry of live) {
+          if (stopped.has(entry.streamId)) continue;
+          try {
+            await inSavepoint(trx, 'projection_event', () => projection.apply(trx, entry.decode()));
+            applied++;
+          } catch (error) {
+            stopped.add(entry.streamId);
+            await this.recordFailure(trx, projection, entry, error, pending);
+          }
+        }
+      }
+    }
+    await trx
+      .updateTable('projection_checkpoints')
+      .set({ position: String(entries[entries.length - 1].globalPosition) })
+      .where('name', '=', projection.name)
+      .execute();
+    return { read: entries.length, applied };
+  }
+
+  /** Retries the stopped streams that are due (all with `force`); returns events applied. */
+  private async retryStopped(projection: Projection, options: { force: boolean }): Promise<number> {
+    let query = this.db.selectFrom('projection_failures').select('stream_id').where('projection', '=', projection.name);
+    if (!options.force) query = query.where('next_retry_at', '<=', sql<Date>`now()`);
+    const due = await query.orderBy('global_position').execute();
+    let applied = 0;
+    for (const { stream_id } of due) {
+      const pending: Pending = { logs: [] };
+      applied += await this.db.transaction().execute((trx) => this.retryStream(trx, projection, stream_id, pending));
+      this.flush(pending);
+    }
+    return applied;
+  }
+
+  /**
+   * Applies a stopped stream's held-back events (from the failed one up to the checkpoint), in
+   * order. All apply: the stream runs again. One throws: the ones before it stay applied, the
+   * failure moves to it, and the next retry waits longer.
+   */
+  private async retryStream(trx: Transaction<Database>, projection: Projection, streamId: string, pending: Pending): Promise<number> {
+    const through = await lockCheckpoint(trx, projection.name);
+    const failure = await trx
+      .selectFrom('projection_failures')
+      .selectAll()
+      .where('projection', '=', projection.name)
+      .where('stream_id', '=', streamId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!failure) return 0; // another process got there first
+    let after = Number(failure.global_position) - 1;
+    let applied = 0;
+    for (;;) {
+      const entries = await this.store.readLog(after, BATCH, { executor: trx, streamId, throughPosition: through });
+      for (const entry of entries) {
+        try {
+          await inSavepoint(trx, 'projection_retry', () => projection.apply(trx, entry.decode()));
+          applied++;
+        } catch (error) {
+          await this.recordFailure(trx, projection, entry, error, pending, failure);
+          return applied;
+        }
+      }
+      if (entries.length < BATCH) break;
+      after = entries[entries.length - 1].globalPosition;
+    }
+    await trx.deleteFrom('projection_failures').where('projection', '=', projection.name).where('stream_id', '=', streamId).execute();
+    pending.logs.push({
+      level: 'log',
+      line: `projection ${projection.name} caught up on stream ${streamId} (tenant ${failure.tenant_id}): ${applied} held-back event(s) applied after ${failure.attempts} failed attempt(s)`,
+    });
+    return applied;
+  }
+
+  private async recordFailure(
+    trx: Transaction<Database>,
+    projection: Projection,
+    entry: LogEntry,
+    error: unknown,
+    pending: Pending,
+    previous?: { attempts: number },
+  ): Promise<void> {
+    const attempts = (previous?.attempts ?? 0) + 1;
+    const delayMs = Math.min(this.maxRetryDelayMs, this.retryDelayMs * 2 ** Math.min(attempts - 1, 30));
+    const message = describe(error);
+    const nextRetry = sql<Date>`now() + ${delayMs} * interval '1 millisecond'`;
+    await trx
+      .insertInto('projection_failures')
+      .values({
+        projection: projection.name,
+        stream_id: entry.streamId,
+        tenant_id: entry.tenantId,
+        global_position: String(entry.globalPosition),
+        event_type: entry.type,
+        error: message,
+        attempts,
+        next_retry_at: nextRetry,
+      })
+      .onConflict((oc) =>
+        oc.columns(['projection', 'stream_id']).doUpdateSet({
+          global_position: String(entry.globalPosition),
+          event_type: entry.type,
+          error: message,
+          attempts,
+          last_seen_at: sql<Date>`now()`,
+          next_retry_at: nextRetry,
+        }),
+      )
+      .execute();
+    pending.logs.push({
+      level: 'warn',
+      line:
+        `projection ${projection.name} stopped at global position ${entry.globalPosition} (${entry.type}) of stream ${entry.streamId} ` +
+        `(tenant ${entry.tenantId}), attempt ${attempts}: ${message}; other streams go on, retry in ${Math.round(delayMs / 1000)} s`,
+    });
+  }
+
+  /** Logs once the transaction that recorded them has committed. */
+  private flush(pending: Pending) {
+    for (const { level, line } of pending.logs) {
+      if (level === 'warn') this.logger.warn(line);
+      else this.logger.log(line);
+    }
+    pending.logs.length = 0;
   }
 
   private async ensureCheckpoints() {
@@ -80,6 +361,46 @@ export class ProjectionRunner {
       .onConflict((oc) => oc.column('name').doNothing())
       .execute();
   }
+}
+
+function toFailure(r: Omit<FailureRow, 'projection'>): ProjectionFailure {
+  return {
+    streamId: r.stream_id,
+    tenantId: r.tenant_id,
+    globalPosition: Number(r.global_position),
+    eventType: r.event_type,
+    error: r.error,
+    attempts: r.attempts,
+    since: new Date(r.first_seen_at).toISOString(),
+    nextRetryAt: new Date(r.next_retry_at).toISOString(),
+  };
+}
+
+/** Runs `work` in a savepoint: released when it succeeds, rolled back (and rethrown) when it throws. */
+async function inSavepoint(trx: Transaction<Database>, name: string, work: () => Promise<void>): Promise<void> {
+  await sql.raw(`savepoint ${name}`).execute(trx);
+  try {
+    await work();
+  } catch (error) {
+    await sql.raw(`rollback to savepoint ${name}`).execute(trx);
+    await sql.raw(`release savepoint ${name}`).execute(trx);
+    throw error;
+  }
+  await sql.raw(`release savepoint ${name}`).execute(trx);
+}
+
+/** One line: the error's code (PostgreSQL SQLSTATE or engine code) and message, at most 500 characters. */
+function describe(error: unknown): string {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : null;
+  const message = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).replace(/\s+/g, ' ').trim();
+  const line = code ? `${message} (code ${code})` : message;
+  const short = truncateText(line, 499);
+  return short === line ? line : `${short}…`;
+}
+
+async function stoppedStreams(trx: Transaction<Database>, projection: string): Promise<Set<string>> {
+  const rows = await trx.selectFrom('projection_failures').select('stream_id').where('projection', '=', projection).execute();
+  return new Set(rows.map((r) => r.stream_id));
 }
 
 async function lockCheckpoint(trx: Transaction<Database>, name: string): Promise<number> {
