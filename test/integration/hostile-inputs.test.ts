@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createProjectionRunner } from '../../libs/engine';
-import { openDatabase, type OpenDatabase } from '../../libs/events';
+import { EventStore, openDatabase, type OpenDatabase } from '../../libs/events';
 import { graphemeStart } from '../../libs/text';
 import { dumpProjections } from '../support/projection-dump';
 import { startStack, type Stack } from '../support/stack';
@@ -113,4 +114,45 @@ describe('hostile inputs on PostgreSQL and BullMQ', () => {
     expect(await dumpProjections(open.db)).toEqual(live);
     expect(await open.db.selectFrom('projection_failures').selectAll().execute()).toEqual([]);
   }, 300_000);
+
+  it('an event a projection cannot apply stops that session alone: logged once with its position, on /health, other sessions commit', async () => {
+    const { client } = stack;
+    const broken = await client.createSession();
+    await client.waitFor((await client.submit(broken.id, 'walk to the river')).executionId, 60_000);
+    // summaries cannot apply it: it merges a summary that does not exist
+    const store = new EventStore(open.db);
+    const tenantId = (await store.readStream(broken.id, 0, 1))[0].tenantId;
+    const { lastPosition } = await store.append({
+      tenantId,
+      streamId: broken.id,
+      expectedVersion: await store.streamVersion(broken.id),
+      events: [
+        {
+          type: 'history.compacted@1',
+          data: { compactionId: randomUUID(), summaries: [{ summaryId: randomUUID(), messageIds: [], replacesSummaryIds: ['no-such-summary'], content: 'x' }] },
+        },
+      ],
+    });
+    const stuck = await client.submit(broken.id, 'cross the river');
+    const others = await Promise.all(Array.from({ length: 3 }, () => client.createSession()));
+    await Promise.all(others.map(async (s) => client.waitFor((await client.submit(s.id, 'light the lantern')).executionId, 60_000)));
+
+    const health = (await (await fetch(`${stack.baseUrl}/health`)).json()) as {
+      status: string;
+      projections: { name: string; state: string; failures: { streamId: string; globalPosition: number }[] }[];
+    };
+    expect(health.status).toBe('degraded');
+    expect(health.projections.filter((p) => p.state === 'failing').map((p) => [p.name, p.failures])).toEqual([
+      ['summaries', [expect.objectContaining({ streamId: broken.id, globalPosition: lastPosition })]],
+    ]);
+    // reported once, in one line, by whichever process applied it first
+    const logs = [stack.api, ...stack.workers].map((p) => p.output()).join('\n');
+    const reports = logs.split('\n').filter((l) => l.includes(`projection summaries stopped at global position ${lastPosition} `));
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatch(new RegExp(`of stream ${broken.id} \\(tenant ${tenantId}\\), attempt 1: .*no-such-summary not found`));
+
+    // the stopped session's turn fails with its own clear error (after the job's retries)
+    await expect(client.waitFor(stuck.executionId, 90_000)).rejects.toThrow(/cannot run turns: projection summaries is stopped/);
+    for (const s of others) expect(await client.messages(s.id)).toHaveLength(2);
+  }, 180_000);
 });

@@ -13,6 +13,8 @@ export const defaultProjections: readonly Projection[] = [executionsProjection, 
 const BATCH = 500;
 /** Failures listed per projection by `status()` (the count is always exact). */
 const LISTED_FAILURES = 20;
+/** Stopped streams one catch-up retries at most per projection (catch-ups run inside turns). */
+const RETRIES_PER_CATCH_UP = 10;
 
 export interface ProjectionLogger {
   log(message: string): void;
@@ -93,7 +95,7 @@ export class ProjectionRunner {
   private readonly logger: ProjectionLogger;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
-  /** Projections whose stopped streams this process has retried once regardless of backoff. */
+  /** Projections whose stopped streams this process has made due once, regardless of backoff. */
   private readonly retriedAtStart = new Set<string>();
 
   constructor(
@@ -120,9 +122,17 @@ export class ProjectionRunner {
     await this.ensureCheckpoints();
     let applied = 0;
     for (const projection of this.projections) {
+      if (!this.retriedAtStart.has(projection.name)) {
+        // a new process may run fixed code: every stopped stream is due now
+        await this.db
+          .updateTable('projection_failures')
+          .set({ next_retry_at: sql<Date>`now()` })
+          .where('projection', '=', projection.name)
+          .execute();
+        this.retriedAtStart.add(projection.name);
+      }
       // stopped streams first (their held-back events precede the new ones), then the new events
-      applied += await this.retryStopped(projection, { force: !this.retriedAtStart.has(projection.name) });
-      this.retriedAtStart.add(projection.name);
+      applied += await this.retryStopped(projection, { limit: RETRIES_PER_CATCH_UP });
       applied += await this.runBatches(projection);
     }
     return applied;
@@ -249,11 +259,12 @@ export class ProjectionRunner {
     return { read: entries.length, applied };
   }
 
-  /** Retries the stopped streams that are due (all with `force`); returns events applied. */
-  private async retryStopped(projection: Projection, options: { force: boolean }): Promise<number> {
+  /** Retries the stopped streams that are due, the longest waiting first (all with `force`); returns events applied. */
+  private async retryStopped(projection: Projection, options: { force?: boolean; limit?: number }): Promise<number> {
     let query = this.db.selectFrom('projection_failures').select('stream_id').where('projection', '=', projection.name);
     if (!options.force) query = query.where('next_retry_at', '<=', sql<Date>`now()`);
-    const due = await query.orderBy('global_position').execute();
+    if (options.limit !== undefined) query = query.limit(options.limit);
+    const due = await query.orderBy('next_retry_at').orderBy('global_position').execute();
     let applied = 0;
     for (const { stream_id } of due) {
       const pending: Pending = { logs: [] };

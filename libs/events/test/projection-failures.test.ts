@@ -193,4 +193,20 @@ describe('a projection that cannot apply an event (PGlite)', () => {
     expect(status.every((s) => s.state === 'failing' && s.failures[0].globalPosition === Number(rows[0].global_position))).toBe(true);
     expect(status[0].failures[0].error).toMatch(/ZodError/);
   });
+
+  it('a catch-up retries at most 10 stopped streams per projection (catch-ups run inside turns)', async () => {
+    faults.on = true;
+    faults.word = 'BOOM';
+    const sessions = Array.from({ length: 12 }, (_, i) => `S${i}`);
+    for (const s of sessions) await append(s, ...turn(`${s} BOOM`));
+    await runner().catchUp();
+    expect((await runner().status()).find((p) => p.name === 'turn_messages')!.failing).toBe(12);
+    faults.on = false;
+    const restarted = runner();
+    await restarted.catchUp();
+    expect((await restarted.status()).find((p) => p.name === 'turn_messages')!.failing).toBe(2);
+    await restarted.catchUp(); // due at once: a process's first catch-up made them all due
+    expect((await restarted.status()).find((p) => p.name === 'turn_messages')!.failing).toBe(0);
+    for (const s of sessions) expect(await messages(s)).toHaveLength(2);
+  });
 });
