@@ -72,6 +72,16 @@ export function toStoredEvent(row: {
   } as StoredEvent;
 }
 
+export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
+  return {
+    globalPosition: Number(row.global_position),
+    tenantId: row.tenant_id,
+    streamId: row.stream_id,
+    type: row.type,
+    decode: () => toStoredEvent(row),
+  };
+}
+
 /** The append-only log: optimistic appends per stream, ordered reads per stream and globally. */
 export class EventStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -147,13 +157,7 @@ export class EventStore {
     if (options.streamId !== undefined) query = query.where('stream_id', '=', options.streamId);
     if (options.throughPosition !== undefined) query = query.where('global_position', '<=', String(options.throughPosition));
     const rows = await query.orderBy('global_position').limit(limit).execute();
-    return rows.map((row) => ({
-      globalPosition: Number(row.global_position),
-      tenantId: row.tenant_id,
-      streamId: row.stream_id,
-      type: row.type,
-      decode: () => toStoredEvent(row),
-    }));
+    return rows.map(toLogEntry);
   }
 
   /** The global position of the last event in the log (0 when it is empty). */

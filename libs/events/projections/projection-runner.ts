@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { truncateText } from '../../text';
-import { EventStore, type LogEntry } from '../event-store';
+import { EventStore, type LogEntry, toLogEntry } from '../event-store';
 import type { Database } from '../schema';
 import { executionsProjection } from './executions';
 import { summariesProjection } from './summaries';
@@ -82,12 +82,13 @@ interface FailureRow {
  * processes never apply an event twice and a crash loses nothing.
  *
  * Every projection here is per stream (session). An event a projection cannot apply stops that
- * projection for that stream only: the failure is recorded (`projection_failures`) and logged, the
- * projection goes on with every other stream, and skips the stream's later events. Stopped streams
- * are retried on later catch-ups with backoff (and at once on a process's first catch-up, so a
- * restart with fixed code catches up); a retry applies the held-back events in log order.
- * Each event of a batch that fails is applied in its own savepoint, so a failing event leaves
- * nothing half-written and does not abort the batch's transaction.
+ * projection for that stream only: the failure is recorded (`projection_failures`) and logged in
+ * one line, the projection goes on with every other stream and holds back the stream's later
+ * events. Stopped streams are retried on later catch-ups with backoff (and at once on a process's
+ * first catch-up, so a restart with fixed code catches up); a retry applies the held-back events
+ * in log order. A batch is applied as it comes; when an event throws, the batch is rolled back and
+ * applied again with each event in its own savepoint, so nothing of the failing event is written
+ * and the rest of the batch commits.
  */
 export class ProjectionRunner {
   private readonly store: EventStore;
@@ -95,8 +96,8 @@ export class ProjectionRunner {
   private readonly logger: ProjectionLogger;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
-  /** Projections whose stopped streams this process has made due once, regardless of backoff. */
-  private readonly retriedAtStart = new Set<string>();
+  /** Whether this process has made every stopped stream due once, regardless of backoff. */
+  private madeDue = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -120,30 +121,25 @@ export class ProjectionRunner {
    */
   async catchUp(): Promise<number> {
     await this.ensureCheckpoints();
-    let applied = 0;
-    for (const projection of this.projections) {
-      if (!this.retriedAtStart.has(projection.name)) {
-        // a new process may run fixed code: every stopped stream is due now
-        await this.db
-          .updateTable('projection_failures')
-          .set({ next_retry_at: sql<Date>`now()` })
-          .where('projection', '=', projection.name)
-          .execute();
-        this.retriedAtStart.add(projection.name);
-      }
-      // stopped streams first (their held-back events precede the new ones), then the new events
-      applied += await this.retryStopped(projection, { limit: RETRIES_PER_CATCH_UP });
-      applied += await this.runBatches(projection);
+    if (!this.madeDue) {
+      // a new process may run fixed code: every stopped stream is due now
+      await this.db
+        .updateTable('projection_failures')
+        .set({ next_retry_at: sql<Date>`now()` })
+        .where('projection', 'in', this.names)
+        .execute();
+      this.madeDue = true;
     }
-    return applied;
+    let applied = 0;
+    for (const projection of this.projections) applied += await this.runBatches(projection);
+    // then the stopped streams that are due (their held-back events all precede the checkpoint)
+    return applied + (await this.retryStopped({ limitPerProjection: RETRIES_PER_CATCH_UP }));
   }
 
   /** Retries every stopped stream now, whatever its backoff; returns the number of events applied. */
   async retryNow(): Promise<number> {
-    await this.ensureCheckpoints();
-    let applied = 0;
-    for (const projection of this.projections) applied += (await this.retryStopped(projection, { force: true })) + (await this.runBatches(projection));
-    return applied;
+    const applied = await this.catchUp();
+    return applied + (await this.retryStopped({ force: true }));
   }
 
   /** Drops every projection's rows and failures and rebuilds them from the log in one transaction. */
@@ -158,7 +154,7 @@ export class ProjectionRunner {
         await trx.deleteFrom('projection_failures').where('projection', '=', projection.name).execute();
         await trx.updateTable('projection_checkpoints').set({ position: '0' }).where('name', '=', projection.name).execute();
         for (;;) {
-          const { read, applied: n } = await this.applyBatch(trx, projection, pending);
+          const { read, applied: n } = await this.applyBatch(trx, projection, pending, 'guarded');
           total += n;
           if (read < BATCH) break;
           onProgress?.(projection.name, await checkpoint(trx, projection.name));
@@ -213,41 +209,62 @@ export class ProjectionRunner {
     let applied = 0;
     for (;;) {
       const pending: Pending = { logs: [] };
-      const { read, applied: n } = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending));
+      let batch: { read: number; applied: number };
+      try {
+        batch = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending, 'direct'));
+      } catch (error) {
+        if (!(error instanceof BatchFailed)) throw error;
+        // rolled back whole: again, each event in its own savepoint
+        batch = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending, 'per-event'));
+      }
       this.flush(pending);
-      applied += n;
-      if (read < BATCH) return applied;
+      applied += batch.applied;
+      if (batch.read < BATCH) return applied;
     }
   }
 
   /**
-   * Applies the next batch, skipping streams this projection is stopped at. The batch is tried in
-   * one savepoint; when an event throws, it is rolled back and applied again event by event, each
-   * in its own savepoint, so the failing event's stream stops and the others go on.
+   * Applies the next batch, skipping the streams this projection is stopped at, and moves the
+   * checkpoint past it. `direct` applies the events as they come (nothing extra on the usual path)
+   * and throws `BatchFailed` when one throws, for the caller to roll back and run `per-event`:
+   * each event in its own savepoint, so the failing event's stream stops and the others go on.
+   * `guarded` (replay, one long transaction) tries the batch in one savepoint, then `per-event`.
    */
-  private async applyBatch(trx: Transaction<Database>, projection: Projection, pending: Pending): Promise<{ read: number; applied: number }> {
+  private async applyBatch(
+    trx: Transaction<Database>,
+    projection: Projection,
+    pending: Pending,
+    mode: 'direct' | 'guarded' | 'per-event',
+  ): Promise<{ read: number; applied: number }> {
     const from = await lockCheckpoint(trx, projection.name);
-    const entries = await this.store.readLog(from, BATCH, { executor: trx });
+    const entries = await readBatch(trx, projection.name, from);
     if (entries.length === 0) return { read: 0, applied: 0 };
-    const stopped = await stoppedStreams(trx, projection.name);
-    const live = entries.filter((e) => !stopped.has(e.streamId));
-    let applied = 0;
-    if (live.length > 0) {
-      try {
-        await inSavepoint(trx, 'projection_batch', async () => {
-          for (const entry of live) await projection.apply(trx, entry.decode());
-        });
-        applied = live.length;
-      } catch {
-        for (const entry of live) {
-          if (stopped.has(entry.streamId)) continue;
-          try {
-            await inSavepoint(trx, 'projection_event', () => projection.apply(trx, entry.decode()));
-            applied++;
-          } catch (error) {
-            stopped.add(entry.streamId);
-            await this.recordFailure(trx, projection, entry, error, pending);
-          }
+    const live = entries.filter((e) => !e.heldBack);
+    const applyAll = async () => {
+      for (const entry of live) await projection.apply(trx, entry.decode());
+    };
+    let applied = live.length;
+    if (mode === 'direct') {
+      await applyAll().catch((error: unknown) => {
+        throw new BatchFailed(error);
+      });
+    } else if (
+      mode === 'per-event' ||
+      !(await inSavepoint(trx, 'projection_batch', applyAll).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      applied = 0;
+      const stopped = new Set<string>();
+      for (const entry of live) {
+        if (stopped.has(entry.streamId)) continue;
+        try {
+          await inSavepoint(trx, 'projection_event', () => projection.apply(trx, entry.decode()));
+          applied++;
+        } catch (error) {
+          stopped.add(entry.streamId);
+          await this.recordFailure(trx, projection, entry, error, pending);
         }
       }
     }
@@ -259,16 +276,23 @@ export class ProjectionRunner {
     return { read: entries.length, applied };
   }
 
-  /** Retries the stopped streams that are due, the longest waiting first (all with `force`); returns events applied. */
-  private async retryStopped(projection: Projection, options: { force?: boolean; limit?: number }): Promise<number> {
-    let query = this.db.selectFrom('projection_failures').select('stream_id').where('projection', '=', projection.name);
-    if (!options.force) query = query.where('next_retry_at', '<=', sql<Date>`now()`);
-    if (options.limit !== undefined) query = query.limit(options.limit);
-    const due = await query.orderBy('next_retry_at').orderBy('global_position').execute();
+  /**
+   * Retries stopped streams that are due (every one with `force`), the longest waiting first, at
+   * most `limitPerProjection` per projection; returns the number of events applied.
+   */
+  private async retryStopped(options: { force?: boolean; limitPerProjection?: number }): Promise<number> {
+    const due = await sql<{ projection: string; stream_id: string }>`
+      select projection, stream_id from (
+        select projection, stream_id, next_retry_at, global_position,
+               row_number() over (partition by projection order by next_retry_at, global_position) as rn
+        from projection_failures
+        where projection in (${sql.join(this.names)}) ${options.force ? sql`` : sql`and next_retry_at <= now()`}
+      ) t where rn <= ${options.limitPerProjection ?? 2 ** 31 - 1} order by next_retry_at, global_position`.execute(this.db);
+    const byName = new Map(this.projections.map((p) => [p.name, p]));
     let applied = 0;
-    for (const { stream_id } of due) {
+    for (const { projection, stream_id } of due.rows) {
       const pending: Pending = { logs: [] };
-      applied += await this.db.transaction().execute((trx) => this.retryStream(trx, projection, stream_id, pending));
+      applied += await this.db.transaction().execute((trx) => this.retryStream(trx, byName.get(projection)!, stream_id, pending));
       this.flush(pending);
     }
     return applied;
@@ -409,9 +433,30 @@ function describe(error: unknown): string {
   return short === line ? line : `${short}…`;
 }
 
-async function stoppedStreams(trx: Transaction<Database>, projection: string): Promise<Set<string>> {
-  const rows = await trx.selectFrom('projection_failures').select('stream_id').where('projection', '=', projection).execute();
-  return new Set(rows.map((r) => r.stream_id));
+/** The next events after `after`, each marked when its stream is stopped in this projection. */
+async function readBatch(trx: Transaction<Database>, projection: string, after: number): Promise<(LogEntry & { heldBack: boolean })[]> {
+  const rows = await trx
+    .selectFrom('events as e')
+    .selectAll('e')
+    .select((eb) =>
+      eb
+        .exists(
+          eb.selectFrom('projection_failures as f').select('f.stream_id').where('f.projection', '=', projection).whereRef('f.stream_id', '=', 'e.stream_id'),
+        )
+        .as('held_back'),
+    )
+    .where('e.global_position', '>', String(after))
+    .orderBy('e.global_position')
+    .limit(BATCH)
+    .execute();
+  return rows.map((row) => ({ ...toLogEntry(row), heldBack: Boolean(row.held_back) }));
+}
+
+/** An event of a `direct` batch threw: the batch's transaction is rolled back and run again event by event. */
+class BatchFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super('a projection could not apply an event of the batch');
+  }
 }
 
 async function lockCheckpoint(trx: Transaction<Database>, name: string): Promise<number> {

@@ -156,11 +156,13 @@ describe('a projection that cannot apply an event (PGlite)', () => {
     await append('A', ...turn('a BOOM'));
     const secondBad = await append('A', ...turn('a CRASH'));
     await append('A', ...turn('a fine'));
-    const r = runner({ retryDelayMs: 0 }); // every catch-up is due
+    const r = runner({ retryDelayMs: 0 }); // every retry is due at once
+    const attempts = async () => (await r.status()).find((s) => s.name === 'turn_messages')!.failures[0].attempts;
     await r.catchUp();
+    const before = await attempts();
     await r.catchUp();
+    expect(await attempts()).toBe(before + 1);
     let [failure] = (await r.status()).find((s) => s.name === 'turn_messages')!.failures;
-    expect(failure.attempts).toBe(2);
     expect(await messages('A')).toEqual([]);
 
     faults.word = 'CRASH'; // the first fault is fixed, a second one is not
@@ -192,6 +194,12 @@ describe('a projection that cannot apply an event (PGlite)', () => {
     const status = await r.status();
     expect(status.every((s) => s.state === 'failing' && s.failures[0].globalPosition === Number(rows[0].global_position))).toBe(true);
     expect(status[0].failures[0].error).toMatch(/ZodError/);
+    // a replay (one transaction) rebuilds the rest and records the failures again
+    const live = await messages('B');
+    await r.replay();
+    expect(await messages('B')).toEqual(live);
+    expect(await messages('A')).toHaveLength(2);
+    expect((await r.status()).map((s) => [s.state, s.failing, s.failures[0]?.attempts])).toEqual(status.map(() => ['failing', 1, 1]));
   });
 
   it('a catch-up retries at most 10 stopped streams per projection (catch-ups run inside turns)', async () => {
