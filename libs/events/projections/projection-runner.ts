@@ -248,13 +248,7 @@ export class ProjectionRunner {
       await applyAll().catch((error: unknown) => {
         throw new BatchFailed(error);
       });
-    } else if (
-      mode === 'per-event' ||
-      !(await inSavepoint(trx, 'projection_batch', applyAll).then(
-        () => true,
-        () => false,
-      ))
-    ) {
+    } else if (mode === 'per-event' || !(await succeeds(inSavepoint(trx, 'projection_batch', applyAll)))) {
       applied = 0;
       const stopped = new Set<string>();
       for (const entry of live) {
@@ -292,7 +286,7 @@ export class ProjectionRunner {
     let applied = 0;
     for (const { projection, stream_id } of due.rows) {
       const pending: Pending = { logs: [] };
-      applied += await this.db.transaction().execute((trx) => this.retryStream(trx, byName.get(projection)!, stream_id, pending));
+      applied += await this.db.transaction().execute((trx) => this.retryStream(trx, byName.get(projection)!, stream_id, pending, options.force ?? false));
       this.flush(pending);
     }
     return applied;
@@ -303,16 +297,17 @@ export class ProjectionRunner {
    * order. All apply: the stream runs again. One throws: the ones before it stay applied, the
    * failure moves to it, and the next retry waits longer.
    */
-  private async retryStream(trx: Transaction<Database>, projection: Projection, streamId: string, pending: Pending): Promise<number> {
+  private async retryStream(trx: Transaction<Database>, projection: Projection, streamId: string, pending: Pending, force: boolean): Promise<number> {
     const through = await lockCheckpoint(trx, projection.name);
     const failure = await trx
       .selectFrom('projection_failures')
       .selectAll()
       .where('projection', '=', projection.name)
       .where('stream_id', '=', streamId)
+      .$if(!force, (q) => q.where('next_retry_at', '<=', sql<Date>`now()`))
       .forUpdate()
       .executeTakeFirst();
-    if (!failure) return 0; // another process got there first
+    if (!failure) return 0; // another process retried it meanwhile
     let after = Number(failure.global_position) - 1;
     let applied = 0;
     for (;;) {
@@ -410,6 +405,12 @@ function toFailure(r: Omit<FailureRow, 'projection'>): ProjectionFailure {
     nextRetryAt: new Date(r.next_retry_at).toISOString(),
   };
 }
+
+const succeeds = (work: Promise<void>): Promise<boolean> =>
+  work.then(
+    () => true,
+    () => false,
+  );
 
 /** Runs `work` in a savepoint: released when it succeeds, rolled back (and rethrown) when it throws. */
 async function inSavepoint(trx: Transaction<Database>, name: string, work: () => Promise<void>): Promise<void> {
