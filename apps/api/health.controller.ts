@@ -1,15 +1,19 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { type Engine, engineProjections, type QueueHealth } from '../../libs/engine';
-import { type DatabaseProbe, probeDatabase, type ProjectionPosition, projectionPositions } from '../../libs/events';
+import type { Engine, QueueHealth } from '../../libs/engine';
+import { type DatabaseProbe, probeDatabase, type ProjectionStatus } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 export interface HealthReport {
-  /** `unavailable` (HTTP 503) when the database or the queue is down. */
-  status: 'ok' | 'unavailable';
+  /**
+   * `ok` (200); `degraded` (503) when a projection is stopped at some stream (every other stream
+   * goes on); `unavailable` (503) when the database or the queue is down.
+   */
+  status: 'ok' | 'degraded' | 'unavailable';
   database: DatabaseProbe & { kind: Engine['database']['kind'] };
   queue: QueueHealth;
-  projections: ProjectionPosition[];
+  /** Each projection's position, lag and state; empty while the database cannot be read. */
+  projections: ProjectionStatus[];
 }
 
 /** `GET /health`: each dependency probed in bounded time; 200 when all are up, 503 otherwise. */
@@ -20,21 +24,15 @@ export class HealthController {
   @Get()
   async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, queue] = await Promise.all([probeDatabase(this.engine.database.db), this.engine.queue.health()]);
-    const projections = database.ok ? await this.projections() : [];
-    const ok = database.ok && queue.ok;
-    res.status(ok ? 200 : 503);
-    return { status: ok ? 'ok' : 'unavailable', database: { kind: this.engine.database.kind, ...database }, queue, projections };
+    const projections = database.ok ? await this.engine.projections.status().catch(() => []) : [];
+    const status = !database.ok || !queue.ok ? 'unavailable' : projections.some((p) => p.state === 'failing') ? 'degraded' : 'ok';
+    res.status(status === 'ok' ? 200 : 503);
+    return { status, database: { kind: this.engine.database.kind, ...database }, queue, projections };
   }
 
-  // ---- projections part --------------------------------------------------------------------
-  // Checkpoint position and lag behind the log head, read from projection_checkpoints.
-  // MERGE POINT: the per-projection state (running / stopped at an event) comes from
-  // `ProjectionRunner.status()`, added in parallel; it replaces this read and may also decide
-  // `status` (a stopped projection). Unreadable (database down) is an empty list.
-  private async projections(): Promise<ProjectionPosition[]> {
-    return projectionPositions(
-      this.engine.database.db,
-      engineProjections.map((p) => p.name),
-    ).catch(() => []);
+  /** `GET /health/live`: the process answers (for liveness probes; says nothing of dependencies). */
+  @Get('live')
+  live() {
+    return { status: 'ok' };
   }
 }

@@ -49,7 +49,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   try {
     await migrateToLatest(database.db);
     const store = new EventStore(database.db);
-    const projections = createProjectionRunner(database.db);
+    const projections = createProjectionRunner(database.db, logger);
     const readModels = new ReadModels(database.db);
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger })

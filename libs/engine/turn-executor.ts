@@ -11,7 +11,8 @@ import {
 import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { ProviderError, type ProviderRegistry, redactImageData } from '../providers';
 import { EngineError } from '../errors';
-import { FencedOutError } from './errors';
+import { FencedOutError, SessionProjectionStoppedError } from './errors';
+import { TURN_READ_PROJECTIONS } from './projections';
 import { type ExecutionJournal, executionOutputs, type RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
@@ -124,7 +125,7 @@ export class TurnExecutor {
   }
 
   private async run(job: TurnJob): Promise<JobOutcome> {
-    await this.projections.catchUp();
+    await this.catchUpFor(job.sessionId);
     const journal = await this.loadJournal(job.sessionId);
     const execution = journal.get(job.executionId);
     if (!execution) throw new Error(`execution ${job.executionId} not found in session ${job.sessionId}`);
@@ -153,7 +154,7 @@ export class TurnExecutor {
     journal.apply(await this.store.readStream(job.sessionId, journal.version));
     // not optional: an earlier turn may have committed after the catch-up above, and the history
     // read below must hold every turn before this one (also shows this execution as running)
-    await this.projections.catchUp();
+    await this.catchUpFor(job.sessionId);
     const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, world, this.store);
     const history = await loadRuntimeHistory(this.readModels, job.tenantId, job.sessionId, this.historyReadLimit);
     for (const group of this.catalog.groups()) {
@@ -162,6 +163,16 @@ export class TurnExecutor {
     await this.commit(run);
     await this.catchUpQuietly('after commit');
     return { kind: 'done' };
+  }
+
+  /**
+   * Catches projections up, then refuses to go on when one the turn reads is stopped at this
+   * session's stream (its rows would be missing events). Other sessions are not affected.
+   */
+  private async catchUpFor(sessionId: string) {
+    await this.projections.catchUp();
+    const stopped = (await this.projections.stoppedAt(sessionId)).filter((f) => TURN_READ_PROJECTIONS.includes(f.projection));
+    if (stopped.length > 0) throw new SessionProjectionStoppedError(sessionId, stopped);
   }
 
   /** Projections are rebuilt from the log anyway: a failed catch-up is retried by the sweeper. */

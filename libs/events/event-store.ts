@@ -23,6 +23,19 @@ export interface AppendResult {
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
+/**
+ * One event of the log, read but not decoded yet: a projection decodes it where it applies it, so
+ * an event it cannot read stops that projection for that stream only.
+ */
+export interface LogEntry {
+  globalPosition: number;
+  tenantId: string;
+  streamId: string;
+  type: string;
+  /** Validates and returns the event; throws `InvalidEventError` when the log holds what no schema reads. */
+  decode(): StoredEvent;
+}
+
 export function validateEvent(event: NewEvent): NewEvent {
   const schema = eventSchemas[event.type];
   if (!schema) throw new InvalidEventError(String((event as { type: unknown }).type), [{ path: 'type', message: 'unknown event type' }]);
@@ -57,6 +70,16 @@ export function toStoredEvent(row: {
     metadata: (row.metadata ?? {}) as Record<string, unknown>,
     recordedAt: new Date(row.recorded_at).toISOString(),
   } as StoredEvent;
+}
+
+export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
+  return {
+    globalPosition: Number(row.global_position),
+    tenantId: row.tenant_id,
+    streamId: row.stream_id,
+    type: row.type,
+    decode: () => toStoredEvent(row),
+  };
 }
 
 /** The append-only log: optimistic appends per stream, ordered reads per stream and globally. */
@@ -123,6 +146,27 @@ export class EventStore {
       .limit(limit)
       .execute();
     return rows.map(toStoredEvent);
+  }
+
+  /**
+   * Log entries after a global position, in log order, at most `limit`; with `streamId`, that
+   * stream's only, and with `throughPosition`, none after it.
+   */
+  async readLog(afterPosition: number, limit: number, options: { executor?: Executor; streamId?: string; throughPosition?: number } = {}): Promise<LogEntry[]> {
+    let query = (options.executor ?? this.db).selectFrom('events').selectAll().where('global_position', '>', String(afterPosition));
+    if (options.streamId !== undefined) query = query.where('stream_id', '=', options.streamId);
+    if (options.throughPosition !== undefined) query = query.where('global_position', '<=', String(options.throughPosition));
+    const rows = await query.orderBy('global_position').limit(limit).execute();
+    return rows.map(toLogEntry);
+  }
+
+  /** The global position of the last event in the log (0 when it is empty). */
+  async headPosition(executor: Executor = this.db): Promise<number> {
+    const row = await executor
+      .selectFrom('events')
+      .select(sql<string | null>`max(global_position)`.as('head'))
+      .executeTakeFirst();
+    return Number(row?.head ?? 0);
   }
 
   /** The tenant that owns a stream, or null when the stream does not exist. */

@@ -7,14 +7,6 @@ export interface DatabaseProbe {
   latencyMs: number;
 }
 
-export interface ProjectionPosition {
-  name: string;
-  /** Global position of the last event the projection applied. */
-  position: number;
-  /** Events in the log after that position. */
-  lag: number;
-}
-
 /** Default bound of a health probe: under the API's 2 s answer bound. */
 export const DATABASE_PROBE_TIMEOUT_MS = 1_500;
 
@@ -36,21 +28,4 @@ export async function probeDatabase(db: Kysely<Database>, options: { timeoutMs?:
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * Each named projection's checkpoint against the head of the log (one read of each); a projection
- * with no checkpoint row yet is at position 0.
- */
-export async function projectionPositions(db: Kysely<Database>, names: readonly string[]): Promise<ProjectionPosition[]> {
-  const [checkpoints, head] = await Promise.all([
-    db.selectFrom('projection_checkpoints').select(['name', 'position']).execute(),
-    sql<{ head: string | null }>`select max(global_position) as head from events`.execute(db),
-  ]);
-  const headPosition = Number(head.rows[0]?.head ?? 0);
-  const positions = new Map(checkpoints.map((c) => [c.name, Number(c.position)]));
-  return names.map((name) => {
-    const position = positions.get(name) ?? 0;
-    return { name, position, lag: Math.max(0, headPosition - position) };
-  });
 }

@@ -24,6 +24,19 @@ export interface ProjectionCheckpointsTable {
   position: string;
 }
 
+export interface ProjectionFailuresTable {
+  projection: string;
+  stream_id: string;
+  tenant_id: string;
+  global_position: string;
+  event_type: string;
+  error: string;
+  attempts: number;
+  first_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  next_retry_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface ExecutionsTable {
   execution_id: string;
   tenant_id: string;
@@ -111,6 +124,7 @@ export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
   projection_checkpoints: ProjectionCheckpointsTable;
+  projection_failures: ProjectionFailuresTable;
   executions: ExecutionsTable;
   turn_messages: TurnMessagesTable;
   trace_events: TraceEventsTable;

@@ -1,4 +1,5 @@
 import { estimateTokens } from '../context';
+import { commonGraphemePrefix, sliceAround } from '../text';
 import { type PrefixUnit, prefixUnits } from './prefix-units';
 
 export interface RecordedRequest {
@@ -11,10 +12,11 @@ export interface FirstDifference {
   /** Index among the wire messages; null when the difference is in the tools or system part. */
   messageIndex: number | null;
   role: string;
-  /** Characters into that unit's text. */
+  /** UTF-16 index into that unit's text, at the start of the first grapheme cluster that differs. */
   offset: number;
   /** Section of the spec's order, where the recorded layout tells it. */
   section: string | null;
+  /** Up to 60 code points each side of the difference, in whole grapheme clusters. */
   before: string;
   after: string;
 }
@@ -41,7 +43,7 @@ export function comparePrefix(previous: RecordedRequest, current: RecordedReques
       shared += u.text;
       continue;
     }
-    const offset = p && p.role === u.role ? commonPrefix(p.text, u.text) : 0;
+    const offset = p && p.role === u.role ? commonGraphemePrefix(p.text, u.text) : 0;
     shared += u.text.slice(0, offset);
     const sharedTokens = estimateTokens(shared);
     return {
@@ -53,8 +55,8 @@ export function comparePrefix(previous: RecordedRequest, current: RecordedReques
         role: u.role,
         offset,
         section: sectionOf(u, offset, current),
-        before: (p?.text ?? '').slice(Math.max(0, offset - CONTEXT), offset + CONTEXT),
-        after: u.text.slice(Math.max(0, offset - CONTEXT), offset + CONTEXT),
+        before: sliceAround(p?.text ?? '', offset, CONTEXT),
+        after: sliceAround(u.text, offset, CONTEXT),
       },
     };
   }
@@ -65,13 +67,6 @@ export function comparePrefix(previous: RecordedRequest, current: RecordedReques
 /** "shared %": the part of the previous turn's request the new one repeats from its first byte. */
 function percent(shared: number, previousTotal: number): number {
   return previousTotal === 0 ? 100 : Math.round((Math.min(shared, previousTotal) / previousTotal) * 1000) / 10;
-}
-
-function commonPrefix(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
 }
 
 function sectionOf(unit: PrefixUnit, offset: number, request: RecordedRequest): string | null {

@@ -4,6 +4,7 @@ import { CACHE_BREAK } from '../cache-break';
 import { emulatorTokenCount } from './estimate';
 import { rejectEffort } from './openai-reasoning';
 import { emulatedReply, textOf } from './reply';
+import { truncateText } from '../../text';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
@@ -74,7 +75,7 @@ export const openAIChatRoute: EmulatorRoute = {
     let finish = reply.kind === 'tool' ? 'tool_calls' : 'stop';
     const limit = body.max_completion_tokens ?? body.max_tokens;
     if (limit !== undefined && emulatorTokenCount(text) > limit) {
-      text = text.slice(0, limit * 4);
+      text = truncateText(text, limit * 4);
       finish = 'length';
     }
     const toolCalls =

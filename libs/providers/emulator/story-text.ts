@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { truncateText } from '../../text';
 
 const OPENINGS = [
   'The embers along the ridge flare as',
@@ -27,7 +28,7 @@ const ENDINGS = [
 export function emulatedStoryText(messages: readonly { role: string; content?: unknown }[]): string {
   const digest = createHash('sha256').update(JSON.stringify(messages)).digest();
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-  const said = oneLine(textOf(lastUser?.content)).slice(0, 120);
+  const said = truncateText(oneLine(textOf(lastUser?.content)), 120);
   const action = said ? `you ${lowerFirst(said.replace(/[.!?]+$/, ''))}.` : 'you wait.';
   return [
     `${OPENINGS[digest[0] % OPENINGS.length]} ${action}`,
@@ -50,5 +51,6 @@ function oneLine(s: string): string {
 }
 
 function lowerFirst(s: string): string {
-  return s.charAt(0).toLowerCase() + s.slice(1);
+  const [first = ''] = s; // the first code point, not the first UTF-16 unit
+  return first.toLowerCase() + s.slice(first.length);
 }

@@ -1,0 +1,102 @@
+/**
+ * Cutting text people (or models) wrote without breaking it: every cut lands on a grapheme-cluster
+ * boundary (Unicode extended grapheme clusters, `Intl.Segmenter`), so it never splits a surrogate
+ * pair (a lone surrogate is not valid Unicode: PostgreSQL's jsonb rejects it), an emoji ZWJ
+ * sequence, a flag, or a letter from its combining marks. Lengths are counted in code points.
+ * Offsets in and out are UTF-16 indexes, as JavaScript strings use them. Pure, no dependencies.
+ */
+
+const segmenter = new Intl.Segmenter('und', { granularity: 'grapheme' });
+
+/** The grapheme boundary at or before `index` (the start of the cluster that holds it). */
+export function graphemeStart(text: string, index: number): number {
+  if (index <= 0) return 0;
+  if (index >= text.length) return text.length;
+  return segmenter.segment(text).containing(index)!.index;
+}
+
+/** The grapheme boundary at or after `index` (the end of the cluster that holds it). */
+export function graphemeEnd(text: string, index: number): number {
+  if (index <= 0) return 0;
+  if (index >= text.length) return text.length;
+  const cluster = segmenter.segment(text).containing(index)!;
+  return cluster.index === index ? index : cluster.index + cluster.segment.length;
+}
+
+/** UTF-16 index `count` code points after `from` (or the end). */
+export function advanceCodePoints(text: string, from: number, count: number): number {
+  let i = Math.max(0, from);
+  for (let n = 0; n < count && i < text.length; n++) i += isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1)) ? 2 : 1;
+  return Math.min(i, text.length);
+}
+
+/** UTF-16 index `count` code points before `from` (or 0). */
+export function retreatCodePoints(text: string, from: number, count: number): number {
+  let i = Math.min(from, text.length);
+  for (let n = 0; n < count && i > 0; n++) i -= isLow(text.charCodeAt(i - 1)) && isHigh(text.charCodeAt(i - 2)) ? 2 : 1;
+  return Math.max(i, 0);
+}
+
+/** Number of code points (a surrogate pair counts once). */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; n++) i = advanceCodePoints(text, i, 1);
+  return n;
+}
+
+/** The longest prefix of at most `maxCodePoints` code points that ends on a grapheme boundary. */
+export function truncateText(text: string, maxCodePoints: number): string {
+  const cut = advanceCodePoints(text, 0, Math.max(0, maxCodePoints));
+  return cut >= text.length ? text : text.slice(0, graphemeStart(text, cut));
+}
+
+/**
+ * The text around `offset`: at most `radius` code points on each side, in whole grapheme
+ * clusters (a cluster the radius would cut is left out). `offset` is first moved back to the start
+ * of the cluster that holds it.
+ */
+export function sliceAround(text: string, offset: number, radius: number): string {
+  const { start, end } = windowAround(text, offset, radius);
+  return text.slice(start, end);
+}
+
+/** The UTF-16 range `sliceAround` cuts. */
+export function windowAround(text: string, offset: number, radius: number): { start: number; end: number } {
+  const at = graphemeStart(text, offset);
+  return { start: graphemeEnd(text, retreatCodePoints(text, at, radius)), end: graphemeStart(text, advanceCodePoints(text, at, radius)) };
+}
+
+/**
+ * Length (UTF-16) of the longest common prefix of `a` and `b` that ends on a grapheme boundary of
+ * both: where the first difference is, as a reader sees it.
+ */
+export function commonGraphemePrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let k = 0;
+  while (k < n && a.charCodeAt(k) === b.charCodeAt(k)) k++;
+  for (;;) {
+    const back = Math.min(graphemeStart(a, k), graphemeStart(b, k));
+    if (back === k) return k;
+    k = back;
+  }
+}
+
+/** True when the string has no lone surrogate (String.prototype.isWellFormed, ES2024). */
+export function isWellFormedText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isHigh(c)) {
+      if (!isLow(text.charCodeAt(i + 1))) return false;
+      i++;
+    } else if (isLow(c)) return false;
+  }
+  return true;
+}
+
+function isHigh(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+
+function isLow(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
