@@ -4,6 +4,7 @@ import * as m0002 from './0002_tenants';
 import * as m0003 from './0003_projections';
 import * as m0004 from './0004_summaries';
 import * as m0005 from './0005_prefix_reports';
+import * as m0007 from './0007_idempotency_keys';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0003_projections': m0003,
   '0004_summaries': m0004,
   '0005_prefix_reports': m0005,
+  '0007_idempotency_keys': m0007,
 };

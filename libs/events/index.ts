@@ -1,8 +1,8 @@
 export * from './event-types';
 export * from './errors';
 export type { Database } from './schema';
-export { EventStore, validateEvent } from './event-store';
-export type { AppendRequest, AppendResult } from './event-store';
+export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD } from './event-store';
+export type { AppendRequest, AppendResult, IdempotencyRecord, IdempotentAppend } from './event-store';
 export { openDatabase, migrateToLatest, MigrationError } from './database';
 export type { DatabaseConfig, OpenDatabase } from './database';
 export { ProjectionRunner, defaultProjections } from './projections/projection-runner';
