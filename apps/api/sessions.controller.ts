@@ -17,11 +17,7 @@ export class SessionsController {
 
   @Post('sessions')
   @HttpCode(201)
-  async createSession(
-    @Req() req: TenantRequest,
-    @Res({ passthrough: true }) res: Response,
-    @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody,
-  ) {
+  async createSession(@Req() req: TenantRequest, @Res({ passthrough: true }) res: Response, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
     const idempotencyKey = idempotencyKeyOf(req);
     if (body.worldId !== undefined && !this.engine.worlds.has(body.worldId)) {
       throw new BadRequestException({

@@ -16,11 +16,7 @@ export const SessionCreatedV1 = z.object({
   sessionId: id,
   worldId: z.string().nullable(),
   /** The session's own BCP 47 tag, canonical (`pt-BR`, `zh-CN`); early events hold `en` or `zh-Hans`. */
-  locale: z
-    .string()
-    .min(1)
-    .max(255)
-    .refine(isWellFormedTag, 'must be a well-formed BCP 47 language tag'),
+  locale: z.string().min(1).max(255).refine(isWellFormedTag, 'must be a well-formed BCP 47 language tag'),
 });
 
 export const PlayerInputSubmittedV1 = z.object({

@@ -90,7 +90,12 @@ describe('event log (PGlite)', () => {
   it('session.created@1 keeps any well-formed language tag, and the early en / zh-Hans', async () => {
     for (const [i, locale] of ['en', 'zh-Hans', 'pt-BR', 'zh-Hant-TW', 'ar'].entries()) {
       const streamId = `locale-${i}`;
-      await store.append({ tenantId: 't1', streamId, expectedVersion: 0, events: [{ type: 'session.created@1', data: { sessionId: streamId, worldId: null, locale } }] });
+      await store.append({
+        tenantId: 't1',
+        streamId,
+        expectedVersion: 0,
+        events: [{ type: 'session.created@1', data: { sessionId: streamId, worldId: null, locale } }],
+      });
       expect((await store.readStream(streamId))[0].data).toMatchObject({ locale });
     }
   });
@@ -146,7 +151,13 @@ describe('event log (PGlite)', () => {
     });
 
     it("another tenant's same key is independent", async () => {
-      await store.append({ tenantId: 't2', streamId: 'idem-t2', expectedVersion: 1, events: [input('t2-k1')], idempotency: { key: 'key-1', requestHash: 'other' } });
+      await store.append({
+        tenantId: 't2',
+        streamId: 'idem-t2',
+        expectedVersion: 1,
+        events: [input('t2-k1')],
+        idempotency: { key: 'key-1', requestHash: 'other' },
+      });
       expect((await store.findByIdempotencyKey('t2', 'key-1'))?.event.data).toMatchObject({ executionId: 't2-k1' });
       expect((await store.findByIdempotencyKey('t1', 'key-1'))?.event.data).toMatchObject({ executionId: 'k1' });
     });
