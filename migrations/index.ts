@@ -5,6 +5,7 @@ import * as m0003 from './0003_projections';
 import * as m0004 from './0004_summaries';
 import * as m0005 from './0005_prefix_reports';
 import * as m0006 from './0006_projection_status';
+import * as m0007 from './0007_idempotency_keys';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_summaries': m0004,
   '0005_prefix_reports': m0005,
   '0006_projection_status': m0006,
+  '0007_idempotency_keys': m0007,
 };

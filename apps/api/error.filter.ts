@@ -6,6 +6,7 @@ import { databaseUnavailable } from '../../libs/events';
 /** The one place engine error categories become HTTP status codes. */
 export const HTTP_STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
   invalid: 400,
+  unprocessable: 422,
   conflict: 409,
   'not-found': 404,
   unauthenticated: 401,

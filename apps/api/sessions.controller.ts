@@ -1,9 +1,14 @@
-import { BadRequestException, Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import type { Response } from 'express';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine } from '../../libs/engine';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { CreateSessionBody, SubmitInputBody } from './bodies';
+import { idempotencyKeyOf } from './idempotency-key';
 import { ENGINE } from './tokens';
 import { ZodBodyPipe } from './zod-body.pipe';
+
+/** Set on an answer that repeats the first answer to the same `Idempotency-Key`. */
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 @Controller('v1')
 @UseGuards(TenantAuthGuard)
@@ -12,7 +17,8 @@ export class SessionsController {
 
   @Post('sessions')
   @HttpCode(201)
-  createSession(@Req() req: TenantRequest, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
+  async createSession(@Req() req: TenantRequest, @Res({ passthrough: true }) res: Response, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
+    const idempotencyKey = idempotencyKeyOf(req);
     if (body.worldId !== undefined && !this.engine.worlds.has(body.worldId)) {
       throw new BadRequestException({
         statusCode: 400,
@@ -21,13 +27,23 @@ export class SessionsController {
         issues: [{ path: 'worldId', message: 'unknown world' }],
       });
     }
-    return this.engine.sessions.createSession(req.tenant.id, body);
+    const { answer, replayed } = await this.engine.sessions.createSession({ tenantId: req.tenant.id, ...body, idempotencyKey });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
   }
 
   @Post('sessions/:id/inputs')
   @HttpCode(202)
-  submitInput(@Req() req: TenantRequest, @Param('id') id: string, @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody) {
-    return this.engine.sessions.submitInput(req.tenant.id, id, body.text);
+  async submitInput(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id') id: string,
+    @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.sessions.submitInput({ tenantId: req.tenant.id, sessionId: id, text: body.text, idempotencyKey });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
   }
 
   @Get('sessions/:id/messages')

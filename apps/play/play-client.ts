@@ -16,7 +16,7 @@ export class PlayClient {
     return data;
   }
 
-  createSession(body: { worldId?: string; locale?: 'en' | 'zh-Hans' } = {}) {
+  createSession(body: { worldId?: string; locale?: string } = {}) {
     return this.request<{ id: string }>('POST', '/v1/sessions', body);
   }
 

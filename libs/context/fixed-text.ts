@@ -3,7 +3,8 @@ import type { Locale } from '../plugins-sdk';
 /**
  * The sentences the assembly code itself writes into prompts (spec §6 "Fixed text that the code
  * writes into prompts"), in the session's instruction language: zh-Hans reads Chinese, every
- * other locale English. Tag names and markers are not translated.
+ * other locale English (a session's tag maps to its prompt locale in `promptLocaleOf`,
+ * libs/plugins-sdk). Tag names and markers are not translated.
  */
 const en = {
   runtime: (pluginId: string, runtimeId: string) =>
@@ -38,6 +39,6 @@ const zh: typeof en = {
 
 export type FixedText = typeof en;
 
-export function fixedText(locale: Locale | string): FixedText {
+export function fixedText(locale: Locale): FixedText {
   return locale === 'zh-Hans' ? zh : en;
 }

@@ -55,7 +55,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger })
       : new InProcessQueue({ concurrency: config.worker.concurrency, onError: (e) => logger.warn(`turn job failed, will retry: ${String(e)}`) });
     closers.unshift(() => queue.close());
-    const sessions = new SessionService(store, queue, projections, logger);
+    const sessions = new SessionService({ store, queue, projections, readModels, logger });
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 
     let executor: TurnExecutor | null = null;

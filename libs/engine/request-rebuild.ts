@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../events';
-import type { LoadedWorld, Locale } from '../plugins-sdk';
+import { type LoadedWorld, type Locale, promptLocaleOf } from '../plugins-sdk';
 import { LORE_SCAN_LIMIT } from './history-loader';
 import type { WorldCatalog } from './world-catalog';
 import { redactImageData, type ProviderRegistry } from '../providers';
@@ -48,7 +48,7 @@ export async function rebuildRequests(
   const results: RebuiltCall[] = [];
   for (const event of events) {
     if (event.type === 'session.created@1') {
-      locale = event.data.locale;
+      locale = promptLocaleOf(event.data.locale);
       world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
     }
     if (event.type === 'llm.calling@1') {

@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, type EventStore, type ProjectionRunner } from '../events';
-import type { Locale } from '../plugins-sdk';
+import {
+  ConcurrencyError,
+  type EventStore,
+  IdempotencyKeyTakenError,
+  type IdempotencyRecord,
+  type ProjectionRunner,
+  type ReadModels,
+  type StoredEvent,
+} from '../events';
+import { InvalidInputError } from '../errors';
+import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
+import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 import { queueUnavailable, type TurnQueue } from './queue';
 
 export interface Logger {
@@ -10,29 +20,75 @@ export interface Logger {
   error(message: string): void;
 }
 
+export interface SessionServiceDeps {
+  store: EventStore;
+  queue: TurnQueue;
+  projections: ProjectionRunner;
+  readModels: ReadModels;
+  logger: Logger;
+}
+
+export interface CreateSessionRequest {
+  tenantId: string;
+  worldId?: string;
+  /** A BCP 47 tag; stored in its canonical form. Default `en`. */
+  locale?: string;
+  /** A repeat with the same key and body answers the first session; see `IdempotencyKeyMismatchError`. */
+  idempotencyKey?: string;
+}
+
+export interface SubmitInputRequest {
+  tenantId: string;
+  sessionId: string;
+  text: string;
+  idempotencyKey?: string;
+}
+
+/** How many times an append is retried when other appends to the session come first. */
+const MAX_APPEND_TRIES = 50;
+
 /** Use cases behind the API: create a session, submit a player input. */
 export class SessionService {
-  constructor(
-    private readonly store: EventStore,
-    private readonly queue: TurnQueue,
-    private readonly projections: ProjectionRunner,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly deps: SessionServiceDeps) {}
 
-  async createSession(tenantId: string, input: { worldId?: string; locale?: Locale }): Promise<{ id: string }> {
-    const sessionId = randomUUID();
-    await this.store.append({
-      tenantId,
-      streamId: sessionId,
-      expectedVersion: 0,
-      events: [{ type: 'session.created@1', data: { sessionId, worldId: input.worldId ?? null, locale: input.locale ?? 'en' } }],
-    });
-    return { id: sessionId };
+  /**
+   * Appends `session.created@1`. Under an idempotency key, the key is recorded in that event:
+   * a repeat (same key and body) answers the session the first request created.
+   */
+  async createSession(request: CreateSessionRequest): Promise<IdempotentAnswer<{ id: string }>> {
+    const { tenantId, idempotencyKey } = request;
+    const locale = canonicalLocaleTag(request.locale ?? 'en');
+    if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
+    const worldId = request.worldId ?? null;
+    const idempotency =
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestHash({ operation: 'create-session', sessionId: null, body: { worldId, locale } }) };
+    for (let tries = 0; ; tries++) {
+      if (idempotency) {
+        const prior = await this.priorAnswer(tenantId, idempotency, (e) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null));
+        if (prior) return { answer: prior, replayed: true };
+      }
+      const sessionId = randomUUID();
+      try {
+        await this.deps.store.append({
+          tenantId,
+          streamId: sessionId,
+          expectedVersion: 0,
+          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale } }],
+          idempotency,
+        });
+        return { answer: { id: sessionId }, replayed: false };
+      } catch (error) {
+        // a concurrent request with the same key won: the next pass answers from its event
+        if (!(error instanceof IdempotencyKeyTakenError) || tries >= MAX_APPEND_TRIES) throw error;
+      }
+    }
   }
 
   /** True when the session exists and belongs to the tenant. */
   async owns(tenantId: string, sessionId: string): Promise<boolean> {
-    return (await this.store.streamTenant(sessionId)) === tenantId;
+    return (await this.deps.store.streamTenant(sessionId)) === tenantId;
   }
 
   /**
@@ -40,33 +96,79 @@ export class SessionService {
    * turn job. When the queue is known to be down, nothing is appended and the caller gets
    * `UnavailableError` (retry later). The input is durable once appended: if the enqueue fails
    * after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
+   * Under an idempotency key, the key is recorded in the input's event (one row, one
+   * transaction): a repeat answers the first execution and appends nothing.
    */
-  async submitInput(tenantId: string, sessionId: string, text: string): Promise<{ executionId: string; turnId: string }> {
-    if (!this.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
+  async submitInput(request: SubmitInputRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
+    const { tenantId, sessionId, text, idempotencyKey } = request;
+    if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
     if (!(await this.owns(tenantId, sessionId))) throw new SessionNotFoundError(sessionId);
+    const idempotency =
+      idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: { text } }) };
     const executionId = randomUUID();
     const turnId = randomUUID();
     const event = { type: 'player-input.submitted@1' as const, data: { executionId, turnId, messageId: randomUUID(), text } };
     for (let tries = 0; ; tries++) {
-      const version = await this.store.streamVersion(sessionId);
+      if (idempotency) {
+        const prior = await this.priorAnswer(tenantId, idempotency, (e) =>
+          e.type === 'player-input.submitted@1' && e.streamId === sessionId ? { executionId: e.data.executionId, turnId: e.data.turnId } : null,
+        );
+        if (prior) {
+          await this.resumeIfUnfinished({ tenantId, sessionId, executionId: prior.executionId });
+          return { answer: prior, replayed: true };
+        }
+      }
+      const version = await this.deps.store.streamVersion(sessionId);
       try {
-        await this.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: [event] });
+        await this.deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: [event], idempotency });
         break;
       } catch (error) {
-        if (!(error instanceof ConcurrencyError) || tries >= 50) throw error;
+        const retry = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
+        if (!retry || tries >= MAX_APPEND_TRIES) throw error;
       }
     }
+    await this.catchUpQuietly('after input');
+    await this.enqueue({ executionId, sessionId, tenantId });
+    return { answer: { executionId, turnId }, replayed: false };
+  }
+
+  /**
+   * The answer recorded under the key, or null when the tenant has not used it. The same key for
+   * another request (its hash differs) is an `IdempotencyKeyMismatchError`.
+   */
+  private async priorAnswer<T>(tenantId: string, idempotency: IdempotencyRecord, answerOf: (event: StoredEvent) => T | null): Promise<T | null> {
+    const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
+    if (!prior) return null;
+    const answer = prior.requestHash === idempotency.requestHash ? answerOf(prior.event) : null;
+    if (answer === null) throw new IdempotencyKeyMismatchError();
+    return answer;
+  }
+
+  /**
+   * A retried request may come after a crash between the append and the enqueue: enqueue again
+   * unless the execution has finished (enqueueing is idempotent per execution).
+   */
+  private async resumeIfUnfinished(job: { tenantId: string; sessionId: string; executionId: string }) {
+    await this.catchUpQuietly('before a replayed input');
+    const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
+    if (view?.status === 'committed' || view?.status === 'failed') return;
+    await this.enqueue(job);
+  }
+
+  private async enqueue(job: { tenantId: string; sessionId: string; executionId: string }) {
     try {
-      await this.projections.catchUp();
-    } catch (error) {
-      this.logger.warn(`projection catch-up after input failed (will retry): ${String(error)}`);
-    }
-    try {
-      await this.queue.enqueue({ executionId, sessionId, tenantId });
+      await this.deps.queue.enqueue(job);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      this.logger.warn(`enqueue of execution ${executionId} failed (${reason}); the input is recorded and the sweeper will enqueue it`);
+      this.deps.logger.warn(`enqueue of execution ${job.executionId} failed (${reason}); the input is recorded and the sweeper will enqueue it`);
     }
-    return { executionId, turnId };
+  }
+
+  private async catchUpQuietly(when: string) {
+    try {
+      await this.deps.projections.catchUp();
+    } catch (error) {
+      this.deps.logger.warn(`projection catch-up ${when} failed (will retry): ${String(error)}`);
+    }
   }
 }

@@ -8,7 +8,7 @@ import {
   type ProjectionRunner,
   type ReadModels,
 } from '../events';
-import type { LoadedWorld, Locale } from '../plugins-sdk';
+import { type LoadedWorld, type Locale, promptLocaleOf } from '../plugins-sdk';
 import { ProviderError, type ProviderRegistry, redactImageData } from '../providers';
 import { EngineError } from '../errors';
 import { FencedOutError, SessionProjectionStoppedError } from './errors';
@@ -188,7 +188,7 @@ export class TurnExecutor {
 
   private async sessionSettings(sessionId: string): Promise<{ locale: Locale; worldId: string | null }> {
     const [first] = await this.store.readStream(sessionId, 0, 1);
-    return first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId } : { locale: 'en', worldId: null };
+    return first?.type === 'session.created@1' ? { locale: promptLocaleOf(first.data.locale), worldId: first.data.worldId } : { locale: 'en', worldId: null };
   }
 
   private async runRuntime(run: ExecutionRun, runtime: CatalogRuntime, history: LoadedHistory): Promise<void> {

@@ -6,8 +6,10 @@
  * these classes are for what has to cross a boundary as an exception.
  */
 export type ErrorCategory =
-  /** The caller sent something malformed or not allowed: fix the request (400/422). */
+  /** The caller sent something malformed or not allowed: fix the request (400). */
   | 'invalid'
+  /** Well-formed, but cannot be processed as asked, e.g. an idempotency key reused for another request (422). */
+  | 'unprocessable'
   /** The request conflicts with current state (409). */
   | 'conflict'
   /** The thing named does not exist for this caller (404). */

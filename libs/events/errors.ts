@@ -12,6 +12,22 @@ export class ConcurrencyError extends EngineError {
   }
 }
 
+/**
+ * The tenant already used this idempotency key on another append (the key is unique per tenant,
+ * enforced by an index in the same transaction as the append). The caller reads the first event
+ * with `EventStore.findByIdempotencyKey` and answers from it.
+ */
+export class IdempotencyKeyTakenError extends EngineError {
+  readonly code = 'IDEMPOTENCY_KEY_TAKEN';
+  readonly category = 'conflict';
+  constructor(
+    readonly tenantId: string,
+    readonly key: string,
+  ) {
+    super(`idempotency key already used by tenant ${tenantId}`);
+  }
+}
+
 /** An event payload did not match the schema of its versioned type. */
 export class InvalidEventError extends EngineError {
   readonly code = 'INVALID_EVENT';

@@ -1,10 +1,26 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { ConcurrencyError, InvalidEventError, StreamTenantMismatchError } from './errors';
+import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
 import { eventSchemas, isEventType, type NewEvent, type StoredEvent } from './event-types';
 import type { Database } from './schema';
 
 /** Serializes appends so global positions become visible in order (projections never skip one). */
 const APPEND_LOCK_KEY = 7_411_001;
+
+/** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
+const STREAM_VERSION_CONSTRAINT = 'events_stream_version_unique';
+/** Unique (tenant_id, metadata->>'idempotencyKey') where set (migration 0007). */
+const IDEMPOTENCY_KEY_CONSTRAINT = 'events_idempotency_key_unique';
+/** The metadata fields of the first event of an append made under an idempotency key. */
+export const IDEMPOTENCY_KEY_FIELD = 'idempotencyKey';
+export const IDEMPOTENCY_REQUEST_HASH_FIELD = 'idempotencyRequestHash';
+
+/** Guards an append: the key is recorded in the first event, in the same row as the append. */
+export interface IdempotencyRecord {
+  /** Unique per tenant; a second append with it fails with `IdempotencyKeyTakenError`. */
+  key: string;
+  /** A hash of the canonical request the key was first used for, to tell a repeat from a misuse. */
+  requestHash: string;
+}
 
 export interface AppendRequest {
   tenantId: string;
@@ -12,6 +28,13 @@ export interface AppendRequest {
   /** The stream's version the caller decided on: 0 for a new stream. */
   expectedVersion: number;
   events: NewEvent[];
+  idempotency?: IdempotencyRecord;
+}
+
+/** The first append made under an idempotency key: its first event and the request hash recorded. */
+export interface IdempotentAppend {
+  event: StoredEvent;
+  requestHash: string;
 }
 
 export interface AppendResult {
@@ -89,6 +112,10 @@ export class EventStore {
   async append(request: AppendRequest): Promise<AppendResult> {
     if (request.events.length === 0) throw new Error('append needs at least one event');
     const events = request.events.map(validateEvent);
+    const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
+      index === 0 && request.idempotency
+        ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
+        : (event.metadata ?? {});
     try {
       return await this.db.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(${APPEND_LOCK_KEY})`.execute(trx);
@@ -108,7 +135,7 @@ export class EventStore {
               stream_version: request.expectedVersion + i + 1,
               type: e.type,
               data: JSON.stringify(e.data),
-              metadata: JSON.stringify(e.metadata ?? {}),
+              metadata: JSON.stringify(metadataOf(e, i)),
             })),
           )
           .returning('global_position')
@@ -120,12 +147,31 @@ export class EventStore {
         };
       });
     } catch (error) {
-      if (isUniqueViolation(error)) {
+      const constraint = uniqueViolationConstraint(error);
+      if (constraint === STREAM_VERSION_CONSTRAINT) {
         const head = await streamHead(this.db, request.streamId);
         throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
       }
+      if (constraint === IDEMPOTENCY_KEY_CONSTRAINT && request.idempotency) {
+        throw new IdempotencyKeyTakenError(request.tenantId, request.idempotency.key);
+      }
       throw error;
     }
+  }
+
+  /** The tenant's append made under this idempotency key, or null (keys of other tenants are not seen). */
+  async findByIdempotencyKey(tenantId: string, key: string): Promise<IdempotentAppend | null> {
+    const row = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      // the key name is inlined (not a parameter) so the expression matches the unique index
+      .where(sql<string>`metadata->>${sql.lit(IDEMPOTENCY_KEY_FIELD)}`, '=', key)
+      .executeTakeFirst();
+    if (!row) return null;
+    const event = toStoredEvent(row);
+    const requestHash = event.metadata[IDEMPOTENCY_REQUEST_HASH_FIELD];
+    return { event, requestHash: typeof requestHash === 'string' ? requestHash : '' };
   }
 
   /** Events of one stream with version > afterVersion, in order. */
@@ -191,6 +237,10 @@ async function streamHead(executor: Executor, streamId: string): Promise<{ versi
   return { version: row?.stream_version ?? 0, tenantId: row?.tenant_id ?? null };
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: string }).code === '23505';
+/** The constraint (or unique index) a unique violation names, or null for any other error. */
+function uniqueViolationConstraint(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  if (code !== '23505') return null;
+  return typeof constraint === 'string' ? constraint : '';
 }

@@ -1,8 +1,8 @@
 export * from './event-types';
 export * from './errors';
 export type { Database } from './schema';
-export { EventStore, validateEvent } from './event-store';
-export type { AppendRequest, AppendResult, LogEntry } from './event-store';
+export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD } from './event-store';
+export type { AppendRequest, AppendResult, IdempotencyRecord, IdempotentAppend, LogEntry } from './event-store';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';
 export type { DatabaseConfig, OpenDatabase } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';

@@ -1,5 +1,14 @@
 import { sql } from 'kysely';
-import { ConcurrencyError, EventStore, InvalidEventError, migrateToLatest, openDatabase, type OpenDatabase, StreamTenantMismatchError } from '..';
+import {
+  ConcurrencyError,
+  EventStore,
+  IdempotencyKeyTakenError,
+  InvalidEventError,
+  migrateToLatest,
+  openDatabase,
+  type OpenDatabase,
+  StreamTenantMismatchError,
+} from '..';
 
 const created = (sessionId: string) => ({
   type: 'session.created@1' as const,
@@ -72,10 +81,23 @@ describe('event log (PGlite)', () => {
         tenantId: 't1',
         streamId: 'bad',
         expectedVersion: 0,
-        events: [{ type: 'session.created@1', data: { sessionId: 'x', worldId: null, locale: 'fr' } as never }],
+        events: [{ type: 'session.created@1', data: { sessionId: 'x', worldId: null, locale: 'en_US!!' } }],
       }),
     ).rejects.toThrow(InvalidEventError);
     expect(await store.streamVersion('bad')).toBe(0);
+  });
+
+  it('session.created@1 keeps any well-formed language tag, and the early en / zh-Hans', async () => {
+    for (const [i, locale] of ['en', 'zh-Hans', 'pt-BR', 'zh-Hant-TW', 'ar'].entries()) {
+      const streamId = `locale-${i}`;
+      await store.append({
+        tenantId: 't1',
+        streamId,
+        expectedVersion: 0,
+        events: [{ type: 'session.created@1', data: { sessionId: streamId, worldId: null, locale } }],
+      });
+      expect((await store.readStream(streamId))[0].data).toMatchObject({ locale });
+    }
   });
 
   it('refuses another tenant writing into a stream', async () => {
@@ -93,5 +115,58 @@ describe('event log (PGlite)', () => {
 
   it('migrations are idempotent', async () => {
     expect(await migrateToLatest(open.db)).toEqual([]);
+  });
+
+  describe('idempotency keys', () => {
+    const input = (executionId: string) => ({
+      type: 'player-input.submitted@1' as const,
+      data: { executionId, turnId: executionId, messageId: executionId, text: executionId },
+    });
+    beforeAll(async () => {
+      await store.append({ tenantId: 't1', streamId: 'idem', expectedVersion: 0, events: [created('idem')] });
+      await store.append({ tenantId: 't2', streamId: 'idem-t2', expectedVersion: 0, events: [created('idem-t2')] });
+    });
+
+    it('records the key in the first event of the append and finds it again, per tenant', async () => {
+      await store.append({ tenantId: 't1', streamId: 'idem', expectedVersion: 1, events: [input('k1')], idempotency: { key: 'key-1', requestHash: 'h1' } });
+      const found = await store.findByIdempotencyKey('t1', 'key-1');
+      expect(found?.requestHash).toBe('h1');
+      expect(found?.event).toMatchObject({ streamId: 'idem', streamVersion: 2, data: { executionId: 'k1' }, metadata: { idempotencyKey: 'key-1' } });
+      expect(await store.findByIdempotencyKey('t2', 'key-1')).toBeNull();
+      expect(await store.findByIdempotencyKey('t1', 'key-2')).toBeNull();
+    });
+
+    it('a second append with the key is IdempotencyKeyTakenError (not a stream conflict) and appends nothing', async () => {
+      const error = await store
+        .append({ tenantId: 't1', streamId: 'idem', expectedVersion: 2, events: [input('k1-again')], idempotency: { key: 'key-1', requestHash: 'h1' } })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(IdempotencyKeyTakenError);
+      expect(await store.streamVersion('idem')).toBe(2);
+      // on a new stream too: the key is the tenant's, not the stream's
+      const other = await store
+        .append({ tenantId: 't1', streamId: 'idem-new', expectedVersion: 0, events: [created('idem-new')], idempotency: { key: 'key-1', requestHash: 'h2' } })
+        .catch((e: unknown) => e);
+      expect(other).toBeInstanceOf(IdempotencyKeyTakenError);
+      expect(await store.streamVersion('idem-new')).toBe(0);
+    });
+
+    it("another tenant's same key is independent", async () => {
+      await store.append({
+        tenantId: 't2',
+        streamId: 'idem-t2',
+        expectedVersion: 1,
+        events: [input('t2-k1')],
+        idempotency: { key: 'key-1', requestHash: 'other' },
+      });
+      expect((await store.findByIdempotencyKey('t2', 'key-1'))?.event.data).toMatchObject({ executionId: 't2-k1' });
+      expect((await store.findByIdempotencyKey('t1', 'key-1'))?.event.data).toMatchObject({ executionId: 'k1' });
+    });
+
+    it('a stale expected version is still a ConcurrencyError when a key is given', async () => {
+      await expect(
+        store.append({ tenantId: 't1', streamId: 'idem', expectedVersion: 1, events: [input('k3')], idempotency: { key: 'key-3', requestHash: 'h3' } }),
+      ).rejects.toBeInstanceOf(ConcurrencyError);
+      expect(await store.findByIdempotencyKey('t1', 'key-3')).toBeNull();
+    });
   });
 });
