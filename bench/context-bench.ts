@@ -17,7 +17,6 @@ export function benchPlugins(): LoadedPlugin[] {
         role: 'system' as const,
         volatility: 'session' as const,
         order: i,
-        audience: 'story' as const,
       },
       {
         id: `${id}-style`,
@@ -26,7 +25,6 @@ export function benchPlugins(): LoadedPlugin[] {
         role: 'system' as const,
         volatility: 'stable' as const,
         order: 0,
-        audience: 'self' as const,
       },
     ];
     const body = i === 0 ? 'You are the narrator. '.repeat(40) : `You keep ledger ${i}. `.repeat(20);

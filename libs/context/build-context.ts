@@ -6,12 +6,11 @@ import { fixedText } from './fixed-text';
 import { historyWindow, includesSummaries } from './history-window';
 import { applyPostContextAssembly } from './post-context-assembly';
 import { frameworkPreamble } from './preamble';
+import { CURRENT_TURN, protectionOf } from './protected-range';
 import { pointStoryInputs, thisTurnStoryText } from './story-text';
 import { systemSections } from './system-prompt';
 import { renderTurnContext } from './turn-context';
 import type { AssembledContext, BuildContextParams, ContextMessage, MessageSectionName } from './types';
-
-const CURRENT_TURN: readonly MessageSectionName[] = ['recent-images', 'player-input', 'story-text', 'ending-hint', 'mid-turn'];
 
 /**
  * The one entry point of prompt assembly (spec §1–§3, §5). Pure: every read happened before it,
@@ -87,23 +86,21 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   if (turnContext) withDepth.splice(at, 0, { message: { role: 'system', content: turnContext }, section: 'turn-context' });
   for (const s of placed['post-history']) withDepth.push({ message: { role: s.role, content: s.content }, section: 'post-history' });
 
-  let lastCurrent = -1;
-  withDepth.forEach((m, i) => {
-    if (CURRENT_TURN.includes(m.section)) lastCurrent = i;
-  });
+  const messages = withDepth.map((m) => m.message);
+  const messageSections = withDepth.map((m) => m.section);
   const assembled: AssembledContext = {
     systemPrompt,
     systemSections: sections.filter((s) => s.text.trim() !== ''),
-    messages: withDepth.map((m) => m.message),
-    messageSections: withDepth.map((m) => m.section),
-    turnContext,
-    protectedRange: { start: at, end: lastCurrent + 1 },
+    messages,
+    messageSections,
+    ...protectionOf(messages, messageSections),
     continuation: { currentTurnUserMessages },
   };
   const hooks = params.postContextAssembly ?? [];
   if (hooks.length === 0) return assembled;
 
-  // PostContextAssembly (§3)
+  // PostContextAssembly (§3); then the sections, the protected messages and the turn context are
+  // read again from the messages the hooks returned, each known by where it came from
   const frameworkHead = serializeSystemPrompt([{ name: 'preamble', text: preamble }], true);
   const rewritten = applyPostContextAssembly(
     hooks,
@@ -111,16 +108,14 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
     { promptTemplate: runtime.body, inputSlots: params.inputs ?? [], characterSummary: params.characterSummary ?? '' },
     frameworkHead,
   );
-  return { ...assembled, ...rewritten, messageSections: sectionsAfterRewrite(assembled, rewritten.messages) };
-}
-
-/** Sections of rewritten messages: each message that is unchanged keeps its section. */
-function sectionsAfterRewrite(before: AssembledContext, messages: ContextMessage[]): MessageSectionName[] {
-  const used = new Set<number>();
-  return messages.map((m) => {
-    const i = before.messages.findIndex((o, j) => !used.has(j) && o.role === m.role && o.content === m.content);
-    if (i === -1) return 'history';
-    used.add(i);
-    return before.messageSections[i];
-  });
+  // a message a hook added counts as history; `continuation` keeps the current turn's user
+  // messages as assembled: a resumed runtime assembles from them and runs the same hooks again
+  const sectionsAfter = rewritten.origins.map((o): MessageSectionName => (o === null ? 'history' : messageSections[o]));
+  return {
+    ...assembled,
+    systemPrompt: rewritten.systemPrompt,
+    messages: rewritten.messages,
+    messageSections: sectionsAfter,
+    ...protectionOf(rewritten.messages, sectionsAfter),
+  };
 }

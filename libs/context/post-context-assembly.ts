@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { stripCacheBreaks } from './cache-boundaries';
+import { traceOrigins } from './message-origins';
 import type { ContextMessage, PostContextAssemblyHook, PostContextAssemblyPayload } from './types';
 import { EngineError } from '../errors';
 
@@ -41,19 +42,24 @@ function deepFreeze<T>(value: T): T {
 /**
  * Spec §3: hooks may rewrite systemPrompt and messages. The framework head is put back at the
  * front when a returned systemPrompt does not start with it; the read-only sources are frozen
- * copies and anything else a hook returns (sources, frameworkHead) is ignored.
+ * copies and anything else a hook returns (sources, frameworkHead) is ignored. `origins` says,
+ * for each resulting message, which starting message it is (null: added by a hook), through
+ * every hook in turn (see {@link traceOrigins}).
  */
 export function applyPostContextAssembly(
   hooks: readonly PostContextAssemblyHook[],
   start: { systemPrompt: string; messages: ContextMessage[] },
   sources: PostContextAssemblyPayload['sources'],
   frameworkHead: string,
-): { systemPrompt: string; messages: ContextMessage[] } {
+): { systemPrompt: string; messages: ContextMessage[]; origins: (number | null)[] } {
   let { systemPrompt, messages } = start;
+  let origins: (number | null)[] = messages.map((_, i) => i);
   const plainHead = stripCacheBreaks(frameworkHead);
   const frozenSources = deepFreeze(structuredClone(sources));
   hooks.forEach((hook, index) => {
-    const parsed = HookResult.safeParse(hook({ systemPrompt, messages: messages.map((m) => ({ ...m })), sources: frozenSources }));
+    const given = messages.map((m) => ({ ...m }));
+    const raw = hook({ systemPrompt, messages: given, sources: frozenSources });
+    const parsed = HookResult.safeParse(raw);
     if (!parsed.success)
       throw new HookResultError(
         index,
@@ -63,7 +69,12 @@ export function applyPostContextAssembly(
       const returned = parsed.data.systemPrompt;
       systemPrompt = stripCacheBreaks(returned).startsWith(plainHead) ? returned : `${frameworkHead}\n\n${returned}`;
     }
-    if (parsed.data?.messages !== undefined) messages = parsed.data.messages;
+    if (parsed.data?.messages !== undefined) {
+      const returnedRaw = (raw as { messages: unknown[] }).messages;
+      const from = traceOrigins({ before: messages, given, returnedRaw, returned: parsed.data.messages });
+      origins = from.map((j) => (j === null ? null : origins[j]));
+      messages = parsed.data.messages;
+    }
   });
-  return { systemPrompt, messages };
+  return { systemPrompt, messages, origins };
 }

@@ -186,10 +186,15 @@ export interface AssembledContext {
   messages: ContextMessage[];
   /** Section of each message, parallel to `messages` (for audit and prefix reports). */
   messageSections: MessageSectionName[];
-  /** This turn's data blocks ('' when none). */
+  /** This turn's data blocks ('' when none): the content of the turn-context message, after PostContextAssembly. */
   turnContext: string;
-  /** The current turn, kept together by trimming: [start, end) in `messages`. */
+  /** The current turn, kept together by trimming: [start, end) in `messages` (after PostContextAssembly). */
   protectedRange: { start: number; end: number };
+  /**
+   * Indexes in `messages` that ordinary history trimming keeps (spec §5 "Protected content"): the
+   * protected range and the summary envelope, ascending.
+   */
+  protectedIndexes: number[];
   /** Saved with a paused runtime's continuation. */
   continuation: { currentTurnUserMessages: ContextMessage[] };
 }

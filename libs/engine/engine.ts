@@ -64,6 +64,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const llm = loadLlmConfig(config.llmConfigFile);
     const catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
     const worlds = new WorldCatalog(config.worldsDir);
+    worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {

@@ -1,7 +1,10 @@
 import type { ExtensionSegment } from '../context';
 import type { LoadedPlugin, Locale } from '../plugins-sdk';
 
-/** Spec §3 "Fixed instructions": the host registers each plugin's `contributes.prompt` as segments. */
+/**
+ * Spec §3 "Fixed instructions": the host registers each plugin's `contributes.prompt` as segments
+ * that apply to this plugin: they reach the declaring plugin's runtimes only (audience `self`).
+ */
 export function staticSegments(plugins: readonly LoadedPlugin[], locale: Locale): ExtensionSegment[] {
   return plugins.flatMap((plugin) =>
     plugin.staticSegments[locale].map((s) => ({
@@ -12,7 +15,7 @@ export function staticSegments(plugins: readonly LoadedPlugin[], locale: Locale)
       role: s.role,
       volatility: s.volatility,
       order: s.order,
-      audience: s.audience,
+      audience: 'self' as const,
     })),
   );
 }

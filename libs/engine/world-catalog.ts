@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LorebookEntryInput } from '../context';
 import { type LoadedWorld, loadWorld } from '../plugins-sdk';
@@ -12,13 +12,15 @@ export class WorldNotFoundError extends EngineError {
   }
 }
 
+const WORLD_ID = /^[a-z][a-z0-9-]*$/;
+
 /** Worlds under the worlds directory (`<id>/WORLD.md`), loaded once each. */
 export class WorldCatalog {
   private readonly cache = new Map<string, LoadedWorld>();
   constructor(private readonly dir: string) {}
 
   has(worldId: string): boolean {
-    return /^[a-z][a-z0-9-]*$/.test(worldId) && existsSync(join(this.dir, worldId, 'WORLD.md'));
+    return WORLD_ID.test(worldId) && existsSync(join(this.dir, worldId, 'WORLD.md'));
   }
 
   get(worldId: string): LoadedWorld {
@@ -28,6 +30,19 @@ export class WorldCatalog {
     const world = loadWorld(join(this.dir, worldId, 'WORLD.md'));
     this.cache.set(worldId, world);
     return world;
+  }
+
+  /**
+   * Loads and validates every world, so that a bad world file stops start-up with an error
+   * naming the file and the field path (instead of failing the first session that uses it).
+   */
+  loadAll(): LoadedWorld[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && this.has(d.name))
+      .map((d) => d.name)
+      .sort()
+      .map((id) => this.get(id));
   }
 }
 
@@ -44,8 +59,22 @@ export function worldLorebook(world: LoadedWorld): LorebookEntryInput[] {
       ...constant,
       id: 'world-characters',
       order: -1,
-      content: `<world-characters>\n${world.characters.map((c) => `- ${c.name} [${c.type}] | ${c.description}`).join('\n')}\n</world-characters>`,
+      content: `<world-characters>\n${world.characters.map((c) => `- ${c.name}${aka(c.aliases)} [${c.type}] | ${c.description}`).join('\n')}\n</world-characters>`,
     });
   }
-  return [...entries, ...world.lorebook.map((e) => ({ ...e }))];
+  return [
+    ...entries,
+    ...world.lorebook.map((e) => ({
+      id: e.id,
+      keys: e.keys,
+      constant: e.constant,
+      content: e.content,
+      position: e.position,
+      order: e.order,
+      scanDepth: e.extra.scanDepth,
+    })),
+  ];
 }
+
+/** Spec §4 `characters.npcs`: "(aka alias, …)" follows the name when a character has aliases. */
+const aka = (aliases: readonly string[]) => (aliases.length > 0 ? ` (aka ${aliases.join(', ')})` : '');

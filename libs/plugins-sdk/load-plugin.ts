@@ -2,20 +2,46 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { type LoadedPlugin, type Locale, LOCALES, PluginManifest, type StaticPromptSegment } from './manifest';
+import { type LoadedPlugin, type Locale, LOCALES, PluginManifest, STATIC_AUDIENCE_MESSAGE, type StaticPromptSegment } from './manifest';
 import { EngineError } from '../errors';
 
 /** A locale variant's front matter may only translate static segment content, by id. */
-const VariantFrontMatter = z.object({
-  contributes: z.object({ prompt: z.array(z.object({ id: z.string(), content: z.string().min(1) })).default([]) }).default({ prompt: [] }),
-});
+const VariantFrontMatter = z
+  .object({
+    contributes: z
+      .object({
+        prompt: z
+          .array(z.object({ id: z.string(), content: z.string().min(1), audience: z.never({ error: STATIC_AUDIENCE_MESSAGE }).optional() }).strict())
+          .default([]),
+      })
+      .strict()
+      .default({ prompt: [] }),
+  })
+  .strict();
+
+export interface ManifestIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * zod issues as `path: message`, with one `<path>.<key>: unknown key` per key a strict object
+ * does not know (zod reports them together, at the object's path).
+ */
+export function manifestIssues(error: z.ZodError): ManifestIssue[] {
+  return error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((key) => ({ path: [...i.path, key].join('.'), message: 'unknown key' }))
+      : [{ path: i.path.join('.'), message: i.message }],
+  );
+}
 
 export class PluginManifestError extends EngineError {
   readonly code = 'PLUGIN_MANIFEST_INVALID';
   readonly category = 'invalid';
   constructor(
     readonly file: string,
-    override readonly issues: { path: string; message: string }[],
+    override readonly issues: ManifestIssue[],
   ) {
     super(`${file}: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`);
   }
@@ -36,12 +62,7 @@ export function splitFrontMatter(text: string, file: string): { data: unknown; b
 export function parsePluginFile(text: string, file = 'PLUGIN.md'): { manifest: PluginManifest; body: string } {
   const { data, body } = splitFrontMatter(text, file);
   const parsed = PluginManifest.safeParse(data);
-  if (!parsed.success) {
-    throw new PluginManifestError(
-      file,
-      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-    );
-  }
+  if (!parsed.success) throw new PluginManifestError(file, manifestIssues(parsed.error));
   return { manifest: parsed.data, body };
 }
 
@@ -57,11 +78,12 @@ export function loadPlugin(root: string): LoadedPlugin {
     const parsed = splitFrontMatter(readFileSync(variant, 'utf8'), variant);
     bodies[locale] = parsed.body;
     const localized = VariantFrontMatter.safeParse(parsed.data);
-    if (!localized.success)
-      throw new PluginManifestError(
-        variant,
-        localized.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-      );
+    if (!localized.success) throw new PluginManifestError(variant, manifestIssues(localized.error));
+    const known = new Set(manifest.contributes.prompt.map((p) => p.id));
+    const strays = localized.data.contributes.prompt.flatMap((p, n) =>
+      known.has(p.id) ? [] : [{ path: `contributes.prompt.${n}.id`, message: `no static segment "${p.id}" in PLUGIN.md to translate` }],
+    );
+    if (strays.length > 0) throw new PluginManifestError(variant, strays);
     const content = new Map(localized.data.contributes.prompt.map((p) => [p.id, p.content]));
     staticSegments[locale] = manifest.contributes.prompt.map((p) => ({ ...p, content: content.get(p.id) ?? p.content }));
   }
