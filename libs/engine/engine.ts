@@ -53,7 +53,10 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const readModels = new ReadModels(database.db);
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix })
-      : new InProcessQueue({ concurrency: config.worker.concurrency, onError: (e) => logger.warn(`turn job failed, will retry: ${String(e)}`) });
+      : new InProcessQueue({
+          concurrency: config.worker.concurrency,
+          onError: (e, { willRetry }) => logger.warn(`turn job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
+        });
     closers.unshift(() => queue.close());
     const sessions = new SessionService(store, queue, projections, logger);
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;

@@ -18,6 +18,7 @@ export { staticSegments } from './static-segments';
 export { attachRecentImages, IMAGE_LIMITS } from './picture-attachments';
 export type { MediaStore } from './picture-attachments';
 export { InProcessQueue } from './in-process-queue';
+export type { InProcessQueueOptions } from './in-process-queue';
 export { BullMqTurnQueue, redisConnection } from './bullmq-queue';
 export { TURN_QUEUE_NAME, TURN_JOB_ATTEMPTS, turnJobId } from './queue';
 export type { TurnJob, TurnQueue, JobOutcome, JobAttempt, TurnJobHandler } from './queue';
@@ -26,4 +27,13 @@ export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog
 export { LORE_SCAN_LIMIT } from './history-loader';
 export { createProjectionRunner, engineProjections } from './projections';
 export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';
-export { SessionNotFoundError, FencedOutError } from './errors';
+export {
+  SessionNotFoundError,
+  FencedOutError,
+  ExecutionNotFoundError,
+  JournalGapError,
+  UnknownStageError,
+  RecordedCallWithoutExecutionError,
+  RuntimeNotInCatalogError,
+  isPermanentFailure,
+} from './errors';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type CommittedMessage, ConcurrencyError, type EventStore, type NewEvent, type ProjectionRunner, type ReadModels } from '../events';
 import type { LoadedWorld, Locale } from '../plugins-sdk';
-import { ProviderError, type ProviderRegistry, redactImageData } from '../providers';
+import { type ProviderRegistry, redactImageData } from '../providers';
 import { EngineError } from '../errors';
-import { FencedOutError } from './errors';
+import { ExecutionNotFoundError, FencedOutError, isPermanentFailure } from './errors';
 import { type ExecutionJournal, executionOutputs, type RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
@@ -92,13 +92,22 @@ export class TurnExecutor {
     return this.options.historyReadLimit ?? DEFAULT_HISTORY_READ_LIMIT;
   }
 
+  /**
+   * Runs the job. A failure retrying cannot fix (`isPermanentFailure`: invalid, not found, a
+   * non-retryable provider answer) is recorded as `execution.failed` when the execution exists and
+   * is thrown again, so the queue fails the job at once instead of retrying it. The last attempt of
+   * a retryable failure is recorded too and the job ends.
+   */
   async handle(job: TurnJob, attempt: JobAttempt): Promise<JobOutcome> {
     try {
       return await this.run(job);
     } catch (error) {
       if (error instanceof FencedOutError) return { kind: 'done' };
-      const permanent = error instanceof ProviderError && !error.retryable;
-      if (permanent || attempt.attemptsMade + 1 >= attempt.maxAttempts) {
+      if (isPermanentFailure(error)) {
+        await this.fail(job, attempt.attemptsMade + 1, error);
+        throw error;
+      }
+      if (attempt.attemptsMade + 1 >= attempt.maxAttempts) {
         await this.fail(job, attempt.attemptsMade + 1, error);
         return { kind: 'done' };
       }
@@ -110,7 +119,7 @@ export class TurnExecutor {
     await this.projections.catchUp();
     const journal = await this.loadJournal(job.sessionId);
     const execution = journal.get(job.executionId);
-    if (!execution) throw new Error(`execution ${job.executionId} not found in session ${job.sessionId}`);
+    if (!execution) throw new ExecutionNotFoundError(job.executionId, job.sessionId);
     if (execution.status !== 'pending') return { kind: 'done' };
     // one session runs one execution at a time, in submission order
     if (journal.pending()[0].executionId !== execution.executionId) {
