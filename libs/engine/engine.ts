@@ -33,6 +33,7 @@ export interface Engine {
   providers: ProviderRegistry;
   emulator: ProviderEmulator | null;
   workerId: string;
+  logger: Logger;
   close(): Promise<void>;
 }
 
@@ -100,6 +101,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       providers,
       emulator,
       workerId,
+      logger,
       async close() {
         for (const close of closers) await close().catch((e) => logger.warn(`while closing: ${String(e)}`));
       },
