@@ -1,6 +1,6 @@
 import { loadConfig } from '../libs/engine';
 import { createProjectionRunner } from '../libs/engine';
-import { migrateToLatest, openDatabase } from '../libs/events';
+import { openDatabase, prepareSchema } from '../libs/events';
 import { runMain } from '../apps/process-lifecycle';
 
 /** `npm run replay`: drops every projection's rows and rebuilds them from the event log. */
@@ -8,7 +8,7 @@ async function main() {
   const config = loadConfig();
   const database = await openDatabase(config.database);
   try {
-    await migrateToLatest(database.db);
+    for (const warning of (await prepareSchema(database, config.database)).warnings) console.warn(warning);
     const started = Date.now();
     const applied = await createProjectionRunner(database.db).replay((name, position) => console.log(`  ${name}: rebuilt up to position ${position}`));
     console.log(`replayed ${applied} event applications in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EventStore, migrateToLatest, type OpenDatabase, openDatabase, type ProjectionRunner, ReadModels, TenantStore } from '../events';
+import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
 import { createProjectionRunner } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
@@ -48,7 +48,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   const database = await openDatabase(config.database);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
-    await migrateToLatest(database.db);
+    const schema = await prepareSchema(database, config.database);
+    for (const warning of schema.warnings) logger.warn(warning);
     const store = new EventStore(database.db);
     const projections = createProjectionRunner(database.db);
     const readModels = new ReadModels(database.db);

@@ -6,7 +6,16 @@ import type { Database } from './schema';
 import { EngineError } from '../errors';
 
 export type DatabaseConfig =
-  | { kind: 'postgres'; url: string; poolSize?: number }
+  | {
+      kind: 'postgres';
+      /** What the API and the workers connect with (ideally the app role). */
+      url: string;
+      poolSize?: number;
+      /** The owner role's URL: migrations (and the app role's grants) run through it. */
+      migrationUrl?: string;
+      /** The role the API and workers connect as: granted what it needs after each migration. */
+      appRole?: string;
+    }
   /** dataDir undefined: in memory. */
   | { kind: 'pglite'; dataDir?: string };
 

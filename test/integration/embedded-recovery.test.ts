@@ -53,8 +53,8 @@ describe('embedded default: a turn cut by kill -9 resumes at start-up', () => {
     const restartedAt = Date.now();
     server = await start(port);
     const readyMs = Date.now() - restartedAt;
-    expect(server.output()).toMatch(/resumed 1 pending execution\b/);
     await client.waitFor(executionId, 30_000);
+    expect(server.output()).toMatch(/resumed 1 pending execution\b/);
     console.log(
       `embedded kill -9: restart ready in ${readyMs} ms; turn committed ${Date.now() - restartedAt} ms after the restart began (3 s emulator delay included)`,
     );
