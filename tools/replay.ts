@@ -1,6 +1,6 @@
 import { loadConfig } from '../libs/engine';
 import { createProjectionRunner } from '../libs/engine';
-import { migrateToLatest, openDatabase } from '../libs/events';
+import { openDatabase, prepareSchema } from '../libs/events';
 import { runMain } from '../apps/process-lifecycle';
 
 /**
@@ -12,7 +12,7 @@ async function main() {
   const config = loadConfig();
   const database = await openDatabase(config.database);
   try {
-    await migrateToLatest(database.db);
+    for (const warning of (await prepareSchema(database, config.database)).warnings) console.warn(warning);
     const started = Date.now();
     const runner = createProjectionRunner(database.db, { log: (m) => console.log(m), warn: (m) => console.warn(m), error: (m) => console.error(m) });
     const applied = await runner.replay((name, position) => console.log(`  ${name}: rebuilt up to position ${position}`));

@@ -1,5 +1,5 @@
 import { loadConfig } from '../libs/engine';
-import { migrateToLatest, openDatabase, TenantStore } from '../libs/events';
+import { openDatabase, prepareSchema, TenantStore } from '../libs/events';
 import { runMain } from '../apps/process-lifecycle';
 
 /** `npm run tenant:create -- <name>`: creates a tenant and prints its API key once. */
@@ -9,7 +9,7 @@ async function main() {
   const config = loadConfig();
   const database = await openDatabase(config.database);
   try {
-    await migrateToLatest(database.db);
+    for (const warning of (await prepareSchema(database, config.database)).warnings) console.warn(warning);
     const { tenant, apiKey } = await new TenantStore(database.db).create(name);
     console.log(`tenant ${tenant.name} (${tenant.id})\napi key: ${apiKey}\n(store it now: only its hash is kept)`);
   } finally {

@@ -1,20 +1,25 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../errors';
+import { APP_ROLE_PATTERN } from '../events';
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
+  /** The owner role's URL: migrations run through it (PostgreSQL only; needs DATABASE_URL). */
+  COVEL_MIGRATION_DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
+  /** The role DATABASE_URL connects as: granted what the API and workers need after migrating. */
+  COVEL_APP_ROLE: z.preprocess(emptyAsUnset, z.string().regex(APP_ROLE_PATTERN, 'a plain SQL identifier').optional()),
   REDIS_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
   COVEL_DATA_DIR: z.string().optional(),
   COVEL_QUEUE_PREFIX: z.string().default('covel'),
   COVEL_WORKER_CONCURRENCY: z.coerce.number().int().positive().default(8),
-  COVEL_JOB_LOCK_MS: z.coerce.number().int().positive().default(30_000),
-  COVEL_STALLED_INTERVAL_MS: z.coerce.number().int().positive().default(30_000),
-  COVEL_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
-  COVEL_SWEEP_STALLED_MS: z.coerce.number().int().positive().default(60_000),
+  COVEL_JOB_LOCK_MS: z.coerce.number().int().positive().default(5_000),
+  COVEL_STALLED_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
+  COVEL_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
+  COVEL_SWEEP_STALLED_MS: z.coerce.number().int().positive().default(5_000),
   COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
   COVEL_EMULATOR_DELAY_MS: z.coerce.number().int().nonnegative().default(0),
   COVEL_EMULATOR_CHUNK_DELAY_MS: z.coerce.number().int().nonnegative().default(0),
@@ -41,11 +46,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = Env.safeParse(env);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
   const e = parsed.data;
+  if (e.COVEL_MIGRATION_DATABASE_URL && !e.DATABASE_URL) {
+    throw new ConfigError([{ path: 'COVEL_MIGRATION_DATABASE_URL', message: 'needs DATABASE_URL (the app role): migrations by the owner are for PostgreSQL' }]);
+  }
   const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
   return {
     port: e.PORT,
     database: e.DATABASE_URL
-      ? ({ kind: 'postgres', url: e.DATABASE_URL, poolSize: e.COVEL_DB_POOL_SIZE } as const)
+      ? ({
+          kind: 'postgres',
+          url: e.DATABASE_URL,
+          poolSize: e.COVEL_DB_POOL_SIZE,
+          migrationUrl: e.COVEL_MIGRATION_DATABASE_URL,
+          appRole: e.COVEL_APP_ROLE,
+        } as const)
       : ({ kind: 'pglite', dataDir: join(dataDir, 'pglite') } as const),
     redisUrl: e.REDIS_URL ?? null,
     dataDir,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EventStore, migrateToLatest, type OpenDatabase, openDatabase, type ProjectionRunner, ReadModels, TenantStore } from '../events';
+import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
 import { createProjectionRunner } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
@@ -33,6 +33,7 @@ export interface Engine {
   providers: ProviderRegistry;
   emulator: ProviderEmulator | null;
   workerId: string;
+  logger: Logger;
   close(): Promise<void>;
 }
 
@@ -47,13 +48,17 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   const database = await openDatabase(config.database);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
-    await migrateToLatest(database.db);
+    const schema = await prepareSchema(database, config.database);
+    for (const warning of schema.warnings) logger.warn(warning);
     const store = new EventStore(database.db);
     const projections = createProjectionRunner(database.db, logger);
     const readModels = new ReadModels(database.db);
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger })
-      : new InProcessQueue({ concurrency: config.worker.concurrency, onError: (e) => logger.warn(`turn job failed, will retry: ${String(e)}`) });
+      : new InProcessQueue({
+          concurrency: config.worker.concurrency,
+          onError: (e, { willRetry }) => logger.warn(`turn job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
+        });
     closers.unshift(() => queue.close());
     const sessions = new SessionService({ store, queue, projections, readModels, logger });
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -98,6 +103,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       providers,
       emulator,
       workerId,
+      logger,
       async close() {
         for (const close of closers) await close().catch((e) => logger.warn(`while closing: ${String(e)}`));
       },

@@ -7,6 +7,18 @@ export class SessionNotFoundError extends EngineError {
   }
 }
 
+/** A turn job names an execution its session does not have: retrying cannot make it appear. */
+export class ExecutionNotFoundError extends EngineError {
+  readonly code = 'EXECUTION_NOT_FOUND';
+  readonly category = 'not-found';
+  constructor(
+    readonly executionId: string,
+    readonly sessionId: string,
+  ) {
+    super(`execution ${executionId} not found in session ${sessionId}`);
+  }
+}
+
 /** A newer attempt of the execution took over, or it already finished: stop without writing. */
 export class FencedOutError extends EngineError {
   readonly code = 'FENCED_OUT';
@@ -36,4 +48,62 @@ export class SessionProjectionStoppedError extends EngineError {
         .join('; ')}; its turns run again once the projection applies that event`,
     );
   }
+}
+
+/** Events handed to a journal skip a stream version: a bug in the caller's read (broken invariant). */
+export class JournalGapError extends EngineError {
+  readonly code = 'JOURNAL_GAP';
+  readonly category = 'internal';
+  constructor(
+    readonly atVersion: number,
+    readonly gotVersion: number,
+  ) {
+    super(`journal gap: at version ${atVersion}, got event ${gotVersion}`);
+  }
+}
+
+/** A plugin's runtime names a stage the engine does not run. */
+export class UnknownStageError extends EngineError {
+  readonly code = 'PLUGIN_STAGE_UNKNOWN';
+  readonly category = 'invalid';
+  constructor(
+    readonly pluginId: string,
+    readonly runtimeId: string,
+    readonly stage: string,
+  ) {
+    super(`plugin ${pluginId}: runtime ${runtimeId} names unknown stage "${stage}"`);
+  }
+}
+
+/** A recorded `llm.calling` names no known execution of its stream: the log is not as written (broken invariant). */
+export class RecordedCallWithoutExecutionError extends EngineError {
+  readonly code = 'RECORDED_CALL_WITHOUT_EXECUTION';
+  readonly category = 'internal';
+  constructor(
+    readonly callId: string,
+    readonly executionId: string,
+  ) {
+    super(`call ${callId}: unknown execution ${executionId}`);
+  }
+}
+
+/** A recorded call's runtime is no longer in the plugin catalog, so its request cannot be rebuilt. */
+export class RuntimeNotInCatalogError extends EngineError {
+  readonly code = 'RUNTIME_NOT_IN_CATALOG';
+  readonly category = 'conflict';
+  constructor(
+    readonly callId: string,
+    readonly pluginId: string,
+    readonly runtimeId: string,
+  ) {
+    super(`call ${callId}: runtime ${pluginId}/${runtimeId} is not in the plugin catalog`);
+  }
+}
+
+/**
+ * A job failure that retrying cannot fix: the input is invalid or what it names does not exist
+ * (a non-retryable provider answer is `invalid` too). Queues fail such jobs at once.
+ */
+export function isPermanentFailure(error: unknown): error is EngineError {
+  return error instanceof EngineError && (error.category === 'invalid' || error.category === 'not-found');
 }

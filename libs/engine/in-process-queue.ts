@@ -1,8 +1,17 @@
+import { isPermanentFailure } from './errors';
 import { type JobAttempt, type QueueHealth, queueUnavailable, TURN_JOB_ATTEMPTS, type TurnJob, type TurnJobHandler, type TurnQueue, turnJobId } from './queue';
 
 interface Entry {
   job: TurnJob;
   attemptsMade: number;
+}
+
+export interface InProcessQueueOptions {
+  concurrency?: number;
+  maxAttempts?: number;
+  backoffMs?: number;
+  /** Told of every failed attempt; `willRetry` is false for a permanent failure or the last attempt. */
+  onError?: (error: unknown, info: { willRetry: boolean }) => void;
 }
 
 /** The embedded default's queue: same port as BullMQ, jobs live in this process only. */
@@ -14,7 +23,7 @@ export class InProcessQueue implements TurnQueue {
   private active = 0;
   private closed = false;
 
-  constructor(private readonly options: { concurrency?: number; maxAttempts?: number; backoffMs?: number; onError?: (e: unknown) => void } = {}) {}
+  constructor(private readonly options: InProcessQueueOptions = {}) {}
 
   async enqueue(job: TurnJob): Promise<void> {
     if (this.closed) throw queueUnavailable('the in-process queue is closed');
@@ -73,9 +82,11 @@ export class InProcessQueue implements TurnQueue {
       if (outcome.kind === 'later') this.later(id, outcome.delayMs);
       else this.known.delete(id);
     } catch (error) {
-      this.options.onError?.(error);
       entry.attemptsMade++;
-      if (entry.attemptsMade >= maxAttempts) this.known.delete(id);
+      // like BullMQ's UnrecoverableError: a failure retrying cannot fix ends the job at once
+      const willRetry = !isPermanentFailure(error) && entry.attemptsMade < maxAttempts;
+      this.options.onError?.(error, { willRetry });
+      if (!willRetry) this.known.delete(id);
       else this.later(id, (this.options.backoffMs ?? 500) * 2 ** (entry.attemptsMade - 1));
     } finally {
       this.active--;

@@ -20,6 +20,7 @@ export { staticSegments } from './static-segments';
 export { attachRecentImages, IMAGE_LIMITS } from './picture-attachments';
 export type { MediaStore } from './picture-attachments';
 export { InProcessQueue } from './in-process-queue';
+export type { InProcessQueueOptions } from './in-process-queue';
 export { BullMqTurnQueue, redisConnection, ENQUEUE_TIMEOUT_MS } from './bullmq-queue';
 export { TURN_QUEUE_NAME, TURN_JOB_ATTEMPTS, turnJobId, QUEUE_RETRY_AFTER_SECONDS } from './queue';
 export type { TurnJob, TurnQueue, QueueHealth, JobOutcome, JobAttempt, TurnJobHandler } from './queue';
@@ -28,4 +29,14 @@ export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog
 export { LORE_SCAN_LIMIT } from './history-loader';
 export { createProjectionRunner, engineProjections, TURN_READ_PROJECTIONS } from './projections';
 export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';
-export { SessionNotFoundError, FencedOutError, SessionProjectionStoppedError } from './errors';
+export {
+  SessionNotFoundError,
+  FencedOutError,
+  SessionProjectionStoppedError,
+  ExecutionNotFoundError,
+  JournalGapError,
+  UnknownStageError,
+  RecordedCallWithoutExecutionError,
+  RuntimeNotInCatalogError,
+  isPermanentFailure,
+} from './errors';

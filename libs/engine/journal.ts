@@ -1,6 +1,7 @@
 import type { ExecutionOutput } from '../context';
 import type { StoredEvent } from '../events';
 import type { RuntimeCatalog } from './runtime-catalog';
+import { JournalGapError } from './errors';
 
 export interface RuntimeOutput {
   stage: string | null;
@@ -43,7 +44,7 @@ export class SessionJournal {
   apply(events: readonly StoredEvent[]): void {
     for (const event of events) {
       if (event.streamVersion !== this.version + 1) {
-        throw new Error(`journal gap: at version ${this.version}, got event ${event.streamVersion}`);
+        throw new JournalGapError(this.version, event.streamVersion);
       }
       this.version = event.streamVersion;
       this.applyOne(event);

@@ -4,6 +4,7 @@ import { LORE_SCAN_LIMIT } from './history-loader';
 import type { WorldCatalog } from './world-catalog';
 import { redactImageData, type ProviderRegistry } from '../providers';
 import { type ActivatedLoreEntry, type AssembledContext, placeSegments } from '../context';
+import { RecordedCallWithoutExecutionError, RuntimeNotInCatalogError } from './errors';
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
@@ -55,7 +56,8 @@ export async function rebuildRequests(
       const d = event.data;
       const execution = journal.get(d.executionId);
       const runtime = catalog.all().find((r) => r.pluginId === d.pluginId && r.manifest.id === d.runtimeId);
-      if (!execution || !runtime) throw new Error(`call ${d.callId}: unknown execution or runtime ${d.pluginId}/${d.runtimeId}`);
+      if (!execution) throw new RecordedCallWithoutExecutionError(d.callId, d.executionId);
+      if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
       const inputs = {
         sessionId: event.streamId,
         locale,

@@ -1,3 +1,4 @@
+import { UnknownStageError } from './errors';
 import type { LoadedPlugin, Locale, RuntimeManifest } from '../plugins-sdk';
 
 export interface CatalogRuntime {
@@ -16,7 +17,7 @@ export class RuntimeCatalog {
   ) {
     for (const r of this.all()) {
       if (r.manifest.stage !== null && !stages.includes(r.manifest.stage)) {
-        throw new Error(`plugin ${r.pluginId}: runtime ${r.manifest.id} names unknown stage "${r.manifest.stage}"`);
+        throw new UnknownStageError(r.pluginId, r.manifest.id, r.manifest.stage);
       }
     }
   }

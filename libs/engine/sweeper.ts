@@ -2,10 +2,18 @@ import type { ProjectionRunner, ReadModels } from '../events';
 import type { TurnQueue } from './queue';
 import type { Logger } from './session-service';
 
+export interface SweeperOptions {
+  /** How often a pass runs. */
+  intervalMs: number;
+  /** An execution with no progress for this long is enqueued again. */
+  stalledAfterMs: number;
+}
+
 /**
  * Recovery loop: catches projections up and enqueues executions that have made no progress for
  * a while (an enqueue that failed after its append, a job lost with its Redis). Enqueue is
- * idempotent, so a job that is still waiting or running is left as it is.
+ * idempotent by job id, so a job that still exists (waiting, delayed, running) is left as it is:
+ * that is what makes a short `stalledAfterMs` safe; it only costs a no-op enqueue per slow turn.
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -17,7 +25,7 @@ export class Sweeper {
     private readonly projections: ProjectionRunner,
     private readonly queue: TurnQueue,
     private readonly logger: Logger,
-    private readonly options: { intervalMs: number; stalledAfterMs: number },
+    private readonly options: SweeperOptions,
   ) {}
 
   start(): void {
@@ -34,22 +42,40 @@ export class Sweeper {
     await this.running;
   }
 
-  /** One pass; returns how many executions were enqueued again. */
+  /** One pass; returns how many executions were enqueued (again). */
   async sweep(): Promise<number> {
     try {
-      await this.projections.catchUp();
       // with the queue away there is nothing to hand stalled executions to: the next pass will
-      if (!this.queue.isAvailable()) return 0;
-      const stalled = await this.readModels.stalledExecutions(this.options.stalledAfterMs);
-      for (const e of stalled) await this.queue.enqueue(e);
+      const enqueued = this.queue.isAvailable() ? await this.enqueuePending(this.options.stalledAfterMs) : 0;
       if (this.failing) this.logger.log('sweep: working again');
       this.failing = false;
-      return stalled.length;
+      return enqueued;
     } catch (error) {
       // one line when sweeping starts to fail (an outage), not one per pass
       if (!this.failing) this.logger.warn(`sweep failed (next passes retry, quietly until one succeeds): ${String(error)}`);
       this.failing = true;
       return 0;
+    }
+  }
+
+  /**
+   * Enqueues every pending execution, however recent. Only for a driver whose jobs all live in
+   * this process (the embedded default at start-up): nothing else can be running them.
+   */
+  async resumeAll(): Promise<number> {
+    return this.enqueuePending(undefined);
+  }
+
+  private async enqueuePending(idleForMs: number | undefined): Promise<number> {
+    await this.projections.catchUp();
+    let count = 0;
+    let afterExecutionId: string | undefined;
+    for (;;) {
+      const page = await this.readModels.pendingExecutions({ idleForMs, afterExecutionId });
+      for (const e of page) await this.queue.enqueue(e);
+      count += page.length;
+      if (page.length === 0) return count;
+      afterExecutionId = page[page.length - 1].executionId;
     }
   }
 }

@@ -9,9 +9,9 @@ import {
   type ReadModels,
 } from '../events';
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../plugins-sdk';
-import { ProviderError, type ProviderRegistry, redactImageData } from '../providers';
+import { type ProviderRegistry, redactImageData } from '../providers';
 import { EngineError } from '../errors';
-import { FencedOutError, SessionProjectionStoppedError } from './errors';
+import { ExecutionNotFoundError, FencedOutError, isPermanentFailure, SessionProjectionStoppedError } from './errors';
 import { TURN_READ_PROJECTIONS } from './projections';
 import { type ExecutionJournal, executionOutputs, type RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
@@ -104,6 +104,12 @@ export class TurnExecutor {
     return this.options.historyReadLimit ?? DEFAULT_HISTORY_READ_LIMIT;
   }
 
+  /**
+   * Runs the job. A failure retrying cannot fix (`isPermanentFailure`: invalid, not found, a
+   * non-retryable provider answer) is recorded as `execution.failed` when the execution exists and
+   * is thrown again, so the queue fails the job at once instead of retrying it. The last attempt of
+   * a retryable failure is recorded too and the job ends.
+   */
   async handle(job: TurnJob, attempt: JobAttempt): Promise<JobOutcome> {
     try {
       return await this.run(job);
@@ -115,8 +121,11 @@ export class TurnExecutor {
         this.logger.warn(`execution ${job.executionId}: the database cannot be reached; retrying in ${DATABASE_RETRY_MS} ms`);
         return { kind: 'later', delayMs: DATABASE_RETRY_MS };
       }
-      const permanent = error instanceof ProviderError && !error.retryable;
-      if (permanent || attempt.attemptsMade + 1 >= attempt.maxAttempts) {
+      if (isPermanentFailure(error)) {
+        await this.fail(job, attempt.attemptsMade + 1, error);
+        throw error;
+      }
+      if (attempt.attemptsMade + 1 >= attempt.maxAttempts) {
         await this.fail(job, attempt.attemptsMade + 1, error);
         return { kind: 'done' };
       }
@@ -128,7 +137,12 @@ export class TurnExecutor {
     await this.catchUpFor(job.sessionId);
     const journal = await this.loadJournal(job.sessionId);
     const execution = journal.get(job.executionId);
-    if (!execution) throw new Error(`execution ${job.executionId} not found in session ${job.sessionId}`);
+    if (!execution) {
+      // the journal starts at the earliest pending input: a finished execution is not in it
+      const finished = await this.readModels.execution(job.tenantId, job.executionId);
+      if (finished?.status === 'committed' || finished?.status === 'failed') return { kind: 'done' };
+      throw new ExecutionNotFoundError(job.executionId, job.sessionId);
+    }
     if (execution.status !== 'pending') return { kind: 'done' };
     // one session runs one execution at a time, in submission order
     if (journal.pending()[0].executionId !== execution.executionId) {

@@ -9,7 +9,17 @@ import { EngineError } from '../errors';
 export const DATABASE_CONNECT_TIMEOUT_MS = 1_500;
 
 export type DatabaseConfig =
-  | { kind: 'postgres'; url: string; poolSize?: number; connectTimeoutMs?: number }
+  | {
+      kind: 'postgres';
+      /** What the API and the workers connect with (ideally the app role). */
+      url: string;
+      poolSize?: number;
+      connectTimeoutMs?: number;
+      /** The owner role's URL: migrations (and the app role's grants) run through it. */
+      migrationUrl?: string;
+      /** The role the API and workers connect as: granted what it needs after each migration. */
+      appRole?: string;
+    }
   /** dataDir undefined: in memory. */
   | { kind: 'pglite'; dataDir?: string };
 

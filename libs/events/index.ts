@@ -8,6 +8,19 @@ export type { DatabaseConfig, OpenDatabase } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';
 export { probeDatabase, DATABASE_PROBE_TIMEOUT_MS } from './health';
 export type { DatabaseProbe } from './health';
+export { prepareSchema, migrateAsOwner } from './schema-setup';
+export type { SchemaSetupResult } from './schema-setup';
+export {
+  schemaStatus,
+  connectionRole,
+  missingAppPrivileges,
+  grantAppRole,
+  SchemaNotCurrentError,
+  AppRolePrivilegesError,
+  AppRoleError,
+  APP_ROLE_PATTERN,
+} from './schema-access';
+export type { SchemaStatus, ConnectionRole, MissingPrivilege } from './schema-access';
 export { ProjectionRunner, defaultProjections } from './projections/projection-runner';
 export type { ProjectionFailure, ProjectionLogger, ProjectionRunnerOptions, ProjectionStatus } from './projections/projection-runner';
 export { executionsProjection } from './projections/executions';

@@ -108,16 +108,25 @@ export class ReadModels {
     return r?.submitted_version ?? null;
   }
 
-  /** Executions still queued or running whose last progress is older than `olderThanMs`. */
-  async stalledExecutions(olderThanMs: number, limit = 100): Promise<{ executionId: string; sessionId: string; tenantId: string }[]> {
-    const rows = await this.db
+  /**
+   * Executions still queued or running, a page at a time in execution-id order (pass the last id
+   * seen as `afterExecutionId`). With `idleForMs`, only those whose last progress is older than
+   * that, measured on the database's clock (no skew between the database and this process).
+   */
+  async pendingExecutions(
+    options: { idleForMs?: number; afterExecutionId?: string; limit?: number } = {},
+  ): Promise<{ executionId: string; sessionId: string; tenantId: string }[]> {
+    let query = this.db
       .selectFrom('executions')
       .select(['execution_id', 'session_id', 'tenant_id'])
       .where('status', 'in', ['queued', 'running'])
-      .where('updated_at', '<', new Date(Date.now() - olderThanMs))
-      .orderBy('updated_at')
-      .limit(limit)
-      .execute();
+      .orderBy('execution_id')
+      .limit(options.limit ?? 500);
+    if (options.idleForMs !== undefined) {
+      query = query.where('updated_at', '<', sql<Date>`now() - ${options.idleForMs} * interval '1 millisecond'`);
+    }
+    if (options.afterExecutionId !== undefined) query = query.where('execution_id', '>', options.afterExecutionId);
+    const rows = await query.execute();
     return rows.map((r) => ({ executionId: r.execution_id, sessionId: r.session_id, tenantId: r.tenant_id }));
   }
 

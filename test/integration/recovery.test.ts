@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import IORedis from 'ioredis';
-import { BullMqTurnQueue, TURN_QUEUE_NAME } from '../../libs/engine';
+import { BullMqTurnQueue, TURN_QUEUE_NAME, turnJobId } from '../../libs/engine';
 import { EventStore, openDatabase } from '../../libs/events';
 import { REDIS_URL, startStack } from '../support/stack';
 
@@ -52,6 +52,40 @@ describe('queue recovery on BullMQ', () => {
       await client.waitFor(executionId, 30_000);
       expect((await client.messages(id)).map((m) => m.role)).toEqual(['user', 'assistant']);
     } finally {
+      await stack.stop();
+    }
+  }, 90_000);
+
+  it('a job retrying cannot fix (its execution does not exist) fails at once as UnrecoverableError, not retried', async () => {
+    const stack = await startStack({ workers: 1 });
+    const prefix = stack.env.COVEL_QUEUE_PREFIX;
+    const connection = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+    const events = new QueueEvents(TURN_QUEUE_NAME, { connection, prefix });
+    const producer = new BullMqTurnQueue({ redisUrl: REDIS_URL, prefix });
+    try {
+      await events.waitUntilReady();
+      const job = { executionId: randomUUID(), sessionId: randomUUID(), tenantId: randomUUID() };
+      const jobId = turnJobId(job.executionId);
+      let activations = 0;
+      events.on('active', ({ jobId: id }) => {
+        if (id === jobId) activations++;
+      });
+      const ended = new Promise<string>((resolve) => {
+        events.on('failed', ({ jobId: id, failedReason }) => {
+          if (id === jobId) resolve(`failed: ${failedReason}`);
+        });
+        events.on('completed', ({ jobId: id }) => {
+          if (id === jobId) resolve('completed');
+        });
+      });
+      await producer.enqueue(job);
+      // retried, it would come back 4 more times (1 + 2 + 4 + 8 s of backoff) before it ends
+      expect(await ended).toMatch(/^failed: EXECUTION_NOT_FOUND: execution .* not found in session/);
+      expect(activations).toBe(1);
+    } finally {
+      await events.close();
+      connection.disconnect();
+      await producer.close();
       await stack.stop();
     }
   }, 90_000);

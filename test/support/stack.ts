@@ -10,22 +10,66 @@ const root = join(__dirname, '..', '..');
 export const PG_ADMIN_URL = process.env.COVEL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.COVEL_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** A fresh PostgreSQL database for one test file, dropped afterwards. */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/** A fresh PostgreSQL database for one test file, dropped afterwards (owned by `owner` when given). */
+export async function createTestDatabase(options: { owner?: string } = {}): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `covel_it_${randomBytes(6).toString('hex')}`;
   const admin = new Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  await admin.query(`create database ${name}${options.owner ? ` owner ${options.owner}` : ''}`);
   await admin.end();
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     async drop() {
       const c = new Client({ connectionString: PG_ADMIN_URL });
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
+    },
+  };
+}
+
+/** `url` with another user name (the test server trusts loopback connections). */
+export function urlAs(url: string, user: string): string {
+  const u = new URL(url);
+  u.username = user;
+  u.password = '';
+  return u.toString();
+}
+
+export interface TestRoles {
+  owner: string;
+  app: string;
+  drop(): Promise<void>;
+}
+
+/** An owner role (migrations) and an app role (API, workers), random names; drop after the databases that use them. */
+export async function createTestRoles(): Promise<TestRoles> {
+  const tag = randomBytes(4).toString('hex');
+  const owner = `covel_it_owner_${tag}`;
+  const app = `covel_it_app_${tag}`;
+  const admin = new Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create role ${owner} login nosuperuser nocreatedb nocreaterole`);
+    await admin.query(`create role ${app} login nosuperuser nocreatedb nocreaterole`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    owner,
+    app,
+    async drop() {
+      const c = new Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      try {
+        await c.query(`drop role if exists ${app}`);
+        await c.query(`drop role if exists ${owner}`);
+      } finally {
+        await c.end();
+      }
     },
   };
 }
@@ -96,7 +140,12 @@ export interface Stack {
   workers: ManagedProcess[];
   client: PlayClient;
   apiKey: string;
+  /** What the API and workers connect with (the app role with `separateRoles`). */
   databaseUrl: string;
+  /** The owner role's URL with `separateRoles`, else the same as databaseUrl. */
+  ownerUrl: string;
+  /** The test server's superuser on this database. */
+  adminUrl: string;
   env: Record<string, string>;
   baseUrl: string;
   startWorker(id: string, extraEnv?: Record<string, string>): Promise<ManagedProcess>;
@@ -104,13 +153,17 @@ export interface Stack {
 }
 
 /** API + N worker processes on the real PostgreSQL and Redis (BullMQ), each test its own db and prefix. */
-export async function startStack(options: { workers: number; workerEnv?: Record<string, string> }): Promise<Stack> {
-  const database = await createTestDatabase();
+export async function startStack(options: { workers: number; workerEnv?: Record<string, string>; separateRoles?: boolean }): Promise<Stack> {
+  // separateRoles: an owner role migrates (npm run migrate, with the grants), the processes connect as the app role
+  const roles = options.separateRoles ? await createTestRoles() : null;
+  const database = await createTestDatabase({ owner: roles?.owner });
+  const appUrl = roles ? urlAs(database.url, roles.app) : database.url;
+  const ownerUrl = roles ? urlAs(database.url, roles.owner) : database.url;
   const prefix = `covel-it-${randomBytes(4).toString('hex')}`;
   const apiKey = `cvl_it_${randomBytes(16).toString('hex')}`;
   const port = await freePort();
   const env = {
-    DATABASE_URL: database.url,
+    DATABASE_URL: appUrl,
     REDIS_URL,
     COVEL_QUEUE_PREFIX: prefix,
     COVEL_BOOTSTRAP_API_KEY: apiKey,
@@ -119,7 +172,8 @@ export async function startStack(options: { workers: number; workerEnv?: Record<
   const started: ManagedProcess[] = [];
   try {
     // migrate once first, so the processes start on a ready schema
-    const migrate = await startApp('migrate', 'tools/migrate.ts', env, /applied|up to date/);
+    const migrateEnv = roles ? { ...env, COVEL_MIGRATION_DATABASE_URL: ownerUrl, COVEL_APP_ROLE: roles.app } : env;
+    const migrate = await startApp('migrate', 'tools/migrate.ts', migrateEnv, /applied|up to date/);
     await migrate.exited;
     const api = await startApp('api', 'apps/api/main.ts', env, /listening on/);
     started.push(api);
@@ -135,7 +189,9 @@ export async function startStack(options: { workers: number; workerEnv?: Record<
       workers,
       client: new PlayClient(baseUrl, apiKey),
       apiKey,
-      databaseUrl: database.url,
+      databaseUrl: appUrl,
+      ownerUrl,
+      adminUrl: database.url,
       env,
       baseUrl,
       startWorker,
@@ -143,12 +199,14 @@ export async function startStack(options: { workers: number; workerEnv?: Record<
         await Promise.all(started.map((p) => p.stop()));
         await clearRedisPrefix(prefix);
         await database.drop();
+        await roles?.drop();
       },
     };
   } catch (error) {
     await Promise.all(started.map((p) => p.stop()));
     await clearRedisPrefix(prefix).catch(() => undefined);
     await database.drop().catch(() => undefined);
+    await roles?.drop().catch(() => undefined);
     throw error;
   }
 }

@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import {
+  ExecutionNotFoundError,
+  InProcessQueue,
+  isPermanentFailure,
+  JournalGapError,
+  RuntimeCatalog,
+  SessionJournal,
+  type TurnJob,
+  UnknownStageError,
+} from '../../libs/engine';
+import { NotFoundError, UnavailableError } from '../../libs/errors';
+import type { StoredEvent } from '../../libs/events';
+import { loadPlugins } from '../../libs/plugins-sdk';
+import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
+
+const job = (): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId: randomUUID() });
+
+/** Runs one job on a fresh in-process queue until it ends; returns how often the handler ran. */
+async function runToEnd(handler: () => Promise<void>): Promise<{ calls: number; errors: { error: unknown; willRetry: boolean }[] }> {
+  let calls = 0;
+  const errors: { error: unknown; willRetry: boolean }[] = [];
+  let ended!: () => void;
+  const done = new Promise<void>((resolve) => (ended = resolve));
+  const queue = new InProcessQueue({
+    backoffMs: 1,
+    maxAttempts: 5,
+    onError: (error, { willRetry }) => {
+      errors.push({ error, willRetry });
+      if (!willRetry) ended();
+    },
+  });
+  queue.consume(async () => {
+    calls++;
+    await handler();
+    ended();
+    return { kind: 'done' };
+  });
+  await queue.enqueue(job());
+  await done;
+  await queue.close();
+  return { calls, errors };
+}
+
+describe('permanent job failures (in-process driver)', () => {
+  it('a not-found or invalid failure is not retried', async () => {
+    const r = await runToEnd(async () => {
+      throw new NotFoundError('THING_NOT_FOUND', 'no such thing');
+    });
+    expect(r.calls).toBe(1);
+    expect(r.errors.map((e) => e.willRetry)).toEqual([false]);
+  });
+
+  it('a retryable failure is retried until it succeeds', async () => {
+    let failures = 2;
+    const r = await runToEnd(async () => {
+      if (failures-- > 0) throw new UnavailableError('provider', 'try later');
+    });
+    expect(r.calls).toBe(3);
+    expect(r.errors.map((e) => e.willRetry)).toEqual([true, true]);
+  });
+
+  it('a retryable failure stops after the last attempt', async () => {
+    const r = await runToEnd(async () => {
+      throw new UnavailableError('provider', 'still down');
+    });
+    expect(r.calls).toBe(5);
+    expect(r.errors.map((e) => e.willRetry)).toEqual([true, true, true, true, false]);
+  });
+
+  it('enqueue on a closed queue is an unavailable engine error', async () => {
+    const queue = new InProcessQueue();
+    await queue.close();
+    await expect(queue.enqueue(job())).rejects.toBeInstanceOf(UnavailableError);
+  });
+});
+
+describe('permanent job failures (turn executor)', () => {
+  let covel: EmbeddedEngine;
+  beforeAll(async () => {
+    covel = await startEmbedded();
+  });
+  afterAll(() => covel.stop());
+
+  it('a job naming an execution its session does not have fails with a not-found engine error, once', async () => {
+    const executor = covel.engine.executor!;
+    const missing = job();
+    const error = await executor.handle(missing, { attemptsMade: 0, maxAttempts: 5 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExecutionNotFoundError);
+    expect(error).toMatchObject({ code: 'EXECUTION_NOT_FOUND', category: 'not-found' });
+    expect(isPermanentFailure(error)).toBe(true);
+
+    // through the in-process driver: the handler runs once, not five times
+    const r = await runToEnd(async () => {
+      await executor.handle(missing, { attemptsMade: 0, maxAttempts: 5 });
+    });
+    expect(r.calls).toBe(1);
+    expect(r.errors[0].error).toBeInstanceOf(ExecutionNotFoundError);
+  });
+
+  it('a late duplicate job of a committed execution is done, not a failure, while a later input is pending', async () => {
+    const client = await covel.newTenant('late-duplicate');
+    const { id } = await client.createSession();
+    const first = await client.submit(id, 'first move');
+    await client.waitFor(first.executionId, 20_000);
+    // a second input is recorded but not yet run: the journal starts at it, without the first
+    const tenantId = (await covel.engine.store.readStream(id))[0].tenantId;
+    await covel.engine.store.append({
+      tenantId,
+      streamId: id,
+      expectedVersion: await covel.engine.store.streamVersion(id),
+      events: [{ type: 'player-input.submitted@1', data: { executionId: randomUUID(), turnId: randomUUID(), messageId: randomUUID(), text: 'later' } }],
+    });
+    await covel.engine.projections.catchUp();
+    const outcome = await covel.engine.executor!.handle({ executionId: first.executionId, sessionId: id, tenantId }, { attemptsMade: 0, maxAttempts: 5 });
+    expect(outcome).toEqual({ kind: 'done' });
+  });
+});
+
+describe('engine domain errors are engine errors', () => {
+  it('a runtime naming an unknown stage', () => {
+    const plugins = loadPlugins(join(__dirname, '..', 'fixtures', 'staged-plugins'));
+    const error = (() => {
+      try {
+        return new RuntimeCatalog(plugins, ['only-this-stage']);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(UnknownStageError);
+    expect(error).toMatchObject({ category: 'invalid', code: 'PLUGIN_STAGE_UNKNOWN' });
+  });
+
+  it('a gap in the events handed to a journal', () => {
+    expect(() => new SessionJournal([{ streamVersion: 2 } as StoredEvent])).toThrow(JournalGapError);
+  });
+});
