@@ -1,15 +1,19 @@
 import { z } from 'zod';
+import { safeText } from './safe-text';
+
+/** Most characters (code points) of one player input. */
+export const MAX_INPUT_CHARS = 16_000;
 
 export const CreateSessionBody = z
   .object({
-    worldId: z.string().min(1).max(200).optional(),
+    worldId: safeText({ max: 200 }).optional(),
     locale: z.enum(['en', 'zh-Hans']).optional(),
   })
   .strict();
 
 export const SubmitInputBody = z
   .object({
-    text: z.string().trim().min(1, 'must not be empty').max(16_000),
+    text: safeText({ max: MAX_INPUT_CHARS }),
   })
   .strict();
 

@@ -26,13 +26,18 @@ const REASON: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Maps typed engine errors to HTTP by category; anything unexpected is a 500 with no internals leaked. */
+/**
+ * Maps typed engine errors to HTTP by category (body-parser errors arrive here already converted, see
+ * `bodyErrorsAsEngineErrors` in request-gate.ts). Client errors are not logged; anything unexpected is a
+ * 500 with no internals leaked, logged once.
+ */
 @Catch()
 export class EngineErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('api');
 
   catch(error: unknown, host: ArgumentsHost) {
     const res = host.switchToHttp().getResponse<Response>();
+    if (res.headersSent) return; // e.g. the client aborted an upload after an answer was already sent
     if (error instanceof HttpException) {
       const body = error.getResponse();
       res.status(error.getStatus()).json(typeof body === 'string' ? { statusCode: error.getStatus(), message: body } : body);
