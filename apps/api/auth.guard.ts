@@ -1,24 +1,19 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { Engine } from '../../libs/engine';
 import type { Tenant } from '../../libs/events';
-import { ENGINE } from './tokens';
+import { UnauthenticatedError } from './request-errors';
 
 export type TenantRequest = Request & { tenant: Tenant };
 
-/** `Authorization: Bearer <tenant api key>` on every /v1 route; the key is looked up by its hash. */
+/**
+ * Every /v1 route needs a tenant. The key is checked by `authenticateTenant` (request-gate.ts) before any
+ * body byte is read; this guard makes sure no route is reached without it.
+ */
 @Injectable()
 export class TenantAuthGuard implements CanActivate {
-  constructor(@Inject(ENGINE) private readonly engine: Engine) {}
-
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<TenantRequest>();
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new UnauthorizedException('missing Authorization: Bearer <api key>');
-    const tenant = await this.engine.tenants.findByApiKey(match[1]);
-    if (!tenant) throw new UnauthorizedException('unknown api key');
-    request.tenant = tenant;
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<Partial<TenantRequest>>();
+    if (!request.tenant) throw new UnauthenticatedError('MISSING_API_KEY', 'missing Authorization: Bearer <api key>');
     return true;
   }
 }

@@ -1,15 +1,26 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Engine } from '../../libs/engine';
 import { ApiModule } from './api.module';
+import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
 
-/** Builds the HTTP API on an engine (not listening yet). */
+/**
+ * Builds the HTTP API on an engine (not listening yet). Nest's own body parser is off: on `/v1` the
+ * tenant is authenticated first, then the headers are checked (JSON, UTF-8, declared size), and only
+ * then is the body read, up to `config.bodyLimitBytes`. Every failure on the way is an engine error
+ * mapped to its status by `error.filter.ts`.
+ */
 export async function createApiApp(engine: Engine, options: { logger?: boolean } = {}): Promise<INestApplication> {
-  const app = await NestFactory.create(ApiModule.forEngine(engine), {
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forEngine(engine), {
     logger: options.logger === false ? false : ['error', 'warn'],
-    bodyParser: true,
+    bodyParser: false,
   });
+  const limitBytes = engine.config.bodyLimitBytes;
+  app.use('/v1', authenticateTenant(engine), rejectUndecodablePath, jsonBodyGate({ limitBytes }));
+  app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });
+  app.use(bodyErrorsAsEngineErrors);
   app.enableShutdownHooks();
   return app;
 }

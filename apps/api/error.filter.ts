@@ -29,8 +29,10 @@ const REASON: Record<number, string> = {
 };
 
 /**
- * Maps typed engine errors to HTTP by category; a failure to reach the database becomes the
- * `unavailable` category (503 + Retry-After); anything unexpected is a 500 with no internals leaked.
+ * Maps typed engine errors to HTTP by category (body-parser errors arrive here already converted, see
+ * `bodyErrorsAsEngineErrors` in request-gate.ts); a failure to reach the database becomes the
+ * `unavailable` category (503 + Retry-After). Client errors are not logged; anything unexpected is a
+ * 500 with no internals leaked, logged once.
  */
 @Catch()
 export class EngineErrorFilter implements ExceptionFilter {
@@ -38,6 +40,7 @@ export class EngineErrorFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost) {
     const res = host.switchToHttp().getResponse<Response>();
+    if (res.headersSent) return; // e.g. the client aborted an upload after an answer was already sent
     if (error instanceof HttpException) {
       const body = error.getResponse();
       res.status(error.getStatus()).json(typeof body === 'string' ? { statusCode: error.getStatus(), message: body } : body);

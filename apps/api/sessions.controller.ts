@@ -1,14 +1,18 @@
-import { BadRequestException, Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine } from '../../libs/engine';
+import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, SessionNotFoundError } from '../../libs/engine';
+import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { CreateSessionBody, SubmitInputBody } from './bodies';
 import { idempotencyKeyOf } from './idempotency-key';
 import { ENGINE } from './tokens';
+import { UuidParamPipe } from './uuid-param.pipe';
 import { ZodBodyPipe } from './zod-body.pipe';
 
 /** Set on an answer that repeats the first answer to the same `Idempotency-Key`. */
 const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+const sessionId = () => new UuidParamPipe('session');
 
 @Controller('v1')
 @UseGuards(TenantAuthGuard)
@@ -20,12 +24,7 @@ export class SessionsController {
   async createSession(@Req() req: TenantRequest, @Res({ passthrough: true }) res: Response, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
     const idempotencyKey = idempotencyKeyOf(req);
     if (body.worldId !== undefined && !this.engine.worlds.has(body.worldId)) {
-      throw new BadRequestException({
-        statusCode: 400,
-        error: 'Bad Request',
-        message: `worldId: unknown world "${body.worldId}"`,
-        issues: [{ path: 'worldId', message: 'unknown world' }],
-      });
+      throw new InvalidInputError([{ path: 'worldId', message: `unknown world ${JSON.stringify(body.worldId)}` }], 'UNKNOWN_WORLD');
     }
     const { answer, replayed } = await this.engine.sessions.createSession({ tenantId: req.tenant.id, ...body, idempotencyKey });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
@@ -37,7 +36,7 @@ export class SessionsController {
   async submitInput(
     @Req() req: TenantRequest,
     @Res({ passthrough: true }) res: Response,
-    @Param('id') id: string,
+    @Param('id', sessionId()) id: string,
     @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody,
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
@@ -47,38 +46,38 @@ export class SessionsController {
   }
 
   @Get('sessions/:id/messages')
-  async messages(@Req() req: TenantRequest, @Param('id') id: string) {
+  async messages(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
     return this.engine.readModels.messages(req.tenant.id, id);
   }
 
   @Get('sessions/:id/llm-calls')
-  async llmCalls(@Req() req: TenantRequest, @Param('id') id: string) {
+  async llmCalls(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
     return this.engine.readModels.llmCalls(req.tenant.id, id);
   }
 
   @Get('sessions/:id/prefix-report')
-  async prefixReport(@Req() req: TenantRequest, @Param('id') id: string) {
+  async prefixReport(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
     return this.engine.readModels.prefixReport(req.tenant.id, id);
   }
 
   @Get('sessions/:id/turns/:turnId/audit')
-  async audit(@Req() req: TenantRequest, @Param('id') id: string, @Param('turnId') turnId: string) {
+  async audit(@Req() req: TenantRequest, @Param('id', sessionId()) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
     await this.requireSession(req, id);
     const { store, catalog, providers } = this.engine;
     return auditTurn({ store, catalog, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
   }
 
   @Get('executions/:id')
-  async execution(@Req() req: TenantRequest, @Param('id') id: string) {
+  async execution(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('execution')) id: string) {
     const execution = await this.engine.readModels.execution(req.tenant.id, id);
-    if (!execution) throw new NotFoundException(`execution ${id} not found`);
+    if (!execution) throw new NotFoundError('EXECUTION_NOT_FOUND', `execution ${id} not found`);
     return execution;
   }
 
   private async requireSession(req: TenantRequest, id: string) {
-    if (!(await this.engine.sessions.owns(req.tenant.id, id))) throw new NotFoundException(`session ${id} not found`);
+    if (!(await this.engine.sessions.owns(req.tenant.id, id))) throw new SessionNotFoundError(id);
   }
 }

@@ -27,6 +27,14 @@ const Env = z.object({
   COVEL_PLUGINS_DIR: z.string().optional(),
   COVEL_WORLDS_DIR: z.string().optional(),
   COVEL_WORKER_ID: z.string().optional(),
+  /** Largest request body the API reads, in bytes (after decompression). 256 KiB: a 16,000-character
+   *  input written entirely as `\uXXXX` escape pairs is 192,000 bytes of JSON. */
+  COVEL_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(262_144),
 });
 
 export type EngineConfig = ReturnType<typeof loadConfig>;
@@ -52,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
   return {
     port: e.PORT,
+    bodyLimitBytes: e.COVEL_BODY_LIMIT_BYTES,
     database: e.DATABASE_URL
       ? ({
           kind: 'postgres',

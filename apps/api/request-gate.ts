@@ -1,0 +1,80 @@
+import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import type { Engine } from '../../libs/engine';
+import type { TenantRequest } from './auth.guard';
+import { NotFoundError } from '../../libs/errors';
+import { BodyTooLargeError, fromBodyParserError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
+
+/** Requests whose body the JSON parser may read: authenticated, JSON, UTF-8, within the limit. */
+const acceptedBodies = new WeakSet<IncomingMessage>();
+
+/** For the parser's `type` option: parse only what the gate let through. */
+export const isAcceptedJsonBody = (req: IncomingMessage): boolean => acceptedBodies.has(req);
+
+const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+const isJsonMediaType = (mediaType: string) => mediaType === 'application/json' || /^application\/[\w.-]+\+json$/.test(mediaType);
+
+/**
+ * `Authorization: Bearer <tenant api key>`, looked up by its hash, before a single body byte is read:
+ * an unauthenticated caller gets 401 whatever it sends. Sets `req.tenant`.
+ */
+export function authenticateTenant(engine: Engine) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!match) throw new UnauthenticatedError('MISSING_API_KEY', 'missing Authorization: Bearer <api key>');
+    const tenant = await engine.tenants.findByApiKey(match[1]);
+    if (!tenant) throw new UnauthenticatedError('UNKNOWN_API_KEY', 'unknown api key');
+    (req as TenantRequest).tenant = tenant;
+    next();
+  };
+}
+
+/**
+ * Decides, from the headers alone, whether a body may be read: none at all is fine; otherwise it must be
+ * `application/json` (or `+json`) in UTF-8 (415), and a declared length over the limit is 413 at once
+ * (no waiting for bytes that may never come). The parser then enforces the limit on what it reads,
+ * after decompression, and rejects malformed JSON and content-encodings it does not know.
+ */
+export function jsonBodyGate(options: { limitBytes: number }) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (!hasBody(req)) return next();
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > options.limitBytes) throw new BodyTooLargeError(options.limitBytes);
+    const [mediaType = '', ...parameters] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
+    if (!isJsonMediaType(mediaType)) {
+      throw new UnsupportedBodyError('UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json (UTF-8)');
+    }
+    const charset = parameters
+      .find((p) => p.startsWith('charset='))
+      ?.slice('charset='.length)
+      .replace(/^"(.*)"$/, '$1');
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      const shown = /^[\w.+-]{1,40}$/.test(charset) ? ` "${charset}"` : '';
+      throw new UnsupportedBodyError('UNSUPPORTED_CHARSET', `unsupported charset${shown}: send UTF-8 JSON`);
+    }
+    acceptedBodies.add(req);
+    next();
+  };
+}
+
+/**
+ * A path whose percent-encoding does not decode (`%ZZ`, an encoded lone surrogate) cannot name anything
+ * that exists: the same 404 as an unknown id, before the router tries (and fails) to decode it.
+ */
+export function rejectUndecodablePath(req: Request, _res: Response, next: NextFunction): void {
+  try {
+    decodeURIComponent(req.path);
+  } catch {
+    throw new NotFoundError('NOT_FOUND', 'not found');
+  }
+  next();
+}
+
+/**
+ * Express error middleware after the body parser: body-parser / raw-body / zlib errors become engine
+ * errors (413, 415, 400 with a reason) and go on to `error.filter.ts`, the one place that maps them.
+ */
+export function bodyErrorsAsEngineErrors(error: unknown, _req: Request, _res: Response, next: NextFunction): void {
+  next(fromBodyParserError(error) ?? error);
+}

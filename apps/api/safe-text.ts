@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** A UTF-16 surrogate that is not half of a pair (in a `u` regex a well-formed pair is one code point). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** Characters that show nothing: whitespace, controls, format characters (ZWSP, ZWJ, BOM, bidi marks, tags), and
+ *  other default-ignorable code points (variation selectors, combining grapheme joiner, Hangul fillers). */
+const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+
+/** True when the text has nothing visible: empty, or only whitespace / zero-width / format characters. */
+export function isBlank(text: string): boolean {
+  return text.replace(INVISIBLE, '') === '';
+}
+
+/** Length in Unicode code points (what a person counts as characters, near enough; never UTF-16 units). */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+export interface SafeTextOptions {
+  /** Most code points allowed (after trimming). */
+  max: number;
+  /** Trim leading and trailing whitespace (default true). */
+  trim?: boolean;
+}
+
+/**
+ * The string rules of every body field: well-formed Unicode (no lone surrogate: jsonb and text columns
+ * reject it), no NUL (PostgreSQL text rejects it), not blank (zero-width-only counts as empty), at most
+ * `max` code points. Returns a plain `ZodString`, so callers can chain more checks (`.regex(...)`, ...).
+ */
+export function safeText(options: SafeTextOptions): z.ZodString {
+  let schema = z
+    .string()
+    .refine((s) => !LONE_SURROGATE.test(s), { message: 'must be well-formed Unicode (found a lone surrogate)', abort: true })
+    .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL (U+0000)', abort: true });
+  if (options.trim !== false) schema = schema.trim();
+  return schema
+    .refine((s) => !isBlank(s), { message: 'must not be empty', abort: true })
+    .refine((s) => codePointLength(s) <= options.max, { message: `must be at most ${options.max} characters` });
+}
