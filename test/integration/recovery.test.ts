@@ -60,7 +60,8 @@ describe('queue recovery on BullMQ', () => {
     const stack = await startStack({ workers: 1 });
     const prefix = stack.env.COVEL_QUEUE_PREFIX;
     const connection = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
-    const events = new QueueEvents(TURN_QUEUE_NAME, { connection, prefix });
+    // read the queue's event stream from its start: an event emitted before the first XREAD is not missed
+    const events = new QueueEvents(TURN_QUEUE_NAME, { connection, prefix, lastEventId: '0-0' });
     const producer = new BullMqTurnQueue({ redisUrl: REDIS_URL, prefix });
     try {
       await events.waitUntilReady();
