@@ -5,6 +5,8 @@ export { EventStore, validateEvent } from './event-store';
 export type { AppendRequest, AppendResult } from './event-store';
 export { openDatabase, migrateToLatest, MigrationError } from './database';
 export type { DatabaseConfig, OpenDatabase } from './database';
+export { acquireDataDirLock, lockFileFor } from './data-dir-lock';
+export type { DataDirLock } from './data-dir-lock';
 export { ProjectionRunner, defaultProjections } from './projections/projection-runner';
 export type { Projection } from './projections/projection';
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
