@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
@@ -14,15 +14,19 @@ import { DataDirLockedError } from './errors';
  * - Released on close and on process exit. A lock whose pid is not alive on this host (kill -9,
  *   power loss) is stale and taken over; a lock naming this process's pid but not one of its own
  *   tokens is a previous incarnation's (containers reuse pid 1) and is stale too.
- * - Known limits: a dead holder's pid reused by an unrelated live process on the same host makes
- *   the lock look held, and a lock written on another host is never taken over: the error names
- *   the lock file to delete in both cases.
+ * - A holder is alive when its pid runs on this host and is not a zombie; on Linux its start time
+ *   (from /proc, with the boot id) must match too, so a pid reused after a crash is not mistaken for it.
+ * - Known limits: where /proc is missing (macOS, Windows), a dead holder's pid reused by an
+ *   unrelated live process makes the lock look held; a lock written on another host (a shared
+ *   volume) is never taken over. The error names the lock file to delete in both cases.
  */
 const Holder = z.object({
   pid: z.number().int().positive(),
   hostname: z.string(),
   startedAt: z.string(),
   token: z.string(),
+  /** Linux: boot id and start time of the holder process, so that a reused pid is told apart. */
+  processStart: z.string().optional(),
 });
 type Holder = z.infer<typeof Holder>;
 
@@ -42,7 +46,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
   const dir = resolve(dataDir);
   const file = lockFileFor(dir);
   mkdirSync(dirname(file), { recursive: true });
-  const holder: Holder = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex') };
+  const holder = newHolder();
   // a stale lock is removed and the create retried; a third collision means others are racing for it
   for (let attempt = 0; attempt < 3; attempt++) {
     if (createExclusive(file, holder)) return held(file, holder);
@@ -52,6 +56,11 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
     removeStale(dir, file, current);
   }
   throw new DataDirLockedError(dir, file, null);
+}
+
+function newHolder(): Holder {
+  const processStart = linuxProcessStart(process.pid) ?? undefined;
+  return { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'), processStart };
 }
 
 function held(file: string, holder: Holder): DataDirLock {
@@ -100,11 +109,45 @@ function readHolder(file: string): Holder | 'absent' | 'unreadable' {
 function isAlive(holder: Holder): boolean {
   if (holder.hostname !== hostname()) return true; // cannot tell from here
   if (holder.pid === process.pid) return heldTokens.has(holder.token);
+  const start = linuxProcessStart(holder.pid);
+  if (start === null) return false;
+  if (start !== undefined) return holder.processStart === undefined || holder.processStart === start;
   try {
     process.kill(holder.pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+let bootId: string | undefined;
+
+/**
+ * Linux: `<boot id>:<start time>` of a live process; null when there is no such process or it is a
+ * zombie (killed, not yet reaped: `kill(pid, 0)` still succeeds on it); undefined without /proc.
+ */
+function linuxProcessStart(pid: number): string | null | undefined {
+  if (process.platform !== 'linux') return undefined;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ESRCH')
+      return existsSync('/proc/self/stat') ? null : undefined;
+    return undefined;
+  }
+  // fields after the command name (which may hold spaces and parentheses): state is field 3, starttime field 22
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return null;
+  bootId ??= readBootId();
+  return `${bootId}:${fields[19]}`;
+}
+
+function readBootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
   }
 }
 
@@ -114,8 +157,7 @@ function isAlive(holder: Holder): boolean {
  */
 function removeStale(dir: string, file: string, stale: Holder | 'unreadable') {
   const takeover = `${file}.takeover`;
-  const me: Holder = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex') };
-  if (!createExclusive(takeover, me)) {
+  if (!createExclusive(takeover, newHolder())) {
     const other = readHolder(takeover);
     if (other !== 'absent' && other !== 'unreadable' && isAlive(other)) throw new DataDirLockedError(dir, file, publicHolder(other));
     unlinkQuietly(takeover); // its taker died mid-takeover

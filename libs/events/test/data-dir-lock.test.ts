@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataDirLockedError, lockFileFor, migrateToLatest, openDatabase } from '..';
+import { acquireDataDirLock, DataDirLockedError, lockFileFor, migrateToLatest, openDatabase } from '..';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -93,6 +93,44 @@ describe('embedded data directory lock', () => {
       await open.close();
     }
   }, 30_000);
+
+  describe('who counts as a live holder', () => {
+    const lockWith = (holder: object) => {
+      mkdirSync(base, { recursive: true });
+      writeFileSync(lockFileFor(dataDir), JSON.stringify({ hostname: hostname(), startedAt: '2020-01-01T00:00:00.000Z', token: 'old', ...holder }));
+    };
+    const takeOver = () => {
+      const lock = acquireDataDirLock(dataDir);
+      lock.release();
+    };
+
+    it('a live process on this host holds it', () => {
+      lockWith({ pid: process.ppid });
+      expect(takeOver).toThrow(`is in use by process ${process.ppid}`);
+    });
+
+    it('a lock from another host is never taken over', () => {
+      lockWith({ pid: process.pid, hostname: 'elsewhere' });
+      expect(takeOver).toThrow(`is in use by process ${process.pid} on elsewhere`);
+    });
+
+    it("this process's pid with a token it does not hold is a previous incarnation's (containers reuse pids)", () => {
+      lockWith({ pid: process.pid });
+      expect(takeOver).not.toThrow();
+    });
+
+    (process.platform === 'linux' ? it : it.skip)('a pid now running another process (reused after a crash) is stale on Linux', () => {
+      lockWith({ pid: process.ppid, processStart: 'another-boot:12345' });
+      expect(takeOver).not.toThrow();
+    });
+
+    it('an unreadable lock file is stale', () => {
+      mkdirSync(base, { recursive: true });
+      writeFileSync(lockFileFor(dataDir), 'garbage');
+      expect(takeOver).not.toThrow();
+      expect(existsSync(lockFileFor(dataDir))).toBe(false);
+    });
+  });
 
   it('leaves an in-memory database unlocked', async () => {
     const a = await openDatabase({ kind: 'pglite' });
