@@ -1,11 +1,24 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../errors';
+import { apiKeyWeakness } from './api-key-strength';
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Address the HTTP API binds to: loopback unless a deployment opens it (docker-compose: 0.0.0.0 in the container). */
+  COVEL_HOST: z.preprocess(emptyAsUnset, z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'an IP address or a host name' }).default('127.0.0.1')),
+  COVEL_BOOTSTRAP_API_KEY: z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .optional()
+      .superRefine((key, ctx) => {
+        const weakness = key === undefined ? null : apiKeyWeakness(key);
+        if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
+      }),
+  ),
   DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
   REDIS_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
   COVEL_DATA_DIR: z.string().optional(),
@@ -44,6 +57,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
   return {
     port: e.PORT,
+    host: e.COVEL_HOST,
+    /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
+    bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
     database: e.DATABASE_URL
       ? ({ kind: 'postgres', url: e.DATABASE_URL, poolSize: e.COVEL_DB_POOL_SIZE } as const)
       : ({ kind: 'pglite', dataDir: join(dataDir, 'pglite') } as const),
