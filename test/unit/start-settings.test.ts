@@ -43,11 +43,17 @@ describe('start-up banner and settings', () => {
   }, 60_000);
 
   it('refuses a weak COVEL_BOOTSTRAP_API_KEY at start-up, naming the variable', async () => {
-    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', COVEL_BOOTSTRAP_API_KEY: 'x' };
-    await expect(run(process.execPath, ['-r', './tools/register.js', 'apps/main.ts'], { cwd: root, env })).rejects.toMatchObject({
-      code: 1,
-      stderr: expect.stringContaining('bad environment: COVEL_BOOTSTRAP_API_KEY: must be at least 32 characters'),
-    });
+    const dataDir = mkdtempSync(join(tmpdir(), 'covel-weak-key-'));
+    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', COVEL_DATA_DIR: dataDir, PORT: '0', COVEL_BOOTSTRAP_API_KEY: 'x' };
+    try {
+      // (a start that wrongly succeeds is ended by the timeout, and fails the match)
+      await expect(run(process.execPath, ['-r', './tools/register.js', 'apps/main.ts'], { cwd: root, env, timeout: 30_000 })).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('bad environment: COVEL_BOOTSTRAP_API_KEY: must be at least 32 characters'),
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('docker-compose requires the bootstrap key, publishes on loopback, listens on all interfaces inside', () => {
