@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DataDirLockedError } from './errors';
 
@@ -40,12 +40,17 @@ export interface DataDirLock {
 /** Tokens of the locks this process holds now. */
 const heldTokens = new Set<string>();
 
-export const lockFileFor = (dataDir: string) => `${resolve(dataDir)}.lock`;
+/** `<dataDir>.lock`, with the parent's symlinks resolved so that two spellings of one directory share a lock. */
+export function lockFileFor(dataDir: string): string {
+  const dir = resolve(dataDir);
+  const parent = dirname(dir);
+  return `${join(existsSync(parent) ? realpathSync(parent) : parent, basename(dir))}.lock`;
+}
 
 export function acquireDataDirLock(dataDir: string): DataDirLock {
   const dir = resolve(dataDir);
+  mkdirSync(dirname(dir), { recursive: true });
   const file = lockFileFor(dir);
-  mkdirSync(dirname(file), { recursive: true });
   const holder = newHolder();
   // a stale lock is removed and the create retried; a third collision means others are racing for it
   for (let attempt = 0; attempt < 3; attempt++) {

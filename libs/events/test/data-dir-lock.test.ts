@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireDataDirLock, DataDirLockedError, lockFileFor, migrateToLatest, openDatabase } from '..';
@@ -93,6 +93,21 @@ describe('embedded data directory lock', () => {
       await open.close();
     }
   }, 30_000);
+
+  it('one lock for two spellings of the directory (a symlinked parent)', () => {
+    mkdirSync(base, { recursive: true });
+    symlinkSync(base, `${base}-link`);
+    try {
+      const lock = acquireDataDirLock(dataDir);
+      try {
+        expect(() => acquireDataDirLock(join(`${base}-link`, 'pglite'))).toThrow(DataDirLockedError);
+      } finally {
+        lock.release();
+      }
+    } finally {
+      rmSync(`${base}-link`);
+    }
+  });
 
   describe('who counts as a live holder', () => {
     const lockWith = (holder: object) => {
