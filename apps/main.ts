@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createEngine, loadConfig } from '../libs/engine';
 import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
+import { boundAddress, describeModels } from './banner';
 import { devKeyFile, ensureDevTenant } from './dev-tenant';
 import { closeOnSignals, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
@@ -12,26 +13,34 @@ import { createWorkerApp } from './worker/create-worker-app';
  */
 async function main() {
   const config = loadConfig();
-  mkdirSync(config.dataDir, { recursive: true });
+  const embedded = config.database.kind === 'pglite';
+  if (embedded) mkdirSync(config.dataDir, { recursive: true });
   const engine = await createEngine(config, 'all');
   await ensureBootstrapTenant(engine);
-  const apiKey = await ensureDevTenant(engine);
+  // a development tenant with a printed key only on the embedded default, never in a real PostgreSQL
+  const apiKey = embedded ? await ensureDevTenant(engine) : null;
   const worker = await createWorkerApp(engine);
   await worker.init();
   const api = await createApiApp(engine);
-  await api.listen(config.port, '127.0.0.1');
+  await api.listen(config.port, config.host);
+  closeOnSignals(api, worker, engine); // before the ready line: a signal right after it is handled
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
+  const slots = Object.entries(engine.providers.config.slots).map(([name, slot]) => ({ name, protocol: slot.protocol }));
   console.log(
     [
       `Covel engine ready at ${url}`,
+      `  bound to: ${boundAddress(api)} (COVEL_HOST)`,
       `  database: ${config.database.kind === 'pglite' ? `PGlite (${config.database.dataDir})` : 'PostgreSQL'}`,
       `  queue:    ${config.redisUrl ? 'BullMQ' : 'in-process'}`,
-      `  model:    ${engine.emulator ? `offline provider emulator (${engine.emulator.url})` : 'real provider endpoint'}`,
-      `  dev key:  ${apiKey}   (also in ${devKeyFile(config.dataDir)})`,
-      `Play in another terminal: npm run play`,
-    ].join('\n'),
+      `  model:    ${describeModels(slots, config.env, engine.emulator?.url ?? null)}`,
+      apiKey
+        ? `  dev key:  ${apiKey}   (also in ${devKeyFile(config.dataDir)})`
+        : `  tenants:  none created here: npm run tenant:create -- <name> prints a key${config.bootstrapApiKey ? ' (or use COVEL_BOOTSTRAP_API_KEY)' : ''}`,
+      apiKey ? `Play in another terminal: npm run play` : null,
+    ]
+      .filter((line) => line !== null)
+      .join('\n'),
   );
-  closeOnSignals(api, worker, engine);
 }
 
 runMain(main);

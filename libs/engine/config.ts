@@ -2,11 +2,24 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../errors';
 import { APP_ROLE_PATTERN } from '../events';
+import { apiKeyWeakness } from './api-key-strength';
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Address the HTTP API binds to: loopback unless a deployment opens it (docker-compose: 0.0.0.0 in the container). */
+  COVEL_HOST: z.preprocess(emptyAsUnset, z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'an IP address or a host name' }).default('127.0.0.1')),
+  COVEL_BOOTSTRAP_API_KEY: z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .optional()
+      .superRefine((key, ctx) => {
+        const weakness = key === undefined ? null : apiKeyWeakness(key);
+        if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
+      }),
+  ),
   DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
   /** The owner role's URL: migrations run through it (PostgreSQL only; needs DATABASE_URL). */
   COVEL_MIGRATION_DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
@@ -61,6 +74,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     port: e.PORT,
     bodyLimitBytes: e.COVEL_BODY_LIMIT_BYTES,
+    host: e.COVEL_HOST,
+    /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
+    bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
     database: e.DATABASE_URL
       ? ({
           kind: 'postgres',

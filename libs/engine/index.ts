@@ -1,6 +1,7 @@
 export { createEngine, consoleLogger } from './engine';
 export type { Engine, EngineRole } from './engine';
 export { loadConfig, ConfigError } from './config';
+export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './api-key-strength';
 export type { EngineConfig } from './config';
 export { SessionService } from './session-service';
 export type { Logger, CreateSessionRequest, SubmitInputRequest, SessionServiceDeps } from './session-service';

@@ -1,6 +1,8 @@
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import { Pool } from 'pg';
 import { migrations } from '../../migrations';
+import { acquireDataDirLock } from './data-dir-lock';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
 import { EngineError } from '../errors';
@@ -48,9 +50,33 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
   const { PGlite } = await import('@electric-sql/pglite');
-  const pglite = config.dataDir ? new PGlite(config.dataDir) : new PGlite();
+  if (!config.dataDir) return onPGlite(new PGlite(), () => undefined);
+  // one process per data directory: every opener (server, tools, tests) passes here
+  const lock = acquireDataDirLock(config.dataDir);
+  try {
+    const pglite = new PGlite(config.dataDir);
+    await pglite.waitReady;
+    return onPGlite(pglite, () => lock.release());
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+function onPGlite(pglite: PGlite, afterClose: () => void): OpenDatabase {
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  return {
+    db,
+    kind: 'pglite',
+    async close() {
+      try {
+        await db.destroy();
+        if (!pglite.closed) await pglite.close(); // Kysely skips a driver it never used
+      } finally {
+        afterClose();
+      }
+    },
+  };
 }
 
 export class MigrationError extends EngineError {

@@ -49,3 +49,31 @@ export class StreamTenantMismatchError extends EngineError {
     super(`stream ${streamId} belongs to another tenant`);
   }
 }
+
+/** Who holds an embedded data directory (read from its lock file). */
+export interface DataDirHolder {
+  pid: number;
+  hostname: string;
+  startedAt: string;
+}
+
+/**
+ * Another process serves this PGlite data directory. PGlite is one process per directory: a
+ * second opener would write beside the server and lose committed data, so it is refused.
+ */
+export class DataDirLockedError extends EngineError {
+  readonly code = 'DATA_DIR_LOCKED';
+  readonly category = 'conflict';
+  constructor(
+    readonly dataDir: string,
+    readonly lockFile: string,
+    readonly holder: DataDirHolder | null,
+  ) {
+    const who = holder ? `process ${holder.pid} on ${holder.hostname} (since ${holder.startedAt})` : 'another process';
+    super(
+      `${dataDir} is in use by ${who}: a PGlite data directory serves one process at a time. ` +
+        `Stop that process first (Ctrl-C the \`npm start\`${holder ? `, or kill ${holder.pid}` : ''}) and run this again, ` +
+        `or use the running server's HTTP API instead. If that process no longer exists, delete ${lockFile}.`,
+    );
+  }
+}

@@ -21,6 +21,8 @@ export {
   APP_ROLE_PATTERN,
 } from './schema-access';
 export type { SchemaStatus, ConnectionRole, MissingPrivilege } from './schema-access';
+export { acquireDataDirLock, lockFileFor } from './data-dir-lock';
+export type { DataDirLock } from './data-dir-lock';
 export { ProjectionRunner, defaultProjections } from './projections/projection-runner';
 export type { ProjectionFailure, ProjectionLogger, ProjectionRunnerOptions, ProjectionStatus } from './projections/projection-runner';
 export { executionsProjection } from './projections/executions';
