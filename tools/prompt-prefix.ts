@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { runMain } from '../apps/process-lifecycle';
-import { migrateToLatest, openDatabase, ReadModels } from '../libs/events';
+import { openDatabase, prepareSchema, ReadModels } from '../libs/events';
 import { formatPrefixTables, prefixReport } from '../libs/reports';
 import { databaseFromArg } from './database-arg';
 
@@ -16,9 +16,11 @@ async function main() {
     options: { session: { type: 'string' }, show: { type: 'string' }, json: { type: 'boolean' } },
   });
   if (positionals.length !== 1) throw new Error(USAGE);
-  const database = await openDatabase(databaseFromArg(positionals[0]));
+  const config = databaseFromArg(positionals[0]);
+  const database = await openDatabase(config);
   try {
-    await migrateToLatest(database.db);
+    // as the app role this only checks the schema is current (it cannot migrate)
+    await prepareSchema(database, config);
     const calls = await new ReadModels(database.db).recordedCalls(values.session);
     const rows = prefixReport(calls.map((c) => ({ ...c })));
     if (values.json) {
