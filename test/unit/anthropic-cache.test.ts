@@ -101,19 +101,7 @@ describe('§5 Anthropic: four boundaries and what the next turn reads', () => {
   });
 
   it('the turn context after the history is user content wrapped in <system-instruction>; no system role in messages', async () => {
-    const history = [0, 1].flatMap((n): HistoryMessage[] => [
-      { messageId: `u${n}`, turnId: `t${n}`, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: `input ${n}` },
-      {
-        messageId: `a${n}`,
-        turnId: `t${n}`,
-        role: 'assistant',
-        sourceType: 'runtime',
-        pluginId: 'narrator',
-        runtimeId: 'narrator',
-        outputKind: 'story',
-        text: `story ${n}`,
-      },
-    ]);
+    const history = [0, 1].flatMap((n) => turnMessages(n, `story ${n}`));
     const body = adapter.buildRequest({ model: 'claude-sonnet-4-5', messages: await turnRequest(history, 2), cacheBoundaries: true });
     const messages = body.messages as { role: string; content: { text: string; cache_control?: unknown }[] }[];
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'user']);
