@@ -1,11 +1,12 @@
-import { createEngine, loadConfig } from '../../libs/engine';
+import { ConfigError, createEngine, loadConfig } from '../../libs/engine';
 import { closeOnSignals, runMain } from '../process-lifecycle';
 import { createWorkerApp } from './create-worker-app';
 
 /** `npm run start:worker`: a worker process (BullMQ when REDIS_URL is set). */
 async function main() {
   const config = loadConfig();
-  if (!config.redisUrl) throw new Error('start:worker needs REDIS_URL (and DATABASE_URL); `npm start` runs everything in one process');
+  if (!config.redisUrl)
+    throw new ConfigError([{ path: 'REDIS_URL', message: 'start:worker needs REDIS_URL (and DATABASE_URL); `npm start` runs everything in one process' }]);
   const engine = await createEngine(config, 'worker');
   const app = await createWorkerApp(engine);
   await app.init();

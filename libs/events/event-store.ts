@@ -2,6 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
 import { eventSchemas, isEventType, type NewEvent, type StoredEvent } from './event-types';
 import type { Database } from './schema';
+import { InvalidInputError } from '../errors';
 
 /** Serializes appends so global positions become visible in order (projections never skip one). */
 const APPEND_LOCK_KEY = 7_411_001;
@@ -110,7 +111,7 @@ export class EventStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async append(request: AppendRequest): Promise<AppendResult> {
-    if (request.events.length === 0) throw new Error('append needs at least one event');
+    if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
     const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
       index === 0 && request.idempotency

@@ -5,7 +5,7 @@ import { capabilitiesOf } from './model-table';
 import { type OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
 import { toProviderError } from './provider-errors';
 import { openAIEffort, resolveToolChoice } from './request-preferences';
-import type { ModelCall, ModelResponse, ProviderAdapter, SendOptions } from './types';
+import { type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions } from './types';
 
 type ResponsesBody = OpenAI.Responses.ResponseCreateParams;
 
@@ -72,7 +72,8 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
           if (event.type === 'response.output_text.delta') options.onText?.(event.delta);
           if (event.type === 'response.completed') final = event.response;
         }
-        if (!final) throw new Error('stream ended without response.completed');
+        // a cut stream is worth another try
+        if (!final) throw new ProviderError('openai-responses: stream ended without response.completed', null, true);
         return fromResponse(final);
       }
       return fromResponse(await this.client.responses.create(body as unknown as ResponsesBody & { stream?: false }, { signal: options.signal }));

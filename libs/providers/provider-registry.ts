@@ -3,7 +3,7 @@ import { GeminiAdapter } from './gemini-adapter';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { OpenAIChatAdapter } from './openai-chat-adapter';
 import { OpenAIResponsesAdapter } from './openai-responses-adapter';
-import type { LlmConfig, SlotConfig, SlotName } from './slots';
+import { type LlmConfig, type SlotConfig, SlotConfigError, type SlotName } from './slots';
 import type { Protocol, ProviderAdapter } from './types';
 
 export interface Endpoint {
@@ -31,7 +31,7 @@ export function endpointFor(protocol: Protocol, env: NodeJS.ProcessEnv, emulator
   const { key, url } = KEYS[protocol];
   if (env[key]) return { kind: 'real', apiKey: env[key]!, baseURL: env[url] || undefined };
   const root = (env.COVEL_EMULATOR_URL || emulatorRoot)?.replace(/\/$/, '');
-  if (!root) throw new Error(`no ${key} and no emulator: set ${key} or start the provider emulator`);
+  if (!root) throw new SlotConfigError('environment', [{ path: key, message: `no ${key} and no emulator: set ${key} or start the provider emulator` }]);
   return { kind: 'emulator', apiKey: 'emulator', baseURL: protocol.startsWith('openai') ? `${root}/v1` : root };
 }
 
@@ -76,7 +76,7 @@ export class ProviderRegistry {
     const existing = this.bindings.get(name);
     if (existing) return existing;
     const slot = this.config.slots[name];
-    if (!slot) throw new Error(`unknown model slot "${name}"`);
+    if (!slot) throw new SlotConfigError('llm.toml', [{ path: `slots.${name}`, message: 'unknown model slot' }]);
     const binding = {
       slot,
       adapter: createAdapter(slot, this.endpointOf(slot.protocol)),

@@ -10,8 +10,9 @@ import {
   type TurnJob,
   UnknownStageError,
 } from '../../libs/engine';
-import { NotFoundError, UnavailableError } from '../../libs/errors';
-import type { StoredEvent } from '../../libs/events';
+import { InvalidInputError, NotFoundError, UnavailableError } from '../../libs/errors';
+import { EventStore, migrateToLatest, openDatabase, type StoredEvent } from '../../libs/events';
+import { endpointFor, SlotConfigError } from '../../libs/providers';
 import { loadPlugins } from '../../libs/plugins-sdk';
 import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
 
@@ -130,6 +131,22 @@ describe('engine domain errors are engine errors', () => {
     })();
     expect(error).toBeInstanceOf(UnknownStageError);
     expect(error).toMatchObject({ category: 'invalid', code: 'PLUGIN_STAGE_UNKNOWN' });
+  });
+
+  it('an unknown model slot, and no endpoint for a protocol', () => {
+    expect(() => endpointFor('anthropic', {}, null)).toThrow(SlotConfigError);
+    expect(() => endpointFor('anthropic', {}, null)).toThrow(/ANTHROPIC_API_KEY: no ANTHROPIC_API_KEY and no emulator/);
+    expect(isPermanentFailure(new SlotConfigError('llm.toml', [{ path: 'slots.x', message: 'unknown model slot' }]))).toBe(true);
+  });
+
+  it('an append of no events', async () => {
+    const open = await openDatabase({ kind: 'pglite' });
+    try {
+      await migrateToLatest(open.db);
+      await expect(new EventStore(open.db).append({ tenantId: 't', streamId: 's', expectedVersion: 0, events: [] })).rejects.toBeInstanceOf(InvalidInputError);
+    } finally {
+      await open.close();
+    }
   });
 
   it('a gap in the events handed to a journal', () => {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { InvalidEventError } from '../errors';
 import type { Projection } from './projection';
 
 /**
@@ -24,7 +25,10 @@ export const summariesProjection: Projection = {
           .orderBy('seq')
           .execute();
         const oldest = replaced[0];
-        if (!oldest) throw new Error(`history.compacted: summaries ${s.replacesSummaryIds.join(', ')} not found`);
+        if (!oldest)
+          throw new InvalidEventError(event.type, [
+            { path: 'summaries.replacesSummaryIds', message: `summaries ${s.replacesSummaryIds.join(', ')} not found` },
+          ]);
         id = oldest.summary_id;
         createdAt = new Date(oldest.created_at);
         seq = oldest.seq;
