@@ -1,5 +1,6 @@
 import { SubmitInputBody } from './bodies';
-import { codePointLength, isBlank, safeText } from './safe-text';
+import { codePointLength } from '../../libs/text';
+import { isBlank, safeText } from './safe-text';
 
 describe('safeText: the string rules of every body field', () => {
   const text = safeText({ max: 5 });

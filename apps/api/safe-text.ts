@@ -1,7 +1,6 @@
 import { z } from 'zod';
+import { codePointLength, isWellFormedText } from '../../libs/text';
 
-/** A UTF-16 surrogate that is not half of a pair (in a `u` regex a well-formed pair is one code point). */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 /** Characters that show nothing: whitespace, controls, format characters (ZWSP, ZWJ, BOM, bidi marks, tags), and
  *  other default-ignorable code points (variation selectors, combining grapheme joiner, Hangul fillers). */
 const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
@@ -9,13 +8,6 @@ const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]
 /** True when the text has nothing visible: empty, or only whitespace / zero-width / format characters. */
 export function isBlank(text: string): boolean {
   return text.replace(INVISIBLE, '') === '';
-}
-
-/** Length in Unicode code points (what a person counts as characters, near enough; never UTF-16 units). */
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
 }
 
 export interface SafeTextOptions {
@@ -33,7 +25,7 @@ export interface SafeTextOptions {
 export function safeText(options: SafeTextOptions): z.ZodString {
   let schema = z
     .string()
-    .refine((s) => !LONE_SURROGATE.test(s), { message: 'must be well-formed Unicode (found a lone surrogate)', abort: true })
+    .refine((s) => isWellFormedText(s), { message: 'must be well-formed Unicode (found a lone surrogate)', abort: true })
     .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL (U+0000)', abort: true });
   if (options.trim !== false) schema = schema.trim();
   return schema

@@ -183,18 +183,6 @@ export class EventStore {
     return rows.map(toStoredEvent);
   }
 
-  /** Events after a global position, in log order, at most `limit`. */
-  async readAll(afterPosition: number, limit: number, executor: Executor = this.db): Promise<StoredEvent[]> {
-    const rows = await executor
-      .selectFrom('events')
-      .selectAll()
-      .where('global_position', '>', String(afterPosition))
-      .orderBy('global_position')
-      .limit(limit)
-      .execute();
-    return rows.map(toStoredEvent);
-  }
-
   /**
    * Log entries after a global position, in log order, at most `limit`; with `streamId`, that
    * stream's only, and with `throughPosition`, none after it.

@@ -1,13 +1,5 @@
 import { z } from 'zod';
-
-/** Well-formed BCP 47 (what `Intl.getCanonicalLocales` accepts); the API stores the canonical form. */
-function isWellFormedTag(tag: string): boolean {
-  try {
-    return Intl.getCanonicalLocales(tag).length === 1;
-  } catch {
-    return false;
-  }
-}
+import { canonicalLocaleTag } from '../text';
 
 /** Versioned event names with the zod schema of each payload (ARCHITECTURE.md "Event log"). */
 const id = z.string().min(1);
@@ -16,7 +8,11 @@ export const SessionCreatedV1 = z.object({
   sessionId: id,
   worldId: z.string().nullable(),
   /** The session's own BCP 47 tag, canonical (`pt-BR`, `zh-CN`); early events hold `en` or `zh-Hans`. */
-  locale: z.string().min(1).max(255).refine(isWellFormedTag, 'must be a well-formed BCP 47 language tag'),
+  locale: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine((tag) => canonicalLocaleTag(tag) !== null, 'must be a well-formed BCP 47 language tag'),
 });
 
 export const PlayerInputSubmittedV1 = z.object({

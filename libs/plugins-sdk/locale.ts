@@ -1,20 +1,8 @@
 import type { Locale } from './manifest';
 
-/** The longest language tag a session accepts (BCP 47 sets no limit; this one keeps it bounded). */
-export const MAX_LOCALE_TAG_LENGTH = 255;
+import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../text';
 
-/**
- * The canonical form of a well-formed BCP 47 language tag (`EN-us` → `en-US`, `cmn` → `zh`), or
- * null when the tag is ill-formed (`en_US!!`, `i-default`, empty, too long).
- */
-export function canonicalLocaleTag(tag: string): string | null {
-  if (tag.length === 0 || tag.length > MAX_LOCALE_TAG_LENGTH) return null;
-  try {
-    return Intl.getCanonicalLocales(tag)[0] ?? null;
-  } catch {
-    return null;
-  }
-}
+export { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH };
 
 /**
  * The locale of prompts and plugin variant files for a session's language tag (spec §6): a

@@ -100,3 +100,19 @@ function isHigh(c: number): boolean {
 function isLow(c: number): boolean {
   return c >= 0xdc00 && c <= 0xdfff;
 }
+
+/** The longest language tag accepted (BCP 47 sets no limit; this one keeps it bounded). */
+export const MAX_LOCALE_TAG_LENGTH = 255;
+
+/**
+ * The canonical form of a well-formed BCP 47 language tag (`EN-us` → `en-US`, `cmn` → `zh`), or
+ * null when the tag is ill-formed (`en_US!!`, `i-default`, empty, too long).
+ */
+export function canonicalLocaleTag(tag: string): string | null {
+  if (tag.length === 0 || tag.length > MAX_LOCALE_TAG_LENGTH) return null;
+  try {
+    return Intl.getCanonicalLocales(tag)[0] ?? null;
+  } catch {
+    return null;
+  }
+}
