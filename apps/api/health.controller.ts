@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Engine, QueueHealth } from '../../libs/engine';
-import { type DatabaseProbe, probeDatabase, type ProjectionStatus } from '../../libs/events';
+import { type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, type ProjectionStatus } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 export interface HealthReport {
@@ -12,9 +12,22 @@ export interface HealthReport {
   status: 'ok' | 'degraded' | 'unavailable';
   database: DatabaseProbe & { kind: Engine['database']['kind'] };
   queue: QueueHealth;
-  /** Each projection's position, lag and state; empty while the database cannot be read. */
-  projections: ProjectionStatus[];
+  /**
+   * Each projection's position, lag and state, and where it stopped (global position, event type,
+   * since). `/health` needs no key, so no session, tenant or error text appears here: the log line
+   * of each failure names them. Null while the projections cannot be read (then `degraded`).
+   */
+  projections: PublicProjectionStatus[] | null;
 }
+
+type PublicProjectionStatus = Omit<ProjectionStatus, 'failures'> & {
+  failures: Pick<ProjectionStatus['failures'][number], 'globalPosition' | 'eventType' | 'attempts' | 'since' | 'nextRetryAt'>[];
+};
+
+const withoutTenantData = (p: ProjectionStatus): PublicProjectionStatus => ({
+  ...p,
+  failures: p.failures.map(({ globalPosition, eventType, attempts, since, nextRetryAt }) => ({ globalPosition, eventType, attempts, since, nextRetryAt })),
+});
 
 /** `GET /health`: each dependency probed in bounded time; 200 when all are up, 503 otherwise. */
 @Controller('health')
@@ -24,10 +37,26 @@ export class HealthController {
   @Get()
   async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, queue] = await Promise.all([probeDatabase(this.engine.database.db), this.engine.queue.health()]);
-    const projections = database.ok ? await this.engine.projections.status().catch(() => []) : [];
-    const status = !database.ok || !queue.ok ? 'unavailable' : projections.some((p) => p.state === 'failing') ? 'degraded' : 'ok';
+    const projections = database.ok ? await this.projections() : null;
+    const status =
+      !database.ok || !queue.ok ? 'unavailable' : projections === null || projections.some((p) => p.state === 'failing') ? 'degraded' : 'ok';
     res.status(status === 'ok' ? 200 : 503);
     return { status, database: { kind: this.engine.database.kind, ...database }, queue, projections };
+  }
+
+  /** The projections' status within the probe's bound, or null when it cannot be read in time. */
+  private async projections(): Promise<PublicProjectionStatus[] | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), DATABASE_PROBE_TIMEOUT_MS)));
+    const read = this.engine.projections.status().then(
+      (all) => all.map(withoutTenantData),
+      () => null,
+    );
+    try {
+      return await Promise.race([read, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** `GET /health/live`: the process answers (for liveness probes; says nothing of dependencies). */

@@ -101,7 +101,6 @@ export class SessionService {
    */
   async submitInput(request: SubmitInputRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
     const { tenantId, sessionId, text, idempotencyKey } = request;
-    if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
     if (!(await this.owns(tenantId, sessionId))) throw new SessionNotFoundError(sessionId);
     const idempotency =
       idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: { text } }) };
@@ -118,6 +117,8 @@ export class SessionService {
           return { answer: prior, replayed: true };
         }
       }
+      // a repeat is answered above even with the queue away; a new input is not recorded then
+      if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
       const version = await this.deps.store.streamVersion(sessionId);
       try {
         await this.deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: [event], idempotency });

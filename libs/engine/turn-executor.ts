@@ -27,6 +27,8 @@ export const DEFAULT_HISTORY_READ_LIMIT = 400;
 
 /** How soon a turn interrupted by a database outage is tried again. */
 const DATABASE_RETRY_MS = 2_000;
+/** How soon a turn of a session whose projection is stopped looks again (the projection retries with backoff). */
+const PROJECTION_STOPPED_RETRY_MS = 5_000;
 
 export interface TurnExecutorOptions {
   workerId: string;
@@ -88,6 +90,9 @@ class ExecutionRun {
  * (a barrier between stages, runtimes of one stage in parallel), and commits the turn once.
  */
 export class TurnExecutor {
+  /** Executions already reported as waiting on a stopped projection (one log line each). */
+  private readonly waitingOnProjection = new Set<string>();
+
   constructor(
     private readonly store: EventStore,
     private readonly readModels: ReadModels,
@@ -112,7 +117,9 @@ export class TurnExecutor {
    */
   async handle(job: TurnJob, attempt: JobAttempt): Promise<JobOutcome> {
     try {
-      return await this.run(job);
+      const outcome = await this.run(job);
+      this.waitingOnProjection.delete(job.executionId);
+      return outcome;
     } catch (error) {
       if (error instanceof FencedOutError) return { kind: 'done' };
       // the database is away: nothing can be recorded (not even a failure); look again later
@@ -121,6 +128,14 @@ export class TurnExecutor {
         this.logger.warn(`execution ${job.executionId}: the database cannot be reached; retrying in ${DATABASE_RETRY_MS} ms`);
         return { kind: 'later', delayMs: DATABASE_RETRY_MS };
       }
+      // a projection this turn reads is stopped at one of the session's events: the turn waits
+      // (no attempt spent) and runs once the projection applies it; other sessions go on
+      if (error instanceof SessionProjectionStoppedError) {
+        if (!this.waitingOnProjection.has(job.executionId)) this.logger.warn(`execution ${job.executionId} waits: ${error.message}`);
+        this.waitingOnProjection.add(job.executionId);
+        return { kind: 'later', delayMs: PROJECTION_STOPPED_RETRY_MS };
+      }
+      this.waitingOnProjection.delete(job.executionId);
       if (isPermanentFailure(error)) {
         await this.fail(job, attempt.attemptsMade + 1, error);
         throw error;

@@ -168,7 +168,7 @@ export class ProjectionRunner {
 
   /** Per projection: position, lag behind the log head, and the streams it stopped at. */
   async status(): Promise<ProjectionStatus[]> {
-    await this.ensureCheckpoints();
+    // read-only: a projection with no checkpoint row yet is at position 0
     const head = await this.store.headPosition();
     const checkpoints = new Map((await this.db.selectFrom('projection_checkpoints').selectAll().execute()).map((c) => [c.name, Number(c.position)]));
     const counts = new Map(
