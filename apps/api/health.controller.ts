@@ -38,8 +38,7 @@ export class HealthController {
   async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, queue] = await Promise.all([probeDatabase(this.engine.database.db), this.engine.queue.health()]);
     const projections = database.ok ? await this.projections() : null;
-    const status =
-      !database.ok || !queue.ok ? 'unavailable' : projections === null || projections.some((p) => p.state === 'failing') ? 'degraded' : 'ok';
+    const status = !database.ok || !queue.ok ? 'unavailable' : projections === null || projections.some((p) => p.state === 'failing') ? 'degraded' : 'ok';
     res.status(status === 'ok' ? 200 : 503);
     return { status, database: { kind: this.engine.database.kind, ...database }, queue, projections };
   }
