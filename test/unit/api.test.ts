@@ -26,7 +26,7 @@ describe('API on the embedded default', () => {
       projections: expect.any(Array),
     });
     expect(body.projections.map((p) => [p.name, p.state, p.failures])).toEqual(
-      ['executions', 'turn_messages', 'trace_events', 'summaries', 'prefix_reports'].map((name) => [name, 'running', []]),
+      ['turn_messages', 'summaries', 'trace_events', 'executions', 'prefix_reports'].map((name) => [name, 'running', []]),
     );
   });
 

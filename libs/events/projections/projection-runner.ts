@@ -8,7 +8,12 @@ import type { Projection } from './projection';
 import { traceEventsProjection } from './trace-events';
 import { turnMessagesProjection } from './turn-messages';
 
-export const defaultProjections: readonly Projection[] = [executionsProjection, turnMessagesProjection, traceEventsProjection, summariesProjection];
+/**
+ * In the order a catch-up applies them. `executions` comes last: a reader that sees an execution
+ * `committed` then finds its messages, summaries and traces (every catch-up applies all of them up
+ * to one head position, taken at its start, so no projection is ever ahead of one listed before it).
+ */
+export const defaultProjections: readonly Projection[] = [turnMessagesProjection, summariesProjection, traceEventsProjection, executionsProjection];
 
 const BATCH = 500;
 /** Failures listed per projection by `status()` (the count is always exact). */
@@ -130,8 +135,10 @@ export class ProjectionRunner {
         .execute();
       this.madeDue = true;
     }
+    // one head for every projection: a later one never gets past an event an earlier one has not read
+    const through = await this.store.headPosition();
     let applied = 0;
-    for (const projection of this.projections) applied += await this.runBatches(projection);
+    for (const projection of this.projections) applied += await this.runBatches(projection, through);
     // then the stopped streams that are due (their held-back events all precede the checkpoint)
     return applied + (await this.retryStopped({ limitPerProjection: RETRIES_PER_CATCH_UP }));
   }
@@ -205,17 +212,17 @@ export class ProjectionRunner {
     return rows.map((r) => ({ projection: r.projection, ...toFailure(r) }));
   }
 
-  private async runBatches(projection: Projection): Promise<number> {
+  private async runBatches(projection: Projection, through: number): Promise<number> {
     let applied = 0;
     for (;;) {
       const pending: Pending = { logs: [] };
       let batch: { read: number; applied: number };
       try {
-        batch = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending, 'direct'));
+        batch = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending, 'direct', through));
       } catch (error) {
         if (!(error instanceof BatchFailed)) throw error;
         // rolled back whole: again, each event in its own savepoint
-        batch = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending, 'per-event'));
+        batch = await this.db.transaction().execute((trx) => this.applyBatch(trx, projection, pending, 'per-event', through));
       }
       this.flush(pending);
       applied += batch.applied;
@@ -235,9 +242,11 @@ export class ProjectionRunner {
     projection: Projection,
     pending: Pending,
     mode: 'direct' | 'guarded' | 'per-event',
+    /** No event after this position (the catch-up's head); none: to the end of the log. */
+    through?: number,
   ): Promise<{ read: number; applied: number }> {
     const from = await lockCheckpoint(trx, projection.name);
-    const entries = await readBatch(trx, projection.name, from);
+    const entries = await readBatch(trx, projection.name, from, through);
     if (entries.length === 0) return { read: 0, applied: 0 };
     const live = entries.filter((e) => !e.heldBack);
     const applyAll = async () => {
@@ -435,8 +444,8 @@ function describe(error: unknown): string {
 }
 
 /** The next events after `after`, each marked when its stream is stopped in this projection. */
-async function readBatch(trx: Transaction<Database>, projection: string, after: number): Promise<(LogEntry & { heldBack: boolean })[]> {
-  const rows = await trx
+async function readBatch(trx: Transaction<Database>, projection: string, after: number, through?: number): Promise<(LogEntry & { heldBack: boolean })[]> {
+  let query = trx
     .selectFrom('events as e')
     .selectAll('e')
     .select((eb) =>
@@ -448,8 +457,9 @@ async function readBatch(trx: Transaction<Database>, projection: string, after: 
     )
     .where('e.global_position', '>', String(after))
     .orderBy('e.global_position')
-    .limit(BATCH)
-    .execute();
+    .limit(BATCH);
+  if (through !== undefined) query = query.where('e.global_position', '<=', String(through));
+  const rows = await query.execute();
   return rows.map((row) => ({ ...toLogEntry(row), heldBack: Boolean(row.held_back) }));
 }
 

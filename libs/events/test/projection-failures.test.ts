@@ -106,10 +106,10 @@ describe('a projection that cannot apply an event (PGlite)', () => {
     const status = await first.status();
     const head = await store.headPosition();
     expect(status.map((s) => [s.name, s.state, s.position, s.lag])).toEqual([
-      ['executions', 'running', head, 0],
       ['turn_messages', 'failing', head, 0],
-      ['trace_events', 'running', head, 0],
       ['summaries', 'running', head, 0],
+      ['trace_events', 'running', head, 0],
+      ['executions', 'running', head, 0],
     ]);
     const tm = status.find((s) => s.name === 'turn_messages')!;
     expect(tm.failing).toBe(1);
