@@ -71,6 +71,7 @@ describe('outages of PostgreSQL and Redis: /health, 503 + Retry-After, recovery'
   let baseUrl: string;
   let apiKey: string;
   let sessionId: string;
+  let keyed: Answer;
   const timings: string[] = [];
 
   beforeAll(async () => {
@@ -119,11 +120,11 @@ describe('outages of PostgreSQL and Redis: /health, 503 + Retry-After, recovery'
   }, 60_000);
 
   /** One request, timed; the time goes to the report. */
-  async function timed(label: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  async function timed(label: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
     const started = performance.now();
     const res = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const answer = (await res.json()) as unknown;
@@ -169,6 +170,10 @@ describe('outages of PostgreSQL and Redis: /health, 503 + Retry-After, recovery'
     const { id } = await client.createSession();
     sessionId = id;
     await turnCommits('Light the lantern');
+    // an input under an idempotency key, answered and run while all is up
+    keyed = await timed('POST keyed input, all up', 'POST', `/v1/sessions/${sessionId}/inputs`, { text: 'ring the bell' }, { 'idempotency-key': 'bell-1' });
+    expect(keyed.status).toBe(202);
+    await client.waitFor((keyed.body as { executionId: string }).executionId, 60_000);
     const h = await health('GET /health, all up');
     expect(h.status).toBe(200);
     expect(h.body).toMatchObject({ status: 'ok', database: { kind: 'postgres', ok: true }, queue: { kind: 'bullmq', ok: true, state: 'ready' } });
@@ -184,6 +189,16 @@ describe('outages of PostgreSQL and Redis: /health, 503 + Retry-After, recovery'
     const before = await eventCount(sessionId);
     const res = await timed('POST inputs, Redis down', 'POST', `/v1/sessions/${sessionId}/inputs`, { text: 'into the dark' });
     expect(res).toMatchObject({ status: 503, retryAfter: '2', body: { code: 'QUEUE_UNAVAILABLE' } });
+    expect(await eventCount(sessionId)).toBe(before);
+    // a repeat of a recorded keyed input needs no queue: it gets its first answer, nothing appended
+    const repeat = await timed(
+      'POST keyed repeat, Redis down',
+      'POST',
+      `/v1/sessions/${sessionId}/inputs`,
+      { text: 'ring the bell' },
+      { 'idempotency-key': 'bell-1' },
+    );
+    expect(repeat).toMatchObject({ status: 202, body: keyed.body });
     expect(await eventCount(sessionId)).toBe(before);
     // what needs only the database still works
     expect((await timed('GET messages, Redis down', 'GET', `/v1/sessions/${sessionId}/messages`)).status).toBe(200);
