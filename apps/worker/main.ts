@@ -10,8 +10,9 @@ async function main() {
   const engine = await createEngine(config, 'worker');
   const app = await createWorkerApp(engine);
   await app.init();
-  console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency})`);
+  // handlers first: a signal sent right after the ready line must still close cleanly
   closeOnSignals(app, engine);
+  console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency})`);
 }
 
 runMain(main);
