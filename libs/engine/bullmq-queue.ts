@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { UnavailableError } from '../errors';
 import { type QueueHealth, queueUnavailable, TURN_JOB_ATTEMPTS, TURN_QUEUE_NAME, type TurnJob, type TurnQueue, turnJobId } from './queue';
-import type { Logger } from './session-service';
+import type { Logger } from './logger';
 
 /** Bound of one enqueue (and of the health probe's PING): under the API's 2 s answer bound. */
 export const ENQUEUE_TIMEOUT_MS = 1_500;

@@ -3,13 +3,15 @@ import { hostname } from 'node:os';
 import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
 import { createProjectionRunner } from './projections';
 import { loadPlugins } from '../plugins-sdk';
-import { endpointFor, hasRealKey, loadLlmConfig, ProviderEmulator, ProviderRegistry } from '../providers';
+import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
+import { ProviderEmulator } from '../emulator';
 import { BullMqTurnQueue } from './bullmq-queue';
 import type { EngineConfig } from './config';
 import { InProcessQueue } from './in-process-queue';
 import type { TurnQueue } from './queue';
 import { RuntimeCatalog } from './runtime-catalog';
-import { type Logger, SessionService } from './session-service';
+import { consoleLogger, type Logger } from './logger';
+import { SessionService } from './session-service';
 import { Sweeper } from './sweeper';
 import { TurnExecutor } from './turn-executor';
 import { WorldCatalog } from './world-catalog';
@@ -36,12 +38,6 @@ export interface Engine {
   logger: Logger;
   close(): Promise<void>;
 }
-
-export const consoleLogger: Logger = {
-  log: (m) => console.log(m),
-  warn: (m) => console.warn(m),
-  error: (m) => console.error(m),
-};
 
 /** The composition root shared by the API, the worker and the embedded default. */
 export async function createEngine(config: EngineConfig, role: EngineRole, logger: Logger = consoleLogger): Promise<Engine> {

@@ -1,10 +1,12 @@
-export { createEngine, consoleLogger } from './engine';
+export { createEngine } from './engine';
+export { consoleLogger } from './logger';
 export type { Engine, EngineRole } from './engine';
 export { loadConfig, ConfigError } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './api-key-strength';
 export type { EngineConfig } from './config';
 export { SessionService } from './session-service';
-export type { Logger, CreateSessionRequest, SubmitInputRequest, SessionServiceDeps } from './session-service';
+export type { Logger } from './logger';
+export type { CreateSessionRequest, SubmitInputRequest, SessionServiceDeps } from './session-service';
 export { IDEMPOTENCY_KEY_HEADER, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 export type { IdempotentAnswer, IdempotentOperation } from './idempotency';
 export { TurnExecutor, DEFAULT_HISTORY_READ_LIMIT } from './turn-executor';

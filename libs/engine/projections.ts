@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type Database, defaultProjections, executionsProjection, ProjectionRunner, summariesProjection, turnMessagesProjection } from '../events';
 import { prefixReportsProjection } from '../reports';
-import type { Logger } from './session-service';
+import type { Logger } from './logger';
 
 /** Every projection the engine keeps: the event library's own and the prefix reports. */
 export const engineProjections = [...defaultProjections, prefixReportsProjection];

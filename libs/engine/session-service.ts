@@ -11,14 +11,9 @@ import {
 import { InvalidInputError } from '../errors';
 import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
+import type { Logger } from './logger';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 import { queueUnavailable, type TurnQueue } from './queue';
-
-export interface Logger {
-  log(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
 
 export interface SessionServiceDeps {
   store: EventStore;

@@ -1,6 +1,6 @@
 import type { ProjectionRunner, ReadModels } from '../events';
 import type { TurnQueue } from './queue';
-import type { Logger } from './session-service';
+import type { Logger } from './logger';
 
 export interface SweeperOptions {
   /** How often a pass runs. */

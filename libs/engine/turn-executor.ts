@@ -20,7 +20,7 @@ import { type LoadedHistory, loadRuntimeHistory } from './history-loader';
 import { buildRuntimeRequest, requestLayout } from './runtime-request';
 import { staticSegments } from './static-segments';
 import type { WorldCatalog } from './world-catalog';
-import type { Logger } from './session-service';
+import type { Logger } from './logger';
 
 /** Upper bound of committed messages read for a runtime's history. */
 export const DEFAULT_HISTORY_READ_LIMIT = 400;

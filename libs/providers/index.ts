@@ -16,7 +16,3 @@ export type { ReasoningDecision } from './request-preferences';
 export { CACHE_BREAK as PROVIDER_CACHE_BREAK } from './cache-break';
 export { redactImageData } from './trace-redaction';
 export type { Endpoint, SlotBinding } from './provider-registry';
-export { ProviderEmulator } from './emulator/emulator-server';
-export { anthropicBlocks } from './emulator/anthropic-route';
-export { emulatorTokenCount } from './emulator/estimate';
-export type { EmulatorOptions, EmulatorFault, RecordedRequest } from './emulator/emulator-server';

@@ -2,7 +2,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { buildContext, historyBoundary, type HistoryMessage } from '../../libs/context';
 import { requestMessages } from '../../libs/engine';
-import { AnthropicAdapter, anthropicBlocks, emulatorTokenCount, ProviderEmulator } from '../../libs/providers';
+import { AnthropicAdapter } from '../../libs/providers';
+import { anthropicBlocks, emulatorTokenCount, ProviderEmulator } from '../../libs/emulator';
 import type { ChatMessage } from '../../libs/providers';
 
 const countMarks = (body: Record<string, unknown>) => (JSON.stringify(body).match(/"cache_control"/g) ?? []).length;

@@ -1,4 +1,5 @@
-import { ProviderEmulator, ProviderError } from '..';
+import { ProviderError } from '..';
+import { ProviderEmulator } from '../../emulator';
 import type { ChatMessage, ModelCall, ProviderAdapter, ToolDefinition } from '..';
 
 /** The same behaviour checked through every adapter and its real SDK against the emulator. */

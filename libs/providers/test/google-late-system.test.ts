@@ -1,4 +1,5 @@
-import { GeminiAdapter, ProviderEmulator } from '..';
+import { GeminiAdapter } from '..';
+import { ProviderEmulator } from '../../emulator';
 import type { ChatMessage } from '..';
 
 const call = { id: 'c1', name: 'record_fact', arguments: { fact: 'door' } };

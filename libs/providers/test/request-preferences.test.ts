@@ -1,4 +1,5 @@
-import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, ProviderEmulator } from '..';
+import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter } from '..';
+import { ProviderEmulator } from '../../emulator';
 import type { ModelCall, ProviderAdapter } from '..';
 import { weatherTool } from './adapter-contract';
 

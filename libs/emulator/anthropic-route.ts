@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CACHE_BREAK } from '../cache-break';
+import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
 import { emulatedReply, textOf } from './reply';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';

@@ -1,4 +1,5 @@
-import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, ProviderEmulator, type ProviderAdapter } from '..';
+import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, type ProviderAdapter } from '../../providers';
+import { ProviderEmulator } from '..';
 import { codePointLength, isWellFormedText } from '../../text';
 
 /** The emulator echoes the player's words into its story text: its cut must keep them valid Unicode. */

@@ -1,5 +1,6 @@
-import { GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, ProviderEmulator } from '..';
-import type { ChatMessage } from '..';
+import { GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter } from '../../providers';
+import { ProviderEmulator } from '..';
+import type { ChatMessage } from '../../providers';
 
 const long = 'The ember road winds past the sleeping dragon. '.repeat(200); // ~2,400 tokens by the emulator's count
 const turn = (n: number): ChatMessage[] => [

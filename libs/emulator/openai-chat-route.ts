@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CACHE_BREAK } from '../cache-break';
+import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
 import { rejectEffort } from './openai-reasoning';
 import { emulatedReply, textOf } from './reply';
-import { truncateText } from '../../text';
+import { truncateText } from '../text';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { truncateText } from '../../text';
+import { truncateText } from '../text';
 
 const OPENINGS = [
   'The embers along the ridge flare as',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CACHE_BREAK } from '../cache-break';
+import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
 import { emulatedReply } from './reply';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CACHE_BREAK } from '../cache-break';
+import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
 import { openAIError } from './openai-chat-route';
 import { rejectEffort } from './openai-reasoning';

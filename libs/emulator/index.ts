@@ -1,0 +1,9 @@
+/**
+ * The offline provider emulator: a loopback HTTP server that speaks the four wire formats, rejects
+ * what the providers reject and simulates their prompt caches. A dev and test tool (the embedded
+ * default and the tests use it), not a provider: `libs/providers` does not depend on it.
+ */
+export { ProviderEmulator } from './emulator-server';
+export type { EmulatorOptions, EmulatorFault, RecordedRequest } from './emulator-server';
+export { anthropicBlocks } from './anthropic-route';
+export { emulatorTokenCount } from './estimate';
