@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Engine, QueueHealth } from '../../libs/engine';
-import { type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, type ProjectionStatus } from '../../libs/events';
+import { type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, type ProjectionStatus, withinMs } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 export interface HealthReport {
@@ -45,17 +45,11 @@ export class HealthController {
 
   /** The projections' status within the probe's bound, or null when it cannot be read in time. */
   private async projections(): Promise<PublicProjectionStatus[] | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), DATABASE_PROBE_TIMEOUT_MS)));
     const read = this.engine.projections.status().then(
       (all) => all.map(withoutTenantData),
       () => null,
     );
-    try {
-      return await Promise.race([read, timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withinMs(read, DATABASE_PROBE_TIMEOUT_MS, null);
   }
 
   /** `GET /health/live`: the process answers (for liveness probes; says nothing of dependencies). */

@@ -13,18 +13,20 @@ export const DATABASE_PROBE_TIMEOUT_MS = 1_500;
 /** Runs `select 1`; not ok when it fails or does not answer within `timeoutMs`. Never throws. */
 export async function probeDatabase(db: Kysely<Database>, options: { timeoutMs?: number } = {}): Promise<DatabaseProbe> {
   const started = performance.now();
-  const timeoutMs = options.timeoutMs ?? DATABASE_PROBE_TIMEOUT_MS;
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
   const answered = sql`select 1`.execute(db).then(
     () => true,
     () => false,
   );
+  const ok = await withinMs(answered, options.timeoutMs ?? DATABASE_PROBE_TIMEOUT_MS, false);
+  return { ok, latencyMs: Math.round(performance.now() - started) };
+}
+
+/** The promise's value if it settles within `ms`, otherwise `fallback` (the promise is left to finish). */
+export async function withinMs<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
   try {
-    const ok = await Promise.race([answered, timedOut]);
-    return { ok, latencyMs: Math.round(performance.now() - started) };
+    return await Promise.race([promise, timedOut]);
   } finally {
     clearTimeout(timer);
   }

@@ -6,7 +6,7 @@ export type { AppendRequest, AppendResult, IdempotencyRecord, IdempotentAppend, 
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';
 export type { DatabaseConfig, OpenDatabase } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';
-export { probeDatabase, DATABASE_PROBE_TIMEOUT_MS } from './health';
+export { probeDatabase, withinMs, DATABASE_PROBE_TIMEOUT_MS } from './health';
 export type { DatabaseProbe } from './health';
 export { prepareSchema, migrateAsOwner } from './schema-setup';
 export type { SchemaSetupResult } from './schema-setup';

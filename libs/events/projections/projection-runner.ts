@@ -1,7 +1,7 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { truncateText } from '../../text';
 import { EventStore, type LogEntry, toLogEntry } from '../event-store';
-import type { Database } from '../schema';
+import type { Database, ProjectionFailuresTable } from '../schema';
 import { executionsProjection } from './executions';
 import { summariesProjection } from './summaries';
 import type { Projection } from './projection';
@@ -69,17 +69,7 @@ interface Pending {
   logs: { level: 'log' | 'warn'; line: string }[];
 }
 
-interface FailureRow {
-  projection: string;
-  stream_id: string;
-  tenant_id: string;
-  global_position: string;
-  event_type: string;
-  error: string;
-  attempts: number;
-  first_seen_at: Date | string;
-  next_retry_at: Date | string;
-}
+type FailureRow = Selectable<ProjectionFailuresTable>;
 
 /**
  * Applies events to projections after each one's checkpoint. The checkpoint row is locked for the
