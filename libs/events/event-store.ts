@@ -47,6 +47,33 @@ export interface AppendResult {
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
+/** How many partitions the log is split into (migration 0008: a hash of the stream id). */
+export const LOG_PARTITIONS = 16;
+
+/**
+ * A reader's place in the log: the last event it read, by the log's read order
+ * (transaction_id, global_position). `transactionId` is an xid8 as a decimal string.
+ */
+export interface LogCursor {
+  transactionId: string;
+  globalPosition: number;
+}
+
+/** Before the first event. */
+export const LOG_START: LogCursor = Object.freeze({ transactionId: '0', globalPosition: 0 });
+
+/** A log entry with its place in the read order. */
+export interface OrderedLogEntry extends LogEntry {
+  cursor: LogCursor;
+}
+
+export interface ReadAfterOptions {
+  limit: number;
+  /** Only this partition's events (0..LOG_PARTITIONS-1). */
+  partition?: number;
+  executor?: Executor;
+}
+
 /**
  * One event of the log, read but not decoded yet: a projection decodes it where it applies it, so
  * an event it cannot read stops that projection for that stream only.
@@ -195,6 +222,21 @@ export class EventStore {
     return rows.map(toLogEntry);
   }
 
+  /**
+   * Events after `cursor` in the log's read order, at most `limit`, only those whose transaction
+   * is below the oldest transaction still running: a transaction that has not committed yet can
+   * only add events after everything returned here, so a reader never misses one and never reads
+   * one twice. Served by the index on (transaction_id, global_position), or
+   * (log_partition, transaction_id, global_position) with `partition`.
+   */
+  async readAfter(cursor: LogCursor, options: ReadAfterOptions): Promise<OrderedLogEntry[]> {
+    const rows = await readAfterQuery(options.executor ?? this.db, cursor, options).execute();
+    return rows.map((row) => ({
+      ...toLogEntry(row),
+      cursor: { transactionId: String(row.transaction_id), globalPosition: Number(row.global_position) },
+    }));
+  }
+
   /** The global position of the last event in the log (0 when it is empty). */
   async headPosition(executor: Executor = this.db): Promise<number> {
     const row = await executor
@@ -213,6 +255,19 @@ export class EventStore {
   async streamVersion(streamId: string): Promise<number> {
     return (await streamHead(this.db, streamId)).version;
   }
+}
+
+/** The reader's query (exported for the EXPLAIN test). */
+export function readAfterQuery(executor: Executor, cursor: LogCursor, options: Omit<ReadAfterOptions, 'executor'>) {
+  return executor
+    .selectFrom('events')
+    .selectAll()
+    .$if(options.partition !== undefined, (q) => q.where('log_partition', '=', options.partition!))
+    .where(sql<boolean>`(transaction_id, global_position) > (${cursor.transactionId}::xid8, ${String(cursor.globalPosition)}::bigint)`)
+    .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
+    .orderBy('transaction_id')
+    .orderBy('global_position')
+    .limit(options.limit);
 }
 
 async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {

@@ -1,8 +1,8 @@
 export * from './event-types';
 export * from './errors';
 export type { Database } from './schema';
-export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD } from './event-store';
-export type { AppendRequest, AppendResult, IdempotencyRecord, IdempotentAppend, LogEntry } from './event-store';
+export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD, LOG_PARTITIONS, LOG_START, readAfterQuery } from './event-store';
+export type { AppendRequest, AppendResult, IdempotencyRecord, IdempotentAppend, LogEntry, LogCursor, OrderedLogEntry, ReadAfterOptions } from './event-store';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';
 export type { DatabaseConfig, OpenDatabase } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';
@@ -28,7 +28,8 @@ export type { ProjectionFailure, ProjectionLogger, ProjectionRunnerOptions, Proj
 export { executionsProjection } from './projections/executions';
 export { turnMessagesProjection } from './projections/turn-messages';
 export { summariesProjection } from './projections/summaries';
-export type { Projection } from './projections/projection';
+export { eventByEvent, eventsFor } from './projections/projection';
+export type { Projection, EventByEventProjection } from './projections/projection';
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant } from './tenants';
 export { ReadModels } from './read-models';

@@ -10,6 +10,10 @@ export interface EventsTable {
   data: ColumnType<unknown, string, never>;
   metadata: ColumnType<unknown, string, never>;
   recorded_at: ColumnType<Date, string | undefined, never>;
+  /** The appending transaction's id (xid8, read as a decimal string): the log's read order with global_position. */
+  transaction_id: ColumnType<string, never, never>;
+  /** 0..LOG_PARTITIONS-1, a hash of stream_id (generated). */
+  log_partition: ColumnType<number, never, never>;
 }
 
 export interface TenantsTable {

@@ -240,7 +240,7 @@ export class ProjectionRunner {
     if (entries.length === 0) return { read: 0, applied: 0 };
     const live = entries.filter((e) => !e.heldBack);
     const applyAll = async () => {
-      for (const entry of live) await projection.apply(trx, entry.decode());
+      for (const entry of live) await applyOne(projection, trx, entry);
     };
     let applied = live.length;
     if (mode === 'direct') {
@@ -253,7 +253,7 @@ export class ProjectionRunner {
       for (const entry of live) {
         if (stopped.has(entry.streamId)) continue;
         try {
-          await inSavepoint(trx, 'projection_event', () => projection.apply(trx, entry.decode()));
+          await inSavepoint(trx, 'projection_event', () => applyOne(projection, trx, entry));
           applied++;
         } catch (error) {
           stopped.add(entry.streamId);
@@ -313,7 +313,7 @@ export class ProjectionRunner {
       const entries = await this.store.readLog(after, BATCH, { executor: trx, streamId, throughPosition: through });
       for (const entry of entries) {
         try {
-          await inSavepoint(trx, 'projection_retry', () => projection.apply(trx, entry.decode()));
+          await inSavepoint(trx, 'projection_retry', () => applyOne(projection, trx, entry));
           applied++;
         } catch (error) {
           await this.recordFailure(trx, projection, entry, error, pending, failure);
@@ -410,6 +410,12 @@ const succeeds = (work: Promise<void>): Promise<boolean> =>
     () => true,
     () => false,
   );
+
+/** Applies one log entry when the projection handles its type (decoded only then). */
+async function applyOne(projection: Projection, trx: Transaction<Database>, entry: LogEntry): Promise<void> {
+  if (!(projection.handles as readonly string[]).includes(entry.type)) return;
+  await projection.applyBatch(trx, [entry.decode()]);
+}
 
 /** Runs `work` in a savepoint: released when it succeeds, rolled back (and rethrown) when it throws. */
 async function inSavepoint(trx: Transaction<Database>, name: string, work: () => Promise<void>): Promise<void> {

@@ -31,9 +31,9 @@ describe('a projection that cannot apply an event (PGlite)', () => {
   const faults = { on: true, word: 'BOOM' };
   const fragileTurnMessages: Projection = {
     ...turnMessagesProjection,
-    async apply(trx, event) {
-      await turnMessagesProjection.apply(trx, event);
-      if (faults.on && event.type === 'turn.committed@1' && event.data.messages.some((m) => m.text.includes(faults.word))) {
+    async applyBatch(trx, events) {
+      await turnMessagesProjection.applyBatch(trx, events);
+      if (faults.on && events.some((event) => event.type === 'turn.committed@1' && event.data.messages.some((m) => m.text.includes(faults.word)))) {
         await sql`select '{"snippet":"\\ud83d"}'::jsonb`.execute(trx); // 22P02, like a lone surrogate in a snippet
       }
     },
@@ -177,7 +177,7 @@ describe('a projection that cannot apply an event (PGlite)', () => {
     expect((await r.status()).find((s) => s.name === 'turn_messages')!.state).toBe('running');
   });
 
-  it('an event no schema reads any more stops every projection for its stream only', async () => {
+  it('an event no schema reads any more stops the projections that handle its type, for its stream only', async () => {
     faults.on = false;
     logs.length = 0;
     await append('A', ...turn('a one'));
@@ -192,14 +192,19 @@ describe('a projection that cannot apply an event (PGlite)', () => {
     expect(await messages('B')).toHaveLength(4);
     expect(await messages('A')).toHaveLength(2);
     const status = await r.status();
-    expect(status.every((s) => s.state === 'failing' && s.failures[0].globalPosition === Number(rows[0].global_position))).toBe(true);
-    expect(status[0].failures[0].error).toMatch(/ZodError/);
+    // history.compacted@1 is read by turn_messages and summaries; the others never decode it
+    const handling = status.filter((s) => ['turn_messages', 'summaries'].includes(s.name));
+    expect(handling.every((s) => s.state === 'failing' && s.failures[0].globalPosition === Number(rows[0].global_position))).toBe(true);
+    expect(status.filter((s) => !handling.includes(s)).every((s) => s.state === 'running')).toBe(true);
+    expect(handling[0].failures[0].error).toMatch(/ZodError/);
     // a replay (one transaction) rebuilds the rest and records the failures again
     const live = await messages('B');
     await r.replay();
     expect(await messages('B')).toEqual(live);
     expect(await messages('A')).toHaveLength(2);
-    expect((await r.status()).map((s) => [s.state, s.failing, s.failures[0]?.attempts])).toEqual(status.map(() => ['failing', 1, 1]));
+    expect((await r.status()).map((s) => [s.state, s.failing, s.failures[0]?.attempts])).toEqual(
+      status.map((s) => (handling.includes(s) ? ['failing', 1, 1] : ['running', 0, undefined])),
+    );
   });
 
   it('a catch-up retries at most 10 stopped streams per projection (catch-ups run inside turns)', async () => {

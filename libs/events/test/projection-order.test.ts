@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   defaultProjections,
   EventStore,
+  eventSchemas,
+  type EventType,
   executionsProjection,
   migrateToLatest,
   openDatabase,
@@ -53,8 +55,10 @@ describe('projections applied in one catch-up stop at one head (PGlite)', () => 
     let committedDuringCatchUp = false;
     const racingTurnMessages: Projection = {
       ...turnMessagesProjection,
-      async apply(trx, event) {
-        await turnMessagesProjection.apply(trx, event);
+      // every type, so it runs on the batch's first event
+      handles: Object.keys(eventSchemas) as EventType[],
+      async applyBatch(trx, events) {
+        await turnMessagesProjection.applyBatch(trx, events);
         if (committedDuringCatchUp) return;
         committedDuringCatchUp = true;
         await trx
