@@ -7,7 +7,7 @@ export interface LogReading {
   sessions: SessionLog[];
   /** Per committed execution: `turn.committed` recorded_at − `player-input.submitted` recorded_at (server clock). */
   serverLatenciesMs: number[];
-  /** `llm.calling` events of the run (one per model call). */
+  /** `llm.calling` events of the run's sessions (one per model call). */
   modelCalls: number;
   /** PostgreSQL backends connected to the bench database now (for their CPU). */
   backendPids: number[];
@@ -57,7 +57,7 @@ export async function readLog(options: {
       await new Promise((r) => setTimeout(r, 250));
       messages = await turnMessages(db, options.tenantId);
     }
-    return { ...assemble(options.turns, events, messages), modelCalls: events.filter((e) => e.type === 'llm.calling@1').length, backendPids };
+    return { ...assemble(options.turns, events, messages), backendPids };
   } finally {
     await db.end();
   }
@@ -81,7 +81,7 @@ function assemble(
   turns: readonly TurnRecord[],
   events: readonly EventRow[],
   messages: readonly { session_id: string; turn_id: string; message_id: string }[],
-): Omit<LogReading, 'modelCalls' | 'backendPids'> {
+): Omit<LogReading, 'backendPids'> {
   const bySession = new Map<string, SessionLog>();
   const session = (id: string) => {
     let s = bySession.get(id);
@@ -94,17 +94,19 @@ function assemble(
   }
   const submittedAt = new Map<string, number>();
   const serverLatenciesMs: number[] = [];
+  let modelCalls = 0;
   for (const e of events) {
-    if (!bySession.has(e.stream_id)) continue;
+    if (!bySession.has(e.stream_id)) continue; // e.g. the warm-up sessions
+    if (e.type === 'llm.calling@1') modelCalls++;
     if (e.type === 'player-input.submitted@1') submittedAt.set(e.execution_id, Number(e.recorded_ms));
     if (e.type === 'turn.committed@1')
       session(e.stream_id).commits.push({ executionId: e.execution_id, turnId: e.turn_id, messageCount: e.message_count ?? 0 });
     if (e.type === 'execution.failed@1') session(e.stream_id).failures.push(e.execution_id);
   }
-  for (const e of firstCommits(events)) {
+  for (const e of firstCommits(events.filter((x) => bySession.has(x.stream_id)))) {
     const at = submittedAt.get(e.execution_id);
     if (at !== undefined) serverLatenciesMs.push(Number(e.recorded_ms) - at);
   }
   for (const m of messages) bySession.get(m.session_id)?.messages.push({ turnId: m.turn_id, messageId: m.message_id });
-  return { sessions: [...bySession.values()], serverLatenciesMs };
+  return { sessions: [...bySession.values()], serverLatenciesMs, modelCalls };
 }
