@@ -204,8 +204,9 @@ export class ExecutionWaiter {
       this.failures = 0;
       if (this.pollTimer) clearTimeout(this.pollTimer);
       this.pollTimer = null;
-      // notifications sent while it was down are gone: look at every waiter once
-      if (wasDown) await Promise.all([...this.waiters.keys()].map((id) => this.recheck(id)));
+      // notifications sent while it was down are gone: look at every waiter once (not awaited: a
+      // loss during these reads must find no connect in progress, or it would schedule none)
+      if (wasDown) for (const id of [...this.waiters.keys()]) void this.recheck(id);
     } catch (error) {
       if (this.isClosed()) return;
       this.options.logger?.warn(`cannot LISTEN for ended executions (polling meanwhile): ${String(error)}`);
