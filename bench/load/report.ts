@@ -73,6 +73,9 @@ export function formatReport(results: readonly RunResult[]): string {
   const b = results.find((r) => r.spec.name === 'b');
   const c = results.find((r) => r.spec.name === 'c');
   if (b && c && b.turnsPerSecond > 0) notes.push(`(c)/(b): 2 workers / 1 worker at concurrency 16 = ${(c.turnsPerSecond / b.turnsPerSecond).toFixed(2)}x`);
+  notes.push(
+    `load average (1 min) at the window's start/end: ${results.map((r) => `${r.spec.name} ${r.loadAverage.start.toFixed(1)}/${r.loadAverage.end.toFixed(1)}`).join(', ')} on ${cpus().length} cores`,
+  );
   for (const r of results) {
     if (r.modelCallsPerTurn !== null && Math.abs(r.modelCallsPerTurn - 1) > 1e-9)
       notes.push(`run ${r.spec.name}: ${r.modelCallsPerTurn.toFixed(2)} model calls per turn (overhead assumes one)`);

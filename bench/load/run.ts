@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { PlayClient } from '../../apps/play/play-client';
 import type { Cleanups } from './cleanups';
 import { backendsCpuMs, cpuSnapshot, type CpuUse, cpuUse } from './cpu';
@@ -34,6 +35,8 @@ export interface RunResult {
   /** CPU used over the window: per group, the total, and the PostgreSQL backends of this run's database. */
   cpuMs: CpuUse & { postgresBenchDb: number };
   cpuMsPerTurn: CpuUse & { postgresBenchDb: number };
+  /** The machine's 1-minute load average when the window opened and closed (other work shares the cores). */
+  loadAverage: { start: number; end: number };
   /** Processes that exited during the run. */
   crashed: string[];
   /** A few of the client's errors (distinct messages). */
@@ -72,6 +75,7 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
     }, PROGRESS_EVERY_MS);
     const groups = { api: [stack.api.pid], workers: stack.workers.map((w) => w.pid), emulator: [stack.emulator.pid] };
     const before = cpuSnapshot(groups);
+    const loadAtStart = loadavg()[0];
     let turns: TurnRecord[];
     try {
       turns = await runPlayers({
@@ -88,6 +92,7 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       clearInterval(timer);
     }
     const after = cpuSnapshot(groups);
+    const loadAverage = { start: loadAtStart, end: loadavg()[0] };
     const crashed = [stack.api, stack.emulator, ...stack.workers].filter((p) => p.exited());
     if (!options.cleanups.interrupted) for (const p of crashed) options.progress(`  ${p.name} exited during the run:\n${p.output()}`);
 
@@ -122,6 +127,7 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       pollsPerTurn: turns.length ? turns.reduce((n, t) => n + t.polls, 0) / turns.length : 0,
       cpuMs: used,
       cpuMsPerTurn: perTurn,
+      loadAverage,
       crashed: crashed.map((p) => p.name),
       errorSamples: [...new Set(turns.flatMap((t) => (t.error ? [t.error] : [])))].slice(0, 5),
     };
