@@ -4,7 +4,7 @@ export type { Database } from './schema';
 export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD, LOG_PARTITIONS, LOG_START, readAfterQuery } from './event-store';
 export type { AppendRequest, AppendResult, IdempotencyRecord, IdempotentAppend, LogEntry, LogCursor, OrderedLogEntry, ReadAfterOptions } from './event-store';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';
-export type { DatabaseConfig, OpenDatabase } from './database';
+export type { DatabaseConfig, OpenDatabase, Listening, ListenOptions } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';
 export { probeDatabase, withinMs, DATABASE_PROBE_TIMEOUT_MS } from './health';
 export type { DatabaseProbe } from './health';
@@ -33,4 +33,6 @@ export type { Projection, EventByEventProjection } from './projections/projectio
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant } from './tenants';
 export { ReadModels } from './read-models';
+export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
+export type { ExecutionWaiterOptions, ExecutionWait, ListenState } from './execution-waiter';
 export type { ExecutionView, TurnMessageView, LlmCallView, SummaryView, RecordedCallView, PrefixReportView } from './read-models';
