@@ -14,6 +14,12 @@ const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const sessionId = () => new UuidParamPipe('session');
 
+/**
+ * How long a read of an async view (llm-calls, prefix-report) waits for the projector to reach the
+ * session's last event; then it answers what is there (the view catches up in the background).
+ */
+const VIEW_WAIT_MS = 2_000;
+
 @Controller('v1')
 @UseGuards(TenantAuthGuard)
 export class SessionsController {
@@ -54,12 +60,14 @@ export class SessionsController {
   @Get('sessions/:id/llm-calls')
   async llmCalls(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
+    await this.engine.projector.waitFor({ projection: 'trace_events', streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.llmCalls(req.tenant.id, id);
   }
 
   @Get('sessions/:id/prefix-report')
   async prefixReport(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
+    await this.engine.projector.waitFor({ projection: 'prefix_reports', streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.prefixReport(req.tenant.id, id);
   }
 
