@@ -4,7 +4,7 @@ import { runMain } from '../apps/process-lifecycle';
 import { ASYNC_PROJECTIONS, createAsyncProjector, createProjectionRunner, loadConfig, TURN_READ_PROJECTIONS } from '../libs/engine';
 import { type Database, openDatabase, prepareSchema, REPLAY_OWNER_PREFIX } from '../libs/events';
 
-const USAGE = `usage: npm run replay -- [--projection <name>] (names: ${[...TURN_READ_PROJECTIONS, ...ASYNC_PROJECTIONS.map((p) => p.name)].join(', ')})`;
+const USAGE = `usage: npm run replay -- [--projection <name> | --async] (names: ${[...TURN_READ_PROJECTIONS, ...ASYNC_PROJECTIONS.map((p) => p.name)].join(', ')})`;
 const print = { log: (m: string) => console.log(m), warn: (m: string) => console.warn(m), error: (m: string) => console.error(m) };
 
 /**
@@ -23,25 +23,26 @@ async function rebuildTurnReadViews(db: Kysely<Database>, names: readonly string
 }
 
 /**
- * `npm run replay -- [--projection <name>]`: rebuilds projections from the event log (all, or the
- * one named) while the service runs. An async projection is rebuilt shard by shard, each batch its
+ * `npm run replay -- [--projection <name> | --async]`: rebuilds projections from the event log (all,
+ * the one named, or only the async ones) while the service runs. An async projection is rebuilt shard by shard, each batch its
  * own short transaction, under the owner `replay:<pid>` (its shards are taken from whoever works
  * them and given back at the end); other projections and turns go on meanwhile. A shard or stream
  * that still cannot apply an event is reported and left stopped; the exit code is then 1.
  */
 async function main() {
-  const { values } = parseArgs({ options: { projection: { type: 'string' } } });
+  const { values } = parseArgs({ options: { projection: { type: 'string' }, async: { type: 'boolean' } } });
   const known = [...TURN_READ_PROJECTIONS, ...ASYNC_PROJECTIONS.map((p) => p.name)];
   if (values.projection !== undefined && !known.includes(values.projection))
     throw new Error(`unknown projection ${JSON.stringify(values.projection)}; ${USAGE}`);
   const chosen = (names: readonly string[]) => names.filter((n) => values.projection === undefined || n === values.projection);
+  const turnReads = values.async ? [] : chosen(TURN_READ_PROJECTIONS);
 
   const config = loadConfig();
   const database = await openDatabase(config.database);
   try {
     for (const warning of (await prepareSchema(database, config.database)).warnings) console.warn(warning);
     const started = Date.now();
-    let stopped = await rebuildTurnReadViews(database.db, chosen(TURN_READ_PROJECTIONS));
+    let stopped = await rebuildTurnReadViews(database.db, turnReads);
 
     const projector = createAsyncProjector(database.db, { owner: `${REPLAY_OWNER_PREFIX}${process.pid}`, logger: print });
     let read = 0;
