@@ -214,14 +214,3 @@ export async function recordFailure(
     .executeTakeFirst();
   return row ? row.attempts : null;
 }
-
-/** Makes every failing shard of these projections due now (a process with fixed code retries at once). */
-export async function makeFailuresDue(db: Executor, names: readonly string[]): Promise<void> {
-  if (names.length === 0) return;
-  await db
-    .updateTable('projection_shards')
-    .set({ next_retry_at: sql<Date>`now()` })
-    .where('projection', 'in', names)
-    .where('failing_since', 'is not', null)
-    .execute();
-}
