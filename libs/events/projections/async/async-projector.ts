@@ -156,13 +156,21 @@ export class AsyncProjector {
     await this.ensureShards();
     const retryAll = options.retryNow === true || !this.retriedAtStart;
     const { db, owner, leaseMs } = this.apply;
-    const plan = planClaims({ holdings: await readShards(db, this.names), owner, partitions: LOG_PARTITIONS });
+    const rows = await readShards(db, this.names);
+    const plan = planClaims({ holdings: rows, owner, partitions: LOG_PARTITIONS });
     await releaseShards(db, { owner, names: this.names, shards: plan.release });
+    // rows held with more than half their lease left need no write this pass (an idle pass is one read)
+    const fresh = (r: ShardRow) => r.owner === owner && r.leaseLeftMs > leaseMs / 2;
+    const renew = plan.claim.filter((shard) => rows.some((r) => r.shard === shard && !fresh(r)));
+    const kept = rows.filter((r) => plan.claim.includes(r.shard) && !renew.includes(r.shard) && fresh(r));
     this.claimed = true;
-    const held = await claimShards(db, { names: this.names, shards: plan.claim, owner, leaseMs });
-    if (plan.steal) held.push(...(await claimShards(db, { names: this.names, shards: [plan.steal.shard], owner, leaseMs, from: plan.steal.from })));
+    const workOf = new Map(rows.map((r) => [`${r.projection}/${r.shard}`, r.hasWork]));
+    const claimed = await claimShards(db, { names: this.names, shards: renew, owner, leaseMs });
+    if (plan.steal) claimed.push(...(await claimShards(db, { names: this.names, shards: [plan.steal.shard], owner, leaseMs, from: plan.steal.from })));
+    const held = [...kept, ...claimed.map((r) => ({ ...r, hasWork: workOf.get(`${r.projection}/${r.shard}`) ?? true }))];
     const byShard = new Map<number, ShardRow[]>();
     for (const row of held) {
+      if (!row.hasWork) continue;
       if (row.failing && !row.retryDue && !retryAll) continue; // backing off
       byShard.set(row.shard, [...(byShard.get(row.shard) ?? []), row]);
     }

@@ -17,14 +17,24 @@ export interface ShardRow {
   retryDue: boolean;
   /** The failed event's global position while failing. */
   failedPosition: number | null;
+  /** Milliseconds left of the lease (0 when none or run out). */
+  leaseLeftMs: number;
+  /**
+   * Whether the log holds an event after the cursor that a reader may see now (known only for rows
+   * read by `readShards`; claimed rows say true).
+   */
+  hasWork: boolean;
   raw: Selectable<ProjectionShardsTable>;
 }
 
 const verdicts = sql<boolean>`coalesce(lease_until > now(), false)`.as('lease_live');
 const due = sql<boolean>`coalesce(next_retry_at <= now(), true)`.as('retry_due');
+const leaseLeft = sql<number>`greatest(0, coalesce(extract(epoch from (lease_until - now())) * 1000, 0))::float8`.as('lease_left_ms');
 
-function toShardRow(r: Selectable<ProjectionShardsTable> & { lease_live: boolean; retry_due: boolean }): ShardRow {
-  const { lease_live, retry_due, ...raw } = r;
+type Verdicts = { lease_live: boolean; retry_due: boolean; lease_left_ms: number | string; has_work?: boolean };
+
+function toShardRow(r: Selectable<ProjectionShardsTable> & Verdicts): ShardRow {
+  const { lease_live, retry_due, lease_left_ms, has_work, ...raw } = r;
   return {
     projection: raw.projection,
     shard: Number(raw.shard),
@@ -34,6 +44,8 @@ function toShardRow(r: Selectable<ProjectionShardsTable> & { lease_live: boolean
     failing: raw.failing_since !== null,
     retryDue: Boolean(retry_due),
     failedPosition: raw.failed_position === null ? null : Number(raw.failed_position),
+    leaseLeftMs: Number(lease_left_ms),
+    hasWork: has_work ?? true,
     raw,
   };
 }
@@ -49,12 +61,21 @@ export async function ensureShards(db: Executor, names: readonly string[]): Prom
     .execute();
 }
 
+/**
+ * The rows of these projections, each with whether its partition holds an event after its cursor
+ * that a reader may see now (one index probe per row: an idle pass costs this one query).
+ */
 export async function readShards(db: Executor, names: readonly string[]): Promise<ShardRow[]> {
   if (names.length === 0) return [];
+  const hasWork = sql<boolean>`exists (
+    select 1 from events e
+    where e.log_partition = projection_shards.shard
+      and (e.transaction_id, e.global_position) > (projection_shards.transaction_id, projection_shards.global_position)
+      and e.transaction_id < pg_snapshot_xmin(pg_current_snapshot()))`.as('has_work');
   const rows = await db
     .selectFrom('projection_shards')
     .selectAll()
-    .select([verdicts, due])
+    .select([verdicts, due, leaseLeft, hasWork])
     .where('projection', 'in', names)
     .orderBy('projection')
     .orderBy('shard')
@@ -86,7 +107,7 @@ export async function claimShards(
         : eb.or([eb('owner', 'is', null), eb('owner', '=', request.owner), eb('lease_until', '<', sql<Date>`now()`)]),
     )
     .returningAll()
-    .returning([verdicts, due])
+    .returning([verdicts, due, leaseLeft])
     .execute();
   return rows.map(toShardRow).sort((a, b) => a.shard - b.shard || a.projection.localeCompare(b.projection));
 }
