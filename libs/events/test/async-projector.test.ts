@@ -126,7 +126,7 @@ describe('AsyncProjector (PGlite)', () => {
     b.start();
     await b.stop();
     expect(await owners()).toEqual({ none: 16 });
-  });
+  }, 60_000);
 
   it('an owner whose shard was taken cannot move its cursor: nothing it applied is written', async () => {
     await append('x', 3);
@@ -155,7 +155,7 @@ describe('AsyncProjector (PGlite)', () => {
       kind: 'lost',
     });
     expect(await traced()).toEqual([]);
-  });
+  }, 60_000);
 
   it('a shard that cannot apply an event stops alone, shows in status, is logged once, and applies it once the fault is gone', async () => {
     const sessions = Array.from({ length: 20 }, (_, i) => `t${i}`);
@@ -205,7 +205,7 @@ describe('AsyncProjector (PGlite)', () => {
     expect(after).toMatchObject({ state: 'running', failing: 0, lag: 0 });
     expect(await traced()).toContain(faults.callId);
     expect(logs.at(-1)!.line).toMatch(new RegExp(`shard ${badShard} runs again`));
-  });
+  }, 60_000);
 
   it('waitFor: reached once the shard passed the stream’s last event, timed-out or stopped as values', async () => {
     await append('w', 2);
@@ -225,7 +225,7 @@ describe('AsyncProjector (PGlite)', () => {
       await p.stop();
     }
     await expect(p.waitFor({ projection: 'nope', streamId: 'w', timeoutMs: 10 })).rejects.toThrow(/unknown async projection "nope"/);
-  });
+  }, 60_000);
 
   it('the real trace_events projection through the projector matches its rows event by event', async () => {
     for (let i = 0; i < 5; i++) await append(`r${i}`, 4);
@@ -239,5 +239,5 @@ describe('AsyncProjector (PGlite)', () => {
           .executeTakeFirstOrThrow()
       ).n,
     ).toBe(20);
-  });
+  }, 60_000);
 });
