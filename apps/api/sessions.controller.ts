@@ -2,6 +2,8 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res, UseGuar
 import type { Response } from 'express';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, SessionNotFoundError } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
+import { traceEventsProjection } from '../../libs/events';
+import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { CreateSessionBody, SubmitInputBody } from './bodies';
 import { idempotencyKeyOf } from './idempotency-key';
@@ -60,14 +62,14 @@ export class SessionsController {
   @Get('sessions/:id/llm-calls')
   async llmCalls(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
-    await this.engine.projector.waitFor({ projection: 'trace_events', streamId: id, timeoutMs: VIEW_WAIT_MS });
+    await this.engine.projector.waitFor({ projection: traceEventsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.llmCalls(req.tenant.id, id);
   }
 
   @Get('sessions/:id/prefix-report')
   async prefixReport(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
-    await this.engine.projector.waitFor({ projection: 'prefix_reports', streamId: id, timeoutMs: VIEW_WAIT_MS });
+    await this.engine.projector.waitFor({ projection: prefixReportsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.prefixReport(req.tenant.id, id);
   }
 

@@ -69,6 +69,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const sessions = new SessionService({ store, queue, projections, readModels, logger });
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
+    closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
 
     let executor: TurnExecutor | null = null;
     let sweeper: Sweeper | null = null;
