@@ -2,6 +2,8 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, 
 import type { Response } from 'express';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, SessionNotFoundError } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
+import { traceEventsProjection } from '../../libs/events';
+import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { CreateSessionBody, ExecutionQuery, SubmitInputBody } from './bodies';
 import { ExecutionWaits } from './execution-waits';
@@ -14,6 +16,12 @@ import { ZodBodyPipe } from './zod-body.pipe';
 const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const sessionId = () => new UuidParamPipe('session');
+
+/**
+ * How long a read of an async view (llm-calls, prefix-report) waits for the projector to reach the
+ * session's last event; then it answers what is there (the view catches up in the background).
+ */
+const VIEW_WAIT_MS = 2_000;
 
 @Controller('v1')
 @UseGuards(TenantAuthGuard)
@@ -58,12 +66,14 @@ export class SessionsController {
   @Get('sessions/:id/llm-calls')
   async llmCalls(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
+    await this.engine.projector.waitFor({ projection: traceEventsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.llmCalls(req.tenant.id, id);
   }
 
   @Get('sessions/:id/prefix-report')
   async prefixReport(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
+    await this.engine.projector.waitFor({ projection: prefixReportsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.prefixReport(req.tenant.id, id);
   }
 

@@ -3,7 +3,7 @@ import { Engine, InProcessQueue } from '../../libs/engine';
 import { ENGINE } from '../api/tokens';
 
 /**
- * Starts the sweeper, and the in-process consumer when there is no Redis. The in-process queue
+ * Starts the sweeper, the projector of the async projections (trace_events, prefix_reports), and the in-process consumer when there is no Redis. The in-process queue
  * holds its jobs in memory, so at start-up (before the API serves) every pending execution is
  * enqueued at once: a turn cut by a crash resumes now, not when the sweeper finds it idle.
  */
@@ -23,9 +23,11 @@ export class WorkerLifecycle implements OnApplicationBootstrap, OnApplicationShu
       if (resumed > 0) this.engine.logger.log(`resumed ${resumed} pending execution${resumed === 1 ? '' : 's'}`);
     }
     this.engine.sweeper?.start();
+    this.engine.projector.start();
   }
 
   async onApplicationShutdown() {
     await this.engine.sweeper?.stop();
+    await this.engine.projector.stop();
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
-import { createProjectionRunner } from './projections';
+import { type AsyncProjector, EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
+import { createAsyncProjector, createProjectionRunner } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
@@ -22,7 +22,17 @@ export interface Engine {
   config: EngineConfig;
   database: OpenDatabase;
   store: EventStore;
+  /**
+   * Transitional: the catch-up of the views a turn reads (executions, turn_messages, summaries)
+   * until they are applied inline with the append; the turn executor, session service and sweeper
+   * call it.
+   */
   projections: ProjectionRunner;
+  /**
+   * The async projections (trace_events, prefix_reports). Roles `worker` and `all` run it
+   * (WorkerLifecycle starts and stops it); the API only reads its status and waits on it.
+   */
+  projector: AsyncProjector;
   readModels: ReadModels;
   tenants: TenantStore;
   queue: TurnQueue;
@@ -58,6 +68,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     closers.unshift(() => queue.close());
     const sessions = new SessionService({ store, queue, projections, readModels, logger });
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const projector = createAsyncProjector(database.db, { owner: workerId, logger });
+    closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
 
     let executor: TurnExecutor | null = null;
     let sweeper: Sweeper | null = null;
@@ -88,6 +100,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       database,
       store,
       projections,
+      projector,
       readModels,
       tenants: new TenantStore(database.db),
       queue,

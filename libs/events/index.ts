@@ -25,7 +25,25 @@ export { acquireDataDirLock, lockFileFor } from './data-dir-lock';
 export type { DataDirLock } from './data-dir-lock';
 export { ProjectionRunner, defaultProjections } from './projections/projection-runner';
 export type { ProjectionFailure, ProjectionLogger, ProjectionRunnerOptions, ProjectionStatus } from './projections/projection-runner';
+export { AsyncProjector, UnknownProjectionError } from './projections/async/async-projector';
+export { REPLAY_OWNER_PREFIX } from './projections/async/claim-plan';
+export { LAG_COUNT_LIMIT } from './projections/async/status';
+export { ReplayInterruptedError } from './projections/async/replay';
+export type {
+  AsyncProjectorOptions,
+  AsyncProjectionStatus,
+  ProjectorLogger,
+  ReplayOptions,
+  ReplayProgress,
+  ReplayResult,
+  ReplayedProjection,
+  ShardFailure,
+  ShardStatus,
+  WaitForRequest,
+  WaitResult,
+} from './projections/async/types';
 export { executionsProjection } from './projections/executions';
+export { traceEventsProjection } from './projections/trace-events';
 export { turnMessagesProjection } from './projections/turn-messages';
 export { summariesProjection } from './projections/summaries';
 export { eventByEvent, eventsFor } from './projections/projection';

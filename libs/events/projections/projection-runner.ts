@@ -5,15 +5,16 @@ import type { Database, ProjectionFailuresTable } from '../schema';
 import { executionsProjection } from './executions';
 import { summariesProjection } from './summaries';
 import type { Projection } from './projection';
-import { traceEventsProjection } from './trace-events';
 import { turnMessagesProjection } from './turn-messages';
 
 /**
- * In the order a catch-up applies them. `executions` comes last: a reader that sees an execution
- * `committed` then finds its messages, summaries and traces (every catch-up applies all of them up
- * to one head position, taken at its start, so no projection is ever ahead of one listed before it).
+ * The views a turn reads, in the order a catch-up applies them. `executions` comes last: a reader
+ * that sees an execution `committed` then finds its messages and summaries (every catch-up applies
+ * all of them up to one head position, taken at its start, so no projection is ever ahead of one
+ * listed before it). Until they are applied inline with the append, this runner keeps them; the
+ * async projections (trace_events, prefix_reports) are run by the AsyncProjector.
  */
-export const defaultProjections: readonly Projection[] = [turnMessagesProjection, summariesProjection, traceEventsProjection, executionsProjection];
+export const defaultProjections: readonly Projection[] = [turnMessagesProjection, summariesProjection, executionsProjection];
 
 const BATCH = 500;
 /** Failures listed per projection by `status()` (the count is always exact). */

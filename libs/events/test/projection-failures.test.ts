@@ -108,7 +108,6 @@ describe('a projection that cannot apply an event (PGlite)', () => {
     expect(status.map((s) => [s.name, s.state, s.position, s.lag])).toEqual([
       ['turn_messages', 'failing', head, 0],
       ['summaries', 'running', head, 0],
-      ['trace_events', 'running', head, 0],
       ['executions', 'running', head, 0],
     ]);
     const tm = status.find((s) => s.name === 'turn_messages')!;
