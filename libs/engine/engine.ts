@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
-import { createProjectionRunner } from './projections';
+import { createProjectionRunner, engineInlineProjections } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
@@ -46,7 +46,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   try {
     const schema = await prepareSchema(database, config.database);
     for (const warning of schema.warnings) logger.warn(warning);
-    const store = new EventStore(database.db);
+    const store = new EventStore(database.db, { inline: engineInlineProjections });
     const projections = createProjectionRunner(database.db, logger);
     const readModels = new ReadModels(database.db);
     const queue: TurnQueue = config.redisUrl

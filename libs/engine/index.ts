@@ -30,7 +30,7 @@ export type { TurnJob, TurnQueue, QueueHealth, JobOutcome, JobAttempt, TurnJobHa
 export { Sweeper } from './sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';
 export { LORE_SCAN_LIMIT } from './history-loader';
-export { createProjectionRunner, engineProjections, TURN_READ_PROJECTIONS } from './projections';
+export { createProjectionRunner, engineProjections, engineInlineProjections, engineAsyncProjections, TURN_READ_PROJECTIONS } from './projections';
 export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';
 export {
   SessionNotFoundError,
