@@ -1,5 +1,13 @@
 import type { Kysely } from 'kysely';
-import { asyncProjections, type Database, executionsProjection, inlineProjections, ProjectionRunner, summariesProjection, turnMessagesProjection } from '../events';
+import {
+  asyncProjections,
+  type Database,
+  executionsProjection,
+  inlineProjections,
+  ProjectionRunner,
+  summariesProjection,
+  turnMessagesProjection,
+} from '../events';
 import { prefixReportsProjection } from '../reports';
 import type { Logger } from './logger';
 

@@ -2,7 +2,17 @@ export * from './event-types';
 export * from './errors';
 export type { Database } from './schema';
 export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD, LOG_PARTITIONS, LOG_START, readAfterQuery } from './event-store';
-export type { AppendRequest, AppendResult, EventStoreOptions, IdempotencyRecord, IdempotentAppend, LogEntry, LogCursor, OrderedLogEntry, ReadAfterOptions } from './event-store';
+export type {
+  AppendRequest,
+  AppendResult,
+  EventStoreOptions,
+  IdempotencyRecord,
+  IdempotentAppend,
+  LogEntry,
+  LogCursor,
+  OrderedLogEntry,
+  ReadAfterOptions,
+} from './event-store';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';
 export type { DatabaseConfig, OpenDatabase } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';
