@@ -247,9 +247,7 @@ export class EventStore {
 
   /** Events of one stream with version > afterVersion, in order. */
   async readStream(streamId: string, afterVersion = 0, limit?: number): Promise<StoredEvent[]> {
-    let query = this.db.selectFrom('events').selectAll().where('stream_id', '=', streamId).where('stream_version', '>', afterVersion).orderBy('stream_version');
-    if (limit !== undefined) query = query.limit(limit);
-    const rows = await query.execute();
+    const rows = await readStreamQuery(this.db, streamId, afterVersion, limit).execute();
     return rows.map(toStoredEvent);
   }
 
@@ -320,14 +318,24 @@ export function readAfterQuery(executor: Executor, cursor: LogCursor, options: O
     .limit(options.limit);
 }
 
-async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
-  const row = await executor
+/** A stream's events after a version, in order (exported for the EXPLAIN test): the unique (stream_id, stream_version) index. */
+export function readStreamQuery(executor: Executor, streamId: string, afterVersion: number, limit?: number) {
+  return executor
     .selectFrom('events')
-    .select(['stream_version', 'tenant_id'])
+    .selectAll()
     .where('stream_id', '=', streamId)
-    .orderBy('stream_version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .where('stream_version', '>', afterVersion)
+    .orderBy('stream_version')
+    .$if(limit !== undefined, (q) => q.limit(limit!));
+}
+
+/** A stream's last version and tenant (exported for the EXPLAIN test): the same index, read backwards. */
+export function streamHeadQuery(executor: Executor, streamId: string) {
+  return executor.selectFrom('events').select(['stream_version', 'tenant_id']).where('stream_id', '=', streamId).orderBy('stream_version', 'desc').limit(1);
+}
+
+async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
+  const row = await streamHeadQuery(executor, streamId).executeTakeFirst();
   return { version: row?.stream_version ?? 0, tenantId: row?.tenant_id ?? null };
 }
 

@@ -1,7 +1,17 @@
 export * from './event-types';
 export * from './errors';
 export type { Database } from './schema';
-export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD, LOG_PARTITIONS, LOG_START, readAfterQuery } from './event-store';
+export {
+  EventStore,
+  validateEvent,
+  IDEMPOTENCY_KEY_FIELD,
+  IDEMPOTENCY_REQUEST_HASH_FIELD,
+  LOG_PARTITIONS,
+  LOG_START,
+  readAfterQuery,
+  readStreamQuery,
+  streamHeadQuery,
+} from './event-store';
 export type {
   AppendRequest,
   AppendResult,

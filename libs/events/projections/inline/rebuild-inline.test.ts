@@ -34,7 +34,10 @@ const turn = (s: string, n: number): NewEvent[] => {
 };
 const compaction = (s: string, n: number): NewEvent => ({
   type: 'history.compacted@1',
-  data: { compactionId: `${s}-c${n}`, summaries: [{ summaryId: `${s}-sum${n}`, messageIds: [`${s}-m${n}`, `${s}-r${n}`], replacesSummaryIds: [], content: `sum ${n}` }] },
+  data: {
+    compactionId: `${s}-c${n}`,
+    summaries: [{ summaryId: `${s}-sum${n}`, messageIds: [`${s}-m${n}`, `${s}-r${n}`], replacesSummaryIds: [], content: `sum ${n}` }],
+  },
 });
 
 describe('rebuildInline (PGlite)', () => {
@@ -85,10 +88,11 @@ describe('rebuildInline (PGlite)', () => {
       }),
     ]);
     const after = await dumpProjections(open.db);
+    const rows = after as unknown as Record<'turn_messages' | 'executions', Record<string, unknown>[]>;
     for (const s of Object.keys(streams)) {
       const added = [10, 11, 12].flatMap((n) => [`${s}-m${n}`, `${s}-r${n}`]);
-      expect(after.turn_messages.filter((m) => added.includes(String(m.message_id))).map((m) => m.message_id)).toEqual(added);
-      expect(after.executions.filter((e) => e.session_id === s && e.status === 'committed').length).toBeGreaterThanOrEqual(3);
+      expect(rows.turn_messages.filter((m) => added.includes(String(m.message_id))).map((m) => m.message_id)).toEqual(added);
+      expect(rows.executions.filter((e) => e.session_id === s && e.status === 'committed').length).toBeGreaterThanOrEqual(3);
     }
     // and a rebuild from the log alone gives the same rows
     await rebuildInline({ db: open.db, projections: inlineProjections });
