@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
+import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore, upgradeInline } from '../events';
 import { createProjectionRunner, engineInlineProjections } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
@@ -46,6 +46,12 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   try {
     const schema = await prepareSchema(database, config.database);
     for (const warning of schema.warnings) logger.warn(warning);
+    // once, after the upgrade that made them inline: rows the old runner had not caught up on
+    const upgraded = await upgradeInline({ db: database.db, projections: engineInlineProjections });
+    if (upgraded) {
+      logger.log(`inline read models brought up to date: ${upgraded.streams} stream(s), ${upgraded.events} event(s)`);
+      for (const f of upgraded.failures) logger.error(`inline read models of stream ${f.streamId} not rebuilt: ${String(f.error)}`);
+    }
     const store = new EventStore(database.db, { inline: engineInlineProjections });
     const projections = createProjectionRunner(database.db, logger);
     const readModels = new ReadModels(database.db);

@@ -52,7 +52,7 @@ export { eventByEvent, eventsFor } from './projections/projection';
 export type { Projection, EventByEventProjection, InlineProjection, StreamKeyedTable } from './projections/projection';
 export { inlineProjections, asyncProjections } from './projections/sets';
 export { traceEventsProjection } from './projections/trace-events';
-export { rebuildInline } from './projections/inline/rebuild-inline';
+export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inline';
 export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure, RebuildInlineResult } from './projections/inline/rebuild-inline';
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant } from './tenants';

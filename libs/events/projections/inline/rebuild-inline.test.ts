@@ -11,6 +11,7 @@ import {
   type OpenDatabase,
   rebuildInline,
   summariesProjection,
+  upgradeInline,
 } from '../..';
 
 const say = (messageId: string, text: string): CommittedMessage => ({
@@ -116,5 +117,26 @@ describe('rebuildInline (PGlite)', () => {
     expect(result.failures[0].error).toBeInstanceOf(InlineProjectionFailedError);
     expect(result.failures[0].error).toMatchObject({ projection: 'summaries', eventType: 'history.compacted@1', streamId: 's030' });
     expect(await dumpProjections(open.db)).toEqual(before);
+  }, 120_000);
+
+  it('upgradeInline: after the upgrade, only the streams with events past the old runner`s checkpoints are rebuilt, once', async () => {
+    // the old runner had applied everything up to here (its checkpoints), then events came that it never applied
+    const head = await store.headPosition();
+    await open.db
+      .insertInto('projection_checkpoints')
+      .values(inlineProjections.map((p) => ({ name: p.name, position: String(head) })))
+      .onConflict((oc) => oc.column('name').doUpdateSet({ position: String(head) }))
+      .execute();
+    const legacy = new EventStore(open.db); // appends as before the upgrade: no inline rows
+    await legacy.append({ tenantId: 'tenant-b', streamId: 's006', expectedVersion: await legacy.streamVersion('s006'), events: turn('s006', 7) });
+    await legacy.append({ tenantId: 'tenant-c', streamId: 'legacy-new', expectedVersion: 0, events: [...turn('legacy-new', 1), compaction('legacy-new', 1)] });
+
+    const result = await upgradeInline({ db: open.db, projections: inlineProjections });
+    expect(result).toEqual({ streams: 2, events: 6 + 4, failures: [] }); // s006: turns 1 and 7; legacy-new: a turn and a compaction
+    const upgraded = await dumpProjections(open.db);
+    await rebuildInline({ db: open.db, projections: inlineProjections });
+    expect(await dumpProjections(open.db)).toEqual(upgraded);
+    expect(await open.db.selectFrom('projection_checkpoints').selectAll().execute()).toEqual([]);
+    expect(await upgradeInline({ db: open.db, projections: inlineProjections })).toBeNull();
   }, 120_000);
 });

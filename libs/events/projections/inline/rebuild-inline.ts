@@ -14,6 +14,8 @@ const EVENT_PAGE = 500;
 export interface RebuildInlineOptions {
   db: Kysely<Database>;
   projections: readonly InlineProjection[];
+  /** Only the streams with an event after this global position; default: every stream. */
+  since?: number;
   /** Called after each page of streams. */
   onProgress?: (progress: RebuildInlineProgress) => void;
 }
@@ -53,15 +55,26 @@ export async function rebuildInline(options: RebuildInlineOptions): Promise<Rebu
   const result: RebuildInlineResult = { streams: 0, events: 0, failures: [] };
   let after = '';
   for (;;) {
-    // every stream has exactly one version 1: one row per stream, in the index's order
-    const page = await db
-      .selectFrom('events')
-      .select('stream_id')
-      .where('stream_version', '=', 1)
-      .where('stream_id', '>', after)
-      .orderBy('stream_id')
-      .limit(STREAM_PAGE)
-      .execute();
+    const page =
+      options.since === undefined
+        ? // every stream has exactly one version 1: one row per stream, in the index's order
+          await db
+            .selectFrom('events')
+            .select('stream_id')
+            .where('stream_version', '=', 1)
+            .where('stream_id', '>', after)
+            .orderBy('stream_id')
+            .limit(STREAM_PAGE)
+            .execute()
+        : await db
+            .selectFrom('events')
+            .select('stream_id')
+            .distinct()
+            .where('global_position', '>', String(options.since))
+            .where('stream_id', '>', after)
+            .orderBy('stream_id')
+            .limit(STREAM_PAGE)
+            .execute();
     for (const { stream_id: streamId } of page) {
       try {
         result.events += await db.transaction().execute((trx) => rebuildStream(trx, projections, streamId));
@@ -121,4 +134,23 @@ function decode(projections: readonly InlineProjection[], row: Parameters<typeof
     const names = projections.filter((p) => (p.handles as readonly string[]).includes(row.type)).map((p) => p.name);
     throw new InlineProjectionFailedError(names.join(', '), row.type, row.stream_id, row.tenant_id, error);
   }
+}
+
+/**
+ * Brings the inline projections' rows of an existing deployment up to date, once, after the upgrade
+ * that made them inline: the old projection runner kept them up to its checkpoints, so the
+ * streams with events after the lowest of them are rebuilt (`rebuildInline` with `since`), then
+ * the old checkpoints are dropped. Returns null when there is nothing to do (a new deployment, or
+ * done before). Safe while appends run, and when several processes start at once (a stream is
+ * rebuilt under its lock; a second pass finds the same rows). If a stream fails, the checkpoints
+ * stay, so the next start tries again.
+ */
+export async function upgradeInline(options: Omit<RebuildInlineOptions, 'since'>): Promise<RebuildInlineResult | null> {
+  const names = options.projections.map((p) => p.name);
+  const checkpoints = await options.db.selectFrom('projection_checkpoints').select('position').where('name', 'in', names).execute();
+  if (checkpoints.length === 0) return null;
+  const since = Math.min(...checkpoints.map((c) => Number(c.position)));
+  const result = await rebuildInline({ ...options, since });
+  if (result.failures.length === 0) await options.db.deleteFrom('projection_checkpoints').where('name', 'in', names).execute();
+  return result;
 }
