@@ -1,25 +1,30 @@
 import { parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
 import { runMain } from '../apps/process-lifecycle';
-import { ASYNC_PROJECTIONS, createAsyncProjector, createProjectionRunner, loadConfig, TURN_READ_PROJECTIONS } from '../libs/engine';
-import { type Database, openDatabase, prepareSchema, REPLAY_OWNER_PREFIX } from '../libs/events';
+import { ASYNC_PROJECTIONS, createAsyncProjector, engineInlineProjections, loadConfig } from '../libs/engine';
+import { type Database, openDatabase, prepareSchema, rebuildInline, REPLAY_OWNER_PREFIX } from '../libs/events';
 
-const USAGE = `usage: npm run replay -- [--projection <name> | --async] (names: ${[...TURN_READ_PROJECTIONS, ...ASYNC_PROJECTIONS.map((p) => p.name)].join(', ')})`;
+const INLINE_NAMES = engineInlineProjections.map((p) => p.name);
+const USAGE = `usage: npm run replay -- [--projection <name> | --async] (names: ${[...INLINE_NAMES, ...ASYNC_PROJECTIONS.map((p) => p.name)].join(', ')})`;
 const print = { log: (m: string) => console.log(m), warn: (m: string) => console.warn(m), error: (m: string) => console.error(m) };
 
 /**
- * HOOK for the views a turn reads (executions, turn_messages, summaries): rebuilds them and
- * returns the number of streams left stopped. Today: the catch-up runner's replay. Once they are
- * applied inline with the append, this calls the event library's `rebuildInline(...)` instead.
+ * The views a turn reads (executions, turn_messages, summaries; applied inline with each append):
+ * rebuilt stream by stream, each stream in its own short transaction holding that stream's lock,
+ * so appends to other streams never wait. Returns the number of streams left unrebuilt.
  */
 async function rebuildTurnReadViews(db: Kysely<Database>, names: readonly string[]): Promise<number> {
   if (names.length === 0) return 0;
-  const runner = createProjectionRunner(db, print);
-  const applied = await runner.replay((name, position) => console.log(`  ${name}: rebuilt up to position ${position}`));
-  console.log(`turn-read views (${runner.names.join(', ')}): replayed ${applied} event applications`);
-  const failing = (await runner.status()).filter((p) => p.state === 'failing');
-  for (const p of failing) console.error(`projection ${p.name} is stopped at ${p.failing} stream(s); the events of those streams are not applied`);
-  return failing.reduce((n, p) => n + p.failing, 0);
+  const projections = engineInlineProjections.filter((p) => names.includes(p.name));
+  const result = await rebuildInline({
+    db,
+    projections,
+    onProgress: (p) => console.log(`  inline (${names.join(', ')}): ${p.streams} streams, ${p.events} events so far`),
+  });
+  console.log(`inline views (${names.join(', ')}): rebuilt ${result.streams} streams from ${result.events} events`);
+  for (const f of result.failures)
+    console.error(`stream ${f.streamId} could not be rebuilt (its old rows are kept): ${f.error instanceof Error ? f.error.message : String(f.error)}`);
+  return result.failures.length;
 }
 
 /**
@@ -31,11 +36,11 @@ async function rebuildTurnReadViews(db: Kysely<Database>, names: readonly string
  */
 async function main() {
   const { values } = parseArgs({ options: { projection: { type: 'string' }, async: { type: 'boolean' } } });
-  const known = [...TURN_READ_PROJECTIONS, ...ASYNC_PROJECTIONS.map((p) => p.name)];
+  const known = [...INLINE_NAMES, ...ASYNC_PROJECTIONS.map((p) => p.name)];
   if (values.projection !== undefined && !known.includes(values.projection))
     throw new Error(`unknown projection ${JSON.stringify(values.projection)}; ${USAGE}`);
   const chosen = (names: readonly string[]) => names.filter((n) => values.projection === undefined || n === values.projection);
-  const turnReads = values.async ? [] : chosen(TURN_READ_PROJECTIONS);
+  const turnReads = values.async ? [] : chosen(INLINE_NAMES);
 
   const config = loadConfig();
   const database = await openDatabase(config.database);

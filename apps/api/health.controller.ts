@@ -1,32 +1,25 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Engine, QueueHealth } from '../../libs/engine';
-import { type AsyncProjectionStatus, type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, type ProjectionStatus, withinMs } from '../../libs/events';
+import { type AsyncProjectionStatus, type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, withinMs } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 export interface HealthReport {
   /**
-   * `ok` (200); `degraded` (503) when a projection is stopped somewhere (a stream of a turn-read
-   * view, or a shard of an async projection; everything else goes on); `unavailable` (503) when
-   * the database or the queue is down.
+   * `ok` (200); `degraded` (503) when a shard of an async projection is stopped (everything else,
+   * turns included, goes on); `unavailable` (503) when the database or the queue is down.
    */
   status: 'ok' | 'degraded' | 'unavailable';
   database: DatabaseProbe & { kind: Engine['database']['kind'] };
   queue: QueueHealth;
   /**
    * Each projection's state and lag, and where it stopped. `/health` needs no key, so no session,
-   * tenant or error text appears here (the log line of each failure names them): for the views a
-   * turn reads, position, event type, attempts; for the async projections, shard, cursor position,
-   * failed position, event type and error code. Null while they cannot be read (then `degraded`).
+   * tenant or error text appears here (the log line of each failure names them): shard, cursor
+   * position, failed position, event type and error code. The views a turn reads are applied inline
+   * with each append (never behind, never stopped). Null while they cannot be read (then `degraded`).
    */
-  projections: PublicProjectionStatus[] | null;
+  projections: PublicAsyncStatus[] | null;
 }
-
-/** A view a turn reads (transitional catch-up runner): where it stopped, per stream, without the stream. */
-type PublicTurnReadStatus = Omit<ProjectionStatus, 'failures'> & {
-  kind: 'turn-read';
-  failures: Pick<ProjectionStatus['failures'][number], 'globalPosition' | 'eventType' | 'attempts' | 'since' | 'nextRetryAt'>[];
-};
 
 /** An async projection: its failing shards only (the cursors of every shard are in the projector's status). */
 interface PublicAsyncStatus {
@@ -49,14 +42,6 @@ interface PublicAsyncStatus {
     nextRetryAt: string | null;
   }[];
 }
-
-type PublicProjectionStatus = PublicTurnReadStatus | PublicAsyncStatus;
-
-const turnReadWithoutTenantData = (p: ProjectionStatus): PublicTurnReadStatus => ({
-  kind: 'turn-read',
-  ...p,
-  failures: p.failures.map(({ globalPosition, eventType, attempts, since, nextRetryAt }) => ({ globalPosition, eventType, attempts, since, nextRetryAt })),
-});
 
 const asyncWithoutTenantData = (p: AsyncProjectionStatus): PublicAsyncStatus => ({
   kind: 'async',
@@ -97,9 +82,9 @@ export class HealthController {
   }
 
   /** The projections' status within the probe's bound, or null when it cannot be read in time. */
-  private async projections(): Promise<PublicProjectionStatus[] | null> {
-    const read = Promise.all([this.engine.projections.status(), this.engine.projector.status()]).then(
-      ([turnReads, async]) => [...turnReads.map(turnReadWithoutTenantData), ...async.map(asyncWithoutTenantData)],
+  private async projections(): Promise<PublicAsyncStatus[] | null> {
+    const read = this.engine.projector.status().then(
+      (async) => async.map(asyncWithoutTenantData),
       () => null,
     );
     return withinMs(read, DATABASE_PROBE_TIMEOUT_MS, null);

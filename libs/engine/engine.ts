@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type AsyncProjector, EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
-import { createAsyncProjector, createProjectionRunner } from './projections';
+import { type AsyncProjector, EventStore, type OpenDatabase, openDatabase, prepareSchema, ReadModels, TenantStore, upgradeInline } from '../events';
+import { createAsyncProjector, engineInlineProjections } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
@@ -27,7 +27,6 @@ export interface Engine {
    * until they are applied inline with the append; the turn executor, session service and sweeper
    * call it.
    */
-  projections: ProjectionRunner;
   /**
    * The async projections (trace_events, prefix_reports). Roles `worker` and `all` run it
    * (WorkerLifecycle starts and stops it); the API only reads its status and waits on it.
@@ -56,8 +55,13 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   try {
     const schema = await prepareSchema(database, config.database);
     for (const warning of schema.warnings) logger.warn(warning);
-    const store = new EventStore(database.db);
-    const projections = createProjectionRunner(database.db, logger);
+    // once, after the upgrade that made them inline: rows the old runner had not caught up on
+    const upgraded = await upgradeInline({ db: database.db, projections: engineInlineProjections });
+    if (upgraded) {
+      logger.log(`inline read models brought up to date: ${upgraded.streams} stream(s), ${upgraded.events} event(s)`);
+      for (const f of upgraded.failures) logger.error(`inline read models of stream ${f.streamId} not rebuilt: ${String(f.error)}`);
+    }
+    const store = new EventStore(database.db, { inline: engineInlineProjections });
     const readModels = new ReadModels(database.db);
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger })
@@ -66,7 +70,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
           onError: (e, { willRetry }) => logger.warn(`turn job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
         });
     closers.unshift(() => queue.close());
-    const sessions = new SessionService({ store, queue, projections, readModels, logger });
+    const sessions = new SessionService({ store, queue, readModels, logger });
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
@@ -90,8 +94,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
     const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
     if (role !== 'api') {
-      executor = new TurnExecutor(store, readModels, projections, catalog, providers, worlds, logger, { workerId });
-      sweeper = new Sweeper(readModels, projections, queue, logger, config.sweep);
+      executor = new TurnExecutor(store, readModels, catalog, providers, worlds, logger, { workerId });
+      sweeper = new Sweeper(readModels, queue, logger, config.sweep);
       const started = sweeper;
       closers.unshift(() => started.stop());
     }
@@ -99,7 +103,6 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       config,
       database,
       store,
-      projections,
       projector,
       readModels,
       tenants: new TenantStore(database.db),

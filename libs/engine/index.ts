@@ -30,12 +30,11 @@ export type { TurnJob, TurnQueue, QueueHealth, JobOutcome, JobAttempt, TurnJobHa
 export { Sweeper } from './sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';
 export { LORE_SCAN_LIMIT } from './history-loader';
-export { ASYNC_PROJECTIONS, createAsyncProjector, createProjectionRunner, engineProjections, TURN_READ_PROJECTIONS } from './projections';
+export { ASYNC_PROJECTIONS, createAsyncProjector, engineInlineProjections } from './projections';
 export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';
 export {
   SessionNotFoundError,
   FencedOutError,
-  SessionProjectionStoppedError,
   ExecutionNotFoundError,
   JournalGapError,
   UnknownStageError,

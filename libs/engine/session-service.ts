@@ -1,13 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ConcurrencyError,
-  type EventStore,
-  IdempotencyKeyTakenError,
-  type IdempotencyRecord,
-  type ProjectionRunner,
-  type ReadModels,
-  type StoredEvent,
-} from '../events';
+import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type IdempotencyRecord, type ReadModels, type StoredEvent } from '../events';
 import { InvalidInputError } from '../errors';
 import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
@@ -18,7 +10,6 @@ import { queueUnavailable, type TurnQueue } from './queue';
 export interface SessionServiceDeps {
   store: EventStore;
   queue: TurnQueue;
-  projections: ProjectionRunner;
   readModels: ReadModels;
   logger: Logger;
 }
@@ -123,7 +114,6 @@ export class SessionService {
         if (!retry || tries >= MAX_APPEND_TRIES) throw error;
       }
     }
-    await this.catchUpQuietly('after input');
     await this.enqueue({ executionId, sessionId, tenantId });
     return { answer: { executionId, turnId }, replayed: false };
   }
@@ -145,7 +135,6 @@ export class SessionService {
    * unless the execution has finished (enqueueing is idempotent per execution).
    */
   private async resumeIfUnfinished(job: { tenantId: string; sessionId: string; executionId: string }) {
-    await this.catchUpQuietly('before a replayed input');
     const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
     if (view?.status === 'committed' || view?.status === 'failed') return;
     await this.enqueue(job);
@@ -157,14 +146,6 @@ export class SessionService {
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.deps.logger.warn(`enqueue of execution ${job.executionId} failed (${reason}); the input is recorded and the sweeper will enqueue it`);
-    }
-  }
-
-  private async catchUpQuietly(when: string) {
-    try {
-      await this.deps.projections.catchUp();
-    } catch (error) {
-      this.deps.logger.warn(`projection catch-up ${when} failed (will retry): ${String(error)}`);
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { ProjectionRunner, ReadModels } from '../events';
+import type { ReadModels } from '../events';
 import type { TurnQueue } from './queue';
 import type { Logger } from './logger';
 
@@ -10,7 +10,7 @@ export interface SweeperOptions {
 }
 
 /**
- * Recovery loop: catches projections up and enqueues executions that have made no progress for
+ * Recovery loop: enqueues executions that have made no progress for
  * a while (an enqueue that failed after its append, a job lost with its Redis). Enqueue is
  * idempotent by job id, so a job that still exists (waiting, delayed, running) is left as it is:
  * that is what makes a short `stalledAfterMs` safe; it only costs a no-op enqueue per slow turn.
@@ -22,7 +22,6 @@ export class Sweeper {
 
   constructor(
     private readonly readModels: ReadModels,
-    private readonly projections: ProjectionRunner,
     private readonly queue: TurnQueue,
     private readonly logger: Logger,
     private readonly options: SweeperOptions,
@@ -67,7 +66,6 @@ export class Sweeper {
   }
 
   private async enqueuePending(idleForMs: number | undefined): Promise<number> {
-    await this.projections.catchUp();
     let count = 0;
     let afterExecutionId: string | undefined;
     for (;;) {

@@ -1,18 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type CommittedMessage,
-  ConcurrencyError,
-  type EventStore,
-  isDatabaseUnavailable,
-  type NewEvent,
-  type ProjectionRunner,
-  type ReadModels,
-} from '../events';
+import { type CommittedMessage, ConcurrencyError, type EventStore, isDatabaseUnavailable, type NewEvent, type ReadModels } from '../events';
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../plugins-sdk';
 import { type ProviderRegistry, redactImageData } from '../providers';
 import { EngineError } from '../errors';
-import { ExecutionNotFoundError, FencedOutError, isPermanentFailure, SessionProjectionStoppedError } from './errors';
-import { TURN_READ_PROJECTIONS } from './projections';
+import { ExecutionNotFoundError, FencedOutError, isPermanentFailure } from './errors';
 import { type ExecutionJournal, executionOutputs, type RuntimeOutput, runtimeKey, SessionJournal } from './journal';
 import type { JobAttempt, JobOutcome, TurnJob } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
@@ -27,8 +18,6 @@ export const DEFAULT_HISTORY_READ_LIMIT = 400;
 
 /** How soon a turn interrupted by a database outage is tried again. */
 const DATABASE_RETRY_MS = 2_000;
-/** How soon a turn of a session whose projection is stopped looks again (the projection retries with backoff). */
-const PROJECTION_STOPPED_RETRY_MS = 5_000;
 
 export interface TurnExecutorOptions {
   workerId: string;
@@ -90,13 +79,9 @@ class ExecutionRun {
  * (a barrier between stages, runtimes of one stage in parallel), and commits the turn once.
  */
 export class TurnExecutor {
-  /** Executions already reported as waiting on a stopped projection (one log line each). */
-  private readonly waitingOnProjection = new Set<string>();
-
   constructor(
     private readonly store: EventStore,
     private readonly readModels: ReadModels,
-    private readonly projections: ProjectionRunner,
     private readonly catalog: RuntimeCatalog,
     private readonly providers: ProviderRegistry,
     private readonly worlds: WorldCatalog,
@@ -117,9 +102,7 @@ export class TurnExecutor {
    */
   async handle(job: TurnJob, attempt: JobAttempt): Promise<JobOutcome> {
     try {
-      const outcome = await this.run(job);
-      this.waitingOnProjection.delete(job.executionId);
-      return outcome;
+      return await this.run(job);
     } catch (error) {
       if (error instanceof FencedOutError) return { kind: 'done' };
       // the database is away: nothing can be recorded (not even a failure); look again later
@@ -128,14 +111,6 @@ export class TurnExecutor {
         this.logger.warn(`execution ${job.executionId}: the database cannot be reached; retrying in ${DATABASE_RETRY_MS} ms`);
         return { kind: 'later', delayMs: DATABASE_RETRY_MS };
       }
-      // a projection this turn reads is stopped at one of the session's events: the turn waits
-      // (no attempt spent) and runs once the projection applies it; other sessions go on
-      if (error instanceof SessionProjectionStoppedError) {
-        if (!this.waitingOnProjection.has(job.executionId)) this.logger.warn(`execution ${job.executionId} waits: ${error.message}`);
-        this.waitingOnProjection.add(job.executionId);
-        return { kind: 'later', delayMs: PROJECTION_STOPPED_RETRY_MS };
-      }
-      this.waitingOnProjection.delete(job.executionId);
       if (isPermanentFailure(error)) {
         await this.fail(job, attempt.attemptsMade + 1, error);
         throw error;
@@ -149,7 +124,6 @@ export class TurnExecutor {
   }
 
   private async run(job: TurnJob): Promise<JobOutcome> {
-    await this.catchUpFor(job.sessionId);
     const journal = await this.loadJournal(job.sessionId);
     const execution = journal.get(job.executionId);
     if (!execution) {
@@ -181,32 +155,13 @@ export class TurnExecutor {
       throw error;
     }
     journal.apply(await this.store.readStream(job.sessionId, journal.version));
-    // not optional: an earlier turn may have committed after the catch-up above, and the history
-    // read below must hold every turn before this one (also shows this execution as running)
-    await this.catchUpFor(job.sessionId);
     const run = new ExecutionRun(job.tenantId, job.sessionId, journal.get(execution.executionId)!, journal, attempt, locale, world, this.store);
     const history = await loadRuntimeHistory(this.readModels, job.tenantId, job.sessionId, this.historyReadLimit);
     for (const group of this.catalog.groups()) {
       await Promise.all(group.runtimes.map((runtime) => this.runRuntime(run, runtime, history)));
     }
     await this.commit(run);
-    await this.catchUpQuietly('after commit');
     return { kind: 'done' };
-  }
-
-  /**
-   * Catches projections up, then refuses to go on when one the turn reads is stopped at this
-   * session's stream (its rows would be missing events). Other sessions are not affected.
-   */
-  private async catchUpFor(sessionId: string) {
-    await this.projections.catchUp();
-    const stopped = (await this.projections.stoppedAt(sessionId)).filter((f) => TURN_READ_PROJECTIONS.includes(f.projection));
-    if (stopped.length > 0) throw new SessionProjectionStoppedError(sessionId, stopped);
-  }
-
-  /** Projections are rebuilt from the log anyway: a failed catch-up is retried by the sweeper. */
-  private async catchUpQuietly(when: string) {
-    await this.projections.catchUp().catch((e) => this.logger.warn(`projection catch-up ${when}: ${String(e)}`));
   }
 
   private async loadJournal(sessionId: string): Promise<SessionJournal> {
@@ -334,7 +289,6 @@ export class TurnExecutor {
             },
           ],
         });
-        await this.projections.catchUp();
         return;
       } catch (e) {
         if (!(e instanceof ConcurrencyError)) throw e;

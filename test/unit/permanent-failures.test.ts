@@ -113,7 +113,6 @@ describe('permanent job failures (turn executor)', () => {
       expectedVersion: await covel.engine.store.streamVersion(id),
       events: [{ type: 'player-input.submitted@1', data: { executionId: randomUUID(), turnId: randomUUID(), messageId: randomUUID(), text: 'later' } }],
     });
-    await covel.engine.projections.catchUp();
     const outcome = await covel.engine.executor!.handle({ executionId: first.executionId, sessionId: id, tenantId }, { attemptsMade: 0, maxAttempts: 5 });
     expect(outcome).toEqual({ kind: 'done' });
   });

@@ -15,7 +15,6 @@ describe('npm run replay', () => {
       const { id } = await client.createSession();
       for (let t = 0; t < 3; t++) await client.waitFor((await client.submit(id, `session ${s} move ${t}`)).executionId, 20_000);
     }
-    await covel.engine.projections.catchUp();
     await covel.engine.projector.drain();
     const live = await dumpProjections(covel.engine.database.db);
     expect(live.turn_messages).toHaveLength(18);

@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { createProjectionRunner, loadConfig, TurnExecutor, RuntimeCatalog, WorldCatalog } from '../../libs/engine';
+import { loadConfig, TurnExecutor, RuntimeCatalog, WorldCatalog } from '../../libs/engine';
 import { EventStore, openDatabase, type OpenDatabase, ReadModels } from '../../libs/events';
 import { loadPlugins } from '../../libs/plugins-sdk';
 import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../libs/providers';
@@ -26,7 +26,6 @@ describe('a turn job while the database cannot be reached', () => {
     executor = new TurnExecutor(
       new EventStore(database.db),
       new ReadModels(database.db),
-      createProjectionRunner(database.db),
       new RuntimeCatalog(loadPlugins(config.pluginsDir)),
       providers,
       new WorldCatalog(config.worldsDir),

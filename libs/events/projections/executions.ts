@@ -1,7 +1,7 @@
-import { eventByEvent, type Projection } from './projection';
+import { eventByEvent, type InlineProjection } from './projection';
 
 /** `executions`: status of every player input's execution (queued → running → committed | failed). */
-export const executionsProjection: Projection = eventByEvent({
+export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
   handles: [
     'player-input.submitted@1',

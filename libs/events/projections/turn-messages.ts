@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { eventByEvent, type Projection } from './projection';
+import { eventByEvent, type InlineProjection } from './projection';
 
 /** `turn_messages`: the committed conversation, one row per message, ordered per session, with its compacted marker. */
-export const turnMessagesProjection: Projection = eventByEvent({
+export const turnMessagesProjection: InlineProjection = eventByEvent({
   name: 'turn_messages',
   handles: ['history.compacted@1', 'turn.committed@1'],
   tables: ['turn_messages', 'history_watermarks'],
