@@ -25,7 +25,7 @@ describe('npm run replay', () => {
       cwd: join(__dirname, '..', '..'),
       env: { ...process.env, COVEL_DATA_DIR: covel.dataDir, DATABASE_URL: '', REDIS_URL: '' },
     });
-    expect(stdout).toMatch(/replayed \d+ event applications/);
+    expect(stdout).toMatch(/inline views \(executions, turn_messages, summaries\): rebuilt 3 streams from 54 events/);
     expect(stdout).toMatch(/trace_events shard \d+: \d+ events, done/);
     expect(stdout).toMatch(/replayed 114 events into the async projections/); // the log (57 events) read once per async projection
 
