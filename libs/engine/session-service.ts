@@ -1,26 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ConcurrencyError,
-  type EventStore,
-  IdempotencyKeyTakenError,
-  type IdempotencyRecord,
-  type ProjectionRunner,
-  type ReadModels,
-  type StoredEvent,
-} from '../events';
+import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type IdempotencyRecord, type ReadModels, type StoredEvent } from '../events';
 import { InvalidInputError } from '../errors';
 import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
 import type { Logger } from './logger';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
-import { queueUnavailable, type TurnQueue } from './queue';
+import { queueUnavailable, type TurnJob, type TurnProducer } from './queue';
 
 export interface SessionServiceDeps {
   store: EventStore;
-  queue: TurnQueue;
-  projections: ProjectionRunner;
+  queue: TurnProducer;
   readModels: ReadModels;
   logger: Logger;
+  /** Brings the read models up to date after an append (only while projections are caught up asynchronously). */
+  refreshReadModels?: () => Promise<void>;
 }
 
 export interface CreateSessionRequest {
@@ -88,9 +81,10 @@ export class SessionService {
 
   /**
    * Appends the input (retrying on concurrent appends to the same session), then enqueues its
-   * turn job. When the queue is known to be down, nothing is appended and the caller gets
-   * `UnavailableError` (retry later). The input is durable once appended: if the enqueue fails
-   * after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
+   * turn job when it is the session's earliest pending execution (else the end of the one before
+   * it hands off to it, see `handOff`). When the queue is known to be down, nothing is appended
+   * and the caller gets `UnavailableError` (retry later). The input is durable once appended: if
+   * the enqueue fails after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
    * Under an idempotency key, the key is recorded in the input's event (one row, one
    * transaction): a repeat answers the first execution and appends nothing.
    */
@@ -123,9 +117,24 @@ export class SessionService {
         if (!retry || tries >= MAX_APPEND_TRIES) throw error;
       }
     }
-    await this.catchUpQuietly('after input');
-    await this.enqueue({ executionId, sessionId, tenantId });
+    await this.enqueueSessionHead({ tenantId, sessionId, executionId });
     return { answer: { executionId, turnId }, replayed: false };
+  }
+
+  /**
+   * Enqueues the session's earliest pending execution when it is `job`'s (read after the input's
+   * append). Racing the end of the execution before it is safe: that end's hand-off reads the
+   * session after its own commit, this reads after the input's commit, so whichever of the two
+   * commits comes second sees the other, and at least one side enqueues this execution (both may:
+   * the enqueue is idempotent). While the read models are caught up asynchronously, a read model
+   * that could not be brought up to date may still show the previous execution pending after it
+   * ended: then the sweeper enqueues this one once it is idle (stalledAfterMs).
+   */
+  private async enqueueSessionHead(job: TurnJob) {
+    await this.refreshQuietly('after input');
+    const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
+    // none: the read model does not show the input yet (refresh failed): enqueue, the job sorts it out
+    if (head === null || head.executionId === job.executionId) await this.enqueue(job);
   }
 
   /**
@@ -141,17 +150,19 @@ export class SessionService {
   }
 
   /**
-   * A retried request may come after a crash between the append and the enqueue: enqueue again
-   * unless the execution has finished (enqueueing is idempotent per execution).
+   * A retried request may come after a crash between the append and the enqueue: unless the
+   * execution has finished, enqueue the session's earliest pending execution (this one, or one
+   * before it whose end hands off to it; enqueueing is idempotent per execution).
    */
-  private async resumeIfUnfinished(job: { tenantId: string; sessionId: string; executionId: string }) {
-    await this.catchUpQuietly('before a replayed input');
+  private async resumeIfUnfinished(job: TurnJob) {
+    await this.refreshQuietly('before a replayed input');
     const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
     if (view?.status === 'committed' || view?.status === 'failed') return;
-    await this.enqueue(job);
+    const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
+    await this.enqueue(head ? { ...job, executionId: head.executionId } : job);
   }
 
-  private async enqueue(job: { tenantId: string; sessionId: string; executionId: string }) {
+  private async enqueue(job: TurnJob) {
     try {
       await this.deps.queue.enqueue(job);
     } catch (error) {
@@ -160,11 +171,11 @@ export class SessionService {
     }
   }
 
-  private async catchUpQuietly(when: string) {
+  private async refreshQuietly(when: string) {
     try {
-      await this.deps.projections.catchUp();
+      await this.deps.refreshReadModels?.();
     } catch (error) {
-      this.deps.logger.warn(`projection catch-up ${when} failed (will retry): ${String(error)}`);
+      this.deps.logger.warn(`read model refresh ${when} failed (will retry): ${String(error)}`);
     }
   }
 }
