@@ -6,7 +6,7 @@ import * as m0004 from './0004_summaries';
 import * as m0005 from './0005_prefix_reports';
 import * as m0006 from './0006_projection_status';
 import * as m0007 from './0007_idempotency_keys';
-import * as m0008 from './0008_executions_session_pending';
+import * as m0011 from './0011_executions_session_pending';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -17,5 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_prefix_reports': m0005,
   '0006_projection_status': m0006,
   '0007_idempotency_keys': m0007,
-  '0008_executions_session_pending': m0008,
+  '0011_executions_session_pending': m0011,
 };
