@@ -75,13 +75,13 @@ export class Sweeper {
 
   private async enqueueHeads(idleForMs: number | undefined): Promise<number> {
     let count = 0;
-    let afterExecutionId: string | undefined;
+    let afterSessionId: string | undefined;
     for (;;) {
-      const page = await this.deps.readModels.pendingSessionHeads({ idleForMs, afterExecutionId });
+      const page = await this.deps.readModels.pendingSessionHeads({ idleForMs, afterSessionId });
       for (const e of page) await this.deps.queue.enqueue(e);
       count += page.length;
       if (page.length === 0) return count;
-      afterExecutionId = page[page.length - 1].executionId;
+      afterSessionId = page[page.length - 1].sessionId;
     }
   }
 }
