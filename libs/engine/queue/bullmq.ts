@@ -1,6 +1,6 @@
 import { DelayedError, type Job, type JobsOptions, Queue, UnrecoverableError, WaitingChildrenError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { UnavailableError } from '../../errors';
 import { isPermanentFailure } from '../errors';
 import type { Logger } from '../logger';
@@ -84,7 +84,8 @@ function bounded<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promi
 }
 
 /** A turn job's data: the job, and the attempt it claimed (written with `updateData`). */
-type TurnJobData = TurnJob & { claimedAttempt?: number };
+const TurnJobDataSchema = TurnJobSchema.extend({ claimedAttempt: z.number().int().positive().optional() });
+type TurnJobData = z.infer<typeof TurnJobDataSchema>;
 
 /** Job data read back from Redis is a boundary: a malformed job can never succeed. */
 function parseData<T>(schema: z.ZodType<T>, job: Job): T {
@@ -217,12 +218,12 @@ export class BullMqTurnQueue implements TurnQueue {
    * answers that there is nothing to wait for and the handler is asked again at once.
    */
   private async processTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
-    let data: TurnJobData = { ...parseData(TurnJobSchema, job), claimedAttempt: (job.data as TurnJobData).claimedAttempt };
+    let data: TurnJobData = parseData(TurnJobDataSchema, job);
     const ctx: TurnJobContext = {
       attemptsMade: job.attemptsMade,
       maxAttempts: job.opts.attempts ?? this.retry.turnAttempts,
       get claimedAttempt() {
-        return typeof data.claimedAttempt === 'number' ? data.claimedAttempt : null;
+        return data.claimedAttempt ?? null;
       },
       recordClaim: async (attempt) => {
         data = { ...data, claimedAttempt: attempt };
