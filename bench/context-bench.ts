@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { buildContext } from '../libs/context';
 import { buildRuntimeRequest, loadRuntimeHistory, RuntimeCatalog, staticSegments } from '../libs/engine';
-import { EventStore, migrateToLatest, type NewEvent, openDatabase, ProjectionRunner, ReadModels } from '../libs/events';
+import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, ReadModels } from '../libs/events';
 import type { LoadedPlugin } from '../libs/plugins-sdk';
 import { ProviderRegistry } from '../libs/providers';
 
@@ -58,7 +58,7 @@ const text = (n: number) => `Turn ${n}: the embers shift as the travellers cross
  * A session of `messages` committed messages, compacted the way the default policy keeps it:
  * at most ~60 uncompacted messages and at most eight summary segments.
  */
-export async function seedSession(store: EventStore, projections: ProjectionRunner, tenantId: string, messages: number): Promise<string> {
+export async function seedSession(store: EventStore, tenantId: string, messages: number): Promise<string> {
   const sessionId = randomUUID();
   let version = 0;
   let pending: NewEvent[] = [{ type: 'session.created@1', data: { sessionId, worldId: 'emberback', locale: 'en' } }];
@@ -105,7 +105,6 @@ export async function seedSession(store: EventStore, projections: ProjectionRunn
     if (pending.length >= 400) await flush();
   }
   await flush();
-  await projections.catchUp();
   return sessionId;
 }
 
@@ -128,8 +127,7 @@ export async function runContextBench(sizes: readonly number[], iterations: numb
   const open = await openDatabase({ kind: 'pglite' });
   try {
     await migrateToLatest(open.db);
-    const store = new EventStore(open.db);
-    const projections = new ProjectionRunner(open.db);
+    const store = new EventStore(open.db, { inline: inlineProjections });
     const readModels = new ReadModels(open.db);
     const plugins = benchPlugins();
     const catalog = new RuntimeCatalog(plugins);
@@ -147,7 +145,7 @@ export async function runContextBench(sizes: readonly number[], iterations: numb
     const rows: ContextBenchRow[] = [];
     for (const size of sizes) {
       const started = Date.now();
-      const sessionId = await seedSession(store, projections, 'bench', size);
+      const sessionId = await seedSession(store, 'bench', size);
       log(`  seeded ${size} messages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       const reads: number[] = [];
       const builds: number[] = [];

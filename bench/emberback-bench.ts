@@ -35,6 +35,8 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       turnIds.push(turnId);
       if ((t + 1) % 10 === 0) log(`  played ${t + 1}/${turns} turns`);
     }
+    // trace_events is an async projection: wait until it has the session's last event
+    await covel.engine.projector.waitFor({ projection: 'trace_events', streamId: id, timeoutMs: 10_000 });
     const calls = await covel.engine.readModels.recordedCalls(id);
     const rows = prefixReport(calls);
     const narrator = rows.filter((r) => r.runtime === 'narrator/narrator' && r.sharedPercent !== null);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { runMain } from '../apps/process-lifecycle';
+import { createAsyncProjector } from '../libs/engine';
 import { openDatabase, prepareSchema, ReadModels } from '../libs/events';
 import { formatPrefixTables, prefixReport } from '../libs/reports';
 import { databaseFromArg } from './database-arg';
@@ -21,6 +22,13 @@ async function main() {
   try {
     // as the app role this only checks the schema is current (it cannot migrate)
     await prepareSchema(database, config);
+    // trace_events is an async projection: bring what no running worker holds up to the log's head
+    const projector = createAsyncProjector(database.db, {
+      owner: `prompt-prefix:${process.pid}`,
+      logger: { log: () => undefined, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+    });
+    await projector.drain();
+    await projector.stop();
     const calls = await new ReadModels(database.db).recordedCalls(values.session);
     const rows = prefixReport(calls.map((c) => ({ ...c })));
     if (values.json) {

@@ -1,25 +1,72 @@
-import { loadConfig } from '../libs/engine';
-import { createProjectionRunner } from '../libs/engine';
-import { openDatabase, prepareSchema } from '../libs/events';
+import { parseArgs } from 'node:util';
+import type { Kysely } from 'kysely';
 import { runMain } from '../apps/process-lifecycle';
+import { ASYNC_PROJECTIONS, createAsyncProjector, engineInlineProjections, loadConfig } from '../libs/engine';
+import { type Database, openDatabase, prepareSchema, rebuildInline, REPLAY_OWNER_PREFIX } from '../libs/events';
+
+const INLINE_NAMES = engineInlineProjections.map((p) => p.name);
+const USAGE = `usage: npm run replay -- [--projection <name> | --async] (names: ${[...INLINE_NAMES, ...ASYNC_PROJECTIONS.map((p) => p.name)].join(', ')})`;
+const print = { log: (m: string) => console.log(m), warn: (m: string) => console.warn(m), error: (m: string) => console.error(m) };
 
 /**
- * `npm run replay`: drops every projection's rows (and recorded failures) and rebuilds them from
- * the event log. A stream a projection still cannot apply is reported and left stopped; the exit
- * code is then 1.
+ * The views a turn reads (executions, turn_messages, summaries; applied inline with each append):
+ * rebuilt stream by stream, each stream in its own short transaction holding that stream's lock,
+ * so appends to other streams never wait. Returns the number of streams left unrebuilt.
+ */
+async function rebuildTurnReadViews(db: Kysely<Database>, names: readonly string[]): Promise<number> {
+  if (names.length === 0) return 0;
+  const projections = engineInlineProjections.filter((p) => names.includes(p.name));
+  const result = await rebuildInline({
+    db,
+    projections,
+    onProgress: (p) => console.log(`  inline (${names.join(', ')}): ${p.streams} streams, ${p.events} events so far`),
+  });
+  console.log(`inline views (${names.join(', ')}): rebuilt ${result.streams} streams from ${result.events} events`);
+  for (const f of result.failures)
+    console.error(`stream ${f.streamId} could not be rebuilt (its old rows are kept): ${f.error instanceof Error ? f.error.message : String(f.error)}`);
+  return result.failures.length;
+}
+
+/**
+ * `npm run replay -- [--projection <name> | --async]`: rebuilds projections from the event log (all,
+ * the one named, or only the async ones) while the service runs. An async projection is rebuilt shard by shard, each batch its
+ * own short transaction, under the owner `replay:<pid>` (its shards are taken from whoever works
+ * them and given back at the end); other projections and turns go on meanwhile. A shard or stream
+ * that still cannot apply an event is reported and left stopped; the exit code is then 1.
  */
 async function main() {
+  const { values } = parseArgs({ options: { projection: { type: 'string' }, async: { type: 'boolean' } } });
+  const known = [...INLINE_NAMES, ...ASYNC_PROJECTIONS.map((p) => p.name)];
+  if (values.projection !== undefined && !known.includes(values.projection))
+    throw new Error(`unknown projection ${JSON.stringify(values.projection)}; ${USAGE}`);
+  const chosen = (names: readonly string[]) => names.filter((n) => values.projection === undefined || n === values.projection);
+  const turnReads = values.async ? [] : chosen(INLINE_NAMES);
+
   const config = loadConfig();
   const database = await openDatabase(config.database);
   try {
     for (const warning of (await prepareSchema(database, config.database)).warnings) console.warn(warning);
     const started = Date.now();
-    const runner = createProjectionRunner(database.db, { log: (m) => console.log(m), warn: (m) => console.warn(m), error: (m) => console.error(m) });
-    const applied = await runner.replay((name, position) => console.log(`  ${name}: rebuilt up to position ${position}`));
-    console.log(`replayed ${applied} event applications in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const failing = (await runner.status()).filter((p) => p.state === 'failing');
-    for (const p of failing) console.error(`projection ${p.name} is stopped at ${p.failing} stream(s); the events of those streams are not applied`);
-    if (failing.length > 0) process.exitCode = 1;
+    let stopped = await rebuildTurnReadViews(database.db, turnReads);
+
+    const projector = createAsyncProjector(database.db, { owner: `${REPLAY_OWNER_PREFIX}${process.pid}`, logger: print });
+    let read = 0;
+    for (const name of chosen(ASYNC_PROJECTIONS.map((p) => p.name))) {
+      const result = await projector.replay({
+        projection: name,
+        onProgress: (p) => {
+          console.log(`  ${p.projection} shard ${p.shard}: ${p.read} events${p.done ? ', done' : ' so far'}, at global position ${p.cursor.globalPosition}`);
+        },
+      });
+      for (const r of result.projections) {
+        read += r.read;
+        for (const shard of r.failingShards)
+          console.error(`projection ${r.name} is stopped in shard ${shard} (see the log line above); its later events are not applied`);
+        stopped += r.failingShards.length;
+      }
+    }
+    console.log(`replayed ${read} events into the async projections in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    if (stopped > 0) process.exitCode = 1;
   } finally {
     await database.close();
   }

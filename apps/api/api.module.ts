@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import type { Engine } from '../../libs/engine';
 import { TenantAuthGuard } from './auth.guard';
 import { EngineErrorFilter } from './error.filter';
+import { ExecutionWaits } from './execution-waits';
 import { HealthController } from './health.controller';
 import { SessionsController } from './sessions.controller';
 import { ENGINE } from './tokens';
@@ -13,7 +14,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       controllers: [HealthController, SessionsController],
-      providers: [{ provide: ENGINE, useValue: engine }, TenantAuthGuard, { provide: APP_FILTER, useClass: EngineErrorFilter }],
+      providers: [{ provide: ENGINE, useValue: engine }, TenantAuthGuard, ExecutionWaits, { provide: APP_FILTER, useClass: EngineErrorFilter }],
     };
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_EXECUTION_WAIT_MS } from '../../libs/events';
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../../libs/plugins-sdk';
 import { safeText } from './safe-text';
 
@@ -26,5 +27,18 @@ export const SubmitInputBody = z
   })
   .strict();
 
+const waitMsMessage = `must be an integer from 0 to ${MAX_EXECUTION_WAIT_MS} (milliseconds)`;
+
+/** `GET /v1/executions/:id?waitMs=`: how long to wait for the execution to end (long-poll); other parameters are ignored. */
+export const ExecutionQuery = z.object({
+  waitMs: z
+    .string({ error: waitMsMessage })
+    .regex(/^\d{1,9}$/, waitMsMessage)
+    .transform(Number)
+    .refine((ms) => ms <= MAX_EXECUTION_WAIT_MS, waitMsMessage)
+    .optional(),
+});
+
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type SubmitInputBody = z.infer<typeof SubmitInputBody>;
+export type ExecutionQuery = z.infer<typeof ExecutionQuery>;

@@ -1,32 +1,70 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Engine, QueueHealth } from '../../libs/engine';
-import { type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, type ProjectionStatus, withinMs } from '../../libs/events';
+import { type AsyncProjectionStatus, type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, withinMs } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 export interface HealthReport {
   /**
-   * `ok` (200); `degraded` (503) when a projection is stopped at some stream (every other stream
-   * goes on); `unavailable` (503) when the database or the queue is down.
+   * `ok` (200); `degraded` (503) when a shard of an async projection is stopped (everything else,
+   * turns included, goes on); `unavailable` (503) when the database or the queue is down.
    */
   status: 'ok' | 'degraded' | 'unavailable';
   database: DatabaseProbe & { kind: Engine['database']['kind'] };
   queue: QueueHealth;
   /**
-   * Each projection's position, lag and state, and where it stopped (global position, event type,
-   * since). `/health` needs no key, so no session, tenant or error text appears here: the log line
-   * of each failure names them. Null while the projections cannot be read (then `degraded`).
+   * Each projection's state and lag, and where it stopped. `/health` needs no key, so no session,
+   * tenant or error text appears here (the log line of each failure names them): shard, cursor
+   * position, failed position, event type and error code. The views a turn reads are applied inline
+   * with each append (never behind, never stopped). Null while they cannot be read (then `degraded`).
    */
-  projections: PublicProjectionStatus[] | null;
+  projections: PublicAsyncStatus[] | null;
 }
 
-type PublicProjectionStatus = Omit<ProjectionStatus, 'failures'> & {
-  failures: Pick<ProjectionStatus['failures'][number], 'globalPosition' | 'eventType' | 'attempts' | 'since' | 'nextRetryAt'>[];
-};
+/** An async projection: its failing shards only (the cursors of every shard are in the projector's status). */
+interface PublicAsyncStatus {
+  kind: 'async';
+  name: string;
+  state: AsyncProjectionStatus['state'];
+  lag: number;
+  /** Failing shards. */
+  failing: number;
+  failures: {
+    shard: number;
+    /** Global position of the shard's cursor (the last event it applied). */
+    position: number;
+    /** Global position of the event it stopped at. */
+    globalPosition: number;
+    eventType: string;
+    errorCode: string;
+    attempts: number;
+    since: string;
+    nextRetryAt: string | null;
+  }[];
+}
 
-const withoutTenantData = (p: ProjectionStatus): PublicProjectionStatus => ({
-  ...p,
-  failures: p.failures.map(({ globalPosition, eventType, attempts, since, nextRetryAt }) => ({ globalPosition, eventType, attempts, since, nextRetryAt })),
+const asyncWithoutTenantData = (p: AsyncProjectionStatus): PublicAsyncStatus => ({
+  kind: 'async',
+  name: p.name,
+  state: p.state,
+  lag: p.lag,
+  failing: p.failing,
+  failures: p.shards.flatMap((s) =>
+    s.failure
+      ? [
+          {
+            shard: s.shard,
+            position: s.cursor.globalPosition,
+            globalPosition: s.failure.globalPosition,
+            eventType: s.failure.eventType,
+            errorCode: s.failure.errorCode,
+            attempts: s.failure.attempts,
+            since: s.failure.since,
+            nextRetryAt: s.failure.nextRetryAt,
+          },
+        ]
+      : [],
+  ),
 });
 
 /** `GET /health`: each dependency probed in bounded time; 200 when all are up, 503 otherwise. */
@@ -44,9 +82,9 @@ export class HealthController {
   }
 
   /** The projections' status within the probe's bound, or null when it cannot be read in time. */
-  private async projections(): Promise<PublicProjectionStatus[] | null> {
-    const read = this.engine.projections.status().then(
-      (all) => all.map(withoutTenantData),
+  private async projections(): Promise<PublicAsyncStatus[] | null> {
+    const read = this.engine.projector.status().then(
+      (async) => async.map(asyncWithoutTenantData),
       () => null,
     );
     return withinMs(read, DATABASE_PROBE_TIMEOUT_MS, null);

@@ -1,9 +1,12 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, SessionNotFoundError } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
+import { traceEventsProjection } from '../../libs/events';
+import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
-import { CreateSessionBody, SubmitInputBody } from './bodies';
+import { CreateSessionBody, ExecutionQuery, SubmitInputBody } from './bodies';
+import { ExecutionWaits } from './execution-waits';
 import { idempotencyKeyOf } from './idempotency-key';
 import { ENGINE } from './tokens';
 import { UuidParamPipe } from './uuid-param.pipe';
@@ -14,10 +17,19 @@ const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const sessionId = () => new UuidParamPipe('session');
 
+/**
+ * How long a read of an async view (llm-calls, prefix-report) waits for the projector to reach the
+ * session's last event; then it answers what is there (the view catches up in the background).
+ */
+const VIEW_WAIT_MS = 2_000;
+
 @Controller('v1')
 @UseGuards(TenantAuthGuard)
 export class SessionsController {
-  constructor(@Inject(ENGINE) private readonly engine: Engine) {}
+  constructor(
+    @Inject(ENGINE) private readonly engine: Engine,
+    private readonly waits: ExecutionWaits,
+  ) {}
 
   @Post('sessions')
   @HttpCode(201)
@@ -54,12 +66,14 @@ export class SessionsController {
   @Get('sessions/:id/llm-calls')
   async llmCalls(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
+    await this.engine.projector.waitFor({ projection: traceEventsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.llmCalls(req.tenant.id, id);
   }
 
   @Get('sessions/:id/prefix-report')
   async prefixReport(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
+    await this.engine.projector.waitFor({ projection: prefixReportsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
     return this.engine.readModels.prefixReport(req.tenant.id, id);
   }
 
@@ -70,9 +84,20 @@ export class SessionsController {
     return auditTurn({ store, catalog, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
   }
 
+  /**
+   * The execution's state. With `waitMs` (0..30000) a long-poll: answered as soon as the execution is
+   * committed or failed, else after waitMs with its current state (or earlier if the client leaves).
+   */
   @Get('executions/:id')
-  async execution(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('execution')) id: string) {
-    const execution = await this.engine.readModels.execution(req.tenant.id, id);
+  async execution(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', new UuidParamPipe('execution')) id: string,
+    @Query(new ZodBodyPipe(ExecutionQuery)) query: ExecutionQuery,
+  ) {
+    const left = new AbortController();
+    res.once('close', () => left.abort());
+    const execution = await this.waits.wait({ tenantId: req.tenant.id, executionId: id, timeoutMs: query.waitMs ?? 0, signal: left.signal });
     if (!execution) throw new NotFoundError('EXECUTION_NOT_FOUND', `execution ${id} not found`);
     return execution;
   }

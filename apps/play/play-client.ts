@@ -1,3 +1,6 @@
+/** One long-poll's wait: under the API's 30 s cap, and under common proxies' idle timeouts. */
+const LONG_POLL_MS = 25_000;
+
 /** A small HTTP client of the Covel API for the terminal player and tests. */
 export class PlayClient {
   constructor(
@@ -24,24 +27,26 @@ export class PlayClient {
     return this.request<{ executionId: string; turnId: string }>('POST', `/v1/sessions/${sessionId}/inputs`, { text });
   }
 
-  execution(executionId: string) {
-    return this.request<{ status: string; error: { message: string } | null }>('GET', `/v1/executions/${executionId}`);
+  /** The execution's state; with `waitMs`, the API answers once it has ended or after waitMs (long-poll, at most 30000). */
+  execution(executionId: string, waitMs?: number) {
+    const query = waitMs === undefined ? '' : `?waitMs=${waitMs}`;
+    return this.request<{ status: string; error: { message: string } | null }>('GET', `/v1/executions/${executionId}${query}`);
   }
 
   messages(sessionId: string) {
     return this.request<{ turnId: string; role: string; text: string; outputKind: string | null }[]>('GET', `/v1/sessions/${sessionId}/messages`);
   }
 
-  /** Waits (polling) until the execution is committed or failed. */
+  /** Waits until the execution is committed or failed: long-polls of up to 25 s, one after another. */
   async waitFor(executionId: string, timeoutMs = 120_000, onStatus?: (s: string) => void): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const { status, error } = await this.execution(executionId);
+      const left = deadline - Date.now();
+      const { status, error } = await this.execution(executionId, Math.max(0, Math.min(left, LONG_POLL_MS)));
       onStatus?.(status);
       if (status === 'committed') return status;
       if (status === 'failed') throw new Error(`turn failed: ${error?.message ?? 'unknown error'}`);
-      if (Date.now() > deadline) throw new Error(`turn still ${status} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 150));
+      if (Date.now() >= deadline) throw new Error(`turn still ${status} after ${timeoutMs} ms`);
     }
   }
 

@@ -4,9 +4,10 @@ import { ENGINE } from '../api/tokens';
 
 /**
  * Starts taking turn and runtime jobs (either queue driver: the driver runs the jobs, the engine
- * closes it, which drains them) and the sweeper. The in-process queue holds its jobs in memory, so
- * at start-up (before the API serves) every session's earliest pending execution is enqueued at
- * once: a turn cut by a crash resumes now, not when the sweeper finds it idle.
+ * closes it, which drains them), the sweeper, and the projector of the async projections
+ * (trace_events, prefix_reports). The in-process queue holds its jobs in memory, so at start-up
+ * (before the API serves) every session's earliest pending execution is enqueued at once: a turn
+ * cut by a crash resumes now, not when the sweeper finds it idle.
  */
 @Injectable()
 export class WorkerLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -24,9 +25,11 @@ export class WorkerLifecycle implements OnApplicationBootstrap, OnApplicationShu
       if (resumed > 0) this.engine.logger.log(`resumed ${resumed} pending execution${resumed === 1 ? '' : 's'}`);
     }
     this.engine.sweeper?.start();
+    this.engine.projector.start();
   }
 
   async onApplicationShutdown() {
     await this.engine.sweeper?.stop();
+    await this.engine.projector.stop();
   }
 }

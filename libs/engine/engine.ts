@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EventStore, type OpenDatabase, openDatabase, prepareSchema, type ProjectionRunner, ReadModels, TenantStore } from '../events';
-import { createProjectionRunner, readModelRefresher } from './projections';
+import { type AsyncProjector, EventStore, type OpenDatabase, openDatabase, prepareSchema, ReadModels, TenantStore, upgradeInline } from '../events';
+import { createAsyncProjector, engineInlineProjections } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
@@ -20,7 +20,11 @@ export interface Engine {
   config: EngineConfig;
   database: OpenDatabase;
   store: EventStore;
-  projections: ProjectionRunner;
+  /**
+   * The async projections (trace_events, prefix_reports). Roles `worker` and `all` run it
+   * (WorkerLifecycle starts and stops it); the API only reads its status and waits on it.
+   */
+  projector: AsyncProjector;
   readModels: ReadModels;
   tenants: TenantStore;
   queue: TurnQueue;
@@ -44,11 +48,14 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
   try {
     const schema = await prepareSchema(database, config.database);
     for (const warning of schema.warnings) logger.warn(warning);
-    const store = new EventStore(database.db);
-    const projections = createProjectionRunner(database.db, logger);
+    // once, after the upgrade that made them inline: rows the old runner had not caught up on
+    const upgraded = await upgradeInline({ db: database.db, projections: engineInlineProjections });
+    if (upgraded) {
+      logger.log(`inline read models brought up to date: ${upgraded.streams} stream(s), ${upgraded.events} event(s)`);
+      for (const f of upgraded.failures) logger.error(`inline read models of stream ${f.streamId} not rebuilt: ${String(f.error)}`);
+    }
+    const store = new EventStore(database.db, { inline: engineInlineProjections });
     const readModels = new ReadModels(database.db);
-    // the one read-model catch-up of the turn path, until those read models are applied inline
-    const refreshReadModels = readModelRefresher(projections);
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({
@@ -67,7 +74,9 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
           onError: (e, { kind, willRetry }) => logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
         });
     closers.unshift(() => queue.close());
-    const sessions = new SessionService({ store, queue, readModels, logger, refreshReadModels: () => refreshReadModels() });
+    const sessions = new SessionService({ store, queue, readModels, logger });
+    const projector = createAsyncProjector(database.db, { owner: workerId, logger });
+    closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
 
     let turns: TurnRunner | null = null;
     let sweeper: Sweeper | null = null;
@@ -89,8 +98,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
     const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
     if (role !== 'api') {
-      turns = new TurnRunner({ store, readModels, catalog, providers, worlds, logger, queue, options: { workerId }, refreshReadModels });
-      sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep, refreshReadModels: () => refreshReadModels() });
+      turns = new TurnRunner({ store, readModels, catalog, providers, worlds, logger, queue, options: { workerId } });
+      sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
       const started = sweeper;
       closers.unshift(() => started.stop());
     }
@@ -98,7 +107,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       config,
       database,
       store,
-      projections,
+      projector,
       readModels,
       tenants: new TenantStore(database.db),
       queue,

@@ -31,25 +31,6 @@ export class FencedOutError extends EngineError {
   }
 }
 
-/**
- * A projection a turn reads (executions, turn_messages, summaries) is stopped at an event of this
- * session: the session's turns cannot run until the projection applies it (other sessions run).
- */
-export class SessionProjectionStoppedError extends EngineError {
-  readonly code = 'SESSION_PROJECTION_STOPPED';
-  readonly category = 'unavailable';
-  constructor(
-    readonly sessionId: string,
-    readonly stopped: readonly { projection: string; globalPosition: number; error: string }[],
-  ) {
-    super(
-      `session ${sessionId} cannot run turns: ${stopped
-        .map((s) => `projection ${s.projection} is stopped at its event at global position ${s.globalPosition} (${s.error})`)
-        .join('; ')}; its turns run again once the projection applies that event`,
-    );
-  }
-}
-
 /** Events handed to a journal skip a stream version: a bug in the caller's read (broken invariant). */
 export class JournalGapError extends EngineError {
   readonly code = 'JOURNAL_GAP';

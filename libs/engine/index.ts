@@ -58,12 +58,11 @@ export { Sweeper } from './sweeper';
 export type { SweeperDeps, SweeperOptions } from './sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';
 export { LORE_SCAN_LIMIT } from './history-loader';
-export { createProjectionRunner, engineProjections, readModelRefresher, TURN_READ_PROJECTIONS } from './projections';
+export { ASYNC_PROJECTIONS, createAsyncProjector, engineInlineProjections } from './projections';
 export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';
 export {
   SessionNotFoundError,
   FencedOutError,
-  SessionProjectionStoppedError,
   ExecutionNotFoundError,
   JournalGapError,
   UnknownStageError,

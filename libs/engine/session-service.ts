@@ -12,8 +12,6 @@ export interface SessionServiceDeps {
   queue: TurnProducer;
   readModels: ReadModels;
   logger: Logger;
-  /** Brings the read models up to date after an append (only while projections are caught up asynchronously). */
-  refreshReadModels?: () => Promise<void>;
 }
 
 export interface CreateSessionRequest {
@@ -126,14 +124,11 @@ export class SessionService {
    * append). Racing the end of the execution before it is safe: that end's hand-off reads the
    * session after its own commit, this reads after the input's commit, so whichever of the two
    * commits comes second sees the other, and at least one side enqueues this execution (both may:
-   * the enqueue is idempotent). While the read models are caught up asynchronously, a read model
-   * that could not be brought up to date may still show the previous execution pending after it
-   * ended: then the sweeper enqueues this one once it is idle (stalledAfterMs).
+   * the enqueue is idempotent). The `executions` view is applied in each append's transaction,
+   * so the read sees every commit before it.
    */
   private async enqueueSessionHead(job: TurnJob) {
-    await this.refreshQuietly('after input');
     const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
-    // none: the read model does not show the input yet (refresh failed): enqueue, the job sorts it out
     if (head === null || head.executionId === job.executionId) await this.enqueue(job);
   }
 
@@ -155,7 +150,6 @@ export class SessionService {
    * before it whose end hands off to it; enqueueing is idempotent per execution).
    */
   private async resumeIfUnfinished(job: TurnJob) {
-    await this.refreshQuietly('before a replayed input');
     const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
     if (view?.status === 'committed' || view?.status === 'failed') return;
     const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
@@ -168,14 +162,6 @@ export class SessionService {
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.deps.logger.warn(`enqueue of execution ${job.executionId} failed (${reason}); the input is recorded and the sweeper will enqueue it`);
-    }
-  }
-
-  private async refreshQuietly(when: string) {
-    try {
-      await this.deps.refreshReadModels?.();
-    } catch (error) {
-      this.deps.logger.warn(`read model refresh ${when} failed (will retry): ${String(error)}`);
     }
   }
 }

@@ -14,8 +14,6 @@ export interface SweeperDeps {
   queue: TurnProducer;
   logger: Logger;
   options: SweeperOptions;
-  /** Brings the read models up to date before a pass (only while projections are caught up asynchronously). */
-  refreshReadModels?: () => Promise<void>;
 }
 
 /**
@@ -50,7 +48,6 @@ export class Sweeper {
   /** One pass; returns how many executions were enqueued (again). */
   async sweep(): Promise<number> {
     try {
-      await this.deps.refreshReadModels?.();
       // with the queue away there is nothing to hand stalled executions to: the next pass will
       const enqueued = this.deps.queue.isAvailable() ? await this.enqueueHeads(this.deps.options.stalledAfterMs) : 0;
       if (this.failing) this.deps.logger.log('sweep: working again');
@@ -69,7 +66,6 @@ export class Sweeper {
    * jobs all live in this process (the embedded default at start-up): nothing else can be running them.
    */
   async resumeAll(): Promise<number> {
-    await this.deps.refreshReadModels?.();
     return this.enqueueHeads(undefined);
   }
 

@@ -1,6 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { migrations } from '../../migrations';
 import { acquireDataDirLock } from './data-dir-lock';
 import { PGliteDialect } from './pglite-dialect';
@@ -25,9 +25,25 @@ export type DatabaseConfig =
   /** dataDir undefined: in memory. */
   | { kind: 'pglite'; dataDir?: string };
 
+/** A LISTEN subscription; `close` ends it (and its connection, on PostgreSQL). */
+export interface Listening {
+  close(): Promise<void>;
+}
+
+export interface ListenOptions {
+  /** Called once if the subscription ends without `close` (PostgreSQL: its connection was lost). */
+  onLost?: (error: Error) => void;
+}
+
 export interface OpenDatabase {
   db: Kysely<Database>;
   kind: DatabaseConfig['kind'];
+  /**
+   * LISTEN on `channel`: `onNotify` gets each notification's payload. PostgreSQL: one dedicated
+   * connection per call (not from the pool); PGlite: the in-process instance's own notifications.
+   * Rejects when the connection cannot be made; a subscription lost later calls `onLost`.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, options?: ListenOptions): Promise<Listening>;
   close(): Promise<void>;
 }
 
@@ -47,7 +63,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     // listener the next statement fails (classified as unavailable) and the pool drops the client.
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    return { db, kind: 'postgres', listen: (channel, onNotify, options) => listenOnPostgres(config, channel, onNotify, options), close: () => db.destroy() };
   }
   const { PGlite } = await import('@electric-sql/pglite');
   if (!config.dataDir) return onPGlite(new PGlite(), () => undefined);
@@ -63,11 +79,61 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   }
 }
 
+/** A dedicated client (LISTEN holds its connection for as long as it listens). */
+async function listenOnPostgres(
+  config: Extract<DatabaseConfig, { kind: 'postgres' }>,
+  channel: string,
+  onNotify: (payload: string) => void,
+  options: ListenOptions = {},
+): Promise<Listening> {
+  const client = new Client({
+    connectionString: config.url,
+    connectionTimeoutMillis: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+    // its one query is the LISTEN: a server that does not answer fails it in bounded time too
+    query_timeout: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
+  let listening = false;
+  const onEnd = (error: Error) => {
+    if (!listening) return; // before LISTEN: the caller hears it as a rejection; after close: expected
+    listening = false;
+    options.onLost?.(error);
+  };
+  client.on('error', (error) => onEnd(error));
+  client.on('end', () => onEnd(new Error(`the LISTEN connection for ${channel} ended`)));
+  client.on('notification', (message) => {
+    if (message.channel === channel) onNotify(message.payload ?? '');
+  });
+  try {
+    await client.connect();
+    await client.query(`listen ${client.escapeIdentifier(channel)}`);
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  listening = true;
+  return {
+    async close() {
+      listening = false;
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
 function onPGlite(pglite: PGlite, afterClose: () => void): OpenDatabase {
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return {
     db,
     kind: 'pglite',
+    // through the dialect's one connection, so the LISTEN never lands inside another caller's transaction
+    async listen(channel, onNotify) {
+      const unlisten = await db.connection().execute(() => pglite.listen(channel, onNotify));
+      return {
+        async close() {
+          if (!pglite.closed) await db.connection().execute(() => unlisten());
+        },
+      };
+    },
     async close() {
       try {
         await db.destroy();

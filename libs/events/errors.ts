@@ -77,3 +77,24 @@ export class DataDirLockedError extends EngineError {
     );
   }
 }
+
+/**
+ * An inline projection (applied in the append's transaction) could not apply an event: the append
+ * is rolled back whole (no event, no row), so only this stream's append fails; other appends of
+ * the stream and every other stream go on. A bug or a broken invariant, not the caller's input.
+ */
+export class InlineProjectionFailedError extends EngineError {
+  readonly code = 'INLINE_PROJECTION_FAILED';
+  readonly category = 'internal';
+  constructor(
+    readonly projection: string,
+    readonly eventType: string,
+    readonly streamId: string,
+    readonly tenantId: string,
+    cause: unknown,
+  ) {
+    super(`inline projection ${projection} could not apply ${eventType} of stream ${streamId}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+  }
+}

@@ -1,11 +1,11 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
 import { eventSchemas, isEventType, type NewEvent, type StoredEvent } from './event-types';
+import { applyInline } from './projections/inline/apply-inline';
+import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
+import { lockStream } from './stream-lock';
 import { InvalidInputError } from '../errors';
-
-/** Serializes appends so global positions become visible in order (projections never skip one). */
-const APPEND_LOCK_KEY = 7_411_001;
 
 /** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
 const STREAM_VERSION_CONSTRAINT = 'events_stream_version_unique';
@@ -46,6 +46,42 @@ export interface AppendResult {
 }
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface EventStoreOptions {
+  /**
+   * Read models applied in the transaction of each append, to the appended events they handle
+   * (in stream order): they are never behind the log. One that throws fails the append whole
+   * (`InlineProjectionFailedError`). Default: none (a store that only reads, or a test's).
+   */
+  inline?: readonly InlineProjection[];
+}
+
+/** How many partitions the log is split into (migration 0008: a hash of the stream id). */
+export const LOG_PARTITIONS = 16;
+
+/**
+ * A reader's place in the log: the last event it read, by the log's read order
+ * (transaction_id, global_position). `transactionId` is an xid8 as a decimal string.
+ */
+export interface LogCursor {
+  transactionId: string;
+  globalPosition: number;
+}
+
+/** Before the first event. */
+export const LOG_START: LogCursor = Object.freeze({ transactionId: '0', globalPosition: 0 });
+
+/** A log entry with its place in the read order. */
+export interface OrderedLogEntry extends LogEntry {
+  cursor: LogCursor;
+}
+
+export interface ReadAfterOptions {
+  limit: number;
+  /** Only this partition's events (0..LOG_PARTITIONS-1). */
+  partition?: number;
+  executor?: Executor;
+}
 
 /**
  * One event of the log, read but not decoded yet: a projection decodes it where it applies it, so
@@ -106,9 +142,25 @@ export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
   };
 }
 
-/** The append-only log: optimistic appends per stream, ordered reads per stream and globally. */
+/**
+ * The append-only log: optimistic appends per stream, ordered reads per stream and globally.
+ *
+ * An append takes its stream's lock (`lockStream`), checks the expected version and inserts; there
+ * is no lock across streams, so appends to different streams commit in any order and
+ * `global_position` (a sequence) does not become visible in order. Readers of the whole log never
+ * read by `global_position` alone: `readAfter` orders by (transaction_id, global_position) and
+ * returns only events of transactions below the oldest one still running, a set no later commit
+ * can add to, so a reader's cursor never has an event appear behind it (see `readAfter`).
+ */
 export class EventStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly inline: readonly InlineProjection[];
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: EventStoreOptions = {},
+  ) {
+    this.inline = options.inline ?? [];
+  }
 
   async append(request: AppendRequest): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
@@ -119,7 +171,8 @@ export class EventStore {
         : (event.metadata ?? {});
     try {
       return await this.db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(${APPEND_LOCK_KEY})`.execute(trx);
+        // this stream's appends wait for each other (and for an inline rebuild of it); others don't
+        await lockStream(trx, request.streamId);
         const head = await streamHead(trx, request.streamId);
         if (head.version !== request.expectedVersion) {
           throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
@@ -139,8 +192,25 @@ export class EventStore {
               metadata: JSON.stringify(metadataOf(e, i)),
             })),
           )
-          .returning('global_position')
+          .returning(['global_position', 'stream_version', 'recorded_at'])
           .execute();
+        rows.sort((a, b) => a.stream_version - b.stream_version);
+        if (this.inline.length > 0) {
+          const stored = events.map(
+            (e, i) =>
+              ({
+                globalPosition: Number(rows[i].global_position),
+                tenantId: request.tenantId,
+                streamId: request.streamId,
+                streamVersion: rows[i].stream_version,
+                type: e.type,
+                data: e.data,
+                metadata: metadataOf(e, i),
+                recordedAt: new Date(rows[i].recorded_at).toISOString(),
+              }) as StoredEvent,
+          );
+          await applyInline(trx, this.inline, stored);
+        }
         return {
           version: request.expectedVersion + events.length,
           firstPosition: Number(rows[0].global_position),
@@ -177,9 +247,7 @@ export class EventStore {
 
   /** Events of one stream with version > afterVersion, in order. */
   async readStream(streamId: string, afterVersion = 0, limit?: number): Promise<StoredEvent[]> {
-    let query = this.db.selectFrom('events').selectAll().where('stream_id', '=', streamId).where('stream_version', '>', afterVersion).orderBy('stream_version');
-    if (limit !== undefined) query = query.limit(limit);
-    const rows = await query.execute();
+    const rows = await readStreamQuery(this.db, streamId, afterVersion, limit).execute();
     return rows.map(toStoredEvent);
   }
 
@@ -193,6 +261,28 @@ export class EventStore {
     if (options.throughPosition !== undefined) query = query.where('global_position', '<=', String(options.throughPosition));
     const rows = await query.orderBy('global_position').limit(limit).execute();
     return rows.map(toLogEntry);
+  }
+
+  /**
+   * Events after `cursor` in the log's read order (transaction_id, global_position), at most
+   * `limit`, and only those whose transaction is below `pg_snapshot_xmin(pg_current_snapshot())`,
+   * the oldest transaction still running when the query starts. Why a reader never misses or
+   * repeats an event, with appends to different streams committing in any order:
+   * - every transaction below xmin has ended, so the events with such a transaction id are all
+   *   there is and ever will be (an aborted one's are gone for good);
+   * - a transaction that is running, or starts later, gets its id (at its first write) at or
+   *   above xmin, so every event still to come sorts after every event returned here;
+   * - the cursor only moves over returned events, hence never past an event still to come.
+   * A long transaction anywhere in the cluster holds readers back (they lag, they don't skip).
+   * Served by the index on (transaction_id, global_position), or on
+   * (log_partition, transaction_id, global_position) with `partition`.
+   */
+  async readAfter(cursor: LogCursor, options: ReadAfterOptions): Promise<OrderedLogEntry[]> {
+    const rows = await readAfterQuery(options.executor ?? this.db, cursor, options).execute();
+    return rows.map((row) => ({
+      ...toLogEntry(row),
+      cursor: { transactionId: String(row.transaction_id), globalPosition: Number(row.global_position) },
+    }));
   }
 
   /** The global position of the last event in the log (0 when it is empty). */
@@ -215,14 +305,37 @@ export class EventStore {
   }
 }
 
-async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
-  const row = await executor
+/** The reader's query (exported for the EXPLAIN test). */
+export function readAfterQuery(executor: Executor, cursor: LogCursor, options: Omit<ReadAfterOptions, 'executor'>) {
+  return executor
     .selectFrom('events')
-    .select(['stream_version', 'tenant_id'])
+    .selectAll()
+    .$if(options.partition !== undefined, (q) => q.where('log_partition', '=', options.partition!))
+    .where(sql<boolean>`(transaction_id, global_position) > (${cursor.transactionId}::xid8, ${String(cursor.globalPosition)}::bigint)`)
+    .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
+    .orderBy('transaction_id')
+    .orderBy('global_position')
+    .limit(options.limit);
+}
+
+/** A stream's events after a version, in order (exported for the EXPLAIN test): the unique (stream_id, stream_version) index. */
+export function readStreamQuery(executor: Executor, streamId: string, afterVersion: number, limit?: number) {
+  return executor
+    .selectFrom('events')
+    .selectAll()
     .where('stream_id', '=', streamId)
-    .orderBy('stream_version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .where('stream_version', '>', afterVersion)
+    .orderBy('stream_version')
+    .$if(limit !== undefined, (q) => q.limit(limit!));
+}
+
+/** A stream's last version and tenant (exported for the EXPLAIN test): the same index, read backwards. */
+export function streamHeadQuery(executor: Executor, streamId: string) {
+  return executor.selectFrom('events').select(['stream_version', 'tenant_id']).where('stream_id', '=', streamId).orderBy('stream_version', 'desc').limit(1);
+}
+
+async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
+  const row = await streamHeadQuery(executor, streamId).executeTakeFirst();
   return { version: row?.stream_version ?? 0, tenantId: row?.tenant_id ?? null };
 }
 

@@ -1,10 +1,30 @@
 export * from './event-types';
 export * from './errors';
 export type { Database } from './schema';
-export { EventStore, validateEvent, IDEMPOTENCY_KEY_FIELD, IDEMPOTENCY_REQUEST_HASH_FIELD } from './event-store';
-export type { AppendRequest, AppendResult, IdempotencyRecord, IdempotentAppend, LogEntry } from './event-store';
+export {
+  EventStore,
+  validateEvent,
+  IDEMPOTENCY_KEY_FIELD,
+  IDEMPOTENCY_REQUEST_HASH_FIELD,
+  LOG_PARTITIONS,
+  LOG_START,
+  readAfterQuery,
+  readStreamQuery,
+  streamHeadQuery,
+} from './event-store';
+export type {
+  AppendRequest,
+  AppendResult,
+  EventStoreOptions,
+  IdempotencyRecord,
+  IdempotentAppend,
+  LogEntry,
+  LogCursor,
+  OrderedLogEntry,
+  ReadAfterOptions,
+} from './event-store';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';
-export type { DatabaseConfig, OpenDatabase } from './database';
+export type { DatabaseConfig, OpenDatabase, Listening, ListenOptions } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';
 export { probeDatabase, withinMs, DATABASE_PROBE_TIMEOUT_MS } from './health';
 export type { DatabaseProbe } from './health';
@@ -23,13 +43,35 @@ export {
 export type { SchemaStatus, ConnectionRole, MissingPrivilege } from './schema-access';
 export { acquireDataDirLock, lockFileFor } from './data-dir-lock';
 export type { DataDirLock } from './data-dir-lock';
-export { ProjectionRunner, defaultProjections } from './projections/projection-runner';
-export type { ProjectionFailure, ProjectionLogger, ProjectionRunnerOptions, ProjectionStatus } from './projections/projection-runner';
+export { AsyncProjector, UnknownProjectionError } from './projections/async/async-projector';
+export { REPLAY_OWNER_PREFIX } from './projections/async/claim-plan';
+export { LAG_COUNT_LIMIT } from './projections/async/status';
+export { ReplayInterruptedError } from './projections/async/replay';
+export type {
+  AsyncProjectorOptions,
+  AsyncProjectionStatus,
+  ProjectorLogger,
+  ReplayOptions,
+  ReplayProgress,
+  ReplayResult,
+  ReplayedProjection,
+  ShardFailure,
+  ShardStatus,
+  WaitForRequest,
+  WaitResult,
+} from './projections/async/types';
 export { executionsProjection } from './projections/executions';
 export { turnMessagesProjection } from './projections/turn-messages';
 export { summariesProjection } from './projections/summaries';
-export type { Projection } from './projections/projection';
+export { eventByEvent, eventsFor } from './projections/projection';
+export type { Projection, EventByEventProjection, InlineProjection, StreamKeyedTable } from './projections/projection';
+export { inlineProjections, asyncProjections } from './projections/sets';
+export { traceEventsProjection } from './projections/trace-events';
+export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inline';
+export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure, RebuildInlineResult } from './projections/inline/rebuild-inline';
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant } from './tenants';
 export { ReadModels } from './read-models';
+export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
+export type { ExecutionWaiterOptions, ExecutionWait, ListenState } from './execution-waiter';
 export type { ExecutionView, TurnMessageView, LlmCallView, SummaryView, RecordedCallView, PrefixReportView } from './read-models';

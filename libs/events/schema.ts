@@ -10,6 +10,10 @@ export interface EventsTable {
   data: ColumnType<unknown, string, never>;
   metadata: ColumnType<unknown, string, never>;
   recorded_at: ColumnType<Date, string | undefined, never>;
+  /** The appending transaction's id (xid8, read as a decimal string): the log's read order with global_position. */
+  transaction_id: ColumnType<string, never, never>;
+  /** 0..LOG_PARTITIONS-1, a hash of stream_id (generated). */
+  log_partition: ColumnType<number, never, never>;
 }
 
 export interface TenantsTable {
@@ -35,6 +39,24 @@ export interface ProjectionFailuresTable {
   first_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   next_retry_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/** An async projection's place in one log partition, its owner, and the event it is stopped at (migration 0009). */
+export interface ProjectionShardsTable {
+  projection: string;
+  shard: number;
+  /** xid8 as a decimal string. */
+  transaction_id: ColumnType<string, string | undefined, string>;
+  global_position: ColumnType<string, string | undefined, string>;
+  owner: string | null;
+  lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  failing_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  error_code: string | null;
+  failed_position: ColumnType<string | null, string | null | undefined, string | null>;
+  failed_event_type: string | null;
+  next_retry_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface ExecutionsTable {
@@ -125,6 +147,7 @@ export interface Database {
   tenants: TenantsTable;
   projection_checkpoints: ProjectionCheckpointsTable;
   projection_failures: ProjectionFailuresTable;
+  projection_shards: ProjectionShardsTable;
   executions: ExecutionsTable;
   turn_messages: TurnMessagesTable;
   trace_events: TraceEventsTable;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Projection } from '../events';
+import { eventByEvent, type Projection } from '../events';
 import { comparePrefix, type RecordedRequest } from './prefix-compare';
 
 /**
@@ -7,8 +7,9 @@ import { comparePrefix, type RecordedRequest } from './prefix-compare';
  * request of the same runtime) and `llm.responded` (what the provider, or the emulator, reported
  * as cached), so an expected hit that did not happen is visible.
  */
-export const prefixReportsProjection: Projection = {
+export const prefixReportsProjection: Projection = eventByEvent({
   name: 'prefix_reports',
+  handles: ['llm.calling@1', 'llm.responded@1'],
   tables: ['prefix_reports'],
   async apply(trx, event) {
     if (event.type === 'llm.responded@1') {
@@ -70,4 +71,4 @@ export const prefixReportsProjection: Projection = {
       .onConflict((oc) => oc.column('call_id').doNothing())
       .execute();
   },
-};
+});

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { ConcurrencyError, EventStore, migrateToLatest, openDatabase, type OpenDatabase } from '../../libs/events';
-import { createProjectionRunner } from '../../libs/engine';
+import { createAsyncProjector } from '../../libs/engine';
 import { dumpProjections } from '../support/projection-dump';
 import { createTestDatabase, startStack } from '../support/stack';
 
@@ -72,8 +72,8 @@ describe('npm run replay on PostgreSQL', () => {
       }
       const open = await openDatabase({ kind: 'postgres', url: stack.databaseUrl });
       try {
-        // `committed` comes from the executions projection; the others may be a batch behind: bring all to the log's end
-        await createProjectionRunner(open.db).catchUp();
+        // the inline views are current; the async ones may be a batch behind: bring them to the log's end
+        await createAsyncProjector(open.db, { owner: 'test-drain' }).drain();
         const live = await dumpProjections(open.db);
         expect(live.turn_messages).toHaveLength(18);
         const { stdout } = await run('npm', ['run', 'replay'], { cwd: join(__dirname, '..', '..'), env: { ...process.env, ...stack.env } });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import IORedis from 'ioredis';
 import { BullMqTurnQueue, TURN_QUEUE_NAME, turnJobId } from '../../libs/engine';
-import { EventStore, openDatabase } from '../../libs/events';
+import { EventStore, inlineProjections, openDatabase } from '../../libs/events';
 import { REDIS_URL, startStack } from '../support/stack';
 
 describe('queue recovery on BullMQ', () => {
@@ -33,7 +33,8 @@ describe('queue recovery on BullMQ', () => {
       const { id } = await client.createSession();
       // the API's append succeeded, then the process died before enqueueing: only the event exists
       const open = await openDatabase({ kind: 'postgres', url: stack.databaseUrl });
-      const store = new EventStore(open.db);
+      // as the API appends (its read models inline): the queued execution is there, its job is not
+      const store = new EventStore(open.db, { inline: inlineProjections });
       const tenantId = (await store.readStream(id))[0].tenantId;
       const executionId = randomUUID();
       await store.append({
@@ -43,7 +44,7 @@ describe('queue recovery on BullMQ', () => {
         events: [{ type: 'player-input.submitted@1', data: { executionId, turnId: randomUUID(), messageId: randomUUID(), text: 'lost enqueue' } }],
       });
       await open.close();
-      // nothing else runs the projections for this append: the sweeper's pass is what finds it
+      // nothing enqueues it: the sweeper's pass is what finds it
       for (let i = 0; i < 100; i++) {
         const found = await client.execution(executionId).catch(() => null);
         if (found) break;

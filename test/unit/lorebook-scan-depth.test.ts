@@ -32,6 +32,8 @@ describe('§4 lorebook scan range: extra.scanDepth', () => {
       const messages = await client.messages(id);
       expect(messages.map((m) => /quill/i.test(m.text))).toEqual([true, true, false, false, false, false]);
 
+      // trace_events is an async projection: wait until it has the session's last event
+      expect(await covel.engine.projector.waitFor({ projection: 'trace_events', streamId: id, timeoutMs: 10_000 })).toEqual({ status: 'reached' });
       const calls = await covel.engine.readModels.recordedCalls(id);
       const fired = calls.map((c) => ['LORE-NOW', 'LORE-TWO', 'LORE-THREE'].filter((tag) => JSON.stringify(c.body).includes(tag)));
       expect(fired).toEqual([

@@ -80,7 +80,7 @@ describe('permanent job failures (in-process driver)', () => {
   });
 });
 
-describe('permanent job failures (turn executor)', () => {
+describe('permanent job failures (turn runner)', () => {
   let covel: EmbeddedEngine;
   beforeAll(async () => {
     covel = await startEmbedded();
@@ -117,7 +117,6 @@ describe('permanent job failures (turn executor)', () => {
       expectedVersion: await covel.engine.store.streamVersion(id),
       events: [{ type: 'player-input.submitted@1', data: { executionId: later, turnId: randomUUID(), messageId: randomUUID(), text: 'later' } }],
     });
-    await covel.engine.projections.catchUp();
     const outcome = await covel.engine.turns!.turn({ executionId: first.executionId, sessionId: id, tenantId }, turnContext());
     expect(outcome).toEqual({ kind: 'done' });
     // nothing else enqueued the later input (it was appended behind the API's back): the hand-off did

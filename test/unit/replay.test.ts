@@ -15,7 +15,7 @@ describe('npm run replay', () => {
       const { id } = await client.createSession();
       for (let t = 0; t < 3; t++) await client.waitFor((await client.submit(id, `session ${s} move ${t}`)).executionId, 20_000);
     }
-    await covel.engine.projections.catchUp();
+    await covel.engine.projector.drain();
     const live = await dumpProjections(covel.engine.database.db);
     expect(live.turn_messages).toHaveLength(18);
     expect(live.trace_events).toHaveLength(18); // llm.calling + llm.responded per turn
@@ -26,6 +26,8 @@ describe('npm run replay', () => {
       env: { ...process.env, COVEL_DATA_DIR: covel.dataDir, DATABASE_URL: '', REDIS_URL: '' },
     });
     expect(stdout).toMatch(/replayed \d+ event applications/);
+    expect(stdout).toMatch(/trace_events shard \d+: \d+ events, done/);
+    expect(stdout).toMatch(/replayed 114 events into the async projections/); // the log (57 events) read once per async projection
 
     const reopened = await openDatabase({ kind: 'pglite', dataDir: join(covel.dataDir, 'pglite') });
     try {

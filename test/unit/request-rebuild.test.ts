@@ -27,7 +27,6 @@ describe('the assembled context of a committed call is rebuilt from the event lo
             },
           ],
         });
-        await covel.engine.projections.catchUp();
       };
       for (let t = 0; t < 10; t++) {
         if (t === 4) await compact('s1', 4);

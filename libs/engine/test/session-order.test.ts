@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, ReadModels } from '../../events';
-import { createProjectionRunner, readModelRefresher } from '../projections';
+import { engineInlineProjections } from '../projections';
 import { InProcessQueue, type TurnJob } from '../queue';
 import { SessionService } from '../session-service';
 import { Sweeper } from '../sweeper';
@@ -16,17 +16,14 @@ describe('who enqueues a turn job', () => {
   let readModels: ReadModels;
   let queue: InProcessQueue;
   let sessions: SessionService;
-  let refresh: () => Promise<void>;
   const enqueued: TurnJob[] = [];
   const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
   beforeAll(async () => {
     database = await openDatabase({ kind: 'pglite' });
     await migrateToLatest(database.db);
-    store = new EventStore(database.db);
+    store = new EventStore(database.db, { inline: engineInlineProjections });
     readModels = new ReadModels(database.db);
-    const refresher = readModelRefresher(createProjectionRunner(database.db));
-    refresh = () => refresher();
     queue = new InProcessQueue();
     // records the turn jobs it is given (as they are enqueued: the in-process queue starts a job at
     // once while it has room), runs no turn: nothing ends, every input stays pending
@@ -37,7 +34,7 @@ describe('who enqueues a turn job', () => {
       },
       runtime: async () => ({ kind: 'done' }),
     });
-    sessions = new SessionService({ store, queue, readModels, logger: quiet, refreshReadModels: refresh });
+    sessions = new SessionService({ store, queue, readModels, logger: quiet });
   });
   afterAll(async () => {
     await queue.close();
@@ -45,8 +42,7 @@ describe('who enqueues a turn job', () => {
   });
 
   const enqueuedFor = (sessionId: string) => enqueued.filter((j) => j.sessionId === sessionId).map((j) => j.executionId);
-  const sweeper = (stalledAfterMs: number) =>
-    new Sweeper({ readModels, queue, logger: quiet, options: { intervalMs: 60_000, stalledAfterMs }, refreshReadModels: refresh });
+  const sweeper = (stalledAfterMs: number) => new Sweeper({ readModels, queue, logger: quiet, options: { intervalMs: 60_000, stalledAfterMs } });
 
   it("the API enqueues an input only when it is its session's earliest pending execution", async () => {
     const tenantId = randomUUID();

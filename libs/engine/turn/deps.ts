@@ -29,19 +29,6 @@ export interface TurnDeps {
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;
   options: TurnOptions;
-  /**
-   * Brings the read models a turn reads (executions, turn_messages, summaries) up to date, and
-   * throws `SessionProjectionStoppedError` when one of them is stopped at this session's events.
-   * Only needed while those projections are caught up asynchronously; absent once they are applied
-   * in the append's own transaction.
-   */
-  refreshReadModels?: (sessionId: string) => Promise<void>;
 }
 
 export const historyReadLimit = (deps: Pick<TurnDeps, 'options'>) => deps.options.historyReadLimit ?? DEFAULT_HISTORY_READ_LIMIT;
-
-/** Quiet variant for readers after an execution ended: a failed refresh is retried by the sweeper. */
-export async function refreshQuietly(deps: TurnDeps, sessionId: string, when: string): Promise<void> {
-  if (!deps.refreshReadModels) return;
-  await deps.refreshReadModels(sessionId).catch((e: unknown) => deps.logger.warn(`read model refresh ${when}: ${String(e)}`));
-}

@@ -1,13 +1,10 @@
 import { isDatabaseUnavailable } from '../../events';
-import { FencedOutError, isPermanentFailure, SessionProjectionStoppedError } from '../errors';
+import { FencedOutError, isPermanentFailure } from '../errors';
 import type { JobAttempt, JobOutcome, QueueHandlers, RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
-import { DATABASE_RETRY_MS, historyReadLimit, refreshQuietly, type TurnDeps } from './deps';
+import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from './deps';
 import { recordFailure } from './failure';
 import { runRuntimeStep } from './runtime-step';
 import { turnStep } from './turn-step';
-
-/** How soon a turn of a session whose projection is stopped looks again (the projection retries with backoff). */
-const PROJECTION_STOPPED_RETRY_MS = 5_000;
 
 const done = { kind: 'done' } as const;
 
@@ -24,9 +21,6 @@ const done = { kind: 'done' } as const;
  * - any other failure is thrown: the queue retries that job alone, with backoff.
  */
 export class TurnRunner implements QueueHandlers {
-  /** Executions already reported as waiting on a stopped projection (one log line each). */
-  private readonly waitingOnProjection = new Set<string>();
-
   constructor(readonly deps: TurnDeps) {}
 
   /** Upper bound of committed messages read for a runtime's history (the audit uses the same). */
@@ -36,18 +30,8 @@ export class TurnRunner implements QueueHandlers {
 
   async turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
     try {
-      const step = await turnStep(this.deps, job, ctx);
-      this.waitingOnProjection.delete(job.executionId);
-      return step;
+      return await turnStep(this.deps, job, ctx);
     } catch (error) {
-      if (error instanceof SessionProjectionStoppedError) {
-        // a projection this turn reads is stopped at one of the session's events: the turn waits
-        // (no attempt spent) and runs once the projection applies it; other sessions go on
-        if (!this.waitingOnProjection.has(job.executionId)) this.deps.logger.warn(`execution ${job.executionId} waits: ${error.message}`);
-        this.waitingOnProjection.add(job.executionId);
-        return { kind: 'later', delayMs: PROJECTION_STOPPED_RETRY_MS };
-      }
-      this.waitingOnProjection.delete(job.executionId);
       const outcome = await this.onFailure(job, ctx, error, undefined);
       // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
       if (outcome.kind === 'done' && isPermanentFailure(error)) throw error;
@@ -73,7 +57,7 @@ export class TurnRunner implements QueueHandlers {
     if (!permanent && attempt.attemptsMade + 1 < attempt.maxAttempts) throw error;
     this.deps.logger.error(`execution ${job.executionId} failed${permanent ? '' : ` after ${attempt.maxAttempts} attempts`}: ${String(error)}`);
     try {
-      if (await recordFailure(this.deps, job, { error, attempt: fence })) await refreshQuietly(this.deps, job.sessionId, 'after a failure');
+      await recordFailure(this.deps, job, { error, attempt: fence });
     } catch (recording) {
       if (isDatabaseUnavailable(recording)) return this.databaseAway(job);
       throw recording;

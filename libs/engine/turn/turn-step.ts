@@ -3,7 +3,7 @@ import { type ExecutionJournal, runtimeKey } from '../journal';
 import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
 import { claimExecution } from './claim';
 import { commitTurn } from './commit';
-import { refreshQuietly, type TurnDeps } from './deps';
+import type { TurnDeps } from './deps';
 import { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
 import { loadSessionJournal } from './session-reads';
@@ -39,15 +39,10 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
   // one session runs one execution at a time, in submission order
   if (journal.pending()[0].executionId !== execution.executionId) return done;
   if (attempt === null || attempt !== execution.latestAttempt) {
-    // the read models this attempt's runtimes read must hold every earlier turn (a projection
-    // stopped at this session's events makes the turn wait, no attempt spent)
-    await deps.refreshReadModels?.(job.sessionId);
+    // the views this attempt's runtimes read (turn_messages, summaries) are applied with each
+    // append: every earlier turn of the session is in them once its commit is
     attempt = await claimExecution(deps, job, journal, execution);
     if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
-    // again after the claim: an earlier turn may have committed after the refresh above (this
-    // also shows the execution running). Only then is the claim kept with the job: if this throws,
-    // the next run claims again, checking again.
-    await deps.refreshReadModels?.(job.sessionId);
     await ctx.recordClaim(attempt);
   }
   const missing = missingRuntimes(deps, execution);
@@ -65,7 +60,6 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
   const run = new ExecutionRun(deps.store, journal, job, attempt);
   await commitTurn(deps.catalog, run);
   await handOff(deps, job, run.journal);
-  await refreshQuietly(deps, job.sessionId, 'after commit');
   return done;
 }
 

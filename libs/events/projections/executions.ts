@@ -1,8 +1,17 @@
-import type { Projection } from './projection';
+import { eventByEvent, type InlineProjection } from './projection';
 
 /** `executions`: status of every player input's execution (queued → running → committed | failed). */
-export const executionsProjection: Projection = {
+export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
+  handles: [
+    'player-input.submitted@1',
+    'execution.started@1',
+    'runtime.output.produced@1',
+    'llm.calling@1',
+    'llm.responded@1',
+    'turn.committed@1',
+    'execution.failed@1',
+  ],
   tables: ['executions'],
   async apply(trx, event) {
     const at = new Date(event.recordedAt);
@@ -61,4 +70,4 @@ export const executionsProjection: Projection = {
         return;
     }
   },
-};
+});

@@ -1,11 +1,53 @@
 import type { Transaction } from 'kysely';
-import type { StoredEvent } from '../event-types';
+import type { EventType, StoredEvent } from '../event-types';
 import type { Database } from '../schema';
 
-/** A read model derived only from events. `apply` must be deterministic: same events, same rows. */
-export interface Projection {
+/**
+ * A read model derived only from events. It declares the event types it handles; a runner reads
+ * each batch of the log once and hands every projection the events of its types, in log order.
+ * `applyBatch` must be deterministic: the same events give the same rows.
+ */
+export interface Projection<T extends keyof Database = keyof Database> {
   readonly name: string;
+  /** Event types this projection reads; others are never passed to it. */
+  readonly handles: readonly EventType[];
   /** Tables this projection owns; a replay empties them. Listed children first. */
-  readonly tables: readonly (keyof Database)[];
+  readonly tables: readonly T[];
+  applyBatch(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void>;
+}
+
+/** The tables whose rows belong to one stream: a `session_id` column holds the stream id. */
+export type StreamKeyedTable = { [K in keyof Database]: Database[K] extends { session_id: string } ? K : never }[keyof Database];
+
+/**
+ * A projection applied in the transaction of the append that changes it (`EventStore` option
+ * `inline`), for what a turn reads right away. Its rows are keyed by stream: every row it writes
+ * has `session_id` = the stream id of the event, and only that stream's events change it. So a
+ * stream's rows can be deleted and rebuilt alone (`rebuildInline`), under that stream's lock,
+ * while every other stream goes on.
+ */
+export type InlineProjection = Projection<StreamKeyedTable>;
+
+/** The definition of a projection that applies one event at a time. */
+export interface EventByEventProjection<T extends keyof Database = keyof Database> {
+  name: string;
+  handles: readonly EventType[];
+  tables: readonly T[];
   apply(trx: Transaction<Database>, event: StoredEvent): Promise<void>;
+}
+
+/** A projection whose batch is its events applied one by one, in order. */
+export function eventByEvent<T extends keyof Database>(definition: EventByEventProjection<T>): Projection<T> {
+  const { apply, ...rest } = definition;
+  return {
+    ...rest,
+    async applyBatch(trx, events) {
+      for (const event of events) await apply(trx, event);
+    },
+  };
+}
+
+/** The events of `events` a projection handles, in the same order. */
+export function eventsFor(projection: Pick<Projection, 'handles'>, events: readonly StoredEvent[]): StoredEvent[] {
+  return events.filter((e) => projection.handles.includes(e.type));
 }

@@ -1,13 +1,14 @@
 import { sql } from 'kysely';
 import { InvalidEventError } from '../errors';
-import type { Projection } from './projection';
+import { eventByEvent, type InlineProjection } from './projection';
 
 /**
  * `summaries`, from `history.compacted@1` (turn_messages sets its own `compacted` marker). A merge
  * keeps the id, place and creation time of the oldest segment it replaces; kept segments do not change.
  */
-export const summariesProjection: Projection = {
+export const summariesProjection: InlineProjection = eventByEvent({
   name: 'summaries',
+  handles: ['history.compacted@1'],
   tables: ['summaries'],
   async apply(trx, event) {
     if (event.type !== 'history.compacted@1') return;
@@ -58,4 +59,4 @@ export const summariesProjection: Projection = {
         .execute();
     }
   },
-};
+});

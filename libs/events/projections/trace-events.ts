@@ -1,8 +1,9 @@
-import type { Projection } from './projection';
+import { eventByEvent, type Projection } from './projection';
 
 /** `trace_events`: every `llm.calling` (with the exact request body) and `llm.responded`. */
-export const traceEventsProjection: Projection = {
+export const traceEventsProjection: Projection = eventByEvent({
   name: 'trace_events',
+  handles: ['llm.calling@1', 'llm.responded@1'],
   tables: ['trace_events'],
   async apply(trx, event) {
     if (event.type !== 'llm.calling@1' && event.type !== 'llm.responded@1') return;
@@ -24,4 +25,4 @@ export const traceEventsProjection: Projection = {
       .onConflict((oc) => oc.column('global_position').doNothing())
       .execute();
   },
-};
+});

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
-import type { Projection } from './projection';
+import { eventByEvent, type InlineProjection } from './projection';
 
 /** `turn_messages`: the committed conversation, one row per message, ordered per session, with its compacted marker. */
-export const turnMessagesProjection: Projection = {
+export const turnMessagesProjection: InlineProjection = eventByEvent({
   name: 'turn_messages',
+  handles: ['history.compacted@1', 'turn.committed@1'],
   tables: ['turn_messages', 'history_watermarks'],
   async apply(trx, event) {
     if (event.type === 'history.compacted@1') {
@@ -55,4 +56,4 @@ export const turnMessagesProjection: Projection = {
       .onConflict((oc) => oc.column('message_id').doNothing())
       .execute();
   },
-};
+});

@@ -5,7 +5,7 @@ import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, ReadModel
 import { loadPlugins } from '../../../plugins-sdk';
 import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../../providers';
 import { loadConfig } from '../../config';
-import { createProjectionRunner, readModelRefresher } from '../../projections';
+import { engineInlineProjections } from '../../projections';
 import { InProcessQueue, type QueueHandlers, type TurnJob } from '../../queue';
 import { RuntimeCatalog } from '../../runtime-catalog';
 import { WorldCatalog } from '../../world-catalog';
@@ -23,7 +23,7 @@ export interface TurnHarness {
   enqueued: TurnJob[];
   warnings: string[];
   session(): Promise<{ tenantId: string; sessionId: string }>;
-  /** Appends a player input (as the API does) and brings the read models up to date. */
+  /** Appends a player input (as the API does; the read models are current after the append). */
   input(session: { tenantId: string; sessionId: string }, text?: string): Promise<TurnJob & { turnId: string }>;
   events(sessionId: string): Promise<StoredEvent[]>;
   types(sessionId: string): Promise<string[]>;
@@ -31,7 +31,7 @@ export interface TurnHarness {
 }
 
 /**
- * The turn modules' real surroundings, in memory: PGlite with the migrations, the projections,
+ * The turn modules' real surroundings, in memory: PGlite with the migrations, the inline read models,
  * the provider emulator behind the real SDKs, the real in-process queue. With `handlers`, the queue
  * runs jobs through them; by default it only records the turn jobs it is given.
  */
@@ -42,9 +42,8 @@ export async function turnHarness(
   const database = await openDatabase({ kind: 'pglite' });
   await migrateToLatest(database.db);
   const emulator = await new ProviderEmulator({ responseDelayMs: options.emulatorDelayMs ?? 0 }).start();
-  const store = new EventStore(database.db);
+  const store = new EventStore(database.db, { inline: engineInlineProjections });
   const readModels = new ReadModels(database.db);
-  const projections = createProjectionRunner(database.db);
   const warnings: string[] = [];
   const enqueued: TurnJob[] = [];
   const queue = new InProcessQueue({ retry: { backoffMs: 5 } });
@@ -57,7 +56,6 @@ export async function turnHarness(
     logger: { log: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
     queue,
     options: { workerId: 'harness' },
-    refreshReadModels: readModelRefresher(projections),
   };
   queue.consume(
     options.handlers?.(deps) ?? {
@@ -96,7 +94,6 @@ export async function turnHarness(
         expectedVersion: await store.streamVersion(session.sessionId),
         events: [{ type: 'player-input.submitted@1', data: { executionId, turnId, messageId: randomUUID(), text } }],
       });
-      await projections.catchUp();
       return { ...session, executionId, turnId };
     },
     events,

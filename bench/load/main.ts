@@ -1,0 +1,63 @@
+import { cpus } from 'node:os';
+import { Cleanups } from './cleanups';
+import { parseBenchArgs, USAGE, UsageError } from './options';
+import { formatReport, resultsFile, writeResults } from './report';
+import { runOnce, type RunResult } from './run';
+
+/**
+ * `npm run bench:load`: closed-loop players against the API and N worker processes on the real
+ * PostgreSQL and Redis, the provider emulator at a given latency. Prints a table per run and writes
+ * bench/results/load-<time>.json. Progress goes to stderr.
+ */
+async function main() {
+  let options: ReturnType<typeof parseBenchArgs>;
+  try {
+    options = parseBenchArgs(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  if (options === 'help') {
+    console.log(USAGE);
+    return;
+  }
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
+  const cleanups = new Cleanups();
+  cleanups.onSignals(progress);
+  const results: RunResult[] = [];
+  const file = resultsFile(new Date());
+  try {
+    progress(`bench:load, ${options.suite} suite: ${options.runs.length} run(s) on ${cpus().length} cores`);
+    for (const spec of options.runs) {
+      progress(
+        `run ${spec.name}: ${spec.sessions} sessions x ${spec.inputs} inputs, ${spec.workers} worker(s) x concurrency ${spec.concurrency}, model ${spec.latencyMs} ms${spec.note ? ` (${spec.note})` : ''}`,
+      );
+      const result = await runOnce(spec, { cleanups, progress });
+      if (cleanups.interrupted) break;
+      results.push(result);
+      writeResults(file, results, options.suite);
+      progress(
+        `  done: ${result.log.committed}/${result.turns.expected} committed, ${result.turnsPerSecond.toFixed(1)} turns/s, overhead p50 ${Math.round(result.overheadMs.p50 ?? 0)} ms`,
+      );
+    }
+  } finally {
+    if (results.length && !cleanups.interrupted) {
+      console.log(`\n${formatReport(results)}`);
+      console.log(`\nwrote ${file}`);
+    }
+    await cleanups.runAll();
+  }
+  const bad = results.filter((r) => r.log.failed || r.log.duplicated || r.log.outOfOrder || r.log.missing || r.turns.errors);
+  if (bad.length) {
+    console.error(`not exactly once, in order: run(s) ${bad.map((r) => r.spec.name).join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exit(1);
+});

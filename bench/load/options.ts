@@ -1,0 +1,124 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+/** One load run: closed-loop players against the API and `workers` worker processes. */
+export interface RunSpec {
+  /** A short label: a..e in the acceptance suite, `custom` for one run from the flags. */
+  name: string;
+  sessions: number;
+  /** Inputs per session, each submitted after the previous one's turn ended. */
+  inputs: number;
+  /** The emulator's delay before it answers a model call. */
+  latencyMs: number;
+  workers: number;
+  /** COVEL_WORKER_CONCURRENCY of each worker. */
+  concurrency: number;
+  /** COVEL_DB_POOL_SIZE of the API and the workers; unset: the engine's default. */
+  dbPoolSize?: number;
+  /** What the run is there to show. */
+  note?: string;
+}
+
+export interface BenchOptions {
+  runs: RunSpec[];
+  suite: 'acceptance' | 'quick' | 'custom';
+}
+
+/** Issue 9's acceptance set (`npm run bench:load` with no flags). */
+export const ACCEPTANCE_SUITE: RunSpec[] = [
+  { name: 'a', sessions: 64, inputs: 5, latencyMs: 1000, workers: 2, concurrency: 32, note: 'overhead and efficiency' },
+  { name: 'b', sessions: 64, inputs: 5, latencyMs: 1000, workers: 1, concurrency: 16, note: 'scale-out base' },
+  { name: 'c', sessions: 64, inputs: 5, latencyMs: 1000, workers: 2, concurrency: 16, note: 'scale-out: (c)/(b)' },
+  { name: 'd', sessions: 64, inputs: 5, latencyMs: 0, workers: 2, concurrency: 32, note: 'most turns/s, CPU per turn' },
+  { name: 'e', sessions: 200, inputs: 10, latencyMs: 1000, workers: 2, concurrency: 32, note: 'exactly once at 2,000 turns' },
+];
+
+export const QUICK_SUITE: RunSpec[] = [{ name: 'quick', sessions: 4, inputs: 2, latencyMs: 200, workers: 1, concurrency: 4, note: 'smoke' }];
+
+export const USAGE = `usage: npm run bench:load -- [options]
+  (no options)            the acceptance suite of issue 9: runs a..e
+  --suite quick           a small smoke run (4 sessions x 2 inputs, 1 worker x 4, 200 ms)
+  --only a,c              only these runs of the acceptance suite
+  --sessions N --inputs N --latency-ms N --workers N --concurrency N
+                          one run with these settings (each has the default of run a)
+  --db-pool-size N        COVEL_DB_POOL_SIZE of the API and workers (default: the engine's)
+Needs PostgreSQL (COVEL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test, an admin
+database) and Redis (COVEL_BENCH_REDIS_URL, default redis://127.0.0.1:6379).`;
+
+const count = (max: number) => z.coerce.number().int().min(1).max(max);
+
+const Flags = z
+  .object({
+    suite: z.enum(['acceptance', 'quick']).optional(),
+    only: z
+      .string()
+      .transform((s) => s.split(',').map((x) => x.trim()))
+      .refine((names) => names.every((n) => ACCEPTANCE_SUITE.some((r) => r.name === n)), `one or more of ${ACCEPTANCE_SUITE.map((r) => r.name).join(', ')}`)
+      .optional(),
+    sessions: count(10_000).optional(),
+    inputs: count(1_000).optional(),
+    'latency-ms': z.coerce.number().int().min(0).max(600_000).optional(),
+    workers: count(64).optional(),
+    concurrency: count(1_000).optional(),
+    'db-pool-size': count(1_000).optional(),
+    help: z.boolean().optional(),
+  })
+  .strict();
+
+export class UsageError extends Error {}
+
+/** Reads the command line; throws a UsageError naming the bad flag. */
+export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        suite: { type: 'string' },
+        only: { type: 'string' },
+        sessions: { type: 'string' },
+        inputs: { type: 'string' },
+        'latency-ms': { type: 'string' },
+        workers: { type: 'string' },
+        concurrency: { type: 'string' },
+        'db-pool-size': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (error) {
+    throw new UsageError(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+  }
+  const parsed = Flags.safeParse(values);
+  if (!parsed.success) {
+    throw new UsageError(`${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}\n${USAGE}`);
+  }
+  const f = parsed.data;
+  if (f.help) return 'help';
+  const single = f.sessions ?? f.inputs ?? f['latency-ms'] ?? f.workers ?? f.concurrency;
+  const pool = f['db-pool-size'] === undefined ? {} : { dbPoolSize: f['db-pool-size'] };
+  if (single !== undefined) {
+    if (f.suite || f.only) throw new UsageError(`--suite and --only do not go with the flags of a single run\n${USAGE}`);
+    const base = ACCEPTANCE_SUITE[0];
+    return {
+      suite: 'custom',
+      runs: [
+        {
+          name: 'custom',
+          sessions: f.sessions ?? base.sessions,
+          inputs: f.inputs ?? base.inputs,
+          latencyMs: f['latency-ms'] ?? base.latencyMs,
+          workers: f.workers ?? base.workers,
+          concurrency: f.concurrency ?? base.concurrency,
+          ...pool,
+        },
+      ],
+    };
+  }
+  if (f.suite === 'quick') {
+    if (f.only) throw new UsageError(`--only picks runs of the acceptance suite\n${USAGE}`);
+    return { suite: 'quick', runs: QUICK_SUITE.map((r) => ({ ...r, ...pool })) };
+  }
+  const runs = f.only ? ACCEPTANCE_SUITE.filter((r) => f.only!.includes(r.name)) : ACCEPTANCE_SUITE;
+  return { suite: 'acceptance', runs: runs.map((r) => ({ ...r, ...pool })) };
+}

@@ -1,0 +1,141 @@
+import { loadavg } from 'node:os';
+import { PlayClient } from '../../apps/play/play-client';
+import type { Cleanups } from './cleanups';
+import { backendsCpuMs, cpuSnapshot, type CpuUse, cpuUse } from './cpu';
+import { checkExactlyOnce, efficiencyPercent, type ExactlyOnce, idealThroughput, overheads, type Spread, spread, throughput } from './metrics';
+import type { RunSpec } from './options';
+import { now, runPlayers, type TurnRecord } from './players';
+import { startBenchStack } from './stack';
+import { readLog } from './verify';
+
+/** Every figure of one run (the JSON written under bench/results/, one entry per run). */
+export interface RunResult {
+  spec: RunSpec;
+  startedAt: string;
+  /** Database, migration, processes up, sessions created, warm-up turns (2 per worker, outside the window and the checks). */
+  setupMs: number;
+  /** First POST start to the last turn's end (client clock): the measured window. */
+  windowMs: number;
+  turns: { expected: number; committed: number; failed: number; errors: number };
+  /** From the event log and turn_messages at the end. */
+  log: ExactlyOnce;
+  modelCallsPerTurn: number | null;
+  turnsPerSecond: number;
+  idealTurnsPerSecond: number | null;
+  efficiencyPercent: number | null;
+  /** Client clock: POST start → the long-poll that returned the end. */
+  latencyMs: Spread;
+  /** Server clock: `player-input.submitted` → `turn.committed` recorded_at. */
+  serverLatencyMs: Spread;
+  /** latencyMs − model latency. */
+  overheadMs: Spread;
+  serverOverheadMs: Spread;
+  /** GET requests per turn, mean (1.0: every turn's first long-poll saw its end). */
+  pollsPerTurn: number;
+  /** CPU used over the window: per group, the total, and the PostgreSQL backends of this run's database. */
+  cpuMs: CpuUse & { postgresBenchDb: number };
+  cpuMsPerTurn: CpuUse & { postgresBenchDb: number };
+  /** The machine's 1-minute load average when the window opened and closed (other work shares the cores). */
+  loadAverage: { start: number; end: number };
+  /** Processes that exited during the run. */
+  crashed: string[];
+  /** A few of the client's errors (distinct messages). */
+  errorSamples: string[];
+}
+
+const PROGRESS_EVERY_MS = 5_000;
+const WARMUP_TURNS_PER_WORKER = 2;
+
+async function newSessions(client: PlayClient, n: number): Promise<string[]> {
+  return (await Promise.all(Array.from({ length: n }, () => client.createSession()))).map((s) => s.id);
+}
+
+/** One run: its own stack, the closed-loop players, the checks; everything stopped and dropped after. */
+export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; progress: (line: string) => void }): Promise<RunResult> {
+  const startedAt = new Date().toISOString();
+  const setupStart = now();
+  const stack = await startBenchStack(spec, options.cleanups, options.progress);
+  try {
+    const client = new PlayClient(stack.baseUrl, stack.apiKey);
+    const sessionIds = await newSessions(client, spec.sessions);
+    // a few turns outside the window and the checks, so connections and code paths are warm
+    const warmup = await runPlayers({ client, sessionIds: await newSessions(client, WARMUP_TURNS_PER_WORKER * spec.workers), inputs: 1 });
+    const warmupFailed = warmup.filter((t) => t.outcome !== 'committed');
+    if (warmupFailed.length) throw new Error(`warm-up turns did not commit: ${warmupFailed.map((t) => t.error ?? t.outcome).join('; ')}`);
+    const setupMs = now() - setupStart;
+
+    const expected = spec.sessions * spec.inputs;
+    let done = 0;
+    let failed = 0;
+    const progressStart = now();
+    const timer = setInterval(() => {
+      if (options.cleanups.interrupted) return;
+      const rate = done / ((now() - progressStart) / 1000);
+      options.progress(`  [${spec.name}] ${done}/${expected} turns, ${rate.toFixed(1)} turns/s${failed ? `, ${failed} not committed` : ''}`);
+    }, PROGRESS_EVERY_MS);
+    const groups = { api: [stack.api.pid], workers: stack.workers.map((w) => w.pid), emulator: [stack.emulator.pid] };
+    const before = cpuSnapshot(groups);
+    const loadAtStart = loadavg()[0];
+    let turns: TurnRecord[];
+    try {
+      turns = await runPlayers({
+        client,
+        sessionIds,
+        inputs: spec.inputs,
+        signal: options.cleanups.signal,
+        onTurn: (t) => {
+          done++;
+          if (t.outcome !== 'committed') failed++;
+        },
+      });
+    } finally {
+      clearInterval(timer);
+    }
+    const after = cpuSnapshot(groups);
+    const loadAverage = { start: loadAtStart, end: loadavg()[0] };
+    const crashed = [stack.api, stack.emulator, ...stack.workers].filter((p) => p.exited());
+    if (!options.cleanups.interrupted) for (const p of crashed) options.progress(`  ${p.name} exited during the run:\n${p.output()}`);
+
+    const reading = await readLog({ databaseUrl: stack.databaseUrl, databaseName: stack.databaseName, tenantId: stack.tenantId, turns });
+    const committed = turns.filter((t) => t.outcome === 'committed');
+    const windowMs = Math.max(...turns.map((t) => t.endedAt)) - Math.min(...turns.map((t) => t.startedAt));
+    const latencies = committed.map((t) => t.endedAt - t.startedAt);
+    const rate = throughput(committed.length, windowMs);
+    const ideal = idealThroughput({ workers: spec.workers, concurrency: spec.concurrency, modelLatencyMs: spec.latencyMs });
+    const used = { ...cpuUse(before, after), postgresBenchDb: backendsCpuMs(before, after, reading.backendPids) };
+    const perTurn = Object.fromEntries(Object.entries(used).map(([k, ms]) => [k, committed.length ? ms / committed.length : 0])) as RunResult['cpuMsPerTurn'];
+    return {
+      spec,
+      startedAt,
+      setupMs,
+      windowMs,
+      turns: {
+        expected,
+        committed: committed.length,
+        failed: turns.filter((t) => t.outcome === 'failed').length,
+        errors: turns.filter((t) => t.outcome === 'error').length,
+      },
+      log: checkExactlyOnce(reading.sessions),
+      modelCallsPerTurn: committed.length ? reading.modelCalls / committed.length : null,
+      turnsPerSecond: rate,
+      idealTurnsPerSecond: ideal,
+      efficiencyPercent: efficiencyPercent(rate, ideal),
+      latencyMs: spread(latencies),
+      serverLatencyMs: spread(reading.serverLatenciesMs),
+      overheadMs: spread(overheads(latencies, spec.latencyMs)),
+      serverOverheadMs: spread(overheads(reading.serverLatenciesMs, spec.latencyMs)),
+      pollsPerTurn: turns.length ? turns.reduce((n, t) => n + t.polls, 0) / turns.length : 0,
+      cpuMs: used,
+      cpuMsPerTurn: perTurn,
+      loadAverage,
+      crashed: crashed.map((p) => p.name),
+      errorSamples: [...new Set(turns.flatMap((t) => (t.error ? [t.error] : [])))].slice(0, 5),
+    };
+  } catch (error) {
+    const crashed = [stack.api, stack.emulator, ...stack.workers].filter((p) => p.exited());
+    if (crashed.length && !options.cleanups.interrupted) options.progress(crashed.map((p) => `${p.name} exited:\n${p.output()}`).join('\n'));
+    throw error;
+  } finally {
+    await stack.stop();
+  }
+}

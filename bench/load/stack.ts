@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import IORedis from 'ioredis';
+import { Client } from 'pg';
+import { migrateToLatest, openDatabase, TenantStore } from '../../libs/events';
+import type { Cleanups } from './cleanups';
+import type { RunSpec } from './options';
+import { type BenchProcess, spawnProcess } from './processes';
+
+export const PG_ADMIN_URL = process.env.COVEL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = process.env.COVEL_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** What one run plays against: its own database and queue prefix, a tenant, and the processes. */
+export interface BenchStack {
+  baseUrl: string;
+  apiKey: string;
+  tenantId: string;
+  databaseName: string;
+  /** The bench database, as the admin role (for the checks at the end). */
+  databaseUrl: string;
+  api: BenchProcess;
+  workers: BenchProcess[];
+  emulator: BenchProcess;
+  /** Stops the processes, deletes the queue's Redis keys, drops the database (once; safe to call again). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Creates a fresh database (migrated, one tenant) and a unique Redis prefix, then starts the emulator
+ * with the run's latency, the API and the workers. Everything made is undone by `stop`, and by
+ * `cleanups` if the bench is interrupted or this fails half-way.
+ */
+export async function startBenchStack(spec: RunSpec, cleanups: Cleanups, log: (line: string) => void): Promise<BenchStack> {
+  const tag = randomBytes(5).toString('hex');
+  const databaseName = `covel_bench_${tag}`;
+  const prefix = `covel-bench-${tag}`;
+  const steps: (() => Promise<void>)[] = [];
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      // last made, first undone; one failing step does not keep the others from running
+      for (const step of steps.reverse()) await step().catch((e) => log(`cleanup: ${String(e)}`));
+      unregister();
+    })());
+  const unregister = cleanups.add(stop);
+  try {
+    const admin = new Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    try {
+      await admin.query(`create database ${databaseName}`);
+    } finally {
+      await admin.end();
+    }
+    steps.push(() => dropDatabase(databaseName));
+    steps.push(() => deleteRedisKeys(prefix));
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${databaseName}`;
+    const databaseUrl = url.toString();
+    const { tenantId, apiKey } = await migrateWithTenant(databaseUrl);
+
+    // all at once: each may take its grace period
+    const processes: BenchProcess[] = [];
+    steps.push(async () => void (await Promise.all(processes.map((p) => p.stop()))));
+    const track = (p: BenchProcess) => processes.push(p);
+    const baseEnv = processEnv({
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      COVEL_QUEUE_PREFIX: prefix,
+      ...(spec.dbPoolSize === undefined ? {} : { COVEL_DB_POOL_SIZE: String(spec.dbPoolSize) }),
+    });
+    const emulator = await spawnProcess(
+      {
+        name: 'emulator',
+        script: 'bench/load/emulator-process.ts',
+        env: { ...baseEnv, COVEL_EMULATOR_DELAY_MS: String(spec.latencyMs) },
+        ready: /emulator listening on/,
+      },
+      track,
+    );
+    const emulatorUrl = /listening on (\S+)/.exec(emulator.readyLine)![1];
+    const env = { ...baseEnv, COVEL_EMULATOR_URL: emulatorUrl };
+    const port = await freePort();
+    const api = await spawnProcess(
+      { name: 'api', script: 'apps/api/main.ts', env: { ...env, PORT: String(port), COVEL_HOST: '127.0.0.1' }, ready: /listening on/ },
+      track,
+    );
+    const workers = await Promise.all(
+      Array.from({ length: spec.workers }, (_, i) =>
+        spawnProcess(
+          {
+            name: `worker w${i + 1}`,
+            script: 'apps/worker/main.ts',
+            env: { ...env, COVEL_WORKER_ID: `w${i + 1}`, COVEL_WORKER_CONCURRENCY: String(spec.concurrency) },
+            ready: /ready/,
+          },
+          track,
+        ),
+      ),
+    );
+    log(`  database ${databaseName}, queue prefix ${prefix}, emulator ${emulatorUrl} (${spec.latencyMs} ms), api :${port}, ${spec.workers} worker(s)`);
+    return { baseUrl: `http://127.0.0.1:${port}`, apiKey, tenantId, databaseName, databaseUrl, api, workers, emulator, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The parent's environment, minus anything that would point the processes elsewhere, plus `env`. */
+function processEnv(env: Record<string, string>): Record<string, string> {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !/^(COVEL_|DATABASE_URL$|REDIS_URL$)/.test(e[0])),
+  );
+  // no real provider key: every model call goes to the emulator
+  return { ...inherited, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', GEMINI_API_KEY: '', ...env };
+}
+
+async function migrateWithTenant(databaseUrl: string): Promise<{ tenantId: string; apiKey: string }> {
+  const database = await openDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 1 });
+  try {
+    await migrateToLatest(database.db);
+    const { tenant, apiKey } = await new TenantStore(database.db).create('bench-load');
+    return { tenantId: tenant.id, apiKey };
+  } finally {
+    await database.close();
+  }
+}
+
+async function dropDatabase(name: string) {
+  const admin = new Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+async function deleteRedisKeys(prefix: string) {
+  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,112 @@
+import { Client } from 'pg';
+import type { SessionLog } from './metrics';
+import type { TurnRecord } from './players';
+
+/** What the database holds at the end of a run, read for the exactly-once check. */
+export interface LogReading {
+  sessions: SessionLog[];
+  /** Per committed execution: `turn.committed` recorded_at − `player-input.submitted` recorded_at (server clock). */
+  serverLatenciesMs: number[];
+  /** `llm.calling` events of the run's sessions (one per model call). */
+  modelCalls: number;
+  /** PostgreSQL backends connected to the bench database now (for their CPU). */
+  backendPids: number[];
+}
+
+interface EventRow {
+  stream_id: string;
+  type: string;
+  execution_id: string;
+  turn_id: string;
+  message_count: number | null;
+  recorded_ms: string;
+}
+
+/**
+ * Reads the run's events and `turn_messages` (as the admin role, straight from the tables), waiting
+ * up to `catchUpMs` for `turn_messages` to hold every committed message if it is behind.
+ */
+export async function readLog(options: {
+  databaseUrl: string;
+  databaseName: string;
+  tenantId: string;
+  turns: readonly TurnRecord[];
+  catchUpMs?: number;
+}): Promise<LogReading> {
+  const db = new Client({ connectionString: options.databaseUrl });
+  await db.connect();
+  try {
+    const backendPids = (
+      await db.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [options.databaseName])
+    ).rows.map((r) => r.pid);
+    const events = (
+      await db.query<EventRow>(
+        `select stream_id, type, data->>'executionId' as execution_id, data->>'turnId' as turn_id,
+                case when type = 'turn.committed@1' then jsonb_array_length(data->'messages') end as message_count,
+                (extract(epoch from recorded_at) * 1000)::text as recorded_ms
+         from events
+         where tenant_id = $1 and type in ('player-input.submitted@1', 'turn.committed@1', 'execution.failed@1', 'llm.calling@1')
+         order by stream_id, stream_version`,
+        [options.tenantId],
+      )
+    ).rows;
+    const expectedRows = firstCommits(events).reduce((n, e) => n + (e.message_count ?? 0), 0);
+    const deadline = Date.now() + (options.catchUpMs ?? 15_000);
+    let messages = await turnMessages(db, options.tenantId);
+    while (messages.length < expectedRows && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      messages = await turnMessages(db, options.tenantId);
+    }
+    return { ...assemble(options.turns, events, messages), backendPids };
+  } finally {
+    await db.end();
+  }
+}
+
+async function turnMessages(db: Client, tenantId: string) {
+  return (
+    await db.query<{ session_id: string; turn_id: string; message_id: string }>(
+      'select session_id, turn_id, message_id from turn_messages where tenant_id = $1 order by session_id, ord',
+      [tenantId],
+    )
+  ).rows;
+}
+
+function firstCommits(events: readonly EventRow[]): EventRow[] {
+  const seen = new Set<string>();
+  return events.filter((e) => e.type === 'turn.committed@1' && !seen.has(e.execution_id) && seen.add(e.execution_id));
+}
+
+function assemble(
+  turns: readonly TurnRecord[],
+  events: readonly EventRow[],
+  messages: readonly { session_id: string; turn_id: string; message_id: string }[],
+): Omit<LogReading, 'backendPids'> {
+  const bySession = new Map<string, SessionLog>();
+  const session = (id: string) => {
+    let s = bySession.get(id);
+    if (!s) bySession.set(id, (s = { sessionId: id, submitted: [], commits: [], failures: [], messages: [] }));
+    return s;
+  };
+  for (const t of [...turns].sort((a, b) => a.player - b.player || a.input - b.input)) {
+    const s = session(t.sessionId);
+    if (t.executionId && t.turnId) s.submitted.push({ executionId: t.executionId, turnId: t.turnId });
+  }
+  const submittedAt = new Map<string, number>();
+  const serverLatenciesMs: number[] = [];
+  let modelCalls = 0;
+  for (const e of events) {
+    if (!bySession.has(e.stream_id)) continue; // e.g. the warm-up sessions
+    if (e.type === 'llm.calling@1') modelCalls++;
+    if (e.type === 'player-input.submitted@1') submittedAt.set(e.execution_id, Number(e.recorded_ms));
+    if (e.type === 'turn.committed@1')
+      session(e.stream_id).commits.push({ executionId: e.execution_id, turnId: e.turn_id, messageCount: e.message_count ?? 0 });
+    if (e.type === 'execution.failed@1') session(e.stream_id).failures.push(e.execution_id);
+  }
+  for (const e of firstCommits(events.filter((x) => bySession.has(x.stream_id)))) {
+    const at = submittedAt.get(e.execution_id);
+    if (at !== undefined) serverLatenciesMs.push(Number(e.recorded_ms) - at);
+  }
+  for (const m of messages) bySession.get(m.session_id)?.messages.push({ turnId: m.turn_id, messageId: m.message_id });
+  return { sessions: [...bySession.values()], serverLatenciesMs, modelCalls };
+}

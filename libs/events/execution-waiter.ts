@@ -1,0 +1,257 @@
+import type { Listening, OpenDatabase } from './database';
+import type { ExecutionView } from './read-models';
+
+/** The channel migration 0010's trigger notifies, with the execution id as payload, when an execution ends. */
+export const EXECUTION_ENDED_CHANNEL = 'covel_execution_ended';
+
+/** Longest wait one request may ask for (`waitMs`). */
+export const MAX_EXECUTION_WAIT_MS = 30_000;
+
+export type ListenState = 'idle' | 'connecting' | 'listening' | 'down' | 'closed';
+
+export interface ExecutionWaiterOptions {
+  /** Opens the one LISTEN connection of this process (`OpenDatabase.listen`). */
+  listen: OpenDatabase['listen'];
+  /** Reads an execution from the read model, scoped to its tenant (`ReadModels.execution`). */
+  read: (tenantId: string, executionId: string) => Promise<ExecutionView | null>;
+  /** While the LISTEN connection is down, the waiters' executions are read this often. */
+  pollIntervalMs?: number;
+  /** First delay before listening again after a lost or failed connection; doubles up to 10 s. */
+  reconnectDelayMs?: number;
+  logger?: { warn(message: string): void };
+}
+
+export interface ExecutionWait {
+  tenantId: string;
+  executionId: string;
+  /** At most this long; then the current state is answered. */
+  timeoutMs: number;
+  /** Ends the wait early (the client went away); the wait then answers the current state. */
+  signal?: AbortSignal;
+}
+
+interface Waiter {
+  tenantId: string;
+  executionId: string;
+  timer: NodeJS.Timeout | null;
+  settled: boolean;
+  resolve(view: ExecutionView | null): void;
+  reject(error: unknown): void;
+  detach(): void;
+}
+
+const MAX_RECONNECT_DELAY_MS = 10_000;
+
+export function hasEnded(view: ExecutionView): boolean {
+  return view.status === 'committed' || view.status === 'failed';
+}
+
+/**
+ * Waits for executions to end, for many callers at once, on one LISTEN connection per process
+ * (opened at the first wait, kept until `close`). Each waiter has its own timer. A notification or a
+ * poll only says "look again": the state answered is always read from the read model, tenant-scoped.
+ * While the connection is down, the waiters are polled every `pollIntervalMs` and the connection is
+ * opened again (with a backoff); once it is back, every waiter is read once more, since
+ * notifications sent meanwhile are lost.
+ */
+export class ExecutionWaiter {
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private state: ListenState = 'idle';
+  private listening: Listening | null = null;
+  private connecting: Promise<void> | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private readonly pollIntervalMs: number;
+  private readonly reconnectDelayMs: number;
+
+  constructor(private readonly options: ExecutionWaiterOptions) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.reconnectDelayMs = options.reconnectDelayMs ?? 1_000;
+  }
+
+  get listenState(): ListenState {
+    return this.state;
+  }
+
+  /** Waiters not answered yet. */
+  get pending(): number {
+    let n = 0;
+    for (const set of this.waiters.values()) n += set.size;
+    return n;
+  }
+
+  /**
+   * The execution once it has ended (committed or failed), or its state after `timeoutMs`; null if
+   * this tenant has no such execution (answered at once).
+   */
+  async wait(request: ExecutionWait): Promise<ExecutionView | null> {
+    const { tenantId, executionId } = request;
+    if (request.timeoutMs <= 0 || this.state === 'closed' || request.signal?.aborted) return this.options.read(tenantId, executionId);
+    const answer = new Promise<ExecutionView | null>((resolve, reject) => {
+      const waiter: Waiter = { tenantId, executionId, timer: null, settled: false, resolve, reject, detach: () => undefined };
+      waiter.timer = setTimeout(() => void this.answerNow(waiter), request.timeoutMs);
+      if (request.signal) {
+        const onAbort = () => void this.answerNow(waiter);
+        request.signal.addEventListener('abort', onAbort, { once: true });
+        waiter.detach = () => request.signal?.removeEventListener('abort', onAbort);
+      }
+      this.add(waiter);
+    });
+    // registered first, listening next, read last: an end committed at any point is seen
+    await this.ensureListening();
+    if (this.state !== 'listening') this.schedulePoll();
+    await this.recheck(executionId, { answerUnknown: true });
+    return answer;
+  }
+
+  /** Answers every waiter with its current state and ends the LISTEN connection. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.reconnectTimer = this.pollTimer = null;
+    await this.connecting;
+    const listening = this.listening;
+    this.listening = null;
+    await listening?.close().catch(() => undefined);
+    const all = [...this.waiters.values()].flatMap((set) => [...set]);
+    await Promise.all(all.map((w) => this.answerNow(w)));
+  }
+
+  /** A method, not a comparison: the state changes across awaits. */
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private add(waiter: Waiter) {
+    const set = this.waiters.get(waiter.executionId) ?? new Set<Waiter>();
+    set.add(waiter);
+    this.waiters.set(waiter.executionId, set);
+  }
+
+  /** Takes the waiter out of the map and clears its timer; false if it was answered already. */
+  private remove(waiter: Waiter): boolean {
+    if (waiter.settled) return false;
+    waiter.settled = true;
+    if (waiter.timer) clearTimeout(waiter.timer);
+    waiter.detach();
+    const set = this.waiters.get(waiter.executionId);
+    set?.delete(waiter);
+    if (set?.size === 0) this.waiters.delete(waiter.executionId);
+    return true;
+  }
+
+  private async answerNow(waiter: Waiter) {
+    if (!this.remove(waiter)) return;
+    try {
+      waiter.resolve(await this.options.read(waiter.tenantId, waiter.executionId));
+    } catch (error) {
+      waiter.reject(error);
+    }
+  }
+
+  /**
+   * Reads the execution once per tenant waiting for it and answers the waiters if it has ended (or,
+   * with `answerUnknown`, if the tenant has no such execution). A failed read leaves the waiters to
+   * their timers, unless it is the first read of a wait.
+   */
+  private async recheck(executionId: string, options: { answerUnknown?: boolean } = {}) {
+    const set = this.waiters.get(executionId);
+    if (!set) return;
+    const tenants = new Set([...set].map((w) => w.tenantId));
+    await Promise.all(
+      [...tenants].map(async (tenantId) => {
+        let view: ExecutionView | null;
+        try {
+          view = await this.options.read(tenantId, executionId);
+        } catch (error) {
+          if (options.answerUnknown) this.rejectAll(executionId, tenantId, error);
+          else this.options.logger?.warn(`reading execution ${executionId} for its waiters failed: ${String(error)}`);
+          return;
+        }
+        if (view === null ? !options.answerUnknown : !hasEnded(view)) return;
+        for (const w of [...(this.waiters.get(executionId) ?? [])]) {
+          if (w.tenantId === tenantId && this.remove(w)) w.resolve(view);
+        }
+      }),
+    );
+  }
+
+  private rejectAll(executionId: string, tenantId: string, error: unknown) {
+    for (const w of [...(this.waiters.get(executionId) ?? [])]) {
+      if (w.tenantId === tenantId && this.remove(w)) w.reject(error);
+    }
+  }
+
+  private ensureListening(): Promise<void> {
+    if (this.state === 'idle') this.connecting ??= this.connect();
+    return this.connecting ?? Promise.resolve();
+  }
+
+  private async connect(): Promise<void> {
+    const wasDown = this.state === 'down';
+    this.state = 'connecting';
+    try {
+      const listening = await this.options.listen(EXECUTION_ENDED_CHANNEL, (id) => void this.recheck(id), { onLost: (e) => this.lost(e) });
+      if (this.isClosed()) {
+        await listening.close();
+        return;
+      }
+      this.listening = listening;
+      this.state = 'listening';
+      this.failures = 0;
+      if (this.pollTimer) clearTimeout(this.pollTimer);
+      this.pollTimer = null;
+      // notifications sent while it was down are gone: look at every waiter once (not awaited: a
+      // loss during these reads must find no connect in progress, or it would schedule none)
+      if (wasDown) for (const id of [...this.waiters.keys()]) void this.recheck(id);
+    } catch (error) {
+      if (this.isClosed()) return;
+      this.options.logger?.warn(`cannot LISTEN for ended executions (polling meanwhile): ${String(error)}`);
+      this.state = 'down';
+      this.failures++;
+      this.scheduleReconnect();
+      this.schedulePoll();
+    } finally {
+      this.connecting = null;
+    }
+  }
+
+  private lost(error: Error) {
+    if (this.state === 'closed') return;
+    this.options.logger?.warn(`the LISTEN connection for ended executions was lost (polling meanwhile): ${error.message}`);
+    this.listening = null;
+    this.state = 'down';
+    this.scheduleReconnect();
+    this.schedulePoll();
+  }
+
+  private scheduleReconnect() {
+    if (this.reconnectTimer || this.state === 'closed') return;
+    const delay = Math.min(this.reconnectDelayMs * 2 ** Math.max(0, this.failures - 1), MAX_RECONNECT_DELAY_MS);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (this.state === 'down') this.connecting ??= this.connect();
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  /** The fallback: while not listening, each waited-for execution is read every `pollIntervalMs`. */
+  private schedulePoll() {
+    if (this.pollTimer || this.state === 'closed' || this.state === 'listening') return;
+    this.pollTimer = setTimeout(() => {
+      void (async () => {
+        if (this.state === 'listening' || this.state === 'closed') {
+          this.pollTimer = null;
+          return;
+        }
+        await Promise.all([...this.waiters.keys()].map((id) => this.recheck(id)));
+        this.pollTimer = null;
+        if (this.waiters.size > 0) this.schedulePoll();
+      })();
+    }, this.pollIntervalMs);
+    this.pollTimer.unref();
+  }
+}

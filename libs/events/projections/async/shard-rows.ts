@@ -1,0 +1,237 @@
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { LOG_PARTITIONS, type LogCursor } from '../../event-store';
+import type { Database, ProjectionShardsTable } from '../../schema';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A `projection_shards` row as the projector uses it, with the database clock's verdicts. */
+export interface ShardRow {
+  projection: string;
+  shard: number;
+  cursor: LogCursor;
+  owner: string | null;
+  /** `lease_until` is in the future. */
+  leaseLive: boolean;
+  failing: boolean;
+  /** A failing shard whose retry is due. */
+  retryDue: boolean;
+  /** The failed event's global position while failing. */
+  failedPosition: number | null;
+  /** Milliseconds left of the lease (0 when none or run out). */
+  leaseLeftMs: number;
+  /**
+   * Whether the log holds an event after the cursor that a reader may see now (known only for rows
+   * read by `readShards`; claimed rows say true).
+   */
+  hasWork: boolean;
+  raw: Selectable<ProjectionShardsTable>;
+}
+
+const verdicts = sql<boolean>`coalesce(lease_until > now(), false)`.as('lease_live');
+const due = sql<boolean>`coalesce(next_retry_at <= now(), true)`.as('retry_due');
+const leaseLeft = sql<number>`greatest(0, coalesce(extract(epoch from (lease_until - now())) * 1000, 0))::float8`.as('lease_left_ms');
+
+type Verdicts = { lease_live: boolean; retry_due: boolean; lease_left_ms: number | string; has_work?: boolean };
+
+function toShardRow(r: Selectable<ProjectionShardsTable> & Verdicts): ShardRow {
+  const { lease_live, retry_due, lease_left_ms, has_work, ...raw } = r;
+  return {
+    projection: raw.projection,
+    shard: Number(raw.shard),
+    cursor: { transactionId: String(raw.transaction_id), globalPosition: Number(raw.global_position) },
+    owner: raw.owner,
+    leaseLive: Boolean(lease_live),
+    failing: raw.failing_since !== null,
+    retryDue: Boolean(retry_due),
+    failedPosition: raw.failed_position === null ? null : Number(raw.failed_position),
+    leaseLeftMs: Number(lease_left_ms),
+    hasWork: has_work ?? true,
+    raw,
+  };
+}
+
+/** One row per projection and partition, at the start of the log (existing rows are left alone). */
+export async function ensureShards(db: Executor, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  const values = names.flatMap((projection) => Array.from({ length: LOG_PARTITIONS }, (_, shard) => ({ projection, shard })));
+  await db
+    .insertInto('projection_shards')
+    .values(values)
+    .onConflict((oc) => oc.columns(['projection', 'shard']).doNothing())
+    .execute();
+}
+
+/**
+ * The rows of these projections, each with whether its partition holds an event after its cursor
+ * that a reader may see now (one index probe per row: an idle pass costs this one query).
+ */
+export async function readShards(db: Executor, names: readonly string[]): Promise<ShardRow[]> {
+  if (names.length === 0) return [];
+  const hasWork = sql<boolean>`exists (
+    select 1 from events e
+    where e.log_partition = projection_shards.shard
+      and (e.transaction_id, e.global_position) > (projection_shards.transaction_id, projection_shards.global_position)
+      and e.transaction_id < pg_snapshot_xmin(pg_current_snapshot()))`.as('has_work');
+  const rows = await db
+    .selectFrom('projection_shards')
+    .selectAll()
+    .select([verdicts, due, leaseLeft, hasWork])
+    .where('projection', 'in', names)
+    .orderBy('projection')
+    .orderBy('shard')
+    .execute();
+  return rows.map(toShardRow);
+}
+
+const leaseEnd = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
+
+/**
+ * Takes the rows of these partitions that are free, already ours, or whose lease ran out (the
+ * try-lock), renewing the lease; with `from`, takes that owner's rows whatever their lease (a
+ * rebalance: the owner's next compare-and-set fails, so nothing is applied twice). Returns the
+ * rows now held.
+ */
+export async function claimShards(
+  db: Executor,
+  request: { names: readonly string[]; shards: readonly number[]; owner: string; leaseMs: number; from?: string },
+): Promise<ShardRow[]> {
+  if (request.names.length === 0 || request.shards.length === 0) return [];
+  const rows = await db
+    .updateTable('projection_shards')
+    .set({ owner: request.owner, lease_until: leaseEnd(request.leaseMs) })
+    .where('projection', 'in', request.names)
+    .where('shard', 'in', request.shards)
+    .where((eb) =>
+      request.from !== undefined
+        ? eb('owner', '=', request.from)
+        : eb.or([eb('owner', 'is', null), eb('owner', '=', request.owner), eb('lease_until', '<', sql<Date>`now()`)]),
+    )
+    .returningAll()
+    .returning([verdicts, due, leaseLeft])
+    .execute();
+  return rows.map(toShardRow).sort((a, b) => a.shard - b.shard || a.projection.localeCompare(b.projection));
+}
+
+/** Every row of these projections, whoever holds it (a replay takes its projection whole). */
+export async function takeProjection(db: Executor, request: { name: string; owner: string; leaseMs: number }): Promise<number> {
+  const result = await db
+    .updateTable('projection_shards')
+    .set({ owner: request.owner, lease_until: leaseEnd(request.leaseMs) })
+    .where('projection', '=', request.name)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Renews the lease of the rows the owner still holds (of these projections). */
+export async function renewLeases(db: Executor, request: { names: readonly string[]; owner: string; leaseMs: number }): Promise<void> {
+  if (request.names.length === 0) return;
+  await db
+    .updateTable('projection_shards')
+    .set({ lease_until: leaseEnd(request.leaseMs) })
+    .where('projection', 'in', request.names)
+    .where('owner', '=', request.owner)
+    .execute();
+}
+
+/** Gives rows back (all of the owner's, or only these partitions / projections). */
+export async function releaseShards(db: Executor, request: { owner: string; names?: readonly string[]; shards?: readonly number[] }): Promise<void> {
+  if (request.names?.length === 0 || request.shards?.length === 0) return;
+  await db
+    .updateTable('projection_shards')
+    .set({ owner: null, lease_until: null })
+    .where('owner', '=', request.owner)
+    .$if(request.names !== undefined, (q) => q.where('projection', 'in', request.names!))
+    .$if(request.shards !== undefined, (q) => q.where('shard', 'in', request.shards!))
+    .execute();
+}
+
+/**
+ * Moves the cursor from `from` to `to` by compare-and-set, renews the lease and clears a recorded
+ * failure (the events up to `to` applied). False: the row is not at `from` or not ours any more
+ * (the shard was lost): the caller rolls back.
+ */
+export async function advanceCursor(
+  trx: Executor,
+  request: { projection: string; shard: number; owner: string; from: LogCursor; to: LogCursor; leaseMs: number },
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('projection_shards')
+    .set({
+      transaction_id: request.to.transactionId,
+      global_position: String(request.to.globalPosition),
+      lease_until: leaseEnd(request.leaseMs),
+      failing_since: null,
+      attempts: 0,
+      last_error: null,
+      error_code: null,
+      failed_position: null,
+      failed_event_type: null,
+      next_retry_at: null,
+    })
+    .where('projection', '=', request.projection)
+    .where('shard', '=', request.shard)
+    .where('owner', '=', request.owner)
+    .where(sql<boolean>`transaction_id = ${request.from.transactionId}::xid8`)
+    .where('global_position', '=', String(request.from.globalPosition))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Puts the cursors of the owner's rows of a projection back at `to` and clears their failures; returns the rows changed. */
+export async function resetCursors(trx: Executor, request: { name: string; owner: string; to: LogCursor }): Promise<number> {
+  const result = await trx
+    .updateTable('projection_shards')
+    .set({
+      transaction_id: request.to.transactionId,
+      global_position: String(request.to.globalPosition),
+      failing_since: null,
+      attempts: 0,
+      last_error: null,
+      error_code: null,
+      failed_position: null,
+      failed_event_type: null,
+      next_retry_at: null,
+    })
+    .where('projection', '=', request.name)
+    .where('owner', '=', request.owner)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Records that the shard stopped at an event (its cursor stays before it): attempts + 1, the next
+ * retry after `retryDelayMs × 2^(attempts − 1)`, at most `maxRetryDelayMs`. Returns the attempts
+ * so far, or null when the row is not ours any more.
+ */
+export async function recordFailure(
+  db: Executor,
+  request: {
+    projection: string;
+    shard: number;
+    owner: string;
+    globalPosition: number;
+    eventType: string;
+    error: string;
+    errorCode: string;
+    retryDelayMs: number;
+    maxRetryDelayMs: number;
+  },
+): Promise<number | null> {
+  const row = await db
+    .updateTable('projection_shards')
+    .set((eb) => ({
+      failing_since: sql<Date>`coalesce(failing_since, now())`,
+      attempts: eb('attempts', '+', 1),
+      last_error: request.error,
+      error_code: request.errorCode,
+      failed_position: String(request.globalPosition),
+      failed_event_type: request.eventType,
+      next_retry_at: sql<Date>`now() + least(${request.maxRetryDelayMs}::float8, ${request.retryDelayMs}::float8 * power(2, least(attempts, 30))) * interval '1 millisecond'`,
+    }))
+    .where('projection', '=', request.projection)
+    .where('shard', '=', request.shard)
+    .where('owner', '=', request.owner)
+    .returning('attempts')
+    .executeTakeFirst();
+  return row ? row.attempts : null;
+}

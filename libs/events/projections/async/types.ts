@@ -1,0 +1,112 @@
+import type { Kysely } from 'kysely';
+import type { LogCursor } from '../../event-store';
+import type { Database } from '../../schema';
+import type { Projection } from '../projection';
+
+export interface ProjectorLogger {
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+export interface AsyncProjectorOptions {
+  db: Kysely<Database>;
+  /** The async projections this projector runs (each has a row per log partition in `projection_shards`). */
+  projections: readonly Projection[];
+  /** Who works the shards it takes: the worker id (a replay uses `replay:<pid>`). */
+  owner: string;
+  /** One line per failing shard (once per failure), recovery, and a loop that cannot reach the database. Default: the console. */
+  logger?: ProjectorLogger;
+  /** How long a shard stays with its owner without a renewal. Default 20 s. */
+  leaseMs?: number;
+  /** Pause of the background loop after a pass that applied nothing. Default 100 ms. */
+  idleDelayMs?: number;
+  /** Events read per batch. Default 500. */
+  batchSize?: number;
+  /** First retry delay of a failing shard; doubles with each failed retry. Default 1 s. */
+  retryDelayMs?: number;
+  /** Upper bound of the retry delay. Default 5 minutes. */
+  maxRetryDelayMs?: number;
+  /** Batches one pass applies to a shard before it moves to the next one. Default 10. */
+  batchesPerShard?: number;
+}
+
+/** The event a shard is stopped at. `error` may hold tenant data (operators only); `errorCode` does not. */
+export interface ShardFailure {
+  globalPosition: number;
+  eventType: string;
+  /** SQLSTATE, engine error code, or the error's class name. */
+  errorCode: string;
+  error: string;
+  /** Tries so far, the first one included. */
+  attempts: number;
+  /** ISO 8601. */
+  since: string;
+  nextRetryAt: string | null;
+}
+
+export interface ShardStatus {
+  shard: number;
+  /** The last event applied (LOG_START: none). */
+  cursor: LogCursor;
+  owner: string | null;
+  /** ISO 8601, or null when nobody holds it. */
+  leaseUntil: string | null;
+  /** Events of this partition after the cursor, counted up to `LAG_COUNT_LIMIT`. */
+  lag: number;
+  state: 'running' | 'failing';
+  failure: ShardFailure | null;
+}
+
+export interface AsyncProjectionStatus {
+  name: string;
+  state: 'running' | 'failing';
+  /** Sum of the shards' lag (each counted up to `LAG_COUNT_LIMIT`). */
+  lag: number;
+  /** Number of failing shards. */
+  failing: number;
+  shards: ShardStatus[];
+}
+
+export interface WaitForRequest {
+  projection: string;
+  streamId: string;
+  /** The event to wait for; default: the stream's last event. */
+  globalPosition?: number;
+  timeoutMs: number;
+  /** How often the shard's row is read. Default 25 ms. */
+  pollMs?: number;
+}
+
+/** Expected outcomes, as values: only a database error throws. */
+export type WaitResult =
+  | { status: 'reached' }
+  /** The shard is stopped at an event before the one waited for (see status()). */
+  | { status: 'stopped'; shard: number }
+  | { status: 'timed-out'; shard: number };
+
+export interface ReplayProgress {
+  projection: string;
+  shard: number;
+  /** Events of this shard read so far in this replay. */
+  read: number;
+  cursor: LogCursor;
+  done: boolean;
+}
+
+export interface ReplayOptions {
+  /** One projection; default: every projection of this projector. */
+  projection?: string;
+  onProgress?: (progress: ReplayProgress) => void;
+}
+
+export interface ReplayedProjection {
+  name: string;
+  /** Events read from the log (each handled one applied once). */
+  read: number;
+  /** Shards stopped at an event they could not apply (logged; shown by status()). */
+  failingShards: number[];
+}
+
+export interface ReplayResult {
+  projections: ReplayedProjection[];
+}

@@ -1,0 +1,200 @@
+import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
+import type { NewEvent } from '../event-types';
+import { executionsProjection } from './executions';
+
+const spec = projectionSpec({ inline: executionsProjection });
+beforeAll(() => spec.start(), 120_000);
+afterAll(() => spec.stop());
+
+const ev = {
+  submitted: (executionId: string, turnId: string, text = 'go north'): NewEvent => ({
+    type: 'player-input.submitted@1',
+    data: { executionId, turnId, messageId: `${executionId}-m`, text },
+  }),
+  started: (executionId: string, turnId: string, attempt: number, workerId: string): NewEvent => ({
+    type: 'execution.started@1',
+    data: { executionId, turnId, attempt, workerId },
+  }),
+  calling: (executionId: string, turnId: string): NewEvent => ({
+    type: 'llm.calling@1',
+    data: { executionId, turnId, attempt: 1, callId: `${executionId}-c`, pluginId: 'p', runtimeId: 'r', provider: 'openai', model: 'm', body: '{}' },
+  }),
+  committed: (executionId: string, turnId: string): NewEvent => ({
+    type: 'turn.committed@1',
+    data: {
+      executionId,
+      turnId,
+      attempt: 1,
+      messages: [{ messageId: `${executionId}-m`, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: 'go north' }],
+    },
+  }),
+  failed: (executionId: string, turnId: string, code: string, message: string): NewEvent => ({
+    type: 'execution.failed@1',
+    data: { executionId, turnId, attempt: 1, error: { code, message } },
+  }),
+};
+
+const row = (fields: Record<string, unknown>) => ({
+  attempts: 0,
+  worker_id: null,
+  error_code: null,
+  error_message: null,
+  status: 'queued',
+  ...fields,
+});
+
+describe('executions (inline projection)', () => {
+  it('given a session, when an input is submitted, then its execution is queued at the version it was submitted at', async () => {
+    const id = uniqueIds();
+    await spec.check({
+      given: [{ tenant: id('t'), stream: id('s'), events: [{ type: 'session.created@1', data: { sessionId: id('s'), worldId: null, locale: 'en' } }] }],
+      when: [{ tenant: id('t'), stream: id('s'), events: [ev.submitted(id('e'), id('u'))] }],
+      then: ({ at }) => ({
+        executions: [
+          row({
+            execution_id: id('e'),
+            tenant_id: id('t'),
+            session_id: id('s'),
+            turn_id: id('u'),
+            submitted_version: 2,
+            submitted_at: at(1),
+            updated_at: at(1),
+          }),
+        ],
+      }),
+    });
+  });
+
+  it('started, progress, committed: running with its attempt and worker, then committed at the commit time', async () => {
+    const id = uniqueIds();
+    const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [ev.submitted(e, u)] }],
+      when: [
+        { tenant: t, stream: s, events: [ev.started(e, u, 1, 'worker-a')] },
+        { tenant: t, stream: s, events: [ev.calling(e, u)] },
+        { tenant: t, stream: s, events: [ev.committed(e, u)] },
+      ],
+      then: ({ at }) => ({
+        executions: [
+          row({
+            execution_id: e,
+            tenant_id: t,
+            session_id: s,
+            turn_id: u,
+            status: 'committed',
+            attempts: 1,
+            worker_id: 'worker-a',
+            submitted_version: 1,
+            submitted_at: at(0),
+            updated_at: at(3),
+          }),
+        ],
+      }),
+    });
+  });
+
+  it('progress of an execution that is not running does not touch it; a failure after the commit changes nothing', async () => {
+    const id = uniqueIds();
+    const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [ev.submitted(e, u)] }],
+      when: [
+        { tenant: t, stream: s, events: [ev.calling(e, u)] }, // still queued: no progress
+        { tenant: t, stream: s, events: [ev.started(e, u, 1, 'w'), ev.committed(e, u)] },
+        { tenant: t, stream: s, events: [ev.failed(e, u, 'LATE', 'too late')] },
+      ],
+      then: ({ at }) => ({
+        executions: [
+          row({
+            execution_id: e,
+            tenant_id: t,
+            session_id: s,
+            turn_id: u,
+            status: 'committed',
+            attempts: 1,
+            worker_id: 'w',
+            submitted_version: 1,
+            submitted_at: at(0),
+            updated_at: at(3),
+          }),
+        ],
+      }),
+    });
+  });
+
+  it('a failure is recorded with its code and message, Unicode unchanged (emoji, ZWJ, CJK, RTL)', async () => {
+    const id = uniqueIds();
+    const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];
+    const message = 'фейл 😀 👩‍👩‍👧‍👦 超时了 انتهت المهلة שגיאה e\u0301';
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [ev.submitted(e, u), ev.started(e, u, 1, 'w')] }],
+      when: [{ tenant: t, stream: s, events: [ev.failed(e, u, 'PROVIDER_TIMEOUT', message)] }],
+      then: ({ at }) => ({
+        executions: [
+          row({
+            execution_id: e,
+            tenant_id: t,
+            session_id: s,
+            turn_id: u,
+            status: 'failed',
+            attempts: 1,
+            worker_id: 'w',
+            submitted_version: 1,
+            error_code: 'PROVIDER_TIMEOUT',
+            error_message: message,
+            submitted_at: at(0),
+            updated_at: at(2),
+          }),
+        ],
+      }),
+    });
+  });
+
+  it('rows carry their tenant; another tenant reads none of them', async () => {
+    const id = uniqueIds();
+    const { rows } = await spec.check({
+      when: [
+        { tenant: id('t1'), stream: id('s1'), events: [ev.submitted(id('e1'), id('u1'))] },
+        { tenant: id('t2'), stream: id('s2'), events: [ev.submitted(id('e2'), id('u2'))] },
+      ],
+      then: ({ at }) => ({
+        executions: [
+          row({
+            execution_id: id('e1'),
+            tenant_id: id('t1'),
+            session_id: id('s1'),
+            turn_id: id('u1'),
+            submitted_version: 1,
+            submitted_at: at(0),
+            updated_at: at(0),
+          }),
+          row({
+            execution_id: id('e2'),
+            tenant_id: id('t2'),
+            session_id: id('s2'),
+            turn_id: id('u2'),
+            submitted_version: 1,
+            submitted_at: at(1),
+            updated_at: at(1),
+          }),
+        ],
+      }),
+    });
+    expect(rows.executions).toHaveLength(2);
+    expect(await spec.readModels.execution(id('t1'), id('e1'))).toMatchObject({ executionId: id('e1'), status: 'queued' });
+    expect(await spec.readModels.execution(id('t2'), id('e1'))).toBeNull();
+    expect(await spec.readModels.execution(id('t1'), id('e2'))).toBeNull();
+  });
+
+  it('applying the same events again gives the same rows (a replay or a repeat is harmless)', async () => {
+    const id = uniqueIds();
+    const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];
+    const { log, rows } = await spec.check({
+      when: [{ tenant: t, stream: s, events: [ev.submitted(e, u), ev.started(e, u, 1, 'w'), ev.calling(e, u), ev.committed(e, u)] }],
+      then: { executions: [expect.objectContaining({ execution_id: e, status: 'committed' })] },
+    });
+    await spec.reapply(log.events);
+    expect(await spec.rows([s])).toEqual(rows);
+  });
+});

@@ -1,0 +1,27 @@
+import type { Transaction } from 'kysely';
+import { InlineProjectionFailedError } from '../../errors';
+import type { StoredEvent } from '../../event-types';
+import type { Database } from '../../schema';
+import { isDatabaseUnavailable } from '../../unavailable';
+import type { InlineProjection } from '../projection';
+
+/**
+ * Applies `events` (in stream order) to the inline projections that handle them, in the caller's
+ * transaction. Event by event, each projection in list order: an append holds a few events, and a
+ * failure then names its event. A projection that throws fails with `InlineProjectionFailedError`
+ * (the caller's transaction is then rolled back); a lost connection is passed on as it is, so it
+ * still reads as the database being unavailable.
+ */
+export async function applyInline(trx: Transaction<Database>, projections: readonly InlineProjection[], events: readonly StoredEvent[]): Promise<void> {
+  for (const event of events) {
+    for (const projection of projections) {
+      if (!projection.handles.includes(event.type)) continue;
+      try {
+        await projection.applyBatch(trx, [event]);
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) throw error;
+        throw new InlineProjectionFailedError(projection.name, event.type, event.streamId, event.tenantId, error);
+      }
+    }
+  }
+}

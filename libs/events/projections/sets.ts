@@ -1,0 +1,15 @@
+import { executionsProjection } from './executions';
+import type { InlineProjection, Projection } from './projection';
+import { summariesProjection } from './summaries';
+import { traceEventsProjection } from './trace-events';
+import { turnMessagesProjection } from './turn-messages';
+
+/**
+ * What a turn reads right away, applied in the transaction of the append that changes it
+ * (`new EventStore(db, { inline: inlineProjections })`): executions, the committed conversation
+ * with its compaction marks (turn_messages, history_watermarks) and summaries, keyed by session.
+ */
+export const inlineProjections: readonly InlineProjection[] = [executionsProjection, turnMessagesProjection, summariesProjection];
+
+/** Read models off the turn's path, run by a projector from the log (the engine adds its own). */
+export const asyncProjections: readonly Projection[] = [traceEventsProjection];

@@ -1,0 +1,106 @@
+import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
+import type { NewEvent } from '../event-types';
+import { traceEventsProjection } from './trace-events';
+
+const spec = projectionSpec({ async: traceEventsProjection });
+beforeAll(() => spec.start(), 120_000);
+afterAll(() => spec.stop());
+
+const ids = (id: (n: string) => string) => ({ executionId: id('e'), turnId: id('u'), callId: id('c'), pluginId: 'narrator', runtimeId: 'story' });
+const calling = (id: (n: string) => string, body: string) => ({
+  type: 'llm.calling@1' as const,
+  data: { ...ids(id), attempt: 1, provider: 'openai', model: 'gpt', body },
+});
+const responded = (id: (n: string) => string) => ({
+  type: 'llm.responded@1' as const,
+  data: { ...ids(id), finishReason: 'stop', usage: { inputTokens: 12, outputTokens: 3, cachedInputTokens: 8 } },
+});
+const input = (id: (n: string) => string): NewEvent => ({
+  type: 'player-input.submitted@1',
+  data: { executionId: id('e'), turnId: id('u'), messageId: id('m'), text: 'hi' },
+});
+
+/** A trace_events row as the projection writes it. */
+const trace = (
+  event: ReturnType<typeof calling> | ReturnType<typeof responded>,
+  at: { tenant: string; session: string; position: number; recordedAt: Date },
+) => ({
+  global_position: at.position,
+  tenant_id: at.tenant,
+  session_id: at.session,
+  execution_id: event.data.executionId,
+  turn_id: event.data.turnId,
+  type: event.type,
+  call_id: event.data.callId,
+  plugin_id: event.data.pluginId,
+  runtime_id: event.data.runtimeId,
+  data: event.data,
+  recorded_at: at.recordedAt,
+});
+
+describe('trace_events (async projection)', () => {
+  it('given an input, when a call is made and answered, then both are traced with the exact request body; other events are not', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    // key order and spacing of the body are the wire's: kept as text
+    const body = '{"model":"gpt",  "messages":[{"role":"user","content":"hi"}],"a":1}';
+    const [c, r] = [calling(id, body), responded(id)];
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [input(id)] }],
+      when: [
+        { tenant: t, stream: s, events: [c] },
+        { tenant: t, stream: s, events: [r] },
+      ],
+      then: ({ at, position }) => ({
+        trace_events: [
+          trace(c, { tenant: t, session: s, position: position(1), recordedAt: at(1) }),
+          trace(r, { tenant: t, session: s, position: position(2), recordedAt: at(2) }),
+        ],
+      }),
+    });
+    expect((await spec.readModels.llmCalls(t, s)).map((x) => x.requestText)).toEqual([body]);
+  });
+
+  it('a body with emoji, ZWJ, CJK and RTL text is stored unchanged', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const body = JSON.stringify({ messages: [{ role: 'user', content: '😀👩‍👩‍👧‍👦 你好 مرحبا שלום e\u0301 𠀀' }] });
+    const c = calling(id, body);
+    await spec.check({
+      when: [{ tenant: t, stream: s, events: [c] }],
+      then: ({ at, position }) => ({ trace_events: [trace(c, { tenant: t, session: s, position: position(0), recordedAt: at(0) })] }),
+    });
+    expect((await spec.readModels.llmCalls(t, s))[0].requestText).toBe(body);
+  });
+
+  it('rows carry their tenant; another tenant reads none of them', async () => {
+    const mine = uniqueIds();
+    const theirs = uniqueIds();
+    const [c1, c2] = [calling(mine, '{"n":1}'), calling(theirs, '{"n":2}')];
+    await spec.check({
+      when: [
+        { tenant: mine('t'), stream: mine('s'), events: [c1] },
+        { tenant: theirs('t'), stream: theirs('s'), events: [c2] },
+      ],
+      then: ({ at, position }) => ({
+        trace_events: [
+          trace(c1, { tenant: mine('t'), session: mine('s'), position: position(0), recordedAt: at(0) }),
+          trace(c2, { tenant: theirs('t'), session: theirs('s'), position: position(1), recordedAt: at(1) }),
+        ],
+      }),
+    });
+    expect(await spec.readModels.llmCalls(theirs('t'), mine('s'))).toEqual([]);
+    expect(await spec.readModels.llmCalls(mine('t'), theirs('s'))).toEqual([]);
+  });
+
+  it('applying the same events again gives the same rows (one row per global position)', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const { log, rows } = await spec.check({
+      when: [{ tenant: t, stream: s, events: [calling(id, '{}'), responded(id)] }],
+      then: { trace_events: [expect.objectContaining({ type: 'llm.calling@1' }), expect.objectContaining({ type: 'llm.responded@1' })] },
+    });
+    await spec.reapply(log.events);
+    expect(await spec.rows([s])).toEqual(rows);
+  });
+});

@@ -1,0 +1,151 @@
+import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
+import type { CommittedMessage, NewEvent } from '../event-types';
+import { turnMessagesProjection } from './turn-messages';
+
+const spec = projectionSpec({ inline: turnMessagesProjection });
+beforeAll(() => spec.start(), 120_000);
+afterAll(() => spec.stop());
+
+const player = (messageId: string, text: string): CommittedMessage => ({
+  messageId,
+  role: 'user',
+  sourceType: 'player',
+  pluginId: null,
+  runtimeId: null,
+  outputKind: null,
+  text,
+});
+const story = (messageId: string, text: string): CommittedMessage => ({
+  messageId,
+  role: 'assistant',
+  sourceType: 'runtime',
+  pluginId: 'narrator',
+  runtimeId: 'story',
+  outputKind: 'story',
+  text,
+});
+const committed = (executionId: string, turnId: string, ...messages: CommittedMessage[]): NewEvent => ({
+  type: 'turn.committed@1',
+  data: { executionId, turnId, attempt: 1, messages },
+});
+const compacted = (summaryId: string, messageIds: string[]): NewEvent => ({
+  type: 'history.compacted@1',
+  data: { compactionId: `${summaryId}-c`, summaries: [{ summaryId, messageIds, replacesSummaryIds: [], content: 'summary' }] },
+});
+
+/** A turn_messages row as the projection writes it. */
+const message = (
+  m: CommittedMessage,
+  at: { tenant: string; session: string; turn: string; execution: string; ord: number; committedAt: Date; compacted?: boolean },
+) => ({
+  message_id: m.messageId,
+  tenant_id: at.tenant,
+  session_id: at.session,
+  turn_id: at.turn,
+  execution_id: at.execution,
+  ord: at.ord,
+  role: m.role,
+  source_type: m.sourceType,
+  plugin_id: m.pluginId,
+  runtime_id: m.runtimeId,
+  output_kind: m.outputKind,
+  text: m.text,
+  compacted: at.compacted ?? false,
+  committed_at: at.committedAt,
+});
+
+describe('turn_messages (inline projection)', () => {
+  it('given a committed turn, when the next commits, then its messages follow in order (ord goes on)', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.'), player(id('m3'), 'swim'), story(id('m4'), 'Cold.')];
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1])] }],
+      when: [{ tenant: t, stream: s, events: [committed(id('e2'), id('u2'), m[2], m[3])] }],
+      then: ({ at }) => ({
+        turn_messages: [
+          message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(0) }),
+          message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(0) }),
+          message(m[2], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 3, committedAt: at(1) }),
+          message(m[3], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 4, committedAt: at(1) }),
+        ],
+        history_watermarks: [],
+      }),
+    });
+  });
+
+  it('a compaction marks the messages it covers and moves the watermark to the last of them; it never moves back', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const m = [player(id('m1'), 'a'), story(id('m2'), 'b'), player(id('m3'), 'c'), story(id('m4'), 'd')];
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1]), committed(id('e2'), id('u2'), m[2], m[3])] }],
+      when: [
+        { tenant: t, stream: s, events: [compacted(id('sum1'), [id('m1'), id('m2'), id('m3')])] },
+        // an older range again (a repeat): marks stay, the watermark stays at 3
+        { tenant: t, stream: s, events: [compacted(id('sum2'), [id('m1')])] },
+        // no messages (a merge of summaries only): nothing changes
+        { tenant: t, stream: s, events: [compacted(id('sum3'), [])] },
+      ],
+      then: ({ at }) => ({
+        turn_messages: [
+          message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(0), compacted: true }),
+          message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(0), compacted: true }),
+          message(m[2], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 3, committedAt: at(1), compacted: true }),
+          message(m[3], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 4, committedAt: at(1) }),
+        ],
+        history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 3 }],
+      }),
+    });
+  });
+
+  it('text is stored unchanged: emoji, ZWJ sequences, combining marks, CJK, RTL, astral characters', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const texts = ['😀'.repeat(40), '👩‍👩‍👧‍👦 and 🏳️‍🌈', 'e\u0301 n\u0303', '你好，世界。第 3 步', 'مرحبا بالعالم', 'שלום עולם \u202Bembedded\u202C', '𝕳𝖊𝖑𝖑𝖔 𠀀'];
+    const m = texts.map((text, i) => (i % 2 === 0 ? player(id(`m${i}`), text) : story(id(`m${i}`), text)));
+    const { rows } = await spec.check({
+      when: [{ tenant: t, stream: s, events: [committed(id('e'), id('u'), ...m)] }],
+      then: ({ at }) => ({
+        turn_messages: m.map((x, i) => message(x, { tenant: t, session: s, turn: id('u'), execution: id('e'), ord: i + 1, committedAt: at(0) })),
+      }),
+    });
+    expect(rows.turn_messages.map((r) => r.text)).toEqual(texts);
+    expect((await spec.readModels.messages(t, s)).map((v) => v.text)).toEqual(texts);
+  });
+
+  it('rows carry their tenant; another tenant reads none of them', async () => {
+    const id = uniqueIds();
+    await spec.check({
+      when: [
+        { tenant: id('t1'), stream: id('s1'), events: [committed(id('e1'), id('u1'), player(id('m1'), 'mine'))] },
+        { tenant: id('t2'), stream: id('s2'), events: [committed(id('e2'), id('u2'), player(id('m2'), 'theirs'))] },
+      ],
+      then: ({ at }) => ({
+        turn_messages: [
+          message(player(id('m1'), 'mine'), { tenant: id('t1'), session: id('s1'), turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(0) }),
+          message(player(id('m2'), 'theirs'), { tenant: id('t2'), session: id('s2'), turn: id('u2'), execution: id('e2'), ord: 1, committedAt: at(1) }),
+        ],
+      }),
+    });
+    expect((await spec.readModels.messages(id('t1'), id('s1'))).map((v) => v.text)).toEqual(['mine']);
+    expect(await spec.readModels.messages(id('t2'), id('s1'))).toEqual([]);
+    expect(await spec.readModels.recentMessages(id('t1'), id('s2'), 10)).toEqual([]);
+  });
+
+  it('applying the same events again gives the same rows (message ids are unique; marks and watermark only grow)', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const { log, rows } = await spec.check({
+      when: [
+        { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'a'), story(id('m2'), 'b'))] },
+        { tenant: t, stream: s, events: [compacted(id('sum'), [id('m1')])] },
+      ],
+      then: { history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 1 }] },
+    });
+    const before = await spec.rows([s]);
+    await spec.reapply(log.events);
+    expect(await spec.rows([s])).toEqual(before);
+    expect(rows.history_watermarks).toHaveLength(1);
+  });
+});

@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { delayProjection, endOfLog, inputEvent, startReader } from '../../../test/support/append-hooks';
+import { EventStore, migrateToLatest, openDatabase, type OpenDatabase } from '..';
+
+/** The reader's rule on PGlite (one connection: transactions take turns, the rule is the same). */
+describe('readAfter (PGlite)', () => {
+  let open: OpenDatabase;
+  const delay = delayProjection();
+  let store: EventStore;
+  beforeAll(async () => {
+    open = await openDatabase({ kind: 'pglite' });
+    await migrateToLatest(open.db);
+    store = new EventStore(open.db, { inline: [delay.projection] });
+  }, 120_000);
+  afterAll(() => open.close());
+
+  it('property: appenders over several streams with delays in their transactions and a reader in between read every event once, in stream order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ stream: fc.nat({ max: 4 }), events: fc.integer({ min: 1, max: 3 }), delayMs: fc.integer({ min: 0, max: 5 }) }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        async (appends) => {
+          const run = Math.random().toString(36).slice(2, 10);
+          const reader = startReader(store, { from: await endOfLog(store), limit: 2 });
+          const versions = new Map<string, number>();
+          await Promise.all(
+            [0, 1, 2, 3, 4].map(async (i) => {
+              const streamId = `${run}-${i}`;
+              for (const a of appends.filter((x) => x.stream === i)) {
+                const version = versions.get(streamId) ?? 0;
+                delay.plan(streamId, version + 1, a.delayMs);
+                const events = Array.from({ length: a.events }, (_, k) => inputEvent(streamId, version + k + 1));
+                versions.set(streamId, (await store.append({ tenantId: 't', streamId, expectedVersion: version, events })).version);
+              }
+            }),
+          );
+          const total = appends.reduce((n, a) => n + a.events, 0);
+          const read = await reader.finish(total);
+          expect(read).toHaveLength(total);
+          expect(new Set(read.map((e) => e.globalPosition)).size).toBe(total);
+          for (const [streamId, n] of versions) {
+            expect(read.filter((e) => e.streamId === streamId).map((e) => e.decode().streamVersion)).toEqual(Array.from({ length: n }, (_, k) => k + 1));
+          }
+        },
+      ),
+      { numRuns: 15, endOnFailure: true },
+    );
+  }, 300_000);
+
+  it('a partition reader reads only its partition, in the same order', async () => {
+    const from = await endOfLog(store);
+    const streams = Array.from({ length: 20 }, (_, i) => `part-${i}`);
+    for (const s of streams) await store.append({ tenantId: 't', streamId: s, expectedVersion: 0, events: [inputEvent(s, 1), inputEvent(s, 2)] });
+    const all = await startReader(store, { from }).finish(40);
+    const partitions = new Map<number, string[]>();
+    const rows = await open.db.selectFrom('events').select(['stream_id', 'log_partition']).where('stream_id', 'in', streams).execute();
+    for (const r of rows) partitions.set(r.log_partition, [...new Set([...(partitions.get(r.log_partition) ?? []), r.stream_id])]);
+    expect(partitions.size).toBeGreaterThan(1);
+    for (const [p, own] of partitions) {
+      const mine = await startReader(store, { from, partition: p, limit: 3 }).finish(own.length * 2);
+      expect(mine.map((e) => e.globalPosition)).toEqual(all.filter((e) => own.includes(e.streamId)).map((e) => e.globalPosition));
+    }
+  }, 120_000);
+});

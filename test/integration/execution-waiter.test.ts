@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { ExecutionWaiter, type ExecutionWaiterOptions, migrateToLatest, openDatabase, type OpenDatabase, ReadModels } from '../../libs/events';
+import { createTestDatabase } from '../support/stack';
+
+/**
+ * ExecutionWaiter on the real PostgreSQL: migration 0010's trigger notifies, the waiter's one LISTEN
+ * connection wakes the waiters. Its connection is killed with pg_terminate_backend to show the
+ * re-LISTEN and the fallback poll. A timer or poll that should not answer is set to 10 minutes,
+ * past each test's own timeout: an answer can only have come the way the test names.
+ */
+describe('ExecutionWaiter on PostgreSQL', () => {
+  const NEVER = 600_000;
+  let database: { name: string; url: string; drop(): Promise<void> };
+  let open: OpenDatabase;
+  let admin: Client;
+  let readModels: ReadModels;
+  const waiters: ExecutionWaiter[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    open = await openDatabase({ kind: 'postgres', url: database.url });
+    await migrateToLatest(open.db);
+    readModels = new ReadModels(open.db);
+    admin = new Client({ connectionString: database.url });
+    await admin.connect();
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(waiters.map((w) => w.close()));
+    await admin?.end();
+    await open?.close();
+    await database?.drop();
+  }, 60_000);
+
+  function newWaiter(options: Partial<ExecutionWaiterOptions>): ExecutionWaiter {
+    const waiter = new ExecutionWaiter({
+      listen: (channel, onNotify, o) => open.listen(channel, onNotify, o),
+      read: (tenantId, executionId) => readModels.execution(tenantId, executionId),
+      ...options,
+    });
+    waiters.push(waiter);
+    return waiter;
+  }
+
+  /** An execution row as the executions read model holds it. */
+  async function execution(tenantId: string, status = 'running'): Promise<string> {
+    const id = randomUUID();
+    await admin.query(
+      `insert into executions (execution_id, tenant_id, session_id, turn_id, status, attempts, submitted_version, submitted_at, updated_at)
+       values ($1, $2, $3, $4, $5, 1, 1, now(), now())`,
+      [id, tenantId, randomUUID(), randomUUID(), status],
+    );
+    return id;
+  }
+
+  const setStatus = (id: string, status: string) => admin.query('update executions set status = $2, updated_at = now() where execution_id = $1', [id, status]);
+
+  async function listenerPids(): Promise<number[]> {
+    const r = await admin.query<{ pid: number }>(`select pid from pg_stat_activity where datname = $1 and query ilike 'listen %'`, [database.name]);
+    return r.rows.map((row) => row.pid);
+  }
+
+  /** Checks `condition` until it holds (the processes get there on their own; no time is asserted). */
+  async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error(`not ${what} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  it('a notification wakes the waiter: committed and failed, each for its own tenant only', async () => {
+    const waiter = newWaiter({ pollIntervalMs: NEVER });
+    const tenant = randomUUID();
+    const [one, two] = [await execution(tenant), await execution(tenant)];
+    const waits = [
+      waiter.wait({ tenantId: tenant, executionId: one, timeoutMs: NEVER }),
+      waiter.wait({ tenantId: tenant, executionId: two, timeoutMs: NEVER }),
+    ];
+    // another tenant asking for the same id: nothing to wait for
+    expect(await waiter.wait({ tenantId: randomUUID(), executionId: one, timeoutMs: NEVER })).toBeNull();
+    await until(() => waiter.listenState === 'listening' && waiter.pending === 2, 'listening with two waiters');
+    await setStatus(one, 'committed');
+    await setStatus(two, 'failed');
+    const [a, b] = await Promise.all(waits);
+    expect([a?.executionId, a?.status]).toEqual([one, 'committed']);
+    expect([b?.executionId, b?.status]).toEqual([two, 'failed']);
+    expect(await listenerPids()).toHaveLength(1); // one LISTEN connection, shared
+    await waiter.close();
+    await until(async () => (await listenerPids()).length === 0, 'closed');
+  }, 20_000);
+
+  it('an execution already ended is answered at once; one still running, after its timeout', async () => {
+    const waiter = newWaiter({ pollIntervalMs: NEVER });
+    const tenant = randomUUID();
+    const done = await execution(tenant, 'committed');
+    expect((await waiter.wait({ tenantId: tenant, executionId: done, timeoutMs: NEVER }))?.status).toBe('committed');
+    const running = await execution(tenant);
+    expect((await waiter.wait({ tenantId: tenant, executionId: running, timeoutMs: 30 }))?.status).toBe('running');
+    await waiter.close();
+    await until(async () => (await listenerPids()).length === 0, 'closed');
+  }, 20_000);
+
+  it('after pg_terminate_backend it LISTENs again: an end missed meanwhile is read, and the next is notified', async () => {
+    // no fallback poll here: only the re-LISTEN (and the look at every waiter after it) can answer
+    const waiter = newWaiter({ pollIntervalMs: NEVER, reconnectDelayMs: 1_000 });
+    const tenant = randomUUID();
+    const missed = await execution(tenant);
+    const waiting = waiter.wait({ tenantId: tenant, executionId: missed, timeoutMs: NEVER });
+    await until(() => waiter.listenState === 'listening' && waiter.pending === 1, 'listening');
+    const [before] = await listenerPids();
+    await admin.query('select pg_terminate_backend($1)', [before]);
+    await until(() => waiter.listenState === 'down', 'down');
+    await setStatus(missed, 'committed'); // its notification has no listener
+    expect((await waiting)?.status).toBe('committed');
+    expect(waiter.listenState).toBe('listening');
+    const after = await listenerPids();
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toBe(before);
+
+    const next = await execution(tenant);
+    const nextWait = waiter.wait({ tenantId: tenant, executionId: next, timeoutMs: NEVER });
+    await until(() => waiter.pending === 1, 'waiting');
+    await setStatus(next, 'committed');
+    expect((await nextWait)?.status).toBe('committed');
+    await waiter.close();
+    await until(async () => (await listenerPids()).length === 0, 'closed');
+  }, 30_000);
+
+  it('while the LISTEN connection is down, the fallback poll answers', async () => {
+    // reconnect only after 10 minutes: the poll is the only way left
+    const waiter = newWaiter({ pollIntervalMs: 100, reconnectDelayMs: NEVER });
+    const tenant = randomUUID();
+    const first = await execution(tenant);
+    const firstWait = waiter.wait({ tenantId: tenant, executionId: first, timeoutMs: NEVER });
+    await until(() => waiter.listenState === 'listening', 'listening');
+    const pids = await listenerPids();
+    await admin.query('select pg_terminate_backend(pid) from unnest($1::int[]) as pid', [pids]);
+    await until(() => waiter.listenState === 'down', 'down');
+    // one waiting from before the loss, one that starts while it is down
+    const second = await execution(tenant);
+    const secondWait = waiter.wait({ tenantId: tenant, executionId: second, timeoutMs: NEVER });
+    await setStatus(first, 'committed');
+    await setStatus(second, 'failed');
+    expect((await firstWait)?.status).toBe('committed');
+    expect((await secondWait)?.status).toBe('failed');
+    expect(waiter.listenState).toBe('down');
+  }, 20_000);
+});
