@@ -9,6 +9,7 @@ import * as m0007 from './0007_idempotency_keys';
 import * as m0008 from './0008_log_order';
 import * as m0009 from './0009_projection_shards';
 import * as m0010 from './0010_execution_notify';
+import * as m0011 from './0011_executions_session_pending';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008_log_order': m0008,
   '0009_projection_shards': m0009,
   '0010_execution_notify': m0010,
+  '0011_executions_session_pending': m0011,
 };

@@ -3,19 +3,21 @@ import { Engine, InProcessQueue } from '../../libs/engine';
 import { ENGINE } from '../api/tokens';
 
 /**
- * Starts the sweeper, the projector of the async projections (trace_events, prefix_reports), and the in-process consumer when there is no Redis. The in-process queue
- * holds its jobs in memory, so at start-up (before the API serves) every pending execution is
- * enqueued at once: a turn cut by a crash resumes now, not when the sweeper finds it idle.
+ * Starts taking turn and runtime jobs (either queue driver: the driver runs the jobs, the engine
+ * closes it, which drains them), the sweeper, and the projector of the async projections
+ * (trace_events, prefix_reports). The in-process queue holds its jobs in memory, so at start-up
+ * (before the API serves) every session's earliest pending execution is enqueued at once: a turn
+ * cut by a crash resumes now, not when the sweeper finds it idle.
  */
 @Injectable()
 export class WorkerLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(@Inject(ENGINE) private readonly engine: Engine) {}
 
   async onApplicationBootstrap() {
-    const executor = this.engine.executor;
-    if (!executor) throw new Error('worker needs an engine created with role worker or all');
+    const turns = this.engine.turns;
+    if (!turns) throw new Error('worker needs an engine created with role worker or all');
+    this.engine.queue.consume(turns);
     if (this.engine.queue instanceof InProcessQueue) {
-      this.engine.queue.consume((job, attempt) => executor.handle(job, attempt));
       const resumed = await this.engine.sweeper!.resumeAll().catch((error: unknown) => {
         this.engine.logger.warn(`resuming pending executions at start-up failed (the sweeper retries): ${String(error)}`);
         return 0;

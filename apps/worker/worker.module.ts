@@ -1,24 +1,16 @@
-import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
-import { Engine, redisConnection, TURN_QUEUE_NAME } from '../../libs/engine';
+import type { Engine } from '../../libs/engine';
 import { ENGINE } from '../api/tokens';
-import { TurnProcessor } from './turn.processor';
 import { WorkerLifecycle } from './worker-lifecycle';
 
+/**
+ * The worker: the engine's queue driver (BullMQ with REDIS_URL, else in-process) runs the turn
+ * and runtime jobs through the same port, so both drivers share one code path and one conformance
+ * suite; this module starts and stops it with the application.
+ */
 @Module({})
 export class WorkerModule {
   static forEngine(engine: Engine): DynamicModule {
-    const engineProvider = { provide: ENGINE, useValue: engine };
-    if (!engine.config.redisUrl) {
-      return { module: WorkerModule, providers: [engineProvider, WorkerLifecycle] };
-    }
-    return {
-      module: WorkerModule,
-      imports: [
-        BullModule.forRoot({ connection: redisConnection(engine.config.redisUrl), prefix: engine.config.queuePrefix }),
-        BullModule.registerQueue({ name: TURN_QUEUE_NAME }),
-      ],
-      providers: [engineProvider, WorkerLifecycle, TurnProcessor],
-    };
+    return { module: WorkerModule, providers: [{ provide: ENGINE, useValue: engine }, WorkerLifecycle] };
   }
 }

@@ -5,15 +5,13 @@ import { createAsyncProjector, engineInlineProjections } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
-import { BullMqTurnQueue } from './bullmq-queue';
 import type { EngineConfig } from './config';
-import { InProcessQueue } from './in-process-queue';
-import type { TurnQueue } from './queue';
+import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
 import { RuntimeCatalog } from './runtime-catalog';
 import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
 import { Sweeper } from './sweeper';
-import { TurnExecutor } from './turn-executor';
+import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
 
 export type EngineRole = 'api' | 'worker' | 'all';
@@ -23,11 +21,6 @@ export interface Engine {
   database: OpenDatabase;
   store: EventStore;
   /**
-   * Transitional: the catch-up of the views a turn reads (executions, turn_messages, summaries)
-   * until they are applied inline with the append; the turn executor, session service and sweeper
-   * call it.
-   */
-  /**
    * The async projections (trace_events, prefix_reports). Roles `worker` and `all` run it
    * (WorkerLifecycle starts and stops it); the API only reads its status and waits on it.
    */
@@ -36,8 +29,8 @@ export interface Engine {
   tenants: TenantStore;
   queue: TurnQueue;
   sessions: SessionService;
-  /** Present for roles that run turns. */
-  executor: TurnExecutor | null;
+  /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
+  turns: TurnRunner | null;
   sweeper: Sweeper | null;
   catalog: RuntimeCatalog;
   worlds: WorldCatalog;
@@ -63,19 +56,29 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     }
     const store = new EventStore(database.db, { inline: engineInlineProjections });
     const readModels = new ReadModels(database.db);
+    const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const queue: TurnQueue = config.redisUrl
-      ? new BullMqTurnQueue({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger })
+      ? new BullMqTurnQueue({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          logger,
+          consumer: {
+            concurrency: config.worker.concurrency,
+            lockDurationMs: config.worker.lockDurationMs,
+            stalledIntervalMs: config.worker.stalledIntervalMs,
+            name: workerId,
+          },
+        })
       : new InProcessQueue({
           concurrency: config.worker.concurrency,
-          onError: (e, { willRetry }) => logger.warn(`turn job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
+          onError: (e, { kind, willRetry }) => logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
         });
     closers.unshift(() => queue.close());
     const sessions = new SessionService({ store, queue, readModels, logger });
-    const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
 
-    let executor: TurnExecutor | null = null;
+    let turns: TurnRunner | null = null;
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
@@ -87,15 +90,16 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
         emulator = await new ProviderEmulator(config.emulator).start();
         const started = emulator;
-        closers.unshift(() => started.stop());
+        // after the queue has drained (its running jobs may be calling the emulator), before the database
+        closers.splice(closers.length - 1, 0, () => started.stop());
       }
     }
     // the API process only builds requests (audit), never sends them: any root will do there
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
     const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
     if (role !== 'api') {
-      executor = new TurnExecutor(store, readModels, catalog, providers, worlds, logger, { workerId });
-      sweeper = new Sweeper(readModels, queue, logger, config.sweep);
+      turns = new TurnRunner({ store, readModels, catalog, providers, worlds, logger, queue, options: { workerId } });
+      sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
       const started = sweeper;
       closers.unshift(() => started.stop());
     }
@@ -108,7 +112,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       tenants: new TenantStore(database.db),
       queue,
       sessions,
-      executor,
+      turns,
       sweeper,
       catalog,
       worlds,

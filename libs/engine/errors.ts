@@ -56,6 +56,18 @@ export class UnknownStageError extends EngineError {
   }
 }
 
+/** A runtime job names a runtime the plugin catalog does not have (plugins changed under a running turn). */
+export class RuntimeNotFoundError extends EngineError {
+  readonly code = 'RUNTIME_NOT_FOUND';
+  readonly category = 'not-found';
+  constructor(
+    readonly pluginId: string,
+    readonly runtimeId: string,
+  ) {
+    super(`runtime ${pluginId}/${runtimeId} is not in the plugin catalog`);
+  }
+}
+
 /** A recorded `llm.calling` names no known execution of its stream: the log is not as written (broken invariant). */
 export class RecordedCallWithoutExecutionError extends EngineError {
   readonly code = 'RECORDED_CALL_WITHOUT_EXECUTION';

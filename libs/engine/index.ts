@@ -9,7 +9,8 @@ export type { Logger } from './logger';
 export type { CreateSessionRequest, SubmitInputRequest, SessionServiceDeps } from './session-service';
 export { IDEMPOTENCY_KEY_HEADER, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 export type { IdempotentAnswer, IdempotentOperation } from './idempotency';
-export { TurnExecutor, DEFAULT_HISTORY_READ_LIMIT } from './turn-executor';
+export { TurnRunner, DEFAULT_HISTORY_READ_LIMIT } from './turn';
+export type { TurnDeps, TurnOptions } from './turn';
 export { SessionJournal } from './journal';
 export { loadRuntimeHistory } from './history-loader';
 export type { LoadedHistory } from './history-loader';
@@ -22,12 +23,39 @@ export type { RebuiltCall, SectionSource } from './request-rebuild';
 export { staticSegments } from './static-segments';
 export { attachRecentImages, IMAGE_LIMITS } from './picture-attachments';
 export type { MediaStore } from './picture-attachments';
-export { InProcessQueue } from './in-process-queue';
-export type { InProcessQueueOptions } from './in-process-queue';
-export { BullMqTurnQueue, redisConnection, ENQUEUE_TIMEOUT_MS } from './bullmq-queue';
-export { TURN_QUEUE_NAME, TURN_JOB_ATTEMPTS, turnJobId, QUEUE_RETRY_AFTER_SECONDS } from './queue';
-export type { TurnJob, TurnQueue, QueueHealth, JobOutcome, JobAttempt, TurnJobHandler } from './queue';
+export {
+  InProcessQueue,
+  BullMqTurnQueue,
+  redisConnection,
+  ENQUEUE_TIMEOUT_MS,
+  TURN_QUEUE_NAME,
+  RUNTIME_QUEUE_NAME,
+  TURN_JOB_ATTEMPTS,
+  RUNTIME_JOB_ATTEMPTS,
+  DEFAULT_RETRY_POLICY,
+  turnJobId,
+  runtimeJobId,
+  QUEUE_RETRY_AFTER_SECONDS,
+} from './queue';
+export type {
+  InProcessQueueOptions,
+  BullMqOptions,
+  BullMqConsumerOptions,
+  TurnJob,
+  RuntimeJob,
+  TurnQueue,
+  TurnProducer,
+  TurnConsumer,
+  QueueHandlers,
+  QueueHealth,
+  JobOutcome,
+  JobAttempt,
+  TurnStep,
+  TurnJobContext,
+  RetryPolicy,
+} from './queue';
 export { Sweeper } from './sweeper';
+export type { SweeperDeps, SweeperOptions } from './sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';
 export { LORE_SCAN_LIMIT } from './history-loader';
 export { ASYNC_PROJECTIONS, createAsyncProjector, engineInlineProjections } from './projections';
@@ -40,5 +68,6 @@ export {
   UnknownStageError,
   RecordedCallWithoutExecutionError,
   RuntimeNotInCatalogError,
+  RuntimeNotFoundError,
   isPermanentFailure,
 } from './errors';

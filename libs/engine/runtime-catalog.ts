@@ -31,6 +31,11 @@ export class RuntimeCatalog {
     return this.plugins.flatMap((p) => p.manifest.runtimes.map((manifest) => ({ pluginId: p.manifest.id, manifest, bodies: p.bodies })));
   }
 
+  /** The runtime with this plugin and runtime id, if the catalog has it. */
+  find(pluginId: string, runtimeId: string): CatalogRuntime | undefined {
+    return this.all().find((r) => r.pluginId === pluginId && r.manifest.id === runtimeId);
+  }
+
   /** Groups to run one after another (a barrier between groups; runtimes of a group in parallel). */
   groups(): { stage: string | null; runtimes: CatalogRuntime[] }[] {
     const all = this.all();

@@ -5,11 +5,11 @@ import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
 import type { Logger } from './logger';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
-import { queueUnavailable, type TurnQueue } from './queue';
+import { queueUnavailable, type TurnJob, type TurnProducer } from './queue';
 
 export interface SessionServiceDeps {
   store: EventStore;
-  queue: TurnQueue;
+  queue: TurnProducer;
   readModels: ReadModels;
   logger: Logger;
 }
@@ -79,9 +79,10 @@ export class SessionService {
 
   /**
    * Appends the input (retrying on concurrent appends to the same session), then enqueues its
-   * turn job. When the queue is known to be down, nothing is appended and the caller gets
-   * `UnavailableError` (retry later). The input is durable once appended: if the enqueue fails
-   * after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
+   * turn job when it is the session's earliest pending execution (else the end of the one before
+   * it hands off to it, see `handOff`). When the queue is known to be down, nothing is appended
+   * and the caller gets `UnavailableError` (retry later). The input is durable once appended: if
+   * the enqueue fails after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
    * Under an idempotency key, the key is recorded in the input's event (one row, one
    * transaction): a repeat answers the first execution and appends nothing.
    */
@@ -114,8 +115,21 @@ export class SessionService {
         if (!retry || tries >= MAX_APPEND_TRIES) throw error;
       }
     }
-    await this.enqueue({ executionId, sessionId, tenantId });
+    await this.enqueueSessionHead({ tenantId, sessionId, executionId });
     return { answer: { executionId, turnId }, replayed: false };
+  }
+
+  /**
+   * Enqueues the session's earliest pending execution when it is `job`'s (read after the input's
+   * append). Racing the end of the execution before it is safe: that end's hand-off reads the
+   * session after its own commit, this reads after the input's commit, so whichever of the two
+   * commits comes second sees the other, and at least one side enqueues this execution (both may:
+   * the enqueue is idempotent). The `executions` view is applied in each append's transaction,
+   * so the read sees every commit before it.
+   */
+  private async enqueueSessionHead(job: TurnJob) {
+    const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
+    if (head === null || head.executionId === job.executionId) await this.enqueue(job);
   }
 
   /**
@@ -131,16 +145,18 @@ export class SessionService {
   }
 
   /**
-   * A retried request may come after a crash between the append and the enqueue: enqueue again
-   * unless the execution has finished (enqueueing is idempotent per execution).
+   * A retried request may come after a crash between the append and the enqueue: unless the
+   * execution has finished, enqueue the session's earliest pending execution (this one, or one
+   * before it whose end hands off to it; enqueueing is idempotent per execution).
    */
-  private async resumeIfUnfinished(job: { tenantId: string; sessionId: string; executionId: string }) {
+  private async resumeIfUnfinished(job: TurnJob) {
     const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
     if (view?.status === 'committed' || view?.status === 'failed') return;
-    await this.enqueue(job);
+    const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
+    await this.enqueue(head ? { ...job, executionId: head.executionId } : job);
   }
 
-  private async enqueue(job: { tenantId: string; sessionId: string; executionId: string }) {
+  private async enqueue(job: TurnJob) {
     try {
       await this.deps.queue.enqueue(job);
     } catch (error) {

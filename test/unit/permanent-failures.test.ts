@@ -15,28 +15,31 @@ import { EventStore, migrateToLatest, openDatabase, type StoredEvent } from '../
 import { endpointFor, SlotConfigError } from '../../libs/providers';
 import { loadPlugins } from '../../libs/plugins-sdk';
 import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
+import { turnContext } from '../support/turn-context';
 
 const job = (): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId: randomUUID() });
 
-/** Runs one job on a fresh in-process queue until it ends; returns how often the handler ran. */
+/** Runs one turn job on a fresh in-process queue until it ends; returns how often the handler ran. */
 async function runToEnd(handler: () => Promise<void>): Promise<{ calls: number; errors: { error: unknown; willRetry: boolean }[] }> {
   let calls = 0;
   const errors: { error: unknown; willRetry: boolean }[] = [];
   let ended!: () => void;
   const done = new Promise<void>((resolve) => (ended = resolve));
   const queue = new InProcessQueue({
-    backoffMs: 1,
-    maxAttempts: 5,
+    retry: { backoffMs: 1, turnAttempts: 5 },
     onError: (error, { willRetry }) => {
       errors.push({ error, willRetry });
       if (!willRetry) ended();
     },
   });
-  queue.consume(async () => {
-    calls++;
-    await handler();
-    ended();
-    return { kind: 'done' };
+  queue.consume({
+    turn: async () => {
+      calls++;
+      await handler();
+      ended();
+      return { kind: 'done' };
+    },
+    runtime: async () => ({ kind: 'done' }),
   });
   await queue.enqueue(job());
   await done;
@@ -77,7 +80,7 @@ describe('permanent job failures (in-process driver)', () => {
   });
 });
 
-describe('permanent job failures (turn executor)', () => {
+describe('permanent job failures (turn runner)', () => {
   let covel: EmbeddedEngine;
   beforeAll(async () => {
     covel = await startEmbedded();
@@ -85,36 +88,39 @@ describe('permanent job failures (turn executor)', () => {
   afterAll(() => covel.stop());
 
   it('a job naming an execution its session does not have fails with a not-found engine error, once', async () => {
-    const executor = covel.engine.executor!;
+    const turns = covel.engine.turns!;
     const missing = job();
-    const error = await executor.handle(missing, { attemptsMade: 0, maxAttempts: 5 }).catch((e: unknown) => e);
+    const error = await turns.turn(missing, turnContext()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExecutionNotFoundError);
     expect(error).toMatchObject({ code: 'EXECUTION_NOT_FOUND', category: 'not-found' });
     expect(isPermanentFailure(error)).toBe(true);
 
     // through the in-process driver: the handler runs once, not five times
     const r = await runToEnd(async () => {
-      await executor.handle(missing, { attemptsMade: 0, maxAttempts: 5 });
+      await turns.turn(missing, turnContext());
     });
     expect(r.calls).toBe(1);
     expect(r.errors[0].error).toBeInstanceOf(ExecutionNotFoundError);
   });
 
-  it('a late duplicate job of a committed execution is done, not a failure, while a later input is pending', async () => {
+  it('a late duplicate job of a committed execution is done, not a failure, while a later input is pending (and hands off to it)', async () => {
     const client = await covel.newTenant('late-duplicate');
     const { id } = await client.createSession();
     const first = await client.submit(id, 'first move');
     await client.waitFor(first.executionId, 20_000);
     // a second input is recorded but not yet run: the journal starts at it, without the first
+    const later = randomUUID();
     const tenantId = (await covel.engine.store.readStream(id))[0].tenantId;
     await covel.engine.store.append({
       tenantId,
       streamId: id,
       expectedVersion: await covel.engine.store.streamVersion(id),
-      events: [{ type: 'player-input.submitted@1', data: { executionId: randomUUID(), turnId: randomUUID(), messageId: randomUUID(), text: 'later' } }],
+      events: [{ type: 'player-input.submitted@1', data: { executionId: later, turnId: randomUUID(), messageId: randomUUID(), text: 'later' } }],
     });
-    const outcome = await covel.engine.executor!.handle({ executionId: first.executionId, sessionId: id, tenantId }, { attemptsMade: 0, maxAttempts: 5 });
+    const outcome = await covel.engine.turns!.turn({ executionId: first.executionId, sessionId: id, tenantId }, turnContext());
     expect(outcome).toEqual({ kind: 'done' });
+    // nothing else enqueued the later input (it was appended behind the API's back): the hand-off did
+    await client.waitFor(later, 20_000);
   });
 });
 

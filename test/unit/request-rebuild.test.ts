@@ -35,7 +35,7 @@ describe('the assembled context of a committed call is rebuilt from the event lo
       }
       const events = await covel.engine.store.readStream(id);
       const rebuilt = await rebuildRequests(events, covel.engine.catalog, covel.engine.providers, covel.engine.worlds, {
-        historyReadLimit: covel.engine.executor!.historyReadLimit,
+        historyReadLimit: covel.engine.turns!.historyReadLimit,
       });
       expect(rebuilt).toHaveLength(20);
       expect(rebuilt.filter((c) => !c.identical)).toEqual([]);

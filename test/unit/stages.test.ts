@@ -4,7 +4,7 @@ import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
 
 const key = (e: StoredEvent) => ('pluginId' in e.data ? `${e.type} ${e.data.pluginId}` : e.type);
 
-describe('turn executor: stages and failures', () => {
+describe('turn jobs: stages and failures', () => {
   let covel: EmbeddedEngine;
   beforeAll(async () => {
     covel = await startEmbedded({ COVEL_PLUGINS_DIR: join(__dirname, '..', 'fixtures', 'staged-plugins'), COVEL_EMULATOR_DELAY_MS: '150' });

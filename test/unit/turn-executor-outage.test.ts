@@ -1,8 +1,9 @@
 import { createServer } from 'node:net';
-import { loadConfig, TurnExecutor, RuntimeCatalog, WorldCatalog } from '../../libs/engine';
+import { InProcessQueue, loadConfig, RuntimeCatalog, TurnRunner, WorldCatalog } from '../../libs/engine';
 import { EventStore, openDatabase, type OpenDatabase, ReadModels } from '../../libs/events';
 import { loadPlugins } from '../../libs/plugins-sdk';
 import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../libs/providers';
+import { turnContext } from '../support/turn-context';
 
 /** A loopback port nothing listens on: every PostgreSQL connection to it is refused (a real refusal, no mock). */
 async function closedPort(): Promise<number> {
@@ -13,9 +14,10 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('a turn job while the database cannot be reached', () => {
+describe('turn and runtime jobs while the database cannot be reached', () => {
   let database: OpenDatabase;
-  let executor: TurnExecutor;
+  let turns: TurnRunner;
+  let queue: InProcessQueue;
   const warnings: string[] = [];
 
   beforeAll(async () => {
@@ -23,25 +25,38 @@ describe('a turn job while the database cannot be reached', () => {
     database = await openDatabase({ kind: 'postgres', url: `postgres://covel@127.0.0.1:${await closedPort()}/covel` });
     const providers = new ProviderRegistry(loadLlmConfig(config.llmConfigFile), (protocol) => endpointFor(protocol, {}, 'http://127.0.0.1:9'));
     const logger = { log: () => undefined, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
-    executor = new TurnExecutor(
-      new EventStore(database.db),
-      new ReadModels(database.db),
-      new RuntimeCatalog(loadPlugins(config.pluginsDir)),
+    queue = new InProcessQueue();
+    turns = new TurnRunner({
+      store: new EventStore(database.db),
+      readModels: new ReadModels(database.db),
+      catalog: new RuntimeCatalog(loadPlugins(config.pluginsDir)),
       providers,
-      new WorldCatalog(config.worldsDir),
+      worlds: new WorldCatalog(config.worldsDir),
       logger,
-      { workerId: 'outage-test' },
-    );
+      queue,
+      options: { workerId: 'outage-test' },
+    });
   });
-  afterAll(() => database.close());
+  afterAll(async () => {
+    await queue.close();
+    await database.close();
+  });
 
-  it('is tried again later without spending an attempt, even on its last one (never failed for an outage)', async () => {
-    const job = { executionId: '00000000-0000-4000-8000-000000000001', sessionId: '00000000-0000-4000-8000-000000000002', tenantId: 't' };
-    expect(await executor.handle(job, { attemptsMade: 0, maxAttempts: 5 })).toEqual({ kind: 'later', delayMs: 2000 });
-    expect(await executor.handle(job, { attemptsMade: 4, maxAttempts: 5 })).toEqual({ kind: 'later', delayMs: 2000 });
-    expect(warnings).toEqual([
-      `execution ${job.executionId}: the database cannot be reached; retrying in 2000 ms`,
-      `execution ${job.executionId}: the database cannot be reached; retrying in 2000 ms`,
-    ]);
+  const job = { executionId: '00000000-0000-4000-8000-000000000001', sessionId: '00000000-0000-4000-8000-000000000002', tenantId: 't' };
+  const retrying = `execution ${job.executionId}: the database cannot be reached; retrying in 2000 ms`;
+
+  it('a turn job is tried again later without spending an attempt, even on its last one (never failed for an outage)', async () => {
+    warnings.length = 0;
+    expect(await turns.turn(job, turnContext())).toEqual({ kind: 'later', delayMs: 2000 });
+    expect(await turns.turn(job, turnContext({ attemptsMade: 4, maxAttempts: 5 }))).toEqual({ kind: 'later', delayMs: 2000 });
+    expect(warnings).toEqual([retrying, retrying]);
+  });
+
+  it('so is a runtime job, on its last attempt too', async () => {
+    warnings.length = 0;
+    const runtime = { ...job, attempt: 1, pluginId: 'narrator', runtimeId: 'narrator' };
+    expect(await turns.runtime(runtime, { attemptsMade: 0, maxAttempts: 5 })).toEqual({ kind: 'later', delayMs: 2000 });
+    expect(await turns.runtime(runtime, { attemptsMade: 4, maxAttempts: 5 })).toEqual({ kind: 'later', delayMs: 2000 });
+    expect(warnings).toEqual([retrying, retrying]);
   });
 });

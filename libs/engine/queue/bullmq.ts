@@ -1,0 +1,289 @@
+import { DelayedError, type Job, type JobsOptions, Queue, UnrecoverableError, WaitingChildrenError, Worker } from 'bullmq';
+import IORedis from 'ioredis';
+import { z } from 'zod';
+import { UnavailableError } from '../../errors';
+import { isPermanentFailure } from '../errors';
+import type { Logger } from '../logger';
+import {
+  DEFAULT_RETRY_POLICY,
+  type QueueHandlers,
+  type QueueHealth,
+  queueUnavailable,
+  type RetryPolicy,
+  RUNTIME_QUEUE_NAME,
+  type RuntimeJob,
+  RuntimeJobSchema,
+  runtimeJobId,
+  TURN_QUEUE_NAME,
+  type TurnJob,
+  type TurnJobContext,
+  turnJobId,
+  turnJobOf,
+  TurnJobSchema,
+  type TurnQueue,
+} from './port';
+
+/** Bound of one enqueue (and of the health probe's PING): under the API's 2 s answer bound. */
+export const ENQUEUE_TIMEOUT_MS = 1_500;
+const PING_TIMEOUT_MS = 1_000;
+
+/**
+ * How this process takes jobs (only a process that calls `consume`).
+ *
+ * Recovery time versus false alarms: a running job's lock lasts `lockDurationMs` and is renewed
+ * every half of it; every `stalledIntervalMs` one worker looks for active jobs whose lock has
+ * expired and moves them back to wait. A killed worker's job (a turn step or a runtime call) is
+ * therefore taken by another worker between lockDuration/2 and lockDuration + stalledInterval after
+ * the kill (defaults 5 s and 2 s: 2.5–7 s). Shorter means more Redis calls and a smaller margin: an
+ * event loop blocked longer than lockDuration loses the lock and the job runs again elsewhere. The
+ * attempt fencing makes that safe (a stale attempt cannot append; an output already produced is
+ * reused, never produced twice), it only costs a repeated model call.
+ */
+export interface BullMqConsumerOptions {
+  /** Jobs of each queue (turn steps, runtime calls) this process runs at once. */
+  concurrency: number;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** A killed worker's job comes back this many times before BullMQ gives up on it. */
+  maxStalledCount?: number;
+  /** Recorded as the job's `processedBy` (the worker id). */
+  name?: string;
+}
+
+export interface BullMqOptions {
+  redisUrl: string;
+  /** Key prefix, so several deployments (or test runs) can share one Redis. */
+  prefix?: string;
+  /** How long an enqueue may wait for Redis before it fails as unavailable. */
+  enqueueTimeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  consumer?: BullMqConsumerOptions;
+  /** Told once when the connection is lost and once when it is back; and of failed job attempts. */
+  logger?: Pick<Logger, 'log' | 'warn'>;
+}
+
+/** The connection of BullMQ workers: blocking commands, so it retries forever (BullMQ requires it). */
+export function redisConnection(redisUrl: string): IORedis {
+  return new IORedis(redisUrl, { maxRetriesPerRequest: null });
+}
+
+/**
+ * The producer's connection: fails fast instead of queueing commands while Redis is away
+ * (the producer is asked from an HTTP request, which must answer in bounded time).
+ */
+function producerConnection(redisUrl: string): IORedis {
+  return new IORedis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+}
+
+function bounded<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A turn job's data: the job, and the attempt it claimed (written with `updateData`). */
+const TurnJobDataSchema = TurnJobSchema.extend({ claimedAttempt: z.number().int().positive().optional() });
+type TurnJobData = z.infer<typeof TurnJobDataSchema>;
+
+/** Job data read back from Redis is a boundary: a malformed job can never succeed. */
+function parseData<T>(schema: z.ZodType<T>, job: Job): T {
+  const parsed = schema.safeParse(job.data);
+  if (!parsed.success) throw new UnrecoverableError(`job ${job.id}: malformed data: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+/** A failure retrying cannot fix is BullMQ's UnrecoverableError: the job fails at once. */
+function forBullMq(error: unknown): unknown {
+  return isPermanentFailure(error) ? new UnrecoverableError(`${error.code}: ${error.message}`) : error;
+}
+
+/**
+ * The turn queue on BullMQ, two queues: `covel-turns` holds the turn jobs (short steps: claim,
+ * fan-out, commit, hand-off), `covel-runtimes` their runtime children (model calls, seconds each).
+ * Two queues so that a turn's next step (the barrier after a stage, the commit) never waits for a
+ * free slot behind model calls of other turns: each queue has its own workers and concurrency.
+ * BullMQ flows across queues are native (the child names its parent's qualified queue name).
+ */
+export class BullMqTurnQueue implements TurnQueue {
+  private readonly connection: IORedis;
+  private readonly queue: Queue;
+  private readonly retry: RetryPolicy;
+  private consumer: { connection: IORedis; runtimes: Queue; workers: Worker[] } | null = null;
+  /** starting: first connect in progress (an enqueue waits for it, bounded); down: lost or refused. */
+  private state: 'starting' | 'up' | 'down' = 'starting';
+  private closed = false;
+
+  constructor(private readonly options: BullMqOptions) {
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.connection = producerConnection(options.redisUrl);
+    this.queue = new Queue(TURN_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
+    this.connection.on('ready', () => {
+      if (this.state === 'down') this.options.logger?.log('queue: redis connection is back');
+      this.state = 'up';
+    });
+    const lost = () => {
+      if (this.connection.status === 'ready') return;
+      if (this.state === 'up' && !this.closed) this.options.logger?.warn('queue: redis connection lost; enqueues fail at once until it is back');
+      this.state = 'down';
+    };
+    this.connection.on('close', lost);
+    this.connection.on('error', lost);
+  }
+
+  private get prefix() {
+    return this.options.prefix ?? 'covel';
+  }
+
+  /** False once the connection is known lost (or refused); true while up or still making its first connection. */
+  isAvailable(): boolean {
+    return !this.closed && this.state !== 'down';
+  }
+
+  async health(): Promise<QueueHealth> {
+    const state = this.connection.status;
+    if (this.closed || state !== 'ready') return { kind: 'bullmq', ok: false, state };
+    try {
+      await bounded(this.connection.ping(), PING_TIMEOUT_MS, () => queueUnavailable('no answer to PING'));
+      return { kind: 'bullmq', ok: true, state };
+    } catch {
+      return { kind: 'bullmq', ok: false, state: 'no answer' };
+    }
+  }
+
+  async enqueue(job: TurnJob): Promise<void> {
+    // known down: fail at once; still starting: the add below waits for the first connection, bounded
+    if (!this.isAvailable()) throw queueUnavailable(`the turn queue is unavailable (redis ${this.connection.status})`);
+    const timeoutMs = this.options.enqueueTimeoutMs ?? ENQUEUE_TIMEOUT_MS;
+    const added = this.queue.add('turn', turnJobOf(job), {
+      jobId: turnJobId(job.executionId),
+      attempts: this.retry.turnAttempts,
+      backoff: { type: 'exponential', delay: this.retry.backoffMs },
+      // removed when done, so an execution found pending again (hand-off, sweeper) gets a new job
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
+    // an add that loses the race may still land later: harmless, the job id makes it idempotent
+    added.catch(() => undefined);
+    try {
+      await bounded(added, timeoutMs, () => queueUnavailable(`the turn queue did not take the job within ${timeoutMs} ms`));
+    } catch (error) {
+      if (error instanceof UnavailableError) throw error;
+      throw queueUnavailable(`the turn queue failed: ${error instanceof Error ? error.message : String(error)}`, error);
+    }
+  }
+
+  consume(handlers: QueueHandlers): void {
+    if (this.consumer || this.closed) return;
+    const options = this.options.consumer ?? { concurrency: 8, lockDurationMs: 5_000, stalledIntervalMs: 2_000 };
+    const connection = redisConnection(this.options.redisUrl);
+    const workerOptions = {
+      connection,
+      prefix: this.prefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: options.maxStalledCount ?? 10,
+      ...(options.name ? { name: options.name } : {}),
+    };
+    const runtimes = new Queue(RUNTIME_QUEUE_NAME, { connection, prefix: this.prefix });
+    const workers = [
+      new Worker(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, job, token), workerOptions),
+      new Worker(RUNTIME_QUEUE_NAME, (job, token) => this.processRuntime(handlers, job, token), workerOptions),
+    ];
+    let failing = false;
+    // without a listener an 'error' event would crash the process; one line per outage
+    const onError = (error: Error) => {
+      if (!failing && !this.closed) this.options.logger?.warn(`queue consumer: ${String(error)}`);
+      failing = true;
+    };
+    runtimes.on('error', onError);
+    for (const worker of workers) worker.on('error', onError);
+    for (const worker of workers) {
+      worker.on('active', () => (failing = false));
+      worker.on('failed', (job, error) => {
+        const attempts = job?.opts.attempts ?? 1;
+        const willRetry = !(error instanceof UnrecoverableError) && (job?.attemptsMade ?? attempts) < attempts;
+        this.options.logger?.warn(`${job?.name ?? 'job'} job ${job?.id ?? '?'} failed${willRetry ? ', will retry' : ' for good'}: ${error.message}`);
+      });
+    }
+    this.consumer = { connection, runtimes, workers };
+  }
+
+  /**
+   * One run of a turn job: asks the handler for the next step. Children are added as this job's
+   * dependencies and the job moves to waiting-children; it is processed again (its data re-read,
+   * the claimed attempt with it) when every child has ended. When they all ended already, BullMQ
+   * answers that there is nothing to wait for and the handler is asked again at once.
+   */
+  private async processTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
+    let data: TurnJobData = parseData(TurnJobDataSchema, job);
+    const ctx: TurnJobContext = {
+      attemptsMade: job.attemptsMade,
+      maxAttempts: job.opts.attempts ?? this.retry.turnAttempts,
+      get claimedAttempt() {
+        return data.claimedAttempt ?? null;
+      },
+      recordClaim: async (attempt) => {
+        data = { ...data, claimedAttempt: attempt };
+        await job.updateData(data);
+      },
+    };
+    for (;;) {
+      let step;
+      try {
+        step = await handlers.turn(turnJobOf(data), ctx);
+      } catch (error) {
+        throw forBullMq(error);
+      }
+      if (step.kind === 'done') return;
+      if (step.kind === 'later') {
+        await job.moveToDelayed(Date.now() + step.delayMs, token);
+        throw new DelayedError();
+      }
+      await runtimes.addBulk(step.children.map((child) => ({ name: 'runtime', data: child, opts: this.childOptions(job, child) })));
+      if (await job.moveToWaitingChildren(token ?? '')) throw new WaitingChildrenError();
+    }
+  }
+
+  private childOptions(parent: Job, child: RuntimeJob): JobsOptions {
+    return {
+      jobId: runtimeJobId(child),
+      parent: { id: parent.id!, queue: parent.queueQualifiedName },
+      attempts: this.retry.runtimeAttempts,
+      backoff: { type: 'exponential', delay: this.retry.backoffMs },
+      // a child that fails for good still releases its parent, which reads the outcome from the log
+      ignoreDependencyOnFailure: true,
+      // removed when done: a turn job that finds the output still missing adds the child anew
+      removeOnComplete: true,
+      removeOnFail: true,
+    };
+  }
+
+  private async processRuntime(handlers: QueueHandlers, job: Job, token: string | undefined): Promise<void> {
+    const data = parseData(RuntimeJobSchema, job);
+    let outcome;
+    try {
+      outcome = await handlers.runtime(data, { attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? this.retry.runtimeAttempts });
+    } catch (error) {
+      throw forBullMq(error);
+    }
+    if (outcome.kind === 'later') {
+      await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+      throw new DelayedError();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.consumer) {
+      // Worker.close waits for the jobs running here to end
+      await Promise.all(this.consumer.workers.map((w) => w.close()));
+      await this.consumer.runtimes.close();
+      this.consumer.connection.disconnect();
+    }
+    await this.queue.close();
+    this.connection.disconnect();
+  }
+}

@@ -1,0 +1,192 @@
+import { isPermanentFailure } from '../errors';
+import {
+  backoffDelay,
+  DEFAULT_RETRY_POLICY,
+  type JobAttempt,
+  type QueueHandlers,
+  type QueueHealth,
+  queueUnavailable,
+  type RetryPolicy,
+  type RuntimeJob,
+  runtimeJobId,
+  type TurnJob,
+  type TurnJobContext,
+  turnJobId,
+  type TurnQueue,
+} from './port';
+
+type Lane = 'turn' | 'runtime';
+
+interface TurnEntry {
+  lane: 'turn';
+  id: string;
+  job: TurnJob;
+  attemptsMade: number;
+  claimedAttempt: number | null;
+  /** While waiting for children: the ids of those not ended yet. */
+  waitingOn: Set<string> | null;
+}
+
+interface RuntimeEntry {
+  lane: 'runtime';
+  id: string;
+  job: RuntimeJob;
+  attemptsMade: number;
+  /** Turn jobs waiting for this one (a re-added child with the same id keeps one job). */
+  parents: Set<string>;
+}
+
+type Entry = TurnEntry | RuntimeEntry;
+
+export interface InProcessQueueOptions {
+  /** Jobs of each kind (turn steps, runtime calls) running at once. */
+  concurrency?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Told of every failed attempt; `willRetry` is false for a permanent failure or the last attempt. */
+  onError?: (error: unknown, info: { kind: Lane; willRetry: boolean }) => void;
+}
+
+/**
+ * The embedded default's queue: the same port and semantics as the BullMQ driver, jobs live in this
+ * process only. Two lanes like BullMQ's two queues (turn steps, runtime calls), each with its own
+ * concurrency; runtime jobs of a turn run in parallel within it, and the turn job runs again once
+ * all its children have ended.
+ */
+export class InProcessQueue implements TurnQueue {
+  private readonly jobs = new Map<string, Entry>();
+  private readonly ready: Record<Lane, string[]> = { turn: [], runtime: [] };
+  private readonly active: Record<Lane, number> = { turn: 0, runtime: 0 };
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly retry: RetryPolicy;
+  private handlers: QueueHandlers | null = null;
+  private closed = false;
+
+  constructor(private readonly options: InProcessQueueOptions = {}) {
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  }
+
+  async enqueue(job: TurnJob): Promise<void> {
+    if (this.closed) throw queueUnavailable('the in-process queue is closed');
+    const id = turnJobId(job.executionId);
+    if (this.jobs.has(id)) return;
+    this.jobs.set(id, { lane: 'turn', id, job, attemptsMade: 0, claimedAttempt: null, waitingOn: null });
+    this.schedule(id);
+  }
+
+  /** Always available while this process runs it (until closed). */
+  isAvailable(): boolean {
+    return !this.closed;
+  }
+
+  async health(): Promise<QueueHealth> {
+    return { kind: 'in-process', ok: !this.closed, state: this.closed ? 'closed' : 'running' };
+  }
+
+  consume(handlers: QueueHandlers): void {
+    this.handlers = handlers;
+    this.pump();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    while (this.active.turn + this.active.runtime > 0) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private schedule(id: string) {
+    const entry = this.jobs.get(id);
+    if (!entry) return;
+    this.ready[entry.lane].push(id);
+    this.pump();
+  }
+
+  private pump() {
+    const concurrency = this.options.concurrency ?? 8;
+    for (const lane of ['turn', 'runtime'] as const) {
+      while (this.handlers && !this.closed && this.active[lane] < concurrency && this.ready[lane].length > 0) {
+        const entry = this.jobs.get(this.ready[lane].shift()!);
+        if (entry) void this.run(entry);
+      }
+    }
+  }
+
+  private later(id: string, delayMs: number) {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.schedule(id);
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private async run(entry: Entry) {
+    this.active[entry.lane]++;
+    try {
+      if (entry.lane === 'turn') await this.runTurn(entry);
+      else await this.runRuntime(entry);
+    } catch (error) {
+      entry.attemptsMade++;
+      // like BullMQ's UnrecoverableError: a failure retrying cannot fix ends the job at once
+      const maxAttempts = entry.lane === 'turn' ? this.retry.turnAttempts : this.retry.runtimeAttempts;
+      const willRetry = !isPermanentFailure(error) && entry.attemptsMade < maxAttempts;
+      this.options.onError?.(error, { kind: entry.lane, willRetry });
+      if (willRetry) this.later(entry.id, backoffDelay(this.retry, entry.attemptsMade));
+      else this.end(entry);
+    } finally {
+      this.active[entry.lane]--;
+      this.pump();
+    }
+  }
+
+  private async runTurn(entry: TurnEntry) {
+    const ctx: TurnJobContext = {
+      attemptsMade: entry.attemptsMade,
+      maxAttempts: this.retry.turnAttempts,
+      get claimedAttempt() {
+        return entry.claimedAttempt;
+      },
+      recordClaim: async (attempt) => {
+        entry.claimedAttempt = attempt;
+      },
+    };
+    const step = await this.handlers!.turn(entry.job, ctx);
+    if (step.kind === 'done') return this.end(entry);
+    if (step.kind === 'later') return this.later(entry.id, step.delayMs);
+    const waitingOn = new Set<string>();
+    for (const child of step.children) {
+      const id = runtimeJobId(child);
+      const existing = this.jobs.get(id);
+      if (existing?.lane === 'runtime') existing.parents.add(entry.id);
+      else {
+        this.jobs.set(id, { lane: 'runtime', id, job: child, attemptsMade: 0, parents: new Set([entry.id]) });
+        this.ready.runtime.push(id);
+      }
+      waitingOn.add(id);
+    }
+    // like BullMQ's moveToWaitingChildren answering "no pending dependencies": run again now
+    if (waitingOn.size === 0) this.schedule(entry.id);
+    else entry.waitingOn = waitingOn;
+  }
+
+  private async runRuntime(entry: RuntimeEntry) {
+    const attempt: JobAttempt = { attemptsMade: entry.attemptsMade, maxAttempts: this.retry.runtimeAttempts };
+    const outcome = await this.handlers!.runtime(entry.job, attempt);
+    if (outcome.kind === 'later') this.later(entry.id, outcome.delayMs);
+    else this.end(entry);
+  }
+
+  /** The job is gone (completed, or failed for good); a parent whose children have all ended runs again. */
+  private end(entry: Entry) {
+    this.jobs.delete(entry.id);
+    if (entry.lane !== 'runtime') return;
+    for (const parentId of entry.parents) {
+      const parent = this.jobs.get(parentId);
+      if (parent?.lane !== 'turn' || !parent.waitingOn) continue;
+      parent.waitingOn.delete(entry.id);
+      if (parent.waitingOn.size === 0) {
+        parent.waitingOn = null;
+        this.schedule(parent.id);
+      }
+    }
+  }
+}

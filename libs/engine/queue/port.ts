@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { UnavailableError } from '../../errors';
+
+/**
+ * The turn queue port. Producers (the API, the hand-off at the end of a turn, the sweeper) enqueue
+ * turn jobs; workers consume turn jobs and the runtime jobs a turn job adds as its children.
+ * Drivers: in-process (the embedded default) and BullMQ; both pass `queue/test/queue-conformance.ts`.
+ */
+
+const id = z.string().min(1);
+
+/** One execution (one player input) of a session; the turn job is its step machine. */
+export const TurnJobSchema = z.object({ executionId: id, sessionId: id, tenantId: id });
+export type TurnJob = z.infer<typeof TurnJobSchema>;
+
+/** One runtime of one claimed attempt of an execution: a child job of the execution's turn job. */
+export const RuntimeJobSchema = TurnJobSchema.extend({ attempt: z.number().int().positive(), pluginId: id, runtimeId: id });
+export type RuntimeJob = z.infer<typeof RuntimeJobSchema>;
+
+/** done: the job ends. later: the job runs again after the delay, no attempt spent. */
+export type JobOutcome = { kind: 'done' } | { kind: 'later'; delayMs: number };
+
+/**
+ * What a turn job does next. awaitChildren: the queue adds the children (idempotent by their job
+ * id), and runs the turn job again once every one of them has ended (completed, or failed for good).
+ */
+export type TurnStep = JobOutcome | { kind: 'awaitChildren'; children: RuntimeJob[] };
+
+export interface JobAttempt {
+  /** Attempts that already failed before this one (a `later` or a wait for children spends none). */
+  attemptsMade: number;
+  maxAttempts: number;
+}
+
+/** What a turn job keeps between its runs (BullMQ: in the job's data). */
+export interface TurnJobContext extends JobAttempt {
+  /** The execution attempt this job claimed, or null before its first claim. */
+  readonly claimedAttempt: number | null;
+  /** Stores the claimed attempt with the job, so a later run of the same job does not claim again. */
+  recordClaim(attempt: number): Promise<void>;
+}
+
+/**
+ * A thrown error fails the attempt: the job is retried with backoff up to `maxAttempts`, or ends at
+ * once when `isPermanentFailure(error)`. A runtime job that fails for good still counts as ended for
+ * its parent turn job (the turn job then reads what happened from the event log).
+ */
+export interface QueueHandlers {
+  turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep>;
+  runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome>;
+}
+
+export interface QueueHealth {
+  kind: 'bullmq' | 'in-process';
+  ok: boolean;
+  /** The driver's connection state (for BullMQ the ioredis status: ready, reconnecting, ...). */
+  state: string;
+}
+
+export interface TurnProducer {
+  /**
+   * Idempotent per execution: enqueueing a turn job that still exists (waiting, running, delayed or
+   * waiting for its children) is a no-op. Bounded: rejects with `UnavailableError` (dependency
+   * `queue`) when the queue is down or does not take the job in time, never waits for a reconnect.
+   */
+  enqueue(job: TurnJob): Promise<void>;
+  /** Synchronous and cheap: false when the queue is known to be down (an enqueue would fail now). */
+  isAvailable(): boolean;
+  /** A bounded probe for `/health`; never throws. */
+  health(): Promise<QueueHealth>;
+}
+
+export interface TurnConsumer {
+  /** Starts taking jobs (once per queue). */
+  consume(handlers: QueueHandlers): void;
+}
+
+export interface TurnQueue extends TurnProducer, TurnConsumer {
+  /** Takes no new job and resolves once the jobs running now have ended (drains). */
+  close(): Promise<void>;
+}
+
+/** Attempts and backoff of both job kinds; the same defaults for both drivers. */
+export interface RetryPolicy {
+  turnAttempts: number;
+  runtimeAttempts: number;
+  /** Exponential backoff: the n-th retry waits backoffMs × 2^(n-1). */
+  backoffMs: number;
+}
+
+export const TURN_JOB_ATTEMPTS = 5;
+export const RUNTIME_JOB_ATTEMPTS = 5;
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { turnAttempts: TURN_JOB_ATTEMPTS, runtimeAttempts: RUNTIME_JOB_ATTEMPTS, backoffMs: 1_000 };
+
+/** What a caller is told to wait when the queue cannot be reached. */
+export const QUEUE_RETRY_AFTER_SECONDS = 2;
+
+export const queueUnavailable = (message: string, cause?: unknown) => new UnavailableError('queue', message, QUEUE_RETRY_AFTER_SECONDS, { cause });
+
+export const TURN_QUEUE_NAME = 'covel-turns';
+export const RUNTIME_QUEUE_NAME = 'covel-runtimes';
+
+/** BullMQ reserves ':' in job ids (its key separator). */
+const safe = (part: string) => part.replaceAll(':', '_');
+
+/** The job id is derived from the execution id, so a retried enqueue adds nothing. */
+export const turnJobId = (executionId: string) => `turn-${safe(executionId)}`;
+
+/**
+ * One runtime job per (execution, attempt, runtime): a turn job that adds its children again adds
+ * nothing, a new attempt gets new jobs. `_` is in neither a plugin/runtime id nor a UUID.
+ */
+export const runtimeJobId = (job: RuntimeJob) => `rt_${safe(job.executionId)}_${job.attempt}_${safe(job.pluginId)}_${safe(job.runtimeId)}`;
+
+/** The turn job of a runtime job (its parent). */
+export const turnJobOf = (job: TurnJob): TurnJob => ({ executionId: job.executionId, sessionId: job.sessionId, tenantId: job.tenantId });
+
+/** Waits backoff × 2^(attemptsMade − 1) after the attemptsMade-th failure (BullMQ's exponential backoff). */
+export const backoffDelay = (policy: RetryPolicy, attemptsMade: number) => policy.backoffMs * 2 ** (attemptsMade - 1);

@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import { NotFoundError, UnavailableError } from '../../../errors';
+import type { JobOutcome, QueueHandlers, RetryPolicy, RuntimeJob, TurnJob, TurnQueue, TurnStep } from '../port';
+
+/** A queue driver under test: a fresh queue per test (BullMQ: its own key prefix). */
+export interface ConformanceDriver {
+  name: string;
+  create(options: { concurrency: number; retry: RetryPolicy }): TurnQueue;
+}
+
+const retry: RetryPolicy = { turnAttempts: 3, runtimeAttempts: 3, backoffMs: 10 };
+/** Hang guard of a test (not a speed bound): BullMQ moves jobs through Redis. */
+const TEST_TIMEOUT_MS = 30_000;
+/** How long a child waits for its siblings to start before it gives up waiting (a hang guard). */
+const SIBLINGS_WAIT_MS = 10_000;
+
+const done: JobOutcome = { kind: 'done' };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const turnJob = (): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId: randomUUID() });
+const child = (parent: TurnJob, runtimeId: string, attempt = 1): RuntimeJob => ({ ...parent, attempt, pluginId: 'plugin', runtimeId });
+
+/**
+ * The queue port's semantics, the same for every driver: run by a unit test with the in-process
+ * driver and by an integration test with BullMQ on the real Redis.
+ */
+export function queueConformance(driver: ConformanceDriver): void {
+  describe(`queue port conformance: ${driver.name}`, () => {
+    const open: TurnQueue[] = [];
+    const create = (concurrency: number) => {
+      const queue = driver.create({ concurrency, retry });
+      open.push(queue);
+      return queue;
+    };
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((q) => q.close()));
+    });
+
+    /** Handlers with defaults: a turn job is done at once, a runtime job too. */
+    const handlers = (h: Partial<QueueHandlers>): QueueHandlers => ({
+      turn: h.turn ?? (async () => done),
+      runtime: h.runtime ?? (async () => done),
+    });
+
+    it(
+      'enqueue is idempotent per execution: while the job waits and while it runs',
+      async () => {
+        const queue = create(1);
+        const a = turnJob();
+        const b = turnJob();
+        const runs: string[] = [];
+        const ended = deferred();
+        for (let i = 0; i < 3; i++) await queue.enqueue(a);
+        await queue.enqueue(b);
+        queue.consume(
+          handlers({
+            turn: async (job) => {
+              runs.push(job.executionId);
+              if (job.executionId === a.executionId && runs.length === 1) await queue.enqueue(a); // running: a no-op
+              if (job.executionId === b.executionId) ended.resolve();
+              return done;
+            },
+          }),
+        );
+        await ended.promise;
+        // one job at a time, in order: a duplicate of `a` would have run before `b`
+        expect(runs).toEqual([a.executionId, b.executionId]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a turn job waits for all its children, which run in parallel; its claim is kept between runs',
+      async () => {
+        const queue = create(4);
+        const parent = turnJob();
+        const ids = ['one', 'two', 'three'];
+        const completed: string[] = [];
+        const turnRuns: { claimedAttempt: number | null; completed: string[] }[] = [];
+        let running = 0;
+        let maxRunning = 0;
+        const allStarted = deferred();
+        let started = 0;
+        const ended = deferred();
+        queue.consume({
+          turn: async (job, ctx): Promise<TurnStep> => {
+            turnRuns.push({ claimedAttempt: ctx.claimedAttempt, completed: [...completed].sort() });
+            if (ctx.claimedAttempt === null) {
+              await ctx.recordClaim(1);
+              return { kind: 'awaitChildren', children: ids.map((id) => child(job, id)) };
+            }
+            ended.resolve();
+            return done;
+          },
+          runtime: async (job) => {
+            running++;
+            maxRunning = Math.max(maxRunning, running);
+            if (++started === ids.length) allStarted.resolve();
+            await Promise.race([allStarted.promise, sleep(SIBLINGS_WAIT_MS)]);
+            running--;
+            completed.push(job.runtimeId);
+            return done;
+          },
+        });
+        await queue.enqueue(parent);
+        await ended.promise;
+        expect(maxRunning).toBe(3);
+        expect(turnRuns).toEqual([
+          { claimedAttempt: null, completed: [] },
+          { claimedAttempt: 1, completed: ['one', 'three', 'two'] },
+        ]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a failing child is retried alone (its siblings run once), a permanent failure is not retried, and both release the parent',
+      async () => {
+        const queue = create(4);
+        const parent = turnJob();
+        const runs: Record<string, number[]> = { flaky: [], steady: [], broken: [] };
+        let runsAtWake: Record<string, number> | null = null;
+        const ended = deferred();
+        queue.consume({
+          turn: async (job, ctx): Promise<TurnStep> => {
+            if (ctx.claimedAttempt === null) {
+              await ctx.recordClaim(1);
+              return { kind: 'awaitChildren', children: Object.keys(runs).map((id) => child(job, id)) };
+            }
+            runsAtWake = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v.length]));
+            ended.resolve();
+            return done;
+          },
+          runtime: async (job, attempt) => {
+            runs[job.runtimeId].push(attempt.attemptsMade);
+            if (job.runtimeId === 'flaky' && attempt.attemptsMade === 0) throw new UnavailableError('provider', 'try again');
+            if (job.runtimeId === 'broken') throw new NotFoundError('THING_NOT_FOUND', 'retrying cannot fix this');
+            return done;
+          },
+        });
+        await queue.enqueue(parent);
+        await ended.promise;
+        // the parent wakes only once every child has ended: a retried `broken` would have run 3 times by then
+        expect(runsAtWake).toEqual({ flaky: 2, steady: 1, broken: 1 });
+        expect(runs).toEqual({ flaky: [0, 1], steady: [0], broken: [0] });
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a turn job: a transient failure is retried (its claim kept), a permanent one ends the job at once',
+      async () => {
+        const queue = create(1);
+        const flaky = turnJob();
+        const broken = turnJob();
+        const marker = turnJob();
+        const runs: { id: string; attemptsMade: number; claimedAttempt: number | null }[] = [];
+        const flakyDone = deferred();
+        const brokenAgain = deferred();
+        queue.consume(
+          handlers({
+            turn: async (job, ctx) => {
+              runs.push({ id: job.executionId, attemptsMade: ctx.attemptsMade, claimedAttempt: ctx.claimedAttempt });
+              if (job.executionId === flaky.executionId && ctx.attemptsMade === 0) {
+                await ctx.recordClaim(7);
+                throw new UnavailableError('database', 'try again');
+              }
+              if (job.executionId === broken.executionId && runs.filter((r) => r.id === broken.executionId).length === 1) {
+                throw new NotFoundError('THING_NOT_FOUND', 'retrying cannot fix this');
+              }
+              // the broken job ran before this one (one at a time, in order): enqueue it again. Were it
+              // waiting for a retry, this would be a no-op and its next run would count an attempt made
+              if (job.executionId === marker.executionId) await queue.enqueue(broken);
+              else if (job.executionId === broken.executionId) brokenAgain.resolve();
+              else if (job.executionId === flaky.executionId) flakyDone.resolve();
+              return done;
+            },
+          }),
+        );
+        await queue.enqueue(flaky);
+        await queue.enqueue(broken);
+        await queue.enqueue(marker);
+        await Promise.all([flakyDone.promise, brokenAgain.promise]);
+        expect(runs.filter((r) => r.id === flaky.executionId)).toEqual([
+          { id: flaky.executionId, attemptsMade: 0, claimedAttempt: null },
+          { id: flaky.executionId, attemptsMade: 1, claimedAttempt: 7 },
+        ]);
+        expect(runs.filter((r) => r.id === broken.executionId).map((r) => r.attemptsMade)).toEqual([0, 0]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'later() runs the job again after the delay without spending an attempt (turn and runtime jobs)',
+      async () => {
+        const queue = create(2);
+        const parent = turnJob();
+        const turnAttempts: number[] = [];
+        const runtimeAttempts: number[] = [];
+        const ended = deferred();
+        queue.consume({
+          turn: async (job, ctx): Promise<TurnStep> => {
+            turnAttempts.push(ctx.attemptsMade);
+            if (turnAttempts.length <= 2) return { kind: 'later', delayMs: 20 };
+            if (ctx.claimedAttempt === null) {
+              await ctx.recordClaim(1);
+              return { kind: 'awaitChildren', children: [child(job, 'patient')] };
+            }
+            ended.resolve();
+            return done;
+          },
+          runtime: async (_job, attempt) => {
+            runtimeAttempts.push(attempt.attemptsMade);
+            if (runtimeAttempts.length <= 2) return { kind: 'later', delayMs: 20 };
+            // then a real failure: it counts
+            if (runtimeAttempts.length === 3) throw new UnavailableError('provider', 'try again');
+            return done;
+          },
+        });
+        await queue.enqueue(parent);
+        await ended.promise;
+        expect(turnAttempts).toEqual([0, 0, 0, 0]);
+        expect(runtimeAttempts).toEqual([0, 0, 0, 1]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a child added again after it has ended runs again; a turn job whose children all ended already is run again at once',
+      async () => {
+        const queue = create(2);
+        const parent = turnJob();
+        const childRuns: string[] = [];
+        let turnRuns = 0;
+        const ended = deferred();
+        queue.consume({
+          turn: async (job): Promise<TurnStep> => {
+            turnRuns++;
+            if (turnRuns <= 2) return { kind: 'awaitChildren', children: [child(job, 'again')] };
+            if (turnRuns === 3) return { kind: 'awaitChildren', children: [] };
+            ended.resolve();
+            return done;
+          },
+          runtime: async (job) => {
+            childRuns.push(job.runtimeId);
+            return done;
+          },
+        });
+        await queue.enqueue(parent);
+        await ended.promise;
+        expect(childRuns).toEqual(['again', 'again']);
+        expect(turnRuns).toBe(4);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'close() drains: it resolves after the running job has ended, and the queue then refuses new jobs',
+      async () => {
+        const queue = create(2);
+        const parent = turnJob();
+        const running = deferred();
+        const release = deferred();
+        let finished = false;
+        queue.consume({
+          turn: async (job, ctx): Promise<TurnStep> => {
+            if (ctx.claimedAttempt !== null) return done;
+            await ctx.recordClaim(1);
+            return { kind: 'awaitChildren', children: [child(job, 'slow')] };
+          },
+          runtime: async () => {
+            running.resolve();
+            await release.promise;
+            finished = true;
+            return done;
+          },
+        });
+        await queue.enqueue(parent);
+        await running.promise;
+        const closed = queue.close();
+        setTimeout(() => release.resolve(), 50);
+        await closed;
+        expect(finished).toBe(true);
+        expect(queue.isAvailable()).toBe(false);
+        await expect(queue.enqueue(turnJob())).rejects.toBeInstanceOf(UnavailableError);
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+}

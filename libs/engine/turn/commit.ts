@@ -1,0 +1,51 @@
+import type { CommittedMessage } from '../../events';
+import { type ExecutionJournal, type RuntimeOutput, runtimeKey } from '../journal';
+import type { RuntimeCatalog } from '../runtime-catalog';
+import type { ExecutionRun } from './fenced-append';
+
+/**
+ * Commits the turn: `turn.committed` with the player's input and the story outputs, through the
+ * fenced append, so it is written once: an attempt that is no longer current, or an execution that
+ * has already committed or failed, cannot write (`FencedOutError`).
+ */
+export async function commitTurn(catalog: RuntimeCatalog, run: ExecutionRun): Promise<void> {
+  await run.append((execution) => [
+    {
+      type: 'turn.committed@1',
+      data: { executionId: execution.executionId, turnId: execution.turnId, attempt: run.attempt, messages: committedMessages(catalog, execution) },
+    },
+  ]);
+}
+
+/** The input as the user row, then every output with text for the history, in catalog order. */
+export function committedMessages(catalog: RuntimeCatalog, execution: ExecutionJournal): CommittedMessage[] {
+  return [
+    {
+      messageId: execution.input.messageId,
+      role: 'user',
+      sourceType: 'player',
+      pluginId: null,
+      runtimeId: null,
+      outputKind: null,
+      text: execution.input.text,
+    },
+    ...orderedOutputs(catalog, execution).map((o) => ({
+      messageId: o.messageId,
+      role: 'assistant' as const,
+      sourceType: 'runtime' as const,
+      pluginId: o.pluginId,
+      runtimeId: o.runtimeId,
+      outputKind: o.outputKind,
+      text: o.text,
+    })),
+  ];
+}
+
+/** Outputs in catalog order (stage order, then plugin and runtime order); `none` outputs are not history. */
+function orderedOutputs(catalog: RuntimeCatalog, execution: ExecutionJournal): RuntimeOutput[] {
+  return catalog
+    .groups()
+    .flatMap((g) => g.runtimes)
+    .map((r) => execution.outputs.get(runtimeKey(r.pluginId, r.manifest.id)))
+    .filter((o): o is RuntimeOutput => o !== undefined && o.outputKind !== 'none');
+}

@@ -1,0 +1,34 @@
+import type { EventStore, ReadModels } from '../../events';
+import type { ProviderRegistry } from '../../providers';
+import type { Logger } from '../logger';
+import type { TurnProducer } from '../queue';
+import type { RuntimeCatalog } from '../runtime-catalog';
+import type { WorldCatalog } from '../world-catalog';
+
+/** Upper bound of committed messages read for a runtime's history. */
+export const DEFAULT_HISTORY_READ_LIMIT = 400;
+
+/** How soon a job interrupted by a database outage is tried again (no attempt spent). */
+export const DATABASE_RETRY_MS = 2_000;
+
+export interface TurnOptions {
+  /** Recorded in `execution.started` by the claims of this process. */
+  workerId: string;
+  /** Upper bound of committed messages read for a runtime's history (the audit uses the same). */
+  historyReadLimit?: number;
+}
+
+/** What every step of a turn works with. */
+export interface TurnDeps {
+  store: EventStore;
+  readModels: ReadModels;
+  catalog: RuntimeCatalog;
+  providers: ProviderRegistry;
+  worlds: WorldCatalog;
+  logger: Logger;
+  /** Where the hand-off enqueues a session's next execution. */
+  queue: TurnProducer;
+  options: TurnOptions;
+}
+
+export const historyReadLimit = (deps: Pick<TurnDeps, 'options'>) => deps.options.historyReadLimit ?? DEFAULT_HISTORY_READ_LIMIT;

@@ -1,0 +1,15 @@
+export { TurnRunner } from './turn-runner';
+export { DEFAULT_HISTORY_READ_LIMIT, DATABASE_RETRY_MS } from './deps';
+export type { TurnDeps, TurnOptions } from './deps';
+export { turnStep } from './turn-step';
+export { runRuntimeStep } from './runtime-step';
+export type { RuntimeStepResult } from './runtime-step';
+export { claimExecution } from './claim';
+export { commitTurn, committedMessages } from './commit';
+export { recordFailure } from './failure';
+export type { FailureToRecord } from './failure';
+export { handOff } from './hand-off';
+export { ExecutionRun, isCurrentAttempt } from './fenced-append';
+export type { ExecutionRef } from './fenced-append';
+export { loadSessionJournal, loadSessionSettings } from './session-reads';
+export type { SessionSettings } from './session-reads';

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { redactImageData } from '../../providers';
+import { RuntimeNotFoundError } from '../errors';
+import { loadRuntimeHistory } from '../history-loader';
+import { executionOutputs, runtimeKey } from '../journal';
+import type { RuntimeJob } from '../queue';
+import { buildRuntimeRequest, requestLayout } from '../runtime-request';
+import { staticSegments } from '../static-segments';
+import { historyReadLimit, type TurnDeps } from './deps';
+import { ExecutionRun, isCurrentAttempt } from './fenced-append';
+import { loadSessionJournal, loadSessionSettings } from './session-reads';
+
+/** produced: this job called the model and recorded the output; reused: an earlier job had; fenced: not this attempt's to run. */
+export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
+
+/**
+ * One runtime of one attempt: rebuilds the journal, checks the fence, reuses an output already
+ * produced, else builds the request from the log's state (the same inputs a rebuild from the events
+ * uses), records `llm.calling`, calls the model and records `llm.responded` with the output.
+ * The output is recorded once per execution and runtime: a copy of this job that ran at the same
+ * time (a lost lock) and recorded first wins, this one records only its response.
+ */
+export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
+  const journal = await loadSessionJournal(deps, job.sessionId);
+  if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
+  const runtime = deps.catalog.find(job.pluginId, job.runtimeId);
+  if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
+  const key = runtimeKey(job.pluginId, job.runtimeId);
+  const run = new ExecutionRun(deps.store, journal, job, job.attempt);
+  if (run.execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
+  const [{ locale, world }, history] = await Promise.all([
+    loadSessionSettings(deps, job.sessionId),
+    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
+  ]);
+  const m = runtime.manifest;
+  const execution = run.execution;
+  const { body, slot, adapter, context } = await buildRuntimeRequest(
+    {
+      sessionId: job.sessionId,
+      locale,
+      runtime,
+      stageIndex: deps.catalog.stageIndex(runtime),
+      history: history.messages,
+      summaries: history.summaries,
+      playerInput: execution.input,
+      outputs: executionOutputs(execution, deps.catalog),
+      segments: staticSegments(deps.catalog.plugins, locale),
+      world,
+      scanTail: history.scanTail,
+    },
+    deps.providers,
+  );
+  const ids = { executionId: job.executionId, turnId: execution.turnId, callId: randomUUID(), pluginId: job.pluginId, runtimeId: m.id };
+  const recorded = JSON.stringify(redactImageData(body));
+  await run.append(() => [
+    {
+      type: 'llm.calling@1',
+      data: { ...ids, attempt: job.attempt, provider: adapter.protocol, model: slot.model, body: recorded, layout: requestLayout(context) },
+    },
+  ]);
+  const response = await adapter.send(body);
+  let produced = false;
+  await run.append((current) => {
+    produced = !current.outputs.has(key);
+    return [
+      { type: 'llm.responded@1', data: { ...ids, finishReason: response.finishReason, usage: response.usage } },
+      ...(produced
+        ? [
+            {
+              type: 'runtime.output.produced@1' as const,
+              data: {
+                executionId: ids.executionId,
+                turnId: ids.turnId,
+                attempt: job.attempt,
+                stage: m.stage,
+                pluginId: job.pluginId,
+                runtimeId: m.id,
+                outputKind: m.outputKind,
+                messageId: randomUUID(),
+                text: response.text,
+              },
+            },
+          ]
+        : []),
+    ];
+  });
+  return produced ? 'produced' : 'reused';
+}

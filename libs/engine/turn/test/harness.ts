@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { ProviderEmulator } from '../../../emulator';
+import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, ReadModels, type StoredEvent } from '../../../events';
+import { loadPlugins } from '../../../plugins-sdk';
+import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../../providers';
+import { loadConfig } from '../../config';
+import { engineInlineProjections } from '../../projections';
+import { InProcessQueue, type QueueHandlers, type TurnJob } from '../../queue';
+import { RuntimeCatalog } from '../../runtime-catalog';
+import { WorldCatalog } from '../../world-catalog';
+import type { TurnDeps } from '../deps';
+
+/** Plugins with two runtimes in pre-turn (mood: no output text, scene), narrator (narrative), recap (no stage). */
+export const STAGED_PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'staged-plugins');
+
+export interface TurnHarness {
+  deps: TurnDeps;
+  database: OpenDatabase;
+  emulator: ProviderEmulator;
+  queue: InProcessQueue;
+  /** Turn jobs the queue was given (it records them, it runs no turn: tests drive the steps). */
+  enqueued: TurnJob[];
+  warnings: string[];
+  session(): Promise<{ tenantId: string; sessionId: string }>;
+  /** Appends a player input (as the API does; the read models are current after the append). */
+  input(session: { tenantId: string; sessionId: string }, text?: string): Promise<TurnJob & { turnId: string }>;
+  events(sessionId: string): Promise<StoredEvent[]>;
+  types(sessionId: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * The turn modules' real surroundings, in memory: PGlite with the migrations, the inline read models,
+ * the provider emulator behind the real SDKs, the real in-process queue. With `handlers`, the queue
+ * runs jobs through them; by default it only records the turn jobs it is given.
+ */
+export async function turnHarness(
+  options: { pluginsDir?: string; emulatorDelayMs?: number; handlers?: (deps: TurnDeps) => QueueHandlers } = {},
+): Promise<TurnHarness> {
+  const config = loadConfig({ PORT: '0' });
+  const database = await openDatabase({ kind: 'pglite' });
+  await migrateToLatest(database.db);
+  const emulator = await new ProviderEmulator({ responseDelayMs: options.emulatorDelayMs ?? 0 }).start();
+  const store = new EventStore(database.db, { inline: engineInlineProjections });
+  const readModels = new ReadModels(database.db);
+  const warnings: string[] = [];
+  const enqueued: TurnJob[] = [];
+  const queue = new InProcessQueue({ retry: { backoffMs: 5 } });
+  const deps: TurnDeps = {
+    store,
+    readModels,
+    catalog: new RuntimeCatalog(loadPlugins(options.pluginsDir ?? STAGED_PLUGINS)),
+    providers: new ProviderRegistry(loadLlmConfig(config.llmConfigFile), (protocol) => endpointFor(protocol, {}, emulator.url)),
+    worlds: new WorldCatalog(config.worldsDir),
+    logger: { log: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
+    queue,
+    options: { workerId: 'harness' },
+  };
+  queue.consume(
+    options.handlers?.(deps) ?? {
+      turn: async (job) => {
+        enqueued.push(job);
+        return { kind: 'done' };
+      },
+      runtime: async () => ({ kind: 'done' }),
+    },
+  );
+  const events = (sessionId: string) => store.readStream(sessionId);
+  return {
+    deps,
+    database,
+    emulator,
+    queue,
+    enqueued,
+    warnings,
+    async session() {
+      const tenantId = randomUUID();
+      const sessionId = randomUUID();
+      await store.append({
+        tenantId,
+        streamId: sessionId,
+        expectedVersion: 0,
+        events: [{ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } }],
+      });
+      return { tenantId, sessionId };
+    },
+    async input(session, text = 'Open the door') {
+      const executionId = randomUUID();
+      const turnId = randomUUID();
+      await store.append({
+        ...session,
+        streamId: session.sessionId,
+        expectedVersion: await store.streamVersion(session.sessionId),
+        events: [{ type: 'player-input.submitted@1', data: { executionId, turnId, messageId: randomUUID(), text } }],
+      });
+      return { ...session, executionId, turnId };
+    },
+    events,
+    types: async (sessionId) => (await events(sessionId)).map((e) => e.type),
+    async close() {
+      await queue.close();
+      await emulator.stop();
+      await database.close();
+    },
+  };
+}
+
+/** Resolves once `check` holds (polling the log; a hang guard, not a speed bound). */
+export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

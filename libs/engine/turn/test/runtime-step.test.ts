@@ -1,0 +1,64 @@
+import { RuntimeNotFoundError } from '../../errors';
+import { rebuildRequests } from '../../request-rebuild';
+import type { TurnJob } from '../../queue';
+import { claimExecution } from '../claim';
+import { historyReadLimit } from '../deps';
+import { runRuntimeStep } from '../runtime-step';
+import { loadSessionJournal } from '../session-reads';
+import { type TurnHarness, turnHarness } from './harness';
+
+describe('one runtime step', () => {
+  let h: TurnHarness;
+  beforeAll(async () => {
+    // slow enough that two copies of one job both have their call out before either answer
+    h = await turnHarness({ emulatorDelayMs: 100 });
+  });
+  afterAll(() => h.close());
+
+  async function claimed(): Promise<TurnJob & { attempt: number }> {
+    const job = await h.input(await h.session());
+    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    return { ...job, attempt: (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))! };
+  }
+
+  it('records the call, calls the model once, records the output; the recorded request rebuilds byte-identical from the log', async () => {
+    const job = await claimed();
+    const requests = h.emulator.requests.length;
+    expect(await runRuntimeStep(h.deps, { ...job, pluginId: 'scene', runtimeId: 'scene' })).toBe('produced');
+    expect(h.emulator.requests.length).toBe(requests + 1);
+    const events = await h.events(job.sessionId);
+    expect(events.slice(-3).map((e) => e.type)).toEqual(['llm.calling@1', 'llm.responded@1', 'runtime.output.produced@1']);
+    expect(events.at(-1)!.data).toMatchObject({ attempt: 1, stage: 'pre-turn', pluginId: 'scene', runtimeId: 'scene', outputKind: 'none' });
+    const rebuilt = await rebuildRequests(events, h.deps.catalog, h.deps.providers, h.deps.worlds, { historyReadLimit: historyReadLimit(h.deps) });
+    expect(rebuilt.map((c) => c.identical)).toEqual([true]);
+
+    // an output already produced is reused: no second call
+    expect(await runRuntimeStep(h.deps, { ...job, pluginId: 'scene', runtimeId: 'scene' })).toBe('reused');
+    expect(h.emulator.requests.length).toBe(requests + 1);
+  });
+
+  it('a job of an attempt that is no longer current does nothing', async () => {
+    const job = await claimed();
+    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    await claimExecution(h.deps, job, journal, journal.get(job.executionId)!);
+    const before = await h.types(job.sessionId);
+    expect(await runRuntimeStep(h.deps, { ...job, attempt: 1, pluginId: 'scene', runtimeId: 'scene' })).toBe('fenced');
+    expect(await h.types(job.sessionId)).toEqual(before);
+  });
+
+  it('two copies of one job at once (a lost lock): the output is recorded once', async () => {
+    const job = await claimed();
+    const runtime = { ...job, pluginId: 'mood', runtimeId: 'mood' };
+    const results = await Promise.all([runRuntimeStep(h.deps, runtime), runRuntimeStep(h.deps, runtime)]);
+    expect(results.filter((r) => r === 'produced')).toHaveLength(1);
+    const types = await h.types(job.sessionId);
+    expect(types.filter((t) => t === 'runtime.output.produced@1')).toHaveLength(1);
+    // every call that went out is on record with its answer
+    expect(types.filter((t) => t === 'llm.responded@1')).toHaveLength(types.filter((t) => t === 'llm.calling@1').length);
+  });
+
+  it('a runtime the catalog does not have is a permanent failure', async () => {
+    const job = await claimed();
+    await expect(runRuntimeStep(h.deps, { ...job, pluginId: 'gone', runtimeId: 'gone' })).rejects.toBeInstanceOf(RuntimeNotFoundError);
+  });
+});

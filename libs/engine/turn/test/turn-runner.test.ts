@@ -1,0 +1,73 @@
+import { turnContext } from '../../../../test/support/turn-context';
+import type { TurnJob } from '../../queue';
+import { claimExecution } from '../claim';
+import { loadSessionJournal } from '../session-reads';
+import { TurnRunner } from '../turn-runner';
+import { eventually, type TurnHarness, turnHarness } from './harness';
+
+describe('the turn runner: turns through the real in-process queue, and what a failure means for a job', () => {
+  let h: TurnHarness;
+  let runner!: TurnRunner;
+  beforeAll(async () => {
+    h = await turnHarness({
+      handlers: (deps) => {
+        runner = new TurnRunner(deps);
+        return runner;
+      },
+    });
+  });
+  afterAll(() => h.close());
+
+  const committed = async (sessionId: string) =>
+    (await h.events(sessionId)).filter((e) => e.type === 'turn.committed@1').map((e) => (e.data as { executionId: string }).executionId);
+  const status = async (job: TurnJob) => (await h.deps.readModels.execution(job.tenantId, job.executionId))?.status;
+
+  it('three inputs of a session, only the first enqueued (as the API does): each end hands off to the next, all commit once, in order', async () => {
+    const session = await h.session();
+    const jobs = [await h.input(session, 'one'), await h.input(session, 'two'), await h.input(session, 'three')];
+    await h.queue.enqueue(jobs[0]);
+    await eventually(async () => (await committed(session.sessionId)).length === 3, 'three commits');
+    expect(await committed(session.sessionId)).toEqual(jobs.map((j) => j.executionId));
+    const events = await h.events(session.sessionId);
+    // one claim each, and no execution started before the one before it had committed
+    expect(events.filter((e) => e.type === 'execution.started@1')).toHaveLength(3);
+    const order = events
+      .filter((e) => e.type === 'execution.started@1' || e.type === 'turn.committed@1')
+      .map((e) => `${e.type} ${(e.data as { executionId: string }).executionId}`);
+    expect(order).toEqual(jobs.flatMap((j) => [`execution.started@1 ${j.executionId}`, `turn.committed@1 ${j.executionId}`]));
+  });
+
+  it('a provider error the provider will repeat fails the execution from the runtime job, which completes; the session goes on', async () => {
+    const session = await h.session();
+    const failing = await h.input(session, 'shout');
+    const next = await h.input(session, 'whisper');
+    h.emulator.injectFault({ status: 400, times: 1, message: 'context too long' });
+    await h.queue.enqueue(failing);
+    await eventually(async () => (await status(next)) === 'committed', 'the next input committed');
+    expect(await status(failing)).toBe('failed');
+    const failed = (await h.events(session.sessionId)).filter((e) => e.type === 'execution.failed@1');
+    expect(failed.map((e) => e.data)).toEqual([
+      expect.objectContaining({ executionId: failing.executionId, error: { code: 'PROVIDER_400', message: expect.stringContaining('context too long') } }),
+    ]);
+    expect(await committed(session.sessionId)).toEqual([next.executionId]);
+  });
+
+  it('a retryable failure is thrown for the queue to retry, except on the last attempt: then the execution fails', async () => {
+    const job = await h.input(await h.session(), 'wait');
+    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
+    const runtime = { ...job, attempt, pluginId: 'mood', runtimeId: 'mood' };
+    // the SDK's own retries (3) are spent first: 4 answers of 503 make one failed attempt
+    h.emulator.injectFault({ status: 503, times: 4 });
+    await expect(runner.runtime(runtime, { attemptsMade: 0, maxAttempts: 5 })).rejects.toMatchObject({ code: 'PROVIDER_503', category: 'unavailable' });
+    expect(await h.types(job.sessionId)).not.toContain('execution.failed@1');
+    h.emulator.injectFault({ status: 503, times: 4 });
+    expect(await runner.runtime(runtime, { attemptsMade: 4, maxAttempts: 5 })).toEqual({ kind: 'done' });
+    expect((await h.events(job.sessionId)).filter((e) => e.type === 'execution.failed@1').map((e) => e.data)).toEqual([
+      expect.objectContaining({ attempt: 1, error: expect.objectContaining({ code: 'PROVIDER_503' }) }),
+    ]);
+    // a runtime job of an attempt fenced out, and a turn job of an ended execution: done, quietly
+    expect(await runner.runtime({ ...runtime, pluginId: 'scene', runtimeId: 'scene' }, { attemptsMade: 0, maxAttempts: 5 })).toEqual({ kind: 'done' });
+    expect(await runner.turn(job, turnContext())).toEqual({ kind: 'done' });
+  }, 60_000);
+});

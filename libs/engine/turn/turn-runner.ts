@@ -1,0 +1,72 @@
+import { isDatabaseUnavailable } from '../../events';
+import { FencedOutError, isPermanentFailure } from '../errors';
+import type { JobAttempt, JobOutcome, QueueHandlers, RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
+import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from './deps';
+import { recordFailure } from './failure';
+import { runRuntimeStep } from './runtime-step';
+import { turnStep } from './turn-step';
+
+const done = { kind: 'done' } as const;
+
+/**
+ * The queue handlers of a worker: turn jobs run `turnStep`, runtime jobs `runRuntimeStep`; this
+ * class decides what a failure means for the job.
+ * - a fenced-out attempt ends quietly (a newer attempt, or the end of the execution, took over);
+ * - the database away: the job looks again later without spending an attempt, so an outage
+ *   longer than the retries never fails a turn (nothing could be recorded anyway);
+ * - a failure retrying cannot fix (`isPermanentFailure`), or the last attempt of one it could:
+ *   `execution.failed` is recorded (a runtime job only while its attempt is current) and the
+ *   session handed off. A runtime job then completes, so its turn job wakes, reads that the
+ *   execution failed and ends; a turn job's permanent failure is thrown again (no retry).
+ * - any other failure is thrown: the queue retries that job alone, with backoff.
+ */
+export class TurnRunner implements QueueHandlers {
+  constructor(readonly deps: TurnDeps) {}
+
+  /** Upper bound of committed messages read for a runtime's history (the audit uses the same). */
+  get historyReadLimit(): number {
+    return historyReadLimit(this.deps);
+  }
+
+  async turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+    try {
+      return await turnStep(this.deps, job, ctx);
+    } catch (error) {
+      const outcome = await this.onFailure(job, ctx, error, undefined);
+      // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
+      if (outcome.kind === 'done' && isPermanentFailure(error)) throw error;
+      return outcome;
+    }
+  }
+
+  async runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
+    try {
+      await runRuntimeStep(this.deps, job);
+      return done;
+    } catch (error) {
+      // a permanent failure is recorded there: the runtime job itself completes
+      return await this.onFailure(job, attempt, error, job.attempt);
+    }
+  }
+
+  /** Resolves to the job's outcome, or throws for the queue to retry the job. */
+  private async onFailure(job: TurnJob, attempt: JobAttempt, error: unknown, fence: number | undefined): Promise<JobOutcome> {
+    if (error instanceof FencedOutError) return done;
+    if (isDatabaseUnavailable(error)) return this.databaseAway(job);
+    const permanent = isPermanentFailure(error);
+    if (!permanent && attempt.attemptsMade + 1 < attempt.maxAttempts) throw error;
+    this.deps.logger.error(`execution ${job.executionId} failed${permanent ? '' : ` after ${attempt.maxAttempts} attempts`}: ${String(error)}`);
+    try {
+      await recordFailure(this.deps, job, { error, attempt: fence });
+    } catch (recording) {
+      if (isDatabaseUnavailable(recording)) return this.databaseAway(job);
+      throw recording;
+    }
+    return done;
+  }
+
+  private databaseAway(job: TurnJob): JobOutcome {
+    this.deps.logger.warn(`execution ${job.executionId}: the database cannot be reached; retrying in ${DATABASE_RETRY_MS} ms`);
+    return { kind: 'later', delayMs: DATABASE_RETRY_MS };
+  }
+}

@@ -1,0 +1,73 @@
+import { ExecutionNotFoundError } from '../errors';
+import { type ExecutionJournal, runtimeKey } from '../journal';
+import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
+import { claimExecution } from './claim';
+import { commitTurn } from './commit';
+import type { TurnDeps } from './deps';
+import { ExecutionRun } from './fenced-append';
+import { handOff } from './hand-off';
+import { loadSessionJournal } from './session-reads';
+
+const done: TurnStep = { kind: 'done' };
+
+/**
+ * One run of a turn job, a step machine over the event log: each run rebuilds the session's
+ * journal and decides the next step from it.
+ * - the execution has ended (or ends now): hand the session off to its next execution, done;
+ * - an earlier input of the session is pending: done (that one's end hands off to this one);
+ * - not claimed by this job yet (or a newer claim fenced this job's out): claim the next attempt
+ *   and remember it with the job;
+ * - the first stage (catalog order) with runtimes whose outputs are missing: wait for one runtime
+ *   job per missing output (a barrier between stages);
+ * - every output is there: commit once, hand off, done.
+ */
+export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+  const journal = await loadSessionJournal(deps, job.sessionId);
+  const execution = journal.get(job.executionId);
+  let attempt = ctx.claimedAttempt;
+  if (!execution) {
+    // the journal starts at the earliest pending input: a finished execution is not in it
+    const finished = await deps.readModels.execution(job.tenantId, job.executionId);
+    if (finished?.status !== 'committed' && finished?.status !== 'failed') throw new ExecutionNotFoundError(job.executionId, job.sessionId);
+    await handOff(deps, job, journal); // a repeated job: handing off again is harmless (idempotent)
+    return done;
+  }
+  if (execution.status !== 'pending') {
+    await handOff(deps, job, journal);
+    return done;
+  }
+  // one session runs one execution at a time, in submission order
+  if (journal.pending()[0].executionId !== execution.executionId) return done;
+  if (attempt === null || attempt !== execution.latestAttempt) {
+    // the views this attempt's runtimes read (turn_messages, summaries) are applied with each
+    // append: every earlier turn of the session is in them once its commit is
+    attempt = await claimExecution(deps, job, journal, execution);
+    if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
+    await ctx.recordClaim(attempt);
+  }
+  const missing = missingRuntimes(deps, execution);
+  if (missing.length > 0) {
+    const claimed = attempt;
+    const children = missing.map((r): RuntimeJob => ({
+      executionId: job.executionId,
+      sessionId: job.sessionId,
+      tenantId: job.tenantId,
+      attempt: claimed,
+      ...r,
+    }));
+    return { kind: 'awaitChildren', children };
+  }
+  const run = new ExecutionRun(deps.store, journal, job, attempt);
+  await commitTurn(deps.catalog, run);
+  await handOff(deps, job, run.journal);
+  return done;
+}
+
+/** The runtimes of the first stage (catalog order) that still lacks an output. */
+function missingRuntimes(deps: Pick<TurnDeps, 'catalog'>, execution: ExecutionJournal): { pluginId: string; runtimeId: string }[] {
+  for (const group of deps.catalog.groups()) {
+    const missing = group.runtimes.filter((r) => !execution.outputs.has(runtimeKey(r.pluginId, r.manifest.id)));
+    if (missing.length > 0) return missing.map((r) => ({ pluginId: r.pluginId, runtimeId: r.manifest.id }));
+  }
+  return [];
+}
