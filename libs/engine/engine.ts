@@ -14,6 +14,9 @@ import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
 
+/** How long a found API key is answered from memory. */
+const TENANT_CACHE_MS = 5_000;
+
 export type EngineRole = 'api' | 'worker' | 'all';
 
 export interface Engine {
@@ -109,7 +112,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       store,
       projector,
       readModels,
-      tenants: new TenantStore(database.db),
+      // every API request looks its key up: remembered for a few seconds per process
+      tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS }),
       queue,
       sessions,
       turns,

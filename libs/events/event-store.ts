@@ -4,7 +4,7 @@ import { eventSchemas, isEventType, type NewEvent, type StoredEvent } from './ev
 import { applyInline } from './projections/inline/apply-inline';
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
-import { lockStream } from './stream-lock';
+import { lockStreamAndReadHead } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
 /** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
@@ -43,6 +43,11 @@ export interface AppendResult {
   version: number;
   firstPosition: number;
   lastPosition: number;
+  /**
+   * The appended events as stored, in order. The append was made at the expected version, so a
+   * reader holding the stream up to that version is current with these applied (no read needed).
+   */
+  events: StoredEvent[];
 }
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -171,9 +176,10 @@ export class EventStore {
         : (event.metadata ?? {});
     try {
       return await this.db.transaction().execute(async (trx) => {
-        // this stream's appends wait for each other (and for an inline rebuild of it); others don't
-        await lockStream(trx, request.streamId);
-        const head = await streamHead(trx, request.streamId);
+        // this stream's appends wait for each other (and for an inline rebuild of it); others don't.
+        // One round trip: the head is read by the same statement (its snapshot may predate the
+        // lock; an append that slipped in between then fails the insert on the unique index).
+        const head = await lockStreamAndReadHead(trx, request.streamId);
         if (head.version !== request.expectedVersion) {
           throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
         }
@@ -195,26 +201,25 @@ export class EventStore {
           .returning(['global_position', 'stream_version', 'recorded_at'])
           .execute();
         rows.sort((a, b) => a.stream_version - b.stream_version);
-        if (this.inline.length > 0) {
-          const stored = events.map(
-            (e, i) =>
-              ({
-                globalPosition: Number(rows[i].global_position),
-                tenantId: request.tenantId,
-                streamId: request.streamId,
-                streamVersion: rows[i].stream_version,
-                type: e.type,
-                data: e.data,
-                metadata: metadataOf(e, i),
-                recordedAt: new Date(rows[i].recorded_at).toISOString(),
-              }) as StoredEvent,
-          );
-          await applyInline(trx, this.inline, stored);
-        }
+        const stored = events.map(
+          (e, i) =>
+            ({
+              globalPosition: Number(rows[i].global_position),
+              tenantId: request.tenantId,
+              streamId: request.streamId,
+              streamVersion: rows[i].stream_version,
+              type: e.type,
+              data: e.data,
+              metadata: metadataOf(e, i),
+              recordedAt: new Date(rows[i].recorded_at).toISOString(),
+            }) as StoredEvent,
+        );
+        if (this.inline.length > 0) await applyInline(trx, this.inline, stored);
         return {
           version: request.expectedVersion + events.length,
           firstPosition: Number(rows[0].global_position),
           lastPosition: Number(rows[rows.length - 1].global_position),
+          events: stored,
         };
       });
     } catch (error) {
@@ -243,6 +248,22 @@ export class EventStore {
     const event = toStoredEvent(row);
     const requestHash = event.metadata[IDEMPOTENCY_REQUEST_HASH_FIELD];
     return { event, requestHash: typeof requestHash === 'string' ? requestHash : '' };
+  }
+
+  /**
+   * A session's events from its earliest pending input on (the `executions` view, applied inline
+   * with every append, says which; the whole stream when none is pending), in one read. `after` is
+   * the stream version just before the first event returned.
+   */
+  async readPendingSuffix(streamId: string): Promise<{ after: number; events: StoredEvent[] }> {
+    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number }>`
+      with p as (
+        select coalesce(min(submitted_version), 1) as from_version
+        from executions where session_id = ${streamId} and status in ('queued', 'running')
+      )
+      select e.*, p.from_version from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
+      order by e.stream_version`.execute(this.db);
+    return { after: rows.length > 0 ? rows[0].stream_version - 1 : 0, events: rows.map(toStoredEvent) };
   }
 
   /** Events of one stream with version > afterVersion, in order. */

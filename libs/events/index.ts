@@ -70,7 +70,7 @@ export { traceEventsProjection } from './projections/trace-events';
 export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inline';
 export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure, RebuildInlineResult } from './projections/inline/rebuild-inline';
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
-export type { Tenant } from './tenants';
+export type { Tenant, TenantStoreOptions } from './tenants';
 export { ReadModels } from './read-models';
 export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
 export type { ExecutionWaiterOptions, ExecutionWait, ListenState } from './execution-waiter';

@@ -95,19 +95,6 @@ export class ReadModels {
     };
   }
 
-  /** The stream version of the session's earliest execution not yet committed or failed. */
-  async earliestPendingVersion(sessionId: string): Promise<number | null> {
-    const r = await this.db
-      .selectFrom('executions')
-      .select('submitted_version')
-      .where('session_id', '=', sessionId)
-      .where('status', 'in', ['queued', 'running'])
-      .orderBy('submitted_version')
-      .limit(1)
-      .executeTakeFirst();
-    return r?.submitted_version ?? null;
-  }
-
   /**
    * The session's earliest execution not yet committed or failed (the one the session waits on),
    * or null when none is pending.

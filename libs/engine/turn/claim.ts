@@ -17,7 +17,7 @@ export async function claimExecution(
 ): Promise<number | null> {
   const attempt = execution.latestAttempt + 1;
   try {
-    await deps.store.append({
+    const appended = await deps.store.append({
       tenantId: job.tenantId,
       streamId: job.sessionId,
       expectedVersion: journal.version,
@@ -25,10 +25,11 @@ export async function claimExecution(
         { type: 'execution.started@1', data: { executionId: execution.executionId, turnId: execution.turnId, attempt, workerId: deps.options.workerId } },
       ],
     });
+    // made at the journal's version: the journal plus this event is the stream up to it
+    journal.apply(appended.events);
   } catch (error) {
     if (error instanceof ConcurrencyError) return null;
     throw error;
   }
-  journal.apply(await deps.store.readStream(job.sessionId, journal.version));
   return attempt;
 }

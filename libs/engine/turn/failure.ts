@@ -26,7 +26,7 @@ export async function recordFailure(deps: TurnDeps, job: TurnJob, failure: Failu
     if (!execution || execution.status !== 'pending') return false;
     if (failure.attempt !== undefined && execution.latestAttempt !== failure.attempt) return false;
     try {
-      await deps.store.append({
+      const appended = await deps.store.append({
         tenantId: job.tenantId,
         streamId: job.sessionId,
         expectedVersion: journal.version,
@@ -37,11 +37,11 @@ export async function recordFailure(deps: TurnDeps, job: TurnJob, failure: Failu
           },
         ],
       });
+      journal.apply(appended.events);
     } catch (error) {
       if (!(error instanceof ConcurrencyError) || tries >= MAX_TRIES) throw error;
       continue;
     }
-    journal.apply(await deps.store.readStream(job.sessionId, journal.version));
     await handOff(deps, job, journal);
     return true;
   }

@@ -57,8 +57,8 @@ export class ExecutionRun {
       if (events.length === 0) return this.journal.version;
       try {
         const r = await this.store.append({ tenantId: this.ref.tenantId, streamId: this.ref.sessionId, expectedVersion: this.journal.version, events });
-        // read after the commit: the journal then also holds whatever was appended before it
-        await this.catchUp();
+        // made at the journal's version: the journal plus these events is the stream up to them
+        this.journal.apply(r.events);
         return r.version;
       } catch (error) {
         if (!(error instanceof ConcurrencyError) || tries >= MAX_APPEND_TRIES) throw error;

@@ -2,8 +2,8 @@ import type { SessionJournal } from '../journal';
 import type { TurnDeps } from './deps';
 
 /**
- * Called by whoever ended an execution (commit or failure), with the journal read after that end
- * was committed: enqueues the session's next pending execution, if any. This is what keeps one
+ * Called by whoever ended an execution (commit or failure), once that end is committed: reads the
+ * stream after it into the journal (inputs appended meanwhile), then enqueues the session's next pending execution, if any. This is what keeps one
  * execution per session running at a time, in submission order, without polling.
  *
  * The race with a new input (SessionService.submitInput) is safe: the input's append and this end
@@ -15,10 +15,12 @@ import type { TurnDeps } from './deps';
  * the sweeper enqueues a session's earliest pending execution once it has been idle long enough.
  */
 export async function handOff(
-  deps: Pick<TurnDeps, 'queue' | 'logger'>,
+  deps: Pick<TurnDeps, 'store' | 'queue' | 'logger'>,
   session: { tenantId: string; sessionId: string },
   journal: SessionJournal,
 ): Promise<void> {
+  // the read after our own commit that the race above relies on
+  journal.apply(await deps.store.readStream(session.sessionId, journal.version));
   const next = journal.pending()[0];
   if (!next) return;
   try {

@@ -8,9 +8,8 @@ import type { TurnDeps } from './deps';
  * start earlier, never later: the journal itself is always exact.
  */
 export async function loadSessionJournal(deps: Pick<TurnDeps, 'store' | 'readModels'>, sessionId: string): Promise<SessionJournal> {
-  const from = await deps.readModels.earliestPendingVersion(sessionId);
-  const after = from === null ? 0 : from - 1;
-  return new SessionJournal(await deps.store.readStream(sessionId, after), after);
+  const { after, events } = await deps.store.readPendingSuffix(sessionId);
+  return new SessionJournal(events, after);
 }
 
 export interface SessionSettings {
@@ -18,10 +17,22 @@ export interface SessionSettings {
   world: LoadedWorld | null;
 }
 
+/** Sessions whose `session.created` was read (an event never changes): a read per turn saved. */
+const createdCache = new Map<string, { locale: string; worldId: string | null } | null>();
+const CREATED_CACHE_SIZE = 10_000;
+
 /** The session's locale and world, from its first event. */
 export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds'>, sessionId: string): Promise<SessionSettings> {
-  const [first] = await deps.store.readStream(sessionId, 0, 1);
-  if (first?.type !== 'session.created@1') return { locale: 'en', world: null };
-  const worldId = first.data.worldId;
-  return { locale: promptLocaleOf(first.data.locale), world: worldId && deps.worlds.has(worldId) ? deps.worlds.get(worldId) : null };
+  let created = createdCache.get(sessionId);
+  if (created === undefined) {
+    const [first] = await deps.store.readStream(sessionId, 0, 1);
+    created = first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId } : null;
+    if (first !== undefined) {
+      if (createdCache.size >= CREATED_CACHE_SIZE) createdCache.delete(createdCache.keys().next().value!);
+      createdCache.set(sessionId, created);
+    }
+  }
+  if (created === null) return { locale: 'en', world: null };
+  const { worldId } = created;
+  return { locale: promptLocaleOf(created.locale), world: worldId && deps.worlds.has(worldId) ? deps.worlds.get(worldId) : null };
 }

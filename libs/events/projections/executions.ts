@@ -3,15 +3,7 @@ import { eventByEvent, type InlineProjection } from './projection';
 /** `executions`: status of every player input's execution (queued → running → committed | failed). */
 export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
-  handles: [
-    'player-input.submitted@1',
-    'execution.started@1',
-    'runtime.output.produced@1',
-    'llm.calling@1',
-    'llm.responded@1',
-    'turn.committed@1',
-    'execution.failed@1',
-  ],
+  handles: ['player-input.submitted@1', 'execution.started@1', 'runtime.output.produced@1', 'llm.calling@1', 'turn.committed@1', 'execution.failed@1'],
   tables: ['executions'],
   async apply(trx, event) {
     const at = new Date(event.recordedAt);
@@ -46,8 +38,8 @@ export const executionsProjection: InlineProjection = eventByEvent({
         return;
       case 'runtime.output.produced@1':
       case 'llm.calling@1':
-      case 'llm.responded@1':
-        // progress: keeps a live execution from looking stalled to the sweeper
+        // progress: keeps a live execution from looking stalled to the sweeper (llm.responded is
+        // always appended together with its runtime.output.produced, which marks it)
         await trx
           .updateTable('executions')
           .set({ updated_at: at })
