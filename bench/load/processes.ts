@@ -33,11 +33,15 @@ export interface SpawnRequest {
  * a run interrupted while it starts still stops it.
  */
 export async function spawnProcess(request: SpawnRequest, track: (p: BenchProcess) => void): Promise<BenchProcess & { readyLine: string }> {
-  const child = spawn(process.execPath, [...(process.env.COVEL_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '-r', './tools/register.js', request.script], {
-    cwd: root,
-    env: request.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(process.env.COVEL_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), '-r', './tools/register.js', request.script],
+    {
+      cwd: root,
+      env: request.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const append = (chunk: Buffer) => {
     out += chunk.toString('utf8');
