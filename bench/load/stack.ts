@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import IORedis from 'ioredis';
 import { Client } from 'pg';
+import { deleteQueueKeys } from '../../libs/engine';
 import { migrateToLatest, openDatabase, TenantStore } from '../../libs/events';
 import type { Cleanups } from './cleanups';
 import type { RunSpec } from './options';
@@ -52,7 +52,7 @@ export async function startBenchStack(spec: RunSpec, cleanups: Cleanups, log: (l
       await admin.end();
     }
     steps.push(() => dropDatabase(databaseName));
-    steps.push(() => deleteRedisKeys(prefix));
+    steps.push(() => deleteQueueKeys(REDIS_URL, prefix));
     const url = new URL(PG_ADMIN_URL);
     url.pathname = `/${databaseName}`;
     const databaseUrl = url.toString();
@@ -132,20 +132,6 @@ async function dropDatabase(name: string) {
     await admin.query(`drop database if exists ${name} with (force)`);
   } finally {
     await admin.end();
-  }
-}
-
-async function deleteRedisKeys(prefix: string) {
-  const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 2 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
   }
 }
 

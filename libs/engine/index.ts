@@ -27,6 +27,7 @@ export {
   InProcessQueue,
   BullMqTurnQueue,
   redisConnection,
+  deleteQueueKeys,
   ENQUEUE_TIMEOUT_MS,
   TURN_QUEUE_NAME,
   RUNTIME_QUEUE_NAME,

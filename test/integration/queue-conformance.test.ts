@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import IORedis from 'ioredis';
-import { BullMqTurnQueue } from '../../libs/engine';
+import { BullMqTurnQueue, deleteQueueKeys } from '../../libs/engine';
 import { queueConformance } from '../../libs/engine/queue/test/queue-conformance';
 import { REDIS_URL } from '../support/stack';
 
@@ -8,19 +7,7 @@ import { REDIS_URL } from '../support/stack';
 const prefixes: string[] = [];
 
 afterAll(async () => {
-  const redis = new IORedis(REDIS_URL);
-  try {
-    for (const prefix of prefixes) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    }
-  } finally {
-    redis.disconnect();
-  }
+  for (const prefix of prefixes) await deleteQueueKeys(REDIS_URL, prefix);
 });
 
 queueConformance({

@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import IORedis from 'ioredis';
 import { Client } from 'pg';
 import { PlayClient } from '../../apps/play/play-client';
+import { deleteQueueKeys } from '../../libs/engine';
 
 const root = join(__dirname, '..', '..');
 export const PG_ADMIN_URL = process.env.COVEL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -197,30 +197,16 @@ export async function startStack(options: { workers: number; workerEnv?: Record<
       startWorker,
       async stop() {
         await Promise.all(started.map((p) => p.stop()));
-        await clearRedisPrefix(prefix);
+        await deleteQueueKeys(REDIS_URL, prefix);
         await database.drop();
         await roles?.drop();
       },
     };
   } catch (error) {
     await Promise.all(started.map((p) => p.stop()));
-    await clearRedisPrefix(prefix).catch(() => undefined);
+    await deleteQueueKeys(REDIS_URL, prefix).catch(() => undefined);
     await database.drop().catch(() => undefined);
     await roles?.drop().catch(() => undefined);
     throw error;
-  }
-}
-
-async function clearRedisPrefix(prefix: string) {
-  const redis = new IORedis(REDIS_URL);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
   }
 }

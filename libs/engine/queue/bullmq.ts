@@ -63,6 +63,24 @@ export interface BullMqOptions {
 }
 
 /** The connection of BullMQ workers: blocking commands, so it retries forever (BullMQ requires it). */
+/**
+ * Deletes every key of a queue prefix (all queues of a deployment or a test run), a SCAN page at a
+ * time; for tear-downs of throwaway prefixes, never for a live deployment's.
+ */
+export async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 export function redisConnection(redisUrl: string): IORedis {
   return new IORedis(redisUrl, { maxRetriesPerRequest: null });
 }

@@ -1,5 +1,5 @@
 export * from './port';
 export { InProcessQueue } from './in-process';
 export type { InProcessQueueOptions } from './in-process';
-export { BullMqTurnQueue, redisConnection, ENQUEUE_TIMEOUT_MS } from './bullmq';
+export { BullMqTurnQueue, deleteQueueKeys, redisConnection, ENQUEUE_TIMEOUT_MS } from './bullmq';
 export type { BullMqOptions, BullMqConsumerOptions } from './bullmq';
