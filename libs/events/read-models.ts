@@ -178,32 +178,17 @@ export class ReadModels {
     sessionId: string,
     limits: { window: number; scan: number },
   ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[] }> {
-    const [mark, last] = await Promise.all([
-      this.db
-        .selectFrom('history_watermarks')
-        .select('compacted_through')
-        .where('session_id', '=', sessionId)
-        .where('tenant_id', '=', tenantId)
-        .executeTakeFirst(),
-      this.lastOrd(sessionId),
-    ]);
-    const windowFrom = Math.max(mark?.compacted_through ?? 0, last - limits.window);
+    // one round trip: the compaction mark and the highest ord (ords are dense, 1..n, so the tails
+    // are then read as an ord range: an index range scan whatever the planner's statistics say)
+    const { rows: heads } = await sql<{ mark: number | null; last: number | null }>`
+      select
+        (select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as mark,
+        (select max(ord) from turn_messages where session_id = ${sessionId}) as last`.execute(this.db);
+    const last = Number(heads[0]?.last ?? 0);
+    const windowFrom = Math.max(Number(heads[0]?.mark ?? 0), last - limits.window);
     const scanFrom = Math.max(0, last - limits.scan);
     const rows = await this.messages(tenantId, sessionId, { afterOrder: Math.min(windowFrom, scanFrom), limit: Math.max(limits.window, limits.scan) });
     return { uncompacted: rows.filter((r) => r.order > windowFrom), scanTail: rows.filter((r) => r.order > scanFrom) };
-  }
-
-  /**
-   * The highest `ord` of a session (ords are dense: 1..n). Tails are then read as an ord range,
-   * an index range scan whatever the planner's statistics say.
-   */
-  private async lastOrd(sessionId: string): Promise<number> {
-    const r = await this.db
-      .selectFrom('turn_messages')
-      .select(sql<number | null>`max(ord)`.as('max'))
-      .where('session_id', '=', sessionId)
-      .executeTakeFirstOrThrow();
-    return Number(r.max ?? 0);
   }
 
   /**

@@ -24,10 +24,15 @@ export const prefixReportsProjection: Projection = eventByEvent({
     const d = event.data;
     const runtime = `${d.pluginId}/${d.runtimeId}`;
     const sessionRows = trx.selectFrom('prefix_reports').where('session_id', '=', event.streamId);
-    const sameTurn = await sessionRows.select('turn').where('turn_id', '=', d.turnId).limit(1).executeTakeFirst();
-    const { turns } = await sessionRows.select(sql<number>`count(distinct turn_id)`.as('turns')).executeTakeFirstOrThrow();
-    const turn = sameTurn?.turn ?? Number(turns) + 1;
-    const firstInTurn = !(await sessionRows.select('call_id').where('turn_id', '=', d.turnId).where('runtime', '=', runtime).limit(1).executeTakeFirst());
+    // one round trip: this turn's number if a call of it was seen, the session's turn count, and
+    // whether this runtime already made a call in this turn
+    const { rows } = await sql<{ same_turn: number | null; turns: string; seen: boolean }>`
+      select
+        (select turn from prefix_reports where session_id = ${event.streamId} and turn_id = ${d.turnId} limit 1) as same_turn,
+        (select count(distinct turn_id) from prefix_reports where session_id = ${event.streamId}) as turns,
+        exists (select 1 from prefix_reports where session_id = ${event.streamId} and turn_id = ${d.turnId} and runtime = ${runtime}) as seen`.execute(trx);
+    const turn = rows[0].same_turn ?? Number(rows[0].turns) + 1;
+    const firstInTurn = !rows[0].seen;
     const current: RecordedRequest = { protocol: d.provider, body: JSON.parse(d.body) as Record<string, unknown>, layout: d.layout };
     let figures = comparePrefix(current, current);
     let compared = false;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { ConcurrencyError, EventStore, migrateToLatest, openDatabase, type OpenDatabase } from '../../libs/events';
-import { createAsyncProjector } from '../../libs/engine';
+import { ASYNC_PROJECTIONS, createAsyncProjector } from '../../libs/engine';
 import { dumpProjections } from '../support/projection-dump';
 import { createTestDatabase, startStack } from '../support/stack';
 
@@ -66,14 +66,20 @@ describe('npm run replay on PostgreSQL', () => {
     const stack = await startStack({ workers: 1 });
     try {
       const { client } = stack;
+      const sessions: string[] = [];
       for (let s = 0; s < 3; s++) {
         const { id } = await client.createSession();
+        sessions.push(id);
         for (let t = 0; t < 3; t++) await client.waitFor((await client.submit(id, `s${s} t${t}`)).executionId, 30_000);
       }
       const open = await openDatabase({ kind: 'postgres', url: stack.databaseUrl });
       try {
-        // the inline views are current; the async ones may be a batch behind: bring them to the log's end
-        await createAsyncProjector(open.db, { owner: 'test-drain' }).drain();
+        // the inline views are current; the async ones (the worker's projector) may be a batch
+        // behind: wait until each has passed every session's last event (waiting does no work)
+        const projector = createAsyncProjector(open.db, { owner: 'test-wait' });
+        for (const projection of ASYNC_PROJECTIONS)
+          for (const streamId of sessions)
+            expect(await projector.waitFor({ projection: projection.name, streamId, timeoutMs: 20_000 })).toEqual({ status: 'reached' });
         const live = await dumpProjections(open.db);
         expect(live.turn_messages).toHaveLength(18);
         const { stdout } = await run('npm', ['run', 'replay'], { cwd: join(__dirname, '..', '..'), env: { ...process.env, ...stack.env } });

@@ -69,7 +69,7 @@ export class AsyncProjector {
     return this.apply.owner;
   }
 
-  /** Runs passes in the background until stop() (which also gives back what runOnce/drain took): at once while there is work, every `idleDelayMs` otherwise. */
+  /** Runs passes in the background until stop() (which also gives back what runOnce/drain took): at once while there is a backlog, every `idleDelayMs` otherwise. */
   start(): void {
     if (this.loop) return;
     this.stopping = false;
@@ -195,9 +195,9 @@ export class AsyncProjector {
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      let moved = 0;
+      let pass = { applied: 0, moved: 0 };
       try {
-        moved = (await this.serial(() => this.pass({}))).moved;
+        pass = await this.serial(() => this.pass({}));
         if (this.loopFailing) this.apply.logger.log(`projector ${this.apply.owner}: working again`);
         this.loopFailing = false;
       } catch (error) {
@@ -205,7 +205,10 @@ export class AsyncProjector {
         if (!this.loopFailing) this.apply.logger.warn(`projector ${this.apply.owner}: a pass failed (retrying quietly until one succeeds): ${String(error)}`);
         this.loopFailing = true;
       }
-      if (moved === 0 && !this.stopping) await this.sleep(this.loopFailing ? Math.max(this.idleDelayMs, 1_000) : this.idleDelayMs);
+      // at once again only while there is a backlog (a full batch's worth applied): under a steady
+      // trickle, waiting lets events gather so each shard's transaction carries many of them
+      const backlog = pass.moved > 0 && pass.applied >= this.batchSize;
+      if (!backlog && !this.stopping) await this.sleep(this.loopFailing ? Math.max(this.idleDelayMs, 1_000) : this.idleDelayMs);
     }
   }
 
