@@ -88,7 +88,9 @@ export class SessionService {
    */
   async submitInput(request: SubmitInputRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
     const { tenantId, sessionId, text, idempotencyKey } = request;
-    if (!(await this.owns(tenantId, sessionId))) throw new SessionNotFoundError(sessionId);
+    // ownership and the version of the first try in one read
+    const head = await this.deps.store.streamHead(sessionId);
+    if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
     const idempotency =
       idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: { text } }) };
     const executionId = randomUUID();
@@ -106,7 +108,7 @@ export class SessionService {
       }
       // a repeat is answered above even with the queue away; a new input is not recorded then
       if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
-      const version = await this.deps.store.streamVersion(sessionId);
+      const version = tries === 0 ? head.version : await this.deps.store.streamVersion(sessionId);
       try {
         await this.deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: [event], idempotency });
         break;

@@ -321,6 +321,11 @@ export class EventStore {
     return row?.tenant_id ?? null;
   }
 
+  /** The stream's version and owning tenant in one read (version 0 and null when it does not exist). */
+  async streamHead(streamId: string): Promise<{ version: number; tenantId: string | null }> {
+    return streamHead(this.db, streamId);
+  }
+
   async streamVersion(streamId: string): Promise<number> {
     return (await streamHead(this.db, streamId)).version;
   }
