@@ -69,6 +69,11 @@ export function formatReport(results: readonly RunResult[]): string {
       ];
     }),
   ]);
+  const steps = ['in', 'queued', 'claimed', 'model', 'recorded', 'out'] as const;
+  const third = formatTable([
+    ['run', ...steps.map((s) => `${s} p50/p95`)],
+    ...results.map((r) => [r.spec.name, ...steps.map((s) => pair(r.stepsMs[s].p50, r.stepsMs[s].p95))]),
+  ]);
   const notes: string[] = [];
   const b = results.find((r) => r.spec.name === 'b');
   const c = results.find((r) => r.spec.name === 'c');
@@ -87,6 +92,9 @@ export function formatReport(results: readonly RunResult[]): string {
     '',
     'ms; latency = client clock (POST start → long-poll end), server = event recorded_at; overhead = latency − model latency; CPU over the window per committed turn (postgres: all its processes, (bench db): the run database backends only)',
     second,
+    '',
+    'where the overhead goes, ms per step of a turn: in = POST start → input recorded; queued → claimed (execution.started); claimed → llm.calling; model = llm.calling → llm.responded − model latency; recorded → turn.committed; out → the long-poll returns',
+    third,
     ...(notes.length ? ['', ...notes] : []),
   ].join('\n');
 }

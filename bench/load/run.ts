@@ -6,7 +6,7 @@ import { checkExactlyOnce, efficiencyPercent, type ExactlyOnce, idealThroughput,
 import type { RunSpec } from './options';
 import { now, runPlayers, type TurnRecord } from './players';
 import { startBenchStack } from './stack';
-import { readLog } from './verify';
+import { readLog, type TurnStepName } from './verify';
 
 /** Every figure of one run (the JSON written under bench/results/, one entry per run). */
 export interface RunResult {
@@ -30,6 +30,8 @@ export interface RunResult {
   /** latencyMs − model latency. */
   overheadMs: Spread;
   serverOverheadMs: Spread;
+  /** Per step of a turn (see TurnStepName); `model` is net of the model latency. */
+  stepsMs: Record<TurnStepName, Spread>;
   /** GET requests per turn, mean (1.0: every turn's first long-poll saw its end). */
   pollsPerTurn: number;
   /** CPU used over the window: per group, the total, and the PostgreSQL backends of this run's database. */
@@ -124,6 +126,9 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       serverLatencyMs: spread(reading.serverLatenciesMs),
       overheadMs: spread(overheads(latencies, spec.latencyMs)),
       serverOverheadMs: spread(overheads(reading.serverLatenciesMs, spec.latencyMs)),
+      stepsMs: Object.fromEntries(
+        Object.entries(reading.stepsMs).map(([step, ms]) => [step, spread(step === 'model' ? overheads(ms, spec.latencyMs) : ms)]),
+      ) as RunResult['stepsMs'],
       pollsPerTurn: turns.length ? turns.reduce((n, t) => n + t.polls, 0) / turns.length : 0,
       cpuMs: used,
       cpuMsPerTurn: perTurn,

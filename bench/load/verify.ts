@@ -9,9 +9,26 @@ export interface LogReading {
   serverLatenciesMs: number[];
   /** `llm.calling` events of the run's sessions (one per model call). */
   modelCalls: number;
+  /** Per step of a committed turn (first attempt's events, server clock): the ms from one event to the next. */
+  stepsMs: Record<TurnStepName, number[]>;
   /** PostgreSQL backends connected to the bench database now (for their CPU). */
   backendPids: number[];
 }
+
+/** The steps of a turn between the events it records, in order (see TURN_STEPS). */
+export type TurnStepName = 'in' | 'queued' | 'claimed' | 'model' | 'recorded' | 'out';
+
+/**
+ * Each server step: from the first event of one type to the first of the next, in the turn's
+ * stream. Around them: `in` (the client's POST start → the input recorded) and `out` (the commit
+ * recorded → the client's long-poll end); client and server share the machine's clock.
+ */
+const TURN_STEPS: readonly { name: TurnStepName; from: string; to: string }[] = [
+  { name: 'queued', from: 'player-input.submitted@1', to: 'execution.started@1' },
+  { name: 'claimed', from: 'execution.started@1', to: 'llm.calling@1' },
+  { name: 'model', from: 'llm.calling@1', to: 'llm.responded@1' },
+  { name: 'recorded', from: 'llm.responded@1', to: 'turn.committed@1' },
+];
 
 interface EventRow {
   stream_id: string;
@@ -45,7 +62,8 @@ export async function readLog(options: {
                 case when type = 'turn.committed@1' then jsonb_array_length(data->'messages') end as message_count,
                 (extract(epoch from recorded_at) * 1000)::text as recorded_ms
          from events
-         where tenant_id = $1 and type in ('player-input.submitted@1', 'turn.committed@1', 'execution.failed@1', 'llm.calling@1')
+         where tenant_id = $1 and type in ('player-input.submitted@1', 'turn.committed@1', 'execution.failed@1', 'llm.calling@1',
+                          'execution.started@1', 'llm.responded@1')
          order by stream_id, stream_version`,
         [options.tenantId],
       )
@@ -108,5 +126,38 @@ function assemble(
     if (at !== undefined) serverLatenciesMs.push(Number(e.recorded_ms) - at);
   }
   for (const m of messages) bySession.get(m.session_id)?.messages.push({ turnId: m.turn_id, messageId: m.message_id });
-  return { sessions: [...bySession.values()], serverLatenciesMs, modelCalls };
+  return {
+    sessions: [...bySession.values()],
+    serverLatenciesMs,
+    modelCalls,
+    stepsMs: turnSteps(
+      turns,
+      events.filter((x) => bySession.has(x.stream_id)),
+    ),
+  };
+}
+
+/** The step gaps of every committed execution that has all the step events. */
+function turnSteps(turns: readonly TurnRecord[], events: readonly EventRow[]): Record<TurnStepName, number[]> {
+  const firstAt = new Map<string, Map<string, number>>();
+  for (const e of events) {
+    let times = firstAt.get(e.execution_id);
+    if (!times) firstAt.set(e.execution_id, (times = new Map()));
+    if (!times.has(e.type)) times.set(e.type, Number(e.recorded_ms));
+  }
+  const steps: Record<TurnStepName, number[]> = { in: [], queued: [], claimed: [], model: [], recorded: [], out: [] };
+  for (const turn of turns) {
+    const times = turn.executionId === null ? undefined : firstAt.get(turn.executionId);
+    const committed = times?.get('turn.committed@1');
+    const submitted = times?.get('player-input.submitted@1');
+    if (!times || committed === undefined || submitted === undefined) continue;
+    steps.in.push(submitted - turn.startedAt);
+    steps.out.push(turn.endedAt - committed);
+    for (const step of TURN_STEPS) {
+      const from = times.get(step.from);
+      const to = times.get(step.to);
+      if (from !== undefined && to !== undefined) steps[step.name].push(to - from);
+    }
+  }
+  return steps;
 }
