@@ -1,4 +1,4 @@
-import type { CommittedMessage } from '../../events';
+import type { CommittedMessage, NewEvent } from '../../events';
 import { type ExecutionJournal, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeCatalog } from '../runtime-catalog';
 import type { ExecutionRun } from './fenced-append';
@@ -9,12 +9,24 @@ import type { ExecutionRun } from './fenced-append';
  * has already committed or failed, cannot write (`FencedOutError`).
  */
 export async function commitTurn(catalog: RuntimeCatalog, run: ExecutionRun): Promise<void> {
-  await run.append((execution) => [
-    {
-      type: 'turn.committed@1',
-      data: { executionId: execution.executionId, turnId: execution.turnId, attempt: run.attempt, messages: committedMessages(catalog, execution) },
-    },
-  ]);
+  await run.append((execution) => [commitEvent(catalog, execution, run.attempt)]);
+}
+
+/** The `turn.committed` event of `execution` as it stands (every output in it). */
+export function commitEvent(catalog: RuntimeCatalog, execution: ExecutionJournal, attempt: number): NewEvent {
+  return {
+    type: 'turn.committed@1',
+    data: { executionId: execution.executionId, turnId: execution.turnId, attempt, messages: committedMessages(catalog, execution) },
+  };
+}
+
+/** The runtimes of the first stage (catalog order) that still lacks an output; none: the turn can commit. */
+export function missingRuntimes(catalog: RuntimeCatalog, outputs: ReadonlyMap<string, RuntimeOutput>): { pluginId: string; runtimeId: string }[] {
+  for (const group of catalog.groups()) {
+    const missing = group.runtimes.filter((r) => !outputs.has(runtimeKey(r.pluginId, r.manifest.id)));
+    if (missing.length > 0) return missing.map((r) => ({ pluginId: r.pluginId, runtimeId: r.manifest.id }));
+  }
+  return [];
 }
 
 /** The input as the user row, then every output with text for the history, in catalog order. */

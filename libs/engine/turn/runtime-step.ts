@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { redactImageData } from '../../providers';
 import { RuntimeNotFoundError } from '../errors';
 import { loadRuntimeHistory } from '../history-loader';
-import { executionOutputs, runtimeKey } from '../journal';
+import { executionOutputs, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
 import { buildRuntimeRequest, requestLayout } from '../runtime-request';
 import { staticSegments } from '../static-segments';
+import { commitEvent, missingRuntimes } from './commit';
 import { historyReadLimit, type TurnDeps } from './deps';
 import { ExecutionRun, isCurrentAttempt } from './fenced-append';
+import { handOff } from './hand-off';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 
 /** produced: this job called the model and recorded the output; reused: an earlier job had; fenced: not this attempt's to run. */
@@ -19,6 +21,9 @@ export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
  * uses), records `llm.calling`, calls the model and records `llm.responded` with the output.
  * The output is recorded once per execution and runtime: a copy of this job that ran at the same
  * time (a lost lock) and recorded first wins, this one records only its response.
+ * The output that completes the last stage commits the turn in the same append (one transaction
+ * instead of two, and no wait for the turn job to wake), and the session is handed off from here;
+ * the turn job then only finds the execution ended.
  */
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
   const journal = await loadSessionJournal(deps, job.sessionId);
@@ -60,8 +65,20 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   ]);
   const response = await adapter.send(body);
   let produced = false;
+  let committed = false;
   await run.append((current) => {
     produced = !current.outputs.has(key);
+    const output: RuntimeOutput = {
+      stage: m.stage,
+      pluginId: job.pluginId,
+      runtimeId: m.id,
+      outputKind: m.outputKind,
+      messageId: randomUUID(),
+      text: response.text,
+      attempt: job.attempt,
+    };
+    const outputs = new Map(current.outputs).set(key, output);
+    committed = produced && missingRuntimes(deps.catalog, outputs).length === 0;
     return [
       { type: 'llm.responded@1', data: { ...ids, finishReason: response.finishReason, usage: response.usage } },
       ...(produced
@@ -71,18 +88,20 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
               data: {
                 executionId: ids.executionId,
                 turnId: ids.turnId,
-                attempt: job.attempt,
-                stage: m.stage,
-                pluginId: job.pluginId,
-                runtimeId: m.id,
-                outputKind: m.outputKind,
-                messageId: randomUUID(),
-                text: response.text,
+                attempt: output.attempt,
+                stage: output.stage,
+                pluginId: output.pluginId,
+                runtimeId: output.runtimeId,
+                outputKind: output.outputKind,
+                messageId: output.messageId,
+                text: output.text,
               },
             },
           ]
         : []),
+      ...(committed ? [commitEvent(deps.catalog, { ...current, outputs }, job.attempt)] : []),
     ];
   });
+  if (committed) await handOff(deps, job, run.journal);
   return produced ? 'produced' : 'reused';
 }

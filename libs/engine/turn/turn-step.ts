@@ -1,8 +1,7 @@
 import { ExecutionNotFoundError } from '../errors';
-import { type ExecutionJournal, runtimeKey } from '../journal';
 import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
 import { claimExecution } from './claim';
-import { commitTurn } from './commit';
+import { commitTurn, missingRuntimes } from './commit';
 import type { TurnDeps } from './deps';
 import { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
@@ -19,7 +18,9 @@ const done: TurnStep = { kind: 'done' };
  *   and remember it with the job;
  * - the first stage (catalog order) with runtimes whose outputs are missing: wait for one runtime
  *   job per missing output (a barrier between stages);
- * - every output is there: commit once, hand off, done.
+ * - every output is there: commit once, hand off, done. (Usually the runtime job that produced the
+ *   last output has committed already, in the same append as that output, and handed off: this
+ *   run then finds the execution ended.)
  */
 export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
   const journal = await loadSessionJournal(deps, job.sessionId);
@@ -45,7 +46,7 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
     if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
     await ctx.recordClaim(attempt);
   }
-  const missing = missingRuntimes(deps, execution);
+  const missing = missingRuntimes(deps.catalog, execution.outputs);
   if (missing.length > 0) {
     const claimed = attempt;
     const children = missing.map((r): RuntimeJob => ({
@@ -61,13 +62,4 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
   await commitTurn(deps.catalog, run);
   await handOff(deps, job, run.journal);
   return done;
-}
-
-/** The runtimes of the first stage (catalog order) that still lacks an output. */
-function missingRuntimes(deps: Pick<TurnDeps, 'catalog'>, execution: ExecutionJournal): { pluginId: string; runtimeId: string }[] {
-  for (const group of deps.catalog.groups()) {
-    const missing = group.runtimes.filter((r) => !execution.outputs.has(runtimeKey(r.pluginId, r.manifest.id)));
-    if (missing.length > 0) return missing.map((r) => ({ pluginId: r.pluginId, runtimeId: r.manifest.id }));
-  }
-  return [];
 }

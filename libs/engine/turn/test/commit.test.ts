@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { FencedOutError } from '../../errors';
 import { claimExecution } from '../claim';
 import { commitTurn } from '../commit';
@@ -13,14 +14,37 @@ describe('the commit', () => {
   });
   afterAll(() => h.close());
 
-  /** A claimed execution with every runtime's output produced, and a run of its attempt. */
+  /**
+   * A claimed execution with every runtime's output produced but not committed, and a run of its
+   * attempt. (A runtime job commits with the last output; outputs without a commit come from a log
+   * written before that, or from a catalog that lost a runtime since: the turn job commits them.)
+   */
   async function produced() {
     const job = await h.input(await h.session(), 'Light the lamp');
     let journal = await loadSessionJournal(h.deps, job.sessionId);
     const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
-    for (const r of h.deps.catalog.all()) await runRuntimeStep(h.deps, { ...job, attempt, pluginId: r.pluginId, runtimeId: r.manifest.id });
+    const [last, ...rest] = [...h.deps.catalog.all()].reverse();
+    for (const r of rest.reverse()) await runRuntimeStep(h.deps, { ...job, attempt, pluginId: r.pluginId, runtimeId: r.manifest.id });
     journal = await loadSessionJournal(h.deps, job.sessionId);
-    return { job, run: new ExecutionRun(h.deps.store, journal, job, attempt) };
+    const run = new ExecutionRun(h.deps.store, journal, job, attempt);
+    const m = last.manifest;
+    await run.append((e) => [
+      {
+        type: 'runtime.output.produced@1',
+        data: {
+          executionId: e.executionId,
+          turnId: e.turnId,
+          attempt,
+          stage: m.stage,
+          pluginId: last.pluginId,
+          runtimeId: m.id,
+          outputKind: m.outputKind,
+          messageId: randomUUID(),
+          text: 'recap',
+        },
+      },
+    ]);
+    return { job, run };
   }
 
   it('commits the input and the story outputs in catalog order, once', async () => {

@@ -57,6 +57,32 @@ describe('one runtime step', () => {
     expect(types.filter((t) => t === 'llm.responded@1')).toHaveLength(types.filter((t) => t === 'llm.calling@1').length);
   });
 
+  it('the output that completes the last stage commits the turn in the same append and hands the session off', async () => {
+    const job = await claimed();
+    const next = await h.input({ tenantId: job.tenantId, sessionId: job.sessionId }, 'the next input');
+    for (const pluginId of ['scene', 'mood', 'narrator']) {
+      expect(await runRuntimeStep(h.deps, { ...job, pluginId, runtimeId: pluginId })).toBe('produced');
+      expect(await h.types(job.sessionId)).not.toContain('turn.committed@1');
+    }
+    expect(h.enqueued.filter((j) => j.executionId === next.executionId)).toEqual([]);
+    expect(await runRuntimeStep(h.deps, { ...job, pluginId: 'recap', runtimeId: 'recap' })).toBe('produced');
+    const events = await h.events(job.sessionId);
+    const tail = events.slice(-3);
+    expect(tail.map((e) => e.type)).toEqual(['llm.responded@1', 'runtime.output.produced@1', 'turn.committed@1']);
+    // one append: one transaction, so one recorded_at (the transaction's start)
+    expect(new Set(tail.map((e) => e.recordedAt)).size).toBe(1);
+    // the input, then the story output (recap's output is `none`: not history)
+    const narrator = events.find((e) => e.type === 'runtime.output.produced@1' && e.data.runtimeId === 'narrator');
+    const committed = tail[2].type === 'turn.committed@1' ? tail[2].data.messages : [];
+    expect(committed.map((m) => [m.role, m.runtimeId])).toEqual([
+      ['user', null],
+      ['assistant', 'narrator'],
+    ]);
+    expect(committed[1].messageId).toBe(narrator?.type === 'runtime.output.produced@1' ? narrator.data.messageId : 'none');
+    expect((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status).toBe('committed');
+    expect(h.enqueued.filter((j) => j.executionId === next.executionId)).toHaveLength(1);
+  });
+
   it('a runtime the catalog does not have is a permanent failure', async () => {
     const job = await claimed();
     await expect(runRuntimeStep(h.deps, { ...job, pluginId: 'gone', runtimeId: 'gone' })).rejects.toBeInstanceOf(RuntimeNotFoundError);
