@@ -123,10 +123,11 @@ export class SessionService {
 
   /**
    * Enqueues the session's earliest pending execution when it is `job`'s (read after the input's
-   * append). Racing the end of the execution before it is safe: that end's hand-off reads the
-   * session after its own commit, this reads after the input's commit, so whichever of the two
-   * commits comes second sees the other, and at least one side enqueues this execution (both may:
-   * the enqueue is idempotent). The `executions` view is applied in each append's transaction,
+   * append). Racing the end of the execution before it is safe: that end is appended at the
+   * version its worker's journal was read at (so an input appended first is in the journal its
+   * hand-off reads), this reads after the input's commit, so whichever of the two commits comes
+   * second sees the other, and at least one side enqueues this execution (both may: the enqueue is
+   * idempotent). The `executions` view is applied in each append's transaction,
    * so the read sees every commit before it.
    */
   private async enqueueSessionHead(job: TurnJob) {

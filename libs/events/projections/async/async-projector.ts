@@ -56,7 +56,7 @@ export class AsyncProjector {
       maxRetryDelayMs: options.maxRetryDelayMs ?? 5 * 60_000,
       logger: options.logger ?? console,
     };
-    this.idleDelayMs = options.idleDelayMs ?? 100;
+    this.idleDelayMs = options.idleDelayMs ?? 500;
     this.batchSize = options.batchSize ?? 500;
     this.batchesPerShard = options.batchesPerShard ?? 10;
   }

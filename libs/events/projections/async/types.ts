@@ -18,7 +18,7 @@ export interface AsyncProjectorOptions {
   logger?: ProjectorLogger;
   /** How long a shard stays with its owner without a renewal. Default 20 s. */
   leaseMs?: number;
-  /** Pause of the background loop after a pass that applied nothing. Default 100 ms. */
+  /** Pause of the background loop after a pass without a backlog: events gather meanwhile, so each shard transaction carries many (fewer round trips per event). Default 500 ms. */
   idleDelayMs?: number;
   /** Events read per batch. Default 500. */
   batchSize?: number;
