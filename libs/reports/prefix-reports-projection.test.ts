@@ -1,3 +1,5 @@
+import { type KyselyPlugin, sql } from 'kysely';
+import type { StoredEvent } from '../events';
 import { projectionSpec, uniqueIds } from '../../test/support/projection-spec';
 import { comparePrefix } from './prefix-compare';
 import { prefixReportsProjection } from './prefix-reports-projection';
@@ -118,5 +120,167 @@ describe('prefix_reports (async projection)', () => {
     });
     await spec.reapply(log.events);
     expect(await spec.rows([s])).toEqual(rows);
+  });
+});
+
+describe('prefix_reports: a batch of many events', () => {
+  it("in one batch, a turn's first request is compared with the previous turn's first of the same runtime from that batch", async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const story1 = calling(id('c1'), id('u1'), 'story', body('look around'));
+    const tracker1 = calling(id('c2'), id('u1'), 'tracker', body('state'));
+    const storyRetry = calling(id('c3'), id('u1'), 'story', body('look'));
+    const story2 = calling(id('c4'), id('u2'), 'story', body('look around', 'walk to the river 🌊'));
+    const tracker2 = calling(id('c5'), id('u2'), 'tracker', body('state', 'river'));
+    await spec.check({
+      // one append: the runner hands the projection all of them in one batch
+      when: [{ tenant: t, stream: s, events: [story1, tracker1, storyRetry, responded(id('c1'), id('u1'), 'story', 7), story2, tracker2] }],
+      then: ({ position }) => ({
+        prefix_reports: [
+          report(story1, { tenant: t, session: s, turn: 1, position: position(0), firstInTurn: true, cached: 7 }),
+          report(tracker1, { tenant: t, session: s, turn: 1, position: position(1), firstInTurn: true }),
+          report(storyRetry, { tenant: t, session: s, turn: 1, position: position(2), firstInTurn: false }),
+          report(story2, { tenant: t, session: s, turn: 2, position: position(4), firstInTurn: true, compared: story1.data.body }),
+          report(tracker2, { tenant: t, session: s, turn: 2, position: position(5), firstInTurn: true, compared: tracker1.data.body }),
+        ],
+      }),
+    });
+  });
+
+  it('a report for a call of an earlier batch, for a call with no row, and before its call', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const first = calling(id('c1'), id('u1'), 'story', body('a'));
+    const late = calling(id('c2'), id('u2'), 'story', body('a', 'b'));
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [first] }],
+      when: [
+        {
+          tenant: t,
+          stream: s,
+          events: [responded(id('c9'), id('u1'), 'story', 1), responded(id('c2'), id('u2'), 'story', 2), late, responded(id('c1'), id('u1'), 'story', 3)],
+        },
+      ],
+      then: ({ position }) => ({
+        prefix_reports: [
+          report(first, { tenant: t, session: s, turn: 1, position: position(0), firstInTurn: true, cached: 3 }),
+          // its report came before it in the log: applied one by one it matched no row
+          report(late, { tenant: t, session: s, turn: 2, position: position(3), firstInTurn: true, compared: first.data.body }),
+        ],
+      }),
+    });
+  });
+
+  /**
+   * Events of two sessions interleaved: turns of two runtimes, a retry, a turn id seen again after
+   * a later turn, reports before, with and after their calls, a report with no call, a repeated
+   * call event and a second event with a call id that has a row (other turn: it must not count).
+   */
+  const scenario = () => {
+    const id = uniqueIds();
+    const [t, s1, s2] = [id('t'), id('s1'), id('s2')];
+    const on = (stream: string, e: { type: 'llm.calling@1' | 'llm.responded@1'; data: object }) => ({ stream, e });
+    const c1 = calling(id('c1'), id('u1'), 'story', body('look around'));
+    const log = [
+      on(s1, c1),
+      on(s2, calling(id('d1'), id('v1'), 'story', body('hello'))),
+      on(s1, calling(id('c2'), id('u1'), 'tracker', body('state'))),
+      on(s1, responded(id('c1'), id('u1'), 'story', 5)),
+      on(s1, calling(id('c3'), id('u1'), 'story', body('look'))),
+      on(s2, responded(id('d1'), id('v1'), 'story', 1)),
+      on(s1, responded(id('c4'), id('u2'), 'story', 9)),
+      on(s1, calling(id('c4'), id('u2'), 'story', body('look around', 'walk 🌊'))),
+      on(s2, calling(id('d2'), id('v2'), 'story', body('hello', 'again'))),
+      on(s1, responded(id('c2'), id('u1'), 'tracker', 2)),
+      on(s1, calling(id('c5'), id('u2'), 'tracker', body('state', 'walk'))),
+      on(s1, c1),
+      on(s2, calling(id('d3'), id('v1'), 'story', body('hello?'))),
+      on(s2, responded(id('nope'), id('v9'), 'story', 4)),
+      on(s1, calling(id('c1'), id('u9'), 'story', body('collides'))),
+      on(s1, calling(id('c6'), id('u3'), 'story', body('look around', 'walk 🌊', 'swim'))),
+      on(s2, calling(id('d4'), id('v3'), 'tracker', body('t'))),
+      on(s1, responded(id('c6'), id('u3'), 'story', 11)),
+      on(s1, calling(id('c7'), id('u3'), 'tracker', body('state', 'walk', 'swim'))),
+      on(s2, calling(id('d5'), id('v3'), 'story', body('hello', 'again', 'and again'))),
+      on(s2, responded(id('d5'), id('v3'), 'story', 6)),
+      on(s1, responded(id('c6'), id('u3'), 'story', 12)),
+    ];
+    const events = log.map(
+      ({ stream, e }, i) =>
+        ({
+          globalPosition: 1_000 + i,
+          tenantId: t,
+          streamId: stream,
+          streamVersion: i + 1,
+          ...e,
+          metadata: {},
+          recordedAt: '2025-01-01T00:00:00.000Z',
+        }) as StoredEvent,
+    );
+    return { events, sessions: [s1, s2] };
+  };
+
+  class RolledBack extends Error {}
+  /** The rows the batches give, applied in order in one transaction that is then rolled back. */
+  const rowsAfter = async (sessions: string[], batches: StoredEvent[][]) => {
+    let rows: unknown[] = [];
+    await spec.db
+      .transaction()
+      .execute(async (trx) => {
+        for (const batch of batches) await prefixReportsProjection.applyBatch(trx, batch);
+        rows = (await sql`select * from prefix_reports where session_id in (${sql.join(sessions)}) order by call_id`.execute(trx)).rows;
+        throw new RolledBack();
+      })
+      .catch((e: unknown) => {
+        if (!(e instanceof RolledBack)) throw e;
+      });
+    return rows;
+  };
+  const chunks = <T>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
+
+  it('one batch, a batch split at any point, and batches of any size give the same rows', async () => {
+    const { events, sessions } = scenario();
+    const whole = await rowsAfter(sessions, [events]);
+    expect(whole).toHaveLength(12);
+    // the turn id seen again after a later turn keeps its number, and its runtime is not first
+    expect(whole).toContainEqual(expect.objectContaining({ turn_id: expect.stringMatching(/^v1-/), turn: 1, first_in_turn: false, body: body('hello?') }));
+    for (let at = 1; at < events.length; at++) expect(await rowsAfter(sessions, [events.slice(0, at), events.slice(at)])).toEqual(whole);
+    for (const size of [1, 2, 3, 5, 7]) expect(await rowsAfter(sessions, chunks(events, size))).toEqual(whole);
+  });
+
+  it('a batch applied again (after a crash, before its checkpoint moved) changes no row', async () => {
+    const { events: all, sessions } = scenario();
+    // without the report that comes before its call: applied again, that one would find the row
+    const events = all.filter((e) => !(e.type === 'llm.responded@1' && e.data.callId.startsWith('c4-')));
+    const once = await rowsAfter(sessions, [events]);
+    expect(await rowsAfter(sessions, [events, events])).toEqual(once);
+    expect(await rowsAfter(sessions, [events.slice(0, 10), events.slice(5, 15), events.slice(10), events.slice(3, 12)])).toEqual(once);
+    // and with it, the same rows as applying the events one by one, twice
+    expect(await rowsAfter(sessions, [all, all])).toEqual(await rowsAfter(sessions, [...chunks(all, 1), ...chunks(all, 1)]));
+  });
+
+  it('a batch costs the same three statements however many events and sessions it holds', async () => {
+    const statements = async (events: StoredEvent[]) => {
+      let count = 0;
+      const counting: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => {
+          count += 1;
+          return args.result;
+        },
+      };
+      await spec.db
+        .withPlugin(counting)
+        .transaction()
+        .execute((trx) => prefixReportsProjection.applyBatch(trx, events));
+      return count;
+    };
+    // each batch below has calls to record and reports for calls of earlier batches (or of none):
+    // one read, one update, one insert
+    const [first, second] = [scenario(), scenario()];
+    expect(await statements(first.events.slice(0, 8))).toBe(3);
+    expect(await statements(first.events.slice(8))).toBe(3);
+    const wider = [...second.events, ...scenario().events, ...scenario().events].map((e, i) => ({ ...e, globalPosition: 5_000 + i }));
+    expect(await statements(wider)).toBe(3);
   });
 });

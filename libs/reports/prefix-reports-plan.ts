@@ -1,0 +1,107 @@
+import type { Insertable } from 'kysely';
+import type { Database, StoredEvent } from '../events';
+import { comparePrefix, type RecordedRequest } from './prefix-compare';
+import { type CallKey, emptySession, type PrefixState, seenKey, sessionKey } from './prefix-reports-state';
+
+export type NewPrefixReport = Insertable<Database['prefix_reports']>;
+
+/** Usage reported for a call whose row is not among the batch's new rows. */
+export interface UsageUpdate {
+  tenantId: string;
+  callId: string;
+  cachedInputTokens: number;
+  inputTokens: number;
+}
+
+export interface PrefixReportsPlan {
+  /** New rows, in event order; at most one per call id, none for a call id that has a row. */
+  inserts: NewPrefixReport[];
+  /** The last usage reported per call, for rows written before this batch (or not at all). */
+  usage: UsageUpdate[];
+}
+
+const runtimeOf = (d: { pluginId: string; runtimeId: string }) => `${d.pluginId}/${d.runtimeId}`;
+
+/** The calls the `llm.calling@1` events of a batch record, for `loadPrefixState`. */
+export function callKeys(events: readonly StoredEvent[]): CallKey[] {
+  const keys: CallKey[] = [];
+  for (const e of events) {
+    if (e.type !== 'llm.calling@1') continue;
+    keys.push({ tenantId: e.tenantId, sessionId: e.streamId, turnId: e.data.turnId, runtime: runtimeOf(e.data), callId: e.data.callId });
+  }
+  return keys;
+}
+
+/**
+ * Walks a batch in log order against `state` (which it updates), giving the rows and usage updates
+ * that applying the events one by one would write:
+ * - `llm.calling@1`: the turn number of its turn id in the session (or the session's turn count
+ *   + 1), first in turn when its runtime has no row in that turn yet, and then compared with the
+ *   runtime's latest first-in-turn request; a call id that has a row is skipped;
+ * - `llm.responded@1`: its usage lands on the call's new row when the batch wrote it already,
+ *   otherwise it is an update of an earlier row (matching none when there is none).
+ */
+export function planPrefixReports(events: readonly StoredEvent[], state: PrefixState): PrefixReportsPlan {
+  const pending = new Map<string, NewPrefixReport>();
+  const usage = new Map<string, UsageUpdate>();
+  for (const event of events) {
+    if (event.type === 'llm.responded@1') {
+      const { callId, usage: u } = event.data;
+      const row = pending.get(callId);
+      if (row && row.tenant_id === event.tenantId) {
+        row.provider_cached_tokens = u.cachedInputTokens;
+        row.provider_input_tokens = u.inputTokens;
+      } else {
+        const key = JSON.stringify([event.tenantId, callId]);
+        usage.delete(key); // the last report of a call is the one that stays
+        usage.set(key, { tenantId: event.tenantId, callId, cachedInputTokens: u.cachedInputTokens, inputTokens: u.inputTokens });
+      }
+      continue;
+    }
+    if (event.type !== 'llm.calling@1') continue;
+    const d = event.data;
+    const runtime = runtimeOf(d);
+    const key = sessionKey(event.tenantId, event.streamId);
+    const session = state.sessions.get(key) ?? emptySession();
+    state.sessions.set(key, session);
+    const turn = session.turnOf.get(d.turnId) ?? session.turns + 1;
+    const firstInTurn = !session.seen.has(seenKey(d.turnId, runtime));
+    const current: RecordedRequest = { protocol: d.provider, body: JSON.parse(d.body) as Record<string, unknown>, layout: d.layout };
+    let figures = comparePrefix(current, current);
+    let compared = false;
+    const previous = firstInTurn ? session.previous.get(runtime) : undefined;
+    if (previous) {
+      figures = comparePrefix(previous.request, current);
+      compared = true;
+    }
+    if (state.existing.has(d.callId) || pending.has(d.callId)) continue; // the insert would do nothing
+    pending.set(d.callId, {
+      call_id: d.callId,
+      tenant_id: event.tenantId,
+      session_id: event.streamId,
+      turn_id: d.turnId,
+      turn,
+      runtime,
+      position: String(event.globalPosition),
+      first_in_turn: firstInTurn,
+      protocol: d.provider,
+      body: d.body,
+      layout: d.layout ? JSON.stringify(d.layout) : null,
+      request_tokens: figures.requestTokens,
+      shared_tokens: compared ? figures.sharedTokens : null,
+      shared_percent: compared ? figures.sharedPercent : null,
+      first_difference: compared && figures.firstDifference ? JSON.stringify(figures.firstDifference) : null,
+      provider_cached_tokens: null,
+      provider_input_tokens: null,
+    });
+    if (!session.turnOf.has(d.turnId)) {
+      session.turnOf.set(d.turnId, turn);
+      session.turns += 1;
+    }
+    session.seen.add(seenKey(d.turnId, runtime));
+    if (firstInTurn && !(previous && previous.position > event.globalPosition)) {
+      session.previous.set(runtime, { position: event.globalPosition, request: current });
+    }
+  }
+  return { inserts: [...pending.values()], usage: [...usage.values()] };
+}
