@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../errors';
+import { truncateText } from '../text';
 import { canonicalLocaleTag } from './locale';
 
 /**
@@ -258,7 +259,7 @@ export function createPromptLoader(root: string, options: PromptLoaderOptions = 
       const also = wanted.tag !== null && wanted.script !== null ? ` (and any ${name}.<tag>.md of language ${wanted.language}, script ${wanted.script})` : '';
       throw new PromptTemplateError(
         'PROMPT_TEMPLATE_MISSING',
-        `prompt template "${name}" not found for locale ${JSON.stringify(typeof locale === 'string' ? locale : null)} in ${realRoot}; tried ${tried.join(', ')}${also}`,
+        `prompt template "${name}" not found for locale ${JSON.stringify(typeof locale === 'string' ? truncateText(locale, 64) : null)} in ${realRoot}; tried ${tried.join(', ')}${also}`,
         name,
         tried,
       );

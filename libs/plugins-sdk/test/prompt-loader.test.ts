@@ -108,6 +108,10 @@ describe('createPromptLoader: the fallback order (spec §6)', () => {
     expect(error.message).toContain('prompt template "world-generation" not found for locale "zh-CN"');
     for (const path of error.tried) expect(error.message).toContain(path);
     expect(error.message).toContain('language zh, script Hans');
+    // a hostile locale is quoted, cut short, in the message; the paths are English and default only
+    const hostile = thrown(() => loader.loadOrThrow('x', `../${'é'.repeat(1_000_000)}`));
+    expect(hostile.message.length).toBeLessThan(1_000);
+    expect(hostile.tried).toEqual([join(loader.root, 'x.en.md'), join(loader.root, 'x.md')]);
     // zh-Hant's main forms: never the bare zh (Hans)
     expect(loader.candidates('x', 'zh-TW').map((p) => p.slice(loader.root.length + 1))).toEqual(['x.zh-TW.md', 'x.zh-Hant.md', 'x.en.md', 'x.md']);
   });
