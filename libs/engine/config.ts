@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { EngineError } from '../errors';
 import { APP_ROLE_PATTERN } from '../events';
 import { apiKeyWeakness } from './api-key-strength';
+import { SHARED_PROMPTS_DIR } from '../plugins-sdk/prompt-loader';
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
@@ -39,6 +40,8 @@ const Env = z.object({
   COVEL_LLM_CONFIG: z.string().optional(),
   COVEL_PLUGINS_DIR: z.string().optional(),
   COVEL_WORLDS_DIR: z.string().optional(),
+  /** Replaces the shared prompt templates' directory (default prompts/server); never a plugin's own. */
+  COVEL_PROMPTS_DIR: z.preprocess(emptyAsUnset, z.string().optional()),
   COVEL_WORKER_ID: z.string().optional(),
   /** Largest request body the API reads, in bytes (after decompression). 256 KiB: a 16,000-character
    *  input written entirely as `\uXXXX` escape pairs is 192,000 bytes of JSON. */
@@ -100,6 +103,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
     pluginsDir: resolve(e.COVEL_PLUGINS_DIR ?? join(repoRoot, 'plugins')),
     worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
+    /** The shared template root for sharedPromptLoader({ root }) (spec §6). */
+    promptsDir: resolve(e.COVEL_PROMPTS_DIR ?? SHARED_PROMPTS_DIR),
     env,
   };
 }

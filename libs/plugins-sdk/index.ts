@@ -4,3 +4,13 @@ export type { ManifestIssue } from './load-plugin';
 export { loadWorld, LoreEntry, LoreEntryExtra, WorldManifest, WorldCharacter } from './world';
 export type { LoadedWorld } from './world';
 export { canonicalLocaleTag, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
+export {
+  createPromptLoader,
+  sharedPromptLoader,
+  templateText,
+  PromptLoaderOptions,
+  PromptTemplateError,
+  PROMPT_TEMPLATE_NAME,
+  SHARED_PROMPTS_DIR,
+} from './prompt-loader';
+export type { PromptLoader, ResolvedPrompt, PromptTemplateErrorCode } from './prompt-loader';
