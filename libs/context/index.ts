@@ -13,3 +13,6 @@ export { estimateTokens } from './estimate-tokens';
 export { activateLorebook } from './lorebook';
 export type { LorebookEntryInput } from './lorebook';
 export * from './types';
+export { renderTemplate, templateVariables, lookupVariable, variableText } from './template';
+export type { TemplateVariables, TemplateVariablesInput, TemplateWorld, DeclaredSetting } from './template';
+export { isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH, dataBlock } from './data-boundary';

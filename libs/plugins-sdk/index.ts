@@ -4,3 +4,18 @@ export type { ManifestIssue } from './load-plugin';
 export { loadWorld, LoreEntry, LoreEntryExtra, WorldManifest, WorldCharacter } from './world';
 export type { LoadedWorld } from './world';
 export { canonicalLocaleTag, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
+export { JsonSchemaObject, CharacterSchema, CharacterSchemaProperty, WorldSeat, WorldDimension } from './world';
+export { modelFacingJson, isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH } from './model-facing-json';
+export { primarySeat, currentCharacterOf, isPlayerControlled } from './seats';
+export type { SeatLike, CharacterLike } from './seats';
+export {
+  characterSheetSegments,
+  characterSheet,
+  characterProfileLines,
+  profileLine,
+  fieldsWithRanges,
+  cutText,
+  PROFILE_FIELD_LIMIT,
+  PROFILES_BUDGET,
+} from './character-sheets';
+export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from './character-sheets';
