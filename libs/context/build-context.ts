@@ -1,5 +1,5 @@
 import { serializeSystemPrompt } from './cache-boundaries';
-import { dataBlock } from './data-boundary';
+import { dataBlock } from '../data-boundary';
 import { insertAtDepth, type PlacedMessage } from './depth-insertion';
 import { placeSegments } from './extension-segments';
 import { fixedText } from './fixed-text';

@@ -1,5 +1,5 @@
 import type { Locale } from '../plugins-sdk';
-import { escapeXml } from './data-boundary';
+import { escapeXml } from '../data-boundary';
 import { fixedText } from './fixed-text';
 import type { ActivatedLoreEntry, Activation, EventCatalogEntry, ExtensionSegment, SystemSection } from './types';
 

@@ -1,5 +1,5 @@
 import type { Locale } from '../plugins-sdk';
-import { dataBlock, escapeXml, modelFacingJson, selfDataRow } from './data-boundary';
+import { dataBlock, escapeXml, modelFacingJson, selfDataRow } from '../data-boundary';
 import { fixedText } from './fixed-text';
 import type { Activation, ExtensionSegment, InjectedBlock, InputSlot, RuntimeExport, SelfDataBlock } from './types';
 

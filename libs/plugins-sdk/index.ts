@@ -14,3 +14,18 @@ export {
   SHARED_PROMPTS_DIR,
 } from './prompt-loader';
 export type { PromptLoader, ResolvedPrompt, PromptTemplateErrorCode } from './prompt-loader';
+export { JsonSchemaObject, CharacterSchema, CharacterSchemaProperty, WorldSeat, WorldDimension } from './world';
+export { modelFacingJson, isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH } from './model-facing-json';
+export { primarySeat, currentCharacterOf, isPlayerControlled } from './seats';
+export type { SeatLike, CharacterLike } from './seats';
+export {
+  characterSheetSegments,
+  characterSheet,
+  characterProfileLines,
+  profileLine,
+  fieldsWithRanges,
+  cutText,
+  PROFILE_FIELD_LIMIT,
+  PROFILES_BUDGET,
+} from './character-sheets';
+export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from './character-sheets';

@@ -23,14 +23,66 @@ export const LoreEntry = z
   })
   .strict();
 
+/** A JSON schema, as an object; its keywords are not checked here. */
+export const JsonSchemaObject = z.record(z.string(), z.unknown());
+
+/** One property of the character schema; a numeric one may declare its range (spec §4 "2/5"). */
+export const CharacterSchemaProperty = z
+  .object({
+    type: z.union([z.string(), z.array(z.string())]).optional(),
+    description: z.string().optional(),
+    minimum: z.number().optional(),
+    maximum: z.number().optional(),
+  })
+  .catchall(z.unknown())
+  .refine((p) => p.minimum === undefined || p.maximum === undefined || p.minimum <= p.maximum, {
+    message: 'minimum is greater than maximum',
+    path: ['minimum'],
+  });
+
+/** The schema of a character's `fields` (a JSON schema of type object). */
+export const CharacterSchema = z
+  .object({
+    type: z.literal('object').default('object'),
+    description: z.string().optional(),
+    properties: z.record(z.string(), CharacterSchemaProperty).default({}),
+    required: z.array(z.string()).optional(),
+  })
+  .strict();
+
 export const WorldCharacter = z
   .object({
     id: z.string().min(1),
     name: z.string().min(1),
     /** Other names the character goes by (spec §4 `characters.npcs`: "(aka alias, …)"). */
     aliases: z.array(z.string().min(1)).default([]),
-    type: z.string().default('npc'),
+    /** `npc`, `player`, or the world's own kinds. */
+    type: z.string().min(1).default('npc'),
     description: z.string().default(''),
+    /** The character sheet's attributes, described by the world's `characterSchema`. */
+    fields: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+/** A place a player sits; `characterId` is the character played from it. */
+export const WorldSeat = z
+  .object({
+    id: z.string().min(1),
+    label: z.string().optional(),
+    characterId: z.string().min(1).optional(),
+    /** The primary seat (spec §4 `player.character`); without one, the first seat is primary. */
+    primary: z.boolean().default(false),
+  })
+  .strict();
+
+/** A dynamic dimension's declaration (spec §4 `world.dimensions.<id>`). */
+export const WorldDimension = z
+  .object({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    schema: JsonSchemaObject.default({}),
+    value: z.unknown().refine((v) => v !== undefined, { message: 'value is required' }),
+    version: z.number().int().nonnegative().default(1),
   })
   .strict();
 
@@ -41,12 +93,47 @@ export const WorldManifest = z
     description: z.string().default(''),
     /** `{{ world.tags }}` (spec §4). */
     tags: z.array(z.string().min(1)).default([]),
+    /** `{{ world.schema }}`: the schema of the world's structured `entries`. */
+    schema: JsonSchemaObject.default({}),
+    /** `{{ world.entries }}`: structured world data (not lorebook entries, not dimensions). */
+    entries: z.array(z.record(z.string(), z.unknown())).default([]),
+    /** `{{ world.dimensions.<id>.value }}`, keyed by dimension id. */
+    dimensions: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/), WorldDimension).default({}),
+    characterSchema: CharacterSchema.default({ type: 'object', properties: {} }),
     characters: z.array(WorldCharacter).default([]),
+    seats: z.array(WorldSeat).default([]),
     lorebook: z.array(LoreEntry).default([]),
   })
-  .strict();
+  .strict()
+  .superRefine((world, ctx) => {
+    const characterIds = new Set<string>();
+    world.characters.forEach((c, i) => {
+      if (characterIds.has(c.id)) ctx.addIssue({ code: 'custom', path: ['characters', i, 'id'], message: `duplicate character id "${c.id}"` });
+      characterIds.add(c.id);
+      for (const [key, value] of Object.entries(c.fields)) {
+        const property = Object.hasOwn(world.characterSchema.properties, key) ? world.characterSchema.properties[key] : undefined;
+        if (!property || (property.minimum === undefined && property.maximum === undefined)) continue;
+        const path = ['characters', i, 'fields', key];
+        if (typeof value !== 'number') ctx.addIssue({ code: 'custom', path, message: 'expected a number (characterSchema declares a range)' });
+        else if ((property.minimum !== undefined && value < property.minimum) || (property.maximum !== undefined && value > property.maximum))
+          ctx.addIssue({ code: 'custom', path, message: `outside ${property.minimum ?? '-∞'}..${property.maximum ?? '∞'}` });
+      }
+    });
+    const seatIds = new Set<string>();
+    world.seats.forEach((s, i) => {
+      if (seatIds.has(s.id)) ctx.addIssue({ code: 'custom', path: ['seats', i, 'id'], message: `duplicate seat id "${s.id}"` });
+      seatIds.add(s.id);
+      if (s.characterId !== undefined && !characterIds.has(s.characterId))
+        ctx.addIssue({ code: 'custom', path: ['seats', i, 'characterId'], message: `no character "${s.characterId}"` });
+    });
+    if (world.seats.filter((s) => s.primary).length > 1) ctx.addIssue({ code: 'custom', path: ['seats'], message: 'more than one primary seat' });
+  });
 
 export type LoreEntry = z.infer<typeof LoreEntry>;
+export type WorldCharacter = z.infer<typeof WorldCharacter>;
+export type WorldSeat = z.infer<typeof WorldSeat>;
+export type WorldDimension = z.infer<typeof WorldDimension>;
+export type CharacterSchema = z.infer<typeof CharacterSchema>;
 export type WorldManifest = z.infer<typeof WorldManifest>;
 export interface LoadedWorld extends WorldManifest {
   /** The whole lore body text. */
@@ -54,7 +141,8 @@ export interface LoadedWorld extends WorldManifest {
 }
 
 /**
- * Loads a world file: YAML front matter (name, characters, lorebook) and the lore as its body.
+ * Loads a world file: YAML front matter (name, tags, schema, entries, dimensions, characterSchema,
+ * characters, seats, lorebook) and the lore as its body.
  * An unknown key anywhere is an error naming the file and the key's path.
  */
 export function loadWorld(file: string): LoadedWorld {
