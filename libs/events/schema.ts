@@ -142,6 +142,18 @@ export interface PrefixReportsTable {
   provider_input_tokens: number | null;
 }
 
+/** A plugin's row in one session (migration 0012): value as jsonb, positions are stream versions. */
+export interface PluginDataTable {
+  tenant_id: string;
+  session_id: string;
+  plugin_id: string;
+  namespace: string;
+  key: string;
+  value: ColumnType<unknown, string, string>;
+  created_position: number;
+  updated_position: number;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -154,4 +166,5 @@ export interface Database {
   summaries: SummariesTable;
   history_watermarks: HistoryWatermarksTable;
   prefix_reports: PrefixReportsTable;
+  plugin_data: PluginDataTable;
 }

@@ -43,6 +43,7 @@ const ROW_ORDER = {
   summaries: 'session_id, seq',
   trace_events: 'global_position',
   prefix_reports: 'session_id, position',
+  plugin_data: 'session_id, plugin_id, namespace, created_position',
 } as const;
 
 export type SpecTable = keyof typeof ROW_ORDER;

@@ -1,0 +1,46 @@
+import { eventByEvent, type InlineProjection } from './projection';
+
+/**
+ * `plugin_data`, from `plugin-data.written@1` and `plugin-data.deleted@1`: one row per
+ * (session, plugin, namespace, key). A write creates the row (its stream version is the row's
+ * creation order and recency) or replaces its value (recency moves, creation order stays); a
+ * delete removes it, so a key written again after a delete is a new row, created anew.
+ */
+export const pluginDataProjection: InlineProjection = eventByEvent({
+  name: 'plugin_data',
+  handles: ['plugin-data.written@1', 'plugin-data.deleted@1'],
+  tables: ['plugin_data'],
+  async apply(trx, event) {
+    if (event.type === 'plugin-data.written@1') {
+      const { pluginId, namespace, key, value } = event.data;
+      await trx
+        .insertInto('plugin_data')
+        .values({
+          tenant_id: event.tenantId,
+          session_id: event.streamId,
+          plugin_id: pluginId,
+          namespace,
+          key,
+          value: JSON.stringify(value),
+          created_position: event.streamVersion,
+          updated_position: event.streamVersion,
+        })
+        .onConflict((oc) =>
+          oc.columns(['session_id', 'plugin_id', 'namespace', 'key']).doUpdateSet((eb) => ({
+            value: eb.ref('excluded.value'),
+            updated_position: eb.ref('excluded.updated_position'),
+          })),
+        )
+        .execute();
+    } else if (event.type === 'plugin-data.deleted@1') {
+      const { pluginId, namespace, key } = event.data;
+      await trx
+        .deleteFrom('plugin_data')
+        .where('session_id', '=', event.streamId)
+        .where('plugin_id', '=', pluginId)
+        .where('namespace', '=', namespace)
+        .where('key', '=', key)
+        .execute();
+    }
+  },
+});

@@ -1,0 +1,33 @@
+import { type Kysely, sql } from 'kysely';
+
+/**
+ * Plugin data (spec §4 "io.selfData"), an inline projection of `plugin-data.written@1` /
+ * `plugin-data.deleted@1`: one row per (session, plugin, namespace, key). `created_position` is the
+ * stream version of the write that created the row (creation order), `updated_position` that of its
+ * latest write (recency); both are unique within a session, so either order has no ties.
+ *
+ * The bounded selfData read takes the namespace's earliest rows through `plugin_data_created` and
+ * its most recently updated ones through `plugin_data_updated` (a backward range scan), and counts
+ * the namespace with an index-only scan (the indexes include `tenant_id`, which every read also
+ * matches): it never reads the namespace's rows whole.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    create table plugin_data (
+      tenant_id text not null,
+      session_id text not null,
+      plugin_id text not null,
+      namespace text not null,
+      key text not null,
+      value jsonb not null,
+      created_position integer not null,
+      updated_position integer not null,
+      primary key (session_id, plugin_id, namespace, key)
+    )`.execute(db);
+  await sql`create index plugin_data_created on plugin_data (session_id, plugin_id, namespace, created_position) include (tenant_id)`.execute(db);
+  await sql`create index plugin_data_updated on plugin_data (session_id, plugin_id, namespace, updated_position) include (tenant_id)`.execute(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table plugin_data`.execute(db);
+}
