@@ -1,5 +1,14 @@
 import type { StoredEvent } from './event-types';
-import { checkLimit, DEFAULT_LIST_LIMIT, DEFAULT_SELF_DATA_LIMIT, type JsonValue, MAX_LIST_LIMIT, type PluginDataRow, selfDataSplit, type SelfDataView } from './plugin-data-view';
+import {
+  checkLimit,
+  DEFAULT_LIST_LIMIT,
+  DEFAULT_SELF_DATA_LIMIT,
+  type JsonValue,
+  MAX_LIST_LIMIT,
+  type PluginDataRow,
+  selfDataSplit,
+  type SelfDataView,
+} from './plugin-data-view';
 
 interface FoldedRow {
   key: string;

@@ -60,7 +60,8 @@ export class PluginDataStore {
  * the namespace's earliest ceil(limit / 2) rows by creation (anchors, a forward range of
  * `plugin_data_created`) and, of the rows created after them, the limit − anchors most recently
  * updated (a backward range of `plugin_data_updated` that skips at most the anchors), each row
- * carrying the namespace's total (`count(*)`, an index-only scan). At most `limit` rows come back.
+ * carrying the namespace's total (its `plugin_data_namespaces` row, one key: never a count of the
+ * rows). At most `limit` rows come back; none for an empty namespace (total 0).
  *
  * Order: every row returned in creation order (anchors first, as the earliest, then the recent
  * rows by creation). So a namespace of `limit` rows or fewer comes back whole in creation order,
@@ -86,7 +87,7 @@ export function selfDataQuery(
       order by updated_position desc
       limit ${recent}
     )
-    select key, value, (select count(*) from plugin_data where ${inNamespace}) as total_rows
+    select key, value, (select row_count from plugin_data_namespaces where ${inNamespace}) as total_rows
     from (select * from anchors union all select * from recent) as picked
     order by created_position`;
 }

@@ -154,6 +154,15 @@ export interface PluginDataTable {
   updated_position: number;
 }
 
+/** Rows in each plugin namespace of a session (migration 0012), kept with plugin_data. */
+export interface PluginDataNamespacesTable {
+  tenant_id: string;
+  session_id: string;
+  plugin_id: string;
+  namespace: string;
+  row_count: number;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -167,4 +176,5 @@ export interface Database {
   history_watermarks: HistoryWatermarksTable;
   prefix_reports: PrefixReportsTable;
   plugin_data: PluginDataTable;
+  plugin_data_namespaces: PluginDataNamespacesTable;
 }

@@ -43,7 +43,10 @@ describe('plugin_data (inline projection)', () => {
     await spec.check({
       given: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', 1), written('p', 'n', 'b', 2)] }],
       when: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', { now: 'changed' })] }],
-      then: { plugin_data: [row(t, s, 'p', 'n', 'a', { now: 'changed' }, 1, 3), row(t, s, 'p', 'n', 'b', 2, 2)] },
+      then: {
+        plugin_data: [row(t, s, 'p', 'n', 'a', { now: 'changed' }, 1, 3), row(t, s, 'p', 'n', 'b', 2, 2)],
+        plugin_data_namespaces: [{ tenant_id: t, session_id: s, plugin_id: 'p', namespace: 'n', row_count: 2 }],
+      },
     });
   });
 
@@ -53,7 +56,10 @@ describe('plugin_data (inline projection)', () => {
     await spec.check({
       given: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', 1), written('p', 'n', 'b', 2), written('p', 'n', 'c', 3)] }],
       when: [{ tenant: t, stream: s, events: [deleted('p', 'n', 'b'), deleted('p', 'n', 'a'), written('p', 'n', 'a', 'back')] }],
-      then: { plugin_data: [row(t, s, 'p', 'n', 'c', 3, 3), row(t, s, 'p', 'n', 'a', 'back', 6)] },
+      then: {
+        plugin_data: [row(t, s, 'p', 'n', 'c', 3, 3), row(t, s, 'p', 'n', 'a', 'back', 6)],
+        plugin_data_namespaces: [{ tenant_id: t, session_id: s, plugin_id: 'p', namespace: 'n', row_count: 2 }],
+      },
     });
   });
 
@@ -63,7 +69,10 @@ describe('plugin_data (inline projection)', () => {
     await spec.check({
       given: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', 1)] }],
       when: [{ tenant: t, stream: s, events: [deleted('p', 'n', 'zzz'), deleted('p', 'other', 'a'), deleted('q', 'n', 'a')] }],
-      then: { plugin_data: [row(t, s, 'p', 'n', 'a', 1, 1)] },
+      then: {
+        plugin_data: [row(t, s, 'p', 'n', 'a', 1, 1)],
+        plugin_data_namespaces: [{ tenant_id: t, session_id: s, plugin_id: 'p', namespace: 'n', row_count: 1 }],
+      },
     });
   });
 
@@ -83,6 +92,13 @@ describe('plugin_data (inline projection)', () => {
           row(t1, s1, 'q', 'n', 'k', 'other plugin', 3),
           row(t1, s2, 'p', 'n', 'k', 'other session', 1),
           row(t2, s3, 'p', 'n', 'k', 'other tenant', 1),
+        ],
+        plugin_data_namespaces: [
+          { tenant_id: t1, session_id: s1, plugin_id: 'p', namespace: 'm', row_count: 0 },
+          { tenant_id: t1, session_id: s1, plugin_id: 'p', namespace: 'n', row_count: 1 },
+          { tenant_id: t1, session_id: s1, plugin_id: 'q', namespace: 'n', row_count: 1 },
+          { tenant_id: t1, session_id: s2, plugin_id: 'p', namespace: 'n', row_count: 1 },
+          { tenant_id: t2, session_id: s3, plugin_id: 'p', namespace: 'n', row_count: 1 },
         ],
       },
     });
@@ -112,6 +128,6 @@ describe('plugin_data (inline projection)', () => {
     const event = { type: 'plugin-data.written@1', data: { ...turn, pluginId: 'p', namespace: 'n', key: 'k', value: 1, ...change } } as NewEvent;
     await expect(spec.append({ tenant: t, stream: s, events: [event] })).rejects.toBeInstanceOf(InvalidEventError);
     expect(await spec.store.streamVersion(s)).toBe(0);
-    expect((await spec.rows([s])).plugin_data).toEqual([]);
+    expect(await spec.rows([s])).toEqual({ plugin_data: [], plugin_data_namespaces: [] });
   });
 });
