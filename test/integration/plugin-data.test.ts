@@ -1,5 +1,6 @@
-import { CompiledQuery, type Kysely, type KyselyPlugin, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { type Database, migrateToLatest, openDatabase, type OpenDatabase, PluginDataStore, selfDataQuery } from '../../libs/events';
+import { QueryCounter } from '../support/query-counter';
 import { createTestDatabase } from '../support/stack';
 
 /**
@@ -47,7 +48,7 @@ describe('plugin data on PostgreSQL: the bounded selfData read of a 100,000-row 
   });
 
   it('returns the earliest 25 and the 25 most recently updated others, in creation order, from one statement of 50 rows with the total', async () => {
-    const counter = counting();
+    const counter = new QueryCounter();
     const block = await new PluginDataStore(open.db.withPlugin(counter)).scope(scope).selfData('facts');
     expect(counter).toEqual(expect.objectContaining({ queries: 1, rows: 50 }));
     expect(block.totalRows).toBe(ROWS);
@@ -107,21 +108,4 @@ async function explainAnalyze(db: Kysely<Database>, compiled: { sql: string; par
 
 function planNodes(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(planNodes)];
-}
-
-/** Rows the database returned and statements run, through this plugin. */
-function counting(): KyselyPlugin & { rows: number; queries: number } {
-  const counter = {
-    rows: 0,
-    queries: 0,
-    transformQuery: (args: { node: never }) => {
-      counter.queries++;
-      return args.node;
-    },
-    transformResult: async (args: { result: { rows: unknown[] } }) => {
-      counter.rows += args.result.rows.length;
-      return args.result;
-    },
-  };
-  return counter as unknown as KyselyPlugin & { rows: number; queries: number };
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import type { KyselyPlugin } from 'kysely';
 import type { SelfDataBlock } from '../../context';
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
+import { QueryCounter } from '../../../test/support/query-counter';
 import type { NewEvent } from '../event-types';
 import { PluginDataFold } from '../plugin-data-fold';
 import { PluginDataStore } from '../plugin-data-store';
@@ -19,23 +19,6 @@ const write = (namespace: string, key: string, value: unknown, pluginId = 'p'): 
 });
 const remove = (namespace: string, key: string, pluginId = 'p'): NewEvent => ({ type: 'plugin-data.deleted@1', data: { ...turn, pluginId, namespace, key } });
 const keys = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `k${String(i + from).padStart(3, '0')}`);
-
-/** Rows the database returned and statements run, through this plugin. */
-function counting(): KyselyPlugin & { rows: number; queries: number } {
-  const counter = {
-    rows: 0,
-    queries: 0,
-    transformQuery: (args: { node: never }) => {
-      counter.queries++;
-      return args.node;
-    },
-    transformResult: async (args: { result: { rows: unknown[] } }) => {
-      counter.rows += args.result.rows.length;
-      return args.result;
-    },
-  };
-  return counter as unknown as KyselyPlugin & { rows: number; queries: number };
-}
 
 describe('PluginDataStore (plugin_data reads)', () => {
   it('get and list read one plugin’s namespace: values as written, list in creation order, absent keys undefined', async () => {
@@ -112,7 +95,7 @@ describe('PluginDataStore (plugin_data reads)', () => {
     const id = uniqueIds();
     const [t, s] = [id('t'), id('s')];
     for (let i = 0; i < 4; i++) await spec.append({ tenant: t, stream: s, events: keys(500, i * 500 + 1).map((k) => write('n', k, { k })) });
-    const counter = counting();
+    const counter = new QueryCounter();
     const data = new PluginDataStore(spec.db.withPlugin(counter)).scope({ tenantId: t, sessionId: s, pluginId: 'p' });
     const block = await data.selfData('n');
     expect(block.totalRows).toBe(2000);
