@@ -10,6 +10,7 @@ import * as m0008 from './0008_log_order';
 import * as m0009 from './0009_projection_shards';
 import * as m0010 from './0010_execution_notify';
 import * as m0011 from './0011_executions_session_pending';
+import * as m0012 from './0012_plugin_data';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_projection_shards': m0009,
   '0010_execution_notify': m0010,
   '0011_executions_session_pending': m0011,
+  '0012_plugin_data': m0012,
 };

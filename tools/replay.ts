@@ -9,7 +9,7 @@ const USAGE = `usage: npm run replay -- [--projection <name> | --async] (names: 
 const print = { log: (m: string) => console.log(m), warn: (m: string) => console.warn(m), error: (m: string) => console.error(m) };
 
 /**
- * The views a turn reads (executions, turn_messages, summaries; applied inline with each append):
+ * The views a turn reads (executions, turn_messages, summaries, plugin_data; applied inline with each append):
  * rebuilt stream by stream, each stream in its own short transaction holding that stream's lock,
  * so appends to other streams never wait. Returns the number of streams left unrebuilt.
  */

@@ -120,6 +120,42 @@ export const HistoryCompactedV1 = z.object({
   summaries: z.array(CompactionSummary).min(1),
 });
 
+/** Plugin data (spec §4 "io.selfData"): a namespace and a key, each a line of text without control characters. */
+export const PLUGIN_DATA_NAMESPACE_MAX = 128;
+export const PLUGIN_DATA_KEY_MAX = 512;
+const noControlCharacters = (s: string) => !/\p{Cc}/u.test(s);
+const PluginDataNamespace = z.string().min(1).max(PLUGIN_DATA_NAMESPACE_MAX).refine(noControlCharacters, 'must not contain control characters');
+const PluginDataKey = z.string().min(1).max(PLUGIN_DATA_KEY_MAX).refine(noControlCharacters, 'must not contain control characters');
+/** PostgreSQL jsonb cannot hold U+0000 in a string (key or value). */
+const hasNul = (v: unknown): boolean =>
+  typeof v === 'string'
+    ? v.includes('\u0000')
+    : Array.isArray(v)
+      ? v.some(hasNul)
+      : v !== null && typeof v === 'object' && Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x));
+const PluginDataValue = z.json().refine((v) => !hasNul(v), 'strings must not contain U+0000');
+
+/** A plugin's row written (created, or its value replaced) by a function runtime or a tool. */
+export const PluginDataWrittenV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  pluginId: id,
+  namespace: PluginDataNamespace,
+  key: PluginDataKey,
+  value: PluginDataValue,
+});
+
+/** A plugin's row deleted (a delete of a key that is not there changes nothing). */
+export const PluginDataDeletedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  pluginId: id,
+  namespace: PluginDataNamespace,
+  key: PluginDataKey,
+});
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -130,6 +166,8 @@ export const eventSchemas = {
   'turn.committed@1': TurnCommittedV1,
   'execution.failed@1': ExecutionFailedV1,
   'history.compacted@1': HistoryCompactedV1,
+  'plugin-data.written@1': PluginDataWrittenV1,
+  'plugin-data.deleted@1': PluginDataDeletedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

@@ -142,6 +142,27 @@ export interface PrefixReportsTable {
   provider_input_tokens: number | null;
 }
 
+/** A plugin's row in one session (migration 0012): value as jsonb, positions are stream versions. */
+export interface PluginDataTable {
+  tenant_id: string;
+  session_id: string;
+  plugin_id: string;
+  namespace: string;
+  key: string;
+  value: ColumnType<unknown, string, string>;
+  created_position: number;
+  updated_position: number;
+}
+
+/** Rows in each plugin namespace of a session (migration 0012), kept with plugin_data. */
+export interface PluginDataNamespacesTable {
+  tenant_id: string;
+  session_id: string;
+  plugin_id: string;
+  namespace: string;
+  row_count: number;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -154,4 +175,6 @@ export interface Database {
   summaries: SummariesTable;
   history_watermarks: HistoryWatermarksTable;
   prefix_reports: PrefixReportsTable;
+  plugin_data: PluginDataTable;
+  plugin_data_namespaces: PluginDataNamespacesTable;
 }

@@ -11,5 +11,7 @@ export async function dumpProjections(db: Kysely<Database>) {
     summaries: await q('select * from summaries order by session_id, seq'),
     history_watermarks: await q('select * from history_watermarks order by session_id'),
     prefix_reports: await q('select * from prefix_reports order by call_id'),
+    plugin_data: await q('select * from plugin_data order by session_id, plugin_id, namespace, created_position'),
+    plugin_data_namespaces: await q('select * from plugin_data_namespaces order by session_id, plugin_id, namespace'),
   };
 }

@@ -43,6 +43,8 @@ const ROW_ORDER = {
   summaries: 'session_id, seq',
   trace_events: 'global_position',
   prefix_reports: 'session_id, position',
+  plugin_data: 'session_id, plugin_id, namespace, created_position',
+  plugin_data_namespaces: 'session_id, plugin_id, namespace',
 } as const;
 
 export type SpecTable = keyof typeof ROW_ORDER;

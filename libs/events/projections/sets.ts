@@ -1,4 +1,5 @@
 import { executionsProjection } from './executions';
+import { pluginDataProjection } from './plugin-data';
 import type { InlineProjection, Projection } from './projection';
 import { summariesProjection } from './summaries';
 import { traceEventsProjection } from './trace-events';
@@ -7,9 +8,9 @@ import { turnMessagesProjection } from './turn-messages';
 /**
  * What a turn reads right away, applied in the transaction of the append that changes it
  * (`new EventStore(db, { inline: inlineProjections })`): executions, the committed conversation
- * with its compaction marks (turn_messages, history_watermarks) and summaries, keyed by session.
+ * with its compaction marks (turn_messages, history_watermarks), summaries and plugin data, keyed by session.
  */
-export const inlineProjections: readonly InlineProjection[] = [executionsProjection, turnMessagesProjection, summariesProjection];
+export const inlineProjections: readonly InlineProjection[] = [executionsProjection, turnMessagesProjection, summariesProjection, pluginDataProjection];
 
 /** Read models off the turn's path, run by a projector from the log (the engine adds its own). */
 export const asyncProjections: readonly Projection[] = [traceEventsProjection];

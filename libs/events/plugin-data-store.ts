@@ -1,0 +1,93 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import {
+  checkLimit,
+  DEFAULT_LIST_LIMIT,
+  DEFAULT_SELF_DATA_LIMIT,
+  type JsonValue,
+  MAX_LIST_LIMIT,
+  type PluginDataRow,
+  type PluginDataScope,
+  selfDataSplit,
+  type SelfDataView,
+} from './plugin-data-view';
+import type { Database } from './schema';
+
+/** One plugin's data in one session of one tenant: the reads `ctx.pluginData` and `io.selfData` need. */
+export interface PluginDataReader {
+  /** The value of `key`, or undefined when the namespace has no such key. */
+  get(namespace: string, key: string): Promise<JsonValue | undefined>;
+  /** The namespace's first `limit` rows (default 100, at most 1000) in creation order. */
+  list(namespace: string, options?: { limit?: number }): Promise<PluginDataRow[]>;
+  /** The bounded store projection of spec §4 (see `selfDataQuery`). */
+  selfData(namespace: string, options?: { limit?: number }): Promise<SelfDataView>;
+}
+
+/** Reads of the `plugin_data` inline projection; each scoped to a tenant, a session and a plugin. */
+export class PluginDataStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The reads of one plugin in one session of one tenant. */
+  scope(scope: PluginDataScope): PluginDataReader {
+    const { db } = this;
+    const rows = (namespace: string) =>
+      db
+        .selectFrom('plugin_data')
+        .where('session_id', '=', scope.sessionId)
+        .where('plugin_id', '=', scope.pluginId)
+        .where('namespace', '=', namespace)
+        .where('tenant_id', '=', scope.tenantId);
+    return {
+      async get(namespace, key) {
+        const row = await rows(namespace).select('value').where('key', '=', key).executeTakeFirst();
+        return row ? (row.value as JsonValue) : undefined;
+      },
+      async list(namespace, options = {}) {
+        const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+        checkLimit('list', limit, MAX_LIST_LIMIT);
+        const found = await rows(namespace).select(['key', 'value']).orderBy('created_position').limit(limit).execute();
+        return found.map((r) => ({ key: r.key, value: r.value as JsonValue }));
+      },
+      async selfData(namespace, options = {}) {
+        const { rows: found } = await selfDataQuery(scope, namespace, options.limit ?? DEFAULT_SELF_DATA_LIMIT).execute(db);
+        return { namespace, rows: found.map((r) => ({ key: r.key, value: r.value })), totalRows: found.length === 0 ? 0 : Number(found[0].total_rows) };
+      },
+    };
+  }
+}
+
+/**
+ * Spec §4 "io.selfData takes only a limited number of rows", asked of the store in one statement:
+ * the namespace's earliest ceil(limit / 2) rows by creation (anchors, a forward range of
+ * `plugin_data_created`) and, of the rows created after them, the limit − anchors most recently
+ * updated (a backward range of `plugin_data_updated` that skips at most the anchors), each row
+ * carrying the namespace's total (its `plugin_data_namespaces` row, one key: never a count of the
+ * rows). At most `limit` rows come back; none for an empty namespace (total 0).
+ *
+ * Order: every row returned in creation order (anchors first, as the earliest, then the recent
+ * rows by creation). So a namespace of `limit` rows or fewer comes back whole in creation order,
+ * and a row keeps its place from one turn to the next while it stays in the window.
+ */
+export function selfDataQuery(
+  scope: PluginDataScope,
+  namespace: string,
+  limit: number,
+): RawBuilder<{ key: string; value: JsonValue; total_rows: number | string }> {
+  const { anchors, recent } = selfDataSplit(limit);
+  const inNamespace = sql`session_id = ${scope.sessionId} and plugin_id = ${scope.pluginId} and namespace = ${namespace} and tenant_id = ${scope.tenantId}`;
+  return sql<{ key: string; value: JsonValue; total_rows: number | string }>`
+    with anchors as (
+      select key, value, created_position from plugin_data
+      where ${inNamespace}
+      order by created_position
+      limit ${anchors}
+    ),
+    recent as (
+      select key, value, created_position from plugin_data
+      where ${inNamespace} and created_position > (select coalesce(max(created_position), 0) from anchors)
+      order by updated_position desc
+      limit ${recent}
+    )
+    select key, value, (select row_count from plugin_data_namespaces where ${inNamespace}) as total_rows
+    from (select * from anchors union all select * from recent) as picked
+    order by created_position`;
+}
