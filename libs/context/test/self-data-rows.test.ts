@@ -1,4 +1,4 @@
-import { selfDataRow } from '../data-boundary';
+import { selfDataRow } from '../../data-boundary';
 
 /** Spec §4 "Data boundary" for io.selfData rows, on the row renderer the turn context uses. */
 describe('selfData rows (spec §4 data boundary)', () => {
