@@ -120,6 +120,26 @@ export const HistoryCompactedV1 = z.object({
   summaries: z.array(CompactionSummary).min(1),
 });
 
+/**
+ * A plugin handler's or hook's result, recorded the first time an execution needed it (before the
+ * `llm.calling` that used it): later runtimes and retried attempts reuse it, and the audit and
+ * replay rebuild requests from it without running any handler.
+ */
+export const ExtensionResolvedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  /** The extension point (`prompt.segment@1` …) or hook (`PostContextAssembly`, `PreLLMCall`). */
+  point: id,
+  pluginId: id,
+  /** The provider's id; for a hook, `<hook>#<n>` (its n-th hook of that name). */
+  extensionId: id,
+  /** sha256 of the input's canonical JSON: the same input within an execution reuses this result. */
+  inputHash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The validated result as JSON text (jsonb would reorder keys and refuses U+0000). */
+  result: z.string(),
+});
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -130,6 +150,7 @@ export const eventSchemas = {
   'turn.committed@1': TurnCommittedV1,
   'execution.failed@1': ExecutionFailedV1,
   'history.compacted@1': HistoryCompactedV1,
+  'extension.resolved@1': ExtensionResolvedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

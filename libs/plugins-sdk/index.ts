@@ -4,3 +4,4 @@ export type { ManifestIssue } from './load-plugin';
 export { loadWorld, LoreEntry, LoreEntryExtra, WorldManifest, WorldCharacter } from './world';
 export type { LoadedWorld } from './world';
 export { canonicalLocaleTag, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
+export * from './api';
