@@ -156,3 +156,20 @@ export class RecordedExtensionMissingError extends EngineError {
     super(`execution ${executionId}: no recorded result of plugin ${pluginId}: ${point} "${extensionId}" for this input`);
   }
 }
+
+/**
+ * Another job of the execution recorded a different result for the same handler input first (two
+ * copies of a runtime job at once): this job's request is not sent; tried again, it reuses that result.
+ */
+export class ExtensionResultRaceError extends EngineError {
+  readonly code = 'EXTENSION_RESULT_RACE';
+  readonly category = 'conflict';
+  constructor(
+    readonly executionId: string,
+    readonly pluginId: string,
+    readonly point: string,
+    readonly extensionId: string,
+  ) {
+    super(`execution ${executionId}: plugin ${pluginId}: ${point} "${extensionId}" was resolved to another result first; try again`);
+  }
+}

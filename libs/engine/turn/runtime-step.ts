@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { redactImageData } from '../../providers';
-import { RuntimeNotFoundError } from '../errors';
+import { ExtensionResultRaceError, RuntimeNotFoundError } from '../errors';
 import { loadRuntimeHistory } from '../history-loader';
 import { executionOutputs, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
@@ -76,8 +76,14 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const recorded = JSON.stringify(redactImageData(body));
   await run.append((current) => [
     // recorded with the call that used them (one append, before the call); a result another job of
-    // the execution recorded first is kept (the journal reads the first one per key)
+    // the execution recorded first (a copy of this job, a lost lock) is kept, and when it differs
+    // from ours this request is not what the log would rebuild: not sent, the job is tried again
     ...resolver.fresh
+      .map((r) => {
+        const first = current.extensionResults.get(r.key);
+        if (first !== undefined && first !== r.result) throw new ExtensionResultRaceError(job.executionId, r.pluginId, r.point, r.extensionId);
+        return r;
+      })
       .filter((r) => !current.extensionResults.has(r.key))
       .map((r) => ({
         type: 'extension.resolved@1' as const,

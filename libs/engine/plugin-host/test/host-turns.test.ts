@@ -90,6 +90,27 @@ describe('plugin server entries in real turns (status plugin: a prompt.segment@1
     expect((await rebuild(job.sessionId)).every((c) => c.identical)).toBe(true);
   });
 
+  it('two copies of one runtime job at once, the handler answering differently: the first result is kept, the other copy sends nothing; a retry reuses it', async () => {
+    const job = await h.input(await h.session(), 'twice');
+    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
+    Object.assign(behaviour, { mode: 'varying' });
+    const scene = { ...job, attempt, pluginId: 'scene', runtimeId: 'scene' };
+    const before = calls.segment;
+    const results = await Promise.allSettled([runRuntimeStep(h.deps, scene), runRuntimeStep(h.deps, scene)]);
+    expect(calls.segment).toBe(before + 2);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: 'EXTENSION_RESULT_RACE', category: 'conflict' } });
+    // the retried copy finds the output and the result on record: no handler call, no second request
+    expect(await runRuntimeStep(h.deps, scene)).toBe('reused');
+    expect(await runRuntimeStep(h.deps, { ...scene, pluginId: 'narrator', runtimeId: 'narrator' })).toBe('produced');
+    expect(calls.segment).toBe(before + 2);
+    const events = await h.events(job.sessionId);
+    expect(of(events, 'extension.resolved@1').filter((r) => r.point === 'prompt.segment@1')).toHaveLength(1);
+    expect(of(events, 'llm.calling@1')).toHaveLength(2);
+    expect((await rebuild(job.sessionId)).every((c) => c.identical)).toBe(true);
+  });
+
   it.each([
     ['throw', 'PLUGIN_HANDLER_THREW', 'threw: the lantern went out'],
     ['hang', 'PLUGIN_HANDLER_TIMEOUT', `did not answer within ${TIMEOUT_MS} ms`],
