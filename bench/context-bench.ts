@@ -44,10 +44,11 @@ export function benchPlugins(): LoadedPlugin[] {
             agent: { history: i === 0 ? {} : { maxTurns: 1 } },
           },
         ],
-        contributes: { prompt: segments },
+        contributes: { prompt: segments, extensions: [] },
       },
       bodies: { en: body, 'zh-Hans': body },
       staticSegments: { en: segments, 'zh-Hans': segments },
+      entryPath: null,
     };
   });
 }

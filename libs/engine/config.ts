@@ -43,6 +43,8 @@ const Env = z.object({
   /** Replaces the shared prompt templates' directory (default prompts/server); never a plugin's own. */
   COVEL_PROMPTS_DIR: z.preprocess(emptyAsUnset, z.string().optional()),
   COVEL_WORKER_ID: z.string().optional(),
+  /** How long a plugin's extension handler or hook may take before its runtime fails. */
+  COVEL_PLUGIN_HANDLER_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   /** Largest request body the API reads, in bytes (after decompression). 256 KiB: a 16,000-character
    *  input written entirely as `\uXXXX` escape pairs is 192,000 bytes of JSON. */
   COVEL_BODY_LIMIT_BYTES: z.coerce
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },
     emulator: { responseDelayMs: e.COVEL_EMULATOR_DELAY_MS, chunkDelayMs: e.COVEL_EMULATOR_CHUNK_DELAY_MS },
     llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
+    plugins: { handlerTimeoutMs: e.COVEL_PLUGIN_HANDLER_TIMEOUT_MS },
     pluginsDir: resolve(e.COVEL_PLUGINS_DIR ?? join(repoRoot, 'plugins')),
     worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
     /** The shared template root for sharedPromptLoader({ root }) (spec §6). */

@@ -8,6 +8,7 @@ import { ProviderEmulator } from '../emulator';
 import type { EngineConfig } from './config';
 import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
 import { RuntimeCatalog } from './runtime-catalog';
+import { PluginHost } from './plugin-host';
 import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
 import { Sweeper } from './sweeper';
@@ -85,7 +86,10 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
-    const catalog = new RuntimeCatalog(loadPlugins(config.pluginsDir));
+    const plugins = loadPlugins(config.pluginsDir);
+    // each server entry's register(api), once; a bad entry stops start-up naming the plugin
+    const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
+    const catalog = new RuntimeCatalog(plugins, undefined, host);
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
     if (role !== 'api') {

@@ -100,3 +100,76 @@ export class RuntimeNotInCatalogError extends EngineError {
 export function isPermanentFailure(error: unknown): error is EngineError {
   return error instanceof EngineError && (error.category === 'invalid' || error.category === 'not-found');
 }
+
+/** A plugin's server entry cannot be used: it does not load, has no `register`, throws, or registers other than it declares. */
+export class PluginEntryError extends EngineError {
+  readonly code = 'PLUGIN_ENTRY_INVALID';
+  readonly category = 'invalid';
+  constructor(
+    readonly pluginId: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`plugin ${pluginId}: ${detail}`, options);
+  }
+}
+
+/** How a plugin handler or hook failed a runtime. */
+export type PluginHandlerFailure = 'threw' | 'timed-out' | 'invalid-result';
+
+const HANDLER_FAILURE_CODES = {
+  threw: 'PLUGIN_HANDLER_THREW',
+  'timed-out': 'PLUGIN_HANDLER_TIMEOUT',
+  'invalid-result': 'PLUGIN_RESULT_INVALID',
+} as const;
+
+/**
+ * An extension handler or hook threw, did not answer in time, or returned a value that fails its
+ * schema: that runtime's execution fails (permanent: retrying runs the same code on the same input).
+ */
+export class PluginHandlerError extends EngineError {
+  readonly code: (typeof HANDLER_FAILURE_CODES)[PluginHandlerFailure];
+  readonly category = 'invalid';
+  constructor(
+    readonly failure: PluginHandlerFailure,
+    readonly pluginId: string,
+    readonly point: string,
+    readonly extensionId: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`plugin ${pluginId}: ${point} "${extensionId}" ${detail}`, options);
+    this.code = HANDLER_FAILURE_CODES[failure];
+  }
+}
+
+/** A rebuild needs a handler result the log does not hold (handlers are never run again). */
+export class RecordedExtensionMissingError extends EngineError {
+  readonly code = 'RECORDED_EXTENSION_MISSING';
+  readonly category = 'conflict';
+  constructor(
+    readonly executionId: string,
+    readonly pluginId: string,
+    readonly point: string,
+    readonly extensionId: string,
+  ) {
+    super(`execution ${executionId}: no recorded result of plugin ${pluginId}: ${point} "${extensionId}" for this input`);
+  }
+}
+
+/**
+ * Another job of the execution recorded a different result for the same handler input first (two
+ * copies of a runtime job at once): this job's request is not sent; tried again, it reuses that result.
+ */
+export class ExtensionResultRaceError extends EngineError {
+  readonly code = 'EXTENSION_RESULT_RACE';
+  readonly category = 'conflict';
+  constructor(
+    readonly executionId: string,
+    readonly pluginId: string,
+    readonly point: string,
+    readonly extensionId: string,
+  ) {
+    super(`execution ${executionId}: plugin ${pluginId}: ${point} "${extensionId}" was resolved to another result first; try again`);
+  }
+}

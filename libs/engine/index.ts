@@ -72,3 +72,5 @@ export {
   RuntimeNotFoundError,
   isPermanentFailure,
 } from './errors';
+export { PluginHost, ExtensionRegistry, loadPluginEntries, DEFAULT_HANDLER_TIMEOUT_MS, emptyPluginData, pluginSdk } from './plugin-host';
+export type { PluginHostOptions, PluginDataSource, ExecutionScope } from './plugin-host';

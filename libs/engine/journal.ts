@@ -2,6 +2,7 @@ import type { ExecutionOutput } from '../context';
 import type { StoredEvent } from '../events';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { JournalGapError } from './errors';
+import { resultKey } from './plugin-host/input-hash';
 
 export interface RuntimeOutput {
   stage: string | null;
@@ -23,6 +24,8 @@ export interface ExecutionJournal {
   latestAttempt: number;
   /** Outputs already produced by this execution, any attempt, keyed by `pluginId/runtimeId`. */
   outputs: Map<string, RuntimeOutput>;
+  /** Handler results recorded by this execution (`extension.resolved`), first one per key, as JSON text. */
+  extensionResults: Map<string, string>;
 }
 
 export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/${runtimeId}`;
@@ -72,6 +75,7 @@ export class SessionJournal {
           status: 'pending',
           latestAttempt: 0,
           outputs: new Map(),
+          extensionResults: new Map(),
         });
         this.order.push(d.executionId);
         return;
@@ -92,6 +96,13 @@ export class SessionJournal {
           text: d.text,
           attempt: d.attempt,
         });
+        return;
+      }
+      case 'extension.resolved@1': {
+        const d = event.data;
+        const results = this.executions.get(d.executionId)?.extensionResults;
+        const key = resultKey(d.point, d.pluginId, d.extensionId, d.inputHash);
+        if (results && !results.has(key)) results.set(key, d.result);
         return;
       }
       case 'turn.committed@1': {

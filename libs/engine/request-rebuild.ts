@@ -10,6 +10,7 @@ import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { buildRuntimeRequest, type RuntimeRequestInputs } from './runtime-request';
 import { staticSegments } from './static-segments';
+import { RecordedResolver } from './plugin-host/resolver';
 
 export interface RebuiltCall {
   callId: string;
@@ -71,7 +72,9 @@ export async function rebuildRequests(
         world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT),
       };
-      const { body, context, lorebook } = await buildRuntimeRequest(inputs, providers);
+      // recorded handler results only: no plugin code runs in a rebuild
+      const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
+      const { body, context, lorebook, segments } = await buildRuntimeRequest(inputs, providers, plugins);
       const rebuilt = JSON.stringify(redactImageData(body));
       results.push({
         callId: d.callId,
@@ -82,7 +85,7 @@ export async function rebuildRequests(
         recorded: d.body,
         rebuilt,
         identical: rebuilt === d.body,
-        sources: describeSources(inputs, context, lorebook, history),
+        sources: describeSources({ ...inputs, segments }, context, lorebook, history),
       });
     }
     history.apply(event);

@@ -1,5 +1,6 @@
 import { UnknownStageError } from './errors';
 import type { LoadedPlugin, Locale, RuntimeManifest } from '../plugins-sdk';
+import { PluginHost } from './plugin-host/host';
 
 export interface CatalogRuntime {
   pluginId: string;
@@ -14,6 +15,8 @@ export class RuntimeCatalog {
   constructor(
     readonly plugins: readonly LoadedPlugin[],
     readonly stages: readonly string[] = DEFAULT_STAGES,
+    /** The plugins' server entries (loaded at start-up with `PluginHost.load`); none by default. */
+    readonly host: PluginHost = PluginHost.none(),
   ) {
     for (const r of this.all()) {
       if (r.manifest.stage !== null && !stages.includes(r.manifest.stage)) {

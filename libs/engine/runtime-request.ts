@@ -4,6 +4,7 @@ import {
   activateLorebook,
   buildContext,
   type AssembledContext,
+  type BuildContextParams,
   type ExecutionOutput,
   type ExtensionSegment,
   type HistoryMessage,
@@ -14,6 +15,7 @@ import type { LoadedWorld, Locale } from '../plugins-sdk';
 import { worldLorebook } from './world-catalog';
 import type { ChatMessage, ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
+import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
@@ -41,13 +43,23 @@ export interface RuntimeRequest {
   body: Record<string, unknown>;
   slot: SlotConfig;
   adapter: ProviderAdapter;
+  /** Every segment offered to the assembly: the static ones, then the dynamic ones (providerPluginId set by the host). */
+  segments: readonly ExtensionSegment[];
 }
 
-/** Assembles the context and the exact wire body of one runtime's model call. */
-export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, providers: ProviderRegistry): Promise<RuntimeRequest> {
+/**
+ * Assembles the context and the exact wire body of one runtime's model call. With `plugins`, the
+ * plugins' code takes part (spec §1 steps 2 and 6, §3): history transforms, dynamic segments,
+ * PostContextAssembly and PreLLMCall hooks, each result obtained through the plugins' resolver
+ * (the worker's runs handlers once per execution and input; a rebuild's reads recorded results).
+ */
+export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, providers: ProviderRegistry, plugins?: RequestPlugins): Promise<RuntimeRequest> {
   const m = inputs.runtime.manifest;
   const lorebook = inputs.world ? activateLorebook(worldLorebook(inputs.world), { playerInput: inputs.playerInput.text, committedTail: inputs.scanTail }) : [];
-  const context = await buildContext({
+  const history = plugins ? await transformHistory(plugins, inputs.history) : inputs.history;
+  const segments = plugins ? [...inputs.segments, ...(await dynamicSegments(plugins, inputs.playerInput))] : inputs.segments;
+  const ids = { pluginId: inputs.runtime.pluginId, runtimeId: m.id };
+  const params: BuildContextParams = {
     locale: inputs.locale,
     runtime: {
       pluginId: inputs.runtime.pluginId,
@@ -59,24 +71,27 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       stageIndex: inputs.stageIndex,
     },
     activation: m.stage !== null ? { kind: 'stage', stage: m.stage } : undefined,
-    history: inputs.history,
+    history,
     summaries: inputs.summaries,
     playerInput: inputs.playerInput,
     executionOutputs: inputs.outputs,
-    segments: inputs.segments,
+    segments,
     lorebook,
-  });
+  };
+  const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
+  const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);
   const { slot, adapter } = providers.forSlot(m.slot);
+  const messages = plugins ? await preLlmCall(plugins, ids, slot.model, requestMessages(context)) : requestMessages(context);
   const body = adapter.buildRequest({
     model: slot.model,
-    messages: requestMessages(context),
+    messages,
     maxOutputTokens: slot.maxOutputTokens,
     stream: m.stream,
     preferences: { ...(m.agent.reasoning === false ? { reasoning: false as const } : {}), ...(m.agent.toolChoice ? { toolChoice: m.agent.toolChoice } : {}) },
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, m.id),
     cacheBoundaries: slot.cacheBoundaries,
   });
-  return { context, lorebook, body, slot, adapter };
+  return { context, lorebook, body, slot, adapter, segments };
 }
 
 /**

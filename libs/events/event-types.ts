@@ -156,6 +156,26 @@ export const PluginDataDeletedV1 = z.object({
   key: PluginDataKey,
 });
 
+/**
+ * A plugin handler's or hook's result, recorded the first time an execution needed it (before the
+ * `llm.calling` that used it): later runtimes and retried attempts reuse it, and the audit and
+ * replay rebuild requests from it without running any handler.
+ */
+export const ExtensionResolvedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  /** The extension point (`prompt.segment@1` …) or hook (`PostContextAssembly`, `PreLLMCall`). */
+  point: id,
+  pluginId: id,
+  /** The provider's id; for a hook, `<hook>#<n>` (its n-th hook of that name). */
+  extensionId: id,
+  /** sha256 of the input's canonical JSON: the same input within an execution reuses this result. */
+  inputHash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The validated result as JSON text (jsonb would reorder keys and refuses U+0000). */
+  result: z.string(),
+});
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -168,6 +188,7 @@ export const eventSchemas = {
   'history.compacted@1': HistoryCompactedV1,
   'plugin-data.written@1': PluginDataWrittenV1,
   'plugin-data.deleted@1': PluginDataDeletedV1,
+  'extension.resolved@1': ExtensionResolvedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

@@ -29,3 +29,4 @@ export {
   PROFILES_BUDGET,
 } from './character-sheets';
 export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from './character-sheets';
+export * from './api';

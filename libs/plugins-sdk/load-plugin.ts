@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type LoadedPlugin, type Locale, LOCALES, PluginManifest, STATIC_AUDIENCE_MESSAGE, type StaticPromptSegment } from './manifest';
@@ -91,7 +91,28 @@ export function loadPlugin(root: string): LoadedPlugin {
     bodies[locale] ??= body;
     staticSegments[locale] ??= manifest.contributes.prompt;
   }
-  return { manifest, bodies, staticSegments, root };
+  return { manifest, bodies, staticSegments, root, entryPath: entryPathOf(root, manifest, file) };
+}
+
+/** Default server entry of a plugin folder (PLUGIN-API.md "Manifest fields"). */
+export const DEFAULT_ENTRY = join('server', 'index.ts');
+
+/**
+ * The plugin's server entry: `entry` (must exist, inside the folder), else `server/index.ts`
+ * when that file exists, else none.
+ */
+function entryPathOf(root: string, manifest: PluginManifest, file: string): string | null {
+  if (manifest.entry === undefined) {
+    const fallback = join(root, DEFAULT_ENTRY);
+    return existsSync(fallback) ? resolve(fallback) : null;
+  }
+  const path = resolve(root, manifest.entry);
+  const inside = relative(resolve(root), path);
+  if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+    throw new PluginManifestError(file, [{ path: 'entry', message: `"${manifest.entry}" is not a file inside the plugin folder` }]);
+  }
+  if (!existsSync(path)) throw new PluginManifestError(file, [{ path: 'entry', message: `"${manifest.entry}" does not exist` }]);
+  return path;
 }
 
 /** Loads every plugin folder (one with a PLUGIN.md) under a directory, sorted by plugin id. */

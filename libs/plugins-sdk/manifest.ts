@@ -60,11 +60,17 @@ export const PluginManifest = z
     name: z.string().min(1),
     version: z.string().min(1),
     description: z.string().optional(),
+    /** The server entry, relative to the plugin folder; default `server/index.ts` when that file exists. */
+    entry: z.string().min(1).optional(),
     runtimes: z.array(RuntimeManifest).default([]),
     contributes: z
-      .object({ prompt: z.array(StaticPromptSegment).default([]) })
+      .object({
+        prompt: z.array(StaticPromptSegment).default([]),
+        /** What the server entry registers with `api.provideExtension(point, id, …)`: checked both ways at start-up. */
+        extensions: z.array(z.object({ point: z.string().min(1), id: z.string().min(1) }).strict()).default([]),
+      })
       .strict()
-      .default({ prompt: [] }),
+      .default({ prompt: [], extensions: [] }),
   })
   .strict();
 
@@ -82,4 +88,6 @@ export interface LoadedPlugin {
   /** `contributes.prompt` per locale (a locale variant file may give its own content by id). */
   staticSegments: Record<Locale, StaticPromptSegment[]>;
   root: string;
+  /** Absolute path of the server entry (`entry`, or `server/index.ts` when present); null: no code. */
+  entryPath: string | null;
 }

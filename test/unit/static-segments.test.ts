@@ -22,6 +22,7 @@ Body.`);
     bodies: { en: body, 'zh-Hans': body },
     staticSegments: { en: manifest.contributes.prompt, 'zh-Hans': manifest.contributes.prompt },
     root: '(test)',
+    entryPath: null,
   };
 
   it('no template interpolation, the host sets providerPluginId, defaults apply, audience is the plugin itself', () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { redactImageData } from '../../providers';
-import { RuntimeNotFoundError } from '../errors';
+import { ExtensionResultRaceError, RuntimeNotFoundError } from '../errors';
 import { loadRuntimeHistory } from '../history-loader';
 import { executionOutputs, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
@@ -11,6 +11,16 @@ import { historyReadLimit, type TurnDeps } from './deps';
 import { ExecutionRun, isCurrentAttempt } from './fenced-append';
 import { handOff } from './hand-off';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
+import { LiveResolver } from '../plugin-host/resolver';
+import type { HistoryMessage } from '../../context';
+
+/**
+ * `ctx.session.turnNumber`: this turn's number, counted from the turns in the history read (a
+ * bounded window: exact until the read limit; see the notes for the store-backed count).
+ */
+function turnNumberOf(history: readonly HistoryMessage[]): number {
+  return new Set(history.map((m) => m.turnId)).size + 1;
+}
 
 /** produced: this job called the model and recorded the output; reused: an earlier job had; fenced: not this attempt's to run. */
 export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
@@ -39,6 +49,12 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   ]);
   const m = runtime.manifest;
   const execution = run.execution;
+  const host = deps.catalog.host;
+  // results this execution recorded already are reused; a handler runs only for a new input
+  const resolver = new LiveResolver(
+    execution.extensionResults,
+    host.invoker({ tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world }),
+  );
   const { body, slot, adapter, context } = await buildRuntimeRequest(
     {
       sessionId: job.sessionId,
@@ -54,10 +70,34 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       scanTail: history.scanTail,
     },
     deps.providers,
+    { registry: host.registry, resolver },
   );
   const ids = { executionId: job.executionId, turnId: execution.turnId, callId: randomUUID(), pluginId: job.pluginId, runtimeId: m.id };
   const recorded = JSON.stringify(redactImageData(body));
-  await run.append(() => [
+  await run.append((current) => [
+    // recorded with the call that used them (one append, before the call); a result another job of
+    // the execution recorded first (a copy of this job, a lost lock) is kept, and when it differs
+    // from ours this request is not what the log would rebuild: not sent, the job is tried again
+    ...resolver.fresh
+      .map((r) => {
+        const first = current.extensionResults.get(r.key);
+        if (first !== undefined && first !== r.result) throw new ExtensionResultRaceError(job.executionId, r.pluginId, r.point, r.extensionId);
+        return r;
+      })
+      .filter((r) => !current.extensionResults.has(r.key))
+      .map((r) => ({
+        type: 'extension.resolved@1' as const,
+        data: {
+          executionId: ids.executionId,
+          turnId: ids.turnId,
+          attempt: job.attempt,
+          point: r.point,
+          pluginId: r.pluginId,
+          extensionId: r.extensionId,
+          inputHash: r.inputHash,
+          result: r.result,
+        },
+      })),
     {
       type: 'llm.calling@1',
       data: { ...ids, attempt: job.attempt, provider: adapter.protocol, model: slot.model, body: recorded, layout: requestLayout(context) },

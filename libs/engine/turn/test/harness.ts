@@ -8,6 +8,7 @@ import { loadConfig } from '../../config';
 import { engineInlineProjections } from '../../projections';
 import { InProcessQueue, type QueueHandlers, type TurnJob } from '../../queue';
 import { RuntimeCatalog } from '../../runtime-catalog';
+import { PluginHost } from '../../plugin-host';
 import { WorldCatalog } from '../../world-catalog';
 import type { TurnDeps } from '../deps';
 
@@ -36,7 +37,13 @@ export interface TurnHarness {
  * runs jobs through them; by default it only records the turn jobs it is given.
  */
 export async function turnHarness(
-  options: { pluginsDir?: string; emulatorDelayMs?: number; handlers?: (deps: TurnDeps) => QueueHandlers } = {},
+  options: {
+    pluginsDir?: string;
+    emulatorDelayMs?: number;
+    handlers?: (deps: TurnDeps) => QueueHandlers;
+    /** The plugins' server entries are loaded (PluginHost.load) with this handler time limit. */
+    handlerTimeoutMs?: number;
+  } = {},
 ): Promise<TurnHarness> {
   const config = loadConfig({ PORT: '0' });
   const database = await openDatabase({ kind: 'pglite' });
@@ -47,10 +54,12 @@ export async function turnHarness(
   const warnings: string[] = [];
   const enqueued: TurnJob[] = [];
   const queue = new InProcessQueue({ retry: { backoffMs: 5 } });
+  const plugins = loadPlugins(options.pluginsDir ?? STAGED_PLUGINS);
+  const host = await PluginHost.load(plugins, { handlerTimeoutMs: options.handlerTimeoutMs });
   const deps: TurnDeps = {
     store,
     readModels,
-    catalog: new RuntimeCatalog(loadPlugins(options.pluginsDir ?? STAGED_PLUGINS)),
+    catalog: new RuntimeCatalog(plugins, undefined, host),
     providers: new ProviderRegistry(loadLlmConfig(config.llmConfigFile), (protocol) => endpointFor(protocol, {}, emulator.url)),
     worlds: new WorldCatalog(config.worldsDir),
     logger: { log: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },

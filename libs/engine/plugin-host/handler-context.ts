@@ -1,0 +1,55 @@
+import type { HandlerContext, PluginDataReader, PluginSdk } from '../../plugins-sdk/api';
+import type { LoadedWorld, Locale } from '../../plugins-sdk';
+import { escapeXml, modelFacingJson } from '../../context';
+
+/** The SDK helpers every handler reaches through `api.sdk` / `ctx.sdk` (a plugin outside the repo cannot import them). */
+export const pluginSdk: PluginSdk = Object.freeze({ modelFacingJson, escapeXml });
+
+/** Where `ctx.pluginData` reads from: one reader per plugin namespace owner and session (the store is slice S3's). */
+export interface PluginDataSource {
+  reader(args: { tenantId: string; sessionId: string; pluginId: string }): PluginDataReader;
+}
+
+/** Until the plugin data store exists: every namespace is empty. */
+export const emptyPluginData: PluginDataSource = {
+  reader: () => Object.freeze({ get: async () => null, list: async () => [] }),
+};
+
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}
+
+const frozenWorlds = new WeakMap<LoadedWorld, LoadedWorld>();
+
+/** A frozen copy of the world, made once per loaded world. */
+export function worldView(world: LoadedWorld | null): LoadedWorld | null {
+  if (!world) return null;
+  let view = frozenWorlds.get(world);
+  if (!view) frozenWorlds.set(world, (view = deepFreeze(structuredClone(world))));
+  return view;
+}
+
+/** What a handler of this execution is told: the same for every runtime of the execution. */
+export interface ExecutionScope {
+  tenantId: string;
+  sessionId: string;
+  turnNumber: number;
+  locale: Locale;
+  world: LoadedWorld | null;
+}
+
+export function handlerContext(scope: ExecutionScope, pluginId: string, pluginData: PluginDataSource): HandlerContext {
+  return Object.freeze({
+    pluginId,
+    locale: scope.locale,
+    session: Object.freeze({ id: scope.sessionId, turnNumber: scope.turnNumber }),
+    world: worldView(scope.world),
+    settings: Object.freeze({}),
+    pluginData: pluginData.reader({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }),
+    sdk: pluginSdk,
+  });
+}

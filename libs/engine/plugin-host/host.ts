@@ -1,0 +1,43 @@
+import type { LoadedPlugin } from '../../plugins-sdk';
+import { emptyPluginData, type ExecutionScope, type PluginDataSource, pluginSdk } from './handler-context';
+import { executionInvoker, type Invoke } from './invoke';
+import { loadPluginEntries } from './load-entries';
+import { ExtensionRegistry } from './registry';
+
+/** Default time a handler or hook has to answer (`COVEL_PLUGIN_HANDLER_TIMEOUT_MS`). */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 5_000;
+
+export interface PluginHostOptions {
+  handlerTimeoutMs?: number;
+  /** `ctx.pluginData`; default: every namespace empty (until the plugin data store is wired). */
+  pluginData?: PluginDataSource;
+}
+
+/** The plugins' code, loaded once at start-up: the registry and how handlers are run. */
+export class PluginHost {
+  readonly handlerTimeoutMs: number;
+  readonly pluginData: PluginDataSource;
+
+  constructor(
+    readonly registry: ExtensionRegistry,
+    options: PluginHostOptions = {},
+  ) {
+    this.handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
+    this.pluginData = options.pluginData ?? emptyPluginData;
+  }
+
+  /** Loads every plugin's server entry and calls its `register(api)` (start-up errors name the plugin). */
+  static async load(plugins: readonly LoadedPlugin[], options: PluginHostOptions = {}): Promise<PluginHost> {
+    return new PluginHost(await loadPluginEntries(plugins, pluginSdk), options);
+  }
+
+  /** No plugin code (plugins without entries, or tests of the static parts). */
+  static none(): PluginHost {
+    return new PluginHost(new ExtensionRegistry());
+  }
+
+  /** Runs handlers for one execution (its locale, session, world). */
+  invoker(scope: ExecutionScope): Invoke {
+    return executionInvoker(scope, { timeoutMs: this.handlerTimeoutMs, pluginData: this.pluginData });
+  }
+}

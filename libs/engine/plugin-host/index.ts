@@ -1,0 +1,11 @@
+export { PluginHost, DEFAULT_HANDLER_TIMEOUT_MS } from './host';
+export type { PluginHostOptions } from './host';
+export { ExtensionRegistry } from './registry';
+export type { RegisteredExtension, RegisteredHook } from './registry';
+export { loadPluginEntries } from './load-entries';
+export { LiveResolver, RecordedResolver } from './resolver';
+export type { ExtensionResolver, FreshResult } from './resolver';
+export { emptyPluginData, pluginSdk } from './handler-context';
+export type { ExecutionScope, PluginDataSource } from './handler-context';
+export { inputHash, canonicalJson, resultKey } from './input-hash';
+export type { RequestPlugins } from './request-extensions';

@@ -1,0 +1,75 @@
+import type { z } from 'zod';
+import { extensionResultSchemas, type HookContext, hookResultSchemas, type HookName } from '../../plugins-sdk/api';
+import { PluginHandlerError } from '../errors';
+import { type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
+import type { RegisteredExtension, RegisteredHook } from './registry';
+
+/** What a hook is given to hash and to run: the payload and the runtime whose request it is. */
+export interface HookInput {
+  runtime: { pluginId: string; runtimeId: string };
+  payload: unknown;
+}
+
+export type Registered = RegisteredExtension | RegisteredHook;
+
+export const pointOf = (entry: Registered): string => ('point' in entry ? entry.point : entry.name);
+
+/** Runs one handler or hook on a copy of its input; resolves to its validated result as JSON text. */
+export type Invoke = (entry: Registered, input: unknown) => Promise<string>;
+
+/**
+ * Runs `fn` with a time limit. A handler cannot be cancelled: after the limit its result, whenever
+ * it comes, is ignored (nothing is recorded from it and the runtime has failed already).
+ */
+async function within<T>(ms: number, fn: () => T | Promise<T>, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(fn), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+
+/** The invoker of one execution: handlers get the execution's context, a time limit, and their schema. */
+export function executionInvoker(scope: ExecutionScope, options: { timeoutMs: number; pluginData: PluginDataSource }): Invoke {
+  return async (entry, input) => {
+    const point = pointOf(entry);
+    const ctx = handlerContext(scope, entry.pluginId, options.pluginData);
+    const failure = (kind: 'threw' | 'timed-out' | 'invalid-result', detail: string, cause?: unknown) =>
+      new PluginHandlerError(kind, entry.pluginId, point, entry.id, detail, cause === undefined ? undefined : { cause });
+    const given = structuredClone(input);
+    let raw: unknown;
+    try {
+      raw = await within(
+        options.timeoutMs,
+        () => {
+          if ('point' in entry) return entry.handler(given as never, ctx);
+          const { runtime, payload } = given as HookInput;
+          const hookCtx: HookContext = Object.freeze({ ...ctx, runtime: Object.freeze({ ...runtime }) });
+          return entry.fn(payload as never, hookCtx);
+        },
+        () => failure('timed-out', `did not answer within ${options.timeoutMs} ms`),
+      );
+    } catch (error) {
+      if (error instanceof PluginHandlerError) throw error;
+      throw failure('threw', `threw: ${error instanceof Error ? error.message : String(error)}`, error);
+    }
+    const schema = 'point' in entry ? extensionResultSchemas[entry.point] : hookResultSchemas[entry.name as HookName];
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) throw failure('invalid-result', `returned an invalid result: ${issuesOf(parsed.error)}`);
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(parsed.data ?? null);
+    } catch (error) {
+      throw failure('invalid-result', `returned a result that is not JSON: ${String(error)}`, error);
+    }
+    if (text === undefined) throw failure('invalid-result', 'returned a result that is not JSON');
+    return text;
+  };
+}

@@ -1,0 +1,83 @@
+import { pathToFileURL } from 'node:url';
+import type { LoadedPlugin } from '../../plugins-sdk';
+import type { PluginSdk, RegisterFn } from '../../plugins-sdk/api';
+import { PluginEntryError } from '../errors';
+import { ExtensionRegistry } from './registry';
+
+/** Native `import()` (a TypeScript `import()` compiled to CommonJS would become `require`). */
+const nativeImport = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<Record<string, unknown>>;
+
+/**
+ * Loads an entry module: `require` first (CommonJS, and TypeScript through the process's
+ * register hook or Jest's transform), the native `import()` for an ES module `require` refuses.
+ */
+async function importEntry(path: string): Promise<Record<string, unknown>> {
+  try {
+    // the module's own `require`: Jest's (with its transform) under Jest, Node's (with the register hook) otherwise
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require(path) as Record<string, unknown>;
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_REQUIRE_ESM') throw error;
+    return nativeImport(pathToFileURL(path).href);
+  }
+}
+
+function registerOf(mod: Record<string, unknown>): RegisterFn | null {
+  if (typeof mod.register === 'function') return mod.register as RegisterFn;
+  const fallback = mod.default as Record<string, unknown> | undefined;
+  return typeof fallback?.register === 'function' ? (fallback.register as RegisterFn) : null;
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Start-up: loads every plugin's server entry and calls its `register(api)` once, in plugin id
+ * order. An entry that does not load, has no `register`, throws, or registers extensions other
+ * than its `contributes.extensions` (either way) stops start-up with an error naming the plugin.
+ */
+export async function loadPluginEntries(plugins: readonly LoadedPlugin[], sdk: PluginSdk): Promise<ExtensionRegistry> {
+  const registry = new ExtensionRegistry();
+  for (const plugin of plugins) {
+    const pluginId = plugin.manifest.id;
+    const declared = plugin.manifest.contributes.extensions;
+    if (plugin.entryPath === null) {
+      if (declared.length > 0) throw new PluginEntryError(pluginId, `declares extension ${declared[0].point} "${declared[0].id}" but has no server entry`);
+      continue;
+    }
+    let mod: Record<string, unknown>;
+    try {
+      mod = await importEntry(plugin.entryPath);
+    } catch (error) {
+      throw new PluginEntryError(pluginId, `server entry ${plugin.entryPath} does not load: ${message(error)}`, { cause: error });
+    }
+    const register = registerOf(mod);
+    if (!register) throw new PluginEntryError(pluginId, `server entry ${plugin.entryPath} exports no register(api) function`);
+    try {
+      await register(registry.apiFor(pluginId, sdk));
+    } catch (error) {
+      if (error instanceof PluginEntryError) throw error;
+      throw new PluginEntryError(pluginId, `register(api) threw: ${message(error)}`, { cause: error });
+    }
+    checkDeclared(plugin, registry);
+  }
+  return registry;
+}
+
+/** `contributes.extensions` and what `register` registered must be the same set. */
+function checkDeclared(plugin: LoadedPlugin, registry: ExtensionRegistry) {
+  const pluginId = plugin.manifest.id;
+  const key = (e: { point: string; id: string }) => `${e.point} "${e.id}"`;
+  const declared = new Set(plugin.manifest.contributes.extensions.map(key));
+  const registered = new Set(registry.extensionsOf(pluginId).map(key));
+  const undeclared = [...registered].filter((k) => !declared.has(k));
+  const missing = [...declared].filter((k) => !registered.has(k));
+  if (undeclared.length > 0) throw new PluginEntryError(pluginId, `registers extension ${undeclared.join(', ')} not declared in contributes.extensions`);
+  if (missing.length > 0)
+    throw new PluginEntryError(pluginId, `declares extension ${missing.join(', ')} in contributes.extensions but register(api) does not provide it`);
+  const runtimes = new Set(plugin.manifest.runtimes.map((r) => r.id));
+  for (const [key, f] of registry.functions) {
+    const runtimeId = key.slice(pluginId.length + 1);
+    if (f.pluginId === pluginId && !runtimes.has(runtimeId))
+      throw new PluginEntryError(pluginId, `runFunction("${runtimeId}"): the plugin has no such runtime`);
+  }
+}

@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import type { Locale } from './manifest';
+import { SegmentPosition } from './manifest';
+import type { LoadedWorld } from './world';
+
+/**
+ * What a plugin's server entry is given (PLUGIN-API.md "The server entry"): `register(api)` is
+ * called once per plugin at start-up. Every name here is the spec's.
+ */
+
+/** Extension points (spec §3). */
+export const EXTENSION_POINTS = [
+  'prompt.segment@1',
+  'prompt.history-transform@1',
+  'history.compact@2',
+  'session.world-context@1',
+  'memory.block-definitions@1',
+] as const;
+export type ExtensionPoint = (typeof EXTENSION_POINTS)[number];
+
+/** Points with one provider at most: a second registration stops start-up. */
+export const SINGLE_PROVIDER_POINTS: readonly ExtensionPoint[] = ['history.compact@2'];
+
+export const HOOK_NAMES = ['PostContextAssembly', 'PreLLMCall'] as const;
+export type HookName = (typeof HOOK_NAMES)[number];
+
+/** A message of the committed history, as `prompt.history-transform@1` gets and returns it. */
+export const HistoryMessageSchema = z
+  .object({
+    messageId: z.string().min(1),
+    turnId: z.string().min(1),
+    role: z.enum(['user', 'assistant', 'system']),
+    sourceType: z.enum(['player', 'runtime', 'system']),
+    pluginId: z.string().nullable(),
+    runtimeId: z.string().nullable(),
+    outputKind: z.enum(['story', 'structured', 'none']).nullable(),
+    text: z.string(),
+  })
+  .strict();
+export type PluginHistoryMessage = z.infer<typeof HistoryMessageSchema>;
+
+/** Why a returned `providerPluginId` is refused: the host sets it (spec §3). */
+export const PROVIDER_ID_MESSAGE = 'providerPluginId is set by the host: a plugin cannot claim a segment for any plugin';
+
+/** A segment as a `prompt.segment@1` handler returns it (the host adds `providerPluginId`). */
+export const ReturnedSegment = z
+  .object({
+    id: z.string().min(1),
+    content: z.string(),
+    position: SegmentPosition,
+    audience: z.union([z.literal('self'), z.literal('story'), z.object({ contract: z.string().min(1) }).strict()]).optional(),
+    volatility: z.enum(['stable', 'session', 'turn']),
+    role: z.enum(['system', 'user', 'assistant']).default('system'),
+    order: z.number().int().default(0),
+    providerPluginId: z.never({ error: PROVIDER_ID_MESSAGE }).optional(),
+  })
+  .strict();
+export type ReturnedSegment = z.input<typeof ReturnedSegment>;
+
+/** A message of an assembled context, as the hooks see it. */
+export const HookMessage = z.object({
+  role: z.enum(['system', 'user', 'assistant']),
+  content: z.string(),
+  images: z.array(z.object({ mediaId: z.string(), description: z.string() }).strict()).optional(),
+});
+export type HookMessage = z.infer<typeof HookMessage>;
+
+/** A message of the request a `PreLLMCall` hook sees (provider-neutral; `system` first). */
+export const RequestMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string(), endsHistory: z.boolean().optional() }).strict();
+export type RequestMessage = z.infer<typeof RequestMessage>;
+
+/** Result schema of each point's handler; `memory.block-definitions@1` is a service (any value). */
+export const extensionResultSchemas = {
+  'prompt.segment@1': z.array(ReturnedSegment),
+  'prompt.history-transform@1': z.array(HistoryMessageSchema),
+  'history.compact@2': z.unknown(),
+  'session.world-context@1': z
+    .object({ schema: z.unknown().optional(), entries: z.array(z.unknown()).optional(), dimensions: z.array(z.unknown()).optional() })
+    .strict(),
+  'memory.block-definitions@1': z.unknown(),
+} satisfies Record<ExtensionPoint, z.ZodType>;
+
+export const hookResultSchemas = {
+  /** Either field may be left out (kept as is); nothing returned keeps both. */
+  PostContextAssembly: z
+    .object({ systemPrompt: z.string().optional(), messages: z.array(HookMessage).optional() })
+    .strict()
+    .nullish(),
+  /** `messages` replaces the request's messages (the system message first); nothing returned keeps them. */
+  PreLLMCall: z
+    .object({ messages: z.array(RequestMessage).min(1).optional() })
+    .strict()
+    .nullish(),
+} satisfies Record<HookName, z.ZodType>;
+
+/** What each point's handler is given. */
+export interface ExtensionInputs {
+  /** Constant within an execution: a provider cannot tell which runtime asks (spec §3). */
+  'prompt.segment@1': { playerInput: { text: string } };
+  /** A copy of the committed history (the previous provider's result in a chain). */
+  'prompt.history-transform@1': { messages: PluginHistoryMessage[] };
+  'history.compact@2': unknown;
+  'session.world-context@1': Record<string, never>;
+  'memory.block-definitions@1': unknown;
+}
+
+export interface ExtensionResults {
+  'prompt.segment@1': ReturnedSegment[];
+  'prompt.history-transform@1': PluginHistoryMessage[];
+  'history.compact@2': unknown;
+  'session.world-context@1': z.infer<(typeof extensionResultSchemas)['session.world-context@1']>;
+  'memory.block-definitions@1': unknown;
+}
+
+export interface HookPayloads {
+  PostContextAssembly: {
+    systemPrompt: string;
+    messages: HookMessage[];
+    /** Read-only sources (frozen; not accepted back). */
+    sources: Readonly<{ promptTemplate: string; inputSlots: readonly unknown[]; characterSummary: string }>;
+  };
+  PreLLMCall: { model: string; messages: RequestMessage[] };
+}
+
+export type HookResults = { [H in HookName]: z.input<(typeof hookResultSchemas)[H]> };
+
+/** Read access to the plugin's own data (spec §4); writes come with tools and function runtimes. */
+export interface PluginDataReader {
+  get(namespace: string, key: string): Promise<unknown>;
+  list(namespace: string, options?: { limit?: number }): Promise<{ key: string; value: unknown }[]>;
+}
+
+/** Helpers a plugin outside the repository reaches through `api.sdk` / `ctx.sdk`. */
+export interface PluginSdk {
+  /** Drops UUID ids, ISO times and `sessionId` from a value before a model sees it (spec §4). */
+  modelFacingJson(value: unknown): unknown;
+  /** Escapes `<`, `>`, `&` for text placed inside a data block. */
+  escapeXml(text: string): string;
+}
+
+/** A frozen view of the session's world. */
+export type WorldView = Readonly<LoadedWorld>;
+
+/** What every handler and hook is given besides its input. */
+export interface HandlerContext {
+  readonly pluginId: string;
+  readonly locale: Locale;
+  readonly session: Readonly<{ id: string; turnNumber: number }>;
+  readonly world: WorldView | null;
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly pluginData: PluginDataReader;
+  readonly sdk: PluginSdk;
+}
+
+/** Hooks are also told which runtime's request they see. */
+export interface HookContext extends HandlerContext {
+  readonly runtime: Readonly<{ pluginId: string; runtimeId: string }>;
+}
+
+export type ExtensionHandler<P extends ExtensionPoint> = (input: ExtensionInputs[P], ctx: HandlerContext) => ExtensionResults[P] | Promise<ExtensionResults[P]>;
+
+export type HookFn<H extends HookName> = (payload: HookPayloads[H], ctx: HookContext) => HookResults[H] | Promise<HookResults[H]>;
+
+/** A `type: function` runtime's code (run by the host in a later step; see the notes). */
+export type FunctionRuntimeFn = (ctx: HandlerContext & { inputs: Readonly<Record<string, unknown>> }) => unknown;
+
+/** A tool's code (the agent loop that calls it is the next issue). */
+export type ToolFn = (args: unknown, ctx: HandlerContext) => unknown;
+
+export interface PluginApi {
+  /** The id of the plugin being registered. */
+  readonly pluginId: string;
+  readonly sdk: PluginSdk;
+  provideExtension<P extends ExtensionPoint>(point: P, id: string, provider: { handler: ExtensionHandler<P> }): void;
+  hook<H extends HookName>(name: H, fn: HookFn<H>): void;
+  runFunction(runtimeId: string, fn: FunctionRuntimeFn): void;
+  registerTool(name: string, fn: ToolFn): void;
+}
+
+/** What a server entry exports. */
+export type RegisterFn = (api: PluginApi) => void;
