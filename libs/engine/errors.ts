@@ -100,3 +100,16 @@ export class RuntimeNotInCatalogError extends EngineError {
 export function isPermanentFailure(error: unknown): error is EngineError {
   return error instanceof EngineError && (error.category === 'invalid' || error.category === 'not-found');
 }
+
+/** A model request was asked for a `type: function` runtime (it runs the plugin's `api.runFunction` handler, not a model). */
+export class FunctionRuntimeHasNoModelCallError extends EngineError {
+  readonly code = 'FUNCTION_RUNTIME_HAS_NO_MODEL_CALL';
+  /** Permanent: retrying cannot help until the host runs function runtimes. */
+  readonly category = 'invalid';
+  constructor(
+    readonly pluginId: string,
+    readonly runtimeId: string,
+  ) {
+    super(`plugin ${pluginId}: runtime ${runtimeId} is a function runtime: it runs its api.runFunction handler and makes no model call`);
+  }
+}

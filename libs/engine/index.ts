@@ -72,3 +72,6 @@ export {
   RuntimeNotFoundError,
   isPermanentFailure,
 } from './errors';
+export type { CatalogRuntime } from './runtime-catalog';
+export { FunctionRuntimeHasNoModelCallError } from './errors';
+export { agentOf, runtimeView } from './runtime-request';

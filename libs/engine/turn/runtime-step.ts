@@ -55,7 +55,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
     },
     deps.providers,
   );
-  const ids = { executionId: job.executionId, turnId: execution.turnId, callId: randomUUID(), pluginId: job.pluginId, runtimeId: m.id };
+  const ids = { executionId: job.executionId, turnId: execution.turnId, callId: randomUUID(), pluginId: job.pluginId, runtimeId: runtime.runtimeId };
   const recorded = JSON.stringify(redactImageData(body));
   await run.append(() => [
     {
@@ -69,9 +69,9 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   await run.append((current) => {
     produced = !current.outputs.has(key);
     const output: RuntimeOutput = {
-      stage: m.stage,
+      stage: runtime.stage,
       pluginId: job.pluginId,
-      runtimeId: m.id,
+      runtimeId: runtime.runtimeId,
       outputKind: m.outputKind,
       messageId: randomUUID(),
       text: response.text,
