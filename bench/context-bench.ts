@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { buildContext } from '../libs/context';
 import { buildRuntimeRequest, loadRuntimeHistory, RuntimeCatalog, staticSegments } from '../libs/engine';
 import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, ReadModels } from '../libs/events';
-import type { LoadedPlugin } from '../libs/plugins-sdk';
+import { type LoadedPlugin, PluginManifest, RuntimeManifest } from '../libs/plugins-sdk';
 import { ProviderRegistry } from '../libs/providers';
 
 /** 20 plugins: the narrator and 19 bookkeeping runtimes, each with two static segments. */
@@ -28,27 +28,20 @@ export function benchPlugins(): LoadedPlugin[] {
       },
     ];
     const body = i === 0 ? 'You are the narrator. '.repeat(40) : `You keep ledger ${i}. `.repeat(20);
+    const runtime = RuntimeManifest.parse({
+      id,
+      schedule: { stage: i === 0 ? 'narrative' : 'post-turn' },
+      outputKind: i === 0 ? 'story' : 'structured',
+      agent: { history: i === 0 ? {} : { maxTurns: 1 } },
+    });
+    const bodies = { en: body, 'zh-Hans': body };
     return {
       root: '(bench)',
-      manifest: {
-        id,
-        name: id,
-        version: '0.0.0',
-        runtimes: [
-          {
-            id,
-            stage: i === 0 ? 'narrative' : 'post-turn',
-            outputKind: i === 0 ? 'story' : 'structured',
-            slot: 'story',
-            stream: false,
-            agent: { history: i === 0 ? {} : { maxTurns: 1 } },
-          },
-        ],
-        contributes: { prompt: segments, extensions: [] },
-      },
-      bodies: { en: body, 'zh-Hans': body },
+      entry: null,
+      manifest: PluginManifest.parse({ id, name: id, version: '0.0.0', runtime, contributes: { prompt: segments } }),
+      runtimes: [{ id, fullId: `${id}/${id}`, manifest: runtime, bodies, file: '(bench)', inline: true }],
+      bodies,
       staticSegments: { en: segments, 'zh-Hans': segments },
-      entryPath: null,
     };
   });
 }

@@ -2,9 +2,9 @@
  * Template variables (spec §4): `{{ variable }}` in a runtime's own body, interpreted once.
  * Pure: no I/O; the caller gathers the inputs.
  */
-import { characterProfileLines, characterSheet, type CharacterSchemaLike } from '../plugins-sdk/character-sheets';
-import type { Locale } from '../plugins-sdk/manifest';
-import { type CharacterLike, currentCharacterOf, primarySeat, type SeatLike } from '../plugins-sdk/seats';
+import { characterProfileLines, characterSheet, type CharacterSchemaLike } from '../data-boundary';
+import type { Locale } from '../plugins-sdk';
+import { type CharacterLike, currentCharacterOf, primarySeat, type SeatLike } from '../data-boundary';
 import { escapeXml, modelFacingJson } from '../data-boundary';
 
 /** A template's variables: nested plain objects, read through own properties only. */

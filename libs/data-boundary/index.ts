@@ -1,1 +1,14 @@
 export * from './data-boundary';
+export { primarySeat, currentCharacterOf, isPlayerControlled } from './seats';
+export type { SeatLike, CharacterLike } from './seats';
+export {
+  characterSheetSegments,
+  characterSheet,
+  characterProfileLines,
+  profileLine,
+  fieldsWithRanges,
+  cutText,
+  PROFILE_FIELD_LIMIT,
+  PROFILES_BUDGET,
+} from './character-sheets';
+export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from './character-sheets';

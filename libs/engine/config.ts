@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { EngineError } from '../errors';
 import { APP_ROLE_PATTERN } from '../events';
 import { apiKeyWeakness } from './api-key-strength';
-import { SHARED_PROMPTS_DIR } from '../plugins-sdk/prompt-loader';
+import { SHARED_PROMPTS_DIR } from '../plugins-sdk';
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 

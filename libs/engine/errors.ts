@@ -173,3 +173,16 @@ export class ExtensionResultRaceError extends EngineError {
     super(`execution ${executionId}: plugin ${pluginId}: ${point} "${extensionId}" was resolved to another result first; try again`);
   }
 }
+
+/** A model request was asked for a `type: function` runtime (it runs the plugin's `api.runFunction` handler, not a model). */
+export class FunctionRuntimeHasNoModelCallError extends EngineError {
+  readonly code = 'FUNCTION_RUNTIME_HAS_NO_MODEL_CALL';
+  /** Permanent: retrying cannot help until the host runs function runtimes. */
+  readonly category = 'invalid';
+  constructor(
+    readonly pluginId: string,
+    readonly runtimeId: string,
+  ) {
+    super(`plugin ${pluginId}: runtime ${runtimeId} is a function runtime: it runs its api.runFunction handler and makes no model call`);
+  }
+}

@@ -8,7 +8,7 @@ import { RecordedCallWithoutExecutionError, RuntimeNotInCatalogError } from './e
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
-import { buildRuntimeRequest, type RuntimeRequestInputs } from './runtime-request';
+import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
 
@@ -56,7 +56,7 @@ export async function rebuildRequests(
     if (event.type === 'llm.calling@1') {
       const d = event.data;
       const execution = journal.get(d.executionId);
-      const runtime = catalog.all().find((r) => r.pluginId === d.pluginId && r.manifest.id === d.runtimeId);
+      const runtime = catalog.find(d.pluginId, d.runtimeId);
       if (!execution) throw new RecordedCallWithoutExecutionError(d.callId, d.executionId);
       if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
       const inputs = {
@@ -104,25 +104,16 @@ function describeSources(
   const why = (e: ActivatedLoreEntry) =>
     `${e.id}: ${e.reason.kind === 'constant' ? 'constant' : `keyword "${e.reason.keyword}" in ${e.reason.matchedIn === 'player-input' ? 'the player input' : 'the scanned history'}`}`;
   const lore = (position: string) => lorebook.filter((e) => (typeof e.position === 'object' ? 'depth' : e.position) === position).map(why);
-  const m = inputs.runtime.manifest;
-  const runtimeView = {
-    pluginId: inputs.runtime.pluginId,
-    runtimeId: m.id,
-    outputKind: m.outputKind,
-    contract: m.contract,
-    body: '',
-    history: m.agent.history,
-    stageIndex: inputs.stageIndex,
-  };
-  const placed = placeSegments(inputs.segments, runtimeView);
+  const runtime = inputs.runtime;
+  const placed = placeSegments(inputs.segments, runtimeView(runtime, inputs.stageIndex));
   const ids = (list: { providerPluginId: string; id: string }[]) => list.map((s) => `${s.providerPluginId}/${s.id}`);
   const out: SectionSource[] = [];
   for (const s of context.systemSections) {
     if (s.name === 'preamble') out.push({ section: s.name, source: `framework preamble (${inputs.locale})` });
-    else if (s.name === 'runtime-body') out.push({ section: s.name, source: `body of ${inputs.runtime.pluginId}/${m.id} (${inputs.locale})` });
+    else if (s.name === 'runtime-body') out.push({ section: s.name, source: `body of ${runtime.fullId} (${inputs.locale})` });
     else if (s.name === 'segments') out.push({ section: s.name, source: 'stable/session extension segments', items: ids(placed['system-prompt']) });
     else if (s.name === 'turn-segments') out.push({ section: s.name, source: 'pre-history turn segments', items: ids(placed['system-prompt-turn']) });
-    else if (s.name === 'events-activation') out.push({ section: s.name, source: m.stage ? `in-stage activation: ${m.stage}` : 'event catalog' });
+    else if (s.name === 'events-activation') out.push({ section: s.name, source: runtime.stage ? `in-stage activation: ${runtime.stage}` : 'event catalog' });
     else
       out.push({
         section: s.name,

@@ -1,52 +1,144 @@
 import { UnknownStageError } from './errors';
-import type { LoadedPlugin, Locale, RuntimeManifest } from '../plugins-sdk';
 import { PluginHost } from './plugin-host/host';
+import { type LoadedPlugin, type Locale, PluginManifestError, type RuntimeManifest } from '../plugins-sdk';
 
+/** A runtime of the catalog: one plugin's inline or child runtime. */
 export interface CatalogRuntime {
   pluginId: string;
+  /** The runtime's own id (events carry it as `runtimeId`). */
+  runtimeId: string;
+  /** `<plugin-id>/<runtime-id>`. */
+  fullId: string;
+  /** `schedule.stage`, or null: the runtime runs after all stages. */
+  stage: string | null;
   manifest: RuntimeManifest;
+  /** The runtime's body per locale (PLUGIN.md's for the inline runtime, RUNTIME.md's for a child). */
   bodies: Record<Locale, string>;
+  /** The file that declares it. */
+  file: string;
+  /** Declared inline (`runtime:` in PLUGIN.md) rather than in runtimes/<id>/RUNTIME.md. */
+  inline: boolean;
+  plugin: LoadedPlugin;
 }
 
 /** Stage order of a turn; runtimes with no stage run after all of them (spec §1). */
 export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
 
+/**
+ * Every runtime of the loaded plugins. Only runtimes with `schedule.trigger: auto` run in every
+ * turn (`groups()`); event-triggered (`{ event }`) and `manual` runtimes are in the catalog
+ * (`all()`, `find()`) but are not run by a turn until their activation is wired.
+ *
+ * Checks across plugins, at start-up: a stage is one of the turn's stages; an event trigger names
+ * a topic some loaded plugin declares in `contributes.events`; an `io.inputs` binding
+ * `from: { runtime }` names a runtime of the catalog in an earlier stage.
+ */
 export class RuntimeCatalog {
+  private readonly runtimes: readonly CatalogRuntime[];
+
   constructor(
     readonly plugins: readonly LoadedPlugin[],
     readonly stages: readonly string[] = DEFAULT_STAGES,
     /** The plugins' server entries (loaded at start-up with `PluginHost.load`); none by default. */
     readonly host: PluginHost = PluginHost.none(),
   ) {
-    for (const r of this.all()) {
-      if (r.manifest.stage !== null && !stages.includes(r.manifest.stage)) {
-        throw new UnknownStageError(r.pluginId, r.manifest.id, r.manifest.stage);
+    this.runtimes = plugins.flatMap((plugin) =>
+      plugin.runtimes.map((r) => ({
+        pluginId: plugin.manifest.id,
+        runtimeId: r.id,
+        fullId: r.fullId,
+        stage: r.manifest.schedule.stage ?? null,
+        manifest: r.manifest,
+        bodies: r.bodies,
+        file: r.file,
+        inline: r.inline,
+        plugin,
+      })),
+    );
+    for (const r of this.runtimes) {
+      if (r.stage !== null && !stages.includes(r.stage)) throw new UnknownStageError(r.pluginId, r.runtimeId, r.stage);
+    }
+    this.checkTriggers();
+    this.checkInputs();
+  }
+
+  private checkTriggers(): void {
+    const topics = new Set(this.plugins.flatMap((p) => p.manifest.contributes.events.map((e) => e.topic)));
+    for (const r of this.runtimes) {
+      const trigger = r.manifest.schedule.trigger;
+      if (typeof trigger === 'object' && !topics.has(trigger.event)) {
+        throw new PluginManifestError(r.file, [
+          {
+            path: `${this.pathPrefix(r)}schedule.trigger.event`,
+            message: `plugin ${r.pluginId}: runtime ${r.runtimeId} is triggered by "${trigger.event}", a topic no loaded plugin declares in contributes.events`,
+          },
+        ]);
       }
     }
   }
 
-  /** Position of the runtime's stage in the turn; null for a runtime with no stage. */
-  stageIndex(runtime: CatalogRuntime): number | null {
-    return runtime.manifest.stage === null ? null : this.stages.indexOf(runtime.manifest.stage);
+  private checkInputs(): void {
+    for (const r of this.runtimes) {
+      for (const [binding, input] of Object.entries(r.manifest.io.inputs)) {
+        if (!('runtime' in input.from)) continue;
+        const path = `${this.pathPrefix(r)}io.inputs.${binding}.from.runtime`;
+        const source = this.runtimes.find((s) => s.fullId === (input.from as { runtime: string }).runtime);
+        if (!source) {
+          throw new PluginManifestError(r.file, [
+            { path, message: `plugin ${r.pluginId}: runtime ${r.runtimeId} reads "${input.from.runtime}", which is not a runtime of the loaded plugins` },
+          ]);
+        }
+        if (!this.isEarlier(source, r)) {
+          throw new PluginManifestError(r.file, [
+            {
+              path,
+              message: `plugin ${r.pluginId}: runtime ${r.runtimeId} (stage ${r.stage ?? '(none: after all stages)'}) reads "${source.fullId}" (stage ${source.stage ?? '(none: after all stages)'}), which is not in an earlier stage`,
+            },
+          ]);
+        }
+      }
+    }
   }
 
+  /** Whether `a` runs in a stage before `b`'s (a runtime with no stage runs after all stages). */
+  private isEarlier(a: CatalogRuntime, b: CatalogRuntime): boolean {
+    const ai = this.stageIndex(a);
+    const bi = this.stageIndex(b);
+    if (ai === null) return false;
+    return bi === null || ai < bi;
+  }
+
+  private pathPrefix(r: CatalogRuntime): string {
+    return r.inline ? 'runtime.' : '';
+  }
+
+  /** Position of the runtime's stage in the turn; null for a runtime with no stage. */
+  stageIndex(runtime: CatalogRuntime): number | null {
+    return runtime.stage === null ? null : this.stages.indexOf(runtime.stage);
+  }
+
+  /** Every runtime, whatever its trigger, in plugin order (the inline runtime first, then children by id). */
   all(): CatalogRuntime[] {
-    return this.plugins.flatMap((p) => p.manifest.runtimes.map((manifest) => ({ pluginId: p.manifest.id, manifest, bodies: p.bodies })));
+    return [...this.runtimes];
   }
 
   /** The runtime with this plugin and runtime id, if the catalog has it. */
   find(pluginId: string, runtimeId: string): CatalogRuntime | undefined {
-    return this.all().find((r) => r.pluginId === pluginId && r.manifest.id === runtimeId);
+    return this.runtimes.find((r) => r.pluginId === pluginId && r.runtimeId === runtimeId);
   }
 
-  /** Groups to run one after another (a barrier between groups; runtimes of a group in parallel). */
+  /**
+   * Groups a turn runs one after another (a barrier between groups; runtimes of a group in
+   * parallel): the `trigger: auto` runtimes only — event-triggered and manual runtimes do not run
+   * as part of a turn's stages.
+   */
   groups(): { stage: string | null; runtimes: CatalogRuntime[] }[] {
-    const all = this.all();
+    const auto = this.runtimes.filter((r) => r.manifest.schedule.trigger === 'auto');
     const groups: { stage: string | null; runtimes: CatalogRuntime[] }[] = this.stages.map((stage) => ({
       stage,
-      runtimes: all.filter((r) => r.manifest.stage === stage),
+      runtimes: auto.filter((r) => r.stage === stage),
     }));
-    groups.push({ stage: null, runtimes: all.filter((r) => r.manifest.stage === null) });
+    groups.push({ stage: null, runtimes: auto.filter((r) => r.stage === null) });
     return groups.filter((g) => g.runtimes.length > 0);
   }
 }

@@ -10,8 +10,10 @@ import {
   type HistoryMessage,
   type HistorySummary,
   historyBoundary,
+  type RuntimeView,
 } from '../context';
-import type { LoadedWorld, Locale } from '../plugins-sdk';
+import type { AgentConfig, LoadedWorld, Locale } from '../plugins-sdk';
+import { FunctionRuntimeHasNoModelCallError } from './errors';
 import { worldLorebook } from './world-catalog';
 import type { ChatMessage, ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
@@ -55,22 +57,15 @@ export interface RuntimeRequest {
  */
 export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, providers: ProviderRegistry, plugins?: RequestPlugins): Promise<RuntimeRequest> {
   const m = inputs.runtime.manifest;
+  const agent = agentOf(inputs.runtime);
   const lorebook = inputs.world ? activateLorebook(worldLorebook(inputs.world), { playerInput: inputs.playerInput.text, committedTail: inputs.scanTail }) : [];
   const history = plugins ? await transformHistory(plugins, inputs.history) : inputs.history;
   const segments = plugins ? [...inputs.segments, ...(await dynamicSegments(plugins, inputs.playerInput))] : inputs.segments;
-  const ids = { pluginId: inputs.runtime.pluginId, runtimeId: m.id };
+  const ids = { pluginId: inputs.runtime.pluginId, runtimeId: inputs.runtime.runtimeId };
   const params: BuildContextParams = {
     locale: inputs.locale,
-    runtime: {
-      pluginId: inputs.runtime.pluginId,
-      runtimeId: m.id,
-      outputKind: m.outputKind,
-      contract: m.contract,
-      body: inputs.runtime.bodies[inputs.locale],
-      history: m.agent.history,
-      stageIndex: inputs.stageIndex,
-    },
-    activation: m.stage !== null ? { kind: 'stage', stage: m.stage } : undefined,
+    runtime: { ...runtimeView(inputs.runtime, inputs.stageIndex), body: inputs.runtime.bodies[inputs.locale] },
+    activation: inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined,
     history,
     summaries: inputs.summaries,
     playerInput: inputs.playerInput,
@@ -80,18 +75,39 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   };
   const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
   const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);
-  const { slot, adapter } = providers.forSlot(m.slot);
+  const { slot, adapter } = providers.forSlot(agent.slot);
   const messages = plugins ? await preLlmCall(plugins, ids, slot.model, requestMessages(context)) : requestMessages(context);
   const body = adapter.buildRequest({
     model: slot.model,
     messages,
     maxOutputTokens: slot.maxOutputTokens,
-    stream: m.stream,
-    preferences: { ...(m.agent.reasoning === false ? { reasoning: false as const } : {}), ...(m.agent.toolChoice ? { toolChoice: m.agent.toolChoice } : {}) },
-    cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, m.id),
+    stream: m.outputKind === 'story', // story runtimes stream their text; others answer in one piece
+    preferences: { ...(agent.reasoning === false ? { reasoning: false as const } : {}), ...(agent.toolChoice ? { toolChoice: agent.toolChoice } : {}) },
+    cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
   });
   return { context, lorebook, body, slot, adapter, segments };
+}
+
+/** The agent settings of a runtime that calls a model; a function runtime has none. */
+export function agentOf(runtime: CatalogRuntime): AgentConfig {
+  if (runtime.manifest.agent === null) throw new FunctionRuntimeHasNoModelCallError(runtime.pluginId, runtime.runtimeId);
+  return runtime.manifest.agent;
+}
+
+/** What buildContext sees of a runtime (its body left empty: the caller adds the localized one). */
+export function runtimeView(runtime: CatalogRuntime, stageIndex: number | null): RuntimeView {
+  const m = runtime.manifest;
+  return {
+    pluginId: runtime.pluginId,
+    runtimeId: runtime.runtimeId,
+    outputKind: m.outputKind,
+    contract: m.output.contract,
+    body: '',
+    history: m.agent?.history ?? {},
+    ...(m.output.schema ? { hasOutputSchema: true } : {}),
+    stageIndex,
+  };
 }
 
 /**

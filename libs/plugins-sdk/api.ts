@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Locale } from './manifest';
+import type { ExtensionPoint, Locale } from './manifest';
 import { SegmentPosition } from './manifest';
 import type { LoadedWorld } from './world';
 
@@ -7,16 +7,6 @@ import type { LoadedWorld } from './world';
  * What a plugin's server entry is given (PLUGIN-API.md "The server entry"): `register(api)` is
  * called once per plugin at start-up. Every name here is the spec's.
  */
-
-/** Extension points (spec §3). */
-export const EXTENSION_POINTS = [
-  'prompt.segment@1',
-  'prompt.history-transform@1',
-  'history.compact@2',
-  'session.world-context@1',
-  'memory.block-definitions@1',
-] as const;
-export type ExtensionPoint = (typeof EXTENSION_POINTS)[number];
 
 /** Points with one provider at most: a second registration stops start-up. */
 export const SINGLE_PROVIDER_POINTS: readonly ExtensionPoint[] = ['history.compact@2'];

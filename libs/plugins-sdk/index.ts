@@ -1,5 +1,6 @@
 export * from './manifest';
 export { loadPlugin, loadPlugins, parsePluginFile, splitFrontMatter, manifestIssues, PluginManifestError } from './load-plugin';
+export { parseRuntimeFile, DEFAULT_ENTRIES } from './load-plugin';
 export type { ManifestIssue } from './load-plugin';
 export { loadWorld, LoreEntry, LoreEntryExtra, WorldManifest, WorldCharacter } from './world';
 export type { LoadedWorld } from './world';
@@ -16,8 +17,8 @@ export {
 export type { PromptLoader, ResolvedPrompt, PromptTemplateErrorCode } from './prompt-loader';
 export { JsonSchemaObject, CharacterSchema, CharacterSchemaProperty, WorldSeat, WorldDimension } from './world';
 export { modelFacingJson, isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH } from './model-facing-json';
-export { primarySeat, currentCharacterOf, isPlayerControlled } from './seats';
-export type { SeatLike, CharacterLike } from './seats';
+export { primarySeat, currentCharacterOf, isPlayerControlled } from '../data-boundary';
+export type { SeatLike, CharacterLike } from '../data-boundary';
 export {
   characterSheetSegments,
   characterSheet,
@@ -27,6 +28,6 @@ export {
   cutText,
   PROFILE_FIELD_LIMIT,
   PROFILES_BUDGET,
-} from './character-sheets';
-export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from './character-sheets';
+} from '../data-boundary';
+export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from '../data-boundary';
 export * from './api';

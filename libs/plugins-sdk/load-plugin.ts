@@ -2,10 +2,19 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { type LoadedPlugin, type Locale, LOCALES, PluginManifest, STATIC_AUDIENCE_MESSAGE, type StaticPromptSegment } from './manifest';
+import {
+  type LoadedPlugin,
+  type LoadedRuntime,
+  type Locale,
+  LOCALES,
+  PluginManifest,
+  RuntimeManifest,
+  STATIC_AUDIENCE_MESSAGE,
+  type StaticPromptSegment,
+} from './manifest';
 import { EngineError } from '../errors';
 
-/** A locale variant's front matter may only translate static segment content, by id. */
+/** A PLUGIN.<locale>.md's front matter may only translate static segment content, by id. */
 const VariantFrontMatter = z
   .object({
     contributes: z
@@ -18,6 +27,12 @@ const VariantFrontMatter = z
       .default({ prompt: [] }),
   })
   .strict();
+
+/** A RUNTIME.<locale>.md gives only the localized body: its front matter, if any, is empty. */
+const RuntimeVariantFrontMatter = z.object({}).strict();
+
+/** Default server entries, in order of preference, relative to the plugin folder. */
+export const DEFAULT_ENTRIES = ['server/index.ts', 'server/index.js'] as const;
 
 export interface ManifestIssue {
   path: string;
@@ -47,78 +62,149 @@ export class PluginManifestError extends EngineError {
   }
 }
 
-/** Splits a Markdown file into its YAML front matter and body. */
+/** Splits a Markdown file into its YAML front matter (possibly empty: `---` then `---`) and body. */
 export function splitFrontMatter(text: string, file: string): { data: unknown; body: string } {
-  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
+  const match = /^---\r?\n(?:([\s\S]*?)\r?\n)?---(?:\r?\n|$)([\s\S]*)$/.exec(text);
   if (!match) return { data: {}, body: text.trim() };
   try {
-    return { data: parseYaml(match[1]) ?? {}, body: match[2].trim() };
+    return { data: parseYaml(match[1] ?? '') ?? {}, body: match[2].trim() };
   } catch (error) {
     throw new PluginManifestError(file, [{ path: '(yaml)', message: error instanceof Error ? error.message : String(error) }]);
   }
 }
 
+function parseWith<T extends z.ZodType>(schema: T, data: unknown, file: string): z.infer<T> {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new PluginManifestError(file, manifestIssues(parsed.error));
+  return parsed.data;
+}
+
 /** Parses the text of a root PLUGIN.md into a validated manifest and body. */
 export function parsePluginFile(text: string, file = 'PLUGIN.md'): { manifest: PluginManifest; body: string } {
   const { data, body } = splitFrontMatter(text, file);
-  const parsed = PluginManifest.safeParse(data);
-  if (!parsed.success) throw new PluginManifestError(file, manifestIssues(parsed.error));
-  return { manifest: parsed.data, body };
+  return { manifest: parseWith(PluginManifest, data, file), body };
 }
 
-/** Loads one plugin folder: PLUGIN.md plus locale variants PLUGIN.<locale>.md (body only). */
+/** Parses the text of a child runtimes/<id>/RUNTIME.md into a validated runtime manifest and body. */
+export function parseRuntimeFile(text: string, file = 'RUNTIME.md'): { manifest: RuntimeManifest; body: string } {
+  const { data, body } = splitFrontMatter(text, file);
+  return { manifest: parseWith(RuntimeManifest, data, file), body };
+}
+
+/** Bodies per locale: `<stem>.md` for English, `<stem>.<locale>.md` where present, English otherwise. */
+function localizedBodies(dir: string, stem: string, english: string, onVariant: (locale: Locale, data: unknown, file: string) => void): Record<Locale, string> {
+  const bodies = { en: english } as Record<Locale, string>;
+  for (const locale of LOCALES) {
+    if (locale === 'en') continue;
+    const file = join(dir, `${stem}.${locale}.md`);
+    if (!existsSync(file)) {
+      bodies[locale] = english;
+      continue;
+    }
+    const parsed = splitFrontMatter(readFileSync(file, 'utf8'), file);
+    onVariant(locale, parsed.data, file);
+    bodies[locale] = parsed.body;
+  }
+  return bodies;
+}
+
+/** `contributes.prompt` per locale: a PLUGIN.<locale>.md may translate a segment's content by id. */
+function localizedSegments(manifest: PluginManifest, variants: Map<Locale, { data: unknown; file: string }>): Record<Locale, StaticPromptSegment[]> {
+  const prompt = manifest.contributes.prompt;
+  const known = new Set(prompt.map((p) => p.id));
+  const out = {} as Record<Locale, StaticPromptSegment[]>;
+  for (const locale of LOCALES) {
+    const variant = variants.get(locale);
+    if (!variant) {
+      out[locale] = prompt;
+      continue;
+    }
+    const localized = parseWith(VariantFrontMatter, variant.data, variant.file);
+    const strays = localized.contributes.prompt.flatMap((p, n) =>
+      known.has(p.id) ? [] : [{ path: `contributes.prompt.${n}.id`, message: `no static segment "${p.id}" in PLUGIN.md to translate` }],
+    );
+    if (strays.length > 0) throw new PluginManifestError(variant.file, strays);
+    const content = new Map(localized.contributes.prompt.map((p) => [p.id, p.content]));
+    out[locale] = prompt.map((p) => ({ ...p, content: content.get(p.id) ?? p.content }));
+  }
+  return out;
+}
+
+/** The server entry's absolute path: the declared `entry` (it must exist inside the folder), else a default one that exists, else null. */
+function resolveEntry(root: string, manifest: PluginManifest, file: string): string | null {
+  const base = resolve(root);
+  if (manifest.entry === undefined) {
+    const found = DEFAULT_ENTRIES.map((e) => join(base, e)).find((p) => existsSync(p));
+    return found ?? null;
+  }
+  const entry = resolve(base, manifest.entry);
+  const inside = relative(base, entry);
+  if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+    throw new PluginManifestError(file, [{ path: 'entry', message: `"${manifest.entry}" is outside the plugin folder` }]);
+  }
+  if (!existsSync(entry)) throw new PluginManifestError(file, [{ path: 'entry', message: `"${manifest.entry}" does not exist` }]);
+  return entry;
+}
+
+/** Child runtimes: every folder under runtimes/, each with a RUNTIME.md whose id is the folder's name. */
+function loadChildRuntimes(root: string, pluginId: string): LoadedRuntime[] {
+  const dir = join(root, 'runtimes');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort()
+    .map((name) => {
+      const folder = join(dir, name);
+      const file = join(folder, 'RUNTIME.md');
+      if (!existsSync(file)) throw new PluginManifestError(folder, [{ path: '(folder)', message: 'a runtime folder needs a RUNTIME.md' }]);
+      const { manifest, body } = parseRuntimeFile(readFileSync(file, 'utf8'), file);
+      if (manifest.id !== name) {
+        throw new PluginManifestError(file, [
+          { path: 'id', message: `"${manifest.id}" does not match its folder runtimes/${name} (the folder name is the runtime's id)` },
+        ]);
+      }
+      const bodies = localizedBodies(folder, 'RUNTIME', body, (_, data, variant) => parseWith(RuntimeVariantFrontMatter, data, variant));
+      return { id: manifest.id, fullId: `${pluginId}/${manifest.id}`, manifest, bodies, file, inline: false };
+    });
+}
+
+/**
+ * Loads one plugin folder: PLUGIN.md (manifest, the inline runtime's body) with its locale variants
+ * PLUGIN.<locale>.md, child runtimes runtimes/<id>/RUNTIME.md with theirs, and the server entry's path.
+ */
 export function loadPlugin(root: string): LoadedPlugin {
   const file = join(root, 'PLUGIN.md');
   const { manifest, body } = parsePluginFile(readFileSync(file, 'utf8'), file);
-  const bodies = { en: body } as Record<Locale, string>;
-  const staticSegments = { en: manifest.contributes.prompt } as Record<Locale, StaticPromptSegment[]>;
-  for (const locale of LOCALES) {
-    const variant = join(root, `PLUGIN.${locale}.md`);
-    if (locale === 'en' || !existsSync(variant)) continue;
-    const parsed = splitFrontMatter(readFileSync(variant, 'utf8'), variant);
-    bodies[locale] = parsed.body;
-    const localized = VariantFrontMatter.safeParse(parsed.data);
-    if (!localized.success) throw new PluginManifestError(variant, manifestIssues(localized.error));
-    const known = new Set(manifest.contributes.prompt.map((p) => p.id));
-    const strays = localized.data.contributes.prompt.flatMap((p, n) =>
-      known.has(p.id) ? [] : [{ path: `contributes.prompt.${n}.id`, message: `no static segment "${p.id}" in PLUGIN.md to translate` }],
-    );
-    if (strays.length > 0) throw new PluginManifestError(variant, strays);
-    const content = new Map(localized.data.contributes.prompt.map((p) => [p.id, p.content]));
-    staticSegments[locale] = manifest.contributes.prompt.map((p) => ({ ...p, content: content.get(p.id) ?? p.content }));
+  const variants = new Map<Locale, { data: unknown; file: string }>();
+  const bodies = localizedBodies(root, 'PLUGIN', body, (locale, data, variant) => variants.set(locale, { data, file: variant }));
+  const staticSegments = localizedSegments(manifest, variants);
+  const runtimes: LoadedRuntime[] = [];
+  if (manifest.runtime) {
+    const id = manifest.runtime.id ?? manifest.id;
+    runtimes.push({ id, fullId: `${manifest.id}/${id}`, manifest: { ...manifest.runtime, id }, bodies, file, inline: true });
   }
-  for (const locale of LOCALES) {
-    bodies[locale] ??= body;
-    staticSegments[locale] ??= manifest.contributes.prompt;
+  for (const child of loadChildRuntimes(root, manifest.id)) {
+    if (runtimes.some((r) => r.id === child.id)) {
+      throw new PluginManifestError(child.file, [{ path: 'id', message: `runtime "${child.id}" is also the inline runtime of PLUGIN.md` }]);
+    }
+    runtimes.push(child);
   }
-  return { manifest, bodies, staticSegments, root, entryPath: entryPathOf(root, manifest, file) };
+  return { manifest, bodies, staticSegments, runtimes, entry: resolveEntry(root, manifest, file), root };
 }
 
-/** Default server entry of a plugin folder (PLUGIN-API.md "Manifest fields"). */
-export const DEFAULT_ENTRY = join('server', 'index.ts');
-
-/**
- * The plugin's server entry: `entry` (must exist, inside the folder), else `server/index.ts`
- * when that file exists, else none.
- */
-function entryPathOf(root: string, manifest: PluginManifest, file: string): string | null {
-  if (manifest.entry === undefined) {
-    const fallback = join(root, DEFAULT_ENTRY);
-    return existsSync(fallback) ? resolve(fallback) : null;
-  }
-  const path = resolve(root, manifest.entry);
-  const inside = relative(resolve(root), path);
-  if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
-    throw new PluginManifestError(file, [{ path: 'entry', message: `"${manifest.entry}" is not a file inside the plugin folder` }]);
-  }
-  if (!existsSync(path)) throw new PluginManifestError(file, [{ path: 'entry', message: `"${manifest.entry}" does not exist` }]);
-  return path;
-}
-
-/** Loads every plugin folder (one with a PLUGIN.md) under a directory, sorted by plugin id. */
+/** Loads every plugin folder (one with a PLUGIN.md) under a directory, sorted by plugin id; plugin ids are unique. */
 export function loadPlugins(dir: string): LoadedPlugin[] {
-  return readdirSync(dir, { withFileTypes: true })
+  const plugins = readdirSync(dir, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(dir, d.name, 'PLUGIN.md')))
     .map((d) => loadPlugin(join(dir, d.name)))
     .sort((a, b) => (a.manifest.id < b.manifest.id ? -1 : a.manifest.id > b.manifest.id ? 1 : 0));
+  for (let i = 1; i < plugins.length; i++) {
+    if (plugins[i].manifest.id === plugins[i - 1].manifest.id) {
+      throw new PluginManifestError(join(plugins[i].root, 'PLUGIN.md'), [
+        { path: 'id', message: `plugin id "${plugins[i].manifest.id}" is also the id of ${join(plugins[i - 1].root, 'PLUGIN.md')}` },
+      ]);
+    }
+  }
+  return plugins;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildContext, stripCacheBreaks } from '../../libs/context';
-import { RuntimeCatalog, staticSegments } from '../../libs/engine';
+import { RuntimeCatalog, runtimeView, staticSegments } from '../../libs/engine';
 import { loadPlugin, loadPlugins, parsePluginFile, PluginManifestError, STATIC_AUDIENCE_MESSAGE } from '../../libs/plugins-sdk';
 
 describe('§3 fixed instructions: contributes.prompt registered by the host', () => {
@@ -21,8 +21,9 @@ Body.`);
     manifest,
     bodies: { en: body, 'zh-Hans': body },
     staticSegments: { en: manifest.contributes.prompt, 'zh-Hans': manifest.contributes.prompt },
+    runtimes: [],
+    entry: null,
     root: '(test)',
-    entryPath: null,
   };
 
   it('no template interpolation, the host sets providerPluginId, defaults apply, audience is the plugin itself', () => {
@@ -53,18 +54,10 @@ describe('§3 static segments apply to their own plugin', () => {
   const catalog = new RuntimeCatalog(plugins);
 
   async function promptOf(pluginId: string, runtimeId: string): Promise<string> {
-    const r = catalog.all().find((x) => x.pluginId === pluginId && x.manifest.id === runtimeId)!;
+    const r = catalog.find(pluginId, runtimeId)!;
     const ctx = await buildContext({
       locale: 'en',
-      runtime: {
-        pluginId,
-        runtimeId,
-        outputKind: r.manifest.outputKind,
-        contract: r.manifest.contract,
-        body: r.bodies.en,
-        history: r.manifest.agent.history,
-        stageIndex: catalog.stageIndex(r),
-      },
+      runtime: { ...runtimeView(r, catalog.stageIndex(r)), body: r.bodies.en },
       history: [],
       playerInput: { messageId: 'u', text: 'go' },
       segments: staticSegments(plugins, 'en'),
@@ -118,12 +111,12 @@ describe('strict plugin manifests: an unknown key names the file and the path', 
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
     return dir;
   }
-  const root = `---\nid: x\nname: X\nversion: "1"\nruntimes:\n  - id: r\n    agent:\n      history:\n        maxTurn: 1\ncontributes:\n  prompt:\n    - id: s\n      content: c\n---\nBody.`;
+  const root = `---\nid: x\nname: X\nversion: "1"\nruntime:\n  id: r\n  agent:\n    history:\n      maxTurn: 1\ncontributes:\n  prompt:\n    - id: s\n      content: c\n---\nBody.`;
   const good = `---\nid: x\nname: X\nversion: "1"\ncontributes:\n  prompt:\n    - id: s\n      content: c\n---\nBody.`;
 
   it('PLUGIN.md: nested unknown keys at every level', () => {
     const dir = pluginDir({ 'PLUGIN.md': root });
-    expect(() => loadPlugin(dir)).toThrow(`${join(dir, 'PLUGIN.md')}: runtimes.0.agent.history.maxTurn: unknown key`);
+    expect(() => loadPlugin(dir)).toThrow(`${join(dir, 'PLUGIN.md')}: runtime.agent.history.maxTurn: unknown key`);
     expect(() => parsePluginFile(`---\nid: x\nname: X\nversion: "1"\nentyr: a\n---\n`, 'P.md')).toThrow('P.md: entyr: unknown key');
     expect(() => parsePluginFile(`---\nid: x\nname: X\nversion: "1"\ncontributes:\n  promt: []\n---\n`, 'P.md')).toThrow(
       'P.md: contributes.promt: unknown key',

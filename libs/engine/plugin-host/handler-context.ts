@@ -1,4 +1,4 @@
-import type { HandlerContext, PluginDataReader, PluginSdk } from '../../plugins-sdk/api';
+import type { HandlerContext, PluginDataReader, PluginSdk } from '../../plugins-sdk';
 import type { LoadedWorld, Locale } from '../../plugins-sdk';
 import { escapeXml, modelFacingJson } from '../../context';
 

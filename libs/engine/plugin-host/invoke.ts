@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { extensionResultSchemas, type HookContext, hookResultSchemas, type HookName } from '../../plugins-sdk/api';
+import { extensionResultSchemas, type HookContext, hookResultSchemas, type HookName } from '../../plugins-sdk';
 import { PluginHandlerError } from '../errors';
 import { type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
 import type { RegisteredExtension, RegisteredHook } from './registry';

@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import type { LoadedPlugin } from '../../plugins-sdk';
-import type { PluginSdk, RegisterFn } from '../../plugins-sdk/api';
+import type { PluginSdk, RegisterFn } from '../../plugins-sdk';
 import { PluginEntryError } from '../errors';
 import { ExtensionRegistry } from './registry';
 
@@ -40,18 +40,18 @@ export async function loadPluginEntries(plugins: readonly LoadedPlugin[], sdk: P
   for (const plugin of plugins) {
     const pluginId = plugin.manifest.id;
     const declared = plugin.manifest.contributes.extensions;
-    if (plugin.entryPath === null) {
+    if (plugin.entry === null) {
       if (declared.length > 0) throw new PluginEntryError(pluginId, `declares extension ${declared[0].point} "${declared[0].id}" but has no server entry`);
       continue;
     }
     let mod: Record<string, unknown>;
     try {
-      mod = await importEntry(plugin.entryPath);
+      mod = await importEntry(plugin.entry);
     } catch (error) {
-      throw new PluginEntryError(pluginId, `server entry ${plugin.entryPath} does not load: ${message(error)}`, { cause: error });
+      throw new PluginEntryError(pluginId, `server entry ${plugin.entry} does not load: ${message(error)}`, { cause: error });
     }
     const register = registerOf(mod);
-    if (!register) throw new PluginEntryError(pluginId, `server entry ${plugin.entryPath} exports no register(api) function`);
+    if (!register) throw new PluginEntryError(pluginId, `server entry ${plugin.entry} exports no register(api) function`);
     try {
       await register(registry.apiFor(pluginId, sdk));
     } catch (error) {
@@ -74,7 +74,7 @@ function checkDeclared(plugin: LoadedPlugin, registry: ExtensionRegistry) {
   if (undeclared.length > 0) throw new PluginEntryError(pluginId, `registers extension ${undeclared.join(', ')} not declared in contributes.extensions`);
   if (missing.length > 0)
     throw new PluginEntryError(pluginId, `declares extension ${missing.join(', ')} in contributes.extensions but register(api) does not provide it`);
-  const runtimes = new Set(plugin.manifest.runtimes.map((r) => r.id));
+  const runtimes = new Set(plugin.runtimes.map((r) => r.id));
   for (const [key, f] of registry.functions) {
     const runtimeId = key.slice(pluginId.length + 1);
     if (f.pluginId === pluginId && !runtimes.has(runtimeId))

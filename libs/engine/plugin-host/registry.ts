@@ -10,7 +10,7 @@ import {
   type PluginSdk,
   SINGLE_PROVIDER_POINTS,
   type ToolFn,
-} from '../../plugins-sdk/api';
+} from '../../plugins-sdk';
 import { PluginEntryError } from '../errors';
 
 export interface RegisteredExtension {

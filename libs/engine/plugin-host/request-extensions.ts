@@ -6,7 +6,7 @@ import {
   type PostContextAssemblyHook,
   type PostContextAssemblyPayload,
 } from '../../context';
-import type { ReturnedSegment } from '../../plugins-sdk/api';
+import type { ReturnedSegment } from '../../plugins-sdk';
 import type { ChatMessage } from '../../providers';
 import type { HookInput } from './invoke';
 import type { ExtensionRegistry } from './registry';

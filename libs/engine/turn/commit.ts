@@ -23,8 +23,8 @@ export function commitEvent(catalog: RuntimeCatalog, execution: ExecutionJournal
 /** The runtimes of the first stage (catalog order) that still lacks an output; none: the turn can commit. */
 export function missingRuntimes(catalog: RuntimeCatalog, outputs: ReadonlyMap<string, RuntimeOutput>): { pluginId: string; runtimeId: string }[] {
   for (const group of catalog.groups()) {
-    const missing = group.runtimes.filter((r) => !outputs.has(runtimeKey(r.pluginId, r.manifest.id)));
-    if (missing.length > 0) return missing.map((r) => ({ pluginId: r.pluginId, runtimeId: r.manifest.id }));
+    const missing = group.runtimes.filter((r) => !outputs.has(runtimeKey(r.pluginId, r.runtimeId)));
+    if (missing.length > 0) return missing.map((r) => ({ pluginId: r.pluginId, runtimeId: r.runtimeId }));
   }
   return [];
 }
@@ -58,6 +58,6 @@ function orderedOutputs(catalog: RuntimeCatalog, execution: ExecutionJournal): R
   return catalog
     .groups()
     .flatMap((g) => g.runtimes)
-    .map((r) => execution.outputs.get(runtimeKey(r.pluginId, r.manifest.id)))
+    .map((r) => execution.outputs.get(runtimeKey(r.pluginId, r.runtimeId)))
     .filter((o): o is RuntimeOutput => o !== undefined && o.outputKind !== 'none');
 }

@@ -72,7 +72,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
     deps.providers,
     { registry: host.registry, resolver },
   );
-  const ids = { executionId: job.executionId, turnId: execution.turnId, callId: randomUUID(), pluginId: job.pluginId, runtimeId: m.id };
+  const ids = { executionId: job.executionId, turnId: execution.turnId, callId: randomUUID(), pluginId: job.pluginId, runtimeId: runtime.runtimeId };
   const recorded = JSON.stringify(redactImageData(body));
   await run.append((current) => [
     // recorded with the call that used them (one append, before the call); a result another job of
@@ -109,9 +109,9 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   await run.append((current) => {
     produced = !current.outputs.has(key);
     const output: RuntimeOutput = {
-      stage: m.stage,
+      stage: runtime.stage,
       pluginId: job.pluginId,
-      runtimeId: m.id,
+      runtimeId: runtime.runtimeId,
       outputKind: m.outputKind,
       messageId: randomUUID(),
       text: response.text,

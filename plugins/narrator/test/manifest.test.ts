@@ -5,9 +5,19 @@ describe('narrator plugin manifest', () => {
   it('loads with one story runtime in the narrative stage and both locales', () => {
     const plugin = loadPlugin(join(__dirname, '..'));
     expect(plugin.manifest.id).toBe('narrator');
-    expect(plugin.manifest.runtimes).toEqual([expect.objectContaining({ id: 'narrator', stage: 'narrative', outputKind: 'story', slot: 'story' })]);
-    expect(plugin.bodies.en).toMatch(/narrator of an interactive story/);
-    expect(plugin.bodies['zh-Hans']).toMatch(/叙述者/);
+    expect(plugin.runtimes).toHaveLength(1);
+    const [runtime] = plugin.runtimes;
+    expect(runtime).toMatchObject({ id: 'narrator', fullId: 'narrator/narrator', inline: true });
+    expect(runtime.manifest).toMatchObject({
+      type: 'agent',
+      schedule: { stage: 'narrative', trigger: 'auto' },
+      outputKind: 'story',
+      output: { contract: 'narrative-engine@2' },
+      agent: { slot: 'story' },
+    });
+    expect(plugin.entry).toBeNull();
+    expect(runtime.bodies.en).toMatch(/narrator of an interactive story/);
+    expect(runtime.bodies['zh-Hans']).toMatch(/叙述者/);
   });
 
   it('a bad manifest names the field', () => {

@@ -97,7 +97,7 @@ api.registerTool('remember', async () => ({ ok: true }));`),
   it('an entry outside the plugin folder, or missing, is a manifest error on `entry`', () => {
     plugin('p', 'entry: ../elsewhere.js\n');
     expect(() => loadPlugins(dir)).toThrow(PluginManifestError);
-    expect(() => loadPlugins(dir)).toThrow(/entry: "..\/elsewhere.js" is not a file inside the plugin folder/);
+    expect(() => loadPlugins(dir)).toThrow(/entry: "..\/elsewhere.js" is outside the plugin folder/);
     rmSync(join(dir, 'p'), { recursive: true });
     plugin('p', 'entry: server/missing.js\n');
     expect(() => loadPlugins(dir)).toThrow(/entry: "server\/missing.js" does not exist/);

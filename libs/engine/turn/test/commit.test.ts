@@ -24,10 +24,9 @@ describe('the commit', () => {
     let journal = await loadSessionJournal(h.deps, job.sessionId);
     const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
     const [last, ...rest] = [...h.deps.catalog.all()].reverse();
-    for (const r of rest.reverse()) await runRuntimeStep(h.deps, { ...job, attempt, pluginId: r.pluginId, runtimeId: r.manifest.id });
+    for (const r of rest.reverse()) await runRuntimeStep(h.deps, { ...job, attempt, pluginId: r.pluginId, runtimeId: r.runtimeId });
     journal = await loadSessionJournal(h.deps, job.sessionId);
     const run = new ExecutionRun(h.deps.store, journal, job, attempt);
-    const m = last.manifest;
     await run.append((e) => [
       {
         type: 'runtime.output.produced@1',
@@ -35,10 +34,10 @@ describe('the commit', () => {
           executionId: e.executionId,
           turnId: e.turnId,
           attempt,
-          stage: m.stage,
+          stage: last.stage,
           pluginId: last.pluginId,
-          runtimeId: m.id,
-          outputKind: m.outputKind,
+          runtimeId: last.runtimeId,
+          outputKind: last.manifest.outputKind,
           messageId: randomUUID(),
           text: 'recap',
         },

@@ -3,9 +3,9 @@
  * `<player-character>` and the line format of `characters.npcs` / `<character-profiles>`, one
  * implementation for both. Every value passes the data boundary (`modelFacingJson`) first.
  */
-import { dataBlock, modelFacingJson } from '../data-boundary';
+import { dataBlock, modelFacingJson } from './data-boundary';
 import { truncateText } from '../text';
-import type { Locale } from './manifest';
+import type { Locale } from '../plugins-sdk';
 import { type CharacterLike, isPlayerControlled, type SeatLike } from './seats';
 
 /** Code points kept of a profile's description, and of its fields' JSON. */

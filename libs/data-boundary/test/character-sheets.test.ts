@@ -1,4 +1,4 @@
-import { characterProfileLines, characterSheetSegments, currentCharacterOf, cutText, modelFacingJson, primarySeat, profileLine } from '..';
+import { characterProfileLines, characterSheetSegments, currentCharacterOf, cutText, modelFacingJson, primarySeat, profileLine } from '../../plugins-sdk';
 import { modelFacingJson as kernelModelFacingJson } from '../../context';
 
 const UUID = '8a1c2f3e-1111-4222-8333-944445555666';
