@@ -143,17 +143,31 @@ export class PluginHandlerError extends EngineError {
   }
 }
 
-/** A rebuild needs a handler result the log does not hold (handlers are never run again). */
-export class RecordedExtensionMissingError extends EngineError {
-  readonly code = 'RECORDED_EXTENSION_MISSING';
+/** Which handler result of which execution an error is about. */
+export interface ExtensionResultRef {
+  executionId: string;
+  pluginId: string;
+  point: string;
+  extensionId: string;
+}
+
+abstract class ExtensionResultError extends EngineError {
   readonly category = 'conflict';
-  constructor(
-    readonly executionId: string,
-    readonly pluginId: string,
-    readonly point: string,
-    readonly extensionId: string,
-  ) {
-    super(`execution ${executionId}: no recorded result of plugin ${pluginId}: ${point} "${extensionId}" for this input`);
+  readonly executionId: string;
+  readonly pluginId: string;
+  readonly point: string;
+  readonly extensionId: string;
+  constructor(ref: ExtensionResultRef, describe: (what: string) => string) {
+    super(`execution ${ref.executionId}: ${describe(`plugin ${ref.pluginId}: ${ref.point} "${ref.extensionId}"`)}`);
+    ({ executionId: this.executionId, pluginId: this.pluginId, point: this.point, extensionId: this.extensionId } = ref);
+  }
+}
+
+/** A rebuild needs a handler result the log does not hold (handlers are never run again). */
+export class RecordedExtensionMissingError extends ExtensionResultError {
+  readonly code = 'RECORDED_EXTENSION_MISSING';
+  constructor(ref: ExtensionResultRef) {
+    super(ref, (what) => `no recorded result of ${what} for this input`);
   }
 }
 
@@ -161,16 +175,10 @@ export class RecordedExtensionMissingError extends EngineError {
  * Another job of the execution recorded a different result for the same handler input first (two
  * copies of a runtime job at once): this job's request is not sent; tried again, it reuses that result.
  */
-export class ExtensionResultRaceError extends EngineError {
+export class ExtensionResultRaceError extends ExtensionResultError {
   readonly code = 'EXTENSION_RESULT_RACE';
-  readonly category = 'conflict';
-  constructor(
-    readonly executionId: string,
-    readonly pluginId: string,
-    readonly point: string,
-    readonly extensionId: string,
-  ) {
-    super(`execution ${executionId}: plugin ${pluginId}: ${point} "${extensionId}" was resolved to another result first; try again`);
+  constructor(ref: ExtensionResultRef) {
+    super(ref, (what) => `${what} was resolved to another result first; try again`);
   }
 }
 

@@ -135,26 +135,21 @@ const hasNul = (v: unknown): boolean =>
       : v !== null && typeof v === 'object' && Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x));
 const PluginDataValue = z.json().refine((v) => !hasNul(v), 'strings must not contain U+0000');
 
-/** A plugin's row written (created, or its value replaced) by a function runtime or a tool. */
-export const PluginDataWrittenV1 = z.object({
+/** Which row of which plugin an execution's attempt changed. */
+const PluginDataRowRef = z.object({
   executionId: id,
   turnId: id,
   attempt: z.number().int().positive(),
   pluginId: id,
   namespace: PluginDataNamespace,
   key: PluginDataKey,
-  value: PluginDataValue,
 });
 
+/** A plugin's row written (created, or its value replaced) by a function runtime or a tool. */
+export const PluginDataWrittenV1 = PluginDataRowRef.extend({ value: PluginDataValue });
+
 /** A plugin's row deleted (a delete of a key that is not there changes nothing). */
-export const PluginDataDeletedV1 = z.object({
-  executionId: id,
-  turnId: id,
-  attempt: z.number().int().positive(),
-  pluginId: id,
-  namespace: PluginDataNamespace,
-  key: PluginDataKey,
-});
+export const PluginDataDeletedV1 = PluginDataRowRef;
 
 /**
  * A plugin handler's or hook's result, recorded the first time an execution needed it (before the

@@ -58,7 +58,8 @@ export class RecordedResolver implements ExtensionResolver {
 
   async resolve(entry: Registered, input: unknown): Promise<unknown> {
     const text = this.recorded.get(keyOf(entry, input).key);
-    if (text === undefined) throw new RecordedExtensionMissingError(this.executionId, entry.pluginId, pointOf(entry), entry.id);
+    if (text === undefined)
+      throw new RecordedExtensionMissingError({ executionId: this.executionId, pluginId: entry.pluginId, point: pointOf(entry), extensionId: entry.id });
     return JSON.parse(text) as unknown;
   }
 }

@@ -81,7 +81,8 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
     ...resolver.fresh
       .map((r) => {
         const first = current.extensionResults.get(r.key);
-        if (first !== undefined && first !== r.result) throw new ExtensionResultRaceError(job.executionId, r.pluginId, r.point, r.extensionId);
+        if (first !== undefined && first !== r.result)
+          throw new ExtensionResultRaceError({ executionId: job.executionId, pluginId: r.pluginId, point: r.point, extensionId: r.extensionId });
         return r;
       })
       .filter((r) => !current.extensionResults.has(r.key))
