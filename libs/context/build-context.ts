@@ -3,6 +3,7 @@ import { dataBlock } from '../data-boundary';
 import { insertAtDepth, type PlacedMessage } from './depth-insertion';
 import { placeSegments } from './extension-segments';
 import { fixedText } from './fixed-text';
+import { assertNoHiddenData } from './hidden-data';
 import { historyWindow, includesSummaries } from './history-window';
 import { applyPostContextAssembly } from './post-context-assembly';
 import { frameworkPreamble } from './preamble';
@@ -18,6 +19,7 @@ import type { AssembledContext, BuildContextParams, ContextMessage, MessageSecti
  */
 export async function buildContext(params: BuildContextParams): Promise<AssembledContext> {
   const { runtime, locale } = params;
+  assertNoHiddenData(params);
   const t = fixedText(locale);
   const placed = placeSegments(params.segments ?? [], runtime);
 

@@ -16,3 +16,4 @@ export * from './types';
 export { renderTemplate, templateVariables, lookupVariable, variableText } from './template';
 export type { TemplateVariables, TemplateVariablesInput, TemplateWorld, DeclaredSetting } from './template';
 export { isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH, dataBlock } from '../data-boundary';
+export { HiddenDataInjectionError, isHiddenNamespace } from './hidden-data';

@@ -36,6 +36,8 @@ export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/
  */
 export class SessionJournal {
   version = 0;
+  /** Stream version of the session's last plugin-data event (0: none): moves whenever plugin data changes. */
+  pluginDataVersion = 0;
   private readonly executions = new Map<string, ExecutionJournal>();
   private readonly order: string[] = [];
 
@@ -50,6 +52,7 @@ export class SessionJournal {
         throw new JournalGapError(this.version, event.streamVersion);
       }
       this.version = event.streamVersion;
+      if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1') this.pluginDataVersion = event.streamVersion;
       this.applyOne(event);
     }
   }

@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../events';
+import { PluginDataFold, type StoredEvent } from '../events';
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../plugins-sdk';
 import { LORE_SCAN_LIMIT } from './history-loader';
 import type { WorldCatalog } from './world-catalog';
@@ -11,6 +11,7 @@ import type { RuntimeCatalog } from './runtime-catalog';
 import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
+import { foldedSelfData } from './self-data';
 
 export interface RebuiltCall {
   callId: string;
@@ -45,6 +46,7 @@ export async function rebuildRequests(
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
   const history = new HistoryFold();
+  const pluginData = new PluginDataFold();
   let locale: Locale = 'en';
   let world: LoadedWorld | null = null;
   const results: RebuiltCall[] = [];
@@ -71,6 +73,7 @@ export async function rebuildRequests(
         segments: staticSegments(catalog.plugins, locale),
         world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT),
+        selfData: foldedSelfData(pluginData, d.pluginId, runtime.manifest.io.selfData),
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
@@ -89,6 +92,7 @@ export async function rebuildRequests(
       });
     }
     history.apply(event);
+    pluginData.apply(event);
     journal.apply([event]);
   }
   return results;

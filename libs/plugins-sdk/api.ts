@@ -120,6 +120,17 @@ export interface PluginDataReader {
   list(namespace: string, options?: { limit?: number }): Promise<{ key: string; value: unknown }[]>;
 }
 
+/**
+ * Read and write access to the plugin's own data, in function runtimes (tools: the next issue).
+ * Writes are kept until the function returns and then stored together with its output, as
+ * `plugin-data.written@1` / `plugin-data.deleted@1` events; a function that fails stores none. Reads
+ * see the function's own writes. `get` of a missing key resolves to null.
+ */
+export interface PluginDataWriter extends PluginDataReader {
+  set(namespace: string, key: string, value: unknown): Promise<void>;
+  delete(namespace: string, key: string): Promise<void>;
+}
+
 /** Helpers a plugin outside the repository reaches through `api.sdk` / `ctx.sdk`. */
 export interface PluginSdk {
   /** Drops UUID ids, ISO times and `sessionId` from a value before a model sees it (spec §4). */
@@ -151,8 +162,14 @@ export type ExtensionHandler<P extends ExtensionPoint> = (input: ExtensionInputs
 
 export type HookFn<H extends HookName> = (payload: HookPayloads[H], ctx: HookContext) => HookResults[H] | Promise<HookResults[H]>;
 
-/** A `type: function` runtime's code (run by the host in a later step; see the notes). */
-export type FunctionRuntimeFn = (ctx: HandlerContext & { inputs: Readonly<Record<string, unknown>> }) => unknown;
+/** What a `type: function` runtime's code is given: the handler context, its inputs, and its own data read and write. */
+export type FunctionContext = Omit<HandlerContext, 'pluginData'> & {
+  readonly inputs: Readonly<Record<string, unknown>>;
+  readonly pluginData: PluginDataWriter;
+};
+
+/** A `type: function` runtime's code: its JSON-serializable result is the runtime's output (its JSON text). */
+export type FunctionRuntimeFn = (ctx: FunctionContext) => unknown;
 
 /** A tool's code (the agent loop that calls it is the next issue). */
 export type ToolFn = (args: unknown, ctx: HandlerContext) => unknown;

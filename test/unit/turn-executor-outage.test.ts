@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { InProcessQueue, loadConfig, RuntimeCatalog, TurnRunner, WorldCatalog } from '../../libs/engine';
-import { EventStore, openDatabase, type OpenDatabase, ReadModels } from '../../libs/events';
+import { EventStore, openDatabase, type OpenDatabase, PluginDataStore, ReadModels } from '../../libs/events';
 import { loadPlugins } from '../../libs/plugins-sdk';
 import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../libs/providers';
 import { turnContext } from '../support/turn-context';
@@ -29,6 +29,7 @@ describe('turn and runtime jobs while the database cannot be reached', () => {
     turns = new TurnRunner({
       store: new EventStore(database.db),
       readModels: new ReadModels(database.db),
+      pluginData: new PluginDataStore(database.db),
       catalog: new RuntimeCatalog(loadPlugins(config.pluginsDir)),
       providers,
       worlds: new WorldCatalog(config.worldsDir),

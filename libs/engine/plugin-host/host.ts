@@ -36,8 +36,8 @@ export class PluginHost {
     return new PluginHost(new ExtensionRegistry());
   }
 
-  /** Runs handlers for one execution (its locale, session, world). */
-  invoker(scope: ExecutionScope): Invoke {
-    return executionInvoker(scope, { timeoutMs: this.handlerTimeoutMs, pluginData: this.pluginData });
+  /** Runs handlers for one execution (its locale, session, world); `pluginData`: where `ctx.pluginData` reads (default: the host's). */
+  invoker(scope: ExecutionScope, pluginData: PluginDataSource = this.pluginData): Invoke {
+    return executionInvoker(scope, { timeoutMs: this.handlerTimeoutMs, pluginData });
   }
 }

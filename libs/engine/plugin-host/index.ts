@@ -9,3 +9,4 @@ export { emptyPluginData, pluginSdk } from './handler-context';
 export type { ExecutionScope, PluginDataSource } from './handler-context';
 export { inputHash, canonicalJson, resultKey } from './input-hash';
 export type { RequestPlugins } from './request-extensions';
+export { storePluginData } from './store-plugin-data';

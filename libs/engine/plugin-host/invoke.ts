@@ -21,7 +21,7 @@ export type Invoke = (entry: Registered, input: unknown) => Promise<string>;
  * Runs `fn` with a time limit. A handler cannot be cancelled: after the limit its result, whenever
  * it comes, is ignored (nothing is recorded from it and the runtime has failed already).
  */
-async function within<T>(ms: number, fn: () => T | Promise<T>, onTimeout: () => Error): Promise<T> {
+export async function within<T>(ms: number, fn: () => T | Promise<T>, onTimeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(onTimeout()), ms);

@@ -42,6 +42,8 @@ export async function loadPluginEntries(plugins: readonly LoadedPlugin[], sdk: P
     const declared = plugin.manifest.contributes.extensions;
     if (plugin.entry === null) {
       if (declared.length > 0) throw new PluginEntryError(pluginId, `declares extension ${declared[0].point} "${declared[0].id}" but has no server entry`);
+      const fn = plugin.runtimes.find((r) => r.manifest.type === 'function');
+      if (fn) throw new PluginEntryError(pluginId, `runtime ${fn.id} is a function runtime but the plugin has no server entry to register it with api.runFunction`);
       continue;
     }
     let mod: Record<string, unknown>;
@@ -75,9 +77,14 @@ function checkDeclared(plugin: LoadedPlugin, registry: ExtensionRegistry) {
   if (missing.length > 0)
     throw new PluginEntryError(pluginId, `declares extension ${missing.join(', ')} in contributes.extensions but register(api) does not provide it`);
   const runtimes = new Set(plugin.runtimes.map((r) => r.id));
+  for (const r of plugin.runtimes)
+    if (r.manifest.type === 'function' && !registry.functions.has(`${pluginId}/${r.id}`))
+      throw new PluginEntryError(pluginId, `runtime ${r.id} is a function runtime but register(api) does not call api.runFunction("${r.id}", fn)`);
   for (const [key, f] of registry.functions) {
     const runtimeId = key.slice(pluginId.length + 1);
     if (f.pluginId === pluginId && !runtimes.has(runtimeId))
       throw new PluginEntryError(pluginId, `runFunction("${runtimeId}"): the plugin has no such runtime`);
+    if (f.pluginId === pluginId && plugin.runtimes.find((r) => r.id === runtimeId)?.manifest.type !== 'function')
+      throw new PluginEntryError(pluginId, `runFunction("${runtimeId}"): runtime ${runtimeId} is an agent runtime (only type: function runtimes run a function)`);
   }
 }

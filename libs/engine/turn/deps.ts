@@ -1,4 +1,4 @@
-import type { EventStore, ReadModels } from '../../events';
+import type { EventStore, PluginDataStore, ReadModels } from '../../events';
 import type { ProviderRegistry } from '../../providers';
 import type { Logger } from '../logger';
 import type { TurnProducer } from '../queue';
@@ -22,6 +22,8 @@ export interface TurnOptions {
 export interface TurnDeps {
   store: EventStore;
   readModels: ReadModels;
+  /** Plugin data reads (`ctx.pluginData`, `io.selfData`), scoped per tenant, session and plugin. */
+  pluginData: PluginDataStore;
   catalog: RuntimeCatalog;
   providers: ProviderRegistry;
   worlds: WorldCatalog;

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { redactImageData } from '../../providers';
 import { ExtensionResultRaceError, RuntimeNotFoundError } from '../errors';
+import { storePluginData } from '../plugin-host/store-plugin-data';
+import { readSelfData, selfDataUnchanged } from '../self-data';
+import { runFunctionStep } from './function-step';
 import { loadRuntimeHistory } from '../history-loader';
 import { executionOutputs, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
@@ -50,11 +53,13 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const m = runtime.manifest;
   const execution = run.execution;
   const host = deps.catalog.host;
+  const scope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world };
+  if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, scope });
+  // the plugin data version the selfData read saw at the latest: the call is not recorded if it moved
+  const dataVersion = run.journal.pluginDataVersion;
+  const selfData = await readSelfData(deps.pluginData, { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId }, m.io.selfData);
   // results this execution recorded already are reused; a handler runs only for a new input
-  const resolver = new LiveResolver(
-    execution.extensionResults,
-    host.invoker({ tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world }),
-  );
+  const resolver = new LiveResolver(execution.extensionResults, host.invoker(scope, storePluginData(deps.pluginData)));
   const { body, slot, adapter, context } = await buildRuntimeRequest(
     {
       sessionId: job.sessionId,
@@ -68,6 +73,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       segments: staticSegments(deps.catalog.plugins, locale),
       world,
       scanTail: history.scanTail,
+      selfData,
     },
     deps.providers,
     { registry: host.registry, resolver },
@@ -75,6 +81,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const ids = { executionId: job.executionId, turnId: execution.turnId, callId: randomUUID(), pluginId: job.pluginId, runtimeId: runtime.runtimeId };
   const recorded = JSON.stringify(redactImageData(body));
   await run.append((current) => [
+    ...selfDataUnchanged(run.journal, { job, read: selfData.length > 0, dataVersion }),
     // recorded with the call that used them (one append, before the call); a result another job of
     // the execution recorded first (a copy of this job, a lost lock) is kept, and when it differs
     // from ours this request is not what the log would rebuild: not sent, the job is tried again

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { ProviderEmulator } from '../../../emulator';
-import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, ReadModels, type StoredEvent } from '../../../events';
+import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, PluginDataStore, ReadModels, type StoredEvent } from '../../../events';
 import { loadPlugins } from '../../../plugins-sdk';
 import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../../providers';
 import { loadConfig } from '../../config';
@@ -59,6 +59,7 @@ export async function turnHarness(
   const deps: TurnDeps = {
     store,
     readModels,
+    pluginData: new PluginDataStore(database.db),
     catalog: new RuntimeCatalog(plugins, undefined, host),
     providers: new ProviderRegistry(loadLlmConfig(config.llmConfigFile), (protocol) => endpointFor(protocol, {}, emulator.url)),
     worlds: new WorldCatalog(config.worldsDir),

@@ -1,0 +1,26 @@
+import { EngineError } from '../errors';
+import type { BuildContextParams } from './types';
+
+/** Spec §1: the hidden world data lives in namespaces `_hidden` and `_hidden.*`; it never enters a prompt. */
+export function isHiddenNamespace(name: string): boolean {
+  return name === '_hidden' || name.startsWith('_hidden.');
+}
+
+/** A request asked to inject hidden world data (`_hidden.*`) into a prompt: buildContext throws, nothing is assembled. */
+export class HiddenDataInjectionError extends EngineError {
+  readonly code = 'HIDDEN_DATA_INJECTION';
+  readonly category = 'invalid';
+  constructor(
+    readonly runtime: string,
+    readonly name: string,
+  ) {
+    super(`runtime ${runtime}: "${name}" is hidden world data (_hidden.*) and cannot be injected into a prompt`);
+  }
+}
+
+/** Spec §1 "Injecting the hidden world data _hidden.* throws an error directly": selfData namespaces and injected blocks. */
+export function assertNoHiddenData(params: Pick<BuildContextParams, 'runtime' | 'selfData' | 'injectedBlocks'>): void {
+  const runtime = `${params.runtime.pluginId}/${params.runtime.runtimeId}`;
+  for (const b of params.selfData ?? []) if (isHiddenNamespace(b.namespace)) throw new HiddenDataInjectionError(runtime, b.namespace);
+  for (const b of params.injectedBlocks ?? []) if (isHiddenNamespace(b.name)) throw new HiddenDataInjectionError(runtime, b.name);
+}

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { NewEvent } from '../../events';
+import type { FunctionContext } from '../../plugins-sdk';
+import { type RuntimeOutput, runtimeKey } from '../journal';
+import { FunctionRuntimeError } from '../plugin-data-errors';
+import { type ExecutionScope, handlerContext } from '../plugin-host/handler-context';
+import { within } from '../plugin-host/invoke';
+import { PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-data-buffer';
+import { storePluginData } from '../plugin-host/store-plugin-data';
+import type { RuntimeJob } from '../queue';
+import type { CatalogRuntime } from '../runtime-catalog';
+import { commitEvent, missingRuntimes } from './commit';
+import type { TurnDeps } from './deps';
+import type { ExecutionRun } from './fenced-append';
+import { handOff } from './hand-off';
+
+/** Largest output a function may return, as UTF-8 JSON text. */
+export const MAX_FUNCTION_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+const JsonResult = z.json();
+
+export interface FunctionStepArgs {
+  job: RuntimeJob;
+  run: ExecutionRun;
+  runtime: CatalogRuntime;
+  scope: ExecutionScope;
+  /** `ctx.inputs`: the runtime's resolved `io.inputs` values (empty until typed inputs are wired). */
+  inputs?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One `type: function` runtime of one attempt: runs the plugin's `api.runFunction` code once with
+ * the handler context, its inputs and `ctx.pluginData` (reads of the plugin's own data, writes kept
+ * in a buffer), within the handler time limit; its result must be JSON (the output text is its JSON
+ * text). The writes are appended with `runtime.output.produced@1` (and the turn's commit when this
+ * output completes the last stage) in one append: a crash leaves all of them or none, a failed
+ * function none. An execution that has the output never runs the function again (nor does replay).
+ */
+export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): Promise<'produced' | 'reused'> {
+  const { job, run, runtime } = args;
+  const { text, changes } = await runFunction(deps, args);
+  const key = runtimeKey(job.pluginId, job.runtimeId);
+  let produced = false;
+  let committed = false;
+  await run.append((current) => {
+    produced = !current.outputs.has(key);
+    if (!produced) return []; // a copy of this job recorded first: its output and writes stand
+    const output: RuntimeOutput = {
+      stage: runtime.stage,
+      pluginId: job.pluginId,
+      runtimeId: runtime.runtimeId,
+      outputKind: runtime.manifest.outputKind,
+      messageId: randomUUID(),
+      text,
+      attempt: job.attempt,
+    };
+    const outputs = new Map(current.outputs).set(key, output);
+    committed = missingRuntimes(deps.catalog, outputs).length === 0;
+    const ref = { executionId: job.executionId, turnId: current.turnId, attempt: job.attempt, pluginId: job.pluginId };
+    return [
+      ...changes.map((c) => changeEvent(ref, c)),
+      { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...output } },
+      ...(committed ? [commitEvent(deps.catalog, { ...current, outputs }, job.attempt)] : []),
+    ];
+  });
+  if (committed) await handOff(deps, job, run.journal);
+  return produced ? 'produced' : 'reused';
+}
+
+function changeEvent(ref: { executionId: string; turnId: string; attempt: number; pluginId: string }, c: PluginDataChange): NewEvent {
+  return c.value === undefined
+    ? { type: 'plugin-data.deleted@1', data: { ...ref, namespace: c.namespace, key: c.key } }
+    : { type: 'plugin-data.written@1', data: { ...ref, namespace: c.namespace, key: c.key, value: c.value } };
+}
+
+/** Runs the function; resolves to its output text and the rows it changed, or throws `FunctionRuntimeError`. */
+async function runFunction(deps: TurnDeps, args: FunctionStepArgs): Promise<{ text: string; changes: PluginDataChange[] }> {
+  const { job, runtime } = args;
+  const fail = (failure: FunctionRuntimeError['failure'], detail: string, cause?: unknown) =>
+    new FunctionRuntimeError({ failure, pluginId: job.pluginId, runtimeId: runtime.runtimeId, detail, cause });
+  const registered = deps.catalog.host.registry.functions.get(runtimeKey(job.pluginId, runtime.runtimeId));
+  if (!registered) throw fail('not-registered', "has no api.runFunction registration in the plugin's server entry");
+  const host = deps.catalog.host;
+  const source = storePluginData(deps.pluginData);
+  const scope = { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId };
+  const buffer = new PluginDataBuffer(job.pluginId, deps.pluginData.scope(scope));
+  const base = handlerContext(args.scope, job.pluginId, source);
+  const ctx: FunctionContext = Object.freeze({ ...base, inputs: Object.freeze(structuredClone(args.inputs ?? {})), pluginData: buffer.writer() });
+  let raw: unknown;
+  try {
+    raw = await within(
+      host.handlerTimeoutMs,
+      () => registered.fn(ctx),
+      () => fail('timed-out', `did not answer within ${host.handlerTimeoutMs} ms`),
+    );
+  } catch (error) {
+    if (error instanceof FunctionRuntimeError) throw error;
+    throw fail('threw', `threw: ${error instanceof Error ? error.message : String(error)}`, error);
+  } finally {
+    buffer.close(); // a write after the end (or the time limit) throws and is never stored
+  }
+  const parsed = JsonResult.safeParse(raw === undefined ? null : raw);
+  if (!parsed.success)
+    throw fail(
+      'invalid-result',
+      `returned a value that is not JSON: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  const text = JSON.stringify(parsed.data);
+  if (Buffer.byteLength(text, 'utf8') > MAX_FUNCTION_OUTPUT_BYTES)
+    throw fail('invalid-result', `returned more than ${MAX_FUNCTION_OUTPUT_BYTES} bytes of JSON`);
+  return { text, changes: buffer.changes() };
+}
