@@ -12,9 +12,9 @@ export class HiddenDataInjectionError extends EngineError {
   readonly category = 'invalid';
   constructor(
     readonly runtime: string,
-    readonly name: string,
+    readonly injected: string,
   ) {
-    super(`runtime ${runtime}: "${name}" is hidden world data (_hidden.*) and cannot be injected into a prompt`);
+    super(`runtime ${runtime}: "${injected}" is hidden world data (_hidden.*) and cannot be injected into a prompt`);
   }
 }
 

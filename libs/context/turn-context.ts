@@ -26,6 +26,7 @@ export function renderTurnContext(input: TurnContextInput): string {
   const t = fixedText(input.locale);
   const blocks: string[] = [];
   for (const block of input.selfData) {
+    if (block.totalRows === 0 && block.rows.length === 0) continue; // an empty namespace: no block
     const rows = block.rows.map((r) => selfDataRow(r.key, r.value));
     if (block.totalRows > block.rows.length) rows.push(t.rowsTruncated(block.rows.length, block.totalRows));
     blocks.push(`<self-data namespace="${escapeXml(block.namespace)}">\n${escapeXml(rows.join('\n'))}\n</self-data>`);
