@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type AsyncProjector, EventStore, type OpenDatabase, openDatabase, PluginDataStore, prepareSchema, ReadModels, TenantStore, upgradeInline } from '../events';
+import {
+  type AsyncProjector,
+  EventStore,
+  type OpenDatabase,
+  openDatabase,
+  PluginDataStore,
+  prepareSchema,
+  ReadModels,
+  TenantStore,
+  upgradeInline,
+} from '../events';
 import { createAsyncProjector, engineInlineProjections } from './projections';
 import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
@@ -105,7 +115,17 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
     const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
     if (role !== 'api') {
-      turns = new TurnRunner({ store, readModels, pluginData: new PluginDataStore(database.db), catalog, providers, worlds, logger, queue, options: { workerId } });
+      turns = new TurnRunner({
+        store,
+        readModels,
+        pluginData: new PluginDataStore(database.db),
+        catalog,
+        providers,
+        worlds,
+        logger,
+        queue,
+        options: { workerId },
+      });
       sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
       const started = sweeper;
       closers.unshift(() => started.stop());

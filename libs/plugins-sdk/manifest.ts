@@ -74,7 +74,10 @@ export type InputBinding = z.infer<typeof InputBinding>;
 
 /** `io.selfData` entries: a namespace name, or `{ namespace, limit }`; normalized to objects. */
 export const SelfDataEntry = z
-  .union([z.string().min(1), z.object({ namespace: z.string().min(1), limit: z.number().int().positive().max(1000, 'at most 1000 rows (the store\'s bound)').optional() }).strict()])
+  .union([
+    z.string().min(1),
+    z.object({ namespace: z.string().min(1), limit: z.number().int().positive().max(1000, "at most 1000 rows (the store's bound)").optional() }).strict(),
+  ])
   .transform((e): { namespace: string; limit?: number } => (typeof e === 'string' ? { namespace: e } : e))
   .refine((e) => e.namespace !== '_hidden' && !e.namespace.startsWith('_hidden.'), {
     message: 'hidden world data (_hidden.*) cannot be injected into a prompt',

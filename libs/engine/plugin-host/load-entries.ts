@@ -43,7 +43,8 @@ export async function loadPluginEntries(plugins: readonly LoadedPlugin[], sdk: P
     if (plugin.entry === null) {
       if (declared.length > 0) throw new PluginEntryError(pluginId, `declares extension ${declared[0].point} "${declared[0].id}" but has no server entry`);
       const fn = plugin.runtimes.find((r) => r.manifest.type === 'function');
-      if (fn) throw new PluginEntryError(pluginId, `runtime ${fn.id} is a function runtime but the plugin has no server entry to register it with api.runFunction`);
+      if (fn)
+        throw new PluginEntryError(pluginId, `runtime ${fn.id} is a function runtime but the plugin has no server entry to register it with api.runFunction`);
       continue;
     }
     let mod: Record<string, unknown>;
@@ -85,6 +86,9 @@ function checkDeclared(plugin: LoadedPlugin, registry: ExtensionRegistry) {
     if (f.pluginId === pluginId && !runtimes.has(runtimeId))
       throw new PluginEntryError(pluginId, `runFunction("${runtimeId}"): the plugin has no such runtime`);
     if (f.pluginId === pluginId && plugin.runtimes.find((r) => r.id === runtimeId)?.manifest.type !== 'function')
-      throw new PluginEntryError(pluginId, `runFunction("${runtimeId}"): runtime ${runtimeId} is an agent runtime (only type: function runtimes run a function)`);
+      throw new PluginEntryError(
+        pluginId,
+        `runFunction("${runtimeId}"): runtime ${runtimeId} is an agent runtime (only type: function runtimes run a function)`,
+      );
   }
 }

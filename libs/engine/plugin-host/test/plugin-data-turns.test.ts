@@ -102,7 +102,9 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     events = await h.events(session.sessionId);
     expect(of(events, 'plugin-data.deleted@1').map((d) => [d.namespace, d.key])).toEqual([['facts', 'turn-1']]);
     const [, context2] = turnContexts(events);
-    expect(context2).toContain('<self-data namespace="facts">\n- latest | {"turn":2}\n- turn-2 | {"date":"the third day of Frost","note":"Turn 2: 墨 🙂"}\n</self-data>');
+    expect(context2).toContain(
+      '<self-data namespace="facts">\n- latest | {"turn":2}\n- turn-2 | {"date":"the third day of Frost","note":"Turn 2: 墨 🙂"}\n</self-data>',
+    );
     expect(context2).toContain('Ledger latest: {"turn":2}');
 
     const counted = { ...calls };
@@ -137,29 +139,32 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     ['hang', 'PLUGIN_FUNCTION_TIMEOUT', `did not answer within ${TIMEOUT_MS} ms`],
     ['bad-result', 'PLUGIN_FUNCTION_RESULT_INVALID', 'returned a value that is not JSON'],
     ['bad-key', 'PLUGIN_FUNCTION_THREW', 'ctx.pluginData set: key'],
-  ] as const)('a function that does "%s" fails that execution visibly, naming plugin and runtime; none of its writes is stored; the next input works', async (mode, code, detail) => {
-    const session = await h.session();
-    behaviour.tally = mode;
-    const failing = await turn(session, 'break it');
-    expect(await status(failing)).toBe('failed');
-    behaviour.tally = 'ok';
-    const next = await turn(session, 'carry on');
-    expect(await status(next)).toBe('committed');
+  ] as const)(
+    'a function that does "%s" fails that execution visibly, naming plugin and runtime; none of its writes is stored; the next input works',
+    async (mode, code, detail) => {
+      const session = await h.session();
+      behaviour.tally = mode;
+      const failing = await turn(session, 'break it');
+      expect(await status(failing)).toBe('failed');
+      behaviour.tally = 'ok';
+      const next = await turn(session, 'carry on');
+      expect(await status(next)).toBe('committed');
 
-    const events = await h.events(session.sessionId);
-    const [failure] = of(events, 'execution.failed@1');
-    expect(failure).toMatchObject({ executionId: failing.executionId, error: { code } });
-    const message = (failure.error as { message: string }).message;
-    expect(message).toContain('plugin ledger: function runtime "tally"');
-    expect(message).toContain(detail);
-    expect(of(events, 'plugin-data.written@1', failing.executionId)).toEqual([]);
-    expect(of(events, 'runtime.output.produced@1', failing.executionId)).toEqual([]);
-    expect(of(events, 'llm.calling@1', failing.executionId)).toEqual([]);
-    // the next turn's function starts from an empty namespace: the failed writes are nowhere
-    const output = of(events, 'runtime.output.produced@1', next.executionId).find((o) => o.runtimeId === 'tally')!;
-    expect(JSON.parse(output.text as string)).toMatchObject({ keys: ['turn-1', 'latest'] });
-    expect((await rebuild(session.sessionId)).every((c) => c.identical)).toBe(true);
-  });
+      const events = await h.events(session.sessionId);
+      const [failure] = of(events, 'execution.failed@1');
+      expect(failure).toMatchObject({ executionId: failing.executionId, error: { code } });
+      const message = (failure.error as { message: string }).message;
+      expect(message).toContain('plugin ledger: function runtime "tally"');
+      expect(message).toContain(detail);
+      expect(of(events, 'plugin-data.written@1', failing.executionId)).toEqual([]);
+      expect(of(events, 'runtime.output.produced@1', failing.executionId)).toEqual([]);
+      expect(of(events, 'llm.calling@1', failing.executionId)).toEqual([]);
+      // the next turn's function starts from an empty namespace: the failed writes are nowhere
+      const output = of(events, 'runtime.output.produced@1', next.executionId).find((o) => o.runtimeId === 'tally')!;
+      expect(JSON.parse(output.text as string)).toMatchObject({ keys: ['turn-1', 'latest'] });
+      expect((await rebuild(session.sessionId)).every((c) => c.identical)).toBe(true);
+    },
+  );
 
   it('a write after the function returned is refused and never stored', async () => {
     const session = await h.session();
@@ -177,7 +182,9 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     expect(await status(job)).toBe('failed');
     const [failure] = of(await h.events(session.sessionId), 'execution.failed@1');
     expect(failure.error).toMatchObject({ code: 'PLUGIN_HANDLER_THREW' });
-    expect((failure.error as { message: string }).message).toContain('plugin ledger: prompt.segment@1 "ledger-latest" threw: plugin ledger: ctx.pluginData set: read-only');
+    expect((failure.error as { message: string }).message).toContain(
+      'plugin ledger: prompt.segment@1 "ledger-latest" threw: plugin ledger: ctx.pluginData set: read-only',
+    );
   });
 
   it('a write landing between the selfData read and the recorded call: that call is not recorded, the retried job reads anew; the rebuild is identical', async () => {
@@ -221,7 +228,9 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     // session b's own turn sees only its own rows
     await turn(b, 'tenant b');
     const [contextB] = turnContexts(await h.events(b.sessionId));
-    expect(contextB).toContain('<self-data namespace="facts">\n- turn-1 | {"date":"the third day of Frost","note":"Turn 1: 墨 🙂"}\n- latest | {"turn":1}\n</self-data>');
+    expect(contextB).toContain(
+      '<self-data namespace="facts">\n- turn-1 | {"date":"the third day of Frost","note":"Turn 1: 墨 🙂"}\n- latest | {"turn":1}\n</self-data>',
+    );
   });
 
   it('a namespace of 100,000 rows: the turn asks the store for the bounded projection only (rows returned counted)', async () => {

@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../../libs/engine';
+import { calls } from '../fixtures/data-plugins/ledger/server';
+import { startEmbedded } from '../support/embedded';
+
+const DATA_PLUGINS = join(__dirname, '..', 'fixtures', 'data-plugins');
+
+describe('plugin data in the embedded engine (COVEL_PLUGINS_DIR)', () => {
+  it('a function runtime writes in pre-turn, the narrative agent reads the rows (io.selfData) and the segment (ctx.pluginData); the audit rebuilds both turns without running plugin code', async () => {
+    const covel = await startEmbedded({ COVEL_PLUGINS_DIR: DATA_PLUGINS });
+    try {
+      const client = await covel.newTenant();
+      const { id } = await client.createSession({});
+      const turns: string[] = [];
+      for (const text of ['Open the ledger', 'Turn the page']) {
+        const { executionId, turnId } = await client.submit(id, text);
+        expect(await client.waitFor(executionId, 20_000)).toBe('committed');
+        turns.push(turnId);
+      }
+      const events = await covel.engine.store.readStream(id);
+      expect(events.filter((e) => e.type.startsWith('plugin-data.')).map((e) => e.type)).toEqual([
+        ...Array(3).fill('plugin-data.written@1'),
+        ...Array(3).fill('plugin-data.written@1'),
+        'plugin-data.deleted@1',
+      ]);
+      const bodies = events.filter((e) => e.type === 'llm.calling@1').map((e) => (e.data as { body: string }).body);
+      expect(bodies).toHaveLength(2);
+      expect(bodies[1]).toContain(String.raw`- latest | {\"turn\":2}\n- turn-2 | {\"date\":\"the third day of Frost\",\"note\":\"Turn 2: 墨 🙂\"}`);
+      expect(bodies[1]).toContain(String.raw`Ledger latest: {\"turn\":2}`);
+      const counted = { ...calls };
+      for (const turnId of turns) {
+        const audit = await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+        expect(audit.identical).toBe(true);
+      }
+      expect(calls).toEqual(counted);
+    } finally {
+      await covel.stop();
+    }
+  }, 60_000);
+});
