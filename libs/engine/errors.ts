@@ -185,7 +185,7 @@ export class ExtensionResultRaceError extends ExtensionResultError {
 /** A model request was asked for a `type: function` runtime (it runs the plugin's `api.runFunction` handler, not a model). */
 export class FunctionRuntimeHasNoModelCallError extends EngineError {
   readonly code = 'FUNCTION_RUNTIME_HAS_NO_MODEL_CALL';
-  /** Permanent: retrying cannot help until the host runs function runtimes. */
+  /** Permanent: a function runtime runs its function (the runtime step), never a model request. */
   readonly category = 'invalid';
   constructor(
     readonly pluginId: string,

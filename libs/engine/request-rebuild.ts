@@ -11,7 +11,7 @@ import type { RuntimeCatalog } from './runtime-catalog';
 import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
-import { foldedSelfData } from './self-data';
+import { foldedSelfData, selfDataSources } from './self-data';
 
 export interface RebuiltCall {
   callId: string;
@@ -147,7 +147,8 @@ function describeSources(
         source: "this turn's story text",
         items: inputs.outputs.filter((o) => o.outputKind === 'story').map((o) => `${o.pluginId}/${o.runtimeId}`),
       });
-    else if (name === 'turn-context') out.push({ section: name, source: 'turn data blocks and turn segments', items: ids(placed['turn-context']) });
+    else if (name === 'turn-context')
+      out.push({ section: name, source: 'turn data blocks and turn segments', items: [...selfDataSources(inputs), ...ids(placed['turn-context'])] });
     else if (name === 'depth')
       out.push({ section: name, source: 'lorebook entries and segments inserted by depth', items: [...lore('depth'), ...ids(placed.depth)] });
     else if (name === 'pre-history' || name === 'post-history')

@@ -35,3 +35,8 @@ export function selfDataUnchanged(
     throw new PluginDataRaceError(check.job.executionId, check.job.pluginId, check.job.runtimeId);
   return [];
 }
+
+/** The audit's account of the selfData blocks of a request: `self-data <namespace>: <shown> of <total> rows`. */
+export function selfDataSources(inputs: { selfData?: readonly SelfDataBlock[] }): string[] {
+  return (inputs.selfData ?? []).filter((b) => b.totalRows > 0).map((b) => `self-data ${b.namespace}: ${b.rows.length} of ${b.totalRows} rows`);
+}

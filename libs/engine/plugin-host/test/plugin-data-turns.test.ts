@@ -114,6 +114,18 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
       ['chronicle', true],
     ]);
     expect(calls).toEqual(counted); // no plugin code ran in the rebuild
+    expect(rebuilt[1].sources.find((x) => x.section === 'turn-context')?.items).toEqual(['self-data facts: 2 of 2 rows', 'ledger/ledger-latest']);
+  });
+
+  it('two copies of one function job at once: the first append wins, the other records nothing', async () => {
+    const job = await h.input(await h.session(), 'twice');
+    const attempt = await claimed(job);
+    const tally = { ...job, attempt, pluginId: 'ledger', runtimeId: 'tally' };
+    const results = await Promise.all([runRuntimeStep(h.deps, tally), runRuntimeStep(h.deps, tally)]);
+    expect(results.sort()).toEqual(['produced', 'reused']);
+    const events = await h.events(job.sessionId);
+    expect(of(events, 'plugin-data.written@1')).toHaveLength(3);
+    expect(of(events, 'runtime.output.produced@1')).toHaveLength(1);
   });
 
   it('a function runtime runs once per execution: a repeated or retried job reuses the recorded output and writes', async () => {
