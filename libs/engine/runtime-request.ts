@@ -11,6 +11,7 @@ import {
   type HistorySummary,
   historyBoundary,
   type RuntimeView,
+  type SelfDataBlock,
 } from '../context';
 import type { AgentConfig, LoadedWorld, Locale } from '../plugins-sdk';
 import { FunctionRuntimeHasNoModelCallError } from './errors';
@@ -36,6 +37,8 @@ export interface RuntimeRequestInputs {
   world: LoadedWorld | null;
   /** The last committed messages, compacted ones included (lorebook scan range). */
   scanTail: readonly { text: string }[];
+  /** The runtime's `io.selfData` blocks (the worker reads the store, a rebuild folds the events). */
+  selfData?: readonly SelfDataBlock[];
 }
 
 export interface RuntimeRequest {
@@ -72,6 +75,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     executionOutputs: inputs.outputs,
     segments,
     lorebook,
+    selfData: inputs.selfData ?? [],
   };
   const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
   const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);
