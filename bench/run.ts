@@ -2,12 +2,24 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runMain } from '../apps/process-lifecycle';
 import { runContextBench } from './context-bench';
+import { runContextPluginsBench } from './context-plugins-bench';
 import { runEmberback } from './emberback-bench';
+
+/** `BENCH_ONLY=context-plugins,emberback` runs only the named benchmarks (default: all). */
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const selected = (name: string) => !only || only.includes(name);
+const resultsDir = join(__dirname, 'results');
 
 /** `npm run bench`: prints a table per benchmark and writes bench/results/<name>.json. */
 async function main() {
   const sizes = [100, 1_000, 10_000];
   const iterations = Number(process.env.BENCH_ITERATIONS ?? 60);
+  if (selected('context')) await contextBench(sizes, iterations);
+  if (selected('context-plugins')) await contextPluginsBench(sizes, iterations);
+  if (selected('emberback')) await emberbackBench();
+}
+
+async function contextBench(sizes: number[], iterations: number) {
   console.log(`buildContext with reads, narrator of 20 plugins, ${iterations} iterations per size (median)`);
   const rows = await runContextBench(sizes, iterations, (l) => console.log(l));
   console.table(
@@ -25,7 +37,7 @@ async function main() {
   const ratio = large.medianTotalMs / small.medianTotalMs;
   const verdict = ratio <= 1.5 ? 'ok' : 'OVER TARGET';
   console.log(`time at 10,000 / time at 100 = ${ratio.toFixed(2)} (target <= 1.5): ${verdict}`);
-  const dir = join(__dirname, 'results');
+  const dir = resultsDir;
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'context.json');
   writeFileSync(
@@ -37,7 +49,49 @@ async function main() {
     ),
   );
   console.log(`wrote ${file}`);
+}
 
+/** Issue 10: the same reads and assembly with 20 plugins from folders, 5 dynamic segment providers and a 50-row selfData read. */
+async function contextPluginsBench(sizes: number[], iterations: number) {
+  console.log(
+    `\nbuildRuntimeRequest with reads and plugins: 20 plugins from folders, 5 prompt.segment@1 providers, io.selfData (50 of 500 rows), ${iterations} iterations per size`,
+  );
+  const bench = await runContextPluginsBench(sizes, iterations, (l) => console.log(l));
+  console.table(
+    bench.rows.map((r) => ({
+      'committed messages': r.messages,
+      'uncompacted read': r.uncompactedRead,
+      summaries: r.summaries,
+      'selfData rows': `${r.selfDataRows}/${r.selfDataTotal}`,
+      'dynamic segments': r.dynamicSegments,
+      'history read ms': r.medianHistoryReadMs.toFixed(3),
+      'selfData read ms': r.medianSelfDataReadMs.toFixed(3),
+      'plugins+assemble+body ms': r.medianRequestMs.toFixed(3),
+      'total median ms': r.medianTotalMs.toFixed(3),
+      'total p95 ms': r.p95TotalMs.toFixed(3),
+    })),
+  );
+  const small = bench.rows.find((r) => r.messages === 100)!;
+  const large = bench.rows.find((r) => r.messages === 10_000)!;
+  const ratio = large.medianTotalMs / small.medianTotalMs;
+  const verdict = ratio <= 1.5 ? 'ok' : 'OVER TARGET';
+  console.log(`time at 10,000 / time at 100 (medians) = ${ratio.toFixed(2)} (target <= 1.5): ${verdict}`);
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, 'context-plugins.json');
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { name: 'context-plugins', date: new Date().toISOString(), node: process.version, iterations, ...bench, ratio10kTo100: ratio, target: 1.5, verdict },
+      null,
+      2,
+    ),
+  );
+  console.log(`wrote ${file}`);
+}
+
+async function emberbackBench() {
+  const dir = resultsDir;
+  mkdirSync(dir, { recursive: true });
   const turns = Number(process.env.BENCH_EMBERBACK_TURNS ?? 50);
   console.log(`\nEmberback: ${turns} turns on the provider emulator (prefix per runtime, token estimates from characters)`);
   const ember = await runEmberback(turns, (l) => console.log(l));

@@ -74,6 +74,8 @@ export {
 } from './errors';
 export { PluginHost, ExtensionRegistry, loadPluginEntries, DEFAULT_HANDLER_TIMEOUT_MS, emptyPluginData, pluginSdk } from './plugin-host';
 export type { PluginHostOptions, PluginDataSource, ExecutionScope } from './plugin-host';
+export { LiveResolver } from './plugin-host';
+export type { ExtensionResolver, RequestPlugins } from './plugin-host';
 export type { CatalogRuntime } from './runtime-catalog';
 export { FunctionRuntimeHasNoModelCallError } from './errors';
 export { agentOf, runtimeView } from './runtime-request';
