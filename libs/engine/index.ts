@@ -77,3 +77,8 @@ export type { PluginHostOptions, PluginDataSource, ExecutionScope } from './plug
 export type { CatalogRuntime } from './runtime-catalog';
 export { FunctionRuntimeHasNoModelCallError } from './errors';
 export { agentOf, runtimeView } from './runtime-request';
+export { ActivationService } from './activations';
+export type { ActivationServiceDeps, ManualActivationRequest, EventEmission, ActivationPayload } from './activations';
+export { resolveInputSlots, executionRequestInputs, evaluatePointer, InputBindingError } from './inputs';
+export type { ResolveInputSlotsOptions, PointerResult } from './inputs';
+export type { ExecutionJournal, ExecutionActivation } from './journal';

@@ -11,6 +11,7 @@ import type { RuntimeCatalog } from './runtime-catalog';
 import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
+import { executionRequestInputs } from './inputs';
 
 export interface RebuiltCall {
   callId: string;
@@ -71,6 +72,7 @@ export async function rebuildRequests(
         segments: staticSegments(catalog.plugins, locale),
         world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT),
+        ...executionRequestInputs(catalog, runtime, execution),
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };

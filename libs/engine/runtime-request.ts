@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type Activation,
   type ActivatedLoreEntry,
   activateLorebook,
   buildContext,
@@ -10,6 +11,7 @@ import {
   type HistoryMessage,
   type HistorySummary,
   historyBoundary,
+  type InputSlot,
   type RuntimeView,
 } from '../context';
 import type { AgentConfig, LoadedWorld, Locale } from '../plugins-sdk';
@@ -36,6 +38,10 @@ export interface RuntimeRequestInputs {
   world: LoadedWorld | null;
   /** The last committed messages, compacted ones included (lorebook scan range). */
   scanTail: readonly { text: string }[];
+  /** Typed inputs resolved from `io.inputs` (`executionRequestInputs`); none by default. */
+  inputs?: readonly InputSlot[];
+  /** An event or manual activation (`<runtime-activation>`); default: the runtime's stage, if any. */
+  activation?: Activation;
 }
 
 export interface RuntimeRequest {
@@ -65,7 +71,8 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const params: BuildContextParams = {
     locale: inputs.locale,
     runtime: { ...runtimeView(inputs.runtime, inputs.stageIndex), body: inputs.runtime.bodies[inputs.locale] },
-    activation: inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined,
+    activation: inputs.activation ?? (inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined),
+    ...(inputs.inputs && inputs.inputs.length > 0 ? { inputs: inputs.inputs } : {}),
     history,
     summaries: inputs.summaries,
     playerInput: inputs.playerInput,

@@ -12,6 +12,7 @@ import { ExecutionRun, isCurrentAttempt } from './fenced-append';
 import { handOff } from './hand-off';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { LiveResolver } from '../plugin-host/resolver';
+import { executionRequestInputs } from '../inputs';
 import type { HistoryMessage } from '../../context';
 
 /**
@@ -68,6 +69,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       segments: staticSegments(deps.catalog.plugins, locale),
       world,
       scanTail: history.scanTail,
+      ...executionRequestInputs(deps.catalog, runtime, execution),
     },
     deps.providers,
     { registry: host.registry, resolver },
@@ -119,7 +121,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       attempt: job.attempt,
     };
     const outputs = new Map(current.outputs).set(key, output);
-    committed = produced && missingRuntimes(deps.catalog, outputs).length === 0;
+    committed = produced && missingRuntimes(deps.catalog, outputs, current.activation).length === 0;
     return [
       { type: 'llm.responded@1', data: { ...ids, finishReason: response.finishReason, usage: response.usage } },
       ...(produced
