@@ -1,4 +1,7 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PlayClient } from '../../apps/play/play-client';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, rebuildRequests, SessionJournal } from '../../libs/engine';
 import { fixedText } from '../../libs/context';
 import type { StoredEvent } from '../../libs/events';
@@ -95,9 +98,10 @@ describe('typed inputs and activations through real turns (io.inputs, <runtime-i
     const payload = { question: 'Where is the key?', askedAt: '2026-03-04T05:06:07.000Z', ref: '0f9e8d7c-6b5a-4c3d-8e1f-2a3b4c5d6e7f', sessionId: id };
     const res = await post(`/v1/sessions/${id}/activations`, { pluginId: 'oracle', runtimeId: 'oracle', payload });
     expect(res.status).toBe(202);
-    const { executionId } = (await res.json()) as { executionId: string };
-    const client = new (await import('../../apps/play/play-client')).PlayClient(covel.baseUrl, apiKey);
+    const { executionId, turnId } = (await res.json()) as { executionId: string; turnId: string };
+    const client = new PlayClient(covel.baseUrl, apiKey);
     expect(await client.waitFor(executionId, 30_000)).toBe('committed');
+    expect((await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId)).identical).toBe(true);
     const events = await covel.engine.store.readStream(id);
     const activated = events.find((e) => e.type === 'runtime.activated@1')!;
     expect(activated.data).toMatchObject({ kind: 'manual', pluginId: 'oracle', runtimeId: 'oracle', payload });
@@ -175,7 +179,7 @@ describe('typed inputs and activations through real turns (io.inputs, <runtime-i
     const res = await post(`/v1/sessions/${id}/inputs`, { text: 'I am ready', formValues });
     expect(res.status).toBe(202);
     const { executionId } = (await res.json()) as { executionId: string };
-    const client = new (await import('../../apps/play/play-client')).PlayClient(covel.baseUrl, apiKey);
+    const client = new PlayClient(covel.baseUrl, apiKey);
     expect(await client.waitFor(executionId, 30_000)).toBe('committed');
     const events = await covel.engine.store.readStream(id);
     expect(events.find((e) => e.type === 'player-input.submitted@1')!.data).toMatchObject({ formValues });
@@ -185,6 +189,40 @@ describe('typed inputs and activations through real turns (io.inputs, <runtime-i
       const r = await post(`/v1/sessions/${id}/inputs`, { text: 'again', formValues: bad });
       expect(r.status).toBe(400);
       expect(await r.text()).toContain('formValues');
+    }
+  }, 60_000);
+});
+
+describe('a binding the execution cannot satisfy', () => {
+  it('fails the execution with an error naming plugin, runtime, binding and why (cardinality one, select finds nothing)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'covel-inputs-plugins-'));
+    const write = (name: string, text: string) => {
+      mkdirSync(join(dir, name), { recursive: true });
+      writeFileSync(join(dir, name, 'PLUGIN.md'), text);
+    };
+    write(
+      'facts',
+      '---\nid: facts\nname: Facts\nversion: "1"\nruntime:\n  schedule: { stage: pre-turn }\n  outputKind: structured\n---\n<output-schema>{"const":{"mood":"calm"}}</output-schema>',
+    );
+    write(
+      'reader',
+      '---\nid: reader\nname: Reader\nversion: "1"\nruntime:\n  schedule: { stage: post-turn }\n  io:\n    inputs:\n      threat: { from: { runtime: facts/facts }, cardinality: one, select: /threat/level }\n---\nRead.',
+    );
+    const covel = await startEmbedded({ COVEL_PLUGINS_DIR: dir });
+    try {
+      const client = await covel.newTenant();
+      const { id } = await client.createSession();
+      const { executionId } = await client.submit(id, 'Look around');
+      await expect(client.waitFor(executionId, 30_000)).rejects.toThrow(
+        'plugin reader: runtime reader: io.inputs.threat: select "/threat/level" finds nothing in the result of facts/facts',
+      );
+      const failed = (await covel.engine.store.readStream(id)).find((e) => e.type === 'execution.failed@1')!;
+      expect(failed.data).toMatchObject({ error: { code: 'RUNTIME_INPUT_UNRESOLVED' } });
+      // no request was sent for the reader
+      expect((await covel.engine.store.readStream(id)).filter((e) => e.type === 'llm.calling@1').map((e) => e.data.pluginId)).toEqual(['facts']);
+    } finally {
+      await covel.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 });
