@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, type EventData, type EventStore, type NewEvent, type ReadModels } from '../events';
+import { ConcurrencyError, type EventStore, type NewEvent, type ReadModels } from '../events';
+import { type ActivationPayload, activationEvents, emittedEventActivations, type StartedActivation } from './activation-events';
 import { InvalidInputError } from '../errors';
 import { SessionNotFoundError } from './errors';
 import type { Logger } from './logger';
 import { queueUnavailable, type TurnProducer } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
-
-/** An activation's payload: any JSON value (the API checks it with zod). */
-export type ActivationPayload = EventData<'runtime.activated@1'>['payload'];
 
 export interface ActivationServiceDeps {
   store: EventStore;
@@ -49,22 +46,16 @@ export class ActivationService {
   /** Runs a manual runtime; a runtime the catalog lacks, or whose trigger is not manual, is an `InvalidInputError` naming the field. */
   async activateManual(request: ManualActivationRequest): Promise<{ executionId: string; turnId: string }> {
     const runtime = this.manualRuntime(request.pluginId, request.runtimeId);
-    const [started] = await this.start(request, [{ runtime, kind: 'manual', payload: request.payload }]);
-    return started;
+    const { events, started } = activationEvents([{ runtime, kind: 'manual', payload: request.payload }]);
+    await this.start(request, events, started);
+    return { executionId: started[0].executionId, turnId: started[0].turnId };
   }
 
   /** Starts one execution per runtime the topic triggers (none: nothing is recorded); resolves to them in catalog order. */
-  async emit(emission: EventEmission): Promise<{ executionId: string; turnId: string; pluginId: string; runtimeId: string }[]> {
-    const followers = this.deps.catalog.all().filter((r) => {
-      const trigger = r.manifest.schedule.trigger;
-      return typeof trigger === 'object' && trigger.event === emission.topic;
-    });
-    if (followers.length === 0) return [];
-    const started = await this.start(
-      emission,
-      followers.map((runtime) => ({ runtime, kind: 'event' as const, topic: emission.topic, payload: emission.payload })),
-    );
-    return started.map((s, i) => ({ ...s, pluginId: followers[i].pluginId, runtimeId: followers[i].runtimeId }));
+  async emit(emission: EventEmission): Promise<StartedActivation[]> {
+    const { events, started } = emittedEventActivations(this.deps.catalog, emission);
+    if (events.length > 0) await this.start(emission, events, started);
+    return started;
   }
 
   private manualRuntime(pluginId: string, runtimeId: string): CatalogRuntime {
@@ -85,27 +76,11 @@ export class ActivationService {
     return runtime;
   }
 
-  private async start(
-    session: { tenantId: string; sessionId: string },
-    activations: { runtime: CatalogRuntime; kind: 'manual' | 'event'; topic?: string; payload: ActivationPayload }[],
-  ): Promise<{ executionId: string; turnId: string }[]> {
+  private async start(session: { tenantId: string; sessionId: string }, events: NewEvent[], started: readonly StartedActivation[]): Promise<void> {
     const { tenantId, sessionId } = session;
     const head = await this.deps.store.streamHead(sessionId);
     if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
     if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
-    const started = activations.map(() => ({ executionId: randomUUID(), turnId: randomUUID() }));
-    const events: NewEvent[] = activations.map((a, i) => ({
-      type: 'runtime.activated@1',
-      data: {
-        ...started[i],
-        messageId: randomUUID(),
-        kind: a.kind,
-        pluginId: a.runtime.pluginId,
-        runtimeId: a.runtime.runtimeId,
-        ...(a.topic !== undefined ? { topic: a.topic } : {}),
-        payload: a.payload,
-      },
-    }));
     for (let tries = 0; ; tries++) {
       const version = tries === 0 ? head.version : await this.deps.store.streamVersion(sessionId);
       try {
@@ -125,6 +100,5 @@ export class ActivationService {
         this.deps.logger.warn(`enqueue of execution ${started[0].executionId} failed (${String(error)}); the sweeper will enqueue it`);
       }
     }
-    return started;
   }
 }
