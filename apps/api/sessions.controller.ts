@@ -66,8 +66,16 @@ export class SessionsController {
   /** Runs a `schedule.trigger: manual` runtime as its own execution, its payload in `<runtime-activation>`. */
   @Post('sessions/:id/activations')
   @HttpCode(202)
-  async activate(@Req() req: TenantRequest, @Param('id', sessionId()) id: string, @Body(new ZodBodyPipe(ActivationBody)) body: ActivationBody) {
-    return this.engine.activations.activateManual({ tenantId: req.tenant.id, sessionId: id, ...body });
+  async activate(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Body(new ZodBodyPipe(ActivationBody)) body: ActivationBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.activations.activateManual({ tenantId: req.tenant.id, sessionId: id, ...body, idempotencyKey });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
   }
 
   @Get('sessions/:id/messages')

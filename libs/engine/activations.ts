@@ -1,7 +1,8 @@
-import { ConcurrencyError, type EventStore, type NewEvent, type ReadModels } from '../events';
+import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type IdempotencyRecord, type NewEvent, type ReadModels } from '../events';
 import { type ActivationPayload, activationEvents, emittedEventActivations, type StartedActivation } from './activation-events';
 import { InvalidInputError } from '../errors';
 import { SessionNotFoundError } from './errors';
+import { IdempotencyKeyMismatchError, type IdempotentAnswer, requestHash } from './idempotency';
 import type { Logger } from './logger';
 import { queueUnavailable, type TurnProducer } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
@@ -21,6 +22,8 @@ export interface ManualActivationRequest {
   pluginId: string;
   runtimeId: string;
   payload: ActivationPayload;
+  /** A repeat with the same key and body answers the first activation and records nothing. */
+  idempotencyKey?: string;
 }
 
 /** An emitted event: every runtime whose `schedule.trigger` is `{ event: topic }` runs with its payload. */
@@ -43,12 +46,37 @@ const MAX_APPEND_TRIES = 50;
 export class ActivationService {
   constructor(private readonly deps: ActivationServiceDeps) {}
 
-  /** Runs a manual runtime; a runtime the catalog lacks, or whose trigger is not manual, is an `InvalidInputError` naming the field. */
-  async activateManual(request: ManualActivationRequest): Promise<{ executionId: string; turnId: string }> {
-    const runtime = this.manualRuntime(request.pluginId, request.runtimeId);
-    const { events, started } = activationEvents([{ runtime, kind: 'manual', payload: request.payload }]);
-    await this.start(request, events, started);
-    return { executionId: started[0].executionId, turnId: started[0].turnId };
+  /**
+   * Runs a manual runtime; a runtime the catalog lacks, or whose trigger is not manual, is an
+   * `InvalidInputError` naming the field. Under an idempotency key (recorded in the activation's
+   * event) a repeat answers the first execution.
+   */
+  async activateManual(request: ManualActivationRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
+    const { tenantId, sessionId, pluginId, runtimeId, payload, idempotencyKey } = request;
+    const runtime = this.manualRuntime(pluginId, runtimeId);
+    const idempotency: IdempotencyRecord | undefined =
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestHash({ operation: 'activate', sessionId, body: { pluginId, runtimeId, payload } }) };
+    for (let tries = 0; ; tries++) {
+      if (idempotency) {
+        const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
+        if (prior) {
+          const e = prior.event;
+          if (prior.requestHash !== idempotency.requestHash || e.type !== 'runtime.activated@1' || e.streamId !== sessionId)
+            throw new IdempotencyKeyMismatchError();
+          return { answer: { executionId: e.data.executionId, turnId: e.data.turnId }, replayed: true };
+        }
+      }
+      const { events, started } = activationEvents([{ runtime, kind: 'manual', payload }]);
+      try {
+        await this.start(request, events, started, idempotency);
+        return { answer: { executionId: started[0].executionId, turnId: started[0].turnId }, replayed: false };
+      } catch (error) {
+        // a concurrent request with the same key won: the next pass answers from its event
+        if (!(error instanceof IdempotencyKeyTakenError) || tries >= MAX_APPEND_TRIES) throw error;
+      }
+    }
   }
 
   /** Starts one execution per runtime the topic triggers (none: nothing is recorded); resolves to them in catalog order. */
@@ -76,7 +104,12 @@ export class ActivationService {
     return runtime;
   }
 
-  private async start(session: { tenantId: string; sessionId: string }, events: NewEvent[], started: readonly StartedActivation[]): Promise<void> {
+  private async start(
+    session: { tenantId: string; sessionId: string },
+    events: NewEvent[],
+    started: readonly StartedActivation[],
+    idempotency?: IdempotencyRecord,
+  ): Promise<void> {
     const { tenantId, sessionId } = session;
     const head = await this.deps.store.streamHead(sessionId);
     if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
@@ -84,7 +117,7 @@ export class ActivationService {
     for (let tries = 0; ; tries++) {
       const version = tries === 0 ? head.version : await this.deps.store.streamVersion(sessionId);
       try {
-        await this.deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events });
+        await this.deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events, idempotency });
         break;
       } catch (error) {
         if (!(error instanceof ConcurrencyError) || tries >= MAX_APPEND_TRIES) throw error;

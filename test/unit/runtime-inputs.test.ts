@@ -133,6 +133,21 @@ describe('typed inputs and activations through real turns (io.inputs, <runtime-i
     const big = await bad({ pluginId: 'oracle', runtimeId: 'oracle', payload: { text: 'x'.repeat(20_000) } });
     expect(big.status).toBe(400);
     expect(big.text).toContain('payload');
+    // an Idempotency-Key makes a retried request answer the first activation, recording nothing
+    const once = (key: string, question: string) =>
+      fetch(`${covel.baseUrl}/v1/sessions/${id}/activations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ pluginId: 'oracle', runtimeId: 'oracle', payload: { question } }),
+      });
+    const first = await once('ask-1', 'Who guards the gate?');
+    const again = await once('ask-1', 'Who guards the gate?');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const firstAnswer = (await first.json()) as { executionId: string };
+    expect(await again.json()).toEqual(firstAnswer);
+    expect((await once('ask-1', 'Something else?')).status).toBe(422);
+    await client.waitFor(firstAnswer.executionId, 30_000);
+    expect((await covel.engine.store.readStream(id)).filter((e) => e.type === 'runtime.activated@1')).toHaveLength(2);
     // tenant-scoped: another tenant's key does not find the session
     const other = await covel.engine.tenants.create('other');
     const foreign = await fetch(`${covel.baseUrl}/v1/sessions/${id}/activations`, {
