@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_EXECUTION_WAIT_MS } from '../../libs/events';
+import { MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHARS } from '../../libs/events';
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../../libs/plugins-sdk';
 import { safeText } from './safe-text';
 
@@ -21,11 +21,32 @@ export const CreateSessionBody = z
   })
   .strict();
 
+/** Most characters of form values or an activation payload, as JSON text. */
+export const MAX_JSON_BODY_CHARS = MAX_FORM_VALUES_JSON_CHARS;
+
+const boundedJson = <T extends z.ZodType>(schema: T) =>
+  schema.refine((v) => JSON.stringify(v).length <= MAX_JSON_BODY_CHARS, `must be at most ${MAX_JSON_BODY_CHARS} characters as JSON`);
+
 export const SubmitInputBody = z
   .object({
     text: safeText({ max: MAX_INPUT_CHARS }),
+    /** The form the player filled in with this input (`{{ player.lastFormValues }}`): a JSON object. */
+    formValues: boundedJson(z.record(z.string(), z.json(), { error: 'must be a JSON object' })).optional(),
   })
   .strict();
+
+const RuntimePart = z.string().regex(/^[a-z][a-z0-9-]*$/, 'a lower-case id: letters, digits, dashes');
+
+/** `POST /v1/sessions/:id/activations`: run a `schedule.trigger: manual` runtime with a payload. */
+export const ActivationBody = z
+  .object({
+    pluginId: RuntimePart,
+    runtimeId: RuntimePart,
+    /** Any JSON value; shown in `<runtime-activation>` (ids, times and sessionId removed). Default `{}`. */
+    payload: boundedJson(z.json({ error: 'must be JSON' })).default({}),
+  })
+  .strict();
+export type ActivationBody = z.infer<typeof ActivationBody>;
 
 const waitMsMessage = `must be an integer from 0 to ${MAX_EXECUTION_WAIT_MS} (milliseconds)`;
 

@@ -5,7 +5,7 @@ import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
-import { CreateSessionBody, ExecutionQuery, SubmitInputBody } from './bodies';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, SubmitInputBody } from './bodies';
 import { ExecutionWaits } from './execution-waits';
 import { idempotencyKeyOf } from './idempotency-key';
 import { ENGINE } from './tokens';
@@ -52,7 +52,28 @@ export class SessionsController {
     @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody,
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
-    const { answer, replayed } = await this.engine.sessions.submitInput({ tenantId: req.tenant.id, sessionId: id, text: body.text, idempotencyKey });
+    const { answer, replayed } = await this.engine.sessions.submitInput({
+      tenantId: req.tenant.id,
+      sessionId: id,
+      text: body.text,
+      ...(body.formValues ? { formValues: body.formValues } : {}),
+      idempotencyKey,
+    });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
+  }
+
+  /** Runs a `schedule.trigger: manual` runtime as its own execution, its payload in `<runtime-activation>`. */
+  @Post('sessions/:id/activations')
+  @HttpCode(202)
+  async activate(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Body(new ZodBodyPipe(ActivationBody)) body: ActivationBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.activations.activateManual({ tenantId: req.tenant.id, sessionId: id, ...body, idempotencyKey });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
   }

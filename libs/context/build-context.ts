@@ -67,7 +67,8 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
     ? params.resume.currentTurnUserMessages.map((m) => ({ ...m }))
     : [{ role: 'user', content: params.playerInput.text }, ...(params.midTurnMessages ?? []).map((m) => ({ role: 'user' as const, content: m.text }))];
   const [input, ...midTurn] = currentTurnUserMessages;
-  if (input) conversation.push({ message: input, section: 'player-input' });
+  // an activation's execution (event or manual) has no player text: no empty user message
+  if (input && input.content !== '') conversation.push({ message: input, section: 'player-input' });
   for (const o of story) conversation.push({ message: { role: 'assistant', content: o.text }, section: 'story-text' });
   if (story.length > 0) conversation.push({ message: { role: 'user', content: t.storyEndingHint }, section: 'ending-hint' });
   for (const m of midTurn) conversation.push({ message: m, section: 'mid-turn' });

@@ -38,7 +38,7 @@ export function renderTurnContext(input: TurnContextInput): string {
       slots[s.binding] = {
         cardinality: s.cardinality,
         ...(s.cardinality === 'one' ? { value: modelFacingJson(s.value ?? null) } : { items: modelFacingJson(s.items ?? []) }),
-        source: provenance(s.source),
+        ...(s.sources && s.sources.length > 1 ? { sources: s.sources.map(provenance) } : { source: provenance(s.source) }),
       };
     }
     blocks.push(dataBlock('runtime-inputs', json(slots)));

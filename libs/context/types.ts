@@ -65,13 +65,22 @@ export interface RuntimeView {
 
 export type Activation = { kind: 'stage'; stage: string } | { kind: 'event'; topic: string; payload: unknown } | { kind: 'manual'; payload: unknown };
 
+/** Where an input's value came from: the prompt shows pluginId and runtimeId; resultId stays with tools and the kernel. */
+export interface InputSource {
+  pluginId: string;
+  runtimeId: string;
+  resultId?: string;
+}
+
 /** A typed input slot resolved from `io.inputs`. */
 export interface InputSlot {
   binding: string;
   cardinality: 'one' | 'many';
   value?: unknown;
   items?: unknown[];
-  source: { pluginId: string; runtimeId: string; resultId?: string };
+  source: InputSource;
+  /** `many` read from several results (a contract binding): each result's provenance, in order (the prompt shows `sources`). */
+  sources?: readonly InputSource[];
 }
 
 export interface RuntimeExport {

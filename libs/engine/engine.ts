@@ -21,6 +21,7 @@ import { RuntimeCatalog } from './runtime-catalog';
 import { PluginHost } from './plugin-host';
 import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
+import { ActivationService } from './activations';
 import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
@@ -43,6 +44,8 @@ export interface Engine {
   tenants: TenantStore;
   queue: TurnQueue;
   sessions: SessionService;
+  /** Manual and event-triggered activations of runtimes (each its own execution). */
+  activations: ActivationService;
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
@@ -100,6 +103,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     // each server entry's register(api), once; a bad entry stops start-up naming the plugin
     const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
     const catalog = new RuntimeCatalog(plugins, undefined, host);
+    const activations = new ActivationService({ store, queue, readModels, catalog, logger });
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
     if (role !== 'api') {
@@ -140,6 +144,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS }),
       queue,
       sessions,
+      activations,
       turns,
       sweeper,
       catalog,

@@ -26,7 +26,21 @@ export interface ExecutionJournal {
   outputs: Map<string, RuntimeOutput>;
   /** Handler results recorded by this execution (`extension.resolved`), first one per key, as JSON text. */
   extensionResults: Map<string, string>;
+  /**
+   * The player's latest form values for this execution (spec §4 "The form is read only once",
+   * template variable `player.lastFormValues`): those submitted with the execution's input, read
+   * from its event once, the same for every runtime of the execution and for a rebuild; null when
+   * the input carried none (and for an activation).
+   */
+  lastFormValues: Readonly<Record<string, unknown>> | null;
+  /** Set when a manual request or an emitted event started this execution for one runtime (`runtime.activated@1`). */
+  activation?: ExecutionActivation;
 }
+
+/** The activation of an execution that runs one `manual` or event-triggered runtime. */
+export type ExecutionActivation =
+  | { kind: 'manual'; pluginId: string; runtimeId: string; payload: unknown }
+  | { kind: 'event'; pluginId: string; runtimeId: string; topic: string; payload: unknown };
 
 export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/${runtimeId}`;
 
@@ -79,6 +93,25 @@ export class SessionJournal {
           latestAttempt: 0,
           outputs: new Map(),
           extensionResults: new Map(),
+          lastFormValues: d.formValues ?? null,
+        });
+        this.order.push(d.executionId);
+        return;
+      }
+      case 'runtime.activated@1': {
+        const d = event.data;
+        const ids = { pluginId: d.pluginId, runtimeId: d.runtimeId, payload: d.payload };
+        this.executions.set(d.executionId, {
+          executionId: d.executionId,
+          turnId: d.turnId,
+          input: { messageId: d.messageId, text: '' },
+          submittedVersion: event.streamVersion,
+          status: 'pending',
+          latestAttempt: 0,
+          outputs: new Map(),
+          extensionResults: new Map(),
+          lastFormValues: null,
+          activation: d.kind === 'event' ? { kind: 'event', topic: d.topic ?? '', ...ids } : { kind: 'manual', ...ids },
         });
         this.order.push(d.executionId);
         return;

@@ -12,6 +12,7 @@ import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './r
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
+import { executionRequestInputs } from './inputs';
 
 export interface RebuiltCall {
   callId: string;
@@ -74,6 +75,7 @@ export async function rebuildRequests(
         world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT),
         selfData: foldedSelfData(pluginData, d.pluginId, runtime.manifest.io.selfData),
+        ...executionRequestInputs(catalog, runtime, execution),
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };

@@ -80,7 +80,10 @@ export class RuntimeCatalog {
   private checkInputs(): void {
     for (const r of this.runtimes) {
       for (const [binding, input] of Object.entries(r.manifest.io.inputs)) {
-        if (!('runtime' in input.from)) continue;
+        if (!('runtime' in input.from)) {
+          this.checkContractInput(r, binding, input.from.contract);
+          continue;
+        }
         const path = `${this.pathPrefix(r)}io.inputs.${binding}.from.runtime`;
         const source = this.runtimes.find((s) => s.fullId === (input.from as { runtime: string }).runtime);
         if (!source) {
@@ -100,8 +103,19 @@ export class RuntimeCatalog {
     }
   }
 
+  /** A `from: { contract }` binding needs a runtime of an earlier stage that declares the contract (`output.contract`). */
+  private checkContractInput(r: CatalogRuntime, binding: string, contract: string): void {
+    if (this.runtimes.some((s) => s.manifest.output.contract === contract && this.isEarlier(s, r))) return;
+    throw new PluginManifestError(r.file, [
+      {
+        path: `${this.pathPrefix(r)}io.inputs.${binding}.from.contract`,
+        message: `plugin ${r.pluginId}: runtime ${r.runtimeId} reads contract "${contract}", which no runtime of an earlier stage declares in output.contract`,
+      },
+    ]);
+  }
+
   /** Whether `a` runs in a stage before `b`'s (a runtime with no stage runs after all stages). */
-  private isEarlier(a: CatalogRuntime, b: CatalogRuntime): boolean {
+  isEarlier(a: CatalogRuntime, b: CatalogRuntime): boolean {
     const ai = this.stageIndex(a);
     const bi = this.stageIndex(b);
     if (ai === null) return false;

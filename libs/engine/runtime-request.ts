@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type Activation,
   type ActivatedLoreEntry,
   activateLorebook,
   buildContext,
@@ -10,6 +11,7 @@ import {
   type HistoryMessage,
   type HistorySummary,
   historyBoundary,
+  type InputSlot,
   type RuntimeView,
   type SelfDataBlock,
 } from '../context';
@@ -39,6 +41,10 @@ export interface RuntimeRequestInputs {
   scanTail: readonly { text: string }[];
   /** The runtime's `io.selfData` blocks (the worker reads the store, a rebuild folds the events). */
   selfData?: readonly SelfDataBlock[];
+  /** Typed inputs resolved from `io.inputs` (`executionRequestInputs`); none by default. */
+  inputs?: readonly InputSlot[];
+  /** An event or manual activation (`<runtime-activation>`); default: the runtime's stage, if any. */
+  activation?: Activation;
 }
 
 export interface RuntimeRequest {
@@ -68,7 +74,8 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const params: BuildContextParams = {
     locale: inputs.locale,
     runtime: { ...runtimeView(inputs.runtime, inputs.stageIndex), body: inputs.runtime.bodies[inputs.locale] },
-    activation: inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined,
+    activation: inputs.activation ?? (inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined),
+    ...(inputs.inputs && inputs.inputs.length > 0 ? { inputs: inputs.inputs } : {}),
     history,
     summaries: inputs.summaries,
     playerInput: inputs.playerInput,

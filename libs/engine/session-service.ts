@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type IdempotencyRecord, type ReadModels, type StoredEvent } from '../events';
+import {
+  ConcurrencyError,
+  type EventData,
+  type EventStore,
+  IdempotencyKeyTakenError,
+  type IdempotencyRecord,
+  type ReadModels,
+  type StoredEvent,
+} from '../events';
 import { InvalidInputError } from '../errors';
 import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
@@ -27,8 +35,12 @@ export interface SubmitInputRequest {
   tenantId: string;
   sessionId: string;
   text: string;
+  /** The form the player filled in with this input (a JSON object; `player.lastFormValues`). */
+  formValues?: PlayerInputFormValues;
   idempotencyKey?: string;
 }
+
+export type PlayerInputFormValues = NonNullable<EventData<'player-input.submitted@1'>['formValues']>;
 
 /** How many times an append is retried when other appends to the session come first. */
 const MAX_APPEND_TRIES = 50;
@@ -87,15 +99,20 @@ export class SessionService {
    * transaction): a repeat answers the first execution and appends nothing.
    */
   async submitInput(request: SubmitInputRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
-    const { tenantId, sessionId, text, idempotencyKey } = request;
+    const { tenantId, sessionId, text, formValues, idempotencyKey } = request;
     // ownership and the version of the first try in one read
     const head = await this.deps.store.streamHead(sessionId);
     if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
     const idempotency =
-      idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: { text } }) };
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: formValues ? { text, formValues } : { text } }) };
     const executionId = randomUUID();
     const turnId = randomUUID();
-    const event = { type: 'player-input.submitted@1' as const, data: { executionId, turnId, messageId: randomUUID(), text } };
+    const event = {
+      type: 'player-input.submitted@1' as const,
+      data: { executionId, turnId, messageId: randomUUID(), text, ...(formValues ? { formValues } : {}) },
+    };
     for (let tries = 0; ; tries++) {
       if (idempotency) {
         const prior = await this.priorAnswer(tenantId, idempotency, (e) =>

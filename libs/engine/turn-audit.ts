@@ -28,7 +28,9 @@ export async function auditTurn(
   turnId: string,
 ): Promise<TurnAudit> {
   const events = await deps.store.readStream(sessionId);
-  if (!events.some((e) => e.type === 'player-input.submitted@1' && e.data.turnId === turnId)) throw new TurnNotFoundError(turnId);
+  // a turn is a player input's execution or an activation's (runtime.activated@1)
+  const started = (e: (typeof events)[number]) => (e.type === 'player-input.submitted@1' || e.type === 'runtime.activated@1') && e.data.turnId === turnId;
+  if (!events.some(started)) throw new TurnNotFoundError(turnId);
   const rebuilt = (await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit })).filter(
     (c) => c.turnId === turnId,
   );

@@ -15,11 +15,37 @@ export const SessionCreatedV1 = z.object({
     .refine((tag) => canonicalLocaleTag(tag) !== null, 'must be a well-formed BCP 47 language tag'),
 });
 
+/** Most characters of a player input's form values, as JSON text. */
+export const MAX_FORM_VALUES_JSON_CHARS = 16_000;
+
 export const PlayerInputSubmittedV1 = z.object({
   executionId: id,
   turnId: id,
   messageId: id,
   text: z.string(),
+  /**
+   * The form the player filled in with this input (spec §4 `player.lastFormValues`): read from the
+   * log once per execution (`ExecutionJournal.lastFormValues`), the same for each of its runtimes.
+   */
+  formValues: z.record(z.string(), z.json()).optional(),
+});
+
+/**
+ * A runtime started by a `manual` request of the player or by an emitted event its
+ * `schedule.trigger` names: its own execution, run by the same turn/runtime jobs as a player input
+ * but with that one runtime, and `<runtime-activation>` (kind, topic, payload) in its turn context.
+ */
+export const RuntimeActivatedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  /** Stands for the execution's input (it has no player text). */
+  messageId: id,
+  kind: z.enum(['manual', 'event']),
+  pluginId: id,
+  runtimeId: id,
+  /** The emitted event's topic (`kind: event`). */
+  topic: z.string().min(1).optional(),
+  payload: z.json(),
 });
 
 export const ExecutionStartedV1 = z.object({
@@ -93,7 +119,8 @@ export const TurnCommittedV1 = z.object({
   executionId: id,
   turnId: id,
   attempt: z.number().int().positive(),
-  messages: z.array(CommittedMessage).min(1),
+  /** The player's input first; an activation (`runtime.activated@1`) has no input row, and may commit no message at all. */
+  messages: z.array(CommittedMessage),
 });
 
 export const ExecutionFailedV1 = z.object({
@@ -174,6 +201,7 @@ export const ExtensionResolvedV1 = z.object({
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
+  'runtime.activated@1': RuntimeActivatedV1,
   'execution.started@1': ExecutionStartedV1,
   'runtime.output.produced@1': RuntimeOutputProducedV1,
   'llm.calling@1': LlmCallingV1,

@@ -115,6 +115,27 @@ describe('the runtime catalog', () => {
     expect(missing.message).toBe(`${path(missing.dir)}: plugin b: runtime b reads "a/gone", which is not a runtime of the loaded plugins`);
   });
 
+  it('io.inputs from: { contract } needs a runtime of an earlier stage declaring that output.contract', () => {
+    const files = (readerStage: string, sourceStage: string, contract = 'facts@1') => ({
+      'a/PLUGIN.md': plugin('a', `runtime:\n  schedule: { stage: ${sourceStage} }\n  outputKind: structured\n  output: { contract: ${contract} }`),
+      'b/PLUGIN.md': plugin(
+        'b',
+        `runtime:\n  schedule: { stage: ${readerStage} }\n  io:\n    inputs:\n      facts: { from: { contract: facts@1 }, cardinality: many }`,
+      ),
+    });
+    expect(() => new RuntimeCatalog(plugins(files('post-turn', 'pre-turn')).plugins)).not.toThrow();
+    for (const [reader, source, contract] of [
+      ['pre-turn', 'post-turn', 'facts@1'],
+      ['narrative', 'narrative', 'facts@1'],
+      ['post-turn', 'pre-turn', 'other@1'],
+    ]) {
+      const { dir, message } = catalogError(files(reader, source, contract));
+      expect(message).toBe(
+        `${join(dir, 'b', 'PLUGIN.md')}: runtime.io.inputs.facts.from.contract: plugin b: runtime b reads contract "facts@1", which no runtime of an earlier stage declares in output.contract`,
+      );
+    }
+  });
+
   it('a stage the turn does not have is still refused', () => {
     const { plugins: loaded } = plugins({ 'a/PLUGIN.md': plugin('a', 'runtime:\n  schedule: { stage: epilogue }') });
     expect(() => new RuntimeCatalog(loaded)).toThrow(UnknownStageError);

@@ -1,5 +1,5 @@
 import type { CommittedMessage, NewEvent } from '../../events';
-import { type ExecutionJournal, type RuntimeOutput, runtimeKey } from '../journal';
+import { type ExecutionActivation, type ExecutionJournal, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeCatalog } from '../runtime-catalog';
 import type { ExecutionRun } from './fenced-append';
 
@@ -20,8 +20,17 @@ export function commitEvent(catalog: RuntimeCatalog, execution: ExecutionJournal
   };
 }
 
-/** The runtimes of the first stage (catalog order) that still lacks an output; none: the turn can commit. */
-export function missingRuntimes(catalog: RuntimeCatalog, outputs: ReadonlyMap<string, RuntimeOutput>): { pluginId: string; runtimeId: string }[] {
+/**
+ * The runtimes of the first stage (catalog order) that still lacks an output; none: the turn can
+ * commit. An activation's execution runs its one runtime only.
+ */
+export function missingRuntimes(
+  catalog: RuntimeCatalog,
+  outputs: ReadonlyMap<string, RuntimeOutput>,
+  activation?: ExecutionActivation,
+): { pluginId: string; runtimeId: string }[] {
+  if (activation)
+    return outputs.has(runtimeKey(activation.pluginId, activation.runtimeId)) ? [] : [{ pluginId: activation.pluginId, runtimeId: activation.runtimeId }];
   for (const group of catalog.groups()) {
     const missing = group.runtimes.filter((r) => !outputs.has(runtimeKey(r.pluginId, r.runtimeId)));
     if (missing.length > 0) return missing.map((r) => ({ pluginId: r.pluginId, runtimeId: r.runtimeId }));
@@ -31,6 +40,7 @@ export function missingRuntimes(catalog: RuntimeCatalog, outputs: ReadonlyMap<st
 
 /** The input as the user row, then every output with text for the history, in catalog order. */
 export function committedMessages(catalog: RuntimeCatalog, execution: ExecutionJournal): CommittedMessage[] {
+  if (execution.activation) return [...execution.outputs.values()].filter((o) => o.outputKind !== 'none').map(historyRow);
   return [
     {
       messageId: execution.input.messageId,
@@ -41,17 +51,19 @@ export function committedMessages(catalog: RuntimeCatalog, execution: ExecutionJ
       outputKind: null,
       text: execution.input.text,
     },
-    ...orderedOutputs(catalog, execution).map((o) => ({
-      messageId: o.messageId,
-      role: 'assistant' as const,
-      sourceType: 'runtime' as const,
-      pluginId: o.pluginId,
-      runtimeId: o.runtimeId,
-      outputKind: o.outputKind,
-      text: o.text,
-    })),
+    ...orderedOutputs(catalog, execution).map(historyRow),
   ];
 }
+
+const historyRow = (o: RuntimeOutput): CommittedMessage => ({
+  messageId: o.messageId,
+  role: 'assistant',
+  sourceType: 'runtime',
+  pluginId: o.pluginId,
+  runtimeId: o.runtimeId,
+  outputKind: o.outputKind,
+  text: o.text,
+});
 
 /** Outputs in catalog order (stage order, then plugin and runtime order); `none` outputs are not history. */
 function orderedOutputs(catalog: RuntimeCatalog, execution: ExecutionJournal): RuntimeOutput[] {

@@ -25,7 +25,7 @@ export interface FunctionStepArgs {
   run: ExecutionRun;
   runtime: CatalogRuntime;
   scope: ExecutionScope;
-  /** `ctx.inputs`: the runtime's resolved `io.inputs` values (empty until typed inputs are wired). */
+  /** `ctx.inputs`: the runtime's resolved `io.inputs` values (`functionInputs`). */
   inputs?: Readonly<Record<string, unknown>>;
 }
 

@@ -15,6 +15,7 @@ import { ExecutionRun, isCurrentAttempt } from './fenced-append';
 import { handOff } from './hand-off';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { LiveResolver } from '../plugin-host/resolver';
+import { executionRequestInputs, functionInputs } from '../inputs';
 import type { HistoryMessage } from '../../context';
 
 /**
@@ -54,7 +55,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const execution = run.execution;
   const host = deps.catalog.host;
   const scope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world };
-  if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, scope });
+  if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, scope, inputs: functionInputs(deps.catalog, runtime, execution) });
   // the plugin data version the selfData read saw at the latest: the call is not recorded if it moved
   const dataVersion = run.journal.pluginDataVersion;
   const selfData = await readSelfData(deps.pluginData, { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId }, m.io.selfData);
@@ -74,6 +75,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       world,
       scanTail: history.scanTail,
       selfData,
+      ...executionRequestInputs(deps.catalog, runtime, execution),
     },
     deps.providers,
     { registry: host.registry, resolver },
@@ -126,7 +128,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       attempt: job.attempt,
     };
     const outputs = new Map(current.outputs).set(key, output);
-    committed = produced && missingRuntimes(deps.catalog, outputs).length === 0;
+    committed = produced && missingRuntimes(deps.catalog, outputs, current.activation).length === 0;
     return [
       { type: 'llm.responded@1', data: { ...ids, finishReason: response.finishReason, usage: response.usage } },
       ...(produced

@@ -46,7 +46,7 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
     if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
     await ctx.recordClaim(attempt);
   }
-  const missing = missingRuntimes(deps.catalog, execution.outputs);
+  const missing = missingRuntimes(deps.catalog, execution.outputs, execution.activation);
   if (missing.length > 0) {
     const claimed = attempt;
     const children = missing.map((r): RuntimeJob => ({

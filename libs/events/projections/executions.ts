@@ -3,12 +3,21 @@ import { eventByEvent, type InlineProjection } from './projection';
 /** `executions`: status of every player input's execution (queued → running → committed | failed). */
 export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
-  handles: ['player-input.submitted@1', 'execution.started@1', 'runtime.output.produced@1', 'llm.calling@1', 'turn.committed@1', 'execution.failed@1'],
+  handles: [
+    'player-input.submitted@1',
+    'runtime.activated@1',
+    'execution.started@1',
+    'runtime.output.produced@1',
+    'llm.calling@1',
+    'turn.committed@1',
+    'execution.failed@1',
+  ],
   tables: ['executions'],
   async apply(trx, event) {
     const at = new Date(event.recordedAt);
     switch (event.type) {
       case 'player-input.submitted@1':
+      case 'runtime.activated@1':
         await trx
           .insertInto('executions')
           .values({

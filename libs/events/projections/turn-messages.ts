@@ -26,7 +26,7 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
         .execute();
       return;
     }
-    if (event.type !== 'turn.committed@1') return;
+    if (event.type !== 'turn.committed@1' || event.data.messages.length === 0) return;
     const { max } = await trx
       .selectFrom('turn_messages')
       .select(sql<number | null>`max(ord)`.as('max'))

@@ -1,0 +1,122 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { loadPlugins } from '../../../plugins-sdk';
+import type { RuntimeOutput } from '../../journal';
+import { RuntimeCatalog } from '../../runtime-catalog';
+import { evaluatePointer, InputBindingError, resolveInputSlots } from '..';
+
+describe('evaluatePointer (RFC 6901)', () => {
+  // the examples of RFC 6901 §5
+  const doc = { foo: ['bar', 'baz'], '': 0, 'a/b': 1, 'c%d': 2, 'e^f': 3, 'g|h': 4, 'i\\j': 5, 'k"l': 6, ' ': 7, 'm~n': 8 };
+  it.each([
+    ['', doc],
+    ['/foo', ['bar', 'baz']],
+    ['/foo/0', 'bar'],
+    ['/', 0],
+    ['/a~1b', 1],
+    ['/c%d', 2],
+    ['/e^f', 3],
+    ['/g|h', 4],
+    ['/i\\j', 5],
+    ['/k"l', 6],
+    ['/ ', 7],
+    ['/m~0n', 8],
+  ])('%s', (pointer, value) => expect(evaluatePointer(doc, pointer)).toEqual({ found: true, value }));
+
+  it('finds nothing past the value: a missing member, an index out of range, a leading zero, "-", a step into a scalar, an inherited property', () => {
+    for (const pointer of ['/nope', '/foo/2', '/foo/01', '/foo/-', '/foo/0/x', '/constructor', '/toString', '/__proto__']) {
+      expect(evaluatePointer(doc, pointer)).toEqual({ found: false });
+    }
+    expect(evaluatePointer({ constructor: 'own' }, '/constructor')).toEqual({ found: true, value: 'own' });
+    expect(evaluatePointer({ '~1': 'decoded in order' }, '/~01')).toEqual({ found: true, value: 'decoded in order' });
+  });
+});
+
+describe('resolveInputSlots', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  function catalogOf(files: Record<string, string>): RuntimeCatalog {
+    const dir = mkdtempSync(join(tmpdir(), 'covel-inputs-'));
+    dirs.push(dir);
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    return new RuntimeCatalog(loadPlugins(dir));
+  }
+  const plugin = (id: string, runtime: string) => `---\nid: ${id}\nname: ${id}\nversion: "1"\nruntime:\n${runtime}\n---\n${id} body.`;
+  const output = (pluginId: string, text: string, outputKind: RuntimeOutput['outputKind'] = 'structured'): RuntimeOutput => ({
+    stage: 'pre-turn',
+    pluginId,
+    runtimeId: pluginId,
+    outputKind,
+    messageId: `result-${pluginId}`,
+    text,
+    attempt: 1,
+  });
+  const reader = (inputs: string) => plugin('reader', `  schedule: { stage: post-turn }\n  io:\n    inputs:\n${inputs}`);
+  const source = (id: string) => plugin(id, '  schedule: { stage: pre-turn }\n  outputKind: structured\n  output: { contract: facts@1 }');
+
+  function resolve(inputs: string, outputs: RuntimeOutput[]) {
+    const catalog = catalogOf({ 'a/PLUGIN.md': source('a'), 'b/PLUGIN.md': source('b'), 'reader/PLUGIN.md': reader(inputs) });
+    return resolveInputSlots({ catalog, runtime: catalog.find('reader', 'reader')!, outputs });
+  }
+
+  it('keeps resultId (the output message id) and the original values', () => {
+    expect(resolve('      x: { from: { runtime: a/a }, cardinality: one, select: /k }', [output('a', '{"k":{"v":1}}')])).toEqual([
+      { binding: 'x', cardinality: 'one', value: { v: 1 }, source: { pluginId: 'a', runtimeId: 'a', resultId: 'result-a' } },
+    ]);
+  });
+
+  it('many: no result gives no items (the declared provider as source); a result whose pointer finds nothing gives none', () => {
+    expect(resolve('      x: { from: { contract: facts@1 }, cardinality: many, select: /k }', [])).toEqual([
+      { binding: 'x', cardinality: 'many', items: [], source: { pluginId: 'a', runtimeId: 'a' } },
+    ]);
+    expect(resolve('      x: { from: { contract: facts@1 }, cardinality: many, select: /k }', [output('a', '{}'), output('b', '{"k":"v"}')])).toEqual([
+      {
+        binding: 'x',
+        cardinality: 'many',
+        items: ['v'],
+        source: { pluginId: 'a', runtimeId: 'a', resultId: 'result-a' },
+        sources: [
+          { pluginId: 'a', runtimeId: 'a', resultId: 'result-a' },
+          { pluginId: 'b', runtimeId: 'b', resultId: 'result-b' },
+        ],
+      },
+    ]);
+  });
+
+  it.each([
+    ['no result', '      x: { from: { runtime: a/a }, cardinality: one }', [], 'io.inputs.x: no result of runtime a/a in an earlier stage of this execution'],
+    [
+      'a pointer that finds nothing',
+      '      x: { from: { runtime: a/a }, cardinality: one, select: /gone }',
+      [output('a', '{}')],
+      'select "/gone" finds nothing in the result of a/a',
+    ],
+    [
+      'several results for one',
+      '      x: { from: { contract: facts@1 }, cardinality: one }',
+      [output('a', '1'), output('b', '2')],
+      'cardinality: one, but 2 runtimes produced contract facts@1: a/a, b/b',
+    ],
+    [
+      'a structured output that is not JSON',
+      '      x: { from: { runtime: a/a }, cardinality: many }',
+      [output('a', 'not json')],
+      'the output of a/a is not JSON',
+    ],
+  ])('fails clearly on %s', (_what, inputs, outputs, message) => {
+    let error: unknown;
+    try {
+      resolve(inputs, outputs as RuntimeOutput[]);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InputBindingError);
+    expect((error as InputBindingError).message).toContain('plugin reader: runtime reader: ');
+    expect((error as InputBindingError).message).toContain(message);
+    expect((error as InputBindingError).code).toBe('RUNTIME_INPUT_UNRESOLVED');
+  });
+});
