@@ -77,3 +77,7 @@ export type { PluginHostOptions, PluginDataSource, ExecutionScope } from './plug
 export type { CatalogRuntime } from './runtime-catalog';
 export { FunctionRuntimeHasNoModelCallError } from './errors';
 export { agentOf, runtimeView } from './runtime-request';
+export { composeSettings, pluginSettingsIssues } from './plugin-settings';
+export type { PluginSettings } from './plugin-settings';
+export { renderRuntimeBody, earlierStructuredOutputs, turnNumberOf } from './runtime-template';
+export type { RuntimeBodySources } from './runtime-template';

@@ -11,6 +11,7 @@ import type { RuntimeCatalog } from './runtime-catalog';
 import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
+import type { PluginSettings } from './plugin-settings';
 
 export interface RebuiltCall {
   callId: string;
@@ -47,11 +48,13 @@ export async function rebuildRequests(
   const history = new HistoryFold();
   let locale: Locale = 'en';
   let world: LoadedWorld | null = null;
+  let pluginSettings: PluginSettings = {};
   const results: RebuiltCall[] = [];
   for (const event of events) {
     if (event.type === 'session.created@1') {
       locale = promptLocaleOf(event.data.locale);
       world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
+      pluginSettings = event.data.pluginSettings ?? {};
     }
     if (event.type === 'llm.calling@1') {
       const d = event.data;
@@ -71,6 +74,7 @@ export async function rebuildRequests(
         segments: staticSegments(catalog.plugins, locale),
         world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT),
+        pluginSettings,
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };

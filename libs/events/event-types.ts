@@ -13,6 +13,8 @@ export const SessionCreatedV1 = z.object({
     .min(1)
     .max(255)
     .refine((tag) => canonicalLocaleTag(tag) !== null, 'must be a well-formed BCP 47 language tag'),
+  /** The player's configuration of plugins: plugin id → setting key → value (`{{ userSettings.* }}`, `ctx.settings`); absent in early logs. */
+  pluginSettings: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).optional(),
 });
 
 export const PlayerInputSubmittedV1 = z.object({

@@ -12,15 +12,7 @@ import { ExecutionRun, isCurrentAttempt } from './fenced-append';
 import { handOff } from './hand-off';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { LiveResolver } from '../plugin-host/resolver';
-import type { HistoryMessage } from '../../context';
-
-/**
- * `ctx.session.turnNumber`: this turn's number, counted from the turns in the history read (a
- * bounded window: exact until the read limit; see the notes for the store-backed count).
- */
-function turnNumberOf(history: readonly HistoryMessage[]): number {
-  return new Set(history.map((m) => m.turnId)).size + 1;
-}
+import { turnNumberOf } from '../runtime-template';
 
 /** produced: this job called the model and recorded the output; reused: an earlier job had; fenced: not this attempt's to run. */
 export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
@@ -43,7 +35,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const key = runtimeKey(job.pluginId, job.runtimeId);
   const run = new ExecutionRun(deps.store, journal, job, job.attempt);
   if (run.execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
-  const [{ locale, world }, history] = await Promise.all([
+  const [{ locale, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
     loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
   ]);
@@ -53,7 +45,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   // results this execution recorded already are reused; a handler runs only for a new input
   const resolver = new LiveResolver(
     execution.extensionResults,
-    host.invoker({ tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world }),
+    host.invoker({ tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world, pluginSettings }),
   );
   const { body, slot, adapter, context } = await buildRuntimeRequest(
     {
@@ -68,6 +60,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       segments: staticSegments(deps.catalog.plugins, locale),
       world,
       scanTail: history.scanTail,
+      pluginSettings,
     },
     deps.providers,
     { registry: host.registry, resolver },
