@@ -70,7 +70,10 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const ids = { pluginId: inputs.runtime.pluginId, runtimeId: inputs.runtime.runtimeId };
   const params: BuildContextParams = {
     locale: inputs.locale,
-    runtime: { ...runtimeView(inputs.runtime, inputs.stageIndex), body: renderRuntimeBody({ ...inputs, body: inputs.runtime.bodies[inputs.locale], plugin: inputs.runtime.plugin }) },
+    runtime: {
+      ...runtimeView(inputs.runtime, inputs.stageIndex),
+      body: renderRuntimeBody({ ...inputs, body: inputs.runtime.bodies[inputs.locale], plugin: inputs.runtime.plugin }),
+    },
     activation: inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined,
     history,
     summaries: inputs.summaries,

@@ -53,7 +53,14 @@ export class SessionService {
     const idempotency =
       idempotencyKey === undefined
         ? undefined
-        : { key: idempotencyKey, requestHash: requestHash({ operation: 'create-session', sessionId: null, body: { worldId, locale, ...(pluginSettings ? { pluginSettings } : {}) } }) };
+        : {
+            key: idempotencyKey,
+            requestHash: requestHash({
+              operation: 'create-session',
+              sessionId: null,
+              body: { worldId, locale, ...(pluginSettings ? { pluginSettings } : {}) },
+            }),
+          };
     for (let tries = 0; ; tries++) {
       if (idempotency) {
         const prior = await this.priorAnswer(tenantId, idempotency, (e) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null));

@@ -1,5 +1,13 @@
 import type { HandlerContext, PluginDataReader, PluginSdk } from '../../plugins-sdk';
-import { characterSheetSegments, createPromptLoader, currentCharacterOf, type LoadedPlugin, type LoadedWorld, type Locale, primarySeat } from '../../plugins-sdk';
+import {
+  characterSheetSegments,
+  createPromptLoader,
+  currentCharacterOf,
+  type LoadedPlugin,
+  type LoadedWorld,
+  type Locale,
+  primarySeat,
+} from '../../plugins-sdk';
 import { escapeXml, modelFacingJson } from '../../context';
 import type { PluginSettings } from '../plugin-settings';
 import { pluginSdkFor, pluginSettingsFor } from './plugin-scope';

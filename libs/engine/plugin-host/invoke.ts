@@ -37,7 +37,10 @@ async function within<T>(ms: number, fn: () => T | Promise<T>, onTimeout: () => 
 const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 
 /** The invoker of one execution: handlers get the execution's context, a time limit, and their schema. */
-export function executionInvoker(scope: ExecutionScope, options: { timeoutMs: number; pluginData: PluginDataSource; plugins?: ReadonlyMap<string, LoadedPlugin> }): Invoke {
+export function executionInvoker(
+  scope: ExecutionScope,
+  options: { timeoutMs: number; pluginData: PluginDataSource; plugins?: ReadonlyMap<string, LoadedPlugin> },
+): Invoke {
   return async (entry, input) => {
     const point = pointOf(entry);
     const ctx = handlerContext(scope, entry.pluginId, options.pluginData, options.plugins?.get(entry.pluginId));

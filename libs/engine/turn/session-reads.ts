@@ -29,7 +29,8 @@ export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds
   let created = createdCache.get(sessionId);
   if (created === undefined) {
     const [first] = await deps.store.readStream(sessionId, 0, 1);
-    created = first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId, pluginSettings: first.data.pluginSettings ?? {} } : null;
+    created =
+      first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId, pluginSettings: first.data.pluginSettings ?? {} } : null;
     if (first !== undefined) {
       if (createdCache.size >= CREATED_CACHE_SIZE) createdCache.delete(createdCache.keys().next().value!);
       createdCache.set(sessionId, created);
