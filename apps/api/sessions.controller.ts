@@ -82,8 +82,8 @@ export class SessionsController {
   @Get('sessions/:id/turns/:turnId/audit')
   async audit(@Req() req: TenantRequest, @Param('id', sessionId()) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
     await this.requireSession(req, id);
-    const { store, catalog, providers } = this.engine;
-    return auditTurn({ store, catalog, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+    const { store, catalog, generations, providers } = this.engine;
+    return auditTurn({ store, catalog, generations, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
   }
 
   /**

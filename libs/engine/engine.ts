@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type AsyncProjector, EventStore, type OpenDatabase, openDatabase, prepareSchema, ReadModels, TenantStore, upgradeInline } from '../events';
 import { createAsyncProjector, engineInlineProjections } from './projections';
-import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
 import type { EngineConfig } from './config';
 import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
-import { RuntimeCatalog } from './runtime-catalog';
-import { PluginHost } from './plugin-host';
+import type { RuntimeCatalog } from './runtime-catalog';
+import { CatalogGenerations } from './catalog-generations';
+import { loadCatalog, type PluginReload, reloadPlugins } from './plugin-reload';
 import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
 import { Sweeper } from './sweeper';
@@ -36,7 +36,12 @@ export interface Engine {
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
+  /** The current plugin catalog (registry generation). */
   catalog: RuntimeCatalog;
+  /** Every registry generation held for running executions (the current one included). */
+  generations: CatalogGenerations;
+  /** Reads the plugin folders again: the next executions use them, running ones keep theirs (SIGHUP). */
+  reloadPlugins(): Promise<PluginReload>;
   worlds: WorldCatalog;
   providers: ProviderRegistry;
   emulator: ProviderEmulator | null;
@@ -86,10 +91,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
-    const plugins = loadPlugins(config.pluginsDir);
-    // each server entry's register(api), once; a bad entry stops start-up naming the plugin
-    const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
-    const catalog = new RuntimeCatalog(plugins, undefined, host);
+    const catalog = await loadCatalog(config);
+    const generations = new CatalogGenerations(catalog);
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
     if (role !== 'api') {
@@ -105,7 +108,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
     const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
     if (role !== 'api') {
-      turns = new TurnRunner({ store, readModels, catalog, providers, worlds, logger, queue, options: { workerId } });
+      turns = new TurnRunner({ store, readModels, catalog, generations, providers, worlds, logger, queue, options: { workerId } });
       sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
       const started = sweeper;
       closers.unshift(() => started.stop());
@@ -122,7 +125,11 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       sessions,
       turns,
       sweeper,
-      catalog,
+      get catalog() {
+        return generations.current;
+      },
+      generations,
+      reloadPlugins: () => reloadPlugins({ config, generations, turnDeps: turns?.deps ?? null, logger }),
       worlds,
       providers,
       emulator,

@@ -81,3 +81,6 @@ export { composeSettings, pluginSettingsIssues } from './plugin-settings';
 export type { PluginSettings } from './plugin-settings';
 export { renderRuntimeBody, earlierStructuredOutputs, turnNumberOf } from './runtime-template';
 export type { RuntimeBodySources } from './runtime-template';
+export { CatalogGenerations, catalogGeneration, executionCatalog, PluginGenerationUnavailableError, DEFAULT_GENERATIONS_KEPT } from './catalog-generations';
+export { loadCatalog, reloadPlugins } from './plugin-reload';
+export type { PluginReload } from './plugin-reload';

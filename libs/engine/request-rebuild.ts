@@ -8,6 +8,7 @@ import { RecordedCallWithoutExecutionError, RuntimeNotInCatalogError } from './e
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
+import { type CatalogGenerations, executionCatalog } from './catalog-generations';
 import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
@@ -39,10 +40,11 @@ export interface SectionSource {
  */
 export async function rebuildRequests(
   events: readonly StoredEvent[],
-  catalog: RuntimeCatalog,
+  current: RuntimeCatalog,
   providers: ProviderRegistry,
   worlds: WorldCatalog,
-  options: { historyReadLimit: number },
+  /** `generations`: the earlier plugin catalogs, for executions that captured one (default: only `catalog`). */
+  options: { historyReadLimit: number; generations?: CatalogGenerations },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
   const history = new HistoryFold();
@@ -59,25 +61,27 @@ export async function rebuildRequests(
     if (event.type === 'llm.calling@1') {
       const d = event.data;
       const execution = journal.get(d.executionId);
-      const runtime = catalog.find(d.pluginId, d.runtimeId);
       if (!execution) throw new RecordedCallWithoutExecutionError(d.callId, d.executionId);
+      // the registry generation the execution captured: its manifests, bodies and static segments
+      const generation = executionCatalog({ catalog: current, generations: options.generations }, execution);
+      const runtime = generation.find(d.pluginId, d.runtimeId);
       if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
       const inputs = {
         sessionId: event.streamId,
         locale,
         runtime,
-        stageIndex: catalog.stageIndex(runtime),
+        stageIndex: generation.stageIndex(runtime),
         history: history.uncompactedTail(options.historyReadLimit),
         summaries: history.savedSummaries(),
         playerInput: execution.input,
-        outputs: executionOutputs(execution, catalog),
-        segments: staticSegments(catalog.plugins, locale),
+        outputs: executionOutputs(execution, generation),
+        segments: staticSegments(generation.plugins, locale),
         world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT),
         pluginSettings,
       };
       // recorded handler results only: no plugin code runs in a rebuild
-      const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
+      const plugins = { registry: generation.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
       const { body, context, lorebook, segments } = await buildRuntimeRequest(inputs, providers, plugins);
       const rebuilt = JSON.stringify(redactImageData(body));
       results.push({

@@ -2,6 +2,7 @@ import type { EventStore } from '../events';
 import type { ProviderRegistry } from '../providers';
 import { rebuildRequests, type RebuiltCall } from './request-rebuild';
 import type { RuntimeCatalog } from './runtime-catalog';
+import type { CatalogGenerations } from './catalog-generations';
 import type { WorldCatalog } from './world-catalog';
 import { EngineError } from '../errors';
 
@@ -23,15 +24,22 @@ export class TurnNotFoundError extends EngineError {
 
 /** Re-derives every request of one turn from the session's events and compares it with what was sent. */
 export async function auditTurn(
-  deps: { store: EventStore; catalog: RuntimeCatalog; providers: ProviderRegistry; worlds: WorldCatalog; historyReadLimit: number },
+  deps: {
+    store: EventStore;
+    catalog: RuntimeCatalog;
+    generations?: CatalogGenerations;
+    providers: ProviderRegistry;
+    worlds: WorldCatalog;
+    historyReadLimit: number;
+  },
   sessionId: string,
   turnId: string,
 ): Promise<TurnAudit> {
   const events = await deps.store.readStream(sessionId);
   if (!events.some((e) => e.type === 'player-input.submitted@1' && e.data.turnId === turnId)) throw new TurnNotFoundError(turnId);
-  const rebuilt = (await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit })).filter(
-    (c) => c.turnId === turnId,
-  );
+  const rebuilt = (
+    await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit, generations: deps.generations })
+  ).filter((c) => c.turnId === turnId);
   const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({
     ...rest,
     recordedBytes: Buffer.byteLength(recorded),

@@ -29,6 +29,8 @@ export const ExecutionStartedV1 = z.object({
   turnId: id,
   attempt: z.number().int().positive(),
   workerId: z.string(),
+  /** The plugin registry generation the execution runs with (every attempt records the first one's); absent in early logs. */
+  generation: z.string().min(1).optional(),
 });
 
 export const OutputKind = z.enum(['story', 'structured', 'none']);

@@ -13,6 +13,7 @@ import { handOff } from './hand-off';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { LiveResolver } from '../plugin-host/resolver';
 import { turnNumberOf } from '../runtime-template';
+import { executionCatalog } from '../catalog-generations';
 
 /** produced: this job called the model and recorded the output; reused: an earlier job had; fenced: not this attempt's to run. */
 export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
@@ -30,7 +31,8 @@ export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
   const journal = await loadSessionJournal(deps, job.sessionId);
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
-  const runtime = deps.catalog.find(job.pluginId, job.runtimeId);
+  const catalog = executionCatalog(deps, journal.get(job.executionId)); // the generation the execution captured
+  const runtime = catalog.find(job.pluginId, job.runtimeId);
   if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
   const key = runtimeKey(job.pluginId, job.runtimeId);
   const run = new ExecutionRun(deps.store, journal, job, job.attempt);
@@ -41,7 +43,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   ]);
   const m = runtime.manifest;
   const execution = run.execution;
-  const host = deps.catalog.host;
+  const host = catalog.host;
   // results this execution recorded already are reused; a handler runs only for a new input
   const resolver = new LiveResolver(
     execution.extensionResults,
@@ -52,12 +54,12 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       sessionId: job.sessionId,
       locale,
       runtime,
-      stageIndex: deps.catalog.stageIndex(runtime),
+      stageIndex: catalog.stageIndex(runtime),
       history: history.messages,
       summaries: history.summaries,
       playerInput: execution.input,
-      outputs: executionOutputs(execution, deps.catalog),
-      segments: staticSegments(deps.catalog.plugins, locale),
+      outputs: executionOutputs(execution, catalog),
+      segments: staticSegments(catalog.plugins, locale),
       world,
       scanTail: history.scanTail,
       pluginSettings,
@@ -112,7 +114,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       attempt: job.attempt,
     };
     const outputs = new Map(current.outputs).set(key, output);
-    committed = produced && missingRuntimes(deps.catalog, outputs).length === 0;
+    committed = produced && missingRuntimes(catalog, outputs).length === 0;
     return [
       { type: 'llm.responded@1', data: { ...ids, finishReason: response.finishReason, usage: response.usage } },
       ...(produced
@@ -133,7 +135,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
             },
           ]
         : []),
-      ...(committed ? [commitEvent(deps.catalog, { ...current, outputs }, job.attempt)] : []),
+      ...(committed ? [commitEvent(catalog, { ...current, outputs }, job.attempt)] : []),
     ];
   });
   if (committed) await handOff(deps, job, run.journal);
