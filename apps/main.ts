@@ -4,7 +4,7 @@ import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
 import { boundAddress, describeModels } from './banner';
 import { devKeyFile, ensureDevTenant } from './dev-tenant';
-import { closeOnSignals, runMain } from './process-lifecycle';
+import { closeOnSignals, reloadPluginsOnHangup, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
 
 /**
@@ -24,6 +24,7 @@ async function main() {
   const api = await createApiApp(engine);
   await api.listen(config.port, config.host);
   closeOnSignals(api, worker, engine); // before the ready line: a signal right after it is handled
+  reloadPluginsOnHangup(engine);
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
   const slots = Object.entries(engine.providers.config.slots).map(([name, slot]) => ({ name, protocol: slot.protocol }));
   console.log(

@@ -18,3 +18,14 @@ export function closeOnSignals(...closables: { close(): Promise<unknown> }[]): v
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
+
+/**
+ * On SIGHUP, reads the plugin folders again (`engine.reloadPlugins()`): executions started from
+ * then on use the new registry generation, running ones finish with theirs. A failed reload (a bad
+ * manifest or entry) is logged and changes nothing.
+ */
+export function reloadPluginsOnHangup(engine: { reloadPlugins(): Promise<unknown> }): void {
+  process.on('SIGHUP', () => {
+    engine.reloadPlugins().catch((e) => console.error(`plugin reload failed, the current plugins stay: ${e instanceof Error ? e.message : String(e)}`));
+  });
+}

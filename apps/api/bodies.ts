@@ -18,6 +18,8 @@ export const CreateSessionBody = z
   .object({
     worldId: safeText({ max: 200 }).optional(),
     locale: LocaleTag.optional(),
+    /** The player's configuration of plugins: plugin id → setting key → value (checked against each plugin's `contributes.settings`). */
+    pluginSettings: z.record(safeText({ max: 200 }), z.record(safeText({ max: 200 }), z.union([z.string().max(10_000), z.number(), z.boolean()]))).optional(),
   })
   .strict();
 

@@ -2,7 +2,7 @@ import { ConfigError, createEngine, loadConfig } from '../../libs/engine';
 import { boundAddress } from '../banner';
 import { ensureBootstrapTenant } from './bootstrap-tenant';
 import { createApiApp } from './create-api-app';
-import { closeOnSignals, runMain } from '../process-lifecycle';
+import { closeOnSignals, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
 
 /** `npm run start:api`: the HTTP API alone (workers run as `npm run start:worker`). */
 async function main() {
@@ -15,6 +15,7 @@ async function main() {
   const app = await createApiApp(engine);
   await app.listen(config.port, config.host);
   closeOnSignals(app, engine);
+  reloadPluginsOnHangup(engine);
   console.log(`covel api listening on ${await app.getUrl()} (bound to ${boundAddress(app)}, COVEL_HOST)`);
 }
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, SessionNotFoundError } from '../../libs/engine';
+import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, pluginSettingsIssues, SessionNotFoundError } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
@@ -38,6 +38,8 @@ export class SessionsController {
     if (body.worldId !== undefined && !this.engine.worlds.has(body.worldId)) {
       throw new InvalidInputError([{ path: 'worldId', message: `unknown world ${JSON.stringify(body.worldId)}` }], 'UNKNOWN_WORLD');
     }
+    const settingIssues = pluginSettingsIssues(this.engine.catalog.plugins, body.pluginSettings ?? {});
+    if (settingIssues.length > 0) throw new InvalidInputError(settingIssues, 'INVALID_PLUGIN_SETTINGS');
     const { answer, replayed } = await this.engine.sessions.createSession({ tenantId: req.tenant.id, ...body, idempotencyKey });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
@@ -101,8 +103,8 @@ export class SessionsController {
   @Get('sessions/:id/turns/:turnId/audit')
   async audit(@Req() req: TenantRequest, @Param('id', sessionId()) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
     await this.requireSession(req, id);
-    const { store, catalog, providers } = this.engine;
-    return auditTurn({ store, catalog, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+    const { store, catalog, generations, providers } = this.engine;
+    return auditTurn({ store, catalog, generations, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
   }
 
   /**

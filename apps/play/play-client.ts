@@ -19,7 +19,7 @@ export class PlayClient {
     return data;
   }
 
-  createSession(body: { worldId?: string; locale?: string } = {}) {
+  createSession(body: { worldId?: string; locale?: string; pluginSettings?: Record<string, Record<string, string | number | boolean>> } = {}) {
     return this.request<{ id: string }>('POST', '/v1/sessions', body);
   }
 

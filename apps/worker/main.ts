@@ -1,5 +1,5 @@
 import { ConfigError, createEngine, loadConfig } from '../../libs/engine';
-import { closeOnSignals, runMain } from '../process-lifecycle';
+import { closeOnSignals, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
 import { createWorkerApp } from './create-worker-app';
 
 /** `npm run start:worker`: a worker process (BullMQ when REDIS_URL is set). */
@@ -12,6 +12,7 @@ async function main() {
   await app.init();
   // handlers first: a signal sent right after the ready line must still close cleanly
   closeOnSignals(app, engine);
+  reloadPluginsOnHangup(engine);
   console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency})`);
 }
 

@@ -11,7 +11,8 @@ export interface ActivationServiceDeps {
   store: EventStore;
   queue: TurnProducer;
   readModels: ReadModels;
-  catalog: RuntimeCatalog;
+  /** The current plugin catalog (read at each activation: a reload replaces it). */
+  catalog: () => RuntimeCatalog;
   logger: Logger;
 }
 
@@ -81,16 +82,16 @@ export class ActivationService {
 
   /** Starts one execution per runtime the topic triggers (none: nothing is recorded); resolves to them in catalog order. */
   async emit(emission: EventEmission): Promise<StartedActivation[]> {
-    const { events, started } = emittedEventActivations(this.deps.catalog, emission);
+    const { events, started } = emittedEventActivations(this.deps.catalog(), emission);
     if (events.length > 0) await this.start(emission, events, started);
     return started;
   }
 
   private manualRuntime(pluginId: string, runtimeId: string): CatalogRuntime {
-    if (!this.deps.catalog.plugins.some((p) => p.manifest.id === pluginId)) {
+    if (!this.deps.catalog().plugins.some((p) => p.manifest.id === pluginId)) {
       throw new InvalidInputError([{ path: 'pluginId', message: `unknown plugin ${JSON.stringify(pluginId)}` }], 'UNKNOWN_RUNTIME');
     }
-    const runtime = this.deps.catalog.find(pluginId, runtimeId);
+    const runtime = this.deps.catalog().find(pluginId, runtimeId);
     if (!runtime)
       throw new InvalidInputError([{ path: 'runtimeId', message: `plugin ${pluginId} has no runtime ${JSON.stringify(runtimeId)}` }], 'UNKNOWN_RUNTIME');
     const trigger = runtime.manifest.schedule.trigger;

@@ -12,13 +12,13 @@ import {
   upgradeInline,
 } from '../events';
 import { createAsyncProjector, engineInlineProjections } from './projections';
-import { loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
 import type { EngineConfig } from './config';
 import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
-import { RuntimeCatalog } from './runtime-catalog';
-import { PluginHost } from './plugin-host';
+import type { RuntimeCatalog } from './runtime-catalog';
+import { CatalogGenerations } from './catalog-generations';
+import { loadCatalog, type PluginReload, reloadPlugins } from './plugin-reload';
 import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
 import { ActivationService } from './activations';
@@ -49,7 +49,12 @@ export interface Engine {
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
+  /** The current plugin catalog (registry generation). */
   catalog: RuntimeCatalog;
+  /** Every registry generation held for running executions (the current one included). */
+  generations: CatalogGenerations;
+  /** Reads the plugin folders again: the next executions use them, running ones keep theirs (SIGHUP). */
+  reloadPlugins(): Promise<PluginReload>;
   worlds: WorldCatalog;
   providers: ProviderRegistry;
   emulator: ProviderEmulator | null;
@@ -99,11 +104,9 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
-    const plugins = loadPlugins(config.pluginsDir);
-    // each server entry's register(api), once; a bad entry stops start-up naming the plugin
-    const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
-    const catalog = new RuntimeCatalog(plugins, undefined, host);
-    const activations = new ActivationService({ store, queue, readModels, catalog, logger });
+    const catalog = await loadCatalog(config);
+    const generations = new CatalogGenerations(catalog);
+    const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
     if (role !== 'api') {
@@ -124,6 +127,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
         readModels,
         pluginData: new PluginDataStore(database.db),
         catalog,
+        generations,
         providers,
         worlds,
         logger,
@@ -147,7 +151,11 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       activations,
       turns,
       sweeper,
-      catalog,
+      get catalog() {
+        return generations.current;
+      },
+      generations,
+      reloadPlugins: () => reloadPlugins({ config, generations, turnDeps: turns?.deps ?? null, logger }),
       worlds,
       providers,
       emulator,

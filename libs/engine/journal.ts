@@ -22,6 +22,8 @@ export interface ExecutionJournal {
   status: 'pending' | 'committed' | 'failed';
   /** Highest `execution.started` attempt seen (0 = never started). */
   latestAttempt: number;
+  /** The plugin registry generation its first `execution.started` captured (absent: an early log, or not started). */
+  generation?: string;
   /** Outputs already produced by this execution, any attempt, keyed by `pluginId/runtimeId`. */
   outputs: Map<string, RuntimeOutput>;
   /** Handler results recorded by this execution (`extension.resolved`), first one per key, as JSON text. */
@@ -119,6 +121,7 @@ export class SessionJournal {
       case 'execution.started@1': {
         const e = this.executions.get(event.data.executionId);
         if (e) e.latestAttempt = Math.max(e.latestAttempt, event.data.attempt);
+        if (e && e.generation === undefined && event.data.generation !== undefined) e.generation = event.data.generation;
         return;
       }
       case 'runtime.output.produced@1': {

@@ -8,11 +8,13 @@ import { RecordedCallWithoutExecutionError, RuntimeNotInCatalogError } from './e
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
+import { type CatalogGenerations, executionCatalog } from './catalog-generations';
 import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
 import { executionRequestInputs } from './inputs';
+import type { PluginSettings } from './plugin-settings';
 
 export interface RebuiltCall {
   callId: string;
@@ -40,45 +42,52 @@ export interface SectionSource {
  */
 export async function rebuildRequests(
   events: readonly StoredEvent[],
-  catalog: RuntimeCatalog,
+  current: RuntimeCatalog,
   providers: ProviderRegistry,
   worlds: WorldCatalog,
-  options: { historyReadLimit: number },
+  /** `generations`: the earlier plugin catalogs, for executions that captured one (default: only `catalog`). */
+  options: { historyReadLimit: number; generations?: CatalogGenerations },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
   const history = new HistoryFold();
   const pluginData = new PluginDataFold();
   let locale: Locale = 'en';
   let world: LoadedWorld | null = null;
+  let pluginSettings: PluginSettings = {};
   const results: RebuiltCall[] = [];
   for (const event of events) {
     if (event.type === 'session.created@1') {
       locale = promptLocaleOf(event.data.locale);
       world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
+      pluginSettings = event.data.pluginSettings ?? {};
     }
     if (event.type === 'llm.calling@1') {
       const d = event.data;
       const execution = journal.get(d.executionId);
-      const runtime = catalog.find(d.pluginId, d.runtimeId);
       if (!execution) throw new RecordedCallWithoutExecutionError(d.callId, d.executionId);
+      // the registry generation the execution captured: its manifests, bodies and static segments
+      const generation = executionCatalog({ catalog: current, generations: options.generations }, execution);
+      const runtime = generation.find(d.pluginId, d.runtimeId);
       if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
       const inputs = {
         sessionId: event.streamId,
         locale,
         runtime,
-        stageIndex: catalog.stageIndex(runtime),
+        stageIndex: generation.stageIndex(runtime),
         history: history.uncompactedTail(options.historyReadLimit),
         summaries: history.savedSummaries(),
         playerInput: execution.input,
-        outputs: executionOutputs(execution, catalog),
-        segments: staticSegments(catalog.plugins, locale),
+        outputs: executionOutputs(execution, generation),
+        segments: staticSegments(generation.plugins, locale),
         world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT),
         selfData: foldedSelfData(pluginData, d.pluginId, runtime.manifest.io.selfData),
-        ...executionRequestInputs(catalog, runtime, execution),
+        ...executionRequestInputs(generation, runtime, execution),
+        pluginSettings,
+        lastFormValues: execution.lastFormValues ?? {},
       };
       // recorded handler results only: no plugin code runs in a rebuild
-      const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
+      const plugins = { registry: generation.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
       const { body, context, lorebook, segments } = await buildRuntimeRequest(inputs, providers, plugins);
       const rebuilt = JSON.stringify(redactImageData(body));
       results.push({

@@ -1,4 +1,5 @@
 import { UnknownStageError } from './errors';
+import { catalogGeneration } from './catalog-generations';
 import { PluginHost } from './plugin-host/host';
 import { type LoadedPlugin, type Locale, PluginManifestError, type RuntimeManifest } from '../plugins-sdk';
 
@@ -35,6 +36,8 @@ export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
  */
 export class RuntimeCatalog {
   private readonly runtimes: readonly CatalogRuntime[];
+  /** The registry generation: a content hash of manifests, bodies and static segments (recorded by `execution.started`). */
+  readonly generation: string;
 
   constructor(
     readonly plugins: readonly LoadedPlugin[],
@@ -60,6 +63,7 @@ export class RuntimeCatalog {
     }
     this.checkTriggers();
     this.checkInputs();
+    this.generation = catalogGeneration(plugins);
   }
 
   private checkTriggers(): void {

@@ -21,6 +21,8 @@ import { worldLorebook } from './world-catalog';
 import type { ChatMessage, ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
 import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
+import type { PluginSettings } from './plugin-settings';
+import { renderRuntimeBody } from './runtime-template';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
@@ -45,6 +47,10 @@ export interface RuntimeRequestInputs {
   inputs?: readonly InputSlot[];
   /** An event or manual activation (`<runtime-activation>`); default: the runtime's stage, if any. */
   activation?: Activation;
+  /** The player's configuration of each plugin (`{{ userSettings.* }}`), from `session.created@1`. */
+  pluginSettings?: PluginSettings;
+  /** `{{ player.lastFormValues }}`: the latest input's form values (seam: the typed-inputs part fills it; `{}` until then). */
+  lastFormValues?: unknown;
 }
 
 export interface RuntimeRequest {
@@ -73,7 +79,10 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const ids = { pluginId: inputs.runtime.pluginId, runtimeId: inputs.runtime.runtimeId };
   const params: BuildContextParams = {
     locale: inputs.locale,
-    runtime: { ...runtimeView(inputs.runtime, inputs.stageIndex), body: inputs.runtime.bodies[inputs.locale] },
+    runtime: {
+      ...runtimeView(inputs.runtime, inputs.stageIndex),
+      body: renderRuntimeBody({ ...inputs, body: inputs.runtime.bodies[inputs.locale], plugin: inputs.runtime.plugin }),
+    },
     activation: inputs.activation ?? (inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined),
     ...(inputs.inputs && inputs.inputs.length > 0 ? { inputs: inputs.inputs } : {}),
     history,

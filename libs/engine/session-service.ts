@@ -12,6 +12,7 @@ import { InvalidInputError } from '../errors';
 import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
 import type { Logger } from './logger';
+import type { PluginSettings } from './plugin-settings';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from './queue';
 
@@ -27,6 +28,8 @@ export interface CreateSessionRequest {
   worldId?: string;
   /** A BCP 47 tag; stored in its canonical form. Default `en`. */
   locale?: string;
+  /** The player's configuration of plugins (validated by the caller against the loaded plugins' `contributes.settings`). */
+  pluginSettings?: PluginSettings;
   /** A repeat with the same key and body answers the first session; see `IdempotencyKeyMismatchError`. */
   idempotencyKey?: string;
 }
@@ -58,10 +61,18 @@ export class SessionService {
     const locale = canonicalLocaleTag(request.locale ?? 'en');
     if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
     const worldId = request.worldId ?? null;
+    const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
     const idempotency =
       idempotencyKey === undefined
         ? undefined
-        : { key: idempotencyKey, requestHash: requestHash({ operation: 'create-session', sessionId: null, body: { worldId, locale } }) };
+        : {
+            key: idempotencyKey,
+            requestHash: requestHash({
+              operation: 'create-session',
+              sessionId: null,
+              body: { worldId, locale, ...(pluginSettings ? { pluginSettings } : {}) },
+            }),
+          };
     for (let tries = 0; ; tries++) {
       if (idempotency) {
         const prior = await this.priorAnswer(tenantId, idempotency, (e) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null));
@@ -73,7 +84,7 @@ export class SessionService {
           tenantId,
           streamId: sessionId,
           expectedVersion: 0,
-          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale } }],
+          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale, ...(pluginSettings ? { pluginSettings } : {}) } }],
           idempotency,
         });
         return { answer: { id: sessionId }, replayed: false };

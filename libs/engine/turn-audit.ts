@@ -2,6 +2,7 @@ import type { EventStore } from '../events';
 import type { ProviderRegistry } from '../providers';
 import { rebuildRequests, type RebuiltCall } from './request-rebuild';
 import type { RuntimeCatalog } from './runtime-catalog';
+import type { CatalogGenerations } from './catalog-generations';
 import type { WorldCatalog } from './world-catalog';
 import { EngineError } from '../errors';
 
@@ -23,7 +24,14 @@ export class TurnNotFoundError extends EngineError {
 
 /** Re-derives every request of one turn from the session's events and compares it with what was sent. */
 export async function auditTurn(
-  deps: { store: EventStore; catalog: RuntimeCatalog; providers: ProviderRegistry; worlds: WorldCatalog; historyReadLimit: number },
+  deps: {
+    store: EventStore;
+    catalog: RuntimeCatalog;
+    generations?: CatalogGenerations;
+    providers: ProviderRegistry;
+    worlds: WorldCatalog;
+    historyReadLimit: number;
+  },
   sessionId: string,
   turnId: string,
 ): Promise<TurnAudit> {
@@ -31,9 +39,9 @@ export async function auditTurn(
   // a turn is a player input's execution or an activation's (runtime.activated@1)
   const started = (e: (typeof events)[number]) => (e.type === 'player-input.submitted@1' || e.type === 'runtime.activated@1') && e.data.turnId === turnId;
   if (!events.some(started)) throw new TurnNotFoundError(turnId);
-  const rebuilt = (await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit })).filter(
-    (c) => c.turnId === turnId,
-  );
+  const rebuilt = (
+    await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit, generations: deps.generations })
+  ).filter((c) => c.turnId === turnId);
   const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({
     ...rest,
     recordedBytes: Buffer.byteLength(recorded),

@@ -13,6 +13,8 @@ export const SessionCreatedV1 = z.object({
     .min(1)
     .max(255)
     .refine((tag) => canonicalLocaleTag(tag) !== null, 'must be a well-formed BCP 47 language tag'),
+  /** The player's configuration of plugins: plugin id → setting key → value (`{{ userSettings.* }}`, `ctx.settings`); absent in early logs. */
+  pluginSettings: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).optional(),
 });
 
 /** Most characters of a player input's form values, as JSON text. */
@@ -53,6 +55,8 @@ export const ExecutionStartedV1 = z.object({
   turnId: id,
   attempt: z.number().int().positive(),
   workerId: z.string(),
+  /** The plugin registry generation the execution runs with (every attempt records the first one's); absent in early logs. */
+  generation: z.string().min(1).optional(),
 });
 
 export const OutputKind = z.enum(['story', 'structured', 'none']);

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { ExtensionPoint, Locale } from './manifest';
 import { SegmentPosition } from './manifest';
 import type { LoadedWorld } from './world';
+import type { characterSheetSegments, currentCharacterOf, primarySeat } from '../data-boundary';
+import type { createPromptLoader } from './prompt-loader';
 
 /**
  * What a plugin's server entry is given (PLUGIN-API.md "The server entry"): `register(api)` is
@@ -137,6 +139,16 @@ export interface PluginSdk {
   modelFacingJson(value: unknown): unknown;
   /** Escapes `<`, `>`, `&` for text placed inside a data block. */
   escapeXml(text: string): string;
+  /** `<player-character>` / `<character-profiles>` turn segments (spec §4 "Writing that keeps the system prompt unchanged"). */
+  characterSheetSegments: typeof characterSheetSegments;
+  /** The character played from a seat (`primarySeat(seats)` for the player's). */
+  currentCharacterOf: typeof currentCharacterOf;
+  /** The primary seat: the one marked `primary`, else the first. */
+  primarySeat: typeof primarySeat;
+  /** A loader of the plugin's own templates: `createPromptLoader(join(sdk.pluginRoot, 'prompts', 'server'))`. */
+  createPromptLoader: typeof createPromptLoader;
+  /** The plugin's folder (absolute; where its PLUGIN.md is); `null` in the host's shared, plugin-less copy. */
+  readonly pluginRoot: string | null;
 }
 
 /** A frozen view of the session's world. */

@@ -1,9 +1,27 @@
 import type { HandlerContext, PluginDataReader, PluginSdk } from '../../plugins-sdk';
-import type { LoadedWorld, Locale } from '../../plugins-sdk';
+import {
+  characterSheetSegments,
+  createPromptLoader,
+  currentCharacterOf,
+  type LoadedPlugin,
+  type LoadedWorld,
+  type Locale,
+  primarySeat,
+} from '../../plugins-sdk';
 import { escapeXml, modelFacingJson } from '../../context';
+import type { PluginSettings } from '../plugin-settings';
+import { pluginSdkFor, pluginSettingsFor } from './plugin-scope';
 
 /** The SDK helpers every handler reaches through `api.sdk` / `ctx.sdk` (a plugin outside the repo cannot import them). */
-export const pluginSdk: PluginSdk = Object.freeze({ modelFacingJson, escapeXml });
+export const pluginSdk: PluginSdk = Object.freeze({
+  modelFacingJson,
+  escapeXml,
+  characterSheetSegments,
+  currentCharacterOf,
+  primarySeat,
+  createPromptLoader,
+  pluginRoot: null,
+});
 
 /** Where `ctx.pluginData` reads from: one reader per plugin namespace owner and session (the store is slice S3's). */
 export interface PluginDataSource {
@@ -40,16 +58,18 @@ export interface ExecutionScope {
   turnNumber: number;
   locale: Locale;
   world: LoadedWorld | null;
+  /** The player's configuration of plugins (`ctx.settings` composes it over each plugin's defaults). */
+  pluginSettings?: PluginSettings;
 }
 
-export function handlerContext(scope: ExecutionScope, pluginId: string, pluginData: PluginDataSource): HandlerContext {
+export function handlerContext(scope: ExecutionScope, pluginId: string, pluginData: PluginDataSource, plugin?: LoadedPlugin): HandlerContext {
   return Object.freeze({
     pluginId,
     locale: scope.locale,
     session: Object.freeze({ id: scope.sessionId, turnNumber: scope.turnNumber }),
     world: worldView(scope.world),
-    settings: Object.freeze({}),
+    settings: pluginSettingsFor(plugin, scope.pluginSettings),
     pluginData: pluginData.reader({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }),
-    sdk: pluginSdk,
+    sdk: pluginSdkFor(plugin, pluginSdk),
   });
 }

@@ -17,18 +17,21 @@ export interface PluginHostOptions {
 export class PluginHost {
   readonly handlerTimeoutMs: number;
   readonly pluginData: PluginDataSource;
+  /** The loaded plugins by id (`ctx.settings`, `ctx.sdk.pluginRoot`). */
+  readonly plugins: ReadonlyMap<string, LoadedPlugin>;
 
   constructor(
     readonly registry: ExtensionRegistry,
-    options: PluginHostOptions = {},
+    options: PluginHostOptions & { plugins?: readonly LoadedPlugin[] } = {},
   ) {
     this.handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
     this.pluginData = options.pluginData ?? emptyPluginData;
+    this.plugins = new Map((options.plugins ?? []).map((p) => [p.manifest.id, p]));
   }
 
   /** Loads every plugin's server entry and calls its `register(api)` (start-up errors name the plugin). */
   static async load(plugins: readonly LoadedPlugin[], options: PluginHostOptions = {}): Promise<PluginHost> {
-    return new PluginHost(await loadPluginEntries(plugins, pluginSdk), options);
+    return new PluginHost(await loadPluginEntries(plugins, pluginSdk), { ...options, plugins });
   }
 
   /** No plugin code (plugins without entries, or tests of the static parts). */
@@ -38,6 +41,6 @@ export class PluginHost {
 
   /** Runs handlers for one execution (its locale, session, world); `pluginData`: where `ctx.pluginData` reads (default: the host's). */
   invoker(scope: ExecutionScope, pluginData: PluginDataSource = this.pluginData): Invoke {
-    return executionInvoker(scope, { timeoutMs: this.handlerTimeoutMs, pluginData });
+    return executionInvoker(scope, { timeoutMs: this.handlerTimeoutMs, pluginData, plugins: this.plugins });
   }
 }

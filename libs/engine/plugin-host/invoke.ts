@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { extensionResultSchemas, type HookContext, hookResultSchemas, type HookName } from '../../plugins-sdk';
+import { extensionResultSchemas, type HookContext, hookResultSchemas, type HookName, type LoadedPlugin } from '../../plugins-sdk';
 import { PluginHandlerError } from '../errors';
 import { type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
 import type { RegisteredExtension, RegisteredHook } from './registry';
@@ -37,10 +37,13 @@ export async function within<T>(ms: number, fn: () => T | Promise<T>, onTimeout:
 const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 
 /** The invoker of one execution: handlers get the execution's context, a time limit, and their schema. */
-export function executionInvoker(scope: ExecutionScope, options: { timeoutMs: number; pluginData: PluginDataSource }): Invoke {
+export function executionInvoker(
+  scope: ExecutionScope,
+  options: { timeoutMs: number; pluginData: PluginDataSource; plugins?: ReadonlyMap<string, LoadedPlugin> },
+): Invoke {
   return async (entry, input) => {
     const point = pointOf(entry);
-    const ctx = handlerContext(scope, entry.pluginId, options.pluginData);
+    const ctx = handlerContext(scope, entry.pluginId, options.pluginData, options.plugins?.get(entry.pluginId));
     const failure = (kind: 'threw' | 'timed-out' | 'invalid-result', detail: string, cause?: unknown) =>
       new PluginHandlerError(kind, entry.pluginId, point, entry.id, detail, cause === undefined ? undefined : { cause });
     const given = structuredClone(input);

@@ -3,6 +3,7 @@ import type { LoadedPlugin } from '../../plugins-sdk';
 import type { PluginSdk, RegisterFn } from '../../plugins-sdk';
 import { PluginEntryError } from '../errors';
 import { ExtensionRegistry } from './registry';
+import { pluginSdkFor } from './plugin-scope';
 
 /** Native `import()` (a TypeScript `import()` compiled to CommonJS would become `require`). */
 const nativeImport = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<Record<string, unknown>>;
@@ -56,7 +57,7 @@ export async function loadPluginEntries(plugins: readonly LoadedPlugin[], sdk: P
     const register = registerOf(mod);
     if (!register) throw new PluginEntryError(pluginId, `server entry ${plugin.entry} exports no register(api) function`);
     try {
-      await register(registry.apiFor(pluginId, sdk));
+      await register(registry.apiFor(pluginId, pluginSdkFor(plugin, sdk)));
     } catch (error) {
       if (error instanceof PluginEntryError) throw error;
       throw new PluginEntryError(pluginId, `register(api) threw: ${message(error)}`, { cause: error });

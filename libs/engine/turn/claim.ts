@@ -10,7 +10,7 @@ import type { TurnDeps } from './deps';
  * to the claimed attempt, or null when the session moved on first (read it again and decide again).
  */
 export async function claimExecution(
-  deps: Pick<TurnDeps, 'store' | 'options'>,
+  deps: Pick<TurnDeps, 'store' | 'options' | 'catalog'>,
   job: TurnJob,
   journal: SessionJournal,
   execution: ExecutionJournal,
@@ -22,7 +22,17 @@ export async function claimExecution(
       streamId: job.sessionId,
       expectedVersion: journal.version,
       events: [
-        { type: 'execution.started@1', data: { executionId: execution.executionId, turnId: execution.turnId, attempt, workerId: deps.options.workerId } },
+        {
+          type: 'execution.started@1',
+          // the registry generation is captured once, at the first start: a retried attempt keeps it
+          data: {
+            executionId: execution.executionId,
+            turnId: execution.turnId,
+            attempt,
+            workerId: deps.options.workerId,
+            generation: execution.generation ?? deps.catalog.generation,
+          },
+        },
       ],
     });
     // made at the journal's version: the journal plus this event is the stream up to it

@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import type { TurnProducer } from '../queue';
 import type { RuntimeCatalog } from '../runtime-catalog';
 import type { WorldCatalog } from '../world-catalog';
+import type { CatalogGenerations } from '../catalog-generations';
 
 /** Upper bound of committed messages read for a runtime's history. */
 export const DEFAULT_HISTORY_READ_LIMIT = 400;
@@ -24,7 +25,10 @@ export interface TurnDeps {
   readModels: ReadModels;
   /** Plugin data reads (`ctx.pluginData`, `io.selfData`), scoped per tenant, session and plugin. */
   pluginData: PluginDataStore;
+  /** The current plugin catalog (new executions capture its generation). */
   catalog: RuntimeCatalog;
+  /** Earlier generations, for executions that started before a reload (`executionCatalog`). */
+  generations?: CatalogGenerations;
   providers: ProviderRegistry;
   worlds: WorldCatalog;
   logger: Logger;

@@ -9,7 +9,7 @@ import { within } from '../plugin-host/invoke';
 import { PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-data-buffer';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { RuntimeJob } from '../queue';
-import type { CatalogRuntime } from '../runtime-catalog';
+import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import { commitEvent, missingRuntimes } from './commit';
 import type { TurnDeps } from './deps';
 import type { ExecutionRun } from './fenced-append';
@@ -24,6 +24,8 @@ export interface FunctionStepArgs {
   job: RuntimeJob;
   run: ExecutionRun;
   runtime: CatalogRuntime;
+  /** The plugin catalog of the generation the execution captured (`executionCatalog`). */
+  catalog: RuntimeCatalog;
   scope: ExecutionScope;
   /** `ctx.inputs`: the runtime's resolved `io.inputs` values (`functionInputs`). */
   inputs?: Readonly<Record<string, unknown>>;
@@ -38,7 +40,7 @@ export interface FunctionStepArgs {
  * function none. An execution that has the output never runs the function again (nor does replay).
  */
 export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): Promise<'produced' | 'reused'> {
-  const { job, run, runtime } = args;
+  const { job, run, runtime, catalog } = args;
   const { text, changes } = await runFunction(deps, args);
   const key = runtimeKey(job.pluginId, job.runtimeId);
   let produced = false;
@@ -56,12 +58,12 @@ export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): P
       attempt: job.attempt,
     };
     const outputs = new Map(current.outputs).set(key, output);
-    committed = missingRuntimes(deps.catalog, outputs).length === 0;
+    committed = missingRuntimes(catalog, outputs, current.activation).length === 0;
     const ref = { executionId: job.executionId, turnId: current.turnId, attempt: job.attempt, pluginId: job.pluginId };
     return [
       ...changes.map((c) => changeEvent(ref, c)),
       { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...output } },
-      ...(committed ? [commitEvent(deps.catalog, { ...current, outputs }, job.attempt)] : []),
+      ...(committed ? [commitEvent(catalog, { ...current, outputs }, job.attempt)] : []),
     ];
   });
   if (committed) await handOff(deps, job, run.journal);
@@ -79,9 +81,9 @@ async function runFunction(deps: TurnDeps, args: FunctionStepArgs): Promise<{ te
   const { job, runtime } = args;
   const fail = (failure: FunctionRuntimeError['failure'], detail: string, cause?: unknown) =>
     new FunctionRuntimeError({ failure, pluginId: job.pluginId, runtimeId: runtime.runtimeId, detail, cause });
-  const registered = deps.catalog.host.registry.functions.get(runtimeKey(job.pluginId, runtime.runtimeId));
+  const registered = args.catalog.host.registry.functions.get(runtimeKey(job.pluginId, runtime.runtimeId));
   if (!registered) throw fail('not-registered', "has no api.runFunction registration in the plugin's server entry");
-  const host = deps.catalog.host;
+  const host = args.catalog.host;
   const source = storePluginData(deps.pluginData);
   const scope = { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId };
   const buffer = new PluginDataBuffer(job.pluginId, deps.pluginData.scope(scope));

@@ -16,15 +16,8 @@ import { handOff } from './hand-off';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { LiveResolver } from '../plugin-host/resolver';
 import { executionRequestInputs, functionInputs } from '../inputs';
-import type { HistoryMessage } from '../../context';
-
-/**
- * `ctx.session.turnNumber`: this turn's number, counted from the turns in the history read (a
- * bounded window: exact until the read limit; see the notes for the store-backed count).
- */
-function turnNumberOf(history: readonly HistoryMessage[]): number {
-  return new Set(history.map((m) => m.turnId)).size + 1;
-}
+import { turnNumberOf } from '../runtime-template';
+import { executionCatalog } from '../catalog-generations';
 
 /** produced: this job called the model and recorded the output; reused: an earlier job had; fenced: not this attempt's to run. */
 export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
@@ -42,20 +35,21 @@ export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
   const journal = await loadSessionJournal(deps, job.sessionId);
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
-  const runtime = deps.catalog.find(job.pluginId, job.runtimeId);
+  const catalog = executionCatalog(deps, journal.get(job.executionId)); // the generation the execution captured
+  const runtime = catalog.find(job.pluginId, job.runtimeId);
   if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
   const key = runtimeKey(job.pluginId, job.runtimeId);
   const run = new ExecutionRun(deps.store, journal, job, job.attempt);
   if (run.execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
-  const [{ locale, world }, history] = await Promise.all([
+  const [{ locale, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
     loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
   ]);
   const m = runtime.manifest;
   const execution = run.execution;
-  const host = deps.catalog.host;
-  const scope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world };
-  if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, scope, inputs: functionInputs(deps.catalog, runtime, execution) });
+  const host = catalog.host;
+  const scope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world, pluginSettings };
+  if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the plugin data version the selfData read saw at the latest: the call is not recorded if it moved
   const dataVersion = run.journal.pluginDataVersion;
   const selfData = await readSelfData(deps.pluginData, { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId }, m.io.selfData);
@@ -66,16 +60,18 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       sessionId: job.sessionId,
       locale,
       runtime,
-      stageIndex: deps.catalog.stageIndex(runtime),
+      stageIndex: catalog.stageIndex(runtime),
       history: history.messages,
       summaries: history.summaries,
       playerInput: execution.input,
-      outputs: executionOutputs(execution, deps.catalog),
-      segments: staticSegments(deps.catalog.plugins, locale),
+      outputs: executionOutputs(execution, catalog),
+      segments: staticSegments(catalog.plugins, locale),
       world,
       scanTail: history.scanTail,
       selfData,
-      ...executionRequestInputs(deps.catalog, runtime, execution),
+      ...executionRequestInputs(catalog, runtime, execution),
+      pluginSettings,
+      lastFormValues: execution.lastFormValues ?? {},
     },
     deps.providers,
     { registry: host.registry, resolver },
@@ -128,7 +124,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       attempt: job.attempt,
     };
     const outputs = new Map(current.outputs).set(key, output);
-    committed = produced && missingRuntimes(deps.catalog, outputs, current.activation).length === 0;
+    committed = produced && missingRuntimes(catalog, outputs, current.activation).length === 0;
     return [
       { type: 'llm.responded@1', data: { ...ids, finishReason: response.finishReason, usage: response.usage } },
       ...(produced
@@ -149,7 +145,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
             },
           ]
         : []),
-      ...(committed ? [commitEvent(deps.catalog, { ...current, outputs }, job.attempt)] : []),
+      ...(committed ? [commitEvent(catalog, { ...current, outputs }, job.attempt)] : []),
     ];
   });
   if (committed) await handOff(deps, job, run.journal);

@@ -1,5 +1,6 @@
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../../plugins-sdk';
 import { SessionJournal } from '../journal';
+import type { PluginSettings } from '../plugin-settings';
 import type { TurnDeps } from './deps';
 
 /**
@@ -15,10 +16,12 @@ export async function loadSessionJournal(deps: Pick<TurnDeps, 'store' | 'readMod
 export interface SessionSettings {
   locale: Locale;
   world: LoadedWorld | null;
+  /** The player's configuration of plugins, as the session was created with it. */
+  pluginSettings: PluginSettings;
 }
 
 /** Sessions whose `session.created` was read (an event never changes): a read per turn saved. */
-const createdCache = new Map<string, { locale: string; worldId: string | null } | null>();
+const createdCache = new Map<string, { locale: string; worldId: string | null; pluginSettings: PluginSettings } | null>();
 const CREATED_CACHE_SIZE = 10_000;
 
 /** The session's locale and world, from its first event. */
@@ -26,13 +29,18 @@ export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds
   let created = createdCache.get(sessionId);
   if (created === undefined) {
     const [first] = await deps.store.readStream(sessionId, 0, 1);
-    created = first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId } : null;
+    created =
+      first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId, pluginSettings: first.data.pluginSettings ?? {} } : null;
     if (first !== undefined) {
       if (createdCache.size >= CREATED_CACHE_SIZE) createdCache.delete(createdCache.keys().next().value!);
       createdCache.set(sessionId, created);
     }
   }
-  if (created === null) return { locale: 'en', world: null };
+  if (created === null) return { locale: 'en', world: null, pluginSettings: {} };
   const { worldId } = created;
-  return { locale: promptLocaleOf(created.locale), world: worldId && deps.worlds.has(worldId) ? deps.worlds.get(worldId) : null };
+  return {
+    locale: promptLocaleOf(created.locale),
+    world: worldId && deps.worlds.has(worldId) ? deps.worlds.get(worldId) : null,
+    pluginSettings: created.pluginSettings,
+  };
 }

@@ -5,6 +5,7 @@ import { commitTurn, missingRuntimes } from './commit';
 import type { TurnDeps } from './deps';
 import { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
+import { executionCatalog } from '../catalog-generations';
 import { loadSessionJournal } from './session-reads';
 
 const done: TurnStep = { kind: 'done' };
@@ -46,7 +47,8 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
     if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
     await ctx.recordClaim(attempt);
   }
-  const missing = missingRuntimes(deps.catalog, execution.outputs, execution.activation);
+  const catalog = executionCatalog(deps, execution);
+  const missing = missingRuntimes(catalog, execution.outputs, execution.activation);
   if (missing.length > 0) {
     const claimed = attempt;
     const children = missing.map((r): RuntimeJob => ({
@@ -59,7 +61,7 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
     return { kind: 'awaitChildren', children };
   }
   const run = new ExecutionRun(deps.store, journal, job, attempt);
-  await commitTurn(deps.catalog, run);
+  await commitTurn(catalog, run);
   await handOff(deps, job, run.journal);
   return done;
 }

@@ -1,0 +1,46 @@
+import { loadPlugins } from '../plugins-sdk';
+import type { CatalogGenerations } from './catalog-generations';
+import type { EngineConfig } from './config';
+import type { Logger } from './logger';
+import { PluginHost } from './plugin-host';
+import { RuntimeCatalog } from './runtime-catalog';
+
+/** Loads the plugin folders, runs each server entry's `register(api)` and checks the catalog (start-up, and each reload). */
+export async function loadCatalog(config: Pick<EngineConfig, 'pluginsDir' | 'plugins'>): Promise<RuntimeCatalog> {
+  const plugins = loadPlugins(config.pluginsDir);
+  // each server entry's register(api), once; a bad entry stops start-up naming the plugin
+  const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
+  return new RuntimeCatalog(plugins, undefined, host);
+}
+
+export interface PluginReload {
+  /** The current registry generation after the reload. */
+  generation: string;
+  /** False when the files gave the generation already current (nothing changed). */
+  changed: boolean;
+  /** Generations held for running executions, oldest first. */
+  held: string[];
+}
+
+/**
+ * Reads the plugin folders again and makes them the current registry generation: executions
+ * started from now on capture it; executions already running keep the generation they captured
+ * (held in memory, see `CatalogGenerations`). A bad manifest or entry rejects the reload and
+ * leaves the current generation in place. Server entry modules are not re-imported (Node's module
+ * cache): `register(api)` runs again on the module loaded first, so a reload picks up manifests,
+ * bodies and static segments; changed entry code needs a restart.
+ */
+export async function reloadPlugins(args: {
+  config: Pick<EngineConfig, 'pluginsDir' | 'plugins'>;
+  generations: CatalogGenerations;
+  /** The worker's turn dependencies, whose `catalog` becomes the new current one. */
+  turnDeps: { catalog: RuntimeCatalog } | null;
+  logger: Logger;
+}): Promise<PluginReload> {
+  const next = await loadCatalog(args.config);
+  const changed = args.generations.install(next);
+  const current = args.generations.current;
+  if (args.turnDeps) args.turnDeps.catalog = current;
+  args.logger.log(changed ? `plugins reloaded: registry generation ${current.generation}` : `plugins reloaded: unchanged (${current.generation})`);
+  return { generation: current.generation, changed, held: args.generations.ids() };
+}
