@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LorebookEntryInput } from '../context';
+import { escapeXml, type LorebookEntryInput } from '../context';
 import { type LoadedWorld, loadWorld } from '../plugins-sdk';
 import { EngineError } from '../errors';
 
@@ -59,7 +59,8 @@ export function worldLorebook(world: LoadedWorld): LorebookEntryInput[] {
       ...constant,
       id: 'world-characters',
       order: -1,
-      content: `<world-characters>\n${world.characters.map((c) => `- ${c.name}${aka(c.aliases)} [${c.type}] | ${c.description}`).join('\n')}\n</world-characters>`,
+      // character text is data: escaped, so a `</world-characters>` in a description cannot close the block
+      content: `<world-characters>\n${world.characters.map((c) => escapeXml(`- ${c.name}${aka(c.aliases)} [${c.type}] | ${c.description}`)).join('\n')}\n</world-characters>`,
     });
   }
   return [
