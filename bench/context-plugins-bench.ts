@@ -2,17 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HistoryMessage, SelfDataBlock } from '../libs/context';
 import {
   buildRuntimeRequest,
-  type CatalogRuntime,
   type ExecutionScope,
   LiveResolver,
   loadRuntimeHistory,
   PluginHost,
-  type PluginDataSource,
+  readSelfData,
   RuntimeCatalog,
   staticSegments,
+  storePluginData,
+  turnNumberOf,
 } from '../libs/engine';
 import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, PluginDataStore, ReadModels } from '../libs/events';
 import { loadPlugins } from '../libs/plugins-sdk';
@@ -170,29 +170,6 @@ export async function seedPluginData(store: EventStore, tenantId: string, sessio
   }
 }
 
-/**
- * The runtime's `io.selfData` blocks: one bounded store read per declared namespace of its own
- * plugin. Mirrors `readSelfData` (libs/engine/self-data.ts, branch i10-data): switch to it when the
- * engine index exports it.
- */
-async function readSelfData(store: PluginDataStore, scope: { tenantId: string; sessionId: string }, runtime: CatalogRuntime): Promise<SelfDataBlock[]> {
-  const reader = store.scope({ ...scope, pluginId: runtime.pluginId });
-  return Promise.all(runtime.manifest.io.selfData.map((e) => reader.selfData(e.namespace, e.limit === undefined ? {} : { limit: e.limit })));
-}
-
-/** `ctx.pluginData` of handlers read from the store (reads only), like the worker's. */
-function storeReads(store: PluginDataStore): PluginDataSource {
-  return {
-    reader(scope) {
-      const data = store.scope(scope);
-      return { get: async (namespace, key) => (await data.get(namespace, key)) ?? null, list: (namespace, options) => data.list(namespace, options) };
-    },
-  };
-}
-
-/** As the worker counts it (runtime-step.ts): the turns in the history read, plus this one. */
-const turnNumberOf = (history: readonly HistoryMessage[]) => new Set(history.map((m) => m.turnId)).size + 1;
-
 export interface ContextPluginsBenchRow {
   messages: number;
   uncompactedRead: number;
@@ -231,7 +208,7 @@ export async function runContextPluginsBench(sizes: readonly number[], iteration
     const readModels = new ReadModels(open.db);
     const pluginData = new PluginDataStore(open.db);
     const plugins = loadPlugins(pluginsDir);
-    const host = await PluginHost.load(plugins, { pluginData: storeReads(pluginData) });
+    const host = await PluginHost.load(plugins, { pluginData: storePluginData(pluginData) });
     const catalog = new RuntimeCatalog(plugins, undefined, host);
     const narrator = catalog.find('narrator', 'narrator')!;
     const providers = new ProviderRegistry(
@@ -259,7 +236,9 @@ export async function runContextPluginsBench(sizes: readonly number[], iteration
       let selfDataDone = 0;
       const [history, selfData] = await Promise.all([
         loadRuntimeHistory(readModels, tenantId, sessionId, HISTORY_READ_LIMIT).then((h) => ((historyDone = performance.now()), h)),
-        readSelfData(pluginData, { tenantId, sessionId }, narrator).then((s) => ((selfDataDone = performance.now()), s)),
+        readSelfData(pluginData, { tenantId, sessionId, pluginId: narrator.pluginId }, narrator.manifest.io.selfData).then(
+          (s) => ((selfDataDone = performance.now()), s),
+        ),
       ]);
       const t1 = performance.now();
       const scope: ExecutionScope = { tenantId, sessionId, turnNumber: turnNumberOf(history.messages), locale: 'en', world: null };

@@ -74,7 +74,8 @@ export {
 } from './errors';
 export { PluginHost, ExtensionRegistry, loadPluginEntries, DEFAULT_HANDLER_TIMEOUT_MS, emptyPluginData, pluginSdk } from './plugin-host';
 export type { PluginHostOptions, PluginDataSource, ExecutionScope } from './plugin-host';
-export { LiveResolver } from './plugin-host';
+export { LiveResolver, storePluginData } from './plugin-host';
+export { readSelfData, foldedSelfData } from './self-data';
 export type { ExtensionResolver, RequestPlugins } from './plugin-host';
 export type { CatalogRuntime } from './runtime-catalog';
 export { FunctionRuntimeHasNoModelCallError } from './errors';
