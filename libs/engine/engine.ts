@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type AsyncProjector, EventStore, type OpenDatabase, openDatabase, prepareSchema, ReadModels, TenantStore, upgradeInline } from '../events';
 import { createAsyncProjector, engineInlineProjections } from './projections';
-import { loadPlugins } from '../plugins-sdk';
+import { type LoadedPlugin, loadPlugins } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
 import type { EngineConfig } from './config';
@@ -45,8 +45,14 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-/** The composition root shared by the API, the worker and the embedded default. */
-export async function createEngine(config: EngineConfig, role: EngineRole, logger: Logger = consoleLogger): Promise<Engine> {
+/** What a caller may give the composition root instead of what the config points at. */
+export interface EngineOverrides {
+  /** These plugins (already loaded, ids unique) instead of the folders under `config.pluginsDir` (the plugin contract-test harness). */
+  plugins?: readonly LoadedPlugin[];
+}
+
+/** The composition root shared by the API, the worker, the embedded default and the plugin contract-test harness. */
+export async function createEngine(config: EngineConfig, role: EngineRole, logger: Logger = consoleLogger, overrides: EngineOverrides = {}): Promise<Engine> {
   const database = await openDatabase(config.database);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
@@ -86,7 +92,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
-    const plugins = loadPlugins(config.pluginsDir);
+    const plugins = overrides.plugins ? [...overrides.plugins] : loadPlugins(config.pluginsDir);
     // each server entry's register(api), once; a bad entry stops start-up naming the plugin
     const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
     const catalog = new RuntimeCatalog(plugins, undefined, host);

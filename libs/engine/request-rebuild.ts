@@ -8,7 +8,7 @@ import { RecordedCallWithoutExecutionError, RuntimeNotInCatalogError } from './e
 import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
-import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
+import { buildRuntimeRequest, type RuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
 
@@ -41,7 +41,11 @@ export async function rebuildRequests(
   catalog: RuntimeCatalog,
   providers: ProviderRegistry,
   worlds: WorldCatalog,
-  options: { historyReadLimit: number },
+  options: {
+    historyReadLimit: number;
+    /** Sees each rebuilt call with the request it was rebuilt from (the contract-test harness reads its sections). */
+    inspect?: (call: RebuiltCall, request: RuntimeRequest & { inputs: RuntimeRequestInputs }) => void;
+  },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
   const history = new HistoryFold();
@@ -74,7 +78,8 @@ export async function rebuildRequests(
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: catalog.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
-      const { body, context, lorebook, segments } = await buildRuntimeRequest(inputs, providers, plugins);
+      const request = await buildRuntimeRequest(inputs, providers, plugins);
+      const { body, context, lorebook, segments } = request;
       const rebuilt = JSON.stringify(redactImageData(body));
       results.push({
         callId: d.callId,
@@ -87,6 +92,7 @@ export async function rebuildRequests(
         identical: rebuilt === d.body,
         sources: describeSources({ ...inputs, segments }, context, lorebook, history),
       });
+      options.inspect?.(results[results.length - 1], { ...request, inputs });
     }
     history.apply(event);
     journal.apply([event]);
