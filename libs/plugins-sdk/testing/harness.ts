@@ -63,13 +63,14 @@ const POLL_MS = 10;
 
 /**
  * Starts the real engine for a plugin's contract tests: the embedded composition (`createEngine`:
- * PGlite in a temporary directory, the in-process queue, the turn runner) with the given plugin
+ * PGlite in memory, the in-process queue, the turn runner) with the given plugin
  * folders, a fixture world, and a provider emulator of its own whose replies the test scripts.
  * Each harness is isolated (its own database, emulator, session and files); `close()` releases all of it.
  */
 export async function createPluginHarness(input: PluginHarnessOptions): Promise<PluginHarness> {
   const options = parseOptions(input);
   const plugins = loadHarnessPlugins(options.plugins, options.builtins);
+  const replies = new ScriptedReplies(options.replies, plugins);
   const dir = mkdtempSync(join(tmpdir(), 'covel-plugin-harness-'));
   const closers: (() => Promise<void>)[] = [async () => rmSync(dir, { recursive: true, force: true })];
   const closeAll = async () => {
@@ -79,8 +80,7 @@ export async function createPluginHarness(input: PluginHarnessOptions): Promise<
     const worldsDir = join(dir, 'worlds');
     mkdirSync(worldsDir);
     const worldId = options.world === undefined ? null : placeWorld(options.world, worldsDir);
-    let replies: ScriptedReplies | null = null;
-    const emulator = await new ProviderEmulator({ script: (call) => replies?.script(call) }).start();
+    const emulator = await new ProviderEmulator({ script: replies.script }).start();
     closers.unshift(() => emulator.stop());
     const warnings: string[] = [];
     const config = loadConfig({
@@ -92,9 +92,9 @@ export async function createPluginHarness(input: PluginHarnessOptions): Promise<
       ...(options.handlerTimeoutMs ? { COVEL_PLUGIN_HANDLER_TIMEOUT_MS: String(options.handlerTimeoutMs) } : {}),
     });
     const logger = { log: () => undefined, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
-    const engine = await createEngine(config, 'all', logger, { plugins });
+    // PGlite in memory: nothing on disk but the world fixture, nothing to lock
+    const engine = await createEngine({ ...config, database: { kind: 'pglite' } }, 'all', logger, { plugins });
     closers.unshift(() => engine.close()); // drains the queue, then closes the database
-    replies = new ScriptedReplies(options.replies, engine.catalog);
     engine.queue.consume(engine.turns!);
     const { tenant } = await engine.tenants.create(`plugin-harness-${randomUUID()}`);
     const locale = canonicalLocaleTag(options.locale)!;
@@ -169,7 +169,9 @@ class Harness implements PluginHarness {
 
   async audit(): Promise<HarnessAudit> {
     const events = await this.events();
-    const rebuilt = await rebuildRequests(events, this.engine.catalog, this.engine.providers, this.engine.worlds, { historyReadLimit: DEFAULT_HISTORY_READ_LIMIT });
+    const rebuilt = await rebuildRequests(events, this.engine.catalog, this.engine.providers, this.engine.worlds, {
+      historyReadLimit: DEFAULT_HISTORY_READ_LIMIT,
+    });
     const calls = rebuilt.map((c) => ({
       callId: c.callId,
       turnId: c.turnId,
@@ -203,7 +205,9 @@ class Harness implements PluginHarness {
 
   /** The execution's requests: the recorded bodies, with their sections from the engine's rebuild of the log. */
   private async requestsOf(events: readonly StoredEvent[], executionId: string): Promise<RequestView[]> {
-    const calling = new Map(events.flatMap((e) => (e.type === 'llm.calling@1' && e.data.executionId === executionId ? [[e.data.callId, e.data] as const] : [])));
+    const calling = new Map(
+      events.flatMap((e) => (e.type === 'llm.calling@1' && e.data.executionId === executionId ? [[e.data.callId, e.data] as const] : [])),
+    );
     const views: RequestView[] = [];
     await rebuildRequests(events, this.engine.catalog, this.engine.providers, this.engine.worlds, {
       historyReadLimit: DEFAULT_HISTORY_READ_LIMIT,

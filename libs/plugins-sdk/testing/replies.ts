@@ -1,5 +1,6 @@
 import type { Reply, ScriptedCall } from '../../emulator';
-import { promptCacheKey, type RuntimeCatalog } from '../../engine';
+import { promptCacheKey } from '../../engine';
+import type { LoadedPlugin } from '..';
 import type { ErrorIssue } from '../../errors';
 import { HarnessOptionsError } from './errors';
 import type { ScriptedReply } from './options';
@@ -37,18 +38,22 @@ export class ScriptedReplies {
   /** Calls answered per runtime (`default` for calls it could not place), in order. */
   readonly answered: { runtime: string; scripted: boolean }[] = [];
 
-  constructor(
-    replies: Readonly<Record<string, ScriptedReply | readonly ScriptedReply[]>>,
-    private readonly catalog: RuntimeCatalog,
-  ) {
-    const known = new Set(catalog.all().map((r) => r.fullId));
+  private readonly runtimes: readonly { pluginId: string; runtimeId: string; fullId: string; type: 'agent' | 'function' }[];
+
+  /** Checks every key names a loaded agent runtime (or is `default`), before anything starts. */
+  constructor(replies: Readonly<Record<string, ScriptedReply | readonly ScriptedReply[]>>, plugins: readonly LoadedPlugin[]) {
+    this.runtimes = plugins.flatMap((p) => p.runtimes.map((r) => ({ pluginId: p.manifest.id, runtimeId: r.id, fullId: r.fullId, type: r.manifest.type })));
+    const known = new Set(this.runtimes.map((r) => r.fullId));
     const issues: ErrorIssue[] = [];
     for (const [key, value] of Object.entries(replies)) {
-      const runtime = catalog.all().find((r) => r.fullId === key);
+      const runtime = this.runtimes.find((r) => r.fullId === key);
       if (key !== DEFAULT_REPLY_KEY && !runtime) {
         const list = [...known].sort().join(', ') || 'none';
-        issues.push({ path: `replies[${JSON.stringify(key)}]`, message: `no runtime "${key}" among the loaded plugins (runtimes: ${list}; or "${DEFAULT_REPLY_KEY}")` });
-      } else if (runtime?.manifest.type === 'function') {
+        issues.push({
+          path: `replies[${JSON.stringify(key)}]`,
+          message: `no runtime "${key}" among the loaded plugins (runtimes: ${list}; or "${DEFAULT_REPLY_KEY}")`,
+        });
+      } else if (runtime?.type === 'function') {
         issues.push({ path: `replies[${JSON.stringify(key)}]`, message: `"${key}" is a function runtime: it calls no model` });
       } else this.queues.set(key, new ReplyQueue(value));
     }
@@ -57,7 +62,7 @@ export class ScriptedReplies {
 
   /** Learns the cache keys of a new session's runtimes. */
   addSession(sessionId: string): void {
-    for (const r of this.catalog.all()) this.runtimeOfKey.set(promptCacheKey(sessionId, r.pluginId, r.runtimeId), r.fullId);
+    for (const r of this.runtimes) this.runtimeOfKey.set(promptCacheKey(sessionId, r.pluginId, r.runtimeId), r.fullId);
   }
 
   /** The emulator's `script` option. */

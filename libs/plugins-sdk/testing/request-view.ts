@@ -51,18 +51,20 @@ export interface RequestView {
 
 const PLACEMENT_ORDER: readonly Placement[] = ['system-prompt', 'system-prompt-turn', 'turn-context', 'pre-history-messages', 'post-history', 'depth'];
 
-export function requestView(calling: EventData<'llm.calling@1'>, rebuilt: RebuiltCall, request: RuntimeRequest & { inputs: RuntimeRequestInputs }): RequestView {
+export function requestView(
+  calling: EventData<'llm.calling@1'>,
+  rebuilt: RebuiltCall,
+  request: RuntimeRequest & { inputs: RuntimeRequestInputs },
+): RequestView {
   const { context } = request;
   const placed = placeSegments(request.segments, runtimeView(request.inputs.runtime, request.inputs.stageIndex));
   const segments = PLACEMENT_ORDER.flatMap((placement) => placed[placement].map((s): SegmentView => Object.freeze({ ...s, placement })));
   const sections = calling.layout?.messageSections;
-  const messages = request.messages.map(
-    (m, i): MessageView => ({
-      role: m.role,
-      content: stripCacheBreaks(m.content),
-      section: sections && sections.length === request.messages.length ? (sections[i] as MessageView['section']) : null,
-    }),
-  );
+  const messages = request.messages.map((m, i): MessageView => ({
+    role: m.role,
+    content: stripCacheBreaks(m.content),
+    section: sections && sections.length === request.messages.length ? (sections[i] as MessageView['section']) : null,
+  }));
   const systemSections = context.systemSections.map((s) => ({ name: s.name, text: stripCacheBreaks(s.text) }));
   return Object.freeze({
     callId: calling.callId,

@@ -87,7 +87,7 @@ export class HarnessTurn {
   request(pluginId: string, runtimeId: string = pluginId): RequestView {
     const found = this.requestsOf(pluginId, runtimeId)[0];
     if (found) return found;
-    const made = [...new Set(this.requests.map((r) => `${r.pluginId}/${r.runtimeId}`))].join(', ') || 'none';
+    const made = [...new Set(this.requests.map((r) => `${r.pluginId}/${r.runtimeId}`))].sort().join(', ') || 'none';
     throw new HarnessLookupError(`${pluginId}/${runtimeId} made no model request in this turn (requests by: ${made})`);
   }
 }

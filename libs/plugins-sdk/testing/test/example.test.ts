@@ -4,6 +4,8 @@ import { createPluginHarness, type PluginHarness } from '..';
 // The worked example of libs/plugins-sdk/README.md ("Testing a plugin"): keep the two in step.
 const FIXTURES = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures');
 
+jest.setTimeout(60_000);
+
 describe('weather-watch (contract)', () => {
   let h: PluginHarness;
   beforeAll(async () => {
