@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
-import { emulatedReply, textOf } from './reply';
+import { textOf } from './reply';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
@@ -55,7 +55,7 @@ export function anthropicBlocks(body: {
 export const anthropicRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1\/messages$/,
-  handle(raw, { state }) {
+  handle(raw, { state, reply: answer }) {
     const parsed = MessagesBody.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -81,13 +81,16 @@ export const anthropicRoute: EmulatorRoute = {
     const last = body.messages[body.messages.length - 1];
     const choice =
       body.tool_choice?.type === 'tool' ? (body.tool_choice.name ?? '') : body.tool_choice?.type === 'any' ? 'required' : (body.tool_choice?.type ?? 'auto');
-    const reply = emulatedReply({
-      transcript,
-      tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.input_schema })),
-      toolChoice: choice,
-      afterToolResult: typeof last.content !== 'string' && last.content.some((b) => b.type === 'tool_result'),
-      schema: schemaInText(system.map((b) => textOf([b])).join('\n')),
-    });
+    const reply = answer(
+      {
+        transcript,
+        tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.input_schema })),
+        toolChoice: choice,
+        afterToolResult: typeof last.content !== 'string' && last.content.some((b) => b.type === 'tool_result'),
+        schema: schemaInText(system.map((b) => textOf([b])).join('\n')),
+      },
+      { protocol: 'anthropic', model: body.model, cacheKey: null },
+    );
     const content =
       reply.kind === 'tool'
         ? [{ type: 'tool_use', id: `toolu_${randomUUID().slice(0, 12)}`, name: reply.name, input: reply.args }]

@@ -5,7 +5,8 @@ import { geminiRoute } from './gemini-route';
 import { openAIChatRoute } from './openai-chat-route';
 import { openAIResponsesRoute } from './openai-responses-route';
 import { AutomaticPrefixCache, BreakpointCache } from './prefix-cache';
-import type { EmulatorReply, EmulatorRoute, EmulatorState } from './route';
+import { emulatedReply, type Reply, type ReplyInput } from './reply';
+import type { EmulatedCall, EmulatorReply, EmulatorRoute, EmulatorState } from './route';
 
 export interface EmulatorOptions {
   /** Loopback only; defaults to 127.0.0.1. */
@@ -19,7 +20,17 @@ export interface EmulatorOptions {
   /** Delay before answering, and between streamed events (ms). */
   responseDelayMs?: number;
   chunkDelayMs?: number;
+  /**
+   * Scripted replies (the plugin contract-test harness): asked first for every model call; a reply
+   * it returns is answered in the protocol's shape, `undefined` leaves the call to the emulator's
+   * own deterministic reply. Without a script the emulator behaves as before.
+   */
+  script?: EmulatorScript;
 }
+
+/** A call as a script sees it: the emulator's reading of the request, and which call it is. */
+export type ScriptedCall = ReplyInput & EmulatedCall;
+export type EmulatorScript = (call: ScriptedCall) => Reply | undefined;
 
 /** An error the emulator answers instead of the next `times` requests (for retry and failure tests). */
 export interface EmulatorFault {
@@ -135,7 +146,8 @@ export class ProviderEmulator {
       );
       return;
     }
-    await this.write(res, route.handle(body, { state: this.state, match: match!, headers: req.headers }));
+    const reply = (input: ReplyInput, call: EmulatedCall) => this.options.script?.({ ...input, ...call }) ?? emulatedReply(input);
+    await this.write(res, route.handle(body, { state: this.state, match: match!, headers: req.headers, reply }));
   }
 
   private async write(res: ServerResponse, reply: EmulatorReply) {

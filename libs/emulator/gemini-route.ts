@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
-import { emulatedReply } from './reply';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
@@ -39,7 +38,7 @@ const isResponse = (c: { parts: z.infer<typeof Part>[] }) => c.parts.some((p) =>
 export const geminiRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/,
-  handle(raw, { state, match }) {
+  handle(raw, { state, match, reply: answer }) {
     const parsed = GenerateBody.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -62,16 +61,19 @@ export const geminiRoute: EmulatorRoute = {
     const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
     const choice = fcc?.mode === 'ANY' ? (fcc.allowedFunctionNames?.[0] ?? 'required') : fcc?.mode === 'NONE' ? 'none' : 'auto';
     const systemText = (body.systemInstruction?.parts ?? []).map((p) => p.text ?? '').join('');
-    const reply = emulatedReply({
-      transcript,
-      tools: declarations.map((d) => ({
-        name: d.name,
-        parameters: (d as Record<string, unknown>).parametersJsonSchema ?? (d as Record<string, unknown>).parameters,
-      })),
-      toolChoice: choice,
-      afterToolResult: isResponse(body.contents[body.contents.length - 1]),
-      schema: body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema ?? schemaInText(systemText),
-    });
+    const reply = answer(
+      {
+        transcript,
+        tools: declarations.map((d) => ({
+          name: d.name,
+          parameters: (d as Record<string, unknown>).parametersJsonSchema ?? (d as Record<string, unknown>).parameters,
+        })),
+        toolChoice: choice,
+        afterToolResult: isResponse(body.contents[body.contents.length - 1]),
+        schema: body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema ?? schemaInText(systemText),
+      },
+      { protocol: 'gemini', model, cacheKey: null },
+    );
     const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.systemInstruction ?? null) + body.contents.map((c) => JSON.stringify(c)).join('');
     const promptTokens = emulatorTokenCount(prompt);
     const cached = state.geminiCache.lookup(model, prompt);

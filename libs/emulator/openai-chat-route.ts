@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
 import { rejectEffort } from './openai-reasoning';
-import { emulatedReply, textOf } from './reply';
+import { textOf } from './reply';
 import { truncateText } from '../text';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
@@ -44,7 +44,7 @@ export function openAIError(status: number, message: string, param: string | nul
 export const openAIChatRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1\/chat\/completions$/,
-  handle(raw, { state }) {
+  handle(raw, { state, reply: answer }) {
     const parsed = ChatBody.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -56,18 +56,21 @@ export const openAIChatRoute: EmulatorRoute = {
     if (badEffort) return openAIError(400, badEffort.message, badEffort.param, badEffort.code);
     const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
     const choice = typeof body.tool_choice === 'object' ? body.tool_choice.function.name : (body.tool_choice ?? 'auto');
-    const reply = emulatedReply({
-      transcript,
-      tools: (body.tools ?? []).map((t) => ({ name: t.function.name, parameters: t.function.parameters })),
-      toolChoice: choice,
-      afterToolResult: body.messages[body.messages.length - 1].role === 'tool',
-      schema: schemaInText(
-        transcript
-          .filter((m) => m.role === 'system')
-          .map((m) => m.content)
-          .join('\n'),
-      ),
-    });
+    const reply = answer(
+      {
+        transcript,
+        tools: (body.tools ?? []).map((t) => ({ name: t.function.name, parameters: t.function.parameters })),
+        toolChoice: choice,
+        afterToolResult: body.messages[body.messages.length - 1].role === 'tool',
+        schema: schemaInText(
+          transcript
+            .filter((m) => m.role === 'system')
+            .map((m) => m.content)
+            .join('\n'),
+        ),
+      },
+      { protocol: 'openai-chat', model: body.model, cacheKey: body.prompt_cache_key ?? null },
+    );
     const prompt = JSON.stringify(body.tools ?? []) + body.messages.map((m) => JSON.stringify(m)).join('');
     const promptTokens = emulatorTokenCount(prompt);
     const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);

@@ -4,7 +4,7 @@ import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
 import { openAIError } from './openai-chat-route';
 import { rejectEffort } from './openai-reasoning';
-import { emulatedReply, textOf } from './reply';
+import { textOf } from './reply';
 import { deltas, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
@@ -31,7 +31,7 @@ const ResponsesBody = z
 export const openAIResponsesRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1\/responses$/,
-  handle(raw, { state }) {
+  handle(raw, { state, reply: answer }) {
     const parsed = ResponsesBody.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -44,13 +44,16 @@ export const openAIResponsesRoute: EmulatorRoute = {
     const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
     const transcript = items.filter((i) => i.role).map((i) => ({ role: i.role!, content: textOf(i.content) }));
     const choice = typeof body.tool_choice === 'object' ? body.tool_choice.name : (body.tool_choice ?? 'auto');
-    const reply = emulatedReply({
-      transcript,
-      tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.parameters })),
-      toolChoice: choice,
-      afterToolResult: items[items.length - 1]?.type === 'function_call_output',
-      schema: body.text?.format.type === 'json_schema' ? body.text.format.schema : schemaInText(body.instructions ?? ''),
-    });
+    const reply = answer(
+      {
+        transcript,
+        tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.parameters })),
+        toolChoice: choice,
+        afterToolResult: items[items.length - 1]?.type === 'function_call_output',
+        schema: body.text?.format.type === 'json_schema' ? body.text.format.schema : schemaInText(body.instructions ?? ''),
+      },
+      { protocol: 'openai-responses', model: body.model, cacheKey: body.prompt_cache_key ?? null },
+    );
     const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.instructions ?? '') + items.map((i) => JSON.stringify(i)).join('');
     const inputTokens = emulatorTokenCount(prompt);
     const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);

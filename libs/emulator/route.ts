@@ -1,4 +1,5 @@
 import type { AutomaticPrefixCache, BreakpointCache } from './prefix-cache';
+import type { Reply, ReplyInput } from './reply';
 
 export type EmulatorReply = { kind: 'json'; status: number; body: unknown } | { kind: 'sse'; events: { event?: string; data: string }[]; done?: string };
 
@@ -9,11 +10,28 @@ export interface EmulatorState {
   anthropicCache: BreakpointCache;
 }
 
+/** Which call a reply is for, as far as the wire format tells. */
+export interface EmulatedCall {
+  protocol: 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
+  model: string;
+  /** `prompt_cache_key` (the OpenAI protocols): one per session and runtime; null when the request has none. */
+  cacheKey: string | null;
+}
+
 /** One wire format the emulator speaks. */
 export interface EmulatorRoute {
   method: 'POST';
   path: RegExp;
-  handle(body: unknown, context: { state: EmulatorState; match: RegExpExecArray; headers: Record<string, string | string[] | undefined> }): EmulatorReply;
+  handle(
+    body: unknown,
+    context: {
+      state: EmulatorState;
+      match: RegExpExecArray;
+      headers: Record<string, string | string[] | undefined>;
+      /** What the model answers: the emulator's script when it has one and answers, else `emulatedReply`. */
+      reply(input: ReplyInput, call: EmulatedCall): Reply;
+    },
+  ): EmulatorReply;
 }
 
 export const sse = (events: { event?: string; data: unknown }[], done?: string): EmulatorReply => ({

@@ -90,7 +90,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
           migrationUrl: e.COVEL_MIGRATION_DATABASE_URL,
           appRole: e.COVEL_APP_ROLE,
         } as const)
-      : ({ kind: 'pglite', dataDir: join(dataDir, 'pglite') } as const),
+      : // no dataDir: in memory (the plugin contract-test harness sets that; loadConfig always gives one)
+        ({ kind: 'pglite', dataDir: join(dataDir, 'pglite') } as { readonly kind: 'pglite'; readonly dataDir?: string }),
     redisUrl: e.REDIS_URL ?? null,
     dataDir,
     queuePrefix: e.COVEL_QUEUE_PREFIX,

@@ -12,6 +12,7 @@ import {
   upgradeInline,
 } from '../events';
 import { createAsyncProjector, engineInlineProjections } from './projections';
+import type { LoadedPlugin } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
 import { ProviderEmulator } from '../emulator';
 import type { EngineConfig } from './config';
@@ -63,8 +64,14 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-/** The composition root shared by the API, the worker and the embedded default. */
-export async function createEngine(config: EngineConfig, role: EngineRole, logger: Logger = consoleLogger): Promise<Engine> {
+/** What a caller may give the composition root instead of what the config points at. */
+export interface EngineOverrides {
+  /** These plugins (already loaded, ids unique) instead of the folders under `config.pluginsDir` (the plugin contract-test harness). */
+  plugins?: readonly LoadedPlugin[];
+}
+
+/** The composition root shared by the API, the worker, the embedded default and the plugin contract-test harness. */
+export async function createEngine(config: EngineConfig, role: EngineRole, logger: Logger = consoleLogger, overrides: EngineOverrides = {}): Promise<Engine> {
   const database = await openDatabase(config.database);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
@@ -104,7 +111,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
-    const catalog = await loadCatalog(config);
+    const catalog = await loadCatalog(config, overrides.plugins);
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
     const worlds = new WorldCatalog(config.worldsDir);

@@ -1,6 +1,6 @@
 export { createEngine } from './engine';
 export { consoleLogger } from './logger';
-export type { Engine, EngineRole } from './engine';
+export type { Engine, EngineRole, EngineOverrides } from './engine';
 export { loadConfig, ConfigError } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './api-key-strength';
 export type { EngineConfig } from './config';
@@ -14,7 +14,7 @@ export type { TurnDeps, TurnOptions } from './turn';
 export { SessionJournal } from './journal';
 export { loadRuntimeHistory } from './history-loader';
 export type { LoadedHistory } from './history-loader';
-export { buildRuntimeRequest, requestMessages } from './runtime-request';
+export { buildRuntimeRequest, requestMessages, promptCacheKey } from './runtime-request';
 export type { RuntimeRequestInputs, RuntimeRequest } from './runtime-request';
 export { rebuildRequests } from './request-rebuild';
 export { auditTurn, TurnNotFoundError } from './turn-audit';

@@ -1,4 +1,4 @@
-import { loadPlugins } from '../plugins-sdk';
+import { type LoadedPlugin, loadPlugins } from '../plugins-sdk';
 import type { CatalogGenerations } from './catalog-generations';
 import type { EngineConfig } from './config';
 import type { Logger } from './logger';
@@ -6,8 +6,8 @@ import { PluginHost } from './plugin-host';
 import { RuntimeCatalog } from './runtime-catalog';
 
 /** Loads the plugin folders, runs each server entry's `register(api)` and checks the catalog (start-up, and each reload). */
-export async function loadCatalog(config: Pick<EngineConfig, 'pluginsDir' | 'plugins'>): Promise<RuntimeCatalog> {
-  const plugins = loadPlugins(config.pluginsDir);
+export async function loadCatalog(config: Pick<EngineConfig, 'pluginsDir' | 'plugins'>, loaded?: readonly LoadedPlugin[]): Promise<RuntimeCatalog> {
+  const plugins = loaded ? [...loaded] : loadPlugins(config.pluginsDir);
   // each server entry's register(api), once; a bad entry stops start-up naming the plugin
   const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
   return new RuntimeCatalog(plugins, undefined, host);

@@ -9,7 +9,7 @@ import { HistoryFold } from './history-fold';
 import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { type CatalogGenerations, executionCatalog } from './catalog-generations';
-import { buildRuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
+import { buildRuntimeRequest, type RuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
@@ -45,8 +45,13 @@ export async function rebuildRequests(
   current: RuntimeCatalog,
   providers: ProviderRegistry,
   worlds: WorldCatalog,
-  /** `generations`: the earlier plugin catalogs, for executions that captured one (default: only `catalog`). */
-  options: { historyReadLimit: number; generations?: CatalogGenerations },
+  options: {
+    historyReadLimit: number;
+    /** The earlier plugin catalogs, for executions that captured one (default: only `catalog`). */
+    generations?: CatalogGenerations;
+    /** Sees each rebuilt call with the request it was rebuilt from (the contract-test harness reads its sections). */
+    inspect?: (call: RebuiltCall, request: RuntimeRequest & { inputs: RuntimeRequestInputs }) => void;
+  },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
   const history = new HistoryFold();
@@ -88,7 +93,8 @@ export async function rebuildRequests(
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: generation.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };
-      const { body, context, lorebook, segments } = await buildRuntimeRequest(inputs, providers, plugins);
+      const request = await buildRuntimeRequest(inputs, providers, plugins);
+      const { body, context, lorebook, segments } = request;
       const rebuilt = JSON.stringify(redactImageData(body));
       results.push({
         callId: d.callId,
@@ -101,6 +107,7 @@ export async function rebuildRequests(
         identical: rebuilt === d.body,
         sources: describeSources({ ...inputs, segments }, context, lorebook, history),
       });
+      options.inspect?.(results[results.length - 1], { ...request, inputs });
     }
     history.apply(event);
     pluginData.apply(event);

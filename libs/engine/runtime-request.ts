@@ -62,6 +62,8 @@ export interface RuntimeRequest {
   adapter: ProviderAdapter;
   /** Every segment offered to the assembly: the static ones, then the dynamic ones (providerPluginId set by the host). */
   segments: readonly ExtensionSegment[];
+  /** The provider-neutral messages the body was built from (after the PreLLMCall hooks). */
+  messages: ChatMessage[];
 }
 
 /**
@@ -106,7 +108,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
   });
-  return { context, lorebook, body, slot, adapter, segments };
+  return { context, lorebook, body, slot, adapter, segments, messages };
 }
 
 /** The agent settings of a runtime that calls a model; a function runtime has none. */

@@ -1,0 +1,15 @@
+/**
+ * The plugin contract-test harness (`libs/plugins-sdk/testing`): a test-only entry point. It runs
+ * the real engine, so it imports `libs/engine` — which is why it is a subpath of the SDK and not
+ * part of `libs/plugins-sdk`'s main entry, which plugin code imports and which must not pull the
+ * engine in. Import it from test files only.
+ */
+export { createPluginHarness } from './harness';
+export type { PluginHarness, TurnOptions, HarnessAudit } from './harness';
+export type { PluginHarnessOptions, ScriptedReply, InlineWorld } from './options';
+export { HarnessTurn } from './turn';
+export type { OutputView } from './turn';
+export type { RequestView, SegmentView, MessageView } from './request-view';
+export { HarnessOptionsError, HarnessTurnFailedError, HarnessTurnTimeoutError, HarnessLookupError } from './errors';
+export { BUILTIN_PLUGINS_DIR, INLINE_WORLD_ID } from './fixtures';
+export { DEFAULT_REPLY_KEY } from './replies';
