@@ -23,6 +23,7 @@ import type { CatalogRuntime } from './runtime-catalog';
 import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
 import type { PluginSettings } from './plugin-settings';
 import { renderRuntimeBody } from './runtime-template';
+import { extendedWorld } from './plugin-host/world-context';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
@@ -78,12 +79,14 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const lorebook = inputs.world ? activateLorebook(worldLorebook(inputs.world), { playerInput: inputs.playerInput.text, committedTail: inputs.scanTail }) : [];
   const history = plugins ? await transformHistory(plugins, inputs.history) : inputs.history;
   const segments = plugins ? [...inputs.segments, ...(await dynamicSegments(plugins, inputs.playerInput))] : inputs.segments;
+  // the world as the body's template sees it: extended by session.world-context@1 providers (spec §3)
+  const world = plugins ? await extendedWorld(plugins, inputs.world) : inputs.world;
   const ids = { pluginId: inputs.runtime.pluginId, runtimeId: inputs.runtime.runtimeId };
   const params: BuildContextParams = {
     locale: inputs.locale,
     runtime: {
       ...runtimeView(inputs.runtime, inputs.stageIndex),
-      body: renderRuntimeBody({ ...inputs, body: inputs.runtime.bodies[inputs.locale], plugin: inputs.runtime.plugin }),
+      body: renderRuntimeBody({ ...inputs, world, body: inputs.runtime.bodies[inputs.locale], plugin: inputs.runtime.plugin }),
     },
     activation: inputs.activation ?? (inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined),
     ...(inputs.inputs && inputs.inputs.length > 0 ? { inputs: inputs.inputs } : {}),

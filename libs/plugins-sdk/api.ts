@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ExtensionPoint, Locale } from './manifest';
 import { SegmentPosition } from './manifest';
-import type { LoadedWorld } from './world';
+import { JsonSchemaObject, type LoadedWorld, WorldDimension } from './world';
 import type { characterSheetSegments, currentCharacterOf, primarySeat } from '../data-boundary';
 import type { createPromptLoader } from './prompt-loader';
 
@@ -61,14 +61,25 @@ export type HookMessage = z.infer<typeof HookMessage>;
 export const RequestMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string(), endsHistory: z.boolean().optional() }).strict();
 export type RequestMessage = z.infer<typeof RequestMessage>;
 
+/**
+ * What a `session.world-context@1` provider returns (spec §3): more of the world's schema, more
+ * structured entries, and the current value of dynamic dimensions keyed by dimension id.
+ */
+export const WorldContextResult = z
+  .object({
+    schema: JsonSchemaObject.optional(),
+    entries: z.array(z.record(z.string(), z.unknown())).optional(),
+    dimensions: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/), WorldDimension).optional(),
+  })
+  .strict();
+export type WorldContextResult = z.infer<typeof WorldContextResult>;
+
 /** Result schema of each point's handler; `memory.block-definitions@1` is a service (any value). */
 export const extensionResultSchemas = {
   'prompt.segment@1': z.array(ReturnedSegment),
   'prompt.history-transform@1': z.array(HistoryMessageSchema),
   'history.compact@2': z.unknown(),
-  'session.world-context@1': z
-    .object({ schema: z.unknown().optional(), entries: z.array(z.unknown()).optional(), dimensions: z.array(z.unknown()).optional() })
-    .strict(),
+  'session.world-context@1': WorldContextResult,
   'memory.block-definitions@1': z.unknown(),
 } satisfies Record<ExtensionPoint, z.ZodType>;
 

@@ -3,10 +3,18 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ProviderEmulator } from '../../emulator';
-import { createEngine, DEFAULT_HISTORY_READ_LIMIT, type Engine, loadConfig, rebuildRequests } from '../../engine';
+import {
+  createEngine,
+  DEFAULT_HISTORY_READ_LIMIT,
+  type Engine,
+  loadConfig,
+  pluginSettingsIssues,
+  rebuildRequests,
+  type SubmitInputRequest,
+} from '../../engine';
 import { type PluginDataReader, type PluginDataRow, PluginDataStore, type StoredEvent } from '../../events';
 import { canonicalLocaleTag } from '..';
-import { HarnessLookupError, HarnessTurnFailedError, HarnessTurnTimeoutError } from './errors';
+import { HarnessLookupError, HarnessOptionsError, HarnessTurnFailedError, HarnessTurnTimeoutError } from './errors';
 import { loadHarnessPlugins, placeWorld } from './fixtures';
 import { parseOptions, type PluginHarnessOptions } from './options';
 import { ScriptedReplies } from './replies';
@@ -16,6 +24,8 @@ import { HarnessTurn } from './turn';
 export interface TurnOptions {
   /** Resolve with a failed turn (its `failure` set) instead of rejecting with `HarnessTurnFailedError`. */
   allowFailure?: boolean;
+  /** Form values submitted with the input (`{{ player.lastFormValues }}`). */
+  formValues?: SubmitInputRequest['formValues'];
 }
 
 /** `audit()`: every model request of the session rebuilt from the log alone and compared byte for byte. */
@@ -70,6 +80,9 @@ const POLL_MS = 10;
 export async function createPluginHarness(input: PluginHarnessOptions): Promise<PluginHarness> {
   const options = parseOptions(input);
   const plugins = loadHarnessPlugins(options.plugins, options.builtins);
+  // the player's settings are checked as the API checks them, before anything starts
+  const settingsIssues = options.pluginSettings ? pluginSettingsIssues(plugins, options.pluginSettings) : [];
+  if (settingsIssues.length > 0) throw new HarnessOptionsError(settingsIssues);
   const replies = new ScriptedReplies(options.replies, plugins);
   const dir = mkdtempSync(join(tmpdir(), 'covel-plugin-harness-'));
   const closers: (() => Promise<void>)[] = [async () => rmSync(dir, { recursive: true, force: true })];
@@ -98,7 +111,12 @@ export async function createPluginHarness(input: PluginHarnessOptions): Promise<
     engine.queue.consume(engine.turns!);
     const { tenant } = await engine.tenants.create(`plugin-harness-${randomUUID()}`);
     const locale = canonicalLocaleTag(options.locale)!;
-    const { answer } = await engine.sessions.createSession({ tenantId: tenant.id, locale, ...(worldId ? { worldId } : {}) });
+    const { answer } = await engine.sessions.createSession({
+      tenantId: tenant.id,
+      locale,
+      ...(worldId ? { worldId } : {}),
+      ...(options.pluginSettings ? { pluginSettings: options.pluginSettings } : {}),
+    });
     replies.addSession(answer.id);
     return new Harness({ engine, tenantId: tenant.id, sessionId: answer.id, locale, worldId, warnings, turnTimeoutMs: options.turnTimeoutMs, closeAll });
   } catch (error) {
@@ -141,7 +159,12 @@ class Harness implements PluginHarness {
 
   async turn(text: string, options: TurnOptions = {}): Promise<HarnessTurn> {
     this.open();
-    const { answer } = await this.engine.sessions.submitInput({ tenantId: this.tenantId, sessionId: this.sessionId, text });
+    const { answer } = await this.engine.sessions.submitInput({
+      tenantId: this.tenantId,
+      sessionId: this.sessionId,
+      text,
+      ...(options.formValues ? { formValues: options.formValues } : {}),
+    });
     const status = await this.ended(answer.executionId);
     const events = await this.events();
     const own = events.filter((e) => 'executionId' in e.data && e.data.executionId === answer.executionId);

@@ -34,6 +34,8 @@ export interface PluginHarnessOptions {
   handlerTimeoutMs?: number;
   /** How long `turn()` waits for a turn to end. Default 30,000 ms. */
   turnTimeoutMs?: number;
+  /** The player's configuration of plugins (`{{ userSettings.* }}`, `ctx.settings`), checked against each plugin's `contributes.settings`. */
+  pluginSettings?: Readonly<Record<string, Readonly<Record<string, string | number | boolean>>>>;
 }
 
 const Reply = z.union([
@@ -56,6 +58,7 @@ const Options = z
     llmConfig: z.string().min(1).optional(),
     handlerTimeoutMs: z.number().int().positive().optional(),
     turnTimeoutMs: z.number().int().positive().default(30_000),
+    pluginSettings: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).optional(),
   })
   .strict()
   .refine((o) => o.plugins.length > 0 || o.builtins, { message: 'give at least one plugin folder (or builtins: true)', path: ['plugins'] });

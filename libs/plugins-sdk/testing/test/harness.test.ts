@@ -169,6 +169,23 @@ describe('the plugin contract-test harness', () => {
     await expect(h.turn('again')).rejects.toThrow('the plugin harness is closed');
   });
 
+  it('the player settings and form values reach the body (userSettings, player.lastFormValues) as the API would send them', async () => {
+    const h = await createPluginHarness({
+      plugins: [join(FIXTURES, 'template-plugins', 'teller'), join(FIXTURES, 'template-plugins', 'constructor')],
+      world: join(FIXTURES, 'template-worlds', 'harbor'),
+      pluginSettings: { teller: { tone: 'bright', pace: 'brisk' } },
+    });
+    try {
+      const turn = await h.turn('Ring the bell', { formValues: { bell: 'great' } });
+      const system = turn.request('teller', 'teller').systemPrompt;
+      expect(system).toContain('Settings: tone=bright verbose=false pace=brisk');
+      expect(system).toContain('Form: {"bell":"great"}');
+      expect((await h.audit()).identical).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+
   describe('bad options: an error naming the field, before anything starts', () => {
     const bad = (options: unknown) =>
       createPluginHarness(options as PluginHarnessOptions).then(
@@ -198,6 +215,13 @@ describe('the plugin contract-test harness', () => {
       ['a bad inline world', { plugins: [EXAMPLE], world: { name: 'W', characters: [{ id: 'c' }] } }, 'world.characters[0].name', ''],
       ['an unknown world key', { plugins: [EXAMPLE], world: { name: 'W', climate: 'wet' } }, 'world.climate', 'unknown key'],
       ['a world path without WORLD.md', { plugins: [EXAMPLE], world: FIXTURES }, 'world', 'no WORLD.md'],
+      [
+        'a setting the plugin does not declare',
+        { plugins: [EXAMPLE], pluginSettings: { 'weather-watch': { loud: true } } },
+        'pluginSettings.weather-watch.loud',
+        '',
+      ],
+      ['settings of a plugin not loaded', { plugins: [EXAMPLE], pluginSettings: { nobody: { x: 1 } } }, 'pluginSettings.nobody', 'no loaded plugin'],
     ])('%s', async (_, options, path, message) => {
       const issues = await bad(options);
       expect(issues.map((i) => i.path)).toContain(path);

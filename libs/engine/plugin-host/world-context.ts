@@ -1,0 +1,33 @@
+import type { LoadedWorld, WorldContextResult } from '../../plugins-sdk';
+import type { RequestPlugins } from './request-extensions';
+
+/**
+ * Spec §3: "Supplementary world structure is returned by session.world-context@1: schema / entries,
+ * and the current values in dimensions." The session's world as a runtime's body sees it
+ * (`{{ world.schema | entries | dimensions }}`): each provider, in plugin id order, adds the schema's
+ * properties (a property the world declares keeps the world's), appends entries, and sets the
+ * current value of dimensions (a provider's dimension replaces the world's declaration of that
+ * id). The input is the same for every runtime of an execution, so the result is reused (and
+ * recorded once); a world with no provider is returned as it is.
+ */
+export async function extendedWorld(plugins: RequestPlugins, world: LoadedWorld | null): Promise<LoadedWorld | null> {
+  const providers = plugins.registry.providers('session.world-context@1');
+  if (!world || providers.length === 0) return world;
+  let schema = world.schema;
+  let entries = world.entries;
+  let dimensions = world.dimensions;
+  for (const provider of providers) {
+    const result = (await plugins.resolver.resolve(provider, {})) as WorldContextResult;
+    if (result.schema) schema = mergeSchema(schema, result.schema);
+    if (result.entries) entries = [...entries, ...result.entries];
+    if (result.dimensions) dimensions = { ...dimensions, ...result.dimensions };
+  }
+  return { ...world, schema, entries, dimensions };
+}
+
+type Schema = LoadedWorld['schema'];
+
+function mergeSchema(base: Schema, added: Schema): Schema {
+  const own = (s: Schema) => (s.properties !== null && typeof s.properties === 'object' ? (s.properties as Record<string, unknown>) : {});
+  return { ...added, ...base, properties: { ...own(added), ...own(base) } };
+}
