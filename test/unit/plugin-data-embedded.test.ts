@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../../libs/engine';
 import { calls } from '../fixtures/data-plugins/ledger/server';
 import { startEmbedded } from '../support/embedded';
+import { auditedIdentical, playTurns } from '../support/turns';
 
 const DATA_PLUGINS = join(__dirname, '..', 'fixtures', 'data-plugins');
 
@@ -11,12 +11,7 @@ describe('plugin data in the embedded engine (COVEL_PLUGINS_DIR)', () => {
     try {
       const client = await covel.newTenant();
       const { id } = await client.createSession({});
-      const turns: string[] = [];
-      for (const text of ['Open the ledger', 'Turn the page']) {
-        const { executionId, turnId } = await client.submit(id, text);
-        expect(await client.waitFor(executionId, 20_000)).toBe('committed');
-        turns.push(turnId);
-      }
+      const turns = await playTurns(client, id, ['Open the ledger', 'Turn the page']);
       const events = await covel.engine.store.readStream(id);
       expect(events.filter((e) => e.type.startsWith('plugin-data.')).map((e) => e.type)).toEqual([
         ...Array(3).fill('plugin-data.written@1'),
@@ -28,10 +23,7 @@ describe('plugin data in the embedded engine (COVEL_PLUGINS_DIR)', () => {
       expect(bodies[1]).toContain(String.raw`- latest | {\"turn\":2}\n- turn-2 | {\"date\":\"the third day of Frost\",\"note\":\"Turn 2: 墨 🙂\"}`);
       expect(bodies[1]).toContain(String.raw`Ledger latest: {\"turn\":2}`);
       const counted = { ...calls };
-      for (const turnId of turns) {
-        const audit = await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
-        expect(audit.identical).toBe(true);
-      }
+      expect(await auditedIdentical(covel.engine, id, turns)).toEqual([true, true]);
       expect(calls).toEqual(counted);
     } finally {
       await covel.stop();

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, rebuildRequests } from '../../libs/engine';
+import { DEFAULT_HISTORY_READ_LIMIT, rebuildRequests } from '../../libs/engine';
 import { calls } from '../fixtures/sample-plugins/almanac/server';
 import { startEmbedded } from '../support/embedded';
+import { auditedIdentical, playTurns } from '../support/turns';
 
 const SAMPLE_PLUGINS = join(__dirname, '..', 'fixtures', 'sample-plugins');
 
@@ -26,12 +27,7 @@ describe('issue 10 acceptance: the sample plugin (test/fixtures/sample-plugins/a
     try {
       const client = await covel.newTenant();
       const { id } = await client.createSession({});
-      const turns: string[] = [];
-      for (const text of ['Open the almanac', 'Turn the page']) {
-        const { executionId, turnId } = await client.submit(id, text);
-        expect(await client.waitFor(executionId, 20_000)).toBe('committed');
-        turns.push(turnId);
-      }
+      const turns = await playTurns(client, id, ['Open the almanac', 'Turn the page']);
       expect(calls).toEqual({ record: 2, digest: 2, recap: 2 });
       const events = await covel.engine.store.readStream(id);
 
@@ -81,10 +77,7 @@ describe('issue 10 acceptance: the sample plugin (test/fixtures/sample-plugins/a
       });
       expect(rebuilt).toHaveLength(2);
       expect(rebuilt.every((c) => c.identical)).toBe(true);
-      for (const turnId of turns) {
-        const audit = await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
-        expect(audit.identical).toBe(true);
-      }
+      expect(await auditedIdentical(covel.engine, id, turns)).toEqual([true, true]);
       expect(calls).toEqual(counted);
     } finally {
       await covel.stop();

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../../libs/engine';
 import { calls } from '../fixtures/world-context-plugins/atlas/server';
 import { startEmbedded } from '../support/embedded';
+import { auditedIdentical, playTurns } from '../support/turns';
 
 const FIXTURES = join(__dirname, '..', 'fixtures');
 
@@ -11,8 +11,7 @@ describe('session.world-context@1 extends the world a runtime body sees (spec §
     try {
       const client = await covel.newTenant();
       const { id } = await client.createSession({ worldId: 'harbor' });
-      const { executionId, turnId } = await client.submit(id, 'When is the tide?');
-      expect(await client.waitFor(executionId, 20_000)).toBe('committed');
+      const turns = await playTurns(client, id, ['When is the tide?']);
       const events = await covel.engine.store.readStream(id);
       const body = (events.find((e) => e.type === 'llm.calling@1')!.data as { body: string }).body;
       const system = (JSON.parse(body) as { messages: { content: string }[] }).messages[0].content;
@@ -32,8 +31,7 @@ describe('session.world-context@1 extends the world a runtime body sees (spec §
       expect(events.filter((e) => e.type === 'extension.resolved@1').map((e) => (e.data as { point: string }).point)).toEqual(['session.world-context@1']);
       const counted = calls.tides;
       expect(counted).toBe(1);
-      const audit = await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
-      expect(audit.identical).toBe(true);
+      expect(await auditedIdentical(covel.engine, id, turns)).toEqual([true]);
       expect(calls.tides).toBe(counted);
     } finally {
       await covel.stop();
