@@ -189,6 +189,12 @@ export type HookFn<H extends HookName> = (payload: HookPayloads[H], ctx: HookCon
 export type FunctionContext = Omit<HandlerContext, 'pluginData'> & {
   readonly inputs: Readonly<Record<string, unknown>>;
   readonly pluginData: PluginDataWriter;
+  /**
+   * Emits a domain event (a topic some loaded plugin declares in `contributes.events`; the payload
+   * JSON, at most 16,000 characters): recorded with the run's output, and each runtime the topic
+   * triggers then runs as its own activation. A failed run emits nothing.
+   */
+  emit(topic: string, payload?: unknown): void;
 };
 
 /** A `type: function` runtime's code: its JSON-serializable result is the runtime's output (its JSON text). */

@@ -14,6 +14,8 @@ import { commitEvent, missingRuntimes } from './commit';
 import type { TurnDeps } from './deps';
 import type { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
+import { type ActivationPayload, emittedEventActivations } from '../activation-events';
+import { EmissionBuffer } from '../plugin-host/event-emissions';
 
 /** Largest output a function may return, as UTF-8 JSON text. */
 export const MAX_FUNCTION_OUTPUT_BYTES = 4 * 1024 * 1024;
@@ -41,7 +43,7 @@ export interface FunctionStepArgs {
  */
 export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): Promise<'produced' | 'reused'> {
   const { job, run, runtime, catalog } = args;
-  const { text, changes } = await runFunction(deps, args);
+  const { text, changes, emissions } = await runFunction(deps, args);
   const key = runtimeKey(job.pluginId, job.runtimeId);
   let produced = false;
   let committed = false;
@@ -63,6 +65,8 @@ export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): P
     return [
       ...changes.map((c) => changeEvent(ref, c)),
       { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...output } },
+      // each emitted event starts its followers as activations, pending after this execution
+      ...emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
       ...(committed ? [commitEvent(catalog, { ...current, outputs }, job.attempt)] : []),
     ];
   });
@@ -77,7 +81,10 @@ function changeEvent(ref: { executionId: string; turnId: string; attempt: number
 }
 
 /** Runs the function; resolves to its output text and the rows it changed, or throws `FunctionRuntimeError`. */
-async function runFunction(deps: TurnDeps, args: FunctionStepArgs): Promise<{ text: string; changes: PluginDataChange[] }> {
+async function runFunction(
+  deps: TurnDeps,
+  args: FunctionStepArgs,
+): Promise<{ text: string; changes: PluginDataChange[]; emissions: readonly { topic: string; payload: ActivationPayload }[] }> {
   const { job, runtime } = args;
   const fail = (failure: FunctionRuntimeError['failure'], detail: string, cause?: unknown) =>
     new FunctionRuntimeError({ failure, pluginId: job.pluginId, runtimeId: runtime.runtimeId, detail, cause });
@@ -88,7 +95,13 @@ async function runFunction(deps: TurnDeps, args: FunctionStepArgs): Promise<{ te
   const scope = { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId };
   const buffer = new PluginDataBuffer(job.pluginId, deps.pluginData.scope(scope));
   const base = handlerContext(args.scope, job.pluginId, source);
-  const ctx: FunctionContext = Object.freeze({ ...base, inputs: Object.freeze(structuredClone(args.inputs ?? {})), pluginData: buffer.writer() });
+  const emissions = new EmissionBuffer(job.pluginId, declaredTopics(args.catalog));
+  const ctx: FunctionContext = Object.freeze({
+    ...base,
+    inputs: Object.freeze(structuredClone(args.inputs ?? {})),
+    pluginData: buffer.writer(),
+    emit: (topic: string, payload?: unknown) => emissions.emit(topic, payload),
+  });
   let raw: unknown;
   try {
     raw = await within(
@@ -100,7 +113,8 @@ async function runFunction(deps: TurnDeps, args: FunctionStepArgs): Promise<{ te
     if (error instanceof FunctionRuntimeError) throw error;
     throw fail('threw', `threw: ${error instanceof Error ? error.message : String(error)}`, error);
   } finally {
-    buffer.close(); // a write after the end (or the time limit) throws and is never stored
+    buffer.close(); // a write (or an emission) after the end or the time limit throws and is never stored
+    emissions.close();
   }
   const parsed = JsonResult.safeParse(raw === undefined ? null : raw);
   if (!parsed.success)
@@ -111,5 +125,9 @@ async function runFunction(deps: TurnDeps, args: FunctionStepArgs): Promise<{ te
   const text = JSON.stringify(parsed.data);
   if (Buffer.byteLength(text, 'utf8') > MAX_FUNCTION_OUTPUT_BYTES)
     throw fail('invalid-result', `returned more than ${MAX_FUNCTION_OUTPUT_BYTES} bytes of JSON`);
-  return { text, changes: buffer.changes() };
+  return { text, changes: buffer.changes(), emissions: emissions.emissions() };
+}
+
+function declaredTopics(catalog: RuntimeCatalog): ReadonlySet<string> {
+  return new Set(catalog.plugins.flatMap((p) => p.manifest.contributes.events.map((e) => e.topic)));
 }
