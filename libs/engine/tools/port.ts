@@ -1,0 +1,62 @@
+/**
+ * The seam between the agent loop (libs/engine/agent, issue 11 part 1) and the tools (framework
+ * tools and plugin tools, issue 11 part 2). The loop asks `definitions` what to send, and for each
+ * tool call of a reply asks `execute` for an outcome; it records the call and the outcome as events
+ * and appends the outcome's effects (plugin-data writes, emitted events) in the same append, so a
+ * resumed loop reuses a recorded outcome and never executes the call again. A tool never throws
+ * for a bad call: the model gets a JSON error with a code from `TOOL_ERROR_CODES`.
+ */
+import type { InputSlot } from '../../context';
+import type { ToolCall, ToolDefinition } from '../../providers';
+import type { ActivationPayload } from '../activation-events';
+import type { ExecutionJournal } from '../journal';
+import type { ExecutionScope } from '../plugin-host/handler-context';
+import type { PluginDataChange } from '../plugin-host/plugin-data-buffer';
+import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+
+/** The closed set of error codes a tool result may carry back to the model (spec §6). */
+export const TOOL_ERROR_CODES = [
+  'TOOL_NOT_AUTHORIZED',
+  'TOOL_UNKNOWN',
+  'INVALID_ARGUMENTS',
+  'TOOL_FAILED',
+  'TOOL_TIMEOUT',
+  'NOT_FOUND',
+  'EVENT_ALREADY_EMITTED',
+  'EVENT_INVALID',
+  'RUNTIME_DONE_NOT_ALLOWED',
+] as const;
+export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
+
+/** Everything a tool of one runtime's step may read. */
+export interface ToolRunContext {
+  catalog: RuntimeCatalog;
+  runtime: CatalogRuntime;
+  execution: ExecutionJournal;
+  /** tenant, session, locale, world, settings (as handlers get them). */
+  scope: ExecutionScope;
+  /** `ctx.inputSlots`: the runtime's typed inputs with their original values and `resultId`. */
+  inputSlots: readonly InputSlot[];
+  /** Topics already emitted in this execution (recorded): `emit-event` allows one per topic per turn. */
+  emittedTopics: ReadonlySet<string>;
+}
+
+/** What one tool call came to. `content` is the JSON text the model gets as the tool result. */
+export interface ToolOutcome {
+  content: string;
+  ok: boolean;
+  errorCode?: ToolErrorCode;
+  /** Plugin data the tool wrote (plugin tools only), appended with the outcome. */
+  changes: readonly PluginDataChange[];
+  /** Events the tool emitted (`emit-event`, a plugin tool's `ctx.emit`), appended with the outcome. */
+  emissions: readonly { topic: string; payload: ActivationPayload }[];
+  /** `runtime-done` was called (accepted): the runtime completes with no further model call. */
+  done?: boolean;
+}
+
+/** The tools of a runtime: what its requests declare, and how each call is executed. */
+export interface ToolSet {
+  /** Tool definitions sent with every step of this runtime, in a stable order (English descriptions). */
+  definitions(runtime: CatalogRuntime, catalog: RuntimeCatalog): ToolDefinition[];
+  execute(call: ToolCall, context: ToolRunContext): Promise<ToolOutcome>;
+}
