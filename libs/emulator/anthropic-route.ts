@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
+import { anthropicLoopError, redactedData } from './anthropic-checks';
 import { emulatorTokenCount } from './estimate';
+import { emulatedReasoning, signReasoning } from './reasoning';
 import { textOf } from './reply';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
@@ -19,6 +21,10 @@ const MessagesBody = z
       .passthrough()
       .optional(),
     stream: z.boolean().optional(),
+    thinking: z
+      .object({ type: z.enum(['enabled', 'disabled']), budget_tokens: z.number().int().optional() })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 
@@ -76,9 +82,16 @@ export const anthropicRoute: EmulatorRoute = {
         return anthropicError(400, 'thinking blocks cannot carry cache_control');
       }
     }
+    const thinking = body.thinking?.type === 'enabled';
+    if (thinking && (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')) {
+      return anthropicError(400, 'Thinking may not be enabled when tool_choice forces tool use.');
+    }
+    const loopError = anthropicLoopError(body.messages, thinking);
+    if (loopError) return anthropicError(400, loopError);
     const cache = state.anthropicCache.lookup(body.model, blocks);
     const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
     const last = body.messages[body.messages.length - 1];
+    const toolResults = body.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.filter((b) => b.type === 'tool_result'))).length;
     const choice =
       body.tool_choice?.type === 'tool' ? (body.tool_choice.name ?? '') : body.tool_choice?.type === 'any' ? 'required' : (body.tool_choice?.type ?? 'auto');
     const reply = answer(
@@ -87,15 +100,25 @@ export const anthropicRoute: EmulatorRoute = {
         tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.input_schema })),
         toolChoice: choice,
         afterToolResult: typeof last.content !== 'string' && last.content.some((b) => b.type === 'tool_result'),
+        toolResults,
         schema: schemaInText(system.map((b) => textOf([b])).join('\n')),
       },
       { protocol: 'anthropic', model: body.model, cacheKey: null },
     );
-    const content =
+    const answer_: Record<string, unknown> =
       reply.kind === 'tool'
-        ? [{ type: 'tool_use', id: `toolu_${randomUUID().slice(0, 12)}`, name: reply.name, input: reply.args }]
-        : [{ type: 'text', text: reply.text }];
-    const outputTokens = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : reply.text);
+        ? { type: 'tool_use', id: `toolu_${randomUUID().slice(0, 12)}`, name: reply.name, input: reply.args }
+        : { type: 'text', text: reply.text };
+    // with thinking on: a signed thinking block and a redacted_thinking block come first
+    const reasoning = thinking ? emulatedReasoning(transcript, toolResults) : '';
+    const content: Record<string, unknown>[] = thinking
+      ? [
+          { type: 'thinking', thinking: reasoning, signature: signReasoning('thinking', reasoning) },
+          { type: 'redacted_thinking', data: redactedData(reasoning) },
+          answer_,
+        ]
+      : [answer_];
+    const outputTokens = emulatorTokenCount(reasoning) + emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : reply.text);
     const usage = {
       input_tokens: cache.uncached,
       output_tokens: outputTokens,
@@ -119,18 +142,26 @@ export const anthropicRoute: EmulatorRoute = {
         data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } },
       },
     ];
-    if (reply.kind === 'tool') {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { ...content[0], input: {} } } });
-      events.push({
-        event: 'content_block_delta',
-        data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.args) } },
-      });
-    } else {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } });
-      for (const d of deltas(reply.text))
-        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: d } } });
+    const block = (index: number, start: unknown, blockDeltas: unknown[]) => {
+      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: start } });
+      for (const delta of blockDeltas) events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta } });
+      events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
+    };
+    let index = 0;
+    if (thinking) {
+      block(index++, { type: 'thinking', thinking: '', signature: '' }, [
+        ...deltas(reasoning).map((d) => ({ type: 'thinking_delta', thinking: d })),
+        { type: 'signature_delta', signature: content[0].signature },
+      ]);
+      block(index++, content[1], []);
     }
-    events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } });
+    if (reply.kind === 'tool') block(index, { ...answer_, input: {} }, [{ type: 'input_json_delta', partial_json: JSON.stringify(reply.args) }]);
+    else
+      block(
+        index,
+        { type: 'text', text: '' },
+        deltas(reply.text).map((d) => ({ type: 'text_delta', text: d })),
+      );
     events.push({
       event: 'message_delta',
       data: { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: outputTokens } },

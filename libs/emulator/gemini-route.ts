@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
+import { geminiLoopError, geminiThinking, signPart } from './gemini-checks';
+import { emulatedReasoning } from './reasoning';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
 
@@ -55,8 +57,11 @@ export const geminiRoute: EmulatorRoute = {
       }
       if (isResponse(c) && c.parts.some((p) => !p.functionResponse)) return googleError(400, 'A function response turn may only contain function responses.');
     }
+    const loopError = geminiLoopError(model, body.contents);
+    if (loopError) return googleError(400, loopError);
     if (JSON.stringify(body).includes(CACHE_BREAK)) return googleError(400, 'internal cache marker leaked into the request');
     const transcript = body.contents.map((c) => ({ role: c.role === 'model' ? 'assistant' : 'user', content: c.parts.map((p) => p.text ?? '').join('') }));
+    const toolResults = body.contents.flatMap((c) => c.parts.filter((p) => p.functionResponse)).length;
     const fcc = body.toolConfig?.functionCallingConfig;
     const declarations = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []);
     const choice = fcc?.mode === 'ANY' ? (fcc.allowedFunctionNames?.[0] ?? 'required') : fcc?.mode === 'NONE' ? 'none' : 'auto';
@@ -70,6 +75,7 @@ export const geminiRoute: EmulatorRoute = {
         })),
         toolChoice: choice,
         afterToolResult: isResponse(body.contents[body.contents.length - 1]),
+        toolResults,
         schema: body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema ?? schemaInText(systemText),
       },
       { protocol: 'gemini', model, cacheKey: null },
@@ -78,8 +84,15 @@ export const geminiRoute: EmulatorRoute = {
     const promptTokens = emulatorTokenCount(prompt);
     const cached = state.geminiCache.lookup(model, prompt);
     const text = reply.kind === 'text' ? reply.text : '';
-    const parts = reply.kind === 'tool' ? [{ functionCall: { name: reply.name, args: reply.args } }] : [{ text }];
-    const candidatesTokenCount = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    // thinking: a signature on the function call (or the text), the thought itself when asked for
+    const thinking = geminiThinking(model, body.generationConfig);
+    const thoughts = (body.generationConfig as { thinkingConfig?: { includeThoughts?: boolean } } | undefined)?.thinkingConfig?.includeThoughts === true;
+    const reasoning = thinking ? emulatedReasoning(transcript, toolResults) : '';
+    const answerPart: Record<string, unknown> = reply.kind === 'tool' ? { functionCall: { name: reply.name, args: reply.args } } : { text };
+    const signed = thinking ? signPart(answerPart) : answerPart;
+    const thoughtParts = thinking && thoughts ? [{ text: reasoning, thought: true }] : [];
+    const parts = [...thoughtParts, signed];
+    const candidatesTokenCount = emulatorTokenCount(reasoning) + emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
     const usageMetadata = {
       promptTokenCount: promptTokens,
       candidatesTokenCount,
@@ -92,7 +105,11 @@ export const geminiRoute: EmulatorRoute = {
       modelVersion: model,
     });
     if (match[2] === 'generateContent') return { kind: 'json', status: 200, body: response(parts, 'STOP', usageMetadata) };
-    const chunks = reply.kind === 'tool' ? [parts] : deltas(text).map((d) => [{ text: d }]);
+    const words = deltas(text);
+    const textChunks = words.map((d, i) => [
+      i === words.length - 1 && signed.thoughtSignature ? { text: d, thoughtSignature: signed.thoughtSignature } : { text: d },
+    ]);
+    const chunks = [...(thoughtParts.length ? [thoughtParts] : []), ...(reply.kind === 'tool' ? [[signed]] : textChunks)];
     return sse(
       chunks.map((p, i) => ({
         data: response(p, i === chunks.length - 1 ? 'STOP' : undefined, i === chunks.length - 1 ? usageMetadata : { promptTokenCount: promptTokens }),

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
+import { chatLoopError, deepSeekThinking } from './openai-chat-checks';
+import { emulatedReasoning } from './reasoning';
 import { rejectEffort } from './openai-reasoning';
 import { textOf } from './reply';
 import { truncateText } from '../text';
@@ -33,6 +35,10 @@ const ChatBody = z
     max_tokens: z.number().int().positive().optional(),
     prompt_cache_key: z.string().optional(),
     reasoning_effort: z.string().optional(),
+    thinking: z
+      .object({ type: z.enum(['enabled', 'disabled']) })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
 
@@ -54,7 +60,11 @@ export const openAIChatRoute: EmulatorRoute = {
     if (JSON.stringify(body.messages).includes(CACHE_BREAK)) return openAIError(400, 'Invalid request: internal cache marker leaked into messages', 'messages');
     const badEffort = rejectEffort(body.model, body.reasoning_effort, 'reasoning_effort');
     if (badEffort) return openAIError(400, badEffort.message, badEffort.param, badEffort.code);
+    const thinking = deepSeekThinking(body.model, body.thinking);
+    const loopError = chatLoopError(body.messages, thinking);
+    if (loopError) return openAIError(400, loopError.message, loopError.param);
     const transcript = body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
+    const toolResults = body.messages.filter((m) => m.role === 'tool').length;
     const choice = typeof body.tool_choice === 'object' ? body.tool_choice.function.name : (body.tool_choice ?? 'auto');
     const reply = answer(
       {
@@ -62,6 +72,7 @@ export const openAIChatRoute: EmulatorRoute = {
         tools: (body.tools ?? []).map((t) => ({ name: t.function.name, parameters: t.function.parameters })),
         toolChoice: choice,
         afterToolResult: body.messages[body.messages.length - 1].role === 'tool',
+        toolResults,
         schema: schemaInText(
           transcript
             .filter((m) => m.role === 'system')
@@ -85,7 +96,10 @@ export const openAIChatRoute: EmulatorRoute = {
       reply.kind === 'tool'
         ? [{ id: `call_${randomUUID().slice(0, 8)}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }]
         : undefined;
-    const completionTokens = emulatorTokenCount(text) + (toolCalls ? emulatorTokenCount(toolCalls[0].function.arguments) : 0);
+    // DeepSeek thinking: the reasoning comes as reasoning_content, before the answer
+    const reasoning = thinking ? emulatedReasoning(transcript, toolResults) : undefined;
+    const completionTokens =
+      emulatorTokenCount(reasoning ?? '') + emulatorTokenCount(text) + (toolCalls ? emulatorTokenCount(toolCalls[0].function.arguments) : 0);
     const usage = {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
@@ -107,7 +121,13 @@ export const openAIChatRoute: EmulatorRoute = {
           choices: [
             {
               index: 0,
-              message: { role: 'assistant', content: toolCalls ? null : text, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+              message: {
+                role: 'assistant',
+                content: toolCalls ? null : text,
+                refusal: null,
+                ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}),
+                ...(toolCalls ? { tool_calls: toolCalls } : {}),
+              },
               finish_reason: finish,
               logprobs: null,
             },
@@ -118,6 +138,8 @@ export const openAIChatRoute: EmulatorRoute = {
     }
     const base = { id, object: 'chat.completion.chunk', created, model: body.model };
     const events: { data: unknown }[] = [{ data: { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] } }];
+    for (const word of deltas(reasoning ?? ''))
+      events.push({ data: { ...base, choices: [{ index: 0, delta: { reasoning_content: word }, finish_reason: null }] } });
     for (const word of deltas(text)) events.push({ data: { ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] } });
     if (toolCalls) events.push({ data: { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...toolCalls[0] }] }, finish_reason: null }] } });
     events.push({ data: { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] } });

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
 import { openAIError } from './openai-chat-route';
+import { encryptedReasoning, reasoningModel, responsesLoopError } from './openai-responses-checks';
+import { emulatedReasoning, signReasoning } from './reasoning';
 import { rejectEffort } from './openai-reasoning';
 import { textOf } from './reply';
 import { deltas, type EmulatorRoute, sse } from './route';
@@ -23,7 +25,8 @@ const ResponsesBody = z
     stream: z.boolean().optional(),
     prompt_cache_key: z.string().optional(),
     max_output_tokens: z.number().int().positive().optional(),
-    reasoning: z.object({ effort: z.string().optional() }).passthrough().optional(),
+    reasoning: z.object({ effort: z.string().optional(), summary: z.string().optional() }).passthrough().optional(),
+    include: z.array(z.string()).optional(),
   })
   .passthrough();
 
@@ -42,7 +45,10 @@ export const openAIResponsesRoute: EmulatorRoute = {
     const badEffort = rejectEffort(body.model, body.reasoning?.effort, 'reasoning.effort');
     if (badEffort) return openAIError(400, badEffort.message, badEffort.param, badEffort.code);
     const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+    const loopError = responsesLoopError(items);
+    if (loopError) return openAIError(400, loopError.message, loopError.param);
     const transcript = items.filter((i) => i.role).map((i) => ({ role: i.role!, content: textOf(i.content) }));
+    const toolResults = items.filter((i) => i.type === 'function_call_output').length;
     const choice = typeof body.tool_choice === 'object' ? body.tool_choice.name : (body.tool_choice ?? 'auto');
     const reply = answer(
       {
@@ -50,6 +56,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
         tools: (body.tools ?? []).map((t) => ({ name: t.name, parameters: t.parameters })),
         toolChoice: choice,
         afterToolResult: items[items.length - 1]?.type === 'function_call_output',
+        toolResults,
         schema: body.text?.format.type === 'json_schema' ? body.text.format.schema : schemaInText(body.instructions ?? ''),
       },
       { protocol: 'openai-responses', model: body.model, cacheKey: body.prompt_cache_key ?? null },
@@ -60,7 +67,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
     const id = `resp_${randomUUID().replace(/-/g, '')}`;
     const msgId = `msg_${randomUUID().replace(/-/g, '')}`;
     const text = reply.kind === 'text' ? reply.text : '';
-    const output =
+    const answerItem =
       reply.kind === 'tool'
         ? [
             {
@@ -73,7 +80,19 @@ export const openAIResponsesRoute: EmulatorRoute = {
             },
           ]
         : [{ type: 'message', id: msgId, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }];
-    const outputTokens = emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    // a reasoning model reasons first: a reasoning item (summary when asked for, encrypted content when included)
+    const thinks = reasoningModel(body.model) && body.reasoning?.effort !== 'none';
+    const reasoning = thinks ? emulatedReasoning(transcript, toolResults) : '';
+    const reasoningItem = {
+      type: 'reasoning',
+      id: `rs_${signReasoning('reasoning-id', reasoning)
+        .replace(/[^A-Za-z0-9]/g, '')
+        .slice(0, 24)}`,
+      summary: body.reasoning?.summary ? [{ type: 'summary_text', text: reasoning }] : [],
+      ...(body.include?.includes('reasoning.encrypted_content') ? { encrypted_content: encryptedReasoning(reasoning) } : {}),
+    };
+    const output: Record<string, unknown>[] = thinks ? [reasoningItem, ...answerItem] : answerItem;
+    const outputTokens = emulatorTokenCount(reasoning) + emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
     const response = {
       id,
       object: 'response',
@@ -85,7 +104,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
         input_tokens: inputTokens,
         input_tokens_details: { cached_tokens: cached },
         output_tokens: outputTokens,
-        output_tokens_details: { reasoning_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: emulatorTokenCount(reasoning) },
         total_tokens: inputTokens + outputTokens,
       },
       error: null,
@@ -95,15 +114,20 @@ export const openAIResponsesRoute: EmulatorRoute = {
     let seq = 0;
     const ev = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: seq++, ...data } });
     const events = [ev('response.created', { response: { ...response, status: 'in_progress', output: [] } })];
-    if (reply.kind === 'text') {
-      events.push(ev('response.output_item.added', { output_index: 0, item: { ...output[0], status: 'in_progress', content: [] } }));
-      events.push(
-        ev('response.content_part.added', { output_index: 0, item_id: msgId, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }),
-      );
-      for (const d of deltas(text)) events.push(ev('response.output_text.delta', { output_index: 0, item_id: msgId, content_index: 0, delta: d }));
-      events.push(ev('response.output_text.done', { output_index: 0, item_id: msgId, content_index: 0, text }));
+    if (thinks) {
+      events.push(ev('response.output_item.added', { output_index: 0, item: { ...reasoningItem, summary: [] } }));
+      events.push(ev('response.output_item.done', { output_index: 0, item: reasoningItem }));
     }
-    events.push(ev('response.output_item.done', { output_index: 0, item: output[0] }));
+    const at = thinks ? 1 : 0;
+    if (reply.kind === 'text') {
+      events.push(ev('response.output_item.added', { output_index: at, item: { ...answerItem[0], status: 'in_progress', content: [] } }));
+      events.push(
+        ev('response.content_part.added', { output_index: at, item_id: msgId, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }),
+      );
+      for (const d of deltas(text)) events.push(ev('response.output_text.delta', { output_index: at, item_id: msgId, content_index: 0, delta: d }));
+      events.push(ev('response.output_text.done', { output_index: at, item_id: msgId, content_index: 0, text }));
+    }
+    events.push(ev('response.output_item.done', { output_index: at, item: answerItem[0] }));
     events.push(ev('response.completed', { response }));
     return sse(events);
   },

@@ -9,6 +9,8 @@ export interface ReplyInput {
   toolChoice: string;
   /** The last input item is a tool result: answer in text. */
   afterToolResult: boolean;
+  /** How many tool results the request carries (all rounds so far). */
+  toolResults: number;
   schema?: unknown;
 }
 

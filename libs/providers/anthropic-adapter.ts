@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { CACHE_BREAK, stripCacheBreaks } from './cache-break';
+import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { toProviderError } from './provider-errors';
@@ -109,7 +110,10 @@ function toWire(m: ChatMessage, asBlocks: boolean): WireMessage {
   if (m.role === 'tool') return { role: 'user', content: [{ type: 'tool_result', tool_use_id: m.toolCallId ?? '', content: m.content }] };
   if (m.role === 'assistant') {
     const content: Block[] = [];
-    if (m.thinking) content.push({ type: 'thinking', thinking: m.thinking.text, signature: m.thinking.signature ?? '' });
+    // thinking blocks go back unchanged, first in the turn (a thinking block without its signature is a 400)
+    const carried = continuationFor(m.continuation, 'anthropic');
+    if (carried) content.push(...carried.blocks.map((b) => ({ ...b }) as Block));
+    else if (m.thinking?.signature) content.push({ type: 'thinking', thinking: m.thinking.text, signature: m.thinking.signature });
     if (m.content) content.push({ type: 'text', text: stripCacheBreaks(m.content) });
     for (const c of m.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
     if (!asBlocks && content.length === 1 && content[0].type === 'text') return { role: 'assistant', content: String(content[0].text) };
@@ -148,6 +152,8 @@ function fromMessage(message: Anthropic.Message): ModelResponse {
   const toolCalls: ToolCall[] = message.content.flatMap((b) =>
     b.type === 'tool_use' ? [{ id: b.id, name: b.name, arguments: b.input as Record<string, unknown> }] : [],
   );
+  const reasoning = message.content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+  const thoughts = message.content.flatMap((b) => (b.type === 'thinking' ? [b] : []));
   const u = message.usage;
   const read = u.cache_read_input_tokens ?? 0;
   const created = u.cache_creation_input_tokens ?? 0;
@@ -156,5 +162,9 @@ function fromMessage(message: Anthropic.Message): ModelResponse {
     toolCalls,
     finishReason: message.stop_reason ?? null,
     usage: { inputTokens: u.input_tokens + read + created, outputTokens: u.output_tokens, cachedInputTokens: read, cacheCreationInputTokens: created },
+    ...(thoughts.length
+      ? { thinking: { text: thoughts.map((b) => b.thinking).join('\n\n'), ...(thoughts.length === 1 ? { signature: thoughts[0].signature } : {}) } }
+      : {}),
+    ...(reasoning.length ? { continuation: { protocol: 'anthropic', blocks: reasoning.map((b) => ({ ...b }) as Record<string, unknown>) } } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { type GenerateContentParameters, type GenerateContentResponse, GoogleGenAI } from '@google/genai';
 import { stripCacheBreaks } from './cache-break';
+import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { toProviderError } from './provider-errors';
@@ -111,7 +112,9 @@ export class GeminiAdapter implements ProviderAdapter {
         let last: GenerateContentResponse | null = null;
         let text = '';
         const calls: ToolCall[] = [];
+        const parts: Part[] = [];
         for await (const chunk of await this.client.models.generateContentStream(params)) {
+          for (const p of chunk.candidates?.[0]?.content?.parts ?? []) appendPart(parts, { ...p });
           const delta = chunk.candidates?.[0]?.content?.parts?.flatMap((p) => (p.text && !p.thought ? [p.text] : [])).join('') ?? '';
           if (delta) {
             text += delta;
@@ -120,11 +123,12 @@ export class GeminiAdapter implements ProviderAdapter {
           calls.push(...functionCalls(chunk));
           last = chunk;
         }
-        return { text, toolCalls: calls, finishReason: last?.candidates?.[0]?.finishReason ?? null, usage: usageOf(last) };
+        return { text, toolCalls: calls, finishReason: last?.candidates?.[0]?.finishReason ?? null, usage: usageOf(last), ...reasoningOf(parts) };
       }
       const r = await this.client.models.generateContent(params);
       const text = r.candidates?.[0]?.content?.parts?.flatMap((p) => (p.text && !p.thought ? [p.text] : [])).join('') ?? '';
-      return { text, toolCalls: functionCalls(r), finishReason: r.candidates?.[0]?.finishReason ?? null, usage: usageOf(r) };
+      const parts = (r.candidates?.[0]?.content?.parts ?? []).map((p) => ({ ...p }) as Part);
+      return { text, toolCalls: functionCalls(r), finishReason: r.candidates?.[0]?.finishReason ?? null, usage: usageOf(r), ...reasoningOf(parts) };
     } catch (error) {
       throw toProviderError('gemini', error);
     }
@@ -173,6 +177,9 @@ function toContent(m: ChatMessage): Content {
       ],
     };
   if (m.role === 'assistant') {
+    // the model turn as it came, thought signatures on the same parts
+    const carried = continuationFor(m.continuation, 'gemini');
+    if (carried) return { role: 'model', parts: carried.parts.map((p) => ({ ...p })) };
     const parts: Part[] = [];
     if (m.content) parts.push({ text: stripCacheBreaks(m.content) });
     for (const c of m.toolCalls ?? []) parts.push({ functionCall: { id: c.id, name: c.name, args: c.arguments } });
@@ -201,4 +208,26 @@ function functionCalls(r: GenerateContentResponse): ToolCall[] {
 function usageOf(r: GenerateContentResponse | null): ModelResponse['usage'] {
   const u = r?.usageMetadata;
   return { inputTokens: u?.promptTokenCount ?? 0, outputTokens: u?.candidatesTokenCount ?? 0, cachedInputTokens: u?.cachedContentTokenCount ?? 0 };
+}
+
+const plainText = (p: Part) => typeof p.text === 'string' && Object.keys(p).every((k) => k === 'text' || k === 'thought' || k === 'thoughtSignature');
+
+/**
+ * A streamed part joins the previous one when both are text of the same kind (thought or not) and
+ * the previous has no signature yet: the parts then match the non-streamed reply's.
+ */
+function appendPart(parts: Part[], part: Part): void {
+  const last = parts[parts.length - 1];
+  if (last && plainText(last) && plainText(part) && last.thoughtSignature === undefined && Boolean(last.thought) === Boolean(part.thought)) {
+    parts[parts.length - 1] = { ...last, ...part, text: String(last.text) + String(part.text) };
+    return;
+  }
+  parts.push(part);
+}
+
+/** Thought text, and the model content as the continuation when it carries reasoning state (thought parts or signatures). */
+function reasoningOf(parts: Part[]): Pick<ModelResponse, 'thinking' | 'continuation'> {
+  if (!parts.some((p) => p.thought === true || typeof p.thoughtSignature === 'string')) return {};
+  const thoughts = parts.flatMap((p) => (p.thought === true && typeof p.text === 'string' ? [p.text] : [])).join('');
+  return { ...(thoughts ? { thinking: { text: thoughts } } : {}), continuation: { protocol: 'gemini', parts } };
 }

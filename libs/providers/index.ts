@@ -1,4 +1,5 @@
 export * from './types';
+export { Continuation, continuationFor } from './continuation';
 export { OpenAIChatAdapter } from './openai-chat-adapter';
 export type { OpenAIAdapterOptions } from './openai-chat-adapter';
 export { parseLlmConfig, loadLlmConfig, SlotConfigError } from './slots';

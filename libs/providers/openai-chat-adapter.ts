@@ -1,11 +1,12 @@
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { stripCacheBreaks } from './cache-break';
+import { continuationFor } from './continuation';
 import { wrapSystemInstruction, splitLeadingSystem } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { toProviderError } from './provider-errors';
 import { openAIEffort, resolveReasoning, resolveToolChoice } from './request-preferences';
-import { type ModelCall, type ModelResponse, type ProviderAdapter, type SendOptions, type ToolCall } from './types';
+import { type ChatMessage, type ModelCall, type ModelResponse, type ProviderAdapter, type SendOptions, type ToolCall } from './types';
 
 export interface OpenAIAdapterOptions {
   apiKey: string;
@@ -54,7 +55,7 @@ export class OpenAIChatAdapter implements ProviderAdapter {
         messages.push({
           role: 'assistant',
           content: m.content || null,
-          ...(m.thinking && caps.family === 'deepseek' ? { reasoning_content: m.thinking.text } : {}),
+          ...reasoningContentOf(m, caps.family),
           ...(m.toolCalls?.length
             ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
             : {}),
@@ -102,6 +103,7 @@ export class OpenAIChatAdapter implements ProviderAdapter {
         toolCalls: (choice?.message?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [toolCall(c.id, c.function.name, c.function.arguments)] : [])),
         finishReason: choice?.finish_reason ?? null,
         usage: mapUsage(completion.usage),
+        ...withReasoningContent((choice?.message as { reasoning_content?: string | null } | undefined)?.reasoning_content),
       };
     } catch (error) {
       throw toProviderError('openai-chat', error);
@@ -111,11 +113,14 @@ export class OpenAIChatAdapter implements ProviderAdapter {
   private async sendStreaming(body: Record<string, unknown>, options: SendOptions): Promise<ModelResponse> {
     const stream = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream: true }, { signal: options.signal });
     let text = '';
+    let reasoning: string | undefined;
     let finishReason: string | null = null;
     let usage = mapUsage(undefined);
     const calls = new Map<number, { id: string; name: string; args: string }>();
     for await (const chunk of stream) {
       const choice = chunk.choices[0];
+      const reasoningDelta = (choice?.delta as { reasoning_content?: string | null } | undefined)?.reasoning_content;
+      if (typeof reasoningDelta === 'string') reasoning = (reasoning ?? '') + reasoningDelta;
       const delta = choice?.delta?.content ?? '';
       if (delta) {
         text += delta;
@@ -131,8 +136,21 @@ export class OpenAIChatAdapter implements ProviderAdapter {
       if (choice?.finish_reason) finishReason = choice.finish_reason;
       if (chunk.usage) usage = mapUsage(chunk.usage);
     }
-    return { text, toolCalls: [...calls.values()].map((c) => toolCall(c.id, c.name, c.args)), finishReason, usage };
+    return { text, toolCalls: [...calls.values()].map((c) => toolCall(c.id, c.name, c.args)), finishReason, usage, ...withReasoningContent(reasoning) };
   }
+}
+
+/** DeepSeek / Qwen `reasoning_content`: readable thinking, and the continuation that carries it back. */
+function withReasoningContent(reasoning: string | null | undefined): Pick<ModelResponse, 'thinking' | 'continuation'> {
+  if (typeof reasoning !== 'string' || reasoning === '') return {};
+  return { thinking: { text: reasoning }, continuation: { protocol: 'openai-chat', reasoningContent: reasoning } };
+}
+
+/** An assistant message's reasoning_content: its own continuation, else (DeepSeek) its thinking text. */
+function reasoningContentOf(m: ChatMessage, family: ModelCapabilities['family']): { reasoning_content?: string } {
+  const carried = continuationFor(m.continuation, 'openai-chat');
+  if (carried) return { reasoning_content: carried.reasoningContent };
+  return m.thinking && family === 'deepseek' ? { reasoning_content: m.thinking.text } : {};
 }
 
 export function toolCall(id: string, name: string, args: string): ToolCall {

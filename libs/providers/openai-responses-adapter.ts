@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { stripCacheBreaks } from './cache-break';
+import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf } from './model-table';
 import { type OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
@@ -38,6 +39,8 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
           ],
         });
       } else if (m.role === 'assistant') {
+        // the turn's reasoning items go back unchanged, before its message and function calls
+        for (const item of continuationFor(m.continuation, 'openai-responses')?.items ?? []) input.push({ ...item });
         if (m.content) input.push({ role: 'assistant', content: [{ type: 'output_text', text: m.content }] });
         for (const c of m.toolCalls ?? []) input.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) });
       } else {
@@ -51,6 +54,8 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
       body.tools = call.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false }));
       const choice = resolveToolChoice(call, caps);
       if (choice !== undefined) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.name };
+      // a reasoning model in a tool loop: its reasoning comes back encrypted, to be carried to the next step without server state
+      if (caps.reasoning === 'openai-effort') body.include = ['reasoning.encrypted_content'];
     }
     // the schema is in the system prompt (bridge) and sent again as the native field
     if (call.outputSchema) body.text = { format: { type: 'json_schema', name: call.outputSchema.name, schema: call.outputSchema.schema, strict: false } };
@@ -86,6 +91,8 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
 function fromResponse(r: OpenAI.Responses.Response): ModelResponse {
   const text = r.output.flatMap((o) => (o.type === 'message' ? o.content.flatMap((c) => (c.type === 'output_text' ? [c.text] : [])) : [])).join('');
   const toolCalls = r.output.flatMap((o) => (o.type === 'function_call' ? [toolCall(o.call_id, o.name, o.arguments)] : []));
+  const reasoning = r.output.flatMap((o) => (o.type === 'reasoning' ? [o] : []));
+  const summary = reasoning.flatMap((o) => o.summary.map((p) => p.text)).join('\n\n');
   return {
     text,
     toolCalls,
@@ -95,5 +102,7 @@ function fromResponse(r: OpenAI.Responses.Response): ModelResponse {
       outputTokens: r.usage?.output_tokens ?? 0,
       cachedInputTokens: r.usage?.input_tokens_details?.cached_tokens ?? 0,
     },
+    ...(summary ? { thinking: { text: summary } } : {}),
+    ...(reasoning.length ? { continuation: { protocol: 'openai-responses', items: reasoning.map((o) => ({ ...o }) as Record<string, unknown>) } } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { EngineError } from '../errors';
+import type { Continuation } from './continuation';
 /** Provider-neutral shapes the engine hands to an adapter and gets back. */
 
 export interface InlineImage {
@@ -22,6 +23,12 @@ export interface ChatMessage {
   toolCalls?: ToolCall[];
   /** assistant messages: reasoning to replay (never carries a cache boundary). */
   thinking?: { text: string; signature?: string };
+  /**
+   * assistant messages: the `continuation` of the ModelResponse this message records, carried back
+   * unchanged by the adapter of the same protocol (it wins over `thinking` there; another
+   * protocol's adapter ignores it).
+   */
+  continuation?: Continuation;
   /** tool messages: which call this answers. */
   toolCallId?: string;
   toolName?: string;
@@ -79,6 +86,17 @@ export interface ModelResponse {
   toolCalls: ToolCall[];
   finishReason: string | null;
   usage: Usage;
+  /**
+   * The reply's reasoning as readable text, when the provider returns any (Anthropic thinking,
+   * Responses summaries, Gemini thought parts, DeepSeek reasoning_content). `signature`: Anthropic,
+   * when the reply has exactly one thinking block. Shape of ChatMessage.thinking.
+   */
+  thinking?: { text: string; signature?: string };
+  /**
+   * What the protocol needs back on the next request of the loop (see Continuation): copy it onto
+   * the assistant ChatMessage that records this reply. Absent when there is nothing to carry.
+   */
+  continuation?: Continuation;
 }
 
 export interface SendOptions {
