@@ -16,9 +16,13 @@ export function signPart<T extends Part>(part: T): T {
   return { ...part, thoughtSignature: signReasoning('gemini', signedPayload(part)) };
 }
 
-/** Thinking, as the request sets it: a budget above 0, thoughts asked for, or a Gemini 3 model (it always thinks). */
+/**
+ * Thinking, as the request sets it: a budget above 0, thoughts asked for, or a Gemini 3 model (it
+ * cannot be turned off there, and its function calls always come with signatures).
+ */
 export function geminiThinking(model: string, generationConfig: unknown): boolean {
   const tc = (generationConfig as { thinkingConfig?: { thinkingBudget?: unknown; includeThoughts?: unknown } } | undefined)?.thinkingConfig;
+  if (/^gemini-3/.test(model)) return true;
   if (tc?.thinkingBudget === 0) return false;
   return (typeof tc?.thinkingBudget === 'number' && tc.thinkingBudget !== 0) || tc?.includeThoughts === true || /^gemini-3/.test(model);
 }

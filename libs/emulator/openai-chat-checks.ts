@@ -36,6 +36,9 @@ export function chatLoopError(messages: readonly Message[], deepSeekThinking: bo
         };
       }
     }
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
     const ids = m.role === 'assistant' ? callIds(m) : [];
     if (ids.length === 0) continue;
     if (deepSeekThinking && i > lastUser && typeof m.reasoning_content !== 'string') {

@@ -74,5 +74,7 @@ toolLoopContract({
       (c) => ({ ...c, parts: (c as Parts).parts.map((p) => (p.thoughtSignature ? { ...p, thoughtSignature: `x${String(p.thoughtSignature)}` } : p)) }),
     ],
   ],
+  // Gemini 3 always thinks (and signs its calls): reasoning: false is shown on 2.5 Flash
   reasoningOff: /"thinkingBudget":0/,
+  reasoningOffModel: 'gemini-2.5-flash',
 });

@@ -17,8 +17,11 @@ export interface LoopSpec {
   tamperings: [string, (c: Continuation) => Continuation | undefined][];
   /** What `agent.reasoning: false` puts in the request for the reasoning model. */
   reasoningOff: RegExp;
+  /** The model for the `reasoning: false` test, when it is not the reasoning model (one that can turn it off). */
+  reasoningOffModel?: string;
 }
 
+const low = { overrides: { reasoning: { enabled: true, effort: 'low' as const } } };
 const RITUAL: ChatMessage[] = [
   { role: 'system', content: 'You are the narrator.' },
   { role: 'user', content: 'Perform the ritual' },
@@ -174,11 +177,14 @@ export function toolLoopContract(spec: LoopSpec) {
     });
 
     it('reasoning: false turns the reasoning model’s reasoning off: no continuation, and the loop still completes', async () => {
-      const { replies, bodies } = await runLoop(adapter, plain({ model: spec.reasoning.model, preferences: { reasoning: false } }));
+      const { replies, bodies } = await runLoop(adapter, plain({ model: spec.reasoningOffModel ?? spec.reasoning.model, preferences: { reasoning: false } }));
       expect(JSON.stringify(bodies[0])).toMatch(spec.reasoningOff);
       expect(replies.map((r) => r.toolCalls.length)).toEqual([1, 1, 0]);
       expect(replies.map((r) => r.continuation)).toEqual([undefined, undefined, undefined]);
       expect(replies.map((r) => r.thinking)).toEqual([undefined, undefined, undefined]);
+      // the same model with reasoning turned on does reason: the preference is what turned it off
+      const on = await adapter.send(adapter.buildRequest(plain({ model: spec.reasoningOffModel ?? spec.reasoning.model, ...low })));
+      expect(on.continuation?.protocol).toBe(adapter.protocol);
     });
   });
 }
