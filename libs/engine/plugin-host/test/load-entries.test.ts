@@ -33,7 +33,7 @@ describe('server entries at start-up', () => {
   it('registers what each entry declares; every point is accepted; TypeScript entries at server/index.ts are found by default', async () => {
     plugin(
       'memory',
-      `${js}contributes:\n  extensions:\n    - { point: memory.block-definitions@1, id: blocks }\n    - { point: session.world-context@1, id: world }\n    - { point: history.compact@2, id: compact }\n`,
+      `${js}contributes:\n  extensions:\n    - { point: memory.block-definitions@1, id: blocks }\n    - { point: session.world-context@1, id: world }\n    - { point: history.compact@2, id: compact }\n  tools:\n    - { name: remember, description: Remember a thing., parameters: { type: object } }\n`,
       cjs(`for (const [p, id] of [['memory.block-definitions@1','blocks'],['session.world-context@1','world'],['history.compact@2','compact']]) api.provideExtension(p, id, { handler: () => ({}) });
 api.registerTool('remember', async () => ({ ok: true }));`),
     );
