@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { loadPlugins, type LoadedWorld, WorldManifest } from '../../../plugins-sdk';
 import type { ExecutionJournal } from '../../journal';
-import { PluginHost } from '../../plugin-host';
+import { ExtensionRegistry, PluginHost, pluginSdk } from '../../plugin-host';
 import { RuntimeCatalog } from '../../runtime-catalog';
 import { createToolSet, type ToolOutcome, type ToolRunContext } from '..';
 
@@ -213,6 +213,22 @@ describe('the tool set (issue 11 part 2)', () => {
         code: 'NOT_FOUND',
         message: 'no world dimension "tides": the ids are factions, ledger, weather',
       });
+    });
+
+    it("reads the snapshot the request saw: session.world-context@1 dimensions through the step's resolver", async () => {
+      const registry = new ExtensionRegistry();
+      registry.apiFor('tides', pluginSdk).provideExtension('session.world-context@1', 'dims', { handler: () => ({}) });
+      const resolved: unknown[] = [];
+      const resolver = {
+        resolve: async (entry: unknown, input: unknown) => {
+          resolved.push(input);
+          return { dimensions: { tide: { name: 'Tide', value: { height: 'high' }, version: 7 } } };
+        },
+      };
+      const outcome = await call('world-dimension-get', { id: 'tide', path: '/height' }, 'keeper', { plugins: { registry, resolver } });
+      expect(body(outcome).data).toEqual({ id: 'tide', name: 'Tide', version: 7, path: '/height', value: 'high' });
+      expect(resolved).toEqual([{}]);
+      expect(body(await call('world-dimension-list', {}, 'keeper', { plugins: { registry, resolver } })).data!.page).toEqual({ offset: 0, total: 4 });
     });
 
     it('world-dimension-list pages the dimensions by id, without values', async () => {
