@@ -24,18 +24,23 @@ function worldInfo(title: string, entries: readonly ActivatedLoreEntry[]): strin
     .join('\n\n')}`;
 }
 
+/** Spec §6: a topic, its description and required fields; the complete schema where references force it; the marker for an unreadable one. */
+function eventLine(e: EventCatalogEntry, t: ReturnType<typeof fixedText>): string {
+  const line = `- ${e.topic}: ${e.description}${e.requiredFields.length ? ` (${t.eventRequired}: ${e.requiredFields.join(', ')})` : ''}`;
+  if (e.schemaUnavailable) return `${line} ${SCHEMA_UNAVAILABLE}`;
+  return e.payloadSchema !== undefined ? `${line}\n  ${t.eventPayloadSchema}: ${e.payloadSchema}` : line;
+}
+
+/** The marker of an event whose payload schema cannot be read (markers are not translated). */
+export const SCHEMA_UNAVAILABLE = '[payload schema unavailable]';
+
 /** Spec §2: the system prompt's sections, in order (empty ones are kept here, skipped when serialized). */
 export function systemSections(input: SystemPromptInput): SystemSection[] {
   const t = fixedText(input.locale);
   const events =
     input.eventCatalog.length === 0
       ? ''
-      : `<available-events>\n${escapeXml(
-          [
-            t.eventsTitle,
-            ...input.eventCatalog.map((e) => `- ${e.topic}: ${e.description}${e.requiredFields.length ? ` (required: ${e.requiredFields.join(', ')})` : ''}`),
-          ].join('\n'),
-        )}\n</available-events>`;
+      : `<available-events>\n${escapeXml([t.eventsTitle, ...input.eventCatalog.map((e) => eventLine(e, t))].join('\n'))}\n</available-events>`;
   // activations that run within a stage are the same every turn: they stay in the system prompt
   const inStage =
     input.activation?.kind === 'stage' ? `<runtime-activation>\n${escapeXml(t.activationStage(input.activation.stage))}\n</runtime-activation>` : '';

@@ -117,6 +117,10 @@ export interface EventCatalogEntry {
   topic: string;
   description: string;
   requiredFields: readonly string[];
+  /** The complete payload schema (JSON text), where references force the tool definition to show a plain object (spec §6). */
+  payloadSchema?: string;
+  /** The payload schema cannot be read: only the unavailable marker is shown. */
+  schemaUnavailable?: boolean;
 }
 
 export interface RecentImage {

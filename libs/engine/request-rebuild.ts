@@ -10,6 +10,7 @@ import { executionOutputs, SessionJournal } from './journal';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { type CatalogGenerations, executionCatalog } from './catalog-generations';
 import { buildRuntimeRequest, type RuntimeRequest, type RuntimeRequestInputs, runtimeView } from './runtime-request';
+import { advertisedEvents } from './tools/event-catalog';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
@@ -90,6 +91,7 @@ export async function rebuildRequests(
         ...executionRequestInputs(generation, runtime, execution),
         pluginSettings,
         lastFormValues: execution.lastFormValues ?? {},
+        eventCatalog: advertisedEvents(generation, runtime),
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: generation.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };

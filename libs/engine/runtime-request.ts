@@ -6,6 +6,7 @@ import {
   buildContext,
   type AssembledContext,
   type BuildContextParams,
+  type EventCatalogEntry,
   type ExecutionOutput,
   type ExtensionSegment,
   type HistoryMessage,
@@ -52,6 +53,8 @@ export interface RuntimeRequestInputs {
   pluginSettings?: PluginSettings;
   /** `{{ player.lastFormValues }}`: the latest input's form values (seam: the typed-inputs part fills it; `{}` until then). */
   lastFormValues?: unknown;
+  /** `<available-events>`: the event catalogue of a runtime with `agent.advertiseEvents` (`advertisedEvents`, libs/engine/tools); none by default. */
+  eventCatalog?: readonly EventCatalogEntry[];
 }
 
 export interface RuntimeRequest {
@@ -97,6 +100,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     segments,
     lorebook,
     selfData: inputs.selfData ?? [],
+    ...(inputs.eventCatalog && inputs.eventCatalog.length > 0 ? { eventCatalog: inputs.eventCatalog } : {}),
   };
   const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
   const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);

@@ -200,8 +200,40 @@ export type FunctionContext = Omit<HandlerContext, 'pluginData'> & {
 /** A `type: function` runtime's code: its JSON-serializable result is the runtime's output (its JSON text). */
 export type FunctionRuntimeFn = (ctx: FunctionContext) => unknown;
 
-/** A tool's code (the agent loop that calls it is the next issue). */
-export type ToolFn = (args: unknown, ctx: HandlerContext) => unknown;
+/** Where a tool's typed input came from: `resultId` is for tools and the kernel only (it never enters a prompt). */
+export interface ToolInputSource {
+  readonly pluginId: string;
+  readonly runtimeId: string;
+  readonly resultId?: string;
+}
+
+/** One typed input of the calling runtime (`io.inputs`), with its original value and provenance (spec §4). */
+export interface ToolInputSlot {
+  readonly binding: string;
+  readonly cardinality: 'one' | 'many';
+  readonly value?: unknown;
+  readonly items?: readonly unknown[];
+  readonly source: ToolInputSource;
+  readonly sources?: readonly ToolInputSource[];
+}
+
+/**
+ * What a tool's code is given: the handler context, the calling runtime's input slots, its own
+ * data read and write, and `emit`. Writes and emissions are kept until the tool returns and are
+ * recorded with its result; a tool that throws or times out records none.
+ */
+export type ToolContext = Omit<HandlerContext, 'pluginData'> & {
+  /** The calling runtime's typed inputs, with original values and `resultId` (spec §4). */
+  readonly inputSlots: readonly ToolInputSlot[];
+  readonly pluginData: PluginDataWriter;
+  /** The runtime that called the tool. */
+  readonly runtime: Readonly<{ pluginId: string; runtimeId: string }>;
+  /** Emits a domain event (a declared topic; its payload must match the declared payload schema). */
+  emit(topic: string, payload?: unknown): void;
+};
+
+/** A tool's code (`api.registerTool(name, fn)`): `args` match the tool's `parameters`; its JSON-serializable result goes back to the model. */
+export type ToolFn = (args: Record<string, unknown>, ctx: ToolContext) => unknown;
 
 export interface PluginApi {
   /** The id of the plugin being registered. */

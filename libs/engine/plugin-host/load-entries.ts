@@ -46,6 +46,9 @@ export async function loadPluginEntries(plugins: readonly LoadedPlugin[], sdk: P
       const fn = plugin.runtimes.find((r) => r.manifest.type === 'function');
       if (fn)
         throw new PluginEntryError(pluginId, `runtime ${fn.id} is a function runtime but the plugin has no server entry to register it with api.runFunction`);
+      const tool = plugin.manifest.contributes.tools[0];
+      if (tool)
+        throw new PluginEntryError(pluginId, `declares tool "${tool.name}" in contributes.tools but has no server entry to register it with api.registerTool`);
       continue;
     }
     let mod: Record<string, unknown>;
@@ -78,6 +81,7 @@ function checkDeclared(plugin: LoadedPlugin, registry: ExtensionRegistry) {
   if (undeclared.length > 0) throw new PluginEntryError(pluginId, `registers extension ${undeclared.join(', ')} not declared in contributes.extensions`);
   if (missing.length > 0)
     throw new PluginEntryError(pluginId, `declares extension ${missing.join(', ')} in contributes.extensions but register(api) does not provide it`);
+  checkTools(plugin, registry);
   const runtimes = new Set(plugin.runtimes.map((r) => r.id));
   for (const r of plugin.runtimes)
     if (r.manifest.type === 'function' && !registry.functions.has(`${pluginId}/${r.id}`))
@@ -92,4 +96,16 @@ function checkDeclared(plugin: LoadedPlugin, registry: ExtensionRegistry) {
         `runFunction("${runtimeId}"): runtime ${runtimeId} is an agent runtime (only type: function runtimes run a function)`,
       );
   }
+}
+
+/** `contributes.tools` and the tools `register` registered with `api.registerTool` must be the same names. */
+function checkTools(plugin: LoadedPlugin, registry: ExtensionRegistry) {
+  const pluginId = plugin.manifest.id;
+  const declared = new Set(plugin.manifest.contributes.tools.map((t) => t.name));
+  for (const [name, t] of registry.tools)
+    if (t.pluginId === pluginId && !declared.has(name))
+      throw new PluginEntryError(pluginId, `registerTool("${name}"): the tool is not declared in contributes.tools (its description and parameters)`);
+  for (const name of declared)
+    if (registry.tools.get(name)?.pluginId !== pluginId)
+      throw new PluginEntryError(pluginId, `declares tool "${name}" in contributes.tools but register(api) does not call api.registerTool("${name}", fn)`);
 }

@@ -1,2 +1,16 @@
 export { TOOL_ERROR_CODES } from './port';
 export type { ToolErrorCode, ToolOutcome, ToolRunContext, ToolSet } from './port';
+export { createToolSet, frameworkAndPluginTools } from './tool-set';
+export type { ToolSetOptions } from './tool-set';
+export type { ToolPluginData } from './plugin-tools';
+export { MAX_TOOL_RESULT_CHARS } from './plugin-tools';
+export { FRAMEWORK_TOOLS, authorizedToolNames, isFrameworkTool } from './authorization';
+export type { FrameworkToolName } from './authorization';
+export { advertisedEvents, declaredEvents, eventCatalogEntries } from './event-catalog';
+export type { DeclaredEvent } from './event-catalog';
+export { toolError, toolSuccess } from './tool-result';
+export { checkSchema, isReadableSchema } from './json-schema';
+export { RUNTIME_DONE, runtimeDoneAllowed, runtimeDoneDefined } from './runtime-done';
+export { EMIT_EVENT } from './emit-event';
+export { WORLD_DIMENSION_GET, WORLD_DIMENSION_LIST, STRING_PAGE } from './world-dimensions';
+export { GET_CHARACTER } from './get-character';

@@ -12,6 +12,7 @@ import type { ActivationPayload } from '../activation-events';
 import type { ExecutionJournal } from '../journal';
 import type { ExecutionScope } from '../plugin-host/handler-context';
 import type { PluginDataChange } from '../plugin-host/plugin-data-buffer';
+import type { RequestPlugins } from '../plugin-host/request-extensions';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 
 /** The closed set of error codes a tool result may carry back to the model (spec §6). */
@@ -39,6 +40,12 @@ export interface ToolRunContext {
   inputSlots: readonly InputSlot[];
   /** Topics already emitted in this execution (recorded): `emit-event` allows one per topic per turn. */
   emittedTopics: ReadonlySet<string>;
+  /**
+   * The plugins of this step's request (the registry and the step's resolver): `world-dimension-*`
+   * read the same `session.world-context@1` snapshot the request saw (a recorded result is reused).
+   * Without it they read `scope.world` as it is.
+   */
+  plugins?: RequestPlugins;
 }
 
 /** What one tool call came to. `content` is the JSON text the model gets as the tool result. */

@@ -8,6 +8,7 @@ import { loadRuntimeHistory } from '../history-loader';
 import { executionOutputs, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
 import { buildRuntimeRequest, requestLayout } from '../runtime-request';
+import { advertisedEvents } from '../tools/event-catalog';
 import { staticSegments } from '../static-segments';
 import { commitEvent, missingRuntimes } from './commit';
 import { historyReadLimit, type TurnDeps } from './deps';
@@ -72,6 +73,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
       ...executionRequestInputs(catalog, runtime, execution),
       pluginSettings,
       lastFormValues: execution.lastFormValues ?? {},
+      eventCatalog: advertisedEvents(catalog, runtime),
     },
     deps.providers,
     { registry: host.registry, resolver },

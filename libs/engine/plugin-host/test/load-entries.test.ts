@@ -33,7 +33,7 @@ describe('server entries at start-up', () => {
   it('registers what each entry declares; every point is accepted; TypeScript entries at server/index.ts are found by default', async () => {
     plugin(
       'memory',
-      `${js}contributes:\n  extensions:\n    - { point: memory.block-definitions@1, id: blocks }\n    - { point: session.world-context@1, id: world }\n    - { point: history.compact@2, id: compact }\n`,
+      `${js}contributes:\n  extensions:\n    - { point: memory.block-definitions@1, id: blocks }\n    - { point: session.world-context@1, id: world }\n    - { point: history.compact@2, id: compact }\n  tools:\n    - { name: remember, description: Remember a thing., parameters: { type: object } }\n`,
       cjs(`for (const [p, id] of [['memory.block-definitions@1','blocks'],['session.world-context@1','world'],['history.compact@2','compact']]) api.provideExtension(p, id, { handler: () => ({}) });
 api.registerTool('remember', async () => ({ ok: true }));`),
     );
@@ -70,6 +70,18 @@ api.registerTool('remember', async () => ({ ok: true }));`),
       /plugin p: provideExtension: unknown extension point "prompt.segment@9"/,
     ],
     [
+      'registers a tool it does not declare in contributes.tools',
+      '',
+      cjs(`api.registerTool('remember', () => ({}));`),
+      /plugin p: registerTool\("remember"\): the tool is not declared in contributes.tools/,
+    ],
+    [
+      'declares a tool it does not register',
+      'contributes:\n  tools:\n    - { name: remember, description: Remember., parameters: { type: object } }\n',
+      cjs(''),
+      /plugin p: declares tool "remember" in contributes.tools but register\(api\) does not call api.registerTool\("remember", fn\)/,
+    ],
+    [
       'runFunction for a runtime it lacks',
       '',
       cjs(`api.runFunction('ghost', () => ({}));`),
@@ -79,6 +91,13 @@ api.registerTool('remember', async () => ({ ok: true }));`),
     plugin('p', `${js}${front}`, files);
     await expect(load()).rejects.toThrow(message);
     await expect(load()).rejects.toBeInstanceOf(PluginEntryError);
+  });
+
+  it('declared tools without an entry stop start-up', async () => {
+    plugin('p', 'contributes:\n  tools:\n    - { name: remember, description: Remember., parameters: { type: object } }\n');
+    await expect(load()).rejects.toThrow(
+      'plugin p: declares tool "remember" in contributes.tools but has no server entry to register it with api.registerTool',
+    );
   });
 
   it('declared extensions without an entry stop start-up', async () => {

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { PluginDataReader } from '../../events';
+import type { LoadedPlugin, ToolContext, ToolContribution, ToolInputSlot } from '../../plugins-sdk';
+import { EmissionBuffer } from '../plugin-host/event-emissions';
+import { emptyPluginData, handlerContext } from '../plugin-host/handler-context';
+import { within } from '../plugin-host/invoke';
+import { PluginDataBuffer } from '../plugin-host/plugin-data-buffer';
+import type { DeclaredEvent } from './event-catalog';
+import { checkSchema } from './json-schema';
+import type { Tool } from './tool';
+import { toolError, toolSuccess } from './tool-result';
+
+/** Where plugin tools read their plugin's data (the plugin data store; scoped to tenant, session and plugin). */
+export interface ToolPluginData {
+  scope(scope: { tenantId: string; sessionId: string; pluginId: string }): PluginDataReader;
+}
+
+/** Largest tool result, as JSON text. */
+export const MAX_TOOL_RESULT_CHARS = 64_000;
+
+const JsonResult = z.json();
+
+class ToolTimeout extends Error {}
+
+/** A tool's `ctx.emit`: a declared topic, whose payload matches the topic's schema (when it can be read). */
+function checkedEmit(buffer: EmissionBuffer, events: ReadonlyMap<string, DeclaredEvent>) {
+  return (topic: string, payload: unknown = {}) => {
+    const event = events.get(topic);
+    if (event?.readable) {
+      const check = checkSchema(event.payload, payload);
+      if (!check.ok) throw new Error(`ctx.emit(${topic}): the payload does not match its schema: ${check.messages.join('; ')}`);
+    }
+    buffer.emit(topic, payload);
+  };
+}
+
+/**
+ * A tool a plugin contributes (`contributes.tools`, run by its server entry's `api.registerTool`).
+ * Its code gets the handler context, `ctx.inputSlots`, `ctx.pluginData` with `set` / `delete`
+ * (kept until it returns) and `ctx.emit`, within the handler time limit. Its writes and emissions
+ * are returned with its result; a tool that throws (`TOOL_FAILED`), times out (`TOOL_TIMEOUT`) or
+ * returns something that is not JSON (`TOOL_FAILED`) keeps none of them.
+ */
+export function pluginTool(options: {
+  plugin: LoadedPlugin;
+  contribution: ToolContribution;
+  pluginData: ToolPluginData;
+  events: readonly DeclaredEvent[];
+}): Tool {
+  const { plugin, contribution } = options;
+  const pluginId = plugin.manifest.id;
+  const events = new Map(options.events.map((e) => [e.topic, e]));
+  return {
+    definition: { name: contribution.name, description: contribution.description, parameters: contribution.parameters },
+    async run(args, context) {
+      const host = context.catalog.host;
+      const registered = host.registry.tools.get(contribution.name);
+      if (!registered || registered.pluginId !== pluginId)
+        return toolError('TOOL_FAILED', `tool "${contribution.name}" has no api.registerTool registration in plugin ${pluginId}'s server entry`);
+      const { scope } = context;
+      const buffer = new PluginDataBuffer(pluginId, options.pluginData.scope({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }));
+      const emissions = new EmissionBuffer(pluginId, new Set(events.keys()));
+      const base = handlerContext(scope, pluginId, emptyPluginData, plugin); // its pluginData is replaced below;
+      const ctx: ToolContext = Object.freeze({
+        ...base,
+        inputSlots: Object.freeze(structuredClone(context.inputSlots)) as readonly ToolInputSlot[],
+        pluginData: buffer.writer(),
+        runtime: Object.freeze({ pluginId: context.runtime.pluginId, runtimeId: context.runtime.runtimeId }),
+        emit: checkedEmit(emissions, events),
+      });
+      let raw: unknown;
+      try {
+        raw = await within(
+          host.handlerTimeoutMs,
+          () => registered.fn(structuredClone(args), ctx),
+          () => new ToolTimeout(),
+        );
+      } catch (error) {
+        if (error instanceof ToolTimeout) return toolError('TOOL_TIMEOUT', `tool "${contribution.name}" did not answer within ${host.handlerTimeoutMs} ms`);
+        return toolError('TOOL_FAILED', `tool "${contribution.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
+      } finally {
+        buffer.close(); // a write or emission after the end or the time limit throws and is never kept
+        emissions.close();
+      }
+      return result(contribution.name, raw, { changes: buffer.changes(), emissions: emissions.emissions() });
+    },
+  };
+}
+
+function result(name: string, raw: unknown, effects: { changes: ReturnType<PluginDataBuffer['changes']>; emissions: ReturnType<EmissionBuffer['emissions']> }) {
+  const parsed = JsonResult.safeParse(raw === undefined ? null : raw);
+  if (!parsed.success) return toolError('TOOL_FAILED', `tool "${name}" returned a value that is not JSON`);
+  if (JSON.stringify(parsed.data).length > MAX_TOOL_RESULT_CHARS)
+    return toolError('TOOL_FAILED', `tool "${name}" returned more than ${MAX_TOOL_RESULT_CHARS} characters of JSON`);
+  return toolSuccess(parsed.data, effects);
+}
+
+/** Every tool the loaded plugins contribute, by name (a name is unique: `api.registerTool` refuses a second). */
+export function contributedTools(
+  plugins: readonly LoadedPlugin[],
+  options: { pluginData: ToolPluginData; events: readonly DeclaredEvent[] },
+): Map<string, Tool> {
+  const tools = new Map<string, Tool>();
+  for (const plugin of plugins)
+    for (const contribution of plugin.manifest.contributes.tools)
+      if (!tools.has(contribution.name)) tools.set(contribution.name, pluginTool({ plugin, contribution, ...options }));
+  return tools;
+}

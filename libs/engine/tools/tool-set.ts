@@ -1,0 +1,85 @@
+import type { ToolCall, ToolDefinition } from '../../providers';
+import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import { authorizedToolNames, isFrameworkTool } from './authorization';
+import { emitEventTool } from './emit-event';
+import { declaredEvents } from './event-catalog';
+import { getCharacterTool } from './get-character';
+import { checkSchema } from './json-schema';
+import { contributedTools, type ToolPluginData } from './plugin-tools';
+import type { ToolOutcome, ToolRunContext, ToolSet } from './port';
+import { RUNTIME_DONE, runtimeDoneAllowed, runtimeDoneTool } from './runtime-done';
+import type { Tool } from './tool';
+import { toolError } from './tool-result';
+import { worldDimensionGetTool, worldDimensionListTool } from './world-dimensions';
+
+export interface ToolSetOptions {
+  /** Where plugin tools read their plugin's data (`deps.pluginData`, the plugin data store). */
+  pluginData: ToolPluginData;
+}
+
+/** The tools of one catalog generation, built once per catalog. */
+interface CatalogTools {
+  tools: Map<string, Tool>;
+  pluginTools: ReadonlySet<string>;
+  hasEvents: boolean;
+}
+
+/**
+ * The framework tools and the loaded plugins' tools behind the loop's seam (`ToolSet`). A call is
+ * answered, never thrown: a tool the runtime does not declare gets `TOOL_NOT_AUTHORIZED`, a name
+ * that is no tool `TOOL_UNKNOWN`, arguments that fail the tool's JSON schema `INVALID_ARGUMENTS`
+ * (ajv's messages), `runtime-done` under an output schema `RUNTIME_DONE_NOT_ALLOWED`.
+ */
+export function createToolSet(options: ToolSetOptions): ToolSet {
+  const perCatalog = new WeakMap<RuntimeCatalog, CatalogTools>();
+  const toolsOf = (catalog: RuntimeCatalog): CatalogTools => {
+    let entry = perCatalog.get(catalog);
+    if (!entry) {
+      const events = declaredEvents(catalog.plugins);
+      const plugin = contributedTools(catalog.plugins, { pluginData: options.pluginData, events });
+      const tools = new Map<string, Tool>([
+        [RUNTIME_DONE, runtimeDoneTool],
+        ['emit-event', emitEventTool(events)],
+        [worldDimensionGetTool.definition.name, worldDimensionGetTool],
+        [worldDimensionListTool.definition.name, worldDimensionListTool],
+        [getCharacterTool.definition.name, getCharacterTool],
+      ]);
+      for (const [name, tool] of plugin) if (!tools.has(name)) tools.set(name, tool);
+      entry = { tools, pluginTools: new Set([...plugin.keys()].filter((n) => !isFrameworkTool(n))), hasEvents: events.length > 0 };
+      perCatalog.set(catalog, entry);
+    }
+    return entry;
+  };
+  const authorized = (runtime: CatalogRuntime, catalog: RuntimeCatalog) => {
+    const entry = toolsOf(catalog);
+    return { entry, names: authorizedToolNames(runtime, entry) };
+  };
+
+  return {
+    definitions(runtime, catalog): ToolDefinition[] {
+      const { entry, names } = authorized(runtime, catalog);
+      return names.map((name) => structuredClone(entry.tools.get(name)!.definition));
+    },
+
+    async execute(call: ToolCall, context: ToolRunContext): Promise<ToolOutcome> {
+      const { entry, names } = authorized(context.runtime, context.catalog);
+      const tool = entry.tools.get(call.name);
+      if (!tool) return toolError('TOOL_UNKNOWN', `there is no tool "${call.name}"${names.length ? `: the tools are ${names.join(', ')}` : ''}`);
+      if (call.name === RUNTIME_DONE && !runtimeDoneAllowed(context.runtime)) return tool.run({}, context); // refused with its own code
+      if (!names.includes(call.name))
+        return toolError('TOOL_NOT_AUTHORIZED', `this runtime may not call "${call.name}"${names.length ? `: its tools are ${names.join(', ')}` : ''}`);
+      const args = call.arguments ?? {};
+      if (args === null || typeof args !== 'object' || Array.isArray(args)) return toolError('INVALID_ARGUMENTS', 'the arguments must be a JSON object');
+      const check = checkSchema(tool.argumentsSchema ?? tool.definition.parameters, args);
+      if (!check.ok) return toolError('INVALID_ARGUMENTS', `the arguments of "${call.name}" do not match its parameters: ${check.messages.join('; ')}`);
+      try {
+        return await tool.run(structuredClone(args), context);
+      } catch (error) {
+        return toolError('TOOL_FAILED', `tool "${call.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+  };
+}
+
+/** The default tool set the agent loop uses: the framework tools and the loaded plugins' tools. */
+export const frameworkAndPluginTools = createToolSet;
