@@ -43,7 +43,7 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
     });
     await run.append((current) => {
       if (recorded(current)) return []; // a copy of this job recorded first: its outcome and effects stand
-      const data = { executionId: ref.executionId, turnId: ref.turnId, attempt: ref.attempt, pluginId: ref.pluginId };
+      const data = { executionId: ref.executionId, turnId: ref.turnId, attempt: ref.attempt, pluginId: outcome.changesPluginId ?? ref.pluginId };
       const events: NewEvent[] = [
         {
           type: 'tool.completed@1',

@@ -29,12 +29,23 @@ const text = (t: string): Reply => ({ kind: 'text', text: t });
 const executed: ToolCall[] = [];
 const DEFINITIONS: ToolDefinition[] = [
   { name: 'lookup', description: 'Looks a thing up.', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
+  { name: 'note', description: 'Notes a line in the ledger.', parameters: { type: 'object', properties: { key: { type: 'string' } } } },
   { name: 'runtime-done', description: 'Ends the runtime.', parameters: { type: 'object', properties: {} } },
 ];
+/** The topics each execution of a tool saw as emitted already. */
+const seenTopics: string[][] = [];
 const testTools: ToolSet = {
   definitions: (runtime) => DEFINITIONS.filter((d) => runtime.manifest.agent?.tools.includes(d.name)),
-  async execute(call): Promise<ToolOutcome> {
+  async execute(call, ctx): Promise<ToolOutcome> {
     executed.push(call);
+    seenTopics.push([...ctx.emittedTopics]);
+    if (call.name === 'note')
+      return {
+        content: '{"noted":true}',
+        ok: true,
+        changes: [{ namespace: 'ledger', key: String(call.arguments.key), value: { balanced: true } }],
+        emissions: [{ topic: 'books.balanced', payload: { key: String(call.arguments.key) } }],
+      };
     if (call.name === 'runtime-done') return { content: '{"ok":true}', ok: true, changes: [], emissions: [], done: true };
     return { content: JSON.stringify({ found: call.arguments.q }), ok: true, changes: [], emissions: [] };
   },
@@ -49,6 +60,7 @@ describe('the agent loop', () => {
   beforeEach(() => {
     queues.clear();
     executed.length = 0;
+    seenTopics.length = 0;
   });
 
   async function claimed(job?: TurnJob & { turnId: string }): Promise<TurnJob & { turnId: string; attempt: number }> {
@@ -71,7 +83,7 @@ describe('the agent loop', () => {
     expect(executed.map((c) => c.name)).toEqual(['lookup', 'lookup', 'runtime-done']);
     const [, second, third] = bodies(from);
     // the tools are declared on every step; the second step carries the first call and its result
-    expect(second.tools).toHaveLength(2);
+    expect(second.tools).toHaveLength(3);
     const roles = second.messages.slice(-2).map((m) => m.role);
     expect(roles).toEqual(['assistant', 'tool']);
     expect(second.messages.at(-1)!.content).toBe('{"found":"door"}');
@@ -98,6 +110,27 @@ describe('the agent loop', () => {
     expect(audit.identical).toBe(true);
     expect(audit.calls).toHaveLength(3);
     expect((await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps), tools: undefined }, job.sessionId, job.turnId)).identical).toBe(false);
+  });
+
+  it("a tool's plugin-data writes and emitted events are appended with its outcome; the next step reads the written data, the rebuild too", async () => {
+    queues.set('keeper', [tool('note', { key: 'march' }), tool('lookup', { q: 'march' }), text('Balanced.')]);
+    const job = await claimed();
+    const from = h.emulator.requests.length;
+    expect(await run(job, 'keeper')).toBe('produced');
+    const events = await h.events(job.sessionId);
+    const completed = events.findIndex((e) => e.type === 'tool.completed@1');
+    const group = events.slice(completed, completed + 3);
+    expect(group.map((e) => e.type)).toEqual(['tool.completed@1', 'plugin-data.written@1', 'runtime.activated@1']);
+    expect(new Set(group.map((e) => e.recordedAt)).size).toBe(1); // one append
+    expect(group[0].data).toMatchObject({ emittedTopics: ['books.balanced'] });
+    expect(group[1].data).toMatchObject({ pluginId: 'keeper', namespace: 'ledger', key: 'march', value: { balanced: true } });
+    expect(group[2].data).toMatchObject({ kind: 'event', pluginId: 'auditor', topic: 'books.balanced', payload: { key: 'march' } });
+    // the next tool call sees the topic as emitted in this execution
+    expect(seenTopics).toEqual([[], ['books.balanced']]);
+    // the second step's request carries the row the first step's tool wrote (selfData read per step)
+    expect(JSON.stringify(bodies(from)[1].messages)).toContain('march');
+    expect(JSON.stringify(bodies(from)[0].messages)).not.toContain('balanced');
+    expect((await rebuilt(events)).map((c) => c.identical)).toEqual([true, true, true]);
   });
 
   it('agent.loop.maxSteps: a loop that does not complete within the limit fails the runtime', async () => {
