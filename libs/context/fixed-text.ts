@@ -22,6 +22,11 @@ const en = {
   storyPointer: "This turn's story text: see the assistant message after the player's input in the conversation.",
   summaryNote: 'The block above summarizes earlier parts of this story, which are no longer shown in full.',
   rowsTruncated: (shown: number, total: number) => `(${shown} of ${total} rows shown)`,
+  jsonRules: 'Reply with one JSON value that matches the output schema: no other text, no code fences, no comments.',
+  retryNotJson: (n: number) => `[retry ${n}] Your reply was not JSON. Reply again with only the JSON that matches the output schema.`,
+  retrySchema: (n: number, problems: string) => `[retry ${n}] Your JSON does not match the output schema: ${problems}. Reply again with corrected JSON only.`,
+  toolUseNudge: 'You ended without calling a tool. This runtime must do its work through its tools: call the tool that fits now.',
+  loopNudge: 'You called the same tool with the same arguments again. Its result will not change: use the result you have, or do something else.',
 };
 
 const zh: typeof en = {
@@ -39,6 +44,11 @@ const zh: typeof en = {
   storyPointer: '本回合的故事文本：见对话中玩家输入之后的助手消息。',
   summaryNote: '上面的内容概括了本故事较早的部分，这些部分不再完整显示。',
   rowsTruncated: (shown, total) => `（显示 ${shown} / ${total} 行）`,
+  jsonRules: '只回复一个符合输出模式的 JSON 值：不要其他文字，不要代码围栏，不要注释。',
+  retryNotJson: (n) => `[retry ${n}] 你的回复不是 JSON。请重新回复，只给出符合输出模式的 JSON。`,
+  retrySchema: (n, problems) => `[retry ${n}] 你的 JSON 不符合输出模式：${problems}。请重新回复，只给出修正后的 JSON。`,
+  toolUseNudge: '你没有调用工具就结束了。本运行时必须通过它的工具完成工作：现在调用合适的工具。',
+  loopNudge: '你用相同的参数再次调用了同一个工具。它的结果不会改变：使用已有的结果，或者做别的事。',
 };
 
 export type FixedText = typeof en;

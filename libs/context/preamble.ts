@@ -8,6 +8,6 @@ import type { RuntimeView } from './types';
  */
 export function frameworkPreamble(locale: Locale, runtime: RuntimeView): string {
   const t = fixedText(locale);
-  const completion = runtime.hasOutputSchema ? t.completionSchema : runtime.outputKind === 'story' ? t.completionStory : t.completionDone;
+  const completion = runtime.hasOutputSchema ? `${t.completionSchema}\n${t.jsonRules}` : runtime.outputKind === 'story' ? t.completionStory : t.completionDone;
   return [t.runtime(runtime.pluginId, runtime.runtimeId), t.language, completion].join('\n\n');
 }

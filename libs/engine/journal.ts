@@ -35,6 +35,10 @@ export interface ExecutionJournal {
    * the input carried none (and for an activation).
    */
   lastFormValues: Readonly<Record<string, unknown>> | null;
+  /** What each agent runtime's loop recorded so far (replies, tool outcomes), keyed by `pluginId/runtimeId`. */
+  agentLoops: Map<string, AgentLoopRecord>;
+  /** Topics emitted by this execution's tool calls (recorded in `tool.completed@1`). */
+  emittedTopics: Set<string>;
   /** Set when a manual request or an emitted event started this execution for one runtime (`runtime.activated@1`). */
   activation?: ExecutionActivation;
 }
@@ -43,6 +47,32 @@ export interface ExecutionJournal {
 export type ExecutionActivation =
   | { kind: 'manual'; pluginId: string; runtimeId: string; payload: unknown }
   | { kind: 'event'; pluginId: string; runtimeId: string; topic: string; payload: unknown };
+
+/** One recorded step reply of an agent loop: the reply's JSON text (`llm.responded@1` reply). */
+export interface RecordedReply {
+  step: number;
+  reply: string;
+}
+
+/** One recorded tool outcome (`tool.completed@1`). */
+export interface RecordedToolOutcome {
+  step: number;
+  toolCallId: string;
+  name: string;
+  content: string;
+  ok: boolean;
+  errorCode?: string;
+  done?: boolean;
+}
+
+/** The recorded steps of one runtime's agent loop in one execution, any attempt: the first record per step / call wins. */
+export interface AgentLoopRecord {
+  replies: Map<number, RecordedReply>;
+  /** Keyed by `${step}/${toolCallId}`. */
+  outcomes: Map<string, RecordedToolOutcome>;
+}
+
+export const outcomeKey = (step: number, toolCallId: string) => `${step}/${toolCallId}`;
 
 export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/${runtimeId}`;
 
@@ -82,6 +112,14 @@ export class SessionJournal {
     return this.order.map((id) => this.executions.get(id)!).filter((e) => e.status === 'pending');
   }
 
+  private agentLoop(executionId: string, key: string): AgentLoopRecord | undefined {
+    const execution = this.executions.get(executionId);
+    if (!execution) return undefined;
+    let loop = execution.agentLoops.get(key);
+    if (!loop) execution.agentLoops.set(key, (loop = { replies: new Map(), outcomes: new Map() }));
+    return loop;
+  }
+
   private applyOne(event: StoredEvent) {
     switch (event.type) {
       case 'player-input.submitted@1': {
@@ -95,6 +133,8 @@ export class SessionJournal {
           latestAttempt: 0,
           outputs: new Map(),
           extensionResults: new Map(),
+          agentLoops: new Map(),
+          emittedTopics: new Set(),
           lastFormValues: d.formValues ?? null,
         });
         this.order.push(d.executionId);
@@ -112,6 +152,8 @@ export class SessionJournal {
           latestAttempt: 0,
           outputs: new Map(),
           extensionResults: new Map(),
+          agentLoops: new Map(),
+          emittedTopics: new Set(),
           lastFormValues: null,
           activation: d.kind === 'event' ? { kind: 'event', topic: d.topic ?? '', ...ids } : { kind: 'manual', ...ids },
         });
@@ -142,6 +184,31 @@ export class SessionJournal {
         const results = this.executions.get(d.executionId)?.extensionResults;
         const key = resultKey(d.point, d.pluginId, d.extensionId, d.inputHash);
         if (results && !results.has(key)) results.set(key, d.result);
+        return;
+      }
+      case 'llm.responded@1': {
+        const d = event.data;
+        if (d.reply === undefined) return; // a log before the agent loop: nothing to resume from
+        const loop = this.agentLoop(d.executionId, runtimeKey(d.pluginId, d.runtimeId));
+        const step = d.step ?? 1;
+        if (loop && !loop.replies.has(step)) loop.replies.set(step, { step, reply: d.reply });
+        return;
+      }
+      case 'tool.completed@1': {
+        const d = event.data;
+        const loop = this.agentLoop(d.executionId, runtimeKey(d.pluginId, d.runtimeId));
+        const key = outcomeKey(d.step, d.toolCallId);
+        if (!loop || loop.outcomes.has(key)) return;
+        loop.outcomes.set(key, {
+          step: d.step,
+          toolCallId: d.toolCallId,
+          name: d.name,
+          content: d.content,
+          ok: d.ok,
+          ...(d.errorCode !== undefined ? { errorCode: d.errorCode } : {}),
+          ...(d.done ? { done: true } : {}),
+        });
+        for (const topic of d.emittedTopics ?? []) this.executions.get(d.executionId)?.emittedTopics.add(topic);
         return;
       }
       case 'turn.committed@1': {

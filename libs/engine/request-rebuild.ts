@@ -16,6 +16,8 @@ import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
 import { executionRequestInputs } from './inputs';
 import type { PluginSettings } from './plugin-settings';
+import { loopStepInputs } from './agent/rebuild-step';
+import type { ToolSet } from './tools';
 
 export interface RebuiltCall {
   callId: string;
@@ -50,6 +52,8 @@ export async function rebuildRequests(
     historyReadLimit: number;
     /** The earlier plugin catalogs, for executions that captured one (default: only `catalog`). */
     generations?: CatalogGenerations;
+    /** The tools of agent runtimes, as the worker had them (default: none). */
+    tools?: ToolSet;
     /** Sees each rebuilt call with the request it was rebuilt from (the contract-test harness reads its sections). */
     inspect?: (call: RebuiltCall, request: RuntimeRequest & { inputs: RuntimeRequestInputs }) => void;
   },
@@ -92,6 +96,8 @@ export async function rebuildRequests(
         pluginSettings,
         lastFormValues: execution.lastFormValues ?? {},
         eventCatalog: advertisedEvents(generation, runtime),
+        // a later step of the agent loop: the conversation its recorded earlier steps make
+        loop: loopStepInputs({ runtime, catalog: generation, execution, locale, step: d.step ?? 1, tools: options.tools }),
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: generation.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };

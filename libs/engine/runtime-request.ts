@@ -19,7 +19,7 @@ import {
 import type { AgentConfig, LoadedWorld, Locale } from '../plugins-sdk';
 import { FunctionRuntimeHasNoModelCallError } from './errors';
 import { worldLorebook } from './world-catalog';
-import type { ChatMessage, ProviderAdapter, ProviderRegistry, SlotConfig } from '../providers';
+import type { ChatMessage, ProviderAdapter, ProviderRegistry, SlotConfig, ToolDefinition } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
 import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
 import type { PluginSettings } from './plugin-settings';
@@ -55,6 +55,16 @@ export interface RuntimeRequestInputs {
   lastFormValues?: unknown;
   /** `<available-events>`: the event catalogue of a runtime with `agent.advertiseEvents` (`advertisedEvents`, libs/engine/tools); none by default. */
   eventCatalog?: readonly EventCatalogEntry[];
+  /** A later step of the agent loop: the messages its earlier steps added, and the runtime's tool definitions (libs/engine/agent). */
+  loop?: AgentStepInputs;
+}
+
+/** What an agent loop step adds to its runtime's request. */
+export interface AgentStepInputs {
+  /** Appended after the runtime's messages (before the PreLLMCall hooks): earlier steps' replies, tool results, nudges, retry hints. */
+  conversation: readonly ChatMessage[];
+  /** Sent with every step (none: no `tools` field). */
+  tools: readonly ToolDefinition[];
 }
 
 export interface RuntimeRequest {
@@ -105,10 +115,13 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
   const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);
   const { slot, adapter } = providers.forSlot(agent.slot);
-  const messages = plugins ? await preLlmCall(plugins, ids, slot.model, requestMessages(context)) : requestMessages(context);
+  const own = [...requestMessages(context), ...(inputs.loop?.conversation ?? [])];
+  const messages = plugins ? await preLlmCall(plugins, ids, slot.model, own) : own;
   const body = adapter.buildRequest({
     model: slot.model,
     messages,
+    ...(inputs.loop && inputs.loop.tools.length > 0 ? { tools: [...inputs.loop.tools] } : {}),
+    ...(m.output.schema ? { outputSchema: { name: inputs.runtime.runtimeId, schema: m.output.schema } } : {}),
     maxOutputTokens: slot.maxOutputTokens,
     stream: m.outputKind === 'story', // story runtimes stream their text; others answer in one piece
     preferences: { ...(agent.reasoning === false ? { reasoning: false as const } : {}), ...(agent.toolChoice ? { toolChoice: agent.toolChoice } : {}) },

@@ -5,6 +5,7 @@ import type { RuntimeCatalog } from './runtime-catalog';
 import type { CatalogGenerations } from './catalog-generations';
 import type { WorldCatalog } from './world-catalog';
 import { EngineError } from '../errors';
+import type { ToolSet } from './tools';
 
 export interface TurnAudit {
   sessionId: string;
@@ -31,6 +32,8 @@ export async function auditTurn(
     providers: ProviderRegistry;
     worlds: WorldCatalog;
     historyReadLimit: number;
+    /** The tools of agent runtimes, as the worker had them (default: none). */
+    tools?: ToolSet;
   },
   sessionId: string,
   turnId: string,
@@ -40,7 +43,11 @@ export async function auditTurn(
   const started = (e: (typeof events)[number]) => (e.type === 'player-input.submitted@1' || e.type === 'runtime.activated@1') && e.data.turnId === turnId;
   if (!events.some(started)) throw new TurnNotFoundError(turnId);
   const rebuilt = (
-    await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, { historyReadLimit: deps.historyReadLimit, generations: deps.generations })
+    await rebuildRequests(events, deps.catalog, deps.providers, deps.worlds, {
+      historyReadLimit: deps.historyReadLimit,
+      generations: deps.generations,
+      tools: deps.tools,
+    })
   ).filter((c) => c.turnId === turnId);
   const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({
     ...rest,

@@ -88,6 +88,8 @@ export const LlmCallingV1 = z.object({
   runtimeId: id,
   provider: z.string(),
   model: z.string(),
+  /** Which step of the runtime's agent loop (1 = its first call); absent in logs before the loop: 1. */
+  step: z.number().int().positive().optional(),
   /** The exact request body sent to the provider, as the JSON text on the wire (jsonb would reorder keys). */
   body: z.string().min(2),
   /** Where each part of the request came from, for prefix reports: system sections and message sections. */
@@ -107,6 +109,48 @@ export const LlmRespondedV1 = z.object({
   runtimeId: id,
   finishReason: z.string().nullable(),
   usage: LlmUsage,
+  /** The step of the call it answers (absent in logs before the agent loop: 1). */
+  step: z.number().int().positive().optional(),
+  /**
+   * The reply as JSON text (jsonb would reorder keys): `{ text, toolCalls, ...carried }` where the
+   * carried fields (thinking, provider continuations) go back on the assistant message of the next
+   * step. What a resumed loop and a rebuild read instead of calling the model again.
+   */
+  reply: z.string().optional(),
+});
+
+const ToolCallRef = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  pluginId: id,
+  runtimeId: id,
+  /** The step whose reply made the call. */
+  step: z.number().int().positive(),
+  /** The provider's id of the call (what the tool result answers). */
+  toolCallId: id,
+  name: z.string().min(1),
+});
+
+/** A tool call of an agent step is about to run (its outcome follows in `tool.completed@1`). */
+export const ToolCalledV1 = ToolCallRef.extend({
+  /** The call's arguments as JSON text (jsonb would reorder keys). */
+  arguments: z.string(),
+});
+
+/**
+ * The outcome of one tool call: what the model gets back as the tool result. Appended with the
+ * call's effects (plugin-data writes, the activations of emitted events): a resumed loop reuses it
+ * and never executes the call again.
+ */
+export const ToolCompletedV1 = ToolCallRef.extend({
+  content: z.string(),
+  ok: z.boolean(),
+  errorCode: z.string().optional(),
+  /** `runtime-done` accepted: the runtime completes. */
+  done: z.boolean().optional(),
+  /** Topics the call emitted (one emission per topic per turn). */
+  emittedTopics: z.array(z.string()).optional(),
 });
 
 export const CommittedMessage = z.object({
@@ -210,6 +254,8 @@ export const eventSchemas = {
   'runtime.output.produced@1': RuntimeOutputProducedV1,
   'llm.calling@1': LlmCallingV1,
   'llm.responded@1': LlmRespondedV1,
+  'tool.called@1': ToolCalledV1,
+  'tool.completed@1': ToolCompletedV1,
   'turn.committed@1': TurnCommittedV1,
   'execution.failed@1': ExecutionFailedV1,
   'history.compacted@1': HistoryCompactedV1,

@@ -88,6 +88,35 @@ describe('prefix_reports (async projection)', () => {
     expect(rows.prefix_reports[1]).toMatchObject({ shared_percent: 100, first_difference: expect.objectContaining({ messageIndex: 2 }) });
   });
 
+  it("an agent loop's later steps (several calls of one runtime in a turn) are not compared; the next turn compares with the first step", async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const step = <T extends ReturnType<typeof calling>>(c: T, n: number) => ({ ...c, data: { ...c.data, step: n } });
+    const stepped = (c: ReturnType<typeof responded>, n: number) => ({ ...c, data: { ...c.data, step: n, reply: '{"text":"","toolCalls":[]}' } });
+    const first = step(calling(id('c1'), id('u1'), 'keeper', body('books')), 1);
+    const loop = step(calling(id('c2'), id('u1'), 'keeper', body('books', 'tool result')), 2);
+    const next = step(calling(id('c3'), id('u2'), 'keeper', body('books', 'more')), 1);
+    const nextLoop = step(calling(id('c4'), id('u2'), 'keeper', body('books', 'more', 'tool result')), 2);
+    await spec.check({
+      when: [
+        {
+          tenant: t,
+          stream: s,
+          events: [first, stepped(responded(id('c1'), id('u1'), 'keeper', 0), 1), loop, stepped(responded(id('c2'), id('u1'), 'keeper', 30), 2)],
+        },
+        { tenant: t, stream: s, events: [next, nextLoop] },
+      ],
+      then: ({ position }) => ({
+        prefix_reports: [
+          report(first, { tenant: t, session: s, turn: 1, position: position(0), firstInTurn: true, cached: 0 }),
+          report(loop, { tenant: t, session: s, turn: 1, position: position(2), firstInTurn: false, cached: 30 }),
+          report(next, { tenant: t, session: s, turn: 2, position: position(4), firstInTurn: true, compared: first.data.body }),
+          report(nextLoop, { tenant: t, session: s, turn: 2, position: position(5), firstInTurn: false }),
+        ],
+      }),
+    });
+  });
+
   it('rows carry their tenant; another tenant reads none of them', async () => {
     const [mine, theirs] = [uniqueIds(), uniqueIds()];
     const [a, b] = [calling(mine('c'), mine('u'), 'story', body('a')), calling(theirs('c'), theirs('u'), 'story', body('b'))];

@@ -13,6 +13,11 @@ describe('§3 Framework preamble', () => {
     const story = await buildContext(params({ runtime: narrator }));
     const done = await buildContext(params({ runtime: tracker }));
     expect(schema.systemSections[0].text).toMatch(/\[COMPLETION\]\nEnd by replying with JSON/);
+    // the JSON rules of a runtime with an output schema (spec §6), in the session's language
+    expect(schema.systemSections[0].text).toContain('Reply with one JSON value that matches the output schema: no other text');
+    expect(done.systemSections[0].text).not.toContain('Reply with one JSON value');
+    const zhSchema = await buildContext(params({ locale: 'zh-Hans', runtime: { ...tracker, hasOutputSchema: true } }));
+    expect(zhSchema.systemSections[0].text).toContain('只回复一个符合输出模式的 JSON 值');
     expect(story.systemSections[0].text).toMatch(/\[COMPLETION\]\nEnd with the story in your reply/);
     expect(done.systemSections[0].text).toMatch(/\[COMPLETION\]\nWhen your work is done, call runtime-done/);
   });

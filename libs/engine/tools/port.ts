@@ -55,6 +55,8 @@ export interface ToolOutcome {
   errorCode?: ToolErrorCode;
   /** Plugin data the tool wrote (plugin tools only), appended with the outcome. */
   changes: readonly PluginDataChange[];
+  /** The plugin whose data `changes` are (a plugin tool's own plugin); default: the runtime's plugin. */
+  changesPluginId?: string;
   /** Events the tool emitted (`emit-event`, a plugin tool's `ctx.emit`), appended with the outcome. */
   emissions: readonly { topic: string; payload: ActivationPayload }[];
   /** `runtime-done` was called (accepted): the runtime completes with no further model call. */

@@ -5,6 +5,7 @@ import type { TurnProducer } from '../queue';
 import type { RuntimeCatalog } from '../runtime-catalog';
 import type { WorldCatalog } from '../world-catalog';
 import type { CatalogGenerations } from '../catalog-generations';
+import type { ToolSet } from '../tools';
 
 /** Upper bound of committed messages read for a runtime's history. */
 export const DEFAULT_HISTORY_READ_LIMIT = 400;
@@ -32,6 +33,8 @@ export interface TurnDeps {
   providers: ProviderRegistry;
   worlds: WorldCatalog;
   logger: Logger;
+  /** The tools of agent runtimes (framework and plugin tools); absent: none (libs/engine/agent NO_TOOLS). */
+  tools?: ToolSet;
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;
   options: TurnOptions;

@@ -74,7 +74,7 @@ export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): P
   return produced ? 'produced' : 'reused';
 }
 
-function changeEvent(ref: { executionId: string; turnId: string; attempt: number; pluginId: string }, c: PluginDataChange): NewEvent {
+export function changeEvent(ref: { executionId: string; turnId: string; attempt: number; pluginId: string }, c: PluginDataChange): NewEvent {
   return c.value === undefined
     ? { type: 'plugin-data.deleted@1', data: { ...ref, namespace: c.namespace, key: c.key } }
     : { type: 'plugin-data.written@1', data: { ...ref, namespace: c.namespace, key: c.key, value: c.value } };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { ProviderEmulator } from '../../../emulator';
+import { type EmulatorScript, ProviderEmulator } from '../../../emulator';
+import type { ToolSet } from '../../tools';
 import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, PluginDataStore, ReadModels, type StoredEvent } from '../../../events';
 import { loadPlugins } from '../../../plugins-sdk';
 import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../../providers';
@@ -43,12 +44,16 @@ export async function turnHarness(
     handlers?: (deps: TurnDeps) => QueueHandlers;
     /** The plugins' server entries are loaded (PluginHost.load) with this handler time limit. */
     handlerTimeoutMs?: number;
+    /** Scripted model replies (tool calls included); unscripted calls get the emulator's own reply. */
+    script?: EmulatorScript;
+    /** The agent runtimes' tools (`TurnDeps.tools`). */
+    tools?: ToolSet;
   } = {},
 ): Promise<TurnHarness> {
   const config = loadConfig({ PORT: '0' });
   const database = await openDatabase({ kind: 'pglite' });
   await migrateToLatest(database.db);
-  const emulator = await new ProviderEmulator({ responseDelayMs: options.emulatorDelayMs ?? 0 }).start();
+  const emulator = await new ProviderEmulator({ responseDelayMs: options.emulatorDelayMs ?? 0, ...(options.script ? { script: options.script } : {}) }).start();
   const store = new EventStore(database.db, { inline: engineInlineProjections });
   const readModels = new ReadModels(database.db);
   const warnings: string[] = [];
@@ -66,6 +71,7 @@ export async function turnHarness(
     logger: { log: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
     queue,
     options: { workerId: 'harness' },
+    ...(options.tools ? { tools: options.tools } : {}),
   };
   queue.consume(
     options.handlers?.(deps) ?? {

@@ -1,0 +1,82 @@
+import type { loadRuntimeHistory } from '../history-loader';
+import { runtimeKey } from '../journal';
+import type { ExecutionScope } from '../plugin-host/handler-context';
+import type { PluginSettings } from '../plugin-settings';
+import type { RuntimeJob } from '../queue';
+import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { TurnDeps } from '../turn/deps';
+import type { ExecutionRun } from '../turn/fenced-append';
+import type { LoadedWorld, Locale } from '../../plugins-sdk';
+import { foldLoop } from './completion';
+import { AgentLoopError } from './errors';
+import { finalizeRuntime } from './finalization';
+import { createToolSet } from '../tools';
+import { agentPolicy } from './policy';
+import type { AgentRunContext } from './run-context';
+import { runModelStep } from './step';
+import { executeToolCalls } from './tool-driver';
+
+export interface AgentLoopArgs {
+  job: RuntimeJob;
+  run: ExecutionRun;
+  runtime: CatalogRuntime;
+  catalog: RuntimeCatalog;
+  scope: ExecutionScope;
+  locale: Locale;
+  world: LoadedWorld | null;
+  pluginSettings: PluginSettings;
+  history: Awaited<ReturnType<typeof loadRuntimeHistory>>;
+}
+
+/**
+ * The loop of one `type: agent` runtime in one job: what to do next is always derived from what the
+ * execution recorded for this runtime (`foldLoop` over the journal, the same fold a rebuild reads),
+ * so a job that resumes a loop an earlier attempt left never sends a recorded call again nor
+ * executes a recorded tool call again: send a step, execute its tool calls, send the next step with
+ * their results, until the completion rules complete the runtime (its output recorded, the turn
+ * committed when it was the last) or fail it (`AgentLoopError`, permanent). The step limit counts
+ * recorded steps; the deadline (`agent.loop.timeoutMs`) runs from this job's start.
+ */
+export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise<'produced' | 'reused'> {
+  const policy = agentPolicy(args.runtime);
+  const tools = deps.tools ?? createToolSet({ pluginData: deps.pluginData });
+  const ctx: AgentRunContext = {
+    deps,
+    ...args,
+    policy,
+    tools,
+    definitions: tools.definitions(args.runtime, args.catalog),
+  };
+  const key = runtimeKey(args.job.pluginId, args.job.runtimeId);
+  const deadline = policy.timeoutMs !== undefined ? Date.now() + policy.timeoutMs : undefined;
+  const fail = (failure: AgentLoopError['failure'], detail: string) =>
+    new AgentLoopError({ failure, pluginId: args.job.pluginId, runtimeId: args.runtime.runtimeId, detail });
+  for (;;) {
+    const execution = args.run.execution;
+    if (execution.outputs.has(key)) return 'reused';
+    const { conversation, next } = foldLoop({ policy, locale: args.locale, record: execution.agentLoops.get(key) });
+    if (next.kind === 'complete') return finalizeRuntime(ctx, next.text);
+    if (next.kind === 'fail') throw fail(next.failure, next.detail);
+    if (deadline !== undefined && Date.now() >= deadline) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
+    if (next.kind === 'execute') await executeToolCalls(ctx, next);
+    else {
+      const signal = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
+      let sent: Awaited<ReturnType<typeof runModelStep>>;
+      try {
+        sent = await runModelStep(ctx, { step: next.step, conversation, ...(signal ? { signal } : {}) });
+      } catch (error) {
+        if (signal?.aborted) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
+        throw error;
+      }
+      // a reply that completes the runtime is recorded with the output (and the commit) in one append
+      const record = execution.agentLoops.get(key);
+      const withReply = {
+        replies: new Map(record?.replies).set(next.step, { step: next.step, reply: sent.reply }),
+        outcomes: record?.outcomes ?? new Map(),
+      };
+      const after = foldLoop({ policy, locale: args.locale, record: withReply }).next;
+      if (after.kind === 'complete') return finalizeRuntime(ctx, after.text, [sent.responded]);
+      await args.run.append(() => [sent.responded]);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import type { Locale } from '../../plugins-sdk';
+import { type ExecutionJournal, runtimeKey } from '../journal';
+import type { AgentStepInputs } from '../runtime-request';
+import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import { createToolSet, type ToolSet } from '../tools';
+import { foldLoop } from './completion';
+import { agentPolicy } from './policy';
+
+/** The tools' definitions for a rebuild: nothing is executed, so no plugin data is ever read. */
+const DEFINITIONS: ToolSet = createToolSet({
+  pluginData: {
+    scope: () => {
+      throw new Error('a rebuild never executes a tool');
+    },
+  },
+});
+
+/**
+ * What step `step` of a runtime's loop added to its request, re-derived from the log (the journal
+ * as it stood when the call was recorded): the conversation of the recorded earlier steps and the
+ * runtime's tool definitions. The same fold the worker's loop reads, so a rebuild is byte-identical.
+ */
+export function loopStepInputs(args: {
+  runtime: CatalogRuntime;
+  catalog: RuntimeCatalog;
+  execution: ExecutionJournal;
+  locale: Locale;
+  step: number;
+  tools?: ToolSet;
+}): AgentStepInputs {
+  const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
+  const { conversation } = foldLoop({ policy: agentPolicy(args.runtime), locale: args.locale, record, upTo: args.step });
+  return { conversation, tools: (args.tools ?? DEFINITIONS).definitions(args.runtime, args.catalog) };
+}

@@ -1,0 +1,31 @@
+import type { HistoryMessage, HistorySummary } from '../../context';
+import type { LoadedWorld, Locale } from '../../plugins-sdk';
+import type { ToolDefinition } from '../../providers';
+import type { ExecutionScope } from '../plugin-host/handler-context';
+import type { PluginSettings } from '../plugin-settings';
+import type { RuntimeJob } from '../queue';
+import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { ExecutionRun } from '../turn/fenced-append';
+import type { TurnDeps } from '../turn/deps';
+import type { ToolSet } from '../tools';
+import type { AgentPolicy } from './policy';
+
+/** Everything the steps of one agent runtime's loop in one job work with. */
+export interface AgentRunContext {
+  deps: TurnDeps;
+  job: RuntimeJob;
+  run: ExecutionRun;
+  runtime: CatalogRuntime;
+  /** The plugin catalog of the generation the execution captured. */
+  catalog: RuntimeCatalog;
+  scope: ExecutionScope;
+  locale: Locale;
+  world: LoadedWorld | null;
+  pluginSettings: PluginSettings;
+  /** Committed history as the job read it once (it does not move during an execution). */
+  history: { messages: readonly HistoryMessage[]; summaries: readonly HistorySummary[]; scanTail: readonly { text: string }[] };
+  policy: AgentPolicy;
+  tools: ToolSet;
+  /** The runtime's tool definitions (the same in every step). */
+  definitions: readonly ToolDefinition[];
+}

@@ -1,0 +1,75 @@
+import type { NewEvent } from '../../events';
+import type { ToolCall } from '../../providers';
+import { emittedEventActivations } from '../activation-events';
+import { executionRequestInputs } from '../inputs';
+import { outcomeKey, runtimeKey } from '../journal';
+import type { ToolOutcome } from '../tools';
+import { changeEvent } from '../turn/function-step';
+import type { AgentRunContext } from './run-context';
+
+/**
+ * Executes the tool calls of one step that have no recorded outcome, in the reply's order, through
+ * the runtime's ToolSet: `tool.called@1` is recorded before a call runs, then `tool.completed@1`
+ * with the outcome and, in the same append, its effects (plugin-data writes, the activations its
+ * emitted events start), so a crash leaves an outcome with all its effects or neither. An outcome
+ * another copy of this job recorded first stands (ours and its effects are dropped). A tool that
+ * throws answers the model `TOOL_FAILED` (the ToolSet should not throw; this is the last guard).
+ */
+export async function executeToolCalls(ctx: AgentRunContext, args: { step: number; calls: readonly ToolCall[] }): Promise<void> {
+  const { job, run, runtime, catalog } = ctx;
+  const key = runtimeKey(job.pluginId, job.runtimeId);
+  for (const call of args.calls) {
+    const recorded = (execution: typeof run.execution) => execution.agentLoops.get(key)?.outcomes.has(outcomeKey(args.step, call.id)) ?? false;
+    if (recorded(run.execution)) continue;
+    const ref = {
+      executionId: job.executionId,
+      turnId: run.execution.turnId,
+      attempt: job.attempt,
+      pluginId: job.pluginId,
+      runtimeId: runtime.runtimeId,
+      step: args.step,
+      toolCallId: call.id,
+      name: call.name,
+    };
+    await run.append(() => [{ type: 'tool.called@1', data: { ...ref, arguments: JSON.stringify(call.arguments ?? {}) } }]);
+    const execution = run.execution;
+    const outcome = await executeOne(ctx, call, {
+      catalog,
+      runtime,
+      execution,
+      scope: ctx.scope,
+      inputSlots: executionRequestInputs(catalog, runtime, execution).inputs,
+      emittedTopics: execution.emittedTopics,
+    });
+    await run.append((current) => {
+      if (recorded(current)) return []; // a copy of this job recorded first: its outcome and effects stand
+      const data = { executionId: ref.executionId, turnId: ref.turnId, attempt: ref.attempt, pluginId: outcome.changesPluginId ?? ref.pluginId };
+      const events: NewEvent[] = [
+        {
+          type: 'tool.completed@1',
+          data: {
+            ...ref,
+            content: outcome.content,
+            ok: outcome.ok,
+            ...(outcome.errorCode !== undefined ? { errorCode: outcome.errorCode } : {}),
+            ...(outcome.done ? { done: true } : {}),
+            ...(outcome.emissions.length > 0 ? { emittedTopics: outcome.emissions.map((e) => e.topic) } : {}),
+          },
+        },
+        ...outcome.changes.map((c) => changeEvent(data, c)),
+        // each emitted event starts its followers as activations, pending after this execution
+        ...outcome.emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
+      ];
+      return events;
+    });
+  }
+}
+
+async function executeOne(ctx: AgentRunContext, call: ToolCall, context: Parameters<AgentRunContext['tools']['execute']>[1]): Promise<ToolOutcome> {
+  try {
+    return await ctx.tools.execute(call, context);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { content: JSON.stringify({ error: { code: 'TOOL_FAILED', message } }), ok: false, errorCode: 'TOOL_FAILED', changes: [], emissions: [] };
+  }
+}
