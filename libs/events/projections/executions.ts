@@ -9,8 +9,6 @@ export const executionsProjection: InlineProjection = eventByEvent({
     'execution.started@1',
     'runtime.output.produced@1',
     'llm.calling@1',
-    'llm.responded@1',
-    'tool.completed@1',
     'turn.committed@1',
     'execution.failed@1',
   ],
@@ -49,10 +47,8 @@ export const executionsProjection: InlineProjection = eventByEvent({
         return;
       case 'runtime.output.produced@1':
       case 'llm.calling@1':
-      case 'llm.responded@1':
-      case 'tool.completed@1':
-        // progress: keeps a live execution from looking stalled to the sweeper (each step of an
-        // agent loop: its call, its reply, each tool outcome)
+        // progress: keeps a live execution from looking stalled to the sweeper (llm.responded is
+        // always appended together with its runtime.output.produced, which marks it)
         await trx
           .updateTable('executions')
           .set({ updated_at: at })

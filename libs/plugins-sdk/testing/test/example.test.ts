@@ -14,7 +14,8 @@ describe('weather-watch (contract)', () => {
       world: join(FIXTURES, 'harness-example-world'),
       locale: 'en',
       replies: {
-        'weather-watch/forecast': [{ json: { sky: 'rain' } }],
+        // one reply for every call: the forecaster has an output schema, prose would fail its schema gate
+        'weather-watch/forecast': { json: { sky: 'rain' } },
         default: 'The rain drums on the harbour roofs as you step outside.',
       },
     });
