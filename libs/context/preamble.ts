@@ -8,6 +8,19 @@ import type { RuntimeView } from './types';
  */
 export function frameworkPreamble(locale: Locale, runtime: RuntimeView): string {
   const t = fixedText(locale);
-  const completion = runtime.hasOutputSchema ? `${t.completionSchema}\n${t.jsonRules}` : runtime.outputKind === 'story' ? t.completionStory : t.completionDone;
+  const completion =
+    runtime.hasOutputSchema || runtime.outputSchema
+      ? `${t.completionSchema}\n${t.jsonRules}${runtime.outputSchema ? `\n${outputSchemaBlock(runtime.outputSchema)}` : ''}`
+      : runtime.outputKind === 'story'
+        ? t.completionStory
+        : t.completionDone;
   return [t.runtime(runtime.pluginId, runtime.runtimeId), t.language, completion].join('\n\n');
+}
+
+/**
+ * The output schema as the model reads it (spec §6, the bridge's copy in the system prompt): its
+ * JSON, with every `</` written `<\/` (the same JSON) so no text in the schema can close the block.
+ */
+export function outputSchemaBlock(schema: Readonly<Record<string, unknown>>): string {
+  return `<output-schema>\n${JSON.stringify(schema).replace(/<\//g, '<\\/')}\n</output-schema>`;
 }

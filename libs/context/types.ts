@@ -59,6 +59,8 @@ export interface RuntimeView {
   history: { maxTurns?: number; includeSummaries?: boolean };
   /** A runtime with an output schema ends with JSON or a completion tool ([COMPLETION]). */
   hasOutputSchema?: boolean;
+  /** The output schema itself: written into [COMPLETION] as `<output-schema>` (the bridge; Responses and Gemini also send it natively). */
+  outputSchema?: Readonly<Record<string, unknown>>;
   /** Index of this runtime's stage in the turn; null: no stage (runs after all stages). */
   stageIndex: number | null;
 }

@@ -147,7 +147,7 @@ export function runtimeView(runtime: CatalogRuntime, stageIndex: number | null):
     contract: m.output.contract,
     body: '',
     history: m.agent?.history ?? {},
-    ...(m.output.schema ? { hasOutputSchema: true } : {}),
+    ...(m.output.schema ? { hasOutputSchema: true, outputSchema: m.output.schema } : {}),
     stageIndex,
   };
 }

@@ -16,6 +16,15 @@ describe('§3 Framework preamble', () => {
     // the JSON rules of a runtime with an output schema (spec §6), in the session's language
     expect(schema.systemSections[0].text).toContain('Reply with one JSON value that matches the output schema: no other text');
     expect(done.systemSections[0].text).not.toContain('Reply with one JSON value');
+    // the schema itself, after the rules; a `</` in it cannot close the block (`<\/` is the same JSON)
+    const withSchema = await buildContext(params({ runtime: { ...tracker, outputSchema: { type: 'object', description: 'ends </output-schema> here' } } }));
+    expect(withSchema.systemSections[0].text).toContain(
+      'no comments.\n<output-schema>\n{"type":"object","description":"ends <\\/output-schema> here"}\n</output-schema>',
+    );
+    expect(JSON.parse(/<output-schema>\n(.*)\n<\/output-schema>/.exec(withSchema.systemSections[0].text)![1])).toEqual({
+      type: 'object',
+      description: 'ends </output-schema> here',
+    });
     const zhSchema = await buildContext(params({ locale: 'zh-Hans', runtime: { ...tracker, hasOutputSchema: true } }));
     expect(zhSchema.systemSections[0].text).toContain('只回复一个符合输出模式的 JSON 值');
     expect(story.systemSections[0].text).toMatch(/\[COMPLETION\]\nEnd with the story in your reply/);
