@@ -4,6 +4,7 @@ import { emittedEventActivations } from '../activation-events';
 import { executionRequestInputs } from '../inputs';
 import { outcomeKey, runtimeKey } from '../journal';
 import type { ToolOutcome } from '../tools';
+import { RecordedResolver } from '../plugin-host/resolver';
 import { changeEvent } from '../turn/function-step';
 import type { AgentRunContext } from './run-context';
 
@@ -40,6 +41,8 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
       scope: ctx.scope,
       inputSlots: executionRequestInputs(catalog, runtime, execution).inputs,
       emittedTopics: execution.emittedTopics,
+      // the world the step's request saw: its recorded session.world-context@1 results, no handler run again
+      plugins: { registry: catalog.host.registry, resolver: new RecordedResolver(job.executionId, execution.extensionResults) },
     });
     await run.append((current) => {
       if (recorded(current)) return []; // a copy of this job recorded first: its outcome and effects stand

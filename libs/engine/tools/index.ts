@@ -3,7 +3,7 @@ export type { ToolErrorCode, ToolOutcome, ToolRunContext, ToolSet } from './port
 export { createToolSet, frameworkAndPluginTools } from './tool-set';
 export type { ToolSetOptions } from './tool-set';
 export type { ToolPluginData } from './plugin-tools';
-export { MAX_TOOL_RESULT_CHARS } from './plugin-tools';
+export { MAX_TOOL_RESULT_CHARS, checkedEmit } from './plugin-tools';
 export { FRAMEWORK_TOOLS, authorizedToolNames, isFrameworkTool } from './authorization';
 export type { FrameworkToolName } from './authorization';
 export { advertisedEvents, declaredEvents, eventCatalogEntries } from './event-catalog';

@@ -22,8 +22,8 @@ const JsonResult = z.json();
 
 class ToolTimeout extends Error {}
 
-/** A tool's `ctx.emit`: a declared topic, whose payload matches the topic's schema (when it can be read). */
-function checkedEmit(buffer: EmissionBuffer, events: ReadonlyMap<string, DeclaredEvent>) {
+/** A tool's or a function runtime's `ctx.emit`: a declared topic, whose payload matches the topic's schema (when it can be read). */
+export function checkedEmit(buffer: EmissionBuffer, events: ReadonlyMap<string, DeclaredEvent>) {
   return (topic: string, payload: unknown = {}) => {
     const event = events.get(topic);
     if (event?.readable) {

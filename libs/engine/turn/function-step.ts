@@ -16,6 +16,7 @@ import type { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
 import { type ActivationPayload, emittedEventActivations } from '../activation-events';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
+import { checkedEmit, declaredEvents } from '../tools';
 
 /** Largest output a function may return, as UTF-8 JSON text. */
 export const MAX_FUNCTION_OUTPUT_BYTES = 4 * 1024 * 1024;
@@ -95,12 +96,14 @@ async function runFunction(
   const scope = { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId };
   const buffer = new PluginDataBuffer(job.pluginId, deps.pluginData.scope(scope));
   const base = handlerContext(args.scope, job.pluginId, source);
-  const emissions = new EmissionBuffer(job.pluginId, declaredTopics(args.catalog));
+  const events = new Map(declaredEvents(args.catalog.plugins).map((e) => [e.topic, e]));
+  const emissions = new EmissionBuffer(job.pluginId, new Set(events.keys()));
+  const emit = checkedEmit(emissions, events); // the payload is checked against the topic's schema, as for tools
   const ctx: FunctionContext = Object.freeze({
     ...base,
     inputs: Object.freeze(structuredClone(args.inputs ?? {})),
     pluginData: buffer.writer(),
-    emit: (topic: string, payload?: unknown) => emissions.emit(topic, payload),
+    emit: (topic: string, payload?: unknown) => emit(topic, payload),
   });
   let raw: unknown;
   try {
@@ -126,8 +129,4 @@ async function runFunction(
   if (Buffer.byteLength(text, 'utf8') > MAX_FUNCTION_OUTPUT_BYTES)
     throw fail('invalid-result', `returned more than ${MAX_FUNCTION_OUTPUT_BYTES} bytes of JSON`);
   return { text, changes: buffer.changes(), emissions: emissions.emissions() };
-}
-
-function declaredTopics(catalog: RuntimeCatalog): ReadonlySet<string> {
-  return new Set(catalog.plugins.flatMap((p) => p.manifest.contributes.events.map((e) => e.topic)));
 }
