@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { NewEvent } from '../../events';
 import type { FunctionContext } from '../../plugins-sdk';
-import { type RuntimeOutput, runtimeKey } from '../journal';
+import { runtimeKey } from '../journal';
 import { FunctionRuntimeError } from '../plugin-data-errors';
 import { type ExecutionScope, handlerContext } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
@@ -10,10 +9,9 @@ import { PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-d
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { RuntimeJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
-import { commitEvent, missingRuntimes } from './commit';
 import type { TurnDeps } from './deps';
 import type { ExecutionRun } from './fenced-append';
-import { handOff } from './hand-off';
+import { recordRuntimeOutput } from './record-output';
 import { type ActivationPayload, emittedEventActivations } from '../activation-events';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
 import { checkedEmit, declaredEvents } from '../tools';
@@ -45,34 +43,20 @@ export interface FunctionStepArgs {
 export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): Promise<'produced' | 'reused'> {
   const { job, run, runtime, catalog } = args;
   const { text, changes, emissions } = await runFunction(deps, args);
-  const key = runtimeKey(job.pluginId, job.runtimeId);
-  let produced = false;
-  let committed = false;
-  await run.append((current) => {
-    produced = !current.outputs.has(key);
-    if (!produced) return []; // a copy of this job recorded first: its output and writes stand
-    const output: RuntimeOutput = {
-      stage: runtime.stage,
-      pluginId: job.pluginId,
-      runtimeId: runtime.runtimeId,
-      outputKind: runtime.manifest.outputKind,
-      messageId: randomUUID(),
-      text,
-      attempt: job.attempt,
-    };
-    const outputs = new Map(current.outputs).set(key, output);
-    committed = missingRuntimes(catalog, outputs, current.activation).length === 0;
-    const ref = { executionId: job.executionId, turnId: current.turnId, attempt: job.attempt, pluginId: job.pluginId };
-    return [
-      ...changes.map((c) => changeEvent(ref, c)),
-      { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...output } },
+  // a copy of this job that recorded first: its output and writes stand, ours are dropped
+  return recordRuntimeOutput({
+    deps,
+    job,
+    run,
+    runtime,
+    catalog,
+    text,
+    effects: (current) => ({
+      before: changes.map((c) => changeEvent({ executionId: job.executionId, turnId: current.turnId, attempt: job.attempt, pluginId: job.pluginId }, c)),
       // each emitted event starts its followers as activations, pending after this execution
-      ...emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
-      ...(committed ? [commitEvent(catalog, { ...current, outputs }, job.attempt)] : []),
-    ];
+      after: emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
+    }),
   });
-  if (committed) await handOff(deps, job, run.journal);
-  return produced ? 'produced' : 'reused';
 }
 
 export function changeEvent(ref: { executionId: string; turnId: string; attempt: number; pluginId: string }, c: PluginDataChange): NewEvent {
