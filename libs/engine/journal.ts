@@ -124,19 +124,10 @@ export class SessionJournal {
     switch (event.type) {
       case 'player-input.submitted@1': {
         const d = event.data;
-        this.executions.set(d.executionId, {
-          executionId: d.executionId,
-          turnId: d.turnId,
-          input: { messageId: d.messageId, text: d.text },
-          submittedVersion: event.streamVersion,
-          status: 'pending',
-          latestAttempt: 0,
-          outputs: new Map(),
-          extensionResults: new Map(),
-          agentLoops: new Map(),
-          emittedTopics: new Set(),
-          lastFormValues: d.formValues ?? null,
-        });
+        this.executions.set(
+          d.executionId,
+          pendingExecution({ ...d, input: { messageId: d.messageId, text: d.text }, submittedVersion: event.streamVersion }, d.formValues ?? null),
+        );
         this.order.push(d.executionId);
         return;
       }
@@ -144,17 +135,7 @@ export class SessionJournal {
         const d = event.data;
         const ids = { pluginId: d.pluginId, runtimeId: d.runtimeId, payload: d.payload };
         this.executions.set(d.executionId, {
-          executionId: d.executionId,
-          turnId: d.turnId,
-          input: { messageId: d.messageId, text: '' },
-          submittedVersion: event.streamVersion,
-          status: 'pending',
-          latestAttempt: 0,
-          outputs: new Map(),
-          extensionResults: new Map(),
-          agentLoops: new Map(),
-          emittedTopics: new Set(),
-          lastFormValues: null,
+          ...pendingExecution({ ...d, input: { messageId: d.messageId, text: '' }, submittedVersion: event.streamVersion }, null),
           activation: d.kind === 'event' ? { kind: 'event', topic: d.topic ?? '', ...ids } : { kind: 'manual', ...ids },
         });
         this.order.push(d.executionId);
@@ -237,4 +218,24 @@ export function executionOutputs(execution: ExecutionJournal, catalog: RuntimeCa
     text: o.text,
     seeded: false,
   }));
+}
+
+/** A new execution as its input or activation event starts it: pending, nothing produced yet. */
+function pendingExecution(
+  start: { executionId: string; turnId: string; input: { messageId: string; text: string }; submittedVersion: number },
+  lastFormValues: ExecutionJournal['lastFormValues'],
+): ExecutionJournal {
+  return {
+    executionId: start.executionId,
+    turnId: start.turnId,
+    input: start.input,
+    submittedVersion: start.submittedVersion,
+    status: 'pending',
+    latestAttempt: 0,
+    outputs: new Map(),
+    extensionResults: new Map(),
+    agentLoops: new Map(),
+    emittedTopics: new Set(),
+    lastFormValues,
+  };
 }

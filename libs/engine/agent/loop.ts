@@ -1,12 +1,5 @@
-import type { loadRuntimeHistory } from '../history-loader';
 import { runtimeKey } from '../journal';
-import type { ExecutionScope } from '../plugin-host/handler-context';
-import type { PluginSettings } from '../plugin-settings';
-import type { RuntimeJob } from '../queue';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import type { TurnDeps } from '../turn/deps';
-import type { ExecutionRun } from '../turn/fenced-append';
-import type { LoadedWorld, Locale } from '../../plugins-sdk';
 import { foldLoop } from './completion';
 import { AgentLoopError } from './errors';
 import { finalizeRuntime } from './finalization';
@@ -16,17 +9,8 @@ import type { AgentRunContext } from './run-context';
 import { runModelStep } from './step';
 import { executeToolCalls } from './tool-driver';
 
-export interface AgentLoopArgs {
-  job: RuntimeJob;
-  run: ExecutionRun;
-  runtime: CatalogRuntime;
-  catalog: RuntimeCatalog;
-  scope: ExecutionScope;
-  locale: Locale;
-  world: LoadedWorld | null;
-  pluginSettings: PluginSettings;
-  history: Awaited<ReturnType<typeof loadRuntimeHistory>>;
-}
+/** What a runtime step gives the loop: its run context without what the loop derives (policy, tools). */
+export type AgentLoopArgs = Omit<AgentRunContext, 'deps' | 'policy' | 'tools' | 'definitions'>;
 
 /**
  * The loop of one `type: agent` runtime in one job: what to do next is always derived from what the
