@@ -2,21 +2,15 @@ import { join } from 'node:path';
 import { DEFAULT_HISTORY_READ_LIMIT, rebuildRequests } from '../../libs/engine';
 import { behaviour } from '../fixtures/emit-plugins/beacon/server';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { afterExecutionsEnded } from '../support/turns';
 
 const EMIT_PLUGINS = join(__dirname, '..', 'fixtures', 'emit-plugins');
 
 type Data = Record<string, unknown>;
 
-/** Waits until every execution of the session has ended (the activation runs after the turn). */
+/** The session's events as `{ type, ...data }` once every execution has ended (the activation runs after the turn). */
 async function settled(covel: EmbeddedEngine, sessionId: string, executions: number): Promise<Data[]> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const events = await covel.engine.store.readStream(sessionId);
-    const ended = events.filter((e) => e.type === 'turn.committed@1' || e.type === 'execution.failed@1');
-    if (ended.length >= executions) return events.map((e) => ({ type: e.type, ...(e.data as Data) }));
-    if (Date.now() > deadline) throw new Error(`only ${ended.length} of ${executions} executions ended`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return (await afterExecutionsEnded(covel.engine, sessionId, executions)).map((e) => ({ type: e.type, ...(e.data as Data) }));
 }
 
 describe('ctx.emit in function runtimes: events start their followers as activations (PLUGIN-API.md)', () => {

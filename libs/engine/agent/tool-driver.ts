@@ -3,7 +3,7 @@ import type { ToolCall } from '../../providers';
 import { emittedEventActivations } from '../activation-events';
 import { executionRequestInputs } from '../inputs';
 import { outcomeKey, runtimeKey } from '../journal';
-import type { ToolOutcome } from '../tools';
+import { toolError, type ToolOutcome } from '../tools';
 import { RecordedResolver } from '../plugin-host/resolver';
 import { changeEvent } from '../turn/function-step';
 import type { AgentRunContext } from './run-context';
@@ -72,7 +72,7 @@ async function executeOne(ctx: AgentRunContext, call: ToolCall, context: Paramet
   try {
     return await ctx.tools.execute(call, context);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { content: JSON.stringify({ error: { code: 'TOOL_FAILED', message } }), ok: false, errorCode: 'TOOL_FAILED', changes: [], emissions: [] };
+    // the same envelope the tool set answers with (`{ "ok": false, "error": … }`)
+    return toolError('TOOL_FAILED', `tool "${call.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

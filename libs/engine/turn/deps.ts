@@ -33,7 +33,7 @@ export interface TurnDeps {
   providers: ProviderRegistry;
   worlds: WorldCatalog;
   logger: Logger;
-  /** The tools of agent runtimes (framework and plugin tools); absent: none (libs/engine/agent NO_TOOLS). */
+  /** The tools of agent runtimes; absent (as production wires it): `createToolSet` over `pluginData` (framework and plugin tools). */
   tools?: ToolSet;
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;

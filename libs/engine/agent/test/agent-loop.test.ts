@@ -47,6 +47,7 @@ const testTools: ToolSet = {
         emissions: [{ topic: 'books.balanced', payload: { key: String(call.arguments.key) } }],
       };
     if (call.name === 'runtime-done') return { content: '{"ok":true}', ok: true, changes: [], emissions: [], done: true };
+    if (call.name === 'crash') throw new Error('the ledger caught fire');
     return { content: JSON.stringify({ found: call.arguments.q }), ok: true, changes: [], emissions: [] };
   },
 };
@@ -131,6 +132,21 @@ describe('the agent loop', () => {
     expect(JSON.stringify(bodies(from)[1].messages)).toContain('march');
     expect(JSON.stringify(bodies(from)[0].messages)).not.toContain('balanced');
     expect((await rebuilt(events)).map((c) => c.identical)).toEqual([true, true, true]);
+  });
+
+  it('a ToolSet that throws (the last guard): the model gets the TOOL_FAILED envelope every tool error has, and the loop goes on', async () => {
+    queues.set('keeper', [tool('crash', {}), tool('runtime-done', {})]);
+    const job = await claimed();
+    const from = h.emulator.requests.length;
+    expect(await run(job, 'keeper')).toBe('produced');
+    const expected = { ok: false, error: { code: 'TOOL_FAILED', message: 'tool "crash" failed: the ledger caught fire' } };
+    expect(JSON.parse(bodies(from)[1].messages.at(-1)!.content as string)).toEqual(expected);
+    const completed = of(await h.events(job.sessionId), 'tool.completed@1');
+    expect(completed.map((e) => [e.data.name, e.data.ok, e.data.errorCode])).toEqual([
+      ['crash', false, 'TOOL_FAILED'],
+      ['runtime-done', true, undefined],
+    ]);
+    expect(JSON.parse(completed[0].data.content)).toEqual(expected);
   });
 
   it('agent.loop.maxSteps: a loop that does not complete within the limit fails the runtime', async () => {
