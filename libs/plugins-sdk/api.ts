@@ -74,11 +74,75 @@ export const WorldContextResult = z
   .strict();
 export type WorldContextResult = z.infer<typeof WorldContextResult>;
 
+/** A saved summary segment, as `history.compact@2` gets it (oldest first). */
+export interface CompactSummaryView {
+  readonly summaryId: string;
+  readonly content: string;
+  /** The messages this segment stands for, oldest first (a merged segment: all of its sources'). */
+  readonly messageIds: readonly string[];
+  readonly truncated: boolean;
+}
+
+/**
+ * What the `history.compact@2` provider is given (spec §1 "History compaction"). The framework has
+ * decided that compaction is needed; the provider chooses what to summarize and writes the summaries.
+ * Token figures are the framework's estimates (`ctx.estimateTokens`).
+ */
+export interface CompactInput {
+  /** The uncompacted history as the prompt shows it (after `prompt.history-transform@1`), oldest first. */
+  readonly messages: readonly PluginHistoryMessage[];
+  /** The saved summaries, oldest first. */
+  readonly summaries: readonly CompactSummaryView[];
+  readonly windows: Readonly<{
+    /** The smaller input capacity of the story and the fast model, each after its response reserve. */
+    effective: number;
+    /** The fast (summary) model's own input capacity after its response reserve. */
+    fastInput: number;
+  }>;
+}
+
+/** One summary segment a provider returns: it covers new messages or old summaries, never both. */
+export const CompactSegment = z
+  .object({
+    /** New messages, a continuous uncompacted prefix (after the segments before it in this result). */
+    messageIds: z.array(z.string().min(1)),
+    /** Old summaries it merges, continuous from the oldest. */
+    replacesSummaryIds: z.array(z.string().min(1)),
+    content: z.string().min(1),
+    focusSections: z.array(z.string()),
+    /** The summary was shortened on purpose to fit the budget. */
+    truncated: z.boolean().optional(),
+  })
+  .strict();
+export type CompactSegment = z.infer<typeof CompactSegment>;
+
+/** The `history.compact@2` result: no segments means "nothing to compact now". */
+export const CompactResult = z.object({ summaries: z.array(CompactSegment) }).strict();
+export type CompactResult = z.infer<typeof CompactResult>;
+
+/** A summary model call's answer: `finishReason: 'length'` means the reply was cut (the framework discards it). */
+export interface SummaryReply {
+  readonly text: string;
+  readonly finishReason: 'stop' | 'length' | 'other';
+}
+
+/** The summary model (the `fast` slot) as a compaction provider calls it; every call is recorded in the log. */
+export interface SummaryModel {
+  complete(request: { system: string; prompt: string; maxOutputTokens: number }): Promise<SummaryReply>;
+}
+
+/** What the `history.compact@2` provider is given besides its input. */
+export type CompactionContext = HandlerContext & {
+  readonly summaryModel: SummaryModel;
+  /** The framework's token estimate of a text (the one its budgets use). */
+  estimateTokens(text: string): number;
+};
+
 /** Result schema of each point's handler; `memory.block-definitions@1` is a service (any value). */
 export const extensionResultSchemas = {
   'prompt.segment@1': z.array(ReturnedSegment),
   'prompt.history-transform@1': z.array(HistoryMessageSchema),
-  'history.compact@2': z.unknown(),
+  'history.compact@2': CompactResult,
   'session.world-context@1': WorldContextResult,
   'memory.block-definitions@1': z.unknown(),
 } satisfies Record<ExtensionPoint, z.ZodType>;
@@ -102,7 +166,7 @@ export interface ExtensionInputs {
   'prompt.segment@1': { playerInput: { text: string } };
   /** A copy of the committed history (the previous provider's result in a chain). */
   'prompt.history-transform@1': { messages: PluginHistoryMessage[] };
-  'history.compact@2': unknown;
+  'history.compact@2': CompactInput;
   'session.world-context@1': Record<string, never>;
   'memory.block-definitions@1': unknown;
 }
@@ -110,7 +174,7 @@ export interface ExtensionInputs {
 export interface ExtensionResults {
   'prompt.segment@1': ReturnedSegment[];
   'prompt.history-transform@1': PluginHistoryMessage[];
-  'history.compact@2': unknown;
+  'history.compact@2': CompactResult;
   'session.world-context@1': z.infer<(typeof extensionResultSchemas)['session.world-context@1']>;
   'memory.block-definitions@1': unknown;
 }
@@ -181,7 +245,13 @@ export interface HookContext extends HandlerContext {
   readonly runtime: Readonly<{ pluginId: string; runtimeId: string }>;
 }
 
-export type ExtensionHandler<P extends ExtensionPoint> = (input: ExtensionInputs[P], ctx: HandlerContext) => ExtensionResults[P] | Promise<ExtensionResults[P]>;
+/** The context each point's handler is given: the compaction provider also gets the summary model. */
+export type ExtensionContext<P extends ExtensionPoint> = P extends 'history.compact@2' ? CompactionContext : HandlerContext;
+
+export type ExtensionHandler<P extends ExtensionPoint> = (
+  input: ExtensionInputs[P],
+  ctx: ExtensionContext<P>,
+) => ExtensionResults[P] | Promise<ExtensionResults[P]>;
 
 export type HookFn<H extends HookName> = (payload: HookPayloads[H], ctx: HookContext) => HookResults[H] | Promise<HookResults[H]>;
 
