@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
-import { geminiLoopError, geminiThinking, signPart } from './gemini-checks';
+import { geminiDeclarationError, geminiLoopError, geminiThinking, signPart } from './gemini-checks';
 import { emulatedReasoning } from './reasoning';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
@@ -57,6 +57,8 @@ export const geminiRoute: EmulatorRoute = {
       }
       if (isResponse(c) && c.parts.some((p) => !p.functionResponse)) return googleError(400, 'A function response turn may only contain function responses.');
     }
+    const declarationError = geminiDeclarationError(body.tools ?? []);
+    if (declarationError) return googleError(400, declarationError);
     const loopError = geminiLoopError(model, body.contents);
     if (loopError) return googleError(400, loopError);
     if (JSON.stringify(body).includes(CACHE_BREAK)) return googleError(400, 'internal cache marker leaked into the request');

@@ -64,6 +64,8 @@ export class OpenAIChatAdapter implements ProviderAdapter {
         messages.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
       }
     }
+    // no native response_format for call.outputSchema: the bridge writes the schema into the system
+    // prompt and only Responses and Gemini also send it natively (spec §5, prompt-structure.md "counted twice")
     const body: Record<string, unknown> = { model: call.model, messages };
     if (call.tools?.length) {
       body.tools = call.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
