@@ -5,7 +5,7 @@ import { anthropicLoopError, anthropicThinkingError, redactedData } from './anth
 import { emulatorTokenCount } from './estimate';
 import { emulatedReasoning, signReasoning } from './reasoning';
 import { textOf } from './reply';
-import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorReply, type EmulatorRoute, sse, streamFlag } from './route';
 import { schemaInText } from './schema-instance';
 
 const Block = z.object({ type: z.string() }).passthrough();
@@ -66,6 +66,8 @@ export function anthropicBlocks(body: {
 export const anthropicRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1\/messages$/,
+  streams: streamFlag,
+  refuseStreaming: () => anthropicError(400, 'stream: streaming is not supported for this model'),
   handle(raw, { state, reply: answer }) {
     const parsed = MessagesBody.safeParse(raw);
     if (!parsed.success) {

@@ -40,6 +40,8 @@ const isResponse = (c: { parts: z.infer<typeof Part>[] }) => c.parts.some((p) =>
 export const geminiRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/,
+  streams: (_body, match) => match[2] === 'streamGenerateContent',
+  refuseStreaming: () => googleError(400, 'streamGenerateContent: streaming is not supported for this model.'),
   handle(raw, { state, match, reply: answer }) {
     const parsed = GenerateBody.safeParse(raw);
     if (!parsed.success) {

@@ -3,7 +3,7 @@ import { CACHE_BREAK, stripCacheBreaks } from './cache-break';
 import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
-import { toProviderError } from './provider-errors';
+import { StreamWatch, toProviderError } from './provider-errors';
 import { resolveReasoning, resolveToolChoice, thinkingBudget } from './request-preferences';
 import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, ReasoningSetting, SendOptions, ToolCall } from './types';
 
@@ -95,15 +95,18 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
+    const watch = body.stream === true ? new StreamWatch(options.signal) : undefined;
     try {
-      if (body.stream === true) {
+      if (watch) {
+        const watched = watch.watch(options);
         const stream = this.client.messages.stream({ ...(body as unknown as Anthropic.MessageCreateParamsNonStreaming) }, { signal: options.signal });
-        stream.on('text', (delta) => options.onText?.(delta));
+        stream.on('connect', () => (watch.opened = true));
+        stream.on('text', (delta) => watched.onText?.(delta));
         return fromMessage(await stream.finalMessage());
       }
       return fromMessage(await this.client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal: options.signal }));
     } catch (error) {
-      throw toProviderError('anthropic', error);
+      throw toProviderError('anthropic', error, watch);
     }
   }
 }
