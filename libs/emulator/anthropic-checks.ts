@@ -18,6 +18,35 @@ const validRedacted = (data: unknown) => {
   return verifyReasoning('redacted_thinking', payload ?? '', signature);
 };
 
+const THINKING_DOCS = 'Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
+
+/**
+ * What the Messages API rejects in a request with thinking enabled, with its messages: a budget
+ * missing, under 1024 or not under max_tokens, a temperature other than 1, top_k, top_p under
+ * 0.95, a tool_choice that forces tool use. Null: accepted (or thinking is not enabled).
+ */
+export function anthropicThinkingError(body: {
+  max_tokens: number;
+  thinking?: { type: string; budget_tokens?: number };
+  temperature?: unknown;
+  top_k?: unknown;
+  top_p?: unknown;
+  tool_choice?: { type: string };
+}): string | null {
+  if (body.thinking?.type !== 'enabled') return null;
+  const budget = body.thinking.budget_tokens;
+  if (budget === undefined) return 'thinking.enabled.budget_tokens: Field required';
+  if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  if (budget >= body.max_tokens) return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. ${THINKING_DOCS}#max-tokens-and-context-window-size`;
+  if (body.temperature !== undefined && body.temperature !== 1)
+    return `\`temperature\` may only be set to 1 when thinking is enabled. ${THINKING_DOCS}#feature-compatibility`;
+  if (body.top_k !== undefined) return `\`top_k\` must be unset when thinking is enabled. ${THINKING_DOCS}#feature-compatibility`;
+  if (typeof body.top_p === 'number' && body.top_p < 0.95)
+    return `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. ${THINKING_DOCS}#feature-compatibility`;
+  if (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool') return 'Thinking may not be enabled when tool_choice forces tool use.';
+  return null;
+}
+
 /**
  * What the Messages API rejects in a tool loop, with its messages: tool_result blocks without a
  * tool_use in the previous message, tool_use blocks not answered in the next message, thinking

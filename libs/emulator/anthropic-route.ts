@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
-import { anthropicLoopError, redactedData } from './anthropic-checks';
+import { anthropicLoopError, anthropicThinkingError, redactedData } from './anthropic-checks';
 import { emulatorTokenCount } from './estimate';
 import { emulatedReasoning, signReasoning } from './reasoning';
 import { textOf } from './reply';
-import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorReply, type EmulatorRoute, sse, streamFlag } from './route';
 import { schemaInText } from './schema-instance';
 
 const Block = z.object({ type: z.string() }).passthrough();
@@ -28,8 +28,13 @@ const MessagesBody = z
   })
   .passthrough();
 
-function anthropicError(status: number, message: string): EmulatorReply {
-  return { kind: 'json', status, body: { type: 'error', error: { type: 'invalid_request_error', message } } };
+/** The Messages API's error shape. */
+export function anthropicError(status: number, message: string): EmulatorReply {
+  return {
+    kind: 'json',
+    status,
+    body: { type: 'error', error: { type: 'invalid_request_error', message }, request_id: `req_${randomUUID().replace(/-/g, '').slice(0, 24)}` },
+  };
 }
 
 const withoutCacheControl = (b: Record<string, unknown>) => {
@@ -61,6 +66,8 @@ export function anthropicBlocks(body: {
 export const anthropicRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1\/messages$/,
+  streams: streamFlag,
+  refuseStreaming: () => anthropicError(400, 'stream: streaming is not supported for this model'),
   handle(raw, { state, reply: answer }) {
     const parsed = MessagesBody.safeParse(raw);
     if (!parsed.success) {
@@ -82,10 +89,9 @@ export const anthropicRoute: EmulatorRoute = {
         return anthropicError(400, 'thinking blocks cannot carry cache_control');
       }
     }
+    const thinkingError = anthropicThinkingError(body);
+    if (thinkingError) return anthropicError(400, thinkingError);
     const thinking = body.thinking?.type === 'enabled';
-    if (thinking && (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')) {
-      return anthropicError(400, 'Thinking may not be enabled when tool_choice forces tool use.');
-    }
     const loopError = anthropicLoopError(body.messages, thinking);
     if (loopError) return anthropicError(400, loopError);
     const cache = state.anthropicCache.lookup(body.model, blocks);

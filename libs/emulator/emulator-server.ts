@@ -39,6 +39,16 @@ export interface EmulatorFault {
   message?: string;
 }
 
+/**
+ * What the emulator does to streamed requests (`setStreamingFault`), for the non-streaming
+ * fallback: `refuse` answers the provider's 400 refusing streaming (a model, an account or a
+ * compatible endpoint that does not stream); `break` opens the stream (200, text/event-stream) and
+ * drops the connection after `afterEvents` events (default 0: before any; a stream with no more
+ * events than that is answered whole). `times`: how many streamed requests it refuses or breaks
+ * (default: every one until cleared). Requests without streaming are answered as usual.
+ */
+export type StreamingFault = ({ kind: 'refuse' } | { kind: 'break'; afterEvents?: number }) & { times?: number };
+
 export interface RecordedRequest {
   path: string;
   body: unknown;
@@ -56,6 +66,7 @@ export class ProviderEmulator {
   private readonly state: EmulatorState;
   readonly requests: RecordedRequest[] = [];
   private faults: EmulatorFault[] = [];
+  private streamingFault: StreamingFault | null = null;
 
   constructor(private readonly options: EmulatorOptions = {}) {
     this.state = {
@@ -90,6 +101,11 @@ export class ProviderEmulator {
   /** The next `times` requests get this HTTP error in the provider's error shape. */
   injectFault(fault: EmulatorFault): void {
     this.faults.push({ ...fault });
+  }
+
+  /** Streamed requests meet this fault from now on (null: streaming works again). */
+  setStreamingFault(fault: StreamingFault | null): void {
+    this.streamingFault = fault ? { ...fault } : null;
   }
 
   async start(): Promise<this> {
@@ -146,18 +162,40 @@ export class ProviderEmulator {
       );
       return;
     }
+    const streaming = this.streamingFault && route.streams(body, match!) ? this.streamingFault : null;
+    if (streaming?.kind === 'refuse') {
+      this.spendStreamingFault();
+      return this.write(res, route.refuseStreaming());
+    }
     const reply = (input: ReplyInput, call: EmulatedCall) => this.options.script?.({ ...input, ...call }) ?? emulatedReply(input);
-    await this.write(res, route.handle(body, { state: this.state, match: match!, headers: req.headers, reply }));
+    const answer = route.handle(body, { state: this.state, match: match!, headers: req.headers, reply });
+    // a break takes effect only on a stream longer than the events it lets through
+    const breakAfter =
+      streaming?.kind === 'break' && answer.kind === 'sse' && answer.events.length > (streaming.afterEvents ?? 0) ? (streaming.afterEvents ?? 0) : undefined;
+    if (breakAfter !== undefined) this.spendStreamingFault();
+    await this.write(res, answer, breakAfter);
   }
 
-  private async write(res: ServerResponse, reply: EmulatorReply) {
+  /** One more streamed request met the streaming fault: cleared after its `times`. */
+  private spendStreamingFault() {
+    const fault = this.streamingFault;
+    if (fault?.times !== undefined && --fault.times <= 0) this.streamingFault = null;
+  }
+
+  /** `breakAfter`: a streamed reply's connection is dropped after that many events. */
+  private async write(res: ServerResponse, reply: EmulatorReply, breakAfter?: number) {
     if (reply.kind === 'json') {
       res.writeHead(reply.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(reply.body));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    for (const event of reply.events) {
+    res.flushHeaders();
+    for (const [i, event] of reply.events.entries()) {
+      if (i === breakAfter) {
+        await sleep(10); // what was written reaches the client before the connection drops
+        res.destroy();
+      }
       if (res.destroyed) return;
       res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${event.data}\n\n`);
       await sleep(this.options.chunkDelayMs ?? 0);

@@ -62,3 +62,68 @@ export function geminiLoopError(model: string, contents: readonly Content[]): st
   }
   return null;
 }
+
+/** The fields of Gemini's OpenAPI `Schema` message (a function declaration's `parameters`). */
+const SCHEMA_FIELDS = new Set([
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
+]);
+
+/** The first keyword of `schema` the `Schema` message has no field for, with its proto path; null: none. */
+function unknownSchemaField(schema: unknown, path: string): string | null {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return null;
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (!SCHEMA_FIELDS.has(key)) return `Invalid JSON payload received. Unknown name "${key}" at '${path}': Cannot find field.`;
+    const nested =
+      key === 'properties' && value && typeof value === 'object'
+        ? Object.values(value).map((v, i) => unknownSchemaField(v, `${path}.properties[${i}].value`))
+        : key === 'anyOf' && Array.isArray(value)
+          ? value.map((v, i) => unknownSchemaField(v, `${path}.any_of[${i}]`))
+          : key === 'items'
+            ? [unknownSchemaField(value, `${path}.items`)]
+            : [];
+    const found = nested.find((e) => e !== null);
+    if (found) return found;
+  }
+  return null;
+}
+
+/**
+ * What generateContent rejects in function declarations: `parameters` is the OpenAPI `Schema`
+ * message, so a JSON Schema keyword it has no field for (`const`, `additionalProperties`, `$ref`,
+ * `oneOf` …) fails the request; `parametersJsonSchema` takes JSON Schema as it is (the adapter's
+ * field); both at once are refused. Null: accepted.
+ */
+export function geminiDeclarationError(tools: readonly { functionDeclarations?: readonly Record<string, unknown>[] }[]): string | null {
+  for (const [i, tool] of tools.entries()) {
+    for (const [j, d] of (tool.functionDeclarations ?? []).entries()) {
+      const path = `tools[${i}].function_declarations[${j}]`;
+      if (d.parameters !== undefined && d.parametersJsonSchema !== undefined) {
+        return `${path}: parameters and parameters_json_schema are mutually exclusive; only one may be set.`;
+      }
+      const unknown = unknownSchemaField(d.parameters, `${path}.parameters`);
+      if (unknown) return unknown;
+    }
+  }
+  return null;
+}

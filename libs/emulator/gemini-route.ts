@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
-import { geminiLoopError, geminiThinking, signPart } from './gemini-checks';
+import { geminiDeclarationError, geminiLoopError, geminiThinking, signPart } from './gemini-checks';
 import { emulatedReasoning } from './reasoning';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
 import { schemaInText } from './schema-instance';
@@ -40,6 +40,8 @@ const isResponse = (c: { parts: z.infer<typeof Part>[] }) => c.parts.some((p) =>
 export const geminiRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/,
+  streams: (_body, match) => match[2] === 'streamGenerateContent',
+  refuseStreaming: () => googleError(400, 'streamGenerateContent: streaming is not supported for this model.'),
   handle(raw, { state, match, reply: answer }) {
     const parsed = GenerateBody.safeParse(raw);
     if (!parsed.success) {
@@ -57,6 +59,8 @@ export const geminiRoute: EmulatorRoute = {
       }
       if (isResponse(c) && c.parts.some((p) => !p.functionResponse)) return googleError(400, 'A function response turn may only contain function responses.');
     }
+    const declarationError = geminiDeclarationError(body.tools ?? []);
+    if (declarationError) return googleError(400, declarationError);
     const loopError = geminiLoopError(model, body.contents);
     if (loopError) return googleError(400, loopError);
     if (JSON.stringify(body).includes(CACHE_BREAK)) return googleError(400, 'internal cache marker leaked into the request');

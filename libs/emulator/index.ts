@@ -4,7 +4,7 @@
  * default and the tests use it), not a provider: `libs/providers` does not depend on it.
  */
 export { ProviderEmulator } from './emulator-server';
-export type { EmulatorOptions, EmulatorFault, RecordedRequest, EmulatorScript, ScriptedCall } from './emulator-server';
+export type { EmulatorOptions, EmulatorFault, RecordedRequest, EmulatorScript, ScriptedCall, StreamingFault } from './emulator-server';
 export type { Reply, ReplyInput } from './reply';
 export type { EmulatedCall } from './route';
 export { anthropicBlocks } from './anthropic-route';

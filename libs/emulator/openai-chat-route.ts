@@ -7,7 +7,7 @@ import { emulatedReasoning } from './reasoning';
 import { rejectEffort } from './openai-reasoning';
 import { textOf } from './reply';
 import { truncateText } from '../text';
-import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorReply, type EmulatorRoute, sse, streamFlag } from './route';
 import { schemaInText } from './schema-instance';
 
 const ChatBody = z
@@ -42,6 +42,15 @@ const ChatBody = z
   })
   .passthrough();
 
+/** OpenAI's refusal of a streamed request (what an organization that is not verified for a model gets). */
+export const openAIStreamingRefused = () =>
+  openAIError(
+    400,
+    'Your organization must be verified to stream this model. Please go to: https://platform.openai.com/settings/organization/general and click on Verify Organization. If you just verified, it can take up to 15 minutes for access to propagate.',
+    'stream',
+    'unsupported_value',
+  );
+
 export function openAIError(status: number, message: string, param: string | null, code: string | null = null): EmulatorReply {
   return { kind: 'json', status, body: { error: { message, type: 'invalid_request_error', param, code } } };
 }
@@ -50,6 +59,8 @@ export function openAIError(status: number, message: string, param: string | nul
 export const openAIChatRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1\/chat\/completions$/,
+  streams: streamFlag,
+  refuseStreaming: openAIStreamingRefused,
   handle(raw, { state, reply: answer }) {
     const parsed = ChatBody.safeParse(raw);
     if (!parsed.success) {

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { emulatorTokenCount } from './estimate';
-import { openAIError } from './openai-chat-route';
+import { openAIError, openAIStreamingRefused } from './openai-chat-route';
 import { encryptedReasoning, reasoningModel, responsesLoopError } from './openai-responses-checks';
 import { emulatedReasoning, signReasoning } from './reasoning';
 import { rejectEffort } from './openai-reasoning';
 import { textOf } from './reply';
-import { deltas, type EmulatorRoute, sse } from './route';
+import { deltas, type EmulatorRoute, sse, streamFlag } from './route';
 import { schemaInText } from './schema-instance';
 
 const Item = z.object({ type: z.string().optional(), role: z.string().optional(), content: z.unknown().optional() }).passthrough();
@@ -34,6 +34,8 @@ const ResponsesBody = z
 export const openAIResponsesRoute: EmulatorRoute = {
   method: 'POST',
   path: /^\/v1\/responses$/,
+  streams: streamFlag,
+  refuseStreaming: openAIStreamingRefused,
   handle(raw, { state, reply: answer }) {
     const parsed = ResponsesBody.safeParse(raw);
     if (!parsed.success) {

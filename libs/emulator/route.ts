@@ -22,6 +22,10 @@ export interface EmulatedCall {
 export interface EmulatorRoute {
   method: 'POST';
   path: RegExp;
+  /** Whether the request asks for a streamed answer. */
+  streams(body: unknown, match: RegExpExecArray): boolean;
+  /** The provider's 400 refusing a streamed request, in its error shape (the emulator's streaming fault `refuse`). */
+  refuseStreaming(): EmulatorReply;
   handle(
     body: unknown,
     context: {
@@ -33,6 +37,9 @@ export interface EmulatorRoute {
     },
   ): EmulatorReply;
 }
+
+/** `stream: true` in the JSON body (the OpenAI and Anthropic wire formats). */
+export const streamFlag = (body: unknown) => (body as { stream?: unknown } | null)?.stream === true;
 
 export const sse = (events: { event?: string; data: unknown }[], done?: string): EmulatorReply => ({
   kind: 'sse',

@@ -98,6 +98,8 @@ export async function rebuildRequests(
         eventCatalog: advertisedEvents(generation, runtime),
         // a later step of the agent loop: the conversation its recorded earlier steps make
         loop: loopStepInputs({ runtime, catalog: generation, execution, locale, step: d.step ?? 1, tools: options.tools }),
+        // the step sent once more without streaming after its streamed call failed
+        ...(d.fallback ? { fallback: d.fallback } : {}),
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: generation.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };

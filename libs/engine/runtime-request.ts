@@ -19,7 +19,7 @@ import {
 import type { AgentConfig, LoadedWorld, Locale } from '../plugins-sdk';
 import { FunctionRuntimeHasNoModelCallError } from './errors';
 import { worldLorebook } from './world-catalog';
-import type { ChatMessage, ProviderAdapter, ProviderRegistry, SlotConfig, ToolDefinition } from '../providers';
+import type { ChatMessage, ModelCall, ProviderAdapter, ProviderRegistry, SlotConfig, ToolDefinition } from '../providers';
 import type { CatalogRuntime } from './runtime-catalog';
 import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
 import type { PluginSettings } from './plugin-settings';
@@ -57,6 +57,8 @@ export interface RuntimeRequestInputs {
   eventCatalog?: readonly EventCatalogEntry[];
   /** A later step of the agent loop: the messages its earlier steps added, and the runtime's tool definitions (libs/engine/agent). */
   loop?: AgentStepInputs;
+  /** The step's non-streaming fallback call (`llm.calling@1` fallback): the same request without streaming. */
+  fallback?: 'non-streaming';
 }
 
 /** What an agent loop step adds to its runtime's request. */
@@ -78,6 +80,8 @@ export interface RuntimeRequest {
   segments: readonly ExtensionSegment[];
   /** The provider-neutral messages the body was built from (after the PreLLMCall hooks). */
   messages: ChatMessage[];
+  /** The call the body was built from (`adapter.buildRequest(call)`): a fallback rebuilds it without streaming. */
+  call: ModelCall;
 }
 
 /**
@@ -117,18 +121,26 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const { slot, adapter } = providers.forSlot(agent.slot);
   const own = [...requestMessages(context), ...(inputs.loop?.conversation ?? [])];
   const messages = plugins ? await preLlmCall(plugins, ids, slot.model, own) : own;
-  const body = adapter.buildRequest({
+  const call: ModelCall = {
     model: slot.model,
     messages,
     ...(inputs.loop && inputs.loop.tools.length > 0 ? { tools: [...inputs.loop.tools] } : {}),
     ...(m.output.schema ? { outputSchema: { name: inputs.runtime.runtimeId, schema: m.output.schema } } : {}),
     maxOutputTokens: slot.maxOutputTokens,
-    stream: m.outputKind === 'story', // story runtimes stream their text; others answer in one piece
+    stream: streams(inputs.runtime) && inputs.fallback === undefined,
     preferences: { ...(agent.reasoning === false ? { reasoning: false as const } : {}), ...(agent.toolChoice ? { toolChoice: agent.toolChoice } : {}) },
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
-  });
-  return { context, lorebook, body, slot, adapter, segments, messages };
+  };
+  return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call };
+}
+
+/**
+ * Story runtimes stream their text; the others answer in one piece. A streamed step whose call
+ * fails where one without streaming may not is sent once more without it (libs/engine/agent/step.ts).
+ */
+export function streams(runtime: CatalogRuntime): boolean {
+  return runtime.manifest.outputKind === 'story';
 }
 
 /** The agent settings of a runtime that calls a model; a function runtime has none. */

@@ -92,6 +92,12 @@ export const LlmCallingV1 = z.object({
   step: z.number().int().positive().optional(),
   /** The exact request body sent to the provider, as the JSON text on the wire (jsonb would reorder keys). */
   body: z.string().min(2),
+  /**
+   * `non-streaming`: the step sent once more without streaming after its streamed call (the
+   * `llm.calling` before it, same step) failed in a way this one may not (the provider refused
+   * streaming, or the stream broke before any text). Absent: the request as the runtime sends it.
+   */
+  fallback: z.literal('non-streaming').optional(),
   /** Where each part of the request came from, for prefix reports: system sections and message sections. */
   layout: z
     .object({

@@ -3,9 +3,9 @@ import { CACHE_BREAK, stripCacheBreaks } from './cache-break';
 import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
-import { toProviderError } from './provider-errors';
+import { StreamWatch, toProviderError } from './provider-errors';
 import { resolveReasoning, resolveToolChoice, thinkingBudget } from './request-preferences';
-import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
+import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, ReasoningSetting, SendOptions, ToolCall } from './types';
 
 export interface AnthropicAdapterOptions {
   apiKey: string;
@@ -20,6 +20,21 @@ type WireMessage = { role: 'user' | 'assistant'; content: Block[] | string };
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 const DEFAULT_MAX_TOKENS = 4096;
+/** The smallest `budget_tokens` the Messages API takes. */
+const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * The thinking budget of a request capped at `maxTokens`, or null when thinking does not fit.
+ * The API takes 1024 <= budget_tokens < max_tokens, and thinking counts toward max_tokens (the
+ * slot's cap on everything the model writes): the budget is the effort's, at most half of
+ * max_tokens so the answer keeps the other half, but not under the minimum 1024 while that fits
+ * under max_tokens. With max_tokens <= 1024 thinking is not sent at all (the model answers
+ * without it) rather than a request the API rejects.
+ */
+export function anthropicThinkingBudget(effort: ReasoningSetting['effort'], maxTokens: number): number | null {
+  if (maxTokens <= MIN_THINKING_BUDGET) return null;
+  return Math.min(thinkingBudget(effort), Math.max(MIN_THINKING_BUDGET, Math.floor(maxTokens / 2)));
+}
 
 /**
  * Anthropic Messages on the official SDK. Spec §2 and §5: only leading system messages go to
@@ -55,7 +70,8 @@ export class AnthropicAdapter implements ProviderAdapter {
       // the last boundary: on the last cacheable block of the request
       for (let i = messages.length - 1; i >= 0; i--) if (markLastCacheable(messages[i])) break;
     }
-    const body: Record<string, unknown> = { model: call.model, max_tokens: call.maxOutputTokens ?? DEFAULT_MAX_TOKENS };
+    const maxTokens = call.maxOutputTokens ?? DEFAULT_MAX_TOKENS;
+    const body: Record<string, unknown> = { model: call.model, max_tokens: maxTokens };
     if (system.length > 0) body.system = blocks ? system : system.map((b) => b.text).join('');
     body.messages = messages;
     if (call.tools?.length) {
@@ -66,25 +82,31 @@ export class AnthropicAdapter implements ProviderAdapter {
       }
     }
     const reasoning = resolveReasoning(call, caps);
+    const budget = reasoning.kind === 'on' ? anthropicThinkingBudget(reasoning.effort, maxTokens) : null;
     if (caps.reasoning === 'anthropic-thinking') {
       if (reasoning.kind === 'off') body.thinking = { type: 'disabled' };
-      if (reasoning.kind === 'on') body.thinking = { type: 'enabled', budget_tokens: thinkingBudget(reasoning.effort) };
+      if (budget !== null) body.thinking = { type: 'enabled', budget_tokens: budget };
     }
-    if (call.temperature !== undefined) body.temperature = call.temperature;
+    // with thinking on the API takes temperature 1 only: left out (1 is its default)
+    const thinking = caps.reasoning === 'anthropic-thinking' && budget !== null;
+    if (call.temperature !== undefined && !thinking) body.temperature = call.temperature;
     if (call.stream) body.stream = true;
     return body;
   }
 
   async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
+    const watch = body.stream === true ? new StreamWatch(options.signal) : undefined;
     try {
-      if (body.stream === true) {
+      if (watch) {
+        const watched = watch.watch(options);
         const stream = this.client.messages.stream({ ...(body as unknown as Anthropic.MessageCreateParamsNonStreaming) }, { signal: options.signal });
-        stream.on('text', (delta) => options.onText?.(delta));
+        stream.on('connect', () => (watch.opened = true));
+        stream.on('text', (delta) => watched.onText?.(delta));
         return fromMessage(await stream.finalMessage());
       }
       return fromMessage(await this.client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal: options.signal }));
     } catch (error) {
-      throw toProviderError('anthropic', error);
+      throw toProviderError('anthropic', error, watch);
     }
   }
 }

@@ -3,9 +3,9 @@ import { stripCacheBreaks } from './cache-break';
 import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
-import { toProviderError } from './provider-errors';
+import { StreamWatch, toProviderError } from './provider-errors';
 import { resolveReasoning, resolveToolChoice, thinkingBudget } from './request-preferences';
-import type { ChatMessage, ModelCall, ModelResponse, ProviderAdapter, SendOptions, ToolCall } from './types';
+import { type ChatMessage, type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions, type ToolCall } from './types';
 
 export interface GeminiAdapterOptions {
   apiKey: string;
@@ -107,30 +107,36 @@ export class GeminiAdapter implements ProviderAdapter {
         abortSignal: options.signal,
       },
     } as GenerateContentParameters;
+    const watch = stream ? new StreamWatch(options.signal) : undefined;
     try {
-      if (stream) {
+      if (watch) {
+        const watched = watch.watch(options);
         let last: GenerateContentResponse | null = null;
         let text = '';
         const calls: ToolCall[] = [];
         const parts: Part[] = [];
-        for await (const chunk of await this.client.models.generateContentStream(params)) {
+        const chunks = await this.client.models.generateContentStream(params);
+        watch.opened = true;
+        for await (const chunk of chunks) {
           for (const p of chunk.candidates?.[0]?.content?.parts ?? []) appendPart(parts, { ...p });
           const delta = chunk.candidates?.[0]?.content?.parts?.flatMap((p) => (p.text && !p.thought ? [p.text] : [])).join('') ?? '';
           if (delta) {
             text += delta;
-            options.onText?.(delta);
+            watched.onText?.(delta);
           }
           calls.push(...functionCalls(chunk));
           last = chunk;
         }
-        return { text, toolCalls: calls, finishReason: last?.candidates?.[0]?.finishReason ?? null, usage: usageOf(last), ...reasoningOf(parts) };
+        // a stream cut before its first chunk ends without an error: nothing was answered
+        if (last === null) throw new ProviderError('gemini: the stream ended without a chunk', null, true);
+        return { text, toolCalls: calls, finishReason: last.candidates?.[0]?.finishReason ?? null, usage: usageOf(last), ...reasoningOf(parts) };
       }
       const r = await this.client.models.generateContent(params);
       const text = r.candidates?.[0]?.content?.parts?.flatMap((p) => (p.text && !p.thought ? [p.text] : [])).join('') ?? '';
       const parts = (r.candidates?.[0]?.content?.parts ?? []).map((p) => ({ ...p }) as Part);
       return { text, toolCalls: functionCalls(r), finishReason: r.candidates?.[0]?.finishReason ?? null, usage: usageOf(r), ...reasoningOf(parts) };
     } catch (error) {
-      throw toProviderError('gemini', error);
+      throw toProviderError('gemini', error, watch);
     }
   }
 }

@@ -4,9 +4,9 @@ import { stripCacheBreaks } from './cache-break';
 import { continuationFor } from './continuation';
 import { wrapSystemInstruction, splitLeadingSystem } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
-import { toProviderError } from './provider-errors';
+import { StreamWatch, toProviderError } from './provider-errors';
 import { openAIEffort, resolveReasoning, resolveToolChoice } from './request-preferences';
-import { type ChatMessage, type ModelCall, type ModelResponse, type ProviderAdapter, type SendOptions, type ToolCall } from './types';
+import { type ChatMessage, type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions, type ToolCall } from './types';
 
 export interface OpenAIAdapterOptions {
   apiKey: string;
@@ -64,6 +64,8 @@ export class OpenAIChatAdapter implements ProviderAdapter {
         messages.push({ role: 'tool', tool_call_id: m.toolCallId, content: m.content });
       }
     }
+    // no native response_format for call.outputSchema: the bridge writes the schema into the system
+    // prompt and only Responses and Gemini also send it natively (spec §5, prompt-structure.md "counted twice")
     const body: Record<string, unknown> = { model: call.model, messages };
     if (call.tools?.length) {
       body.tools = call.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
@@ -92,8 +94,9 @@ export class OpenAIChatAdapter implements ProviderAdapter {
   }
 
   async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
+    const watch = body.stream === true ? new StreamWatch(options.signal) : undefined;
     try {
-      if (body.stream === true) return await this.sendStreaming(body, options);
+      if (watch) return await this.sendStreaming(body, watch.watch(options), watch);
       const completion = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream?: false }, {
         signal: options.signal,
       });
@@ -106,18 +109,21 @@ export class OpenAIChatAdapter implements ProviderAdapter {
         ...withReasoningContent((choice?.message as { reasoning_content?: string | null } | undefined)?.reasoning_content),
       };
     } catch (error) {
-      throw toProviderError('openai-chat', error);
+      throw toProviderError('openai-chat', error, watch);
     }
   }
 
-  private async sendStreaming(body: Record<string, unknown>, options: SendOptions): Promise<ModelResponse> {
+  private async sendStreaming(body: Record<string, unknown>, options: SendOptions, watch: StreamWatch): Promise<ModelResponse> {
     const stream = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream: true }, { signal: options.signal });
+    watch.opened = true;
+    let chunks = 0;
     let text = '';
     let reasoning: string | undefined;
     let finishReason: string | null = null;
     let usage = mapUsage(undefined);
     const calls = new Map<number, { id: string; name: string; args: string }>();
     for await (const chunk of stream) {
+      chunks++;
       const choice = chunk.choices[0];
       const reasoningDelta = (choice?.delta as { reasoning_content?: string | null } | undefined)?.reasoning_content;
       if (typeof reasoningDelta === 'string') reasoning = (reasoning ?? '') + reasoningDelta;
@@ -136,6 +142,8 @@ export class OpenAIChatAdapter implements ProviderAdapter {
       if (choice?.finish_reason) finishReason = choice.finish_reason;
       if (chunk.usage) usage = mapUsage(chunk.usage);
     }
+    // the SDK ends a stream cut before its first chunk without an error: nothing was answered
+    if (chunks === 0) throw new ProviderError('openai-chat: the stream ended without a chunk', null, true);
     return { text, toolCalls: [...calls.values()].map((c) => toolCall(c.id, c.name, c.args)), finishReason, usage, ...withReasoningContent(reasoning) };
   }
 }

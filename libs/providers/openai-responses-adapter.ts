@@ -4,7 +4,7 @@ import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf } from './model-table';
 import { type OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
-import { toProviderError } from './provider-errors';
+import { StreamWatch, toProviderError } from './provider-errors';
 import { openAIEffort, resolveToolChoice } from './request-preferences';
 import { type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions } from './types';
 
@@ -69,12 +69,15 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
   }
 
   async send(body: Record<string, unknown>, options: SendOptions = {}): Promise<ModelResponse> {
+    const watch = body.stream === true ? new StreamWatch(options.signal) : undefined;
     try {
-      if (body.stream === true) {
+      if (watch) {
+        const watched = watch.watch(options);
         const stream = await this.client.responses.create(body as unknown as ResponsesBody & { stream: true }, { signal: options.signal });
+        watch.opened = true;
         let final: OpenAI.Responses.Response | null = null;
         for await (const event of stream) {
-          if (event.type === 'response.output_text.delta') options.onText?.(event.delta);
+          if (event.type === 'response.output_text.delta') watched.onText?.(event.delta);
           if (event.type === 'response.completed') final = event.response;
         }
         // a cut stream is worth another try
@@ -83,7 +86,7 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
       }
       return fromResponse(await this.client.responses.create(body as unknown as ResponsesBody & { stream?: false }, { signal: options.signal }));
     } catch (error) {
-      throw toProviderError('openai-responses', error);
+      throw toProviderError('openai-responses', error, watch);
     }
   }
 }

@@ -34,18 +34,22 @@ export function openAIEffort(call: ModelCall, caps: ModelCapabilities): string |
   return undefined;
 }
 
-/** The tool choice to send; undefined: leave it out. */
+/**
+ * The tool choice to send; undefined: leave it out. The player's slot override and preset metadata
+ * win over the plugin's preference; an auto / none the player set is sent as it is. A forced choice
+ * (named or required), whoever set it, falls back where the provider would reject it (spec §3).
+ */
 export function resolveToolChoice(call: ModelCall, caps: ModelCapabilities): ToolChoice | undefined {
-  // the player's slot override and preset metadata win; auto / none are sent as they are
-  if (call.overrides?.toolChoice !== undefined) return call.overrides.toolChoice;
-  const preferred = call.preferences?.toolChoice;
-  if (preferred === undefined) return undefined;
+  const override = call.overrides?.toolChoice;
+  if (override === 'auto' || override === 'none') return override;
+  const forced = override ?? call.preferences?.toolChoice;
+  if (forced === undefined) return undefined;
   // DeepSeek thinking requests reject a forced tool_choice: leave it out
   if (caps.family === 'deepseek' && thinkingActive(call, caps)) return undefined;
-  // explicit thinking on Qwen / Anthropic falls back to auto
+  // explicit thinking on Qwen / Anthropic falls back to auto (Anthropic: a 400 with thinking enabled)
   if ((caps.family === 'qwen' || caps.family === 'anthropic') && call.overrides?.reasoning?.enabled) return 'auto';
   if (!caps.forcedToolChoice) return 'auto';
-  return preferred;
+  return forced;
 }
 
 const BUDGET = { low: 1024, medium: 4096, high: 16384 } as const;

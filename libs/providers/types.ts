@@ -117,12 +117,20 @@ export interface ProviderAdapter {
 
 export type Protocol = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
 
+/**
+ * Why a streamed call failed where the same request without streaming may not (`StreamWatch`):
+ * the provider refused streaming, or the stream broke before any text arrived.
+ */
+export type StreamFailure = 'refused' | 'broken';
+
 /** A provider call failed after the adapter's retries: retryable ones are `unavailable`, the rest `invalid` (permanent). */
 export class ProviderError extends EngineError {
   constructor(
     message: string,
     readonly status: number | null,
     readonly retryable: boolean,
+    /** Set when the call was streamed and a call without streaming may succeed (the engine's non-streaming fallback). */
+    readonly stream?: StreamFailure,
   ) {
     super(message);
   }

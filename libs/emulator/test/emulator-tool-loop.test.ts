@@ -140,6 +140,59 @@ describe('emulator tool-loop strictness (raw wire requests)', () => {
     expect(unanswered.body.error.message).toMatch(/^messages\.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1/);
   });
 
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'a budget not under max_tokens',
+      { max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 4096 } },
+      '`max_tokens` must be greater than `thinking.budget_tokens`.',
+    ],
+    [
+      'a budget under 1024',
+      { max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 512 } },
+      'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024',
+    ],
+    ['no budget', { max_tokens: 4096, thinking: { type: 'enabled' } }, 'thinking.enabled.budget_tokens: Field required'],
+    ['a temperature other than 1', { temperature: 0.7 }, '`temperature` may only be set to 1 when thinking is enabled.'],
+    ['top_k', { top_k: 40 }, '`top_k` must be unset when thinking is enabled.'],
+    ['top_p under 0.95', { top_p: 0.9 }, '`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled.'],
+    [
+      'a named tool choice',
+      { tools: [{ name: 'roll', input_schema: { type: 'object' } }], tool_choice: { type: 'tool', name: 'roll' } },
+      'Thinking may not be enabled when tool_choice forces tool use.',
+    ],
+  ])("Anthropic with thinking enabled rejects %s (400 invalid_request_error, the API's shape)", async (_name, over, message) => {
+    const body = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [{ role: 'user', content: 'hi' }],
+      ...over,
+    };
+    const r = await fetch(`${emulator.url}/v1/messages`, { method: 'POST', body: JSON.stringify(body) });
+    expect(r.status).toBe(400);
+    const error = (await r.json()) as { type: string; error: { type: string; message: string }; request_id: string };
+    expect(error).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining(message) },
+      request_id: expect.stringMatching(/^req_/),
+    });
+    // the same request without thinking is accepted; with temperature 1 / top_p 0.95 too
+    const { thinking: _t, ...plain } = body;
+    expect((await post('/v1/messages', plain)).status).toBe(200);
+  });
+
+  it('Anthropic with thinking enabled accepts temperature 1, top_p 0.95 and a budget one under max_tokens', async () => {
+    const body = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1025,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      temperature: 1,
+      top_p: 0.95,
+      messages: [{ role: 'user', content: 'hi' }],
+    };
+    expect((await post('/v1/messages', body)).status).toBe(200);
+  });
+
   it('Gemini: function responses must answer the calls of the model turn before them, one for one', async () => {
     const contents = [
       { role: 'user', parts: [{ text: 'hi' }] },

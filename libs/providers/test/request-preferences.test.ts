@@ -34,7 +34,7 @@ describe('§3 request preferences: tool choice, per protocol', () => {
       anthropic,
       'claude-sonnet-4-5',
       { preferences: named, overrides: { reasoning: { enabled: true } } },
-      { tool_choice: { type: 'auto' }, thinking: { type: 'enabled', budget_tokens: 4096 } },
+      { tool_choice: { type: 'auto' }, thinking: { type: 'enabled', budget_tokens: 2048 } },
     ],
     ['Claude Fable 5.1 rejects forced tools → auto', anthropic, 'claude-fable-5-1', { preferences: named }, { tool_choice: { type: 'auto' } }],
     ['Claude Mythos 5.1 → auto', anthropic, 'claude-mythos-5-1', { preferences: { toolChoice: 'required' } }, { tool_choice: { type: 'auto' } }],
@@ -72,6 +72,21 @@ describe('§3 request preferences: tool choice, per protocol', () => {
       { tool_choice: { type: 'function', function: { name: 'record_fact' } }, thinking: { type: 'disabled' } },
     ],
     ['player auto is sent as is', chat, 'gpt-4.1', { preferences: named, overrides: { toolChoice: 'auto' } }, { tool_choice: 'auto' }],
+    [
+      "the player's forced choice with explicit Anthropic thinking → auto too (a 400 otherwise)",
+      anthropic,
+      'claude-sonnet-4-5',
+      { overrides: { toolChoice: 'required', reasoning: { enabled: true } } },
+      { tool_choice: { type: 'auto' }, thinking: { type: 'enabled', budget_tokens: 2048 } },
+    ],
+    [
+      "the player's named tool on a Claude model that rejects forced tools → auto",
+      anthropic,
+      'claude-opus-5-5',
+      { overrides: { toolChoice: { name: 'record_fact' } } },
+      { tool_choice: { type: 'auto' } },
+    ],
+    ["the player's forced choice on a DeepSeek thinking model: left out", chat, 'deepseek-v4', { overrides: { toolChoice: 'required' } }, {}],
     ['player none is sent as is', anthropic, 'claude-sonnet-4-5', { preferences: named, overrides: { toolChoice: 'none' } }, { tool_choice: { type: 'none' } }],
     [
       'player slot override wins over the plugin preference',
@@ -239,5 +254,66 @@ describe('§3 agent.reasoning: false — the off value per OpenAI model family, 
     });
     expect(responses.status).toBe(400);
     expect(((await responses.json()) as { error: { param: string } }).error.param).toBe('reasoning.effort');
+  });
+});
+
+describe('§3 Anthropic thinking: requests the Messages API accepts (budget_tokens >= 1024 and < max_tokens, no temperature)', () => {
+  const emulator = new ProviderEmulator();
+  let live: AnthropicAdapter;
+  beforeAll(async () => {
+    await emulator.start();
+    live = new AnthropicAdapter({ apiKey: 'k', baseURL: emulator.anthropicBaseURL, maxRetries: 0 });
+  });
+  afterAll(() => emulator.stop());
+
+  const thinking = (effort?: 'low' | 'medium' | 'high') => ({ overrides: { reasoning: { enabled: true, ...(effort ? { effort } : {}) } } });
+  it.each<[string, Partial<ModelCall>, Record<string, unknown>]>([
+    ['medium with the default max_tokens: half of it', thinking(), { max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 } }],
+    [
+      'high under a large cap: the effort budget',
+      { ...thinking('high'), maxOutputTokens: 64000 },
+      { max_tokens: 64000, thinking: { type: 'enabled', budget_tokens: 16384 } },
+    ],
+    [
+      'high under a 4096 cap: half of it',
+      { ...thinking('high'), maxOutputTokens: 4096 },
+      { max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 } },
+    ],
+    [
+      'low at the smallest cap that fits (2048)',
+      { ...thinking('low'), maxOutputTokens: 2048 },
+      { max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 } },
+    ],
+    [
+      'medium under a 2000 cap: the minimum 1024 (half would be under it)',
+      { ...thinking(), maxOutputTokens: 2000 },
+      { max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 } },
+    ],
+    [
+      'medium under a 1025 cap: the minimum 1024, still under max_tokens',
+      { ...thinking(), maxOutputTokens: 1025 },
+      { max_tokens: 1025, thinking: { type: 'enabled', budget_tokens: 1024 } },
+    ],
+    ['a cap of 1024: thinking does not fit and is not sent', { ...thinking('low'), maxOutputTokens: 1024 }, { max_tokens: 1024 }],
+    [
+      'a temperature with thinking on: left out (only 1 is accepted)',
+      { ...thinking(), temperature: 0.7 },
+      { max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 } },
+    ],
+    ['a temperature without thinking is sent', { temperature: 0.7 }, { max_tokens: 4096, temperature: 0.7 }],
+    ['a temperature when thinking does not fit is sent', { ...thinking(), temperature: 0.7, maxOutputTokens: 1000 }, { max_tokens: 1000, temperature: 0.7 }],
+  ])('%s', async (_name, over, expected) => {
+    const body = live.buildRequest(call('claude-sonnet-4-5', { tools: undefined, ...over }));
+    expect(Object.fromEntries(['max_tokens', 'thinking', 'temperature'].filter((k) => k in body).map((k) => [k, body[k]]))).toEqual(expected);
+    await expect(live.send(body)).resolves.toMatchObject({ finishReason: 'end_turn' });
+  });
+
+  it('a forced tool choice with explicit thinking (plugin preference or player override) goes out as auto and is accepted', async () => {
+    for (const over of [{ preferences: named }, { overrides: { toolChoice: 'required' as const } }, { overrides: { toolChoice: named.toolChoice } }]) {
+      const c = call('claude-sonnet-4-5', { ...over, overrides: { ...('overrides' in over ? over.overrides : {}), reasoning: { enabled: true } } });
+      const body = live.buildRequest(c);
+      expect(body.tool_choice).toEqual({ type: 'auto' });
+      await expect(live.send(body)).resolves.toBeDefined();
+    }
   });
 });

@@ -1,0 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import { type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError } from '../../providers';
+
+/**
+ * Sends a step's request (recorded already). When it was streamed and failed where a call without
+ * streaming may not (`ProviderError.stream`: the provider refused streaming, or the stream broke
+ * before any text delta), the step goes once more without streaming: that request is recorded
+ * first as its own `llm.calling@1` (`fallback: 'non-streaming'`, which the rebuild re-derives from
+ * the same inputs), then sent. Any other failure, and any failure of the fallback, is thrown as it is.
+ */
+export async function sendWithFallback(args: {
+  adapter: ProviderAdapter;
+  call: ModelCall;
+  body: Record<string, unknown>;
+  callId: string;
+  signal?: AbortSignal;
+  /** Records the fallback's `llm.calling@1` (before it is sent). */
+  record: (fallback: { callId: string; body: Record<string, unknown> }) => Promise<void>;
+}): Promise<{ response: ModelResponse; callId: string }> {
+  const options = args.signal ? { signal: args.signal } : undefined;
+  try {
+    return { response: await args.adapter.send(args.body, options), callId: args.callId };
+  } catch (error) {
+    if (!args.call.stream || !(error instanceof ProviderError) || error.stream === undefined) throw error;
+  }
+  const fallback = { callId: randomUUID(), body: args.adapter.buildRequest({ ...args.call, stream: false }) };
+  await args.record(fallback);
+  return { response: await args.adapter.send(fallback.body, options), callId: fallback.callId };
+}
