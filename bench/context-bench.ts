@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { buildContext } from '../libs/context';
 import { buildRuntimeRequest, loadRuntimeHistory, RuntimeCatalog, staticSegments } from '../libs/engine';
-import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, ReadModels } from '../libs/events';
 import { type LoadedPlugin, PluginManifest, RuntimeManifest } from '../libs/plugins-sdk';
-import { ProviderRegistry } from '../libs/providers';
+import { BENCH_TENANT, benchProviders, openBenchDatabase, seedSessions } from './bench-sessions';
+import { median } from './stats';
 
 /** 20 plugins: the narrator and 19 bookkeeping runtimes, each with two static segments. */
 export function benchPlugins(): LoadedPlugin[] {
@@ -46,67 +45,6 @@ export function benchPlugins(): LoadedPlugin[] {
   });
 }
 
-const text = (n: number) => `Turn ${n}: the embers shift as the travellers cross the ridge and argue about the map. `.repeat(3);
-
-/**
- * A session of `messages` committed messages, compacted the way the default policy keeps it:
- * at most ~60 uncompacted messages and at most eight summary segments.
- */
-export async function seedSession(store: EventStore, tenantId: string, messages: number): Promise<string> {
-  const sessionId = randomUUID();
-  let version = 0;
-  let pending: NewEvent[] = [{ type: 'session.created@1', data: { sessionId, worldId: 'emberback', locale: 'en' } }];
-  const flush = async () => {
-    if (pending.length === 0) return;
-    version = (await store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: pending })).version;
-    pending = [];
-  };
-  let uncompacted: string[] = [];
-  let summaries: string[] = [];
-  for (let t = 0; t < messages / 2; t++) {
-    const executionId = randomUUID();
-    const turnId = randomUUID();
-    const userId = randomUUID();
-    const storyId = randomUUID();
-    pending.push({ type: 'player-input.submitted@1', data: { executionId, turnId, messageId: userId, text: `I do thing ${t}` } });
-    pending.push({
-      type: 'turn.committed@1',
-      data: {
-        executionId,
-        turnId,
-        attempt: 1,
-        messages: [
-          { messageId: userId, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: `I do thing ${t}` },
-          { messageId: storyId, role: 'assistant', sourceType: 'runtime', pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', text: text(t) },
-        ],
-      },
-    });
-    uncompacted.push(userId, storyId);
-    if (uncompacted.length > 60) {
-      const covered = uncompacted.slice(0, 40);
-      uncompacted = uncompacted.slice(40);
-      const summaryId = randomUUID();
-      const batch: { summaryId: string; messageIds: string[]; replacesSummaryIds: string[]; content: string }[] = [];
-      if (summaries.length >= 8) {
-        const [a, b] = summaries;
-        batch.push({ summaryId: randomUUID(), messageIds: [], replacesSummaryIds: [a, b], content: `Merged summary up to turn ${t}. ` });
-        summaries = [a, ...summaries.slice(2)];
-      }
-      batch.push({ summaryId, messageIds: covered, replacesSummaryIds: [], content: `Summary up to turn ${t}: the party crossed ${t} ridges. `.repeat(4) });
-      summaries.push(summaryId);
-      pending.push({ type: 'history.compacted@1', data: { compactionId: randomUUID(), summaries: batch } });
-    }
-    if (pending.length >= 400) await flush();
-  }
-  await flush();
-  return sessionId;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
 export interface ContextBenchRow {
   messages: number;
   uncompactedRead: number;
@@ -118,36 +56,22 @@ export interface ContextBenchRow {
 
 /** Reads (bounded) + buildContext + request body for the narrator, per session size. */
 export async function runContextBench(sizes: readonly number[], iterations: number, log: (line: string) => void): Promise<ContextBenchRow[]> {
-  const open = await openDatabase({ kind: 'pglite' });
+  const { open, store, readModels } = await openBenchDatabase();
   try {
-    await migrateToLatest(open.db);
-    const store = new EventStore(open.db, { inline: inlineProjections });
-    const readModels = new ReadModels(open.db);
     const plugins = benchPlugins();
     const catalog = new RuntimeCatalog(plugins);
     const narrator = catalog.all()[0];
-    const providers = new ProviderRegistry(
-      {
-        slots: {
-          story: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true },
-          fast: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 512, cacheBoundaries: true },
-        },
-      },
-      () => ({ kind: 'emulator', apiKey: 'bench', baseURL: 'http://127.0.0.1:9/v1' }),
-    );
+    const providers = benchProviders();
     const segments = staticSegments(plugins, 'en');
     const rows: ContextBenchRow[] = [];
-    for (const size of sizes) {
-      const started = Date.now();
-      const sessionId = await seedSession(store, 'bench', size);
-      log(`  seeded ${size} messages in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    for (const { size, sessionId } of await seedSessions(store, sizes, log)) {
       const reads: number[] = [];
       const builds: number[] = [];
       const totals: number[] = [];
       let last = { messages: 0, summaries: 0 };
       for (let i = 0; i < iterations + 5; i++) {
         const t0 = performance.now();
-        const history = await loadRuntimeHistory(readModels, 'bench', sessionId, 400);
+        const history = await loadRuntimeHistory(readModels, BENCH_TENANT, sessionId, 400);
         const t1 = performance.now();
         const inputs = {
           sessionId,

@@ -14,10 +14,9 @@ import {
   storePluginData,
   turnNumberOf,
 } from '../libs/engine';
-import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, PluginDataStore, ReadModels } from '../libs/events';
+import { type EventStore, type NewEvent, PluginDataStore } from '../libs/events';
 import { loadPlugins } from '../libs/plugins-sdk';
-import { ProviderRegistry } from '../libs/providers';
-import { seedSession } from './context-bench';
+import { BENCH_TENANT, benchProviders, openBenchDatabase, seedSessions } from './bench-sessions';
 import { median, percentile } from './stats';
 
 const REPO = join(__dirname, '..');
@@ -201,35 +200,21 @@ export interface ContextPluginsBench {
  */
 export async function runContextPluginsBench(sizes: readonly number[], iterations: number, log: (line: string) => void): Promise<ContextPluginsBench> {
   const pluginsDir = writeBenchPlugins();
-  const open = await openDatabase({ kind: 'pglite' });
+  const { open, store, readModels } = await openBenchDatabase();
   try {
-    await migrateToLatest(open.db);
-    const store = new EventStore(open.db, { inline: inlineProjections });
-    const readModels = new ReadModels(open.db);
     const pluginData = new PluginDataStore(open.db);
     const plugins = loadPlugins(pluginsDir);
     const host = await PluginHost.load(plugins, { pluginData: storePluginData(pluginData) });
     const catalog = new RuntimeCatalog(plugins, undefined, host);
     const narrator = catalog.find('narrator', 'narrator')!;
-    const providers = new ProviderRegistry(
-      {
-        slots: {
-          story: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true },
-          fast: { protocol: 'openai-chat', model: 'bench', contextWindow: 128_000, maxOutputTokens: 512, cacheBoundaries: true },
-        },
-      },
-      () => ({ kind: 'emulator', apiKey: 'bench', baseURL: 'http://127.0.0.1:9/v1' }),
-    );
+    const providers = benchProviders();
     const segments = staticSegments(plugins, 'en');
-    const tenantId = 'bench';
-    const sessions: { size: number; sessionId: string; samples: Sample[]; last?: Shape }[] = [];
-    for (const size of sizes) {
-      const started = Date.now();
-      const sessionId = await seedSession(store, tenantId, size);
-      await seedPluginData(store, tenantId, sessionId);
-      log(`  seeded ${size} messages and ${SELF_DATA_ROWS} plugin data rows in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      sessions.push({ size, sessionId, samples: [] });
-    }
+    const tenantId = BENCH_TENANT;
+    const seeded = await seedSessions(store, sizes, log, {
+      more: (sessionId) => seedPluginData(store, tenantId, sessionId),
+      moreLabel: `and ${SELF_DATA_ROWS} plugin data rows`,
+    });
+    const sessions: { size: number; sessionId: string; samples: Sample[]; last?: Shape }[] = seeded.map((s) => ({ ...s, samples: [] }));
     const once = async (sessionId: string): Promise<{ sample: Sample; shape: Shape }> => {
       const t0 = performance.now();
       let historyDone = 0;

@@ -1,6 +1,7 @@
 import { UnknownStageError } from './errors';
 import { catalogGeneration } from './catalog-generations';
 import { PluginHost } from './plugin-host/host';
+import { FRAMEWORK_TOOLS } from './tools';
 import { type LoadedPlugin, type Locale, PluginManifestError, type RuntimeManifest } from '../plugins-sdk';
 
 /** A runtime of the catalog: one plugin's inline or child runtime. */
@@ -32,7 +33,8 @@ export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
  *
  * Checks across plugins, at start-up: a stage is one of the turn's stages; an event trigger names
  * a topic some loaded plugin declares in `contributes.events`; an `io.inputs` binding
- * `from: { runtime }` names a runtime of the catalog in an earlier stage.
+ * `from: { runtime }` names a runtime of the catalog in an earlier stage; every name in
+ * `agent.tools` is a framework tool or a tool some loaded plugin declares in `contributes.tools`.
  */
 export class RuntimeCatalog {
   private readonly runtimes: readonly CatalogRuntime[];
@@ -63,6 +65,7 @@ export class RuntimeCatalog {
     }
     this.checkTriggers();
     this.checkInputs();
+    this.checkTools();
     this.generation = catalogGeneration(plugins);
   }
 
@@ -78,6 +81,22 @@ export class RuntimeCatalog {
           },
         ]);
       }
+    }
+  }
+
+  /** A runtime's `agent.tools` names only tools that exist: the framework's, or some loaded plugin's `contributes.tools`. */
+  private checkTools(): void {
+    const known = [...FRAMEWORK_TOOLS, ...this.plugins.flatMap((p) => p.manifest.contributes.tools.map((t) => t.name))];
+    for (const r of this.runtimes) {
+      const unknown = (r.manifest.agent?.tools ?? []).flatMap((name, i) => (known.includes(name) ? [] : [{ name, i }]));
+      if (unknown.length === 0) continue;
+      throw new PluginManifestError(
+        r.file,
+        unknown.map(({ name, i }) => ({
+          path: `${this.pathPrefix(r)}agent.tools.${i}`,
+          message: `plugin ${r.pluginId}: runtime ${r.runtimeId} declares tool "${name}", which is neither a framework tool nor a tool any loaded plugin declares in contributes.tools (known tools: ${[...new Set(known)].join(', ')})`,
+        })),
+      );
     }
   }
 

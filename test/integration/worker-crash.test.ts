@@ -1,10 +1,7 @@
-import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
-import { Client } from 'pg';
-import { RUNTIME_QUEUE_NAME } from '../../libs/engine';
-import { REDIS_URL, startStack, type Stack } from '../support/stack';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import type IORedis from 'ioredis';
+import type { Client } from 'pg';
+import { type CrashStack, crashStack, sleep } from '../support/crash-stack';
+import type { Stack } from '../support/stack';
 
 /**
  * A worker killed with SIGKILL while it runs a turn's runtime job (its model call is out), with
@@ -15,37 +12,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * a new attempt. The 60 s bounds below are hang guards only; the measured times are logged.
  */
 describe('worker killed in the middle of a runtime job (default timings)', () => {
+  let crash: CrashStack;
   let stack: Stack;
   let db: Client;
   let redis: IORedis;
-  let runtimes: Queue;
   beforeAll(async () => {
     // slow model calls so the kill lands while the call is out; lock and sweep timings are the defaults
-    stack = await startStack({ workers: 2, workerEnv: { COVEL_EMULATOR_DELAY_MS: '2500' } });
-    db = new Client({ connectionString: stack.databaseUrl });
-    await db.connect();
-    redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
-    runtimes = new Queue(RUNTIME_QUEUE_NAME, { connection: redis, prefix: stack.env.COVEL_QUEUE_PREFIX });
+    crash = await crashStack({ workers: 2, workerEnv: { COVEL_EMULATOR_DELAY_MS: '2500' } });
+    ({ stack, db, redis } = crash);
   }, 120_000);
-  afterAll(async () => {
-    await runtimes?.close();
-    redis?.disconnect();
-    await db?.end();
-    await stack?.stop();
-  }, 60_000);
-
-  /** Waits until the execution's model call is out and its runtime job is running; returns the worker running it. */
-  async function runtimeJobWorker(executionId: string): Promise<string> {
-    for (let i = 0; i < 600; i++) {
-      const calling = await db.query(`select 1 from events where type = 'llm.calling@1' and data->>'executionId' = $1`, [executionId]);
-      if (calling.rowCount) {
-        const active = (await runtimes.getActive()).find((j) => (j.data as { executionId: string }).executionId === executionId);
-        if (active?.processedBy) return active.processedBy;
-      }
-      await sleep(50);
-    }
-    throw new Error(`no runtime job of execution ${executionId} running`);
-  }
+  afterAll(() => crash?.stop(), 60_000);
 
   async function eventTypes(sessionId: string): Promise<{ type: string; attempt: number | null }[]> {
     const r = await db.query(`select type, (data->>'attempt')::int as attempt from events where stream_id = $1 order by stream_version`, [sessionId]);
@@ -53,20 +29,15 @@ describe('worker killed in the middle of a runtime job (default timings)', () =>
   }
   const count = (events: { type: string }[], type: string) => events.filter((e) => e.type === type).length;
 
-  function kill(name: string) {
-    const victim = stack.workers.find((w) => w.name === `worker ${name}`)!;
-    victim.child.kill('SIGKILL');
-    return victim.exited;
-  }
-
   it('the runtime job is retried alone on the other worker; the turn commits exactly once; later inputs run in order', async () => {
     const { client } = stack;
     const { id } = await client.createSession();
     const { executionId, turnId } = await client.submit(id, 'Cross the bridge');
 
-    const victimId = await runtimeJobWorker(executionId);
+    // the execution's model call is out: kill the worker running its runtime job
+    const victimId = await crash.workerRunning(executionId, 'llm.calling@1');
     expect(victimId).toMatch(/^w[12]$/);
-    await kill(victimId);
+    await crash.kill(victimId);
     const killedAt = Date.now();
     expect((await client.execution(executionId)).status).toBe('running');
 
@@ -113,8 +84,8 @@ describe('worker killed in the middle of a runtime job (default timings)', () =>
     const { id } = await client.createSession();
     const { executionId } = await client.submit(id, 'Light the lamp');
 
-    const victimId = await runtimeJobWorker(executionId);
-    await kill(victimId);
+    const victimId = await crash.workerRunning(executionId, 'llm.calling@1');
+    await crash.kill(victimId);
     const killedAt = Date.now();
     // Redis restarted with no persistence: every key of this deployment is gone, the jobs with them
     let cursor = '0';

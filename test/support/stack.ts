@@ -152,8 +152,17 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+export interface StackOptions {
+  workers: number;
+  /** More environment for the API and every worker (e.g. COVEL_PLUGINS_DIR: both load the same plugins). */
+  env?: Record<string, string>;
+  /** More environment for the workers only. */
+  workerEnv?: Record<string, string>;
+  separateRoles?: boolean;
+}
+
 /** API + N worker processes on the real PostgreSQL and Redis (BullMQ), each test its own db and prefix. */
-export async function startStack(options: { workers: number; workerEnv?: Record<string, string>; separateRoles?: boolean }): Promise<Stack> {
+export async function startStack(options: StackOptions): Promise<Stack> {
   // separateRoles: an owner role migrates (npm run migrate, with the grants), the processes connect as the app role
   const roles = options.separateRoles ? await createTestRoles() : null;
   const database = await createTestDatabase({ owner: roles?.owner });
@@ -168,6 +177,7 @@ export async function startStack(options: { workers: number; workerEnv?: Record<
     COVEL_QUEUE_PREFIX: prefix,
     COVEL_BOOTSTRAP_API_KEY: apiKey,
     PORT: String(port),
+    ...options.env,
   };
   const started: ManagedProcess[] = [];
   try {

@@ -136,6 +136,31 @@ describe('the runtime catalog', () => {
     }
   });
 
+  it('agent.tools names only framework tools and tools a loaded plugin declares in contributes.tools (another plugin counts)', () => {
+    const contributes = 'contributes:\n  tools:\n    - { name: record-fact, description: Records a fact., parameters: { type: object } }\n';
+    const known = 'runtime-done, emit-event, world-dimension-get, world-dimension-list, get-character, record-fact';
+    const { plugins: loaded } = plugins({
+      'ledger/PLUGIN.md': plugin('ledger', `${contributes}runtime:\n  outputKind: none\n  agent: { tools: [record-fact, runtime-done, get-character] }`),
+      'ledger/runtimes/clerk/RUNTIME.md': runtime('clerk', 'outputKind: none\nagent: { tools: [emit-event, world-dimension-get, world-dimension-list] }'),
+      'other/PLUGIN.md': plugin('other', 'runtime:\n  outputKind: none\n  agent: { tools: [record-fact] }'),
+    });
+    expect(() => new RuntimeCatalog(loaded)).not.toThrow();
+
+    const inline = catalogError({
+      'ledger/PLUGIN.md': plugin('ledger', `${contributes}runtime:\n  outputKind: none\n  agent: { tools: [runtime-done, record-fcat] }`),
+    });
+    expect(inline.message).toBe(
+      `${join(inline.dir, 'ledger', 'PLUGIN.md')}: runtime.agent.tools.1: plugin ledger: runtime ledger declares tool "record-fcat", which is neither a framework tool nor a tool any loaded plugin declares in contributes.tools (known tools: ${known})`,
+    );
+    const child = catalogError({
+      'ledger/PLUGIN.md': plugin('ledger', contributes),
+      'ledger/runtimes/clerk/RUNTIME.md': runtime('clerk', 'outputKind: none\nagent: { tools: [get-charcter, record-fact] }'),
+    });
+    expect(child.message).toBe(
+      `${join(child.dir, 'ledger', 'runtimes', 'clerk', 'RUNTIME.md')}: agent.tools.0: plugin ledger: runtime clerk declares tool "get-charcter", which is neither a framework tool nor a tool any loaded plugin declares in contributes.tools (known tools: ${known})`,
+    );
+  });
+
   it('a stage the turn does not have is still refused', () => {
     const { plugins: loaded } = plugins({ 'a/PLUGIN.md': plugin('a', 'runtime:\n  schedule: { stage: epilogue }') });
     expect(() => new RuntimeCatalog(loaded)).toThrow(UnknownStageError);
