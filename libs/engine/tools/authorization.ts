@@ -15,7 +15,8 @@ export const isFrameworkTool = (name: string): name is FrameworkToolName => (FRA
  * (`runtime-done` by the completion rules, `emit-event` when declared or when the runtime
  * advertises events and some plugin declares a topic, the others when declared in `agent.tools`),
  * then the plugin tools it declares in `agent.tools`, in declaration order. A declared name that
- * is no tool is left out (a call to it gets `TOOL_UNKNOWN`).
+ * is no tool stops start-up (the runtime catalog checks it), so none reaches this point; a call to
+ * a name that is no tool gets `TOOL_UNKNOWN`.
  */
 export function authorizedToolNames(runtime: CatalogRuntime, options: { pluginTools: ReadonlySet<string>; hasEvents: boolean }): string[] {
   const agent = runtime.manifest.agent;
