@@ -1,5 +1,6 @@
 import type { HistoryMessage, HistorySummary } from '../context';
 import type { StoredEvent } from '../events';
+import { HistoryTooLongError } from './errors';
 
 /**
  * The committed history of a session folded from its events in memory: what the turn_messages
@@ -32,7 +33,22 @@ export class HistoryFold {
     }
   }
 
-  /** The last `limit` uncompacted messages, as the bounded history read returns them. */
+  /**
+   * The shared history view as the worker reads it (`loadRuntimeHistory`): every uncompacted
+   * message, failing like it beyond the safety bound.
+   */
+  uncompacted(sessionId: string, bound: number): HistoryMessage[] {
+    const all = this.uncompactedTail(Number.MAX_SAFE_INTEGER);
+    if (all.length > bound) throw new HistoryTooLongError(sessionId, all.length, bound);
+    return all;
+  }
+
+  /** Committed turns with at least one message, compacted ones included (the history statistics). */
+  turnCount(): number {
+    return new Set(this.messages.map((m) => m.turnId)).size;
+  }
+
+  /** The last `limit` uncompacted messages. */
   uncompactedTail(limit: number): HistoryMessage[] {
     return this.messages
       .filter((m) => !m.compacted)

@@ -1,23 +1,40 @@
 import type { HistoryMessage, HistorySummary } from '../context';
-import type { ReadModels } from '../events';
+import type { HistoryStats, ReadModels } from '../events';
+import { HistoryTooLongError } from './errors';
 
 export interface LoadedHistory {
+  /** The shared history view: every uncompacted message, oldest first. */
   messages: HistoryMessage[];
-  summaries: HistorySummary[];
+  /** Saved summaries, oldest first (`truncated` and the covered messages when read with coverage). */
+  summaries: (HistorySummary & { truncated?: boolean })[];
   /** Lorebook scan range: the last committed messages, compacted ones included. */
   scanTail: { text: string }[];
+  /** Statistics for all of the session's messages. */
+  stats: HistoryStats;
 }
 
 /** Spec §4: a lorebook entry scans at most 20 committed messages. */
 export const LORE_SCAN_LIMIT = 20;
 
-/** Bounded reads before assembly: the uncompacted tail of turn_messages and the saved summaries. */
-export async function loadRuntimeHistory(readModels: ReadModels, tenantId: string, sessionId: string, limit: number): Promise<LoadedHistory> {
-  const [tails, summaries] = await Promise.all([
-    readModels.historyTails(tenantId, sessionId, { window: limit, scan: LORE_SCAN_LIMIT }),
-    readModels.summaries(tenantId, sessionId),
+/**
+ * Spec §1 step 1, bounded reads before assembly: every uncompacted message of turn_messages (the
+ * shared history view; compaction keeps it small), the statistics for all messages and the saved
+ * summaries (`withCoverage`: with the messages each covers, as the compaction provider gets them).
+ * More uncompacted messages than `bound`: `HistoryTooLongError` (nothing is cut silently).
+ */
+export async function loadRuntimeHistory(
+  readModels: ReadModels,
+  tenantId: string,
+  sessionId: string,
+  bound: number,
+  options: { withCoverage?: boolean } = {},
+): Promise<LoadedHistory> {
+  const [view, summaries] = await Promise.all([
+    readModels.historyView(tenantId, sessionId, { bound, scan: LORE_SCAN_LIMIT }),
+    readModels.summaries(tenantId, sessionId, { withMessageIds: options.withCoverage === true }),
   ]);
-  const messages = tails.uncompacted.map((r): HistoryMessage => ({
+  if (view.overBound) throw new HistoryTooLongError(sessionId, view.stats.uncompacted, bound);
+  const messages = view.uncompacted.map((r): HistoryMessage => ({
     messageId: r.messageId,
     turnId: r.turnId,
     role: r.role as HistoryMessage['role'],
@@ -27,5 +44,5 @@ export async function loadRuntimeHistory(readModels: ReadModels, tenantId: strin
     outputKind: r.outputKind as HistoryMessage['outputKind'],
     text: r.text,
   }));
-  return { messages, summaries, scanTail: tails.scanTail.map((m) => ({ text: m.text })) };
+  return { messages, summaries, scanTail: view.scanTail.map((m) => ({ text: m.text })), stats: view.stats };
 }

@@ -95,3 +95,6 @@ export { CatalogGenerations, catalogGeneration, executionCatalog, PluginGenerati
 export { loadCatalog, reloadPlugins } from './plugin-reload';
 export type { PluginReload } from './plugin-reload';
 export { compactionEvent } from './compaction';
+export { runCompactionBarrier, barrierRuntime, compactionWindows, estimateRequestTokens, COMPACTION_TRIGGER_SHARE, summaryCall } from './barrier';
+export type { BarrierResult, CompactionWindows } from './barrier';
+export { HistoryTooLongError } from './errors';

@@ -41,6 +41,16 @@ export interface ExecutionJournal {
   emittedTopics: Set<string>;
   /** Set when a manual request or an emitted event started this execution for one runtime (`runtime.activated@1`). */
   activation?: ExecutionActivation;
+  /** The execution's compaction barrier has run to an end (`compaction.barrier-passed@1`): it never runs again. */
+  barrierPassed: boolean;
+  /** The summary model calls its compaction barrier recorded, keyed by `requestKey` (any attempt; the first per key wins). */
+  summaryCalls: Map<string, RecordedSummaryCall>;
+}
+
+/** A recorded summary model call of the compaction barrier: its request, and its reply once recorded. */
+export interface RecordedSummaryCall {
+  requestId: string;
+  reply?: { text: string; finishReason: 'stop' | 'length' | 'other' };
 }
 
 /** The activation of an execution that runs one `manual` or event-triggered runtime. */
@@ -202,6 +212,22 @@ export class SessionJournal {
         if (e && e.status === 'pending') e.status = 'failed';
         return;
       }
+      case 'compaction.barrier-passed@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e) e.barrierPassed = true;
+        return;
+      }
+      case 'compaction.summary-requested@1': {
+        const calls = this.executions.get(event.data.executionId)?.summaryCalls;
+        if (calls && !calls.has(event.data.requestKey)) calls.set(event.data.requestKey, { requestId: event.data.requestId });
+        return;
+      }
+      case 'compaction.summary-responded@1': {
+        const d = event.data;
+        const call = [...(this.executions.get(d.executionId)?.summaryCalls.values() ?? [])].find((c) => c.requestId === d.requestId);
+        if (call && !call.reply) call.reply = { text: d.text, finishReason: d.finishReason };
+        return;
+      }
       default:
         return;
     }
@@ -237,5 +263,7 @@ function pendingExecution(
     agentLoops: new Map(),
     emittedTopics: new Set(),
     lastFormValues,
+    barrierPassed: false,
+    summaryCalls: new Map(),
   };
 }

@@ -1,4 +1,5 @@
-import { PluginDataFold, type StoredEvent } from '../events';
+import { type EventData, PluginDataFold, type StoredEvent } from '../events';
+import { summaryCall } from './barrier/summary-model';
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../plugins-sdk';
 import { LORE_SCAN_LIMIT } from './history-loader';
 import type { WorldCatalog } from './world-catalog';
@@ -30,6 +31,8 @@ export interface RebuiltCall {
   identical: boolean;
   /** Where each section of the rebuilt request came from. */
   sources: SectionSource[];
+  /** A `history.compact@2` provider's summary call (its `runtimeId` is the point); absent: a runtime's call. */
+  purpose?: 'compaction-summary';
 }
 
 export interface SectionSource {
@@ -71,6 +74,10 @@ export async function rebuildRequests(
       world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
       pluginSettings = event.data.pluginSettings ?? {};
     }
+    if (event.type === 'compaction.summary-requested@1') {
+      // the compaction provider's summary call: re-derived from the request it recorded (no plugin runs)
+      results.push(rebuiltSummaryCall(event.data, providers));
+    }
     if (event.type === 'llm.calling@1') {
       const d = event.data;
       const execution = journal.get(d.executionId);
@@ -84,7 +91,8 @@ export async function rebuildRequests(
         locale,
         runtime,
         stageIndex: generation.stageIndex(runtime),
-        history: history.uncompactedTail(options.historyReadLimit),
+        history: history.uncompacted(event.streamId, options.historyReadLimit),
+        turnNumber: history.turnCount() + 1,
         summaries: history.savedSummaries(),
         playerInput: execution.input,
         outputs: executionOutputs(execution, generation),
@@ -184,4 +192,22 @@ function describeSources(
     else out.push({ section: name, source: 'framework' });
   }
   return out;
+}
+
+/** A recorded summary call of the compaction barrier, its wire body re-derived from the provider's recorded request. */
+function rebuiltSummaryCall(d: EventData<'compaction.summary-requested@1'>, providers: ProviderRegistry): RebuiltCall {
+  const { slot, adapter } = providers.forSlot(d.slot);
+  const rebuilt = JSON.stringify(adapter.buildRequest(summaryCall(d.request, slot)));
+  return {
+    callId: d.requestId,
+    executionId: d.executionId,
+    turnId: d.turnId,
+    pluginId: d.pluginId,
+    runtimeId: 'history.compact@2',
+    recorded: d.body,
+    rebuilt,
+    identical: rebuilt === d.body,
+    sources: [{ section: 'summary-request', source: `history.compact@2 provider ${d.pluginId}: its recorded request to the ${d.slot} slot` }],
+    purpose: 'compaction-summary',
+  };
 }

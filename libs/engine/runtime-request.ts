@@ -32,8 +32,10 @@ export interface RuntimeRequestInputs {
   locale: Locale;
   runtime: CatalogRuntime;
   stageIndex: number | null;
-  /** Committed messages of earlier turns (a bounded tail). */
+  /** Committed messages of earlier turns: the shared history view (every uncompacted message). */
   history: readonly HistoryMessage[];
+  /** `{{ session.turnNumber }}`: committed turns + 1, compacted ones counted (default: counted from `history`). */
+  turnNumber?: number;
   summaries: readonly HistorySummary[];
   playerInput: { messageId: string; text: string };
   /** Outputs this execution produced before the call. */

@@ -3,10 +3,9 @@ import type { LoadedPlugin, LoadedWorld, Locale } from '../plugins-sdk';
 import { composeSettings, type PluginSettings } from './plugin-settings';
 
 /**
- * `{{ session.turnNumber }}` and `ctx.session.turnNumber`: this turn's number, counted from the
- * turns in the history read (a bounded window, before any history transform: exact until the read
- * limit and until the first compaction; the worker and the rebuild read the same window, so they
- * agree byte for byte).
+ * This turn's number counted from the turns of a history (before any history transform). The
+ * worker and the rebuild pass the count of all committed turns (the history statistics,
+ * `turnNumber`), compacted ones included; this count of the messages given is the fallback.
  */
 export function turnNumberOf(history: readonly HistoryMessage[]): number {
   return new Set(history.map((m) => m.turnId)).size + 1;
@@ -22,6 +21,8 @@ export interface RuntimeBodySources {
   /** Position of the runtime's stage; null: after all stages. */
   stageIndex: number | null;
   history: readonly HistoryMessage[];
+  /** `{{ session.turnNumber }}`: committed turns + 1, compacted ones counted (default: `turnNumberOf(history)`). */
+  turnNumber?: number;
   playerInput: { text: string };
   /** The form values of the latest player input (`player.lastFormValues`); `{}` until inputs carry forms. */
   lastFormValues?: unknown;
@@ -75,7 +76,7 @@ export function renderRuntimeBody(sources: RuntimeBodySources): string {
   const configured = sources.pluginSettings && Object.hasOwn(sources.pluginSettings, pluginId) ? sources.pluginSettings[pluginId] : undefined;
   const variables = templateVariables({
     locale: sources.locale,
-    session: { id: sources.sessionId, turnNumber: turnNumberOf(sources.history) },
+    session: { id: sources.sessionId, turnNumber: sources.turnNumber ?? turnNumberOf(sources.history) },
     player: { message: sources.playerInput.text, lastFormValues: sources.lastFormValues ?? {} },
     world: sources.world,
     inputs: earlierStructuredOutputs(sources.outputs, sources.stageIndex),

@@ -259,6 +259,65 @@ export const ExtensionResolvedV1 = z.object({
   result: z.string(),
 });
 
+/** A `history.compact@2` provider's request of the summary model, as the provider made it. */
+export const SummaryRequest = z.object({ system: z.string(), prompt: z.string(), maxOutputTokens: z.number().int().positive() }).strict();
+
+/**
+ * The compaction barrier's call of the summary model (the `fast` slot), recorded before it is sent:
+ * the provider's request as it made it (a rebuild re-derives the body from it, the plugin is never
+ * run again) and the exact wire body. A retried job reuses the reply recorded for the same request.
+ */
+export const CompactionSummaryRequestedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  requestId: id,
+  /** The `history.compact@2` provider's plugin. */
+  pluginId: id,
+  /** sha256 of the request's canonical JSON, with the occurrence of that request within the barrier. */
+  requestKey: id,
+  request: SummaryRequest,
+  slot: id,
+  provider: z.string(),
+  model: z.string(),
+  /** The exact request body sent to the provider, as the JSON text on the wire. */
+  body: z.string().min(2),
+});
+
+/** The summary model's reply to a recorded request (`finishReason: 'length'`: cut, discarded). */
+export const CompactionSummaryRespondedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  requestId: id,
+  finishReason: z.enum(['stop', 'length', 'other']),
+  /** The provider's own finish reason. */
+  providerFinishReason: z.string().nullable(),
+  text: z.string(),
+  usage: LlmUsage,
+});
+
+/**
+ * The turn's compaction barrier ran because the request of its first shared-history agent reached
+ * the threshold (spec §1 step 5), and how it ended: `compacted` (with `history.compacted@1` in the
+ * same append), `nothing` (the provider chose nothing), `rejected` (validation refused the result),
+ * `skipped` (the stored prefix no longer matched), `failed` (the provider failed). Every ending lets
+ * the turn go on; the barrier runs once per execution.
+ */
+export const CompactionBarrierPassedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  /** The agent whose request was estimated. */
+  pluginId: id,
+  runtimeId: id,
+  estimatedTokens: z.number().int().nonnegative(),
+  triggerWindow: z.number().int().nonnegative(),
+  thresholdTokens: z.number().int().nonnegative(),
+  outcome: z.enum(['compacted', 'nothing', 'rejected', 'skipped', 'failed']),
+  compactionId: id.optional(),
+  detail: z.string().optional(),
+});
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -275,6 +334,9 @@ export const eventSchemas = {
   'plugin-data.written@1': PluginDataWrittenV1,
   'plugin-data.deleted@1': PluginDataDeletedV1,
   'extension.resolved@1': ExtensionResolvedV1,
+  'compaction.summary-requested@1': CompactionSummaryRequestedV1,
+  'compaction.summary-responded@1': CompactionSummaryRespondedV1,
+  'compaction.barrier-passed@1': CompactionBarrierPassedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

@@ -2,6 +2,15 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
 
+/** Statistics for all of a session's committed messages (spec §1 step 1). */
+export interface HistoryStats {
+  total: number;
+  compacted: number;
+  uncompacted: number;
+  /** Committed turns with at least one message. */
+  turns: number;
+}
+
 export interface ExecutionView {
   executionId: string;
   sessionId: string;
@@ -32,6 +41,8 @@ export interface SummaryView {
   id: string;
   content: string;
   messageIds?: string[];
+  /** Read with the message ids: the summary was shortened on purpose to fit the budget. */
+  truncated?: boolean;
 }
 
 export interface RecordedCallView {
@@ -193,6 +204,34 @@ export class ReadModels {
   }
 
   /**
+   * Spec §1 step 1: the shared history view, everything uncompacted (compaction keeps it small), the
+   * last `scan` committed messages (compacted or not: the lorebook's scan range), and statistics
+   * for all of the session's messages. Bounded: ords are dense (1..n) and compaction marks a
+   * continuous prefix (up to the watermark), so the counts come from the watermark and the highest
+   * ord, and the rows are one ord range read. More than `bound` uncompacted messages: no rows are
+   * read, `overBound` says so (the caller fails clearly; nothing is cut silently).
+   */
+  async historyView(
+    tenantId: string,
+    sessionId: string,
+    limits: { bound: number; scan: number },
+  ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[]; stats: HistoryStats; overBound: boolean }> {
+    const { rows: heads } = await sql<{ mark: number | null; last: number | null; turns: number | string | null }>`
+      select
+        (select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as mark,
+        (select max(ord) from turn_messages where session_id = ${sessionId} and tenant_id = ${tenantId}) as last,
+        (select count(distinct turn_id) from turn_messages where session_id = ${sessionId} and tenant_id = ${tenantId}) as turns`.execute(this.db);
+    const total = Number(heads[0]?.last ?? 0);
+    const compacted = Math.min(total, Number(heads[0]?.mark ?? 0));
+    const stats: HistoryStats = { total, compacted, uncompacted: total - compacted, turns: Number(heads[0]?.turns ?? 0) };
+    if (stats.uncompacted > limits.bound) return { uncompacted: [], scanTail: [], stats, overBound: true };
+    const scanFrom = Math.max(0, total - limits.scan);
+    const from = Math.min(compacted, scanFrom);
+    const rows = total > from ? await this.messages(tenantId, sessionId, { afterOrder: from, limit: total - from }) : [];
+    return { uncompacted: rows.filter((r) => r.order > compacted), scanTail: rows.filter((r) => r.order > scanFrom), stats, overBound: false };
+  }
+
+  /**
    * The ids of a session's oldest `limit` uncompacted messages, oldest first (bounded): what a
    * compaction may mark, and the same read its event is checked against when it is appended.
    */
@@ -207,7 +246,7 @@ export class ReadModels {
   async summaries(tenantId: string, sessionId: string, options: { withMessageIds?: boolean; limit?: number } = {}): Promise<SummaryView[]> {
     const rows = await this.db
       .selectFrom('summaries')
-      .select(options.withMessageIds ? ['summary_id', 'content', 'message_ids'] : ['summary_id', 'content'])
+      .select(options.withMessageIds ? ['summary_id', 'content', 'message_ids', 'truncated'] : ['summary_id', 'content'])
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
       .orderBy('seq')
@@ -216,7 +255,7 @@ export class ReadModels {
     return rows.map((r) => ({
       id: r.summary_id,
       content: r.content,
-      ...('message_ids' in r ? { messageIds: r.message_ids as string[] } : {}),
+      ...('message_ids' in r ? { messageIds: r.message_ids as string[], truncated: r.truncated } : {}),
     }));
   }
 

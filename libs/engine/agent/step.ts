@@ -3,14 +3,11 @@ import type { NewEvent } from '../../events';
 import type { ChatMessage } from '../../providers';
 import { redactImageData } from '../../providers';
 import { ExtensionResultRaceError } from '../errors';
-import { executionOutputs } from '../journal';
-import { executionRequestInputs } from '../inputs';
 import { LiveResolver } from '../plugin-host/resolver';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import { buildRuntimeRequest, requestLayout } from '../runtime-request';
 import { readSelfData, selfDataUnchanged } from '../self-data';
-import { staticSegments } from '../static-segments';
-import { advertisedEvents } from '../tools';
+import { agentRequestInputs } from './request-inputs';
 import { recordReply } from './reply';
 import { sendWithFallback } from './stream-fallback';
 import type { AgentRunContext } from './run-context';
@@ -38,25 +35,7 @@ export async function runModelStep(
   // results this execution recorded already are reused; a handler runs only for a new input
   const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(ctx.scope, storePluginData(deps.pluginData)));
   const { body, slot, adapter, context, call } = await buildRuntimeRequest(
-    {
-      sessionId: job.sessionId,
-      locale: ctx.locale,
-      runtime,
-      stageIndex: catalog.stageIndex(runtime),
-      history: ctx.history.messages,
-      summaries: ctx.history.summaries,
-      playerInput: execution.input,
-      outputs: executionOutputs(execution, catalog),
-      segments: staticSegments(catalog.plugins, ctx.locale),
-      world: ctx.world,
-      scanTail: ctx.history.scanTail,
-      selfData,
-      ...executionRequestInputs(catalog, runtime, execution),
-      pluginSettings: ctx.pluginSettings,
-      lastFormValues: execution.lastFormValues ?? {},
-      eventCatalog: advertisedEvents(catalog, runtime),
-      loop: { conversation: args.conversation, tools: ctx.definitions },
-    },
+    agentRequestInputs(ctx, { selfData, conversation: args.conversation }),
     deps.providers,
     { registry: catalog.host.registry, resolver },
   );

@@ -7,8 +7,12 @@ import type { WorldCatalog } from '../world-catalog';
 import type { CatalogGenerations } from '../catalog-generations';
 import type { ToolSet } from '../tools';
 
-/** Upper bound of committed messages read for a runtime's history. */
-export const DEFAULT_HISTORY_READ_LIMIT = 400;
+/**
+ * Safety bound of the shared history view (spec §1 step 1: every uncompacted message; compaction
+ * keeps it far smaller). A session with more uncompacted messages fails its turn with
+ * `HistoryTooLongError` instead of losing its oldest messages silently.
+ */
+export const DEFAULT_HISTORY_READ_LIMIT = 2_000;
 
 /** How soon a job interrupted by a database outage is tried again (no attempt spent). */
 export const DATABASE_RETRY_MS = 2_000;
@@ -16,7 +20,7 @@ export const DATABASE_RETRY_MS = 2_000;
 export interface TurnOptions {
   /** Recorded in `execution.started` by the claims of this process. */
   workerId: string;
-  /** Upper bound of committed messages read for a runtime's history (the audit uses the same). */
+  /** Safety bound of uncompacted messages read for a runtime's history (the audit uses the same). */
   historyReadLimit?: number;
 }
 

@@ -7,7 +7,6 @@ import { historyReadLimit, type TurnDeps } from './deps';
 import { ExecutionRun, isCurrentAttempt } from './fenced-append';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { functionInputs } from '../inputs';
-import { turnNumberOf } from '../runtime-template';
 import { executionCatalog } from '../catalog-generations';
 import { runAgentLoop } from '../agent';
 
@@ -40,7 +39,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   ]);
   const m = runtime.manifest;
   const execution = run.execution;
-  const scope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: turnNumberOf(history.messages), locale, world, pluginSettings };
+  const scope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: history.stats.turns + 1, locale, world, pluginSettings };
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)
   return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, world, pluginSettings, history });

@@ -7,6 +7,7 @@ import { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
 import { executionCatalog } from '../catalog-generations';
 import { loadSessionJournal } from './session-reads';
+import { runCompactionBarrier } from '../barrier';
 
 const done: TurnStep = { kind: 'done' };
 
@@ -17,8 +18,9 @@ const done: TurnStep = { kind: 'done' };
  * - an earlier input of the session is pending: done (that one's end hands off to this one);
  * - not claimed by this job yet (or a newer claim fenced this job's out): claim the next attempt
  *   and remember it with the job;
- * - the first stage (catalog order) with runtimes whose outputs are missing: wait for one runtime
- *   job per missing output (a barrier between stages);
+ * - the first stage (catalog order) with runtimes whose outputs are missing: when it holds the
+ *   turn's first shared-history agent, the compaction barrier runs first (`runCompactionBarrier`);
+ *   then wait for one runtime job per missing output (a barrier between stages);
  * - every output is there: commit once, hand off, done. (Usually the runtime job that produced the
  *   last output has committed already, in the same append as that output, and handed off: this
  *   run then finds the execution ended.)
@@ -50,6 +52,9 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
   const catalog = executionCatalog(deps, execution);
   const missing = missingRuntimes(catalog, execution.outputs, execution.activation);
   if (missing.length > 0) {
+    // spec §1 step 5: the compaction barrier, once, before the stage of the first shared-history
+    // agent starts (its runtimes, on other workers, then read the compacted history)
+    await runCompactionBarrier(deps, { job, run: new ExecutionRun(deps.store, journal, job, attempt), catalog, stage: missing });
     const claimed = attempt;
     const children = missing.map((r): RuntimeJob => ({
       executionId: job.executionId,

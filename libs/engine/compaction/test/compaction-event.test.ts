@@ -95,7 +95,9 @@ describe('compaction: validate, one event, one append (PGlite, inline projection
     });
     expect(await compactedIds()).toEqual(['m1', 'r1', 'm2', 'r2']);
     expect(await reads.uncompactedPrefix(t, s, 10)).toEqual(['m3', 'r3', 'm4', 'r4']);
-    expect(await reads.summaries(t, s, { withMessageIds: true })).toEqual([{ id: 'sum1', content: '他们在河边相遇。', messageIds: ['m1', 'r1', 'm2', 'r2'] }]);
+    expect(await reads.summaries(t, s, { withMessageIds: true })).toEqual([
+      { id: 'sum1', content: '他们在河边相遇。', messageIds: ['m1', 'r1', 'm2', 'r2'], truncated: false },
+    ]);
   });
 
   it('a history transform that reordered the prefix cannot mark non-adjacent messages: rejected by validation, and its event refused by the append', async () => {

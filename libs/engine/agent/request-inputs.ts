@@ -1,0 +1,43 @@
+import type { SelfDataBlock } from '../../context';
+import type { ChatMessage } from '../../providers';
+import { executionRequestInputs } from '../inputs';
+import { executionOutputs } from '../journal';
+import type { RuntimeRequestInputs } from '../runtime-request';
+import { staticSegments } from '../static-segments';
+import { advertisedEvents } from '../tools';
+import type { AgentRunContext } from './run-context';
+
+/** What an agent runtime's request is built from in a worker (a step of its loop, or the compaction barrier's estimate). */
+export type AgentRequestSources = Pick<
+  AgentRunContext,
+  'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'world' | 'pluginSettings' | 'history' | 'definitions'
+>;
+
+/** The inputs of an agent runtime's request, from the execution as the journal has it now and the history the job read. */
+export function agentRequestInputs(
+  ctx: AgentRequestSources,
+  args: { selfData: readonly SelfDataBlock[]; conversation: readonly ChatMessage[] },
+): RuntimeRequestInputs {
+  const { job, runtime, catalog } = ctx;
+  const execution = ctx.run.execution;
+  return {
+    sessionId: job.sessionId,
+    locale: ctx.locale,
+    runtime,
+    stageIndex: catalog.stageIndex(runtime),
+    history: ctx.history.messages,
+    turnNumber: ctx.scope.turnNumber,
+    summaries: ctx.history.summaries,
+    playerInput: execution.input,
+    outputs: executionOutputs(execution, catalog),
+    segments: staticSegments(catalog.plugins, ctx.locale),
+    world: ctx.world,
+    scanTail: ctx.history.scanTail,
+    selfData: args.selfData,
+    ...executionRequestInputs(catalog, runtime, execution),
+    pluginSettings: ctx.pluginSettings,
+    lastFormValues: execution.lastFormValues ?? {},
+    eventCatalog: advertisedEvents(catalog, runtime),
+    loop: { conversation: args.conversation, tools: ctx.definitions },
+  };
+}

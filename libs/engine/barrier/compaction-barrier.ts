@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { compactionLimits, discardingCutReplies, estimateTokens, type HistoryMessage, validateCompaction } from '../../context';
+import { EngineError } from '../../errors';
+import { CompactionPrefixMismatchError, isDatabaseUnavailable, type NewEvent } from '../../events';
+import { CompactResult, type CompactInput, type CompactionContext, type PluginHistoryMessage } from '../../plugins-sdk';
+import { agentRequestInputs } from '../agent/request-inputs';
+import { compactionEvent } from '../compaction';
+import { FencedOutError } from '../errors';
+import { loadRuntimeHistory } from '../history-loader';
+import { type ExecutionJournal, runtimeKey } from '../journal';
+import { handlerContext, type ExecutionScope } from '../plugin-host/handler-context';
+import { within } from '../plugin-host/invoke';
+import type { RegisteredExtension } from '../plugin-host/registry';
+import { transformHistory, type RequestPlugins } from '../plugin-host/request-extensions';
+import { LiveResolver } from '../plugin-host/resolver';
+import { storePluginData } from '../plugin-host/store-plugin-data';
+import type { TurnJob } from '../queue';
+import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import { buildRuntimeRequest } from '../runtime-request';
+import { readSelfData } from '../self-data';
+import { createToolSet } from '../tools';
+import { historyReadLimit, type TurnDeps } from '../turn/deps';
+import type { ExecutionRun } from '../turn/fenced-append';
+import { loadSessionSettings } from '../turn/session-reads';
+import { RecordedSummaryModel } from './summary-model';
+import { compactionWindows, estimateRequestTokens } from './trigger';
+
+/** How long a `history.compact@2` provider may take (it calls the summary model, possibly several times). */
+export const COMPACTION_TIMEOUT_MS = 10 * 60_000;
+
+type Outcome = 'compacted' | 'nothing' | 'rejected' | 'skipped' | 'failed';
+
+export type BarrierResult =
+  /** The barrier is not this stage's, or it ran already in this execution. */
+  | { kind: 'not-here' }
+  /** No `history.compact@2` provider is registered: nothing compacts. */
+  | { kind: 'no-provider' }
+  | { kind: 'not-needed'; estimatedTokens: number; threshold: number }
+  | { kind: 'ran'; outcome: Outcome; estimatedTokens: number; threshold: number };
+
+/**
+ * The agent whose request decides the turn's compaction (spec §1 step 5): the first agent runtime
+ * of the execution (stage order; an activation's one runtime) that uses the shared history view,
+ * i.e. declares no `agent.history.maxTurns` window. null: none does, the turn has no barrier.
+ */
+export function barrierRuntime(catalog: RuntimeCatalog, execution: Pick<ExecutionJournal, 'activation'>): CatalogRuntime | null {
+  const runtimes = execution.activation
+    ? [catalog.find(execution.activation.pluginId, execution.activation.runtimeId)].filter((r) => r !== undefined)
+    : catalog.groups().flatMap((g) => g.runtimes);
+  return runtimes.find((r) => r.manifest.agent !== null && r.manifest.agent.history?.maxTurns === undefined) ?? null;
+}
+
+/**
+ * The compaction barrier of one execution, a step of its turn job (spec §1 step 5): before the turn
+ * job enqueues the stage holding the barrier agent (its runtimes run in parallel on other workers),
+ * it estimates that agent's request (its own system prompt and turn context, built as its first
+ * step would be) against the trigger window; above the threshold, the single `history.compact@2`
+ * provider compacts, its result is validated and saved in one append (`history.compacted@1` with
+ * `compaction.barrier-passed@1`). The stage's runtime jobs start after it and read the history and
+ * summaries then: every agent of the turn sees the same compacted history, the barrier runs once.
+ * A runtime with a history window never waits: it is simply enqueued after the barrier's end like
+ * the rest of its stage (a window never triggers). Every ending lets the turn go on; the barrier
+ * runs at most once per execution (`barrierPassed`), and not once the stage has started.
+ */
+export async function runCompactionBarrier(
+  deps: TurnDeps,
+  args: { job: TurnJob; run: ExecutionRun; catalog: RuntimeCatalog; stage: readonly { pluginId: string; runtimeId: string }[] },
+): Promise<BarrierResult> {
+  const { job, run, catalog } = args;
+  const execution = run.execution;
+  const runtime = barrierRuntime(catalog, execution);
+  if (!runtime || execution.barrierPassed) return { kind: 'not-here' };
+  if (!args.stage.some((r) => r.pluginId === runtime.pluginId && r.runtimeId === runtime.runtimeId)) return { kind: 'not-here' };
+  // the stage has started (a turn job run again after enqueuing it): too late to change its history
+  if (args.stage.some((r) => execution.agentLoops.has(runtimeKey(r.pluginId, r.runtimeId)))) return { kind: 'not-here' };
+  const [provider] = catalog.host.registry.providers('history.compact@2');
+  if (!provider) return { kind: 'no-provider' };
+
+  const [{ locale, world, pluginSettings }, history] = await Promise.all([
+    loadSessionSettings(deps, job.sessionId),
+    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { withCoverage: true }),
+  ]);
+  const scope: ExecutionScope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: history.stats.turns + 1, locale, world, pluginSettings };
+  const runtimeJob = { ...job, attempt: run.attempt, pluginId: runtime.pluginId, runtimeId: runtime.runtimeId };
+  const selfData = await readSelfData(
+    deps.pluginData,
+    { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: runtime.pluginId },
+    runtime.manifest.io.selfData,
+  );
+  // handler results are not recorded here: the runtime's own job builds (and records) its request
+  const plugins: RequestPlugins = {
+    registry: catalog.host.registry,
+    resolver: new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData))),
+  };
+  const definitions = (deps.tools ?? createToolSet({ pluginData: deps.pluginData })).definitions(runtime, catalog);
+  const request = await buildRuntimeRequest(
+    agentRequestInputs({ job: runtimeJob, run, runtime, catalog, scope, locale, world, pluginSettings, history, definitions }, { selfData, conversation: [] }),
+    deps.providers,
+    plugins,
+  );
+  const windows = compactionWindows(deps.providers);
+  const estimatedTokens = estimateRequestTokens(request.call);
+  if (estimatedTokens <= windows.threshold) return { kind: 'not-needed', estimatedTokens, threshold: windows.threshold };
+
+  const passed = (outcome: Outcome, extra: { compactionId?: string; detail?: string } = {}): NewEvent => ({
+    type: 'compaction.barrier-passed@1',
+    data: {
+      executionId: job.executionId,
+      turnId: execution.turnId,
+      attempt: run.attempt,
+      pluginId: runtime.pluginId,
+      runtimeId: runtime.runtimeId,
+      estimatedTokens,
+      triggerWindow: windows.effective,
+      thresholdTokens: windows.threshold,
+      outcome,
+      ...extra,
+    },
+  });
+  const end = async (outcome: Outcome, extra: { compactionId?: string; detail?: string } = {}): Promise<BarrierResult> => {
+    if (outcome !== 'compacted' && outcome !== 'nothing') deps.logger.warn(`execution ${job.executionId}: compaction ${outcome}: ${extra.detail ?? ''}`);
+    await run.append((e) => (e.barrierPassed ? [] : [passed(outcome, extra)]));
+    return { kind: 'ran', outcome, estimatedTokens, threshold: windows.threshold };
+  };
+
+  const input: CompactInput = {
+    messages: (await transformHistory(plugins, history.messages)).map(pluginMessage),
+    summaries: history.summaries.map((s) => ({ summaryId: s.id, content: s.content, messageIds: s.messageIds ?? [], truncated: s.truncated ?? false })),
+    windows: { effective: windows.effective, fastInput: windows.fastInput },
+  };
+  let result: CompactResult;
+  try {
+    result = await compact(deps, { provider, input, scope, run, catalog });
+  } catch (error) {
+    if (!continuable(error)) throw error;
+    return end('failed', { detail: error instanceof Error ? error.message : String(error) });
+  }
+  const validation = validateCompaction({
+    uncompactedPrefix: await deps.readModels.uncompactedPrefix(job.tenantId, job.sessionId, history.messages.length),
+    summaries: history.summaries.map((s) => ({ summaryId: s.id, content: s.content })),
+    result,
+    limits: compactionLimits(windows.effective),
+    newSummaryId: randomUUID,
+  });
+  if (validation.status === 'nothing') return end('nothing');
+  if (validation.status === 'rejected') return end('rejected', { detail: JSON.stringify(validation.problems.slice(0, 20)) });
+  const compactionId = randomUUID();
+  try {
+    // one append at the journal's version: the summaries, the markers and the barrier's end
+    await run.append((e) => (e.barrierPassed ? [] : [compactionEvent(validation.plan, compactionId), passed('compacted', { compactionId })]));
+  } catch (error) {
+    // safeguard: the stored uncompacted prefix is not what the plan marks; nothing changed
+    if (error instanceof CompactionPrefixMismatchError) return end('skipped', { detail: error.message });
+    throw error;
+  }
+  return { kind: 'ran', outcome: 'compacted', estimatedTokens, threshold: windows.threshold };
+}
+
+/** Runs the provider with the compaction context (the recorded summary model, the framework's estimate) and parses its result. */
+async function compact(
+  deps: TurnDeps,
+  args: { provider: RegisteredExtension; input: CompactInput; scope: ExecutionScope; run: ExecutionRun; catalog: RuntimeCatalog },
+): Promise<CompactResult> {
+  const { provider, catalog } = args;
+  const model = new RecordedSummaryModel({ run: args.run, providers: deps.providers, pluginId: provider.pluginId });
+  const ctx: CompactionContext = Object.freeze({
+    ...handlerContext(args.scope, provider.pluginId, storePluginData(deps.pluginData), catalog.host.plugins.get(provider.pluginId)),
+    summaryModel: discardingCutReplies(model),
+    estimateTokens,
+  });
+  const raw = await within(
+    COMPACTION_TIMEOUT_MS,
+    () => provider.handler(structuredClone(args.input) as never, ctx),
+    () => new CompactionFailedError(provider.pluginId, `did not answer within ${COMPACTION_TIMEOUT_MS} ms`),
+  );
+  const parsed = CompactResult.safeParse(raw);
+  if (!parsed.success) throw new CompactionFailedError(provider.pluginId, `returned an invalid result: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+/** A compaction provider failed (threw, timed out, returned no valid result): the turn goes on without compaction. */
+export class CompactionFailedError extends EngineError {
+  readonly code = 'COMPACTION_FAILED';
+  readonly category = 'invalid';
+  constructor(
+    readonly pluginId: string,
+    detail: string,
+  ) {
+    super(`plugin ${pluginId}: history.compact@2 ${detail}`);
+  }
+}
+
+/**
+ * A failure the turn goes on after (the barrier ends as `failed`): anything but a fenced-out
+ * attempt, the database away, or a failure the job's retry can fix (the summary model unavailable:
+ * the retried job reuses the replies recorded so far).
+ */
+function continuable(error: unknown): boolean {
+  if (error instanceof FencedOutError || isDatabaseUnavailable(error)) return false;
+  return !(error instanceof EngineError && (error.category === 'unavailable' || error.category === 'conflict'));
+}
+
+const pluginMessage = (m: HistoryMessage): PluginHistoryMessage => ({
+  messageId: m.messageId,
+  turnId: m.turnId,
+  role: m.role,
+  sourceType: m.sourceType,
+  pluginId: m.pluginId,
+  runtimeId: m.runtimeId,
+  outputKind: m.outputKind,
+  text: m.text,
+});

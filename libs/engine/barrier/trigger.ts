@@ -1,0 +1,42 @@
+import { estimateTokens } from '../../context';
+import type { ModelCall, ProviderRegistry, SlotConfig } from '../../providers';
+import { SUMMARY_SLOT } from './summary-model';
+
+/** The slot whose model writes the story (spec §1: the story model of the effective window). */
+export const STORY_SLOT = 'story';
+
+/**
+ * Compaction starts when the estimated request of the turn's first shared-history agent exceeds
+ * this share of the trigger window (the spec leaves the share to the framework). The rest is room
+ * for what the turn adds after the estimate: this turn's story text for later stages, the agent
+ * loop's tool calls and results, and the estimate's own error (about four characters a token).
+ */
+export const COMPACTION_TRIGGER_SHARE = 0.75;
+
+/** A slot's input capacity: its context window after its response reserve. */
+export function inputWindow(slot: Pick<SlotConfig, 'contextWindow' | 'maxOutputTokens'>): number {
+  return Math.max(0, slot.contextWindow - slot.maxOutputTokens);
+}
+
+export interface CompactionWindows {
+  /** The trigger window, also the effective window of the budgets: the smaller input capacity of the story and the fast model. */
+  effective: number;
+  /** The fast (summary) model's own input capacity. */
+  fastInput: number;
+  /** The estimate above which the barrier compacts. */
+  threshold: number;
+}
+
+/** Spec §1: the trigger window is the smaller input window of the story slot and the summary slot, each after its response reserve. */
+export function compactionWindows(providers: Pick<ProviderRegistry, 'config'>): CompactionWindows {
+  const slots = providers.config.slots;
+  const fastInput = inputWindow(slots[SUMMARY_SLOT]);
+  const effective = Math.min(inputWindow(slots[STORY_SLOT]), fastInput);
+  return { effective, fastInput, threshold: Math.floor(effective * COMPACTION_TRIGGER_SHARE) };
+}
+
+/** The framework's estimate of a request's input tokens: every message's text and the tool definitions. */
+export function estimateRequestTokens(call: Pick<ModelCall, 'messages' | 'tools'>): number {
+  const messages = call.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);
+  return messages + (call.tools && call.tools.length > 0 ? estimateTokens(JSON.stringify(call.tools)) : 0);
+}
