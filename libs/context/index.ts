@@ -17,3 +17,17 @@ export { renderTemplate, templateVariables, lookupVariable, variableText } from 
 export type { TemplateVariables, TemplateVariablesInput, TemplateWorld, DeclaredSetting } from './template';
 export { isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH, dataBlock } from '../data-boundary';
 export { HiddenDataInjectionError, isHiddenNamespace } from './hidden-data';
+export { compactionLimits, MAX_SUMMARY_SEGMENTS } from './compaction-limits';
+export type { CompactionLimits } from './compaction-limits';
+export { validateCompaction } from './validate-compaction';
+export type {
+  CompactionValidationInput,
+  CompactionValidation,
+  CompactionPlan,
+  CompactionProblem,
+  PlannedSegment,
+  StoredSummary,
+  MessageProblemKind,
+  SummaryProblemKind,
+} from './validate-compaction';
+export { acceptedSummaryReply, discardingCutReplies } from './summary-reply';

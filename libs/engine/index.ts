@@ -94,3 +94,4 @@ export type { RuntimeBodySources } from './runtime-template';
 export { CatalogGenerations, catalogGeneration, executionCatalog, PluginGenerationUnavailableError, DEFAULT_GENERATIONS_KEPT } from './catalog-generations';
 export { loadCatalog, reloadPlugins } from './plugin-reload';
 export type { PluginReload } from './plugin-reload';
+export { compactionEvent } from './compaction';

@@ -79,6 +79,30 @@ export class DataDirLockedError extends EngineError {
 }
 
 /**
+ * Compaction safeguard (spec §1 "History compaction"): a `history.compacted@1` names new messages
+ * that are not the session's stored uncompacted prefix, in order (a history transform may reorder
+ * what the prompt shows, never what gets marked). The append is refused whole, nothing changes;
+ * the caller skips this compaction.
+ */
+export class CompactionPrefixMismatchError extends EngineError {
+  readonly code = 'COMPACTION_PREFIX_MISMATCH';
+  readonly category = 'conflict';
+  constructor(
+    readonly streamId: string,
+    /** The message ids the compaction names, in its order. */
+    readonly named: readonly string[],
+    /** The stored uncompacted prefix, oldest first (as many as were named, or fewer when the history is shorter). */
+    readonly stored: readonly string[],
+  ) {
+    const at = named.findIndex((id, i) => id !== stored[i]);
+    super(
+      `stream ${streamId}: a compaction names ${named.length} messages that are not its uncompacted prefix ` +
+        `(at ${at}: named ${named[at] ?? '(none)'}, stored ${stored[at] ?? '(none)'})`,
+    );
+  }
+}
+
+/**
  * An inline projection (applied in the append's transaction) could not apply an event: the append
  * is rolled back whole (no event, no row), so only this stream's append fails; other appends of
  * the stream and every other stream go on. A bug or a broken invariant, not the caller's input.

@@ -192,10 +192,17 @@ export const CompactionSummary = z.object({
   /** Old summaries this segment merges (continuous from the oldest); a merge keeps the oldest id. */
   replacesSummaryIds: z.array(id),
   content: z.string().min(1),
+  /** The summary was shortened on purpose to fit the budget. */
   truncated: z.boolean().optional(),
+  /** The sections the summary keeps (history.compact@2's output; absent in events written before it). */
+  focusSections: z.array(z.string()).optional(),
 });
 
-/** Summaries and message markers saved together: one event, applied in one transaction. */
+/**
+ * Summaries and message markers saved together: one event, applied in one transaction. Applying
+ * it refuses (the append fails, nothing changes) new messages that are not the session's stored
+ * uncompacted prefix in order, and merges of summaries that are not the oldest saved ones.
+ */
 export const HistoryCompactedV1 = z.object({
   compactionId: id,
   summaries: z.array(CompactionSummary).min(1),

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
 
 export interface ExecutionView {
@@ -189,6 +190,14 @@ export class ReadModels {
     const scanFrom = Math.max(0, last - limits.scan);
     const rows = await this.messages(tenantId, sessionId, { afterOrder: Math.min(windowFrom, scanFrom), limit: Math.max(limits.window, limits.scan) });
     return { uncompacted: rows.filter((r) => r.order > windowFrom), scanTail: rows.filter((r) => r.order > scanFrom) };
+  }
+
+  /**
+   * The ids of a session's oldest `limit` uncompacted messages, oldest first (bounded): what a
+   * compaction may mark, and the same read its event is checked against when it is appended.
+   */
+  async uncompactedPrefix(tenantId: string, sessionId: string, limit: number): Promise<string[]> {
+    return (await readUncompactedPrefix(this.db, { sessionId, limit, tenantId })).map((m) => m.messageId);
   }
 
   /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import {
   type CommittedMessage,
+  CompactionPrefixMismatchError,
   EventStore,
   type InlineProjection,
   InlineProjectionFailedError,
@@ -136,5 +137,34 @@ describe('inline projections on the real PostgreSQL', () => {
     // a quiet rebuild from the log alone gives the same rows
     await rebuildInline({ db: open.db, projections: inlineProjections });
     expect(await dumpProjections(open.db)).toEqual(after);
+  });
+
+  it('compaction safeguard: a compaction whose messages are not the stored uncompacted prefix is refused in the append`s transaction; nothing changes', async () => {
+    const store = new EventStore(open.db, { inline: inlineProjections });
+    const s = `${randomUUID().slice(0, 8)}-compaction`;
+    await store.append({ tenantId: 't', streamId: s, expectedVersion: 0, events: [...turn(s, 1), ...turn(s, 2), ...turn(s, 3)] });
+    const compaction = (n: number, messageIds: string[]): NewEvent => ({
+      type: 'history.compacted@1',
+      data: { compactionId: `${s}-c${n}`, summaries: [{ summaryId: `${s}-sum${n}`, messageIds, replacesSummaryIds: [], content: `摘要 ${n}` }] },
+    });
+    await store.append({ tenantId: 't', streamId: s, expectedVersion: 9, events: [compaction(1, [`${s}-m1`])] });
+    const before = await dumpProjections(open.db);
+    // m3 before m2 (as a history transform may show them): not adjacent to what is compacted
+    const failure = await store
+      .append({ tenantId: 't', streamId: s, expectedVersion: 10, events: [compaction(2, [`${s}-m3`, `${s}-m2`])] })
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CompactionPrefixMismatchError);
+    expect(failure).toMatchObject({ code: 'COMPACTION_PREFIX_MISMATCH', category: 'conflict', stored: [`${s}-m2`, `${s}-m3`] });
+    expect(await store.streamVersion(s)).toBe(10);
+    expect(await dumpProjections(open.db)).toEqual(before);
+    const rows = await sql<{
+      message_id: string;
+      compacted: boolean;
+    }>`select message_id, compacted from turn_messages where session_id = ${s} order by ord`.execute(open.db);
+    expect(rows.rows).toEqual([
+      { message_id: `${s}-m1`, compacted: true },
+      { message_id: `${s}-m2`, compacted: false },
+      { message_id: `${s}-m3`, compacted: false },
+    ]);
   });
 });

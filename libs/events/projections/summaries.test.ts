@@ -74,6 +74,103 @@ describe('summaries (inline projection)', () => {
     });
   });
 
+  it('given three segments, when one compaction merges the two oldest and adds a segment of new messages, then the merge keeps the oldest id, place and creation time, the third is untouched, the new one goes last', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    await spec.check({
+      given: [
+        { tenant: t, stream: s, events: [compacted(id('c1'), { summaryId: id('a'), messageIds: ['m1'], content: 'one' })] },
+        { tenant: t, stream: s, events: [compacted(id('c2'), { summaryId: id('b'), messageIds: ['m2', 'm3'], content: 'two' })] },
+        { tenant: t, stream: s, events: [compacted(id('c3'), { summaryId: id('k'), messageIds: ['m4'], content: 'kept', truncated: true })] },
+      ],
+      when: [
+        {
+          tenant: t,
+          stream: s,
+          events: [
+            {
+              type: 'history.compacted@1',
+              data: {
+                compactionId: id('c4'),
+                summaries: [
+                  { summaryId: id('a'), messageIds: [], replacesSummaryIds: [id('a'), id('b')], content: 'one and two', focusSections: ['Plot'] },
+                  { summaryId: id('n'), messageIds: ['m5'], replacesSummaryIds: [], content: 'five', truncated: true, focusSections: [] },
+                ],
+              },
+            },
+          ],
+        },
+      ],
+      then: ({ at }) => ({
+        summaries: [
+          {
+            summary_id: id('a'),
+            tenant_id: t,
+            session_id: s,
+            seq: 1,
+            content: 'one and two',
+            message_ids: ['m1', 'm2', 'm3'],
+            truncated: false,
+            created_at: at(0),
+          },
+          { summary_id: id('k'), tenant_id: t, session_id: s, seq: 3, content: 'kept', message_ids: ['m4'], truncated: true, created_at: at(2) },
+          { summary_id: id('n'), tenant_id: t, session_id: s, seq: 4, content: 'five', message_ids: ['m5'], truncated: true, created_at: at(3) },
+        ],
+      }),
+    });
+  });
+
+  it('two merges in one compaction go on from each other', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const saved = ['a', 'b', 'c', 'd'].map((x, i) => ({
+      tenant: t,
+      stream: s,
+      events: [compacted(id(`c${i}`), { summaryId: id(x), messageIds: [`m${i}`], content: x })],
+    }));
+    await spec.check({
+      given: saved,
+      when: [
+        {
+          tenant: t,
+          stream: s,
+          events: [
+            compacted(
+              id('merge'),
+              { summaryId: id('a'), replacesSummaryIds: [id('a'), id('b')], content: 'ab' },
+              { summaryId: id('c'), replacesSummaryIds: [id('c'), id('d')], content: 'cd' },
+            ),
+          ],
+        },
+      ],
+      then: ({ at }) => ({
+        summaries: [
+          { summary_id: id('a'), tenant_id: t, session_id: s, seq: 1, content: 'ab', message_ids: ['m0', 'm1'], truncated: false, created_at: at(0) },
+          { summary_id: id('c'), tenant_id: t, session_id: s, seq: 3, content: 'cd', message_ids: ['m2', 'm3'], truncated: false, created_at: at(2) },
+        ],
+      }),
+    });
+  });
+
+  it.each([
+    ['not from the oldest', ['b', 'c'], /not found among the 2 oldest/],
+    ['out of story order', ['b', 'a'], /are not the oldest saved ones in story order/],
+    ['named twice', ['a', 'a'], /are not the oldest saved ones in story order/],
+  ])('a merge of summaries %s fails the append whole; nothing changes', async (_what, replaces, message) => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    for (const x of ['a', 'b', 'c'])
+      await spec.append({ tenant: t, stream: s, events: [compacted(id(`c${x}`), { summaryId: id(x), messageIds: [x], content: x })] });
+    const before = await spec.rows([s]);
+    const failure = await spec
+      .append({ tenant: t, stream: s, events: [compacted(id('m'), { summaryId: id('m'), replacesSummaryIds: replaces.map(id), content: 'merged' })] })
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: 'INLINE_PROJECTION_FAILED', projection: 'summaries' });
+    expect((failure as Error).message).toMatch(message);
+    expect(await spec.store.streamVersion(s)).toBe(3);
+    expect(await spec.rows([s])).toEqual(before);
+  });
+
   it('content is stored unchanged: emoji, ZWJ, CJK, RTL', async () => {
     const id = uniqueIds();
     const [t, s] = [id('t'), id('s')];

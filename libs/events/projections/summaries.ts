@@ -1,10 +1,14 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { InvalidEventError } from '../errors';
+import type { Database } from '../schema';
 import { eventByEvent, type InlineProjection } from './projection';
 
 /**
  * `summaries`, from `history.compacted@1` (turn_messages sets its own `compacted` marker). A merge
- * keeps the id, place and creation time of the oldest segment it replaces; kept segments do not change.
+ * keeps the id, place and creation time of the oldest segment it replaces (so also its starting
+ * turn: its messages come first); only the replaced segments are deleted, kept segments do not
+ * change. The summaries an event merges must be the oldest saved ones, in story order (checked
+ * with a bounded read); anything else fails the append (`InvalidEventError`, nothing changes).
  */
 export const summariesProjection: InlineProjection = eventByEvent({
   name: 'summaries',
@@ -12,6 +16,11 @@ export const summariesProjection: InlineProjection = eventByEvent({
   tables: ['summaries'],
   async apply(trx, event) {
     if (event.type !== 'history.compacted@1') return;
+    await checkReplacedAreOldest(
+      trx,
+      event.streamId,
+      event.data.summaries.flatMap((s) => s.replacesSummaryIds),
+    );
     for (const s of event.data.summaries) {
       let id = s.summaryId;
       let createdAt = new Date(event.recordedAt);
@@ -60,3 +69,22 @@ export const summariesProjection: InlineProjection = eventByEvent({
     }
   },
 });
+
+/** The summaries a compaction merges (all its segments', in order) are the session's oldest saved ones. */
+async function checkReplacedAreOldest(trx: Transaction<Database>, sessionId: string, replaced: readonly string[]): Promise<void> {
+  if (replaced.length === 0) return;
+  const oldest = (
+    await trx.selectFrom('summaries').select('summary_id').where('session_id', '=', sessionId).orderBy('seq').limit(replaced.length).execute()
+  ).map((r) => r.summary_id);
+  const unknown = replaced.filter((id) => !oldest.includes(id));
+  if (unknown.length > 0) {
+    throw new InvalidEventError('history.compacted@1', [
+      { path: 'summaries.replacesSummaryIds', message: `summaries ${unknown.join(', ')} not found among the ${replaced.length} oldest saved` },
+    ]);
+  }
+  if (replaced.some((id, i) => id !== oldest[i])) {
+    throw new InvalidEventError('history.compacted@1', [
+      { path: 'summaries.replacesSummaryIds', message: `summaries ${replaced.join(', ')} are not the oldest saved ones in story order (${oldest.join(', ')})` },
+    ]);
+  }
+}

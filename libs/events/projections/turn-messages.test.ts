@@ -1,4 +1,5 @@
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
+import { CompactionPrefixMismatchError } from '../errors';
 import type { CommittedMessage, NewEvent } from '../event-types';
 import { turnMessagesProjection } from './turn-messages';
 
@@ -74,18 +75,17 @@ describe('turn_messages (inline projection)', () => {
     });
   });
 
-  it('a compaction marks the messages it covers and moves the watermark to the last of them; it never moves back', async () => {
+  it('a compaction marks exactly the uncompacted prefix it names and moves the watermark to its last message; the next goes on from there', async () => {
     const id = uniqueIds();
     const [t, s] = [id('t'), id('s')];
     const m = [player(id('m1'), 'a'), story(id('m2'), 'b'), player(id('m3'), 'c'), story(id('m4'), 'd')];
     await spec.check({
       given: [{ tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1]), committed(id('e2'), id('u2'), m[2], m[3])] }],
       when: [
-        { tenant: t, stream: s, events: [compacted(id('sum1'), [id('m1'), id('m2'), id('m3')])] },
-        // an older range again (a repeat): marks stay, the watermark stays at 3
-        { tenant: t, stream: s, events: [compacted(id('sum2'), [id('m1')])] },
-        // no messages (a merge of summaries only): nothing changes
-        { tenant: t, stream: s, events: [compacted(id('sum3'), [])] },
+        { tenant: t, stream: s, events: [compacted(id('sum1'), [id('m1'), id('m2')])] },
+        // no messages (a merge of summaries only): no mark changes
+        { tenant: t, stream: s, events: [compacted(id('sum2'), [])] },
+        { tenant: t, stream: s, events: [compacted(id('sum3'), [id('m3')])] },
       ],
       then: ({ at }) => ({
         turn_messages: [
@@ -97,7 +97,37 @@ describe('turn_messages (inline projection)', () => {
         history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 3 }],
       }),
     });
+    expect(await spec.readModels.uncompactedPrefix(t, s, 10)).toEqual([id('m4')]);
+    expect(await spec.readModels.uncompactedPrefix(id('other-tenant'), s, 10)).toEqual([]);
   });
+
+  it.each([
+    ['reordered (as a history transform may show them)', ['m2', 'm1']],
+    ['not adjacent (a message skipped)', ['m1', 'm3']],
+    ['not from the oldest uncompacted message', ['m2']],
+    ['named twice', ['m1', 'm1']],
+    ['another session`s message', ['m1', 'elsewhere']],
+    ['compacted already', ['m1']],
+    ['more than the history holds', ['m3', 'm4', 'm5']],
+  ])(
+    'safeguard: new messages %s are refused in the append`s transaction (COMPACTION_PREFIX_MISMATCH, conflict): no event, no row changes',
+    async (_what, names) => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const turn = committed(id('e1'), id('u1'), player(id('m1'), 'a'), story(id('m2'), 'b'), player(id('m3'), 'c'), story(id('m4'), 'd'));
+      const other = committed(id('e9'), id('u9'), player(id('elsewhere'), 'x'));
+      await spec.append({ tenant: t, stream: id('other'), events: [other] }, { tenant: t, stream: s, events: [turn] });
+      const alreadyCompacted = names[0] === 'm1' && names.length === 1;
+      if (alreadyCompacted || names[0] === 'm3') await spec.append({ tenant: t, stream: s, events: [compacted(id('first'), [id('m1'), id('m2')])] });
+      const before = await spec.rows([s]);
+      const version = await spec.store.streamVersion(s);
+      const failure = await spec.append({ tenant: t, stream: s, events: [compacted(id('sum'), names.map(id))] }).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(CompactionPrefixMismatchError);
+      expect(failure).toMatchObject({ code: 'COMPACTION_PREFIX_MISMATCH', category: 'conflict', streamId: s, named: names.map(id) });
+      expect(await spec.store.streamVersion(s)).toBe(version);
+      expect(await spec.rows([s])).toEqual(before);
+    },
+  );
 
   it('text is stored unchanged: emoji, ZWJ sequences, combining marks, CJK, RTL, astral characters', async () => {
     const id = uniqueIds();
@@ -133,7 +163,7 @@ describe('turn_messages (inline projection)', () => {
     expect(await spec.readModels.recentMessages(id('t1'), id('s2'), 10)).toEqual([]);
   });
 
-  it('applying the same events again gives the same rows (message ids are unique; marks and watermark only grow)', async () => {
+  it('applying the same commits again gives the same rows (message ids are unique); a compaction applied again is refused, not applied twice', async () => {
     const id = uniqueIds();
     const [t, s] = [id('t'), id('s')];
     const { log, rows } = await spec.check({
@@ -144,7 +174,11 @@ describe('turn_messages (inline projection)', () => {
       then: { history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 1 }] },
     });
     const before = await spec.rows([s]);
-    await spec.reapply(log.events);
+    await spec.reapply(log.events.filter((e) => e.type === 'turn.committed@1'));
+    expect(await spec.rows([s])).toEqual(before);
+    // an inline compaction is applied once, in its append's transaction (a rebuild starts from no
+    // rows): applied again it names a compacted message, which the safeguard refuses
+    await expect(spec.reapply(log.events)).rejects.toBeInstanceOf(CompactionPrefixMismatchError);
     expect(await spec.rows([s])).toEqual(before);
     expect(rows.history_watermarks).toHaveLength(1);
   });

@@ -1,28 +1,62 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { CompactionPrefixMismatchError } from '../errors';
+import type { Database } from '../schema';
 import { eventByEvent, type InlineProjection } from './projection';
 
-/** `turn_messages`: the committed conversation, one row per message, ordered per session, with its compacted marker. */
+/**
+ * The oldest `limit` uncompacted messages of a session, oldest first: the rows after its
+ * compaction watermark (compaction marks only a continuous prefix, so every row up to the
+ * watermark is compacted and none after it), an index range read of (session_id, ord).
+ */
+export async function readUncompactedPrefix(
+  db: Kysely<Database>,
+  at: { sessionId: string; limit: number; tenantId?: string },
+): Promise<{ messageId: string; order: number }[]> {
+  let query = db
+    .selectFrom('turn_messages')
+    .select(['message_id', 'ord'])
+    .where('session_id', '=', at.sessionId)
+    .where('ord', '>', sql<number>`coalesce((select compacted_through from history_watermarks where session_id = ${at.sessionId}), 0)`);
+  if (at.tenantId !== undefined) query = query.where('tenant_id', '=', at.tenantId);
+  const rows = await query.orderBy('ord').limit(at.limit).execute();
+  return rows.map((r) => ({ messageId: r.message_id, order: r.ord }));
+}
+
+/**
+ * `turn_messages`: the committed conversation, one row per message, ordered per session, with its
+ * compacted marker and the session's watermark (the last compacted ord). A compaction marks
+ * exactly the messages it names, which must be the stored uncompacted prefix in order, compared in
+ * this transaction with a bounded read of it; anything else is refused
+ * (`CompactionPrefixMismatchError`: the append rolls back, nothing changes).
+ */
 export const turnMessagesProjection: InlineProjection = eventByEvent({
   name: 'turn_messages',
   handles: ['history.compacted@1', 'turn.committed@1'],
   tables: ['turn_messages', 'history_watermarks'],
   async apply(trx, event) {
     if (event.type === 'history.compacted@1') {
-      const ids = event.data.summaries.flatMap((s) => s.messageIds);
-      if (ids.length === 0) return;
-      await trx.updateTable('turn_messages').set({ compacted: true }).where('session_id', '=', event.streamId).where('message_id', 'in', ids).execute();
-      const { through } = await trx
-        .selectFrom('turn_messages')
-        .select(sql<number | null>`max(ord)`.as('through'))
+      const named = event.data.summaries.flatMap((s) => s.messageIds);
+      if (named.length === 0) return;
+      const prefix = await readUncompactedPrefix(trx, { sessionId: event.streamId, limit: named.length });
+      if (prefix.length !== named.length || prefix.some((m, i) => m.messageId !== named[i])) {
+        throw new CompactionPrefixMismatchError(
+          event.streamId,
+          named,
+          prefix.map((m) => m.messageId),
+        );
+      }
+      const [from, through] = [prefix[0].order, prefix[prefix.length - 1].order];
+      await trx
+        .updateTable('turn_messages')
+        .set({ compacted: true })
         .where('session_id', '=', event.streamId)
-        .where('message_id', 'in', ids)
-        .executeTakeFirstOrThrow();
+        .where('ord', '>=', from)
+        .where('ord', '<=', through)
+        .execute();
       await trx
         .insertInto('history_watermarks')
-        .values({ session_id: event.streamId, tenant_id: event.tenantId, compacted_through: Number(through ?? 0) })
-        .onConflict((oc) =>
-          oc.column('session_id').doUpdateSet({ compacted_through: sql`greatest(history_watermarks.compacted_through, excluded.compacted_through)` }),
-        )
+        .values({ session_id: event.streamId, tenant_id: event.tenantId, compacted_through: through })
+        .onConflict((oc) => oc.column('session_id').doUpdateSet({ compacted_through: through }))
         .execute();
       return;
     }

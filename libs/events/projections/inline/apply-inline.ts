@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely';
+import { EngineError } from '../../../errors';
 import { InlineProjectionFailedError } from '../../errors';
 import type { StoredEvent } from '../../event-types';
 import type { Database } from '../../schema';
@@ -10,7 +11,8 @@ import type { InlineProjection } from '../projection';
  * transaction. Event by event, each projection in list order: an append holds a few events, and a
  * failure then names its event. A projection that throws fails with `InlineProjectionFailedError`
  * (the caller's transaction is then rolled back); a lost connection is passed on as it is, so it
- * still reads as the database being unavailable.
+ * still reads as the database being unavailable, and so is a conflict (an event decided on state
+ * that is no longer so, e.g. `CompactionPrefixMismatchError`), which its caller handles.
  */
 export async function applyInline(trx: Transaction<Database>, projections: readonly InlineProjection[], events: readonly StoredEvent[]): Promise<void> {
   for (const event of events) {
@@ -19,7 +21,7 @@ export async function applyInline(trx: Transaction<Database>, projections: reado
       try {
         await projection.applyBatch(trx, [event]);
       } catch (error) {
-        if (isDatabaseUnavailable(error)) throw error;
+        if (isDatabaseUnavailable(error) || (error instanceof EngineError && error.category === 'conflict')) throw error;
         throw new InlineProjectionFailedError(projection.name, event.type, event.streamId, event.tenantId, error);
       }
     }

@@ -1,0 +1,1 @@
+export { compactionEvent } from './compaction-event';
