@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, TurnMessagesTable } from './schema';
+import type { MediaReference } from './event-types';
 
 export interface ExecutionView {
   executionId: string;
@@ -25,6 +26,8 @@ export interface TurnMessageView {
   outputKind: string | null;
   text: string;
   compacted: boolean;
+  /** A generated asset's message (the player sees it; its text is empty): fetch its bytes from `GET /v1/sessions/:id/media/:mediaId`. */
+  media?: MediaReference;
 }
 
 export interface SummaryView {
@@ -319,5 +322,6 @@ function toMessageView(r: Selectable<TurnMessagesTable>): TurnMessageView {
     outputKind: r.output_kind,
     text: r.text,
     compacted: r.compacted,
+    ...(r.media ? { media: r.media as MediaReference } : {}),
   };
 }
