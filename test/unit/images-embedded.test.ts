@@ -1,7 +1,9 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProviderEmulator, type Reply, type ScriptedCall } from '../../libs/emulator';
-import type { StoredEvent } from '../../libs/events';
+import { rebuildInline, type StoredEvent } from '../../libs/events';
+import { engineInlineProjections } from '../../libs/engine';
+import { sql } from 'kysely';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
 import { auditedIdentical, playTurns } from '../support/turns';
 
@@ -184,6 +186,13 @@ describe('images shown to the player (issue 12 part 5)', () => {
       'An image was shown to the player here, showing: picture number 3',
     ]);
     expect(await auditedIdentical(blind.engine, id, turnIds)).toEqual([true, true, true, true]);
+
+    // replay: the rows (media references and description rows included) rebuilt from the events are the same
+    const rows = async () => (await sql`select * from turn_messages where session_id = ${id} order by ord`.execute(blind.engine.database.db)).rows;
+    const live = await rows();
+    expect(live.filter((r) => (r as { media: unknown }).media !== null)).toHaveLength(4);
+    expect((await rebuildInline({ db: blind.engine.database.db, projections: engineInlineProjections })).failures).toEqual([]);
+    expect(await rows()).toEqual(live);
   }, 120_000);
 });
 
