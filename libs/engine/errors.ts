@@ -194,3 +194,12 @@ export class FunctionRuntimeHasNoModelCallError extends EngineError {
     super(`plugin ${pluginId}: runtime ${runtimeId} is a function runtime: it runs its api.runFunction handler and makes no model call`);
   }
 }
+
+/** A plugin generated an asset where no MediaStore is wired (a test's deps): its bytes have nowhere to go. */
+export class NoMediaStoreError extends EngineError {
+  readonly code = 'NO_MEDIA_STORE';
+  readonly category = 'internal';
+  constructor(readonly pluginId: string) {
+    super(`plugin ${pluginId} generated an asset, but this engine has no MediaStore`);
+  }
+}

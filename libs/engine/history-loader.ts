@@ -1,11 +1,14 @@
 import type { HistoryMessage, HistorySummary } from '../context';
 import type { ReadModels } from '../events';
+import { type ImageReference, recentImageReferences } from './picture-attachments';
 
 export interface LoadedHistory {
   messages: HistoryMessage[];
   summaries: HistorySummary[];
   /** Lorebook scan range: the last committed messages, compacted ones included. */
   scanTail: { text: string }[];
+  /** The most recent images of the uncompacted history, oldest first (the recent-images message). */
+  images: ImageReference[];
 }
 
 /** Spec §4: a lorebook entry scans at most 20 committed messages. */
@@ -27,5 +30,5 @@ export async function loadRuntimeHistory(readModels: ReadModels, tenantId: strin
     outputKind: r.outputKind as HistoryMessage['outputKind'],
     text: r.text,
   }));
-  return { messages, summaries, scanTail: tails.scanTail.map((m) => ({ text: m.text })) };
+  return { messages, summaries, scanTail: tails.scanTail.map((m) => ({ text: m.text })), images: recentImageReferences(tails.uncompacted) };
 }

@@ -1,5 +1,5 @@
 import type { ExecutionOutput } from '../context';
-import type { StoredEvent } from '../events';
+import type { EventData, StoredEvent } from '../events';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { JournalGapError } from './errors';
 import { resultKey } from './plugin-host/input-hash';
@@ -41,7 +41,12 @@ export interface ExecutionJournal {
   emittedTopics: Set<string>;
   /** Set when a manual request or an emitted event started this execution for one runtime (`runtime.activated@1`). */
   activation?: ExecutionActivation;
+  /** Assets its tools and functions generated (`asset.generated@1`), in submission order; the commit shows them. */
+  assets: GeneratedAssetRecord[];
 }
+
+/** A generated asset as the execution recorded it (its bytes are in the MediaStore). */
+export type GeneratedAssetRecord = EventData<'asset.generated@1'>;
 
 /** The activation of an execution that runs one `manual` or event-triggered runtime. */
 export type ExecutionActivation =
@@ -192,6 +197,11 @@ export class SessionJournal {
         for (const topic of d.emittedTopics ?? []) this.executions.get(d.executionId)?.emittedTopics.add(topic);
         return;
       }
+      case 'asset.generated@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e && !e.assets.some((a) => a.media.mediaId === event.data.media.mediaId)) e.assets.push(event.data);
+        return;
+      }
       case 'turn.committed@1': {
         const e = this.executions.get(event.data.executionId);
         if (e) e.status = 'committed';
@@ -236,6 +246,7 @@ function pendingExecution(
     extensionResults: new Map(),
     agentLoops: new Map(),
     emittedTopics: new Set(),
+    assets: [],
     lastFormValues,
   };
 }

@@ -56,6 +56,8 @@ export async function runModelStep(
       lastFormValues: execution.lastFormValues ?? {},
       eventCatalog: advertisedEvents(catalog, runtime),
       loop: { conversation: args.conversation, tools: ctx.definitions },
+      recentImages: ctx.history.images ?? [],
+      ...(deps.media ? { media: { store: deps.media, tenantId: job.tenantId } } : {}),
     },
     deps.providers,
     { registry: catalog.host.registry, resolver },
