@@ -11,6 +11,7 @@ import * as m0009 from './0009_projection_shards';
 import * as m0010 from './0010_execution_notify';
 import * as m0011 from './0011_executions_session_pending';
 import * as m0012 from './0012_plugin_data';
+import * as m0013 from './0013_media';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_execution_notify': m0010,
   '0011_executions_session_pending': m0011,
   '0012_plugin_data': m0012,
+  '0013_media': m0013,
 };

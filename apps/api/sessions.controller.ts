@@ -1,8 +1,8 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, StreamableFile, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, pluginSettingsIssues, SessionNotFoundError } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
-import { traceEventsProjection } from '../../libs/events';
+import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { ActivationBody, CreateSessionBody, ExecutionQuery, SubmitInputBody } from './bodies';
@@ -86,6 +86,25 @@ export class SessionsController {
     return this.engine.readModels.messages(req.tenant.id, id);
   }
 
+  /**
+   * The bytes of a generated asset of the session (`media` of a message), with its Content-Type.
+   * Another tenant's session, or media of another session, is not found (404); a media id that is
+   * not a UUID is refused naming the field (400). Media never change: cacheable, privately.
+   */
+  @Get('sessions/:id/media/:mediaId')
+  async media(@Req() req: TenantRequest, @Res({ passthrough: true }) res: Response, @Param('id', sessionId()) id: string, @Param('mediaId') mediaId: string) {
+    const wanted = typeof mediaId === 'string' ? mediaId.toLowerCase() : '';
+    if (!MEDIA_ID_PATTERN.test(wanted)) throw new InvalidInputError([{ path: 'mediaId', message: 'must be a UUID' }], 'INVALID_MEDIA_ID');
+    await this.requireSession(req, id);
+    const item = await this.engine.media.get({ tenantId: req.tenant.id, sessionId: id, mediaId: wanted });
+    if (!item) throw new NotFoundError('MEDIA_NOT_FOUND', `media ${wanted} not found`);
+    res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    // a plugin chose the type: whatever it is (an SVG, HTML), it never runs as a page of the API's origin
+    res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+    return new StreamableFile(item.bytes, { type: item.mimeType, length: item.bytes.length });
+  }
+
   @Get('sessions/:id/llm-calls')
   async llmCalls(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
@@ -103,8 +122,8 @@ export class SessionsController {
   @Get('sessions/:id/turns/:turnId/audit')
   async audit(@Req() req: TenantRequest, @Param('id', sessionId()) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
     await this.requireSession(req, id);
-    const { store, catalog, generations, providers } = this.engine;
-    return auditTurn({ store, catalog, generations, providers, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+    const { store, catalog, generations, providers, media } = this.engine;
+    return auditTurn({ store, catalog, generations, providers, media, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
   }
 
   /**

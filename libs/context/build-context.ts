@@ -5,6 +5,7 @@ import { placeSegments } from './extension-segments';
 import { fixedText } from './fixed-text';
 import { assertNoHiddenData } from './hidden-data';
 import { historyWindow, includesSummaries } from './history-window';
+import { RECENT_IMAGES_MAX, recentImagesText } from './images';
 import { applyPostContextAssembly } from './post-context-assembly';
 import { frameworkPreamble } from './preamble';
 import { CURRENT_TURN, protectionOf } from './protected-range';
@@ -60,8 +61,9 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   }
   for (const m of historyWindow(params.history, runtime)) conversation.push({ message: { role: m.role, content: m.text }, section: 'history' });
   if (runtime.outputKind === 'story' && (params.recentImages ?? []).length > 0) {
-    const images = [...params.recentImages!];
-    conversation.push({ message: { role: 'user', content: images.map((i) => i.description).join('\n'), images }, section: 'recent-images' });
+    // the images the caller could attach (read, checked, this session's): the text lists exactly those
+    const images = params.recentImages!.slice(-RECENT_IMAGES_MAX).map((i) => ({ ...i }));
+    conversation.push({ message: { role: 'user', content: recentImagesText(locale, images), images }, section: 'recent-images' });
   }
   const currentTurnUserMessages: ContextMessage[] = params.resume
     ? params.resume.currentTurnUserMessages.map((m) => ({ ...m }))

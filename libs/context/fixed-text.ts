@@ -27,6 +27,10 @@ const en = {
   retrySchema: (n: number, problems: string) => `[retry ${n}] Your JSON does not match the output schema: ${problems}. Reply again with corrected JSON only.`,
   toolUseNudge: 'You ended without calling a tool. This runtime must do its work through its tools: call the tool that fits now.',
   loopNudge: 'You called the same tool with the same arguments again. Its result will not change: use the result you have, or do something else.',
+  imageShown: (shows: string | null) =>
+    shows === null ? 'An image was shown to the player here.' : `An image was shown to the player here, showing: ${shows}`,
+  recentImagesTitle: 'The images most recently shown to the player are attached, oldest first:',
+  recentImageLine: (n: number, shows: string | null) => `${n}. ${shows ?? '(no description)'}`,
 };
 
 const zh: typeof en = {
@@ -49,6 +53,9 @@ const zh: typeof en = {
   retrySchema: (n, problems) => `[retry ${n}] 你的 JSON 不符合输出模式：${problems}。请重新回复，只给出修正后的 JSON。`,
   toolUseNudge: '你没有调用工具就结束了。本运行时必须通过它的工具完成工作：现在调用合适的工具。',
   loopNudge: '你用相同的参数再次调用了同一个工具。它的结果不会改变：使用已有的结果，或者做别的事。',
+  imageShown: (shows) => (shows === null ? '此处向玩家展示了一张图片。' : `此处向玩家展示了一张图片，内容：${shows}`),
+  recentImagesTitle: '最近向玩家展示的图片附在此消息中，从旧到新：',
+  recentImageLine: (n, shows) => `${n}. ${shows ?? '（无描述）'}`,
 };
 
 export type FixedText = typeof en;

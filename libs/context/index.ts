@@ -10,6 +10,7 @@ export { modelFacingJson, escapeXml, selfDataRow } from '../data-boundary';
 export { HookResultError } from './post-context-assembly';
 export { fixedText } from './fixed-text';
 export { estimateTokens } from './estimate-tokens';
+export { imageContent, imageDescription, imageTokens, recentImagesText, IMAGE_CONTENT_MAX_CHARS, RECENT_IMAGES_MAX, IMAGE_TOKENS } from './images';
 export { activateLorebook } from './lorebook';
 export type { LorebookEntryInput } from './lorebook';
 export * from './types';

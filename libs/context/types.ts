@@ -125,6 +125,7 @@ export interface EventCatalogEntry {
   schemaUnavailable?: boolean;
 }
 
+/** An image of the recent-images message: its media id and what it contains ('' when its description has no content). */
 export interface RecentImage {
   mediaId: string;
   description: string;
@@ -165,7 +166,11 @@ export interface BuildContextParams {
   exports?: readonly RuntimeExport[];
   selfData?: readonly SelfDataBlock[];
   injectedBlocks?: readonly InjectedBlock[];
-  /** Recently shown images, for story runtimes; the provider layer drops them for text-only models. */
+  /**
+   * Recently shown images, for story runtimes, oldest first (at most two are used): only those the
+   * caller will attach — read from the MediaStore, checked, for a model that accepts images — so the
+   * message's text and its images agree. None (a text-only model): no message.
+   */
   recentImages?: readonly RecentImage[];
   characterSummary?: string;
   postContextAssembly?: readonly PostContextAssemblyHook[];

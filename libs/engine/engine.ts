@@ -3,6 +3,8 @@ import { hostname } from 'node:os';
 import {
   type AsyncProjector,
   EventStore,
+  type MediaStore,
+  mediaStoreFor,
   type OpenDatabase,
   openDatabase,
   PluginDataStore,
@@ -43,6 +45,8 @@ export interface Engine {
   projector: AsyncProjector;
   readModels: ReadModels;
   tenants: TenantStore;
+  /** Generated media's bytes (`ctx.assets`): files under the data directory embedded, the `media` table on PostgreSQL. */
+  media: MediaStore;
   queue: TurnQueue;
   sessions: SessionService;
   /** Manual and event-triggered activations of runtimes (each its own execution). */
@@ -85,6 +89,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     }
     const store = new EventStore(database.db, { inline: engineInlineProjections });
     const readModels = new ReadModels(database.db);
+    // the embedded default on disk keeps media as files beside its database; PostgreSQL (and an in-memory PGlite) in a table
+    const media = mediaStoreFor(database, { filesDir: config.database.kind === 'pglite' && config.database.dataDir ? config.dataDir : undefined });
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({
@@ -133,6 +139,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
         store,
         readModels,
         pluginData: new PluginDataStore(database.db),
+        media,
         catalog,
         generations,
         providers,
@@ -153,6 +160,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       readModels,
       // every API request looks its key up: remembered for a few seconds per process
       tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS }),
+      media,
       queue,
       sessions,
       activations,

@@ -215,3 +215,12 @@ export class HistoryTooLongError extends EngineError {
     );
   }
 }
+
+/** A plugin generated an asset where no MediaStore is wired (a test's deps): its bytes have nowhere to go. */
+export class NoMediaStoreError extends EngineError {
+  readonly code = 'NO_MEDIA_STORE';
+  readonly category = 'internal';
+  constructor(readonly pluginId: string) {
+    super(`plugin ${pluginId} generated an asset, but this engine has no MediaStore`);
+  }
+}

@@ -1,13 +1,14 @@
 import type { HistoryMessage, HistorySummary } from '../context';
-import type { StoredEvent } from '../events';
+import type { MediaReference, StoredEvent } from '../events';
 import { HistoryTooLongError } from './errors';
+import { type ImageReference, recentImageReferences } from './picture-attachments';
 
 /**
  * The committed history of a session folded from its events in memory: what the turn_messages
  * (uncompacted rows) and summaries projections hold, for rebuilding a request from the log alone.
  */
 export class HistoryFold {
-  private readonly messages: (HistoryMessage & { compacted: boolean })[] = [];
+  private readonly messages: (HistoryMessage & { compacted: boolean; media?: MediaReference })[] = [];
   private summaries: HistorySummary[] = [];
 
   apply(event: StoredEvent): void {
@@ -53,7 +54,12 @@ export class HistoryFold {
     return this.messages
       .filter((m) => !m.compacted)
       .slice(-limit)
-      .map(({ compacted: _c, ...m }) => m);
+      .map(({ compacted: _c, media: _m, ...m }) => m);
+  }
+
+  /** The most recent images of the same bounded uncompacted read, as the worker's history read finds them. */
+  recentImages(limit: number): ImageReference[] {
+    return recentImageReferences(this.messages.filter((m) => !m.compacted).slice(-limit));
   }
 
   /** The last `limit` committed messages, compacted or not. */

@@ -1,6 +1,7 @@
 import type { HistoryMessage, HistorySummary } from '../context';
 import type { HistoryStats, ReadModels } from '../events';
 import { HistoryTooLongError } from './errors';
+import { type ImageReference, recentImageReferences } from './picture-attachments';
 
 export interface LoadedHistory {
   /** The shared history view: every uncompacted message, oldest first. */
@@ -11,6 +12,8 @@ export interface LoadedHistory {
   scanTail: { text: string }[];
   /** Statistics for all of the session's messages. */
   stats: HistoryStats;
+  /** The most recent images of the uncompacted history, oldest first (the recent-images message). */
+  images: ImageReference[];
 }
 
 /** Spec §4: a lorebook entry scans at most 20 committed messages. */
@@ -44,5 +47,11 @@ export async function loadRuntimeHistory(
     outputKind: r.outputKind as HistoryMessage['outputKind'],
     text: r.text,
   }));
-  return { messages, summaries, scanTail: view.scanTail.map((m) => ({ text: m.text })), stats: view.stats };
+  return {
+    messages,
+    summaries,
+    scanTail: view.scanTail.map((m) => ({ text: m.text })),
+    stats: view.stats,
+    images: recentImageReferences(view.uncompacted),
+  };
 }

@@ -21,8 +21,10 @@ export { auditTurn, TurnNotFoundError } from './turn-audit';
 export type { TurnAudit } from './turn-audit';
 export type { RebuiltCall, SectionSource } from './request-rebuild';
 export { staticSegments } from './static-segments';
-export { attachRecentImages, IMAGE_LIMITS } from './picture-attachments';
-export type { MediaStore } from './picture-attachments';
+export { IMAGE_LIMITS, recentImageReferences, readRecentImages, attachImages } from './picture-attachments';
+export type { ImageReference, ReadImages } from './picture-attachments';
+export { AssetBuffer, AssetRefusedError, MAX_ASSETS_PER_RUN } from './plugin-host/asset-buffer';
+export type { GeneratedAsset } from './plugin-host/asset-buffer';
 export {
   InProcessQueue,
   BullMqTurnQueue,

@@ -1,5 +1,5 @@
 import type { ExecutionOutput } from '../context';
-import type { StoredEvent } from '../events';
+import type { EventData, StoredEvent } from '../events';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { JournalGapError } from './errors';
 import { resultKey } from './plugin-host/input-hash';
@@ -41,6 +41,8 @@ export interface ExecutionJournal {
   emittedTopics: Set<string>;
   /** Set when a manual request or an emitted event started this execution for one runtime (`runtime.activated@1`). */
   activation?: ExecutionActivation;
+  /** Assets its tools and functions generated (`asset.generated@1`), in submission order; the commit shows them. */
+  assets: GeneratedAssetRecord[];
   /** The execution's compaction barrier has run to an end (`compaction.barrier-passed@1`): it never runs again. */
   barrierPassed: boolean;
   /** The summary model calls its compaction barrier recorded, keyed by `requestKey` (any attempt; the first per key wins). */
@@ -52,6 +54,9 @@ export interface RecordedSummaryCall {
   requestId: string;
   reply?: { text: string; finishReason: 'stop' | 'length' | 'other' };
 }
+
+/** A generated asset as the execution recorded it (its bytes are in the MediaStore). */
+export type GeneratedAssetRecord = EventData<'asset.generated@1'>;
 
 /** The activation of an execution that runs one `manual` or event-triggered runtime. */
 export type ExecutionActivation =
@@ -202,6 +207,11 @@ export class SessionJournal {
         for (const topic of d.emittedTopics ?? []) this.executions.get(d.executionId)?.emittedTopics.add(topic);
         return;
       }
+      case 'asset.generated@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e && !e.assets.some((a) => a.media.mediaId === event.data.media.mediaId)) e.assets.push(event.data);
+        return;
+      }
       case 'turn.committed@1': {
         const e = this.executions.get(event.data.executionId);
         if (e) e.status = 'committed';
@@ -262,6 +272,7 @@ function pendingExecution(
     extensionResults: new Map(),
     agentLoops: new Map(),
     emittedTopics: new Set(),
+    assets: [],
     lastFormValues,
     barrierPassed: false,
     summaryCalls: new Map(),

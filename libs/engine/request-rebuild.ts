@@ -1,4 +1,4 @@
-import { type EventData, PluginDataFold, type StoredEvent } from '../events';
+import { type EventData, type MediaStore, PluginDataFold, type StoredEvent } from '../events';
 import { summaryCall } from './barrier/summary-model';
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../plugins-sdk';
 import { LORE_SCAN_LIMIT } from './history-loader';
@@ -57,6 +57,8 @@ export async function rebuildRequests(
     generations?: CatalogGenerations;
     /** The tools of agent runtimes, as the worker had them (default: none). */
     tools?: ToolSet;
+    /** Where the recent images' bytes are read again (the deployment's MediaStore); none: no image is attached. */
+    media?: MediaStore;
     /** Sees each rebuilt call with the request it was rebuilt from (the contract-test harness reads its sections). */
     inspect?: (call: RebuiltCall, request: RuntimeRequest & { inputs: RuntimeRequestInputs }) => void;
   },
@@ -108,6 +110,9 @@ export async function rebuildRequests(
         loop: loopStepInputs({ runtime, catalog: generation, execution, locale, step: d.step ?? 1, tools: options.tools }),
         // the step sent once more without streaming after its streamed call failed
         ...(d.fallback ? { fallback: d.fallback } : {}),
+        // the images the worker's history read found, their bytes read again (the log keeps their length, never the bytes)
+        recentImages: history.recentImages(options.historyReadLimit),
+        ...(options.media ? { media: { store: options.media, tenantId: event.tenantId } } : {}),
       };
       // recorded handler results only: no plugin code runs in a rebuild
       const plugins = { registry: generation.host.registry, resolver: new RecordedResolver(d.executionId, execution.extensionResults) };

@@ -25,6 +25,8 @@ import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, tra
 import type { PluginSettings } from './plugin-settings';
 import { renderRuntimeBody } from './runtime-template';
 import { extendedWorld } from './plugin-host/world-context';
+import type { MediaStore } from '../events';
+import { attachImages, type ImageReference, readRecentImages } from './picture-attachments';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
@@ -61,6 +63,10 @@ export interface RuntimeRequestInputs {
   loop?: AgentStepInputs;
   /** The step's non-streaming fallback call (`llm.calling@1` fallback): the same request without streaming. */
   fallback?: 'non-streaming';
+  /** The images of the uncompacted history (`recentImageReferences`): a story runtime's recent-images message, if its model accepts images. */
+  recentImages?: readonly ImageReference[];
+  /** Where their bytes are read (the worker's MediaStore; a rebuild reads the same store again). None: no image is attached. */
+  media?: { store: MediaStore; tenantId: string };
 }
 
 /** What an agent loop step adds to its runtime's request. */
@@ -101,6 +107,12 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   // the world as the body's template sees it: extended by session.world-context@1 providers (spec §3)
   const world = plugins ? await extendedWorld(plugins, inputs.world) : inputs.world;
   const ids = { pluginId: inputs.runtime.pluginId, runtimeId: inputs.runtime.runtimeId };
+  const { slot, adapter, capabilities } = providers.forSlot(agent.slot);
+  // spec §1: recently shown images, for a story runtime whose model accepts images (by capability, not name)
+  const shown =
+    m.outputKind === 'story' && capabilities.imageInput && inputs.media && (inputs.recentImages ?? []).length > 0
+      ? await readRecentImages(inputs.recentImages!, inputs.media.store, { tenantId: inputs.media.tenantId, sessionId: inputs.sessionId })
+      : null;
   const params: BuildContextParams = {
     locale: inputs.locale,
     runtime: {
@@ -117,12 +129,14 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     lorebook,
     selfData: inputs.selfData ?? [],
     ...(inputs.eventCatalog && inputs.eventCatalog.length > 0 ? { eventCatalog: inputs.eventCatalog } : {}),
+    ...(shown && shown.images.length > 0 ? { recentImages: shown.images } : {}),
   };
   const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
   const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);
-  const { slot, adapter } = providers.forSlot(agent.slot);
   const own = [...requestMessages(context), ...(inputs.loop?.conversation ?? [])];
-  const messages = plugins ? await preLlmCall(plugins, ids, slot.model, own) : own;
+  const hooked = plugins ? await preLlmCall(plugins, ids, slot.model, own) : own;
+  // the bytes go on after the PreLLMCall hooks (they see text only)
+  const messages = shown ? attachImages(hooked, context, shown.inline) : hooked;
   const call: ModelCall = {
     model: slot.model,
     messages,

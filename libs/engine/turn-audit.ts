@@ -1,4 +1,4 @@
-import type { EventStore } from '../events';
+import type { EventStore, MediaStore } from '../events';
 import type { ProviderRegistry } from '../providers';
 import { rebuildRequests, type RebuiltCall } from './request-rebuild';
 import type { RuntimeCatalog } from './runtime-catalog';
@@ -34,6 +34,8 @@ export async function auditTurn(
     historyReadLimit: number;
     /** The tools of agent runtimes, as the worker had them (default: none). */
     tools?: ToolSet;
+    /** Generated media (the recent images' bytes are read again); none: requests that attached images do not compare. */
+    media?: MediaStore;
   },
   sessionId: string,
   turnId: string,
@@ -47,6 +49,7 @@ export async function auditTurn(
       historyReadLimit: deps.historyReadLimit,
       generations: deps.generations,
       tools: deps.tools,
+      media: deps.media,
     })
   ).filter((c) => c.turnId === turnId);
   const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({

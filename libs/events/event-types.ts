@@ -159,6 +159,66 @@ export const ToolCompletedV1 = ToolCallRef.extend({
   emittedTopics: z.array(z.string()).optional(),
 });
 
+/** Kinds of media a plugin may generate (`ctx.assets.generate`). */
+export const AssetModality = z.enum(['image', 'audio', 'video']);
+/** The most bytes one generated asset may have. */
+export const MAX_ASSET_BYTES = 16 * 1024 * 1024;
+/** The most characters of each of `meta.caption` and `meta.prompt` (the description keeps at most 600 of them). */
+export const MAX_ASSET_META_CHARS = 4_000;
+const noNul = (s: string) => !s.includes('\u0000');
+
+/**
+ * A generated asset as the log and the history reference it: the bytes live in the MediaStore
+ * under `mediaId` (tenant- and session-scoped); `byteLength` and `sha256` let every reader — the
+ * worker before a model call, the audit rebuilding it — check it read the bytes that were submitted.
+ */
+export const MediaReference = z.object({
+  mediaId: z.uuid(),
+  modality: AssetModality,
+  mimeType: z.string().regex(/^[a-z]+\/[a-z0-9][a-z0-9.+-]{0,126}$/),
+  byteLength: z.number().int().nonnegative().max(MAX_ASSET_BYTES),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** An image's content as its description states it (folded, at most 600 characters); absent: none known. */
+  content: z
+    .string()
+    .max(4 * 600)
+    .optional(),
+});
+
+export const AssetMeta = z
+  .object({
+    caption: z.string().max(MAX_ASSET_META_CHARS).refine(noNul, 'must not contain U+0000').optional(),
+    prompt: z.string().max(MAX_ASSET_META_CHARS).refine(noNul, 'must not contain U+0000').optional(),
+  })
+  .strict();
+
+/**
+ * A plugin tool or function runtime submitted an asset (`ctx.assets.generate`), appended with the
+ * tool's outcome or the function's output (a failed run submits nothing). Its bytes were stored in
+ * the MediaStore before; this event is the reference replay and the audit read — never the bytes.
+ * The turn's commit writes, for each, the message the player sees (`messageId`, a row with the
+ * media and no text) and, for an image, its description row (`descriptionMessageId`, `description`).
+ */
+export const AssetGeneratedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  attempt: z.number().int().positive(),
+  /** The runtime the asset was submitted in. */
+  pluginId: id,
+  runtimeId: id,
+  /** The plugin whose tool (or function) submitted it. */
+  sourcePluginId: id,
+  /** A tool's call: the step and the provider's id of the call; absent for a function runtime. */
+  step: z.number().int().positive().optional(),
+  toolCallId: id.optional(),
+  media: MediaReference,
+  meta: AssetMeta,
+  messageId: id,
+  /** Images: the description row's id and text (spec §1), in the session's prompt language. */
+  descriptionMessageId: id.optional(),
+  description: z.string().optional(),
+});
+
 export const CommittedMessage = z.object({
   messageId: id,
   role: z.enum(['user', 'assistant', 'system']),
@@ -167,6 +227,8 @@ export const CommittedMessage = z.object({
   runtimeId: z.string().nullable(),
   outputKind: OutputKind.nullable(),
   text: z.string(),
+  /** The message the player sees of a generated asset (its text is empty: no model's history shows it). */
+  media: MediaReference.optional(),
 });
 
 export const TurnCommittedV1 = z.object({
@@ -334,6 +396,7 @@ export const eventSchemas = {
   'plugin-data.written@1': PluginDataWrittenV1,
   'plugin-data.deleted@1': PluginDataDeletedV1,
   'extension.resolved@1': ExtensionResolvedV1,
+  'asset.generated@1': AssetGeneratedV1,
   'compaction.summary-requested@1': CompactionSummaryRequestedV1,
   'compaction.summary-responded@1': CompactionSummaryRespondedV1,
   'compaction.barrier-passed@1': CompactionBarrierPassedV1,
@@ -342,6 +405,8 @@ export const eventSchemas = {
 export type EventType = keyof typeof eventSchemas;
 export type EventData<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
 export type CommittedMessage = z.infer<typeof CommittedMessage>;
+export type MediaReference = z.infer<typeof MediaReference>;
+export type AssetModality = z.infer<typeof AssetModality>;
 export type LlmUsage = z.infer<typeof LlmUsage>;
 
 /** An event to append: a discriminated union over every known type. */

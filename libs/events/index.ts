@@ -81,3 +81,5 @@ export type { PluginDataReader } from './plugin-data-store';
 export { PluginDataFold } from './plugin-data-fold';
 export { DEFAULT_SELF_DATA_LIMIT, MAX_SELF_DATA_LIMIT, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, selfDataSplit } from './plugin-data-view';
 export type { JsonValue, PluginDataScope, PluginDataRow, SelfDataView } from './plugin-data-view';
+export { mediaStoreFor, FileMediaStore, TableMediaStore, InvalidMediaError, MEDIA_ID_PATTERN, MIME_TYPE_PATTERN } from './media';
+export type { MediaStore, MediaRef, MediaMeta, NewMedia, StoredMedia } from './media';

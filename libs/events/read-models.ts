@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
+import type { MediaReference } from './event-types';
 
 /** Statistics for all of a session's committed messages (spec §1 step 1). */
 export interface HistoryStats {
@@ -35,6 +36,8 @@ export interface TurnMessageView {
   outputKind: string | null;
   text: string;
   compacted: boolean;
+  /** A generated asset's message (the player sees it; its text is empty): fetch its bytes from `GET /v1/sessions/:id/media/:mediaId`. */
+  media?: MediaReference;
 }
 
 export interface SummaryView {
@@ -367,5 +370,6 @@ function toMessageView(r: Selectable<TurnMessagesTable>): TurnMessageView {
     outputKind: r.output_kind,
     text: r.text,
     compacted: r.compacted,
+    ...(r.media ? { media: r.media as MediaReference } : {}),
   };
 }

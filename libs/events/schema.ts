@@ -89,6 +89,8 @@ export interface TurnMessagesTable {
   text: string;
   compacted: boolean;
   committed_at: Date;
+  /** The player-visible message of a generated asset (migration 0013): `{ mediaId, modality, mimeType, byteLength, sha256 }`. */
+  media: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface TraceEventsTable {
@@ -163,6 +165,18 @@ export interface PluginDataNamespacesTable {
   row_count: number;
 }
 
+/** Generated media of the PostgreSQL driver of the MediaStore (migration 0013). */
+export interface MediaTable {
+  tenant_id: string;
+  session_id: string;
+  media_id: string;
+  mime_type: string;
+  /** `{ caption?, prompt? }` as JSON text. */
+  meta: string;
+  bytes: Uint8Array;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -177,4 +191,5 @@ export interface Database {
   prefix_reports: PrefixReportsTable;
   plugin_data: PluginDataTable;
   plugin_data_namespaces: PluginDataNamespacesTable;
+  media: MediaTable;
 }

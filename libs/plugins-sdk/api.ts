@@ -265,7 +265,31 @@ export type FunctionContext = Omit<HandlerContext, 'pluginData'> & {
    * triggers then runs as its own activation. A failed run emits nothing.
    */
   emit(topic: string, payload?: unknown): void;
+  /** Generated media: stored and recorded with the run's output (a failed run stores nothing referenced). */
+  readonly assets: Assets;
 };
+
+/** An asset a tool or function runtime generated (PLUGIN-API.md `ctx.assets.generate`). */
+export interface AssetSubmission {
+  /** `image` gets a description row in the history and may be shown to image-capable story models; `audio` and `video` do not. */
+  readonly modality: 'image' | 'audio' | 'video';
+  /** `type/subtype` of the modality (`image/png` …). Images are sent to models only as PNG, JPEG, WebP or GIF; others are stored and shown to the player only. */
+  readonly mimeType: string;
+  readonly bytes: Uint8Array;
+  /** What it shows: the description row states `caption`, else `prompt` (folded onto one line, at most 600 characters). */
+  readonly meta?: Readonly<{ caption?: string; prompt?: string }>;
+}
+
+/**
+ * Generated media (spec §1 "Images that have been shown"). A submission is kept until the tool or
+ * function returns: then its bytes are stored (the deployment's MediaStore) and it is recorded with
+ * the result; the turn's commit shows it to the player (and, for an image, writes its description
+ * row). A run that throws or times out stores nothing that anything references.
+ */
+export interface Assets {
+  /** Submits one asset; resolves to its media id (the client reads the bytes at `GET /v1/sessions/:id/media/:mediaId`). */
+  generate(asset: AssetSubmission): Promise<{ mediaId: string }>;
+}
 
 /** A `type: function` runtime's code: its JSON-serializable result is the runtime's output (its JSON text). */
 export type FunctionRuntimeFn = (ctx: FunctionContext) => unknown;
@@ -300,6 +324,8 @@ export type ToolContext = Omit<HandlerContext, 'pluginData'> & {
   readonly runtime: Readonly<{ pluginId: string; runtimeId: string }>;
   /** Emits a domain event (a declared topic; its payload must match the declared payload schema). */
   emit(topic: string, payload?: unknown): void;
+  /** Generated media: stored and recorded with the tool's result (a tool that fails stores nothing referenced). */
+  readonly assets: Assets;
 };
 
 /** A tool's code (`api.registerTool(name, fn)`): `args` match the tool's `parameters`; its JSON-serializable result goes back to the model. */

@@ -10,7 +10,7 @@ import type { AgentRunContext } from './run-context';
 /** What an agent runtime's request is built from in a worker (a step of its loop, or the compaction barrier's estimate). */
 export type AgentRequestSources = Pick<
   AgentRunContext,
-  'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'world' | 'pluginSettings' | 'history' | 'definitions'
+  'deps' | 'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'world' | 'pluginSettings' | 'history' | 'definitions'
 >;
 
 /** The inputs of an agent runtime's request, from the execution as the journal has it now and the history the job read. */
@@ -39,5 +39,7 @@ export function agentRequestInputs(
     lastFormValues: execution.lastFormValues ?? {},
     eventCatalog: advertisedEvents(catalog, runtime),
     loop: { conversation: args.conversation, tools: ctx.definitions },
+    recentImages: ctx.history.images ?? [],
+    ...(ctx.deps.media ? { media: { store: ctx.deps.media, tenantId: job.tenantId } } : {}),
   };
 }

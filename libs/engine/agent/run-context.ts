@@ -9,6 +9,7 @@ import type { ExecutionRun } from '../turn/fenced-append';
 import type { TurnDeps } from '../turn/deps';
 import type { ToolSet } from '../tools';
 import type { AgentPolicy } from './policy';
+import type { ImageReference } from '../picture-attachments';
 
 /** Everything the steps of one agent runtime's loop in one job work with. */
 export interface AgentRunContext {
@@ -23,7 +24,13 @@ export interface AgentRunContext {
   world: LoadedWorld | null;
   pluginSettings: PluginSettings;
   /** Committed history as the job read it once (it does not move during an execution). */
-  history: { messages: readonly HistoryMessage[]; summaries: readonly HistorySummary[]; scanTail: readonly { text: string }[] };
+  history: {
+    messages: readonly HistoryMessage[];
+    summaries: readonly HistorySummary[];
+    scanTail: readonly { text: string }[];
+    /** The most recent images of the uncompacted history (the recent-images message of a story runtime). */
+    images?: readonly ImageReference[];
+  };
   policy: AgentPolicy;
   tools: ToolSet;
   /** The runtime's tool definitions (the same in every step). */

@@ -6,13 +6,15 @@ import { outcomeKey, runtimeKey } from '../journal';
 import { toolError, type ToolOutcome } from '../tools';
 import { RecordedResolver } from '../plugin-host/resolver';
 import { changeEvent } from '../turn/function-step';
+import { assetEvents, storeAssets } from '../plugin-host/asset-buffer';
+import { NoMediaStoreError } from '../errors';
 import type { AgentRunContext } from './run-context';
 
 /**
  * Executes the tool calls of one step that have no recorded outcome, in the reply's order, through
  * the runtime's ToolSet: `tool.called@1` is recorded before a call runs, then `tool.completed@1`
  * with the outcome and, in the same append, its effects (plugin-data writes, the activations its
- * emitted events start), so a crash leaves an outcome with all its effects or neither. An outcome
+ * emitted events start, its generated assets — their bytes stored before), so a crash leaves an outcome with all its effects or neither. An outcome
  * another copy of this job recorded first stands (ours and its effects are dropped). A tool that
  * throws answers the model `TOOL_FAILED` (the ToolSet should not throw; this is the last guard).
  */
@@ -44,6 +46,12 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
       // the world the step's request saw: its recorded session.world-context@1 results, no handler run again
       plugins: { registry: catalog.host.registry, resolver: new RecordedResolver(job.executionId, execution.extensionResults) },
     });
+    // the bytes first: the event that references them is appended only after they are stored
+    const assets = outcome.ok ? (outcome.assets ?? []) : [];
+    if (assets.length > 0) {
+      if (!ctx.deps.media) throw new NoMediaStoreError(job.pluginId);
+      await storeAssets(ctx.deps.media, { tenantId: job.tenantId, sessionId: job.sessionId }, assets);
+    }
     await run.append((current) => {
       if (recorded(current)) return []; // a copy of this job recorded first: its outcome and effects stand
       const data = { executionId: ref.executionId, turnId: ref.turnId, attempt: ref.attempt, pluginId: outcome.changesPluginId ?? ref.pluginId };
@@ -62,6 +70,19 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
         ...outcome.changes.map((c) => changeEvent(data, c)),
         // each emitted event starts its followers as activations, pending after this execution
         ...outcome.emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
+        ...assetEvents(
+          {
+            executionId: ref.executionId,
+            turnId: ref.turnId,
+            attempt: ref.attempt,
+            pluginId: ref.pluginId,
+            runtimeId: ref.runtimeId,
+            step: ref.step,
+            toolCallId: ref.toolCallId,
+          },
+          ctx.scope.locale,
+          assets,
+        ),
       ];
       return events;
     });

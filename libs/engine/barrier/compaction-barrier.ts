@@ -94,7 +94,10 @@ export async function runCompactionBarrier(
   };
   const definitions = (deps.tools ?? createToolSet({ pluginData: deps.pluginData })).definitions(runtime, catalog);
   const request = await buildRuntimeRequest(
-    agentRequestInputs({ job: runtimeJob, run, runtime, catalog, scope, locale, world, pluginSettings, history, definitions }, { selfData, conversation: [] }),
+    agentRequestInputs(
+      { deps, job: runtimeJob, run, runtime, catalog, scope, locale, world, pluginSettings, history, definitions },
+      { selfData, conversation: [] },
+    ),
     deps.providers,
     plugins,
   );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PluginDataReader } from '../../events';
 import type { LoadedPlugin, ToolContext, ToolContribution, ToolInputSlot } from '../../plugins-sdk';
+import { AssetBuffer } from '../plugin-host/asset-buffer';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
 import { emptyPluginData, handlerContext } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
@@ -37,7 +38,7 @@ export function checkedEmit(buffer: EmissionBuffer, events: ReadonlyMap<string, 
 /**
  * A tool a plugin contributes (`contributes.tools`, run by its server entry's `api.registerTool`).
  * Its code gets the handler context, `ctx.inputSlots`, `ctx.pluginData` with `set` / `delete`
- * (kept until it returns) and `ctx.emit`, within the handler time limit. Its writes and emissions
+ * (kept until it returns), `ctx.emit` and `ctx.assets`, within the handler time limit. Its writes and emissions
  * are returned with its result; a tool that throws (`TOOL_FAILED`), times out (`TOOL_TIMEOUT`) or
  * returns something that is not JSON (`TOOL_FAILED`) keeps none of them.
  */
@@ -60,6 +61,7 @@ export function pluginTool(options: {
       const { scope } = context;
       const buffer = new PluginDataBuffer(pluginId, options.pluginData.scope({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }));
       const emissions = new EmissionBuffer(pluginId, new Set(events.keys()));
+      const assets = new AssetBuffer(pluginId);
       const base = handlerContext(scope, pluginId, emptyPluginData, plugin); // its pluginData is replaced below;
       const ctx: ToolContext = Object.freeze({
         ...base,
@@ -67,6 +69,7 @@ export function pluginTool(options: {
         pluginData: buffer.writer(),
         runtime: Object.freeze({ pluginId: context.runtime.pluginId, runtimeId: context.runtime.runtimeId }),
         emit: checkedEmit(emissions, events),
+        assets: assets.assets(),
       });
       let raw: unknown;
       try {
@@ -81,13 +84,22 @@ export function pluginTool(options: {
       } finally {
         buffer.close(); // a write or emission after the end or the time limit throws and is never kept
         emissions.close();
+        assets.close();
       }
-      return result(contribution.name, raw, { changes: buffer.changes(), emissions: emissions.emissions() });
+      return result(contribution.name, raw, { changes: buffer.changes(), emissions: emissions.emissions(), assets: assets.submitted() });
     },
   };
 }
 
-function result(name: string, raw: unknown, effects: { changes: ReturnType<PluginDataBuffer['changes']>; emissions: ReturnType<EmissionBuffer['emissions']> }) {
+function result(
+  name: string,
+  raw: unknown,
+  effects: {
+    changes: ReturnType<PluginDataBuffer['changes']>;
+    emissions: ReturnType<EmissionBuffer['emissions']>;
+    assets: ReturnType<AssetBuffer['submitted']>;
+  },
+) {
   const parsed = JsonResult.safeParse(raw === undefined ? null : raw);
   if (!parsed.success) return toolError('TOOL_FAILED', `tool "${name}" returned a value that is not JSON`);
   if (JSON.stringify(parsed.data).length > MAX_TOOL_RESULT_CHARS)

@@ -12,6 +12,7 @@ import type { ActivationPayload } from '../activation-events';
 import type { ExecutionJournal } from '../journal';
 import type { ExecutionScope } from '../plugin-host/handler-context';
 import type { PluginDataChange } from '../plugin-host/plugin-data-buffer';
+import type { GeneratedAsset } from '../plugin-host/asset-buffer';
 import type { RequestPlugins } from '../plugin-host/request-extensions';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 
@@ -61,6 +62,8 @@ export interface ToolOutcome {
   emissions: readonly { topic: string; payload: ActivationPayload }[];
   /** `runtime-done` was called (accepted): the runtime completes with no further model call. */
   done?: boolean;
+  /** Assets a successful plugin tool generated (`ctx.assets`): stored, then recorded with the outcome. */
+  assets?: readonly GeneratedAsset[];
 }
 
 /** The tools of a runtime: what its requests declare, and how each call is executed. */

@@ -5,13 +5,14 @@ import type { ToolErrorCode, ToolOutcome } from './port';
  * `{ "ok": false, "error": { "code", "message" } }`. The code is one of `TOOL_ERROR_CODES`;
  * the message is English. Business content in `data` is in the session's language.
  */
-export function toolSuccess(data: unknown, effects: Partial<Pick<ToolOutcome, 'changes' | 'emissions' | 'done'>> = {}): ToolOutcome {
+export function toolSuccess(data: unknown, effects: Partial<Pick<ToolOutcome, 'changes' | 'emissions' | 'done' | 'assets'>> = {}): ToolOutcome {
   return {
     content: JSON.stringify({ ok: true, data: data === undefined ? null : data }),
     ok: true,
     changes: effects.changes ?? [],
     emissions: effects.emissions ?? [],
     ...(effects.done ? { done: true } : {}),
+    ...(effects.assets && effects.assets.length > 0 ? { assets: effects.assets } : {}),
   };
 }
 

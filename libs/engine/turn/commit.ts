@@ -1,5 +1,5 @@
 import type { CommittedMessage, NewEvent } from '../../events';
-import { type ExecutionActivation, type ExecutionJournal, type RuntimeOutput, runtimeKey } from '../journal';
+import { type ExecutionActivation, type ExecutionJournal, type GeneratedAssetRecord, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeCatalog } from '../runtime-catalog';
 import type { ExecutionRun } from './fenced-append';
 
@@ -38,9 +38,18 @@ export function missingRuntimes(
   return [];
 }
 
-/** The input as the user row, then every output with text for the history, in catalog order. */
+/**
+ * The input as the user row, then, runtime by runtime in catalog order, the assets it generated (in
+ * submission order) and its output with text for the history. An asset is the message the player
+ * sees (no text: no model's history shows it) and, for an image, its description row (spec §1
+ * "Images that have been shown": sourceType `system`, role `user`; not a turn for `maxTurns`).
+ */
 export function committedMessages(catalog: RuntimeCatalog, execution: ExecutionJournal): CommittedMessage[] {
-  if (execution.activation) return [...execution.outputs.values()].filter((o) => o.outputKind !== 'none').map(historyRow);
+  const rows = (o: RuntimeOutput): CommittedMessage[] => [
+    ...execution.assets.filter((a) => a.pluginId === o.pluginId && a.runtimeId === o.runtimeId).flatMap(assetRows),
+    ...(o.outputKind !== 'none' ? [historyRow(o)] : []),
+  ];
+  if (execution.activation) return [...execution.outputs.values()].flatMap(rows);
   return [
     {
       messageId: execution.input.messageId,
@@ -51,7 +60,7 @@ export function committedMessages(catalog: RuntimeCatalog, execution: ExecutionJ
       outputKind: null,
       text: execution.input.text,
     },
-    ...orderedOutputs(catalog, execution).map(historyRow),
+    ...orderedOutputs(catalog, execution).flatMap(rows),
   ];
 }
 
@@ -65,11 +74,37 @@ const historyRow = (o: RuntimeOutput): CommittedMessage => ({
   text: o.text,
 });
 
-/** Outputs in catalog order (stage order, then plugin and runtime order); `none` outputs are not history. */
+const assetRows = (a: GeneratedAssetRecord): CommittedMessage[] => [
+  {
+    messageId: a.messageId,
+    role: 'assistant',
+    sourceType: 'runtime',
+    pluginId: a.pluginId,
+    runtimeId: a.runtimeId,
+    outputKind: null,
+    text: '',
+    media: a.media,
+  },
+  ...(a.descriptionMessageId !== undefined && a.description !== undefined
+    ? [
+        {
+          messageId: a.descriptionMessageId,
+          role: 'user' as const,
+          sourceType: 'system' as const,
+          pluginId: null,
+          runtimeId: null,
+          outputKind: null,
+          text: a.description,
+        },
+      ]
+    : []),
+];
+
+/** Outputs in catalog order (stage order, then plugin and runtime order), `none` outputs too (their assets). */
 function orderedOutputs(catalog: RuntimeCatalog, execution: ExecutionJournal): RuntimeOutput[] {
   return catalog
     .groups()
     .flatMap((g) => g.runtimes)
     .map((r) => execution.outputs.get(runtimeKey(r.pluginId, r.runtimeId)))
-    .filter((o): o is RuntimeOutput => o !== undefined && o.outputKind !== 'none');
+    .filter((o): o is RuntimeOutput => o !== undefined);
 }

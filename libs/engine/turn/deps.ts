@@ -1,4 +1,4 @@
-import type { EventStore, PluginDataStore, ReadModels } from '../../events';
+import type { EventStore, MediaStore, PluginDataStore, ReadModels } from '../../events';
 import type { ProviderRegistry } from '../../providers';
 import type { Logger } from '../logger';
 import type { TurnProducer } from '../queue';
@@ -39,6 +39,11 @@ export interface TurnDeps {
   logger: Logger;
   /** The tools of agent runtimes; absent (as production wires it): `createToolSet` over `pluginData` (framework and plugin tools). */
   tools?: ToolSet;
+  /**
+   * Where generated media's bytes are stored (`ctx.assets`) and read for the recent-images message.
+   * Absent (a test's deps): a run that generates an asset fails, and no image is attached.
+   */
+  media?: MediaStore;
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;
   options: TurnOptions;

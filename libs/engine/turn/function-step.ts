@@ -14,6 +14,8 @@ import type { ExecutionRun } from './fenced-append';
 import { recordRuntimeOutput } from './record-output';
 import { type ActivationPayload, emittedEventActivations } from '../activation-events';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
+import { AssetBuffer, assetEvents, type GeneratedAsset, storeAssets } from '../plugin-host/asset-buffer';
+import { NoMediaStoreError } from '../errors';
 import { checkedEmit, declaredEvents } from '../tools';
 
 /** Largest output a function may return, as UTF-8 JSON text. */
@@ -35,14 +37,19 @@ export interface FunctionStepArgs {
 /**
  * One `type: function` runtime of one attempt: runs the plugin's `api.runFunction` code once with
  * the handler context, its inputs and `ctx.pluginData` (reads of the plugin's own data, writes kept
- * in a buffer), within the handler time limit; its result must be JSON (the output text is its JSON
+ * in a buffer) and `ctx.assets` (kept too; their bytes stored once it succeeded), within the handler time limit; its result must be JSON (the output text is its JSON
  * text). The writes are appended with `runtime.output.produced@1` (and the turn's commit when this
  * output completes the last stage) in one append: a crash leaves all of them or none, a failed
  * function none. An execution that has the output never runs the function again (nor does replay).
  */
 export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): Promise<'produced' | 'reused'> {
   const { job, run, runtime, catalog } = args;
-  const { text, changes, emissions } = await runFunction(deps, args);
+  const { text, changes, emissions, assets } = await runFunction(deps, args);
+  // the bytes first: the events that reference them are appended only after they are stored
+  if (assets.length > 0) {
+    if (!deps.media) throw new NoMediaStoreError(job.pluginId);
+    await storeAssets(deps.media, { tenantId: job.tenantId, sessionId: job.sessionId }, assets);
+  }
   // a copy of this job that recorded first: its output and writes stand, ours are dropped
   return recordRuntimeOutput({
     deps,
@@ -52,7 +59,14 @@ export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): P
     catalog,
     text,
     effects: (current) => ({
-      before: changes.map((c) => changeEvent({ executionId: job.executionId, turnId: current.turnId, attempt: job.attempt, pluginId: job.pluginId }, c)),
+      before: [
+        ...changes.map((c) => changeEvent({ executionId: job.executionId, turnId: current.turnId, attempt: job.attempt, pluginId: job.pluginId }, c)),
+        ...assetEvents(
+          { executionId: job.executionId, turnId: current.turnId, attempt: job.attempt, pluginId: job.pluginId, runtimeId: runtime.runtimeId },
+          args.scope.locale,
+          assets,
+        ),
+      ],
       // each emitted event starts its followers as activations, pending after this execution
       after: emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
     }),
@@ -69,7 +83,12 @@ export function changeEvent(ref: { executionId: string; turnId: string; attempt:
 async function runFunction(
   deps: TurnDeps,
   args: FunctionStepArgs,
-): Promise<{ text: string; changes: PluginDataChange[]; emissions: readonly { topic: string; payload: ActivationPayload }[] }> {
+): Promise<{
+  text: string;
+  changes: PluginDataChange[];
+  emissions: readonly { topic: string; payload: ActivationPayload }[];
+  assets: readonly GeneratedAsset[];
+}> {
   const { job, runtime } = args;
   const fail = (failure: FunctionRuntimeError['failure'], detail: string, cause?: unknown) =>
     new FunctionRuntimeError({ failure, pluginId: job.pluginId, runtimeId: runtime.runtimeId, detail, cause });
@@ -83,11 +102,13 @@ async function runFunction(
   const events = new Map(declaredEvents(args.catalog.plugins).map((e) => [e.topic, e]));
   const emissions = new EmissionBuffer(job.pluginId, new Set(events.keys()));
   const emit = checkedEmit(emissions, events); // the payload is checked against the topic's schema, as for tools
+  const assets = new AssetBuffer(job.pluginId);
   const ctx: FunctionContext = Object.freeze({
     ...base,
     inputs: Object.freeze(structuredClone(args.inputs ?? {})),
     pluginData: buffer.writer(),
     emit: (topic: string, payload?: unknown) => emit(topic, payload),
+    assets: assets.assets(),
   });
   let raw: unknown;
   try {
@@ -102,6 +123,7 @@ async function runFunction(
   } finally {
     buffer.close(); // a write (or an emission) after the end or the time limit throws and is never stored
     emissions.close();
+    assets.close();
   }
   const parsed = JsonResult.safeParse(raw === undefined ? null : raw);
   if (!parsed.success)
@@ -112,5 +134,5 @@ async function runFunction(
   const text = JSON.stringify(parsed.data);
   if (Buffer.byteLength(text, 'utf8') > MAX_FUNCTION_OUTPUT_BYTES)
     throw fail('invalid-result', `returned more than ${MAX_FUNCTION_OUTPUT_BYTES} bytes of JSON`);
-  return { text, changes: buffer.changes(), emissions: emissions.emissions() };
+  return { text, changes: buffer.changes(), emissions: emissions.emissions(), assets: assets.submitted() };
 }

@@ -50,12 +50,14 @@ export async function recordRuntimeOutput(args: RecordOutputArgs): Promise<'prod
     const outputs = new Map(current.outputs).set(key, output);
     committed = missingRuntimes(catalog, outputs, current.activation).length === 0;
     const effects = args.effects?.(current) ?? { before: [], after: [] };
+    // the assets this append records (a function's) are shown by the commit it carries too
+    const assets = [...current.assets, ...effects.before.flatMap((e) => (e.type === 'asset.generated@1' ? [e.data] : []))];
     return [
       ...leading,
       ...effects.before,
       { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...output } },
       ...effects.after,
-      ...(committed ? [commitEvent(catalog, { ...current, outputs }, job.attempt)] : []),
+      ...(committed ? [commitEvent(catalog, { ...current, outputs, assets }, job.attempt)] : []),
     ];
   });
   if (committed) await handOff(deps, job, run.journal);

@@ -53,6 +53,7 @@ const message = (
   text: m.text,
   compacted: at.compacted ?? false,
   committed_at: at.committedAt,
+  media: m.media ?? null,
 });
 
 describe('turn_messages (inline projection)', () => {
@@ -181,5 +182,29 @@ describe('turn_messages (inline projection)', () => {
     await expect(spec.reapply(log.events)).rejects.toBeInstanceOf(CompactionPrefixMismatchError);
     expect(await spec.rows([s])).toEqual(before);
     expect(rows.history_watermarks).toHaveLength(1);
+  });
+
+  it('the message the player sees of a generated asset keeps its media reference; the view shows it, and only on that row', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const media = {
+      mediaId: '0b7c6f8e-4c3a-4a57-9a51-3f7b7b0f3c11',
+      modality: 'image' as const,
+      mimeType: 'image/png',
+      byteLength: 42,
+      sha256: 'a'.repeat(64),
+      content: 'a door',
+    };
+    const shown: CommittedMessage = { ...story(id('m2'), ''), outputKind: null, media };
+    const described: CommittedMessage = { ...player(id('m3'), 'An image was shown to the player here, showing: a door'), sourceType: 'system' };
+    await spec.check({
+      when: [{ tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'paint'), shown, described)] }],
+      then: ({ at }) => ({
+        turn_messages: [player(id('m1'), 'paint'), shown, described].map((m, i) =>
+          message(m, { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: i + 1, committedAt: at(0) }),
+        ),
+      }),
+    });
+    expect((await spec.readModels.messages(t, s)).map((v) => v.media ?? null)).toEqual([null, media, null]);
   });
 });

@@ -83,6 +83,7 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
           runtime_id: m.runtimeId,
           output_kind: m.outputKind,
           text: m.text,
+          media: m.media ? JSON.stringify(m.media) : null,
           compacted: false,
           committed_at: new Date(event.recordedAt),
         })),

@@ -194,6 +194,7 @@ class Harness implements PluginHarness {
     const events = await this.events();
     const rebuilt = await rebuildRequests(events, this.engine.catalog, this.engine.providers, this.engine.worlds, {
       historyReadLimit: DEFAULT_HISTORY_READ_LIMIT,
+      media: this.engine.media,
     });
     const calls = rebuilt.map((c) => ({
       callId: c.callId,
@@ -234,6 +235,7 @@ class Harness implements PluginHarness {
     const views: RequestView[] = [];
     await rebuildRequests(events, this.engine.catalog, this.engine.providers, this.engine.worlds, {
       historyReadLimit: DEFAULT_HISTORY_READ_LIMIT,
+      media: this.engine.media,
       inspect: (call, request) => {
         const recorded = calling.get(call.callId);
         if (recorded) views.push(requestView(recorded, call, request));
