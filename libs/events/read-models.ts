@@ -210,8 +210,9 @@ export class ReadModels {
    * Spec §1 step 1: the shared history view, everything uncompacted (compaction keeps it small), the
    * last `scan` committed messages (compacted or not: the lorebook's scan range), and statistics
    * for all of the session's messages. Bounded: ords are dense (1..n) and compaction marks a
-   * continuous prefix (up to the watermark), so the counts come from the watermark and the highest
-   * ord, and the rows are one ord range read. More than `bound` uncompacted messages: no rows are
+   * continuous prefix (up to the watermark), so the message counts come from the watermark and the
+   * highest ord, and the rows are one ord range read; the turn count is one aggregate over the
+   * session's index range (no rows read). More than `bound` uncompacted messages: no rows are
    * read, `overBound` says so (the caller fails clearly; nothing is cut silently).
    */
   async historyView(

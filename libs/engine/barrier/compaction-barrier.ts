@@ -93,14 +93,23 @@ export async function runCompactionBarrier(
     resolver: new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData))),
   };
   const definitions = (deps.tools ?? createToolSet({ pluginData: deps.pluginData })).definitions(runtime, catalog);
-  const request = await buildRuntimeRequest(
-    agentRequestInputs(
-      { deps, job: runtimeJob, run, runtime, catalog, scope, locale, world, pluginSettings, history, definitions },
-      { selfData, conversation: [] },
-    ),
-    deps.providers,
-    plugins,
-  );
+  let request: Awaited<ReturnType<typeof buildRuntimeRequest>>;
+  try {
+    request = await buildRuntimeRequest(
+      agentRequestInputs(
+        { deps, job: runtimeJob, run, runtime, catalog, scope, locale, world, pluginSettings, history, definitions },
+        { selfData, conversation: [] },
+      ),
+      deps.providers,
+      plugins,
+    );
+  } catch (error) {
+    // the request cannot be built (a plugin handler failed): no estimate, no barrier; the runtime's
+    // own job meets the same failure and records it as usual
+    if (!continuable(error)) throw error;
+    deps.logger.warn(`execution ${job.executionId}: no compaction estimate: ${error instanceof Error ? error.message : String(error)}`);
+    return { kind: 'not-here' };
+  }
   const windows = compactionWindows(deps.providers);
   const estimatedTokens = estimateRequestTokens(request.call);
   if (estimatedTokens <= windows.threshold) return { kind: 'not-needed', estimatedTokens, threshold: windows.threshold };
