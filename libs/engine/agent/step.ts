@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { NewEvent } from '../../events';
 import type { ChatMessage } from '../../providers';
 import { redactImageData } from '../../providers';
-import { ExtensionResultRaceError } from '../errors';
 import { LiveResolver } from '../plugin-host/resolver';
+import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import { buildRuntimeRequest, requestLayout } from '../runtime-request';
 import { readSelfData, selfDataUnchanged } from '../self-data';
@@ -59,29 +59,8 @@ export async function runModelStep(
   await run.append((current) => [
     ...unchanged(),
     // recorded with the call that used them (one append, before the call); a result another job of
-    // the execution recorded first (a copy of this job, a lost lock) is kept, and when it differs
-    // from ours this request is not what the log would rebuild: not sent, the job is tried again
-    ...resolver.fresh
-      .map((r) => {
-        const first = current.extensionResults.get(r.key);
-        if (first !== undefined && first !== r.result)
-          throw new ExtensionResultRaceError({ executionId: job.executionId, pluginId: r.pluginId, point: r.point, extensionId: r.extensionId });
-        return r;
-      })
-      .filter((r) => !current.extensionResults.has(r.key))
-      .map((r) => ({
-        type: 'extension.resolved@1' as const,
-        data: {
-          executionId: ids.executionId,
-          turnId: ids.turnId,
-          attempt: job.attempt,
-          point: r.point,
-          pluginId: r.pluginId,
-          extensionId: r.extensionId,
-          inputHash: r.inputHash,
-          result: r.result,
-        },
-      })),
+    // the execution recorded first is kept, one that differs from ours: not sent, tried again
+    ...resolvedEvents(resolver.fresh, current, job.attempt),
     calling(callId, body),
   ]);
   // a streamed step the provider refuses (or whose stream breaks before any text) goes once more without streaming, recorded first

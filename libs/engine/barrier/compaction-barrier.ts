@@ -13,11 +13,12 @@ import { within } from '../plugin-host/invoke';
 import type { RegisteredExtension } from '../plugin-host/registry';
 import { transformHistory, type RequestPlugins } from '../plugin-host/request-extensions';
 import { LiveResolver } from '../plugin-host/resolver';
+import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { TurnJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import { buildRuntimeRequest } from '../runtime-request';
-import { readSelfData } from '../self-data';
+import { readSelfData, selfDataUnchanged } from '../self-data';
 import { createToolSet } from '../tools';
 import { historyReadLimit, type TurnDeps } from '../turn/deps';
 import type { ExecutionRun } from '../turn/fenced-append';
@@ -82,16 +83,14 @@ export async function runCompactionBarrier(
   ]);
   const scope: ExecutionScope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: history.stats.turns + 1, locale, world, pluginSettings };
   const runtimeJob = { ...job, attempt: run.attempt, pluginId: runtime.pluginId, runtimeId: runtime.runtimeId };
+  const dataVersion = run.journal.pluginDataVersion;
   const selfData = await readSelfData(
     deps.pluginData,
     { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: runtime.pluginId },
     runtime.manifest.io.selfData,
   );
-  // handler results are not recorded here: the runtime's own job builds (and records) its request
-  const plugins: RequestPlugins = {
-    registry: catalog.host.registry,
-    resolver: new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData))),
-  };
+  const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData)));
+  const plugins: RequestPlugins = { registry: catalog.host.registry, resolver };
   const definitions = (deps.tools ?? createToolSet({ pluginData: deps.pluginData })).definitions(runtime, catalog);
   let request: Awaited<ReturnType<typeof buildRuntimeRequest>>;
   try {
@@ -110,6 +109,10 @@ export async function runCompactionBarrier(
     deps.logger.warn(`execution ${job.executionId}: no compaction estimate: ${error instanceof Error ? error.message : String(error)}`);
     return { kind: 'not-here' };
   }
+  // the handler results the estimate obtained, recorded now: the runtime jobs reuse them (a handler
+  // runs once per input and execution), and a rebuild reads them as it reads any other
+  const unchanged = () => selfDataUnchanged(run.journal, { job: runtimeJob, read: selfData.length > 0, dataVersion });
+  await run.append((current) => [...unchanged(), ...resolvedEvents(resolver.fresh, current, run.attempt)]);
   const windows = compactionWindows(deps.providers);
   const estimatedTokens = estimateRequestTokens(request.call);
   if (estimatedTokens <= windows.threshold) return { kind: 'not-needed', estimatedTokens, threshold: windows.threshold };

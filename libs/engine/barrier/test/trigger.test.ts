@@ -1,0 +1,61 @@
+import { parseLlmConfig } from '../../../providers';
+import { summaryCall, summaryFinish } from '../summary-model';
+import { COMPACTION_TRIGGER_SHARE, compactionWindows, estimateRequestTokens, inputWindow } from '../trigger';
+
+const slots = (story: [number, number], fast: [number, number]) =>
+  parseLlmConfig(`
+[slots.story]
+protocol = "anthropic"
+model = "claude-sonnet-4-5"
+contextWindow = ${story[0]}
+maxOutputTokens = ${story[1]}
+
+[slots.fast]
+protocol = "openai-chat"
+model = "gpt-4.1-nano"
+contextWindow = ${fast[0]}
+maxOutputTokens = ${fast[1]}
+`);
+
+describe('the compaction trigger and the summary call', () => {
+  it('the trigger window is the smaller input window of the story and the fast slot, each after its response reserve', () => {
+    expect(inputWindow({ contextWindow: 8192, maxOutputTokens: 1024 })).toBe(7168);
+    expect(compactionWindows({ config: slots([200_000, 8_000], [16_000, 2_000]) })).toEqual({
+      effective: 14_000,
+      fastInput: 14_000,
+      threshold: Math.floor(14_000 * COMPACTION_TRIGGER_SHARE),
+    });
+    expect(compactionWindows({ config: slots([8_192, 1_024], [128_000, 512]) })).toMatchObject({ effective: 7_168, fastInput: 127_488 });
+  });
+
+  it('the estimate counts every message and the tool definitions (CJK one token a character)', () => {
+    const messages = [
+      { role: 'system' as const, content: 'a'.repeat(400) },
+      { role: 'user' as const, content: '你好世界' },
+    ];
+    expect(estimateRequestTokens({ messages })).toBe(104);
+    const tools = [{ name: 'note', description: 'x', parameters: {} }];
+    expect(estimateRequestTokens({ messages, tools })).toBeGreaterThan(104);
+  });
+
+  it("a reply cut at its output limit is 'length' on every protocol", () => {
+    for (const r of ['length', 'max_tokens', 'MAX_TOKENS', 'max_output_tokens']) expect(summaryFinish(r)).toBe('length');
+    for (const r of ['stop', 'end_turn', 'STOP', 'stop_sequence']) expect(summaryFinish(r)).toBe('stop');
+    expect(summaryFinish(null)).toBe('other');
+    expect(summaryFinish('content_filter')).toBe('other');
+  });
+
+  it("the summary call is the provider's system text and prompt, unstreamed, its output capped by the slot's", () => {
+    const slot = slots([8_192, 1_024], [8_192, 512]).slots.fast;
+    expect(summaryCall({ system: 'S', prompt: 'P', maxOutputTokens: 2_000 }, slot)).toEqual({
+      model: 'gpt-4.1-nano',
+      messages: [
+        { role: 'system', content: 'S' },
+        { role: 'user', content: 'P' },
+      ],
+      maxOutputTokens: 512,
+      stream: false,
+      cacheBoundaries: true,
+    });
+  });
+});
