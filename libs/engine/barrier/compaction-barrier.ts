@@ -73,7 +73,10 @@ export async function runCompactionBarrier(
   if (!runtime || execution.barrierPassed) return { kind: 'not-here' };
   if (!args.stage.some((r) => r.pluginId === runtime.pluginId && r.runtimeId === runtime.runtimeId)) return { kind: 'not-here' };
   // the stage has started (a turn job run again after enqueuing it): too late to change its history
-  if (args.stage.some((r) => execution.agentLoops.has(runtimeKey(r.pluginId, r.runtimeId)))) return { kind: 'not-here' };
+  const started =
+    [...execution.outputs.values()].some((o) => o.stage === runtime.stage) ||
+    args.stage.some((r) => execution.agentLoops.has(runtimeKey(r.pluginId, r.runtimeId)));
+  if (started) return { kind: 'not-here' };
   const [provider] = catalog.host.registry.providers('history.compact@2');
   if (!provider) return { kind: 'no-provider' };
 
