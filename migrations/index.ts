@@ -12,6 +12,7 @@ import * as m0010 from './0010_execution_notify';
 import * as m0011 from './0011_executions_session_pending';
 import * as m0012 from './0012_plugin_data';
 import * as m0013 from './0013_media';
+import * as m0014 from './0014_history_turns';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011_executions_session_pending': m0011,
   '0012_plugin_data': m0012,
   '0013_media': m0013,
+  '0014_history_turns': m0014,
 };

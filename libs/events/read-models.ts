@@ -220,11 +220,15 @@ export class ReadModels {
     sessionId: string,
     limits: { bound: number; scan: number },
   ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[]; stats: HistoryStats; overBound: boolean }> {
+    // two index reads, whatever the session's length: its watermark row (tenant-checked) and its
+    // last message's ord (max over the (session_id, ord) index: no tenant filter there, which would
+    // keep the planner from reading just the index's end; the rows themselves are read
+    // tenant-scoped below, as an ord range)
     const { rows: heads } = await sql<{ mark: number | null; last: number | null; turns: number | string | null }>`
       select
         (select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as mark,
-        (select max(ord) from turn_messages where session_id = ${sessionId} and tenant_id = ${tenantId}) as last,
-        (select count(distinct turn_id) from turn_messages where session_id = ${sessionId} and tenant_id = ${tenantId}) as turns`.execute(this.db);
+        (select max(ord) from turn_messages where session_id = ${sessionId}) as last,
+        (select turns from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as turns`.execute(this.db);
     const total = Number(heads[0]?.last ?? 0);
     const compacted = Math.min(total, Number(heads[0]?.mark ?? 0));
     const stats: HistoryStats = { total, compacted, uncompacted: total - compacted, turns: Number(heads[0]?.turns ?? 0) };

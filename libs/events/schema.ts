@@ -122,6 +122,8 @@ export interface HistoryWatermarksTable {
   session_id: string;
   tenant_id: string;
   compacted_through: number;
+  /** Committed turns of the session (migration 0014): distinct turn ids of its messages. */
+  turns: Generated<number>;
 }
 
 export interface PrefixReportsTable {

@@ -71,7 +71,8 @@ describe('turn_messages (inline projection)', () => {
           message(m[2], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 3, committedAt: at(1) }),
           message(m[3], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 4, committedAt: at(1) }),
         ],
-        history_watermarks: [],
+        // the session's row counts its committed turns (no compaction yet)
+        history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }],
       }),
     });
   });
@@ -95,7 +96,7 @@ describe('turn_messages (inline projection)', () => {
           message(m[2], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 3, committedAt: at(1), compacted: true }),
           message(m[3], { tenant: t, session: s, turn: id('u2'), execution: id('e2'), ord: 4, committedAt: at(1) }),
         ],
-        history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 3 }],
+        history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 3, turns: 2 }],
       }),
     });
     expect(await spec.readModels.uncompactedPrefix(t, s, 10)).toEqual([id('m4')]);
@@ -172,7 +173,7 @@ describe('turn_messages (inline projection)', () => {
         { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'a'), story(id('m2'), 'b'))] },
         { tenant: t, stream: s, events: [compacted(id('sum'), [id('m1')])] },
       ],
-      then: { history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 1 }] },
+      then: { history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 1, turns: 1 }] },
     });
     const before = await spec.rows([s]);
     await spec.reapply(log.events.filter((e) => e.type === 'turn.committed@1'));

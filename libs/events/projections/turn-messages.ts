@@ -24,7 +24,8 @@ export async function readUncompactedPrefix(
 
 /**
  * `turn_messages`: the committed conversation, one row per message, ordered per session, with its
- * compacted marker and the session's watermark (the last compacted ord). A compaction marks
+ * compacted marker and the session's watermark row (the last compacted ord, and the number of
+ * committed turns). A compaction marks
  * exactly the messages it names, which must be the stored uncompacted prefix in order, compared in
  * this transaction with a bounded read of it; anything else is refused
  * (`CompactionPrefixMismatchError`: the append rolls back, nothing changes).
@@ -67,7 +68,7 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
       .where('session_id', '=', event.streamId)
       .executeTakeFirstOrThrow();
     const base = Number(max ?? 0);
-    await trx
+    const inserted = await trx
       .insertInto('turn_messages')
       .values(
         event.data.messages.map((m, i) => ({
@@ -89,6 +90,14 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
         })),
       )
       .onConflict((oc) => oc.column('message_id').doNothing())
+      .returning('message_id')
+      .execute();
+    // one more turn, counted once (a commit whose rows are there already adds none)
+    if (inserted.length === 0) return;
+    await trx
+      .insertInto('history_watermarks')
+      .values({ session_id: event.streamId, tenant_id: event.tenantId, compacted_through: 0, turns: 1 })
+      .onConflict((oc) => oc.column('session_id').doUpdateSet({ turns: sql<number>`history_watermarks.turns + 1` }))
       .execute();
   },
 });

@@ -136,7 +136,7 @@ describe('compaction: validate, one event, one append (PGlite, inline projection
 
   it('replay rebuilds the same rows, and the in-memory fold of the log (request rebuild) agrees with them', async () => {
     const live = await dumpProjections(open.db);
-    expect(live.history_watermarks).toEqual([{ session_id: s, tenant_id: t, compacted_through: 7 }]);
+    expect(live.history_watermarks).toEqual([{ session_id: s, tenant_id: t, compacted_through: 7, turns: 4 }]);
     const result = await rebuildInline({ db: open.db, projections: inlineProjections });
     expect(result.failures).toEqual([]);
     expect(await dumpProjections(open.db)).toEqual(live);
