@@ -19,7 +19,8 @@ export interface CompactionLimits {
  */
 export function compactionLimits(effectiveWindow: number): CompactionLimits {
   const window = Math.max(0, Math.floor(effectiveWindow));
-  const totalTokens = Math.min(Math.max(128, Math.floor(window * 0.12)), 8192, window);
-  const segmentTokens = Math.min(Math.max(128, Math.min(Math.floor(window * 0.04), 2048)), totalTokens);
+  // integer percentages: no floating point drift at the bounds (the default plugin computes the same table)
+  const totalTokens = Math.min(Math.max(128, Math.floor((window * 12) / 100)), 8192, window);
+  const segmentTokens = Math.min(Math.max(128, Math.min(Math.floor((window * 4) / 100), 2048)), totalTokens);
   return { segmentTokens, totalTokens, maxSegments: MAX_SUMMARY_SEGMENTS };
 }

@@ -36,6 +36,10 @@ describe('the compaction trigger and the summary call', () => {
     expect(estimateRequestTokens({ messages })).toBe(104);
     const tools = [{ name: 'note', description: 'x', parameters: {} }];
     expect(estimateRequestTokens({ messages, tools })).toBeGreaterThan(104);
+    // an inline image counts 1,500 tokens whatever its size (spec §1 "Images that have been shown")
+    const image = { mimeType: 'image/png' as const, data: 'iVBORw0KGgo=' };
+    const shown = [...messages, { role: 'user' as const, content: 'pictures', images: [image, image] }];
+    expect(estimateRequestTokens({ messages: shown })).toBe(104 + 2 + 2 * 1_500);
   });
 
   it("a reply cut at its output limit is 'length' on every protocol", () => {
