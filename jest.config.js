@@ -19,6 +19,8 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
+      // every PGlite database starts from one migrated template (test/support/pglite-template.ts)
+      globalSetup: '<rootDir>/test/support/pglite-template.ts',
       testMatch: ['<rootDir>/libs/**/*.test.ts', '<rootDir>/apps/**/*.test.ts', '<rootDir>/plugins/**/*.test.ts', '<rootDir>/test/unit/**/*.test.ts'],
     },
     {

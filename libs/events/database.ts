@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import { Client, Pool } from 'pg';
@@ -66,11 +68,18 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     return { db, kind: 'postgres', listen: (channel, onNotify, options) => listenOnPostgres(config, channel, onNotify, options), close: () => db.destroy() };
   }
   const { PGlite } = await import('@electric-sql/pglite');
-  if (!config.dataDir) return onPGlite(new PGlite(), () => undefined);
+  const template = pgliteTemplate();
+  if (!config.dataDir) {
+    const pglite = new PGlite(template ? { loadDataDir: template } : {});
+    await pglite.waitReady;
+    return onPGlite(pglite, () => undefined);
+  }
   // one process per data directory: every opener (server, tools, tests) passes here
   const lock = acquireDataDirLock(config.dataDir);
   try {
-    const pglite = new PGlite(config.dataDir);
+    // a template seeds only a directory that holds no database yet
+    const fresh = template && !existsSync(join(config.dataDir, 'PG_VERSION'));
+    const pglite = fresh ? new PGlite(config.dataDir, { loadDataDir: template }) : new PGlite(config.dataDir);
     await pglite.waitReady;
     return onPGlite(pglite, () => lock.release());
   } catch (error) {
@@ -163,4 +172,16 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   const failed = results?.find((r) => r.status === 'Error');
   if (error) throw new MigrationError(failed?.migrationName, error);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * `COVEL_PGLITE_TEMPLATE`: a PGlite data directory dump (`PGlite.dumpDataDir`) that a new PGlite
+ * database starts from instead of an empty one (the migrator then applies only what the dump
+ * lacks). The unit suite sets it to a migrated database made once per run
+ * (test/support/pglite-template.ts), so each test skips the migrations. Unset: an empty database.
+ */
+function pgliteTemplate(): Blob | undefined {
+  const file = process.env.COVEL_PGLITE_TEMPLATE;
+  if (!file || !existsSync(file)) return undefined;
+  return new Blob([readFileSync(file)]);
 }
