@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { rebuildInline, type StoredEvent } from '../../../events';
 import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../../providers';
 import { dumpProjections } from '../../../../test/support/projection-dump';
+import { SMALL_WINDOW_LLM } from '../../../../test/support/small-window-llm';
 import { HistoryFold } from '../../history-fold';
 import { loadRuntimeHistory } from '../../history-loader';
 import { engineInlineProjections } from '../../projections';
@@ -13,21 +14,6 @@ import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harne
 /** The repository's default plugins: the narrator and the default history-compaction plugin. */
 const DEFAULT_PLUGINS = join(__dirname, '..', '..', '..', '..', 'plugins');
 
-/** An 8k story and fast model (effective window 7,168 after the story model's reserve). */
-const SMALL = `
-[slots.story]
-protocol = "openai-chat"
-model = "gpt-4.1-mini"
-contextWindow = 8192
-maxOutputTokens = 1024
-
-[slots.fast]
-protocol = "openai-chat"
-model = "gpt-4.1-nano"
-contextWindow = 8192
-maxOutputTokens = 512
-`;
-
 type Data = Record<string, unknown>;
 const of = (events: StoredEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as Data);
 
@@ -35,7 +21,7 @@ describe('a long session with the default history-compaction plugin on an 8k win
   let h: TurnHarness;
   beforeAll(async () => {
     h = await turnHarness({ pluginsDir: DEFAULT_PLUGINS, handlers: (deps) => new TurnRunner(deps) });
-    h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL), (protocol) => endpointFor(protocol, {}, h.emulator.url));
+    h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL_WINDOW_LLM), (protocol) => endpointFor(protocol, {}, h.emulator.url));
   });
   afterAll(() => h.close());
 
