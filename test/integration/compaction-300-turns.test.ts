@@ -1,34 +1,22 @@
-import { join } from 'node:path';
-import { rebuildInline, type StoredEvent } from '../../libs/events';
-import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../libs/providers';
-import { HistoryFold } from '../../libs/engine/history-fold';
-import { loadRuntimeHistory } from '../../libs/engine/history-loader';
-import { engineInlineProjections } from '../../libs/engine/projections';
-import { auditTurn } from '../../libs/engine/turn-audit';
 import { historyReadLimit } from '../../libs/engine/turn/deps';
-import { TurnRunner } from '../../libs/engine/turn/turn-runner';
-import { eventually, type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
-import { dumpProjections } from '../support/projection-dump';
-import { SMALL_WINDOW_LLM } from '../support/small-window-llm';
+import { auditTurn } from '../../libs/engine/turn-audit';
+import { loadRuntimeHistory } from '../../libs/engine/history-loader';
+import type { TurnHarness } from '../../libs/engine/turn/test/harness';
+import { eventData as of, expectReplayIdentical, playTurn, smallWindowHarness } from '../../libs/engine/barrier/test/long-session';
 
-/** The repository's default plugins: the narrator and the default history-compaction plugin. */
-const DEFAULT_PLUGINS = join(__dirname, '..', '..', 'plugins');
 const TURNS = 300;
 const SUMMARY_SEGMENT_CAP = 8;
-
-type Data = Record<string, unknown>;
-const of = (events: StoredEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as Data);
 
 /**
  * Issue 12's acceptance: a 300-turn session on the emulator (story and summary model) with an 8k
  * window and the repository's default plugins. Unit-suite sibling with 24 turns:
- * libs/engine/barrier/test/default-plugin-turns.test.ts.
+ * libs/engine/barrier/test/default-plugin-turns.test.ts. Needs no server; it is here because it
+ * takes about 45 s on the 2-core machine (300 turns, 6 compactions, ~20 audited turns).
  */
 describe('a 300-turn session on an 8k window with the default plugins', () => {
   let h: TurnHarness;
   beforeAll(async () => {
-    h = await turnHarness({ pluginsDir: DEFAULT_PLUGINS, handlers: (deps) => new TurnRunner(deps) });
-    h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL_WINDOW_LLM), (protocol) => endpointFor(protocol, {}, h.emulator.url));
+    h = await smallWindowHarness();
   });
   afterAll(() => h.close());
 
@@ -42,10 +30,7 @@ describe('a 300-turn session on an 8k window with the default plugins', () => {
     let compactedRows = 0;
     for (let i = 0; i < TURNS; i++) {
       const text = `Turn ${i + 1}: I search the flooded archive shelf by shelf and read the spines aloud. `.repeat(1 + (i % 4));
-      const job = await h.input(session, text);
-      await h.queue.enqueue(job);
-      await eventually(async () => ['committed', 'failed'].includes((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status ?? ''), 'ended');
-      expect((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status).toBe('committed');
+      const job = await playTurn(h, session, text);
       inputs.push(text);
       turnIds.push(job.turnId);
       const read = await loadRuntimeHistory(h.deps.readModels, session.tenantId, session.sessionId, bound, { withCoverage: true });
@@ -84,12 +69,6 @@ describe('a 300-turn session on an 8k window with the default plugins', () => {
     }
 
     // replay identical
-    const read = await loadRuntimeHistory(h.deps.readModels, session.tenantId, session.sessionId, bound, { withCoverage: true });
-    const fold = new HistoryFold();
-    for (const e of events) fold.apply(e);
-    expect(fold.uncompacted(session.sessionId, 1000)).toEqual(read.messages);
-    const rows = await dumpProjections(h.database.db);
-    expect((await rebuildInline({ db: h.database.db, projections: engineInlineProjections })).failures).toEqual([]);
-    expect(await dumpProjections(h.database.db)).toEqual(rows);
+    await expectReplayIdentical(h, session);
   }, 900_000);
 });
