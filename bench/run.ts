@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runMain } from '../apps/process-lifecycle';
+import { runCompactionBench } from './compaction-bench';
 import { runContextBench } from './context-bench';
 import { runContextPluginsBench } from './context-plugins-bench';
 import { runEmberback } from './emberback-bench';
@@ -17,6 +18,7 @@ async function main() {
   if (selected('context')) await contextBench(sizes, iterations);
   if (selected('context-plugins')) await contextPluginsBench(sizes, iterations);
   if (selected('emberback')) await emberbackBench();
+  if (selected('compaction')) await compactionBench();
 }
 
 async function contextBench(sizes: number[], iterations: number) {
@@ -131,6 +133,36 @@ async function emberbackBench() {
     ),
   );
   console.log(`wrote ${emberFile}`);
+}
+
+/** Issue 12: prompt tokens per turn over a long session on a small window with the default compaction plugin. */
+async function compactionBench() {
+  const turns = Number(process.env.BENCH_COMPACTION_TURNS ?? 300);
+  console.log(`\nCompaction: ${turns} turns on the provider emulator, story and fast slot 8,192 tokens, default plugins/`);
+  const bench = await runCompactionBench(turns, (l) => console.log(l));
+  console.log(`trigger window ${bench.window.effective}, threshold ${bench.window.threshold ?? '-'} (estimated tokens)`);
+  console.table(
+    bench.rows
+      .filter((r) => r.turn === 1 || r.turn % 10 === 0)
+      .map((r) => ({
+        turn: r.turn,
+        'prompt tok (est.)': r.promptTokens,
+        'input tok (emulated)': r.inputTokens,
+        'cached tok (emulated)': r.cachedTokens,
+        'compactions so far': bench.compactionTurns.filter((t) => t <= r.turn).length,
+      })),
+  );
+  const a = bench.afterFirstCompaction;
+  console.log(`compactions: ${bench.compactions} (turns ${bench.compactionTurns.join(', ')})`);
+  console.table(bench.sawtooth.map((c) => ({ 'compacted in turn': c.turn, 'prompt tok the turn before': c.before, 'prompt tok after': c.after })));
+  if (a) console.log(`prompt tokens from the first compaction on: min ${a.min}, max ${a.max}, mean ${a.mean}`);
+  console.log(
+    `emulated cache-read share of the story's first requests: between compactions ${(bench.cacheShareBetweenCompactions * 100).toFixed(1)}%, right after a compaction ${(bench.cacheShareAfterCompaction * 100).toFixed(1)}%`,
+  );
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, 'compaction.json');
+  writeFileSync(file, JSON.stringify({ name: 'compaction', date: new Date().toISOString(), node: process.version, ...bench }, null, 2));
+  console.log(`wrote ${file}`);
 }
 
 runMain(main);

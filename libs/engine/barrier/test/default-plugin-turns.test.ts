@@ -1,41 +1,13 @@
-import { join } from 'node:path';
-import { rebuildInline, type StoredEvent } from '../../../events';
-import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../../providers';
-import { dumpProjections } from '../../../../test/support/projection-dump';
-import { HistoryFold } from '../../history-fold';
-import { loadRuntimeHistory } from '../../history-loader';
-import { engineInlineProjections } from '../../projections';
 import { auditTurn } from '../../turn-audit';
+import { loadRuntimeHistory } from '../../history-loader';
 import { historyReadLimit } from '../../turn/deps';
-import { TurnRunner } from '../../turn/turn-runner';
-import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
-
-/** The repository's default plugins: the narrator and the default history-compaction plugin. */
-const DEFAULT_PLUGINS = join(__dirname, '..', '..', '..', '..', 'plugins');
-
-/** An 8k story and fast model (effective window 7,168 after the story model's reserve). */
-const SMALL = `
-[slots.story]
-protocol = "openai-chat"
-model = "gpt-4.1-mini"
-contextWindow = 8192
-maxOutputTokens = 1024
-
-[slots.fast]
-protocol = "openai-chat"
-model = "gpt-4.1-nano"
-contextWindow = 8192
-maxOutputTokens = 512
-`;
-
-type Data = Record<string, unknown>;
-const of = (events: StoredEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as Data);
+import type { TurnHarness } from '../../turn/test/harness';
+import { eventData as of, expectReplayIdentical, playTurn, smallWindowHarness } from './long-session';
 
 describe('a long session with the default history-compaction plugin on an 8k window (emulator as story and summary model)', () => {
   let h: TurnHarness;
   beforeAll(async () => {
-    h = await turnHarness({ pluginsDir: DEFAULT_PLUGINS, handlers: (deps) => new TurnRunner(deps) });
-    h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL), (protocol) => endpointFor(protocol, {}, h.emulator.url));
+    h = await smallWindowHarness();
   });
   afterAll(() => h.close());
 
@@ -44,10 +16,7 @@ describe('a long session with the default history-compaction plugin on an 8k win
     const TURNS = 24;
     const turnIds: string[] = [];
     for (let i = 1; i <= TURNS; i++) {
-      const job = await h.input(session, `Turn ${i}: ${'I search the flooded archive shelf by shelf, reading every spine aloud. '.repeat(40)}`);
-      await h.queue.enqueue(job);
-      await eventually(async () => ['committed', 'failed'].includes((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status ?? ''), 'ended');
-      expect((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status).toBe('committed');
+      const job = await playTurn(h, session, `Turn ${i}: ${'I search the flooded archive shelf by shelf, reading every spine aloud. '.repeat(40)}`);
       turnIds.push(job.turnId);
     }
     const events = await h.events(session.sessionId);
@@ -72,11 +41,6 @@ describe('a long session with the default history-compaction plugin on an 8k win
     for (const turnId of turnIds)
       expect((await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps) }, session.sessionId, turnId)).identical).toBe(true);
 
-    const fold = new HistoryFold();
-    for (const e of events) fold.apply(e);
-    expect(fold.uncompacted(session.sessionId, 1000)).toEqual(read.messages);
-    const rows = await dumpProjections(h.database.db);
-    expect((await rebuildInline({ db: h.database.db, projections: engineInlineProjections })).failures).toEqual([]);
-    expect(await dumpProjections(h.database.db)).toEqual(rows);
+    await expectReplayIdentical(h, session);
   }, 120_000);
 });

@@ -1,0 +1,47 @@
+import { join } from 'node:path';
+import { rebuildInline, type StoredEvent } from '../../../events';
+import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../../providers';
+import { dumpProjections } from '../../../../test/support/projection-dump';
+import { SMALL_WINDOW_LLM } from '../../../../test/support/small-window-llm';
+import { HistoryFold } from '../../history-fold';
+import { loadRuntimeHistory } from '../../history-loader';
+import { engineInlineProjections } from '../../projections';
+import { historyReadLimit } from '../../turn/deps';
+import { TurnRunner } from '../../turn/turn-runner';
+import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
+
+/** The repository's default plugins: the narrator and the default history-compaction plugin. */
+const DEFAULT_PLUGINS = join(__dirname, '..', '..', '..', '..', 'plugins');
+
+type Data = Record<string, unknown>;
+
+/** The data of the events of one type, in log order. */
+export const eventData = (events: StoredEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as Data);
+
+/** Turns run through the real turn runner with the default plugins; story and fast slot 8k (emulator). */
+export async function smallWindowHarness(): Promise<TurnHarness> {
+  const h = await turnHarness({ pluginsDir: DEFAULT_PLUGINS, handlers: (deps) => new TurnRunner(deps) });
+  h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL_WINDOW_LLM), (protocol) => endpointFor(protocol, {}, h.emulator.url));
+  return h;
+}
+
+/** Submits a player input, runs its turn to the end and expects it committed. */
+export async function playTurn(h: TurnHarness, session: { tenantId: string; sessionId: string }, text: string) {
+  const job = await h.input(session, text);
+  await h.queue.enqueue(job);
+  const status = async () => (await h.deps.readModels.execution(job.tenantId, job.executionId))?.status ?? '';
+  await eventually(async () => ['committed', 'failed'].includes(await status()), 'ended');
+  expect(await status()).toBe('committed');
+  return job;
+}
+
+/** The history fold gives the uncompacted view the read models give, and a rebuild of the inline projections gives the same rows. */
+export async function expectReplayIdentical(h: TurnHarness, session: { tenantId: string; sessionId: string }): Promise<void> {
+  const read = await loadRuntimeHistory(h.deps.readModels, session.tenantId, session.sessionId, historyReadLimit(h.deps));
+  const fold = new HistoryFold();
+  for (const e of await h.events(session.sessionId)) fold.apply(e);
+  expect(fold.uncompacted(session.sessionId, 1000)).toEqual(read.messages);
+  const rows = await dumpProjections(h.database.db);
+  expect((await rebuildInline({ db: h.database.db, projections: engineInlineProjections })).failures).toEqual([]);
+  expect(await dumpProjections(h.database.db)).toEqual(rows);
+}

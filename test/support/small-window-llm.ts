@@ -1,0 +1,17 @@
+/**
+ * Model slots with a small window for long-session tests and the compaction benchmark: an 8k story
+ * and fast model (effective window 7,168, the story slot after its 1,024-token reserve).
+ */
+export const SMALL_WINDOW_LLM = `
+[slots.story]
+protocol = "openai-chat"
+model = "gpt-4.1-mini"
+contextWindow = 8192
+maxOutputTokens = 1024
+
+[slots.fast]
+protocol = "openai-chat"
+model = "gpt-4.1-nano"
+contextWindow = 8192
+maxOutputTokens = 512
+`;
