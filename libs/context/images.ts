@@ -1,7 +1,7 @@
 import { truncateText } from '../text';
 import type { Locale } from '../plugins-sdk';
 import { fixedText } from './fixed-text';
-import type { ContextMessage, RecentImage } from './types';
+import type { RecentImage } from './types';
 
 /** Spec §1 "Images that have been shown": the most an image's content description keeps (code points, whole graphemes). */
 export const IMAGE_CONTENT_MAX_CHARS = 600;
@@ -40,7 +40,7 @@ export function recentImagesText(locale: Locale, images: readonly RecentImage[])
   return [t.recentImagesTitle, ...images.map((image, i) => t.recentImageLine(i + 1, image.description === '' ? null : image.description))].join('\n');
 }
 
-/** The budget estimate of the images a request's messages carry: 1,500 tokens each. */
-export function imageTokens(messages: readonly Pick<ContextMessage, 'images'>[]): number {
+/** The budget estimate of the images a request's messages carry (references or inline bytes): 1,500 tokens each. */
+export function imageTokens(messages: readonly { images?: readonly unknown[] }[]): number {
   return messages.reduce((n, m) => n + (m.images?.length ?? 0), 0) * IMAGE_TOKENS;
 }

@@ -1,4 +1,4 @@
-import { estimateTokens, IMAGE_TOKENS } from '../../context';
+import { estimateTokens, imageTokens } from '../../context';
 import type { ModelCall, ProviderRegistry, SlotConfig } from '../../providers';
 import { SUMMARY_SLOT } from './summary-model';
 
@@ -37,6 +37,6 @@ export function compactionWindows(providers: Pick<ProviderRegistry, 'config'>): 
 
 /** The framework's estimate of a request's input tokens: every message's text, 1,500 per inline image (spec §1), and the tool definitions. */
 export function estimateRequestTokens(call: Pick<ModelCall, 'messages' | 'tools'>): number {
-  const messages = call.messages.reduce((sum, m) => sum + estimateTokens(m.content) + (m.images?.length ?? 0) * IMAGE_TOKENS, 0);
+  const messages = call.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0) + imageTokens(call.messages);
   return messages + (call.tools && call.tools.length > 0 ? estimateTokens(JSON.stringify(call.tools)) : 0);
 }
