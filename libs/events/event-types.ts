@@ -168,6 +168,13 @@ export const MAX_ASSET_META_CHARS = 4_000;
 const noNul = (s: string) => !s.includes('\u0000');
 
 /**
+ * A diagnostic text (an error message, a plugin's failure detail) as an event can hold it: each
+ * U+0000, which PostgreSQL jsonb refuses, becomes U+FFFD. For text the engine reports, never for
+ * recorded content (that is refused instead, so nothing recorded is changed).
+ */
+export const diagnosticText = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
+
+/**
  * A generated asset as the log and the history reference it: the bytes live in the MediaStore
  * under `mediaId` (tenant- and session-scoped); `byteLength` and `sha256` let every reader — the
  * worker before a model call, the audit rebuilding it — check it read the bytes that were submitted.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { compactionLimits, discardingCutReplies, estimateTokens, type HistoryMessage, validateCompaction } from '../../context';
 import { EngineError } from '../../errors';
-import { CompactionPrefixMismatchError, isDatabaseUnavailable, type NewEvent } from '../../events';
+import { CompactionPrefixMismatchError, diagnosticText, isDatabaseUnavailable, type NewEvent } from '../../events';
 import { CompactResult, type CompactInput, type CompactionContext, type PluginHistoryMessage } from '../../plugins-sdk';
 import { agentRequestInputs } from '../agent/request-inputs';
 import { compactionEvent } from '../compaction';
@@ -132,7 +132,8 @@ export async function runCompactionBarrier(
       triggerWindow: windows.effective,
       thresholdTokens: windows.threshold,
       outcome,
-      ...extra,
+      ...(extra.compactionId !== undefined ? { compactionId: extra.compactionId } : {}),
+      ...(extra.detail !== undefined ? { detail: diagnosticText(extra.detail) } : {}),
     },
   });
   const end = async (outcome: Outcome, extra: { compactionId?: string; detail?: string } = {}): Promise<BarrierResult> => {

@@ -1,4 +1,4 @@
-import { ConcurrencyError } from '../../events';
+import { ConcurrencyError, diagnosticText } from '../../events';
 import { EngineError } from '../../errors';
 import type { TurnJob } from '../queue';
 import type { TurnDeps } from './deps';
@@ -49,5 +49,5 @@ export async function recordFailure(deps: TurnDeps, job: TurnJob, failure: Failu
 
 function describe(error: unknown): { code: string; message: string } {
   const code = error instanceof EngineError ? error.code : error instanceof Error ? error.name : 'UNKNOWN';
-  return { code, message: error instanceof Error ? error.message : String(error) };
+  return { code: diagnosticText(code), message: diagnosticText(error instanceof Error ? error.message : String(error)) };
 }

@@ -60,7 +60,8 @@ describe('the compaction barrier in real turns (windowed: maxTurns in pre-turn; 
     const job = await h.input(session, text);
     await h.queue.enqueue(job);
     await eventually(async () => ['committed', 'failed'].includes((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status ?? ''), 'ended');
-    expect((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status).toBe('committed');
+    const ended = await h.deps.readModels.execution(job.tenantId, job.executionId);
+    expect({ status: ended?.status, error: ended?.error }).toEqual({ status: 'committed', error: null });
     return job;
   };
   const long = (i: number) => `Turn ${i}: ${'I walk down the long corridor and look at every carved stone. '.repeat(30)}`;
@@ -174,5 +175,20 @@ describe('the compaction barrier in real turns (windowed: maxTurns in pre-turn; 
     ]);
     expect(of(events, 'history.compacted@1')).toEqual([]);
     expect(h.warnings.some((w) => w.includes('compaction rejected'))).toBe(true);
+  });
+
+  it('a provider that throws fails the compaction alone: the barrier ends as failed, nothing is marked, the turn commits and the next turn compacts', async () => {
+    const session = await h.session();
+    for (let i = 1; i <= 4; i++) await turn(session, long(i));
+    behaviour.mode = 'throws';
+    const job = await turn(session, long(5));
+    const events = await h.events(session.sessionId);
+    expect(of(events, 'compaction.barrier-passed@1', job.executionId)).toEqual([
+      expect.objectContaining({ outcome: 'failed', detail: expect.stringContaining('the compactor broke on 🧑‍🚀 خريطة 地図') }),
+    ]);
+    expect(of(events, 'history.compacted@1')).toEqual([]);
+    behaviour.mode = 'ok';
+    const next = await turn(session, long(6));
+    expect(of(await h.events(session.sessionId), 'compaction.barrier-passed@1', next.executionId)).toEqual([expect.objectContaining({ outcome: 'compacted' })]);
   });
 });
