@@ -32,3 +32,18 @@ export type {
   SummaryProblemKind,
 } from './validate-compaction';
 export { acceptedSummaryReply, discardingCutReplies } from './summary-reply';
+export { applyBudget, estimateRequest, inputLimit, limitProblems, EMPTY_LEDGER } from './budget';
+export type {
+  Estimator,
+  BudgetLimits,
+  BudgetMessage,
+  BudgetToolCall,
+  BudgetMessageKind,
+  LedgerCall,
+  LedgerEntry,
+  BudgetLedger,
+  BudgetMode,
+  BudgetRequest,
+  BudgetStats,
+  BudgetOutcome,
+} from './budget';
