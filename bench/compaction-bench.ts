@@ -36,6 +36,13 @@ export interface CompactionBenchResult {
   compactionTurns: number[];
   /** Per compaction: the story request's prompt tokens the turn before it and in its turn (after it). */
   sawtooth: { turn: number; before: number; after: number }[];
+  /** Per compaction: summary segments stored after it, segments it added, old segments it merged away. */
+  segments: { turn: number; stored: number; added: number; merged: number }[];
+  /**
+   * Per interval from one compaction to the next (the last to the end): mean and peak prompt tokens.
+   * "Flat after the first compaction": these stay level over the session instead of growing with it.
+   */
+  intervals: { from: number; to: number; mean: number; peak: number }[];
   /** Prompt tokens from the first compacted turn on. */
   afterFirstCompaction: { min: number; max: number; mean: number } | null;
   /** Cached / input tokens over the story's first requests that are not the first after a compaction (turn 1 excluded). */
@@ -70,6 +77,10 @@ export async function runCompactionBench(turns: number, log: (line: string) => v
     const events = await covel.engine.store.readStream(id);
     const usage = new Map<string, { inputTokens: number; cachedInputTokens: number }>();
     const compactedTurns = new Set<string>();
+    const stored = new Set<string>();
+    /** compactionId of the turn that compacted. */
+    const compactionOf = new Map<string, string>();
+    const byCompaction = new Map<string, { added: number; merged: number; stored: number }>();
     let threshold: number | null = null;
     let effective = 0;
     for (const e of events) {
@@ -78,7 +89,20 @@ export async function runCompactionBench(turns: number, log: (line: string) => v
       if (e.type === 'compaction.barrier-passed@1') {
         threshold = data.thresholdTokens as number;
         effective = data.triggerWindow as number;
-        if (data.outcome === 'compacted') compactedTurns.add(data.turnId as string);
+        if (data.outcome === 'compacted') {
+          compactedTurns.add(data.turnId as string);
+          compactionOf.set(data.turnId as string, data.compactionId as string);
+        }
+      }
+      if (e.type === 'history.compacted@1') {
+        const summaries = data.summaries as { summaryId: string; messageIds: string[]; replacesSummaryIds: string[] }[];
+        let merged = 0;
+        for (const s of summaries) {
+          // a merge keeps the oldest replaced id: the others leave the store
+          for (const old of s.replacesSummaryIds) if (old !== s.summaryId && stored.delete(old)) merged++;
+          stored.add(s.summaryId);
+        }
+        byCompaction.set(data.compactionId as string, { added: summaries.filter((s) => s.messageIds.length > 0).length, merged, stored: stored.size });
       }
     }
     const story = prefixReport(await covel.engine.readModels.recordedCalls(id)).filter((r) => r.runtime === 'narrator/narrator');
@@ -107,6 +131,15 @@ export async function runCompactionBench(turns: number, log: (line: string) => v
       compactions: compactionTurns.length,
       compactionTurns,
       sawtooth: compactionTurns.map((t) => ({ turn: t, before: rows[t - 2]?.promptTokens ?? 0, after: rows[t - 1].promptTokens })),
+      segments: compactionTurns.map((t) => {
+        const c = byCompaction.get(compactionOf.get(turnIds[t - 1]) ?? '') ?? { added: 0, merged: 0, stored: 0 };
+        return { turn: t, ...c };
+      }),
+      intervals: compactionTurns.map((from, k) => {
+        const to = (compactionTurns[k + 1] ?? turns + 1) - 1;
+        const tokens = rows.slice(from - 1, to).map((r) => r.promptTokens);
+        return { from, to, mean: Math.round(tokens.reduce((a, b) => a + b, 0) / tokens.length), peak: Math.max(...tokens) };
+      }),
       afterFirstCompaction:
         after.length === 0 ? null : { min: Math.min(...after), max: Math.max(...after), mean: Math.round(after.reduce((a, b) => a + b, 0) / after.length) },
       cacheShareBetweenCompactions: share(rows.filter((r) => r.turn > 1 && !r.compacted)),

@@ -155,6 +155,11 @@ async function compactionBench() {
   const a = bench.afterFirstCompaction;
   console.log(`compactions: ${bench.compactions} (turns ${bench.compactionTurns.join(', ')})`);
   console.table(bench.sawtooth.map((c) => ({ 'compacted in turn': c.turn, 'prompt tok the turn before': c.before, 'prompt tok after': c.after })));
+  console.table(
+    bench.segments.map((c) => ({ 'compacted in turn': c.turn, 'segments added': c.added, 'old segments merged': c.merged, 'segments stored': c.stored })),
+  );
+  console.log('prompt tokens per interval between compactions (flat: level from interval to interval, not growing with the session):');
+  console.table(bench.intervals.map((i) => ({ turns: `${i.from}-${i.to}`, 'mean prompt tok': i.mean, 'peak prompt tok': i.peak })));
   if (a) console.log(`prompt tokens from the first compaction on: min ${a.min}, max ${a.max}, mean ${a.mean}`);
   console.log(
     `emulated cache-read share of the story's first requests: between compactions ${(bench.cacheShareBetweenCompactions * 100).toFixed(1)}%, right after a compaction ${(bench.cacheShareAfterCompaction * 100).toFixed(1)}%`,

@@ -18,10 +18,10 @@ type Data = Record<string, unknown>;
 /** The data of the events of one type, in log order. */
 export const eventData = (events: StoredEvent[], type: string) => events.filter((e) => e.type === type).map((e) => e.data as Data);
 
-/** Turns run through the real turn runner with the default plugins; story and fast slot 8k (emulator). */
-export async function smallWindowHarness(): Promise<TurnHarness> {
+/** Turns run through the real turn runner with the default plugins; story and fast slot 8k (emulator), or the slots of `llm` (llm.toml text). */
+export async function smallWindowHarness(llm: string = SMALL_WINDOW_LLM): Promise<TurnHarness> {
   const h = await turnHarness({ pluginsDir: DEFAULT_PLUGINS, handlers: (deps) => new TurnRunner(deps) });
-  h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL_WINDOW_LLM), (protocol) => endpointFor(protocol, {}, h.emulator.url));
+  h.deps.providers = new ProviderRegistry(parseLlmConfig(llm), (protocol) => endpointFor(protocol, {}, h.emulator.url));
   return h;
 }
 
