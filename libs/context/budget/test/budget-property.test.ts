@@ -119,6 +119,8 @@ describe('§5 budget property: random tool-heavy requests', () => {
         expect(out.messages.filter((_, i) => out.kinds[i] === 'protected')).toEqual(protectedIn);
         protectedIn.forEach((m) => expect(out.messages).toContain(m));
         expect(out.messages[0]).toBe(req.messages[0]);
+        const firstProtected = req.kinds.indexOf('protected');
+        if (firstProtected > 0 && req.messages[firstProtected - 1]!.role === 'system') expect(out.messages).toContain(req.messages[firstProtected - 1]);
 
         // Every tool result still follows the assistant message that made its call (when the request had it so).
         if (paired(req.messages)) expect(paired(out.messages)).toBe(true);

@@ -26,6 +26,7 @@ describe('§5 frozen digest: golden text', () => {
   });
 
   it('zh-Hans: the header is Chinese; ok, failed, names and codes are not translated', () => {
+    expect(frozenDigest(calls, 'zh-Hans')).toBe(['[较早的工具调用（为节省上下文已折叠）：]', ...frozenDigest(calls, 'en').split('\n').slice(1)].join('\n'));
     expect(frozenDigest(calls.slice(2, 3), 'zh-Hans')).toBe(
       ['[较早的工具调用（为节省上下文已折叠）：]', '- emit-event {"topic":"x"} → failed: EVENT_INVALID'].join('\n'),
     );
