@@ -31,6 +31,10 @@ const en = {
     shows === null ? 'An image was shown to the player here.' : `An image was shown to the player here, showing: ${shows}`,
   recentImagesTitle: 'The images most recently shown to the player are attached, oldest first:',
   recentImageLine: (n: number, shows: string | null) => `${n}. ${shows ?? '(no description)'}`,
+  budgetOmitted: '[omitted to save context]',
+  budgetTruncated: '[… middle cut to save context …]',
+  budgetTrimmed: '[Earlier messages were removed here to save context.]',
+  budgetDigestHeader: '[Earlier tool calls, collapsed to save context:]',
 };
 
 const zh: typeof en = {
@@ -56,6 +60,10 @@ const zh: typeof en = {
   imageShown: (shows) => (shows === null ? '此处向玩家展示了一张图片。' : `此处向玩家展示了一张图片，内容：${shows}`),
   recentImagesTitle: '最近向玩家展示的图片附在此消息中，从旧到新：',
   recentImageLine: (n, shows) => `${n}. ${shows ?? '（无描述）'}`,
+  budgetOmitted: '[为节省上下文已省略]',
+  budgetTruncated: '[……为节省上下文已删去中间部分……]',
+  budgetTrimmed: '[此处较早的消息为节省上下文已移除。]',
+  budgetDigestHeader: '[较早的工具调用（为节省上下文已折叠）：]',
 };
 
 export type FixedText = typeof en;

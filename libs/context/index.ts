@@ -32,7 +32,26 @@ export type {
   SummaryProblemKind,
 } from './validate-compaction';
 export { acceptedSummaryReply, discardingCutReplies } from './summary-reply';
-export { applyBudget, estimateRequest, inputLimit, limitProblems, EMPTY_LEDGER } from './budget';
+export {
+  applyBudget,
+  estimateRequest,
+  inputLimit,
+  limitProblems,
+  EMPTY_LEDGER,
+  overflowText,
+  BudgetKindsError,
+  budgetTarget,
+  estimateMessage,
+  canonicalJson,
+  findToolGroups,
+  callsKey,
+  replayLedger,
+  elideResult,
+  frozenDigest,
+  truncateMiddle,
+  DIGEST_ARGUMENTS_MAX,
+  DIGEST_SUMMARY_MAX,
+} from './budget';
 export type {
   Estimator,
   BudgetLimits,
@@ -46,4 +65,6 @@ export type {
   BudgetRequest,
   BudgetStats,
   BudgetOutcome,
+  ToolGroup,
+  GroupDecision,
 } from './budget';

@@ -1,3 +1,12 @@
-export { applyBudget, estimateRequest, inputLimit, limitProblems } from './apply-budget';
+export { applyBudget, overflowText, BudgetKindsError, estimateRequest, inputLimit, limitProblems } from './apply-budget';
+export { budgetTarget, estimateMessage } from './estimate-request';
+export { canonicalJson } from './canonical-json';
+export { findToolGroups, callsKey } from './tool-groups';
+export type { ToolGroup } from './tool-groups';
+export { replayLedger } from './ledger';
+export type { GroupDecision } from './ledger';
+export { elideResult } from './elide';
+export { frozenDigest, DIGEST_ARGUMENTS_MAX, DIGEST_SUMMARY_MAX } from './digest';
+export { truncateMiddle } from './truncate';
 export type * from './types';
 export { EMPTY_LEDGER } from './types';

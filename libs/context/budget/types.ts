@@ -92,7 +92,10 @@ export interface BudgetStats {
   /** Estimated input tokens before anything was applied (ledger replay included in `after`). */
   before: number;
   after: number;
-  /** Tool results elided, groups collapsed, history messages pruned, messages head/tail truncated in this request. */
+  /**
+   * Tool results elided, groups collapsed (ledger replays included), history messages pruned,
+   * messages head/tail truncated in this request.
+   */
   elided: number;
   collapsed: number;
   pruned: number;

@@ -1,0 +1,14 @@
+/** A tool result's content read as JSON: an object envelope, another JSON value, or plain text. */
+export type ParsedResult = { kind: 'object'; value: Record<string, unknown> } | { kind: 'json'; value: unknown } | { kind: 'text' };
+
+export function parseResult(content: string): ParsedResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    return { kind: 'text' };
+  }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return { kind: 'object', value: value as Record<string, unknown> };
+  // A JSON string is a string result; numbers, booleans, null and arrays are non-string results.
+  return typeof value === 'string' ? { kind: 'text' } : { kind: 'json', value };
+}
