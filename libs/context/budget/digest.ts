@@ -1,7 +1,7 @@
 import { fixedText } from '../fixed-text';
 import type { Locale } from '../../plugins-sdk';
 import { codePointLength, truncateText } from '../../text';
-import { parseResult } from './tool-result';
+import { envelopeSummary, parseResult } from './tool-result';
 import type { LedgerCall } from './types';
 
 /** Longest arguments preview and result summary of a digest line, in code points (the ellipsis included). */
@@ -33,8 +33,8 @@ function outcome(result: string): string {
     const code = error !== null && typeof error === 'object' ? (error as Record<string, unknown>)['code'] : undefined;
     return typeof code === 'string' ? `failed: ${preview(code, DIGEST_SUMMARY_MAX)}` : 'failed';
   }
-  const summary = envelope['summary'];
-  if (typeof summary === 'string') return `ok: ${preview(summary, DIGEST_SUMMARY_MAX)}`;
+  const summary = envelopeSummary(envelope);
+  if (summary !== undefined) return `ok: ${preview(summary, DIGEST_SUMMARY_MAX)}`;
   if ('data' in envelope) return `ok: ${preview(JSON.stringify(envelope['data']) ?? 'null', DIGEST_SUMMARY_MAX)}`;
   return `ok: ${preview(result, DIGEST_SUMMARY_MAX)}`;
 }

@@ -12,3 +12,17 @@ export function parseResult(content: string): ParsedResult {
   // A JSON string is a string result; numbers, booleans, null and arrays are non-string results.
   return typeof value === 'string' ? { kind: 'text' } : { kind: 'json', value };
 }
+
+/**
+ * An envelope's summary: its `summary` member, else the `summary` string of its `data` object (a
+ * plugin tool's returned object is the engine envelope's `data`: `{ "ok": true, "data": { "summary": … } }`).
+ */
+export function envelopeSummary(envelope: Record<string, unknown>): string | undefined {
+  if (typeof envelope['summary'] === 'string') return envelope['summary'];
+  const data = envelope['data'];
+  if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
+    const inner = (data as Record<string, unknown>)['summary'];
+    if (typeof inner === 'string') return inner;
+  }
+  return undefined;
+}

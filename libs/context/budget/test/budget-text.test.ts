@@ -170,3 +170,13 @@ describe('§5 head/tail truncation', () => {
     expect(out.messages[2]).toBe(protectedBig.message);
   });
 });
+
+describe('§5 a plugin tool result: its summary sits in the envelope data', () => {
+  const result = JSON.stringify({ ok: true, data: { summary: 'Shelf 2: 5 ledgers', ledgers: 'x'.repeat(400) } });
+  it('elision keeps it as the envelope summary', () => {
+    expect(elideResult(result, 'en')).toBe('{"ok":true,"summary":"Shelf 2: 5 ledgers","elided":"[omitted to save context]"}');
+  });
+  it('the digest line reads it', () => {
+    expect(frozenDigest([{ id: 'c1', name: 'search', arguments: '{"shelf":2}', result }], 'en')).toContain('- search {"shelf":2} → ok: Shelf 2: 5 ledgers');
+  });
+});
