@@ -1,5 +1,6 @@
 import { runtimeKey } from '../journal';
 import type { TurnDeps } from '../turn/deps';
+import { ContextOverflowError } from '../budget';
 import { foldLoop } from './completion';
 import { AgentLoopError } from './errors';
 import { finalizeRuntime } from './finalization';
@@ -50,6 +51,8 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
         sent = await runModelStep(ctx, { step: next.step, conversation, ...(signal ? { signal } : {}) });
       } catch (error) {
         if (signal?.aborted) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
+        // spec §5: still over the input limit after trimming: nothing was sent, the overflow text is the failure
+        if (error instanceof ContextOverflowError) throw fail('context-overflow', error.text);
         throw error;
       }
       // a reply that completes the runtime is recorded with the output (and the commit) in one append

@@ -1,4 +1,6 @@
+import type { BudgetLedger, BudgetMode } from '../../context';
 import type { Locale } from '../../plugins-sdk';
+import { runLedger } from '../budget';
 import { type ExecutionJournal, runtimeKey } from '../journal';
 import type { AgentStepInputs } from '../runtime-request';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
@@ -31,4 +33,20 @@ export function loopStepInputs(args: {
   const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
   const { conversation } = foldLoop({ policy: agentPolicy(args.runtime), locale: args.locale, record, upTo: args.step });
   return { conversation, tools: (args.tools ?? DEFINITIONS).definitions(args.runtime, args.catalog) };
+}
+
+/**
+ * The token budget a recorded call was built with: the ledger the recorded calls of the earlier
+ * steps made (the same fold the worker's step reads) and the call's mode; none for a call recorded
+ * without a budget (a log before it), so its rebuild applies none.
+ */
+export function loopStepBudget(args: {
+  runtime: CatalogRuntime;
+  execution: ExecutionJournal;
+  step: number;
+  recorded: { mode: BudgetMode } | undefined;
+}): { budget: { ledger: BudgetLedger; mode: BudgetMode } } | Record<string, never> {
+  if (!args.recorded) return {};
+  const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
+  return { budget: { ledger: runLedger(record?.ledgers, args.step), mode: args.recorded.mode } };
 }
