@@ -90,8 +90,6 @@ export interface AgentLoopRecord {
    * budget.added), by step, the first call per step (a fallback adds the same); `runLedger` folds it.
    */
   ledgers?: Map<number, LedgerEntry[]>;
-  /** The budget mode of each step's recorded call (`finalizer`, `emergency`), the first call per step; normal steps are absent. */
-  modes?: Map<number, 'finalizer' | 'emergency'>;
 }
 
 export const outcomeKey = (step: number, toolCallId: string) => `${step}/${toolCallId}`;
@@ -197,8 +195,6 @@ export class SessionJournal {
         if (!loop) return;
         loop.ledgers ??= new Map();
         if (!loop.ledgers.has(step)) loop.ledgers.set(step, d.budget.added);
-        loop.modes ??= new Map();
-        if (d.budget.mode !== 'normal' && !loop.modes.has(step)) loop.modes.set(step, d.budget.mode);
         return;
       }
       case 'llm.responded@1': {

@@ -107,7 +107,7 @@ export async function rebuildRequests(
         lastFormValues: execution.lastFormValues ?? {},
         eventCatalog: advertisedEvents(generation, runtime),
         // a later step of the agent loop: the conversation its recorded earlier steps make
-        loop: loopStepInputs({ runtime, catalog: generation, execution, locale, step: d.step ?? 1, tools: options.tools }),
+        loop: loopStepInputs({ runtime, catalog: generation, execution, locale, step: d.step ?? 1, tools: options.tools, mode: d.budget?.mode }),
         // the token budget it was sent with: the ledger of the earlier steps' recorded calls replayed the same way
         ...loopStepBudget({ runtime, execution, step: d.step ?? 1, recorded: d.budget }),
         // the step sent once more without streaming after its streamed call failed

@@ -7,6 +7,7 @@ import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import { createToolSet, type ToolSet } from '../tools';
 import { foldLoop } from './completion';
 import { agentPolicy } from './policy';
+import { finalizerPrompt } from './finalizer';
 
 /** The tools' definitions for a rebuild: nothing is executed, so no plugin data is ever read. */
 const DEFINITIONS: ToolSet = createToolSet({
@@ -29,9 +30,14 @@ export function loopStepInputs(args: {
   locale: Locale;
   step: number;
   tools?: ToolSet;
+  /** The recorded call's budget mode: `emergency`, the finalizer's rescue of an overflowing step (tools off, the finalizer prompt). */
+  mode?: BudgetMode;
 }): AgentStepInputs {
   const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
-  const { conversation } = foldLoop({ policy: agentPolicy(args.runtime), locale: args.locale, record, upTo: args.step });
+  const { conversation, next } = foldLoop({ policy: agentPolicy(args.runtime), locale: args.locale, record, upTo: args.step });
+  if (args.mode === 'emergency') return { conversation: [...conversation, finalizerPrompt(args.locale)], tools: [] };
+  // a finalizer step (after the step limit) has its tools off
+  if (next.kind === 'send' && next.mode === 'finalizer') return { conversation, tools: [] };
   return { conversation, tools: (args.tools ?? DEFINITIONS).definitions(args.runtime, args.catalog) };
 }
 
