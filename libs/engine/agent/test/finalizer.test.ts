@@ -118,3 +118,27 @@ describe('the finalizer rescuing a request over the input limit', () => {
     expect(failed[0].error.message).toMatch(/^runtime strict\/strict \S/);
   });
 });
+
+describe('the finalizer and a first step over the input limit', () => {
+  let h: TurnHarness;
+  beforeAll(async () => {
+    // input limit 76 tokens: the first step's system prompt and current turn alone are over it
+    h = await turnHarness({
+      pluginsDir: join(__dirname, 'fixtures-finalizer'),
+      script,
+      tools,
+      handlers: (deps) => new TurnRunner(deps),
+      llm: story({ contextWindow: 1100, maxOutputTokens: 1024 }),
+    });
+  });
+  afterAll(() => h.close());
+
+  it('without a complete tool group there is no rescue: nothing is sent, the runtime fails with context-overflow', async () => {
+    const from = h.emulator.requests.length;
+    const { events } = await turn(h);
+    expect(h.emulator.requests.length).toBe(from);
+    expect(callings(events)).toEqual([]);
+    const failed = events.flatMap((e) => (e.type === 'execution.failed@1' ? [e.data] : []));
+    expect(failed.map((f) => f.error.code)).toEqual(['AGENT_CONTEXT_OVERFLOW']);
+  });
+});
