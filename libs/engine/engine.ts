@@ -28,6 +28,7 @@ import { ActivationService } from './activations';
 import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
+import { checkSlotLimits } from './budget';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -117,6 +118,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const llm = loadLlmConfig(config.llmConfigFile);
+    checkSlotLimits(llm, config.llmConfigFile); // spec §5: invalid token limits stop start-up, naming the slot's field
     const catalog = await loadCatalog(config, overrides.plugins);
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });

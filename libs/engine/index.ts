@@ -16,6 +16,8 @@ export { loadRuntimeHistory } from './history-loader';
 export type { LoadedHistory } from './history-loader';
 export { buildRuntimeRequest, requestMessages, promptCacheKey } from './runtime-request';
 export type { RuntimeRequestInputs, RuntimeRequest } from './runtime-request';
+export type { RequestBudget } from './runtime-request';
+export { checkSlotLimits, slotLimits, slotEstimator, ContextOverflowError } from './budget';
 export { rebuildRequests } from './request-rebuild';
 export { auditTurn, TurnNotFoundError } from './turn-audit';
 export type { TurnAudit } from './turn-audit';

@@ -1,4 +1,4 @@
-import type { ExecutionOutput } from '../context';
+import type { ExecutionOutput, LedgerEntry } from '../context';
 import type { EventData, StoredEvent } from '../events';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { JournalGapError } from './errors';
@@ -85,6 +85,11 @@ export interface AgentLoopRecord {
   replies: Map<number, RecordedReply>;
   /** Keyed by `${step}/${toolCallId}`. */
   outcomes: Map<string, RecordedToolOutcome>;
+  /**
+   * What each step's recorded call added to the run's token-budget ledger (`llm.calling@1`
+   * budget.added), by step, the first call per step (a fallback adds the same); `runLedger` folds it.
+   */
+  ledgers?: Map<number, LedgerEntry[]>;
 }
 
 export const outcomeKey = (step: number, toolCallId: string) => `${step}/${toolCallId}`;
@@ -180,6 +185,16 @@ export class SessionJournal {
         const results = this.executions.get(d.executionId)?.extensionResults;
         const key = resultKey(d.point, d.pluginId, d.extensionId, d.inputHash);
         if (results && !results.has(key)) results.set(key, d.result);
+        return;
+      }
+      case 'llm.calling@1': {
+        const d = event.data;
+        if (d.budget === undefined) return; // a call without a budget adds nothing to the ledger
+        const loop = this.agentLoop(d.executionId, runtimeKey(d.pluginId, d.runtimeId));
+        const step = d.step ?? 1;
+        if (!loop) return;
+        loop.ledgers ??= new Map();
+        if (!loop.ledgers.has(step)) loop.ledgers.set(step, d.budget.added);
         return;
       }
       case 'llm.responded@1': {

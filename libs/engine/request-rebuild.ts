@@ -17,7 +17,7 @@ import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
 import { executionRequestInputs } from './inputs';
 import type { PluginSettings } from './plugin-settings';
-import { loopStepInputs } from './agent/rebuild-step';
+import { loopStepBudget, loopStepInputs } from './agent/rebuild-step';
 import type { ToolSet } from './tools';
 
 export interface RebuiltCall {
@@ -107,7 +107,9 @@ export async function rebuildRequests(
         lastFormValues: execution.lastFormValues ?? {},
         eventCatalog: advertisedEvents(generation, runtime),
         // a later step of the agent loop: the conversation its recorded earlier steps make
-        loop: loopStepInputs({ runtime, catalog: generation, execution, locale, step: d.step ?? 1, tools: options.tools }),
+        loop: loopStepInputs({ runtime, catalog: generation, execution, locale, step: d.step ?? 1, tools: options.tools, mode: d.budget?.mode }),
+        // the token budget it was sent with: the ledger of the earlier steps' recorded calls replayed the same way
+        ...loopStepBudget({ runtime, execution, step: d.step ?? 1, recorded: d.budget }),
         // the step sent once more without streaming after its streamed call failed
         ...(d.fallback ? { fallback: d.fallback } : {}),
         // the images the worker's history read found, their bytes read again (the log keeps their length, never the bytes)

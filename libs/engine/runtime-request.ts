@@ -15,11 +15,26 @@ import {
   type InputSlot,
   type RuntimeView,
   type SelfDataBlock,
+  applyBudget,
+  type BudgetLedger,
+  type BudgetMessageKind,
+  type BudgetMode,
+  type BudgetStats,
+  type LedgerEntry,
 } from '../context';
 import type { AgentConfig, LoadedWorld, Locale } from '../plugins-sdk';
 import { FunctionRuntimeHasNoModelCallError } from './errors';
 import { worldLorebook } from './world-catalog';
-import type { ChatMessage, ModelCall, ProviderAdapter, ProviderRegistry, SlotConfig, ToolDefinition } from '../providers';
+import {
+  callOutputLimit,
+  type ChatMessage,
+  type ModelCall,
+  type ProviderAdapter,
+  type ProviderRegistry,
+  type SlotConfig,
+  type ToolDefinition,
+} from '../providers';
+import { addedEntries, ContextOverflowError, contextKinds, hookedKinds, slotEstimator, slotLimits } from './budget';
 import type { CatalogRuntime } from './runtime-catalog';
 import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
 import type { PluginSettings } from './plugin-settings';
@@ -67,6 +82,18 @@ export interface RuntimeRequestInputs {
   recentImages?: readonly ImageReference[];
   /** Where their bytes are read (the worker's MediaStore; a rebuild reads the same store again). None: no image is attached. */
   media?: { store: MediaStore; tenantId: string };
+  /**
+   * The token budget (spec §5): the run's ledger so far and the request's mode. Absent: no budget
+   * (the compaction barrier's estimate, a rebuild of a call recorded before the budget).
+   */
+  budget?: { ledger: BudgetLedger; mode: BudgetMode };
+}
+
+/** What the budget did to a request (`llm.calling@1` budget): the ledger entries it added and its stats. */
+export interface RequestBudget {
+  mode: BudgetMode;
+  added: LedgerEntry[];
+  stats: BudgetStats;
 }
 
 /** What an agent loop step adds to its runtime's request. */
@@ -90,6 +117,8 @@ export interface RuntimeRequest {
   messages: ChatMessage[];
   /** The call the body was built from (`adapter.buildRequest(call)`): a fallback rebuilds it without streaming. */
   call: ModelCall;
+  /** What the budget did (with `inputs.budget`). */
+  budget?: RequestBudget;
 }
 
 /**
@@ -133,22 +162,70 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   };
   const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
   const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);
-  const own = [...requestMessages(context), ...(inputs.loop?.conversation ?? [])];
+  const tools = inputs.loop && inputs.loop.tools.length > 0 ? [...inputs.loop.tools] : undefined;
+  // spec §5: checked on the assembled context (after PostContextAssembly), then on the actual request
+  const budget = inputs.budget ? await requestBudget({ ...inputs.budget, locale: inputs.locale }, slot, { tools, responseSchema: m.output.schema }) : undefined;
+  const assembled = requestMessages(context);
+  const first = budget?.check(assembled, contextKinds(context), budget.start, 'assembly');
+  const conversation = inputs.loop?.conversation ?? [];
+  const own = [...(first?.messages ?? assembled), ...conversation];
+  const ownKinds: BudgetMessageKind[] = [...(first?.kinds ?? contextKinds(context)), ...conversation.map((): BudgetMessageKind => 'loop')];
   const hooked = plugins ? await preLlmCall(plugins, ids, slot.model, own) : own;
   // the bytes go on after the PreLLMCall hooks (they see text only)
-  const messages = shown ? attachImages(hooked, context, shown.inline) : hooked;
+  const attached = shown ? attachImages(hooked, context, shown.inline) : hooked;
+  const second = budget?.check(attached, hookedKinds(own, ownKinds, hooked), first!.ledger, 'request');
+  const messages = second?.messages ?? attached;
   const call: ModelCall = {
     model: slot.model,
     messages,
-    ...(inputs.loop && inputs.loop.tools.length > 0 ? { tools: [...inputs.loop.tools] } : {}),
+    ...(tools ? { tools } : {}),
     ...(m.output.schema ? { outputSchema: { name: inputs.runtime.runtimeId, schema: m.output.schema } } : {}),
-    maxOutputTokens: slot.maxOutputTokens,
+    // the response reserve caps the output of every call
+    maxOutputTokens: callOutputLimit(slot),
     stream: streams(inputs.runtime) && inputs.fallback === undefined,
     preferences: { ...(agent.reasoning === false ? { reasoning: false as const } : {}), ...(agent.toolChoice ? { toolChoice: agent.toolChoice } : {}) },
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
   };
-  return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call };
+  const recorded = budget && second ? { mode: budget.mode, added: addedEntries(budget.start, second.ledger), stats: second.stats } : undefined;
+  return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, ...(recorded ? { budget: recorded } : {}) };
+}
+
+/**
+ * The budget checks of one request (spec §5 "Budget", §1 step 6). `libs/context`'s buildContext
+ * takes no budget, so the first check runs here on what it assembled (after PostContextAssembly,
+ * before the PreLLMCall hooks and the loop's conversation): the system prompt, the history, the
+ * summary envelope and the protected current turn. The second runs on the actual request after the
+ * PreLLMCall hooks and the recent images: the loop's conversation (tool calls, tool results,
+ * nudges, retry hints) and whatever a hook added. Both count the tool definitions and the response
+ * schema (twice). An overflow at either stops the call before anything is sent.
+ */
+async function requestBudget(
+  given: { ledger: BudgetLedger; mode: BudgetMode; locale: Locale },
+  slot: SlotConfig,
+  sent: { tools: ToolDefinition[] | undefined; responseSchema: Record<string, unknown> | undefined },
+) {
+  const estimator = await slotEstimator(slot);
+  const limits = slotLimits(slot);
+  return {
+    mode: given.mode,
+    start: given.ledger,
+    check(messages: readonly ChatMessage[], kinds: readonly BudgetMessageKind[], ledger: BudgetLedger, at: 'assembly' | 'request') {
+      const outcome = applyBudget({
+        messages,
+        kinds,
+        ...(sent.tools ? { tools: sent.tools } : {}),
+        ...(sent.responseSchema ? { responseSchema: sent.responseSchema } : {}),
+        limits,
+        estimator,
+        ledger,
+        locale: given.locale,
+        mode: given.mode,
+      });
+      if (outcome.kind === 'overflow') throw new ContextOverflowError(outcome.text, outcome.stats, at);
+      return outcome;
+    },
+  };
 }
 
 /**

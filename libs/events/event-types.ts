@@ -79,6 +79,26 @@ export const LlmUsage = z.object({
   cachedInputTokens: z.number().int().nonnegative(),
 });
 
+/** One call of a tool group as the budget's ledger identifies it (by content, not position). */
+const LedgerCall = z.object({ id: z.string(), name: z.string(), arguments: z.string(), result: z.string() });
+const count = z.number().int().nonnegative();
+
+/** What the token budget did to a call (spec §5): the ledger entries it added to its run's ledger, and its estimate. */
+export const LlmCallBudget = z.object({
+  mode: z.enum(['normal', 'finalizer', 'emergency']),
+  /** Entries this request added to the run's ledger (the next steps replay them); the ledger only grows. */
+  added: z.array(z.object({ kind: z.enum(['elide', 'collapse']), calls: z.array(LedgerCall) })),
+  stats: z.object({
+    inputLimit: count,
+    before: z.number().nonnegative(),
+    after: z.number().nonnegative(),
+    elided: count,
+    collapsed: count,
+    pruned: count,
+    truncated: count,
+  }),
+});
+
 export const LlmCallingV1 = z.object({
   executionId: id,
   turnId: id,
@@ -105,6 +125,8 @@ export const LlmCallingV1 = z.object({
       messageSections: z.array(z.string()),
     })
     .optional(),
+  /** The token budget of the call (absent in logs before the budget: the call had none, and a rebuild applies none). */
+  budget: LlmCallBudget.optional(),
 });
 
 export const LlmRespondedV1 = z.object({

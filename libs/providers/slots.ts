@@ -8,6 +8,13 @@ export const SlotConfig = z.object({
   model: z.string().min(1),
   contextWindow: z.number().int().positive(),
   maxOutputTokens: z.number().int().positive(),
+  /**
+   * Tokens kept free for the reply (spec §5 "Budget"): the input limit is `contextWindow` minus this,
+   * and it caps each call's `maxOutputTokens`. Default: `maxOutputTokens`.
+   */
+  responseReserve: z.number().int().positive().optional(),
+  /** A real tokenizer for the budget's estimate (`token-estimator.ts`); default: the spec's character estimate. */
+  tokenizer: z.enum(['o200k_base', 'cl100k_base']).optional(),
   /** Late system messages as wrapped user content (OpenAI default false, Gemini default true). */
   lateSystemAsUser: z.boolean().optional(),
   /** Input settings that override the model table. */
@@ -24,6 +31,16 @@ export const LlmConfig = z.object({
 export type SlotConfig = z.infer<typeof SlotConfig>;
 export type LlmConfig = z.infer<typeof LlmConfig>;
 export type SlotName = 'story' | 'fast' | (string & {});
+
+/** The slot's response reserve: `responseReserve`, or `maxOutputTokens` when it sets none. */
+export function responseReserve(slot: Pick<SlotConfig, 'maxOutputTokens' | 'responseReserve'>): number {
+  return slot.responseReserve ?? slot.maxOutputTokens;
+}
+
+/** The output limit of one call: `maxOutputTokens`, capped by the response reserve. */
+export function callOutputLimit(slot: Pick<SlotConfig, 'maxOutputTokens' | 'responseReserve'>): number {
+  return Math.min(slot.maxOutputTokens, responseReserve(slot));
+}
 
 export class SlotConfigError extends EngineError {
   readonly code = 'LLM_CONFIG_INVALID';

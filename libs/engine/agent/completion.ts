@@ -6,11 +6,13 @@ import type { AgentFailure } from './errors';
 import { callSignature, repeatedCalls } from './loop-detection';
 import { validateOutput } from './output-validation';
 import type { AgentPolicy } from './policy';
+import { finalizerPrompt } from './finalizer';
 import { assistantMessage, parseReply } from './reply';
 
 /** What a runtime's loop does next, given what it recorded. */
 export type LoopNext =
-  | { kind: 'send'; step: number }
+  /** `finalizer`: a step after the step limit, with tools off (manifest `finalizer.maxSteps`). */
+  | { kind: 'send'; step: number; mode?: 'finalizer' }
   /** Tool calls of `step` without a recorded outcome, in the reply's order. */
   | { kind: 'execute'; step: number; calls: ToolCall[] }
   | { kind: 'complete'; text: string }
@@ -34,6 +36,9 @@ export interface LoopState {
  *   failure; under an output schema the schema gate: the JSON output completes, prose or JSON the
  *   schema refuses gets a `[retry N]` hint up to the limit, then fails (keeping the raw output);
  *   any other text completes the runtime (a story runtime's story text).
+ * After the step limit, a runtime with `finalizer.maxSteps` gets that many more steps with tools off:
+ * the finalizer prompt once before the first of them, then each reply's text goes through the same
+ * text rules (tool calls it made anyway are not executed); when they run out: `max-steps`.
  * `upTo`: stop before that step (the conversation its request was built with).
  */
 export function foldLoop(args: { policy: AgentPolicy; locale: Locale; record: AgentLoopRecord | undefined; upTo?: number }): LoopState {
@@ -46,12 +51,16 @@ export function foldLoop(args: { policy: AgentPolicy; locale: Locale; record: Ag
   let loopNudged = false;
   let retries = 0;
   for (let step = 1; ; step++) {
+    const finalizing = step > policy.maxSteps;
+    if (finalizing && step === policy.maxSteps + 1 && policy.finalizerSteps > 0) conversation.push(finalizerPrompt(args.locale));
     const recorded = step === args.upTo ? undefined : record?.replies.get(step);
     if (!recorded) {
-      if (step > policy.maxSteps) return { conversation, next: fail('max-steps', `did not complete within ${policy.maxSteps} steps`) };
-      return { conversation, next: { kind: 'send', step } };
+      if (step > policy.maxSteps + policy.finalizerSteps) return { conversation, next: fail('max-steps', `did not complete within ${policy.maxSteps} steps`) };
+      return { conversation, next: finalizing ? { kind: 'send', step, mode: 'finalizer' } : { kind: 'send', step } };
     }
-    const reply = parseReply(recorded.reply);
+    const parsed = parseReply(recorded.reply);
+    // a finalizer step has no tools: calls it made anyway are not executed, its text is its answer
+    const reply = finalizing ? { ...parsed, toolCalls: [] } : parsed;
     const calls = reply.toolCalls;
     if (calls.length > 0) {
       const repeats = repeatedCalls(calls, seen);
@@ -75,7 +84,7 @@ export function foldLoop(args: { policy: AgentPolicy; locale: Locale; record: Ag
       }
       continue;
     }
-    if (policy.requireToolUse && !toolsUsed) {
+    if (policy.requireToolUse && !toolsUsed && !finalizing) {
       if (toolUseNudged) return { conversation, next: fail('tool-use-required', 'ended without calling a tool after the corrective nudge') };
       toolUseNudged = true;
       conversation.push(assistantMessage(reply), { role: 'user', content: t.toolUseNudge });

@@ -1,5 +1,8 @@
 import { runtimeKey } from '../journal';
 import type { TurnDeps } from '../turn/deps';
+import { ContextOverflowError } from '../budget';
+import { rescue } from './rescue';
+import type { ChatMessage } from '../../providers';
 import { foldLoop } from './completion';
 import { AgentLoopError } from './errors';
 import { finalizeRuntime } from './finalization';
@@ -45,11 +48,15 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
     if (next.kind === 'execute') await executeToolCalls(ctx, next);
     else {
       const signal = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
+      const send = (mode: 'normal' | 'finalizer' | 'emergency', messages: readonly ChatMessage[]) =>
+        runModelStep(ctx, { step: next.step, conversation: messages, mode, ...(signal ? { signal } : {}) });
       let sent: Awaited<ReturnType<typeof runModelStep>>;
       try {
-        sent = await runModelStep(ctx, { step: next.step, conversation, ...(signal ? { signal } : {}) });
+        sent = await send(next.mode ?? 'normal', conversation);
       } catch (error) {
         if (signal?.aborted) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
+        // spec §5: still over the input limit after trimming: nothing was sent; the finalizer may rescue it once
+        if (error instanceof ContextOverflowError) return rescue(ctx, { step: next.step, conversation, overflow: error, send, fail });
         throw error;
       }
       // a reply that completes the runtime is recorded with the output (and the commit) in one append

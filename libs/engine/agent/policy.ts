@@ -19,6 +19,8 @@ export interface AgentPolicy {
   timeoutMs?: number;
   requireToolUse: boolean;
   maxSchemaRetries: number;
+  /** Manifest `finalizer.maxSteps`: calls with tools off after the step limit, asking for the final answer (0: none). */
+  finalizerSteps: number;
 }
 
 export function agentPolicy(runtime: CatalogRuntime): AgentPolicy {
@@ -31,5 +33,6 @@ export function agentPolicy(runtime: CatalogRuntime): AgentPolicy {
     ...(agent.loop.timeoutMs !== undefined ? { timeoutMs: agent.loop.timeoutMs } : {}),
     requireToolUse: agent.requireToolUse,
     maxSchemaRetries: MAX_SCHEMA_RETRIES,
+    finalizerSteps: m.finalizer?.maxSteps ?? 0,
   };
 }

@@ -1,10 +1,13 @@
+import type { BudgetLedger, BudgetMode } from '../../context';
 import type { Locale } from '../../plugins-sdk';
+import { runLedger } from '../budget';
 import { type ExecutionJournal, runtimeKey } from '../journal';
 import type { AgentStepInputs } from '../runtime-request';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import { createToolSet, type ToolSet } from '../tools';
 import { foldLoop } from './completion';
 import { agentPolicy } from './policy';
+import { finalizerPrompt } from './finalizer';
 
 /** The tools' definitions for a rebuild: nothing is executed, so no plugin data is ever read. */
 const DEFINITIONS: ToolSet = createToolSet({
@@ -27,8 +30,29 @@ export function loopStepInputs(args: {
   locale: Locale;
   step: number;
   tools?: ToolSet;
+  /** The recorded call's budget mode: `emergency`, the finalizer's rescue of an overflowing step (tools off, the finalizer prompt). */
+  mode?: BudgetMode;
 }): AgentStepInputs {
   const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
-  const { conversation } = foldLoop({ policy: agentPolicy(args.runtime), locale: args.locale, record, upTo: args.step });
+  const { conversation, next } = foldLoop({ policy: agentPolicy(args.runtime), locale: args.locale, record, upTo: args.step });
+  if (args.mode === 'emergency') return { conversation: [...conversation, finalizerPrompt(args.locale)], tools: [] };
+  // a finalizer step (after the step limit) has its tools off
+  if (next.kind === 'send' && next.mode === 'finalizer') return { conversation, tools: [] };
   return { conversation, tools: (args.tools ?? DEFINITIONS).definitions(args.runtime, args.catalog) };
+}
+
+/**
+ * The token budget a recorded call was built with: the ledger the recorded calls of the earlier
+ * steps made (the same fold the worker's step reads) and the call's mode; none for a call recorded
+ * without a budget (a log before it), so its rebuild applies none.
+ */
+export function loopStepBudget(args: {
+  runtime: CatalogRuntime;
+  execution: ExecutionJournal;
+  step: number;
+  recorded: { mode: BudgetMode } | undefined;
+}): { budget: { ledger: BudgetLedger; mode: BudgetMode } } | Record<string, never> {
+  if (!args.recorded) return {};
+  const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
+  return { budget: { ledger: runLedger(record?.ledgers, args.step), mode: args.recorded.mode } };
 }

@@ -1,5 +1,5 @@
 import type { SelfDataBlock } from '../../context';
-import type { ChatMessage } from '../../providers';
+import type { ChatMessage, ToolDefinition } from '../../providers';
 import { executionRequestInputs } from '../inputs';
 import { executionOutputs } from '../journal';
 import type { RuntimeRequestInputs } from '../runtime-request';
@@ -16,7 +16,14 @@ export type AgentRequestSources = Pick<
 /** The inputs of an agent runtime's request, from the execution as the journal has it now and the history the job read. */
 export function agentRequestInputs(
   ctx: AgentRequestSources,
-  args: { selfData: readonly SelfDataBlock[]; conversation: readonly ChatMessage[] },
+  args: {
+    selfData: readonly SelfDataBlock[];
+    conversation: readonly ChatMessage[];
+    /** The step's tool definitions (default: the runtime's; a finalizer step sends none). */
+    tools?: readonly ToolDefinition[];
+    /** The token budget of a loop step (the barrier's estimate has none). */
+    budget?: RuntimeRequestInputs['budget'];
+  },
 ): RuntimeRequestInputs {
   const { job, runtime, catalog } = ctx;
   const execution = ctx.run.execution;
@@ -38,7 +45,8 @@ export function agentRequestInputs(
     pluginSettings: ctx.pluginSettings,
     lastFormValues: execution.lastFormValues ?? {},
     eventCatalog: advertisedEvents(catalog, runtime),
-    loop: { conversation: args.conversation, tools: ctx.definitions },
+    loop: { conversation: args.conversation, tools: args.tools ?? ctx.definitions },
+    ...(args.budget ? { budget: args.budget } : {}),
     recentImages: ctx.history.images ?? [],
     ...(ctx.deps.media ? { media: { store: ctx.deps.media, tenantId: job.tenantId } } : {}),
   };

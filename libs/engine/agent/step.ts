@@ -5,6 +5,9 @@ import { redactImageData } from '../../providers';
 import { LiveResolver } from '../plugin-host/resolver';
 import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
+import type { BudgetMode } from '../../context';
+import { runLedger } from '../budget';
+import { runtimeKey } from '../journal';
 import { buildRuntimeRequest, requestLayout } from '../runtime-request';
 import { readSelfData, selfDataUnchanged } from '../self-data';
 import { agentRequestInputs } from './request-inputs';
@@ -24,7 +27,13 @@ import type { AgentRunContext } from './run-context';
  */
 export async function runModelStep(
   ctx: AgentRunContext,
-  args: { step: number; conversation: readonly ChatMessage[]; signal?: AbortSignal },
+  args: {
+    step: number;
+    conversation: readonly ChatMessage[];
+    /** `finalizer` / `emergency`: a step with tools off (spec §5); default `normal`. */
+    mode?: BudgetMode;
+    signal?: AbortSignal;
+  },
 ): Promise<{ reply: string; responded: NewEvent }> {
   const { deps, job, run, runtime, catalog } = ctx;
   const m = runtime.manifest;
@@ -34,8 +43,11 @@ export async function runModelStep(
   const selfData = await readSelfData(deps.pluginData, { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId }, m.io.selfData);
   // results this execution recorded already are reused; a handler runs only for a new input
   const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(ctx.scope, storePluginData(deps.pluginData)));
-  const { body, slot, adapter, context, call } = await buildRuntimeRequest(
-    agentRequestInputs(ctx, { selfData, conversation: args.conversation }),
+  const mode = args.mode ?? 'normal';
+  // the run's ledger as its earlier steps recorded it (spec §5): a ContextOverflowError stops the step before anything is recorded or sent
+  const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step);
+  const { body, slot, adapter, context, call, budget } = await buildRuntimeRequest(
+    agentRequestInputs(ctx, { selfData, conversation: args.conversation, budget: { ledger, mode }, ...(mode === 'normal' ? {} : { tools: [] }) }),
     deps.providers,
     { registry: catalog.host.registry, resolver },
   );
@@ -52,6 +64,7 @@ export async function runModelStep(
       body: JSON.stringify(redactImageData(sent)),
       layout: requestLayout(context),
       ...(fallback ? { fallback } : {}),
+      ...(budget ? { budget } : {}),
     },
   });
   const unchanged = () => selfDataUnchanged(run.journal, { job, read: selfData.length > 0, dataVersion });

@@ -1,5 +1,5 @@
 import { estimateTokens, imageTokens } from '../../context';
-import type { ModelCall, ProviderRegistry, SlotConfig } from '../../providers';
+import { type ModelCall, type ProviderRegistry, responseReserve, type SlotConfig } from '../../providers';
 import { SUMMARY_SLOT } from './summary-model';
 
 /** The slot whose model writes the story (spec §1: the story model of the effective window). */
@@ -13,9 +13,9 @@ export const STORY_SLOT = 'story';
  */
 export const COMPACTION_TRIGGER_SHARE = 0.75;
 
-/** A slot's input capacity: its context window after its response reserve. */
-export function inputWindow(slot: Pick<SlotConfig, 'contextWindow' | 'maxOutputTokens'>): number {
-  return Math.max(0, slot.contextWindow - slot.maxOutputTokens);
+/** A slot's input capacity: its context window after its response reserve (the budget's input limit, libs/engine/budget). */
+export function inputWindow(slot: Pick<SlotConfig, 'contextWindow' | 'maxOutputTokens' | 'responseReserve'>): number {
+  return Math.max(0, slot.contextWindow - responseReserve(slot));
 }
 
 export interface CompactionWindows {

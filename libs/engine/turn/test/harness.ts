@@ -4,7 +4,7 @@ import { type EmulatorScript, ProviderEmulator } from '../../../emulator';
 import type { ToolSet } from '../../tools';
 import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, PluginDataStore, ReadModels, type StoredEvent } from '../../../events';
 import { loadPlugins } from '../../../plugins-sdk';
-import { endpointFor, loadLlmConfig, ProviderRegistry } from '../../../providers';
+import { endpointFor, type LlmConfig, loadLlmConfig, ProviderRegistry } from '../../../providers';
 import { loadConfig } from '../../config';
 import { engineInlineProjections } from '../../projections';
 import { InProcessQueue, type QueueHandlers, type TurnJob } from '../../queue';
@@ -48,6 +48,8 @@ export async function turnHarness(
     script?: EmulatorScript;
     /** The agent runtimes' tools (`TurnDeps.tools`). */
     tools?: ToolSet;
+    /** Changes the repository's llm.toml before the providers read it (a slot's window, reserve, tokenizer). */
+    llm?: (config: LlmConfig) => LlmConfig;
   } = {},
 ): Promise<TurnHarness> {
   const config = loadConfig({ PORT: '0' });
@@ -66,7 +68,7 @@ export async function turnHarness(
     readModels,
     pluginData: new PluginDataStore(database.db),
     catalog: new RuntimeCatalog(plugins, undefined, host),
-    providers: new ProviderRegistry(loadLlmConfig(config.llmConfigFile), (protocol) => endpointFor(protocol, {}, emulator.url)),
+    providers: new ProviderRegistry((options.llm ?? ((c) => c))(loadLlmConfig(config.llmConfigFile)), (protocol) => endpointFor(protocol, {}, emulator.url)),
     worlds: new WorldCatalog(config.worldsDir),
     logger: { log: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
     queue,
