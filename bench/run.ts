@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runMain } from '../apps/process-lifecycle';
+import { runBudgetBench } from './budget-bench';
 import { runCompactionBench } from './compaction-bench';
 import { runContextBench } from './context-bench';
 import { runContextPluginsBench } from './context-plugins-bench';
@@ -19,6 +20,7 @@ async function main() {
   if (selected('context-plugins')) await contextPluginsBench(sizes, iterations);
   if (selected('emberback')) await emberbackBench();
   if (selected('compaction')) await compactionBench();
+  if (selected('budget')) await budgetBench();
 }
 
 async function contextBench(sizes: number[], iterations: number) {
@@ -167,6 +169,38 @@ async function compactionBench() {
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, 'compaction.json');
   writeFileSync(file, JSON.stringify({ name: 'compaction', date: new Date().toISOString(), node: process.version, ...bench }, null, 2));
+  console.log(`wrote ${file}`);
+}
+
+/** Issue 13: a tool-heavy session on a small window with trimming on. */
+async function budgetBench() {
+  const turns = Number(process.env.BENCH_BUDGET_TURNS ?? 30);
+  const shelves = 7;
+  console.log(`\nBudget: ${turns} tool-heavy turns (${shelves} tool calls of ~540 tokens per turn) on the provider emulator, 4,096-token window, 512 reserved`);
+  const bench = await runBudgetBench(turns, shelves, (l) => console.log(l));
+  console.table(
+    bench.rows
+      .filter((r) => r.turn === 1 || r.turn % 5 === 0)
+      .map((r) => ({
+        turn: r.turn,
+        requests: r.requests,
+        'trimmed requests': r.trimmed,
+        'est. tok built': r.before,
+        'est. tok sent': r.after,
+        'input tok (emulated)': r.inputTokens,
+        'cached tok (emulated)': r.cachedTokens,
+      })),
+  );
+  console.log(
+    `requests ${bench.requests}, trimmed ${bench.requestsTrimmed}; estimated tokens built ${bench.tokensBefore}, sent ${bench.tokensAfter}, saved ${bench.tokensSaved} (${((bench.tokensSaved / Math.max(1, bench.tokensBefore)) * 100).toFixed(1)}%)`,
+  );
+  console.log(`largest request sent ${bench.largestSent} est. tokens (input limit ${bench.inputLimit}); failed turns ${bench.failedTurns}`);
+  console.log(
+    `emulated cache-read share with trimming on: all requests ${(bench.cacheShare * 100).toFixed(1)}%, steps after the first of a turn ${(bench.cacheShareWithinTurns * 100).toFixed(1)}%`,
+  );
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, 'budget.json');
+  writeFileSync(file, JSON.stringify({ name: 'budget', date: new Date().toISOString(), node: process.version, ...bench }, null, 2));
   console.log(`wrote ${file}`);
 }
 
