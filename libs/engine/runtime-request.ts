@@ -187,8 +187,27 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
   };
-  const recorded = budget && second ? { mode: budget.mode, added: addedEntries(budget.start, second.ledger), stats: second.stats } : undefined;
+  const recorded =
+    budget && first && second
+      ? { mode: budget.mode, added: addedEntries(budget.start, second.ledger), stats: bothChecks(first.stats, second.stats) }
+      : undefined;
   return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, ...(recorded ? { budget: recorded } : {}) };
+}
+
+/**
+ * The stats of a request's two checks as one: `before` is the request as built (what the first
+ * check removed added back to what the second saw), `after` what was sent, the counts summed.
+ */
+function bothChecks(first: BudgetStats, second: BudgetStats): BudgetStats {
+  return {
+    inputLimit: second.inputLimit,
+    before: second.before + (first.before - first.after),
+    after: second.after,
+    elided: first.elided + second.elided,
+    collapsed: first.collapsed + second.collapsed,
+    pruned: first.pruned + second.pruned,
+    truncated: first.truncated + second.truncated,
+  };
 }
 
 /**
@@ -269,12 +288,38 @@ export function requestMessages(context: AssembledContext): ChatMessage[] {
   ];
 }
 
-/** The request's layout for prefix reports: system section lengths as serialized, message sections. */
-export function requestLayout(context: AssembledContext) {
-  return {
-    systemSections: context.systemSections.map((s) => ({ name: s.name, length: s.text.length })),
-    messageSections: ['system', ...context.messageSections],
-  };
+/**
+ * The request's layout for prefix reports: system section lengths as serialized, and the section of
+ * each message of the request as sent (`messages`, after the budget and the hooks; default: the
+ * assembled context). A message is known by the context message it is (the same object, or the
+ * same role and content), each matched once and in order; a budget trim marker counts as history;
+ * the loop's conversation after the last context message has no section.
+ */
+export function requestLayout(context: AssembledContext, messages?: readonly ChatMessage[]) {
+  const assembled = requestMessages(context);
+  const sections = ['system', ...context.messageSections];
+  if (!messages) return { systemSections: systemSectionLengths(context), messageSections: sections };
+  const used = new Set<number>();
+  let from = 0;
+  const found = messages.map((m) => {
+    const at = matchMessage(assembled, used, from, m);
+    if (at === undefined) return null;
+    used.add(at);
+    from = at + 1;
+    return sections[at];
+  });
+  let last = found.length - 1;
+  while (last >= 0 && found[last] === null) last--;
+  return { systemSections: systemSectionLengths(context), messageSections: found.slice(0, last + 1).map((s) => s ?? 'history') };
+}
+
+function systemSectionLengths(context: AssembledContext) {
+  return context.systemSections.map((s) => ({ name: s.name, length: s.text.length }));
+}
+
+function matchMessage(list: readonly ChatMessage[], used: ReadonlySet<number>, from: number, m: ChatMessage): number | undefined {
+  for (let i = from; i < list.length; i++) if (!used.has(i) && list[i].role === m.role && list[i].content === m.content) return i;
+  return undefined;
 }
 
 /** prompt_cache_key: one per session and runtime, so their requests route to the same cache. */

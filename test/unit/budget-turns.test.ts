@@ -57,6 +57,14 @@ describe('a tool-heavy 20-turn session trimmed every turn (issue 13)', () => {
       expect({ turn: i + 1, trimmed: ofTurn.some((b) => b.stats.elided + b.stats.collapsed > 0) }).toEqual({ turn: i + 1, trimmed: true });
     }
     expect(budgets.every((b) => b !== undefined)).toBe(true);
+    // later turns prune history too; the recorded layout follows the request as sent: its
+    // player-input section is the player's text of that turn, wherever pruning moved it
+    expect(budgets.some((b) => b!.stats.pruned > 0)).toBe(true);
+    for (const c of calls) {
+      const sent = JSON.parse(c.data.body) as { messages: { content: string }[] };
+      const at = c.data.layout!.messageSections.indexOf('player-input');
+      expect(sent.messages[at].content).toBe(toolHeavyInput(turnIds.indexOf(c.data.turnId) + 1));
+    }
     // what was sent is what the log holds
     for (const c of calls) expect(emulator.requests.some((r) => r.raw === c.data.body)).toBe(true);
 

@@ -46,7 +46,7 @@ export async function runModelStep(
   const mode = args.mode ?? 'normal';
   // the run's ledger as its earlier steps recorded it (spec §5): a ContextOverflowError stops the step before anything is recorded or sent
   const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step);
-  const { body, slot, adapter, context, call, budget } = await buildRuntimeRequest(
+  const { body, slot, adapter, context, call, budget, messages } = await buildRuntimeRequest(
     agentRequestInputs(ctx, { selfData, conversation: args.conversation, budget: { ledger, mode }, ...(mode === 'normal' ? {} : { tools: [] }) }),
     deps.providers,
     { registry: catalog.host.registry, resolver },
@@ -62,7 +62,7 @@ export async function runModelStep(
       model: slot.model,
       step: args.step,
       body: JSON.stringify(redactImageData(sent)),
-      layout: requestLayout(context),
+      layout: requestLayout(context, messages),
       ...(fallback ? { fallback } : {}),
       ...(budget ? { budget } : {}),
     },
