@@ -140,3 +140,46 @@ describe('§5 budget property: random tool-heavy requests', () => {
     );
   });
 });
+
+/**
+ * A run as the agent loop makes it: the canonical conversation only grows (each step appends the
+ * reply's tool group), every step's request is built from it with the ledger the earlier steps
+ * returned, and whatever the budget does, the canonical messages stay as recorded.
+ */
+describe('§5 budget property: random tool-heavy runs', () => {
+  const run = fc.record({
+    head: requestArb,
+    steps: fc.array(toolGroup, { minLength: 1, maxLength: 12 }),
+    window: fc.integer({ min: 400, max: 8000 }),
+  });
+  it('every request of the run fits or the run stops with an overflow; protected messages present; canonical records unchanged; the ledger only grows', () => {
+    fc.assert(
+      fc.property(run, ({ head, steps, window }) => {
+        const loopStart = head.kinds.indexOf('protected') + 1;
+        const canonical: BudgetMessage[] = head.messages.slice(0, loopStart).map((m) => structuredClone(m));
+        const kinds: BudgetMessageKind[] = head.kinds.slice(0, loopStart);
+        const limits = { contextWindow: window, responseReserve: Math.floor(window / 8) };
+        const limit = limits.contextWindow - limits.responseReserve;
+        let ledger = EMPTY_LEDGER;
+        for (const step of steps) {
+          for (const item of step) {
+            canonical.push(item.message);
+            kinds.push(item.kind);
+          }
+          const recorded = structuredClone(canonical);
+          const out = applyBudget({ ...head, messages: canonical, kinds, limits, ledger });
+          expect(canonical).toEqual(recorded);
+          expect(out.ledger.entries.slice(0, ledger.entries.length)).toEqual(ledger.entries);
+          canonical.forEach((m, i) => kinds[i] === 'protected' && expect(out.messages).toContain(m));
+          if (out.kind === 'overflow') {
+            expect(out.stats.after).toBeGreaterThan(limit);
+            return; // the run stops: nothing is sent
+          }
+          expect(out.stats.after).toBeLessThanOrEqual(limit);
+          ledger = out.ledger;
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
