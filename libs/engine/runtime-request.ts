@@ -102,6 +102,12 @@ export interface AgentStepInputs {
   conversation: readonly ChatMessage[];
   /** Sent with every step (none: no `tools` field). */
   tools: readonly ToolDefinition[];
+  /**
+   * Tools off (a finalizer step, an emergency rescue): the same definitions go with
+   * `tool_choice: none`, so the model cannot call one while the provider's cached prefix (tools
+   * come first) and the earlier tool calls in the conversation stay valid on every protocol.
+   */
+  toolsOff?: boolean;
 }
 
 export interface RuntimeRequest {
@@ -184,6 +190,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     maxOutputTokens: callOutputLimit(slot),
     stream: streams(inputs.runtime) && inputs.fallback === undefined,
     preferences: { ...(agent.reasoning === false ? { reasoning: false as const } : {}), ...(agent.toolChoice ? { toolChoice: agent.toolChoice } : {}) },
+    ...(tools && inputs.loop?.toolsOff ? { overrides: { toolChoice: 'none' as const } } : {}),
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
   };

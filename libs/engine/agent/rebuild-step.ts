@@ -35,10 +35,11 @@ export function loopStepInputs(args: {
 }): AgentStepInputs {
   const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
   const { conversation, next } = foldLoop({ policy: agentPolicy(args.runtime), locale: args.locale, record, upTo: args.step });
-  if (args.mode === 'emergency') return { conversation: [...conversation, finalizerPrompt(args.locale)], tools: [] };
+  const tools = (args.tools ?? DEFINITIONS).definitions(args.runtime, args.catalog);
+  if (args.mode === 'emergency') return { conversation: [...conversation, finalizerPrompt(args.locale)], tools, toolsOff: true };
   // a finalizer step (after the step limit) has its tools off
-  if (next.kind === 'send' && next.mode === 'finalizer') return { conversation, tools: [] };
-  return { conversation, tools: (args.tools ?? DEFINITIONS).definitions(args.runtime, args.catalog) };
+  if (next.kind === 'send' && next.mode === 'finalizer') return { conversation, tools, toolsOff: true };
+  return { conversation, tools };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { SelfDataBlock } from '../../context';
-import type { ChatMessage, ToolDefinition } from '../../providers';
+import type { ChatMessage } from '../../providers';
 import { executionRequestInputs } from '../inputs';
 import { executionOutputs } from '../journal';
 import type { RuntimeRequestInputs } from '../runtime-request';
@@ -19,8 +19,8 @@ export function agentRequestInputs(
   args: {
     selfData: readonly SelfDataBlock[];
     conversation: readonly ChatMessage[];
-    /** The step's tool definitions (default: the runtime's; a finalizer step sends none). */
-    tools?: readonly ToolDefinition[];
+    /** A finalizer or emergency step: the runtime's tool definitions are sent with `tool_choice: none`. */
+    toolsOff?: boolean;
     /** The token budget of a loop step (the barrier's estimate has none). */
     budget?: RuntimeRequestInputs['budget'];
   },
@@ -45,7 +45,7 @@ export function agentRequestInputs(
     pluginSettings: ctx.pluginSettings,
     lastFormValues: execution.lastFormValues ?? {},
     eventCatalog: advertisedEvents(catalog, runtime),
-    loop: { conversation: args.conversation, tools: args.tools ?? ctx.definitions },
+    loop: { conversation: args.conversation, tools: ctx.definitions, ...(args.toolsOff ? { toolsOff: true } : {}) },
     ...(args.budget ? { budget: args.budget } : {}),
     recentImages: ctx.history.images ?? [],
     ...(ctx.deps.media ? { media: { store: ctx.deps.media, tenantId: job.tenantId } } : {}),

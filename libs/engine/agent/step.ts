@@ -47,7 +47,7 @@ export async function runModelStep(
   // the run's ledger as its earlier steps recorded it (spec §5): a ContextOverflowError stops the step before anything is recorded or sent
   const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step);
   const { body, slot, adapter, context, call, budget, messages } = await buildRuntimeRequest(
-    agentRequestInputs(ctx, { selfData, conversation: args.conversation, budget: { ledger, mode }, ...(mode === 'normal' ? {} : { tools: [] }) }),
+    agentRequestInputs(ctx, { selfData, conversation: args.conversation, budget: { ledger, mode }, ...(mode === 'normal' ? {} : { toolsOff: true }) }),
     deps.providers,
     { registry: catalog.host.registry, resolver },
   );

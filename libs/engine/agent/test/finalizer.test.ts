@@ -18,17 +18,20 @@ const tools: ToolSet = {
   definitions: (runtime) => DEFINITIONS.filter((d) => runtime.manifest.agent?.tools.includes(d.name)),
   execute: async (): Promise<ToolOutcome> => ({ content: '{"found":"a map"}', ok: true, changes: [], emissions: [] }),
 };
-/** With tools: one more tool call (a new one each time; `survey` with a long argument); with tools off: the final answer (prose for strict). */
+/** With tools: one more tool call (a new one each time; `survey` with a long argument); with tools off (tool_choice none): the final answer (prose for strict). */
 function script(call: ScriptedCall): Reply | undefined {
   const system = call.transcript[0]?.content ?? '';
-  if (call.tools.length === 0) return { kind: 'text', text: system.includes('runtime strict/strict') ? 'Only prose, no JSON.' : 'The final answer: a map.' };
+  if (call.tools.length === 0 || call.toolChoice === 'none')
+    return { kind: 'text', text: system.includes('runtime strict/strict') ? 'Only prose, no JSON.' : 'The final answer: a map.' };
   if (call.tools.some((t) => t.name === 'survey')) return { kind: 'tool', name: 'survey', args: { q: 'x'.repeat(10_000) } };
   return { kind: 'tool', name: 'lookup', args: { q: `place ${call.toolResults}` } };
 }
 
 type Calling = EventData<'llm.calling@1'>;
 const callings = (events: StoredEvent[]): Calling[] => events.flatMap((e) => (e.type === 'llm.calling@1' ? [e.data] : []));
-const wire = (c: Calling) => JSON.parse(c.body) as { tools?: unknown[]; messages: { role: string; content: unknown }[] };
+const wire = (c: Calling) => JSON.parse(c.body) as { tools?: unknown[]; tool_choice?: unknown; messages: { role: string; content: unknown }[] };
+/** Tools off: the same definitions as the earlier steps (the cached prefix holds), with tool_choice none. */
+const toolsOff = (c: Calling) => ({ tools: wire(c).tools, choice: wire(c).tool_choice });
 const story =
   (change: Partial<LlmConfig['slots']['story']>) =>
   (config: LlmConfig): LlmConfig => ({ ...config, slots: { ...config.slots, story: { ...config.slots.story, ...change } } });
@@ -65,7 +68,7 @@ describe('the finalizer after the step limit', () => {
       [3, 'finalizer'],
     ]);
     expect(wire(calls[1]).tools).toHaveLength(1);
-    expect(wire(calls[2]).tools).toBeUndefined();
+    expect(toolsOff(calls[2])).toEqual({ tools: wire(calls[0]).tools, choice: 'none' });
     expect(wire(calls[2]).messages.at(-1)).toEqual({ role: 'user', content: finalizerPrompt('en').content });
     expect(committedText(events)).toEqual(['The final answer: a map.']);
     expect((await audited(h, sessionId, turnId)).identical).toBe(true);
@@ -97,7 +100,7 @@ describe('the finalizer rescuing a request over the input limit', () => {
       [2, 'emergency'],
     ]);
     expect(rescue.emulator.requests.length - from).toBe(2);
-    expect(wire(calls[1]).tools).toBeUndefined();
+    expect(toolsOff(calls[1])).toEqual({ tools: wire(calls[0]).tools, choice: 'none' });
     expect(wire(calls[1]).messages.at(-1)).toEqual({ role: 'user', content: finalizerPrompt('en').content });
     expect(calls[1].budget!.stats.after).toBeLessThanOrEqual(calls[1].budget!.stats.inputLimit);
     expect(committedText(events)).toEqual(['The final answer: a map.']);
