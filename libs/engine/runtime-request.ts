@@ -34,7 +34,7 @@ import {
   type SlotConfig,
   type ToolDefinition,
 } from '../providers';
-import { addedEntries, ContextOverflowError, contextKinds, hookedKinds, slotEstimator, slotLimits } from './budget';
+import { addedEntries, carrySections, ContextOverflowError, contextKinds, hookedKinds, sentSections, slotEstimator, slotLimits } from './budget';
 import type { CatalogRuntime } from './runtime-catalog';
 import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
 import type { PluginSettings } from './plugin-settings';
@@ -125,6 +125,8 @@ export interface RuntimeRequest {
   call: ModelCall;
   /** What the budget did (with `inputs.budget`). */
   budget?: RequestBudget;
+  /** For prefix reports (`llm.calling@1` layout): the system sections and the section of each message as sent. */
+  layout: ReturnType<typeof requestLayout>;
 }
 
 /**
@@ -181,6 +183,10 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const attached = shown ? attachImages(hooked, context, shown.inline) : hooked;
   const second = budget?.check(attached, hookedKinds(own, ownKinds, hooked), first!.ledger, 'request');
   const messages = second?.messages ?? attached;
+  // the section of each message as sent: carried through the budget's checks by identity; hooks and images keep positions
+  const assembledSections = carrySections(assembled, ['system', ...context.messageSections], first);
+  const attachedSections = attached.map((_, i) => assembledSections[i] ?? null);
+  const layout = requestLayout(context, sentSections(carrySections(attached, attachedSections, second)));
   const call: ModelCall = {
     model: slot.model,
     messages,
@@ -198,7 +204,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     budget && first && second
       ? { mode: budget.mode, added: addedEntries(budget.start, second.ledger), stats: bothChecks(first.stats, second.stats) }
       : undefined;
-  return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, ...(recorded ? { budget: recorded } : {}) };
+  return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };
 }
 
 /**
@@ -295,38 +301,12 @@ export function requestMessages(context: AssembledContext): ChatMessage[] {
   ];
 }
 
-/**
- * The request's layout for prefix reports: system section lengths as serialized, and the section of
- * each message of the request as sent (`messages`, after the budget and the hooks; default: the
- * assembled context). A message is known by the context message it is (the same object, or the
- * same role and content), each matched once and in order; a budget trim marker counts as history;
- * the loop's conversation after the last context message has no section.
- */
-export function requestLayout(context: AssembledContext, messages?: readonly ChatMessage[]) {
-  const assembled = requestMessages(context);
-  const sections = ['system', ...context.messageSections];
-  if (!messages) return { systemSections: systemSectionLengths(context), messageSections: sections };
-  const used = new Set<number>();
-  let from = 0;
-  const found = messages.map((m) => {
-    const at = matchMessage(assembled, used, from, m);
-    if (at === undefined) return null;
-    used.add(at);
-    from = at + 1;
-    return sections[at];
-  });
-  let last = found.length - 1;
-  while (last >= 0 && found[last] === null) last--;
-  return { systemSections: systemSectionLengths(context), messageSections: found.slice(0, last + 1).map((s) => s ?? 'history') };
-}
-
-function systemSectionLengths(context: AssembledContext) {
-  return context.systemSections.map((s) => ({ name: s.name, length: s.text.length }));
-}
-
-function matchMessage(list: readonly ChatMessage[], used: ReadonlySet<number>, from: number, m: ChatMessage): number | undefined {
-  for (let i = from; i < list.length; i++) if (!used.has(i) && list[i].role === m.role && list[i].content === m.content) return i;
-  return undefined;
+/** The request's layout for prefix reports: system section lengths as serialized, message sections (of the assembled context, or `messageSections`). */
+export function requestLayout(context: AssembledContext, messageSections: readonly string[] = ['system', ...context.messageSections]) {
+  return {
+    systemSections: context.systemSections.map((s) => ({ name: s.name, length: s.text.length })),
+    messageSections: [...messageSections],
+  };
 }
 
 /** prompt_cache_key: one per session and runtime, so their requests route to the same cache. */

@@ -82,7 +82,15 @@ describe('the data boundary holds for hostile data in real turns (fast-check)', 
   let n = 0;
   beforeAll(async () => {
     worldsDir = mkdtempSync(join(tmpdir(), 'covel-fuzz-worlds-'));
-    covel = await startEmbedded({ COVEL_PLUGINS_DIR: FUZZ_PLUGINS, COVEL_WORLDS_DIR: worldsDir });
+    // the 1 MB case is ~1 M tokens: a window that holds it, so the token budget sends it (a 128k
+    // window stops it with a context overflow before anything is sent: budget tests pin that)
+    writeFileSync(
+      join(worldsDir, 'llm.toml'),
+      ['story', 'fast']
+        .map((slot) => `[slots.${slot}]\nprotocol = "openai-chat"\nmodel = "gpt-4.1-mini"\ncontextWindow = 4000000\nmaxOutputTokens = 1024\n`)
+        .join('\n'),
+    );
+    covel = await startEmbedded({ COVEL_PLUGINS_DIR: FUZZ_PLUGINS, COVEL_WORLDS_DIR: worldsDir, COVEL_LLM_CONFIG: join(worldsDir, 'llm.toml') });
   }, 60_000);
   afterAll(async () => {
     await covel?.stop();

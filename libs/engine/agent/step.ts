@@ -8,7 +8,7 @@ import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { BudgetMode } from '../../context';
 import { runLedger } from '../budget';
 import { runtimeKey } from '../journal';
-import { buildRuntimeRequest, requestLayout } from '../runtime-request';
+import { buildRuntimeRequest } from '../runtime-request';
 import { readSelfData, selfDataUnchanged } from '../self-data';
 import { agentRequestInputs } from './request-inputs';
 import { recordReply } from './reply';
@@ -46,7 +46,7 @@ export async function runModelStep(
   const mode = args.mode ?? 'normal';
   // the run's ledger as its earlier steps recorded it (spec §5): a ContextOverflowError stops the step before anything is recorded or sent
   const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step);
-  const { body, slot, adapter, context, call, budget, messages } = await buildRuntimeRequest(
+  const { body, slot, adapter, call, budget, layout } = await buildRuntimeRequest(
     agentRequestInputs(ctx, { selfData, conversation: args.conversation, budget: { ledger, mode }, ...(mode === 'normal' ? {} : { toolsOff: true }) }),
     deps.providers,
     { registry: catalog.host.registry, resolver },
@@ -62,7 +62,7 @@ export async function runModelStep(
       model: slot.model,
       step: args.step,
       body: JSON.stringify(redactImageData(sent)),
-      layout: requestLayout(context, messages),
+      layout,
       ...(fallback ? { fallback } : {}),
       ...(budget ? { budget } : {}),
     },

@@ -3,3 +3,4 @@ export { slotEstimator } from './estimator';
 export { contextKinds, hookedKinds } from './kinds';
 export { runLedger, addedEntries, type RecordedLedgers } from './ledger';
 export { ContextOverflowError } from './errors';
+export { carrySections, sentSections } from './sections';
