@@ -26,6 +26,9 @@ export const CreateSessionBody = z
 /** Most characters of form values or an activation payload, as JSON text. */
 export const MAX_JSON_BODY_CHARS = MAX_FORM_VALUES_JSON_CHARS;
 
+/** Any JSON value (one schema, so the OpenAPI document names it once: `JsonValue`). */
+export const JsonValue = z.json({ error: 'must be JSON' });
+
 const boundedJson = <T extends z.ZodType>(schema: T) =>
   schema.refine((v) => JSON.stringify(v).length <= MAX_JSON_BODY_CHARS, `must be at most ${MAX_JSON_BODY_CHARS} characters as JSON`);
 
@@ -33,7 +36,7 @@ export const SubmitInputBody = z
   .object({
     text: safeText({ max: MAX_INPUT_CHARS }),
     /** The form the player filled in with this input (`{{ player.lastFormValues }}`): a JSON object. */
-    formValues: boundedJson(z.record(z.string(), z.json(), { error: 'must be a JSON object' })).optional(),
+    formValues: boundedJson(z.record(z.string(), JsonValue, { error: 'must be a JSON object' })).optional(),
   })
   .strict();
 
@@ -45,7 +48,7 @@ export const ActivationBody = z
     pluginId: RuntimePart,
     runtimeId: RuntimePart,
     /** Any JSON value; shown in `<runtime-activation>` (ids, times and sessionId removed). Default `{}`. */
-    payload: boundedJson(z.json({ error: 'must be JSON' })).default({}),
+    payload: boundedJson(JsonValue).default({}),
   })
   .strict();
 export type ActivationBody = z.infer<typeof ActivationBody>;
@@ -59,7 +62,8 @@ export const ExecutionQuery = z.object({
     .regex(/^\d{1,9}$/, waitMsMessage)
     .transform(Number)
     .refine((ms) => ms <= MAX_EXECUTION_WAIT_MS, waitMsMessage)
-    .optional(),
+    .optional()
+    .meta({ description: `Milliseconds to wait for the execution to end, 0 to ${MAX_EXECUTION_WAIT_MS} (default 0: answer at once).` }),
 });
 
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
