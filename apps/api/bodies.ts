@@ -16,10 +16,13 @@ const LocaleTag = safeText({ max: MAX_LOCALE_TAG_LENGTH }).transform((tag, ctx) 
 
 export const CreateSessionBody = z
   .object({
-    worldId: safeText({ max: 200 }).optional(),
-    locale: LocaleTag.optional(),
+    worldId: safeText({ max: 200 }).optional().meta({ description: 'A world of the engine, e.g. `emberback` (none: no world).' }),
+    locale: LocaleTag.optional().meta({ description: 'Any well-formed BCP 47 tag, e.g. `en`, `pt-BR`, `zh-Hans` (default `en`), stored in canonical form.' }),
     /** The player's configuration of plugins: plugin id → setting key → value (checked against each plugin's `contributes.settings`). */
-    pluginSettings: z.record(safeText({ max: 200 }), z.record(safeText({ max: 200 }), z.union([z.string().max(10_000), z.number(), z.boolean()]))).optional(),
+    pluginSettings: z
+      .record(safeText({ max: 200 }), z.record(safeText({ max: 200 }), z.union([z.string().max(10_000), z.number(), z.boolean()])))
+      .optional()
+      .meta({ description: "Plugin id → setting key → value, checked against each plugin's `contributes.settings`." }),
   })
   .strict();
 
@@ -36,7 +39,9 @@ export const SubmitInputBody = z
   .object({
     text: safeText({ max: MAX_INPUT_CHARS }),
     /** The form the player filled in with this input (`{{ player.lastFormValues }}`): a JSON object. */
-    formValues: boundedJson(z.record(z.string(), JsonValue, { error: 'must be a JSON object' })).optional(),
+    formValues: boundedJson(z.record(z.string(), JsonValue, { error: 'must be a JSON object' }))
+      .optional()
+      .meta({ description: `The form the player filled in with this input: a JSON object of at most ${MAX_JSON_BODY_CHARS} characters as JSON.` }),
   })
   .strict();
 
@@ -48,7 +53,9 @@ export const ActivationBody = z
     pluginId: RuntimePart,
     runtimeId: RuntimePart,
     /** Any JSON value; shown in `<runtime-activation>` (ids, times and sessionId removed). Default `{}`. */
-    payload: boundedJson(JsonValue).default({}),
+    payload: boundedJson(JsonValue)
+      .default({})
+      .meta({ description: `Any JSON value of at most ${MAX_JSON_BODY_CHARS} characters as JSON (default \`{}\`).` }),
   })
   .strict();
 export type ActivationBody = z.infer<typeof ActivationBody>;

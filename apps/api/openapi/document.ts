@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { API_ROUTES, type ApiRoute, IDEMPOTENCY_KEY, type SuccessResponse } from './routes';
-import { ErrorBody, schemas } from './schemas';
+import { ErrorBody, NAMED_SCHEMAS, type SchemaMeta, schemas } from './schemas';
 
 /** A JSON Schema or OpenAPI object, as plain JSON. */
 type JsonObject = Record<string, unknown>;
@@ -14,6 +14,11 @@ const jsonSchemaOptions = {
   // refinements (not blank, well-formed Unicode, ...) have no JSON Schema: the document states them in descriptions
   unrepresentable: 'any',
   uri: (id: string) => `${COMPONENT}${id}`,
+  // `z.int()` says "a safe integer" with two 16-digit bounds on every field: "integer" says enough
+  override: ({ jsonSchema }: { jsonSchema: JsonObject }) => {
+    if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+    if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+  },
 } as const;
 
 /** Drops what JSON Schema puts at the top of a document but an OpenAPI schema object must not repeat (`$schema`, `$id`). */
@@ -22,27 +27,36 @@ function asSchemaObject(schema: JsonObject): JsonObject {
   return rest;
 }
 
-/** The components: every schema of the registry, the named ones referring to each other by `$ref`. */
-function componentSchemas(): Record<string, JsonObject> {
-  const converted = z.toJSONSchema(schemas, jsonSchemaOptions) as { schemas: Record<string, JsonObject> };
-  if ('__shared' in converted.schemas) throw new Error('an unnamed schema is shared between components: name it in openapi/schemas.ts');
-  return Object.fromEntries(Object.entries(converted.schemas).map(([id, s]) => [id, asSchemaObject(s)]));
+const INLINE = '__inline';
+
+/**
+ * The named schemas (and `inline`, when given) converted together, referring to each other by `$ref`.
+ * One registry conversion, so the fields' own `.meta()` (descriptions, lengths: zod's global
+ * registry) are kept as well as the names.
+ */
+function convert(inline?: z.ZodType): Record<string, JsonObject> {
+  const registry = z.registry<SchemaMeta>();
+  for (const { schema, meta } of NAMED_SCHEMAS) registry.add(schema, meta);
+  if (inline) registry.add(inline, { id: INLINE });
+  const converted = z.toJSONSchema(registry, jsonSchemaOptions) as { schemas: Record<string, JsonObject> };
+  if ('__shared' in converted.schemas) throw new Error('an unnamed schema is used in two places: name it in openapi/schemas.ts');
+  // the registry's own descriptions (zod reads only the ids from it)
+  const descriptions = new Map(NAMED_SCHEMAS.map(({ meta }) => [meta.id, meta.description]));
+  return Object.fromEntries(
+    Object.entries(converted.schemas).map(([id, s]) => {
+      const description = descriptions.get(id);
+      return [id, { ...(description ? { description } : {}), ...asSchemaObject(s) }];
+    }),
+  );
 }
 
-let ids: Set<string> | null = null;
-const componentIds = (): Set<string> => (ids ??= new Set(Object.keys(z.toJSONSchema(schemas, jsonSchemaOptions).schemas)));
+/** The components: every named schema. */
+const componentSchemas = (): Record<string, JsonObject> => convert();
 
 /** A schema inline (a named one becomes a `$ref`). */
 function schemaOf(schema: z.ZodType): JsonObject {
   const id = schemas.get(schema)?.id;
-  if (id) return { $ref: `${COMPONENT}${id}` };
-  const { $defs = {}, ...converted } = asSchemaObject(z.toJSONSchema(schema, { ...jsonSchemaOptions, metadata: schemas }) as JsonObject) as JsonObject & {
-    $defs?: JsonObject;
-  };
-  // the named schemas it uses are components already: refer to them there
-  const unnamed = Object.keys($defs).filter((id) => !componentIds().has(id));
-  if (unnamed.length > 0) throw new Error(`an inline schema has definitions of its own (${unnamed.join(', ')}): name them in openapi/schemas.ts`);
-  return JSON.parse(JSON.stringify(converted).replaceAll('"#/$defs/', `"${COMPONENT}`)) as JsonObject;
+  return id ? { $ref: `${COMPONENT}${id}` } : convert(schema)[INLINE];
 }
 
 function success(response: SuccessResponse): JsonObject {

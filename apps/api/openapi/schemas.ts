@@ -10,7 +10,15 @@ import type { HealthReport, PublicAsyncStatus } from '../health.controller';
  * at compile time against the type its controller returns (`sameShape` below), so a field added to a
  * view without its schema here fails `tsc`.
  */
-export const schemas = z.registry<{ id: string; description?: string }>();
+export const schemas = z.registry<SchemaMeta>();
+
+export interface SchemaMeta {
+  id: string;
+  description?: string;
+}
+
+/** The same, as a list (a registry cannot be listed): the document converts them together. */
+export const NAMED_SCHEMAS: { schema: z.ZodType; meta: SchemaMeta }[] = [];
 
 /** Compile-time: A and B are assignable both ways and have the same keys, optional ones included (the schema and the view describe the same JSON). */
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -18,7 +26,9 @@ type SameShape<A, B> = Mutual<A, B> extends true ? Mutual<keyof A, keyof B> : fa
 const sameShape = <T extends true>(): T | undefined => undefined;
 
 const named = <T extends z.ZodType>(schema: T, id: string, description?: string): T => {
-  schemas.add(schema, { id, ...(description ? { description } : {}) });
+  const meta = { id, ...(description ? { description } : {}) };
+  schemas.add(schema, meta);
+  NAMED_SCHEMAS.push({ schema, meta });
   return schema;
 };
 
