@@ -210,6 +210,9 @@ describe('OpenAPI document and page', () => {
     const page = await fetch(`${covel.baseUrl}/docs`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    // and the browser is told to load or call nothing from anywhere else
+    const csp = page.headers.get('content-security-policy') ?? '';
+    for (const directive of ["default-src 'self'", "script-src 'self'", "connect-src 'self'"]) expect(csp).toContain(directive);
     const html = await page.text();
     expect(html).not.toMatch(/\/\/|https?:/);
     const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);

@@ -44,6 +44,13 @@ export const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 });
 `;
 
+/**
+ * The page may load and call nothing outside this API (the browser enforces it): scripts and styles
+ * from its own files (Swagger UI sets inline styles), images inline or its own.
+ */
+export const DOCS_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
+
 export const DOCS_HTML = `<!doctype html>
 <html lang="en">
   <head>

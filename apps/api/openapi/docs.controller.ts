@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { Controller, Get, Header, Param, Res, StreamableFile } from '@nestjs/common';
 import type { Response } from 'express';
 import { NotFoundError } from '../../../libs/errors';
-import { contentTypeOf, DOCS_HTML, INIT_SCRIPT, isDocsAsset, swaggerUiFile } from './docs-page';
+import { contentTypeOf, DOCS_CSP, DOCS_HTML, INIT_SCRIPT, isDocsAsset, swaggerUiFile } from './docs-page';
 import { buildOpenApiDocument } from './document';
 
 /** `GET /openapi.json` (the OpenAPI 3.1 document) and `GET /docs` (it rendered, with its files). No API key: they describe the API, no tenant's data. */
@@ -20,6 +20,7 @@ export class DocsController {
   @Get('docs')
   @Header('Content-Type', 'text/html; charset=utf-8')
   @Header('Cache-Control', 'no-cache')
+  @Header('Content-Security-Policy', DOCS_CSP)
   page(): string {
     return DOCS_HTML;
   }

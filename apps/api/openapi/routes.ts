@@ -175,7 +175,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'get',
     path: '/v1/executions/{id}',
     operationId: 'getExecution',
-    summary: 'The state of an execution (long-poll with `waitMs`)',
+    summary: 'The state of an execution (long-poll with waitMs)',
     description: `With \`waitMs\` (0..${MAX_EXECUTION_WAIT_MS}) a long-poll: answered as soon as the execution is committed or failed, else after waitMs with its current state.`,
     tag: 'executions',
     auth: true,
