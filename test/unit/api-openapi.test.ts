@@ -200,6 +200,7 @@ describe('OpenAPI document and page', () => {
     expect(audit.identical).toBe(true);
     expect(await asDocumented(await fetch(`${covel.baseUrl}/health`), 'GET', '/health')).toMatchObject({ status: 'ok' });
     expect(await asDocumented(await fetch(`${covel.baseUrl}/health/live`), 'GET', '/health/live')).toEqual({ status: 'ok' });
+    expect(await asDocumented(await fetch(`${covel.baseUrl}/openapi.json`), 'GET', '/openapi.json')).toEqual(doc);
     const replayed = await call('POST', '/v1/sessions', { locale: 'en' }, { 'idempotency-key': 'docs-1' });
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(Object.keys(doc.paths['/v1/sessions'].post.responses['201'] as object)).toContain('headers');

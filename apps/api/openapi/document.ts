@@ -63,7 +63,7 @@ function success(response: SuccessResponse): JsonObject {
   const content =
     'json' in response.body
       ? { 'application/json': { schema: schemaOf(response.body.json) } }
-      : { [response.body.raw.mediaType]: { schema: { type: 'string', ...(response.body.raw.mediaType === 'application/json' ? {} : { format: 'binary' }) } } };
+      : { [response.body.raw.mediaType]: { schema: { type: 'string', ...(response.body.raw.mediaType.startsWith('text/') ? {} : { format: 'binary' }) } } };
   const headers = response.headers
     ? Object.fromEntries(Object.entries(response.headers).map(([name, h]) => [name, { description: h.description, schema: schemaOf(h.schema) }]))
     : undefined;

@@ -16,7 +16,7 @@ export interface PathParam {
 }
 
 /** A success answer: a registered zod schema (JSON), or raw content of a media type. */
-export type SuccessBody = { json: z.ZodType } | { raw: { mediaType: string; description?: string } };
+export type SuccessBody = { json: z.ZodType } | { raw: { mediaType: string } };
 
 export interface SuccessResponse {
   description: string;
@@ -217,7 +217,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: 'This document (OpenAPI 3.1)',
     tag: 'docs',
     auth: false,
-    responses: { 200: { description: 'The OpenAPI document.', body: { raw: { mediaType: 'application/json' } } } },
+    responses: { 200: json(z.looseObject({ openapi: z.string().meta({ description: 'The OpenAPI version: 3.1.x.' }) }), 'The OpenAPI document.') },
     errors: publicErrors,
   },
   {
