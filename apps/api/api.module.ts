@@ -5,6 +5,7 @@ import { TenantAuthGuard } from './auth.guard';
 import { EngineErrorFilter } from './error.filter';
 import { ExecutionWaits } from './execution-waits';
 import { HealthController } from './health.controller';
+import { DocsController } from './openapi/docs.controller';
 import { SessionsController } from './sessions.controller';
 import { ENGINE } from './tokens';
 
@@ -13,7 +14,7 @@ export class ApiModule {
   static forEngine(engine: Engine): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [HealthController, SessionsController],
+      controllers: [HealthController, SessionsController, DocsController],
       providers: [{ provide: ENGINE, useValue: engine }, TenantAuthGuard, ExecutionWaits, { provide: APP_FILTER, useClass: EngineErrorFilter }],
     };
   }

@@ -16,15 +16,21 @@ const LocaleTag = safeText({ max: MAX_LOCALE_TAG_LENGTH }).transform((tag, ctx) 
 
 export const CreateSessionBody = z
   .object({
-    worldId: safeText({ max: 200 }).optional(),
-    locale: LocaleTag.optional(),
+    worldId: safeText({ max: 200 }).optional().meta({ description: 'A world of the engine, e.g. `emberback` (none: no world).' }),
+    locale: LocaleTag.optional().meta({ description: 'Any well-formed BCP 47 tag, e.g. `en`, `pt-BR`, `zh-Hans` (default `en`), stored in canonical form.' }),
     /** The player's configuration of plugins: plugin id → setting key → value (checked against each plugin's `contributes.settings`). */
-    pluginSettings: z.record(safeText({ max: 200 }), z.record(safeText({ max: 200 }), z.union([z.string().max(10_000), z.number(), z.boolean()]))).optional(),
+    pluginSettings: z
+      .record(safeText({ max: 200 }), z.record(safeText({ max: 200 }), z.union([z.string().max(10_000), z.number(), z.boolean()])))
+      .optional()
+      .meta({ description: "Plugin id → setting key → value, checked against each plugin's `contributes.settings`." }),
   })
   .strict();
 
 /** Most characters of form values or an activation payload, as JSON text. */
 export const MAX_JSON_BODY_CHARS = MAX_FORM_VALUES_JSON_CHARS;
+
+/** Any JSON value (one schema, so the OpenAPI document names it once: `JsonValue`). */
+export const JsonValue = z.json({ error: 'must be JSON' });
 
 const boundedJson = <T extends z.ZodType>(schema: T) =>
   schema.refine((v) => JSON.stringify(v).length <= MAX_JSON_BODY_CHARS, `must be at most ${MAX_JSON_BODY_CHARS} characters as JSON`);
@@ -33,7 +39,9 @@ export const SubmitInputBody = z
   .object({
     text: safeText({ max: MAX_INPUT_CHARS }),
     /** The form the player filled in with this input (`{{ player.lastFormValues }}`): a JSON object. */
-    formValues: boundedJson(z.record(z.string(), z.json(), { error: 'must be a JSON object' })).optional(),
+    formValues: boundedJson(z.record(z.string(), JsonValue, { error: 'must be a JSON object' }))
+      .optional()
+      .meta({ description: `The form the player filled in with this input: a JSON object of at most ${MAX_JSON_BODY_CHARS} characters as JSON.` }),
   })
   .strict();
 
@@ -45,7 +53,9 @@ export const ActivationBody = z
     pluginId: RuntimePart,
     runtimeId: RuntimePart,
     /** Any JSON value; shown in `<runtime-activation>` (ids, times and sessionId removed). Default `{}`. */
-    payload: boundedJson(z.json({ error: 'must be JSON' })).default({}),
+    payload: boundedJson(JsonValue)
+      .default({})
+      .meta({ description: `Any JSON value of at most ${MAX_JSON_BODY_CHARS} characters as JSON (default \`{}\`).` }),
   })
   .strict();
 export type ActivationBody = z.infer<typeof ActivationBody>;
@@ -59,7 +69,8 @@ export const ExecutionQuery = z.object({
     .regex(/^\d{1,9}$/, waitMsMessage)
     .transform(Number)
     .refine((ms) => ms <= MAX_EXECUTION_WAIT_MS, waitMsMessage)
-    .optional(),
+    .optional()
+    .meta({ description: `Milliseconds to wait for the execution to end, 0 to ${MAX_EXECUTION_WAIT_MS} (default 0: answer at once).` }),
 });
 
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;

@@ -4,7 +4,7 @@ import { type ErrorCategory, EngineError, UnavailableError } from '../../libs/er
 import { databaseUnavailable } from '../../libs/events';
 
 /** The one place engine error categories become HTTP status codes. */
-export const HTTP_STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
+export const HTTP_STATUS_BY_CATEGORY = {
   invalid: 400,
   unprocessable: 422,
   conflict: 409,
@@ -14,7 +14,7 @@ export const HTTP_STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
   unsupported: 415,
   unavailable: 503,
   internal: 500,
-};
+} as const satisfies Record<ErrorCategory, number>;
 
 const REASON: Record<number, string> = {
   400: 'Bad Request',

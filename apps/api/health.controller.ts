@@ -22,7 +22,7 @@ export interface HealthReport {
 }
 
 /** An async projection: its failing shards only (the cursors of every shard are in the projector's status). */
-interface PublicAsyncStatus {
+export interface PublicAsyncStatus {
   kind: 'async';
   name: string;
   state: AsyncProjectionStatus['state'];

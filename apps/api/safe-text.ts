@@ -28,7 +28,15 @@ export function safeText(options: SafeTextOptions): z.ZodString {
     .refine((s) => isWellFormedText(s), { message: 'must be well-formed Unicode (found a lone surrogate)', abort: true })
     .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL (U+0000)', abort: true });
   if (options.trim !== false) schema = schema.trim();
-  return schema
-    .refine((s) => !isBlank(s), { message: 'must not be empty', abort: true })
-    .refine((s) => codePointLength(s) <= options.max, { message: `must be at most ${options.max} characters` });
+  return (
+    schema
+      .refine((s) => !isBlank(s), { message: 'must not be empty', abort: true })
+      .refine((s) => codePointLength(s) <= options.max, { message: `must be at most ${options.max} characters` })
+      // what the refinements check, for the OpenAPI document (JSON Schema counts lengths in code points, as these rules do)
+      .meta({
+        minLength: 1,
+        maxLength: options.max,
+        description: `Well-formed Unicode without NUL, not blank, at most ${options.max} characters (code points)${options.trim !== false ? ' after trimming' : ''}.`,
+      })
+  );
 }

@@ -1,7 +1,8 @@
 import type { PipeTransform } from '@nestjs/common';
 import { NotFoundError } from '../../libs/errors';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID in any letter case (written out: JSON Schema patterns take no flags, and the OpenAPI document repeats it). */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /**
  * Every path id (`:id`, `:turnId`) is a UUID. Anything else (`%00`, `..`, a 4,000-character string)
@@ -12,7 +13,7 @@ export class UuidParamPipe implements PipeTransform<string, string> {
   constructor(private readonly resource: 'session' | 'turn' | 'execution') {}
 
   transform(value: string): string {
-    if (typeof value !== 'string' || !UUID.test(value)) {
+    if (typeof value !== 'string' || !UUID_PATTERN.test(value)) {
       throw new NotFoundError(`${this.resource.toUpperCase()}_NOT_FOUND`, `${this.resource} not found`);
     }
     return value.toLowerCase();

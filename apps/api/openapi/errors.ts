@@ -1,0 +1,49 @@
+import type { HTTP_STATUS_BY_CATEGORY } from '../error.filter';
+
+/** The error statuses the API answers (error.filter.ts maps each engine error category to one). */
+export type ErrorStatus = (typeof HTTP_STATUS_BY_CATEGORY)[keyof typeof HTTP_STATUS_BY_CATEGORY];
+
+/** One error answer of a route: when it happens, and the `code`s it carries. */
+export interface ErrorResponse {
+  description: string;
+}
+
+export type ErrorResponses = Partial<Record<ErrorStatus, ErrorResponse>>;
+
+const list = (codes: string[]) => codes.map((c) => `\`${c}\``).join(', ');
+
+/** Every route: an unexpected failure (logged; the answer has no internals). */
+const internal: ErrorResponses = { 500: { description: 'Unexpected failure (logged; the answer says nothing more).' } };
+
+/** Every `/v1` route: the API key, an undecodable path, the database or queue down. */
+export const tenantErrors = (notFound: string[]): ErrorResponses => ({
+  401: { description: `No \`Authorization: Bearer <api key>\`, or an unknown key: ${list(['MISSING_API_KEY', 'UNKNOWN_API_KEY'])}.` },
+  404: {
+    description: `Not found, or another tenant's (the same answer), or a path id that is not a UUID: ${list([...notFound, 'NOT_FOUND'])}.`,
+  },
+  503: { description: `A dependency is down (\`DATABASE_UNAVAILABLE\`, \`QUEUE_UNAVAILABLE\`); the \`Retry-After\` header says when to try again.` },
+  ...internal,
+});
+
+/** Every route that reads a JSON body (request-gate.ts, then the route's zod schema). */
+export const bodyErrors = (invalidCodes: string[]): ErrorResponses => ({
+  400: {
+    description: `Invalid input; \`issues\` names each field path (\`(body)\` for the body as a whole): ${list(['INVALID_INPUT', 'MALFORMED_BODY', 'BODY_INCOMPLETE', ...invalidCodes])}.`,
+  },
+  413: { description: 'The body is larger than the configured limit: `BODY_TOO_LARGE`.' },
+  415: {
+    description: `The body is not UTF-8 JSON, or its content-encoding is unknown: ${list(['UNSUPPORTED_MEDIA_TYPE', 'UNSUPPORTED_CHARSET', 'UNSUPPORTED_ENCODING'])}.`,
+  },
+});
+
+/** Routes that take an `Idempotency-Key` header. */
+export const idempotencyErrors: ErrorResponses = {
+  422: { description: 'The `Idempotency-Key` was first used for a different request (another body, session or endpoint): `IDEMPOTENCY_KEY_MISMATCH`.' },
+};
+
+/** Writes to a session's log: another writer kept winning the append (rare; retry). */
+export const appendConflict: ErrorResponses = {
+  409: { description: 'The session changed under the request too many times in a row: `STREAM_VERSION_CONFLICT` (retry).' },
+};
+
+export const publicErrors: ErrorResponses = internal;

@@ -1,0 +1,247 @@
+import { z } from 'zod';
+import { IDEMPOTENCY_KEY_HEADER } from '../../../libs/engine';
+import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, SubmitInputBody } from '../bodies';
+import { IdempotencyKeyHeader } from '../idempotency-key';
+import { UUID_PATTERN } from '../uuid-param.pipe';
+import { DOCS_ASSETS } from './docs-page';
+import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, tenantErrors } from './errors';
+import { CreatedSession, Execution, HealthReportSchema, LlmCall, Liveness, Message, PrefixReportRow, StartedExecution, TurnAuditSchema } from './schemas';
+
+/** A path parameter: its name in the path template, what it is, and its schema. */
+export interface PathParam {
+  name: string;
+  description: string;
+  schema: z.ZodType;
+}
+
+/** A success answer: a registered zod schema (JSON), or raw content of a media type. */
+export type SuccessBody = { json: z.ZodType } | { raw: { mediaType: string } };
+
+export interface SuccessResponse {
+  description: string;
+  body: SuccessBody;
+  headers?: Record<string, { description: string; schema: z.ZodType }>;
+}
+
+/**
+ * One HTTP route of the API, as the OpenAPI document describes it. `path` is the OpenAPI template
+ * (`/v1/sessions/{id}/inputs`); the test `test/unit/api-openapi.test.ts` compares the method and path
+ * of every entry here with the routes Nest registered, so a route without an entry fails it.
+ */
+export interface ApiRoute {
+  method: 'get' | 'post';
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: 'sessions' | 'executions' | 'health' | 'docs';
+  /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route). */
+  auth: boolean;
+  pathParams?: PathParam[];
+  /** The query the route validates (with the same schema as its pipe). */
+  query?: z.ZodObject;
+  /** Takes an optional `Idempotency-Key` header (a repeat answers the first answer, `Idempotent-Replayed: true`). */
+  idempotent?: boolean;
+  /** The JSON body schema the route's ZodBodyPipe validates with (registered in schemas.ts). */
+  body?: z.ZodType;
+  responses: Record<number, SuccessResponse>;
+  errors: ErrorResponses;
+}
+
+const uuid = z.string().regex(UUID_PATTERN);
+const sessionIdParam: PathParam = { name: 'id', description: 'The session id (a UUID).', schema: uuid };
+const json = (schema: z.ZodType, description: string): SuccessResponse => ({ description, body: { json: schema } });
+
+const idempotentHeaders: SuccessResponse['headers'] = {
+  'Idempotent-Replayed': { description: '`true` when this answer repeats the first answer to the same `Idempotency-Key`.', schema: z.literal('true') },
+};
+
+/** Every route of the API: the one list the document is built from. */
+export const API_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/v1/sessions',
+    operationId: 'createSession',
+    summary: 'Create a session',
+    tag: 'sessions',
+    auth: true,
+    idempotent: true,
+    body: CreateSessionBody,
+    responses: { 201: { ...json(CreatedSession, 'The new session (or, for a repeated `Idempotency-Key`, the first one).'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors([]),
+      ...bodyErrors(['UNKNOWN_WORLD', 'INVALID_PLUGIN_SETTINGS', 'INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      ...appendConflict,
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/inputs',
+    operationId: 'submitInput',
+    summary: 'Submit a player input',
+    description: 'Starts a turn. The inputs of a session run one at a time, in the order they were accepted.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    idempotent: true,
+    body: SubmitInputBody,
+    responses: { 202: { ...json(StartedExecution, 'Accepted: the turn runs in the background.'), headers: idempotentHeaders } },
+    errors: { ...tenantErrors(['SESSION_NOT_FOUND']), ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']), ...idempotencyErrors, ...appendConflict },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/activations',
+    operationId: 'activateRuntime',
+    summary: 'Run a manual runtime',
+    description: 'Runs a `schedule.trigger: manual` runtime as its own execution, its payload in `<runtime-activation>`.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    idempotent: true,
+    body: ActivationBody,
+    responses: { 202: { ...json(StartedExecution, 'Accepted: the runtime runs in the background.'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND']),
+      ...bodyErrors(['UNKNOWN_RUNTIME', 'RUNTIME_NOT_MANUAL', 'INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      ...appendConflict,
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/messages',
+    operationId: 'listMessages',
+    summary: 'The committed messages of a session',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    responses: { 200: json(z.array(Message), 'The messages, in order.') },
+    errors: tenantErrors(['SESSION_NOT_FOUND']),
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/media/{mediaId}',
+    operationId: 'getMedia',
+    summary: 'The bytes of a generated asset',
+    description: 'The `media` of a message, with its Content-Type. Media never change: cacheable, privately.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, { name: 'mediaId', description: 'The media id (a UUID, from a message’s `media.mediaId`).', schema: uuid }],
+    responses: { 200: { description: 'The asset’s bytes, with the Content-Type it was generated with.', body: { raw: { mediaType: '*/*' } } } },
+    errors: {
+      400: { description: 'The media id is not a UUID: `INVALID_MEDIA_ID` (`issues` names `mediaId`).' },
+      ...tenantErrors(['SESSION_NOT_FOUND', 'MEDIA_NOT_FOUND']),
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/llm-calls',
+    operationId: 'listLlmCalls',
+    summary: 'Every model call of a session, as sent',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    responses: { 200: json(z.array(LlmCall), 'The calls, in order (the view may lag the log by up to 2 s).') },
+    errors: tenantErrors(['SESSION_NOT_FOUND']),
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/prefix-report',
+    operationId: 'getPrefixReport',
+    summary: 'How much of each request repeats the previous one',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    responses: { 200: json(z.array(PrefixReportRow), 'One row per model call, in order (the view may lag the log by up to 2 s).') },
+    errors: tenantErrors(['SESSION_NOT_FOUND']),
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/turns/{turnId}/audit',
+    operationId: 'auditTurn',
+    summary: 'Re-derive a turn’s requests from the events and compare them with what was sent',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, { name: 'turnId', description: 'The turn id (a UUID).', schema: uuid }],
+    responses: { 200: json(TurnAuditSchema, 'The verdict, call by call.') },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
+      409: { description: 'A call’s runtime is no longer in the plugin catalog, so its request cannot be rebuilt: `RUNTIME_NOT_IN_CATALOG`.' },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/executions/{id}',
+    operationId: 'getExecution',
+    summary: 'The state of an execution (long-poll with waitMs)',
+    description: `With \`waitMs\` (0..${MAX_EXECUTION_WAIT_MS}) a long-poll: answered as soon as the execution is committed or failed, else after waitMs with its current state.`,
+    tag: 'executions',
+    auth: true,
+    pathParams: [{ name: 'id', description: 'The execution id (a UUID).', schema: uuid }],
+    query: ExecutionQuery,
+    responses: { 200: json(Execution, 'The execution.') },
+    errors: {
+      400: { description: 'A bad query parameter: `INVALID_INPUT` (`issues` names `waitMs`).' },
+      ...tenantErrors(['EXECUTION_NOT_FOUND']),
+    },
+  },
+  {
+    method: 'get',
+    path: '/health',
+    operationId: 'getHealth',
+    summary: 'Each dependency probed in bounded time',
+    tag: 'health',
+    auth: false,
+    responses: {
+      200: json(HealthReportSchema, 'Everything is up.'),
+      503: json(HealthReportSchema, 'Degraded (an async projection is stopped) or unavailable (the database or the queue is down).'),
+    },
+    errors: publicErrors,
+  },
+  {
+    method: 'get',
+    path: '/health/live',
+    operationId: 'getLiveness',
+    summary: 'The process answers (liveness; says nothing of dependencies)',
+    tag: 'health',
+    auth: false,
+    responses: { 200: json(Liveness, 'Alive.') },
+    errors: publicErrors,
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This document (OpenAPI 3.1)',
+    tag: 'docs',
+    auth: false,
+    responses: { 200: json(z.looseObject({ openapi: z.string().meta({ description: 'The OpenAPI version: 3.1.x.' }) }), 'The OpenAPI document.') },
+    errors: publicErrors,
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    operationId: 'getDocsPage',
+    summary: 'This document, rendered (Swagger UI, served by the API: works offline)',
+    tag: 'docs',
+    auth: false,
+    responses: { 200: { description: 'The page.', body: { raw: { mediaType: 'text/html' } } } },
+    errors: publicErrors,
+  },
+  {
+    method: 'get',
+    path: '/docs/{asset}',
+    operationId: 'getDocsAsset',
+    summary: 'A script, style sheet or icon of the rendered page',
+    tag: 'docs',
+    auth: false,
+    pathParams: [{ name: 'asset', description: 'A file of the page.', schema: z.enum(DOCS_ASSETS) }],
+    responses: { 200: { description: 'The file.', body: { raw: { mediaType: '*/*' } } } },
+    errors: { 404: { description: 'No such file of the page: `NOT_FOUND`.' }, ...publicErrors },
+  },
+];
+
+/** The header of the idempotent routes (the same schema `idempotencyKeyOf` validates with). */
+export const IDEMPOTENCY_KEY = { name: IDEMPOTENCY_KEY_HEADER, schema: IdempotencyKeyHeader };

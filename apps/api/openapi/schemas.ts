@@ -1,0 +1,213 @@
+import { z } from 'zod';
+import type { QueueHealth, SectionSource, TurnAudit } from '../../../libs/engine';
+import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView } from '../../../libs/events';
+import { ActivationBody, CreateSessionBody, JsonValue, SubmitInputBody } from '../bodies';
+import type { HealthReport, PublicAsyncStatus } from '../health.controller';
+
+/**
+ * Every named schema of the OpenAPI document (`#/components/schemas/<id>`). The request bodies are
+ * the very schemas the pipes validate with (bodies.ts); the answers are described here, each checked
+ * at compile time against the type its controller returns (`sameShape` below), so a field added to a
+ * view without its schema here fails `tsc`.
+ */
+export const schemas = z.registry<SchemaMeta>();
+
+export interface SchemaMeta {
+  id: string;
+  description?: string;
+}
+
+/** The same, as a list (a registry cannot be listed): the document converts them together. */
+export const NAMED_SCHEMAS: { schema: z.ZodType; meta: SchemaMeta }[] = [];
+
+/** Compile-time: A and B are assignable both ways and have the same keys, optional ones included (the schema and the view describe the same JSON). */
+type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type SameShape<A, B> = Mutual<A, B> extends true ? Mutual<keyof A, keyof B> : false;
+const sameShape = <T extends true>(): T | undefined => undefined;
+
+const named = <T extends z.ZodType>(schema: T, id: string, description?: string): T => {
+  const meta = { id, ...(description ? { description } : {}) };
+  schemas.add(schema, meta);
+  NAMED_SCHEMAS.push({ schema, meta });
+  return schema;
+};
+
+// ── request bodies (validated with these by ZodBodyPipe) ───────────────────────────────────────
+named(JsonValue, 'JsonValue', 'Any JSON value.');
+named(CreateSessionBody, 'CreateSessionBody', 'A new session: its world, its language, the player’s plugin settings.');
+named(SubmitInputBody, 'SubmitInputBody', 'A player input: its text, and the form the player filled in with it.');
+named(ActivationBody, 'ActivationBody', 'Runs a `schedule.trigger: manual` runtime with a payload (shown in `<runtime-activation>`).');
+
+// ── errors (error.filter.ts) ───────────────────────────────────────────────────────────────────
+export const ErrorIssue = named(
+  z.object({
+    path: z.string().meta({ description: 'The field, header or `(body)`: e.g. `text`, `pluginSettings.dice.sides`, `Idempotency-Key`.' }),
+    message: z.string(),
+  }),
+  'ErrorIssue',
+);
+
+export const ErrorBody = named(
+  z.object({
+    statusCode: z.int(),
+    error: z.string().meta({ description: 'The HTTP reason phrase.' }),
+    code: z
+      .string()
+      .optional()
+      .meta({ description: 'A stable machine-readable code, e.g. `INVALID_INPUT`, `SESSION_NOT_FOUND` (absent on an unexpected 500).' }),
+    message: z.string(),
+    issues: z.array(ErrorIssue).optional().meta({ description: 'On a 400 (and the 422 of a reused idempotency key): each field at fault.' }),
+  }),
+  'Error',
+  'Every error answer: the status, a code, a message without internals, and on invalid input each field path.',
+);
+
+// ── answers ────────────────────────────────────────────────────────────────────────────────────
+export const CreatedSession = named(z.object({ id: z.uuid() }), 'CreatedSession');
+
+export const StartedExecution = named(
+  z.object({ executionId: z.uuid(), turnId: z.uuid() }),
+  'StartedExecution',
+  'The execution that runs the turn: poll `GET /v1/executions/{executionId}` (with `waitMs` to long-poll).',
+);
+
+export const Execution = named(
+  z.object({
+    executionId: z.string(),
+    sessionId: z.string(),
+    turnId: z.string(),
+    status: z.enum(['queued', 'running', 'committed', 'failed']),
+    attempts: z.int(),
+    workerId: z.string().nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    submittedAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  }),
+  'Execution',
+);
+sameShape<SameShape<z.infer<typeof Execution>, ExecutionView>>();
+
+named(MediaReference, 'MediaReference', 'A generated asset: fetch its bytes from `GET /v1/sessions/{id}/media/{mediaId}`.');
+
+export const Message = named(
+  z.object({
+    messageId: z.string(),
+    sessionId: z.string(),
+    turnId: z.string(),
+    order: z.int(),
+    role: z.string(),
+    sourceType: z.string(),
+    pluginId: z.string().nullable(),
+    runtimeId: z.string().nullable(),
+    outputKind: z.string().nullable(),
+    text: z.string(),
+    compacted: z.boolean(),
+    media: MediaReference.optional(),
+  }),
+  'Message',
+  'A committed message of the session, in order.',
+);
+sameShape<SameShape<z.infer<typeof Message>, TurnMessageView>>();
+
+export const LlmCall = named(
+  z.object({
+    position: z.int(),
+    callId: z.string(),
+    executionId: z.string(),
+    turnId: z.string(),
+    pluginId: z.string(),
+    runtimeId: z.string(),
+    provider: z.string(),
+    model: z.string(),
+    request: z.record(z.string(), z.unknown()).meta({ description: 'The request body as the provider received it (parsed).' }),
+    requestText: z.string().meta({ description: 'The exact bytes sent.' }),
+    recordedAt: z.iso.datetime(),
+  }),
+  'LlmCall',
+  'One model call: the request exactly as sent.',
+);
+sameShape<SameShape<z.infer<typeof LlmCall>, LlmCallView>>();
+
+export const PrefixReportRow = named(
+  z.object({
+    callId: z.string(),
+    turnId: z.string(),
+    turn: z.int(),
+    runtime: z.string(),
+    firstInTurn: z.boolean(),
+    requestTokensEstimate: z.number(),
+    sharedTokensEstimate: z.number().nullable(),
+    sharedPercent: z.number().nullable(),
+    firstDifference: z.unknown().meta({ description: 'Where the request first differs from the previous call’s, or null.' }),
+    providerCachedTokens: z.number().nullable(),
+    providerInputTokens: z.number().nullable(),
+  }),
+  'PrefixReportRow',
+  'One model call of the prefix report: how much of its request repeats the previous one (cacheable).',
+);
+sameShape<SameShape<z.infer<typeof PrefixReportRow>, PrefixReportView>>();
+
+const SectionSourceSchema = z.object({ section: z.string(), source: z.string(), items: z.array(z.string()).optional() });
+sameShape<SameShape<z.infer<typeof SectionSourceSchema>, SectionSource>>();
+
+export const TurnAuditSchema = named(
+  z.object({
+    sessionId: z.string(),
+    turnId: z.string(),
+    identical: z.boolean().meta({ description: 'Every request of the turn, re-derived from the events alone, matches the bytes sent.' }),
+    calls: z.array(
+      z.object({
+        callId: z.string(),
+        executionId: z.string(),
+        turnId: z.string(),
+        pluginId: z.string(),
+        runtimeId: z.string(),
+        identical: z.boolean(),
+        sources: z.array(SectionSourceSchema),
+        purpose: z.literal('compaction-summary').optional(),
+        recordedBytes: z.int(),
+        firstMismatchAt: z.int().nullable(),
+      }),
+    ),
+  }),
+  'TurnAudit',
+);
+sameShape<SameShape<z.infer<typeof TurnAuditSchema>, TurnAudit>>();
+
+const PublicAsyncStatusSchema = z.object({
+  kind: z.literal('async'),
+  name: z.string(),
+  state: z.enum(['running', 'failing']),
+  lag: z.int(),
+  failing: z.int(),
+  failures: z.array(
+    z.object({
+      shard: z.int(),
+      position: z.int(),
+      globalPosition: z.int(),
+      eventType: z.string(),
+      errorCode: z.string(),
+      attempts: z.int(),
+      since: z.string(),
+      nextRetryAt: z.string().nullable(),
+    }),
+  ),
+});
+sameShape<SameShape<z.infer<typeof PublicAsyncStatusSchema>, PublicAsyncStatus>>();
+
+const QueueHealthSchema = z.object({ kind: z.enum(['bullmq', 'in-process']), ok: z.boolean(), state: z.string() });
+sameShape<SameShape<z.infer<typeof QueueHealthSchema>, QueueHealth>>();
+
+export const HealthReportSchema = named(
+  z.object({
+    status: z.enum(['ok', 'degraded', 'unavailable']),
+    database: z.object({ kind: z.enum(['postgres', 'pglite']), ok: z.boolean(), latencyMs: z.number() }),
+    queue: QueueHealthSchema,
+    projections: z.array(PublicAsyncStatusSchema).nullable(),
+  }),
+  'HealthReport',
+  '`ok` (200); `degraded` (503) when a shard of an async projection is stopped; `unavailable` (503) when the database or the queue is down.',
+);
+sameShape<SameShape<z.infer<typeof HealthReportSchema>, HealthReport>>();
+
+export const Liveness = named(z.object({ status: z.literal('ok') }), 'Liveness');
