@@ -6,6 +6,7 @@ import { CompactResult, type CompactInput, type CompactionContext, type PluginHi
 import { agentRequestInputs } from '../agent/request-inputs';
 import { compactionEvent } from '../compaction';
 import { FencedOutError } from '../errors';
+import { keepHistory } from '../history-handoff';
 import { loadRuntimeHistory } from '../history-loader';
 import { type ExecutionJournal, runtimeKey } from '../journal';
 import { handlerContext, type ExecutionScope } from '../plugin-host/handler-context';
@@ -80,9 +81,12 @@ export async function runCompactionBarrier(
   const [provider] = catalog.host.registry.providers('history.compact@2');
   if (!provider) return { kind: 'no-provider' };
 
+  // the history as the stage's runtime jobs read it (the summaries' coverage, which grows with the
+  // session, only once compaction is needed); read at the journal's version
+  const readAt = run.journal.version;
   const [{ locale, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
-    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { withCoverage: true }),
+    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
   ]);
   const scope: ExecutionScope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: history.stats.turns + 1, locale, world, pluginSettings };
   const runtimeJob = { ...job, attempt: run.attempt, pluginId: runtime.pluginId, runtimeId: runtime.runtimeId };
@@ -118,7 +122,12 @@ export async function runCompactionBarrier(
   await run.append((current) => [...unchanged(), ...resolvedEvents(resolver.fresh, current, run.attempt)]);
   const windows = compactionWindows(deps.providers);
   const estimatedTokens = estimateRequestTokens(request.call);
-  if (estimatedTokens <= windows.threshold) return { kind: 'not-needed', estimatedTokens, threshold: windows.threshold };
+  if (estimatedTokens <= windows.threshold) {
+    // nothing appended since the read: the stage's runtime jobs in this process take the same rows
+    if (run.journal.version === readAt)
+      keepHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: readAt }, history);
+    return { kind: 'not-needed', estimatedTokens, threshold: windows.threshold };
+  }
 
   const passed = (outcome: Outcome, extra: { compactionId?: string; detail?: string } = {}): NewEvent => ({
     type: 'compaction.barrier-passed@1',
@@ -142,9 +151,10 @@ export async function runCompactionBarrier(
     return { kind: 'ran', outcome, estimatedTokens, threshold: windows.threshold };
   };
 
+  const covered = await deps.readModels.summaries(job.tenantId, job.sessionId, { withMessageIds: true });
   const input: CompactInput = {
     messages: (await transformHistory(plugins, history.messages)).map(pluginMessage),
-    summaries: history.summaries.map((s) => ({ summaryId: s.id, content: s.content, messageIds: s.messageIds ?? [], truncated: s.truncated ?? false })),
+    summaries: covered.map((s) => ({ summaryId: s.id, content: s.content, messageIds: s.messageIds ?? [], truncated: s.truncated ?? false })),
     windows: { effective: windows.effective, fastInput: windows.fastInput },
   };
   let result: CompactResult;
@@ -156,7 +166,7 @@ export async function runCompactionBarrier(
   }
   const validation = validateCompaction({
     uncompactedPrefix: await deps.readModels.uncompactedPrefix(job.tenantId, job.sessionId, history.messages.length),
-    summaries: history.summaries.map((s) => ({ summaryId: s.id, content: s.content })),
+    summaries: covered.map((s) => ({ summaryId: s.id, content: s.content })),
     result,
     limits: compactionLimits(windows.effective),
     newSummaryId: randomUUID,

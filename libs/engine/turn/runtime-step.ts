@@ -1,5 +1,6 @@
 import { RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
+import { keptHistory } from '../history-handoff';
 import { loadRuntimeHistory } from '../history-loader';
 import { runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
@@ -33,9 +34,11 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const key = runtimeKey(job.pluginId, job.runtimeId);
   const run = new ExecutionRun(deps.store, journal, job, job.attempt);
   if (run.execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
+  // the rows the barrier of this execution read in this process, when the session has not moved since
+  const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
   const [{ locale, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
-    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
+    kept ?? loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
   ]);
   const m = runtime.manifest;
   const execution = run.execution;
