@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BudgetStats } from '../libs/context';
 import { ProviderEmulator } from '../libs/emulator';
 import { startEmbedded } from '../test/support/embedded';
 import { TOOL_HEAVY_LLM, toolHeavyInput, toolHeavyScript } from '../test/support/tool-heavy-session';
@@ -8,16 +9,6 @@ import { TOOL_HEAVY_LLM, toolHeavyInput, toolHeavyScript } from '../test/support
 const PLUGINS = join(__dirname, '..', 'test', 'fixtures', 'budget-plugins');
 
 type Data = Record<string, unknown>;
-interface Stats {
-  inputLimit: number;
-  before: number;
-  after: number;
-  elided: number;
-  collapsed: number;
-  pruned: number;
-  truncated: number;
-}
-
 export interface BudgetTurnRow {
   turn: number;
   requests: number;
@@ -75,7 +66,7 @@ export async function runBudgetBench(turns: number, shelves: number, log: (line:
     for (const e of events)
       if (e.type === 'llm.responded@1')
         usage.set((e.data as Data).callId as string, (e.data as Data).usage as { inputTokens: number; cachedInputTokens: number });
-    const calls = events.filter((e) => e.type === 'llm.calling@1').map((e) => e.data as Data & { budget?: { stats: Stats } });
+    const calls = events.filter((e) => e.type === 'llm.calling@1').map((e) => e.data as Data & { budget?: { stats: BudgetStats } });
     let inputLimit = 0;
     let largestSent = 0;
     const rows = turnIds.map((turnId, i): BudgetTurnRow => {

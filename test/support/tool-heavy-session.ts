@@ -1,3 +1,4 @@
+import { llmToml } from './llm-toml';
 import type { Reply, ScriptedCall } from '../../libs/emulator';
 
 /**
@@ -5,19 +6,7 @@ import type { Reply, ScriptedCall } from '../../libs/emulator';
  * searches `shelves` shelves per turn (each result ~540 tokens) before it writes, on a 4k window
  * with a 512-token reserve (input limit 3,584), so every turn's later steps are over the limit.
  */
-export const TOOL_HEAVY_LLM = `
-[slots.story]
-protocol = "openai-chat"
-model = "gpt-4.1-mini"
-contextWindow = 4096
-maxOutputTokens = 512
-
-[slots.fast]
-protocol = "openai-chat"
-model = "gpt-4.1-nano"
-contextWindow = 4096
-maxOutputTokens = 512
-`;
+export const TOOL_HEAVY_LLM = llmToml({ story: { contextWindow: 4096, maxOutputTokens: 512 }, fast: { contextWindow: 4096, maxOutputTokens: 512 } });
 
 /** The player's text of turn `n` (1-based): the script reads the turn number back from it. */
 export const toolHeavyInput = (n: number) => `Turn ${n}: I search the flooded archive for the warden's ledger.`;

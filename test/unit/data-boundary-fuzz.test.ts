@@ -6,6 +6,7 @@ import { escapeXml } from '../../libs/context';
 import { DEFAULT_HISTORY_READ_LIMIT, rebuildRequests } from '../../libs/engine';
 import { payload } from '../fixtures/fuzz-plugins/fuzzbox/server';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { llmToml } from '../support/llm-toml';
 
 /**
  * Issue 10 "hostile data": world text, character descriptions, plugin data and typed inputs full of
@@ -86,9 +87,7 @@ describe('the data boundary holds for hostile data in real turns (fast-check)', 
     // window stops it with a context overflow before anything is sent: budget tests pin that)
     writeFileSync(
       join(worldsDir, 'llm.toml'),
-      ['story', 'fast']
-        .map((slot) => `[slots.${slot}]\nprotocol = "openai-chat"\nmodel = "gpt-4.1-mini"\ncontextWindow = 4000000\nmaxOutputTokens = 1024\n`)
-        .join('\n'),
+      llmToml({ story: { contextWindow: 4_000_000, maxOutputTokens: 1024 }, fast: { contextWindow: 4_000_000, maxOutputTokens: 1024 } }),
     );
     covel = await startEmbedded({ COVEL_PLUGINS_DIR: FUZZ_PLUGINS, COVEL_WORLDS_DIR: worldsDir, COVEL_LLM_CONFIG: join(worldsDir, 'llm.toml') });
   }, 60_000);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { estimateRequest, estimateTokens, type LedgerEntry } from '../../../context';
 import type { ScriptedCall, Reply } from '../../../emulator';
 import type { EventData, StoredEvent } from '../../../events';
-import type { LlmConfig, ToolDefinition } from '../../../providers';
+import type { ToolDefinition } from '../../../providers';
 import { slotEstimator } from '../../budget';
 import { rebuildRequests } from '../../request-rebuild';
 import type { RuntimeRequest, RuntimeRequestInputs } from '../../runtime-request';
@@ -10,7 +10,7 @@ import type { ToolOutcome, ToolSet } from '../../tools';
 import { auditTurn } from '../../turn-audit';
 import { historyReadLimit } from '../../turn/deps';
 import { TurnRunner } from '../../turn/turn-runner';
-import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
+import { playToEnd, storySlot, type TurnHarness, turnHarness } from '../../turn/test/harness';
 
 /** digger: looks two things up, then tells its story. */
 const DEFINITIONS: ToolDefinition[] = [
@@ -31,20 +31,9 @@ const callings = (events: StoredEvent[]): Calling[] => events.flatMap((e) => (e.
 const FIXTURES = join(__dirname, 'fixtures-budget');
 
 /** The repository's llm.toml with the story slot changed. */
-const story =
-  (change: Partial<LlmConfig['slots']['story']>) =>
-  (config: LlmConfig): LlmConfig => ({ ...config, slots: { ...config.slots, story: { ...config.slots.story, ...change } } });
-
-async function turn(h: TurnHarness): Promise<{ sessionId: string; turnId: string; executionId: string; events: StoredEvent[] }> {
-  const session = await h.session();
-  const job = await h.input(session, 'Walk to the gate');
-  await h.queue.enqueue(job);
-  const ended = async () =>
-    (await h.events(session.sessionId)).some(
-      (e) => (e.type === 'turn.committed@1' || e.type === 'execution.failed@1') && e.data.executionId === job.executionId,
-    );
-  await eventually(ended, 'the turn ended');
-  return { ...job, events: await h.events(session.sessionId) };
+async function turn(h: TurnHarness) {
+  const { job, events } = await playToEnd(h);
+  return { ...job, events };
 }
 
 describe('the token budget of an agent loop (roomy window, a response reserve under maxOutputTokens, a real tokenizer)', () => {
@@ -55,7 +44,7 @@ describe('the token budget of an agent loop (roomy window, a response reserve un
       script,
       tools,
       handlers: (deps) => new TurnRunner(deps),
-      llm: story({ contextWindow: 128_000, maxOutputTokens: 1024, responseReserve: 300, tokenizer: 'o200k_base' }),
+      llm: storySlot({ contextWindow: 128_000, maxOutputTokens: 1024, responseReserve: 300, tokenizer: 'o200k_base' }),
     });
   });
   afterAll(() => h.close());
@@ -130,7 +119,7 @@ describe('a request over the input limit', () => {
       script,
       tools,
       handlers: (deps) => new TurnRunner(deps),
-      llm: story({ contextWindow: 1100, maxOutputTokens: 1024 }),
+      llm: storySlot({ contextWindow: 1100, maxOutputTokens: 1024 }),
     });
   });
   afterAll(() => h.close());

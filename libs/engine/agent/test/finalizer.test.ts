@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import type { Reply, ScriptedCall } from '../../../emulator';
 import type { EventData, StoredEvent } from '../../../events';
-import type { LlmConfig, ToolDefinition } from '../../../providers';
+import type { ToolDefinition } from '../../../providers';
 import type { ToolOutcome, ToolSet } from '../../tools';
 import { auditTurn } from '../../turn-audit';
 import { historyReadLimit } from '../../turn/deps';
 import { TurnRunner } from '../../turn/turn-runner';
-import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
+import { playToEnd, storySlot, type TurnHarness, turnHarness } from '../../turn/test/harness';
 import { finalizerPrompt } from '../finalizer';
 
 const LONG = Array.from({ length: 200 }, () => 'Surveys the land and reports what it finds in great detail.').join(' ');
@@ -32,21 +32,11 @@ const callings = (events: StoredEvent[]): Calling[] => events.flatMap((e) => (e.
 const wire = (c: Calling) => JSON.parse(c.body) as { tools?: unknown[]; tool_choice?: unknown; messages: { role: string; content: unknown }[] };
 /** Tools off: the same definitions as the earlier steps (the cached prefix holds), with tool_choice none. */
 const toolsOff = (c: Calling) => ({ tools: wire(c).tools, choice: wire(c).tool_choice });
-const story =
-  (change: Partial<LlmConfig['slots']['story']>) =>
-  (config: LlmConfig): LlmConfig => ({ ...config, slots: { ...config.slots, story: { ...config.slots.story, ...change } } });
-
 async function turn(h: TurnHarness) {
-  const session = await h.session();
-  const job = await h.input(session, 'Walk to the gate');
-  await h.queue.enqueue(job);
-  const ended = async () =>
-    (await h.events(session.sessionId)).some(
-      (e) => (e.type === 'turn.committed@1' || e.type === 'execution.failed@1') && e.data.executionId === job.executionId,
-    );
-  await eventually(ended, 'the turn ended');
-  return { ...job, events: await h.events(session.sessionId) };
+  const { job, events } = await playToEnd(h);
+  return { ...job, events };
 }
+
 const committedText = (events: StoredEvent[]) =>
   events.flatMap((e) => (e.type === 'turn.committed@1' ? e.data.messages.filter((m) => m.role === 'assistant').map((m) => m.text) : []));
 const audited = (h: TurnHarness, sessionId: string, turnId: string) =>
@@ -78,7 +68,7 @@ describe('the finalizer after the step limit', () => {
 describe('the finalizer rescuing a request over the input limit', () => {
   // input limit 4,500: the tool definition (~3,000) and the first step fit; the second step carries
   // the call's ~2,500-token argument and is over; without the tool definitions (tools off) it fits
-  const llm = story({ contextWindow: 4_500 + 1024, maxOutputTokens: 1024 });
+  const llm = storySlot({ contextWindow: 4_500 + 1024, maxOutputTokens: 1024 });
   let rescue: TurnHarness;
   let strict: TurnHarness;
   beforeAll(async () => {
@@ -131,7 +121,7 @@ describe('the finalizer and a first step over the input limit', () => {
       script,
       tools,
       handlers: (deps) => new TurnRunner(deps),
-      llm: story({ contextWindow: 1100, maxOutputTokens: 1024 }),
+      llm: storySlot({ contextWindow: 1100, maxOutputTokens: 1024 }),
     });
   });
   afterAll(() => h.close());

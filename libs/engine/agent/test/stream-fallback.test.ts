@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import type { Reply, ScriptedCall } from '../../../emulator';
 import type { EventData, StoredEvent } from '../../../events';
 import type { ToolDefinition } from '../../../providers';
-import type { TurnJob } from '../../queue';
 import type { ToolOutcome, ToolSet } from '../../tools';
 import { auditTurn } from '../../turn-audit';
 import { claimExecution } from '../../turn/claim';
@@ -10,7 +9,7 @@ import { historyReadLimit } from '../../turn/deps';
 import { runRuntimeStep } from '../../turn/runtime-step';
 import { loadSessionJournal } from '../../turn/session-reads';
 import { TurnRunner } from '../../turn/turn-runner';
-import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
+import { playToEnd, type TurnHarness, turnHarness } from '../../turn/test/harness';
 
 /** teller: a story runtime that looks one thing up, then tells its story; ledger: a runtime without story text that only calls runtime-done. */
 const DEFINITIONS: ToolDefinition[] = [
@@ -56,17 +55,7 @@ describe('streaming for story runtimes with a non-streaming fallback', () => {
   });
 
   const audit = (sessionId: string, turnId: string) => auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps), tools }, sessionId, turnId);
-  async function turn(): Promise<{ job: TurnJob & { turnId: string }; events: StoredEvent[] }> {
-    const session = await h.session();
-    const job = await h.input(session, 'Walk to the gate');
-    await h.queue.enqueue(job);
-    const ended = async () =>
-      (await h.events(session.sessionId)).some(
-        (e) => (e.type === 'turn.committed@1' || e.type === 'execution.failed@1') && e.data.executionId === job.executionId,
-      );
-    await eventually(ended, 'the turn ended');
-    return { job, events: await h.events(session.sessionId) };
-  }
+  const turn = () => playToEnd(h);
   const committedStory = (events: StoredEvent[]) =>
     events.flatMap((e) => (e.type === 'turn.committed@1' ? e.data.messages.filter((m) => m.role === 'assistant').map((m) => [m.runtimeId, m.text]) : []));
 

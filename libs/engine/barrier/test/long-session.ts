@@ -45,3 +45,17 @@ export async function expectReplayIdentical(h: TurnHarness, session: { tenantId:
   expect((await rebuildInline({ db: h.database.db, projections: engineInlineProjections })).failures).toEqual([]);
   expect(await dumpProjections(h.database.db)).toEqual(rows);
 }
+
+/**
+ * Right after a compaction: the summaries (merged ones included) cover exactly the compacted prefix
+ * of the session's messages, in order, and the uncompacted view is the rest.
+ */
+export async function expectSummariesCoverCompactedPrefix(
+  h: TurnHarness,
+  session: { tenantId: string; sessionId: string },
+  read: Awaited<ReturnType<typeof loadRuntimeHistory>>,
+): Promise<void> {
+  const all = (await h.deps.readModels.messages(session.tenantId, session.sessionId)).map((m) => m.messageId);
+  expect(read.summaries.flatMap((s) => s.messageIds ?? [])).toEqual(all.slice(0, read.stats.compacted));
+  expect(read.messages.map((m) => m.messageId)).toEqual(all.slice(read.stats.compacted));
+}

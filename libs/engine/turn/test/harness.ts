@@ -132,3 +132,21 @@ export async function eventually(check: () => Promise<boolean>, what: string, ti
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** A new session's turn with `text`, queued and run to its end (committed or failed); its job and the session's events then. */
+export async function playToEnd(h: TurnHarness, text = 'Walk to the gate'): Promise<{ job: TurnJob & { turnId: string }; events: StoredEvent[] }> {
+  const session = await h.session();
+  const job = await h.input(session, text);
+  await h.queue.enqueue(job);
+  const ended = async () =>
+    (await h.events(session.sessionId)).some(
+      (e) => (e.type === 'turn.committed@1' || e.type === 'execution.failed@1') && e.data.executionId === job.executionId,
+    );
+  await eventually(ended, 'the turn ended');
+  return { job, events: await h.events(session.sessionId) };
+}
+
+/** `turnHarness({ llm })`: the story slot of the repository's llm.toml with `change` applied. */
+export const storySlot =
+  (change: Partial<LlmConfig['slots']['story']>) =>
+  (config: LlmConfig): LlmConfig => ({ ...config, slots: { ...config.slots, story: { ...config.slots.story, ...change } } });
