@@ -260,7 +260,8 @@ export class SessionJournal {
       case 'execution.suspended@1': {
         const d = event.data;
         const e = this.executions.get(d.executionId);
-        if (!e || e.suspensions.some((s) => s.runtimeId === d.runtimeId && s.pluginId === d.pluginId && s.step === d.step && s.toolCallId === d.toolCallId)) return;
+        if (!e || e.suspensions.some((s) => s.runtimeId === d.runtimeId && s.pluginId === d.pluginId && s.step === d.step && s.toolCallId === d.toolCallId))
+          return;
         e.suspensions.push({
           pluginId: d.pluginId,
           runtimeId: d.runtimeId,
@@ -276,7 +277,9 @@ export class SessionJournal {
       case 'execution.resumed@1': {
         const d = event.data;
         const e = this.executions.get(d.executionId);
-        const s = e?.suspensions.find((x) => !x.resumed && x.pluginId === d.pluginId && x.runtimeId === d.runtimeId && x.step === d.step && x.toolCallId === d.toolCallId);
+        const s = e?.suspensions.find(
+          (x) => !x.resumed && x.pluginId === d.pluginId && x.runtimeId === d.runtimeId && x.step === d.step && x.toolCallId === d.toolCallId,
+        );
         if (s) s.resumed = { resumeId: d.resumeId, payload: d.payload };
         return;
       }

@@ -46,7 +46,9 @@ export class ResumeService {
   async resume(request: ResumeRequest): Promise<IdempotentAnswer<ResumeAnswer>> {
     const { tenantId, executionId, payload, idempotencyKey } = request;
     const idempotency: IdempotencyRecord | undefined =
-      idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestHash({ operation: 'resume', sessionId: null, body: { executionId, payload } }) };
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestHash({ operation: 'resume', sessionId: null, body: { executionId, payload } }) };
     for (let tries = 0; ; tries++) {
       if (idempotency) {
         const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
@@ -71,7 +73,12 @@ export class ResumeService {
           tenantId,
           streamId: view.sessionId,
           expectedVersion: journal.version,
-          events: [{ type: 'execution.resumed@1', data: { executionId, turnId: execution.turnId, resumeId, pluginId, runtimeId, step, toolCallId, payload: payload as never } }],
+          events: [
+            {
+              type: 'execution.resumed@1',
+              data: { executionId, turnId: execution.turnId, resumeId, pluginId, runtimeId, step, toolCallId, payload: payload as never },
+            },
+          ],
           ...(idempotency ? { idempotency } : {}),
         });
       } catch (error) {

@@ -6,7 +6,18 @@ import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { DOCS_ASSETS } from './docs-page';
 import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, tenantErrors } from './errors';
-import { CreatedSession, Execution, HealthReportSchema, LlmCall, Liveness, Message, PrefixReportRow, ResumedExecution, StartedExecution, TurnAuditSchema } from './schemas';
+import {
+  CreatedSession,
+  Execution,
+  HealthReportSchema,
+  LlmCall,
+  Liveness,
+  Message,
+  PrefixReportRow,
+  ResumedExecution,
+  StartedExecution,
+  TurnAuditSchema,
+} from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
 export interface PathParam {

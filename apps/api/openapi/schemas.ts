@@ -88,7 +88,9 @@ export const Execution = named(
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     submittedAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
-    waitingFor: WaitingFor.optional().meta({ description: 'With `status: waiting`: what a suspended runtime waits for (resume with `POST /v1/executions/{id}/resume`).' }),
+    waitingFor: WaitingFor.optional().meta({
+      description: 'With `status: waiting`: what a suspended runtime waits for (resume with `POST /v1/executions/{id}/resume`).',
+    }),
   }),
   'Execution',
 );

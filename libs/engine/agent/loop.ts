@@ -50,8 +50,7 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
     if (next.kind === 'execute') {
       // a tool suspended the runtime (or it still waits for its resume): the job ends, nothing retries it
       if ((await executeToolCalls(ctx, next)) === 'suspended') return 'suspended';
-    }
-    else {
+    } else {
       const signal = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
       const send = (mode: 'normal' | 'finalizer' | 'emergency', messages: readonly ChatMessage[]) =>
         runModelStep(ctx, { step: next.step, conversation: messages, mode, ...(signal ? { signal } : {}) });

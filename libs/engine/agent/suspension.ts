@@ -53,8 +53,13 @@ export function suspensionEvent(args: {
 }
 
 /** The suspension of this tool call, if its tool suspended the runtime. */
-export function callSuspension(execution: ExecutionJournal, ref: { pluginId: string; runtimeId: string; step: number; toolCallId: string }): ExecutionSuspension | undefined {
-  return execution.suspensions.find((s) => s.pluginId === ref.pluginId && s.runtimeId === ref.runtimeId && s.step === ref.step && s.toolCallId === ref.toolCallId);
+export function callSuspension(
+  execution: ExecutionJournal,
+  ref: { pluginId: string; runtimeId: string; step: number; toolCallId: string },
+): ExecutionSuspension | undefined {
+  return execution.suspensions.find(
+    (s) => s.pluginId === ref.pluginId && s.runtimeId === ref.runtimeId && s.step === ref.step && s.toolCallId === ref.toolCallId,
+  );
 }
 
 /** The result the model reads for a resumed call: the resume's payload, as a tool's success (`{ "ok": true, "data": payload }`). */

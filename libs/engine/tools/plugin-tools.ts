@@ -100,7 +100,8 @@ export function pluginTool(options: {
 /** `ctx.suspend`: a checked `waitingFor`, in a value only this call's `ctx` made (a look-alike object is a normal result). */
 function suspension(name: string, request: { waitingFor: unknown }, made: WeakMap<object, ToolSuspension>): ToolSuspension {
   const parsed = WaitingFor.safeParse(request?.waitingFor);
-  if (!parsed.success) throw new Error(`tool "${name}": ctx.suspend: waitingFor must be { kind: "approval" | "form", prompt, schema? }: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new Error(`tool "${name}": ctx.suspend: waitingFor must be { kind: "approval" | "form", prompt, schema? }: ${parsed.error.message}`);
   const value: ToolSuspension = Object.freeze({ kind: 'suspend', waitingFor: Object.freeze(parsed.data) });
   made.set(value, value);
   return value;

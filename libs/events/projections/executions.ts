@@ -72,7 +72,11 @@ export const executionsProjection: InlineProjection = eventByEvent({
         await trx.updateTable('executions').set({ waiting_for: null, updated_at: at }).where('execution_id', '=', event.data.executionId).execute();
         return;
       case 'turn.committed@1':
-        await trx.updateTable('executions').set({ status: 'committed', waiting_for: null, updated_at: at }).where('execution_id', '=', event.data.executionId).execute();
+        await trx
+          .updateTable('executions')
+          .set({ status: 'committed', waiting_for: null, updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .execute();
         return;
       case 'execution.failed@1':
         await trx
