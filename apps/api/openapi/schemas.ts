@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { QueueHealth, SectionSource, TurnAudit } from '../../../libs/engine';
-import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, WaitingFor, type TurnMessageView } from '../../../libs/events';
+import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView } from '../../../libs/events';
 import { ActivationBody, CreateSessionBody, JsonValue, SubmitInputBody } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 
@@ -75,6 +75,16 @@ export const ResumedExecution = named(
   z.object({ executionId: z.uuid(), turnId: z.uuid(), resumeId: z.uuid() }),
   'ResumedExecution',
   'The resumed execution: it goes on in the background; poll `GET /v1/executions/{executionId}`.',
+);
+
+export const WaitingFor = named(
+  z.object({
+    kind: z.enum(['approval', 'form']),
+    prompt: z.string(),
+    schema: z.record(z.string(), JsonValue).optional(),
+  }),
+  'WaitingFor',
+  'What a suspended runtime waits for (`ctx.suspend`): the player’s approval or a form (`schema`: a JSON Schema of the payload the resume should carry).',
 );
 
 export const Execution = named(
