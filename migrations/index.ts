@@ -13,6 +13,7 @@ import * as m0011 from './0011_executions_session_pending';
 import * as m0012 from './0012_plugin_data';
 import * as m0013 from './0013_media';
 import * as m0014 from './0014_history_turns';
+import * as m0015 from './0015_execution_waiting';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_plugin_data': m0012,
   '0013_media': m0013,
   '0014_history_turns': m0014,
+  '0015_execution_waiting': m0015,
 };

@@ -60,6 +60,16 @@ export const ActivationBody = z
   .strict();
 export type ActivationBody = z.infer<typeof ActivationBody>;
 
+/** `POST /v1/executions/:id/resume`: the answer to what the suspended runtime waits for; its tool call's result. */
+export const ResumeBody = z
+  .object({
+    payload: boundedJson(JsonValue).meta({
+      description: `Any JSON value of at most ${MAX_JSON_BODY_CHARS} characters as JSON: the suspended tool call's result (what the model reads).`,
+    }),
+  })
+  .strict();
+export type ResumeBody = z.infer<typeof ResumeBody>;
+
 const waitMsMessage = `must be an integer from 0 to ${MAX_EXECUTION_WAIT_MS} (milliseconds)`;
 
 /** `GET /v1/executions/:id?waitMs=`: how long to wait for the execution to end (long-poll); other parameters are ignored. */

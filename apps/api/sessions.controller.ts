@@ -5,7 +5,7 @@ import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, SubmitInputBody } from './bodies';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SubmitInputBody } from './bodies';
 import { ExecutionWaits } from './execution-waits';
 import { idempotencyKeyOf } from './idempotency-key';
 import { ENGINE } from './tokens';
@@ -142,6 +142,21 @@ export class SessionsController {
     const execution = await this.waits.wait({ tenantId: req.tenant.id, executionId: id, timeoutMs: query.waitMs ?? 0, signal: left.signal });
     if (!execution) throw new NotFoundError('EXECUTION_NOT_FOUND', `execution ${id} not found`);
     return execution;
+  }
+
+  /** Resumes an execution a runtime suspended on a tool (`status: waiting`): 404 unknown or another tenant's, 409 not waiting. */
+  @Post('executions/:id/resume')
+  @HttpCode(202)
+  async resume(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', new UuidParamPipe('execution')) id: string,
+    @Body(new ZodBodyPipe(ResumeBody)) body: ResumeBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.resumes.resume({ tenantId: req.tenant.id, executionId: id, payload: body.payload, idempotencyKey });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
   }
 
   private async requireSession(req: TenantRequest, id: string) {

@@ -33,6 +33,11 @@ export class PlayClient {
     return this.request<{ status: string; error: { message: string } | null }>('GET', `/v1/executions/${executionId}${query}`);
   }
 
+  /** Resumes an execution a runtime suspended (`status: waiting`): the payload is the suspended tool call's result. */
+  resume(executionId: string, payload: unknown) {
+    return this.request<{ executionId: string; turnId: string; resumeId: string }>('POST', `/v1/executions/${executionId}/resume`, { payload });
+  }
+
   messages(sessionId: string) {
     return this.request<{ turnId: string; role: string; text: string; outputKind: string | null }[]>('GET', `/v1/sessions/${sessionId}/messages`);
   }

@@ -25,6 +25,7 @@ import { loadCatalog, type PluginReload, reloadPlugins } from './plugin-reload';
 import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
 import { ActivationService } from './activations';
+import { ResumeService } from './resume';
 import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
@@ -52,6 +53,8 @@ export interface Engine {
   sessions: SessionService;
   /** Manual and event-triggered activations of runtimes (each its own execution). */
   activations: ActivationService;
+  /** Resumes of executions a runtime suspended (`POST /v1/executions/:id/resume`). */
+  resumes: ResumeService;
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
@@ -122,6 +125,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const catalog = await loadCatalog(config, overrides.plugins);
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
+    const resumes = new ResumeService({ store, readModels, queue, logger });
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
     if (role !== 'api') {
@@ -166,6 +170,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       queue,
       sessions,
       activations,
+      resumes,
       turns,
       sweeper,
       get catalog() {

@@ -86,6 +86,8 @@ export { FunctionRuntimeHasNoModelCallError } from './errors';
 export { agentOf, runtimeView } from './runtime-request';
 export { ActivationService } from './activations';
 export type { ActivationServiceDeps, ManualActivationRequest, EventEmission } from './activations';
+export { ResumeService } from './resume';
+export type { ResumeServiceDeps, ResumeRequest, ResumeAnswer } from './resume';
 export { activationEvents, emittedEventActivations, eventFollowers } from './activation-events';
 export type { ActivationPayload, StartedActivation } from './activation-events';
 export { resolveInputSlots, executionRequestInputs, evaluatePointer, InputBindingError } from './inputs';

@@ -1,4 +1,4 @@
-import type { ExecutionOutput, LedgerEntry } from '../context';
+import type { ContextMessage, ExecutionOutput, InputSlot, LedgerEntry } from '../context';
 import type { EventData, StoredEvent } from '../events';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { JournalGapError } from './errors';
@@ -47,7 +47,27 @@ export interface ExecutionJournal {
   barrierPassed: boolean;
   /** The summary model calls its compaction barrier recorded, keyed by `requestKey` (any attempt; the first per key wins). */
   summaryCalls: Map<string, RecordedSummaryCall>;
+  /** The runtimes' suspensions on a tool (`execution.suspended@1`), in log order, each with its resume once recorded. */
+  suspensions: ExecutionSuspension[];
 }
+
+/** A runtime suspended on a tool call: its continuation (spec §1, §3), and the resume that answers it. */
+export interface ExecutionSuspension {
+  pluginId: string;
+  runtimeId: string;
+  step: number;
+  toolCallId: string;
+  name: string;
+  /** The protected range saved with the continuation: the runtime's requests after the resume use it as it is. */
+  currentTurnUserMessages: ContextMessage[];
+  /** The typed inputs the runtime had resolved: frozen, never resolved again after the resume. */
+  inputs: InputSlot[];
+  waitingFor: EventData<'execution.suspended@1'>['waitingFor'];
+  resumed?: { resumeId: string; payload: unknown };
+}
+
+/** The suspension the execution waits on (the oldest not yet resumed), if any: the execution shows `status: waiting`. */
+export const waitingSuspension = (execution: ExecutionJournal): ExecutionSuspension | undefined => execution.suspensions.find((s) => !s.resumed);
 
 /** A recorded summary model call of the compaction barrier: its request, and its reply once recorded. */
 export interface RecordedSummaryCall {
@@ -237,6 +257,32 @@ export class SessionJournal {
         if (e && e.status === 'pending') e.status = 'failed';
         return;
       }
+      case 'execution.suspended@1': {
+        const d = event.data;
+        const e = this.executions.get(d.executionId);
+        if (!e || e.suspensions.some((s) => s.runtimeId === d.runtimeId && s.pluginId === d.pluginId && s.step === d.step && s.toolCallId === d.toolCallId))
+          return;
+        e.suspensions.push({
+          pluginId: d.pluginId,
+          runtimeId: d.runtimeId,
+          step: d.step,
+          toolCallId: d.toolCallId,
+          name: d.name,
+          currentTurnUserMessages: d.currentTurnUserMessages.map((m) => ({ ...m })),
+          inputs: d.inputs.map((i) => structuredClone(i) as InputSlot),
+          waitingFor: d.waitingFor,
+        });
+        return;
+      }
+      case 'execution.resumed@1': {
+        const d = event.data;
+        const e = this.executions.get(d.executionId);
+        const s = e?.suspensions.find(
+          (x) => !x.resumed && x.pluginId === d.pluginId && x.runtimeId === d.runtimeId && x.step === d.step && x.toolCallId === d.toolCallId,
+        );
+        if (s) s.resumed = { resumeId: d.resumeId, payload: d.payload };
+        return;
+      }
       case 'compaction.barrier-passed@1': {
         const e = this.executions.get(event.data.executionId);
         if (e) e.barrierPassed = true;
@@ -291,5 +337,6 @@ function pendingExecution(
     lastFormValues,
     barrierPassed: false,
     summaryCalls: new Map(),
+    suspensions: [],
   };
 }

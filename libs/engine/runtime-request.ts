@@ -6,6 +6,7 @@ import {
   buildContext,
   type AssembledContext,
   type BuildContextParams,
+  type ContextMessage,
   type EventCatalogEntry,
   type ExecutionOutput,
   type ExtensionSegment,
@@ -66,6 +67,8 @@ export interface RuntimeRequestInputs {
   selfData?: readonly SelfDataBlock[];
   /** Typed inputs resolved from `io.inputs` (`executionRequestInputs`); none by default. */
   inputs?: readonly InputSlot[];
+  /** A runtime resumed after a suspension: the protected range saved with its continuation (`executionRequestInputs`). */
+  resume?: { currentTurnUserMessages: readonly ContextMessage[] };
   /** An event or manual activation (`<runtime-activation>`); default: the runtime's stage, if any. */
   activation?: Activation;
   /** The player's configuration of each plugin (`{{ userSettings.* }}`), from `session.created@1`. */
@@ -161,6 +164,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     history,
     summaries: inputs.summaries,
     playerInput: inputs.playerInput,
+    ...(inputs.resume ? { resume: inputs.resume } : {}),
     executionOutputs: inputs.outputs,
     segments,
     lorebook,

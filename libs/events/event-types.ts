@@ -409,6 +409,52 @@ export const CompactionBarrierPassedV1 = z.object({
   detail: z.string().optional(),
 });
 
+/** What a suspended runtime waits for (a plugin tool's `ctx.suspend`): the player's approval or a form. */
+export const WaitingFor = z.object({
+  kind: z.enum(['approval', 'form']),
+  /** Shown to the player (the session's language). */
+  prompt: z.string(),
+  /** A JSON Schema of the payload the resume should carry (a form's fields). */
+  schema: z.record(z.string(), z.json()).optional(),
+});
+
+const InputSourceRef = z.object({ pluginId: id, runtimeId: id, resultId: z.string().optional() });
+
+/** One typed input slot as the suspended runtime had it resolved (frozen into the continuation, spec §3). */
+export const FrozenInputSlot = z.object({
+  binding: z.string(),
+  cardinality: z.enum(['one', 'many']),
+  value: z.json().optional(),
+  items: z.array(z.json()).optional(),
+  source: InputSourceRef,
+  sources: z.array(InputSourceRef).optional(),
+});
+
+/**
+ * A runtime suspended on a tool call (its tool returned `ctx.suspend`): the continuation a resume
+ * continues from (spec §1, §3): the protected range `currentTurnUserMessages` and the frozen input
+ * slots, reused as they are by every request of the runtime after the resume; the call's result is
+ * the resume's payload. The execution waits (`status: waiting`) until `execution.resumed@1`.
+ */
+export const ExecutionSuspendedV1 = ToolCallRef.extend({
+  currentTurnUserMessages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() })),
+  inputs: z.array(FrozenInputSlot),
+  waitingFor: WaitingFor,
+});
+
+/** `POST /v1/executions/:id/resume`: the payload answers the oldest suspension not yet resumed. */
+export const ExecutionResumedV1 = z.object({
+  executionId: id,
+  turnId: id,
+  resumeId: id,
+  /** The suspended tool call it answers. */
+  pluginId: id,
+  runtimeId: id,
+  step: z.number().int().positive(),
+  toolCallId: id,
+  payload: z.json(),
+});
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -429,6 +475,8 @@ export const eventSchemas = {
   'compaction.summary-requested@1': CompactionSummaryRequestedV1,
   'compaction.summary-responded@1': CompactionSummaryRespondedV1,
   'compaction.barrier-passed@1': CompactionBarrierPassedV1,
+  'execution.suspended@1': ExecutionSuspendedV1,
+  'execution.resumed@1': ExecutionResumedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
-import type { MediaReference } from './event-types';
+import { type EventData, type MediaReference, WaitingFor } from './event-types';
 
 /** Statistics for all of a session's committed messages (spec §1 step 1). */
 export interface HistoryStats {
@@ -16,12 +16,14 @@ export interface ExecutionView {
   executionId: string;
   sessionId: string;
   turnId: string;
-  status: 'queued' | 'running' | 'committed' | 'failed';
+  /** `waiting`: a runtime suspended on a tool; `waitingFor` says for what (`POST /v1/executions/:id/resume`). */
+  status: 'queued' | 'running' | 'waiting' | 'committed' | 'failed';
   attempts: number;
   workerId: string | null;
   error: { code: string; message: string } | null;
   submittedAt: string;
   updatedAt: string;
+  waitingFor?: EventData<'execution.suspended@1'>['waitingFor'];
 }
 
 export interface TurnMessageView {
@@ -97,16 +99,18 @@ export class ReadModels {
   async execution(tenantId: string, executionId: string): Promise<ExecutionView | null> {
     const r = await this.db.selectFrom('executions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).executeTakeFirst();
     if (!r) return null;
+    const waiting = r.status === 'running' && r.waiting_for !== null;
     return {
       executionId: r.execution_id,
       sessionId: r.session_id,
       turnId: r.turn_id,
-      status: r.status,
+      status: waiting ? 'waiting' : r.status,
       attempts: r.attempts,
       workerId: r.worker_id,
       error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
       submittedAt: new Date(r.submitted_at).toISOString(),
       updatedAt: new Date(r.updated_at).toISOString(),
+      ...(waiting ? { waitingFor: WaitingFor.parse(JSON.parse(r.waiting_for!)) } : {}),
     };
   }
 
@@ -143,6 +147,8 @@ export class ReadModels {
       .selectFrom('executions as e')
       .select(['e.execution_id', 'e.session_id', 'e.tenant_id'])
       .where('e.status', 'in', ['queued', 'running'])
+      // a waiting execution has nothing to run until its resume (which enqueues it)
+      .where('e.waiting_for', 'is', null)
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(

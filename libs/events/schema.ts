@@ -72,6 +72,8 @@ export interface ExecutionsTable {
   error_message: string | null;
   submitted_at: Date;
   updated_at: Date;
+  /** What a suspended runtime waits for (JSON text of `execution.suspended@1` waitingFor); null: nothing. */
+  waiting_for: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TurnMessagesTable {

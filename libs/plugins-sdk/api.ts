@@ -326,7 +326,30 @@ export type ToolContext = Omit<HandlerContext, 'pluginData'> & {
   emit(topic: string, payload?: unknown): void;
   /** Generated media: stored and recorded with the tool's result (a tool that fails stores nothing referenced). */
   readonly assets: Assets;
+  /**
+   * Pauses the calling runtime on this call: `return ctx.suspend({ waitingFor })`. The execution
+   * records its continuation and waits (`status: "waiting"`, with `waitingFor`) until
+   * `POST /v1/executions/:id/resume { payload }`; the payload is then this call's result (what the
+   * model reads: `{ "ok": true, "data": payload }`), on any worker, with the same input slots and
+   * the same protected current turn as before the pause. Only the value it returns suspends, and
+   * only when the tool returns it; the tool's writes and emissions are kept.
+   */
+  suspend(request: { waitingFor: WaitingFor }): ToolSuspension;
 };
+
+/** What a suspended runtime waits for: the player's approval, or a form (`schema`: a JSON Schema of the payload). */
+export interface WaitingFor {
+  readonly kind: 'approval' | 'form';
+  /** Shown to the player, in the session's language. */
+  readonly prompt: string;
+  readonly schema?: Readonly<Record<string, unknown>>;
+}
+
+/** The result `ctx.suspend` makes; a tool returns it to suspend its runtime (any other value is a normal result). */
+export interface ToolSuspension {
+  readonly kind: 'suspend';
+  readonly waitingFor: WaitingFor;
+}
 
 /** A tool's code (`api.registerTool(name, fn)`): `args` match the tool's `parameters`; its JSON-serializable result goes back to the model. */
 export type ToolFn = (args: Record<string, unknown>, ctx: ToolContext) => unknown;

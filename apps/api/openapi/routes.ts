@@ -1,12 +1,23 @@
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER } from '../../../libs/engine';
 import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, SubmitInputBody } from '../bodies';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SubmitInputBody } from '../bodies';
 import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { DOCS_ASSETS } from './docs-page';
 import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, tenantErrors } from './errors';
-import { CreatedSession, Execution, HealthReportSchema, LlmCall, Liveness, Message, PrefixReportRow, StartedExecution, TurnAuditSchema } from './schemas';
+import {
+  CreatedSession,
+  Execution,
+  HealthReportSchema,
+  LlmCall,
+  Liveness,
+  Message,
+  PrefixReportRow,
+  ResumedExecution,
+  StartedExecution,
+  TurnAuditSchema,
+} from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
 export interface PathParam {
@@ -185,6 +196,26 @@ export const API_ROUTES: readonly ApiRoute[] = [
     errors: {
       400: { description: 'A bad query parameter: `INVALID_INPUT` (`issues` names `waitMs`).' },
       ...tenantErrors(['EXECUTION_NOT_FOUND']),
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/executions/{id}/resume',
+    operationId: 'resumeExecution',
+    summary: 'Resume an execution a runtime suspended',
+    description:
+      'Answers what a waiting execution (`status: waiting`) waits for: the payload becomes the suspended tool call’s result, and the runtime goes on, on any worker, with the same input slots and the same protected current turn as before the pause.',
+    tag: 'executions',
+    auth: true,
+    pathParams: [{ name: 'id', description: 'The execution id (a UUID).', schema: uuid }],
+    idempotent: true,
+    body: ResumeBody,
+    responses: { 202: { ...json(ResumedExecution, 'Accepted: the execution goes on in the background.'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['EXECUTION_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: { description: 'The execution is not waiting (never suspended, already resumed, or ended): `EXECUTION_NOT_WAITING`.' },
     },
   },
   {

@@ -71,17 +71,36 @@ export const StartedExecution = named(
   'The execution that runs the turn: poll `GET /v1/executions/{executionId}` (with `waitMs` to long-poll).',
 );
 
+export const ResumedExecution = named(
+  z.object({ executionId: z.uuid(), turnId: z.uuid(), resumeId: z.uuid() }),
+  'ResumedExecution',
+  'The resumed execution: it goes on in the background; poll `GET /v1/executions/{executionId}`.',
+);
+
+export const WaitingFor = named(
+  z.object({
+    kind: z.enum(['approval', 'form']),
+    prompt: z.string(),
+    schema: z.record(z.string(), JsonValue).optional(),
+  }),
+  'WaitingFor',
+  'What a suspended runtime waits for (`ctx.suspend`): the player’s approval or a form (`schema`: a JSON Schema of the payload the resume should carry).',
+);
+
 export const Execution = named(
   z.object({
     executionId: z.string(),
     sessionId: z.string(),
     turnId: z.string(),
-    status: z.enum(['queued', 'running', 'committed', 'failed']),
+    status: z.enum(['queued', 'running', 'waiting', 'committed', 'failed']),
     attempts: z.int(),
     workerId: z.string().nullable(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     submittedAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
+    waitingFor: WaitingFor.optional().meta({
+      description: 'With `status: waiting`: what a suspended runtime waits for (resume with `POST /v1/executions/{id}/resume`).',
+    }),
   }),
   'Execution',
 );

@@ -21,10 +21,12 @@ export type AgentLoopArgs = Omit<AgentRunContext, 'deps' | 'policy' | 'tools' | 
  * so a job that resumes a loop an earlier attempt left never sends a recorded call again nor
  * executes a recorded tool call again: send a step, execute its tool calls, send the next step with
  * their results, until the completion rules complete the runtime (its output recorded, the turn
- * committed when it was the last) or fail it (`AgentLoopError`, permanent). The step limit counts
+ * committed when it was the last) or fail it (`AgentLoopError`, permanent), or until a tool suspends
+ * it (`suspended`: the job ends; `POST /v1/executions/:id/resume` starts a new attempt that goes on
+ * from the log, the resume's payload as the call's result). The step limit counts
  * recorded steps; the deadline (`agent.loop.timeoutMs`) runs from this job's start.
  */
-export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise<'produced' | 'reused'> {
+export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise<'produced' | 'reused' | 'suspended'> {
   const policy = agentPolicy(args.runtime);
   const tools = deps.tools ?? createToolSet({ pluginData: deps.pluginData });
   const ctx: AgentRunContext = {
@@ -45,8 +47,10 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
     if (next.kind === 'complete') return finalizeRuntime(ctx, next.text);
     if (next.kind === 'fail') throw fail(next.failure, next.detail);
     if (deadline !== undefined && Date.now() >= deadline) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
-    if (next.kind === 'execute') await executeToolCalls(ctx, next);
-    else {
+    if (next.kind === 'execute') {
+      // a tool suspended the runtime (or it still waits for its resume): the job ends, nothing retries it
+      if ((await executeToolCalls(ctx, next)) === 'suspended') return 'suspended';
+    } else {
       const signal = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
       const send = (mode: 'normal' | 'finalizer' | 'emergency', messages: readonly ChatMessage[]) =>
         runModelStep(ctx, { step: next.step, conversation: messages, mode, ...(signal ? { signal } : {}) });

@@ -8,6 +8,7 @@ import { createToolSet, type ToolSet } from '../tools';
 import { foldLoop } from './completion';
 import { agentPolicy } from './policy';
 import { finalizerPrompt } from './finalizer';
+import { resumedStep } from './suspension';
 
 /** The tools' definitions for a rebuild: nothing is executed, so no plugin data is ever read. */
 const DEFINITIONS: ToolSet = createToolSet({
@@ -55,5 +56,5 @@ export function loopStepBudget(args: {
 }): { budget: { ledger: BudgetLedger; mode: BudgetMode } } | Record<string, never> {
   if (!args.recorded) return {};
   const record = args.execution.agentLoops.get(runtimeKey(args.runtime.pluginId, args.runtime.runtimeId));
-  return { budget: { ledger: runLedger(record?.ledgers, args.step), mode: args.recorded.mode } };
+  return { budget: { ledger: runLedger(record?.ledgers, args.step, resumedStep(args.execution, args.runtime)), mode: args.recorded.mode } };
 }

@@ -11,6 +11,7 @@ import { runtimeKey } from '../journal';
 import { buildRuntimeRequest } from '../runtime-request';
 import { readSelfData, selfDataUnchanged } from '../self-data';
 import { agentRequestInputs } from './request-inputs';
+import { resumedStep } from './suspension';
 import { recordReply } from './reply';
 import { sendWithFallback } from './stream-fallback';
 import type { AgentRunContext } from './run-context';
@@ -45,7 +46,7 @@ export async function runModelStep(
   const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(ctx.scope, storePluginData(deps.pluginData)));
   const mode = args.mode ?? 'normal';
   // the run's ledger as its earlier steps recorded it (spec §5): a ContextOverflowError stops the step before anything is recorded or sent
-  const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step);
+  const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step, resumedStep(execution, runtime));
   const { body, slot, adapter, call, budget, layout } = await buildRuntimeRequest(
     agentRequestInputs(ctx, { selfData, conversation: args.conversation, budget: { ledger, mode }, ...(mode === 'normal' ? {} : { toolsOff: true }) }),
     deps.providers,

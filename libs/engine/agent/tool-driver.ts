@@ -9,6 +9,7 @@ import { changeEvent } from '../turn/function-step';
 import { assetEvents, storeAssets } from '../plugin-host/asset-buffer';
 import { NoMediaStoreError } from '../errors';
 import type { AgentRunContext } from './run-context';
+import { callSuspension, resumedContent, suspensionEvent } from './suspension';
 
 /**
  * Executes the tool calls of one step that have no recorded outcome, in the reply's order, through
@@ -18,7 +19,7 @@ import type { AgentRunContext } from './run-context';
  * another copy of this job recorded first stands (ours and its effects are dropped). A tool that
  * throws answers the model `TOOL_FAILED` (the ToolSet should not throw; this is the last guard).
  */
-export async function executeToolCalls(ctx: AgentRunContext, args: { step: number; calls: readonly ToolCall[] }): Promise<void> {
+export async function executeToolCalls(ctx: AgentRunContext, args: { step: number; calls: readonly ToolCall[] }): Promise<'executed' | 'suspended'> {
   const { job, run, runtime, catalog } = ctx;
   const key = runtimeKey(job.pluginId, job.runtimeId);
   for (const call of args.calls) {
@@ -34,6 +35,14 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
       toolCallId: call.id,
       name: call.name,
     };
+    // a call its tool suspended on: waiting until a resume, whose payload is then its result
+    const suspended = callSuspension(run.execution, ref);
+    if (suspended) {
+      if (!suspended.resumed) return 'suspended';
+      const content = resumedContent(suspended.resumed.payload);
+      await run.append((current) => (recorded(current) ? [] : [{ type: 'tool.completed@1', data: { ...ref, content, ok: true } }]));
+      continue;
+    }
     await run.append(() => [{ type: 'tool.called@1', data: { ...ref, arguments: JSON.stringify(call.arguments ?? {}) } }]);
     const execution = run.execution;
     const outcome = await executeOne(ctx, call, {
@@ -53,20 +62,23 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
       await storeAssets(ctx.deps.media, { tenantId: job.tenantId, sessionId: job.sessionId }, assets);
     }
     await run.append((current) => {
-      if (recorded(current)) return []; // a copy of this job recorded first: its outcome and effects stand
+      // a copy of this job recorded first: its outcome (or suspension) and effects stand
+      if (recorded(current) || callSuspension(current, ref)) return [];
       const data = { executionId: ref.executionId, turnId: ref.turnId, attempt: ref.attempt, pluginId: outcome.changesPluginId ?? ref.pluginId };
       const events: NewEvent[] = [
-        {
-          type: 'tool.completed@1',
-          data: {
-            ...ref,
-            content: outcome.content,
-            ok: outcome.ok,
-            ...(outcome.errorCode !== undefined ? { errorCode: outcome.errorCode } : {}),
-            ...(outcome.done ? { done: true } : {}),
-            ...(outcome.emissions.length > 0 ? { emittedTopics: outcome.emissions.map((e) => e.topic) } : {}),
-          },
-        },
+        outcome.suspend
+          ? suspensionEvent({ ref, execution: current, runtime, catalog, waitingFor: outcome.suspend.waitingFor })
+          : {
+              type: 'tool.completed@1',
+              data: {
+                ...ref,
+                content: outcome.content,
+                ok: outcome.ok,
+                ...(outcome.errorCode !== undefined ? { errorCode: outcome.errorCode } : {}),
+                ...(outcome.done ? { done: true } : {}),
+                ...(outcome.emissions.length > 0 ? { emittedTopics: outcome.emissions.map((e) => e.topic) } : {}),
+              },
+            },
         ...outcome.changes.map((c) => changeEvent(data, c)),
         // each emitted event starts its followers as activations, pending after this execution
         ...outcome.emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
@@ -86,7 +98,9 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
       ];
       return events;
     });
+    if (outcome.suspend) return 'suspended'; // the runtime waits; the calls after this one run after the resume
   }
+  return 'executed';
 }
 
 async function executeOne(ctx: AgentRunContext, call: ToolCall, context: Parameters<AgentRunContext['tools']['execute']>[1]): Promise<ToolOutcome> {

@@ -8,9 +8,10 @@ export type RecordedLedgers = ReadonlyMap<number, readonly LedgerEntry[]>;
  * recorded calls of its earlier steps added, in step order (pure: the worker's loop and a rebuild
  * fold the same records). A new execution starts with an empty ledger.
  */
-export function runLedger(recorded: RecordedLedgers | undefined, step: number): BudgetLedger {
+export function runLedger(recorded: RecordedLedgers | undefined, step: number, resumedAfter?: number): BudgetLedger {
   if (!recorded) return { entries: [] };
-  const steps = [...recorded.keys()].filter((s) => s < step).sort((a, b) => a - b);
+  // spec §5 "Resume starts a new ledger": the steps up to a resumed suspension add nothing
+  const steps = [...recorded.keys()].filter((s) => s < step && (resumedAfter === undefined || s > resumedAfter)).sort((a, b) => a - b);
   return { entries: steps.flatMap((s) => recorded.get(s)!) };
 }
 

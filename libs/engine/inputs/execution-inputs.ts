@@ -1,5 +1,5 @@
-import type { Activation, InputSlot } from '../../context';
-import type { ExecutionJournal } from '../journal';
+import type { Activation, ContextMessage, InputSlot } from '../../context';
+import type { ExecutionJournal, ExecutionSuspension } from '../journal';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import { resolveInputSlots } from './resolve-input-slots';
 
@@ -12,11 +12,26 @@ export function executionRequestInputs(
   catalog: RuntimeCatalog,
   runtime: CatalogRuntime,
   execution: ExecutionJournal,
-): { inputs: InputSlot[]; activation?: Activation } {
-  const inputs = resolveInputSlots({ catalog, runtime, outputs: execution.outputs.values() });
+): { inputs: InputSlot[]; activation?: Activation; resume?: { currentTurnUserMessages: ContextMessage[] } } {
+  // a runtime resumed after a suspension keeps its continuation (spec §1, §3): the frozen input
+  // slots and protected range, never resolved again
+  const continuation = runtimeContinuation(execution, runtime);
+  const inputs = continuation
+    ? continuation.inputs.map((i) => structuredClone(i))
+    : resolveInputSlots({ catalog, runtime, outputs: execution.outputs.values() });
+  const resume = continuation ? { resume: { currentTurnUserMessages: continuation.currentTurnUserMessages.map((m) => ({ ...m })) } } : {};
   const a = execution.activation;
-  if (!a) return { inputs };
-  return { inputs, activation: a.kind === 'event' ? { kind: 'event', topic: a.topic, payload: a.payload } : { kind: 'manual', payload: a.payload } };
+  if (!a) return { inputs, ...resume };
+  return { inputs, ...resume, activation: a.kind === 'event' ? { kind: 'event', topic: a.topic, payload: a.payload } : { kind: 'manual', payload: a.payload } };
+}
+
+/**
+ * The continuation a runtime runs on: its latest suspension in the execution (as the journal
+ * stands: a rebuild of a call before the suspension sees none), or none.
+ */
+export function runtimeContinuation(execution: ExecutionJournal, runtime: Pick<CatalogRuntime, 'pluginId' | 'runtimeId'>): ExecutionSuspension | undefined {
+  const own = execution.suspensions.filter((s) => s.pluginId === runtime.pluginId && s.runtimeId === runtime.runtimeId);
+  return own[own.length - 1];
 }
 
 /**

@@ -1,6 +1,6 @@
 export { resolveInputSlots } from './resolve-input-slots';
 export type { ResolveInputSlotsOptions } from './resolve-input-slots';
-export { executionRequestInputs, functionInputs } from './execution-inputs';
+export { executionRequestInputs, functionInputs, runtimeContinuation } from './execution-inputs';
 export { evaluatePointer } from './json-pointer';
 export type { PointerResult } from './json-pointer';
 export { InputBindingError } from './errors';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PluginDataReader } from '../../events';
-import type { LoadedPlugin, ToolContext, ToolContribution, ToolInputSlot } from '../../plugins-sdk';
+import { WaitingFor } from '../../events';
+import type { LoadedPlugin, ToolContext, ToolContribution, ToolInputSlot, ToolSuspension } from '../../plugins-sdk';
 import { AssetBuffer } from '../plugin-host/asset-buffer';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
 import { emptyPluginData, handlerContext } from '../plugin-host/handler-context';
@@ -63,6 +64,7 @@ export function pluginTool(options: {
       const emissions = new EmissionBuffer(pluginId, new Set(events.keys()));
       const assets = new AssetBuffer(pluginId);
       const base = handlerContext(scope, pluginId, emptyPluginData, plugin); // its pluginData is replaced below;
+      const suspensions = new WeakMap<object, ToolSuspension>();
       const ctx: ToolContext = Object.freeze({
         ...base,
         inputSlots: Object.freeze(structuredClone(context.inputSlots)) as readonly ToolInputSlot[],
@@ -70,6 +72,7 @@ export function pluginTool(options: {
         runtime: Object.freeze({ pluginId: context.runtime.pluginId, runtimeId: context.runtime.runtimeId }),
         emit: checkedEmit(emissions, events),
         assets: assets.assets(),
+        suspend: (request: { waitingFor: unknown }) => suspension(contribution.name, request, suspensions),
       });
       let raw: unknown;
       try {
@@ -86,9 +89,22 @@ export function pluginTool(options: {
         emissions.close();
         assets.close();
       }
-      return result(contribution.name, raw, { changes: buffer.changes(), emissions: emissions.emissions(), assets: assets.submitted() });
+      const effects = { changes: buffer.changes(), emissions: emissions.emissions(), assets: assets.submitted() };
+      const suspended = typeof raw === 'object' && raw !== null ? suspensions.get(raw) : undefined;
+      if (suspended) return { ...toolSuccess(null, effects), suspend: { waitingFor: WaitingFor.parse(suspended.waitingFor) } };
+      return result(contribution.name, raw, effects);
     },
   };
+}
+
+/** `ctx.suspend`: a checked `waitingFor`, in a value only this call's `ctx` made (a look-alike object is a normal result). */
+function suspension(name: string, request: { waitingFor: unknown }, made: WeakMap<object, ToolSuspension>): ToolSuspension {
+  const parsed = WaitingFor.safeParse(request?.waitingFor);
+  if (!parsed.success)
+    throw new Error(`tool "${name}": ctx.suspend: waitingFor must be { kind: "approval" | "form", prompt, schema? }: ${parsed.error.message}`);
+  const value: ToolSuspension = Object.freeze({ kind: 'suspend', waitingFor: Object.freeze(parsed.data) });
+  made.set(value, value);
+  return value;
 }
 
 function result(

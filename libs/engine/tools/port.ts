@@ -7,6 +7,7 @@
  * for a bad call: the model gets a JSON error with a code from `TOOL_ERROR_CODES`.
  */
 import type { InputSlot } from '../../context';
+import type { EventData } from '../../events';
 import type { ToolCall, ToolDefinition } from '../../providers';
 import type { ActivationPayload } from '../activation-events';
 import type { ExecutionJournal } from '../journal';
@@ -64,6 +65,11 @@ export interface ToolOutcome {
   done?: boolean;
   /** Assets a successful plugin tool generated (`ctx.assets`): stored, then recorded with the outcome. */
   assets?: readonly GeneratedAsset[];
+  /**
+   * The tool returned `ctx.suspend(…)`: the runtime suspends on this call (`execution.suspended@1`,
+   * no `tool.completed@1`); the resume's payload becomes the call's result. Its effects are kept.
+   */
+  suspend?: { waitingFor: EventData<'execution.suspended@1'>['waitingFor'] };
 }
 
 /** The tools of a runtime: what its requests declare, and how each call is executed. */

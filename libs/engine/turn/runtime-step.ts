@@ -11,8 +11,11 @@ import { functionInputs } from '../inputs';
 import { executionCatalog } from '../catalog-generations';
 import { runAgentLoop } from '../agent';
 
-/** produced: this job called the model and recorded the output; reused: an earlier job had; fenced: not this attempt's to run. */
-export type RuntimeStepResult = 'produced' | 'reused' | 'fenced';
+/**
+ * produced: this job called the model and recorded the output; reused: an earlier job had; fenced:
+ * not this attempt's to run; suspended: a tool suspended the runtime (the execution waits for a resume).
+ */
+export type RuntimeStepResult = 'produced' | 'reused' | 'fenced' | 'suspended';
 
 /**
  * One runtime of one attempt: rebuilds the journal, checks the fence, reuses an output already

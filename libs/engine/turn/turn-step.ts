@@ -8,6 +8,7 @@ import { handOff } from './hand-off';
 import { executionCatalog } from '../catalog-generations';
 import { loadSessionJournal } from './session-reads';
 import { runCompactionBarrier } from '../barrier';
+import { waitingSuspension } from '../journal';
 
 const done: TurnStep = { kind: 'done' };
 
@@ -16,6 +17,7 @@ const done: TurnStep = { kind: 'done' };
  * journal and decides the next step from it.
  * - the execution has ended (or ends now): hand the session off to its next execution, done;
  * - an earlier input of the session is pending: done (that one's end hands off to this one);
+ * - a runtime of it is suspended and not resumed yet: done (the resume enqueues it again);
  * - not claimed by this job yet (or a newer claim fenced this job's out): claim the next attempt
  *   and remember it with the job;
  * - the first stage (catalog order) with runtimes whose outputs are missing: when it holds the
@@ -42,6 +44,8 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
   }
   // one session runs one execution at a time, in submission order
   if (journal.pending()[0].executionId !== execution.executionId) return done;
+  // a runtime suspended on a tool: the job ends without failing; the resume enqueues the execution again
+  if (waitingSuspension(execution)) return done;
   if (attempt === null || attempt !== execution.latestAttempt) {
     // the views this attempt's runtimes read (turn_messages, summaries) are applied with each
     // append: every earlier turn of the session is in them once its commit is

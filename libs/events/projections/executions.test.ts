@@ -28,6 +28,26 @@ const ev = {
       messages: [{ messageId: `${executionId}-m`, role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text: 'go north' }],
     },
   }),
+  suspended: (executionId: string, turnId: string): NewEvent => ({
+    type: 'execution.suspended@1',
+    data: {
+      executionId,
+      turnId,
+      attempt: 1,
+      pluginId: 'p',
+      runtimeId: 'r',
+      step: 1,
+      toolCallId: 'call-1',
+      name: 'ask',
+      currentTurnUserMessages: [{ role: 'user', content: 'go north' }],
+      inputs: [],
+      waitingFor: { kind: 'approval', prompt: 'Open the vault?' },
+    },
+  }),
+  resumed: (executionId: string, turnId: string): NewEvent => ({
+    type: 'execution.resumed@1',
+    data: { executionId, turnId, resumeId: `${executionId}-r`, pluginId: 'p', runtimeId: 'r', step: 1, toolCallId: 'call-1', payload: { approved: true } },
+  }),
   failed: (executionId: string, turnId: string, code: string, message: string): NewEvent => ({
     type: 'execution.failed@1',
     data: { executionId, turnId, attempt: 1, error: { code, message } },
@@ -37,6 +57,7 @@ const ev = {
 const row = (fields: Record<string, unknown>) => ({
   attempts: 0,
   worker_id: null,
+  waiting_for: null,
   error_code: null,
   error_message: null,
   status: 'queued',
@@ -119,6 +140,27 @@ describe('executions (inline projection)', () => {
             updated_at: at(3),
           }),
         ],
+      }),
+    });
+  });
+
+  it('a suspension shows what the execution waits for (still running for the session) until its resume clears it', async () => {
+    const id = uniqueIds();
+    const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];
+    const base = { execution_id: e, tenant_id: t, session_id: s, turn_id: u, status: 'running', attempts: 1, worker_id: 'w', submitted_version: 1 };
+    await spec.check({
+      given: [{ tenant: t, stream: s, events: [ev.submitted(e, u), ev.started(e, u, 1, 'w')] }],
+      when: [{ tenant: t, stream: s, events: [ev.suspended(e, u)] }],
+      then: ({ at }) => ({
+        executions: [row({ ...base, waiting_for: JSON.stringify({ kind: 'approval', prompt: 'Open the vault?' }), submitted_at: at(0), updated_at: at(2) })],
+      }),
+    });
+    const [s2, e2, u2] = [id('s2'), id('e2'), id('u2')];
+    await spec.check({
+      given: [{ tenant: t, stream: s2, events: [ev.submitted(e2, u2), ev.started(e2, u2, 1, 'w'), ev.suspended(e2, u2)] }],
+      when: [{ tenant: t, stream: s2, events: [ev.resumed(e2, u2)] }],
+      then: ({ at }) => ({
+        executions: [row({ ...base, execution_id: e2, session_id: s2, turn_id: u2, submitted_at: at(0), updated_at: at(3) })],
       }),
     });
   });

@@ -1,6 +1,6 @@
 import { eventByEvent, type InlineProjection } from './projection';
 
-/** `executions`: status of every player input's execution (queued → running → committed | failed). */
+/** `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed). */
 export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
   handles: [
@@ -11,6 +11,8 @@ export const executionsProjection: InlineProjection = eventByEvent({
     'llm.calling@1',
     'turn.committed@1',
     'execution.failed@1',
+    'execution.suspended@1',
+    'execution.resumed@1',
   ],
   tables: ['executions'],
   async apply(trx, event) {
@@ -56,8 +58,25 @@ export const executionsProjection: InlineProjection = eventByEvent({
           .where('status', '=', 'running')
           .execute();
         return;
+      case 'execution.suspended@1':
+        // shown as `waiting` (with what for) until its resume; the sweeper leaves it
+        await trx
+          .updateTable('executions')
+          .set({ waiting_for: JSON.stringify(event.data.waitingFor), updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .where('status', '=', 'running')
+          .execute();
+        return;
+      case 'execution.resumed@1':
+        // running again; idle from now on, the sweeper enqueues it (a resume whose enqueue was lost)
+        await trx.updateTable('executions').set({ waiting_for: null, updated_at: at }).where('execution_id', '=', event.data.executionId).execute();
+        return;
       case 'turn.committed@1':
-        await trx.updateTable('executions').set({ status: 'committed', updated_at: at }).where('execution_id', '=', event.data.executionId).execute();
+        await trx
+          .updateTable('executions')
+          .set({ status: 'committed', waiting_for: null, updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .execute();
         return;
       case 'execution.failed@1':
         await trx
