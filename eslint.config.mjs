@@ -25,5 +25,7 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  // the web inspector's modules run in the browser
+  { files: ['apps/api/inspector/assets/**/*.js'], languageOptions: { globals: globals.browser } },
   prettier,
 );

@@ -38,6 +38,7 @@ async function main() {
         ? `  dev key:  ${apiKey}   (also in ${devKeyFile(config.dataDir)})`
         : `  tenants:  none created here: npm run tenant:create -- <name> prints a key${config.bootstrapApiKey ? ' (or use COVEL_BOOTSTRAP_API_KEY)' : ''}`,
       apiKey ? `Play in another terminal: npm run play` : null,
+      `See what the model saw: ${url}/inspector`,
     ]
       .filter((line) => line !== null)
       .join('\n'),

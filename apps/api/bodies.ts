@@ -86,3 +86,16 @@ export const ExecutionQuery = z.object({
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type SubmitInputBody = z.infer<typeof SubmitInputBody>;
 export type ExecutionQuery = z.infer<typeof ExecutionQuery>;
+
+const limitMessage = 'must be an integer from 1 to 200';
+/** `GET /v1/sessions?limit=` (default 50). */
+export const SessionListQuery = z.object({
+  limit: z
+    .string({ error: limitMessage })
+    .regex(/^\d{1,3}$/, limitMessage)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 200, limitMessage)
+    .optional()
+    .meta({ description: 'How many sessions, newest first: 1 to 200 (default 50).' }),
+});
+export type SessionListQuery = z.infer<typeof SessionListQuery>;

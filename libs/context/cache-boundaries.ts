@@ -4,7 +4,7 @@ import type { AssembledContext, MessageSectionName, SystemSection, SystemSection
 export const CACHE_BREAK = '\uE000';
 
 /** Sections after which a boundary is set when non-empty, at most four (spec §5). */
-const BOUNDARY_AFTER: readonly SystemSectionName[] = ['preamble', 'runtime-body', 'segments', 'worldinfo-after'];
+export const CACHE_BOUNDARY_SECTIONS: readonly SystemSectionName[] = ['preamble', 'runtime-body', 'segments', 'worldinfo-after'];
 
 /**
  * Joins the non-empty system sections with one blank line; with `withBoundaries`, the sentinel
@@ -13,7 +13,7 @@ const BOUNDARY_AFTER: readonly SystemSectionName[] = ['preamble', 'runtime-body'
 export function serializeSystemPrompt(sections: readonly SystemSection[], withBoundaries: boolean): string {
   return sections
     .filter((s) => s.text.trim() !== '')
-    .map((s) => (withBoundaries && BOUNDARY_AFTER.includes(s.name) ? s.text + CACHE_BREAK : s.text))
+    .map((s) => (withBoundaries && CACHE_BOUNDARY_SECTIONS.includes(s.name) ? s.text + CACHE_BREAK : s.text))
     .join('\n\n');
 }
 

@@ -1,6 +1,6 @@
 export { buildContext } from './build-context';
 export { historyWindow, includesSummaries } from './history-window';
-export { serializeSystemPrompt, stripCacheBreaks, splitAtCacheBreaks, historyBoundary, CACHE_BREAK } from './cache-boundaries';
+export { serializeSystemPrompt, stripCacheBreaks, splitAtCacheBreaks, historyBoundary, CACHE_BREAK, CACHE_BOUNDARY_SECTIONS } from './cache-boundaries';
 export { placeSegments, placementOf, matchesAudience, compareSegments } from './extension-segments';
 export type { Placement } from './extension-segments';
 export { frameworkPreamble } from './preamble';

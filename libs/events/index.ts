@@ -74,7 +74,16 @@ export type { Tenant, TenantStoreOptions } from './tenants';
 export { ReadModels } from './read-models';
 export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
 export type { ExecutionWaiterOptions, ExecutionWait, ListenState } from './execution-waiter';
-export type { ExecutionView, TurnMessageView, LlmCallView, SummaryView, RecordedCallView, PrefixReportView, HistoryStats } from './read-models';
+export type {
+  ExecutionView,
+  TurnMessageView,
+  LlmCallView,
+  SummaryView,
+  RecordedCallView,
+  PrefixReportView,
+  HistoryStats,
+  SessionSummaryView,
+} from './read-models';
 export { pluginDataProjection } from './projections/plugin-data';
 export { PluginDataStore, selfDataQuery } from './plugin-data-store';
 export type { PluginDataReader } from './plugin-data-store';

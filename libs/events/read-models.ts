@@ -92,6 +92,16 @@ export interface LlmCallView {
   recordedAt: string;
 }
 
+/** A session of the tenant as the inspector lists it. */
+export interface SessionSummaryView {
+  sessionId: string;
+  worldId: string | null;
+  locale: string;
+  createdAt: string;
+  /** Executions submitted (turns and activations). */
+  turns: number;
+}
+
 /** Tenant-scoped queries over the projections; every method takes the tenant first. */
 export class ReadModels {
   constructor(private readonly db: Kysely<Database>) {}
@@ -338,6 +348,41 @@ export class ReadModels {
       providerCachedTokens: r.provider_cached_tokens,
       providerInputTokens: r.provider_input_tokens,
     }));
+  }
+
+  /** The tenant's sessions, newest first (at most `limit`): the log's `session.created@1`, with their execution counts. */
+  async sessions(tenantId: string, limit: number): Promise<SessionSummaryView[]> {
+    const rows = await this.db
+      .selectFrom('events')
+      .select(['stream_id', 'data', 'recorded_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('type', '=', 'session.created@1')
+      .orderBy('global_position', 'desc')
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return [];
+    const counts = await this.db
+      .selectFrom('executions')
+      .select(['session_id', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('tenant_id', '=', tenantId)
+      .where(
+        'session_id',
+        'in',
+        rows.map((r) => r.stream_id),
+      )
+      .groupBy('session_id')
+      .execute();
+    const count = new Map(counts.map((c) => [c.session_id, Number(c.n)]));
+    return rows.map((r) => {
+      const data = r.data as { worldId: string | null; locale: string };
+      return {
+        sessionId: r.stream_id,
+        worldId: data.worldId,
+        locale: data.locale,
+        createdAt: new Date(r.recorded_at).toISOString(),
+        turns: count.get(r.stream_id) ?? 0,
+      };
+    });
   }
 
   async llmCalls(tenantId: string, sessionId: string): Promise<LlmCallView[]> {

@@ -5,3 +5,13 @@ export type { FirstDifference, PrefixComparison, RecordedRequest } from './prefi
 export { prefixReport, formatPrefixTables } from './prefix-report';
 export type { PrefixRow, RecordedCall } from './prefix-report';
 export { prefixReportsProjection } from './prefix-reports-projection';
+export { sessionTurns, inspectTurnCalls, hasTurn } from './turn-inspection';
+export type {
+  SessionTurnView,
+  CallInspectionView,
+  RequestUnitView,
+  CacheBoundaryView,
+  UnitSpanView,
+  PrefixComparisonView,
+  ToolActivityView,
+} from './turn-inspection';

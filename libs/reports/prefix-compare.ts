@@ -81,8 +81,15 @@ function sectionOf(unit: PrefixUnit, offset: number, request: RecordedRequest): 
     return layout.systemSections.at(-1)?.name ?? 'system';
   }
   if (unit.kind !== 'message' || unit.messageIndex === null) return null;
+  return messageSectionOf(request, unit.messageIndex);
+}
+
+/** The section (of `layout.messageSections`) of a wire message, where the layout tells it; null for Gemini's merged contents. */
+export function messageSectionOf(request: RecordedRequest, messageIndex: number): string | null {
+  const layout = request.layout;
+  if (!layout) return null;
   // wire messages map 1:1 onto [system, ...messages] for Chat; other protocols lift leading system out
   const leading = request.protocol === 'openai-chat' ? 0 : 1 + (layout.messageSections[1] === 'turn-context' ? 1 : 0);
   if (request.protocol === 'gemini') return null; // merged contents: no one-to-one map
-  return layout.messageSections[unit.messageIndex + leading] ?? null;
+  return layout.messageSections[messageIndex + leading] ?? null;
 }

@@ -198,6 +198,15 @@ describe('OpenAPI document and page', () => {
     expect(await asDocumented(await call('GET', `/v1/sessions/${id}/prefix-report`), 'GET', '/v1/sessions/{id}/prefix-report')).toHaveLength(1);
     const audit = await asDocumented(await call('GET', `/v1/sessions/${id}/turns/${turnId as string}/audit`), 'GET', '/v1/sessions/{id}/turns/{turnId}/audit');
     expect(audit.identical).toBe(true);
+    // the inspector's views
+    const sessions = await asDocumented(await call('GET', '/v1/sessions?limit=5'), 'GET', '/v1/sessions');
+    expect(sessions).toEqual(expect.arrayContaining([expect.objectContaining({ sessionId: id, turns: 1 })]));
+    const turns = await asDocumented(await call('GET', `/v1/sessions/${id}/turns`), 'GET', '/v1/sessions/{id}/turns');
+    expect(turns).toMatchObject([{ turnId, number: 1, status: 'committed', calls: 1 }]);
+    const calls = await asDocumented(await call('GET', `/v1/sessions/${id}/turns/${turnId as string}/calls`), 'GET', '/v1/sessions/{id}/turns/{turnId}/calls');
+    expect(calls).toHaveLength(1);
+    expect(await asDocumented(await call('GET', '/v1/sessions?limit=0'), 'GET', '/v1/sessions')).toMatchObject({ issues: [{ path: 'limit' }] });
+    expect((await call('GET', `/v1/sessions/${id}/turns/${executionId as string}/calls`)).status).toBe(404);
     expect(await asDocumented(await fetch(`${covel.baseUrl}/health`), 'GET', '/health')).toMatchObject({ status: 'ok' });
     expect(await asDocumented(await fetch(`${covel.baseUrl}/health/live`), 'GET', '/health/live')).toEqual({ status: 'ok' });
     expect(await asDocumented(await fetch(`${covel.baseUrl}/openapi.json`), 'GET', '/openapi.json')).toEqual(doc);
@@ -205,6 +214,17 @@ describe('OpenAPI document and page', () => {
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(Object.keys(doc.paths['/v1/sessions'].post.responses['201'] as object)).toContain('headers');
     expect(await asDocumented(replayed, 'POST', '/v1/sessions')).toEqual(created);
+  });
+
+  it('serves the inspector with its own files and its libraries from node_modules: no URL outside the API', async () => {
+    const page = await fetch(`${covel.baseUrl}/inspector`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'self'; script-src 'self' 'sha256-[\w+/=]+';/);
+    const html = await page.text();
+    const urls = [...html.matchAll(/(?:src|href)="([^"]+)"|"(\/inspector\/[^"]+)"/g)].map((m) => m[1] ?? m[2]);
+    expect(urls).toEqual(expect.arrayContaining(['/inspector/app.js', '/inspector/preact.mjs', '/inspector/htm.mjs', '/inspector/uPlot.esm.js']));
+    for (const url of urls) expect([url, (await fetch(`${covel.baseUrl}${url}`)).status]).toEqual([url, 200]);
+    expect((await fetch(`${covel.baseUrl}/inspector/package.json`)).status).toBe(404);
   });
 
   it('serves the rendered page with its own files: no URL outside the API', async () => {

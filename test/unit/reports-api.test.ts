@@ -51,6 +51,16 @@ describe('prefix report and turn audit: API and commands', () => {
       await expect(client.request('GET', `/v1/sessions/${sessionId}/turns/nope/audit`)).rejects.toThrow(/404/);
       const other = await covel.newTenant('other');
       await expect(other.request('GET', `/v1/sessions/${sessionId}/prefix-report`)).rejects.toThrow(/404/);
+      // the inspector's views are the tenant's alone
+      await expect(other.request('GET', `/v1/sessions/${sessionId}/turns`)).rejects.toThrow(/404/);
+      await expect(other.request('GET', `/v1/sessions/${sessionId}/turns/${turnIds[1]}/calls`)).rejects.toThrow(/404/);
+      expect(await other.request('GET', '/v1/sessions')).toEqual([]);
+      const calls = await client.request<{ comparison: { firstDifference: { section: string } | null } | null }[]>(
+        'GET',
+        `/v1/sessions/${sessionId}/turns/${turnIds[2]}/calls`,
+      );
+      // the same comparison as the prefix report's
+      expect(calls[0].comparison?.firstDifference?.section).toBe(report[2].firstDifference?.section);
     } finally {
       await covel.stop({ keepData: true });
     }

@@ -139,6 +139,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[] = API_ROUTES): 
       { name: 'executions', description: 'The turns running in the background.' },
       { name: 'health', description: 'Probes (no API key).' },
       { name: 'docs', description: 'This document and its rendered page (no API key).' },
+      { name: 'inspector', description: 'The web prompt inspector’s page and files (no API key: the page asks for it).' },
     ],
     paths,
     components: {

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER } from '../../../libs/engine';
 import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SubmitInputBody } from '../bodies';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SessionListQuery, SubmitInputBody } from '../bodies';
 import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
+import { INSPECTOR_ASSETS } from '../inspector/inspector-page';
 import { DOCS_ASSETS } from './docs-page';
 import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, tenantErrors } from './errors';
 import {
+  CallInspection,
   CreatedSession,
   Execution,
   HealthReportSchema,
@@ -15,6 +17,8 @@ import {
   Message,
   PrefixReportRow,
   ResumedExecution,
+  SessionSummary,
+  SessionTurn,
   StartedExecution,
   TurnAuditSchema,
 } from './schemas';
@@ -46,7 +50,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'sessions' | 'executions' | 'health' | 'docs';
+  tag: 'sessions' | 'executions' | 'health' | 'docs' | 'inspector';
   /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route). */
   auth: boolean;
   pathParams?: PathParam[];
@@ -184,6 +188,42 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'get',
+    path: '/v1/sessions',
+    operationId: 'listSessions',
+    summary: 'The tenant’s sessions, newest first',
+    tag: 'sessions',
+    auth: true,
+    query: SessionListQuery,
+    responses: { 200: json(z.array(SessionSummary), 'The sessions.') },
+    errors: { 400: { description: 'A bad query parameter: `INVALID_INPUT` (`issues` names `limit`).' }, ...tenantErrors([]) },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/turns',
+    operationId: 'listTurns',
+    summary: 'The turns of a session, with request sizes and cache reads',
+    description: 'Read from the session’s events: never behind the log.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    responses: { 200: json(z.array(SessionTurn), 'The turns, in order.') },
+    errors: tenantErrors(['SESSION_NOT_FOUND']),
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/turns/{turnId}/calls',
+    operationId: 'listTurnCalls',
+    summary: 'Every model call of a turn as the model saw it',
+    description:
+      'Each request split into its recorded sections and messages, with the cache boundaries the adapter set, usage, tool activity, and the prefix shared with the previous turn’s request.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, { name: 'turnId', description: 'The turn id (a UUID).', schema: uuid }],
+    responses: { 200: json(z.array(CallInspection), 'The calls, in log order.') },
+    errors: tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
+  },
+  {
+    method: 'get',
     path: '/v1/executions/{id}',
     operationId: 'getExecution',
     summary: 'The state of an execution (long-poll with waitMs)',
@@ -269,6 +309,27 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'docs',
     auth: false,
     pathParams: [{ name: 'asset', description: 'A file of the page.', schema: z.enum(DOCS_ASSETS) }],
+    responses: { 200: { description: 'The file.', body: { raw: { mediaType: '*/*' } } } },
+    errors: { 404: { description: 'No such file of the page: `NOT_FOUND`.' }, ...publicErrors },
+  },
+  {
+    method: 'get',
+    path: '/inspector',
+    operationId: 'getInspectorPage',
+    summary: 'The web prompt inspector (asks for the API key, keeps it in the browser session)',
+    tag: 'inspector',
+    auth: false,
+    responses: { 200: { description: 'The page.', body: { raw: { mediaType: 'text/html' } } } },
+    errors: publicErrors,
+  },
+  {
+    method: 'get',
+    path: '/inspector/{asset}',
+    operationId: 'getInspectorAsset',
+    summary: 'A script or style sheet of the inspector',
+    tag: 'inspector',
+    auth: false,
+    pathParams: [{ name: 'asset', description: 'A file of the page.', schema: z.enum(INSPECTOR_ASSETS) }],
     responses: { 200: { description: 'The file.', body: { raw: { mediaType: '*/*' } } } },
     errors: { 404: { description: 'No such file of the page: `NOT_FOUND`.' }, ...publicErrors },
   },

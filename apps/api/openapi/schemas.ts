@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import type { QueueHealth, SectionSource, TurnAudit } from '../../../libs/engine';
-import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView } from '../../../libs/events';
+import {
+  type ExecutionView,
+  type LlmCallView,
+  MediaReference,
+  type PrefixReportView,
+  type SessionSummaryView,
+  type TurnMessageView,
+} from '../../../libs/events';
+import type { CallInspectionView, FirstDifference, SessionTurnView } from '../../../libs/reports';
 import { ActivationBody, CreateSessionBody, JsonValue, SubmitInputBody } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 
@@ -192,6 +200,96 @@ export const TurnAuditSchema = named(
   'TurnAudit',
 );
 sameShape<SameShape<z.infer<typeof TurnAuditSchema>, TurnAudit>>();
+
+// ── the inspector's views (session-views.controller.ts) ───────────────────────────────────────
+export const SessionSummary = named(
+  z.object({ sessionId: z.string(), worldId: z.string().nullable(), locale: z.string(), createdAt: z.iso.datetime(), turns: z.int() }),
+  'SessionSummary',
+  'A session of the tenant, with the number of executions (turns and activations) submitted to it.',
+);
+sameShape<SameShape<z.infer<typeof SessionSummary>, SessionSummaryView>>();
+
+export const SessionTurn = named(
+  z.object({
+    turnId: z.string(),
+    executionId: z.string(),
+    number: z.int().meta({ description: '1-based, in log order.' }),
+    kind: z.enum(['input', 'activation']),
+    input: z.string().meta({ description: 'The player’s text, or `plugin/runtime (manual|event)` for an activation.' }),
+    status: z.enum(['running', 'committed', 'failed']),
+    calls: z.int(),
+    requestTokensEstimate: z.number().meta({ description: 'Sum over the turn’s model calls of the estimated request tokens.' }),
+    providerInputTokens: z.number().nullable(),
+    providerCachedTokens: z.number().nullable(),
+  }),
+  'SessionTurn',
+  'A turn of the session, with its request size and what the provider read from its cache.',
+);
+sameShape<SameShape<z.infer<typeof SessionTurn>, SessionTurnView>>();
+
+const FirstDifferenceSchema = z.object({
+  messageIndex: z.int().nullable(),
+  role: z.string(),
+  offset: z.int(),
+  section: z.string().nullable(),
+  before: z.string(),
+  after: z.string(),
+});
+sameShape<SameShape<z.infer<typeof FirstDifferenceSchema>, FirstDifference>>();
+
+export const CallInspection = named(
+  z.object({
+    position: z.int(),
+    callId: z.string(),
+    executionId: z.string(),
+    attempt: z.int(),
+    step: z.int(),
+    pluginId: z.string(),
+    runtimeId: z.string(),
+    protocol: z.string(),
+    model: z.string(),
+    recordedAt: z.string(),
+    fallback: z.string().nullable(),
+    hasLayout: z.boolean().meta({ description: 'False in logs written before layouts were recorded: the sections are then not known.' }),
+    units: z
+      .array(
+        z.object({
+          kind: z.enum(['tools', 'system', 'message']),
+          role: z.string(),
+          messageIndex: z.int().nullable(),
+          text: z.string(),
+          section: z.string().nullable(),
+          spans: z
+            .array(z.object({ name: z.string(), start: z.int(), end: z.int() }))
+            .meta({ description: 'The system prompt’s recorded sections (UTF-16 offsets).' }),
+          cacheBoundaries: z.array(
+            z.object({ offset: z.int(), kind: z.enum(['cache_control', 'sentinel']), after: z.string().nullable() }).meta({
+              description: '`cache_control`: a breakpoint on the wire (Anthropic); `sentinel`: the engine’s boundary, stripped on the wire.',
+            }),
+          ),
+        }),
+      )
+      .meta({ description: 'The request as the provider computes its cache key: tools, system, then each wire message.' }),
+    requestTokensEstimate: z.number(),
+    usage: z.object({ inputTokens: z.int(), outputTokens: z.int(), cachedInputTokens: z.int() }).nullable(),
+    reply: z.object({ text: z.string(), toolCalls: z.array(z.unknown()) }).nullable(),
+    tools: z.array(z.object({ toolCallId: z.string(), name: z.string(), arguments: z.string(), content: z.string().nullable(), ok: z.boolean().nullable() })),
+    comparison: z
+      .object({
+        previousCallId: z.string(),
+        previousTurnId: z.string(),
+        sharedTokensEstimate: z.number(),
+        sharedPercent: z.number(),
+        firstDifference: FirstDifferenceSchema.nullable(),
+        differsAtUnit: z.int().nullable(),
+      })
+      .nullable()
+      .meta({ description: 'The prefix shared with the previous turn’s first call of the same runtime (or this turn’s previous step); null for the first.' }),
+  }),
+  'CallInspection',
+  'One model call of a turn as the model saw it, with its sections, cache boundaries, usage and shared prefix.',
+);
+sameShape<SameShape<z.infer<typeof CallInspection>, CallInspectionView>>();
 
 const PublicAsyncStatusSchema = z.object({
   kind: z.literal('async'),

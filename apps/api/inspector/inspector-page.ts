@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+
+/**
+ * The web prompt inspector, at `GET /inspector`: plain ES modules, no build step. Its own two files
+ * (assets/app.js, assets/style.css) and its libraries' prebuilt ES modules, read from node_modules
+ * and served by the API itself (no CDN: it works offline and behind a firewall):
+ *
+ * - Preact + htm: components and hooks in about 6 kB, written as tagged templates the browser runs
+ *   as they are (no JSX, so no compiler); both maintained by the Preact team, MIT.
+ * - uPlot: the per-session chart (a small canvas chart library, MIT, no dependencies).
+ *
+ * The diff is the server's: the calls view carries the prefix report's own comparison
+ * (libs/reports `comparePrefix`), so the page only draws offsets it is given.
+ */
+
+type Source = { pkg: string; file: string } | { own: string };
+
+const ASSETS = {
+  'app.js': { own: 'app.js' },
+  'style.css': { own: 'style.css' },
+  'preact.mjs': { pkg: 'preact', file: 'dist/preact.mjs' },
+  'preact-hooks.mjs': { pkg: 'preact', file: 'hooks/dist/hooks.mjs' },
+  'htm.mjs': { pkg: 'htm', file: 'dist/htm.mjs' },
+  'uPlot.esm.js': { pkg: 'uplot', file: 'dist/uPlot.esm.js' },
+  'uPlot.min.css': { pkg: 'uplot', file: 'dist/uPlot.min.css' },
+} satisfies Record<string, Source>;
+
+export type InspectorAsset = keyof typeof ASSETS;
+export const INSPECTOR_ASSETS = Object.keys(ASSETS) as InspectorAsset[];
+export const isInspectorAsset = (name: string): name is InspectorAsset => Object.prototype.hasOwnProperty.call(ASSETS, name);
+
+export const inspectorContentType = (asset: InspectorAsset): string => (asset.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8');
+
+/** The file on disk (package directories resolved through node's resolution, as `require` finds them). */
+export function inspectorFile(asset: InspectorAsset): string {
+  const source: Source = ASSETS[asset];
+  if ('own' in source) return join(__dirname, 'assets', source.own);
+  return join(dirname(require.resolve(`${source.pkg}/package.json`)), source.file);
+}
+
+/** The bare module names the page's modules import, mapped to the files above. */
+const IMPORT_MAP = JSON.stringify({
+  imports: { preact: '/inspector/preact.mjs', 'preact/hooks': '/inspector/preact-hooks.mjs', htm: '/inspector/htm.mjs', uplot: '/inspector/uPlot.esm.js' },
+});
+
+/**
+ * Nothing outside this API is loaded or called (the browser enforces it). The import map is the one
+ * inline script, allowed by its hash.
+ */
+export const INSPECTOR_CSP = `default-src 'self'; script-src 'self' 'sha256-${createHash('sha256').update(IMPORT_MAP).digest('base64')}'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'`;
+
+export const INSPECTOR_HTML = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Covel prompt inspector</title>
+    <link rel="stylesheet" href="/inspector/uPlot.min.css" />
+    <link rel="stylesheet" href="/inspector/style.css" />
+    <script type="importmap">${IMPORT_MAP}</script>
+  </head>
+  <body>
+    <div id="app">Loading…</div>
+    <script type="module" src="/inspector/app.js"></script>
+  </body>
+</html>
+`;

@@ -1,0 +1,43 @@
+import { Controller, Get, Inject, Param, Query, Req, UseGuards } from '@nestjs/common';
+import { type Engine, SessionNotFoundError, TurnNotFoundError } from '../../libs/engine';
+import { hasTurn, inspectTurnCalls, sessionTurns } from '../../libs/reports';
+import { TenantAuthGuard, TenantRequest } from './auth.guard';
+import { SessionListQuery } from './bodies';
+import { ENGINE } from './tokens';
+import { UuidParamPipe } from './uuid-param.pipe';
+import { ZodBodyPipe } from './zod-body.pipe';
+
+const DEFAULT_SESSION_LIST = 50;
+
+/**
+ * The read views of the web inspector (`/inspector`): the tenant's sessions, a session's turns, and
+ * every model call of a turn as the model saw it. Turns and calls are derived from the session's
+ * events (read from the log, so they never lag it); the list reads the log's `session.created@1`.
+ */
+@Controller('v1')
+@UseGuards(TenantAuthGuard)
+export class SessionViewsController {
+  constructor(@Inject(ENGINE) private readonly engine: Engine) {}
+
+  @Get('sessions')
+  sessions(@Req() req: TenantRequest, @Query(new ZodBodyPipe(SessionListQuery)) query: SessionListQuery) {
+    return this.engine.readModels.sessions(req.tenant.id, query.limit ?? DEFAULT_SESSION_LIST);
+  }
+
+  @Get('sessions/:id/turns')
+  async turns(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string) {
+    return sessionTurns(await this.events(req, id));
+  }
+
+  @Get('sessions/:id/turns/:turnId/calls')
+  async calls(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
+    const events = await this.events(req, id);
+    if (!hasTurn(events, turnId)) throw new TurnNotFoundError(turnId);
+    return inspectTurnCalls(events, turnId);
+  }
+
+  private async events(req: TenantRequest, id: string) {
+    if (!(await this.engine.sessions.owns(req.tenant.id, id))) throw new SessionNotFoundError(id);
+    return this.engine.store.readStream(id);
+  }
+}
