@@ -9,15 +9,24 @@ import { InspectorController } from './inspector/inspector.controller';
 import { DocsController } from './openapi/docs.controller';
 import { SessionsController } from './sessions.controller';
 import { SessionViewsController } from './session-views.controller';
+import { SessionEventsController } from './session-events/session-events.controller';
+import { DEFAULT_SESSION_EVENTS_TIMINGS, SESSION_EVENTS_TIMINGS, SessionEvents, type SessionEventsTimings } from './session-events/session-events.service';
 import { ENGINE } from './tokens';
 
 @Module({})
 export class ApiModule {
-  static forEngine(engine: Engine): DynamicModule {
+  static forEngine(engine: Engine, options: { sessionEvents?: SessionEventsTimings } = {}): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [HealthController, SessionsController, SessionViewsController, DocsController, InspectorController],
-      providers: [{ provide: ENGINE, useValue: engine }, TenantAuthGuard, ExecutionWaits, { provide: APP_FILTER, useClass: EngineErrorFilter }],
+      controllers: [HealthController, SessionsController, SessionViewsController, SessionEventsController, DocsController, InspectorController],
+      providers: [
+        { provide: ENGINE, useValue: engine },
+        { provide: SESSION_EVENTS_TIMINGS, useValue: options.sessionEvents ?? DEFAULT_SESSION_EVENTS_TIMINGS },
+        SessionEvents,
+        TenantAuthGuard,
+        ExecutionWaits,
+        { provide: APP_FILTER, useClass: EngineErrorFilter },
+      ],
     };
   }
 }

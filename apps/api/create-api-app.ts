@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Engine } from '../../libs/engine';
 import { ApiModule } from './api.module';
+import type { SessionEventsTimings } from './session-events/session-events.service';
 import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
 
 /**
@@ -12,11 +13,14 @@ import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonB
  * then is the body read, up to `config.bodyLimitBytes`. Every failure on the way is an engine error
  * mapped to its status by `error.filter.ts`.
  */
-export async function createApiApp(engine: Engine, options: { logger?: boolean } = {}): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forEngine(engine), {
-    logger: options.logger === false ? false : ['error', 'warn'],
-    bodyParser: false,
-  });
+export async function createApiApp(engine: Engine, options: { logger?: boolean; sessionEvents?: SessionEventsTimings } = {}): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    ApiModule.forEngine(engine, options.sessionEvents ? { sessionEvents: options.sessionEvents } : {}),
+    {
+      logger: options.logger === false ? false : ['error', 'warn'],
+      bodyParser: false,
+    },
+  );
   const limitBytes = engine.config.bodyLimitBytes;
   app.use('/v1', authenticateTenant(engine), rejectUndecodablePath, jsonBodyGate({ limitBytes }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });

@@ -1,21 +1,48 @@
 /** One long-poll's wait: under the API's 30 s cap, and under common proxies' idle timeouts. */
 const LONG_POLL_MS = 25_000;
 
+/** An answer of the API that is not a success: its status and the engine's error code. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** One alternative of a turn (`GET …/turns/:turnId/alternatives`, the regenerate feature). */
+export interface TurnAlternative {
+  executionId?: string;
+  selected?: boolean;
+  text?: string;
+  messages?: { text?: string; outputKind?: string | null; role?: string }[];
+}
+
 /** A small HTTP client of the Covel API for the terminal player and tests. */
 export class PlayClient {
   constructor(
-    private readonly baseUrl: string,
+    readonly baseUrl: string,
     private readonly apiKey: string,
   ) {}
 
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** The headers of an authenticated request (the event stream sets its own Accept). */
+  authHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.apiKey}` };
+  }
+
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     const res = await fetch(`${this.baseUrl}${path}`, {
       method,
+      ...(signal ? { signal } : {}),
       headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const data = (await res.json().catch(() => ({}))) as T & { message?: string };
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${data.message ?? ''}`.trim());
+    const data = (await res.json().catch(() => ({}))) as T & { message?: string; code?: string };
+    if (!res.ok)
+      throw new ApiError(`${method} ${path}: ${res.status} ${data.message ?? ''}`.trim(), res.status, typeof data.code === 'string' ? data.code : null);
     return data;
   }
 
@@ -27,10 +54,20 @@ export class PlayClient {
     return this.request<{ executionId: string; turnId: string }>('POST', `/v1/sessions/${sessionId}/inputs`, { text });
   }
 
+  /** Runs the latest turn again (regenerate): a new execution of the same turn. */
+  retry(sessionId: string, turnId: string) {
+    return this.request<{ executionId: string; turnId: string }>('POST', `/v1/sessions/${sessionId}/turns/${turnId}/retry`, {});
+  }
+
+  /** The alternatives of a turn (its first result and each retry's). */
+  alternatives(sessionId: string, turnId: string) {
+    return this.request<TurnAlternative[] | { alternatives: TurnAlternative[] }>('GET', `/v1/sessions/${sessionId}/turns/${turnId}/alternatives`);
+  }
+
   /** The execution's state; with `waitMs`, the API answers once it has ended or after waitMs (long-poll, at most 30000). */
-  execution(executionId: string, waitMs?: number) {
+  execution(executionId: string, waitMs?: number, signal?: AbortSignal) {
     const query = waitMs === undefined ? '' : `?waitMs=${waitMs}`;
-    return this.request<{ status: string; error: { message: string } | null }>('GET', `/v1/executions/${executionId}${query}`);
+    return this.request<{ status: string; error: { message: string } | null }>('GET', `/v1/executions/${executionId}${query}`, undefined, signal);
   }
 
   /** Resumes an execution a runtime suspended (`status: waiting`): the payload is the suspended tool call's result. */
@@ -43,11 +80,11 @@ export class PlayClient {
   }
 
   /** Waits until the execution is committed or failed: long-polls of up to 25 s, one after another. */
-  async waitFor(executionId: string, timeoutMs = 120_000, onStatus?: (s: string) => void): Promise<string> {
+  async waitFor(executionId: string, timeoutMs = 120_000, onStatus?: (s: string) => void, signal?: AbortSignal): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const left = deadline - Date.now();
-      const { status, error } = await this.execution(executionId, Math.max(0, Math.min(left, LONG_POLL_MS)));
+      const { status, error } = await this.execution(executionId, Math.max(0, Math.min(left, LONG_POLL_MS)), signal);
       onStatus?.(status);
       if (status === 'committed') return status;
       if (status === 'failed') throw new Error(`turn failed: ${error?.message ?? 'unknown error'}`);

@@ -30,6 +30,7 @@ import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
 import { checkSlotLimits } from './budget';
+import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -50,6 +51,8 @@ export interface Engine {
   /** Generated media's bytes (`ctx.assets`): files under the data directory embedded, the `media` table on PostgreSQL. */
   media: MediaStore;
   queue: TurnQueue;
+  /** Story text as it streams from the model: in-process embedded, Redis pub/sub with REDIS_URL (see libs/engine/live). */
+  deltas: DeltaBus;
   sessions: SessionService;
   /** Manual and event-triggered activations of runtimes (each its own execution). */
   activations: ActivationService;
@@ -113,6 +116,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
           onError: (e, { kind, willRetry }) => logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
         });
     closers.unshift(() => queue.close());
+    const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
+    closers.unshift(() => deltas.close());
     const sessions = new SessionService({ store, queue, readModels, logger });
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
@@ -152,6 +157,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
         worlds,
         logger,
         queue,
+        deltas,
         options: { workerId },
       });
       sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
@@ -168,6 +174,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS }),
       media,
       queue,
+      deltas,
       sessions,
       activations,
       resumes,

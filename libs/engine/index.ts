@@ -59,6 +59,8 @@ export type {
   TurnJobContext,
   RetryPolicy,
 } from './queue';
+export { InProcessDeltaBus, RedisDeltaBus, FINISHED_CALL_GRACE_MS, CALL_DELTAS_TTL_MS } from './live';
+export type { DeltaBus, StoryDelta, RedisDeltaBusOptions } from './live';
 export { Sweeper } from './sweeper';
 export type { SweeperDeps, SweeperOptions } from './sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';

@@ -77,6 +77,10 @@ export async function runModelStep(
     ...resolvedEvents(resolver.fresh, current, job.attempt),
     calling(callId, body),
   ]);
+  // the story text as it streams, for the session's event stream (transient: the reply is recorded whole)
+  const live = deps.deltas;
+  let seq = 0;
+  const onText = live ? (text: string) => live.publish({ sessionId: job.sessionId, callId, seq: ++seq, text }) : undefined;
   // a streamed step the provider refuses (or whose stream breaks before any text) goes once more without streaming, recorded first
   const sent = await sendWithFallback({
     adapter,
@@ -84,11 +88,12 @@ export async function runModelStep(
     body,
     callId,
     ...(args.signal ? { signal: args.signal } : {}),
+    ...(onText ? { onText } : {}),
     // the fallback carries the same selfData: recorded only while the log's plugin data is still what was read
     record: async (fallback) => {
       await run.append(() => [...unchanged(), calling(fallback.callId, fallback.body, 'non-streaming')]);
     },
-  });
+  }).finally(() => live?.finish(callId));
   const response = sent.response;
   const reply = recordReply(response);
   return {

@@ -14,12 +14,15 @@ export async function sendWithFallback(args: {
   body: Record<string, unknown>;
   callId: string;
   signal?: AbortSignal;
+  /** Each text delta of the streamed call (the non-streaming fallback has none). */
+  onText?: (delta: string) => void;
   /** Records the fallback's `llm.calling@1` (before it is sent). */
   record: (fallback: { callId: string; body: Record<string, unknown> }) => Promise<void>;
 }): Promise<{ response: ModelResponse; callId: string }> {
   const options = args.signal ? { signal: args.signal } : undefined;
   try {
-    return { response: await args.adapter.send(args.body, options), callId: args.callId };
+    const streamed = args.onText && args.call.stream ? { ...options, onText: args.onText } : options;
+    return { response: await args.adapter.send(args.body, streamed), callId: args.callId };
   } catch (error) {
     if (!args.call.stream || !(error instanceof ProviderError) || error.stream === undefined) throw error;
   }

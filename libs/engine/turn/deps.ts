@@ -6,6 +6,7 @@ import type { RuntimeCatalog } from '../runtime-catalog';
 import type { WorldCatalog } from '../world-catalog';
 import type { CatalogGenerations } from '../catalog-generations';
 import type { ToolSet } from '../tools';
+import type { DeltaBus } from '../live';
 
 /**
  * Safety bound of the shared history view (spec §1 step 1: every uncompacted message; compaction
@@ -44,6 +45,8 @@ export interface TurnDeps {
    * Absent (a test's deps): a run that generates an asset fails, and no image is attached.
    */
   media?: MediaStore;
+  /** Where streamed story text goes as it arrives (`GET /v1/sessions/:id/events`); absent: nowhere. */
+  deltas?: DeltaBus;
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;
   options: TurnOptions;

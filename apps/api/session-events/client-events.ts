@@ -1,0 +1,79 @@
+import type { StoredEvent } from '../../../libs/events';
+
+/** What a client of `GET /v1/sessions/:id/events` gets for one log event (null: not shown). */
+export interface ClientEvent {
+  type: 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed';
+  data: Record<string, unknown>;
+}
+
+/**
+ * The log event as the stream shows it: execution status changes (`status`: queued, running),
+ * model calls (`call`, `call-ended`), tool activity (`tool`), runtime outputs (`output`), the
+ * committed messages (`committed`) and failures (`failed`). Other events (plugin data, compaction,
+ * handler results…) are not shown; their positions are simply skipped.
+ */
+export function clientEvent(event: StoredEvent): ClientEvent | null {
+  switch (event.type) {
+    case 'player-input.submitted@1': {
+      const { executionId, turnId, messageId, text } = event.data;
+      return { type: 'status', data: { executionId, turnId, status: 'queued', input: { messageId, text } } };
+    }
+    case 'runtime.activated@1': {
+      const { executionId, turnId, kind, pluginId, runtimeId } = event.data;
+      return { type: 'status', data: { executionId, turnId, status: 'queued', activation: { kind, pluginId, runtimeId } } };
+    }
+    case 'execution.started@1': {
+      const { executionId, turnId, attempt } = event.data;
+      return { type: 'status', data: { executionId, turnId, status: 'running', attempt } };
+    }
+    case 'llm.calling@1': {
+      const { executionId, turnId, callId, pluginId, runtimeId, step, fallback } = event.data;
+      return { type: 'call', data: { executionId, turnId, callId, pluginId, runtimeId, step: step ?? 1, ...(fallback ? { fallback } : {}) } };
+    }
+    case 'llm.responded@1': {
+      const { executionId, turnId, callId, pluginId, runtimeId, finishReason } = event.data;
+      return { type: 'call-ended', data: { executionId, turnId, callId, pluginId, runtimeId, finishReason } };
+    }
+    case 'tool.called@1': {
+      const { executionId, turnId, pluginId, runtimeId, step, toolCallId, name } = event.data;
+      return { type: 'tool', data: { executionId, turnId, pluginId, runtimeId, step, toolCallId, name, phase: 'called' } };
+    }
+    case 'tool.completed@1': {
+      const { executionId, turnId, pluginId, runtimeId, step, toolCallId, name, ok, errorCode } = event.data;
+      return {
+        type: 'tool',
+        data: { executionId, turnId, pluginId, runtimeId, step, toolCallId, name, phase: 'completed', ok, ...(errorCode ? { errorCode } : {}) },
+      };
+    }
+    case 'runtime.output.produced@1': {
+      const { executionId, turnId, pluginId, runtimeId, outputKind, messageId, text } = event.data;
+      return { type: 'output', data: { executionId, turnId, pluginId, runtimeId, outputKind, messageId, text } };
+    }
+    case 'turn.committed@1': {
+      const { executionId, turnId, messages } = event.data;
+      return {
+        type: 'committed',
+        data: {
+          executionId,
+          turnId,
+          status: 'committed',
+          messages: messages.map((m) => ({
+            messageId: m.messageId,
+            role: m.role,
+            pluginId: m.pluginId,
+            runtimeId: m.runtimeId,
+            outputKind: m.outputKind,
+            text: m.text,
+            ...(m.media ? { media: m.media } : {}),
+          })),
+        },
+      };
+    }
+    case 'execution.failed@1': {
+      const { executionId, turnId, error } = event.data;
+      return { type: 'failed', data: { executionId, turnId, status: 'failed', error } };
+    }
+    default:
+      return null;
+  }
+}

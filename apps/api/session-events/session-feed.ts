@@ -1,0 +1,230 @@
+import type { MessageEvent } from '@nestjs/common';
+import type { DeltaBus, StoryDelta } from '../../../libs/engine';
+import { type EventStore, isEventType, type StoredEvent } from '../../../libs/events';
+import { clientEvent } from './client-events';
+import { deltaEventId, logEventId, type ResumePoint } from './event-id';
+
+export interface SessionFeedOptions {
+  store: Pick<EventStore, 'readLog'>;
+  deltas: Pick<DeltaBus, 'subscribe' | 'recent'>;
+  sessionId: string;
+  /** `Last-Event-ID`, read (null: from the session's first event). */
+  resume: ResumePoint | null;
+  /** Writes one event (or comment) to the client. */
+  send: (message: MessageEvent) => void;
+  /** How often the log is read while nothing happens (a delta of the session wakes it earlier). */
+  pollIntervalMs: number;
+  /** A comment line this often keeps proxies and the client from closing an idle stream. */
+  heartbeatMs: number;
+  /** Log entries read per round trip. */
+  batchSize?: number;
+  onError: (error: unknown) => void;
+}
+
+/** A model call whose deltas are being sent: its `llm.calling@1` was sent, its end not read yet. */
+interface OpenCall {
+  position: number;
+  callId: string;
+  executionId: string;
+  turnId: string;
+  pluginId: string;
+  runtimeId: string;
+  /** The last delta sent (or, resumed from `<position>-<seq>`, the last one the client had). */
+  lastSeq: number;
+}
+
+/** Deltas kept for calls whose `llm.calling@1` this feed has not reached yet (pub/sub can be ahead of the log). */
+const EARLY_DELTAS_LIMIT = 10_000;
+const ENDED_CALLS_KEPT = 100;
+
+/**
+ * One client's stream of a session: the session's log, in order, by global position, read from
+ * the database (so any API process serves any session, and a resumed stream misses nothing), with
+ * the story text of each streamed model call spliced in right after that call's `llm.calling@1`.
+ *
+ * While a call streams, the log events after it are held back until the log records the call's
+ * end (its reply, a failure, a newer attempt, or the next event of the same runtime), then sent in
+ * order. So every id the client sees is in one order (`P`, `P-1`, `P-2`…, then positions after
+ * P), and `Last-Event-ID` resumes exactly:
+ *  - `P` (a log event): every shown log event after P, once; the deltas of a call that starts
+ *    after P and still streams, from its first (those already published are read from the bus's
+ *    keep of the call);
+ *  - `P-n` (a delta): the call at P continues after its n-th delta (if it still streams), then
+ *    every shown log event after P, once.
+ * A call that has ended by the time the stream reaches it sends no deltas: its text is in its
+ * `call-ended`/`committed` events. Deltas are live data: they are never read from the log.
+ */
+export class SessionFeed {
+  private cursor: number;
+  /** Read, not sent yet (held behind an open call). */
+  private readonly queue: StoredEvent[] = [];
+  private open: OpenCall | null = null;
+  /** Set when resumed from `P-n`: the log event P is not sent again, its call reopens after delta n. */
+  private reopen: ResumePoint | null;
+  private readonly early = new Map<string, StoryDelta[]>();
+  private earlyCount = 0;
+  /** Calls seen ending: a late delta of theirs is dropped. */
+  private readonly ended = new Set<string>();
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private unsubscribe: (() => Promise<void>) | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: SessionFeedOptions) {
+    const resume = options.resume;
+    this.reopen = resume && resume.seq !== null ? resume : null;
+    // resumed from a delta: its call's event is read again (not sent) to know the call
+    this.cursor = resume ? (this.reopen ? resume.position - 1 : resume.position) : 0;
+  }
+
+  /** Runs until `stop` (or a failure, handed to `onError`). */
+  async run(): Promise<void> {
+    try {
+      // before the first read: a delta published while the log is read is not lost
+      this.unsubscribe = await this.options.deltas.subscribe(this.options.sessionId, (delta) => this.onDelta(delta));
+      if (this.stopped) return;
+      this.heartbeat = setInterval(() => this.options.send({ comment: 'heartbeat' }), this.options.heartbeatMs);
+      this.heartbeat.unref();
+      while (!this.stopped) {
+        const read = await this.readMore();
+        await this.drain();
+        if (!read && !this.stopped) await this.idle();
+      }
+    } catch (error) {
+      if (!this.stopped) this.options.onError(error);
+    } finally {
+      await this.release();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  private async release(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = null;
+    await unsubscribe?.().catch(() => undefined);
+  }
+
+  /** Reads the next entries of the session's log into the queue; false when there were none. */
+  private async readMore(): Promise<boolean> {
+    const limit = this.options.batchSize ?? 200;
+    const entries = await this.options.store.readLog(this.cursor, limit, { streamId: this.options.sessionId });
+    for (const entry of entries) {
+      this.cursor = entry.globalPosition;
+      if (!isEventType(entry.type)) continue; // a type this build does not know: not shown
+      const event = entry.decode();
+      if (this.reopen && event.globalPosition <= this.reopen.position) {
+        if (event.globalPosition === this.reopen.position && event.type === 'llm.calling@1') this.queue.push(event);
+        else if (event.globalPosition === this.reopen.position) this.reopen = null;
+        continue;
+      }
+      if (this.open && ends(this.open, event)) {
+        this.markEnded(this.open.callId);
+        this.open = null; // its text is in the log from here
+      }
+      this.queue.push(event);
+    }
+    return entries.length > 0;
+  }
+
+  /** Sends what the queue holds, in order, up to a call that still streams. */
+  private async drain(): Promise<void> {
+    while (!this.open && this.queue.length > 0 && !this.stopped) {
+      const event = this.queue.shift()!;
+      const resumed = this.reopen !== null && event.globalPosition === this.reopen.position ? this.reopen : null;
+      if (resumed) this.reopen = null;
+      else this.sendLog(event);
+      if (event.type !== 'llm.calling@1') continue;
+      const { executionId, turnId, callId, pluginId, runtimeId } = event.data;
+      const call: OpenCall = { position: event.globalPosition, executionId, turnId, callId, pluginId, runtimeId, lastSeq: resumed?.seq ?? 0 };
+      if (this.queue.some((later) => ends(call, later))) {
+        this.markEnded(callId); // ended already: no deltas to stream
+        continue;
+      }
+      await this.catchUp(call);
+    }
+  }
+
+  /**
+   * Sends the deltas of a call published before the feed reached it (kept by the bus, and those
+   * heard meanwhile), in order, then opens it for live ones. Until it is open, live deltas of the
+   * call wait in `early` (no await between the merge and the opening: none is sent out of order).
+   */
+  private async catchUp(call: OpenCall): Promise<void> {
+    const kept = await this.options.deltas.recent(call.callId);
+    const bySeq = new Map<number, StoryDelta>();
+    for (const delta of [...kept, ...(this.early.get(call.callId) ?? [])]) bySeq.set(delta.seq, delta);
+    this.dropEarly(call.callId);
+    for (const seq of [...bySeq.keys()].sort((a, b) => a - b)) this.sendDelta(call, bySeq.get(seq)!);
+    this.open = call;
+  }
+
+  private onDelta(delta: StoryDelta): void {
+    if (delta.sessionId !== this.options.sessionId || this.ended.has(delta.callId)) return;
+    if (this.open?.callId === delta.callId) {
+      this.sendDelta(this.open, delta);
+      return;
+    }
+    // a call the log has not shown yet (or one already over: dropped when its event is read)
+    const list = this.early.get(delta.callId) ?? [];
+    list.push(delta);
+    this.early.set(delta.callId, list);
+    if (++this.earlyCount > EARLY_DELTAS_LIMIT) {
+      const oldest = this.early.keys().next().value;
+      if (oldest !== undefined) this.dropEarly(oldest);
+    }
+    this.wake?.(); // the call's event is in the log by now
+  }
+
+  private markEnded(callId: string): void {
+    this.dropEarly(callId);
+    this.ended.add(callId);
+    if (this.ended.size > ENDED_CALLS_KEPT) this.ended.delete(this.ended.values().next().value!);
+  }
+
+  private dropEarly(callId: string): void {
+    this.earlyCount -= this.early.get(callId)?.length ?? 0;
+    this.early.delete(callId);
+  }
+
+  private sendDelta(call: OpenCall, delta: StoryDelta): void {
+    if (delta.seq <= call.lastSeq || this.stopped) return; // sent already (or the client had it)
+    call.lastSeq = delta.seq;
+    const { executionId, turnId, callId, pluginId, runtimeId } = call;
+    this.options.send({
+      id: deltaEventId(call.position, delta.seq),
+      type: 'delta',
+      data: { executionId, turnId, callId, pluginId, runtimeId, seq: delta.seq, text: delta.text },
+    });
+  }
+
+  private sendLog(event: StoredEvent): void {
+    const shown = clientEvent(event);
+    if (shown) this.options.send({ id: logEventId(event.globalPosition), type: shown.type, data: shown.data });
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.options.pollIntervalMs);
+      this.wake = done;
+    });
+  }
+}
+
+/** The log has recorded the end of this call: its reply, a fallback, a failure, a commit, a newer attempt, or the runtime's next event. */
+function ends(call: Pick<OpenCall, 'executionId' | 'pluginId' | 'runtimeId'>, event: StoredEvent): boolean {
+  const data = event.data as { executionId?: unknown; pluginId?: unknown; runtimeId?: unknown };
+  if (data.executionId !== call.executionId) return false;
+  if (event.type === 'turn.committed@1' || event.type === 'execution.failed@1' || event.type === 'execution.started@1') return true;
+  return data.pluginId === call.pluginId && data.runtimeId === call.runtimeId;
+}

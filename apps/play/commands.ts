@@ -1,0 +1,29 @@
+/** What the player typed: story input, a command, or nothing. */
+export type PlayerLine =
+  { kind: 'empty' } | { kind: 'input'; text: string } | { kind: 'command'; name: CommandName; arg: string } | { kind: 'unknown'; name: string };
+
+export const COMMANDS = ['help', 'new', 'session', 'retry', 'alternatives', 'quit'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+export const HELP_TEXT = [
+  'Type what you do, and press Enter: the story is written as you watch.',
+  'Commands (never sent to the story):',
+  '  /help               this help',
+  '  /new                start a new session (same world)',
+  '  /session <id>       continue another session of yours',
+  '  /retry              write the last turn again (a new alternative)',
+  '  /alternatives       list the alternatives of the last turn',
+  '  /quit               leave (also Ctrl-D)',
+].join('\n');
+
+/** A line starting with `/` is always a command: an unknown one is answered with the help, never sent as story input. */
+export function parseLine(line: string): PlayerLine {
+  const text = line.trim();
+  if (!text) return { kind: 'empty' };
+  if (!text.startsWith('/')) return { kind: 'input', text };
+  const [head, ...rest] = text.slice(1).split(/\s+/);
+  const name = head.toLowerCase();
+  const command = COMMANDS.find((c) => c === name) ?? (name === 'exit' ? 'quit' : name === '?' ? 'help' : undefined);
+  if (!command) return { kind: 'unknown', name: `/${head}` };
+  return { kind: 'command', name: command, arg: rest.join(' ') };
+}

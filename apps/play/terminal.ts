@@ -1,0 +1,267 @@
+import { followSession, type SessionStreamEvent } from './event-stream';
+import { HELP_TEXT, parseLine } from './commands';
+import { ApiError, type PlayClient, type TurnAlternative } from './play-client';
+import { StreamWrapper, wrapText } from './wrap';
+
+export interface PlayTerminalOptions {
+  client: PlayClient;
+  /** Where everything is printed (stdout). */
+  write: (text: string) => void;
+  /** Columns to wrap at (already capped: `readableWidth`). */
+  width: number;
+  /** The world of `/new` sessions (null: none). */
+  worldId: string | null;
+  /** After the engine reports a turn ended, how long to wait for the stream to show it before reading the messages instead. */
+  streamGraceMs?: number;
+}
+
+interface RunningTurn {
+  executionId: string;
+  turnId: string;
+  wrapper: StreamWrapper | null;
+  status: string | null;
+  done: () => void;
+  ended: boolean;
+}
+
+/**
+ * The terminal player: follows the session's event stream and prints the story as it is written
+ * (word-wrapped), the turn's status and errors in words. A line starting with `/` is a command and
+ * is never sent as story input.
+ */
+export class PlayTerminal {
+  private sessionId: string | null = null;
+  private follow: AbortController | null = null;
+  private turn: RunningTurn | null = null;
+  private lastTurnId: string | null = null;
+  private streamDown: string | null = null;
+
+  constructor(private readonly options: PlayTerminalOptions) {}
+
+  get session(): string | null {
+    return this.sessionId;
+  }
+
+  /** Opens a session (a new one when `sessionId` is absent) and follows its events. */
+  async open(sessionId?: string): Promise<void> {
+    const id = sessionId ?? (await this.options.client.createSession(this.options.worldId ? { worldId: this.options.worldId } : {})).id;
+    this.lastTurnId = null;
+    if (sessionId) await this.showRecent(sessionId); // also checks that it is one of ours
+    this.follow?.abort();
+    this.sessionId = id;
+    const follow = new AbortController();
+    this.follow = follow;
+    this.streamDown = null;
+    void followSession(this.options.client, id, {
+      signal: follow.signal,
+      onEvent: (event) => this.onEvent(event),
+      onConnection: (state) => {
+        if (state.connected) this.streamDown = null;
+        else if (state.fatal) this.streamDown = state.reason;
+      },
+    });
+    this.say(`Session ${id}${sessionId ? '' : this.options.worldId ? ` in ${this.options.worldId}` : ''}. Type what you do; /help for commands.`);
+  }
+
+  /** Handles one line; false when the player leaves. */
+  async handle(line: string): Promise<boolean> {
+    const parsed = parseLine(line);
+    try {
+      switch (parsed.kind) {
+        case 'empty':
+          return true;
+        case 'unknown':
+          this.say(`Unknown command ${parsed.name}: nothing was sent to the story.\n${HELP_TEXT}`);
+          return true;
+        case 'input':
+          await this.play(() => this.options.client.submit(this.requireSession(), parsed.text));
+          return true;
+        case 'command':
+          switch (parsed.name) {
+            case 'quit':
+              return false;
+            case 'help':
+              this.say(HELP_TEXT);
+              return true;
+            case 'new':
+              await this.open();
+              return true;
+            case 'session':
+              if (!parsed.arg) this.say('Which session? /session <id>');
+              else await this.open(parsed.arg);
+              return true;
+            case 'retry':
+              await this.retry();
+              return true;
+            case 'alternatives':
+              await this.showAlternatives();
+              return true;
+          }
+      }
+    } catch (error) {
+      this.say(`! ${describe(error, this.options.client.baseUrl)}`);
+    }
+    return true;
+  }
+
+  close(): void {
+    this.follow?.abort();
+    this.follow = null;
+  }
+
+  private async retry(): Promise<void> {
+    const turnId = this.lastTurnId;
+    if (!turnId) return this.say('Nothing to retry yet: play a turn first.');
+    try {
+      await this.play(() => this.options.client.retry(this.requireSession(), turnId));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404 && error.code !== 'SESSION_NOT_FOUND' && error.code !== 'TURN_NOT_FOUND') {
+        return this.say('! This engine cannot write a turn again yet (no retry route): /retry needs a newer server.');
+      }
+      throw error;
+    }
+  }
+
+  private async showAlternatives(): Promise<void> {
+    const turnId = this.lastTurnId;
+    if (!turnId) return this.say('No turn yet: play a turn first.');
+    let answer: TurnAlternative[] | { alternatives: TurnAlternative[] };
+    try {
+      answer = await this.options.client.alternatives(this.requireSession(), turnId);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404 && error.code !== 'SESSION_NOT_FOUND' && error.code !== 'TURN_NOT_FOUND') {
+        return this.say('! This engine does not list alternatives yet (no alternatives route).');
+      }
+      throw error;
+    }
+    const list = Array.isArray(answer) ? answer : answer.alternatives;
+    if (list.length === 0) return this.say('This turn has no alternatives.');
+    const lines = list.map((alt, i) => {
+      const text = alt.text ?? (alt.messages ?? []).map((m) => m.text ?? '').join(' ');
+      const preview = Array.from(text.replace(/\s+/g, ' ').trim())
+        .slice(0, Math.max(10, this.options.width - 12))
+        .join('');
+      return `${alt.selected ? '*' : ' '} ${i + 1}. ${preview}`;
+    });
+    this.say(`Alternatives of the last turn (* = the one in the story):\n${lines.join('\n')}`);
+  }
+
+  /** Starts a turn (an input or a retry) and prints it until it is committed or has failed. */
+  private async play(start: () => Promise<{ executionId: string; turnId: string }>): Promise<void> {
+    const { executionId, turnId } = await start();
+    this.lastTurnId = turnId;
+    const finished = new Promise<void>((resolve) => {
+      this.turn = { executionId, turnId, wrapper: null, status: null, done: resolve, ended: false };
+    });
+    const turn = this.turn!;
+    // the engine's own word that it ended (a long-poll): if the stream is down, the messages are read instead
+    const stopPolling = new AbortController();
+    const polled = this.options.client
+      .waitFor(executionId, 600_000, undefined, stopPolling.signal)
+      .then(() => 'committed' as const)
+      .catch((error: unknown) => error);
+    const first = await Promise.race([finished.then(() => 'stream' as const), polled]);
+    stopPolling.abort();
+    if (first !== 'stream' && !turn.ended) {
+      const grace = this.options.streamGraceMs ?? 3_000;
+      const late = await Promise.race([finished.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), grace).unref())]);
+      if (!late && !turn.ended) {
+        turn.ended = true;
+        turn.wrapper?.end();
+        if (first === 'committed') await this.printStory(turnId);
+        else this.say(`! ${describe(first, this.options.client.baseUrl)}`);
+        if (this.streamDown) this.say(`(live updates unavailable: ${this.streamDown})`);
+      }
+    }
+    this.turn = null;
+  }
+
+  private onEvent(event: SessionStreamEvent): void {
+    const turn = this.turn;
+    if (!turn || turn.ended || event.data.executionId !== turn.executionId) return;
+    switch (event.type) {
+      case 'status':
+        if (event.data.status === 'queued') this.status(turn, 'waiting for a worker…');
+        else if (event.data.status === 'running') this.status(turn, 'the story is being written…');
+        return;
+      case 'tool':
+        if (event.data.phase === 'called') this.status(turn, `using ${String(event.data.name)}…`, true);
+        return;
+      case 'delta':
+        if (!turn.wrapper) {
+          this.options.write('\n');
+          turn.wrapper = new StreamWrapper(this.options.width, this.options.write);
+        }
+        turn.wrapper.push(String(event.data.text ?? ''));
+        return;
+      case 'committed': {
+        turn.ended = true;
+        if (turn.wrapper) {
+          turn.wrapper.end();
+          this.options.write('\n');
+        } else {
+          const messages = Array.isArray(event.data.messages) ? (event.data.messages as { role?: string; outputKind?: string | null; text?: string }[]) : [];
+          this.printMessages(messages);
+        }
+        turn.done();
+        return;
+      }
+      case 'failed': {
+        turn.ended = true;
+        turn.wrapper?.end();
+        const error = event.data.error as { message?: string; code?: string } | undefined;
+        this.say(`! The turn failed: ${error?.message ?? 'unknown error'}${error?.code ? ` (${error.code})` : ''}. Type /retry to try it again, or go on.`);
+        turn.done();
+        return;
+      }
+    }
+  }
+
+  private status(turn: RunningTurn, text: string, always = false): void {
+    if (turn.status === text && !always) return;
+    turn.status = text;
+    if (turn.wrapper) return; // the story has started: it speaks for itself
+    this.options.write(`  [${text}]\n`);
+  }
+
+  private async printStory(turnId: string): Promise<void> {
+    const messages = await this.options.client.messages(this.requireSession());
+    this.printMessages(messages.filter((m) => m.turnId === turnId));
+  }
+
+  private printMessages(messages: { role?: string; outputKind?: string | null; text?: string }[]): void {
+    const story = messages.filter((m) => m.role === 'assistant' && m.outputKind === 'story' && m.text).map((m) => m.text!);
+    this.options.write(`\n${story.map((t) => wrapText(t, this.options.width)).join('\n')}\n`);
+  }
+
+  private async showRecent(sessionId: string): Promise<void> {
+    const messages = await this.options.client.messages(sessionId);
+    const story = messages.filter((m) => m.role === 'assistant' && m.outputKind === 'story').slice(-2);
+    if (story.length > 0) this.options.write(`${story.map((m) => wrapText(m.text, this.options.width)).join('\n')}\n`);
+    const last = messages.at(-1);
+    if (last) this.lastTurnId = last.turnId;
+  }
+
+  private requireSession(): string {
+    if (!this.sessionId) throw new Error('no session: /new starts one');
+    return this.sessionId;
+  }
+
+  /** A line of its own per line of `text`, each wrapped to the width (short lines keep their indentation). */
+  private say(text: string): void {
+    const width = this.options.width;
+    this.options.write(
+      text
+        .split('\n')
+        .map((line) => (Array.from(line).length <= width ? `${line}\n` : wrapText(line, width)))
+        .join(''),
+    );
+  }
+}
+
+function describe(error: unknown, baseUrl: string): string {
+  if (error instanceof ApiError) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/fetch failed|ECONNREFUSED/.test(message)) return `cannot reach the engine at ${baseUrl}: is it running (npm start)?`;
+  return message;
+}

@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
+import { PlayClient } from '../../apps/play/play-client';
+import { ProviderEmulator } from '../../libs/emulator';
+import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { type GatedProvider, startGatedProvider } from '../support/gated-provider';
+import { openEventStream } from '../support/sse-client';
+
+const root = join(__dirname, '..', '..');
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]|\u001b[()][A-Z0-9]|\r/g;
+const COLUMNS = 60;
+
+/** `npm run play` in a pseudo-terminal (`@lydell/node-pty`, prebuilt), against the embedded engine with the model paused mid-reply by a gate. */
+describe('npm run play in a terminal', () => {
+  let emulator: ProviderEmulator;
+  let gate: GatedProvider;
+  let covel: EmbeddedEngine;
+  let term: IPty | null = null;
+  let out = '';
+
+  const screen = () => out.replace(ANSI, '');
+  const waitFor = async (test: (text: string) => boolean, what: string) => {
+    const deadline = Date.now() + 30_000;
+    while (!test(screen())) {
+      if (Date.now() > deadline) throw new Error(`never saw ${what}:\n${screen()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+
+  beforeAll(async () => {
+    emulator = await new ProviderEmulator().start();
+    gate = await startGatedProvider(emulator.url);
+    covel = await startEmbedded({ COVEL_EMULATOR_URL: gate.url });
+  }, 60_000);
+
+  afterAll(async () => {
+    term?.kill();
+    await covel?.stop();
+    await gate?.close();
+    await emulator?.stop();
+  });
+
+  it('streams the story before the turn ends, keeps slash commands from the model, wraps at the terminal width', async () => {
+    const { apiKey } = await covel.engine.tenants.create('player');
+    const player = new PlayClient(covel.baseUrl, apiKey);
+    term = spawnPty(process.execPath, ['-r', './tools/register.js', 'apps/play/main.ts'], {
+      cols: COLUMNS,
+      rows: 40,
+      cwd: root,
+      env: { ...process.env, COVEL_URL: covel.baseUrl, COVEL_API_KEY: apiKey, COVEL_WORLD: 'emberback', TERM: 'xterm-256color' } as Record<string, string>,
+    });
+    term.onData((d) => (out += d));
+    const exited = new Promise<number>((resolve) => term!.onExit(({ exitCode }) => resolve(exitCode)));
+    await waitFor((s) => /Session [0-9a-f-]{36}/.test(s) && s.includes('> '), 'the first prompt');
+    const sessionId = /Session ([0-9a-f-]{36})/.exec(screen())![1];
+
+    term.write('/help\r');
+    await waitFor((s) => s.includes('/session <id>'), 'the help');
+    term.write('/frobnicate the dragon\r');
+    await waitFor((s) => s.includes('Unknown command /frobnicate'), 'the unknown command answer');
+
+    const stream = await openEventStream(player, sessionId);
+    const hold = gate.holdNext(6);
+    term.write('Look around\r');
+    await hold.reached;
+    const delta = await stream.until((e) => e.type === 'delta');
+    const before = screen().length;
+    // streamed text is on the screen while the model is still writing (it is paused): nothing is committed
+    const word = String(delta.data.text).trim();
+    await waitFor((s) => s.lastIndexOf(word) > s.lastIndexOf('Look around'), `the streamed word ${JSON.stringify(word)}`);
+    expect((await player.messages(sessionId)).some((m) => m.role === 'assistant')).toBe(false);
+    hold.release();
+    const committed = await stream.until((e) => e.type === 'committed');
+    const story = (committed.data.messages as { role: string; outputKind: string | null; text: string }[]).find((m) => m.outputKind === 'story')!.text;
+    const lastWords = story.trim().split(/\s+/).slice(-2).join(' ');
+    await waitFor((s) => s.slice(before).replace(/\s+/g, ' ').includes(lastWords), 'the end of the story');
+    await waitFor((s) => s.trimEnd().endsWith('>'), 'the next prompt');
+    stream.close();
+
+    term.write('/retry\r');
+    await waitFor((s) => /\/retry needs a newer server|story is being written|waiting for a worker/.test(s.slice(before)), 'the answer to /retry');
+
+    term.write('/quit\r');
+    expect(await exited).toBe(0);
+    term = null;
+
+    // the model never saw a slash command; every line fits the terminal
+    const sent = emulator.requests.map((r) => r.raw).join('\n');
+    expect(sent).toContain('Look around');
+    expect(sent).not.toContain('/help');
+    expect(sent).not.toContain('frobnicate');
+    for (const line of screen().split('\n')) expect(Array.from(line).length).toBeLessThanOrEqual(COLUMNS);
+  }, 90_000);
+});
