@@ -25,6 +25,7 @@ import { loadCatalog, type PluginReload, reloadPlugins } from './plugin-reload';
 import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
 import { ActivationService } from './activations';
+import { TurnAlternativesService } from './turn-alternatives';
 import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
@@ -52,6 +53,8 @@ export interface Engine {
   sessions: SessionService;
   /** Manual and event-triggered activations of runtimes (each its own execution). */
   activations: ActivationService;
+  /** Regenerating the latest turn and selecting among its alternatives (issue 16). */
+  alternatives: TurnAlternativesService;
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
@@ -166,6 +169,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       queue,
       sessions,
       activations,
+      alternatives: new TurnAlternativesService({ store, queue, readModels, logger }),
       turns,
       sweeper,
       get catalog() {
