@@ -150,11 +150,21 @@ export class SessionsController {
   @HttpCode(200)
   async selectAlternative(
     @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
     @Param('id', sessionId()) id: string,
     @Param('turnId', new UuidParamPipe('turn')) turnId: string,
     @Body(new ZodBodyPipe(SelectAlternativeBody)) body: SelectAlternativeBody,
   ) {
-    return this.engine.alternatives.select({ tenantId: req.tenant.id, sessionId: id, turnId, alternativeId: body.alternativeId });
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.alternatives.select({
+      tenantId: req.tenant.id,
+      sessionId: id,
+      turnId,
+      alternativeId: body.alternativeId,
+      idempotencyKey,
+    });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
   }
 
   /**

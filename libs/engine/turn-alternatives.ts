@@ -139,20 +139,40 @@ export class TurnAlternativesService {
   /**
    * Puts the alternative `alternativeId` (an execution id) of the latest turn in the history in
    * place of the selected one: `turn.superseded@1` (cause `select`) carrying its committed messages.
-   * Selecting the one already selected records nothing. Refused: an unknown turn or alternative
+   * Selecting the one already selected records nothing. Under an idempotency key (recorded in the
+   * event) a repeat answers the first selection. Refused: an unknown turn or alternative
    * (404), one that has not committed, a turn that is not the latest, a running execution (409).
    */
-  async select(request: { tenantId: string; sessionId: string; turnId: string; alternativeId: string }): Promise<{ alternativeId: string; turnId: string }> {
-    const { tenantId, sessionId, turnId, alternativeId } = request;
+  async select(request: {
+    tenantId: string;
+    sessionId: string;
+    turnId: string;
+    alternativeId: string;
+    idempotencyKey?: string;
+  }): Promise<IdempotentAnswer<{ alternativeId: string; turnId: string }>> {
+    const { tenantId, sessionId, turnId, alternativeId, idempotencyKey } = request;
     await this.requireSession(tenantId, sessionId);
+    const idempotency: IdempotencyRecord | undefined =
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestHash({ operation: 'select-alternative', sessionId, body: { turnId, alternativeId } }) };
     for (let tries = 0; ; tries++) {
+      if (idempotency) {
+        const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
+        if (prior) {
+          const e = prior.event;
+          if (prior.requestHash !== idempotency.requestHash || e.type !== 'turn.superseded@1' || e.streamId !== sessionId)
+            throw new IdempotencyKeyMismatchError();
+          return { answer: { alternativeId: e.data.byExecutionId, turnId: e.data.byTurnId }, replayed: true };
+        }
+      }
       const version = await this.deps.store.streamVersion(sessionId);
       const { group, latest } = await this.latestGroup(tenantId, sessionId, turnId, 'selected among');
       const chosen = group.alternatives.find((a) => a.executionId === alternativeId);
       if (!chosen) throw new NotFoundError('ALTERNATIVE_NOT_FOUND', `turn ${group.alternativeOf} has no alternative ${alternativeId}`);
       if (!chosen.messages) throw new ConflictError('ALTERNATIVE_NOT_COMMITTED', `alternative ${alternativeId} has not committed (it is running or failed)`);
       const answer = { alternativeId, turnId: chosen.turnId };
-      if (chosen.turnId === latest) return answer;
+      if (chosen.turnId === latest) return { answer, replayed: false };
       try {
         await this.deps.store.append({
           tenantId,
@@ -171,10 +191,12 @@ export class TurnAlternativesService {
               },
             },
           ],
+          idempotency,
         });
-        return answer;
+        return { answer, replayed: false };
       } catch (error) {
-        if (!(error instanceof ConcurrencyError) || tries >= MAX_APPEND_TRIES) throw error;
+        const again = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
+        if (!again || tries >= MAX_APPEND_TRIES) throw error;
       }
     }
   }

@@ -228,11 +228,13 @@ export const API_ROUTES: readonly ApiRoute[] = [
     tag: 'sessions',
     auth: true,
     pathParams: [sessionIdParam, turnIdParam],
+    idempotent: true,
     body: SelectAlternativeBody,
-    responses: { 200: json(SelectedAlternative, 'The alternative in the history now.') },
+    responses: { 200: { ...json(SelectedAlternative, 'The alternative in the history now.'), headers: idempotentHeaders } },
     errors: {
       ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND', 'ALTERNATIVE_NOT_FOUND']),
-      ...bodyErrors([]),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
       409: {
         description:
           'Not the latest turn (`NOT_LATEST_TURN`), a turn still running (`TURN_RUNNING`), an alternative that has not committed (`ALTERNATIVE_NOT_COMMITTED`), the latest turn compacted (`TURN_COMPACTED`), or `STREAM_VERSION_CONFLICT` (retry).',
