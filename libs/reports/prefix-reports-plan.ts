@@ -80,11 +80,10 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     const current: RecordedRequest = { protocol: d.provider, body: JSON.parse(d.body) as Record<string, unknown>, layout: d.layout };
     let figures = comparePrefix(current, current);
     let compared = false;
-    const previous = !firstInTurn
-      ? undefined
-      : replaced === undefined
-        ? session.previous.get(runtime)
-        : latestBefore(session, runtime, d.retryFromTurnId!, replaced);
+    const earlier = firstInTurn && replaced !== undefined ? latestBefore(session, runtime, d.retryFromTurnId!, replaced) : undefined;
+    // a regeneration of this regeneration (later in the batch) has the same turn before it
+    if (earlier) session.before.set(beforeKey(runtime, d.turnId), earlier);
+    const previous = !firstInTurn ? undefined : replaced === undefined ? session.previous.get(runtime) : earlier;
     if (previous) {
       figures = comparePrefix(previous.request, current);
       compared = true;
@@ -128,7 +127,10 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
  * regeneration replaces): of the rows before the batch, or planned by it.
  */
 function latestBefore(session: SessionState, runtime: string, replacedTurnId: string, replacedTurn: number): FirstRequest | undefined {
+  // the replaced turn's own rows may be in this batch: then the latest row before the batch is before it too
   let best = session.before.get(beforeKey(runtime, replacedTurnId));
+  const loaded = session.loaded.get(runtime);
+  if (loaded && loaded.turn < replacedTurn && (best === undefined || loaded.position > best.position)) best = loaded;
   for (const p of session.planned) {
     if (p.runtime === runtime && p.turn < replacedTurn && (best === undefined || p.position > best.position)) best = p;
   }

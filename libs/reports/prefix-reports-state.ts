@@ -35,6 +35,8 @@ export interface SessionState {
    * before the batch whose turn comes before the replaced turn's.
    */
   before: Map<string, FirstRequest>;
+  /** Per runtime, the latest first-in-turn request of rows before the batch, with its turn number. */
+  loaded: Map<string, FirstRequest>;
   /** First-in-turn requests the batch has planned so far, in log order. */
   planned: (FirstRequest & { runtime: string })[];
 }
@@ -51,13 +53,13 @@ export const seenKey = (turnId: string, runtime: string) => JSON.stringify([turn
 export const beforeKey = (runtime: string, replacedTurnId: string) => JSON.stringify([runtime, replacedTurnId]);
 
 export function emptySession(): SessionState {
-  return { turns: 0, turnOf: new Map(), seen: new Set(), previous: new Map(), before: new Map(), planned: [] };
+  return { turns: 0, turnOf: new Map(), seen: new Set(), previous: new Map(), before: new Map(), loaded: new Map(), planned: [] };
 }
 
 interface StateRow {
   sessions: { tenant_id: string; session_id: string; turns: number }[];
   seen: { tenant_id: string; session_id: string; turn_id: string; runtime: string; turn: number }[];
-  previous: { tenant_id: string; session_id: string; runtime: string; position: string; protocol: string; body: string; layout: unknown }[];
+  previous: { tenant_id: string; session_id: string; runtime: string; turn: number; position: string; protocol: string; body: string; layout: unknown }[];
   existing: string[];
   before: {
     tenant_id: string;
@@ -114,7 +116,7 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
       ) t) as seen,
       (select coalesce(json_agg(t), '[]') from (
         select distinct on (p.tenant_id, p.session_id, p.runtime)
-          p.tenant_id, p.session_id, p.runtime, p.position::text as position, p.protocol, p.body, p.layout
+          p.tenant_id, p.session_id, p.runtime, p.turn, p.position::text as position, p.protocol, p.body, p.layout
         from prefix_reports p
         where p.first_in_turn and (p.tenant_id, p.session_id, p.runtime) in (select tenant_id, session_id, runtime from batch)
         order by p.tenant_id, p.session_id, p.runtime, p.position desc
@@ -139,10 +141,13 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
     s.seen.add(seenKey(r.turn_id, r.runtime));
   }
   for (const r of found.previous) {
-    session(r.tenant_id, r.session_id).previous.set(r.runtime, {
+    const first = {
+      turn: r.turn,
       position: Number(r.position),
       request: { protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] },
-    });
+    };
+    session(r.tenant_id, r.session_id).previous.set(r.runtime, { position: first.position, request: first.request });
+    session(r.tenant_id, r.session_id).loaded.set(r.runtime, first);
   }
   for (const r of found.before) {
     session(r.tenant_id, r.session_id).before.set(beforeKey(r.runtime, r.replaced), {
