@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHARS } from '../../libs/events';
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../../libs/plugins-sdk';
 import { safeText } from './safe-text';
+import { UUID_PATTERN } from './uuid-param.pipe';
 
 /** Most characters (code points) of one player input. */
 export const MAX_INPUT_CHARS = 16_000;
@@ -69,6 +70,17 @@ export const ResumeBody = z
   })
   .strict();
 export type ResumeBody = z.infer<typeof ResumeBody>;
+/** `POST /v1/sessions/:id/turns/:turnId/select`: the alternative (its execution id) to put in the history. */
+export const SelectAlternativeBody = z
+  .object({
+    alternativeId: z
+      .string({ error: 'must be a UUID (an alternative id, as GET …/alternatives lists them)' })
+      .regex(UUID_PATTERN, 'must be a UUID (an alternative id, as GET …/alternatives lists them)')
+      .transform((id) => id.toLowerCase())
+      .meta({ description: 'The alternative to select: its id (the execution id of its run) as `GET …/alternatives` lists it.' }),
+  })
+  .strict();
+export type SelectAlternativeBody = z.infer<typeof SelectAlternativeBody>;
 
 const waitMsMessage = `must be an integer from 0 to ${MAX_EXECUTION_WAIT_MS} (milliseconds)`;
 

@@ -5,7 +5,7 @@ import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SubmitInputBody } from './bodies';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SelectAlternativeBody, SubmitInputBody } from './bodies';
 import { ExecutionWaits } from './execution-waits';
 import { idempotencyKeyOf } from './idempotency-key';
 import { ENGINE } from './tokens';
@@ -124,6 +124,47 @@ export class SessionsController {
     await this.requireSession(req, id);
     const { store, catalog, generations, providers, media } = this.engine;
     return auditTurn({ store, catalog, generations, providers, media, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+  }
+
+  /** Regenerates the latest turn (any of its alternatives names it): `202 { executionId, turnId }` as for an input. */
+  @Post('sessions/:id/turns/:turnId/retry')
+  @HttpCode(202)
+  async retryTurn(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Param('turnId', new UuidParamPipe('turn')) turnId: string,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.alternatives.retry({ tenantId: req.tenant.id, sessionId: id, turnId, idempotencyKey });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
+  }
+
+  @Get('sessions/:id/turns/:turnId/alternatives')
+  async turnAlternatives(@Req() req: TenantRequest, @Param('id', sessionId()) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
+    return this.engine.alternatives.list({ tenantId: req.tenant.id, sessionId: id, turnId });
+  }
+
+  @Post('sessions/:id/turns/:turnId/select')
+  @HttpCode(200)
+  async selectAlternative(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Param('turnId', new UuidParamPipe('turn')) turnId: string,
+    @Body(new ZodBodyPipe(SelectAlternativeBody)) body: SelectAlternativeBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.alternatives.select({
+      tenantId: req.tenant.id,
+      sessionId: id,
+      turnId,
+      alternativeId: body.alternativeId,
+      idempotencyKey,
+    });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
   }
 
   /**

@@ -26,6 +26,7 @@ import { consoleLogger, type Logger } from './logger';
 import { SessionService } from './session-service';
 import { ActivationService } from './activations';
 import { ResumeService } from './resume';
+import { TurnAlternativesService } from './turn-alternatives';
 import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
@@ -58,6 +59,8 @@ export interface Engine {
   activations: ActivationService;
   /** Resumes of executions a runtime suspended (`POST /v1/executions/:id/resume`). */
   resumes: ResumeService;
+  /** Regenerating the latest turn and selecting among its alternatives (issue 16). */
+  alternatives: TurnAlternativesService;
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
@@ -178,6 +181,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
       sessions,
       activations,
       resumes,
+      alternatives: new TurnAlternativesService({ store, queue, readModels, logger }),
       turns,
       sweeper,
       get catalog() {

@@ -8,12 +8,18 @@ import { type ImageReference, recentImageReferences } from './picture-attachment
  * (uncompacted rows) and summaries projections hold, for rebuilding a request from the log alone.
  */
 export class HistoryFold {
-  private readonly messages: (HistoryMessage & { compacted: boolean; media?: MediaReference })[] = [];
+  private messages: (HistoryMessage & { compacted: boolean; media?: MediaReference })[] = [];
   private summaries: HistorySummary[] = [];
 
   apply(event: StoredEvent): void {
     if (event.type === 'turn.committed@1') {
       for (const m of event.data.messages) this.messages.push({ ...m, turnId: event.data.turnId, compacted: false });
+    }
+    if (event.type === 'turn.superseded@1') {
+      // the latest turn leaves; a selected alternative's messages take its place
+      const { turnId, byTurnId, messages } = event.data;
+      this.messages = this.messages.filter((m) => m.turnId !== turnId);
+      for (const m of messages ?? []) this.messages.push({ ...m, turnId: byTurnId, compacted: false });
     }
     if (event.type === 'history.compacted@1') {
       for (const s of event.data.summaries) {
@@ -38,33 +44,44 @@ export class HistoryFold {
    * The shared history view as the worker reads it (`loadRuntimeHistory`): every uncompacted
    * message, failing like it beyond the safety bound.
    */
-  uncompacted(sessionId: string, bound: number): HistoryMessage[] {
-    const all = this.uncompactedTail(Number.MAX_SAFE_INTEGER);
+  uncompacted(sessionId: string, bound: number, without?: string): HistoryMessage[] {
+    const all = this.uncompactedTail(Number.MAX_SAFE_INTEGER, without);
     if (all.length > bound) throw new HistoryTooLongError(sessionId, all.length, bound);
     return all;
   }
 
   /** Committed turns with at least one message, compacted ones included (the history statistics). */
-  turnCount(): number {
-    return new Set(this.messages.map((m) => m.turnId)).size;
+  turnCount(without?: string): number {
+    return new Set(this.kept(without).map((m) => m.turnId)).size;
   }
 
   /** The last `limit` uncompacted messages. */
-  uncompactedTail(limit: number): HistoryMessage[] {
-    return this.messages
+  uncompactedTail(limit: number, without?: string): HistoryMessage[] {
+    return this.kept(without)
       .filter((m) => !m.compacted)
       .slice(-limit)
       .map(({ compacted: _c, media: _m, ...m }) => m);
   }
 
   /** The most recent images of the same bounded uncompacted read, as the worker's history read finds them. */
-  recentImages(limit: number): ImageReference[] {
-    return recentImageReferences(this.messages.filter((m) => !m.compacted).slice(-limit));
+  recentImages(limit: number, without?: string): ImageReference[] {
+    return recentImageReferences(
+      this.kept(without)
+        .filter((m) => !m.compacted)
+        .slice(-limit),
+    );
   }
 
   /** The last `limit` committed messages, compacted or not. */
-  committedTail(limit: number): { text: string }[] {
-    return this.messages.slice(-limit).map((m) => ({ text: m.text }));
+  committedTail(limit: number, without?: string): { text: string }[] {
+    return this.kept(without)
+      .slice(-limit)
+      .map((m) => ({ text: m.text }));
+  }
+
+  /** The messages as a regenerated turn reads them (`without`: the turn it re-runs, left out), else all. */
+  private kept(without: string | undefined) {
+    return without === undefined ? this.messages : this.messages.filter((m) => m.turnId !== without);
   }
 
   /** Summaries with the messages each covers (for audit). */

@@ -23,6 +23,7 @@ export const LORE_SCAN_LIMIT = 20;
  * Spec §1 step 1, bounded reads before assembly: every uncompacted message of turn_messages (the
  * shared history view; compaction keeps it small), the statistics for all messages and the saved
  * summaries (`withCoverage`: with the messages each covers, as the compaction provider gets them).
+ * `without`: a regenerated turn's read, the turn it re-runs (the session's last rows) left out.
  * More uncompacted messages than `bound`: `HistoryTooLongError` (nothing is cut silently).
  */
 export async function loadRuntimeHistory(
@@ -30,10 +31,10 @@ export async function loadRuntimeHistory(
   tenantId: string,
   sessionId: string,
   bound: number,
-  options: { withCoverage?: boolean } = {},
+  options: { withCoverage?: boolean; without?: string } = {},
 ): Promise<LoadedHistory> {
   const [view, summaries] = await Promise.all([
-    readModels.historyView(tenantId, sessionId, { bound, scan: LORE_SCAN_LIMIT }),
+    readModels.historyView(tenantId, sessionId, { bound, scan: LORE_SCAN_LIMIT, ...(options.without !== undefined ? { without: options.without } : {}) }),
     readModels.summaries(tenantId, sessionId, { withMessageIds: options.withCoverage === true }),
   ]);
   if (view.overBound) throw new HistoryTooLongError(sessionId, view.stats.uncompacted, bound);
@@ -54,4 +55,14 @@ export async function loadRuntimeHistory(
     stats: view.stats,
     images: recentImageReferences(view.uncompacted),
   };
+}
+
+/** A regenerated turn's history read: without the turn it re-runs (none for any other execution). */
+export function retryRead(execution: { retryFromTurnId?: string }): { without?: string } {
+  return execution.retryFromTurnId === undefined ? {} : { without: execution.retryFromTurnId };
+}
+
+/** What a regenerated turn's handlers and functions see of it (`ctx.session.retryFromTurnId`). */
+export function retryScope(execution: { retryFromTurnId?: string }): { retryFromTurnId?: string } {
+  return execution.retryFromTurnId === undefined ? {} : { retryFromTurnId: execution.retryFromTurnId };
 }

@@ -5,7 +5,7 @@ import { EngineError, type ErrorIssue } from '../errors';
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /** The operations a key can guard; part of the request hash, so one key cannot serve two of them. */
-export type IdempotentOperation = 'create-session' | 'submit-input' | 'activate' | 'resume';
+export type IdempotentOperation = 'create-session' | 'submit-input' | 'activate' | 'resume' | 'retry-turn' | 'select-alternative';
 
 /**
  * A stable hash of the canonical request a key guards: the operation, the session it targets

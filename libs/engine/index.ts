@@ -106,3 +106,5 @@ export { compactionEvent } from './compaction';
 export { runCompactionBarrier, barrierRuntime, compactionWindows, estimateRequestTokens, COMPACTION_TRIGGER_SHARE, summaryCall } from './barrier';
 export type { BarrierResult, CompactionWindows } from './barrier';
 export { HistoryTooLongError } from './errors';
+export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS } from './turn-alternatives';
+export type { TurnAlternativeView } from './turn-alternatives';

@@ -19,6 +19,14 @@ export interface ExecutionJournal {
   turnId: string;
   input: { messageId: string; text: string };
   submittedVersion: number;
+  /**
+   * A regenerated turn (`player-input.submitted@1` `retryFromTurnId`): the turn it re-runs from the
+   * same source. Its history leaves that turn out, its commit supersedes it; runtimes see it as
+   * `ctx.session.retryFromTurnId`.
+   */
+  retryFromTurnId?: string;
+  /** With `retryFromTurnId`: the first turn of its alternatives. */
+  alternativeOf?: string;
   status: 'pending' | 'committed' | 'failed';
   /** Highest `execution.started` attempt seen (0 = never started). */
   latestAttempt: number;
@@ -164,10 +172,10 @@ export class SessionJournal {
     switch (event.type) {
       case 'player-input.submitted@1': {
         const d = event.data;
-        this.executions.set(
-          d.executionId,
-          pendingExecution({ ...d, input: { messageId: d.messageId, text: d.text }, submittedVersion: event.streamVersion }, d.formValues ?? null),
-        );
+        this.executions.set(d.executionId, {
+          ...pendingExecution({ ...d, input: { messageId: d.messageId, text: d.text }, submittedVersion: event.streamVersion }, d.formValues ?? null),
+          ...(d.retryFromTurnId !== undefined ? { retryFromTurnId: d.retryFromTurnId, alternativeOf: d.alternativeOf ?? d.retryFromTurnId } : {}),
+        });
         this.order.push(d.executionId);
         return;
       }

@@ -88,19 +88,21 @@ export async function rebuildRequests(
       const generation = executionCatalog({ catalog: current, generations: options.generations }, execution);
       const runtime = generation.find(d.pluginId, d.runtimeId);
       if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
+      // a regenerated turn reads the history without the turn it re-runs, as its worker did
+      const without = execution.retryFromTurnId;
       const inputs = {
         sessionId: event.streamId,
         locale,
         runtime,
         stageIndex: generation.stageIndex(runtime),
-        history: history.uncompacted(event.streamId, options.historyReadLimit),
-        turnNumber: history.turnCount() + 1,
+        history: history.uncompacted(event.streamId, options.historyReadLimit, without),
+        turnNumber: history.turnCount(without) + 1,
         summaries: history.savedSummaries(),
         playerInput: execution.input,
         outputs: executionOutputs(execution, generation),
         segments: staticSegments(generation.plugins, locale),
         world,
-        scanTail: history.committedTail(LORE_SCAN_LIMIT),
+        scanTail: history.committedTail(LORE_SCAN_LIMIT, without),
         selfData: foldedSelfData(pluginData, d.pluginId, runtime.manifest.io.selfData),
         ...executionRequestInputs(generation, runtime, execution),
         pluginSettings,
@@ -113,7 +115,7 @@ export async function rebuildRequests(
         // the step sent once more without streaming after its streamed call failed
         ...(d.fallback ? { fallback: d.fallback } : {}),
         // the images the worker's history read found, their bytes read again (the log keeps their length, never the bytes)
-        recentImages: history.recentImages(options.historyReadLimit),
+        recentImages: history.recentImages(options.historyReadLimit, without),
         ...(options.media ? { media: { store: options.media, tenantId: event.tenantId } } : {}),
       };
       // recorded handler results only: no plugin code runs in a rebuild

@@ -103,6 +103,21 @@ export class CompactionPrefixMismatchError extends EngineError {
 }
 
 /**
+ * A `turn.superseded@1` names a turn whose rows are not the session's last ones, uncompacted (only
+ * the latest turn has alternatives). The append is refused whole, nothing changes.
+ */
+export class SupersededTurnNotLatestError extends EngineError {
+  readonly code = 'SUPERSEDED_TURN_NOT_LATEST';
+  readonly category = 'conflict';
+  constructor(
+    readonly streamId: string,
+    readonly turnId: string,
+  ) {
+    super(`stream ${streamId}: turn ${turnId} cannot be superseded: its messages are not the session's last uncompacted ones`);
+  }
+}
+
+/**
  * An inline projection (applied in the append's transaction) could not apply an event: the append
  * is rolled back whole (no event, no row), so only this stream's append fails; other appends of
  * the stream and every other stream go on. A bug or a broken invariant, not the caller's input.

@@ -30,6 +30,14 @@ export const PlayerInputSubmittedV1 = z.object({
    * log once per execution (`ExecutionJournal.lastFormValues`), the same for each of its runtimes.
    */
   formValues: z.record(z.string(), z.json()).optional(),
+  /**
+   * Set on a regenerated turn (`POST …/turns/:turnId/retry`): the turn it re-runs from the same
+   * source (the history before that turn, the same player input). The history this execution
+   * reads leaves that turn out; its commit supersedes it (`turn.superseded@1`).
+   */
+  retryFromTurnId: id.optional(),
+  /** With `retryFromTurnId`: the first turn of the alternatives this one belongs to (their group's id). */
+  alternativeOf: id.optional(),
 });
 
 /**
@@ -127,6 +135,8 @@ export const LlmCallingV1 = z.object({
     .optional(),
   /** The token budget of the call (absent in logs before the budget: the call had none, and a rebuild applies none). */
   budget: LlmCallBudget.optional(),
+  /** The call of a regenerated turn: the turn it replaces (the prefix report compares it with the turn before that one). */
+  retryFromTurnId: id.optional(),
 });
 
 export const LlmRespondedV1 = z.object({
@@ -455,6 +465,26 @@ export const ExecutionResumedV1 = z.object({
   payload: z.json(),
 });
 
+/**
+ * An alternative of the latest turn takes another's place in the history (`turn_messages`): the
+ * superseded turn's rows (the last of the session, uncompacted) are removed and, on `select`, the
+ * selected alternative's committed messages (carried here, as its `turn.committed@1` had them)
+ * take their place. A regenerated turn's commit appends it (cause `retry`) just before its
+ * `turn.committed@1`, whose messages then take the place. The log keeps every alternative.
+ */
+export const TurnSupersededV1 = z.object({
+  /** The first turn of the alternatives (the group's id). */
+  alternativeOf: id,
+  /** The turn whose rows leave the history. */
+  turnId: id,
+  /** The alternative that takes its place. */
+  byTurnId: id,
+  byExecutionId: id,
+  cause: z.enum(['retry', 'select']),
+  /** `select`: the selected alternative's committed messages, appended in the superseded rows' place. */
+  messages: z.array(CommittedMessage).optional(),
+});
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -477,6 +507,7 @@ export const eventSchemas = {
   'compaction.barrier-passed@1': CompactionBarrierPassedV1,
   'execution.suspended@1': ExecutionSuspendedV1,
   'execution.resumed@1': ExecutionResumedV1,
+  'turn.superseded@1': TurnSupersededV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

@@ -92,3 +92,4 @@ export { DEFAULT_SELF_DATA_LIMIT, MAX_SELF_DATA_LIMIT, DEFAULT_LIST_LIMIT, MAX_L
 export type { JsonValue, PluginDataScope, PluginDataRow, SelfDataView } from './plugin-data-view';
 export { mediaStoreFor, FileMediaStore, TableMediaStore, InvalidMediaError, MEDIA_ID_PATTERN, MIME_TYPE_PATTERN } from './media';
 export type { MediaStore, MediaRef, MediaMeta, NewMedia, StoredMedia } from './media';
+export type { TurnAlternativeRecord, TurnAlternativesRecord } from './turn-alternatives';

@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
 import { type EventData, type MediaReference, WaitingFor } from './event-types';
+import { readLatestTurn, readTurnAlternatives, type TurnAlternativesRecord } from './turn-alternatives';
 
 /** Statistics for all of a session's committed messages (spec §1 step 1). */
 export interface HistoryStats {
@@ -105,6 +106,16 @@ export interface SessionSummaryView {
 /** Tenant-scoped queries over the projections; every method takes the tenant first. */
 export class ReadModels {
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** The alternatives of a player turn (any of them names the group), from the session's log; null: no such turn. */
+  async turnAlternatives(tenantId: string, sessionId: string, turnId: string): Promise<TurnAlternativesRecord | null> {
+    return readTurnAlternatives(this.db, { tenantId, sessionId, turnId });
+  }
+
+  /** The turn of the session's last history row (the one a regeneration may replace), or null for an empty history. */
+  async latestTurn(tenantId: string, sessionId: string): Promise<{ turnId: string; executionId: string; compacted: boolean } | null> {
+    return readLatestTurn(this.db, { tenantId, sessionId });
+  }
 
   async execution(tenantId: string, executionId: string): Promise<ExecutionView | null> {
     const r = await this.db.selectFrom('executions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).executeTakeFirst();
@@ -234,7 +245,7 @@ export class ReadModels {
   async historyView(
     tenantId: string,
     sessionId: string,
-    limits: { bound: number; scan: number },
+    limits: { bound: number; scan: number; without?: string },
   ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[]; stats: HistoryStats; overBound: boolean }> {
     // two index reads, whatever the session's length: its watermark row (tenant-checked) and its
     // last message's ord (max over the (session_id, ord) index: no tenant filter there, which would
@@ -245,14 +256,29 @@ export class ReadModels {
         (select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as mark,
         (select max(ord) from turn_messages where session_id = ${sessionId}) as last,
         (select turns from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as turns`.execute(this.db);
-    const total = Number(heads[0]?.last ?? 0);
+    const last = Number(heads[0]?.last ?? 0);
+    // a regenerated turn's read (`without`): the turn it re-runs, the session's last rows, left out
+    const left = limits.without === undefined ? 0 : await this.latestTurnRows(sessionId, limits.without, last);
+    const total = last - left;
     const compacted = Math.min(total, Number(heads[0]?.mark ?? 0));
-    const stats: HistoryStats = { total, compacted, uncompacted: total - compacted, turns: Number(heads[0]?.turns ?? 0) };
+    const stats: HistoryStats = { total, compacted, uncompacted: total - compacted, turns: Number(heads[0]?.turns ?? 0) - (left > 0 ? 1 : 0) };
     if (stats.uncompacted > limits.bound) return { uncompacted: [], scanTail: [], stats, overBound: true };
     const scanFrom = Math.max(0, total - limits.scan);
     const from = Math.min(compacted, scanFrom);
     const rows = total > from ? await this.messages(tenantId, sessionId, { afterOrder: from, limit: total - from }) : [];
     return { uncompacted: rows.filter((r) => r.order > compacted), scanTail: rows.filter((r) => r.order > scanFrom), stats, overBound: false };
+  }
+
+  /** How many of the session's last rows (through ord `last`) are `turnId`'s: 0 when its rows are not the last ones. */
+  private async latestTurnRows(sessionId: string, turnId: string, last: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('turn_messages')
+      .select([sql<number | null>`min(ord)`.as('first'), sql<number | null>`max(ord)`.as('final'), sql<number>`count(*)`.as('rows')])
+      .where('session_id', '=', sessionId)
+      .where('turn_id', '=', turnId)
+      .executeTakeFirst();
+    const rows = Number(row?.rows ?? 0);
+    return rows > 0 && Number(row?.final) === last && Number(row?.first) === last - rows + 1 ? rows : 0;
   }
 
   /**

@@ -233,7 +233,11 @@ export type WorldView = Readonly<LoadedWorld>;
 export interface HandlerContext {
   readonly pluginId: string;
   readonly locale: Locale;
-  readonly session: Readonly<{ id: string; turnNumber: number }>;
+  /**
+   * `retryFromTurnId`: set while a regenerated turn runs (`POST …/turns/:turnId/retry`), the turn it
+   * re-runs from the same source; a runtime that depends on that turn's artifact reads it by this id.
+   */
+  readonly session: Readonly<{ id: string; turnNumber: number; retryFromTurnId?: string }>;
   readonly world: WorldView | null;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly pluginData: PluginDataReader;

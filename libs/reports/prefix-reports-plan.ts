@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Database, StoredEvent } from '../events';
 import { comparePrefix, type RecordedRequest } from './prefix-compare';
-import { type CallKey, emptySession, type PrefixState, seenKey, sessionKey } from './prefix-reports-state';
+import { beforeKey, type CallKey, emptySession, type FirstRequest, type PrefixState, type SessionState, seenKey, sessionKey } from './prefix-reports-state';
 
 export type NewPrefixReport = Insertable<Database['prefix_reports']>;
 
@@ -27,7 +27,15 @@ export function callKeys(events: readonly StoredEvent[]): CallKey[] {
   const keys: CallKey[] = [];
   for (const e of events) {
     if (e.type !== 'llm.calling@1') continue;
-    keys.push({ tenantId: e.tenantId, sessionId: e.streamId, turnId: e.data.turnId, runtime: runtimeOf(e.data), callId: e.data.callId });
+    const { turnId, callId, retryFromTurnId } = e.data;
+    keys.push({
+      tenantId: e.tenantId,
+      sessionId: e.streamId,
+      turnId,
+      runtime: runtimeOf(e.data),
+      callId,
+      ...(retryFromTurnId !== undefined ? { retryFromTurnId } : {}),
+    });
   }
   return keys;
 }
@@ -35,9 +43,11 @@ export function callKeys(events: readonly StoredEvent[]): CallKey[] {
 /**
  * Walks a batch in log order against `state` (which it updates), giving the rows and usage updates
  * that applying the events one by one would write:
- * - `llm.calling@1`: the turn number of its turn id in the session (or the session's turn count
- *   + 1), first in turn when its runtime has no row in that turn yet, and then compared with the
- *   runtime's latest first-in-turn request; a call id that has a row is skipped;
+ * - `llm.calling@1`: the turn number of its turn id in the session (or the session's highest turn
+ *   number + 1), first in turn when its runtime has no row in that turn yet, and then compared with
+ *   the runtime's latest first-in-turn request; a call id that has a row is skipped. A regenerated
+ *   turn's call (`retryFromTurnId`) takes the number of the turn it replaces and is compared with the
+ *   runtime's latest first-in-turn request of a turn before that one (not with the replaced turn);
  * - `llm.responded@1`: its usage lands on the call's new row when the batch wrote it already,
  *   otherwise it is an update of an earlier row (matching none when there is none).
  */
@@ -64,12 +74,16 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     const key = sessionKey(event.tenantId, event.streamId);
     const session = state.sessions.get(key) ?? emptySession();
     state.sessions.set(key, session);
-    const turn = session.turnOf.get(d.turnId) ?? session.turns + 1;
+    const replaced = d.retryFromTurnId === undefined ? undefined : session.turnOf.get(d.retryFromTurnId);
+    const turn = session.turnOf.get(d.turnId) ?? replaced ?? session.turns + 1;
     const firstInTurn = !session.seen.has(seenKey(d.turnId, runtime));
     const current: RecordedRequest = { protocol: d.provider, body: JSON.parse(d.body) as Record<string, unknown>, layout: d.layout };
     let figures = comparePrefix(current, current);
     let compared = false;
-    const previous = firstInTurn ? session.previous.get(runtime) : undefined;
+    const earlier = firstInTurn && replaced !== undefined ? latestBefore(session, runtime, d.retryFromTurnId!, replaced) : undefined;
+    // a regeneration of this regeneration (later in the batch) has the same turn before it
+    if (earlier) session.before.set(beforeKey(runtime, d.turnId), earlier);
+    const previous = !firstInTurn ? undefined : replaced === undefined ? session.previous.get(runtime) : earlier;
     if (previous) {
       figures = comparePrefix(previous.request, current);
       compared = true;
@@ -96,12 +110,29 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     });
     if (!session.turnOf.has(d.turnId)) {
       session.turnOf.set(d.turnId, turn);
-      session.turns += 1;
+      session.turns = Math.max(session.turns, turn);
     }
     session.seen.add(seenKey(d.turnId, runtime));
-    if (firstInTurn && !(previous && previous.position > event.globalPosition)) {
+    if (firstInTurn) session.planned.push({ runtime, turn, position: event.globalPosition, request: current });
+    const latest = session.previous.get(runtime);
+    if (firstInTurn && !(latest && latest.position > event.globalPosition)) {
       session.previous.set(runtime, { position: event.globalPosition, request: current });
     }
   }
   return { inserts: [...pending.values()], usage: [...usage.values()] };
+}
+
+/**
+ * The runtime's latest first-in-turn request of a turn before `replacedTurn` (the number of the turn a
+ * regeneration replaces): of the rows before the batch, or planned by it.
+ */
+function latestBefore(session: SessionState, runtime: string, replacedTurnId: string, replacedTurn: number): FirstRequest | undefined {
+  // the replaced turn's own rows may be in this batch: then the latest row before the batch is before it too
+  let best = session.before.get(beforeKey(runtime, replacedTurnId));
+  const loaded = session.loaded.get(runtime);
+  if (loaded && loaded.turn < replacedTurn && (best === undefined || loaded.position > best.position)) best = loaded;
+  for (const p of session.planned) {
+    if (p.runtime === runtime && p.turn < replacedTurn && (best === undefined || p.position > best.position)) best = p;
+  }
+  return best !== undefined && best.turn < replacedTurn ? best : undefined;
 }

@@ -117,6 +117,44 @@ describe('prefix_reports (async projection)', () => {
     });
   });
 
+  it.each([
+    ['one batch per turn', [1, 1, 1, 1, 1]],
+    ['all in one batch', [5]],
+    ['the replaced turn in the batch of its regeneration', [1, 3, 1]],
+    ['a regeneration of a regeneration in one batch', [1, 1, 2, 1]],
+  ])(
+    "a regenerated turn (retryFromTurnId) takes the replaced turn's number and is compared with the turn before it, not the replaced one (%s)",
+    async (_how, batches) => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const regenerated = (c: ReturnType<typeof calling>, replaced: string) => ({ ...c, data: { ...c.data, retryFromTurnId: replaced } });
+      const first = calling(id('c1'), id('u1'), 'story', body('look around'));
+      const second = calling(id('c2'), id('u2'), 'story', body('look around', 'A river.', 'swim'));
+      const retried = regenerated(calling(id('c3'), id('u3'), 'story', body('look around', 'swim')), id('u2'));
+      const again = regenerated(calling(id('c4'), id('u4'), 'story', body('look around', 'swim!')), id('u3'));
+      const next = calling(id('c5'), id('u5'), 'story', body('look around', 'swim!', 'Cold.', 'dive'));
+      const turns = [[first], [second], [retried], [again], [next]];
+      // one append call is one batch of the projection: apart, each turn is its own batch
+      const positions: number[] = [];
+      for (let from = 0, b = 0; b < batches.length; from += batches[b], b++) {
+        const events = turns.slice(from, from + batches[b]).flat();
+        positions.push(...(await spec.append({ tenant: t, stream: s, events })).map((e) => e.globalPosition));
+      }
+      const position = (n: number) => positions[n];
+      expect(await spec.rows([s], ['prefix_reports'])).toEqual({
+        prefix_reports: [
+          report(first, { tenant: t, session: s, turn: 1, position: position(0), firstInTurn: true }),
+          report(second, { tenant: t, session: s, turn: 2, position: position(1), firstInTurn: true, compared: first.data.body }),
+          // both regenerations of turn 2 are turn 2, compared with turn 1
+          report(retried, { tenant: t, session: s, turn: 2, position: position(2), firstInTurn: true, compared: first.data.body }),
+          report(again, { tenant: t, session: s, turn: 2, position: position(3), firstInTurn: true, compared: first.data.body }),
+          // the next turn is 3, compared with the latest request of the runtime
+          report(next, { tenant: t, session: s, turn: 3, position: position(4), firstInTurn: true, compared: again.data.body }),
+        ],
+      });
+    },
+  );
+
   it('rows carry their tenant; another tenant reads none of them', async () => {
     const [mine, theirs] = [uniqueIds(), uniqueIds()];
     const [a, b] = [calling(mine('c'), mine('u'), 'story', body('a')), calling(theirs('c'), theirs('u'), 'story', body('b'))];

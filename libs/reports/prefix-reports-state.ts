@@ -9,11 +9,20 @@ export interface CallKey {
   turnId: string;
   runtime: string;
   callId: string;
+  /** A regenerated turn's call: the turn it replaces (`llm.calling@1` `retryFromTurnId`). */
+  retryFromTurnId?: string;
+}
+
+/** A first-in-turn request of a runtime, with its turn number (what a regenerated turn is compared with). */
+export interface FirstRequest {
+  turn: number;
+  position: number;
+  request: RecordedRequest;
 }
 
 /** A session's `prefix_reports` as far as the calls of a batch need it; updated as the batch adds rows. */
 export interface SessionState {
-  /** `count(distinct turn_id)` of the session's rows. */
+  /** The highest turn number of the session's rows (a regenerated turn takes the number of the turn it replaces). */
   turns: number;
   /** The turn number of each turn id the batch names that has a row. */
   turnOf: Map<string, number>;
@@ -21,6 +30,15 @@ export interface SessionState {
   seen: Set<string>;
   /** Per runtime, the first-in-turn row with the highest position: what the next turn is compared with. */
   previous: Map<string, { position: number; request: RecordedRequest }>;
+  /**
+   * For a regenerated turn's runtime (`beforeKey`): the latest first-in-turn request of rows written
+   * before the batch whose turn comes before the replaced turn's.
+   */
+  before: Map<string, FirstRequest>;
+  /** Per runtime, the latest first-in-turn request of rows before the batch, with its turn number. */
+  loaded: Map<string, FirstRequest>;
+  /** First-in-turn requests the batch has planned so far, in log order. */
+  planned: (FirstRequest & { runtime: string })[];
 }
 
 export interface PrefixState {
@@ -32,16 +50,28 @@ export interface PrefixState {
 
 export const sessionKey = (tenantId: string, sessionId: string) => JSON.stringify([tenantId, sessionId]);
 export const seenKey = (turnId: string, runtime: string) => JSON.stringify([turnId, runtime]);
+export const beforeKey = (runtime: string, replacedTurnId: string) => JSON.stringify([runtime, replacedTurnId]);
 
 export function emptySession(): SessionState {
-  return { turns: 0, turnOf: new Map(), seen: new Set(), previous: new Map() };
+  return { turns: 0, turnOf: new Map(), seen: new Set(), previous: new Map(), before: new Map(), loaded: new Map(), planned: [] };
 }
 
 interface StateRow {
   sessions: { tenant_id: string; session_id: string; turns: number }[];
   seen: { tenant_id: string; session_id: string; turn_id: string; runtime: string; turn: number }[];
-  previous: { tenant_id: string; session_id: string; runtime: string; position: string; protocol: string; body: string; layout: unknown }[];
+  previous: { tenant_id: string; session_id: string; runtime: string; turn: number; position: string; protocol: string; body: string; layout: unknown }[];
   existing: string[];
+  before: {
+    tenant_id: string;
+    session_id: string;
+    runtime: string;
+    replaced: string;
+    turn: number;
+    position: string;
+    protocol: string;
+    body: string;
+    layout: unknown;
+  }[];
 }
 
 /**
@@ -54,17 +84,27 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
   const state: PrefixState = { sessions: new Map(), existing: new Set() };
   if (calls.length === 0) return state;
   for (const c of calls) state.sessions.set(sessionKey(c.tenantId, c.sessionId), emptySession());
-  const column = (pick: (c: CallKey) => string) => calls.map(pick);
+  // a regenerated turn's call also names the turn it replaces (its number is what it takes)
+  const keys = [...calls, ...calls.flatMap((c) => (c.retryFromTurnId === undefined ? [] : [{ ...c, turnId: c.retryFromTurnId }]))];
+  const column = (pick: (c: CallKey) => string) => keys.map(pick);
+  const retries = calls.filter((c) => c.retryFromTurnId !== undefined);
+  const retryColumn = (pick: (c: CallKey) => string) => retries.map(pick);
   const { rows } = await sql<StateRow>`
     with batch as (
       select distinct * from unnest(
         ${column((c) => c.tenantId)}::text[], ${column((c) => c.sessionId)}::text[],
         ${column((c) => c.turnId)}::text[], ${column((c) => c.runtime)}::text[]
       ) as b(tenant_id, session_id, turn_id, runtime)
+    ),
+    retries as (
+      select distinct * from unnest(
+        ${retryColumn((c) => c.tenantId)}::text[], ${retryColumn((c) => c.sessionId)}::text[],
+        ${retryColumn((c) => c.runtime)}::text[], ${retryColumn((c) => c.retryFromTurnId!)}::text[]
+      ) as r(tenant_id, session_id, runtime, replaced)
     )
     select
       (select coalesce(json_agg(t), '[]') from (
-        select p.tenant_id, p.session_id, count(distinct p.turn_id)::int as turns
+        select p.tenant_id, p.session_id, max(p.turn)::int as turns
         from prefix_reports p
         where (p.tenant_id, p.session_id) in (select tenant_id, session_id from batch)
         group by p.tenant_id, p.session_id
@@ -76,11 +116,19 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
       ) t) as seen,
       (select coalesce(json_agg(t), '[]') from (
         select distinct on (p.tenant_id, p.session_id, p.runtime)
-          p.tenant_id, p.session_id, p.runtime, p.position::text as position, p.protocol, p.body, p.layout
+          p.tenant_id, p.session_id, p.runtime, p.turn, p.position::text as position, p.protocol, p.body, p.layout
         from prefix_reports p
         where p.first_in_turn and (p.tenant_id, p.session_id, p.runtime) in (select tenant_id, session_id, runtime from batch)
         order by p.tenant_id, p.session_id, p.runtime, p.position desc
       ) t) as previous,
+      (select coalesce(json_agg(t), '[]') from (
+        select distinct on (r.tenant_id, r.session_id, r.runtime, r.replaced)
+          r.tenant_id, r.session_id, r.runtime, r.replaced, p.turn, p.position::text as position, p.protocol, p.body, p.layout
+        from retries r
+        join prefix_reports p on p.tenant_id = r.tenant_id and p.session_id = r.session_id and p.runtime = r.runtime and p.first_in_turn
+        where p.turn < (select min(x.turn) from prefix_reports x where x.tenant_id = r.tenant_id and x.session_id = r.session_id and x.turn_id = r.replaced)
+        order by r.tenant_id, r.session_id, r.runtime, r.replaced, p.position desc
+      ) t) as before,
       -- any tenant's: the primary key the insert conflicts on is call_id alone
       (select coalesce(json_agg(p.call_id), '[]') from prefix_reports p
         where p.call_id in (select unnest(${column((c) => c.callId)}::text[]))) as existing`.execute(trx);
@@ -93,7 +141,17 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
     s.seen.add(seenKey(r.turn_id, r.runtime));
   }
   for (const r of found.previous) {
-    session(r.tenant_id, r.session_id).previous.set(r.runtime, {
+    const first = {
+      turn: r.turn,
+      position: Number(r.position),
+      request: { protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] },
+    };
+    session(r.tenant_id, r.session_id).previous.set(r.runtime, { position: first.position, request: first.request });
+    session(r.tenant_id, r.session_id).loaded.set(r.runtime, first);
+  }
+  for (const r of found.before) {
+    session(r.tenant_id, r.session_id).before.set(beforeKey(r.runtime, r.replaced), {
+      turn: r.turn,
       position: Number(r.position),
       request: { protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] },
     });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER } from '../../../libs/engine';
 import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SessionListQuery, SubmitInputBody } from '../bodies';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SelectAlternativeBody, SessionListQuery, SubmitInputBody } from '../bodies';
 import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { INSPECTOR_ASSETS } from '../inspector/inspector-page';
@@ -20,6 +20,8 @@ import {
   SessionSummary,
   SessionTurn,
   StartedExecution,
+  SelectedAlternative,
+  TurnAlternatives,
   TurnAuditSchema,
 } from './schemas';
 
@@ -66,6 +68,7 @@ export interface ApiRoute {
 
 const uuid = z.string().regex(UUID_PATTERN);
 const sessionIdParam: PathParam = { name: 'id', description: 'The session id (a UUID).', schema: uuid };
+const turnIdParam: PathParam = { name: 'turnId', description: 'The turn id (a UUID).', schema: uuid };
 const json = (schema: z.ZodType, description: string): SuccessResponse => ({ description, body: { json: schema } });
 
 const idempotentHeaders: SuccessResponse['headers'] = {
@@ -203,6 +206,63 @@ export const API_ROUTES: readonly ApiRoute[] = [
     errors: {
       ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
       409: { description: 'A call’s runtime is no longer in the plugin catalog, so its request cannot be rebuilt: `RUNTIME_NOT_IN_CATALOG`.' },
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/turns/{turnId}/retry',
+    operationId: 'retryTurn',
+    summary: 'Regenerate the latest turn (reroll)',
+    description:
+      'Re-runs the latest turn from its source: a new execution with the same player input, reading the history without that turn. When it commits, its result takes the turn’s place in the history (the log keeps every alternative; `turn.superseded@1`). `turnId` may name any alternative of the latest turn.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, turnIdParam],
+    idempotent: true,
+    responses: { 202: { ...json(StartedExecution, 'Accepted: the regeneration runs in the background.'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'Not the latest turn (`NOT_LATEST_TURN`, naming the latest), a turn of the session still running (`TURN_RUNNING`), the latest turn already compacted (`TURN_COMPACTED`), or `STREAM_VERSION_CONFLICT` (retry).',
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/sessions/{id}/turns/{turnId}/alternatives',
+    operationId: 'listTurnAlternatives',
+    summary: 'The alternatives of a turn',
+    description: 'The turn first played and each regeneration of it, oldest first; `selected` marks the one in the history. `turnId` may name any of them.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, turnIdParam],
+    responses: { 200: json(TurnAlternatives, 'The alternatives, oldest first.') },
+    errors: tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/turns/{turnId}/select',
+    operationId: 'selectTurnAlternative',
+    summary: 'Select an alternative of the latest turn',
+    description:
+      'Puts the alternative in the history in place of the selected one (`turn.superseded@1`, cause `select`). Selecting the selected one changes nothing. Only the latest turn’s alternatives may be selected.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, turnIdParam],
+    idempotent: true,
+    body: SelectAlternativeBody,
+    responses: { 200: { ...json(SelectedAlternative, 'The alternative in the history now.'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND', 'ALTERNATIVE_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'Not the latest turn (`NOT_LATEST_TURN`), a turn still running (`TURN_RUNNING`), an alternative that has not committed (`ALTERNATIVE_NOT_COMMITTED`), the latest turn compacted (`TURN_COMPACTED`), or `STREAM_VERSION_CONFLICT` (retry).',
+      },
     },
   },
   {

@@ -95,6 +95,30 @@ export const WaitingFor = named(
   'What a suspended runtime waits for (`ctx.suspend`): the player’s approval or a form (`schema`: a JSON Schema of the payload the resume should carry).',
 );
 
+export const TurnAlternatives = named(
+  z.object({
+    turnId: z.uuid().meta({ description: 'The first turn of the alternatives (the id of their group).' }),
+    alternatives: z.array(
+      z.object({
+        id: z.uuid().meta({ description: 'The alternative id: the execution id of its run (what `select` takes).' }),
+        turnId: z.uuid(),
+        createdAt: z.string(),
+        status: z.enum(['running', 'committed', 'failed']),
+        preview: z.string().meta({ description: 'The first 200 code points of its story text.' }),
+        selected: z.boolean().meta({ description: 'It is the one in the history.' }),
+      }),
+    ),
+  }),
+  'TurnAlternatives',
+  'The alternatives of a turn, oldest first: the turn first played and each regeneration of it; one is selected (in the history).',
+);
+
+export const SelectedAlternative = named(
+  z.object({ alternativeId: z.uuid(), turnId: z.uuid() }),
+  'SelectedAlternative',
+  'The alternative now in the history, and its turn id.',
+);
+
 export const Execution = named(
   z.object({
     executionId: z.string(),

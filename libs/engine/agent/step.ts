@@ -66,6 +66,7 @@ export async function runModelStep(
       layout,
       ...(fallback ? { fallback } : {}),
       ...(budget ? { budget } : {}),
+      ...(execution.retryFromTurnId !== undefined ? { retryFromTurnId: execution.retryFromTurnId } : {}),
     },
   });
   const unchanged = () => selfDataUnchanged(run.journal, { job, read: selfData.length > 0, dataVersion });

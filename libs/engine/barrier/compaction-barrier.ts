@@ -7,7 +7,7 @@ import { agentRequestInputs } from '../agent/request-inputs';
 import { compactionEvent } from '../compaction';
 import { FencedOutError } from '../errors';
 import { keepHistory } from '../history-handoff';
-import { loadRuntimeHistory } from '../history-loader';
+import { loadRuntimeHistory, retryRead, retryScope } from '../history-loader';
 import { type ExecutionJournal, runtimeKey } from '../journal';
 import { handlerContext, type ExecutionScope } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
@@ -86,9 +86,17 @@ export async function runCompactionBarrier(
   const readAt = run.journal.version;
   const [{ locale, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
-    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
+    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)),
   ]);
-  const scope: ExecutionScope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: history.stats.turns + 1, locale, world, pluginSettings };
+  const scope: ExecutionScope = {
+    tenantId: job.tenantId,
+    sessionId: job.sessionId,
+    turnNumber: history.stats.turns + 1,
+    locale,
+    world,
+    pluginSettings,
+    ...retryScope(execution),
+  };
   const runtimeJob = { ...job, attempt: run.attempt, pluginId: runtime.pluginId, runtimeId: runtime.runtimeId };
   const dataVersion = run.journal.pluginDataVersion;
   const selfData = await readSelfData(

@@ -60,13 +60,19 @@ export interface ExecutionScope {
   world: LoadedWorld | null;
   /** The player's configuration of plugins (`ctx.settings` composes it over each plugin's defaults). */
   pluginSettings?: PluginSettings;
+  /** A regenerated turn: the turn it re-runs (`ctx.session.retryFromTurnId`; its artifacts are read through it). */
+  retryFromTurnId?: string;
 }
 
 export function handlerContext(scope: ExecutionScope, pluginId: string, pluginData: PluginDataSource, plugin?: LoadedPlugin): HandlerContext {
   return Object.freeze({
     pluginId,
     locale: scope.locale,
-    session: Object.freeze({ id: scope.sessionId, turnNumber: scope.turnNumber }),
+    session: Object.freeze({
+      id: scope.sessionId,
+      turnNumber: scope.turnNumber,
+      ...(scope.retryFromTurnId !== undefined ? { retryFromTurnId: scope.retryFromTurnId } : {}),
+    }),
     world: worldView(scope.world),
     settings: pluginSettingsFor(plugin, scope.pluginSettings),
     pluginData: pluginData.reader({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }),

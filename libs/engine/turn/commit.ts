@@ -9,15 +9,31 @@ import type { ExecutionRun } from './fenced-append';
  * has already committed or failed, cannot write (`FencedOutError`).
  */
 export async function commitTurn(catalog: RuntimeCatalog, run: ExecutionRun): Promise<void> {
-  await run.append((execution) => [commitEvent(catalog, execution, run.attempt)]);
+  await run.append((execution) => commitEvents(catalog, execution, run.attempt));
 }
 
-/** The `turn.committed` event of `execution` as it stands (every output in it). */
-export function commitEvent(catalog: RuntimeCatalog, execution: ExecutionJournal, attempt: number): NewEvent {
-  return {
+/**
+ * The `turn.committed` event of `execution` as it stands (every output in it); a regenerated turn's
+ * `turn.superseded@1` (cause `retry`) before it: the turn it re-ran leaves the history, its own
+ * messages take that place.
+ */
+export function commitEvents(catalog: RuntimeCatalog, execution: ExecutionJournal, attempt: number): NewEvent[] {
+  const committed: NewEvent = {
     type: 'turn.committed@1',
     data: { executionId: execution.executionId, turnId: execution.turnId, attempt, messages: committedMessages(catalog, execution) },
   };
+  if (execution.retryFromTurnId === undefined) return [committed];
+  const superseded: NewEvent = {
+    type: 'turn.superseded@1',
+    data: {
+      alternativeOf: execution.alternativeOf ?? execution.retryFromTurnId,
+      turnId: execution.retryFromTurnId,
+      byTurnId: execution.turnId,
+      byExecutionId: execution.executionId,
+      cause: 'retry',
+    },
+  };
+  return [superseded, committed];
 }
 
 /**

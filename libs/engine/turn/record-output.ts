@@ -3,7 +3,7 @@ import type { NewEvent } from '../../events';
 import { type ExecutionJournal, type RuntimeOutput, runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
-import { commitEvent, missingRuntimes } from './commit';
+import { commitEvents, missingRuntimes } from './commit';
 import type { TurnDeps } from './deps';
 import type { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
@@ -57,7 +57,7 @@ export async function recordRuntimeOutput(args: RecordOutputArgs): Promise<'prod
       ...effects.before,
       { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...output } },
       ...effects.after,
-      ...(committed ? [commitEvent(catalog, { ...current, outputs, assets }, job.attempt)] : []),
+      ...(committed ? commitEvents(catalog, { ...current, outputs, assets }, job.attempt) : []),
     ];
   });
   if (committed) await handOff(deps, job, run.journal);

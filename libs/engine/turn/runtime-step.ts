@@ -1,7 +1,7 @@
 import { RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history-handoff';
-import { loadRuntimeHistory } from '../history-loader';
+import { loadRuntimeHistory, retryRead, retryScope } from '../history-loader';
 import { runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from './deps';
@@ -36,16 +36,24 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
   const key = runtimeKey(job.pluginId, job.runtimeId);
   const run = new ExecutionRun(deps.store, journal, job, job.attempt);
-  if (run.execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
+  const execution = run.execution;
+  if (execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
   // the rows the barrier of this execution read in this process, when the session has not moved since
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
   const [{ locale, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
-    kept ?? loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps)),
+    kept ?? loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)),
   ]);
   const m = runtime.manifest;
-  const execution = run.execution;
-  const scope = { tenantId: job.tenantId, sessionId: job.sessionId, turnNumber: history.stats.turns + 1, locale, world, pluginSettings };
+  const scope = {
+    tenantId: job.tenantId,
+    sessionId: job.sessionId,
+    turnNumber: history.stats.turns + 1,
+    locale,
+    world,
+    pluginSettings,
+    ...retryScope(execution),
+  };
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)
   return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, world, pluginSettings, history });

@@ -1,5 +1,5 @@
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
-import { CompactionPrefixMismatchError } from '../errors';
+import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
 import type { CommittedMessage, NewEvent } from '../event-types';
 import { turnMessagesProjection } from './turn-messages';
 
@@ -32,6 +32,11 @@ const committed = (executionId: string, turnId: string, ...messages: CommittedMe
 const compacted = (summaryId: string, messageIds: string[]): NewEvent => ({
   type: 'history.compacted@1',
   data: { compactionId: `${summaryId}-c`, summaries: [{ summaryId, messageIds, replacesSummaryIds: [], content: 'summary' }] },
+});
+
+const superseded = (turnId: string, by: { turnId: string; executionId: string }, cause: 'retry' | 'select', messages?: CommittedMessage[]): NewEvent => ({
+  type: 'turn.superseded@1',
+  data: { alternativeOf: turnId, turnId, byTurnId: by.turnId, byExecutionId: by.executionId, cause, ...(messages ? { messages } : {}) },
 });
 
 /** A turn_messages row as the projection writes it. */
@@ -207,5 +212,132 @@ describe('turn_messages (inline projection)', () => {
       }),
     });
     expect((await spec.readModels.messages(t, s)).map((v) => v.media ?? null)).toEqual([null, media, null]);
+  });
+
+  describe('alternatives of the latest turn (turn.superseded@1)', () => {
+    it('given two turns, when a regeneration of the second commits (superseded, then committed), then its rows take the same ords and the turn count stays', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.'), player(id('m3'), 'swim'), story(id('m4'), 'Cold.')];
+      const again = [player(id('r3'), 'swim'), story(id('r4'), 'Warm, oddly.')];
+      await spec.check({
+        given: [
+          { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1])] },
+          { tenant: t, stream: s, events: [committed(id('e2'), id('u2'), m[2], m[3])] },
+        ],
+        when: [
+          {
+            tenant: t,
+            stream: s,
+            events: [superseded(id('u2'), { turnId: id('u3'), executionId: id('e3') }, 'retry'), committed(id('e3'), id('u3'), ...again)],
+          },
+        ],
+        then: ({ at }) => ({
+          turn_messages: [
+            message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(0) }),
+            message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(0) }),
+            message(again[0], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 3, committedAt: at(3) }),
+            message(again[1], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 4, committedAt: at(3) }),
+          ],
+          history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }],
+        }),
+      });
+    });
+
+    it('given a regenerated turn, when the first alternative is selected, then its carried messages are back in the same ords (at the selection time) and a next turn follows them', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.'), player(id('m3'), 'swim'), story(id('m4'), 'Cold.')];
+      const again = [player(id('r1'), 'look'), story(id('r2'), 'A lake.')];
+      const next = [player(id('n1'), 'walk'), story(id('n2'), 'Sand.')];
+      await spec.check({
+        given: [
+          { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1])] },
+          {
+            tenant: t,
+            stream: s,
+            events: [superseded(id('u1'), { turnId: id('u2'), executionId: id('e2') }, 'retry'), committed(id('e2'), id('u2'), ...again)],
+          },
+        ],
+        when: [
+          { tenant: t, stream: s, events: [superseded(id('u2'), { turnId: id('u1'), executionId: id('e1') }, 'select', [m[0], m[1]])] },
+          { tenant: t, stream: s, events: [committed(id('e3'), id('u3'), ...next)] },
+        ],
+        then: ({ at }) => ({
+          turn_messages: [
+            message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(3) }),
+            message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(3) }),
+            message(next[0], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 3, committedAt: at(4) }),
+            message(next[1], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 4, committedAt: at(4) }),
+          ],
+          history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }],
+        }),
+      });
+    });
+
+    it.each([
+      ['a turn that is not the latest', 'u1'],
+      ['a turn the session does not have', 'nope'],
+    ])('superseding %s is refused: the append fails and no row changes', async (_what, turn) => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      await spec.append(
+        { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'a'), story(id('m2'), 'b'))] },
+        { tenant: t, stream: s, events: [committed(id('e2'), id('u2'), player(id('m3'), 'c'), story(id('m4'), 'd'))] },
+      );
+      const before = await spec.rows([s]);
+      const version = await spec.store.streamVersion(s);
+      const failure = await spec
+        .append({ tenant: t, stream: s, events: [superseded(id(turn), { turnId: id('u9'), executionId: id('e9') }, 'select', [player(id('m9'), 'x')])] })
+        .catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(SupersededTurnNotLatestError);
+      expect(failure).toMatchObject({ code: 'SUPERSEDED_TURN_NOT_LATEST', category: 'conflict', turnId: id(turn) });
+      expect(await spec.store.streamVersion(s)).toBe(version);
+      expect(await spec.rows([s])).toEqual(before);
+    });
+
+    it('a latest turn already compacted cannot be superseded', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      await spec.append(
+        { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'a'), story(id('m2'), 'b'))] },
+        { tenant: t, stream: s, events: [compacted(id('sum'), [id('m1'), id('m2')])] },
+      );
+      const failure = await spec
+        .append({ tenant: t, stream: s, events: [superseded(id('u1'), { turnId: id('u2'), executionId: id('e2') }, 'retry')] })
+        .catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(SupersededTurnNotLatestError);
+    });
+
+    it('applied again from the log (a rebuild from no rows), retries and selections give the same rows', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.')];
+      const alt = (n: number) => [player(id(`r${n}a`), 'look'), story(id(`r${n}b`), `Take ${n}.`)];
+      const { log, rows } = await spec.check({
+        given: [{ tenant: t, stream: s, events: [committed(id('e0'), id('u0'), ...m)] }],
+        when: [
+          {
+            tenant: t,
+            stream: s,
+            events: [superseded(id('u0'), { turnId: id('u1'), executionId: id('e1') }, 'retry'), committed(id('e1'), id('u1'), ...alt(1))],
+          },
+          {
+            tenant: t,
+            stream: s,
+            events: [superseded(id('u1'), { turnId: id('u2'), executionId: id('e2') }, 'retry'), committed(id('e2'), id('u2'), ...alt(2))],
+          },
+          { tenant: t, stream: s, events: [superseded(id('u2'), { turnId: id('u1'), executionId: id('e1') }, 'select', alt(1))] },
+        ],
+        then: ({ at }) => ({
+          turn_messages: alt(1).map((x, i) => message(x, { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: i + 1, committedAt: at(5) })),
+          history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 1 }],
+        }),
+      });
+      await spec.db.deleteFrom('turn_messages').where('session_id', '=', s).execute();
+      await spec.db.deleteFrom('history_watermarks').where('session_id', '=', s).execute();
+      await spec.reapply(log.events);
+      expect(await spec.rows([s])).toEqual(rows);
+    });
   });
 });

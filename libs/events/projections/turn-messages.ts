@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import { CompactionPrefixMismatchError } from '../errors';
+import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
+import type { CommittedMessage } from '../event-types';
 import type { Database } from '../schema';
 import { eventByEvent, type InlineProjection } from './projection';
 
@@ -29,10 +30,14 @@ export async function readUncompactedPrefix(
  * exactly the messages it names, which must be the stored uncompacted prefix in order, compared in
  * this transaction with a bounded read of it; anything else is refused
  * (`CompactionPrefixMismatchError`: the append rolls back, nothing changes).
+ * A superseded turn (`turn.superseded@1`, only ever the latest) leaves: its rows, which must be the
+ * session's last and uncompacted (else `SupersededTurnNotLatestError`), are deleted and the turn
+ * uncounted; the messages that take their place (a selected alternative's, carried in the event, or
+ * the regenerated turn's `turn.committed@1` right after it) get the freed ords: ords stay dense.
  */
 export const turnMessagesProjection: InlineProjection = eventByEvent({
   name: 'turn_messages',
-  handles: ['history.compacted@1', 'turn.committed@1'],
+  handles: ['history.compacted@1', 'turn.committed@1', 'turn.superseded@1'],
   tables: ['turn_messages', 'history_watermarks'],
   async apply(trx, event) {
     if (event.type === 'history.compacted@1') {
@@ -61,43 +66,97 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
         .execute();
       return;
     }
+    if (event.type === 'turn.superseded@1') {
+      await removeLatestTurn(trx, { sessionId: event.streamId, turnId: event.data.turnId });
+      const messages = event.data.messages ?? [];
+      if (messages.length === 0) return;
+      await appendTurn(trx, {
+        tenantId: event.tenantId,
+        sessionId: event.streamId,
+        turnId: event.data.byTurnId,
+        executionId: event.data.byExecutionId,
+        committedAt: new Date(event.recordedAt),
+        messages,
+      });
+      return;
+    }
     if (event.type !== 'turn.committed@1' || event.data.messages.length === 0) return;
-    const { max } = await trx
-      .selectFrom('turn_messages')
-      .select(sql<number | null>`max(ord)`.as('max'))
-      .where('session_id', '=', event.streamId)
-      .executeTakeFirstOrThrow();
-    const base = Number(max ?? 0);
-    const inserted = await trx
-      .insertInto('turn_messages')
-      .values(
-        event.data.messages.map((m, i) => ({
-          message_id: m.messageId,
-          tenant_id: event.tenantId,
-          session_id: event.streamId,
-          turn_id: event.data.turnId,
-          execution_id: event.data.executionId,
-          ord: base + i + 1,
-          role: m.role,
-          source_type: m.sourceType,
-          plugin_id: m.pluginId,
-          runtime_id: m.runtimeId,
-          output_kind: m.outputKind,
-          text: m.text,
-          media: m.media ? JSON.stringify(m.media) : null,
-          compacted: false,
-          committed_at: new Date(event.recordedAt),
-        })),
-      )
-      .onConflict((oc) => oc.column('message_id').doNothing())
-      .returning('message_id')
-      .execute();
-    // one more turn, counted once (a commit whose rows are there already adds none)
-    if (inserted.length === 0) return;
-    await trx
-      .insertInto('history_watermarks')
-      .values({ session_id: event.streamId, tenant_id: event.tenantId, compacted_through: 0, turns: 1 })
-      .onConflict((oc) => oc.column('session_id').doUpdateSet({ turns: sql<number>`history_watermarks.turns + 1` }))
-      .execute();
+    await appendTurn(trx, {
+      tenantId: event.tenantId,
+      sessionId: event.streamId,
+      turnId: event.data.turnId,
+      executionId: event.data.executionId,
+      committedAt: new Date(event.recordedAt),
+      messages: event.data.messages,
+    });
   },
 });
+
+/** A turn's messages after the session's last row, counted as one more turn (once: rows already there add none). */
+async function appendTurn(
+  trx: Kysely<Database>,
+  turn: { tenantId: string; sessionId: string; turnId: string; executionId: string; committedAt: Date; messages: readonly CommittedMessage[] },
+): Promise<void> {
+  const { max } = await trx
+    .selectFrom('turn_messages')
+    .select(sql<number | null>`max(ord)`.as('max'))
+    .where('session_id', '=', turn.sessionId)
+    .executeTakeFirstOrThrow();
+  const base = Number(max ?? 0);
+  const inserted = await trx
+    .insertInto('turn_messages')
+    .values(
+      turn.messages.map((m, i) => ({
+        message_id: m.messageId,
+        tenant_id: turn.tenantId,
+        session_id: turn.sessionId,
+        turn_id: turn.turnId,
+        execution_id: turn.executionId,
+        ord: base + i + 1,
+        role: m.role,
+        source_type: m.sourceType,
+        plugin_id: m.pluginId,
+        runtime_id: m.runtimeId,
+        output_kind: m.outputKind,
+        text: m.text,
+        media: m.media ? JSON.stringify(m.media) : null,
+        compacted: false,
+        committed_at: turn.committedAt,
+      })),
+    )
+    .onConflict((oc) => oc.column('message_id').doNothing())
+    .returning('message_id')
+    .execute();
+  // one more turn, counted once (a commit whose rows are there already adds none)
+  if (inserted.length === 0) return;
+  await trx
+    .insertInto('history_watermarks')
+    .values({ session_id: turn.sessionId, tenant_id: turn.tenantId, compacted_through: 0, turns: 1 })
+    .onConflict((oc) => oc.column('session_id').doUpdateSet({ turns: sql<number>`history_watermarks.turns + 1` }))
+    .execute();
+}
+
+/** Deletes the session's latest turn's rows (the last ords, uncompacted) and uncounts it; anything else is refused. */
+async function removeLatestTurn(trx: Kysely<Database>, at: { sessionId: string; turnId: string }): Promise<void> {
+  const { max } = await trx
+    .selectFrom('turn_messages')
+    .select(sql<number | null>`max(ord)`.as('max'))
+    .where('session_id', '=', at.sessionId)
+    .executeTakeFirstOrThrow();
+  const rows = await trx
+    .selectFrom('turn_messages')
+    .select(['ord', 'compacted'])
+    .where('session_id', '=', at.sessionId)
+    .where('turn_id', '=', at.turnId)
+    .execute();
+  const ords = rows.map((r) => Number(r.ord));
+  const last = Number(max ?? 0);
+  const isTail = rows.length > 0 && Math.max(...ords) === last && Math.min(...ords) === last - rows.length + 1;
+  if (!isTail || rows.some((r) => r.compacted)) throw new SupersededTurnNotLatestError(at.sessionId, at.turnId);
+  await trx.deleteFrom('turn_messages').where('session_id', '=', at.sessionId).where('turn_id', '=', at.turnId).execute();
+  await trx
+    .updateTable('history_watermarks')
+    .set({ turns: sql<number>`greatest(history_watermarks.turns - 1, 0)` })
+    .where('session_id', '=', at.sessionId)
+    .execute();
+}

@@ -1,0 +1,18 @@
+import { emptyPluginData, type ExecutionScope, handlerContext } from '../handler-context';
+import { retryScope } from '../../history-loader';
+
+const scope: ExecutionScope = { tenantId: 't', sessionId: 's', turnNumber: 2, locale: 'en', world: null };
+
+describe('handler context: ctx.session', () => {
+  it('a regenerated turn shows the turn it re-runs as ctx.session.retryFromTurnId (from its execution)', () => {
+    const ctx = handlerContext({ ...scope, ...retryScope({ retryFromTurnId: 'turn-1' }) }, 'p', emptyPluginData);
+    expect(ctx.session).toEqual({ id: 's', turnNumber: 2, retryFromTurnId: 'turn-1' });
+    expect(Object.isFrozen(ctx.session)).toBe(true);
+  });
+
+  it('any other execution has no retryFromTurnId key at all', () => {
+    const ctx = handlerContext({ ...scope, ...retryScope({}) }, 'p', emptyPluginData);
+    expect(ctx.session).toEqual({ id: 's', turnNumber: 2 });
+    expect('retryFromTurnId' in ctx.session).toBe(false);
+  });
+});
