@@ -12,6 +12,14 @@ export interface RuntimeOutput {
   messageId: string;
   text: string;
   attempt: number;
+  /** How many of the execution's mid-turn messages had arrived when the output was recorded (the commit places the later ones after it). */
+  midTurnBefore: number;
+}
+
+/** A message the player added to the running turn (`player-input.mid-turn@1`). */
+export interface MidTurnMessage {
+  messageId: string;
+  text: string;
 }
 
 export interface ExecutionJournal {
@@ -47,6 +55,8 @@ export interface ExecutionJournal {
   barrierPassed: boolean;
   /** The summary model calls its compaction barrier recorded, keyed by `requestKey` (any attempt; the first per key wins). */
   summaryCalls: Map<string, RecordedSummaryCall>;
+  /** Messages the player added while it ran (`player-input.mid-turn@1`), in log order: part of its current turn. */
+  midTurnMessages: MidTurnMessage[];
 }
 
 /** A recorded summary model call of the compaction barrier: its request, and its reply once recorded. */
@@ -177,7 +187,13 @@ export class SessionJournal {
           messageId: d.messageId,
           text: d.text,
           attempt: d.attempt,
+          midTurnBefore: this.executions.get(d.executionId)?.midTurnMessages.length ?? 0,
         });
+        return;
+      }
+      case 'player-input.mid-turn@1': {
+        const d = event.data;
+        this.executions.get(d.executionId)?.midTurnMessages.push({ messageId: d.messageId, text: d.text });
         return;
       }
       case 'extension.resolved@1': {
@@ -291,5 +307,6 @@ function pendingExecution(
     lastFormValues,
     barrierPassed: false,
     summaryCalls: new Map(),
+    midTurnMessages: [],
   };
 }
