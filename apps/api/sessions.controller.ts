@@ -54,13 +54,15 @@ export class SessionsController {
     @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody,
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
-    const { answer, replayed } = await this.engine.sessions.submitInput({
-      tenantId: req.tenant.id,
-      sessionId: id,
-      text: body.text,
-      ...(body.formValues ? { formValues: body.formValues } : {}),
-      idempotencyKey,
-    });
+    const { answer, replayed } = body.midTurn
+      ? await this.engine.sessions.submitMidTurn({ tenantId: req.tenant.id, sessionId: id, text: body.text, idempotencyKey })
+      : await this.engine.sessions.submitInput({
+          tenantId: req.tenant.id,
+          sessionId: id,
+          text: body.text,
+          ...(body.formValues ? { formValues: body.formValues } : {}),
+          idempotencyKey,
+        });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
   }

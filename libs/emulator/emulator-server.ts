@@ -26,6 +26,12 @@ export interface EmulatorOptions {
    * own deterministic reply. Without a script the emulator behaves as before.
    */
   script?: EmulatorScript;
+  /**
+   * Awaited before each model call is answered (after it is recorded in `requests`): a test does
+   * what must happen while that call is in flight (e.g. posts a player message), then the call is
+   * answered. Its rejection fails the call with a 500.
+   */
+  beforeReply?: (request: RecordedRequest) => Promise<void>;
 }
 
 /** A call as a script sees it: the emulator's reading of the request, and which call it is. */
@@ -151,6 +157,15 @@ export class ProviderEmulator {
     }
     this.requests.push({ path, body, raw });
     await sleep(this.options.responseDelayMs ?? 0);
+    if (this.options.beforeReply) {
+      try {
+        await this.options.beforeReply({ path, body, raw });
+      } catch (error) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `beforeReply failed: ${error instanceof Error ? error.message : String(error)}`, type: 'server_error' } }));
+        return;
+      }
+    }
     const fault = this.faults[0];
     if (fault) {
       if (--fault.times <= 0) this.faults.shift();

@@ -5,6 +5,8 @@ export { loadConfig, ConfigError } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './api-key-strength';
 export type { EngineConfig } from './config';
 export { SessionService } from './session-service';
+export { NoRunningTurnError } from './mid-turn';
+export type { MidTurnAnswer, MidTurnRequest } from './mid-turn';
 export type { Logger } from './logger';
 export type { CreateSessionRequest, SubmitInputRequest, SessionServiceDeps } from './session-service';
 export { IDEMPOTENCY_KEY_HEADER, IdempotencyKeyMismatchError, requestHash } from './idempotency';

@@ -12,6 +12,14 @@ export interface RuntimeOutput {
   messageId: string;
   text: string;
   attempt: number;
+  /** How many of the execution's mid-turn messages had arrived when the output was recorded (the commit places the later ones after it). */
+  midTurnBefore: number;
+}
+
+/** A message the player added to the running turn (`player-input.mid-turn@1`). */
+export interface MidTurnMessage {
+  messageId: string;
+  text: string;
 }
 
 export interface ExecutionJournal {
@@ -57,6 +65,8 @@ export interface ExecutionJournal {
   summaryCalls: Map<string, RecordedSummaryCall>;
   /** The runtimes' suspensions on a tool (`execution.suspended@1`), in log order, each with its resume once recorded. */
   suspensions: ExecutionSuspension[];
+  /** Messages the player added while it ran (`player-input.mid-turn@1`), in log order: part of its current turn. */
+  midTurnMessages: MidTurnMessage[];
 }
 
 /** A runtime suspended on a tool call: its continuation (spec §1, §3), and the resume that answers it. */
@@ -205,7 +215,13 @@ export class SessionJournal {
           messageId: d.messageId,
           text: d.text,
           attempt: d.attempt,
+          midTurnBefore: this.executions.get(d.executionId)?.midTurnMessages.length ?? 0,
         });
+        return;
+      }
+      case 'player-input.mid-turn@1': {
+        const d = event.data;
+        this.executions.get(d.executionId)?.midTurnMessages.push({ messageId: d.messageId, text: d.text });
         return;
       }
       case 'extension.resolved@1': {
@@ -346,5 +362,6 @@ function pendingExecution(
     barrierPassed: false,
     summaryCalls: new Map(),
     suspensions: [],
+    midTurnMessages: [],
   };
 }

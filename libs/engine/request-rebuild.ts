@@ -99,6 +99,8 @@ export async function rebuildRequests(
         turnNumber: history.turnCount(without) + 1,
         summaries: history.savedSummaries(),
         playerInput: execution.input,
+        // the mid-turn messages the call recorded it included: the first n the log held before it
+        midTurnMessages: execution.midTurnMessages.slice(0, d.midTurnMessages ?? 0),
         outputs: executionOutputs(execution, generation),
         segments: staticSegments(generation.plugins, locale),
         world,
@@ -186,6 +188,8 @@ function describeSources(
         items: h.length ? [`${h[0].messageId} … ${h[h.length - 1].messageId}`] : [],
       });
     } else if (name === 'player-input') out.push({ section: name, source: `player input ${inputs.playerInput.messageId}` });
+    else if (name === 'mid-turn')
+      out.push({ section: name, source: 'messages the player added to this turn', items: (inputs.midTurnMessages ?? []).map((m) => m.messageId) });
     else if (name === 'story-text')
       out.push({
         section: name,

@@ -56,6 +56,8 @@ export interface RuntimeRequestInputs {
   turnNumber?: number;
   summaries: readonly HistorySummary[];
   playerInput: { messageId: string; text: string };
+  /** Messages the player added to this turn while it ran (spec §1: part of the protected current turn), in arrival order. */
+  midTurnMessages?: readonly { messageId: string; text: string }[];
   /** Outputs this execution produced before the call. */
   outputs: readonly ExecutionOutput[];
   segments: readonly ExtensionSegment[];
@@ -165,6 +167,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     summaries: inputs.summaries,
     playerInput: inputs.playerInput,
     ...(inputs.resume ? { resume: inputs.resume } : {}),
+    ...(inputs.midTurnMessages && inputs.midTurnMessages.length > 0 ? { midTurnMessages: inputs.midTurnMessages.map((m) => ({ text: m.text })) } : {}),
     executionOutputs: inputs.outputs,
     segments,
     lorebook,

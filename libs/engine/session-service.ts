@@ -15,6 +15,7 @@ import type { Logger } from './logger';
 import type { PluginSettings } from './plugin-settings';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from './queue';
+import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
 
 export interface SessionServiceDeps {
   store: EventStore;
@@ -147,6 +148,14 @@ export class SessionService {
     }
     await this.enqueueSessionHead({ tenantId, sessionId, executionId });
     return { answer: { executionId, turnId }, replayed: false };
+  }
+
+  /**
+   * A message the player adds to the session's running turn (`midTurn: true`): joins it instead
+   * of queueing a turn, or `NoRunningTurnError` (409) when none is running (see `submitMidTurnMessage`).
+   */
+  submitMidTurn(request: MidTurnRequest): Promise<IdempotentAnswer<MidTurnAnswer>> {
+    return submitMidTurnMessage(this.deps, request);
   }
 
   /**

@@ -41,6 +41,18 @@ export const PlayerInputSubmittedV1 = z.object({
 });
 
 /**
+ * A message the player added to a running turn (`POST /v1/sessions/:id/inputs` with `midTurn: true`):
+ * part of that execution's current turn (spec §1), read by its runtimes' next model calls, in log
+ * order, and committed with the turn.
+ */
+export const PlayerInputMidTurnV1 = z.object({
+  executionId: id,
+  turnId: id,
+  messageId: id,
+  text: z.string(),
+});
+
+/**
  * A runtime started by a `manual` request of the player or by an emitted event its
  * `schedule.trigger` names: its own execution, run by the same turn/runtime jobs as a player input
  * but with that one runtime, and `<runtime-activation>` (kind, topic, payload) in its turn context.
@@ -137,6 +149,12 @@ export const LlmCallingV1 = z.object({
   budget: LlmCallBudget.optional(),
   /** The call of a regenerated turn: the turn it replaces (the prefix report compares it with the turn before that one). */
   retryFromTurnId: id.optional(),
+  /**
+   * How many of the execution's mid-turn messages (`player-input.mid-turn@1`, in log order) the
+   * request includes: the first n, those the step's journal held when it was built (a rebuild uses
+   * exactly those). Absent: none.
+   */
+  midTurnMessages: z.number().int().positive().optional(),
 });
 
 export const LlmRespondedV1 = z.object({
@@ -508,6 +526,7 @@ export const eventSchemas = {
   'execution.suspended@1': ExecutionSuspendedV1,
   'execution.resumed@1': ExecutionResumedV1,
   'turn.superseded@1': TurnSupersededV1,
+  'player-input.mid-turn@1': PlayerInputMidTurnV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

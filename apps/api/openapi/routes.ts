@@ -9,6 +9,7 @@ import { DOCS_ASSETS } from './docs-page';
 import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, tenantErrors } from './errors';
 import {
   CallInspection,
+  AcceptedInput,
   CreatedSession,
   Execution,
   HealthReportSchema,
@@ -99,14 +100,23 @@ export const API_ROUTES: readonly ApiRoute[] = [
     path: '/v1/sessions/{id}/inputs',
     operationId: 'submitInput',
     summary: 'Submit a player input',
-    description: 'Starts a turn. The inputs of a session run one at a time, in the order they were accepted.',
+    description:
+      'Starts a turn. The inputs of a session run one at a time, in the order they were accepted. With `midTurn: true` the text joins the running turn instead (its runtimes read it at their next model call; it is committed with the turn).',
     tag: 'sessions',
     auth: true,
     pathParams: [sessionIdParam],
     idempotent: true,
     body: SubmitInputBody,
-    responses: { 202: { ...json(StartedExecution, 'Accepted: the turn runs in the background.'), headers: idempotentHeaders } },
-    errors: { ...tenantErrors(['SESSION_NOT_FOUND']), ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']), ...idempotencyErrors, ...appendConflict },
+    responses: { 202: { ...json(AcceptedInput, 'Accepted: the turn runs in the background.'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'A mid-turn message while no turn of the session is running: `NO_RUNNING_TURN` (nothing recorded; send it without `midTurn`); or the session changed under the request too many times in a row: `STREAM_VERSION_CONFLICT` (retry).',
+      },
+    },
   },
   {
     method: 'post',

@@ -119,6 +119,19 @@ export const SelectedAlternative = named(
   'The alternative now in the history, and its turn id.',
 );
 
+export const AcceptedInput = named(
+  z.object({
+    executionId: z.uuid(),
+    turnId: z.uuid(),
+    messageId: z
+      .uuid()
+      .optional()
+      .meta({ description: 'A mid-turn message (`midTurn: true`): its id; the execution and turn are those of the running turn it joined.' }),
+  }),
+  'AcceptedInput',
+  'The execution that runs the turn (a new one, or for a mid-turn message the running one it joined): poll `GET /v1/executions/{executionId}` (with `waitMs` to long-poll).',
+);
+
 export const Execution = named(
   z.object({
     executionId: z.string(),

@@ -23,6 +23,8 @@ export function agentRequestInputs(
     toolsOff?: boolean;
     /** The token budget of a loop step (the barrier's estimate has none). */
     budget?: RuntimeRequestInputs['budget'];
+    /** The execution's mid-turn messages the request includes (a loop step: all it has so far; the barrier's estimate: none). */
+    midTurnMessages?: RuntimeRequestInputs['midTurnMessages'];
   },
 ): RuntimeRequestInputs {
   const { job, runtime, catalog } = ctx;
@@ -36,6 +38,7 @@ export function agentRequestInputs(
     turnNumber: ctx.scope.turnNumber,
     summaries: ctx.history.summaries,
     playerInput: execution.input,
+    ...(args.midTurnMessages && args.midTurnMessages.length > 0 ? { midTurnMessages: args.midTurnMessages } : {}),
     outputs: executionOutputs(execution, catalog),
     segments: staticSegments(catalog.plugins, ctx.locale),
     world: ctx.world,

@@ -38,7 +38,10 @@ export async function runModelStep(
 ): Promise<{ reply: string; responded: NewEvent }> {
   const { deps, job, run, runtime, catalog } = ctx;
   const m = runtime.manifest;
-  const execution = run.execution;
+  // what the log holds now: a message the player added to the turn meanwhile reaches this call
+  const execution = await run.refresh();
+  // the mid-turn messages this request includes (recorded with the call: a rebuild includes exactly these)
+  const midTurnMessages = [...execution.midTurnMessages];
   // the plugin data version the selfData read saw at the latest: the call is not recorded if it moved
   const dataVersion = run.journal.pluginDataVersion;
   const selfData = await readSelfData(deps.pluginData, { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId }, m.io.selfData);
@@ -48,7 +51,13 @@ export async function runModelStep(
   // the run's ledger as its earlier steps recorded it (spec §5): a ContextOverflowError stops the step before anything is recorded or sent
   const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step, resumedStep(execution, runtime));
   const { body, slot, adapter, call, budget, layout } = await buildRuntimeRequest(
-    agentRequestInputs(ctx, { selfData, conversation: args.conversation, budget: { ledger, mode }, ...(mode === 'normal' ? {} : { toolsOff: true }) }),
+    agentRequestInputs(ctx, {
+      selfData,
+      conversation: args.conversation,
+      budget: { ledger, mode },
+      midTurnMessages,
+      ...(mode === 'normal' ? {} : { toolsOff: true }),
+    }),
     deps.providers,
     { registry: catalog.host.registry, resolver },
   );
@@ -67,6 +76,7 @@ export async function runModelStep(
       ...(fallback ? { fallback } : {}),
       ...(budget ? { budget } : {}),
       ...(execution.retryFromTurnId !== undefined ? { retryFromTurnId: execution.retryFromTurnId } : {}),
+      ...(midTurnMessages.length > 0 ? { midTurnMessages: midTurnMessages.length } : {}),
     },
   });
   const unchanged = () => selfDataUnchanged(run.journal, { job, read: selfData.length > 0, dataVersion });

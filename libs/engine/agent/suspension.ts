@@ -24,9 +24,8 @@ export function resumedStep(execution: ExecutionJournal, runtime: Pick<CatalogRu
 function currentTurnUserMessages(execution: ExecutionJournal, runtime: CatalogRuntime, catalog: RuntimeCatalog): ContextMessage[] {
   const saved = executionRequestInputs(catalog, runtime, execution).resume;
   if (saved) return saved.currentTurnUserMessages;
-  // TODO(midturn): append the execution's mid-turn messages present now (`execution.midTurnMessages`,
-  // `{ role: 'user', content: text }` each, in order) once the journal carries them (branch midturn)
-  return [{ role: 'user', content: execution.input.text }];
+  // the player's input and the mid-turn messages the execution holds when it suspends, in order
+  return [{ role: 'user', content: execution.input.text }, ...execution.midTurnMessages.map((m): ContextMessage => ({ role: 'user', content: m.text }))];
 }
 
 /**

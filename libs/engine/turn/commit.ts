@@ -55,8 +55,10 @@ export function missingRuntimes(
 }
 
 /**
- * The input as the user row, then, runtime by runtime in catalog order, the assets it generated (in
- * submission order) and its output with text for the history. An asset is the message the player
+ * The input as the user row, then, runtime by runtime in catalog order, the mid-turn messages that
+ * arrived before its output was recorded (not placed yet: in arrival order, each once; those after
+ * every output come last), the assets it generated (in submission order) and its output with text
+ * for the history. An asset is the message the player
  * sees (no text: no model's history shows it) and, for an image, its description row (spec §1
  * "Images that have been shown": sourceType `system`, role `user`; not a turn for `maxTurns`).
  */
@@ -66,19 +68,28 @@ export function committedMessages(catalog: RuntimeCatalog, execution: ExecutionJ
     ...(o.outputKind !== 'none' ? [historyRow(o)] : []),
   ];
   if (execution.activation) return [...execution.outputs.values()].flatMap(rows);
-  return [
-    {
-      messageId: execution.input.messageId,
-      role: 'user',
-      sourceType: 'player',
-      pluginId: null,
-      runtimeId: null,
-      outputKind: null,
-      text: execution.input.text,
-    },
-    ...orderedOutputs(catalog, execution).flatMap(rows),
-  ];
+  const midTurn = execution.midTurnMessages;
+  let placed = 0;
+  // a mid-turn message goes right before the first output (in commit order) recorded after it arrived
+  const before = (o: RuntimeOutput): CommittedMessage[] => {
+    const due = midTurn.slice(placed, Math.max(placed, o.midTurnBefore)).map((m) => playerRow(m));
+    placed += due.length;
+    return due;
+  };
+  const outputRows = orderedOutputs(catalog, execution).flatMap((o) => [...before(o), ...rows(o)]);
+  return [playerRow(execution.input), ...outputRows, ...midTurn.slice(placed).map((m) => playerRow(m))];
 }
+
+/** A row of the player's text: the turn's input, or a message added in the middle of it. */
+const playerRow = (m: { messageId: string; text: string }): CommittedMessage => ({
+  messageId: m.messageId,
+  role: 'user',
+  sourceType: 'player',
+  pluginId: null,
+  runtimeId: null,
+  outputKind: null,
+  text: m.text,
+});
 
 const historyRow = (o: RuntimeOutput): CommittedMessage => ({
   messageId: o.messageId,

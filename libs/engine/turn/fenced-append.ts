@@ -67,6 +67,19 @@ export class ExecutionRun {
     }
   }
 
+  /**
+   * Reads what the session's log holds past the journal (a mid-turn message, another job's output),
+   * serialized with this run's appends; then checks the fence (`FencedOutError` if it moved on).
+   */
+  refresh(): Promise<ExecutionJournal> {
+    const next = this.appendChain.then(async () => {
+      await this.catchUp();
+      return this.execution;
+    });
+    this.appendChain = next.catch(() => undefined);
+    return next;
+  }
+
   private async catchUp() {
     this.journal.apply(await this.store.readStream(this.ref.sessionId, this.journal.version));
   }

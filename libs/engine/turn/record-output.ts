@@ -46,6 +46,7 @@ export async function recordRuntimeOutput(args: RecordOutputArgs): Promise<'prod
       messageId: randomUUID(),
       text: args.text,
       attempt: job.attempt,
+      midTurnBefore: current.midTurnMessages.length,
     };
     const outputs = new Map(current.outputs).set(key, output);
     committed = missingRuntimes(catalog, outputs, current.activation).length === 0;
@@ -55,11 +56,16 @@ export async function recordRuntimeOutput(args: RecordOutputArgs): Promise<'prod
     return [
       ...leading,
       ...effects.before,
-      { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...output } },
+      { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...outputData(output) } },
       ...effects.after,
       ...(committed ? commitEvents(catalog, { ...current, outputs, assets }, job.attempt) : []),
     ];
   });
   if (committed) await handOff(deps, job, run.journal);
   return produced ? 'produced' : 'reused';
+}
+
+/** The output as `runtime.output.produced@1` records it (the journal derives `midTurnBefore` from the log). */
+function outputData({ midTurnBefore: _, ...recorded }: RuntimeOutput) {
+  return recorded;
 }

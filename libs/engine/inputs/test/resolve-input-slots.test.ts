@@ -54,6 +54,7 @@ describe('resolveInputSlots', () => {
     messageId: `result-${pluginId}`,
     text,
     attempt: 1,
+    midTurnBefore: 0,
   });
   const reader = (inputs: string) => plugin('reader', `  schedule: { stage: post-turn }\n  io:\n    inputs:\n${inputs}`);
   const source = (id: string) => plugin(id, '  schedule: { stage: pre-turn }\n  outputKind: structured\n  output: { contract: facts@1 }');
