@@ -15,10 +15,15 @@ export class ApiError extends Error {
 
 /** One alternative of a turn (`GET …/turns/:turnId/alternatives`, the regenerate feature). */
 export interface TurnAlternative {
-  executionId?: string;
-  selected?: boolean;
-  text?: string;
-  messages?: { text?: string; outputKind?: string | null; role?: string }[];
+  /** The alternative's id (its execution id): what `select` takes. */
+  id: string;
+  turnId: string;
+  createdAt: string;
+  status: 'running' | 'committed' | 'failed';
+  /** The first 200 code points of its story text. */
+  preview: string;
+  /** It is the one in the history. */
+  selected: boolean;
 }
 
 /** A small HTTP client of the Covel API for the terminal player and tests. */
@@ -61,7 +66,7 @@ export class PlayClient {
 
   /** The alternatives of a turn (its first result and each retry's). */
   alternatives(sessionId: string, turnId: string) {
-    return this.request<TurnAlternative[] | { alternatives: TurnAlternative[] }>('GET', `/v1/sessions/${sessionId}/turns/${turnId}/alternatives`);
+    return this.request<{ turnId: string; alternatives: TurnAlternative[] }>('GET', `/v1/sessions/${sessionId}/turns/${turnId}/alternatives`);
   }
 
   /** The execution's state; with `waitMs`, the API answers once it has ended or after waitMs (long-poll, at most 30000). */

@@ -125,7 +125,7 @@ export class PlayTerminal {
   private async showAlternatives(): Promise<void> {
     const turnId = this.lastTurnId;
     if (!turnId) return this.say('No turn yet: play a turn first.');
-    let answer: TurnAlternative[] | { alternatives: TurnAlternative[] };
+    let answer: { alternatives: TurnAlternative[] };
     try {
       answer = await this.options.client.alternatives(this.requireSession(), turnId);
     } catch (error) {
@@ -134,10 +134,10 @@ export class PlayTerminal {
       }
       throw error;
     }
-    const list = Array.isArray(answer) ? answer : answer.alternatives;
+    const list = answer.alternatives;
     if (list.length === 0) return this.say('This turn has no alternatives.');
     const lines = list.map((alt, i) => {
-      const text = alt.text ?? (alt.messages ?? []).map((m) => m.text ?? '').join(' ');
+      const text = alt.status === 'committed' ? alt.preview : `(${alt.status})`;
       const preview = Array.from(text.replace(/\s+/g, ' ').trim())
         .slice(0, Math.max(10, this.options.width - 12))
         .join('');

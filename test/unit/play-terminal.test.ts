@@ -78,8 +78,21 @@ describe('npm run play in a terminal', () => {
     await waitFor((s) => s.trimEnd().endsWith('>'), 'the next prompt');
     stream.close();
 
+    // regenerate: a second alternative is written, and /alternatives lists both, the new one selected
+    const beforeRetry = screen().length;
     term.write('/retry\r');
-    await waitFor((s) => /\/retry needs a newer server|story is being written|waiting for a worker/.test(s.slice(before)), 'the answer to /retry');
+    const turnId = (await player.messages(sessionId))[0].turnId;
+    for (let tries = 0; ; tries++) {
+      const { alternatives } = await player.alternatives(sessionId, turnId);
+      if (alternatives.length === 2 && alternatives.every((a) => a.status === 'committed')) break;
+      if (tries > 600) throw new Error('the retry never committed');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await waitFor((s) => s.slice(beforeRetry).trimEnd().endsWith('>'), 'the prompt after the retried turn');
+    const beforeList = screen().length;
+    term.write('/alternatives\r');
+    await waitFor((s) => /\* 2\. /.test(s.slice(beforeList)) && / {2}1\. /.test(s.slice(beforeList)), 'two alternatives, the second selected');
+    expect(screen()).not.toContain('needs a newer server');
 
     term.write('/quit\r');
     expect(await exited).toBe(0);

@@ -9,7 +9,7 @@ export interface RedisDeltaBusOptions {
   redisUrl: string;
   /** Namespaces the channels and keys (the queue's prefix). */
   prefix: string;
-  logger: Pick<Logger, 'warn'>;
+  logger: Pick<Logger, 'warn' | 'log'>;
 }
 
 /**
@@ -36,7 +36,7 @@ export class RedisDeltaBus implements DeltaBus {
       .pexpire(key, CALL_DELTAS_TTL_MS)
       .publish(this.channel(delta.sessionId), json)
       .exec()
-      .catch((error: unknown) => this.options.logger.warn(`story delta not published: ${String(error)}`));
+      .catch((error: unknown) => this.publisherFailed(error));
   }
 
   finish(callId: string): void {
@@ -73,9 +73,27 @@ export class RedisDeltaBus implements DeltaBus {
     await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
   }
 
+  private publisherDown = false;
+
+  private publisherFailed(error: unknown): void {
+    if (this.publisherDown) return;
+    this.publisherDown = true;
+    this.options.logger.warn(`story delta publisher: ${String(error)}; deltas are dropped until Redis is back (the log keeps the text)`);
+  }
+
   private pub(): IORedis {
-    this.publisher ??= new IORedis(this.options.redisUrl, { maxRetriesPerRequest: 1 });
-    return this.publisher;
+    if (this.publisher) return this.publisher;
+    const publisher = new IORedis(this.options.redisUrl, { maxRetriesPerRequest: 1 });
+    // without a listener ioredis reports every reconnect attempt as an unhandled error event; deltas
+    // are best effort (the log has the text): say it once per outage, and when it is back
+    publisher.on('error', (error: unknown) => this.publisherFailed(error));
+    publisher.on('ready', () => {
+      if (!this.publisherDown) return;
+      this.publisherDown = false;
+      this.options.logger.log('story delta publisher: redis connection is back');
+    });
+    this.publisher = publisher;
+    return publisher;
   }
 
   private sub(): IORedis {
