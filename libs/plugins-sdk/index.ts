@@ -15,7 +15,7 @@ export {
   SHARED_PROMPTS_DIR,
 } from './prompt-loader';
 export type { PromptLoader, ResolvedPrompt, PromptTemplateErrorCode } from './prompt-loader';
-export { JsonSchemaObject, CharacterSchema, CharacterSchemaProperty, WorldSeat, WorldDimension } from './world';
+export { JsonSchemaObject, CharacterBlueprint, CharacterSchema, CharacterSchemaProperty, WorldSeat, WorldDimension } from './world';
 export { modelFacingJson, isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH } from './model-facing-json';
 export { primarySeat, currentCharacterOf, isPlayerControlled } from '../data-boundary';
 export type { SeatLike, CharacterLike } from '../data-boundary';

@@ -236,6 +236,11 @@ export const PluginManifest = z
     /** The inline runtime; its body is PLUGIN.md's body. */
     runtime: InlineRuntimeManifest.optional(),
     contributes: PluginContributes.default({ prompt: [], extensions: [], tools: [], settings: [], events: [] }),
+    /**
+     * Whether a session runs this plugin when neither its world (`plugins` in WORLD.md) nor
+     * `POST /v1/sessions` `plugins` names the plugins it runs. Default true.
+     */
+    enabledByDefault: z.boolean().default(true),
   })
   .strict();
 

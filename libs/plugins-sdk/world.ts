@@ -50,6 +50,25 @@ export const CharacterSchema = z
   })
   .strict();
 
+/**
+ * A character's roleplay notes (spec §4 "Character notes for the narrative"): what the
+ * `character-blueprint` plugin writes into `<character-notes>`. Every field is optional.
+ */
+export const CharacterBlueprint = z
+  .object({
+    tone: z.string().min(1).optional(),
+    manner: z.string().min(1).optional(),
+    personality: z.string().min(1).optional(),
+    goals: z.array(z.string().min(1)).optional(),
+    fears: z.array(z.string().min(1)).optional(),
+    secrets: z.array(z.string().min(1)).optional(),
+    /** Keyed by the other character's id. */
+    relationships: z.record(z.string(), z.string().min(1)).optional(),
+    rules: z.array(z.string().min(1)).optional(),
+    sampleLines: z.array(z.string().min(1)).optional(),
+  })
+  .strict();
+
 export const WorldCharacter = z
   .object({
     id: z.string().min(1),
@@ -61,6 +80,8 @@ export const WorldCharacter = z
     description: z.string().default(''),
     /** The character sheet's attributes, described by the world's `characterSchema`. */
     fields: z.record(z.string(), z.unknown()).default({}),
+    /** Roleplay notes for the narrative (`character-blueprint`); never part of the character sheet. */
+    blueprint: CharacterBlueprint.optional(),
   })
   .strict();
 
@@ -83,6 +104,12 @@ export const WorldDimension = z
     schema: JsonSchemaObject.default({}),
     value: z.unknown().refine((v) => v !== undefined, { message: 'value is required' }),
     version: z.number().int().nonnegative().default(1),
+    /**
+     * How the dimension changes as the story goes on (the `world-init` tracker's rule). Without one
+     * the dimension is constant within the session. Never shown to the story (spec §4 "Projection
+     * does not change the source data").
+     */
+    updateRule: z.string().min(1).optional(),
   })
   .strict();
 
@@ -103,6 +130,13 @@ export const WorldManifest = z
     characters: z.array(WorldCharacter).default([]),
     seats: z.array(WorldSeat).default([]),
     lorebook: z.array(LoreEntry).default([]),
+    /**
+     * The plugins a session in this world runs (plugin ids); without it, the plugins enabled by
+     * default (a manifest's `enabledByDefault`). `POST /v1/sessions` `plugins` overrides it.
+     */
+    plugins: z.array(z.string().regex(/^[a-z][a-z0-9-]*$/)).optional(),
+    /** The world's configuration for plugins, keyed by plugin id (e.g. `memory`'s initial blocks); each plugin reads its own. */
+    pluginConfig: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
   })
   .strict()
   .superRefine((world, ctx) => {
@@ -131,6 +165,7 @@ export const WorldManifest = z
 
 export type LoreEntry = z.infer<typeof LoreEntry>;
 export type WorldCharacter = z.infer<typeof WorldCharacter>;
+export type CharacterBlueprint = z.infer<typeof CharacterBlueprint>;
 export type WorldSeat = z.infer<typeof WorldSeat>;
 export type WorldDimension = z.infer<typeof WorldDimension>;
 export type CharacterSchema = z.infer<typeof CharacterSchema>;

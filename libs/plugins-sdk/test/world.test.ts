@@ -69,13 +69,39 @@ describe('the world model (spec §4)', () => {
     );
   });
 
-  it('the worlds in the repository still load, with the new fields defaulted', () => {
-    for (const file of [join(ROOT, 'worlds', 'emberback', 'WORLD.md'), join(ROOT, 'test', 'fixtures', 'scan-worlds', 'quillhold', 'WORLD.md')]) {
-      const world = loadWorld(file);
-      expect(world.seats).toEqual([]);
-      expect(world.dimensions).toEqual({});
-      expect(world.characters.every((c) => typeof c.fields === 'object')).toBe(true);
-    }
+  it('a world without the newer fields loads with them defaulted', () => {
+    const world = loadWorld(join(ROOT, 'test', 'fixtures', 'scan-worlds', 'quillhold', 'WORLD.md'));
+    expect(world.seats).toEqual([]);
+    expect(world.dimensions).toEqual({});
+    expect(world.pluginConfig).toEqual({});
+    expect(world.plugins).toBeUndefined();
+    expect(world.characters.every((c) => typeof c.fields === 'object' && c.blueprint === undefined)).toBe(true);
+  });
+
+  it('Emberback declares characters with blueprints and ranged fields, a primary seat, dimensions with and without update rules', () => {
+    const world = loadWorld(join(ROOT, 'worlds', 'emberback', 'WORLD.md'));
+    expect(world.seats.filter((s) => s.primary).map((s) => s.characterId)).toEqual(['ash']);
+    expect(world.characters.filter((c) => c.blueprint).map((c) => c.id)).toEqual(['mira', 'tomas']);
+    expect(world.characterSchema.properties.health).toMatchObject({ minimum: 0, maximum: 10 });
+    expect(Object.entries(world.dimensions).map(([id, d]) => [id, d.updateRule !== undefined])).toEqual([
+      ['dragon-sleep', true],
+      ['season', true],
+      ['caravan-road', false],
+      ['village-mood', true],
+    ]);
+    // the character biographies live in the character records, never in the lore (spec §4)
+    expect(world.lorebook.map((e) => e.id)).not.toEqual(expect.arrayContaining(['mira', 'tomas', 'ash']));
+  });
+
+  it.each([
+    ['a blueprint with an unknown field', 'characters:\n  - { id: c, name: C, blueprint: { mood: x } }', 'characters.0.blueprint.mood: unknown key'],
+    ['a dimension update rule that is empty', 'dimensions:\n  rep: { name: R, value: 1, updateRule: "" }', 'dimensions.rep.updateRule'],
+    ['a plugin id that is not an id', 'plugins: [Narrator]', 'plugins.0'],
+  ])('refuses %s, naming the field', (_name, yaml, path) => {
+    const dir = mkdtempSync(join(tmpdir(), 'world-'));
+    const file = join(dir, 'WORLD.md');
+    writeFileSync(file, `---\nid: w\nname: W\n${yaml}\n---\nlore\n`);
+    expect(() => loadWorld(file)).toThrow(path);
   });
 
   it.each([
