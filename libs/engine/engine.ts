@@ -30,6 +30,7 @@ import { TurnAlternativesService } from './turn-alternatives';
 import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
+import { resolveSessionPlugins, type SessionPluginResolver } from './session-plugins';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 
@@ -121,7 +122,9 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     closers.unshift(() => queue.close());
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
     closers.unshift(() => deltas.close());
-    const sessions = new SessionService({ store, queue, readModels, logger });
+    // the plugin list is resolved with the catalog and worlds loaded below (a session is created only after start-up)
+    let resolvePlugins: SessionPluginResolver = () => undefined;
+    const sessions = new SessionService({ store, queue, readModels, logger, plugins: (args) => resolvePlugins(args) });
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
 
@@ -136,6 +139,12 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const resumes = new ResumeService({ store, readModels, queue, logger });
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
+    resolvePlugins = ({ worldId, requested }) =>
+      resolveSessionPlugins({
+        catalog: generations.current,
+        world: worldId && worlds.has(worldId) ? worlds.get(worldId) : null,
+        ...(requested ? { requested } : {}),
+      });
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
