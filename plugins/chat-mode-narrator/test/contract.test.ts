@@ -97,6 +97,39 @@ describe('chat-mode-narrator (contract, through the engine)', () => {
     }
   });
 
+  it("a character's fields do not reach the system prompt: two sessions whose characters differ only in their fields send the same system prompt", async () => {
+    // the engine has no way yet to change a character within a session; two sessions stand in for two turns
+    const world = (health: number, status: string) => ({
+      name: 'Ward',
+      characterSchema: { properties: { health: { type: 'integer', minimum: 0, maximum: 10 } } },
+      characters: [
+        { id: 'ash', name: 'Ash', type: 'player', description: 'A courier.', fields: { health, status } },
+        { id: 'mira', name: 'Mira', description: 'The ferrywoman.', fields: { health: 10 - health, status: `watching: ${status}` } },
+      ],
+      seats: [{ id: 'courier', characterId: 'ash', primary: true }],
+    });
+    const requests = [];
+    for (const [health, status] of [
+      [8, 'rested'],
+      [2, 'bleeding from a cut'],
+    ] as const) {
+      const h = await createPluginHarness({
+        plugins: [PLUGIN],
+        world: world(health, status),
+        replies: { 'chat-mode-narrator/chat-mode-narrator': 'Time passes.' },
+      });
+      try {
+        requests.push((await h.turn('I wait')).request('chat-mode-narrator'));
+      } finally {
+        await h.close();
+      }
+    }
+    expect(requests[0].turnContext).toContain('"health":"8/10","status":"rested"');
+    expect(requests[1].turnContext).toContain('"health":"2/10","status":"bleeding from a cut"');
+    expect(requests[1].turnContext).toContain('watching: bleeding from a cut');
+    expect(requests[0].systemPrompt).toBe(requests[1].systemPrompt);
+  });
+
   it.each([
     ['no world at all', undefined],
     ['a world without characters or seats', { name: 'Empty Moor' }],
