@@ -58,8 +58,7 @@ describe('character-blueprint (contract, through the engine)', () => {
               '  - the dragon waking while she is mid-river',
               '- Secrets:',
               // the world's YAML flow list splits this secret at its comma: the notes keep the items as the world has them
-              "  - she has seen the dragon's eye open once",
-              '  - and told no one',
+              "  - she has seen the dragon's eye open once, and told no one",
             ].join('\n'),
           );
           expect(notes).toContain('- Relationships:\n  - Tomas Vell: owes him a favour she would rather forget');
