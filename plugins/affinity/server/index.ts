@@ -30,7 +30,9 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
   const values = await Promise.all(
     characters.map(async (c) => {
       const value = await ctx.pluginData.get(NAMESPACE, c.id);
-      const shown = value === null ? t.noRecord : JSON.stringify(ctx.sdk.modelFacingJson(value));
+      // a fixed key order: the store may give JSON keys back in any order
+      const row = value as AffinityValue | null;
+      const shown = row === null ? t.noRecord : JSON.stringify(ctx.sdk.modelFacingJson({ score: row.score, feeling: row.feeling }));
       return `- ${esc(c.id)} | ${esc(shown)}`;
     }),
   );
