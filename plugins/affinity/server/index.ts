@@ -1,5 +1,5 @@
 import type { HandlerContext, PluginApi, ReturnedSegment, ToolContext } from '../../../libs/plugins-sdk';
-import { trackedCharacters } from './characters';
+import { trackedIds } from './characters';
 import { affinityText } from './text';
 
 /** The plugin data namespace: one row per character id, `{ score, feeling }`. */
@@ -23,17 +23,16 @@ interface Update {
 async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
   const t = affinityText(ctx.locale);
   const esc = ctx.sdk.escapeXml;
-  const characters = trackedCharacters(ctx.world);
-  const roster = characters.length
-    ? characters.map((c) => `- ${esc(c.id)} | ${esc(c.name)}${c.aliases.length ? ` (aka ${c.aliases.map(esc).join(', ')})` : ''}`)
-    : [t.noCharacters];
+  const ids = trackedIds(ctx.world, ctx.sdk);
+  const lines = ctx.sdk.rosterLines(ctx.world?.characters ?? [], { seats: ctx.world?.seats, players: 'omit' });
+  const roster = lines.length ? lines : [t.noCharacters];
   const values = await Promise.all(
-    characters.map(async (c) => {
-      const value = await ctx.pluginData.get(NAMESPACE, c.id);
+    ids.map(async (id) => {
+      const value = await ctx.pluginData.get(NAMESPACE, id);
       // a fixed key order: the store may give JSON keys back in any order
       const row = value as AffinityValue | null;
       const shown = row === null ? t.noRecord : JSON.stringify(ctx.sdk.modelFacingJson({ score: row.score, feeling: row.feeling }));
-      return `- ${esc(c.id)} | ${esc(shown)}`;
+      return `- ${esc(id)} | ${esc(shown)}`;
     }),
   );
   return [
@@ -57,7 +56,7 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
 /** `update-affinity`: writes each update as the character's row; an unknown or repeated character fails the whole call (no write kept). */
 async function updateAffinity(args: Record<string, unknown>, ctx: ToolContext): Promise<{ updated: string[] }> {
   const updates = args.updates as Update[];
-  const known = new Set(trackedCharacters(ctx.world).map((c) => c.id));
+  const known = new Set(trackedIds(ctx.world, ctx.sdk));
   const seen = new Set<string>();
   for (const u of updates) {
     if (!known.has(u.character)) throw new Error(`"${u.character}" is not a character listed in <affinity-characters> (${[...known].join(', ') || 'none'})`);

@@ -1,5 +1,5 @@
-import type { HandlerContext, PluginApi, ReturnedSegment, ToolContext, WorldView } from '../../../libs/plugins-sdk';
-import { byKey, type CodexEntry, entryKey } from './entries';
+import type { HandlerContext, PluginApi, PluginSdk, ReturnedSegment, ToolContext, WorldView } from '../../../libs/plugins-sdk';
+import type { CodexEntry } from './entries';
 import { codexText } from './text';
 
 export const NAMESPACE = 'entries';
@@ -14,9 +14,9 @@ interface EntryArgs {
 }
 
 /** Names and aliases of the world's characters, lower-cased (a character is never a codex entry). */
-function characterNames(world: WorldView | null): Map<string, string> {
+function characterNames(world: WorldView | null, sdk: PluginSdk): Map<string, string> {
   const names = new Map<string, string>();
-  for (const c of world?.characters ?? []) for (const name of [c.name, ...c.aliases]) names.set(entryKey(name), c.name);
+  for (const c of world?.characters ?? []) for (const name of [c.name, ...c.aliases]) names.set(sdk.foldKey(name), c.name);
   return names;
 }
 
@@ -26,7 +26,7 @@ const shown = (e: CodexEntry) => ({ term: e.term, category: e.category, summary:
 async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
   const t = codexText(ctx.locale);
   const esc = ctx.sdk.escapeXml;
-  const characters = [...(ctx.world?.characters ?? [])].sort((a, b) => byKey({ key: a.id }, { key: b.id }));
+  const characters = [...(ctx.world?.characters ?? [])].sort((a, b) => ctx.sdk.byCodeUnits(a.id, b.id));
   const scope = [
     '<codex-scope>',
     t.categories,
@@ -34,7 +34,7 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
     ...(characters.length ? characters.map((c) => `- ${esc([c.name, ...c.aliases].join(' / '))}`) : [t.noCharacters]),
     '</codex-scope>',
   ];
-  const rows = (await ctx.pluginData.list(NAMESPACE, { limit: 1000 })).sort(byKey);
+  const rows = (await ctx.pluginData.list(NAMESPACE, { limit: 1000 })).sort((a, b) => ctx.sdk.byCodeUnits(a.key, b.key));
   const listed = rows.slice(0, LISTED_ENTRIES).map((r) => `- ${esc(r.key)} | ${esc(JSON.stringify(ctx.sdk.modelFacingJson(shown(r.value as CodexEntry))))}`);
   const entries = [
     '<codex-entries>',
@@ -55,10 +55,10 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
  */
 async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): Promise<{ added: string[]; updated: string[] }> {
   const input = args.entries as EntryArgs[];
-  const characters = characterNames(ctx.world);
+  const characters = characterNames(ctx.world, ctx.sdk);
   const keys = new Set<string>();
   for (const e of input) {
-    const key = entryKey(e.term);
+    const key = ctx.sdk.foldKey(e.term);
     if (key === '') throw new Error('a term must have visible characters');
     const character = characters.get(key);
     if (character) throw new Error(`"${e.term}" is the character ${character}: characters have their own records, not codex entries`);
@@ -68,7 +68,7 @@ async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): P
   const added: { key: string; term: string; category: string }[] = [];
   const updated: string[] = [];
   for (const e of input) {
-    const key = entryKey(e.term);
+    const key = ctx.sdk.foldKey(e.term);
     const previous = (await ctx.pluginData.get(NAMESPACE, key)) as CodexEntry | null;
     const entry: CodexEntry = {
       term: e.term.trim(),

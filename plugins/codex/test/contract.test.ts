@@ -1,7 +1,6 @@
 import { join } from 'node:path';
-import { loadPlugin } from '../../../libs/plugins-sdk';
+import { foldKey as entryKey, loadPlugin } from '../../../libs/plugins-sdk';
 import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../../libs/plugins-sdk/testing';
-import { entryKey } from '../server/entries';
 
 jest.setTimeout(120_000);
 

@@ -16,23 +16,15 @@ interface RelationArgs {
   relation: string | null;
 }
 
-const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 export const edgeKey = (from: string, to: string): string => `${from}->${to}`;
 
-function characters(world: WorldView | null) {
-  const seated = new Set((world?.seats ?? []).map((s) => s.characterId).filter((id): id is string => id !== undefined));
-  return [...(world?.characters ?? [])]
-    .sort((a, b) => byCodeUnits(a.id, b.id))
-    .map((c) => ({ id: c.id, name: c.name, aliases: c.aliases, player: c.type === 'player' || seated.has(c.id) }));
-}
+const characterIds = (world: WorldView | null): string[] => (world?.characters ?? []).map((c) => c.id);
 
 async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
   const t = graphText(ctx.locale);
   const esc = ctx.sdk.escapeXml;
-  const roster = characters(ctx.world).map(
-    (c) => `- ${esc(c.id)} | ${esc(c.name)}${c.aliases.length ? ` (aka ${c.aliases.map(esc).join(', ')})` : ''}${c.player ? ` [${t.player}]` : ''}`,
-  );
-  const rows = (await ctx.pluginData.list(NAMESPACE, { limit: 1000 })).sort((a, b) => byCodeUnits(a.key, b.key));
+  const roster = ctx.sdk.rosterLines(ctx.world?.characters ?? [], { seats: ctx.world?.seats });
+  const rows = (await ctx.pluginData.list(NAMESPACE, { limit: 1000 })).sort((a, b) => ctx.sdk.byCodeUnits(a.key, b.key));
   const relations = rows.map((r) => {
     const edge = ctx.sdk.modelFacingJson(r.value) as Relation;
     return `- ${esc(edge.from)} -> ${esc(edge.to)} | ${esc(edge.relation)}`;
@@ -58,10 +50,11 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
 /** `set-relations`: sets or removes directed relations; an unknown id, a self-relation or a pair given twice fails the call (nothing kept). */
 async function setRelations(args: Record<string, unknown>, ctx: ToolContext): Promise<{ set: string[]; removed: string[] }> {
   const input = args.relations as RelationArgs[];
-  const known = new Set(characters(ctx.world).map((c) => c.id));
+  const known = new Set(characterIds(ctx.world));
   const pairs = new Set<string>();
   for (const r of input) {
-    for (const id of [r.from, r.to]) if (!known.has(id)) throw new Error(`"${id}" is not a character id in <npc-graph-characters> (${[...known].join(', ')})`);
+    for (const id of [r.from, r.to])
+      if (!known.has(id)) throw new Error(`"${id}" is not a character id in <npc-graph-characters> (${[...known].sort(ctx.sdk.byCodeUnits).join(', ')})`);
     if (r.from === r.to) throw new Error(`a relation joins two different characters ("${r.from}" twice)`);
     const key = edgeKey(r.from, r.to);
     if (pairs.has(key)) throw new Error(`the pair ${key} appears twice`);

@@ -6,7 +6,6 @@ export interface GraphText {
   noCharacters: string;
   relationsIntro: string;
   noRelations: string;
-  player: string;
 }
 
 const TEXT: Record<Locale, GraphText> = {
@@ -15,14 +14,12 @@ const TEXT: Record<Locale, GraphText> = {
     noCharacters: '(no characters)',
     relationsIntro: 'Relations known before this turn (from -> to | relation):',
     noRelations: '(none recorded yet)',
-    player: 'player',
   },
   'zh-Hans': {
     charactersIntro: '角色（id | 名字）：',
     noCharacters: '（没有角色）',
     relationsIntro: '本回合之前已知的关系（from -> to | 关系）：',
     noRelations: '（尚无记录）',
-    player: '玩家',
   },
 };
 

@@ -110,7 +110,7 @@ describe('npc-graph in a zh-Hans session', () => {
   it('reads the Chinese body and segment text', async () => {
     const request = (await h.turn('我看着他们争吵')).request('npc-graph', 'extractor');
     expect(request.section('runtime-body')).toContain('关系的图谱');
-    expect(request.section('segments')).toContain('- ash | Ash [玩家]');
+    expect(request.section('segments')).toContain('- ash | Ash [player]');
     expect(request.turnContext).toContain('（尚无记录）');
   });
 });

@@ -1,5 +1,5 @@
 import type { HookContext, HookPayloads, HookResults, PluginApi, ToolContext } from '../../../libs/plugins-sdk';
-import { roster, storyText, type Term, termKey, userMessage, VOCABULARY } from './request';
+import { characterIds, storyText, type Term, userMessage, VOCABULARY } from './request';
 
 /** Namespace of the facts, one row per turn: key `turn-<n>`, value `{ facts: [{ subject, predicate, object }] }`. */
 export const FACTS = 'facts';
@@ -26,10 +26,10 @@ async function ownRequest(payload: HookPayloads['PostContextAssembly'], ctx: Hoo
 async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): Promise<{ newTerms: string[]; facts: number }> {
   const terms = args.terms as Term[];
   const facts = args.facts as Fact[];
-  const known = new Set(roster(ctx.world).map((c) => c.id));
+  const known = new Set(characterIds(ctx.world));
   const newTerms: string[] = [];
   for (const t of terms) {
-    const key = termKey(t.term);
+    const key = ctx.sdk.foldKey(t.term);
     if (key === '') throw new Error('a term must have visible characters');
     known.add(key);
     if ((await ctx.pluginData.get(VOCABULARY, key)) === null && !newTerms.includes(key)) newTerms.push(key);
@@ -37,9 +37,10 @@ async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): P
   for (const row of await ctx.pluginData.list(VOCABULARY, { limit: 1000 })) known.add(row.key);
   for (const f of facts)
     for (const end of [f.subject, f.object])
-      if (!known.has(end) && !known.has(termKey(end))) throw new Error(`"${end}" is neither a character id nor a term: add it to "terms" in the same call`);
+      if (!known.has(end) && !known.has(ctx.sdk.foldKey(end)))
+        throw new Error(`"${end}" is neither a character id nor a term: add it to "terms" in the same call`);
   for (const t of terms) {
-    const key = termKey(t.term);
+    const key = ctx.sdk.foldKey(t.term);
     if (newTerms.includes(key)) await ctx.pluginData.set(VOCABULARY, key, { term: t.term.trim(), kind: t.kind });
   }
   if (facts.length > 0) {

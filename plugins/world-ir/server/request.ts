@@ -10,20 +10,8 @@ export interface Term {
   kind: string;
 }
 
-const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** NFC, trimmed, lower case, whitespace as one dash, at most 64 code points. */
-export function termKey(term: string): string {
-  return Array.from(term.normalize('NFC').trim().toLowerCase().replace(/\s+/gu, '-')).slice(0, 64).join('');
-}
-
-/** The world's characters by id (code units), with the player's marked. */
-export function roster(world: WorldView | null): { id: string; name: string; aliases: readonly string[]; player: boolean }[] {
-  const seated = new Set((world?.seats ?? []).map((s) => s.characterId).filter((id): id is string => id !== undefined));
-  return [...(world?.characters ?? [])]
-    .sort((a, b) => byCodeUnits(a.id, b.id))
-    .map((c) => ({ id: c.id, name: c.name, aliases: c.aliases, player: c.type === 'player' || seated.has(c.id) }));
-}
+/** The world's character ids (what a fact's subject or object may name besides a term). */
+export const characterIds = (world: WorldView | null): string[] => (world?.characters ?? []).map((c) => c.id);
 
 /** The story text this turn's narrative produced, from the runtime's `story` input (its original values). */
 export function storyText(inputSlots: readonly unknown[]): string {
@@ -40,10 +28,8 @@ export function storyText(inputSlots: readonly unknown[]): string {
 export async function userMessage(ctx: HookContext, story: string): Promise<string> {
   const t = irText(ctx.locale);
   const esc = ctx.sdk.escapeXml;
-  const characters = roster(ctx.world).map(
-    (c) => `- ${esc(c.id)} | ${esc(c.name)}${c.aliases.length ? ` (aka ${c.aliases.map(esc).join(', ')})` : ''}${c.player ? ` [${t.player}]` : ''}`,
-  );
-  const rows = (await ctx.pluginData.list(VOCABULARY, { limit: 1000 })).sort((a, b) => byCodeUnits(a.key, b.key));
+  const characters = ctx.sdk.rosterLines(ctx.world?.characters ?? [], { seats: ctx.world?.seats });
+  const rows = (await ctx.pluginData.list(VOCABULARY, { limit: 1000 })).sort((a, b) => ctx.sdk.byCodeUnits(a.key, b.key));
   const terms = rows.slice(0, LISTED_TERMS).map((r) => {
     const term = ctx.sdk.modelFacingJson(r.value) as Term;
     return `- ${esc(term.term)} [${esc(term.kind)}]`;

@@ -4,12 +4,11 @@ export interface IrText {
   noCharacters: string;
   noTerms: string;
   more: (n: number) => string;
-  player: string;
 }
 
 const TEXT: Record<Locale, IrText> = {
-  en: { noCharacters: '(no characters)', noTerms: '(no terms yet)', more: (n) => `(${n} more terms not shown)`, player: 'player' },
-  'zh-Hans': { noCharacters: '（没有角色）', noTerms: '（尚无词汇）', more: (n) => `（另有 ${n} 个词汇未列出）`, player: '玩家' },
+  en: { noCharacters: '(no characters)', noTerms: '(no terms yet)', more: (n) => `(${n} more terms not shown)` },
+  'zh-Hans': { noCharacters: '（没有角色）', noTerms: '（尚无词汇）', more: (n) => `（另有 ${n} 个词汇未列出）` },
 };
 
 export const irText = (locale: Locale): IrText => TEXT[locale] ?? TEXT.en;

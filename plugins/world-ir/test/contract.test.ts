@@ -122,7 +122,7 @@ describe('world-ir in a zh-Hans session', () => {
   it('reads the Chinese body and markers', async () => {
     const request = (await h.turn('我上船')).request('world-ir');
     expect(request.section('runtime-body')).toContain('把故事转成数据');
-    expect(request.messages[1].content).toContain('- ash | Ash [玩家]');
+    expect(request.messages[1].content).toContain('- ash | Ash [player]');
     expect(request.messages[1].content).toContain('（尚无词汇）');
     expect(request.messages[1].content).toContain('米拉划船送你过了灰烬河。');
   });
