@@ -130,3 +130,17 @@ describe('affinity in a zh-Hans session', () => {
     ).toEqual([true]);
   });
 });
+
+describe('affinity on a model with a reasoning switch', () => {
+  let h: PluginHarness;
+  beforeAll(async () => {
+    h = await createPluginHarness({ plugins: PLUGINS, world: WORLD, llmConfig: join(__dirname, 'fixtures', 'qwen-fast.toml') });
+  });
+  afterAll(() => h.close());
+
+  it('sends reasoning off (agent.reasoning: false → enable_thinking: false) with the forced tool choice', async () => {
+    const request = (await h.turn('I slip into the river')).request('affinity');
+    expect(request.model).toBe('qwen-plus');
+    expect(request.body).toMatchObject({ enable_thinking: false, tool_choice: 'required' });
+  });
+});
