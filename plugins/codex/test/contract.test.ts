@@ -16,6 +16,12 @@ const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { fu
 const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
 /** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
 const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/**
+ * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
+ * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
+ * a smaller roster still reads it from cache.
+ */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 const RIVER = { term: 'The Ash River', category: 'place', summary: 'A warm grey river that runs along the dragon’s flank.' };
 
@@ -130,11 +136,11 @@ describe('codex (contract, through the engine)', () => {
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 
-  it('has a stable prefix (tool definitions + system prompt) of at least 1024 emulator tokens, which the emulator reads from cache', () => {
+  it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
     for (let i = 1; i < turns.length; i++) {
       const [before, after] = [turns[i - 1].request('codex'), turns[i].request('codex')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(1024);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(1024);
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     }
   });
 });
@@ -148,7 +154,7 @@ describe('codex in a zh-Hans session', () => {
 
   it('reads the Chinese body and segment text', async () => {
     const request = (await h.turn('我走进河里')).request('codex');
-    expect(sharedTokens(request, (await h.turn('我等着')).request('codex'))).toBeGreaterThanOrEqual(1024);
+    expect(sharedTokens(request, (await h.turn('我等着')).request('codex'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('词条集');
     expect(request.section('segments')).toContain('以下是有自己记录的角色');
     expect(request.turnContext).toContain('（词条集为空）');

@@ -16,6 +16,12 @@ const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { fu
 const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
 /** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
 const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/**
+ * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
+ * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
+ * a smaller roster still reads it from cache.
+ */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 describe('world-time clock and manifest', () => {
@@ -128,11 +134,11 @@ describe('world-time/advance (contract, through the engine)', () => {
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 
-  it('has a stable prefix (tool definitions + system prompt) of at least 1024 emulator tokens, which the emulator reads from cache', () => {
+  it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
     for (let i = 1; i < turns.length; i++) {
       const [before, after] = [turns[i - 1].request('world-time', 'advance'), turns[i].request('world-time', 'advance')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(1024);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(1024);
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     }
   });
 });
@@ -151,7 +157,7 @@ describe('world-time in a zh-Hans session, with the world setting the start', ()
 
   it('reads the Chinese body and time', async () => {
     const request = (await h.turn('我睡觉')).request('world-time', 'advance');
-    expect(sharedTokens(request, (await h.turn('我醒来')).request('world-time', 'advance'))).toBeGreaterThanOrEqual(1024);
+    expect(sharedTokens(request, (await h.turn('我醒来')).request('world-time', 'advance'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('世界内的时钟');
     expect(request.section('segments')).toContain('故事的时钟从第 3 天，21:15（夜晚）开始');
     expect(request.turnContext).toContain('故事中的当前时间：第 3 天，21:15（夜晚）');
