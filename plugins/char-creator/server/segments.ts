@@ -52,7 +52,7 @@ export function characterSegments(options: SegmentOptions): ReturnedSegment[] {
       content: block(
         'character-schema',
         prompts.loadOrThrow('schema-intro', ctx.locale),
-        properties.map(([name, p]) => `- ${name} | ${describeType(p)} | ${line(p.description ?? '')}`),
+        properties.map(([name, p]) => `- ${name} | ${describeType(p)} | ${line(p.description ?? '')}`.trimEnd()),
       ),
       position: 'system',
       audience: 'self',
