@@ -12,11 +12,12 @@ export class ServiceCallError extends Error {
   }
 }
 
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 export const isServicePoint = (point: string): point is ServicePoint => (SERVICE_POINTS as readonly string[]).includes(point);
 
 /**
- * `ctx.services(point)`: every provider of a service point, in the registry's order (plugin id
- * order), each resolved through `run` with the input `{}`, answered with the host-set
+ * `ctx.services(point)`: every provider of a service point, in plugin id order (then extension id), each resolved through `run` with the input `{}`, answered with the host-set
  * `providerPluginId`. `run: null` refuses the call (inside a service provider: no nesting, so no
  * cycle), naming the reason.
  */
@@ -31,7 +32,9 @@ export function serviceReader(args: {
     if (!isServicePoint(point)) throw new ServiceCallError(pluginId, `"${String(point)}" is not a service point (${SERVICE_POINTS.join(', ')})`);
     if (!run || !registry) throw new ServiceCallError(pluginId, args.refusal ?? 'not available here');
     const out: ServiceResult<P>[] = [];
-    for (const provider of registry.providers(point)) {
+    // plugin id order (then extension id) whatever order the plugins were loaded in
+    const providers = [...registry.providers(point)].sort((a, b) => compare(a.pluginId, b.pluginId) || compare(a.id, b.id));
+    for (const provider of providers) {
       const result = (await run(provider, {})) as ServiceResult<P>['result'];
       out.push(Object.freeze({ providerPluginId: provider.pluginId, id: provider.id, result: structuredClone(result) }));
     }
