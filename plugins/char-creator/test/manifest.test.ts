@@ -9,6 +9,17 @@ describe('char-creator plugin manifest', () => {
     expect(plugin.manifest).toMatchObject({ id: 'char-creator', enabledByDefault: false });
     expect(plugin.manifest.contributes.extensions).toEqual([{ point: 'prompt.segment@1', id: 'characters' }]);
     expect(plugin.manifest.contributes.tools.map((t) => t.name)).toEqual(['create-character', 'update-character-fields']);
+    // every parameter has a type and a description (a comma in an unquoted YAML flow value would split it into a stray key)
+    for (const tool of plugin.manifest.contributes.tools) {
+      const walk = (schema: Record<string, unknown>) => {
+        for (const property of Object.values((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+          for (const key of Object.keys(property)) expect(['type', 'description', 'items', 'properties', 'required', 'additionalProperties']).toContain(key);
+          if (property.items) walk(property.items as Record<string, unknown>);
+          if (property.properties) walk(property);
+        }
+      };
+      walk(tool.parameters);
+    }
   });
 
   it('its character-tracker runs after the narrative with a one-turn window, the reasoning switch off and a required tool', () => {

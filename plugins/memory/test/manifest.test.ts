@@ -13,6 +13,17 @@ describe('memory plugin manifest', () => {
     ]);
     expect(plugin.manifest.contributes.tools.map((t) => t.name)).toEqual(['memory-append', 'memory-replace', 'memory-clear']);
     expect(plugin.entry).toBe(join(__dirname, '..', 'server', 'index.ts'));
+    // every parameter has a type and a description (a comma in an unquoted YAML flow value would split it into a stray key)
+    for (const tool of plugin.manifest.contributes.tools) {
+      const walk = (schema: Record<string, unknown>) => {
+        for (const property of Object.values((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+          for (const key of Object.keys(property)) expect(['type', 'description', 'items', 'properties', 'required', 'additionalProperties']).toContain(key);
+          if (property.items) walk(property.items as Record<string, unknown>);
+          if (property.properties) walk(property);
+        }
+      };
+      walk(tool.parameters);
+    }
   });
 
   it('its keeper runs after the narrative with no history, the reasoning switch off and a required tool', () => {
