@@ -42,7 +42,7 @@ function renderDefinitions(options: RenderOptions): string {
   return [
     '<memory-block-definitions>',
     prompts.loadOrThrow('definitions-intro', ctx.locale),
-    ...options.blocks.map((b) => `- ${b.id} | ${one(b.label)} | ${b.limit} | ${one(b.description ?? '')}`),
+    ...options.blocks.map((b) => `- ${b.id} | ${one(b.label)} | ${b.limit} | ${one(b.description ?? '')}`.trimEnd()),
     '</memory-block-definitions>',
   ].join('\n');
 }

@@ -29,6 +29,8 @@ describe('memory (contract, through the engine)', () => {
             // turn 3: clear
             { tool: 'memory-clear', args: { block: 'village-rumours' } },
             { tool: 'runtime-done', args: {} },
+            // turn 4: nothing to keep is one runtime-done call
+            { tool: 'runtime-done', args: {} },
           ],
         },
       });
@@ -101,6 +103,20 @@ describe('memory (contract, through the engine)', () => {
       );
       expect(prompts.size).toBe(1);
       expect(await h.audit()).toMatchObject({ identical: true });
+    });
+
+    it('turn 4: nothing to keep is a single runtime-done (required allows it); no row changes; the narrator system prompt never changed', async () => {
+      const before = await h.pluginData('memory', 'blocks');
+      const turn = await h.turn('I wait.');
+      expect(turn.requestsOf('memory', 'keeper')).toHaveLength(1);
+      expect(turn.eventsOf('tool.completed@1').map((e) => [e.name, e.ok])).toEqual([['runtime-done', true]]);
+      expect(await h.pluginData('memory', 'blocks')).toEqual(before);
+      const narratorPrompts = new Set(
+        (await h.events())
+          .filter((e) => e.type === 'llm.calling@1' && (e.data as { runtimeId: string }).runtimeId === 'narrator')
+          .map((e) => JSON.stringify((JSON.parse((e.data as { body: string }).body) as { messages: { content: unknown }[] }).messages[0].content)),
+      );
+      expect(narratorPrompts.size).toBe(1);
     });
   });
 });
