@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { unknownSchemaKeywords } from './schema-keywords';
 
 const ID_MESSAGE = 'lower-case id: letters, digits, dashes';
 /** A plugin or runtime id: lower-case letters, digits and dashes, starting with a letter. */
@@ -182,11 +183,28 @@ export const StaticPromptSegment = z
 export const ExtensionContribution = z.object({ point: ExtensionPoint, id: z.string().min(1) }).strict();
 export type ExtensionContribution = z.infer<typeof ExtensionContribution>;
 
+/** A schema whose every key is a JSON Schema keyword (`unknownSchemaKeywords`), or an issue per stray key. */
+function onlySchemaKeywords(schema: Record<string, unknown>, ctx: z.core.$RefinementCtx): void {
+  for (const path of unknownSchemaKeywords(schema))
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `"${String(path[path.length - 1])}" is not a JSON Schema keyword (in YAML flow style, quote a text with a comma: description: "a, b")`,
+    });
+}
+
 export const ToolContribution = z
   .object({
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'a tool name: letters, digits, _ and -'),
     description: z.string().min(1),
-    parameters: JsonSchema.refine((s) => s.type === 'object', { message: 'tool parameters are a JSON schema with type: object' }),
+    parameters: JsonSchema.refine((s) => s.type === 'object', { message: 'tool parameters are a JSON schema with type: object' }).superRefine((schema, ctx) => {
+      for (const path of unknownSchemaKeywords(schema))
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `"${String(path[path.length - 1])}" is not a JSON Schema keyword (in YAML flow style, quote a text with a comma: description: "a, b")`,
+        });
+    }),
     /**
      * A successful call completes the runtime (as `runtime-done` does): a bookkeeper whose write tool
      * also says "no change" (`updates: []`) sends one request per turn (spec §2 "Layout for
@@ -214,7 +232,7 @@ export const SettingContribution = z.discriminatedUnion('type', [
 ]);
 export type SettingContribution = z.infer<typeof SettingContribution>;
 
-export const EventContribution = z.object({ topic: EventTopic, description: z.string().min(1), payload: JsonSchema }).strict();
+export const EventContribution = z.object({ topic: EventTopic, description: z.string().min(1), payload: JsonSchema.superRefine(onlySchemaKeywords) }).strict();
 export type EventContribution = z.infer<typeof EventContribution>;
 
 export const PluginContributes = z

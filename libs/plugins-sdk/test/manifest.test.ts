@@ -18,7 +18,13 @@ describe('plugin manifest (PLUGIN.md front matter)', () => {
   it('fills the defaults: no inline runtime, empty contributions, no entry', () => {
     const { manifest, body } = parsePluginFile(`---\n${head}\n---\nBody.`);
     expect(body).toBe('Body.');
-    expect(manifest).toEqual({ id: 'p', name: 'P', version: '1', enabledByDefault: true, contributes: { prompt: [], extensions: [], tools: [], settings: [], events: [] } });
+    expect(manifest).toEqual({
+      id: 'p',
+      name: 'P',
+      version: '1',
+      enabledByDefault: true,
+      contributes: { prompt: [], extensions: [], tools: [], settings: [], events: [] },
+    });
   });
 
   it('the old runtimes: array is an unknown key', () => {
@@ -53,6 +59,29 @@ describe('plugin manifest (PLUGIN.md front matter)', () => {
         'contributes:\n  tools:\n    - { name: t, description: d, parameters: { type: object } }\n    - { name: t, description: e, parameters: { type: object } }',
       ),
     ).toBe('plugins/p/PLUGIN.md: contributes.tools.1.name: duplicate tool name "t"');
+  });
+
+  it('contributes.tools and events: a key that is not a JSON Schema keyword (a YAML comma slip) is refused with its path', () => {
+    const tool = (params: string) => `contributes:\n  tools:\n    - name: note\n      description: Notes it.\n      parameters: ${params}`;
+    // unquoted, the comma splits the flow mapping: "two" becomes a key of the property's schema
+    expect(pluginError(tool('{ type: object, properties: { text: { type: string, description: one, two } } }'))).toBe(
+      'plugins/p/PLUGIN.md: contributes.tools.0.parameters.properties.text.two: "two" is not a JSON Schema keyword (in YAML flow style, quote a text with a comma: description: "a, b")',
+    );
+    expect(pluginError(tool('{ type: object, properties: { text: { type: string, description: "one, two" } } }'))).toBeNull();
+    // nested schemas are walked (items, anyOf lists, additionalProperties); property names and x- keys are free
+    expect(pluginError(tool('{ type: object, properties: { list: { type: array, items: { anyOf: [{ type: string }, { typo: 1 }] } } } }'))).toMatch(
+      /contributes\.tools\.0\.parameters\.properties\.list\.items\.anyOf\.1\.typo: "typo" is not a JSON Schema keyword/,
+    );
+    expect(
+      pluginError(
+        tool('{ type: object, x-ui: wide, properties: { type: { type: string }, required: { type: boolean } }, additionalProperties: { type: number } }'),
+      ),
+    ).toBeNull();
+    expect(
+      pluginError(
+        'contributes:\n  events:\n    - { topic: a.b, description: d, payload: { type: object, properties: { x: { type: string, minLenght: 1 } } } }',
+      ),
+    ).toMatch(/contributes\.events\.0\.payload\.properties\.x\.minLenght: "minLenght" is not a JSON Schema keyword/);
   });
 
   it('contributes.settings: the default matches the type; an enum default is one of its values', () => {
