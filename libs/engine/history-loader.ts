@@ -62,7 +62,10 @@ export function retryRead(execution: { retryFromTurnId?: string }): { without?: 
   return execution.retryFromTurnId === undefined ? {} : { without: execution.retryFromTurnId };
 }
 
-/** What a regenerated turn's handlers and functions see of it (`ctx.session.retryFromTurnId`). */
-export function retryScope(execution: { retryFromTurnId?: string }): { retryFromTurnId?: string } {
-  return execution.retryFromTurnId === undefined ? {} : { retryFromTurnId: execution.retryFromTurnId };
+/**
+ * What an execution's handlers, tools and functions see of its turn: its own `turnId`
+ * (`ctx.session.turnId`) and, for a regenerated turn, the turn it re-runs (`ctx.session.retryFromTurnId`).
+ */
+export function retryScope(execution: { turnId: string; retryFromTurnId?: string }): { turnId: string; retryFromTurnId?: string } {
+  return execution.retryFromTurnId === undefined ? { turnId: execution.turnId } : { turnId: execution.turnId, retryFromTurnId: execution.retryFromTurnId };
 }

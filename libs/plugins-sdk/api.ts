@@ -236,8 +236,10 @@ export interface HandlerContext {
   /**
    * `retryFromTurnId`: set while a regenerated turn runs (`POST …/turns/:turnId/retry`), the turn it
    * re-runs from the same source; a runtime that depends on that turn's artifact reads it by this id.
+   * `turnId`: this execution's own turn (a regeneration, or a turn submitted again after a failure,
+   * has a new one), so a plugin can key the artifacts of a turn by it; absent where no execution runs.
    */
-  readonly session: Readonly<{ id: string; turnNumber: number; retryFromTurnId?: string }>;
+  readonly session: Readonly<{ id: string; turnNumber: number; turnId?: string; retryFromTurnId?: string }>;
   readonly world: WorldView | null;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly pluginData: PluginDataReader;

@@ -62,6 +62,11 @@ export interface ExecutionScope {
   pluginSettings?: PluginSettings;
   /** A regenerated turn: the turn it re-runs (`ctx.session.retryFromTurnId`; its artifacts are read through it). */
   retryFromTurnId?: string;
+  /**
+   * The execution's own turn id (`ctx.session.turnId`): a regeneration or a turn submitted again
+   * after a failure has a new one, so a plugin can key a turn's artifacts by it.
+   */
+  turnId?: string;
 }
 
 export function handlerContext(scope: ExecutionScope, pluginId: string, pluginData: PluginDataSource, plugin?: LoadedPlugin): HandlerContext {
@@ -71,6 +76,7 @@ export function handlerContext(scope: ExecutionScope, pluginId: string, pluginDa
     session: Object.freeze({
       id: scope.sessionId,
       turnNumber: scope.turnNumber,
+      ...(scope.turnId !== undefined ? { turnId: scope.turnId } : {}),
       ...(scope.retryFromTurnId !== undefined ? { retryFromTurnId: scope.retryFromTurnId } : {}),
     }),
     world: worldView(scope.world),

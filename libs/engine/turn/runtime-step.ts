@@ -10,6 +10,8 @@ import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { functionInputs } from '../inputs';
 import { executionCatalog } from '../catalog-generations';
 import { runAgentLoop } from '../agent';
+import { conditionHolds } from './runtime-condition';
+import { recordRuntimeOutput } from './record-output';
 
 /**
  * produced: this job called the model and recorded the output; reused: an earlier job had; fenced:
@@ -38,6 +40,10 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const run = new ExecutionRun(deps.store, journal, job, job.attempt);
   const execution = run.execution;
   if (execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
+  // `schedule.when` says no: skipped, recorded as an empty output (no model or function call)
+  if (!conditionHolds(catalog, runtime.manifest.schedule.when, execution.outputs.values())) {
+    return recordRuntimeOutput({ deps, job, run, runtime, catalog, text: '' });
+  }
   // the rows the barrier of this execution read in this process, when the session has not moved since
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
   const [{ locale, world, pluginSettings }, history] = await Promise.all([
