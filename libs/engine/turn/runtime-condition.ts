@@ -17,11 +17,7 @@ function truthy(value: unknown): boolean {
  * Derived from the recorded outputs only, so every attempt and a rebuild decide the same.
  * A runtime without `when` always runs.
  */
-export function conditionHolds(
-  catalog: RuntimeCatalog,
-  when: RuntimeCondition | undefined,
-  outputs: Iterable<RuntimeOutput>,
-): boolean {
+export function conditionHolds(catalog: RuntimeCatalog, when: RuntimeCondition | undefined, outputs: Iterable<RuntimeOutput>): boolean {
   if (!when) return true;
   const output = [...outputs].find((o) => `${o.pluginId}/${o.runtimeId}` === when.runtime);
   if (!output) return false;

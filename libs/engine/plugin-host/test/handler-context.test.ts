@@ -16,7 +16,7 @@ describe('handler context: ctx.session', () => {
     expect('retryFromTurnId' in ctx.session).toBe(false);
   });
 
-  it('ctx.session.turnId is the execution\'s own turn (absent where no execution runs)', () => {
+  it("ctx.session.turnId is the execution's own turn (absent where no execution runs)", () => {
     expect(handlerContext({ ...scope, ...retryScope({ turnId: 'turn-9' }) }, 'p', emptyPluginData).session.turnId).toBe('turn-9');
     expect('turnId' in handlerContext(scope, 'p', emptyPluginData).session).toBe(false);
   });
