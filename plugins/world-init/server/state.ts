@@ -1,0 +1,62 @@
+import type { PluginDataReader, WorldView } from '../../../libs/plugins-sdk';
+import { declaredDimensions } from './dimensions';
+
+/** One dimension's state: its value and version (the version goes up by one each time the value changes). */
+export interface DimensionState {
+  value: unknown;
+  version: number;
+}
+
+/** Sₙ: the dimensions a turn reads, frozen for the whole turn. */
+export interface Snapshot {
+  dimensions: Record<string, DimensionState>;
+}
+
+/** What a turn's tracker wrote for the next turn, stamped with the turn (execution) that wrote it. */
+export interface Staged extends Snapshot {
+  turnId: string;
+}
+
+/** Namespaces of the plugin's data. */
+export const PUBLISHED = 'published';
+export const STAGED = 'staged';
+
+/** A turn number as a key that sorts as it counts. */
+export const turnKey = (turnNumber: number) => `turn-${String(turnNumber).padStart(6, '0')}`;
+
+/** The world's declared values and versions: the session's state before its first turn. */
+export function initialSnapshot(world: WorldView | null): Snapshot {
+  return { dimensions: Object.fromEntries(declaredDimensions(world).map(([id, d]) => [id, { value: d.value, version: d.version }])) };
+}
+
+/** The state `from` has for each dimension the world declares now (a dimension it lacks: the declared one). */
+function overWorld(world: WorldView | null, from: Snapshot): Snapshot {
+  const initial = initialSnapshot(world).dimensions;
+  return {
+    dimensions: Object.fromEntries(Object.entries(initial).map(([id, d]) => [id, Object.hasOwn(from.dimensions, id) ? from.dimensions[id] : d])),
+  };
+}
+
+function isSnapshot(value: unknown): value is Snapshot {
+  return value !== null && typeof value === 'object' && 'dimensions' in value && typeof (value as Snapshot).dimensions === 'object';
+}
+
+/**
+ * Sₙ of turn `turnNumber`: what its pre-turn stage published (a regenerated turn reads the artifact
+ * its source turn published, which has the same number), else what it will publish: the previous
+ * turn's staged state (the tracker's writes of a committed turn), else the previous turn's
+ * published state (its tracker did not run), else — the session's first turn with this plugin —
+ * the world's declared values. A pure function of the plugin's data, so the pre-turn publication,
+ * the story's segment and the world context agree even when one is asked before the publication.
+ */
+export async function currentSnapshot(data: PluginDataReader, world: WorldView | null, turnNumber: number): Promise<Snapshot> {
+  const published = await data.get(PUBLISHED, turnKey(turnNumber));
+  if (isSnapshot(published)) return overWorld(world, published);
+  if (turnNumber > 1) {
+    const staged = await data.get(STAGED, turnKey(turnNumber - 1));
+    if (isSnapshot(staged)) return overWorld(world, { dimensions: staged.dimensions });
+    const previous = await data.get(PUBLISHED, turnKey(turnNumber - 1));
+    if (isSnapshot(previous)) return overWorld(world, previous);
+  }
+  return initialSnapshot(world);
+}

@@ -1,0 +1,81 @@
+import type { ToolContext } from '../../../libs/plugins-sdk';
+import { declaredDimensions, trackedDimensions, valueCheck } from './dimensions';
+import { ruleEntry } from './segments';
+import { currentSnapshot, type DimensionState, STAGED, type Staged, turnKey } from './state';
+
+/** An update the model asked for. */
+interface Update {
+  id: string;
+  value: unknown;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Why an update is refused (naming the dimension), or null. */
+function refusal(update: Update, ctx: ToolContext): string | null {
+  const all = new Map(declaredDimensions(ctx.world));
+  const tracked = new Map(trackedDimensions(ctx.world));
+  const d = all.get(update.id);
+  if (!d) return `dimension "${update.id}": no such dimension (tracked dimensions: ${[...tracked.keys()].join(', ') || 'none'})`;
+  if (!tracked.has(update.id)) return `dimension "${update.id}" has no update rule: it is constant and cannot be changed`;
+  const problem = valueCheck(d.schema)?.(update.value) ?? null;
+  return problem === null ? null : `dimension "${update.id}": ${JSON.stringify(update.value)} does not match its schema (${problem})`;
+}
+
+/**
+ * `update-dimensions({ updates })`: this turn's changes, checked against each dimension's schema
+ * first — one bad update refuses the call (a tool error naming the dimension) and nothing is
+ * written. Accepted, the state for the next turn is staged: Sₙ with the changes (a changed value
+ * gets version + 1), stamped with this turn's id. An empty `updates` stages Sₙ unchanged. A
+ * second call in the same turn builds on the first; a staged state of another turn (a replaced or
+ * failed one with the same number) is ignored. The staged state is published by the next turn's
+ * pre-turn stage, so nothing this turn reads changes.
+ */
+export async function updateDimensions(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+  const updates = (args.updates as Update[] | undefined) ?? [];
+  const seen = new Set<string>();
+  for (const u of updates) {
+    if (seen.has(u.id)) throw new Error(`dimension "${u.id}": updated twice in one call`);
+    seen.add(u.id);
+    const why = refusal(u, ctx);
+    if (why) throw new Error(`${why}; nothing was written`);
+  }
+  const turnId = ctx.session.turnId;
+  if (turnId === undefined) throw new Error('no turn is running (ctx.session.turnId is missing)');
+  const key = turnKey(ctx.session.turnNumber);
+  const published = await currentSnapshot(ctx.pluginData, ctx.world, ctx.session.turnNumber);
+  const earlier = (await ctx.pluginData.get(STAGED, key)) as Staged | null;
+  const base = earlier?.turnId === turnId ? earlier.dimensions : published.dimensions;
+  const next: Record<string, DimensionState> = { ...base };
+  for (const u of updates) {
+    const before = published.dimensions[u.id];
+    next[u.id] = sameJson(before.value, u.value) ? before : { value: u.value, version: before.version + 1 };
+  }
+  const staged: Staged = { turnId, dimensions: next };
+  await ctx.pluginData.set(STAGED, key, staged);
+  const changed = Object.keys(next)
+    .filter((id) => !sameJson(next[id].value, published.dimensions[id]?.value))
+    .sort();
+  return { changed, note: 'Recorded for the next turn; the values of this turn stay as they are.' };
+}
+
+const DEFAULT_RULE_PAGE = 10;
+
+/** `dimension-rule-get({ id?, offset?, limit? })`: the rule and schema of one tracked dimension, or a page of them by id. */
+export function dimensionRuleGet(args: Record<string, unknown>, ctx: ToolContext): unknown {
+  const tracked = trackedDimensions(ctx.world);
+  if (typeof args.id === 'string') {
+    const found = tracked.find(([id]) => id === args.id);
+    if (!found) throw new Error(`dimension "${args.id}": no tracked dimension with this id (tracked: ${tracked.map(([id]) => id).join(', ') || 'none'})`);
+    return { rules: ruleEntry(found[0], found[1], ctx.locale, ctx.sdk) };
+  }
+  const offset = typeof args.offset === 'number' ? args.offset : 0;
+  const end = Math.min(tracked.length, offset + (typeof args.limit === 'number' ? args.limit : DEFAULT_RULE_PAGE));
+  return {
+    rules: tracked
+      .slice(offset, end)
+      .map(([id, d]) => ruleEntry(id, d, ctx.locale, ctx.sdk))
+      .join('\n'),
+    page: { offset, total: tracked.length, ...(end < tracked.length ? { nextOffset: end } : {}) },
+  };
+}
