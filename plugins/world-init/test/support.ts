@@ -17,8 +17,9 @@ export const trackerTurn = (updates: { id: string; value: unknown }[]) => [{ too
 
 /** The `<tag>…</tag>` block of a text. */
 export function blockOf(text: string, tag: string): string {
-  const start = text.indexOf(`<${tag}>`);
+  // the block itself: a body may name the tag in prose before it
   const end = text.indexOf(`</${tag}>`);
+  const start = end < 0 ? -1 : text.lastIndexOf(`<${tag}>`, end);
   if (start < 0 || end < 0) throw new Error(`no <${tag}> in:\n${text}`);
   return text.slice(start, end + tag.length + 3);
 }
