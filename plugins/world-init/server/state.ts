@@ -41,21 +41,25 @@ function isSnapshot(value: unknown): value is Snapshot {
   return value !== null && typeof value === 'object' && 'dimensions' in value && typeof (value as Snapshot).dimensions === 'object';
 }
 
+/** How many earlier turn numbers `currentSnapshot` looks back through (activations count as turns without a publication). */
+export const LOOKBACK_TURNS = 64;
+
 /**
  * Sₙ of turn `turnNumber`: what its pre-turn stage published (a regenerated turn reads the artifact
- * its source turn published, which has the same number), else what it will publish: the previous
- * turn's staged state (the tracker's writes of a committed turn), else the previous turn's
- * published state (its tracker did not run), else — the session's first turn with this plugin —
- * the world's declared values. A pure function of the plugin's data, so the pre-turn publication,
- * the story's segment and the world context agree even when one is asked before the publication.
+ * its source turn published, which has the same number), else what it will publish: going back
+ * from the previous turn number, the first staged state (a committed turn's tracker writes) or
+ * published state (a turn whose tracker did not run) — a turn number without either is an
+ * execution this plugin did not run in (an activation) — else, the session's first turn with this
+ * plugin, the world's declared values. A pure function of the plugin's data, so the pre-turn
+ * publication, the story's segment and the world context agree even when one is asked first.
  */
 export async function currentSnapshot(data: PluginDataReader, world: WorldView | null, turnNumber: number): Promise<Snapshot> {
   const published = await data.get(PUBLISHED, turnKey(turnNumber));
   if (isSnapshot(published)) return overWorld(world, published);
-  if (turnNumber > 1) {
-    const staged = await data.get(STAGED, turnKey(turnNumber - 1));
+  for (let k = turnNumber - 1; k >= 1 && k >= turnNumber - LOOKBACK_TURNS; k--) {
+    const staged = await data.get(STAGED, turnKey(k));
     if (isSnapshot(staged)) return overWorld(world, { dimensions: staged.dimensions });
-    const previous = await data.get(PUBLISHED, turnKey(turnNumber - 1));
+    const previous = await data.get(PUBLISHED, turnKey(k));
     if (isSnapshot(previous)) return overWorld(world, previous);
   }
   return initialSnapshot(world);
