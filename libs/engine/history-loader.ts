@@ -57,6 +57,19 @@ export async function loadRuntimeHistory(
   };
 }
 
+/**
+ * `ctx.session.previousTurnId`: the turn of the last player input in the history this execution
+ * reads — the previous turn as committed (after a `select`, the chosen alternative's turn; for a
+ * regeneration, the turn before the one it re-runs). None on the first turn, or when that input is
+ * compacted already (compaction protects the last two player turns).
+ */
+export function previousTurnScope(history: { messages: readonly { sourceType: string; turnId: string }[] }): { previousTurnId?: string } {
+  for (let i = history.messages.length - 1; i >= 0; i--) {
+    if (history.messages[i].sourceType === 'player') return { previousTurnId: history.messages[i].turnId };
+  }
+  return {};
+}
+
 /** A regenerated turn's history read: without the turn it re-runs (none for any other execution). */
 export function retryRead(execution: { retryFromTurnId?: string }): { without?: string } {
   return execution.retryFromTurnId === undefined ? {} : { without: execution.retryFromTurnId };

@@ -67,6 +67,8 @@ export interface ExecutionScope {
    * after a failure has a new one, so a plugin can key a turn's artifacts by it.
    */
   turnId?: string;
+  /** The previous turn as the history has it (`ctx.session.previousTurnId`, `previousTurnScope`). */
+  previousTurnId?: string;
 }
 
 export function handlerContext(scope: ExecutionScope, pluginId: string, pluginData: PluginDataSource, plugin?: LoadedPlugin): HandlerContext {
@@ -77,6 +79,7 @@ export function handlerContext(scope: ExecutionScope, pluginId: string, pluginDa
       id: scope.sessionId,
       turnNumber: scope.turnNumber,
       ...(scope.turnId !== undefined ? { turnId: scope.turnId } : {}),
+      ...(scope.previousTurnId !== undefined ? { previousTurnId: scope.previousTurnId } : {}),
       ...(scope.retryFromTurnId !== undefined ? { retryFromTurnId: scope.retryFromTurnId } : {}),
     }),
     world: worldView(scope.world),

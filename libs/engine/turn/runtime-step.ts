@@ -1,7 +1,7 @@
 import { RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history-handoff';
-import { loadRuntimeHistory, retryRead, retryScope } from '../history-loader';
+import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history-loader';
 import { runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from './deps';
@@ -59,6 +59,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
     world,
     pluginSettings,
     ...retryScope(execution),
+    ...previousTurnScope(history),
   };
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)

@@ -7,7 +7,7 @@ import { dimensionRuleGet, updateDimensions } from './tools';
 /** The id of this plugin's `prompt.segment@1` and `session.world-context@1` providers. */
 export const PROVIDER_ID = 'dimensions';
 
-const snapshotOf = (ctx: HandlerContext) => currentSnapshot(ctx.pluginData, ctx.world, ctx.session.turnNumber);
+const snapshotOf = (ctx: HandlerContext) => currentSnapshot(ctx.pluginData, ctx.world, ctx.session);
 
 /**
  * world-init: the session's dimensions, published read-only once per turn (Sₙ), shown to the story,
@@ -21,7 +21,7 @@ export function register(api: PluginApi): void {
     if (!ctx.world || declaredDimensions(ctx.world).length === 0) return { track: false };
     const key = turnKey(ctx.session.turnNumber);
     if ((await ctx.pluginData.get(PUBLISHED, key)) === null) {
-      await ctx.pluginData.set(PUBLISHED, key, await currentSnapshot(ctx.pluginData, ctx.world, ctx.session.turnNumber));
+      await ctx.pluginData.set(PUBLISHED, key, await currentSnapshot(ctx.pluginData, ctx.world, ctx.session));
     }
     return { track: trackedDimensions(ctx.world).length > 0 };
   });

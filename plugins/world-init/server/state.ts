@@ -12,9 +12,9 @@ export interface Snapshot {
   dimensions: Record<string, DimensionState>;
 }
 
-/** What a turn's tracker wrote for the next turn, stamped with the turn (execution) that wrote it. */
+/** What a turn's tracker wrote for the next turn (kept under that turn's id). */
 export interface Staged extends Snapshot {
-  turnId: string;
+  turnNumber: number;
 }
 
 /** Namespaces of the plugin's data. */
@@ -44,21 +44,31 @@ function isSnapshot(value: unknown): value is Snapshot {
 /** How many earlier turn numbers `currentSnapshot` looks back through (activations count as turns without a publication). */
 export const LOOKBACK_TURNS = 64;
 
+/** Where Sₙ is read from: the turn's number and the previous turn as the history has it. */
+export interface TurnRef {
+  turnNumber: number;
+  /** `ctx.session.previousTurnId`: the committed previous turn (after a select, the chosen alternative). */
+  previousTurnId?: string;
+}
+
 /**
- * Sₙ of turn `turnNumber`: what its pre-turn stage published (a regenerated turn reads the artifact
- * its source turn published, which has the same number), else what it will publish: going back
- * from the previous turn number, the first staged state (a committed turn's tracker writes) or
- * published state (a turn whose tracker did not run) — a turn number without either is an
- * execution this plugin did not run in (an activation) — else, the session's first turn with this
- * plugin, the world's declared values. A pure function of the plugin's data, so the pre-turn
- * publication, the story's segment and the world context agree even when one is asked first.
+ * Sₙ of a turn: what its pre-turn stage published (a regenerated turn reads the artifact its source
+ * turn published, which has the same number); else what it will publish: the state the previous
+ * turn's tracker staged (`staged/<previousTurnId>`: the alternative the history holds, never a
+ * replaced or failed one); else, going back from the previous turn number, the first published
+ * state (the tracker did not run; a number without one is an execution this plugin did not run in,
+ * such as an activation); else — the session's first turn with this plugin — the world's declared
+ * values. A pure function of the plugin's data, so the pre-turn publication, the story's segment
+ * and the world context agree even when one is asked first.
  */
-export async function currentSnapshot(data: PluginDataReader, world: WorldView | null, turnNumber: number): Promise<Snapshot> {
-  const published = await data.get(PUBLISHED, turnKey(turnNumber));
+export async function currentSnapshot(data: PluginDataReader, world: WorldView | null, turn: TurnRef): Promise<Snapshot> {
+  const published = await data.get(PUBLISHED, turnKey(turn.turnNumber));
   if (isSnapshot(published)) return overWorld(world, published);
-  for (let k = turnNumber - 1; k >= 1 && k >= turnNumber - LOOKBACK_TURNS; k--) {
-    const staged = await data.get(STAGED, turnKey(k));
+  if (turn.previousTurnId !== undefined) {
+    const staged = await data.get(STAGED, turn.previousTurnId);
     if (isSnapshot(staged)) return overWorld(world, { dimensions: staged.dimensions });
+  }
+  for (let k = turn.turnNumber - 1; k >= 1 && k >= turn.turnNumber - LOOKBACK_TURNS; k--) {
     const previous = await data.get(PUBLISHED, turnKey(k));
     if (isSnapshot(previous)) return overWorld(world, previous);
   }

@@ -1,7 +1,7 @@
 import type { ToolContext } from '../../../libs/plugins-sdk';
 import { declaredDimensions, trackedDimensions, valueCheck } from './dimensions';
 import { ruleEntry } from './segments';
-import { currentSnapshot, type DimensionState, STAGED, type Staged, turnKey } from './state';
+import { currentSnapshot, type DimensionState, STAGED, type Staged } from './state';
 
 /** An update the model asked for. */
 interface Update {
@@ -25,11 +25,11 @@ function refusal(update: Update, ctx: ToolContext): string | null {
 /**
  * `update-dimensions({ updates })`: this turn's changes, checked against each dimension's schema
  * first — one bad update refuses the call (a tool error naming the dimension) and nothing is
- * written. Accepted, the state for the next turn is staged: Sₙ with the changes (a changed value
- * gets version + 1), stamped with this turn's id. An empty `updates` stages Sₙ unchanged. A
- * second call in the same turn builds on the first; a staged state of another turn (a replaced or
- * failed one with the same number) is ignored. The staged state is published by the next turn's
- * pre-turn stage, so nothing this turn reads changes.
+ * written. Accepted, the state for the next turn is staged under this turn's id: Sₙ with the
+ * changes (a changed value gets version + 1). An empty `updates` stages Sₙ unchanged. A second
+ * call in the same turn builds on the first. The next turn's pre-turn stage publishes the state of
+ * the turn its history holds (`ctx.session.previousTurnId`), so nothing this turn reads changes,
+ * and a replaced, unselected or failed turn's writes are never read.
  */
 export async function updateDimensions(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
   const updates = (args.updates as Update[] | undefined) ?? [];
@@ -42,17 +42,17 @@ export async function updateDimensions(args: Record<string, unknown>, ctx: ToolC
   }
   const turnId = ctx.session.turnId;
   if (turnId === undefined) throw new Error('no turn is running (ctx.session.turnId is missing)');
-  const key = turnKey(ctx.session.turnNumber);
-  const published = await currentSnapshot(ctx.pluginData, ctx.world, ctx.session.turnNumber);
-  const earlier = (await ctx.pluginData.get(STAGED, key)) as Staged | null;
-  const base = earlier?.turnId === turnId ? earlier.dimensions : published.dimensions;
+  const published = await currentSnapshot(ctx.pluginData, ctx.world, ctx.session);
+  // a second call of the same turn builds on the first; another turn's writes live under its own id
+  const earlier = (await ctx.pluginData.get(STAGED, turnId)) as Staged | null;
+  const base = earlier?.dimensions ?? published.dimensions;
   const next: Record<string, DimensionState> = { ...base };
   for (const u of updates) {
     const before = published.dimensions[u.id];
     next[u.id] = sameJson(before.value, u.value) ? before : { value: u.value, version: before.version + 1 };
   }
-  const staged: Staged = { turnId, dimensions: next };
-  await ctx.pluginData.set(STAGED, key, staged);
+  const staged: Staged = { turnNumber: ctx.session.turnNumber, dimensions: next };
+  await ctx.pluginData.set(STAGED, turnId, staged);
   const changed = Object.keys(next)
     .filter((id) => !sameJson(next[id].value, published.dimensions[id]?.value))
     .sort();

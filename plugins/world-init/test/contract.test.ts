@@ -128,7 +128,8 @@ describe('world-init on Emberback (contract, through the engine)', () => {
     expect(outOfRange.error.code).toBe('TOOL_FAILED');
     expect(outOfRange.error.message).toMatch(/dimension "dragon-sleep": 11 does not match its schema/);
     expect(constant.error.message).toMatch(/dimension "caravan-road" has no update rule/);
-    expect((await h.pluginData('world-init', 'staged')).map((r) => r.key)).toEqual(['turn-000001', 'turn-000002']);
+    // staged rows are kept under the turn that wrote them: turns 1 and 2, none for turn 3
+    expect((await h.pluginData('world-init', 'staged')).map((r) => r.key)).toEqual([h.turns[0].turnId, h.turns[1].turnId]);
     // maxTurns: 1 — the previous turn and this one, not turn 1
     const contents = turn.request('world-init', 'dimension-tracker').messages.map((m) => m.content);
     expect(contents).toEqual(expect.arrayContaining(['I wait for the night to pass', 'I ring the bell three times']));

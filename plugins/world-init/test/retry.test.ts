@@ -69,4 +69,31 @@ describe('world-init: a regenerated turn reads the artifact its source turn read
       await h.close();
     }
   });
+
+  it('after select picks the original alternative again, the next turn reads what the original’s tracker staged, not the regeneration’s', async () => {
+    const h = await worldInitHarness({
+      world: EMBERBACK,
+      replies: {
+        [TRACKER]: [
+          ...trackerTurn([{ id: 'dragon-sleep', value: 7 }]), // turn 1, the original
+          ...trackerTurn([{ id: 'dragon-sleep', value: 3 }]), // turn 1, regenerated
+          ...trackerTurn([]), // turn 2
+        ],
+        default: 'A tremor runs through the terraces.',
+      },
+    });
+    try {
+      const one = await h.turn('I listen');
+      const again = await retry(h, one.turnId);
+      const regenerated = (await h.events()).find((e) => e.type === 'player-input.submitted@1' && e.data.executionId === again)!;
+      const turnIdOfRetry = (regenerated.data as { turnId: string }).turnId;
+      expect(turnIdOfRetry).not.toBe(one.turnId);
+      await h.engine.alternatives.select({ tenantId: h.tenantId, sessionId: h.sessionId, turnId: turnIdOfRetry, alternativeId: one.executionId });
+      const two = await h.turn('I wait');
+      expect(two.request('narrator').turnContext).toContain('- dragon-sleep (v2): 7\n');
+      expect(await h.audit()).toMatchObject({ identical: true });
+    } finally {
+      await h.close();
+    }
+  });
 });

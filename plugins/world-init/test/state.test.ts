@@ -12,25 +12,28 @@ function reader(rows: Record<string, unknown>): PluginDataReader {
   return { get: async (ns: string, key: string) => rows[`${ns}/${key}`] ?? null, list: async () => [] } as unknown as PluginDataReader;
 }
 
+const s7 = { dimensions: { sleep: { value: 7, version: 2 }, road: { value: 'open', version: 3 } } };
+const s6 = { turnNumber: 2, dimensions: { sleep: { value: 6, version: 3 }, road: { value: 'open', version: 3 } } };
+
 describe('Sₙ (currentSnapshot)', () => {
   it('the first turn reads the world’s declared values and versions', async () => {
-    expect(await currentSnapshot(reader({}), world, 1)).toEqual({ dimensions: { road: { value: 'open', version: 3 }, sleep: { value: 8, version: 1 } } });
+    expect(await currentSnapshot(reader({}), world, { turnNumber: 1 })).toEqual({
+      dimensions: { road: { value: 'open', version: 3 }, sleep: { value: 8, version: 1 } },
+    });
   });
 
-  it('a published artifact wins; else the previous staged state; else the previous published one', async () => {
-    const s7 = { dimensions: { sleep: { value: 7, version: 2 }, road: { value: 'open', version: 3 } } };
-    const s6 = { turnId: 't', dimensions: { sleep: { value: 6, version: 3 }, road: { value: 'open', version: 3 } } };
-    expect(await currentSnapshot(reader({ [`${PUBLISHED}/${turnKey(2)}`]: s7, [`${STAGED}/${turnKey(2)}`]: s6 }), world, 2)).toEqual(s7);
-    expect((await currentSnapshot(reader({ [`${PUBLISHED}/${turnKey(2)}`]: s7, [`${STAGED}/${turnKey(2)}`]: s6 }), world, 3)).dimensions.sleep).toEqual({
-      value: 6,
-      version: 3,
-    });
-    expect((await currentSnapshot(reader({ [`${PUBLISHED}/${turnKey(2)}`]: s7 }), world, 3)).dimensions.sleep).toEqual({ value: 7, version: 2 });
+  it('a published artifact wins; else the state the previous turn (as the history has it) staged; else the previous published one', async () => {
+    const rows = { [`${PUBLISHED}/${turnKey(2)}`]: s7, [`${STAGED}/turn-b`]: s6 };
+    expect(await currentSnapshot(reader(rows), world, { turnNumber: 2, previousTurnId: 'turn-a' })).toEqual(s7);
+    expect((await currentSnapshot(reader(rows), world, { turnNumber: 3, previousTurnId: 'turn-b' })).dimensions.sleep).toEqual({ value: 6, version: 3 });
+    // another alternative of turn 2 (not the one the history holds) wrote nothing this turn reads
+    expect((await currentSnapshot(reader(rows), world, { turnNumber: 3, previousTurnId: 'turn-c' })).dimensions.sleep).toEqual({ value: 7, version: 2 });
   });
 
   it('looks back past turn numbers this plugin did not run in (activations), not to the world’s initial values', async () => {
-    const s6 = { turnId: 't', dimensions: { sleep: { value: 6, version: 3 } } };
-    const snapshot = await currentSnapshot(reader({ [`${STAGED}/${turnKey(3)}`]: s6 }), world, 6);
+    const snapshot = await currentSnapshot(reader({ [`${PUBLISHED}/${turnKey(3)}`]: { dimensions: { sleep: { value: 6, version: 3 } } } }), world, {
+      turnNumber: 6,
+    });
     // a dimension the stored state lacks reads the world's declaration; one the world no longer declares is dropped
     expect(snapshot).toEqual({ dimensions: { road: { value: 'open', version: 3 }, sleep: { value: 6, version: 3 } } });
   });
