@@ -14,12 +14,45 @@ const MOVES = [
   'Climb to the upper terrace',
 ];
 
+/** Input and emulated cached tokens of one runtime over all its calls. */
+export interface RuntimeTokens {
+  runtime: string;
+  calls: number;
+  inputTokens: number;
+  cachedTokens: number;
+}
+
+/** The system prompt of one runtime's first request in a turn (the leading system message, as sent). */
+export interface TurnSystemPrompt {
+  turn: number;
+  turnId: string;
+  runtime: string;
+  system: string;
+}
+
 export interface EmberbackResult {
   turns: number;
+  sessionId: string;
+  /** The plugins the session ran (`session.created@1`). */
+  plugins: string[];
   rows: PrefixRow[];
   narratorMinSharedPercent: number;
+  /** Cached / input tokens over all calls of all runtimes. */
   cachedShare: number;
+  byRuntime: RuntimeTokens[];
+  systemPrompts: TurnSystemPrompt[];
   auditIdentical: boolean;
+}
+
+/** The leading system message of a recorded request body (OpenAI Chat and Responses `messages`/`input`, Anthropic `system`, Gemini `systemInstruction`). */
+export function leadingSystem(body: string): string {
+  const b = JSON.parse(body) as Record<string, unknown>;
+  const text = (c: unknown): string => (typeof c === 'string' ? c : Array.isArray(c) ? c.map((p: { text?: string }) => p.text ?? '').join('') : '');
+  if (b.system !== undefined) return text(b.system);
+  if (b.systemInstruction !== undefined) return text((b.systemInstruction as { parts?: unknown }).parts);
+  const list = (b.messages ?? b.input) as { role?: string; content?: unknown }[] | undefined;
+  const first = list?.[0];
+  return first && (first.role === 'system' || first.role === 'developer') ? text(first.content) : '';
 }
 
 /** A 50-turn Emberback session on the emulator: prefix report, emulated cache-read share, audit. */
@@ -43,10 +76,25 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
     const events = await covel.engine.store.readStream(id);
     let input = 0;
     let cached = 0;
+    const byRuntime = new Map<string, RuntimeTokens>();
+    const systemPrompts: TurnSystemPrompt[] = [];
+    const turnNumber = new Map(turnIds.map((t, i) => [t, i + 1]));
+    let plugins: string[] = [];
     for (const e of events) {
+      if (e.type === 'session.created@1') plugins = e.data.plugins ?? [];
+      if (e.type === 'llm.calling@1' && (e.data.step ?? 1) === 1 && turnNumber.has(e.data.turnId)) {
+        const runtime = `${e.data.pluginId}/${e.data.runtimeId}`;
+        systemPrompts.push({ turn: turnNumber.get(e.data.turnId)!, turnId: e.data.turnId, runtime, system: leadingSystem(e.data.body) });
+      }
       if (e.type === 'llm.responded@1') {
         input += e.data.usage.inputTokens;
         cached += e.data.usage.cachedInputTokens;
+        const runtime = `${e.data.pluginId}/${e.data.runtimeId}`;
+        const r = byRuntime.get(runtime) ?? { runtime, calls: 0, inputTokens: 0, cachedTokens: 0 };
+        r.calls += 1;
+        r.inputTokens += e.data.usage.inputTokens;
+        r.cachedTokens += e.data.usage.cachedInputTokens;
+        byRuntime.set(runtime, r);
       }
     }
     let auditIdentical = true;
@@ -56,9 +104,13 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
     }
     return {
       turns,
+      sessionId: id,
+      plugins,
       rows,
       narratorMinSharedPercent: Math.min(...narrator.map((r) => r.sharedPercent!)),
       cachedShare: input === 0 ? 0 : cached / input,
+      byRuntime: [...byRuntime.values()],
+      systemPrompts,
       auditIdentical,
     };
   } finally {

@@ -24,6 +24,14 @@ export const CreateSessionBody = z
       .record(safeText({ max: 200 }), z.record(safeText({ max: 200 }), z.union([z.string().max(10_000), z.number(), z.boolean()])))
       .optional()
       .meta({ description: "Plugin id → setting key → value, checked against each plugin's `contributes.settings`." }),
+    plugins: z
+      .array(safeText({ max: 200 }))
+      .max(200)
+      .optional()
+      .meta({
+        description:
+          "The plugins the session runs (plugin ids of the engine). Default: the world's `plugins` list, else the plugins enabled by default. A list whose plugins do not hold together (a runtime reading one left out) is a 400 naming `plugins`.",
+      }),
   })
   .strict();
 

@@ -51,7 +51,9 @@ export class PlayClient {
     return data;
   }
 
-  createSession(body: { worldId?: string; locale?: string; pluginSettings?: Record<string, Record<string, string | number | boolean>> } = {}) {
+  createSession(
+    body: { worldId?: string; locale?: string; pluginSettings?: Record<string, Record<string, string | number | boolean>>; plugins?: string[] } = {},
+  ) {
     return this.request<{ id: string }>('POST', '/v1/sessions', body);
   }
 

@@ -22,6 +22,8 @@ interface RunningTurn {
   status: string | null;
   done: () => void;
   ended: boolean;
+  /** What the turn's bookkeeping plugins did (their tools' summaries), shown after the story. */
+  activity: string[];
 }
 
 /**
@@ -151,7 +153,7 @@ export class PlayTerminal {
     const { executionId, turnId } = await start();
     this.lastTurnId = turnId;
     const finished = new Promise<void>((resolve) => {
-      this.turn = { executionId, turnId, wrapper: null, status: null, done: resolve, ended: false };
+      this.turn = { executionId, turnId, wrapper: null, status: null, done: resolve, ended: false, activity: [] };
     });
     const turn = this.turn!;
     // the engine's own word that it ended (a long-poll): if the stream is down, the messages are read instead
@@ -186,6 +188,8 @@ export class PlayTerminal {
         return;
       case 'tool':
         if (event.data.phase === 'called') this.status(turn, `using ${String(event.data.name)}…`, true);
+        if (event.data.phase === 'completed' && typeof event.data.summary === 'string' && event.data.summary.trim() !== '')
+          turn.activity.push(`${String(event.data.pluginId)}: ${event.data.summary.trim()}`);
         return;
       case 'delta':
         if (!turn.wrapper) {
@@ -203,6 +207,8 @@ export class PlayTerminal {
           const messages = Array.isArray(event.data.messages) ? (event.data.messages as { role?: string; outputKind?: string | null; text?: string }[]) : [];
           this.printMessages(messages);
         }
+        // the plugins at work: dimensions that changed, characters and memories noted (one line each)
+        for (const line of turn.activity) this.say(`  · ${line}`);
         turn.done();
         return;
       }

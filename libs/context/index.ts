@@ -51,6 +51,7 @@ export {
   truncateMiddle,
   DIGEST_ARGUMENTS_MAX,
   DIGEST_SUMMARY_MAX,
+  toolResultSummary,
 } from './budget';
 export type {
   Estimator,

@@ -9,3 +9,4 @@ export type { Reply, ReplyInput } from './reply';
 export type { EmulatedCall } from './route';
 export { anthropicBlocks } from './anthropic-route';
 export { emulatorTokenCount } from './estimate';
+export { ReplyBook, ReplyBookRule, replyBookScript } from './reply-book';

@@ -54,7 +54,7 @@ export class ActivationService {
    */
   async activateManual(request: ManualActivationRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
     const { tenantId, sessionId, pluginId, runtimeId, payload, idempotencyKey } = request;
-    const runtime = this.manualRuntime(pluginId, runtimeId);
+    const runtime = this.manualRuntime(await this.sessionCatalog(sessionId), pluginId, runtimeId);
     const idempotency: IdempotencyRecord | undefined =
       idempotencyKey === undefined
         ? undefined
@@ -82,16 +82,24 @@ export class ActivationService {
 
   /** Starts one execution per runtime the topic triggers (none: nothing is recorded); resolves to them in catalog order. */
   async emit(emission: EventEmission): Promise<StartedActivation[]> {
-    const { events, started } = emittedEventActivations(this.deps.catalog(), emission);
+    const { events, started } = emittedEventActivations(await this.sessionCatalog(emission.sessionId), emission);
     if (events.length > 0) await this.start(emission, events, started);
     return started;
   }
 
-  private manualRuntime(pluginId: string, runtimeId: string): CatalogRuntime {
-    if (!this.deps.catalog().plugins.some((p) => p.manifest.id === pluginId)) {
-      throw new InvalidInputError([{ path: 'pluginId', message: `unknown plugin ${JSON.stringify(pluginId)}` }], 'UNKNOWN_RUNTIME');
+  /** The catalog as far as the session's plugins go (`session.created@1` `plugins`; an unknown session: the default ones). */
+  private async sessionCatalog(sessionId: string): Promise<RuntimeCatalog> {
+    const [first] = await this.deps.store.readStream(sessionId, 0, 1);
+    return this.deps.catalog().forSession(first?.type === 'session.created@1' ? first.data.plugins : null);
+  }
+
+  private manualRuntime(catalog: RuntimeCatalog, pluginId: string, runtimeId: string): CatalogRuntime {
+    if (!catalog.plugins.some((p) => p.manifest.id === pluginId)) {
+      const loaded = this.deps.catalog().plugins.some((p) => p.manifest.id === pluginId);
+      const message = loaded ? `plugin ${JSON.stringify(pluginId)} is not one this session runs` : `unknown plugin ${JSON.stringify(pluginId)}`;
+      throw new InvalidInputError([{ path: 'pluginId', message }], 'UNKNOWN_RUNTIME');
     }
-    const runtime = this.deps.catalog().find(pluginId, runtimeId);
+    const runtime = catalog.find(pluginId, runtimeId);
     if (!runtime)
       throw new InvalidInputError([{ path: 'runtimeId', message: `plugin ${pluginId} has no runtime ${JSON.stringify(runtimeId)}` }], 'UNKNOWN_RUNTIME');
     const trigger = runtime.manifest.schedule.trigger;

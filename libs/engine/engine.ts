@@ -16,7 +16,7 @@ import {
 import { createAsyncProjector, engineInlineProjections } from './projections';
 import type { LoadedPlugin } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
-import { ProviderEmulator } from '../emulator';
+import { ProviderEmulator, replyBookScript } from '../emulator';
 import type { EngineConfig } from './config';
 import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
 import type { RuntimeCatalog } from './runtime-catalog';
@@ -30,6 +30,7 @@ import { TurnAlternativesService } from './turn-alternatives';
 import { Sweeper } from './sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './world-catalog';
+import { resolveSessionPlugins, type SessionPluginResolver } from './session-plugins';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 
@@ -121,7 +122,9 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     closers.unshift(() => queue.close());
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
     closers.unshift(() => deltas.close());
-    const sessions = new SessionService({ store, queue, readModels, logger });
+    // the plugin list is resolved with the catalog and worlds loaded below (a session is created only after start-up)
+    let resolvePlugins: SessionPluginResolver = () => undefined;
+    const sessions = new SessionService({ store, queue, readModels, logger, plugins: (args) => resolvePlugins(args) });
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
 
@@ -136,10 +139,18 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
     const resumes = new ResumeService({ store, readModels, queue, logger });
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
+    resolvePlugins = ({ worldId, requested }) =>
+      resolveSessionPlugins({
+        catalog: generations.current,
+        world: worldId && worlds.has(worldId) ? worlds.get(worldId) : null,
+        ...(requested ? { requested } : {}),
+      });
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
-        emulator = await new ProviderEmulator(config.emulator).start();
+        // the worlds' reply books let the emulated model make meaningful bookkeeping calls (worlds/<id>/emulator-replies.json)
+        const script = replyBookScript(worlds.emulatorRules());
+        emulator = await new ProviderEmulator({ ...config.emulator, ...(script ? { script } : {}) }).start();
         const started = emulator;
         // after the queue has drained (its running jobs may be calling the emulator), before the database
         closers.splice(closers.length - 1, 0, () => started.stop());

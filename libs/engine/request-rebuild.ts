@@ -69,12 +69,14 @@ export async function rebuildRequests(
   let locale: Locale = 'en';
   let world: LoadedWorld | null = null;
   let pluginSettings: PluginSettings = {};
+  let sessionPlugins: readonly string[] | null = null;
   const results: RebuiltCall[] = [];
   for (const event of events) {
     if (event.type === 'session.created@1') {
       locale = promptLocaleOf(event.data.locale);
       world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
       pluginSettings = event.data.pluginSettings ?? {};
+      sessionPlugins = event.data.plugins ?? null;
     }
     if (event.type === 'compaction.summary-requested@1') {
       // the compaction provider's summary call: re-derived from the request it recorded (no plugin runs)
@@ -85,7 +87,7 @@ export async function rebuildRequests(
       const execution = journal.get(d.executionId);
       if (!execution) throw new RecordedCallWithoutExecutionError(d.callId, d.executionId);
       // the registry generation the execution captured: its manifests, bodies and static segments
-      const generation = executionCatalog({ catalog: current, generations: options.generations }, execution);
+      const generation = executionCatalog({ catalog: current, generations: options.generations }, execution).forSession(sessionPlugins);
       const runtime = generation.find(d.pluginId, d.runtimeId);
       if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
       // a regenerated turn reads the history without the turn it re-runs, as its worker did

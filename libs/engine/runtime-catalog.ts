@@ -46,6 +46,8 @@ export class RuntimeCatalog {
     readonly stages: readonly string[] = DEFAULT_STAGES,
     /** The plugins' server entries (loaded at start-up with `PluginHost.load`); none by default. */
     readonly host: PluginHost = PluginHost.none(),
+    /** A session's view of a catalog keeps the catalog's generation (`forSession`). */
+    options: { generation?: string } = {},
   ) {
     this.runtimes = plugins.flatMap((plugin) =>
       plugin.runtimes.map((r) => ({
@@ -67,7 +69,39 @@ export class RuntimeCatalog {
     this.checkInputs();
     this.checkConditions();
     this.checkTools();
-    this.generation = catalogGeneration(plugins);
+    this.generation = options.generation ?? catalogGeneration(plugins);
+  }
+
+  private readonly sessionViews = new Map<string, RuntimeCatalog>();
+
+  /** Ids of the plugins a session runs when neither its world nor its creation names them. */
+  defaultPluginIds(): string[] {
+    return this.plugins.filter((p) => p.manifest.enabledByDefault).map((p) => p.manifest.id);
+  }
+
+  /**
+   * The catalog a session runs with: only its plugins (`session.created@1` `plugins`), or, without
+   * a list, the plugins enabled by default. Plugin ids no longer loaded are left out. The view
+   * keeps this catalog's generation; it is made once per list. A list whose plugins do not hold
+   * together (an input from a runtime left out, a tool no plugin of the list declares) throws the
+   * manifest error that names it.
+   */
+  forSession(pluginIds: readonly string[] | null | undefined): RuntimeCatalog {
+    const loaded = new Set(this.plugins.map((p) => p.manifest.id));
+    const ids = new Set((pluginIds ?? this.defaultPluginIds()).filter((id) => loaded.has(id)));
+    if (ids.size === loaded.size) return this;
+    const key = [...ids].sort().join(',');
+    let view = this.sessionViews.get(key);
+    if (!view) {
+      view = new RuntimeCatalog(
+        this.plugins.filter((p) => ids.has(p.manifest.id)),
+        this.stages,
+        this.host.only(ids),
+        { generation: this.generation },
+      );
+      this.sessionViews.set(key, view);
+    }
+    return view;
   }
 
   private checkTriggers(): void {

@@ -13,6 +13,7 @@ import { canonicalLocaleTag } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
 import type { Logger } from './logger';
 import type { PluginSettings } from './plugin-settings';
+import type { SessionPluginResolver } from './session-plugins';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from './queue';
 import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
@@ -22,6 +23,8 @@ export interface SessionServiceDeps {
   queue: TurnProducer;
   readModels: ReadModels;
   logger: Logger;
+  /** Resolves a new session's plugin list (the request's, else its world's); none: nothing recorded. */
+  plugins?: SessionPluginResolver;
 }
 
 export interface CreateSessionRequest {
@@ -31,6 +34,8 @@ export interface CreateSessionRequest {
   locale?: string;
   /** The player's configuration of plugins (validated by the caller against the loaded plugins' `contributes.settings`). */
   pluginSettings?: PluginSettings;
+  /** The plugins the session runs (plugin ids); default the world's list, else the plugins enabled by default. */
+  plugins?: readonly string[];
   /** A repeat with the same key and body answers the first session; see `IdempotencyKeyMismatchError`. */
   idempotencyKey?: string;
 }
@@ -63,6 +68,8 @@ export class SessionService {
     if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
     const worldId = request.worldId ?? null;
     const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
+    const plugins = this.deps.plugins?.({ worldId, ...(request.plugins ? { requested: request.plugins } : {}) });
+    const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
     const idempotency =
       idempotencyKey === undefined
         ? undefined
@@ -71,7 +78,7 @@ export class SessionService {
             requestHash: requestHash({
               operation: 'create-session',
               sessionId: null,
-              body: { worldId, locale, ...(pluginSettings ? { pluginSettings } : {}) },
+              body: { worldId, locale, ...recorded },
             }),
           };
     for (let tries = 0; ; tries++) {
@@ -85,7 +92,7 @@ export class SessionService {
           tenantId,
           streamId: sessionId,
           expectedVersion: 0,
-          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale, ...(pluginSettings ? { pluginSettings } : {}) } }],
+          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded } }],
           idempotency,
         });
         return { answer: { id: sessionId }, replayed: false };

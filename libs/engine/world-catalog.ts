@@ -1,7 +1,8 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { escapeXml, type LorebookEntryInput } from '../context';
-import { type LoadedWorld, loadWorld } from '../plugins-sdk';
+import { type LoadedWorld, loadWorld, manifestIssues, PluginManifestError } from '../plugins-sdk';
+import { ReplyBook, type ReplyBookRule } from '../emulator';
 import { EngineError } from '../errors';
 
 export class WorldNotFoundError extends EngineError {
@@ -44,7 +45,30 @@ export class WorldCatalog {
       .sort()
       .map((id) => this.get(id));
   }
+
+  /**
+   * The rules of every world's reply book for the offline emulator (`<id>/emulator-replies.json`,
+   * optional), worlds in id order. A bad file stops start-up, naming the file and the field path.
+   */
+  emulatorRules(): ReplyBookRule[] {
+    return this.loadAll().flatMap((world) => {
+      const file = join(this.dir, world.id, REPLY_BOOK_FILE);
+      if (!existsSync(file)) return [];
+      let json: unknown;
+      try {
+        json = JSON.parse(readFileSync(file, 'utf8'));
+      } catch (error) {
+        throw new PluginManifestError(file, [{ path: '(file)', message: `not JSON: ${(error as Error).message}` }]);
+      }
+      const parsed = ReplyBook.safeParse(json);
+      if (!parsed.success) throw new PluginManifestError(file, manifestIssues(parsed.error));
+      return parsed.data.tools;
+    });
+  }
 }
+
+/** A world's reply book for the offline emulator (see `ReplyBook`). */
+export const REPLY_BOOK_FILE = 'emulator-replies.json';
 
 /**
  * The world's lorebook as assembly takes it: the lore text and the character list as constant

@@ -15,6 +15,8 @@ export const SessionCreatedV1 = z.object({
     .refine((tag) => canonicalLocaleTag(tag) !== null, 'must be a well-formed BCP 47 language tag'),
   /** The player's configuration of plugins: plugin id → setting key → value (`{{ userSettings.* }}`, `ctx.settings`); absent in early logs. */
   pluginSettings: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).optional(),
+  /** The plugins the session runs (ids, sorted); absent: the plugins enabled by default (and in early logs). */
+  plugins: z.array(z.string().min(1)).optional(),
 });
 
 /** Most characters of a player input's form values, as JSON text. */

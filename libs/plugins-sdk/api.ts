@@ -4,6 +4,7 @@ import { SegmentPosition } from './manifest';
 import { JsonSchemaObject, type LoadedWorld, WorldDimension } from './world';
 import type { characterSheetSegments, currentCharacterOf, primarySeat } from '../data-boundary';
 import type { createPromptLoader } from './prompt-loader';
+import type { byCodeUnits, foldKey, rosterLines } from './roster';
 
 /**
  * What a plugin's server entry is given (PLUGIN-API.md "The server entry"): `register(api)` is
@@ -224,6 +225,12 @@ export interface PluginSdk {
   createPromptLoader: typeof createPromptLoader;
   /** The plugin's folder (absolute; where its PLUGIN.md is); `null` in the host's shared, plugin-less copy. */
   readonly pluginRoot: string | null;
+  /** A bookkeeper's roster lines, `- <id> | <name> (aka …) [player]`, by id (spec §2 "Layout for bookkeeping runtimes"). */
+  rosterLines: typeof rosterLines;
+  /** A readable plugin-data key for a term: NFC, lower case, whitespace as `-`, cut by code points. */
+  foldKey: typeof foldKey;
+  /** Compares strings by code units (a locale-independent sort). */
+  byCodeUnits: typeof byCodeUnits;
 }
 
 /** A frozen view of the session's world. */

@@ -30,4 +30,6 @@ export {
   PROFILES_BUDGET,
 } from '../data-boundary';
 export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from '../data-boundary';
+export { rosterLines, foldKey, byCodeUnits, FOLDED_KEY_CODE_POINTS } from './roster';
+export type { RosterLineOptions } from './roster';
 export * from './api';

@@ -204,6 +204,12 @@ export const ToolContribution = z
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'a tool name: letters, digits, _ and -'),
     description: z.string().min(1),
     parameters: JsonSchema.refine((s) => s.type === 'object', { message: 'tool parameters are a JSON schema with type: object' }),
+    /**
+     * A successful call completes the runtime (as `runtime-done` does): a bookkeeper whose write tool
+     * also says "no change" (`updates: []`) sends one request per turn (spec §2 "Layout for
+     * bookkeeping runtimes"). A failed call does not: the model may correct it.
+     */
+    completesRuntime: z.boolean().default(false),
   })
   .strict();
 export type ToolContribution = z.infer<typeof ToolContribution>;

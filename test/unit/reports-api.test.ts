@@ -14,7 +14,7 @@ describe('prefix report and turn audit: API and commands', () => {
     try {
       const client = await covel.newTenant();
       await expect(client.createSession({ worldId: 'atlantis' })).rejects.toThrow(/400 worldId: unknown world/);
-      ({ id: sessionId } = await client.createSession({ worldId: 'emberback' }));
+      ({ id: sessionId } = await client.createSession({ worldId: 'emberback', plugins: ['narrator', 'history-compaction'] }));
       for (const text of ['Walk to the river', 'Ask Mira about the ferry', 'Watch the vents']) {
         const r = await client.submit(sessionId, text);
         await client.waitFor(r.executionId, 20_000);
@@ -35,7 +35,9 @@ describe('prefix report and turn audit: API and commands', () => {
         [3, 'narrator/narrator'],
       ]);
       expect(report[0].sharedPercent).toBeNull();
-      expect(report[2].sharedPercent).toBeGreaterThan(90);
+      // the history up to the previous turn is shared; the previous turn's turn context (the character
+      // sheets, new each turn by design: spec §4 "Writing that keeps the system prompt unchanged") is not
+      expect(report[2].sharedPercent).toBeGreaterThan(75);
       expect(report[2].firstDifference?.section).toBe('history');
       expect(report.every((r) => r.providerCachedTokens !== null)).toBe(true);
 

@@ -1,4 +1,9 @@
+import { toolResultSummary } from '../../../libs/context';
 import type { StoredEvent } from '../../../libs/events';
+import { truncateText } from '../../../libs/text';
+
+/** Longest tool summary a stream event carries, in code points. */
+export const TOOL_SUMMARY_MAX = 200;
 
 /** What a client of `GET /v1/sessions/:id/events` gets for one log event (null: not shown). */
 export interface ClientEvent {
@@ -39,10 +44,24 @@ export function clientEvent(event: StoredEvent): ClientEvent | null {
       return { type: 'tool', data: { executionId, turnId, pluginId, runtimeId, step, toolCallId, name, phase: 'called' } };
     }
     case 'tool.completed@1': {
-      const { executionId, turnId, pluginId, runtimeId, step, toolCallId, name, ok, errorCode } = event.data;
+      const { executionId, turnId, pluginId, runtimeId, step, toolCallId, name, ok, errorCode, content } = event.data;
+      // what the tool did, in the words its result gives (a plugin tool's `summary`), for a client to show
+      const summary = ok ? toolResultSummary(content) : undefined;
       return {
         type: 'tool',
-        data: { executionId, turnId, pluginId, runtimeId, step, toolCallId, name, phase: 'completed', ok, ...(errorCode ? { errorCode } : {}) },
+        data: {
+          executionId,
+          turnId,
+          pluginId,
+          runtimeId,
+          step,
+          toolCallId,
+          name,
+          phase: 'completed',
+          ok,
+          ...(errorCode ? { errorCode } : {}),
+          ...(summary ? { summary: truncateText(summary, TOOL_SUMMARY_MAX) } : {}),
+        },
       };
     }
     case 'runtime.output.produced@1': {

@@ -10,3 +10,4 @@ export { frozenDigest, DIGEST_ARGUMENTS_MAX, DIGEST_SUMMARY_MAX } from './digest
 export { truncateMiddle } from './truncate';
 export type * from './types';
 export { EMPTY_LEDGER } from './types';
+export { toolResultSummary } from './tool-result';

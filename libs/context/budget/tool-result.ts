@@ -26,3 +26,9 @@ export function envelopeSummary(envelope: Record<string, unknown>): string | und
   }
   return undefined;
 }
+
+/** The summary of a tool result's content (a JSON envelope's, see `envelopeSummary`); none for other content. */
+export function toolResultSummary(content: string): string | undefined {
+  const parsed = parseResult(content);
+  return parsed.kind === 'object' ? envelopeSummary(parsed.value) : undefined;
+}

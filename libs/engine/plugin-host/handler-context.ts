@@ -7,6 +7,9 @@ import {
   type LoadedWorld,
   type Locale,
   primarySeat,
+  byCodeUnits,
+  foldKey,
+  rosterLines,
 } from '../../plugins-sdk';
 import { escapeXml, modelFacingJson } from '../../context';
 import type { PluginSettings } from '../plugin-settings';
@@ -20,6 +23,9 @@ export const pluginSdk: PluginSdk = Object.freeze({
   currentCharacterOf,
   primarySeat,
   createPromptLoader,
+  rosterLines,
+  foldKey,
+  byCodeUnits,
   pluginRoot: null,
 });
 

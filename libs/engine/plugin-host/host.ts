@@ -34,6 +34,15 @@ export class PluginHost {
     return new PluginHost(await loadPluginEntries(plugins, pluginSdk), { ...options, plugins });
   }
 
+  /** The same host with only these plugins' registrations and plugins (a session's plugins). */
+  only(pluginIds: ReadonlySet<string>): PluginHost {
+    return new PluginHost(this.registry.only(pluginIds), {
+      handlerTimeoutMs: this.handlerTimeoutMs,
+      pluginData: this.pluginData,
+      plugins: [...this.plugins.values()].filter((p) => pluginIds.has(p.manifest.id)),
+    });
+  }
+
   /** No plugin code (plugins without entries, or tests of the static parts). */
   static none(): PluginHost {
     return new PluginHost(new ExtensionRegistry());

@@ -46,6 +46,16 @@ export class ExtensionRegistry {
     return this.hooks.filter((h) => h.name === name);
   }
 
+  /** What these plugins registered, nothing of the others (a session's plugins: `RuntimeCatalog.forSession`). */
+  only(pluginIds: ReadonlySet<string>): ExtensionRegistry {
+    const view = new ExtensionRegistry();
+    view.extensions.push(...this.extensions.filter((e) => pluginIds.has(e.pluginId)));
+    view.hooks.push(...this.hooks.filter((h) => pluginIds.has(h.pluginId)));
+    for (const [key, f] of this.functions) if (pluginIds.has(f.pluginId)) view.functions.set(key, f);
+    for (const [name, t] of this.tools) if (pluginIds.has(t.pluginId)) view.tools.set(name, t);
+    return view;
+  }
+
   /** Everything `pluginId` registered with `provideExtension`. */
   extensionsOf(pluginId: string): readonly RegisteredExtension[] {
     return this.extensions.filter((e) => e.pluginId === pluginId);

@@ -92,7 +92,7 @@ export function pluginTool(options: {
       const effects = { changes: buffer.changes(), emissions: emissions.emissions(), assets: assets.submitted() };
       const suspended = typeof raw === 'object' && raw !== null ? suspensions.get(raw) : undefined;
       if (suspended) return { ...toolSuccess(null, effects), suspend: { waitingFor: WaitingFor.parse(suspended.waitingFor) } };
-      return result(contribution.name, raw, effects);
+      return result(contribution.name, raw, { ...effects, done: contribution.completesRuntime });
     },
   };
 }
@@ -114,6 +114,7 @@ function result(
     changes: ReturnType<PluginDataBuffer['changes']>;
     emissions: ReturnType<EmissionBuffer['emissions']>;
     assets: ReturnType<AssetBuffer['submitted']>;
+    done: boolean;
   },
 ) {
   const parsed = JsonResult.safeParse(raw === undefined ? null : raw);

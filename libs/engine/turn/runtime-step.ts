@@ -33,7 +33,9 @@ export type RuntimeStepResult = 'produced' | 'reused' | 'fenced' | 'suspended';
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
   const journal = await loadSessionJournal(deps, job.sessionId);
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
-  const catalog = executionCatalog(deps, journal.get(job.executionId)); // the generation the execution captured
+  const settings = await loadSessionSettings(deps, job.sessionId);
+  // the generation the execution captured, as far as the session's plugins go
+  const catalog = executionCatalog(deps, journal.get(job.executionId)).forSession(settings.plugins);
   const runtime = catalog.find(job.pluginId, job.runtimeId);
   if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
   const key = runtimeKey(job.pluginId, job.runtimeId);
@@ -46,10 +48,8 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   }
   // the rows the barrier of this execution read in this process, when the session has not moved since
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
-  const [{ locale, world, pluginSettings }, history] = await Promise.all([
-    loadSessionSettings(deps, job.sessionId),
-    kept ?? loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)),
-  ]);
+  const { locale, world, pluginSettings } = settings;
+  const history = kept ?? (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)));
   const m = runtime.manifest;
   const scope = {
     tenantId: job.tenantId,

@@ -18,10 +18,12 @@ export interface SessionSettings {
   world: LoadedWorld | null;
   /** The player's configuration of plugins, as the session was created with it. */
   pluginSettings: PluginSettings;
+  /** The plugins the session runs (`session.created@1`); null: the plugins enabled by default. */
+  plugins: readonly string[] | null;
 }
 
 /** Sessions whose `session.created` was read (an event never changes): a read per turn saved. */
-const createdCache = new Map<string, { locale: string; worldId: string | null; pluginSettings: PluginSettings } | null>();
+const createdCache = new Map<string, { locale: string; worldId: string | null; pluginSettings: PluginSettings; plugins: readonly string[] | null } | null>();
 const CREATED_CACHE_SIZE = 10_000;
 
 /** The session's locale and world, from its first event. */
@@ -30,17 +32,20 @@ export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds
   if (created === undefined) {
     const [first] = await deps.store.readStream(sessionId, 0, 1);
     created =
-      first?.type === 'session.created@1' ? { locale: first.data.locale, worldId: first.data.worldId, pluginSettings: first.data.pluginSettings ?? {} } : null;
+      first?.type === 'session.created@1'
+        ? { locale: first.data.locale, worldId: first.data.worldId, pluginSettings: first.data.pluginSettings ?? {}, plugins: first.data.plugins ?? null }
+        : null;
     if (first !== undefined) {
       if (createdCache.size >= CREATED_CACHE_SIZE) createdCache.delete(createdCache.keys().next().value!);
       createdCache.set(sessionId, created);
     }
   }
-  if (created === null) return { locale: 'en', world: null, pluginSettings: {} };
+  if (created === null) return { locale: 'en', world: null, pluginSettings: {}, plugins: null };
   const { worldId } = created;
   return {
     locale: promptLocaleOf(created.locale),
     world: worldId && deps.worlds.has(worldId) ? deps.worlds.get(worldId) : null,
     pluginSettings: created.pluginSettings,
+    plugins: created.plugins,
   };
 }

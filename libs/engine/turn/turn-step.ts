@@ -6,7 +6,7 @@ import type { TurnDeps } from './deps';
 import { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
 import { executionCatalog } from '../catalog-generations';
-import { loadSessionJournal } from './session-reads';
+import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { runCompactionBarrier } from '../barrier';
 import { waitingSuspension } from '../journal';
 
@@ -53,7 +53,7 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
     if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
     await ctx.recordClaim(attempt);
   }
-  const catalog = executionCatalog(deps, execution);
+  const catalog = executionCatalog(deps, execution).forSession((await loadSessionSettings(deps, job.sessionId)).plugins);
   const missing = missingRuntimes(catalog, execution.outputs, execution.activation);
   if (missing.length > 0) {
     // spec §1 step 5: the compaction barrier, once, before the stage of the first shared-history

@@ -18,7 +18,7 @@ describe('plugin manifest (PLUGIN.md front matter)', () => {
   it('fills the defaults: no inline runtime, empty contributions, no entry', () => {
     const { manifest, body } = parsePluginFile(`---\n${head}\n---\nBody.`);
     expect(body).toBe('Body.');
-    expect(manifest).toEqual({ id: 'p', name: 'P', version: '1', contributes: { prompt: [], extensions: [], tools: [], settings: [], events: [] } });
+    expect(manifest).toEqual({ id: 'p', name: 'P', version: '1', enabledByDefault: true, contributes: { prompt: [], extensions: [], tools: [], settings: [], events: [] } });
   });
 
   it('the old runtimes: array is an unknown key', () => {

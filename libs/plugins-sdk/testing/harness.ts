@@ -111,11 +111,15 @@ export async function createPluginHarness(input: PluginHarnessOptions): Promise<
     engine.queue.consume(engine.turns!);
     const { tenant } = await engine.tenants.create(`plugin-harness-${randomUUID()}`);
     const locale = canonicalLocaleTag(options.locale)!;
+    // the session runs the plugins asked for; else the world's list (of those loaded); else every loaded plugin (opt-in ones too)
+    const worldPlugins = worldId && engine.worlds.has(worldId) ? engine.worlds.get(worldId).plugins : undefined;
+    const sessionPlugins = options.sessionPlugins ?? (worldPlugins ? undefined : engine.catalog.plugins.map((p) => p.manifest.id));
     const { answer } = await engine.sessions.createSession({
       tenantId: tenant.id,
       locale,
       ...(worldId ? { worldId } : {}),
       ...(options.pluginSettings ? { pluginSettings: options.pluginSettings } : {}),
+      ...(sessionPlugins ? { plugins: sessionPlugins } : {}),
     });
     replies.addSession(answer.id);
     return new Harness({ engine, tenantId: tenant.id, sessionId: answer.id, locale, worldId, warnings, turnTimeoutMs: options.turnTimeoutMs, closeAll });

@@ -36,6 +36,11 @@ export interface PluginHarnessOptions {
   turnTimeoutMs?: number;
   /** The player's configuration of plugins (`{{ userSettings.* }}`, `ctx.settings`), checked against each plugin's `contributes.settings`. */
   pluginSettings?: Readonly<Record<string, Readonly<Record<string, string | number | boolean>>>>;
+  /**
+   * The plugins the session runs (ids of loaded plugins). Default: the world's `plugins` list (those
+   * loaded) when it has one, else every loaded plugin, `enabledByDefault: false` ones included.
+   */
+  sessionPlugins?: readonly string[];
 }
 
 const Reply = z.union([
@@ -59,6 +64,7 @@ const Options = z
     handlerTimeoutMs: z.number().int().positive().optional(),
     turnTimeoutMs: z.number().int().positive().default(30_000),
     pluginSettings: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).optional(),
+    sessionPlugins: z.array(z.string().min(1)).optional(),
   })
   .strict()
   .refine((o) => o.plugins.length > 0 || o.builtins, { message: 'give at least one plugin folder (or builtins: true)', path: ['plugins'] });

@@ -15,7 +15,9 @@ describe('narrator plugin manifest', () => {
       output: { contract: 'narrative-engine@2' },
       agent: { slot: 'story' },
     });
-    expect(plugin.entry).toBeNull();
+    expect(plugin.entry).toBe(join(__dirname, '..', 'server', 'index.ts'));
+    expect(plugin.manifest.enabledByDefault).toBe(true);
+    expect(plugin.manifest.contributes.extensions).toEqual([{ point: 'prompt.segment@1', id: 'character-sheets' }]);
     expect(runtime.bodies.en).toMatch(/narrator of an interactive story/);
     expect(runtime.bodies['zh-Hans']).toMatch(/叙述者/);
   });

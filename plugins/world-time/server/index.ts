@@ -1,0 +1,47 @@
+import type { HandlerContext, PluginApi, ReturnedSegment, ToolContext } from '../../../libs/plugins-sdk';
+import { advance, type Clock, clockOf, clockTime, startOf, timeOfDay } from './clock';
+import { nowText, rulesText } from './text';
+
+export const NAMESPACE = 'clock';
+export const KEY = 'now';
+export const ADVANCED = 'world-time.advanced';
+
+const configOf = (ctx: HandlerContext | ToolContext) => ctx.world?.pluginConfig?.['world-time'];
+
+async function currentClock(ctx: HandlerContext | ToolContext): Promise<Clock> {
+  return clockOf(await ctx.pluginData.get(NAMESPACE, KEY)) ?? startOf(configOf(ctx));
+}
+
+/**
+ * `<world-time-rules>` (session: the start and the bands, fixed for the session) for the advance
+ * runtime's system prompt; `<world-time>` (turn) for it and, as a second segment, for the story.
+ */
+async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
+  const now = `<world-time>\n${nowText(await currentClock(ctx), ctx.locale)}\n</world-time>`;
+  return [
+    {
+      id: 'world-time-rules',
+      content: `<world-time-rules>\n${rulesText(startOf(configOf(ctx)), ctx.locale)}\n</world-time-rules>`,
+      position: 'system',
+      audience: 'self',
+      volatility: 'session',
+    },
+    { id: 'world-time-now', content: now, position: 'system', audience: 'self', volatility: 'turn' },
+    { id: 'world-time-story', content: now, position: 'system', audience: 'story', volatility: 'turn' },
+  ];
+}
+
+/** `advance-clock`: writes the clock moved forward; when time passed, emits `world-time.advanced`. */
+async function advanceClock(args: Record<string, unknown>, ctx: ToolContext) {
+  const minutes = args.minutes as number;
+  const next = advance(await currentClock(ctx), minutes);
+  await ctx.pluginData.set(NAMESPACE, KEY, next);
+  const shown = { day: next.day, time: clockTime(next.minute), timeOfDay: timeOfDay(next.minute) };
+  if (minutes > 0) ctx.emit(ADVANCED, { ...shown, minutes });
+  return shown;
+}
+
+export function register(api: PluginApi): void {
+  api.provideExtension('prompt.segment@1', 'clock-blocks', { handler: (_input, ctx) => segments(ctx) });
+  api.registerTool('advance-clock', advanceClock);
+}

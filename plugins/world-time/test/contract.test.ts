@@ -1,0 +1,126 @@
+import { join } from 'node:path';
+import { loadPlugin } from '../../../libs/plugins-sdk';
+import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { advance, startOf, timeOfDay } from '../server/clock';
+
+jest.setTimeout(120_000);
+
+const ROOT = join(__dirname, '..', '..', '..');
+const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
+const WORLD = join(ROOT, 'worlds', 'emberback');
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+
+describe('world-time clock and manifest', () => {
+  it('advances across midnight, names the time of day, and reads the start from the world', () => {
+    expect(advance({ day: 1, minute: 23 * 60 + 30 }, 45)).toEqual({ day: 2, minute: 15 });
+    expect([0, 5 * 60, 12 * 60, 17 * 60, 21 * 60].map(timeOfDay)).toEqual(['night', 'morning', 'afternoon', 'evening', 'night']);
+    expect(startOf({ start: { day: 3, time: '21:15' } })).toEqual({ day: 3, minute: 21 * 60 + 15 });
+    expect(startOf({ start: { day: 0, time: '25:00' } })).toEqual({ day: 1, minute: 480 });
+  });
+
+  it('has one child runtime, advance: post-turn, the named tool, one step then a finalizer, maxTurns 0; off by default', () => {
+    const plugin = loadPlugin(join(__dirname, '..'));
+    expect(plugin.manifest.enabledByDefault).toBe(false);
+    expect(plugin.manifest.contributes.events.map((e) => e.topic)).toEqual(['world-time.advanced']);
+    expect(plugin.runtimes.map((r) => r.fullId)).toEqual(['world-time/advance']);
+    expect(plugin.runtimes[0].manifest).toMatchObject({
+      schedule: { stage: 'post-turn' },
+      outputKind: 'none',
+      agent: { tools: ['advance-clock'], toolChoice: { name: 'advance-clock' }, reasoning: false, history: { maxTurns: 0 }, loop: { maxSteps: 1 } },
+      finalizer: { maxSteps: 1 },
+    });
+    expect(plugin.runtimes[0].bodies['zh-Hans']).toMatch(/时钟/);
+  });
+});
+
+describe('world-time/advance (contract, through the engine)', () => {
+  let h: PluginHarness;
+  const turns: HarnessTurn[] = [];
+  beforeAll(async () => {
+    h = await createPluginHarness({
+      plugins: [...PLUGINS, join(__dirname, 'fixtures', 'clock-listener')],
+      world: WORLD,
+      replies: {
+        'narrator/narrator': ['You spend the day mending nets.', 'You sleep by the vent until morning.', 'Mira nods.'],
+        'world-time/advance': [{ tool: 'advance-clock', args: { minutes: 390 } }, 'done', { tool: 'advance-clock', args: { minutes: 1200 } }, 'done'],
+      },
+    });
+    for (const text of ['I mend nets', 'I sleep', 'I nod back']) turns.push(await h.turn(text));
+  });
+  afterAll(() => h.close());
+
+  it('forces advance-clock by name on the first step and ends with the finalizer (tools off) on the second', () => {
+    for (const turn of turns) {
+      const [first, finalizer, ...more] = turn.requestsOf('world-time', 'advance');
+      expect(more).toEqual([]);
+      expect(first.body.tool_choice).toEqual({ type: 'function', function: { name: 'advance-clock' } });
+      expect(toolNames(first.body)).toEqual(['runtime-done', 'advance-clock']);
+      expect(finalizer.body.tool_choice).toBe('none');
+      expect(first.messages.some((m) => m.section === 'history')).toBe(false);
+      expect(
+        turn
+          .eventsOf('tool.completed@1')
+          .filter((e) => e.pluginId === 'world-time')
+          .map((e) => [e.name, e.ok]),
+      ).toEqual([['advance-clock', true]]);
+    }
+  });
+
+  it('places the rules in the system prompt, the time in the turn context, and the time for the story too', () => {
+    const request = turns[0].request('world-time', 'advance');
+    expect(request.segmentsOf('world-time').map((s) => [s.id, s.volatility, s.placement])).toEqual([
+      ['world-time-rules', 'session', 'system-prompt'],
+      ['world-time-now', 'turn', 'turn-context'],
+    ]);
+    expect(request.section('segments')).toContain("The story's clock started on Day 1, 08:00 (morning)");
+    const narrator = turns[0].request('narrator');
+    expect(narrator.segmentsOf('world-time').map((s) => [s.id, s.placement])).toEqual([['world-time-story', 'turn-context']]);
+    expect(narrator.turnContext).toContain('The time in the story now: Day 1, 08:00 (morning)');
+  });
+
+  it('writes the clock after a scripted call, shows it next turn, and announces each advance (not a 0-minute one)', async () => {
+    expect(turns[1].request('world-time', 'advance').turnContext).toContain('Day 1, 14:30 (afternoon)');
+    expect(turns[2].request('world-time', 'advance').turnContext).toContain('Day 2, 10:30 (morning)');
+    expect(turns[2].request('narrator').turnContext).toContain('Day 2, 10:30 (morning)');
+    // turn 3 ran on the emulator's own reply: advance-clock({ minutes: 0 })
+    expect(await h.pluginData('world-time', 'clock')).toEqual([{ key: 'now', value: { day: 2, minute: 630 } }]);
+    expect(turns.map((t) => t.eventsOf('tool.completed@1').find((e) => e.name === 'advance-clock')?.emittedTopics ?? null)).toEqual([
+      ['world-time.advanced'],
+      ['world-time.advanced'],
+      null,
+    ]);
+    const payloads = (await h.events()).filter((e) => e.type === 'runtime.activated@1').map((e) => (e.data as { payload: unknown }).payload);
+    expect(payloads).toEqual([
+      { day: 1, time: '14:30', timeOfDay: 'afternoon', minutes: 390 },
+      { day: 2, time: '10:30', timeOfDay: 'morning', minutes: 1200 },
+    ]);
+  });
+
+  it('keeps the system prompt byte-identical across turns; no ids in the prompt', async () => {
+    const requests = turns.map((t) => t.request('world-time', 'advance'));
+    expect(new Set(requests.map((r) => r.systemPrompt)).size).toBe(1);
+    for (const r of requests) expect(r.systemPrompt + r.turnContext).not.toMatch(UUID);
+    expect(await h.audit()).toMatchObject({ identical: true });
+  });
+});
+
+describe('world-time in a zh-Hans session, with the world setting the start', () => {
+  let h: PluginHarness;
+  beforeAll(async () => {
+    h = await createPluginHarness({
+      plugins: PLUGINS,
+      world: { name: '龙背村', lore: '村子建在一条沉睡的龙背上。', pluginConfig: { 'world-time': { start: { day: 3, time: '21:15' } } } },
+      locale: 'zh-Hans',
+      replies: { 'narrator/narrator': '夜深了。' },
+    });
+  });
+  afterAll(() => h.close());
+
+  it('reads the Chinese body and time', async () => {
+    const request = (await h.turn('我睡觉')).request('world-time', 'advance');
+    expect(request.section('runtime-body')).toContain('世界内的时钟');
+    expect(request.section('segments')).toContain('故事的时钟从第 3 天，21:15（夜晚）开始');
+    expect(request.turnContext).toContain('故事中的当前时间：第 3 天，21:15（夜晚）');
+  });
+});
