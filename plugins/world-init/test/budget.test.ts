@@ -92,7 +92,6 @@ describe('<world-dimensions> budget (12,000 characters, code points)', () => {
           { tool: 'dimension-rule-get', args: { offset: 0, limit: 2 } },
           { tool: 'dimension-rule-get', args: { id: 'd-59' } },
           { tool: 'update-dimensions', args: { updates: [] } },
-          { tool: 'runtime-done' },
         ],
         default: STORY,
       },

@@ -15,10 +15,8 @@ describe('world-init on Emberback (contract, through the engine)', () => {
       locale: 'en',
       replies: {
         [TRACKER]: [
-          // turn 1: a change, then a read of the frozen snapshot in the same turn
-          { tool: 'update-dimensions', args: { updates: [{ id: 'dragon-sleep', value: 7 }] } },
-          { tool: 'world-dimension-get', args: { id: 'dragon-sleep' } },
-          { tool: 'runtime-done' },
+          // turn 1: a change
+          ...trackerTurn([{ id: 'dragon-sleep', value: 7 }]),
           // turn 2: no change
           ...trackerTurn([]),
           // turn 3: refused updates (out of range; a constant dimension), then no change
@@ -85,8 +83,10 @@ describe('world-init on Emberback (contract, through the engine)', () => {
     expect(tracker.turnContext).not.toContain('<world-dimensions>');
   });
 
-  it('the tracker’s request: toolChoice required, its tools, a one-turn history window', async () => {
-    const [tracker] = h.turns[0].requestsOf('world-init', 'dimension-tracker');
+  it('the tracker’s request: toolChoice required, its tools; one request per turn (a successful update completes it)', async () => {
+    const requests = h.turns[0].requestsOf('world-init', 'dimension-tracker');
+    expect(requests).toHaveLength(1);
+    const [tracker] = requests;
     expect(tracker.body.tool_choice).toBe('required');
     const tools = (tracker.body.tools as { function: { name: string } }[]).map((t) => t.function.name);
     expect(tools).toEqual(expect.arrayContaining(['update-dimensions', 'dimension-rule-get', 'world-dimension-get', 'runtime-done']));
@@ -94,17 +94,14 @@ describe('world-init on Emberback (contract, through the engine)', () => {
     expect(tracker.messages.map((m) => m.content)).toEqual(expect.arrayContaining(['I listen to the dragon breathing', STORY]));
   });
 
-  it('an update is staged: the same turn keeps reading Sₙ (tools, segments, published artifact)', async () => {
-    const turn = h.turns[0];
-    const reads = turn.eventsOf('tool.completed@1').filter((e) => e.name === 'world-dimension-get');
-    expect(JSON.parse(reads[0].content)).toMatchObject({ ok: true, data: { id: 'dragon-sleep', value: 8, version: 1 } });
-    expect(JSON.parse(reads[0].content).data).not.toHaveProperty('updateRule');
-    const trackerRequests = turn.requestsOf('world-init', 'dimension-tracker');
-    expect(trackerRequests.length).toBe(3);
-    for (const r of trackerRequests) expect(r.turnContext).toContain('dragon-sleep: 8');
+  it('an update is staged: the published artifact of the turn keeps Sₙ', async () => {
     const published = await h.pluginData('world-init', 'published');
     expect(published.map((r) => [r.key, (r.value as { dimensions: Record<string, { value: unknown; version: number }> }).dimensions['dragon-sleep']])).toEqual([
       ['turn-000001', { value: 8, version: 1 }],
+    ]);
+    const staged = await h.pluginData('world-init', 'staged');
+    expect(staged.map((r) => [r.key, (r.value as { dimensions: Record<string, unknown> }).dimensions['dragon-sleep']])).toEqual([
+      [h.turns[0].turnId, { value: 7, version: 2 }],
     ]);
   });
 
@@ -158,6 +155,8 @@ describe('world-init: the story-facing views carry no rules ({{ world.dimensions
       world: EMBERBACK,
       replies: {
         [reader]: [{ tool: 'world-dimension-list' }, { tool: 'world-dimension-get', args: { id: 'season' } }, STORY, STORY],
+        // runs after every stage, so after the tracker's write
+        'dimension-reader/late': [{ tool: 'world-dimension-get', args: { id: 'dragon-sleep' } }, { tool: 'runtime-done' }, { tool: 'runtime-done' }],
         [TRACKER]: trackerTurn([{ id: 'dragon-sleep', value: 6 }]),
         default: STORY,
       },
@@ -169,7 +168,14 @@ describe('world-init: the story-facing views carry no rules ({{ world.dimensions
       expect(body).toContain('"season":{"name":"Season","description":"The season on the dragon\'s back.","schema":');
       expect(body).not.toContain('updateRule');
       expect(body).not.toContain('Lower it by 1');
-      const results = one.eventsOf('tool.completed@1').map((e) => e.content);
+      // not within the same turn: a runtime after the tracker's write still reads Sₙ, in its body and through the tool
+      expect(one.request('dimension-reader', 'late').section('runtime-body')).toContain('The dragon sleeps at 8 (version 1).');
+      const late = one.eventsOf('tool.completed@1').filter((e) => e.runtimeId === 'late');
+      expect(JSON.parse(late[0].content)).toEqual({ ok: true, data: { id: 'dragon-sleep', name: "Dragon's sleep", version: 1, value: 8 } });
+      const results = one
+        .eventsOf('tool.completed@1')
+        .filter((e) => e.runtimeId === 'dimension-reader')
+        .map((e) => e.content);
       expect(results.join('\n')).not.toMatch(/updateRule|initialValue|lastTrackedSource/);
       expect(JSON.parse(results[0]).data.dimensions).toContainEqual({
         id: 'dragon-sleep',
@@ -181,6 +187,8 @@ describe('world-init: the story-facing views carry no rules ({{ world.dimensions
       const two = await h.turn('I sit by the vent again');
       expect(two.request('dimension-reader').section('runtime-body')).toContain('The dragon sleeps at 6 (version 2).');
       expect(two.request('dimension-reader').turnContext).toContain('- dragon-sleep (v2): 6\n');
+      expect(two.request('dimension-reader', 'late').section('runtime-body')).toContain('The dragon sleeps at 6 (version 2).');
+      expect(await h.audit()).toMatchObject({ identical: true });
     } finally {
       await h.close();
     }

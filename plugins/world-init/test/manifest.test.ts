@@ -10,7 +10,10 @@ describe('world-init plugin manifest', () => {
       { point: 'prompt.segment@1', id: 'dimensions' },
       { point: 'session.world-context@1', id: 'dimensions' },
     ]);
-    expect(plugin.manifest.contributes.tools.map((t) => t.name)).toEqual(['update-dimensions', 'dimension-rule-get']);
+    expect(plugin.manifest.contributes.tools.map((t) => [t.name, t.completesRuntime])).toEqual([
+      ['update-dimensions', true],
+      ['dimension-rule-get', false],
+    ]);
     expect(plugin.entry).toMatch(/server[/\\]index\.ts$/);
   });
 

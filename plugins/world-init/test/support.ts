@@ -12,8 +12,8 @@ export function worldInitHarness(options: Omit<PluginHarnessOptions, 'plugins'>)
   return createPluginHarness({ plugins: [NARRATOR, WORLD_INIT], ...options });
 }
 
-/** The tracker's replies for one turn: its write, then runtime-done. */
-export const trackerTurn = (updates: { id: string; value: unknown }[]) => [{ tool: 'update-dimensions', args: { updates } }, { tool: 'runtime-done' }];
+/** The tracker's reply for one turn: its write (a successful one completes the runtime: `completesRuntime`). */
+export const trackerTurn = (updates: { id: string; value: unknown }[]) => [{ tool: 'update-dimensions', args: { updates } }];
 
 /** The `<tag>…</tag>` block of a text. */
 export function blockOf(text: string, tag: string): string {
