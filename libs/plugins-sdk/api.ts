@@ -139,13 +139,39 @@ export type CompactionContext = HandlerContext & {
   estimateTokens(text: string): number;
 };
 
-/** Result schema of each point's handler; `memory.block-definitions@1` is a service (any value). */
+/**
+ * Points whose providers a plugin reads itself, through `ctx.services(point)` (a service), instead of
+ * the host assembling their results into a request.
+ */
+export const SERVICE_POINTS = ['memory.block-definitions@1'] as const satisfies readonly ExtensionPoint[];
+export type ServicePoint = (typeof SERVICE_POINTS)[number];
+
+/**
+ * One memory block a `memory.block-definitions@1` provider defines: an id, how it is shown, what it
+ * holds, and its size limit in characters (Unicode code points). `initial` is its text before any edit.
+ */
+export const MemoryBlockDefinition = z
+  .object({
+    id: z.string().regex(/^[a-z][a-z0-9-]*$/, 'a block id: lower-case letters, digits, dashes'),
+    label: z.string().min(1),
+    description: z.string().optional(),
+    limit: z.number().int().positive(),
+    initial: z.string().optional(),
+  })
+  .strict();
+export type MemoryBlockDefinition = z.infer<typeof MemoryBlockDefinition>;
+
+/** What a `memory.block-definitions@1` provider returns. */
+export const MemoryBlockDefinitions = z.object({ blocks: z.array(MemoryBlockDefinition) }).strict();
+export type MemoryBlockDefinitions = z.infer<typeof MemoryBlockDefinitions>;
+
+/** Result schema of each point's handler. */
 export const extensionResultSchemas = {
   'prompt.segment@1': z.array(ReturnedSegment),
   'prompt.history-transform@1': z.array(HistoryMessageSchema),
   'history.compact@2': CompactResult,
   'session.world-context@1': WorldContextResult,
-  'memory.block-definitions@1': z.unknown(),
+  'memory.block-definitions@1': MemoryBlockDefinitions,
 } satisfies Record<ExtensionPoint, z.ZodType>;
 
 export const hookResultSchemas = {
@@ -169,7 +195,8 @@ export interface ExtensionInputs {
   'prompt.history-transform@1': { messages: PluginHistoryMessage[] };
   'history.compact@2': CompactInput;
   'session.world-context@1': Record<string, never>;
-  'memory.block-definitions@1': unknown;
+  /** A service: the input is `{}` (`ctx.services` sends it). */
+  'memory.block-definitions@1': Record<string, never>;
 }
 
 export interface ExtensionResults {
@@ -177,7 +204,15 @@ export interface ExtensionResults {
   'prompt.history-transform@1': PluginHistoryMessage[];
   'history.compact@2': CompactResult;
   'session.world-context@1': z.infer<(typeof extensionResultSchemas)['session.world-context@1']>;
-  'memory.block-definitions@1': unknown;
+  'memory.block-definitions@1': MemoryBlockDefinitions;
+}
+
+/** One provider's answer to `ctx.services(point)`; the host sets `providerPluginId` (a provider cannot claim another's). */
+export interface ServiceResult<P extends ServicePoint> {
+  readonly providerPluginId: string;
+  /** The provider's extension id (`contributes.extensions[].id`). */
+  readonly id: string;
+  readonly result: ExtensionResults[P];
 }
 
 export interface HookPayloads {
@@ -254,6 +289,14 @@ export interface HandlerContext {
   readonly settings: Readonly<Record<string, unknown>>;
   readonly pluginData: PluginDataReader;
   readonly sdk: PluginSdk;
+  /**
+   * Every provider's result for a service point (`SERVICE_POINTS`), in plugin id order, each with the
+   * provider's plugin id. The input is `{}`. Within an execution a provider runs once per input
+   * (its result is recorded and reused, like any extension result); a provider of a service cannot
+   * call `ctx.services` itself. A provider that throws or answers an invalid result rejects the call
+   * with an error naming plugin, point and id.
+   */
+  services<P extends ServicePoint>(point: P): Promise<readonly ServiceResult<P>[]>;
 }
 
 /** Hooks are also told which runtime's request they see. */

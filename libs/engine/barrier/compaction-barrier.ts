@@ -14,6 +14,7 @@ import { within } from '../plugin-host/invoke';
 import type { RegisteredExtension } from '../plugin-host/registry';
 import { transformHistory, type RequestPlugins } from '../plugin-host/request-extensions';
 import { LiveResolver } from '../plugin-host/resolver';
+import { executionServices } from '../plugin-host/execution-services';
 import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { TurnJob } from '../queue';
@@ -202,7 +203,19 @@ async function compact(
   const { provider, catalog } = args;
   const model = new RecordedSummaryModel({ run: args.run, providers: deps.providers, pluginId: provider.pluginId });
   const ctx: CompactionContext = Object.freeze({
-    ...handlerContext(args.scope, provider.pluginId, storePluginData(deps.pluginData), catalog.host.plugins.get(provider.pluginId)),
+    ...handlerContext(
+      args.scope,
+      provider.pluginId,
+      storePluginData(deps.pluginData),
+      catalog.host.plugins.get(provider.pluginId),
+      executionServices({
+        pluginId: provider.pluginId,
+        host: catalog.host,
+        scope: args.scope,
+        pluginData: storePluginData(deps.pluginData),
+        recorded: args.run.execution.extensionResults,
+      }),
+    ),
     summaryModel: discardingCutReplies(model),
     estimateTokens,
   });

@@ -14,6 +14,7 @@ import {
 import { escapeXml, modelFacingJson } from '../../context';
 import type { PluginSettings } from '../plugin-settings';
 import { pluginSdkFor, pluginSettingsFor } from './plugin-scope';
+import { serviceReader } from './services';
 
 /** The SDK helpers every handler reaches through `api.sdk` / `ctx.sdk` (a plugin outside the repo cannot import them). */
 export const pluginSdk: PluginSdk = Object.freeze({
@@ -77,7 +78,17 @@ export interface ExecutionScope {
   previousTurnId?: string;
 }
 
-export function handlerContext(scope: ExecutionScope, pluginId: string, pluginData: PluginDataSource, plugin?: LoadedPlugin): HandlerContext {
+/**
+ * `services`: how `ctx.services` resolves a service point's providers (`serviceReader`); without it
+ * the call is refused (a context with no registry at hand).
+ */
+export function handlerContext(
+  scope: ExecutionScope,
+  pluginId: string,
+  pluginData: PluginDataSource,
+  plugin?: LoadedPlugin,
+  services?: HandlerContext['services'],
+): HandlerContext {
   return Object.freeze({
     pluginId,
     locale: scope.locale,
@@ -92,5 +103,6 @@ export function handlerContext(scope: ExecutionScope, pluginId: string, pluginDa
     settings: pluginSettingsFor(plugin, scope.pluginSettings),
     pluginData: pluginData.reader({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }),
     sdk: pluginSdkFor(plugin, pluginSdk),
+    services: services ?? serviceReader({ pluginId, registry: null, run: null, refusal: 'not available in this context' }),
   });
 }

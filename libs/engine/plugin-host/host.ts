@@ -50,6 +50,6 @@ export class PluginHost {
 
   /** Runs handlers for one execution (its locale, session, world); `pluginData`: where `ctx.pluginData` reads (default: the host's). */
   invoker(scope: ExecutionScope, pluginData: PluginDataSource = this.pluginData): Invoke {
-    return executionInvoker(scope, { timeoutMs: this.handlerTimeoutMs, pluginData, plugins: this.plugins });
+    return executionInvoker(scope, { timeoutMs: this.handlerTimeoutMs, pluginData, plugins: this.plugins, registry: this.registry });
   }
 }

@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import { extensionResultSchemas, type HookContext, hookResultSchemas, type HookName, type LoadedPlugin } from '../../plugins-sdk';
 import { PluginHandlerError } from '../errors';
 import { type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
-import type { RegisteredExtension, RegisteredHook } from './registry';
+import type { ExtensionRegistry, RegisteredExtension, RegisteredHook } from './registry';
+import { isServicePoint, serviceReader, type ServiceRun } from './services';
 
 /** What a hook is given to hash and to run: the payload and the runtime whose request it is. */
 export interface HookInput {
@@ -14,8 +15,12 @@ export type Registered = RegisteredExtension | RegisteredHook;
 
 export const pointOf = (entry: Registered): string => ('point' in entry ? entry.point : entry.name);
 
-/** Runs one handler or hook on a copy of its input; resolves to its validated result as JSON text. */
-export type Invoke = (entry: Registered, input: unknown) => Promise<string>;
+/**
+ * Runs one handler or hook on a copy of its input; resolves to its validated result as JSON text.
+ * `resolveService`: how the handler's `ctx.services` resolves a provider (a resolver passes its own
+ * `resolve`, so those results are recorded and reused too); default: the provider runs here.
+ */
+export type Invoke = (entry: Registered, input: unknown, options?: { resolveService?: ServiceRun }) => Promise<string>;
 
 /**
  * Runs `fn` with a time limit. A handler cannot be cancelled: after the limit its result, whenever
@@ -39,11 +44,21 @@ const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('
 /** The invoker of one execution: handlers get the execution's context, a time limit, and their schema. */
 export function executionInvoker(
   scope: ExecutionScope,
-  options: { timeoutMs: number; pluginData: PluginDataSource; plugins?: ReadonlyMap<string, LoadedPlugin> },
+  options: { timeoutMs: number; pluginData: PluginDataSource; plugins?: ReadonlyMap<string, LoadedPlugin>; registry?: ExtensionRegistry },
 ): Invoke {
-  return async (entry, input) => {
+  const invoke: Invoke = async (entry, input, invokeOptions) => {
     const point = pointOf(entry);
-    const ctx = handlerContext(scope, entry.pluginId, options.pluginData, options.plugins?.get(entry.pluginId));
+    // a service provider gets no ctx.services (no nesting, so no cycle)
+    const run: ServiceRun | null = isServicePoint(point)
+      ? null
+      : (invokeOptions?.resolveService ?? (async (provider, given) => JSON.parse(await invoke(provider, given)) as unknown));
+    const services = serviceReader({
+      pluginId: entry.pluginId,
+      registry: options.registry ?? null,
+      run,
+      refusal: run ? 'no extension registry here' : `a provider of a service point (${point}) cannot call ctx.services`,
+    });
+    const ctx = handlerContext(scope, entry.pluginId, options.pluginData, options.plugins?.get(entry.pluginId), services);
     const failure = (kind: 'threw' | 'timed-out' | 'invalid-result', detail: string, cause?: unknown) =>
       new PluginHandlerError(kind, entry.pluginId, point, entry.id, detail, cause === undefined ? undefined : { cause });
     const given = structuredClone(input);
@@ -75,4 +90,5 @@ export function executionInvoker(
     if (text === undefined) throw failure('invalid-result', 'returned a result that is not JSON');
     return text;
   };
+  return invoke;
 }

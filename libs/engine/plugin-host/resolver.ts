@@ -41,7 +41,8 @@ export class LiveResolver implements ExtensionResolver {
     const { hash, key } = keyOf(entry, input);
     let text = this.recorded.get(key) ?? this.mine.get(key);
     if (text === undefined) {
-      text = await this.invoke(entry, input);
+      // the handler's ctx.services resolves through here: those results are recorded and reused too
+      text = await this.invoke(entry, input, { resolveService: (provider, given) => this.resolve(provider, given) });
       this.mine.set(key, text);
       this.fresh.push({ key, point: pointOf(entry), pluginId: entry.pluginId, extensionId: entry.id, inputHash: hash, result: text });
     }

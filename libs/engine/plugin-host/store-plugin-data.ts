@@ -12,7 +12,7 @@ const readOnly = (pluginId: string, call: string) => async () => {
  * resolves to null; `set` and `delete` throw (writes belong to function runtimes). A handler's result is recorded (`extension.resolved@1`), so replay never reads
  * the store for it.
  */
-export function storePluginData(store: PluginDataStore): PluginDataSource {
+export function storePluginData(store: Pick<PluginDataStore, 'scope'>): PluginDataSource {
   return {
     reader(scope) {
       const data = store.scope(scope);

@@ -7,6 +7,8 @@ import { EmissionBuffer } from '../plugin-host/event-emissions';
 import { emptyPluginData, handlerContext } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
 import { PluginDataBuffer } from '../plugin-host/plugin-data-buffer';
+import { executionServices } from '../plugin-host/execution-services';
+import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { DeclaredEvent } from './event-catalog';
 import { checkSchema } from './json-schema';
 import type { Tool } from './tool';
@@ -63,7 +65,14 @@ export function pluginTool(options: {
       const buffer = new PluginDataBuffer(pluginId, options.pluginData.scope({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }));
       const emissions = new EmissionBuffer(pluginId, new Set(events.keys()));
       const assets = new AssetBuffer(pluginId);
-      const base = handlerContext(scope, pluginId, emptyPluginData, plugin); // its pluginData is replaced below;
+      const services = executionServices({
+        pluginId,
+        host,
+        scope,
+        pluginData: storePluginData(options.pluginData),
+        recorded: context.execution.extensionResults,
+      });
+      const base = handlerContext(scope, pluginId, emptyPluginData, plugin, services); // its pluginData is replaced below;
       const suspensions = new WeakMap<object, ToolSuspension>();
       const ctx: ToolContext = Object.freeze({
         ...base,

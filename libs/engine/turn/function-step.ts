@@ -7,6 +7,7 @@ import { type ExecutionScope, handlerContext } from '../plugin-host/handler-cont
 import { within } from '../plugin-host/invoke';
 import { PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-data-buffer';
 import { storePluginData } from '../plugin-host/store-plugin-data';
+import { executionServices } from '../plugin-host/execution-services';
 import type { RuntimeJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import type { TurnDeps } from './deps';
@@ -98,7 +99,8 @@ async function runFunction(
   const source = storePluginData(deps.pluginData);
   const scope = { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId };
   const buffer = new PluginDataBuffer(job.pluginId, deps.pluginData.scope(scope));
-  const base = handlerContext(args.scope, job.pluginId, source);
+  const services = executionServices({ pluginId: job.pluginId, host, scope: args.scope, pluginData: source, recorded: args.run.execution.extensionResults });
+  const base = handlerContext(args.scope, job.pluginId, source, undefined, services);
   const events = new Map(declaredEvents(args.catalog.plugins).map((e) => [e.topic, e]));
   const emissions = new EmissionBuffer(job.pluginId, new Set(events.keys()));
   const emit = checkedEmit(emissions, events); // the payload is checked against the topic's schema, as for tools

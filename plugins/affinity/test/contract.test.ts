@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+import { emulatorTokenCount } from '../../../libs/emulator';
+import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
@@ -11,6 +13,17 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
 
 const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
+const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
+/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
+const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/**
+ * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
+ * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
+ * a smaller roster still reads it from cache.
+ */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
+const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 describe('affinity manifest', () => {
   it('is a post-turn agent, off by default, with a forced tool, no reasoning and no history window', () => {
@@ -41,15 +54,26 @@ describe('affinity (contract, through the engine)', () => {
           'Snow falls on the vents.',
         ],
         'affinity/affinity': [
+          // turn 1: one write, which ends the runtime
           { tool: 'update-affinity', args: { updates: [{ character: 'mira', score: 3, feeling: 'amused, protective' }] } },
-          'Recorded.',
-          { tool: 'update-affinity', args: { updates: [{ character: 'nobody', score: 1, feeling: 'x' }] } },
+          // turn 2: a refused write, then the corrected one
+          {
+            tool: 'update-affinity',
+            args: {
+              updates: [
+                { character: 'tomas', score: 2, feeling: 'wary' },
+                { character: 'nobody', score: 1, feeling: 'x' },
+              ],
+            },
+          },
+          { tool: 'update-affinity', args: { updates: [{ character: 'tomas', score: 1, feeling: 'notes the courier in his ledger' }] } },
+          // turn 3: "no change" is the same call with an empty list
           { tool: 'update-affinity', args: { updates: [] } },
-          'Nothing changed.',
+          // turn 4: the emulator's own reply
         ],
       },
     });
-    for (const text of ['I slip into the river', 'I go to the watchtower', 'I wait']) turns.push(await h.turn(text));
+    for (const text of ['I slip into the river', 'I go to the watchtower', 'I wait', 'I wait again']) turns.push(await h.turn(text));
   });
   afterAll(() => h.close());
 
@@ -78,17 +102,33 @@ describe('affinity (contract, through the engine)', () => {
     expect(second.messages.map((m) => m.content).join('\n')).not.toContain('Mira pulls you from the ash river');
   });
 
-  it('writes the scripted update to plugin data and shows it in the next turn context; a bad update keeps nothing', async () => {
-    expect(await h.pluginData('affinity', 'scores')).toEqual([{ key: 'mira', value: { score: 3, feeling: 'amused, protective' } }]);
+  it('sends one request per turn: a successful update-affinity ends the runtime, "no change" ([]) too', () => {
+    expect(turns.map((t) => t.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
+    expect(turns.map((t) => t.requestsOf('affinity').length)).toEqual([1, 2, 1, 1]);
+    for (const i of [0, 2])
+      expect(
+        turns[i]
+          .eventsOf('tool.completed@1')
+          .filter((e) => e.pluginId === 'affinity')
+          .map((e) => [e.name, e.ok, e.done]),
+      ).toEqual([['update-affinity', true, true]]);
+  });
+
+  it('writes the scripted update to plugin data and shows it in the next turn context; a refused update keeps nothing, the corrected one is kept', async () => {
     expect(turns[1].request('affinity').turnContext).toContain('- mira | {"score":3,"feeling":"amused, protective"}');
     const outcomes = turns[1].eventsOf('tool.completed@1').filter((e) => e.name === 'update-affinity');
-    expect(outcomes.map((o) => [o.ok, o.errorCode])).toEqual([
-      [false, 'TOOL_FAILED'],
-      [true, undefined],
+    expect(outcomes.map((o) => [o.ok, o.errorCode, o.done])).toEqual([
+      [false, 'TOOL_FAILED', undefined],
+      [true, undefined, true],
     ]);
-    // the third turn ran on the emulator's own reply to `required` and ended cleanly with runtime-done
+    expect(await h.pluginData('affinity', 'scores')).toEqual([
+      { key: 'mira', value: { score: 3, feeling: 'amused, protective' } },
+      { key: 'tomas', value: { score: 1, feeling: 'notes the courier in his ledger' } },
+    ]);
+    expect(turns[2].request('affinity').turnContext).toContain('- tomas | {"score":1,"feeling":"notes the courier in his ledger"}');
+    // the fourth turn ran on the emulator's own reply to `required` and ended cleanly with runtime-done
     expect(
-      turns[2]
+      turns[3]
         .eventsOf('tool.completed@1')
         .filter((e) => e.pluginId === 'affinity')
         .map((o) => [o.name, o.done]),
@@ -107,6 +147,14 @@ describe('affinity (contract, through the engine)', () => {
     }
     expect(await h.audit()).toMatchObject({ identical: true });
   });
+
+  it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
+    for (let i = 1; i < turns.length; i++) {
+      const [before, after] = [turns[i - 1].request('affinity'), turns[i].request('affinity')];
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    }
+  });
 });
 
 describe('affinity in a zh-Hans session', () => {
@@ -119,6 +167,8 @@ describe('affinity in a zh-Hans session', () => {
   it('reads the Chinese body and Chinese segment text, and ends cleanly on the emulator default', async () => {
     const turn = await h.turn('我跳进河里');
     const request = turn.request('affinity');
+    const next = (await h.turn('我等着')).request('affinity');
+    expect(sharedTokens(request, next)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('好感');
     expect(request.section('segments')).toContain('你记录其感受的非玩家角色');
     expect(request.turnContext).toContain('尚无记录');

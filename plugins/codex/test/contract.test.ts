@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+import { emulatorTokenCount } from '../../../libs/emulator';
+import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { foldKey as entryKey, loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
@@ -10,6 +12,17 @@ const WORLD = join(ROOT, 'worlds', 'emberback');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
 const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
+const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
+/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
+const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/**
+ * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
+ * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
+ * a smaller roster still reads it from cache.
+ */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
+const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 const RIVER = { term: 'The Ash River', category: 'place', summary: 'A warm grey river that runs along the dragon’s flank.' };
 
 describe('codex manifest and keys', () => {
@@ -44,11 +57,20 @@ describe('codex (contract, through the engine)', () => {
       replies: {
         'narrator/narrator': ['You wade into the Ash River; it is warm.', 'Mira points at the vents.', 'Nothing stirs.'],
         'codex/codex': [
+          // turn 1: one write, which ends the runtime
           { tool: 'record-codex-entries', args: { entries: [RIVER] } },
-          'Recorded.',
-          { tool: 'record-codex-entries', args: { entries: [{ term: 'the ferrywoman', category: 'other', summary: 'x' }] } },
+          // turn 2: a refused write (a character among the entries), then the corrected one
+          {
+            tool: 'record-codex-entries',
+            args: {
+              entries: [
+                { term: 'the vents', category: 'place', summary: 'Chimneys of the dragon’s breath.' },
+                { term: 'the ferrywoman', category: 'other', summary: 'x' },
+              ],
+            },
+          },
           { tool: 'record-codex-entries', args: { entries: [{ ...RIVER, term: 'the ash  river', summary: 'Warm, grey, and rising.' }] } },
-          'Updated.',
+          // turn 3: the emulator's own reply to `required` (runtime-done: "no change")
         ],
       },
     });
@@ -70,6 +92,17 @@ describe('codex (contract, through the engine)', () => {
     expect(request.messages.find((m) => m.section === 'story-text')?.content).toBe('You wade into the Ash River; it is warm.');
   });
 
+  it('sends one request per turn: a successful record-codex-entries ends the runtime, as runtime-done does', () => {
+    expect(turns.map((t) => t.status)).toEqual(['committed', 'committed', 'committed']);
+    expect(turns.map((t) => t.requestsOf('codex').length)).toEqual([1, 2, 1]);
+    expect(
+      turns[0]
+        .eventsOf('tool.completed@1')
+        .filter((e) => e.pluginId === 'codex')
+        .map((e) => [e.name, e.ok, e.done]),
+    ).toEqual([['record-codex-entries', true, true]]);
+  });
+
   it('writes the entry, announces it once with codex.entry-discovered, refuses a character, and updates by key', async () => {
     const first = turns[0].eventsOf('tool.completed@1').filter((e) => e.name === 'record-codex-entries');
     expect(first.map((e) => [e.ok, e.emittedTopics])).toEqual([[true, ['codex.entry-discovered']]]);
@@ -77,9 +110,9 @@ describe('codex (contract, through the engine)', () => {
       '- the-ash-river | {"term":"The Ash River","category":"place","summary":"A warm grey river that runs along the dragon’s flank.","discoveredOnTurn":1}',
     );
     const second = turns[1].eventsOf('tool.completed@1').filter((e) => e.name === 'record-codex-entries');
-    expect(second.map((e) => [e.ok, e.errorCode ?? null, e.emittedTopics ?? null])).toEqual([
-      [false, 'TOOL_FAILED', null],
-      [true, null, null], // an update announces nothing
+    expect(second.map((e) => [e.ok, e.errorCode ?? null, e.emittedTopics ?? null, e.done ?? null])).toEqual([
+      [false, 'TOOL_FAILED', null, null],
+      [true, null, null, true], // an update announces nothing
     ]);
     expect(second[0].content).toContain('characters have their own records');
     expect(await h.pluginData('codex', 'entries')).toEqual([
@@ -102,6 +135,14 @@ describe('codex (contract, through the engine)', () => {
     for (const turn of turns) expect(turn.request('codex').systemPrompt + turn.request('codex').turnContext).not.toMatch(UUID);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
+
+  it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
+    for (let i = 1; i < turns.length; i++) {
+      const [before, after] = [turns[i - 1].request('codex'), turns[i].request('codex')];
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    }
+  });
 });
 
 describe('codex in a zh-Hans session', () => {
@@ -113,6 +154,7 @@ describe('codex in a zh-Hans session', () => {
 
   it('reads the Chinese body and segment text', async () => {
     const request = (await h.turn('我走进河里')).request('codex');
+    expect(sharedTokens(request, (await h.turn('我等着')).request('codex'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('词条集');
     expect(request.section('segments')).toContain('以下是有自己记录的角色');
     expect(request.turnContext).toContain('（词条集为空）');

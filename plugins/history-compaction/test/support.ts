@@ -58,6 +58,7 @@ export function compactionContext(model: SummaryModel, locale: Locale = 'en'): C
     settings: Object.freeze({}),
     pluginData: emptyPluginData.reader({ tenantId: 't', sessionId: 'session-1', pluginId: 'history-compaction' }),
     sdk: Object.freeze({ ...pluginSdk, pluginRoot: PLUGIN_ROOT }),
+    services: async () => [],
     summaryModel: model,
     estimateTokens,
   });

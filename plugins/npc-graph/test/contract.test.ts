@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+import { emulatorTokenCount } from '../../../libs/emulator';
+import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
@@ -9,6 +11,17 @@ const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
+const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
+/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
+const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/**
+ * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
+ * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
+ * a smaller roster still reads it from cache.
+ */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
+const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 describe('npc-graph manifest', () => {
   it('has one child runtime, extractor: post-turn, required tool choice, no reasoning, maxTurns 0; off by default', () => {
@@ -43,14 +56,24 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
               ],
             },
           },
-          'Recorded.',
-          { tool: 'set-relations', args: { relations: [{ from: 'mira', to: 'mira', relation: 'x' }] } },
+          // turn 2: a refused write (a self-relation), then the corrected one
+          {
+            tool: 'set-relations',
+            args: {
+              relations: [
+                { from: 'tomas', to: 'mira', relation: 'forgives her the toll' },
+                { from: 'mira', to: 'mira', relation: 'x' },
+              ],
+            },
+          },
           { tool: 'set-relations', args: { relations: [{ from: 'mira', to: 'tomas', relation: null }] } },
-          'Recorded.',
+          // turn 3: "no change" is the same call with an empty list
+          { tool: 'set-relations', args: { relations: [] } },
+          // turn 4: the emulator's own reply
         ],
       },
     });
-    for (const text of ['I watch the quarrel', 'I ask Tomas to let it go', 'I wait']) turns.push(await h.turn(text));
+    for (const text of ['I watch the quarrel', 'I ask Tomas to let it go', 'I wait', 'I wait again']) turns.push(await h.turn(text));
   });
   afterAll(() => h.close());
 
@@ -71,14 +94,26 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
     expect(first.turnContext).toContain('(none recorded yet)');
   });
 
+  it('sends one request per turn: a successful set-relations ends the runtime, "no change" ([]) too', () => {
+    expect(turns.map((t) => t.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
+    expect(turns.map((t) => t.requestsOf('npc-graph', 'extractor').length)).toEqual([1, 2, 1, 1]);
+    for (const i of [0, 2])
+      expect(
+        turns[i]
+          .eventsOf('tool.completed@1')
+          .filter((e) => e.pluginId === 'npc-graph')
+          .map((e) => [e.name, e.ok, e.done]),
+      ).toEqual([['set-relations', true, true]]);
+  });
+
   it('writes relations after a scripted call, shows them next turn, refuses a self-relation, removes on null', async () => {
     expect(turns[1].request('npc-graph', 'extractor').turnContext).toContain(
       ['- mira -> tomas | refuses his toll', '- tomas -> ash | suspicious of the courier'].join('\n'),
     );
     const second = turns[1].eventsOf('tool.completed@1').filter((e) => e.name === 'set-relations');
-    expect(second.map((e) => [e.ok, e.errorCode ?? null])).toEqual([
-      [false, 'TOOL_FAILED'],
-      [true, null],
+    expect(second.map((e) => [e.ok, e.errorCode ?? null, e.done ?? null])).toEqual([
+      [false, 'TOOL_FAILED', null],
+      [true, null, true],
     ]);
     expect(await h.pluginData('npc-graph', 'relations')).toEqual([
       { key: 'tomas->ash', value: { from: 'tomas', to: 'ash', relation: 'suspicious of the courier' } },
@@ -88,7 +123,7 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
 
   it('ends cleanly on the emulator default; the system prompt is byte-identical; no ids in the prompt', async () => {
     expect(
-      turns[2]
+      turns[3]
         .eventsOf('tool.completed@1')
         .filter((e) => e.pluginId === 'npc-graph')
         .map((e) => [e.name, e.done]),
@@ -97,6 +132,14 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
     expect(new Set(requests.map((r) => r.systemPrompt)).size).toBe(1);
     for (const r of requests) expect(r.systemPrompt + r.turnContext).not.toMatch(UUID);
     expect(await h.audit()).toMatchObject({ identical: true });
+  });
+
+  it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
+    for (let i = 1; i < turns.length; i++) {
+      const [before, after] = [turns[i - 1].request('npc-graph', 'extractor'), turns[i].request('npc-graph', 'extractor')];
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    }
   });
 });
 
@@ -109,6 +152,7 @@ describe('npc-graph in a zh-Hans session', () => {
 
   it('reads the Chinese body and segment text', async () => {
     const request = (await h.turn('我看着他们争吵')).request('npc-graph', 'extractor');
+    expect(sharedTokens(request, (await h.turn('我等着')).request('npc-graph', 'extractor'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('关系的图谱');
     expect(request.section('segments')).toContain('- ash | Ash [player]');
     expect(request.turnContext).toContain('（尚无记录）');

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+import { emulatorTokenCount } from '../../../libs/emulator';
+import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
@@ -8,9 +10,20 @@ const ROOT = join(__dirname, '..', '..', '..');
 const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
-const STORIES = ['Mira rows you across the Ash River.', 'Mira says she fears the dragon.', 'The bell rings <twice> & stops.'];
-const INPUTS = ['I board the ferry', 'I ask Mira what she fears', 'I listen'];
+const STORIES = ['Mira rows you across the Ash River.', 'Mira says she fears the dragon.', 'The bell rings <twice> & stops.', 'Snow falls.'];
+const INPUTS = ['I board the ferry', 'I ask Mira what she fears', 'I listen', 'I wait'];
 const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
+const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
+/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
+const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/**
+ * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
+ * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
+ * a smaller roster still reads it from cache.
+ */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
+const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 describe('world-ir manifest', () => {
   it('is a post-turn agent reading the narrative, with a required tool, no reasoning and maxTurns 0; off by default', () => {
@@ -41,10 +54,12 @@ describe('world-ir (contract, through the engine)', () => {
             tool: 'record-world-ir',
             args: { terms: [{ term: 'The Ash River', kind: 'place' }], facts: [{ subject: 'mira', predicate: 'rows across', object: 'The Ash River' }] },
           },
-          'Recorded.',
+          // turn 2: a refused write (a fact on an unknown term), then the corrected one
           { tool: 'record-world-ir', args: { terms: [], facts: [{ subject: 'mira', predicate: 'fears', object: 'the dragon' }] } },
+          { tool: 'record-world-ir', args: { terms: [], facts: [{ subject: 'mira', predicate: 'rows across', object: 'the ash river' }] } },
+          // turn 3: "nothing new" is the same call with empty lists
           { tool: 'record-world-ir', args: { terms: [], facts: [] } },
-          'Nothing new.',
+          // turn 4: the emulator's own reply
         ],
       },
     });
@@ -79,10 +94,23 @@ describe('world-ir (contract, through the engine)', () => {
     expect(narrator.messages.some((m) => m.content.includes('<character-roster>'))).toBe(false);
   });
 
+  it('sends one request per turn: a successful record-world-ir ends the runtime, "nothing new" (empty lists) too', () => {
+    expect(turns.map((t) => t.status)).toEqual(['committed', 'committed', 'committed', 'committed']);
+    expect(turns.map((t) => t.requestsOf('world-ir').length)).toEqual([1, 2, 1, 1]);
+    for (const i of [0, 1, 2])
+      expect(
+        turns[i]
+          .eventsOf('tool.completed@1')
+          .filter((e) => e.pluginId === 'world-ir' && e.ok)
+          .map((e) => [e.name, e.done]),
+      ).toEqual([['record-world-ir', true]]);
+  });
+
   it('writes the vocabulary and facts after a scripted call; the next request lists the term; a fact on an unknown term keeps nothing', async () => {
     expect(await h.pluginData('world-ir', 'vocabulary')).toEqual([{ key: 'the-ash-river', value: { term: 'The Ash River', kind: 'place' } }]);
     expect(await h.pluginData('world-ir', 'facts')).toEqual([
       { key: 'turn-1', value: { facts: [{ subject: 'mira', predicate: 'rows across', object: 'The Ash River' }] } },
+      { key: 'turn-2', value: { facts: [{ subject: 'mira', predicate: 'rows across', object: 'the ash river' }] } }, // only the corrected call
     ]);
     expect(turns[1].request('world-ir').messages[1].content).toContain('<vocabulary>\n- The Ash River [place]\n</vocabulary>');
     expect(
@@ -95,7 +123,7 @@ describe('world-ir (contract, through the engine)', () => {
       [true, null],
     ]);
     expect(
-      turns[2]
+      turns[3]
         .eventsOf('tool.completed@1')
         .filter((e) => e.pluginId === 'world-ir')
         .map((e) => [e.name, e.done]),
@@ -110,6 +138,14 @@ describe('world-ir (contract, through the engine)', () => {
     for (const r of requests) expect(r.systemPrompt + r.messages[1].content).not.toMatch(UUID);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
+
+  it('has a stable prefix (tool definitions, system prompt, roster) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
+    for (let i = 1; i < turns.length; i++) {
+      const [before, after] = [turns[i - 1].request('world-ir'), turns[i].request('world-ir')];
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    }
+  });
 });
 
 describe('world-ir in a zh-Hans session', () => {
@@ -121,6 +157,7 @@ describe('world-ir in a zh-Hans session', () => {
 
   it('reads the Chinese body and markers', async () => {
     const request = (await h.turn('我上船')).request('world-ir');
+    expect(sharedTokens(request, (await h.turn('我等着')).request('world-ir'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('把故事转成数据');
     expect(request.messages[1].content).toContain('- ash | Ash [player]');
     expect(request.messages[1].content).toContain('（尚无词汇）');

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+import { emulatorTokenCount } from '../../../libs/emulator';
+import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
 import { advance, startOf, timeOfDay } from '../server/clock';
 
 jest.setTimeout(120_000);
@@ -10,6 +12,17 @@ const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
+const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
+/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
+const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/**
+ * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
+ * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
+ * a smaller roster still reads it from cache.
+ */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
+const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 describe('world-time clock and manifest', () => {
   it('advances across midnight, names the time of day, and reads the start from the world', () => {
@@ -19,7 +32,7 @@ describe('world-time clock and manifest', () => {
     expect(startOf({ start: { day: 0, time: '25:00' } })).toEqual({ day: 1, minute: 480 });
   });
 
-  it('has one child runtime, advance: post-turn, the named tool, one step then a finalizer, maxTurns 0; off by default', () => {
+  it('has one child runtime, advance: post-turn, the named tool that completes the runtime, no finalizer, maxTurns 0; off by default', () => {
     const plugin = loadPlugin(join(__dirname, '..'));
     expect(plugin.manifest.enabledByDefault).toBe(false);
     expect(plugin.manifest.contributes.events.map((e) => e.topic)).toEqual(['world-time.advanced']);
@@ -27,9 +40,11 @@ describe('world-time clock and manifest', () => {
     expect(plugin.runtimes[0].manifest).toMatchObject({
       schedule: { stage: 'post-turn' },
       outputKind: 'none',
-      agent: { tools: ['advance-clock'], toolChoice: { name: 'advance-clock' }, reasoning: false, history: { maxTurns: 0 }, loop: { maxSteps: 1 } },
-      finalizer: { maxSteps: 1 },
+      agent: { tools: ['advance-clock'], toolChoice: { name: 'advance-clock' }, reasoning: false, history: { maxTurns: 0 } },
     });
+    expect(plugin.runtimes[0].manifest.finalizer).toBeUndefined();
+    expect(plugin.runtimes[0].manifest.agent?.loop.maxSteps).toBeUndefined();
+    expect(plugin.manifest.contributes.tools.map((t) => [t.name, t.completesRuntime])).toEqual([['advance-clock', true]]);
     expect(plugin.runtimes[0].bodies['zh-Hans']).toMatch(/时钟/);
   });
 });
@@ -43,28 +58,43 @@ describe('world-time/advance (contract, through the engine)', () => {
       world: WORLD,
       replies: {
         'narrator/narrator': ['You spend the day mending nets.', 'You sleep by the vent until morning.', 'Mira nods.'],
-        'world-time/advance': [{ tool: 'advance-clock', args: { minutes: 390 } }, 'done', { tool: 'advance-clock', args: { minutes: 1200 } }, 'done'],
+        'world-time/advance': [
+          // turn 1: one call, which ends the runtime
+          { tool: 'advance-clock', args: { minutes: 390 } },
+          // turn 2: a refused call (over one week), then the corrected one
+          { tool: 'advance-clock', args: { minutes: 20000 } },
+          { tool: 'advance-clock', args: { minutes: 1200 } },
+          // turn 3: the emulator's own reply to the named tool: advance-clock({ minutes: 0 }), "no change"
+        ],
       },
     });
     for (const text of ['I mend nets', 'I sleep', 'I nod back']) turns.push(await h.turn(text));
   });
   afterAll(() => h.close());
 
-  it('forces advance-clock by name on the first step and ends with the finalizer (tools off) on the second', () => {
-    for (const turn of turns) {
-      const [first, finalizer, ...more] = turn.requestsOf('world-time', 'advance');
-      expect(more).toEqual([]);
-      expect(first.body.tool_choice).toEqual({ type: 'function', function: { name: 'advance-clock' } });
-      expect(toolNames(first.body)).toEqual(['runtime-done', 'advance-clock']);
-      expect(finalizer.body.tool_choice).toBe('none');
-      expect(first.messages.some((m) => m.section === 'history')).toBe(false);
-      expect(
-        turn
-          .eventsOf('tool.completed@1')
-          .filter((e) => e.pluginId === 'world-time')
-          .map((e) => [e.name, e.ok]),
-      ).toEqual([['advance-clock', true]]);
-    }
+  it('forces advance-clock by name; a successful call ends the runtime: one request per turn, two when the first call is refused', () => {
+    expect(turns.map((t) => t.status)).toEqual(['committed', 'committed', 'committed']);
+    expect(turns.map((t) => t.requestsOf('world-time', 'advance').length)).toEqual([1, 2, 1]);
+    for (const turn of turns)
+      for (const request of turn.requestsOf('world-time', 'advance')) {
+        expect(request.body.tool_choice).toEqual({ type: 'function', function: { name: 'advance-clock' } });
+        expect(toolNames(request.body)).toEqual(['runtime-done', 'advance-clock']);
+        expect(request.messages.some((m) => m.section === 'history')).toBe(false);
+      }
+    const outcomes = turns.map((turn) =>
+      turn
+        .eventsOf('tool.completed@1')
+        .filter((e) => e.pluginId === 'world-time')
+        .map((e) => [e.name, e.ok, e.done ?? null]),
+    );
+    expect(outcomes).toEqual([
+      [['advance-clock', true, true]],
+      [
+        ['advance-clock', false, null],
+        ['advance-clock', true, true],
+      ],
+      [['advance-clock', true, true]],
+    ]);
   });
 
   it('places the rules in the system prompt, the time in the turn context, and the time for the story too', () => {
@@ -85,7 +115,7 @@ describe('world-time/advance (contract, through the engine)', () => {
     expect(turns[2].request('narrator').turnContext).toContain('Day 2, 10:30 (morning)');
     // turn 3 ran on the emulator's own reply: advance-clock({ minutes: 0 })
     expect(await h.pluginData('world-time', 'clock')).toEqual([{ key: 'now', value: { day: 2, minute: 630 } }]);
-    expect(turns.map((t) => t.eventsOf('tool.completed@1').find((e) => e.name === 'advance-clock')?.emittedTopics ?? null)).toEqual([
+    expect(turns.map((t) => t.eventsOf('tool.completed@1').find((e) => e.name === 'advance-clock' && e.ok)?.emittedTopics ?? null)).toEqual([
       ['world-time.advanced'],
       ['world-time.advanced'],
       null,
@@ -103,6 +133,14 @@ describe('world-time/advance (contract, through the engine)', () => {
     for (const r of requests) expect(r.systemPrompt + r.turnContext).not.toMatch(UUID);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
+
+  it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
+    for (let i = 1; i < turns.length; i++) {
+      const [before, after] = [turns[i - 1].request('world-time', 'advance'), turns[i].request('world-time', 'advance')];
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    }
+  });
 });
 
 describe('world-time in a zh-Hans session, with the world setting the start', () => {
@@ -119,6 +157,7 @@ describe('world-time in a zh-Hans session, with the world setting the start', ()
 
   it('reads the Chinese body and time', async () => {
     const request = (await h.turn('我睡觉')).request('world-time', 'advance');
+    expect(sharedTokens(request, (await h.turn('我醒来')).request('world-time', 'advance'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('世界内的时钟');
     expect(request.section('segments')).toContain('故事的时钟从第 3 天，21:15（夜晚）开始');
     expect(request.turnContext).toContain('故事中的当前时间：第 3 天，21:15（夜晚）');

@@ -10,7 +10,10 @@ import { historyReadLimit } from '../../turn/deps';
 import { TurnRunner } from '../../turn/turn-runner';
 import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
 
-/** The repository's default plugins: the narrator and the default history-compaction plugin. */
+/**
+ * The repository's default plugins: the narrator and the default history-compaction plugin (the
+ * plugins enabled by default: the other built-ins have `enabledByDefault: false`).
+ */
 const DEFAULT_PLUGINS = join(__dirname, '..', '..', '..', '..', 'plugins');
 
 type Data = Record<string, unknown>;
@@ -20,7 +23,7 @@ export const eventData = (events: StoredEvent[], type: string) => events.filter(
 
 /** Turns run through the real turn runner with the default plugins; story and fast slot 8k (emulator), or the slots of `llm` (llm.toml text). */
 export async function smallWindowHarness(llm: string = SMALL_WINDOW_LLM): Promise<TurnHarness> {
-  const h = await turnHarness({ pluginsDir: DEFAULT_PLUGINS, handlers: (deps) => new TurnRunner(deps) });
+  const h = await turnHarness({ pluginsDir: DEFAULT_PLUGINS, pluginFilter: (p) => p.manifest.enabledByDefault, handlers: (deps) => new TurnRunner(deps) });
   h.deps.providers = new ProviderRegistry(parseLlmConfig(llm), (protocol) => endpointFor(protocol, {}, h.emulator.url));
   return h;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type EmulatorScript, ProviderEmulator } from '../../../emulator';
 import type { ToolSet } from '../../tools';
 import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, PluginDataStore, ReadModels, type StoredEvent } from '../../../events';
-import { loadPlugins } from '../../../plugins-sdk';
+import { type LoadedPlugin, loadPlugins } from '../../../plugins-sdk';
 import { endpointFor, type LlmConfig, loadLlmConfig, ProviderRegistry } from '../../../providers';
 import { loadConfig } from '../../config';
 import { engineInlineProjections } from '../../projections';
@@ -40,6 +40,8 @@ export interface TurnHarness {
 export async function turnHarness(
   options: {
     pluginsDir?: string;
+    /** Only the plugins of `pluginsDir` this keeps (default: all). */
+    pluginFilter?: (plugin: LoadedPlugin) => boolean;
     emulatorDelayMs?: number;
     handlers?: (deps: TurnDeps) => QueueHandlers;
     /** The plugins' server entries are loaded (PluginHost.load) with this handler time limit. */
@@ -61,7 +63,7 @@ export async function turnHarness(
   const warnings: string[] = [];
   const enqueued: TurnJob[] = [];
   const queue = new InProcessQueue({ retry: { backoffMs: 5 } });
-  const plugins = loadPlugins(options.pluginsDir ?? STAGED_PLUGINS);
+  const plugins = loadPlugins(options.pluginsDir ?? STAGED_PLUGINS).filter(options.pluginFilter ?? (() => true));
   const host = await PluginHost.load(plugins, { handlerTimeoutMs: options.handlerTimeoutMs });
   const deps: TurnDeps = {
     store,

@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+import { createPluginHarness, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+
+jest.setTimeout(120_000);
+
+const PLUGINS = [join(__dirname, '..', '..', 'narrator'), join(__dirname, '..'), join(__dirname, 'fixtures', 'omens')];
+
+describe('memory: zh-Hans, another provider of block definitions, limits in code points', () => {
+  let h: PluginHarness;
+  beforeAll(async () => {
+    h = await createPluginHarness({
+      plugins: PLUGINS,
+      world: {
+        id: 'dragon-back',
+        name: '龙背村',
+        lore: '一座建在沉睡巨龙背上的村子。',
+        pluginConfig: { memory: { blocks: [{ id: 'notes', label: '笔记', description: '信使记下的事。', limit: 20 }] } },
+      },
+      locale: 'zh-CN',
+      replies: {
+        'narrator/narrator': '烟囱里冒出了蓝烟。🔥',
+        'memory/keeper': [
+          // 龙🐉 + \n + 火🔥 = 5 code points (7 UTF-16 units): within the limit of 6
+          { tool: 'memory-append', args: { block: 'omens', line: '火🔥' } },
+          // + \n + 灯 = 7 code points: over the limit
+          { tool: 'memory-append', args: { block: 'omens', line: '灯' } },
+          { tool: 'memory-append', args: { block: 'nowhere', line: '灯' } },
+          { tool: 'runtime-done', args: {} },
+        ],
+      },
+    });
+  });
+  afterAll(() => h.close());
+
+  it('collects blocks from every provider (plugin id order: memory, then omens), speaks Chinese, counts characters as code points', async () => {
+    const turn = await h.turn('我看向烟囱。');
+    const story = turn.request('narrator');
+    expect(story.turnContext).toContain(
+      [
+        '<memory-blocks>',
+        '这些是贯穿整个故事的记录。把它们当作已经发生的事和已知的事；如果本回合的故事与之不符，以本回合为准。',
+        '<block id="notes" label="笔记">',
+        '（空）',
+        '</block>',
+        '<block id="omens" label="征兆 🐉">',
+        '龙🐉',
+        '</block>',
+        '</memory-blocks>',
+      ].join('\n'),
+    );
+    const keeper = turn.request('memory', 'keeper');
+    expect(keeper.section('runtime-body')).toContain('你负责维护故事的记忆块。');
+    expect(keeper.systemPrompt).toContain(
+      '你维护的记忆块，每行一个：id | 名称 | 字数上限 | 用途。\n- notes | 笔记 | 20 | 信使记下的事。\n- omens | 征兆 🐉 | 6 | 龙的征兆，每行一条。',
+    );
+    expect(keeper.turnContext).toContain('<block id="omens" label="征兆 🐉" used="2" limit="6">');
+
+    const results = turn.eventsOf('tool.completed@1').map((e) => ({ ok: e.ok, content: e.content }));
+    expect(results[0]).toEqual({ ok: true, content: JSON.stringify({ ok: true, data: { block: 'omens', used: 5, limit: 6 } }) });
+    expect(results[1].ok).toBe(false);
+    expect(results[1].content).toContain('block \\"omens\\" would hold 7 characters, over its limit of 6 (it holds 5 now)');
+    expect(results[2].ok).toBe(false);
+    expect(results[2].content).toContain('no memory block \\"nowhere\\"; the blocks are: notes, omens');
+    expect(await h.pluginData('memory', 'blocks')).toEqual([expect.objectContaining({ key: 'omens', value: { text: '龙🐉\n火🔥' } })]);
+
+    // the definitions were collected through the service: each provider's result is recorded
+    const resolved = turn.eventsOf('extension.resolved@1').filter((e) => e.point === 'memory.block-definitions@1');
+    expect(resolved.map((e) => e.pluginId)).toEqual(['memory', 'omens']);
+    expect(await h.audit()).toMatchObject({ identical: true });
+  });
+
+  it('the next turn shows the kept text whole (never cut inside a surrogate pair)', async () => {
+    const turn = await h.turn('继续。');
+    expect(turn.request('narrator').turnContext).toContain('<block id="omens" label="征兆 🐉">\n龙🐉\n火🔥\n</block>');
+    expect(turn.request('memory', 'keeper').turnContext).toContain('used="5" limit="6"');
+  });
+});
