@@ -129,13 +129,19 @@ export async function runCompactionBarrier(
   // the handler results the estimate obtained, recorded now: the runtime jobs reuse them (a handler
   // runs once per input and execution), and a rebuild reads them as it reads any other
   const unchanged = () => selfDataUnchanged(run.journal, { job: runtimeJob, read: selfData.length > 0, dataVersion });
-  await run.append((current) => [...unchanged(), ...resolvedEvents(resolver.fresh, current, run.attempt)]);
+  let appended = 0;
+  await run.append((current) => {
+    const events = [...unchanged(), ...resolvedEvents(resolver.fresh, current, run.attempt)];
+    appended = events.length;
+    return events;
+  });
   const windows = compactionWindows(deps.providers);
   const estimatedTokens = estimateRequestTokens(request.call);
   if (estimatedTokens <= windows.threshold) {
-    // nothing appended since the read: the stage's runtime jobs in this process take the same rows
-    if (run.journal.version === readAt)
-      keepHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: readAt }, history);
+    // nothing appended since the read but the handler results above (which change no history view):
+    // the stage's runtime jobs in this process take the same rows
+    if (run.journal.version === readAt + appended)
+      keepHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: run.journal.version }, history);
     return { kind: 'not-needed', estimatedTokens, threshold: windows.threshold };
   }
 
