@@ -11,6 +11,22 @@ interface Update {
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
+/** A value in a summary line: a string as it is, anything else as JSON, at most 60 code points. */
+function shown(value: unknown): string {
+  const chars = Array.from(typeof value === 'string' ? value : JSON.stringify(value));
+  return chars.length <= 60 ? chars.join('') : `${chars.slice(0, 60).join('')}…`;
+}
+
+/**
+ * One line for the player (the session stream's tool summary, which the play client shows after
+ * the story): `Dragon's sleep 8 → 7; Season late autumn → winter`, or that nothing changed.
+ */
+function changeSummary(changed: readonly string[], before: Record<string, DimensionState>, after: Record<string, DimensionState>, ctx: ToolContext): string {
+  if (changed.length === 0) return ctx.locale === 'zh-Hans' ? '世界维度没有变化' : 'no world dimension changed';
+  const names = new Map(declaredDimensions(ctx.world).map(([id, d]) => [id, d.name]));
+  return changed.map((id) => `${names.get(id) ?? id} ${shown(before[id]?.value)} → ${shown(after[id].value)}`).join('; ');
+}
+
 /** Why an update is refused (naming the dimension), or null. */
 function refusal(update: Update, ctx: ToolContext): string | null {
   const all = new Map(declaredDimensions(ctx.world));
@@ -56,7 +72,11 @@ export async function updateDimensions(args: Record<string, unknown>, ctx: ToolC
   const changed = Object.keys(next)
     .filter((id) => !sameJson(next[id].value, published.dimensions[id]?.value))
     .sort();
-  return { changed, note: 'Recorded for the next turn; the values of this turn stay as they are.' };
+  return {
+    changed,
+    summary: changeSummary(changed, published.dimensions, next, ctx),
+    note: 'Recorded for the next turn; the values of this turn stay as they are.',
+  };
 }
 
 const DEFAULT_RULE_PAGE = 10;

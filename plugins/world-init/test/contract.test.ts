@@ -103,6 +103,9 @@ describe('world-init on Emberback (contract, through the engine)', () => {
   });
 
   it('an update is staged: the published artifact of the turn keeps Sₙ', async () => {
+    // what the play client shows after the story (the session stream's tool summary)
+    const [write] = h.turns[0].eventsOf('tool.completed@1').filter((e) => e.name === 'update-dimensions');
+    expect(JSON.parse(write.content).data).toMatchObject({ changed: ['dragon-sleep'], summary: "Dragon's sleep 8 → 7" });
     const published = await h.pluginData('world-init', 'published');
     expect(published.map((r) => [r.key, (r.value as { dimensions: Record<string, { value: unknown; version: number }> }).dimensions['dragon-sleep']])).toEqual([
       ['turn-000001', { value: 8, version: 1 }],
@@ -115,6 +118,8 @@ describe('world-init on Emberback (contract, through the engine)', () => {
 
   it('turn 2: the next turn’s narrative reads the update as version + 1; an empty update changes nothing', async () => {
     const turn = await h.turn('I wait for the night to pass');
+    const [write] = turn.eventsOf('tool.completed@1').filter((e) => e.name === 'update-dimensions');
+    expect(JSON.parse(write.content).data).toMatchObject({ changed: [], summary: 'no world dimension changed' });
     expect(turn.request('narrator').turnContext).toContain('- dragon-sleep (v2): 7\n');
     expect(turn.request('world-init', 'dimension-tracker').turnContext).toContain('dragon-sleep: 7\n');
     // the session segment is byte-identical across turns
