@@ -116,6 +116,26 @@ export interface TemplateVariablesInput {
   settings?: { declared?: readonly DeclaredSetting[]; values?: Readonly<Record<string, unknown>> };
 }
 
+/**
+ * The story-facing view of dimensions (spec §4 "Projection does not change the source data"):
+ * `{ name, description?, schema, value, version }` only — never the tracker's bookkeeping
+ * (`updateRule`, `initialValue`, `lastTrackedSource`).
+ */
+function publicDimensions(dimensions: NonNullable<TemplateWorld['dimensions']>): Record<string, unknown> {
+  return ownRecord(
+    Object.entries(dimensions).map(([id, d]) => [
+      id,
+      {
+        name: d.name,
+        ...(d.description !== undefined ? { description: d.description } : {}),
+        ...(d.schema !== undefined ? { schema: d.schema } : {}),
+        value: d.value,
+        ...(d.version !== undefined ? { version: d.version } : {}),
+      },
+    ]),
+  );
+}
+
 /** An object holding exactly these own keys (a key `__proto__` stays a key). */
 function ownRecord(entries: Iterable<readonly [string, unknown]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -179,7 +199,7 @@ export function templateVariables(input: TemplateVariablesInput): TemplateVariab
             ['lore', world.lore ?? ''],
             ['schema', modelFacingJson(world.schema ?? {})],
             ['entries', modelFacingJson(world.entries ?? [])],
-            ['dimensions', modelFacingJson(world.dimensions ?? {})],
+            ['dimensions', modelFacingJson(publicDimensions(world.dimensions ?? {}))],
           ])
         : undefined,
     ],

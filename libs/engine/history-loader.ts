@@ -57,12 +57,28 @@ export async function loadRuntimeHistory(
   };
 }
 
+/**
+ * `ctx.session.previousTurnId`: the turn of the last player input in the history this execution
+ * reads — the previous turn as committed (after a `select`, the chosen alternative's turn; for a
+ * regeneration, the turn before the one it re-runs). None on the first turn, or when that input is
+ * compacted already (compaction protects the last two player turns).
+ */
+export function previousTurnScope(history: { messages: readonly { sourceType: string; turnId: string }[] }): { previousTurnId?: string } {
+  for (let i = history.messages.length - 1; i >= 0; i--) {
+    if (history.messages[i].sourceType === 'player') return { previousTurnId: history.messages[i].turnId };
+  }
+  return {};
+}
+
 /** A regenerated turn's history read: without the turn it re-runs (none for any other execution). */
 export function retryRead(execution: { retryFromTurnId?: string }): { without?: string } {
   return execution.retryFromTurnId === undefined ? {} : { without: execution.retryFromTurnId };
 }
 
-/** What a regenerated turn's handlers and functions see of it (`ctx.session.retryFromTurnId`). */
-export function retryScope(execution: { retryFromTurnId?: string }): { retryFromTurnId?: string } {
-  return execution.retryFromTurnId === undefined ? {} : { retryFromTurnId: execution.retryFromTurnId };
+/**
+ * What an execution's handlers, tools and functions see of its turn: its own `turnId`
+ * (`ctx.session.turnId`) and, for a regenerated turn, the turn it re-runs (`ctx.session.retryFromTurnId`).
+ */
+export function retryScope(execution: { turnId: string; retryFromTurnId?: string }): { turnId: string; retryFromTurnId?: string } {
+  return execution.retryFromTurnId === undefined ? { turnId: execution.turnId } : { turnId: execution.turnId, retryFromTurnId: execution.retryFromTurnId };
 }

@@ -67,6 +67,7 @@ export class RuntimeCatalog {
     }
     this.checkTriggers();
     this.checkInputs();
+    this.checkConditions();
     this.checkTools();
     this.generation = options.generation ?? catalogGeneration(plugins);
   }
@@ -156,6 +157,29 @@ export class RuntimeCatalog {
             },
           ]);
         }
+      }
+    }
+  }
+
+  /** A `schedule.when` names a runtime of the catalog in an earlier stage (its output decides whether this one runs). */
+  private checkConditions(): void {
+    for (const r of this.runtimes) {
+      const when = r.manifest.schedule.when;
+      if (!when) continue;
+      const path = `${this.pathPrefix(r)}schedule.when.runtime`;
+      const source = this.runtimes.find((s) => s.fullId === when.runtime);
+      if (!source) {
+        throw new PluginManifestError(r.file, [
+          { path, message: `plugin ${r.pluginId}: runtime ${r.runtimeId} runs when "${when.runtime}" says so, which is not a runtime of the loaded plugins` },
+        ]);
+      }
+      if (!this.isEarlier(source, r)) {
+        throw new PluginManifestError(r.file, [
+          {
+            path,
+            message: `plugin ${r.pluginId}: runtime ${r.runtimeId} (stage ${r.stage ?? '(none: after all stages)'}) runs when "${source.fullId}" (stage ${source.stage ?? '(none: after all stages)'}) says so, which is not in an earlier stage`,
+          },
+        ]);
       }
     }
   }

@@ -278,8 +278,13 @@ export interface HandlerContext {
   /**
    * `retryFromTurnId`: set while a regenerated turn runs (`POST …/turns/:turnId/retry`), the turn it
    * re-runs from the same source; a runtime that depends on that turn's artifact reads it by this id.
+   * `turnId`: this execution's own turn (a regeneration, or a turn submitted again after a failure,
+   * has a new one), so a plugin can key the artifacts of a turn by it; absent where no execution runs.
+   * `previousTurnId`: the previous turn as the history this execution reads has it (after a
+   * `select`, the chosen alternative; for a regeneration, the turn before the one it re-runs), so a
+   * plugin reads the artifacts of the committed previous turn by it; absent on the first turn.
    */
-  readonly session: Readonly<{ id: string; turnNumber: number; retryFromTurnId?: string }>;
+  readonly session: Readonly<{ id: string; turnNumber: number; turnId?: string; previousTurnId?: string; retryFromTurnId?: string }>;
   readonly world: WorldView | null;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly pluginData: PluginDataReader;

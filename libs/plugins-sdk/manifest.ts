@@ -41,12 +41,34 @@ function uniqueBy<T>(key: keyof T & string, what: string, scope?: (item: T) => s
 export const ScheduleTrigger = z.union([z.literal('auto'), z.literal('manual'), z.object({ event: EventTopic }).strict()]);
 export type ScheduleTrigger = z.infer<typeof ScheduleTrigger>;
 
+/** `<plugin-id>/<runtime-id>`. */
+export const FullRuntimeId = z.string().regex(/^[a-z][a-z0-9-]*\/[a-z][a-z0-9-]*$/, 'a runtime: <plugin-id>/<runtime-id>');
+/** A JSON pointer (RFC 6901): empty, or `/`-separated tokens with `~0` / `~1` escapes. */
+export const JsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'a JSON pointer, e.g. /facts/0');
+
+/**
+ * `schedule.when`: the runtime runs only when the output of an earlier-stage runtime of the same
+ * execution, at `select`, is truthy; otherwise it is skipped (no model call, no function call) and
+ * records an empty output. A function's or a structured runtime's output is read as JSON, any
+ * other output as its text. Not truthy: no such output, a pointer that finds nothing, `false`,
+ * `null`, `0`, `""`, `[]`, `{}`.
+ */
+export const RuntimeCondition = z
+  .object({
+    runtime: FullRuntimeId,
+    select: JsonPointer.optional(),
+  })
+  .strict();
+export type RuntimeCondition = z.infer<typeof RuntimeCondition>;
+
 export const RuntimeSchedule = z
   .object({
     /** Stage this runtime runs in; a runtime with no stage runs after all stages. */
     stage: z.string().min(1).optional(),
     /** `auto`: every turn; `{ event }`: when a plugin emits the topic; `manual`: when the player asks. */
     trigger: ScheduleTrigger.default('auto'),
+    /** Runs only when an earlier runtime's output says so (see `RuntimeCondition`). */
+    when: RuntimeCondition.optional(),
   })
   .strict();
 
@@ -58,11 +80,6 @@ export const RuntimeOutput = z
     schema: JsonSchema.optional(),
   })
   .strict();
-
-/** `<plugin-id>/<runtime-id>`. */
-export const FullRuntimeId = z.string().regex(/^[a-z][a-z0-9-]*\/[a-z][a-z0-9-]*$/, 'a runtime: <plugin-id>/<runtime-id>');
-/** A JSON pointer (RFC 6901): empty, or `/`-separated tokens with `~0` / `~1` escapes. */
-export const JsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'a JSON pointer, e.g. /facts/0');
 
 export const InputBinding = z
   .object({

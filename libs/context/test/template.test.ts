@@ -119,6 +119,21 @@ describe('§4 templateVariables', () => {
     expect(renderTemplate('{{ world.dimensions }}', v)).toBe('{"reputation":{"name":"Reputation","schema":{"type":"integer"},"value":7,"version":3}}');
   });
 
+  it('world.dimensions never carries the tracker’s bookkeeping (updateRule, initialValue, lastTrackedSource)', () => {
+    const tracked = {
+      name: 'Sleep',
+      schema: { type: 'integer' },
+      value: 8,
+      version: 2,
+      updateRule: 'Lower it on a tremor.',
+      initialValue: 9,
+      lastTrackedSource: 'x',
+    };
+    const v = vars({ world: { ...world, dimensions: { sleep: tracked } as TemplateWorld['dimensions'] } });
+    expect(renderTemplate('{{ world.dimensions }}', v)).toBe('{"sleep":{"name":"Sleep","schema":{"type":"integer"},"value":8,"version":2}}');
+    expect(renderTemplate('{{ world.dimensions.sleep.updateRule }}', v)).toBe('');
+  });
+
   it('player.character: the primary seat’s character, with ranges; the same JSON as <player-character>', () => {
     const v = vars();
     const json = renderTemplate('{{ player.character }}', v);

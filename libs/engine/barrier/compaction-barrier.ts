@@ -7,7 +7,7 @@ import { agentRequestInputs } from '../agent/request-inputs';
 import { compactionEvent } from '../compaction';
 import { FencedOutError } from '../errors';
 import { keepHistory } from '../history-handoff';
-import { loadRuntimeHistory, retryRead, retryScope } from '../history-loader';
+import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history-loader';
 import { type ExecutionJournal, runtimeKey } from '../journal';
 import { handlerContext, type ExecutionScope } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
@@ -97,6 +97,7 @@ export async function runCompactionBarrier(
     world,
     pluginSettings,
     ...retryScope(execution),
+    ...previousTurnScope(history),
   };
   const runtimeJob = { ...job, attempt: run.attempt, pluginId: runtime.pluginId, runtimeId: runtime.runtimeId };
   const dataVersion = run.journal.pluginDataVersion;

@@ -69,6 +69,13 @@ export interface ExecutionScope {
   pluginSettings?: PluginSettings;
   /** A regenerated turn: the turn it re-runs (`ctx.session.retryFromTurnId`; its artifacts are read through it). */
   retryFromTurnId?: string;
+  /**
+   * The execution's own turn id (`ctx.session.turnId`): a regeneration or a turn submitted again
+   * after a failure has a new one, so a plugin can key a turn's artifacts by it.
+   */
+  turnId?: string;
+  /** The previous turn as the history has it (`ctx.session.previousTurnId`, `previousTurnScope`). */
+  previousTurnId?: string;
 }
 
 /**
@@ -88,6 +95,8 @@ export function handlerContext(
     session: Object.freeze({
       id: scope.sessionId,
       turnNumber: scope.turnNumber,
+      ...(scope.turnId !== undefined ? { turnId: scope.turnId } : {}),
+      ...(scope.previousTurnId !== undefined ? { previousTurnId: scope.previousTurnId } : {}),
       ...(scope.retryFromTurnId !== undefined ? { retryFromTurnId: scope.retryFromTurnId } : {}),
     }),
     world: worldView(scope.world),

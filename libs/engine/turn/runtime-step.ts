@@ -1,7 +1,7 @@
 import { RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history-handoff';
-import { loadRuntimeHistory, retryRead, retryScope } from '../history-loader';
+import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history-loader';
 import { runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from './deps';
@@ -10,6 +10,8 @@ import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { functionInputs } from '../inputs';
 import { executionCatalog } from '../catalog-generations';
 import { runAgentLoop } from '../agent';
+import { conditionHolds } from './runtime-condition';
+import { recordRuntimeOutput } from './record-output';
 
 /**
  * produced: this job called the model and recorded the output; reused: an earlier job had; fenced:
@@ -40,6 +42,10 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const run = new ExecutionRun(deps.store, journal, job, job.attempt);
   const execution = run.execution;
   if (execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
+  // `schedule.when` says no: skipped, recorded as an empty output (no model or function call)
+  if (!conditionHolds(catalog, runtime.manifest.schedule.when, execution.outputs.values())) {
+    return recordRuntimeOutput({ deps, job, run, runtime, catalog, text: '' });
+  }
   // the rows the barrier of this execution read in this process, when the session has not moved since
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
   const { locale, world, pluginSettings } = settings;
@@ -53,6 +59,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
     world,
     pluginSettings,
     ...retryScope(execution),
+    ...previousTurnScope(history),
   };
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)

@@ -210,7 +210,9 @@ Body.`);
     expect(parseRuntimeFile('---\nid: r\nschedule: { trigger: manual }\n---\n').manifest.schedule).toEqual({ trigger: 'manual' });
     expect(runtimeError('id: r\nschedule: { trigger: sometimes }')).toMatch(/^plugins\/p\/runtimes\/r\/RUNTIME\.md: schedule\.trigger: /);
     expect(runtimeError('id: r\nschedule: { trigger: { topic: x } }')).toMatch(/schedule\.trigger/);
-    expect(runtimeError('id: r\nschedule: { when: always }')).toBe('plugins/p/runtimes/r/RUNTIME.md: schedule.when: unknown key');
+    expect(runtimeError('id: r\nschedule: { whenever: always }')).toBe('plugins/p/runtimes/r/RUNTIME.md: schedule.whenever: unknown key');
+    // schedule.when is a condition on an earlier runtime's output (libs/engine/test/runtime-condition.test.ts)
+    expect(runtimeError('id: r\nschedule: { when: always }')).toMatch(/^plugins\/p\/runtimes\/r\/RUNTIME\.md: schedule\.when: /);
   });
 
   it('io.inputs: a plugin/runtime or a name@n contract, a cardinality, a JSON pointer', () => {
