@@ -1,13 +1,27 @@
 import { join } from 'node:path';
-import { createPluginHarness, type PluginHarness, type HarnessTurn } from '../../../libs/plugins-sdk/testing';
+import { emulatorTokenCount } from '../../../libs/emulator';
+import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
 const PLUGINS = [join(__dirname, '..', '..', 'narrator'), join(__dirname, '..')];
 const EMBERBACK = join(__dirname, '..', '..', '..', 'worlds', 'emberback');
 
-const toolResults = (turn: HarnessTurn) => turn.eventsOf('tool.completed@1').map((e) => ({ name: e.name, ok: e.ok, content: e.content }));
+const toolResults = (turn: HarnessTurn) =>
+  turn.eventsOf('tool.completed@1').map((e) => ({ name: e.name, ok: e.ok, content: e.content, errorCode: e.errorCode, done: e.done }));
+const outcomes = (turn: HarnessTurn) => toolResults(turn).map((r) => [r.name, r.ok, r.done]);
 const rows = async (h: PluginHarness) => Object.fromEntries((await h.pluginData('char-creator', 'characters')).map((r) => [r.key, r.value]));
+const tracker = (turn: HarnessTurn) => turn.request('char-creator', 'character-tracker');
+const requests = (turn: HarnessTurn) => turn.requestsOf('char-creator', 'character-tracker').length;
+
+/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
+const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
+/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
+const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/** The cache minimum (1,024 emulator tokens) plus two 128-token steps of margin, so a world with a smaller roster still reads it from cache. */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
+const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 const ROSTER = [
   '<existing-characters>',
@@ -20,7 +34,7 @@ const ROSTER = [
 
 describe('char-creator (contract, through the engine)', () => {
   let h: PluginHarness;
-  const systemPrompts: string[] = [];
+  const turns: HarnessTurn[] = [];
   beforeAll(async () => {
     h = await createPluginHarness({
       plugins: PLUGINS,
@@ -29,15 +43,15 @@ describe('char-creator (contract, through the engine)', () => {
       replies: {
         'narrator/narrator': [
           'Mira smiles for the first time and waves you aboard.',
-          'The ferry rocks; nothing else happens.',
+          'The ferry rocks; Mira knocks her knee on the rail.',
+          'The ferry drifts; nothing else happens.',
           'An old man with a lantern, Old Bren, hails you from the far bank.',
           'Bren lights the way up the terraces.',
         ],
         'char-creator/character-tracker': [
-          // turn 1: one field changes
+          // turn 1: a write, which ends the runtime (one request)
           { tool: 'update-character-fields', args: { updates: [{ id: 'mira', fields: { trust: 3, status: 'ferrying the courier' } }] } },
-          { tool: 'runtime-done', args: {} },
-          // turn 2: a bad value and an unknown character are tool errors; no change is an empty update
+          // turn 2: a refused write (a value out of range), then the corrected one
           {
             tool: 'update-character-fields',
             args: {
@@ -47,94 +61,135 @@ describe('char-creator (contract, through the engine)', () => {
               ],
             },
           },
-          { tool: 'update-character-fields', args: { updates: [{ id: 'bren', fields: { health: 5 } }] } },
+          { tool: 'update-character-fields', args: { updates: [{ id: 'mira', fields: { health: 8 } }] } },
+          // turn 3: "no change" is the same call with an empty list (one request)
           { tool: 'update-character-fields', args: { updates: [] } },
-          { tool: 'runtime-done', args: {} },
-          // turn 3: a new character
+          // turn 4: refused creations, a creation (which does not end the runtime), a refused update, the update that ends it
           { tool: 'create-character', args: { id: 'mira', name: 'Mira again', description: 'x' } },
           {
             tool: 'create-character',
             args: { id: 'bren', name: 'Old Bren', description: 'A lantern-keeper on the far bank.', fields: { health: 4, trust: 6 } },
           },
           { tool: 'create-character', args: { id: 'bren', name: 'Old Bren', description: 'A lantern-keeper on the far bank.', fields: { health: 4 } } },
-          { tool: 'runtime-done', args: {} },
-          // turn 4
+          { tool: 'update-character-fields', args: { updates: [{ id: 'old-bren', fields: { status: 'lighting the way' } }] } },
+          { tool: 'update-character-fields', args: { updates: [{ id: 'bren', fields: { status: 'lighting the way' } }] } },
+          // turn 5
           { tool: 'update-character-fields', args: { updates: [] } },
-          { tool: 'runtime-done', args: {} },
         ],
       },
     });
+    for (const text of ['I ask Mira to take me across.', 'I sit down in the ferry.', 'I wait.', 'I call back to the man with the lantern.', 'I follow Bren.'])
+      turns.push(await h.turn(text));
   });
   afterAll(() => h.close());
 
-  it('turn 1: roster and schema in the system prompt (session), fields in the turn context (turn), only for itself; required tool, maxTurns 1', async () => {
-    const turn = await h.turn('I ask Mira to take me across.');
-    const tracker = turn.request('char-creator', 'character-tracker');
-    systemPrompts.push(tracker.systemPrompt);
-    expect(tracker.segmentsOf('char-creator').map((s) => [s.id, s.placement, s.volatility, s.audience])).toEqual([
+  it('roster and schema in the system prompt (session), fields in the turn context (turn), only for itself; required tool, maxTurns 1', async () => {
+    const request = tracker(turns[0]);
+    expect(request.segmentsOf('char-creator').map((s) => [s.id, s.placement, s.volatility, s.audience])).toEqual([
       ['existing-characters', 'system-prompt', 'session', 'self'],
       ['character-schema', 'system-prompt', 'session', 'self'],
       ['character-fields', 'turn-context', 'turn', 'self'],
     ]);
-    expect(tracker.systemPrompt).toContain(ROSTER);
-    expect(tracker.systemPrompt).toContain('- health | integer 0..10 | Wounds and weariness; 0 is unconscious.\n- warmth | integer 0..5 |');
-    expect(tracker.systemPrompt).toContain('- trust | integer -5..5 | How far the village trusts the character.\n- status | string |');
-    expect(tracker.turnContext).toContain('- mira | {"health":9,"warmth":4,"trust":2,"status":"mending a net by the landing"}');
-    expect(tracker.systemPrompt).not.toContain('"trust":2');
-    expect(tracker.body.tool_choice).toBe('required');
-    expect(turn.request('narrator').segmentsOf('char-creator')).toEqual([]);
+    expect(request.systemPrompt).toContain(ROSTER);
+    expect(request.systemPrompt).toContain('- health | integer 0..10 | Wounds and weariness; 0 is unconscious.\n- warmth | integer 0..5 |');
+    expect(request.systemPrompt).toContain('- trust | integer -5..5 | How far the village trusts the character.\n- status | string |');
+    expect(request.turnContext).toContain('- mira | {"health":9,"warmth":4,"trust":2,"status":"mending a net by the landing"}');
+    expect(request.systemPrompt).not.toContain("Each character's current field values");
+    expect(request.body.tool_choice).toBe('required');
+    expect(((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
+      'runtime-done',
+      'create-character',
+      'update-character-fields',
+    ]);
+    expect(turns[0].request('narrator').segmentsOf('char-creator')).toEqual([]);
+  });
 
-    expect(toolResults(turn)[0]).toMatchObject({ name: 'update-character-fields', ok: true });
-    expect((await rows(h)).mira).toEqual({
-      name: 'Mira',
+  it('one request per turn: a write and "no change" (updates: []) each end the runtime with update-character-fields', async () => {
+    expect(turns.map((t) => t.status)).toEqual(['committed', 'committed', 'committed', 'committed', 'committed']);
+    expect(turns.map(requests)).toEqual([1, 2, 1, 5, 1]);
+    expect(outcomes(turns[0])).toEqual([['update-character-fields', true, true]]);
+    expect(outcomes(turns[2])).toEqual([['update-character-fields', true, true]]);
+    expect(outcomes(turns[4])).toEqual([['update-character-fields', true, true]]);
+    expect(tracker(turns[1]).turnContext).toContain('- mira | {"health":9,"warmth":4,"trust":3,"status":"ferrying the courier"}');
+  });
+
+  it('a refused write does not end the runtime and keeps nothing, not even its valid first update; the corrected write is kept and ends it', async () => {
+    const [bad, corrected] = toolResults(turns[1]);
+    expect([bad.ok, bad.errorCode, bad.done]).toEqual([false, 'TOOL_FAILED', undefined]);
+    expect(bad.content).toContain('updates[1].fields.health: 12 is above the maximum 10 (range 0..10)');
+    expect([corrected.ok, corrected.done]).toEqual([true, true]);
+    // the refused call's update of ash was not kept; "no change" in turn 3 wrote nothing
+    expect(Object.keys(await rows(h))).toEqual(['mira', 'bren']);
+    expect(tracker(turns[2]).turnContext).toContain('- ash | {"health":8,"warmth":3,"trust":0,"status":"tired from the climb"}');
+    expect(tracker(turns[2]).turnContext).toContain('- mira | {"health":8,"warmth":4,"trust":3,"status":"ferrying the courier"}');
+  });
+
+  it('create-character checks the id and the fields and does not end the runtime; the update after it (in the same reply, or the next request) does', async () => {
+    expect(outcomes(turns[3])).toEqual([
+      ['create-character', false, undefined],
+      ['create-character', false, undefined],
+      ['create-character', true, undefined],
+      ['update-character-fields', false, undefined],
+      ['update-character-fields', true, true],
+    ]);
+    const [duplicate, outOfRange, , unknown] = toolResults(turns[3]);
+    expect(duplicate.content).toContain('id: a character \\"mira\\" exists already (Mira)');
+    expect(outOfRange.content).toContain('fields.trust: 6 is above the maximum 5 (range -5..5)');
+    // the character created a step earlier is already one of the characters
+    expect(unknown.content).toContain('updates[0].id: no character \\"old-bren\\"; the characters are: ash, bren, mira, tomas');
+    expect((await rows(h)).bren).toEqual({
+      name: 'Old Bren',
       type: 'npc',
-      description: 'The ferrywoman of the ash river; hears everything, says little.',
-      fields: { health: 9, warmth: 4, trust: 3, status: 'ferrying the courier' },
+      description: 'A lantern-keeper on the far bank.',
+      fields: { health: 4, status: 'lighting the way' },
     });
   });
 
-  it('turn 2: the changed field shows in the turn context while the roster — the whole system prompt — stays byte-identical; bad values are tool errors naming the field', async () => {
-    const turn = await h.turn('I sit down in the ferry.');
-    const tracker = turn.request('char-creator', 'character-tracker');
-    systemPrompts.push(tracker.systemPrompt);
-    expect(tracker.systemPrompt).toBe(systemPrompts[0]);
-    expect(tracker.turnContext).toContain('- mira | {"health":9,"warmth":4,"trust":3,"status":"ferrying the courier"}');
-    // maxTurns 1: the previous turn is in the history
-    expect(tracker.messages.filter((m) => m.section === 'history').map((m) => m.content)).toEqual([
-      'I ask Mira to take me across.',
-      'Mira smiles for the first time and waves you aboard.',
-    ]);
-    const [bad, unknown, none] = toolResults(turn);
-    expect(bad.ok).toBe(false);
-    expect(bad.content).toContain('updates[1].fields.health: 12 is above the maximum 10 (range 0..10)');
-    expect(unknown.ok).toBe(false);
-    expect(unknown.content).toContain('updates[0].id: no character \\"bren\\"; the characters are: ash, mira, tomas');
-    expect(none).toMatchObject({ name: 'update-character-fields', ok: true });
-    // the failed call wrote nothing, not even its valid first update
-    expect(Object.keys(await rows(h))).toEqual(['mira']);
+  it('the system prompt is byte-identical across every turn in which the roster did not change; a created character changes it from the next turn', () => {
+    const prompts = turns.map((t) => tracker(t).systemPrompt);
+    expect(new Set(prompts.slice(0, 4)).size).toBe(1);
+    expect(prompts[4]).not.toBe(prompts[0]);
+    expect(prompts[4]).toContain('- bren | Old Bren | npc | A lantern-keeper on the far bank.\n- mira | Mira | npc |');
+    expect(tracker(turns[4]).turnContext).toContain('- bren | {"health":4,"status":"lighting the way"}');
+    // maxTurns 1: the previous turn is the whole history
+    expect(
+      tracker(turns[1])
+        .messages.filter((m) => m.section === 'history')
+        .map((m) => m.content),
+    ).toEqual(['I ask Mira to take me across.', 'Mira smiles for the first time and waves you aboard.']);
+    expect(
+      tracker(turns[4])
+        .messages.filter((m) => m.section === 'history')
+        .map((m) => m.content),
+    ).toEqual(['I call back to the man with the lantern.', 'An old man with a lantern, Old Bren, hails you from the far bank.']);
   });
 
-  it('turn 3: create-character checks the id and the fields; the created character is kept', async () => {
-    const turn = await h.turn('I call back to the man with the lantern.');
-    systemPrompts.push(turn.request('char-creator', 'character-tracker').systemPrompt);
-    const [duplicate, outOfRange, created] = toolResults(turn);
-    expect(duplicate.content).toContain('id: a character \\"mira\\" exists already (Mira)');
-    expect(outOfRange.content).toContain('fields.trust: 6 is above the maximum 5 (range -5..5)');
-    expect(created).toMatchObject({ name: 'create-character', ok: true });
-    expect((await rows(h)).bren).toEqual({ name: 'Old Bren', type: 'npc', description: 'A lantern-keeper on the far bank.', fields: { health: 4 } });
-    expect(systemPrompts[2]).toBe(systemPrompts[0]);
+  it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens, which the emulator reads from cache from turn 2', () => {
+    for (let i = 1; i < turns.length; i++) {
+      const [before, after] = [tracker(turns[i - 1]), tracker(turns[i])];
+      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    }
   });
 
-  it('turn 4: the roster has changed (a character was created), so the system prompt may change; the history window is one turn; every request rebuilds', async () => {
-    const turn = await h.turn('I follow Bren.');
-    const tracker = turn.request('char-creator', 'character-tracker');
-    expect(tracker.systemPrompt).not.toBe(systemPrompts[0]);
-    expect(tracker.systemPrompt).toContain('- bren | Old Bren | npc | A lantern-keeper on the far bank.\n- mira | Mira | npc |');
-    expect(tracker.turnContext).toContain('- bren | {"health":4}');
-    expect(tracker.messages.filter((m) => m.section === 'history').map((m) => m.content)).toEqual([
-      'I call back to the man with the lantern.',
-      'An old man with a lantern, Old Bren, hails you from the far bank.',
-    ]);
+  it('every request rebuilds from the log byte for byte', async () => {
     expect(await h.audit()).toMatchObject({ identical: true });
+  });
+});
+
+describe('char-creator in a zh-Hans Emberback session', () => {
+  let h: PluginHarness;
+  beforeAll(async () => {
+    h = await createPluginHarness({ plugins: PLUGINS, world: EMBERBACK, locale: 'zh-Hans', replies: { 'narrator/narrator': '米拉把你从灰烬河里拉了上来。' } });
+  });
+  afterAll(() => h.close());
+
+  it('reads the Chinese body; its stable prefix is read from cache too; the emulator default (runtime-done) ends the runtime in one request', async () => {
+    const first = await h.turn('我跳进河里');
+    const second = await h.turn('我等着');
+    expect(tracker(first).section('runtime-body')).toContain('你负责记录故事中的角色');
+    expect(sharedTokens(tracker(first), tracker(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(cachedTokens(second, tracker(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    for (const turn of [first, second]) expect(outcomes(turn)).toEqual([['runtime-done', true, true]]);
   });
 });

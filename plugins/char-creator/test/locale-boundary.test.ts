@@ -34,9 +34,8 @@ describe('char-creator: zh-Hans, CJK and emoji, the data boundary', () => {
             },
           },
           { tool: 'update-character-fields', args: { updates: [{ id: 'ash', fields: { 体力: 9 } }] } },
-          { tool: 'runtime-done', args: {} },
+          { tool: 'update-character-fields', args: { updates: [{ id: 'ash', fields: { 体力: 2 } }] } },
           { tool: 'update-character-fields', args: { updates: [] } },
-          { tool: 'runtime-done', args: {} },
         ],
       },
     });
@@ -46,16 +45,18 @@ describe('char-creator: zh-Hans, CJK and emoji, the data boundary', () => {
   it('writes its blocks in Chinese; names and descriptions keep their CJK and emoji, escaped as data; a range error names the field', async () => {
     const turn = await h.turn('我走向渡口。');
     const tracker = turn.request('char-creator', 'character-tracker');
-    expect(tracker.section('runtime-body')).toContain('你负责记录故事中的角色。');
+    expect(tracker.section('runtime-body')).toContain('你负责记录故事中的角色：');
     expect(tracker.systemPrompt).toContain(
       '本局的所有角色，每行一个：id | 名字 | 类型 | 描述。\n- ash | 阿什 | player | 最后一支商队带来的信使。\n</existing-characters>',
     );
     expect(tracker.systemPrompt).toContain('- 体力 | integer 0..5 | 还能走多远。\n- 备注 | string |\n</character-schema>');
     expect(tracker.turnContext).toContain('每个角色当前的字段值，每行一个：id | 字段（JSON）。\n- ash | {"体力":3}');
-    const [created, over] = turn.eventsOf('tool.completed@1');
-    expect(created.ok).toBe(true);
-    expect(over.ok).toBe(false);
+    const [created, over, corrected] = turn.eventsOf('tool.completed@1');
+    expect([created.ok, created.done]).toEqual([true, undefined]);
+    expect([over.ok, over.done]).toEqual([false, undefined]);
     expect(over.content).toContain('updates[0].fields.体力: 9 is above the maximum 5 (range 0..5)');
+    expect([corrected.ok, corrected.done]).toEqual([true, true]);
+    expect(turn.requestsOf('char-creator', 'character-tracker')).toHaveLength(3);
   });
 
   it('the next turn lists the created character whole; a description cannot close the roster block', async () => {
@@ -63,6 +64,8 @@ describe('char-creator: zh-Hans, CJK and emoji, the data boundary', () => {
     const tracker = turn.request('char-creator', 'character-tracker');
     expect(tracker.systemPrompt).toContain('- old-bren | 老布伦 🏮 | npc | 对岸的守灯人，说话慢 &lt;/existing-characters&gt; 吞吞。\n</existing-characters>');
     expect(tracker.turnContext).toContain('- old-bren | {"体力":2,"备注":"见过龙睁眼👁️"}');
+    expect(tracker.turnContext).toContain('- ash | {"体力":2}');
+    expect(turn.requestsOf('char-creator', 'character-tracker')).toHaveLength(1);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 });
@@ -87,10 +90,7 @@ describe('char-creator: field values cross the data boundary (modelFacingJson)',
       },
       locale: 'en',
       replies: {
-        'char-creator/character-tracker': [
-          { tool: 'update-character-fields', args: { updates: [] } },
-          { tool: 'runtime-done', args: {} },
-        ],
+        'char-creator/character-tracker': [{ tool: 'update-character-fields', args: { updates: [] } }],
       },
     });
   });

@@ -9,6 +9,11 @@ describe('char-creator plugin manifest', () => {
     expect(plugin.manifest).toMatchObject({ id: 'char-creator', enabledByDefault: false });
     expect(plugin.manifest.contributes.extensions).toEqual([{ point: 'prompt.segment@1', id: 'characters' }]);
     expect(plugin.manifest.contributes.tools.map((t) => t.name)).toEqual(['create-character', 'update-character-fields']);
+    // a successful update-character-fields (also "no change", updates: []) ends the tracker's turn; create-character does not
+    expect(plugin.manifest.contributes.tools.map((t) => [t.name, t.completesRuntime])).toEqual([
+      ['create-character', false],
+      ['update-character-fields', true],
+    ]);
     // every parameter has a type and a description (a comma in an unquoted YAML flow value would split it into a stray key)
     for (const tool of plugin.manifest.contributes.tools) {
       const walk = (schema: Record<string, unknown>) => {
@@ -31,8 +36,10 @@ describe('char-creator plugin manifest', () => {
       outputKind: 'none',
       agent: { slot: 'fast', toolChoice: 'required', reasoning: false, history: { maxTurns: 1 }, tools: ['create-character', 'update-character-fields'] },
     });
-    expect(tracker.bodies.en).toMatch(/call update-character-fields with an empty list/);
-    expect(tracker.bodies['zh-Hans']).toMatch(/传入空的更新列表/);
+    expect(tracker.bodies.en).toMatch(/call update-character-fields with\s+"updates": \[\]/);
+    expect(tracker.bodies.en).toMatch(/Make all of this turn's calls in one reply/);
+    expect(tracker.bodies['zh-Hans']).toMatch(/以 "updates": \[\] 调用 update-character-fields/);
+    expect(tracker.bodies['zh-Hans']).toMatch(/把本回合的所有调用放在同一次回复里/);
   });
 });
 

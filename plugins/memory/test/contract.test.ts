@@ -1,44 +1,68 @@
 import { join } from 'node:path';
-import { createPluginHarness, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { emulatorTokenCount } from '../../../libs/emulator';
+import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
 const PLUGINS = [join(__dirname, '..', '..', 'narrator'), join(__dirname, '..')];
 const EMBERBACK = join(__dirname, '..', '..', '..', 'worlds', 'emberback');
 
-const toolResults = (turn: { eventsOf(type: 'tool.completed@1'): { name: string; ok: boolean; content: string }[] }) =>
-  turn.eventsOf('tool.completed@1').map((e) => ({ name: e.name, ok: e.ok, content: JSON.parse(e.content) as unknown }));
+const toolResults = (turn: HarnessTurn) =>
+  turn.eventsOf('tool.completed@1').map((e) => ({ name: e.name, ok: e.ok, done: e.done, content: JSON.parse(e.content) as unknown }));
+const outcomes = (turn: HarnessTurn) => toolResults(turn).map((r) => [r.name, r.ok, r.done]);
+const keeper = (turn: HarnessTurn) => turn.request('memory', 'keeper');
+const blocks = async (h: PluginHarness) => Object.fromEntries((await h.pluginData('memory', 'blocks')).map((r) => [r.key, r.value]));
+
+/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
+const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
+/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
+const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
+/** The cache minimum (1,024 emulator tokens) plus two 128-token steps of margin, so a world with fewer blocks still reads it from cache. */
+const STABLE_PREFIX_MIN = 1024 + 2 * 128;
+const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
+
+const PROMISE = 'Promised Tomas to carry his letter down the river.';
 
 describe('memory (contract, through the engine)', () => {
   describe('Emberback, en', () => {
     let h: PluginHarness;
+    const turns: HarnessTurn[] = [];
     beforeAll(async () => {
       h = await createPluginHarness({
         plugins: PLUGINS,
         world: EMBERBACK,
         locale: 'en',
         replies: {
-          'narrator/narrator': 'Mira pushes the ferry off. "They say the captain forges his ledger," she mutters.',
+          'narrator/narrator': [
+            'Mira pushes the ferry off. "They say the captain forges his ledger," she mutters.',
+            'Tomas meets you on the landing and asks you to carry a letter down the river.',
+            'At the bottom of the river you hand the letter to the bargeman.',
+            'The village is small behind you.',
+            'Snow falls on the landing.',
+          ],
           'memory/keeper': [
+            // turn 1: an edit, which ends the runtime (one request)
             { tool: 'memory-append', args: { block: 'village-rumours', line: 'The captain forges his ledger.' } },
-            { tool: 'runtime-done', args: {} },
-            // turn 2: an edit over the limit fails and changes nothing; then a replace
+            // turn 2: an edit over the limit is refused and changes nothing; the corrected edit is kept and ends the runtime
             { tool: 'memory-append', args: { block: 'village-rumours', line: 'x'.repeat(800) } },
-            { tool: 'memory-replace', args: { block: 'courier-notes', old: 'last caravan', new: 'final caravan' } },
-            { tool: 'runtime-done', args: {} },
-            // turn 3: clear
+            { tool: 'memory-append', args: { block: 'courier-notes', line: PROMISE } },
+            // turn 3: replace
+            { tool: 'memory-replace', args: { block: 'courier-notes', old: PROMISE, new: "Delivered Tomas's letter to the bargeman downriver." } },
+            // turn 4: clear
             { tool: 'memory-clear', args: { block: 'village-rumours' } },
-            { tool: 'runtime-done', args: {} },
-            // turn 4: nothing to keep is one runtime-done call
+            // turn 5: nothing to keep is one runtime-done call
             { tool: 'runtime-done', args: {} },
           ],
         },
       });
+      for (const text of ['I ask Mira to take me across.', 'I step onto the landing.', 'I go down the river.', 'I look back at the village.', 'I wait.'])
+        turns.push(await h.turn(text));
     });
     afterAll(() => h.close());
 
-    it('turn 1: the story reads the blocks in its turn context; the keeper gets definitions (session) and usage (turn), maxTurns 0, tool choice required', async () => {
-      const turn = await h.turn('I ask Mira to take me across.');
+    it('the story reads the blocks in its turn context; the keeper gets definitions (session) and usage (turn), maxTurns 0, tool choice required', async () => {
+      const turn = turns[0];
       const story = turn.request('narrator');
       expect(story.segmentsOf('memory').map((s) => [s.id, s.placement, s.volatility])).toEqual([['memory-blocks', 'turn-context', 'turn']]);
       expect(story.turnContext).toContain(
@@ -46,77 +70,86 @@ describe('memory (contract, through the engine)', () => {
       );
       expect(story.systemPrompt).not.toContain('memory-block');
 
-      const keeper = turn.request('memory', 'keeper');
-      expect(keeper.segmentsOf('memory').map((s) => [s.id, s.placement, s.volatility])).toEqual([
+      const request = keeper(turn);
+      expect(request.segmentsOf('memory').map((s) => [s.id, s.placement, s.volatility])).toEqual([
         ['memory-block-definitions', 'system-prompt', 'session'],
         ['memory-blocks-usage', 'turn-context', 'turn'],
       ]);
-      expect(keeper.systemPrompt).toContain("- courier-notes | Courier's notes | 1200 | What Ash has learned and promised, in short lines.");
-      expect(keeper.turnContext).toContain('<block id="courier-notes" label="Courier\'s notes" used="47" limit="1200">');
-      expect(keeper.body.tool_choice).toBe('required');
-      expect((keeper.body.tools as { function: { name: string } }[]).map((t) => t.function.name).sort()).toEqual([
-        'memory-append',
-        'memory-clear',
-        'memory-replace',
+      expect(request.systemPrompt).toContain("- courier-notes | Courier's notes | 1200 | What Ash has learned and promised, in short lines.");
+      expect(request.turnContext).toContain('<block id="courier-notes" label="Courier\'s notes" used="47" limit="1200">');
+      expect(request.body.tool_choice).toBe('required');
+      expect(((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
         'runtime-done',
+        'memory-append',
+        'memory-replace',
+        'memory-clear',
       ]);
-      // this turn's story text reaches the keeper as a message
-      expect(keeper.messages.some((m) => m.role === 'assistant' && m.content.includes('forges his ledger'))).toBe(true);
-
-      expect(toolResults(turn)).toEqual([
-        { name: 'memory-append', ok: true, content: { ok: true, data: { block: 'village-rumours', used: 30, limit: 800 } } },
-        { name: 'runtime-done', ok: true, content: expect.anything() },
-      ]);
-      expect(await h.pluginData('memory', 'blocks')).toEqual([
-        expect.objectContaining({ key: 'village-rumours', value: { text: 'The captain forges his ledger.' } }),
-      ]);
+      // this turn's story text reaches the keeper as a message; no earlier turn does
+      expect(request.messages.some((m) => m.role === 'assistant' && m.content.includes('forges his ledger'))).toBe(true);
+      expect(keeper(turns[1]).messages.filter((m) => m.section === 'history')).toEqual([]);
     });
 
-    it('turn 2: the story sees the kept line; an edit over the limit is a tool error naming the block and nothing changes; the keeper has no earlier turns', async () => {
-      const turn = await h.turn('I step onto the landing.');
-      expect(turn.request('narrator').turnContext).toContain('<block id="village-rumours" label="Village rumours">\nThe captain forges his ledger.\n</block>');
-      const keeper = turn.request('memory', 'keeper');
-      expect(keeper.messages.filter((m) => m.section === 'history')).toEqual([]);
-      const [over, replaced] = toolResults(turn);
-      expect(over).toMatchObject({ name: 'memory-append', ok: false });
+    it('one request per turn: a successful edit ends the runtime (append, replace, clear); nothing to keep is one runtime-done', () => {
+      expect(turns.map((t) => t.status)).toEqual(['committed', 'committed', 'committed', 'committed', 'committed']);
+      expect(turns.map((t) => t.requestsOf('memory', 'keeper').length)).toEqual([1, 2, 1, 1, 1]);
+      expect(outcomes(turns[0])).toEqual([['memory-append', true, true]]);
+      expect(outcomes(turns[2])).toEqual([['memory-replace', true, true]]);
+      expect(outcomes(turns[3])).toEqual([['memory-clear', true, true]]);
+      expect(outcomes(turns[4])).toEqual([['runtime-done', true, true]]);
+      expect(toolResults(turns[0])[0].content).toEqual({ ok: true, data: { block: 'village-rumours', used: 30, limit: 800 } });
+    });
+
+    it('an edit over the limit is a tool error naming the block: it changes nothing and does not end the runtime; the corrected edit is kept', async () => {
+      expect(turns[1].request('narrator').turnContext).toContain(
+        '<block id="village-rumours" label="Village rumours">\nThe captain forges his ledger.\n</block>',
+      );
+      const [over, corrected] = toolResults(turns[1]);
+      expect([over.name, over.ok, over.done]).toEqual(['memory-append', false, undefined]);
       expect(JSON.stringify(over.content)).toContain(
         'block \\"village-rumours\\" would hold 831 characters, over its limit of 800 (it holds 30 now); nothing was changed',
       );
-      expect(replaced).toMatchObject({ name: 'memory-replace', ok: true });
-      const rows = Object.fromEntries((await h.pluginData('memory', 'blocks')).map((r) => [r.key, r.value]));
-      expect(rows).toEqual({
-        'village-rumours': { text: 'The captain forges his ledger.' },
-        'courier-notes': { text: 'Arrived with the final caravan before the snows.' },
+      expect([corrected.name, corrected.ok, corrected.done]).toEqual(['memory-append', true, true]);
+      expect(keeper(turns[2]).turnContext).toContain(
+        `<block id="courier-notes" label="Courier's notes" used="98" limit="1200">\nArrived with the last caravan before the snows.\n${PROMISE}\n</block>\n<block id="village-rumours" label="Village rumours" used="30" limit="800">\nThe captain forges his ledger.\n</block>`,
+      );
+    });
+
+    it('replace and clear; runtime-done changes no row', async () => {
+      expect(await blocks(h)).toEqual({
+        'village-rumours': { text: '' },
+        'courier-notes': { text: "Arrived with the last caravan before the snows.\nDelivered Tomas's letter to the bargeman downriver." },
       });
     });
 
-    it('turn 3: clear; the keeper system prompt is byte-identical across turns; every request rebuilds from the log', async () => {
-      const turn = await h.turn('I look back at the village.');
-      expect(toolResults(turn)[0]).toMatchObject({ name: 'memory-clear', ok: true });
-      expect(Object.fromEntries((await h.pluginData('memory', 'blocks')).map((r) => [r.key, r.value]))['village-rumours']).toEqual({ text: '' });
-      const events = await h.events();
-      const prompts = new Set(
-        events
-          .filter((e) => e.type === 'llm.calling@1' && (e.data as { runtimeId: string }).runtimeId === 'keeper')
-          .map((e) => (JSON.parse((e.data as { body: string }).body) as { messages: { role: string; content: unknown }[] }).messages[0].content)
-          .map((c) => JSON.stringify(c)),
-      );
-      expect(prompts.size).toBe(1);
+    it('the keeper and the narrator system prompts are byte-identical across all turns; every request rebuilds from the log', async () => {
+      expect(new Set(turns.map((t) => keeper(t).systemPrompt)).size).toBe(1);
+      expect(new Set(turns.map((t) => t.request('narrator').systemPrompt)).size).toBe(1);
       expect(await h.audit()).toMatchObject({ identical: true });
     });
 
-    it('turn 4: nothing to keep is a single runtime-done (required allows it); no row changes; the narrator system prompt never changed', async () => {
-      const before = await h.pluginData('memory', 'blocks');
-      const turn = await h.turn('I wait.');
-      expect(turn.requestsOf('memory', 'keeper')).toHaveLength(1);
-      expect(turn.eventsOf('tool.completed@1').map((e) => [e.name, e.ok])).toEqual([['runtime-done', true]]);
-      expect(await h.pluginData('memory', 'blocks')).toEqual(before);
-      const narratorPrompts = new Set(
-        (await h.events())
-          .filter((e) => e.type === 'llm.calling@1' && (e.data as { runtimeId: string }).runtimeId === 'narrator')
-          .map((e) => JSON.stringify((JSON.parse((e.data as { body: string }).body) as { messages: { content: unknown }[] }).messages[0].content)),
-      );
-      expect(narratorPrompts.size).toBe(1);
+    it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens, which the emulator reads from cache from turn 2', () => {
+      for (let i = 1; i < turns.length; i++) {
+        const [before, after] = [keeper(turns[i - 1]), keeper(turns[i])];
+        expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+        expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      }
+    });
+  });
+
+  describe('Emberback, zh-Hans', () => {
+    let h: PluginHarness;
+    beforeAll(async () => {
+      h = await createPluginHarness({ plugins: PLUGINS, world: EMBERBACK, locale: 'zh-Hans', replies: { 'narrator/narrator': '米拉撑船离岸。' } });
+    });
+    afterAll(() => h.close());
+
+    it('reads the Chinese body; its stable prefix is read from cache too; the emulator default (runtime-done) ends the runtime in one request', async () => {
+      const first = await h.turn('我上了渡船');
+      const second = await h.turn('我等着');
+      expect(keeper(first).section('runtime-body')).toContain('你负责维护故事的记忆块');
+      expect(sharedTokens(keeper(first), keeper(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(cachedTokens(second, keeper(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      for (const turn of [first, second]) expect(outcomes(turn)).toEqual([['runtime-done', true, true]]);
     });
   });
 });

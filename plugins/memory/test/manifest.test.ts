@@ -12,6 +12,8 @@ describe('memory plugin manifest', () => {
       { point: 'memory.block-definitions@1', id: 'world-blocks' },
     ]);
     expect(plugin.manifest.contributes.tools.map((t) => t.name)).toEqual(['memory-append', 'memory-replace', 'memory-clear']);
+    // a successful edit ends the keeper's turn (its edits come in one reply); "nothing to keep" is runtime-done
+    expect(plugin.manifest.contributes.tools.every((t) => t.completesRuntime)).toBe(true);
     expect(plugin.entry).toBe(join(__dirname, '..', 'server', 'index.ts'));
     // every parameter has a type and a description (a comma in an unquoted YAML flow value would split it into a stray key)
     for (const tool of plugin.manifest.contributes.tools) {
@@ -35,8 +37,10 @@ describe('memory plugin manifest', () => {
       outputKind: 'none',
       agent: { slot: 'fast', toolChoice: 'required', reasoning: false, history: { maxTurns: 0 }, tools: ['memory-append', 'memory-replace', 'memory-clear'] },
     });
-    expect(keeper.bodies.en).toMatch(/call runtime-done/);
-    expect(keeper.bodies['zh-Hans']).toMatch(/调用 runtime-done/);
+    expect(keeper.bodies.en).toMatch(/call runtime-done alone/);
+    expect(keeper.bodies.en).toMatch(/Make all of this turn's edits in one reply/);
+    expect(keeper.bodies['zh-Hans']).toMatch(/只调用 runtime-done/);
+    expect(keeper.bodies['zh-Hans']).toMatch(/把本回合的所有编辑放在同一次回复里/);
   });
 });
 

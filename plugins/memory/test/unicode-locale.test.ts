@@ -20,12 +20,12 @@ describe('memory: zh-Hans, another provider of block definitions, limits in code
       replies: {
         'narrator/narrator': '烟囱里冒出了蓝烟。🔥',
         'memory/keeper': [
-          // 龙🐉 + \n + 火🔥 = 5 code points (7 UTF-16 units): within the limit of 6
-          { tool: 'memory-append', args: { block: 'omens', line: '火🔥' } },
-          // + \n + 灯 = 7 code points: over the limit
-          { tool: 'memory-append', args: { block: 'omens', line: '灯' } },
+          // refused edits change nothing and do not end the keeper
           { tool: 'memory-append', args: { block: 'nowhere', line: '灯' } },
-          { tool: 'runtime-done', args: {} },
+          // 龙🐉 + \n + 火🔥灯灯 = 7 code points: over the limit of 6
+          { tool: 'memory-append', args: { block: 'omens', line: '火🔥灯灯' } },
+          // 龙🐉 + \n + 火🔥 = 5 code points (7 UTF-16 units): within the limit; a successful edit ends the keeper
+          { tool: 'memory-append', args: { block: 'omens', line: '火🔥' } },
         ],
       },
     });
@@ -49,18 +49,22 @@ describe('memory: zh-Hans, another provider of block definitions, limits in code
       ].join('\n'),
     );
     const keeper = turn.request('memory', 'keeper');
-    expect(keeper.section('runtime-body')).toContain('你负责维护故事的记忆块。');
+    expect(keeper.section('runtime-body')).toContain('你负责维护故事的记忆块：');
     expect(keeper.systemPrompt).toContain(
       '你维护的记忆块，每行一个：id | 名称 | 字数上限 | 用途。\n- notes | 笔记 | 20 | 信使记下的事。\n- omens | 征兆 🐉 | 6 | 龙的征兆，每行一条。',
     );
     expect(keeper.turnContext).toContain('<block id="omens" label="征兆 🐉" used="2" limit="6">');
 
-    const results = turn.eventsOf('tool.completed@1').map((e) => ({ ok: e.ok, content: e.content }));
-    expect(results[0]).toEqual({ ok: true, content: JSON.stringify({ ok: true, data: { block: 'omens', used: 5, limit: 6 } }) });
-    expect(results[1].ok).toBe(false);
-    expect(results[1].content).toContain('block \\"omens\\" would hold 7 characters, over its limit of 6 (it holds 5 now)');
-    expect(results[2].ok).toBe(false);
-    expect(results[2].content).toContain('no memory block \\"nowhere\\"; the blocks are: notes, omens');
+    const results = turn.eventsOf('tool.completed@1').map((e) => ({ ok: e.ok, done: e.done, content: e.content }));
+    expect(results.map((r) => [r.ok, r.done])).toEqual([
+      [false, undefined],
+      [false, undefined],
+      [true, true],
+    ]);
+    expect(results[0].content).toContain('no memory block \\"nowhere\\"; the blocks are: notes, omens');
+    expect(results[1].content).toContain('block \\"omens\\" would hold 7 characters, over its limit of 6 (it holds 2 now)');
+    expect(results[2].content).toBe(JSON.stringify({ ok: true, data: { block: 'omens', used: 5, limit: 6 } }));
+    expect(turn.requestsOf('memory', 'keeper')).toHaveLength(3);
     expect(await h.pluginData('memory', 'blocks')).toEqual([expect.objectContaining({ key: 'omens', value: { text: '龙🐉\n火🔥' } })]);
 
     // the definitions were collected through the service: each provider's result is recorded
