@@ -12,6 +12,7 @@ const MOVES = [
   'Leave a warm stone on the path',
   'Listen for the bell',
   'Climb to the upper terrace',
+  'Greet the salt-trader the caravan left behind',
 ];
 
 /** Input and emulated cached tokens of one runtime over all its calls. */
@@ -41,6 +42,8 @@ export interface EmberbackResult {
   cachedShare: number;
   byRuntime: RuntimeTokens[];
   systemPrompts: TurnSystemPrompt[];
+  /** Plugin-data rows written per plugin over the session (what the bookkeepers kept). */
+  writesByPlugin: Record<string, number>;
   auditIdentical: boolean;
 }
 
@@ -80,7 +83,9 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
     const systemPrompts: TurnSystemPrompt[] = [];
     const turnNumber = new Map(turnIds.map((t, i) => [t, i + 1]));
     let plugins: string[] = [];
+    const writesByPlugin: Record<string, number> = {};
     for (const e of events) {
+      if (e.type === 'plugin-data.written@1') writesByPlugin[e.data.pluginId] = (writesByPlugin[e.data.pluginId] ?? 0) + 1;
       if (e.type === 'session.created@1') plugins = e.data.plugins ?? [];
       if (e.type === 'llm.calling@1' && (e.data.step ?? 1) === 1 && turnNumber.has(e.data.turnId)) {
         const runtime = `${e.data.pluginId}/${e.data.runtimeId}`;
@@ -111,6 +116,7 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       cachedShare: input === 0 ? 0 : cached / input,
       byRuntime: [...byRuntime.values()],
       systemPrompts,
+      writesByPlugin,
       auditIdentical,
     };
   } finally {

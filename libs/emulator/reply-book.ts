@@ -23,6 +23,24 @@ export const ReplyBook = z.object({ $comment: z.string().optional(), tools: z.ar
 export type ReplyBook = z.infer<typeof ReplyBook>;
 
 /**
+ * The user text of this turn, lower case: the user messages after the turn context (the first
+ * system message after the system prompt; what follows it is this turn: the player's input, the
+ * story text, the fixed ending hint, lorebook insertions), so a bookkeeper's request is matched on
+ * the player's words, not on its last user message (the ending hint). Without a turn context, the
+ * last user message.
+ */
+function thisTurnsWords(transcript: readonly { role: string; content: string }[]): string {
+  const turnContext = transcript.findIndex((m, i) => i > 0 && m.role === 'system');
+  if (turnContext > 0)
+    return transcript
+      .filter((m, i) => i > turnContext && m.role === 'user')
+      .map((m) => m.content)
+      .join('\n')
+      .toLowerCase();
+  return ([...transcript].reverse().find((m) => m.role === 'user')?.content ?? '').toLowerCase();
+}
+
+/**
  * A script for the emulator from reply-book rules: the first rule (in order) whose tool the request
  * offers and whose words the last user message contains answers the call; otherwise the emulator's
  * own reply. A call after a tool result is answered by the emulator (so a runtime's loop ends).
@@ -31,11 +49,11 @@ export function replyBookScript(rules: readonly ReplyBookRule[]): EmulatorScript
   if (rules.length === 0) return undefined;
   return (call) => {
     if (call.afterToolResult || call.toolChoice === 'none') return undefined;
-    const lastUser = ([...call.transcript].reverse().find((m) => m.role === 'user')?.content ?? '').toLowerCase();
+    const said = thisTurnsWords(call.transcript);
     const offered = new Set(call.tools.map((t) => t.name));
     const forced = call.toolChoice !== 'auto' && call.toolChoice !== 'required' ? call.toolChoice : null;
     const rule = rules.find(
-      (r) => offered.has(r.tool) && (forced === null || forced === r.tool) && r.whenPlayerSays.some((w) => lastUser.includes(w.toLowerCase())),
+      (r) => offered.has(r.tool) && (forced === null || forced === r.tool) && r.whenPlayerSays.some((w) => said.includes(w.toLowerCase())),
     );
     return rule ? { kind: 'tool', name: rule.tool, args: rule.args } : undefined;
   };

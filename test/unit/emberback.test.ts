@@ -1,13 +1,59 @@
-import { runEmberback } from '../../bench/emberback-bench';
+import { type EmberbackResult, runEmberback } from '../../bench/emberback-bench';
 
-describe('Emberback, 50 turns on the emulator', () => {
-  it("the narrator's shared prefix covers at least 95% of the previous turn's request on every turn; every turn's audit is byte-identical", async () => {
-    const result = await runEmberback(50, () => undefined);
-    const narrator = result.rows.filter((r) => r.runtime === 'narrator/narrator');
-    expect(narrator).toHaveLength(50);
-    for (const r of narrator.slice(1)) expect(r.sharedPercent).toBeGreaterThanOrEqual(95);
+/** Turn numbers grouped by a key, in turn order (consecutive or not). */
+function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
+}
+
+const ROSTER = /<existing-characters>[\s\S]*?<\/existing-characters>/;
+
+describe('Emberback with every plugin it lists, 20 turns on the emulator', () => {
+  let result: EmberbackResult;
+  beforeAll(async () => {
+    result = await runEmberback(20, () => undefined);
+  }, 240_000);
+
+  it('runs the plugins the world lists, each auto runtime in every turn; every turn’s audit is byte-identical', () => {
+    expect(result.plugins.length).toBeGreaterThan(2);
+    expect(result.plugins).toEqual(expect.arrayContaining(['narrator', 'history-compaction']));
+    const turnsByRuntime = groupBy(result.systemPrompts, (p) => p.runtime);
+    for (const [runtime, prompts] of turnsByRuntime) expect([runtime, prompts.length]).toEqual([runtime, 20]);
     expect(result.auditIdentical).toBe(true);
-    // keyword lorebook entries fired at depth: they never broke the prefix, and the lore is in the system prompt
-    expect(result.cachedShare).toBeGreaterThan(0);
-  }, 180_000);
+  });
+
+  it('the plugins are at work on the emulator (the world’s reply book): dimensions, characters, memory, affinity, codex, relations, the clock and facts are written', () => {
+    for (const plugin of ['world-init', 'char-creator', 'memory', 'affinity', 'codex', 'npc-graph', 'world-time', 'world-ir'])
+      expect([plugin, (result.writesByPlugin[plugin] ?? 0) > 0]).toEqual([plugin, true]);
+    // the salt-trader was created once (turn 9): the roster changed, and the prompts that show it with it
+    const rosters = new Set(result.systemPrompts.filter((p) => p.runtime === 'char-creator/character-tracker').map((p) => ROSTER.exec(p.system)?.[0]));
+    expect(rosters.size).toBe(2);
+  });
+
+  it("the narrator's system prompt is byte-identical across all 20 turns; each turn's request shares the history up to the previous turn", () => {
+    const narrator = result.systemPrompts.filter((p) => p.runtime === 'narrator/narrator');
+    expect(narrator).toHaveLength(20);
+    expect(new Set(narrator.map((p) => p.system)).size).toBe(1);
+    // what differs is the previous turn's turn context (character sheets, memory, dimensions, clock), never the system prompt
+    for (const r of result.rows.filter((row) => row.runtime === 'narrator/narrator').slice(1)) expect(r.firstDifference?.messageIndex).toBeGreaterThan(0);
+  });
+
+  it('every bookkeeping runtime’s system prompt is byte-identical across the turns in which the roster did not change', () => {
+    // the roster as the character tracker saw it at each turn (none without char-creator)
+    const rosterAt = new Map<number, string>();
+    for (const p of result.systemPrompts) {
+      const roster = ROSTER.exec(p.system)?.[0];
+      if (roster !== undefined) rosterAt.set(p.turn, roster);
+    }
+    for (const [runtime, prompts] of groupBy(
+      result.systemPrompts.filter((p) => p.runtime !== 'narrator/narrator'),
+      (p) => p.runtime,
+    )) {
+      for (const [, sameRoster] of groupBy(prompts, (p) => rosterAt.get(p.turn) ?? '')) {
+        const distinct = [...new Set(sameRoster.map((p) => p.system))];
+        expect([runtime, distinct.length]).toEqual([runtime, 1]);
+      }
+    }
+  });
 });

@@ -51,6 +51,23 @@ describe("a world's reply book for the offline emulator", () => {
     ).toBeUndefined();
   });
 
+  it("after the narrative, a bookkeeper's request ends with the fixed ending hint: the player's words after the turn context count", () => {
+    const transcript = [
+      { role: 'system', content: 'rules' },
+      { role: 'user', content: 'an earlier turn: the bell' },
+      { role: 'assistant', content: 'earlier story' },
+      { role: 'system', content: '<dimension-values>…</dimension-values>' },
+      { role: 'user', content: 'I listen for the BELL' },
+      { role: 'assistant', content: 'The bell rings.' },
+      { role: 'user', content: 'The story text above was written in this turn. The plot stops at its end.' },
+      // a lorebook entry inserted at depth 0 after it
+      { role: 'system', content: 'Blue smoke from the vents means the dragon dreams.' },
+    ];
+    expect(script(call({ transcript }))).toMatchObject({ name: 'update-dimensions' });
+    // an earlier turn's words, before the turn context, do not count
+    expect(script(call({ transcript: [...transcript.slice(0, 4), { role: 'user', content: 'I sit' }] }))).toBeUndefined();
+  });
+
   it('no rules: no script', () => {
     expect(replyBookScript([])).toBeUndefined();
   });
