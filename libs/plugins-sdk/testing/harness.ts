@@ -13,7 +13,7 @@ import {
   type SubmitInputRequest,
 } from '../../engine';
 import { type PluginDataReader, type PluginDataRow, PluginDataStore, type StoredEvent } from '../../events';
-import { canonicalLocaleTag } from '..';
+import { canonicalLocaleTag, type LoadedPlugin } from '..';
 import { HarnessLookupError, HarnessOptionsError, HarnessTurnFailedError, HarnessTurnTimeoutError } from './errors';
 import { loadHarnessPlugins, placeWorld } from './fixtures';
 import { parseOptions, type PluginHarnessOptions } from './options';
@@ -111,9 +111,8 @@ export async function createPluginHarness(input: PluginHarnessOptions): Promise<
     engine.queue.consume(engine.turns!);
     const { tenant } = await engine.tenants.create(`plugin-harness-${randomUUID()}`);
     const locale = canonicalLocaleTag(options.locale)!;
-    // the session runs the plugins asked for; else the world's list (of those loaded); else every loaded plugin (opt-in ones too)
     const worldPlugins = worldId && engine.worlds.has(worldId) ? engine.worlds.get(worldId).plugins : undefined;
-    const sessionPlugins = options.sessionPlugins ?? (worldPlugins ? undefined : engine.catalog.plugins.map((p) => p.manifest.id));
+    const sessionPlugins = options.sessionPlugins ?? harnessSessionPlugins(plugins, options.plugins, worldPlugins);
     const { answer } = await engine.sessions.createSession({
       tenantId: tenant.id,
       locale,
@@ -253,4 +252,16 @@ function firstMismatch(a: string, b: string): number {
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
   return i;
+}
+
+/**
+ * The plugins a harness session runs by default: every plugin folder the test named (opt-in ones
+ * too: the test loaded them to run them), and of the built-ins (`builtins: true`) those the world
+ * lists, else those enabled by default.
+ */
+function harnessSessionPlugins(loaded: readonly LoadedPlugin[], folders: readonly string[], worldPlugins: readonly string[] | undefined): string[] {
+  const named = new Set(folders.map((f) => resolve(f)));
+  return loaded
+    .filter((p) => named.has(resolve(p.root)) || (worldPlugins ? worldPlugins.includes(p.manifest.id) : p.manifest.enabledByDefault))
+    .map((p) => p.manifest.id);
 }

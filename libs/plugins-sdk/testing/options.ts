@@ -37,8 +37,9 @@ export interface PluginHarnessOptions {
   /** The player's configuration of plugins (`{{ userSettings.* }}`, `ctx.settings`), checked against each plugin's `contributes.settings`. */
   pluginSettings?: Readonly<Record<string, Readonly<Record<string, string | number | boolean>>>>;
   /**
-   * The plugins the session runs (ids of loaded plugins). Default: the world's `plugins` list (those
-   * loaded) when it has one, else every loaded plugin, `enabledByDefault: false` ones included.
+   * The plugins the session runs (ids of loaded plugins). Default: every folder in `plugins`
+   * (`enabledByDefault: false` ones too), and of the built-ins (`builtins: true`) the ones the
+   * world's `plugins` list names, else the ones enabled by default.
    */
   sessionPlugins?: readonly string[];
 }

@@ -45,6 +45,8 @@ const of = (events: StoredEvent[], type: string, executionId?: string) =>
   events.filter((e) => e.type === type && (executionId === undefined || (e.data as Data).executionId === executionId)).map((e) => e.data as Data);
 const historyCount = (call: Data) => (call.layout as { messageSections: string[] }).messageSections.filter((s) => s === 'history').length;
 
+jest.setTimeout(60_000);
+
 describe('the compaction barrier in real turns (windowed: maxTurns in pre-turn; teller and critic: shared history in narrative; compactor: history.compact@2)', () => {
   let h: TurnHarness;
   beforeAll(async () => {
