@@ -61,6 +61,8 @@ describe('codex (contract, through the engine)', () => {
     h = await createPluginHarness({
       plugins: [...PLUGINS, join(__dirname, 'fixtures', 'codex-listener')],
       world: WORLD,
+      // Emberback lists the plugins its sessions run; the test fixture that follows the event is not one of them
+      sessionPlugins: ['narrator', 'codex', 'codex-listener'],
       replies: {
         'narrator/narrator': ['You wade into the Ash River; it is warm.', 'Mira points at the vents.', 'Nothing stirs.'],
         'codex/codex': [

@@ -63,6 +63,8 @@ describe('world-time/advance (contract, through the engine)', () => {
     h = await createPluginHarness({
       plugins: [...PLUGINS, join(__dirname, 'fixtures', 'clock-listener')],
       world: WORLD,
+      // Emberback lists the plugins its sessions run; the test fixture that follows the event is not one of them
+      sessionPlugins: ['narrator', 'world-time', 'clock-listener'],
       replies: {
         'narrator/narrator': ['You spend the day mending nets.', 'You sleep by the vent until morning.', 'Mira nods.'],
         'world-time/advance': [
