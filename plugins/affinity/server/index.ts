@@ -1,5 +1,6 @@
 import type { HandlerContext, PluginApi, ReturnedSegment, ToolContext } from '../../../libs/plugins-sdk';
 import { trackedIds } from './characters';
+import { affinitySummary } from './summary';
 import { affinityText } from './text';
 
 /** The plugin data namespace: one row per character id, `{ score, feeling }`. */
@@ -53,8 +54,8 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
   ];
 }
 
-/** `update-affinity`: writes each update as the character's row; an unknown or repeated character fails the whole call (no write kept). */
-async function updateAffinity(args: Record<string, unknown>, ctx: ToolContext): Promise<{ updated: string[] }> {
+/** `update-affinity`: writes each update as the character's row; an unknown or repeated character fails the whole call (no write kept). The summary names the characters. */
+async function updateAffinity(args: Record<string, unknown>, ctx: ToolContext): Promise<{ updated: string[]; summary: string }> {
   const updates = args.updates as Update[];
   const known = new Set(trackedIds(ctx.world, ctx.sdk));
   const seen = new Set<string>();
@@ -67,7 +68,12 @@ async function updateAffinity(args: Record<string, unknown>, ctx: ToolContext): 
     const value: AffinityValue = { score: u.score, feeling: u.feeling.trim() };
     await ctx.pluginData.set(NAMESPACE, u.character, value);
   }
-  return { updated: updates.map((u) => u.character) };
+  const summary = affinitySummary(
+    updates.map((u) => ({ character: u.character, score: u.score, feeling: u.feeling.trim() })),
+    ctx.world,
+    ctx.locale,
+  );
+  return { updated: updates.map((u) => u.character), summary };
 }
 
 export function register(api: PluginApi): void {

@@ -25,6 +25,13 @@ const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenC
 const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
+/** The summaries (for the player) of a turn's successful calls of a tool. */
+const summariesOf = (turn: HarnessTurn, tool: string) =>
+  turn
+    .eventsOf('tool.completed@1')
+    .filter((e) => e.name === tool && e.ok)
+    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
+
 describe('affinity manifest', () => {
   it('is a post-turn agent, off by default, with a forced tool, no reasoning and no history window', () => {
     const plugin = loadPlugin(join(__dirname, '..'));
@@ -133,6 +140,14 @@ describe('affinity (contract, through the engine)', () => {
         .filter((e) => e.pluginId === 'affinity')
         .map((o) => [o.name, o.done]),
     ).toEqual([['runtime-done', true]]);
+  });
+
+  it('each successful write has a one-line summary for the player, characters by name; "no change" says so', () => {
+    expect(turns.slice(0, 3).map((t) => summariesOf(t, 'update-affinity'))).toEqual([
+      ['Mira: 3 (amused, protective)'],
+      ['Tomas Vell: 1 (notes the courier in his ledger)'],
+      ['no feeling changed'],
+    ]);
   });
 
   it('keeps the system prompt byte-identical across turns, and no ids or times in the prompt', async () => {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { PluginApi, ToolContext } from '../../../libs/plugins-sdk';
 import { CHARACTERS_NAMESPACE, type KeptCharacter, sessionCharacters } from './characters';
 import { characterSegments } from './segments';
+import { type CharacterChange, createdSummary, updatedSummary } from './summary';
 import { CharacterToolError, checkFields } from './validate';
 
 const TEMPLATES = ['roster-intro', 'schema-intro', 'fields-intro'] as const;
@@ -33,7 +34,7 @@ export function register(api: PluginApi): void {
     const type = typeof args.type === 'string' && args.type.trim().length > 0 ? args.type.trim() : 'npc';
     const record: KeptCharacter = { name, type, description: String(args.description).trim(), fields };
     await ctx.pluginData.set(CHARACTERS_NAMESPACE, id, record);
-    return { created: id };
+    return { created: id, summary: createdSummary(name, ctx.locale) };
   });
 
   api.registerTool('update-character-fields', async (args, ctx: ToolContext) => {
@@ -49,6 +50,8 @@ export function register(api: PluginApi): void {
       changed.set(id, { name: character.name, type: character.type, description: character.description, fields: { ...character.fields, ...fields } });
     });
     for (const [id, record] of changed) await ctx.pluginData.set(CHARACTERS_NAMESPACE, id, record);
-    return { updated: [...changed.keys()] };
+    const summaries: CharacterChange[] = [...changed].map(([id, after]) => ({ before: characters.get(id) ?? after, after }));
+    const order = Object.keys(ctx.world?.characterSchema.properties ?? {});
+    return { updated: [...changed.keys()], summary: updatedSummary(summaries, order, ctx.locale) };
   });
 }

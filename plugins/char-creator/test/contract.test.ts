@@ -145,6 +145,15 @@ describe('char-creator (contract, through the engine)', () => {
     });
   });
 
+  it('each successful write has a one-line summary for the player, naming characters by name', () => {
+    const summaries = (turn: HarnessTurn) =>
+      toolResults(turn).map((r) => (r.ok ? (JSON.parse(r.content) as { data: { summary?: string } }).data.summary : null));
+    expect(summaries(turns[0])).toEqual(['Mira: trust 2 → 3, status mending a net by the landing → ferrying the courier']);
+    expect(summaries(turns[1])).toEqual([null, 'Mira: health 9 → 8']);
+    expect(summaries(turns[2])).toEqual(['no character changed']);
+    expect(summaries(turns[3])).toEqual([null, null, 'New character: Old Bren', null, 'Old Bren: status — → lighting the way']);
+  });
+
   it('the system prompt is byte-identical across every turn in which the roster did not change; a created character changes it from the next turn', () => {
     const prompts = turns.map((t) => tracker(t).systemPrompt);
     expect(new Set(prompts.slice(0, 4)).size).toBe(1);

@@ -56,6 +56,9 @@ describe('char-creator: zh-Hans, CJK and emoji, the data boundary', () => {
     expect([over.ok, over.done]).toEqual([false, undefined]);
     expect(over.content).toContain('updates[0].fields.体力: 9 is above the maximum 5 (range 0..5)');
     expect([corrected.ok, corrected.done]).toEqual([true, true]);
+    // the summaries for the player, in the session's language, by name
+    expect(JSON.parse(created.content).data.summary).toBe('新角色：老布伦 🏮');
+    expect(JSON.parse(corrected.content).data.summary).toBe('阿什：体力 3 → 2');
     expect(turn.requestsOf('char-creator', 'character-tracker')).toHaveLength(3);
   });
 
@@ -66,6 +69,7 @@ describe('char-creator: zh-Hans, CJK and emoji, the data boundary', () => {
     expect(tracker.turnContext).toContain('- old-bren | {"体力":2,"备注":"见过龙睁眼👁️"}');
     expect(tracker.turnContext).toContain('- ash | {"体力":2}');
     expect(turn.requestsOf('char-creator', 'character-tracker')).toHaveLength(1);
+    expect(JSON.parse(turn.eventsOf('tool.completed@1')[0].content).data.summary).toBe('角色没有变化');
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 });

@@ -1,5 +1,6 @@
 import type { HandlerContext, PluginApi, PluginSdk, ReturnedSegment, ToolContext, WorldView } from '../../../libs/plugins-sdk';
 import type { CodexEntry } from './entries';
+import { codexSummary, type RecordedEntry } from './summary';
 import { codexText } from './text';
 
 export const NAMESPACE = 'entries';
@@ -53,7 +54,7 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
  * `record-codex-entries`: adds or updates entries by key; a character's name, or a term twice in
  * one call, fails the whole call (no write kept). New entries are announced once per call.
  */
-async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): Promise<{ added: string[]; updated: string[] }> {
+async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): Promise<{ added: string[]; updated: string[]; summary: string }> {
   const input = args.entries as EntryArgs[];
   const characters = characterNames(ctx.world, ctx.sdk);
   const keys = new Set<string>();
@@ -67,6 +68,7 @@ async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): P
   }
   const added: { key: string; term: string; category: string }[] = [];
   const updated: string[] = [];
+  const recorded: RecordedEntry[] = [];
   for (const e of input) {
     const key = ctx.sdk.foldKey(e.term);
     const previous = (await ctx.pluginData.get(NAMESPACE, key)) as CodexEntry | null;
@@ -77,11 +79,12 @@ async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): P
       discoveredOnTurn: previous?.discoveredOnTurn ?? ctx.session.turnNumber,
     };
     await ctx.pluginData.set(NAMESPACE, key, entry);
+    recorded.push({ term: entry.term, added: previous === null });
     if (previous) updated.push(key);
     else added.push({ key, term: entry.term, category: entry.category });
   }
   if (added.length > 0) ctx.emit(DISCOVERED, { entries: added });
-  return { added: added.map((a) => a.key), updated };
+  return { added: added.map((a) => a.key), updated, summary: codexSummary(recorded, ctx.locale) };
 }
 
 export function register(api: PluginApi): void {

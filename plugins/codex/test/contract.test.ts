@@ -23,6 +23,13 @@ const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenC
  */
 const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
+
+/** The summaries (for the player) of a turn's successful calls of a tool. */
+const summariesOf = (turn: HarnessTurn, tool: string) =>
+  turn
+    .eventsOf('tool.completed@1')
+    .filter((e) => e.name === tool && e.ok)
+    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
 const RIVER = { term: 'The Ash River', category: 'place', summary: 'A warm grey river that runs along the dragon’s flank.' };
 
 describe('codex manifest and keys', () => {
@@ -54,6 +61,8 @@ describe('codex (contract, through the engine)', () => {
     h = await createPluginHarness({
       plugins: [...PLUGINS, join(__dirname, 'fixtures', 'codex-listener')],
       world: WORLD,
+      // Emberback lists the plugins its sessions run; the test fixture that follows the event is not one of them
+      sessionPlugins: ['narrator', 'codex', 'codex-listener'],
       replies: {
         'narrator/narrator': ['You wade into the Ash River; it is warm.', 'Mira points at the vents.', 'Nothing stirs.'],
         'codex/codex': [
@@ -122,6 +131,10 @@ describe('codex (contract, through the engine)', () => {
     expect(activations).toEqual([
       expect.objectContaining({ topic: 'codex.entry-discovered', payload: { entries: [{ key: 'the-ash-river', term: 'The Ash River', category: 'place' }] } }),
     ]);
+  });
+
+  it('each successful write has a one-line summary for the player: the term as written, new or updated', () => {
+    expect(turns.slice(0, 2).map((t) => summariesOf(t, 'record-codex-entries'))).toEqual([['Codex: The Ash River (new)'], ['Codex: the ash river (updated)']]);
   });
 
   it('ends cleanly on the emulator default, keeps the system prompt byte-identical, and no ids in the prompt', async () => {

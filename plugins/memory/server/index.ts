@@ -3,6 +3,7 @@ import type { PluginApi, ToolContext } from '../../../libs/plugins-sdk';
 import { BLOCKS_NAMESPACE, blockText, memorySegments } from './blocks';
 import { definedBlocks, WORLD_BLOCKS_ID, worldBlocks } from './definitions';
 import { applyEdit, type MemoryEdit, MemoryEditError } from './edit';
+import { editSummary } from './summary';
 
 /** Templates every locale must have (checked at start-up). */
 const TEMPLATES = ['blocks-intro', 'definitions-intro', 'empty-block'] as const;
@@ -30,9 +31,10 @@ export function register(api: PluginApi): void {
     const block = blocks.find((b) => b.id === args.block);
     if (!block) throw new MemoryEditError(`no memory block "${String(args.block)}"; the blocks are: ${blocks.map((b) => b.id).join(', ') || '(none defined)'}`);
     const current = await blockText(ctx.pluginData, block);
-    const text = applyEdit(block, current, toEdit(args));
+    const change = toEdit(args);
+    const text = applyEdit(block, current, change);
     await ctx.pluginData.set(BLOCKS_NAMESPACE, block.id, { text });
-    return { block: block.id, used: [...text].length, limit: block.limit };
+    return { block: block.id, used: [...text].length, limit: block.limit, summary: editSummary(block.label, change, ctx.locale) };
   };
   api.registerTool(
     'memory-append',

@@ -96,7 +96,17 @@ describe('memory (contract, through the engine)', () => {
       expect(outcomes(turns[2])).toEqual([['memory-replace', true, true]]);
       expect(outcomes(turns[3])).toEqual([['memory-clear', true, true]]);
       expect(outcomes(turns[4])).toEqual([['runtime-done', true, true]]);
-      expect(toolResults(turns[0])[0].content).toEqual({ ok: true, data: { block: 'village-rumours', used: 30, limit: 800 } });
+      expect(toolResults(turns[0])[0].content).toEqual({
+        ok: true,
+        data: { block: 'village-rumours', used: 30, limit: 800, summary: 'Village rumours: + The captain forges his ledger.' },
+      });
+    });
+
+    it('each edit has a one-line summary for the player, naming the block by its label', () => {
+      const summary = (turn: HarnessTurn) => toolResults(turn).map((r) => (r.content as { data?: { summary?: string } }).data?.summary);
+      expect(summary(turns[1])).toEqual([undefined, `Courier's notes: + ${PROMISE}`]);
+      expect(summary(turns[2])).toEqual([`Courier's notes: ${PROMISE.slice(0, 39)}… → Delivered Tomas's letter to the bargeman downriver.`]);
+      expect(summary(turns[3])).toEqual(['Village rumours: cleared']);
     });
 
     it('an edit over the limit is a tool error naming the block: it changes nothing and does not end the runtime; the corrected edit is kept', async () => {

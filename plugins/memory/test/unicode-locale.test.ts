@@ -63,7 +63,8 @@ describe('memory: zh-Hans, another provider of block definitions, limits in code
     ]);
     expect(results[0].content).toContain('no memory block \\"nowhere\\"; the blocks are: notes, omens');
     expect(results[1].content).toContain('block \\"omens\\" would hold 7 characters, over its limit of 6 (it holds 2 now)');
-    expect(results[2].content).toBe(JSON.stringify({ ok: true, data: { block: 'omens', used: 5, limit: 6 } }));
+    // the summary for the player names the block by its label, in the session's language
+    expect(results[2].content).toBe(JSON.stringify({ ok: true, data: { block: 'omens', used: 5, limit: 6, summary: '征兆 🐉：+ 火🔥' } }));
     expect(turn.requestsOf('memory', 'keeper')).toHaveLength(3);
     expect(await h.pluginData('memory', 'blocks')).toEqual([expect.objectContaining({ key: 'omens', value: { text: '龙🐉\n火🔥' } })]);
 

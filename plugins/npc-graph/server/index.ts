@@ -1,4 +1,5 @@
 import type { HandlerContext, PluginApi, ReturnedSegment, ToolContext, WorldView } from '../../../libs/plugins-sdk';
+import { relationsSummary } from './summary';
 import { graphText } from './text';
 
 /** Plugin data namespace: one row per directed pair, key `<from>-><to>`, value `{ from, to, relation }`. */
@@ -48,7 +49,7 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
 }
 
 /** `set-relations`: sets or removes directed relations; an unknown id, a self-relation or a pair given twice fails the call (nothing kept). */
-async function setRelations(args: Record<string, unknown>, ctx: ToolContext): Promise<{ set: string[]; removed: string[] }> {
+async function setRelations(args: Record<string, unknown>, ctx: ToolContext): Promise<{ set: string[]; removed: string[]; summary: string }> {
   const input = args.relations as RelationArgs[];
   const known = new Set(characterIds(ctx.world));
   const pairs = new Set<string>();
@@ -73,7 +74,8 @@ async function setRelations(args: Record<string, unknown>, ctx: ToolContext): Pr
       set.push(key);
     }
   }
-  return { set, removed };
+  const written = input.map((r) => ({ from: r.from, to: r.to, relation: r.relation === null ? null : r.relation.trim() }));
+  return { set, removed, summary: relationsSummary(written, ctx.world, ctx.locale) };
 }
 
 export function register(api: PluginApi): void {

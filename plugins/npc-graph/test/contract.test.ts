@@ -23,6 +23,13 @@ const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenC
 const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
+/** The summaries (for the player) of a turn's successful calls of a tool. */
+const summariesOf = (turn: HarnessTurn, tool: string) =>
+  turn
+    .eventsOf('tool.completed@1')
+    .filter((e) => e.name === tool && e.ok)
+    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
+
 describe('npc-graph manifest', () => {
   it('has one child runtime, extractor: post-turn, required tool choice, no reasoning, maxTurns 0; off by default', () => {
     const plugin = loadPlugin(join(__dirname, '..'));
@@ -119,6 +126,14 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
       { key: 'tomas->ash', value: { from: 'tomas', to: 'ash', relation: 'suspicious of the courier' } },
     ]);
     expect(turns[2].request('npc-graph', 'extractor').turnContext).not.toContain('mira -> tomas');
+  });
+
+  it('each successful write has a one-line summary for the player, characters by name; a removal and "no change" say so', () => {
+    expect(turns.slice(0, 3).map((t) => summariesOf(t, 'set-relations'))).toEqual([
+      ['Mira → Tomas Vell: refuses his toll; Tomas Vell → Ash: suspicious of the courier'],
+      ['Mira → Tomas Vell: (removed)'],
+      ['no relation changed'],
+    ]);
   });
 
   it('ends cleanly on the emulator default; the system prompt is byte-identical; no ids in the prompt', async () => {

@@ -1,5 +1,6 @@
 import type { HookContext, HookPayloads, HookResults, PluginApi, ToolContext } from '../../../libs/plugins-sdk';
 import { characterIds, storyText, type Term, userMessage, VOCABULARY } from './request';
+import { recordSummary } from './summary';
 
 /** Namespace of the facts, one row per turn: key `turn-<n>`, value `{ facts: [{ subject, predicate, object }] }`. */
 export const FACTS = 'facts';
@@ -23,16 +24,20 @@ async function ownRequest(payload: HookPayloads['PostContextAssembly'], ctx: Hoo
 }
 
 /** `record-world-ir`: adds new terms to the vocabulary and stores the turn's facts; a subject or object that is no character or term fails the call. */
-async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): Promise<{ newTerms: string[]; facts: number }> {
+async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): Promise<{ newTerms: string[]; facts: number; summary: string }> {
   const terms = args.terms as Term[];
   const facts = args.facts as Fact[];
   const known = new Set(characterIds(ctx.world));
   const newTerms: string[] = [];
+  const newNames: string[] = [];
   for (const t of terms) {
     const key = ctx.sdk.foldKey(t.term);
     if (key === '') throw new Error('a term must have visible characters');
     known.add(key);
-    if ((await ctx.pluginData.get(VOCABULARY, key)) === null && !newTerms.includes(key)) newTerms.push(key);
+    if ((await ctx.pluginData.get(VOCABULARY, key)) === null && !newTerms.includes(key)) {
+      newTerms.push(key);
+      newNames.push(t.term.trim());
+    }
   }
   for (const row of await ctx.pluginData.list(VOCABULARY, { limit: 1000 })) known.add(row.key);
   for (const f of facts)
@@ -50,7 +55,7 @@ async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): P
       facts: [...previous, ...facts.map((f) => ({ subject: f.subject, predicate: f.predicate.trim(), object: f.object }))],
     });
   }
-  return { newTerms, facts: facts.length };
+  return { newTerms, facts: facts.length, summary: recordSummary(facts.length, newNames, ctx.locale) };
 }
 
 export function register(api: PluginApi): void {

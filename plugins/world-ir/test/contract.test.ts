@@ -25,6 +25,13 @@ const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenC
 const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
+/** The summaries (for the player) of a turn's successful calls of a tool. */
+const summariesOf = (turn: HarnessTurn, tool: string) =>
+  turn
+    .eventsOf('tool.completed@1')
+    .filter((e) => e.name === tool && e.ok)
+    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
+
 describe('world-ir manifest', () => {
   it('is a post-turn agent reading the narrative, with a required tool, no reasoning and maxTurns 0; off by default', () => {
     const plugin = loadPlugin(join(__dirname, '..'));
@@ -128,6 +135,14 @@ describe('world-ir (contract, through the engine)', () => {
         .filter((e) => e.pluginId === 'world-ir')
         .map((e) => [e.name, e.done]),
     ).toEqual([['runtime-done', true]]);
+  });
+
+  it('each successful write has a one-line summary for the player: the facts counted, the new terms as written', () => {
+    expect(turns.slice(0, 3).map((t) => summariesOf(t, 'record-world-ir'))).toEqual([
+      ['1 fact, 1 new term (The Ash River)'],
+      ['1 fact'],
+      ['no new facts or terms'],
+    ]);
   });
 
   it('keeps the system prompt byte-identical, and the message prefix up to the story text while the vocabulary holds', async () => {

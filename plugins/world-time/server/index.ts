@@ -1,5 +1,6 @@
 import type { HandlerContext, PluginApi, ReturnedSegment, ToolContext } from '../../../libs/plugins-sdk';
 import { advance, type Clock, clockOf, clockTime, startOf, timeOfDay } from './clock';
+import { advanceSummary } from './summary';
 import { nowText, rulesText } from './text';
 
 export const NAMESPACE = 'clock';
@@ -31,14 +32,15 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
   ];
 }
 
-/** `advance-clock`: writes the clock moved forward; when time passed, emits `world-time.advanced`. */
+/** `advance-clock`: writes the clock moved forward; when time passed, emits `world-time.advanced`. The summary shows the clock before and after. */
 async function advanceClock(args: Record<string, unknown>, ctx: ToolContext) {
   const minutes = args.minutes as number;
-  const next = advance(await currentClock(ctx), minutes);
+  const before = await currentClock(ctx);
+  const next = advance(before, minutes);
   await ctx.pluginData.set(NAMESPACE, KEY, next);
   const shown = { day: next.day, time: clockTime(next.minute), timeOfDay: timeOfDay(next.minute) };
   if (minutes > 0) ctx.emit(ADVANCED, { ...shown, minutes });
-  return shown;
+  return { ...shown, summary: advanceSummary(before, next, ctx.locale) };
 }
 
 export function register(api: PluginApi): void {

@@ -24,6 +24,13 @@ const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenC
 const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
+/** The summaries (for the player) of a turn's successful calls of a tool. */
+const summariesOf = (turn: HarnessTurn, tool: string) =>
+  turn
+    .eventsOf('tool.completed@1')
+    .filter((e) => e.name === tool && e.ok)
+    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
+
 describe('world-time clock and manifest', () => {
   it('advances across midnight, names the time of day, and reads the start from the world', () => {
     expect(advance({ day: 1, minute: 23 * 60 + 30 }, 45)).toEqual({ day: 2, minute: 15 });
@@ -56,6 +63,8 @@ describe('world-time/advance (contract, through the engine)', () => {
     h = await createPluginHarness({
       plugins: [...PLUGINS, join(__dirname, 'fixtures', 'clock-listener')],
       world: WORLD,
+      // Emberback lists the plugins its sessions run; the test fixture that follows the event is not one of them
+      sessionPlugins: ['narrator', 'world-time', 'clock-listener'],
       replies: {
         'narrator/narrator': ['You spend the day mending nets.', 'You sleep by the vent until morning.', 'Mira nods.'],
         'world-time/advance': [
@@ -127,6 +136,14 @@ describe('world-time/advance (contract, through the engine)', () => {
     ]);
   });
 
+  it('each call has a one-line summary for the player: the clock before and after; a 0-minute call says the clock did not move', () => {
+    expect(turns.map((t) => summariesOf(t, 'advance-clock'))).toEqual([
+      ['Day 1, 08:00 → 14:30'],
+      ['Day 1, 14:30 → Day 2, 10:30'],
+      ['the clock did not move (Day 2, 10:30)'],
+    ]);
+  });
+
   it('keeps the system prompt byte-identical across turns; no ids in the prompt', async () => {
     const requests = turns.map((t) => t.request('world-time', 'advance'));
     expect(new Set(requests.map((r) => r.systemPrompt)).size).toBe(1);
@@ -155,8 +172,10 @@ describe('world-time in a zh-Hans session, with the world setting the start', ()
   });
   afterAll(() => h.close());
 
-  it('reads the Chinese body and time', async () => {
-    const request = (await h.turn('我睡觉')).request('world-time', 'advance');
+  it('reads the Chinese body and time; the summary of the emulator’s 0-minute call is in Chinese', async () => {
+    const first = await h.turn('我睡觉');
+    expect(summariesOf(first, 'advance-clock')).toEqual(['时间没有推进（第 3 天，21:15）']);
+    const request = first.request('world-time', 'advance');
     expect(sharedTokens(request, (await h.turn('我醒来')).request('world-time', 'advance'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('世界内的时钟');
     expect(request.section('segments')).toContain('故事的时钟从第 3 天，21:15（夜晚）开始');

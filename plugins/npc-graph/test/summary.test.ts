@@ -1,0 +1,30 @@
+import type { WorldView } from '../../../libs/plugins-sdk';
+import { relationsSummary } from '../server/summary';
+
+const world = {
+  characters: [
+    { id: 'tomas', name: '托马斯' },
+    { id: 'ash', name: '阿什' },
+  ],
+} as unknown as WorldView;
+
+describe('npc-graph: the summary of a write', () => {
+  it('speaks zh-Hans, characters by name: a set, a removal, and no change', () => {
+    expect(
+      relationsSummary(
+        [
+          { from: 'tomas', to: 'ash', relation: '盯着信使' },
+          { from: 'ash', to: 'tomas', relation: null },
+        ],
+        world,
+        'zh-Hans',
+      ),
+    ).toBe('托马斯 → 阿什：盯着信使；阿什 → 托马斯：（已移除）');
+    expect(relationsSummary([], world, 'zh-Hans')).toBe('关系没有变化');
+  });
+
+  it('keeps the line within 200 code points', () => {
+    const written = Array.from({ length: 6 }, () => ({ from: 'tomas', to: 'ash', relation: '🐉'.repeat(100) }));
+    expect(Array.from(relationsSummary(written, world, 'en')).length).toBe(200);
+  });
+});
