@@ -33,6 +33,12 @@ describe('contributes.tools[].completesRuntime: a successful call ends the runti
     expect(turns[1].requestsOf('keeper')).toHaveLength(1);
   });
 
+  it('a result with a key left undefined is JSON without that key (not a "not JSON" failure)', () => {
+    const [peek] = turns[0].eventsOf('tool.completed@1').filter((e) => e.name === 'peek-notes');
+    expect(peek.ok).toBe(true);
+    expect(JSON.parse(peek.content)).toEqual({ ok: true, data: { notes: 0 } });
+  });
+
   it('the replay rebuilds every request byte for byte', async () => {
     expect(await h.audit()).toMatchObject({ identical: true });
   });

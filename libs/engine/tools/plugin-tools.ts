@@ -126,7 +126,7 @@ function result(
     done: boolean;
   },
 ) {
-  const parsed = JsonResult.safeParse(raw === undefined ? null : raw);
+  const parsed = JsonResult.safeParse(raw === undefined ? null : withoutUndefinedKeys(raw));
   if (!parsed.success) return toolError('TOOL_FAILED', `tool "${name}" returned a value that is not JSON`);
   if (JSON.stringify(parsed.data).length > MAX_TOOL_RESULT_CHARS)
     return toolError('TOOL_FAILED', `tool "${name}" returned more than ${MAX_TOOL_RESULT_CHARS} characters of JSON`);
@@ -143,4 +143,15 @@ export function contributedTools(
     for (const contribution of plugin.manifest.contributes.tools)
       if (!tools.has(contribution.name)) tools.set(contribution.name, pluginTool({ plugin, contribution, ...options }));
   return tools;
+}
+
+/**
+ * The value with every object key whose value is `undefined` left out, as `JSON.stringify` leaves
+ * it out (`{ summary: undefined }` is `{}`): a plugin may return an optional field unset.
+ * Anything else that is not JSON (a function, a class instance, NaN) is still refused.
+ */
+function withoutUndefinedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutUndefinedKeys);
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => (v === undefined ? [] : [[k, withoutUndefinedKeys(v)]])));
 }

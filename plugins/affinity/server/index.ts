@@ -55,7 +55,7 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
 }
 
 /** `update-affinity`: writes each update as the character's row; an unknown or repeated character fails the whole call (no write kept). The summary names the characters. */
-async function updateAffinity(args: Record<string, unknown>, ctx: ToolContext): Promise<{ updated: string[]; summary: string }> {
+async function updateAffinity(args: Record<string, unknown>, ctx: ToolContext): Promise<{ updated: string[]; summary?: string }> {
   const updates = args.updates as Update[];
   const known = new Set(trackedIds(ctx.world, ctx.sdk));
   const seen = new Set<string>();

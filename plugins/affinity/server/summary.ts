@@ -22,9 +22,9 @@ export interface WrittenAffinity {
  * One line for the player, each character by name: "Mira: 3 (amused, protective); Tomas: 1 (…)"
  * / "米拉：3（…）"; that nothing changed for an empty call.
  */
-export function affinitySummary(written: readonly WrittenAffinity[], world: WorldView | null, locale: Locale): string {
+export function affinitySummary(written: readonly WrittenAffinity[], world: WorldView | null, locale: Locale): string | undefined {
   const zh = locale === 'zh-Hans';
-  if (written.length === 0) return zh ? '好感没有变化' : 'no feeling changed';
+  if (written.length === 0) return undefined; // nothing changed: nothing to tell the player
   const names = new Map((world?.characters ?? []).map((c) => [c.id, c.name]));
   const parts = written.map((w) => {
     const name = names.get(w.character) ?? w.character;

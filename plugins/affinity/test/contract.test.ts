@@ -146,7 +146,7 @@ describe('affinity (contract, through the engine)', () => {
     expect(turns.slice(0, 3).map((t) => summariesOf(t, 'update-affinity'))).toEqual([
       ['Mira: 3 (amused, protective)'],
       ['Tomas Vell: 1 (notes the courier in his ledger)'],
-      ['no feeling changed'],
+      [undefined],
     ]);
   });
 

@@ -31,7 +31,7 @@ export interface CharacterChange {
  * fields whose value changed (in `order`, then by name), by the character's name; that nothing
  * changed when no value did.
  */
-export function updatedSummary(changes: readonly CharacterChange[], order: readonly string[], locale: Locale): string {
+export function updatedSummary(changes: readonly CharacterChange[], order: readonly string[], locale: Locale): string | undefined {
   const zh = locale === 'zh-Hans';
   const parts = changes.flatMap(({ before, after }) => {
     // the schema's order, then any others by name (the store does not keep key order)
@@ -46,6 +46,6 @@ export function updatedSummary(changes: readonly CharacterChange[], order: reado
       .map((name) => `${name} ${shown(before.fields[name])} → ${shown(after.fields[name])}`);
     return fields.length === 0 ? [] : [`${after.name}${zh ? '：' : ': '}${fields.join(zh ? '，' : ', ')}`];
   });
-  if (parts.length === 0) return zh ? '角色没有变化' : 'no character changed';
+  if (parts.length === 0) return undefined; // nothing changed: nothing to tell the player
   return clip(parts.join(zh ? '；' : '; '), SUMMARY_MAX);
 }

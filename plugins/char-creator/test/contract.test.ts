@@ -150,7 +150,7 @@ describe('char-creator (contract, through the engine)', () => {
       toolResults(turn).map((r) => (r.ok ? (JSON.parse(r.content) as { data: { summary?: string } }).data.summary : null));
     expect(summaries(turns[0])).toEqual(['Mira: trust 2 → 3, status mending a net by the landing → ferrying the courier']);
     expect(summaries(turns[1])).toEqual([null, 'Mira: health 9 → 8']);
-    expect(summaries(turns[2])).toEqual(['no character changed']);
+    expect(summaries(turns[2])).toEqual([undefined]);
     expect(summaries(turns[3])).toEqual([null, null, 'New character: Old Bren', null, 'Old Bren: status — → lighting the way']);
   });
 

@@ -54,7 +54,7 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
  * `record-codex-entries`: adds or updates entries by key; a character's name, or a term twice in
  * one call, fails the whole call (no write kept). New entries are announced once per call.
  */
-async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): Promise<{ added: string[]; updated: string[]; summary: string }> {
+async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): Promise<{ added: string[]; updated: string[]; summary?: string }> {
   const input = args.entries as EntryArgs[];
   const characters = characterNames(ctx.world, ctx.sdk);
   const keys = new Set<string>();

@@ -21,9 +21,9 @@ export interface RecordedEntry {
  * One line for the player, in the call's order: "Codex: soot-black ledger (new), the ash river
  * (updated)" / "词条：……（新）、……（更新）"; that nothing changed for an empty call.
  */
-export function codexSummary(entries: readonly RecordedEntry[], locale: Locale): string {
+export function codexSummary(entries: readonly RecordedEntry[], locale: Locale): string | undefined {
   const zh = locale === 'zh-Hans';
-  if (entries.length === 0) return zh ? '词条没有变化' : 'no codex entry changed';
+  if (entries.length === 0) return undefined; // nothing changed: nothing to tell the player
   const parts = entries.map((e) => {
     const term = clip(e.term, TERM_MAX);
     if (zh) return `${term}（${e.added ? '新' : '更新'}）`;

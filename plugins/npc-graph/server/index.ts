@@ -49,7 +49,7 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
 }
 
 /** `set-relations`: sets or removes directed relations; an unknown id, a self-relation or a pair given twice fails the call (nothing kept). */
-async function setRelations(args: Record<string, unknown>, ctx: ToolContext): Promise<{ set: string[]; removed: string[]; summary: string }> {
+async function setRelations(args: Record<string, unknown>, ctx: ToolContext): Promise<{ set: string[]; removed: string[]; summary?: string }> {
   const input = args.relations as RelationArgs[];
   const known = new Set(characterIds(ctx.world));
   const pairs = new Set<string>();

@@ -22,9 +22,9 @@ export interface WrittenRelation {
  * One line for the player, characters by name, in the call's order: "Tomas Vell → Ash: keeps an
  * eye on the courier; Mira → Tomas Vell: (removed)"; that nothing changed for an empty call.
  */
-export function relationsSummary(written: readonly WrittenRelation[], world: WorldView | null, locale: Locale): string {
+export function relationsSummary(written: readonly WrittenRelation[], world: WorldView | null, locale: Locale): string | undefined {
   const zh = locale === 'zh-Hans';
-  if (written.length === 0) return zh ? '关系没有变化' : 'no relation changed';
+  if (written.length === 0) return undefined; // nothing changed: nothing to tell the player
   const names = new Map((world?.characters ?? []).map((c) => [c.id, c.name]));
   const name = (id: string) => names.get(id) ?? id;
   const parts = written.map((r) => {

@@ -132,7 +132,7 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
     expect(turns.slice(0, 3).map((t) => summariesOf(t, 'set-relations'))).toEqual([
       ['Mira → Tomas Vell: refuses his toll; Tomas Vell → Ash: suspicious of the courier'],
       ['Mira → Tomas Vell: (removed)'],
-      ['no relation changed'],
+      [undefined],
     ]);
   });
 

@@ -20,11 +20,11 @@ describe('npc-graph: the summary of a write', () => {
         'zh-Hans',
       ),
     ).toBe('托马斯 → 阿什：盯着信使；阿什 → 托马斯：（已移除）');
-    expect(relationsSummary([], world, 'zh-Hans')).toBe('关系没有变化');
+    expect(relationsSummary([], world, 'zh-Hans')).toBeUndefined();
   });
 
   it('keeps the line within 200 code points', () => {
     const written = Array.from({ length: 6 }, () => ({ from: 'tomas', to: 'ash', relation: '🐉'.repeat(100) }));
-    expect(Array.from(relationsSummary(written, world, 'en')).length).toBe(200);
+    expect(Array.from(relationsSummary(written, world, 'en')!).length).toBe(200);
   });
 });

@@ -12,7 +12,7 @@ interface Update {
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** A value in a summary line: a string as it is, anything else as JSON, at most 60 code points. */
-function shown(value: unknown): string {
+function shown(value: unknown): string | undefined {
   const chars = Array.from(typeof value === 'string' ? value : JSON.stringify(value));
   return chars.length <= 60 ? chars.join('') : `${chars.slice(0, 60).join('')}…`;
 }
@@ -21,8 +21,13 @@ function shown(value: unknown): string {
  * One line for the player (the session stream's tool summary, which the play client shows after
  * the story): `Dragon's sleep 8 → 7; Season late autumn → winter`, or that nothing changed.
  */
-function changeSummary(changed: readonly string[], before: Record<string, DimensionState>, after: Record<string, DimensionState>, ctx: ToolContext): string {
-  if (changed.length === 0) return ctx.locale === 'zh-Hans' ? '世界维度没有变化' : 'no world dimension changed';
+function changeSummary(
+  changed: readonly string[],
+  before: Record<string, DimensionState>,
+  after: Record<string, DimensionState>,
+  ctx: ToolContext,
+): string | undefined {
+  if (changed.length === 0) return undefined; // nothing changed: nothing to tell the player
   const names = new Map(declaredDimensions(ctx.world).map(([id, d]) => [id, d.name]));
   return changed.map((id) => `${names.get(id) ?? id} ${shown(before[id]?.value)} → ${shown(after[id].value)}`).join('; ');
 }

@@ -24,7 +24,7 @@ async function ownRequest(payload: HookPayloads['PostContextAssembly'], ctx: Hoo
 }
 
 /** `record-world-ir`: adds new terms to the vocabulary and stores the turn's facts; a subject or object that is no character or term fails the call. */
-async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): Promise<{ newTerms: string[]; facts: number; summary: string }> {
+async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): Promise<{ newTerms: string[]; facts: number; summary?: string }> {
   const terms = args.terms as Term[];
   const facts = args.facts as Fact[];
   const known = new Set(characterIds(ctx.world));

@@ -13,9 +13,9 @@ export function clip(text: string, max: number): string {
  * One line for the player: "2 facts, 1 new term (the ash river)" / "2 条事实，1 个新词汇（…）", the
  * new terms as written; that nothing was recorded for empty lists.
  */
-export function recordSummary(facts: number, newTerms: readonly string[], locale: Locale): string {
+export function recordSummary(facts: number, newTerms: readonly string[], locale: Locale): string | undefined {
   const zh = locale === 'zh-Hans';
-  if (facts === 0 && newTerms.length === 0) return zh ? '没有新的事实或词汇' : 'no new facts or terms';
+  if (facts === 0 && newTerms.length === 0) return undefined; // nothing recorded: nothing to tell the player
   const parts: string[] = [];
   if (facts > 0) parts.push(zh ? `${facts} 条事实` : `${facts} ${facts === 1 ? 'fact' : 'facts'}`);
   if (newTerms.length > 0) {
