@@ -10,6 +10,9 @@ export type { PluginHarnessOptions, ScriptedReply, InlineWorld } from './options
 export { HarnessTurn } from './turn';
 export type { OutputView } from './turn';
 export type { RequestView, SegmentView, MessageView } from './request-view';
+export { toolNamesOf } from './request-view';
+export { CACHEABLE_PREFIX_MIN, UUID_PATTERN, ISO_TIME_PATTERN, cachePromptText, sharedPrefixTokens, prefixReuse } from './prefix-cache';
+export type { PrefixReuse } from './prefix-cache';
 export { HarnessOptionsError, HarnessTurnFailedError, HarnessTurnTimeoutError, HarnessLookupError } from './errors';
 export { BUILTIN_PLUGINS_DIR, INLINE_WORLD_ID } from './fixtures';
 export { DEFAULT_REPLY_KEY } from './replies';

@@ -31,6 +31,8 @@ export interface RequestView {
   raw: string;
   /** `raw`, parsed. */
   body: Record<string, unknown>;
+  /** The names of the tools the body offers, in body order (OpenAI `tools[].function.name`, Anthropic `tools[].name`); empty when none. */
+  toolNames: readonly string[];
   /** The system prompt as assembled (cache markers removed; before PreLLMCall hooks). */
   systemPrompt: string;
   /** The system prompt's sections in order (`preamble`, `runtime-body`, `segments`, …). */
@@ -66,6 +68,7 @@ export function requestView(
     section: sections && sections.length === request.messages.length ? (sections[i] as MessageView['section']) : null,
   }));
   const systemSections = context.systemSections.map((s) => ({ name: s.name, text: stripCacheBreaks(s.text) }));
+  const body = JSON.parse(calling.body) as Record<string, unknown>;
   return Object.freeze({
     callId: calling.callId,
     pluginId: calling.pluginId,
@@ -74,7 +77,8 @@ export function requestView(
     provider: calling.provider,
     model: calling.model,
     raw: calling.body,
-    body: JSON.parse(calling.body) as Record<string, unknown>,
+    body,
+    toolNames: toolNamesOf(body),
     systemPrompt: stripCacheBreaks(context.systemPrompt),
     systemSections,
     turnContext: context.turnContext,
@@ -84,4 +88,10 @@ export function requestView(
     section: (name: SystemSectionName) => systemSections.find((s) => s.name === name)?.text,
     segmentsOf: (provider: string) => segments.filter((s) => s.providerPluginId === provider),
   });
+}
+
+/** The names of the tools a provider request body offers, in body order (OpenAI chat and Anthropic shapes). */
+export function toolNamesOf(body: Record<string, unknown>): readonly string[] {
+  const tools = Array.isArray(body.tools) ? (body.tools as { name?: string; function?: { name?: string } }[]) : [];
+  return tools.map((t) => t.function?.name ?? t.name ?? '');
 }

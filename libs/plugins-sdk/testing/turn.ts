@@ -90,4 +90,19 @@ export class HarnessTurn {
     const made = [...new Set(this.requests.map((r) => `${r.pluginId}/${r.runtimeId}`))].sort().join(', ') || 'none';
     throw new HarnessLookupError(`${pluginId}/${runtimeId} made no model request in this turn (requests by: ${made})`);
   }
+
+  /** The cached input tokens the provider reported for one of this turn's requests (`llm.responded@1` usage), or undefined when it reported none. */
+  cachedTokens(request: RequestView): number | undefined {
+    return this.eventsOf('llm.responded@1').find((e) => e.callId === request.callId)?.usage.cachedInputTokens;
+  }
+
+  /**
+   * The player-facing summaries of this turn's successful calls of a tool, in log order: each
+   * result's `data.summary` (undefined for a call that returned none, e.g. "no change").
+   */
+  toolSummaries(tool: string): (string | undefined)[] {
+    return this.eventsOf('tool.completed@1')
+      .filter((e) => e.name === tool && e.ok)
+      .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
+  }
 }

@@ -1,36 +1,21 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  ISO_TIME_PATTERN,
+  UUID_PATTERN,
+  prefixReuse,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
 const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
-const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
-
-const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/**
- * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
- * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
- * a smaller roster still reads it from cache.
- */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
-
-/** The summaries (for the player) of a turn's successful calls of a tool. */
-const summariesOf = (turn: HarnessTurn, tool: string) =>
-  turn
-    .eventsOf('tool.completed@1')
-    .filter((e) => e.name === tool && e.ok)
-    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
 
 describe('affinity manifest', () => {
   it('is a post-turn agent, off by default, with a forced tool, no reasoning and no history window', () => {
@@ -101,7 +86,7 @@ describe('affinity (contract, through the engine)', () => {
     for (const turn of turns) {
       const request = turn.request('affinity');
       expect(request.body.tool_choice).toBe('required');
-      expect(toolNames(request.body)).toEqual(['runtime-done', 'update-affinity']);
+      expect(request.toolNames).toEqual(['runtime-done', 'update-affinity']);
       expect(request.messages.some((m) => m.section === 'history')).toBe(false);
     }
     const second = turns[1].request('affinity');
@@ -143,7 +128,7 @@ describe('affinity (contract, through the engine)', () => {
   });
 
   it('each successful write has a one-line summary for the player, characters by name; "no change" says so', () => {
-    expect(turns.slice(0, 3).map((t) => summariesOf(t, 'update-affinity'))).toEqual([
+    expect(turns.slice(0, 3).map((t) => t.toolSummaries('update-affinity'))).toEqual([
       ['Mira: 3 (amused, protective)'],
       ['Tomas Vell: 1 (notes the courier in his ledger)'],
       [undefined],
@@ -156,18 +141,17 @@ describe('affinity (contract, through the engine)', () => {
     for (const turn of turns) {
       const r = turn.request('affinity');
       for (const text of [r.systemPrompt, r.turnContext]) {
-        expect(text).not.toMatch(UUID);
-        expect(text).not.toMatch(ISO_TIME);
+        expect(text).not.toMatch(UUID_PATTERN);
+        expect(text).not.toMatch(ISO_TIME_PATTERN);
       }
     }
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 
   it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
-    for (let i = 1; i < turns.length; i++) {
-      const [before, after] = [turns[i - 1].request('affinity'), turns[i].request('affinity')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    for (const { sharedTokens, cachedTokens } of prefixReuse(turns, (t) => t.request('affinity'))) {
+      expect(sharedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(cachedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 });
@@ -183,7 +167,7 @@ describe('affinity in a zh-Hans session', () => {
     const turn = await h.turn('我跳进河里');
     const request = turn.request('affinity');
     const next = (await h.turn('我等着')).request('affinity');
-    expect(sharedTokens(request, next)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(sharedPrefixTokens(request, next)).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('好感');
     expect(request.section('segments')).toContain('你记录其感受的非玩家角色');
     expect(request.turnContext).toContain('尚无记录');

@@ -1,7 +1,12 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  prefixReuse,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
@@ -14,14 +19,6 @@ const outcomes = (turn: HarnessTurn) => toolResults(turn).map((r) => [r.name, r.
 const rows = async (h: PluginHarness) => Object.fromEntries((await h.pluginData('char-creator', 'characters')).map((r) => [r.key, r.value]));
 const tracker = (turn: HarnessTurn) => turn.request('char-creator', 'character-tracker');
 const requests = (turn: HarnessTurn) => turn.requestsOf('char-creator', 'character-tracker').length;
-
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/** The cache minimum (1,024 emulator tokens) plus two 128-token steps of margin, so a world with a smaller roster still reads it from cache. */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 const ROSTER = [
   '<existing-characters>',
@@ -174,10 +171,9 @@ describe('char-creator (contract, through the engine)', () => {
   });
 
   it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens, which the emulator reads from cache from turn 2', () => {
-    for (let i = 1; i < turns.length; i++) {
-      const [before, after] = [tracker(turns[i - 1]), tracker(turns[i])];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    for (const { sharedTokens, cachedTokens } of prefixReuse(turns, tracker)) {
+      expect(sharedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(cachedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 
@@ -197,8 +193,8 @@ describe('char-creator in a zh-Hans Emberback session', () => {
     const first = await h.turn('我跳进河里');
     const second = await h.turn('我等着');
     expect(tracker(first).section('runtime-body')).toContain('你负责记录故事中的角色');
-    expect(sharedTokens(tracker(first), tracker(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-    expect(cachedTokens(second, tracker(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(sharedPrefixTokens(tracker(first), tracker(second))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+    expect(second.cachedTokens(tracker(second))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     for (const turn of [first, second]) expect(outcomes(turn)).toEqual([['runtime-done', true, true]]);
   });
 });

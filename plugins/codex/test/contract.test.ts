@@ -1,35 +1,21 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { foldKey as entryKey, loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  UUID_PATTERN,
+  prefixReuse,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
 const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
-const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/**
- * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
- * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
- * a smaller roster still reads it from cache.
- */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
-
-/** The summaries (for the player) of a turn's successful calls of a tool. */
-const summariesOf = (turn: HarnessTurn, tool: string) =>
-  turn
-    .eventsOf('tool.completed@1')
-    .filter((e) => e.name === tool && e.ok)
-    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
 const RIVER = { term: 'The Ash River', category: 'place', summary: 'A warm grey river that runs along the dragon’s flank.' };
 
 describe('codex manifest and keys', () => {
@@ -96,7 +82,7 @@ describe('codex (contract, through the engine)', () => {
     expect(request.section('segments')).toContain('- Mira / the ferrywoman');
     expect(request.turnContext).toContain('(the codex is empty)');
     expect(request.body.tool_choice).toBe('required');
-    expect(toolNames(request.body)).toEqual(['runtime-done', 'record-codex-entries']);
+    expect(request.toolNames).toEqual(['runtime-done', 'record-codex-entries']);
     expect(request.messages.some((m) => m.section === 'history')).toBe(false);
     expect(request.messages.find((m) => m.section === 'story-text')?.content).toBe('You wade into the Ash River; it is warm.');
   });
@@ -134,7 +120,7 @@ describe('codex (contract, through the engine)', () => {
   });
 
   it('each successful write has a one-line summary for the player: the term as written, new or updated', () => {
-    expect(turns.slice(0, 2).map((t) => summariesOf(t, 'record-codex-entries'))).toEqual([['Codex: The Ash River (new)'], ['Codex: the ash river (updated)']]);
+    expect(turns.slice(0, 2).map((t) => t.toolSummaries('record-codex-entries'))).toEqual([['Codex: The Ash River (new)'], ['Codex: the ash river (updated)']]);
   });
 
   it('ends cleanly on the emulator default, keeps the system prompt byte-identical, and no ids in the prompt', async () => {
@@ -145,15 +131,14 @@ describe('codex (contract, through the engine)', () => {
         .map((e) => [e.name, e.done]),
     ).toEqual([['runtime-done', true]]);
     expect(new Set(turns.map((t) => t.request('codex').systemPrompt)).size).toBe(1);
-    for (const turn of turns) expect(turn.request('codex').systemPrompt + turn.request('codex').turnContext).not.toMatch(UUID);
+    for (const turn of turns) expect(turn.request('codex').systemPrompt + turn.request('codex').turnContext).not.toMatch(UUID_PATTERN);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 
   it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
-    for (let i = 1; i < turns.length; i++) {
-      const [before, after] = [turns[i - 1].request('codex'), turns[i].request('codex')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    for (const { sharedTokens, cachedTokens } of prefixReuse(turns, (t) => t.request('codex'))) {
+      expect(sharedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(cachedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 });
@@ -167,7 +152,7 @@ describe('codex in a zh-Hans session', () => {
 
   it('reads the Chinese body and segment text', async () => {
     const request = (await h.turn('我走进河里')).request('codex');
-    expect(sharedTokens(request, (await h.turn('我等着')).request('codex'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(sharedPrefixTokens(request, (await h.turn('我等着')).request('codex'))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('词条集');
     expect(request.section('segments')).toContain('以下是有自己记录的角色');
     expect(request.turnContext).toContain('（词条集为空）');

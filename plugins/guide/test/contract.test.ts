@@ -1,8 +1,13 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  prefixReuse,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
@@ -10,17 +15,6 @@ const ROOT = join(__dirname, '..', '..', '..');
 const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
 const STORIES = ['First: the caravan leaves.', 'Second: Mira rows you across.', 'Third: the watchtower bell.', 'Fourth: snow on the vents.'];
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/**
- * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
- * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
- * a smaller roster still reads it from cache.
- */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 const RECAP = { recap: 'You crossed the ash river with Mira.', hint: 'Ask Tomas about the tremors.' };
 
 describe('guide manifest', () => {
@@ -79,10 +73,9 @@ describe('guide (contract, through the engine)', () => {
 
   it('sends one request per turn, whose stable prefix (the system prompt) is at least 1,280 emulator tokens (1,024 + margin), read from cache', () => {
     expect(turns.map((t) => t.requestsOf('guide').length)).toEqual([1, 1, 1, 1]);
-    for (let i = 1; i < turns.length; i++) {
-      const [before, after] = [turns[i - 1].request('guide'), turns[i].request('guide')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    for (const { sharedTokens, cachedTokens } of prefixReuse(turns, (t) => t.request('guide'))) {
+      expect(sharedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(cachedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 });
@@ -96,7 +89,7 @@ describe('guide in a zh-Hans session', () => {
 
   it('reads the Chinese body', async () => {
     const turn = await h.turn('我出发');
-    expect(sharedTokens(turn.request('guide'), (await h.turn('我等着')).request('guide'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(sharedPrefixTokens(turn.request('guide'), (await h.turn('我等着')).request('guide'))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     expect(turn.request('guide').section('runtime-body')).toContain('玩家的向导');
     expect(turn.story).toBe('商队出发了。');
   });

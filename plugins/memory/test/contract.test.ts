@@ -1,7 +1,12 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  prefixReuse,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
@@ -13,14 +18,6 @@ const toolResults = (turn: HarnessTurn) =>
 const outcomes = (turn: HarnessTurn) => toolResults(turn).map((r) => [r.name, r.ok, r.done]);
 const keeper = (turn: HarnessTurn) => turn.request('memory', 'keeper');
 const blocks = async (h: PluginHarness) => Object.fromEntries((await h.pluginData('memory', 'blocks')).map((r) => [r.key, r.value]));
-
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/** The cache minimum (1,024 emulator tokens) plus two 128-token steps of margin, so a world with fewer blocks still reads it from cache. */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
 
 const PROMISE = 'Promised Tomas to carry his letter down the river.';
 
@@ -138,10 +135,9 @@ describe('memory (contract, through the engine)', () => {
     });
 
     it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens, which the emulator reads from cache from turn 2', () => {
-      for (let i = 1; i < turns.length; i++) {
-        const [before, after] = [keeper(turns[i - 1]), keeper(turns[i])];
-        expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-        expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      for (const { sharedTokens, cachedTokens } of prefixReuse(turns, keeper)) {
+        expect(sharedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+        expect(cachedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
       }
     });
   });
@@ -157,8 +153,8 @@ describe('memory (contract, through the engine)', () => {
       const first = await h.turn('我上了渡船');
       const second = await h.turn('我等着');
       expect(keeper(first).section('runtime-body')).toContain('你负责维护故事的记忆块');
-      expect(sharedTokens(keeper(first), keeper(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(second, keeper(second))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(sharedPrefixTokens(keeper(first), keeper(second))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(second.cachedTokens(keeper(second))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
       for (const turn of [first, second]) expect(outcomes(turn)).toEqual([['runtime-done', true, true]]);
     });
   });

@@ -1,34 +1,19 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  UUID_PATTERN,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
 const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
-const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/**
- * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
- * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
- * a smaller roster still reads it from cache.
- */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
-
-/** The summaries (for the player) of a turn's successful calls of a tool. */
-const summariesOf = (turn: HarnessTurn, tool: string) =>
-  turn
-    .eventsOf('tool.completed@1')
-    .filter((e) => e.name === tool && e.ok)
-    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
 
 describe('npc-graph manifest', () => {
   it('has one child runtime, extractor: post-turn, required tool choice, no reasoning, maxTurns 0; off by default', () => {
@@ -92,7 +77,7 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
         ['npc-graph-relations', 'turn', 'turn-context'],
       ]);
       expect(request.body.tool_choice).toBe('required');
-      expect(toolNames(request.body)).toEqual(['runtime-done', 'set-relations']);
+      expect(request.toolNames).toEqual(['runtime-done', 'set-relations']);
       expect(request.messages.some((m) => m.section === 'history')).toBe(false);
     }
     const first = turns[0].request('npc-graph', 'extractor');
@@ -129,7 +114,7 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
   });
 
   it('each successful write has a one-line summary for the player, characters by name; a removal and "no change" say so', () => {
-    expect(turns.slice(0, 3).map((t) => summariesOf(t, 'set-relations'))).toEqual([
+    expect(turns.slice(0, 3).map((t) => t.toolSummaries('set-relations'))).toEqual([
       ['Mira → Tomas Vell: refuses his toll; Tomas Vell → Ash: suspicious of the courier'],
       ['Mira → Tomas Vell: (removed)'],
       [undefined],
@@ -145,15 +130,15 @@ describe('npc-graph/extractor (contract, through the engine)', () => {
     ).toEqual([['runtime-done', true]]);
     const requests = turns.map((t) => t.request('npc-graph', 'extractor'));
     expect(new Set(requests.map((r) => r.systemPrompt)).size).toBe(1);
-    for (const r of requests) expect(r.systemPrompt + r.turnContext).not.toMatch(UUID);
+    for (const r of requests) expect(r.systemPrompt + r.turnContext).not.toMatch(UUID_PATTERN);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 
   it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
     for (let i = 1; i < turns.length; i++) {
       const [before, after] = [turns[i - 1].request('npc-graph', 'extractor'), turns[i].request('npc-graph', 'extractor')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(sharedPrefixTokens(before, after)).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(turns[i].cachedTokens(after)).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 });
@@ -167,7 +152,7 @@ describe('npc-graph in a zh-Hans session', () => {
 
   it('reads the Chinese body and segment text', async () => {
     const request = (await h.turn('我看着他们争吵')).request('npc-graph', 'extractor');
-    expect(sharedTokens(request, (await h.turn('我等着')).request('npc-graph', 'extractor'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(sharedPrefixTokens(request, (await h.turn('我等着')).request('npc-graph', 'extractor'))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('关系的图谱');
     expect(request.section('segments')).toContain('- ash | Ash [player]');
     expect(request.turnContext).toContain('（尚无记录）');

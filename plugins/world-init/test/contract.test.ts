@@ -1,19 +1,10 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type PluginHarness, CACHEABLE_PREFIX_MIN, sharedPrefixTokens } from '../../../libs/plugins-sdk/testing';
 import { blockOf, EMBERBACK, TRACKER, trackerTurn, WORLD_INIT, worldInitHarness } from './support';
 
 jest.setTimeout(120_000);
 
 const STORY = 'The vents sigh under the snow.';
-
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
-/** The emulator's prefix cache counts nothing below 1,024 shared tokens; two 128-token steps of margin. */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
 
 describe('world-init on Emberback (contract, through the engine)', () => {
   let h: PluginHarness;
@@ -164,8 +155,8 @@ describe('world-init on Emberback (contract, through the engine)', () => {
     for (let i = 1; i < h.turns.length; i++) {
       const [before, after] = [h.turns[i - 1].requestsOf('world-init', 'dimension-tracker')[0], h.turns[i].requestsOf('world-init', 'dimension-tracker')[0]];
       expect(after.systemPrompt).toBe(before.systemPrompt);
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(h.turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(sharedPrefixTokens(before, after)).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(h.turns[i].cachedTokens(after)).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 });

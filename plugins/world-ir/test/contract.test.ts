@@ -1,36 +1,22 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  UUID_PATTERN,
+  prefixReuse,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 
 jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..', '..');
 const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const STORIES = ['Mira rows you across the Ash River.', 'Mira says she fears the dragon.', 'The bell rings <twice> & stops.', 'Snow falls.'];
 const INPUTS = ['I board the ferry', 'I ask Mira what she fears', 'I listen', 'I wait'];
-const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/**
- * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
- * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
- * a smaller roster still reads it from cache.
- */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
-
-/** The summaries (for the player) of a turn's successful calls of a tool. */
-const summariesOf = (turn: HarnessTurn, tool: string) =>
-  turn
-    .eventsOf('tool.completed@1')
-    .filter((e) => e.name === tool && e.ok)
-    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
 
 describe('world-ir manifest', () => {
   it('is a post-turn agent reading the narrative, with a required tool, no reasoning and maxTurns 0; off by default', () => {
@@ -86,7 +72,7 @@ describe('world-ir (contract, through the engine)', () => {
       expect(request.turnContext).toBe(''); // the turn context (its <runtime-inputs> included) was trimmed
       expect(request.segmentsOf('world-ir')).toEqual([]);
       expect(request.body.tool_choice).toBe('required');
-      expect(toolNames(request.body)).toEqual(['runtime-done', 'record-world-ir']);
+      expect(request.toolNames).toEqual(['runtime-done', 'record-world-ir']);
     });
     const first = turns[0].request('world-ir').messages[1].content;
     expect(first).toContain('- ash | Ash [player]\n- mira | Mira (aka the ferrywoman)\n- tomas | Tomas Vell (aka the captain)');
@@ -138,7 +124,7 @@ describe('world-ir (contract, through the engine)', () => {
   });
 
   it('each successful write has a one-line summary for the player: the facts counted, the new terms as written', () => {
-    expect(turns.slice(0, 3).map((t) => summariesOf(t, 'record-world-ir'))).toEqual([['1 fact, 1 new term (The Ash River)'], ['1 fact'], [undefined]]);
+    expect(turns.slice(0, 3).map((t) => t.toolSummaries('record-world-ir'))).toEqual([['1 fact, 1 new term (The Ash River)'], ['1 fact'], [undefined]]);
   });
 
   it('keeps the system prompt byte-identical, and the message prefix up to the story text while the vocabulary holds', async () => {
@@ -146,15 +132,14 @@ describe('world-ir (contract, through the engine)', () => {
     expect(new Set(requests.map((r) => r.systemPrompt)).size).toBe(1);
     const prefix = (r: (typeof requests)[number]) => r.messages[1].content.slice(0, r.messages[1].content.indexOf('<story-text>'));
     expect(prefix(requests[1])).toBe(prefix(requests[2]));
-    for (const r of requests) expect(r.systemPrompt + r.messages[1].content).not.toMatch(UUID);
+    for (const r of requests) expect(r.systemPrompt + r.messages[1].content).not.toMatch(UUID_PATTERN);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 
   it('has a stable prefix (tool definitions, system prompt, roster) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
-    for (let i = 1; i < turns.length; i++) {
-      const [before, after] = [turns[i - 1].request('world-ir'), turns[i].request('world-ir')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    for (const { sharedTokens, cachedTokens } of prefixReuse(turns, (t) => t.request('world-ir'))) {
+      expect(sharedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(cachedTokens).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 });
@@ -168,7 +153,7 @@ describe('world-ir in a zh-Hans session', () => {
 
   it('reads the Chinese body and markers', async () => {
     const request = (await h.turn('我上船')).request('world-ir');
-    expect(sharedTokens(request, (await h.turn('我等着')).request('world-ir'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(sharedPrefixTokens(request, (await h.turn('我等着')).request('world-ir'))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('把故事转成数据');
     expect(request.messages[1].content).toContain('- ash | Ash [player]');
     expect(request.messages[1].content).toContain('（尚无词汇）');

@@ -1,8 +1,13 @@
 import { join } from 'node:path';
-import { emulatorTokenCount } from '../../../libs/emulator';
-import { commonPrefixLength } from '../../../libs/emulator/prefix-cache';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type HarnessTurn, type PluginHarness, type RequestView } from '../../../libs/plugins-sdk/testing';
+import {
+  createPluginHarness,
+  type HarnessTurn,
+  type PluginHarness,
+  CACHEABLE_PREFIX_MIN,
+  UUID_PATTERN,
+  sharedPrefixTokens,
+} from '../../../libs/plugins-sdk/testing';
 import { advance, startOf, timeOfDay } from '../server/clock';
 
 jest.setTimeout(120_000);
@@ -10,26 +15,6 @@ jest.setTimeout(120_000);
 const ROOT = join(__dirname, '..', '..', '..');
 const PLUGINS = [join(ROOT, 'plugins', 'narrator'), join(__dirname, '..')];
 const WORLD = join(ROOT, 'worlds', 'emberback');
-const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
-const toolNames = (body: Record<string, unknown>) => ((body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
-/** The prompt text the emulator's automatic prefix cache compares (OpenAI chat: the tools, then each message as JSON). */
-const wire = (r: RequestView) => JSON.stringify(r.body.tools ?? []) + (r.body.messages as unknown[]).map((m) => JSON.stringify(m)).join('');
-/** Emulator tokens of the prefix a request shares with the same runtime's request of the turn before. */
-const sharedTokens = (before: RequestView, after: RequestView) => emulatorTokenCount(wire(after).slice(0, commonPrefixLength(wire(before), wire(after))));
-/**
- * The emulator's automatic prefix cache counts nothing below a shared prefix of 1,024 tokens; the
- * stable part (tools + system prompt) keeps two 128-token steps of margin above it, so a world with
- * a smaller roster still reads it from cache.
- */
-const STABLE_PREFIX_MIN = 1024 + 2 * 128;
-const cachedTokens = (turn: HarnessTurn, r: RequestView) => turn.eventsOf('llm.responded@1').find((e) => e.callId === r.callId)?.usage.cachedInputTokens;
-
-/** The summaries (for the player) of a turn's successful calls of a tool. */
-const summariesOf = (turn: HarnessTurn, tool: string) =>
-  turn
-    .eventsOf('tool.completed@1')
-    .filter((e) => e.name === tool && e.ok)
-    .map((e) => (JSON.parse(e.content) as { data: { summary?: string } }).data.summary);
 
 describe('world-time clock and manifest', () => {
   it('advances across midnight, names the time of day, and reads the start from the world', () => {
@@ -87,7 +72,7 @@ describe('world-time/advance (contract, through the engine)', () => {
     for (const turn of turns)
       for (const request of turn.requestsOf('world-time', 'advance')) {
         expect(request.body.tool_choice).toEqual({ type: 'function', function: { name: 'advance-clock' } });
-        expect(toolNames(request.body)).toEqual(['runtime-done', 'advance-clock']);
+        expect(request.toolNames).toEqual(['runtime-done', 'advance-clock']);
         expect(request.messages.some((m) => m.section === 'history')).toBe(false);
       }
     const outcomes = turns.map((turn) =>
@@ -137,21 +122,21 @@ describe('world-time/advance (contract, through the engine)', () => {
   });
 
   it('each call has a one-line summary for the player: the clock before and after; a 0-minute call has none (nothing to tell the player)', () => {
-    expect(turns.map((t) => summariesOf(t, 'advance-clock'))).toEqual([['Day 1, 08:00 → 14:30'], ['Day 1, 14:30 → Day 2, 10:30'], [undefined]]);
+    expect(turns.map((t) => t.toolSummaries('advance-clock'))).toEqual([['Day 1, 08:00 → 14:30'], ['Day 1, 14:30 → Day 2, 10:30'], [undefined]]);
   });
 
   it('keeps the system prompt byte-identical across turns; no ids in the prompt', async () => {
     const requests = turns.map((t) => t.request('world-time', 'advance'));
     expect(new Set(requests.map((r) => r.systemPrompt)).size).toBe(1);
-    for (const r of requests) expect(r.systemPrompt + r.turnContext).not.toMatch(UUID);
+    for (const r of requests) expect(r.systemPrompt + r.turnContext).not.toMatch(UUID_PATTERN);
     expect(await h.audit()).toMatchObject({ identical: true });
   });
 
   it('has a stable prefix (tool definitions + system prompt) of at least 1,280 emulator tokens (1,024 + margin), which the emulator reads from cache', () => {
     for (let i = 1; i < turns.length; i++) {
       const [before, after] = [turns[i - 1].request('world-time', 'advance'), turns[i].request('world-time', 'advance')];
-      expect(sharedTokens(before, after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
-      expect(cachedTokens(turns[i], after)).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+      expect(sharedPrefixTokens(before, after)).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
+      expect(turns[i].cachedTokens(after)).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     }
   });
 });
@@ -170,9 +155,9 @@ describe('world-time in a zh-Hans session, with the world setting the start', ()
 
   it('reads the Chinese body and time; the summary of the emulator’s 0-minute call is in Chinese', async () => {
     const first = await h.turn('我睡觉');
-    expect(summariesOf(first, 'advance-clock')).toEqual([undefined]);
+    expect(first.toolSummaries('advance-clock')).toEqual([undefined]);
     const request = first.request('world-time', 'advance');
-    expect(sharedTokens(request, (await h.turn('我醒来')).request('world-time', 'advance'))).toBeGreaterThanOrEqual(STABLE_PREFIX_MIN);
+    expect(sharedPrefixTokens(request, (await h.turn('我醒来')).request('world-time', 'advance'))).toBeGreaterThanOrEqual(CACHEABLE_PREFIX_MIN);
     expect(request.section('runtime-body')).toContain('世界内的时钟');
     expect(request.section('segments')).toContain('故事的时钟从第 3 天，21:15（夜晚）开始');
     expect(request.turnContext).toContain('故事中的当前时间：第 3 天，21:15（夜晚）');
