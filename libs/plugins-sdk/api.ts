@@ -5,6 +5,7 @@ import { JsonSchemaObject, type LoadedWorld, WorldDimension } from './world';
 import type { characterSheetSegments, currentCharacterOf, primarySeat } from '../data-boundary';
 import type { createPromptLoader } from './prompt-loader';
 import type { byCodeUnits, foldKey, rosterLines } from './roster';
+import type { clipLine } from './summary-line';
 
 /**
  * What a plugin's server entry is given (PLUGIN-API.md "The server entry"): `register(api)` is
@@ -266,6 +267,8 @@ export interface PluginSdk {
   foldKey: typeof foldKey;
   /** Compares strings by code units (a locale-independent sort). */
   byCodeUnits: typeof byCodeUnits;
+  /** A text on one line, cut to at most `max` code points (on a grapheme boundary) with `…`: for a tool's one-line summary for the player. */
+  clipLine: typeof clipLine;
 }
 
 /** A frozen view of the session's world. */

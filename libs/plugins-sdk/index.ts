@@ -32,4 +32,5 @@ export {
 export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from '../data-boundary';
 export { rosterLines, foldKey, byCodeUnits, FOLDED_KEY_CODE_POINTS } from './roster';
 export type { RosterLineOptions } from './roster';
+export { clipLine } from './summary-line';
 export * from './api';

@@ -8,6 +8,7 @@ import {
   type Locale,
   primarySeat,
   byCodeUnits,
+  clipLine,
   foldKey,
   rosterLines,
 } from '../../plugins-sdk';
@@ -27,6 +28,7 @@ export const pluginSdk: PluginSdk = Object.freeze({
   rosterLines,
   foldKey,
   byCodeUnits,
+  clipLine,
   pluginRoot: null,
 });
 

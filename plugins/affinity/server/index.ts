@@ -69,6 +69,7 @@ async function updateAffinity(args: Record<string, unknown>, ctx: ToolContext): 
     await ctx.pluginData.set(NAMESPACE, u.character, value);
   }
   const summary = affinitySummary(
+    ctx.sdk,
     updates.map((u) => ({ character: u.character, score: u.score, feeling: u.feeling.trim() })),
     ctx.world,
     ctx.locale,

@@ -34,7 +34,7 @@ export function register(api: PluginApi): void {
     const type = typeof args.type === 'string' && args.type.trim().length > 0 ? args.type.trim() : 'npc';
     const record: KeptCharacter = { name, type, description: String(args.description).trim(), fields };
     await ctx.pluginData.set(CHARACTERS_NAMESPACE, id, record);
-    return { created: id, summary: createdSummary(name, ctx.locale) };
+    return { created: id, summary: createdSummary(ctx.sdk, name, ctx.locale) };
   });
 
   api.registerTool('update-character-fields', async (args, ctx: ToolContext) => {
@@ -52,6 +52,6 @@ export function register(api: PluginApi): void {
     for (const [id, record] of changed) await ctx.pluginData.set(CHARACTERS_NAMESPACE, id, record);
     const summaries: CharacterChange[] = [...changed].map(([id, after]) => ({ before: characters.get(id) ?? after, after }));
     const order = Object.keys(ctx.world?.characterSchema.properties ?? {});
-    return { updated: [...changed.keys()], summary: updatedSummary(summaries, order, ctx.locale) };
+    return { updated: [...changed.keys()], summary: updatedSummary(ctx.sdk, summaries, order, ctx.locale) };
   });
 }

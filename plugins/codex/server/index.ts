@@ -84,7 +84,7 @@ async function recordEntries(args: Record<string, unknown>, ctx: ToolContext): P
     else added.push({ key, term: entry.term, category: entry.category });
   }
   if (added.length > 0) ctx.emit(DISCOVERED, { entries: added });
-  return { added: added.map((a) => a.key), updated, summary: codexSummary(recorded, ctx.locale) };
+  return { added: added.map((a) => a.key), updated, summary: codexSummary(ctx.sdk, recorded, ctx.locale) };
 }
 
 export function register(api: PluginApi): void {

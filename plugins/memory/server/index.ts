@@ -34,7 +34,7 @@ export function register(api: PluginApi): void {
     const change = toEdit(args);
     const text = applyEdit(block, current, change);
     await ctx.pluginData.set(BLOCKS_NAMESPACE, block.id, { text });
-    return { block: block.id, used: [...text].length, limit: block.limit, summary: editSummary(block.label, change, ctx.locale) };
+    return { block: block.id, used: [...text].length, limit: block.limit, summary: editSummary(ctx.sdk, block.label, change, ctx.locale) };
   };
   api.registerTool(
     'memory-append',

@@ -75,7 +75,7 @@ async function setRelations(args: Record<string, unknown>, ctx: ToolContext): Pr
     }
   }
   const written = input.map((r) => ({ from: r.from, to: r.to, relation: r.relation === null ? null : r.relation.trim() }));
-  return { set, removed, summary: relationsSummary(written, ctx.world, ctx.locale) };
+  return { set, removed, summary: relationsSummary(ctx.sdk, written, ctx.world, ctx.locale) };
 }
 
 export function register(api: PluginApi): void {

@@ -55,7 +55,7 @@ async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): P
       facts: [...previous, ...facts.map((f) => ({ subject: f.subject, predicate: f.predicate.trim(), object: f.object }))],
     });
   }
-  return { newTerms, facts: facts.length, summary: recordSummary(facts.length, newNames, ctx.locale) };
+  return { newTerms, facts: facts.length, summary: recordSummary(ctx.sdk, facts.length, newNames, ctx.locale) };
 }
 
 export function register(api: PluginApi): void {

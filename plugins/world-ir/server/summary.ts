@@ -1,19 +1,15 @@
-import type { Locale } from '../../../libs/plugins-sdk';
+import type { Locale, PluginSdk } from '../../../libs/plugins-sdk';
 
+/** The player's one-line summary helper (`ctx.sdk`). */
+type Sdk = Pick<PluginSdk, 'clipLine'>;
 /** The longest summary line (code points). */
-export const SUMMARY_MAX = 200;
-
-/** `text` on one line, cut to `max` code points (never inside a surrogate pair), with an ellipsis when cut. */
-export function clip(text: string, max: number): string {
-  const chars = Array.from(text.replace(/\s+/g, ' ').trim());
-  return chars.length <= max ? chars.join('') : `${chars.slice(0, max - 1).join('')}…`;
-}
+const SUMMARY_MAX = 200;
 
 /**
  * One line for the player: "2 facts, 1 new term (the ash river)" / "2 条事实，1 个新词汇（…）", the
  * new terms as written; that nothing was recorded for empty lists.
  */
-export function recordSummary(facts: number, newTerms: readonly string[], locale: Locale): string | undefined {
+export function recordSummary(sdk: Sdk, facts: number, newTerms: readonly string[], locale: Locale): string | undefined {
   const zh = locale === 'zh-Hans';
   if (facts === 0 && newTerms.length === 0) return undefined; // nothing recorded: nothing to tell the player
   const parts: string[] = [];
@@ -25,5 +21,5 @@ export function recordSummary(facts: number, newTerms: readonly string[], locale
   const line = parts.join(zh ? '，' : ', ');
   // a long list of terms is cut, its closing bracket kept
   if (Array.from(line).length <= SUMMARY_MAX) return line;
-  return `${clip(line, SUMMARY_MAX - 1)}${zh ? '）' : ')'}`;
+  return `${sdk.clipLine(line, SUMMARY_MAX - 1)}${zh ? '）' : ')'}`;
 }
