@@ -6,7 +6,7 @@
 import { dataBlock, modelFacingJson } from './data-boundary';
 import { truncateText } from '../text';
 import type { Locale } from '../plugins-sdk';
-import { type CharacterLike, isPlayerControlled, type SeatLike } from './seats';
+import { type CharacterLike, currentCharacterOf, isPlayerControlled, primarySeat, type SeatLike } from './seats';
 
 /** Code points kept of a profile's description, and of its fields' JSON. */
 export const PROFILE_FIELD_LIMIT = 400;
@@ -154,4 +154,34 @@ export function characterSheetSegments(characters: readonly CharacterLike[], opt
     if (lines) segments.push({ id: 'character-profiles', content: dataBlock('character-profiles', lines), ...base });
   }
   return segments;
+}
+
+/** The part of a session's world `worldCharacterSheets` reads. */
+export interface CharacterSheetWorld {
+  readonly characters: readonly CharacterLike[];
+  readonly seats: readonly SeatLike[];
+  readonly characterSchema?: CharacterSchemaLike;
+}
+
+/**
+ * A story runtime's character sheets (spec §4 "Writing that keeps the system prompt unchanged"):
+ * `characterSheetSegments` for the character the primary seat plays, with every other character's
+ * profile, the world's schema and seats. The body only names `<player-character>` and
+ * `<character-profiles>`; their content comes as turn segments, so the system prompt stays
+ * byte-identical while the characters change. None without a world.
+ */
+export function worldCharacterSheets(
+  world: CharacterSheetWorld | null,
+  options: { locale: Locale; audience?: CharacterSheetSegment['audience'] },
+): CharacterSheetSegment[] {
+  if (!world) return [];
+  const current = currentCharacterOf(primarySeat(world.seats), world.characters, world.seats);
+  return characterSheetSegments(world.characters, {
+    currentCharacterId: current?.id,
+    profiles: true,
+    locale: options.locale,
+    schema: world.characterSchema,
+    seats: world.seats,
+    ...(options.audience !== undefined ? { audience: options.audience } : {}),
+  });
 }

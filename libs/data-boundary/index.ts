@@ -3,6 +3,7 @@ export { primarySeat, currentCharacterOf, isPlayerControlled } from './seats';
 export type { SeatLike, CharacterLike } from './seats';
 export {
   characterSheetSegments,
+  worldCharacterSheets,
   characterSheet,
   characterProfileLines,
   profileLine,
@@ -11,4 +12,4 @@ export {
   PROFILE_FIELD_LIMIT,
   PROFILES_BUDGET,
 } from './character-sheets';
-export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from './character-sheets';
+export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSheetWorld, CharacterSchemaLike, ProfileLinesOptions } from './character-sheets';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ExtensionPoint, Locale } from './manifest';
 import { SegmentPosition } from './manifest';
 import { JsonSchemaObject, type LoadedWorld, WorldDimension } from './world';
-import type { characterSheetSegments, currentCharacterOf, primarySeat } from '../data-boundary';
+import type { characterSheetSegments, currentCharacterOf, primarySeat, worldCharacterSheets } from '../data-boundary';
 import type { createPromptLoader } from './prompt-loader';
 import type { byCodeUnits, foldKey, rosterLines } from './roster';
 import type { clipLine } from './summary-line';
@@ -253,6 +253,8 @@ export interface PluginSdk {
   escapeXml(text: string): string;
   /** `<player-character>` / `<character-profiles>` turn segments (spec §4 "Writing that keeps the system prompt unchanged"). */
   characterSheetSegments: typeof characterSheetSegments;
+  /** A story runtime's character sheets from the world: the primary seat's character, every other profile (`worldCharacterSheets(ctx.world, { locale, audience })`). */
+  worldCharacterSheets: typeof worldCharacterSheets;
   /** The character played from a seat (`primarySeat(seats)` for the player's). */
   currentCharacterOf: typeof currentCharacterOf;
   /** The primary seat: the one marked `primary`, else the first. */

@@ -21,6 +21,7 @@ export { primarySeat, currentCharacterOf, isPlayerControlled } from '../data-bou
 export type { SeatLike, CharacterLike } from '../data-boundary';
 export {
   characterSheetSegments,
+  worldCharacterSheets,
   characterSheet,
   characterProfileLines,
   profileLine,
@@ -29,7 +30,7 @@ export {
   PROFILE_FIELD_LIMIT,
   PROFILES_BUDGET,
 } from '../data-boundary';
-export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSchemaLike, ProfileLinesOptions } from '../data-boundary';
+export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterSheetWorld, CharacterSchemaLike, ProfileLinesOptions } from '../data-boundary';
 export { rosterLines, foldKey, byCodeUnits, FOLDED_KEY_CODE_POINTS } from './roster';
 export type { RosterLineOptions } from './roster';
 export { clipLine } from './summary-line';

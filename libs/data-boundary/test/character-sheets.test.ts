@@ -1,4 +1,13 @@
-import { characterProfileLines, characterSheetSegments, currentCharacterOf, cutText, modelFacingJson, primarySeat, profileLine } from '../../plugins-sdk';
+import {
+  characterProfileLines,
+  characterSheetSegments,
+  currentCharacterOf,
+  cutText,
+  modelFacingJson,
+  primarySeat,
+  profileLine,
+  worldCharacterSheets,
+} from '../../plugins-sdk';
 import { modelFacingJson as kernelModelFacingJson } from '../../context';
 
 const UUID = '8a1c2f3e-1111-4222-8333-944445555666';
@@ -101,5 +110,18 @@ describe('characterSheetSegments (spec §4)', () => {
 
   it('the SDK modelFacingJson is the kernel’s', () => {
     expect(modelFacingJson).toBe(kernelModelFacingJson);
+  });
+});
+
+describe('worldCharacterSheets (ctx.sdk: a story runtime’s sheets from the world)', () => {
+  const seats = [{ id: 's1', characterId: 'ash', primary: true }];
+
+  it('gives characterSheetSegments for the primary seat’s character with every other profile; none without a world', () => {
+    const world = { characters, seats, characterSchema: schema };
+    expect(worldCharacterSheets(world, { locale: 'zh-Hans', audience: 'self' })).toEqual(
+      characterSheetSegments(characters, { currentCharacterId: 'ash', profiles: true, locale: 'zh-Hans', schema, seats, audience: 'self' }),
+    );
+    expect(worldCharacterSheets(world, { locale: 'en' }).every((s) => !('audience' in s))).toBe(true);
+    expect(worldCharacterSheets(null, { locale: 'en' })).toEqual([]);
   });
 });

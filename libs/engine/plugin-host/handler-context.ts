@@ -1,6 +1,7 @@
 import type { HandlerContext, PluginDataReader, PluginSdk } from '../../plugins-sdk';
 import {
   characterSheetSegments,
+  worldCharacterSheets,
   createPromptLoader,
   currentCharacterOf,
   type LoadedPlugin,
@@ -22,6 +23,7 @@ export const pluginSdk: PluginSdk = Object.freeze({
   modelFacingJson,
   escapeXml,
   characterSheetSegments,
+  worldCharacterSheets,
   currentCharacterOf,
   primarySeat,
   createPromptLoader,

@@ -1,27 +1,13 @@
 import type { HandlerContext, PluginApi, ReturnedSegment } from '../../../libs/plugins-sdk';
 
 /**
- * The narrator's character sheets (spec §4 "Writing that keeps the system prompt unchanged"): the
- * body only names `<player-character>` and `<character-profiles>`; their content comes as turn
- * segments (position system, volatility turn → the turn context), so the system prompt stays
- * byte-identical from turn to turn while the characters change. Audience `self`: only this
- * plugin's runtime reads them (another story runtime provides its own).
- *
- * Written as a plugin outside the repository would be: only types are imported from the SDK, the
- * helpers come through `ctx.sdk`.
+ * The narrator's character sheets: `<player-character>` and `<character-profiles>` as turn segments
+ * (`ctx.sdk.worldCharacterSheets`), audience `self`: only this plugin's runtime reads them
+ * (another story runtime provides its own). Only types are imported from the SDK, as a plugin
+ * outside the repository would.
  */
 export function characterSheets(ctx: HandlerContext): ReturnedSegment[] {
-  const world = ctx.world;
-  if (!world) return [];
-  const current = ctx.sdk.currentCharacterOf(ctx.sdk.primarySeat(world.seats), world.characters, world.seats);
-  return ctx.sdk.characterSheetSegments(world.characters, {
-    currentCharacterId: current?.id,
-    profiles: true,
-    locale: ctx.locale,
-    schema: world.characterSchema,
-    seats: world.seats,
-    audience: 'self',
-  });
+  return ctx.sdk.worldCharacterSheets(ctx.world, { locale: ctx.locale, audience: 'self' });
 }
 
 export function register(api: PluginApi): void {
