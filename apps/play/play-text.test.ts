@@ -1,5 +1,5 @@
 import { HELP_TEXT, parseLine } from './commands';
-import { readableWidth, StreamWrapper, wrapText } from './wrap';
+import { hangingLines, readableWidth, StreamWrapper, wrapText } from './wrap';
 
 describe('play client lines', () => {
   it('a line starting with / is a command, never story input; an unknown one is named', () => {
@@ -33,5 +33,18 @@ describe('wrapping', () => {
     const emoji = '🐉'.repeat(10);
     expect(wrapText(`${emoji} ${emoji}`, 10)).toBe(`${emoji}\n${emoji}\n`);
     expect(wrapText('abcdefghijkl', 5)).toBe('abcde\nfghij\nkl\n');
+  });
+});
+
+describe('activity lines after the story', () => {
+  it('wrap as a hanging list item: every line within the width, continuation lines indented under the text', () => {
+    const text = "world-init: Dragon's sleep 8 → 7; Village mood Wary but curious → Uneasy: the bell rang three times 🐉";
+    const out = hangingLines(text, 40, '  · ');
+    const lines = out.replace(/\n$/, '').split('\n');
+    expect(lines[0].startsWith('  · world-init:')).toBe(true);
+    for (const line of lines.slice(1)) expect(line.startsWith('    ') && !line.startsWith('     ')).toBe(true);
+    for (const line of lines) expect(Array.from(line).length).toBeLessThanOrEqual(40);
+    expect(lines.map((l) => l.slice(4)).join(' ')).toBe(text);
+    expect(hangingLines('short', 40, '  · ')).toBe('  · short\n');
   });
 });

@@ -1,7 +1,7 @@
 import { followSession, type SessionStreamEvent } from './event-stream';
 import { HELP_TEXT, parseLine } from './commands';
 import { ApiError, type PlayClient, type TurnAlternative } from './play-client';
-import { StreamWrapper, wrapText } from './wrap';
+import { hangingLines, StreamWrapper, wrapText } from './wrap';
 
 export interface PlayTerminalOptions {
   client: PlayClient;
@@ -208,7 +208,7 @@ export class PlayTerminal {
           this.printMessages(messages);
         }
         // the plugins at work: dimensions that changed, characters and memories noted (one line each)
-        for (const line of turn.activity) this.say(`  · ${line}`);
+        for (const line of turn.activity) this.options.write(hangingLines(line, this.options.width, '  · '));
         turn.done();
         return;
       }

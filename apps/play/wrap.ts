@@ -77,3 +77,15 @@ export function wrapText(text: string, width: number): string {
   wrapper.end();
   return out;
 }
+
+/**
+ * `text` wrapped as a hanging list item: the first line starts with `first` (e.g. `  · `), the
+ * others with as many spaces, all within `width` (code points).
+ */
+export function hangingLines(text: string, width: number, first: string): string {
+  const indent = Array.from(first).length;
+  const lines = wrapText(text, Math.max(20, width - indent))
+    .replace(/\n$/, '')
+    .split('\n');
+  return lines.map((line, i) => `${i === 0 ? first : ' '.repeat(indent)}${line}\n`).join('');
+}
