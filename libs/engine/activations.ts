@@ -6,6 +6,7 @@ import { IdempotencyKeyMismatchError, type IdempotentAnswer, requestHash } from 
 import type { Logger } from './logger';
 import { queueUnavailable, type TurnProducer } from './queue';
 import type { CatalogRuntime, RuntimeCatalog } from './runtime-catalog';
+import { readSessionCreated } from './turn/session-reads';
 
 export interface ActivationServiceDeps {
   store: EventStore;
@@ -89,8 +90,7 @@ export class ActivationService {
 
   /** The catalog as far as the session's plugins go (`session.created@1` `plugins`; an unknown session: the default ones). */
   private async sessionCatalog(sessionId: string): Promise<RuntimeCatalog> {
-    const [first] = await this.deps.store.readStream(sessionId, 0, 1);
-    return this.deps.catalog().forSession(first?.type === 'session.created@1' ? first.data.plugins : null);
+    return this.deps.catalog().forSession((await readSessionCreated(this.deps, sessionId))?.plugins);
   }
 
   private manualRuntime(catalog: RuntimeCatalog, pluginId: string, runtimeId: string): CatalogRuntime {

@@ -68,9 +68,37 @@ describe('the plugins a session runs: enabledByDefault, the world’s list, POST
       code: 'INVALID_SESSION_PLUGINS',
       issues: [{ path: 'plugins', message: expect.stringContaining('scribe/scribe') }],
     });
+    // Unicode: an emoji, CJK or RTL id is simply not a loaded plugin; a NUL is refused as text
+    for (const id of ['🐉', '叙述者', 'راوي', '👩\u200d👩\u200d👧']) {
+      const odd = await post({ plugins: [id] });
+      expect(odd.status).toBe(400);
+      expect(await odd.json()).toMatchObject({ issues: [{ path: 'plugins.0' }] });
+    }
+    const nul = await post({ plugins: ['tel\u0000ler'] });
+    expect(nul.status).toBe(400);
+    expect(JSON.stringify(await nul.json())).toContain('plugins.0');
     const notArray = await post({ plugins: 'teller' });
     expect(notArray.status).toBe(400);
     expect(JSON.stringify(await notArray.json())).toContain('plugins');
     expect(await client.request<unknown[]>('GET', '/v1/sessions')).toEqual([]);
+  });
+
+  it('a manual runtime of a loaded plugin the session does not run is a 400 naming pluginId; with it in the list it runs', async () => {
+    const client = await covel.newTenant();
+    const activate = (sessionId: string) =>
+      fetch(`${covel.baseUrl}/v1/sessions/${sessionId}/activations`, {
+        method: 'POST',
+        headers: { ...client.authHeaders(), 'content-type': 'application/json' },
+        body: JSON.stringify({ pluginId: 'bell', runtimeId: 'bell' }),
+      });
+    const { id: without } = await client.createSession({});
+    const refused = await activate(without);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ issues: [{ path: 'pluginId', message: 'plugin "bell" is not one this session runs' }] });
+    const { id: withBell } = await client.createSession({ plugins: ['teller', 'bell'] });
+    const accepted = await activate(withBell);
+    expect(accepted.status).toBe(202);
+    const { executionId } = (await accepted.json()) as { executionId: string };
+    expect(await client.waitFor(executionId, 30_000)).toBe('committed');
   });
 });

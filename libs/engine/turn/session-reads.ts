@@ -22,12 +22,20 @@ export interface SessionSettings {
   plugins: readonly string[] | null;
 }
 
+/** What a session's `session.created@1` says (null: the stream does not start with one). */
+interface SessionCreated {
+  locale: string;
+  worldId: string | null;
+  pluginSettings: PluginSettings;
+  plugins: readonly string[] | null;
+}
+
 /** Sessions whose `session.created` was read (an event never changes): a read per turn saved. */
-const createdCache = new Map<string, { locale: string; worldId: string | null; pluginSettings: PluginSettings; plugins: readonly string[] | null } | null>();
+const createdCache = new Map<string, SessionCreated | null>();
 const CREATED_CACHE_SIZE = 10_000;
 
-/** The session's locale and world, from its first event. */
-export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds'>, sessionId: string): Promise<SessionSettings> {
+/** The session's `session.created@1`, read once per process (a stream not started yet is read again next time). */
+export async function readSessionCreated(deps: Pick<TurnDeps, 'store'>, sessionId: string): Promise<SessionCreated | null> {
   let created = createdCache.get(sessionId);
   if (created === undefined) {
     const [first] = await deps.store.readStream(sessionId, 0, 1);
@@ -40,6 +48,12 @@ export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds
       createdCache.set(sessionId, created);
     }
   }
+  return created;
+}
+
+/** The session's locale, world, plugin settings and plugins, from its first event. */
+export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds'>, sessionId: string): Promise<SessionSettings> {
+  const created = await readSessionCreated(deps, sessionId);
   if (created === null) return { locale: 'en', world: null, pluginSettings: {}, plugins: null };
   const { worldId } = created;
   return {
