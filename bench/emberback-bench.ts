@@ -58,6 +58,22 @@ export function leadingSystem(body: string): string {
   return first && (first.role === 'system' || first.role === 'developer') ? text(first.content) : '';
 }
 
+/**
+ * The most any prefix cache could read of these first requests: the tokens each one shares from the first byte
+ * with the same runtime's request of the previous turn, over all their tokens (a runtime's first turn shares
+ * nothing). The spec's layout sends the turn context, the input, the story text and a sliding history window new
+ * every turn, so they are outside this bound by construction; cache granularity and cold starts only lower it.
+ */
+export function sharedBound(rows: readonly PrefixRow[]): number {
+  let request = 0;
+  let shared = 0;
+  for (const r of rows) {
+    request += r.requestTokens;
+    shared += r.sharedTokens ?? 0;
+  }
+  return request === 0 ? 0 : shared / request;
+}
+
 /** A 50-turn Emberback session on the emulator: prefix report, emulated cache-read share, audit. */
 export async function runEmberback(turns: number, log: (line: string) => void): Promise<EmberbackResult> {
   const covel = await startEmbedded();

@@ -5,7 +5,7 @@ import { runBudgetBench } from './budget-bench';
 import { runCompactionBench } from './compaction-bench';
 import { runContextBench } from './context-bench';
 import { runContextPluginsBench } from './context-plugins-bench';
-import { runEmberback } from './emberback-bench';
+import { runEmberback, sharedBound } from './emberback-bench';
 
 /** `BENCH_ONLY=context-plugins,emberback` runs only the named benchmarks (default: all). */
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -114,6 +114,7 @@ async function emberbackBench() {
         'min shared %': Math.min(...pct),
         'mean shared %': Math.round((pct.reduce((a, b) => a + b, 0) / pct.length) * 10) / 10,
         'turns >= 95%': `${pct.filter((p) => p >= 95).length}/${pct.length}`,
+        'bound %': Math.round(sharedBound(rows) * 1000) / 10,
       };
     }),
   );
@@ -131,6 +132,10 @@ async function emberbackBench() {
   console.log(
     `emulated cache-read share (cached / input tokens, all calls of all runtimes): ${(ember.cachedShare * 100).toFixed(1)}% (target >= ${CACHE_SHARE_TARGET * 100}%): ${verdict}`,
   );
+  const bound = sharedBound(ember.rows);
+  console.log(
+    `layout bound: ${(bound * 100).toFixed(1)}% of the first requests' tokens repeat the previous turn's request from the first byte (est. tokens); no prefix cache can read more of them`,
+  );
   console.log(`audit of every turn byte-identical: ${ember.auditIdentical ? 'yes' : 'NO'}`);
   const emberFile = join(dir, 'emberback.json');
   writeFileSync(
@@ -144,6 +149,7 @@ async function emberbackBench() {
         plugins: ember.plugins,
         cachedShare: ember.cachedShare,
         cacheShareTarget: CACHE_SHARE_TARGET,
+        layoutBound: bound,
         byRuntime: ember.byRuntime,
         auditIdentical: ember.auditIdentical,
         rows: ember.rows,

@@ -1,4 +1,5 @@
-import { type EmberbackResult, runEmberback } from '../../bench/emberback-bench';
+import { type EmberbackResult, runEmberback, sharedBound } from '../../bench/emberback-bench';
+import { type PrefixRow } from '../../libs/reports';
 
 /** Turn numbers grouped by a key, in turn order (consecutive or not). */
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
@@ -55,5 +56,14 @@ describe('Emberback with every plugin it lists, 20 turns on the emulator', () =>
         expect([runtime, distinct.length]).toEqual([runtime, 1]);
       }
     }
+  });
+});
+
+describe('the layout bound the bench prints', () => {
+  const row = (requestTokens: number, sharedTokens: number | null): PrefixRow =>
+    ({ requestTokens, sharedTokens, sharedPercent: sharedTokens === null ? null : (100 * sharedTokens) / requestTokens }) as PrefixRow;
+  it("is the shared tokens over all the first requests' tokens; a runtime's first turn shares nothing", () => {
+    expect(sharedBound([row(100, null), row(200, 150), row(300, 270)])).toBeCloseTo(420 / 600, 10);
+    expect(sharedBound([])).toBe(0);
   });
 });
