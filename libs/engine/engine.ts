@@ -120,7 +120,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         })
       : new InProcessQueue({
           concurrency: config.worker.concurrency,
-          onError: (e, { kind, willRetry, job }) => logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}`, { ...jobLogFields(job), err: e }),
+          onError: (e, { kind, willRetry, job }) =>
+            logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}`, { ...jobLogFields(job), err: e }),
         });
     closers.unshift(() => queue.close());
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();

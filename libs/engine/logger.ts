@@ -52,8 +52,7 @@ function isStructured(logger: Logger): logger is StructuredLogger {
 }
 
 function withBindings(plain: Logger, bindings: LogFields): StructuredLogger {
-  const fields = (extra: LogFields | undefined): LogFields | undefined =>
-    Object.keys(bindings).length === 0 ? extra : { ...bindings, ...extra };
+  const fields = (extra: LogFields | undefined): LogFields | undefined => (Object.keys(bindings).length === 0 ? extra : { ...bindings, ...extra });
   return {
     log: (m, f) => plain.log(m, fields(f)),
     warn: (m, f) => plain.warn(m, fields(f)),

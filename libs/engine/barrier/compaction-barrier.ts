@@ -162,7 +162,8 @@ export async function runCompactionBarrier(
     },
   });
   const end = async (outcome: Outcome, extra: { compactionId?: string; detail?: string } = {}): Promise<BarrierResult> => {
-    if (outcome !== 'compacted' && outcome !== 'nothing') deps.logger.warn(`execution ${job.executionId}: compaction ${outcome}`, { outcome, detail: extra.detail });
+    if (outcome !== 'compacted' && outcome !== 'nothing')
+      deps.logger.warn(`execution ${job.executionId}: compaction ${outcome}`, { outcome, detail: extra.detail });
     await run.append((e) => (e.barrierPassed ? [] : [passed(outcome, extra)]));
     return { kind: 'ran', outcome, estimatedTokens, threshold: windows.threshold };
   };

@@ -14,7 +14,9 @@ export function prettyLine(jsonLine: string): string {
     return jsonLine.endsWith('\n') ? jsonLine : `${jsonLine}\n`;
   }
   const time = typeof entry.time === 'number' ? new Date(entry.time).toISOString().slice(11, 23) : '';
-  const level = String(entry.level ?? '').toUpperCase().padEnd(5);
+  const level = String(entry.level ?? '')
+    .toUpperCase()
+    .padEnd(5);
   const stacks: string[] = [];
   const fields = flatten(entry, '', stacks)
     .map(([key, value]) => `${key}=${value}`)

@@ -34,7 +34,9 @@ export class TurnRunner implements QueueHandlers {
   turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
     return withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, async () => {
       try {
-        return await turnStep(this.deps, job, ctx);
+        const step = await turnStep(this.deps, job, ctx);
+        this.deps.logger.debug?.(`turn step: ${step.kind}`, { step: step.kind });
+        return step;
       } catch (error) {
         const outcome = await this.onFailure(job, ctx, error, undefined);
         // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
@@ -47,7 +49,8 @@ export class TurnRunner implements QueueHandlers {
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
     return withLogScope({ job: 'runtime', ...jobLogFields(job) }, async () => {
       try {
-        await runRuntimeStep(this.deps, job);
+        const result = await runRuntimeStep(this.deps, job);
+        this.deps.logger.debug?.(`runtime step: ${result}`, { result });
         return done;
       } catch (error) {
         // a permanent failure is recorded there: the runtime job itself completes
