@@ -134,6 +134,24 @@ describe('structured logs of the running engine', () => {
       for (const entry of produced) expect(entry).toMatchObject({ attempt: 1, runtime: expect.any(String), callId: expect.any(String) });
     }, 90_000);
 
+    it('a failed job attempt the queue retries is logged with the job ids (no message: it may quote the model)', async () => {
+      const { id: sessionId } = await running.client.createSession();
+      // the SDK itself sends 4 times (maxRetries 3): the 4th 500 fails the job's first attempt, its retry succeeds
+      emulator.injectFault({ status: 500, times: 4, message: `overloaded while reading "${PLAYER_WORDS}"` });
+      const { executionId } = await running.client.submit(sessionId, 'Wait for it');
+      await running.client.waitFor(executionId, 60_000);
+      const retried = parsed(running.lines).find((e) => e.executionId === executionId && e.msg === 'runtime job failed, will retry');
+      expect(retried).toMatchObject({
+        level: 'warn',
+        tenantId: running.tenantId,
+        sessionId,
+        attempt: 1,
+        runtime: expect.any(String),
+        err: { code: 'PROVIDER_500' },
+      });
+      expect(JSON.stringify(retried)).not.toContain(PLAYER_WORDS);
+    }, 90_000);
+
     it('no line holds the provider key, the tenant key or the player text (nor the error message echoing them)', async () => {
       await running.client.playTurn((await running.client.createSession()).id, `Hello, ${PLAYER_WORDS}`);
       await failTurn(running, emulator);
