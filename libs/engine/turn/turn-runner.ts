@@ -32,31 +32,35 @@ export class TurnRunner implements QueueHandlers {
   }
 
   turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
-    return withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, async () => {
-      try {
-        const step = await turnStep(this.deps, job, ctx);
-        this.deps.logger.debug?.(`turn step: ${step.kind}`, { step: step.kind });
-        return step;
-      } catch (error) {
-        const outcome = await this.onFailure(job, ctx, error, undefined);
-        // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
-        if (outcome.kind === 'done' && isPermanentFailure(error)) throw error;
-        return outcome;
-      }
-    });
+    return withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx));
   }
 
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
-    return withLogScope({ job: 'runtime', ...jobLogFields(job) }, async () => {
-      try {
-        const result = await runRuntimeStep(this.deps, job);
-        this.deps.logger.debug?.(`runtime step: ${result}`, { result });
-        return done;
-      } catch (error) {
-        // a permanent failure is recorded there: the runtime job itself completes
-        return await this.onFailure(job, attempt, error, job.attempt);
-      }
-    });
+    return withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt));
+  }
+
+  private async runTurn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+    try {
+      const step = await turnStep(this.deps, job, ctx);
+      this.deps.logger.debug?.(`turn step: ${step.kind}`, { step: step.kind });
+      return step;
+    } catch (error) {
+      const outcome = await this.onFailure(job, ctx, error, undefined);
+      // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
+      if (outcome.kind === 'done' && isPermanentFailure(error)) throw error;
+      return outcome;
+    }
+  }
+
+  private async runRuntime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
+    try {
+      const result = await runRuntimeStep(this.deps, job);
+      this.deps.logger.debug?.(`runtime step: ${result}`, { result });
+      return done;
+    } catch (error) {
+      // a permanent failure is recorded there: the runtime job itself completes
+      return await this.onFailure(job, attempt, error, job.attempt);
+    }
   }
 
   /** Resolves to the job's outcome, or throws for the queue to retry the job. */
