@@ -5,7 +5,7 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { createApiApp } from '../../apps/api/create-api-app';
 import { PlayClient } from '../../apps/play/play-client';
 import { createWorkerApp } from '../../apps/worker/create-worker-app';
-import { ConfigError, createEngine, createLogger, type Engine, loadConfig, withLogScope } from '../../libs/engine';
+import { childLogger, ConfigError, createEngine, createLogger, type Engine, loadConfig, structured, withLogScope } from '../../libs/engine';
 import { ProviderEmulator } from '../../libs/emulator';
 
 /**
@@ -241,5 +241,17 @@ describe('log settings', () => {
         expect(() => JSON.parse(lines[0])).toThrow();
       }
     }
+  });
+
+  it('a plain string-only logger stays a Logger: structured() gives it a silent debug and children that pass their bindings as fields', () => {
+    const seen: [string, unknown][] = [];
+    const plain = { log: (m: string) => void seen.push([m, undefined]), warn: (m: string, f?: unknown) => void seen.push([m, f]), error: () => undefined };
+    structured(plain).debug('dropped');
+    childLogger(plain, { tenantId: 't' }).child({ sessionId: 's' }).warn('w', { n: 1 });
+    structured(plain).log('plain');
+    expect(seen).toEqual([
+      ['w', { tenantId: 't', sessionId: 's', n: 1 }],
+      ['plain', undefined],
+    ]);
   });
 });
