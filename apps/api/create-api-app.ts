@@ -3,6 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Engine } from '../../libs/engine';
+import { NestEngineLogger } from '../nest-logger';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
 import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
@@ -17,7 +18,7 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   const app = await NestFactory.create<NestExpressApplication>(
     ApiModule.forEngine(engine, options.sessionEvents ? { sessionEvents: options.sessionEvents } : {}),
     {
-      logger: options.logger === false ? false : ['error', 'warn'],
+      logger: options.logger === false ? false : new NestEngineLogger(engine.logger),
       bodyParser: false,
     },
   );

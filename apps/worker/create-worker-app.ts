@@ -2,11 +2,12 @@ import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Engine } from '../../libs/engine';
+import { NestEngineLogger } from '../nest-logger';
 import { WorkerModule } from './worker.module';
 
 /** The worker as a NestJS standalone application (no HTTP). */
 export async function createWorkerApp(engine: Engine): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(WorkerModule.forEngine(engine), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forEngine(engine), { logger: new NestEngineLogger(engine.logger) });
   app.enableShutdownHooks();
   return app;
 }

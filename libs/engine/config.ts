@@ -4,6 +4,7 @@ import { EngineError } from '../errors';
 import { APP_ROLE_PATTERN } from '../events';
 import { apiKeyWeakness } from './api-key-strength';
 import { SHARED_PROMPTS_DIR } from '../plugins-sdk';
+import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from './logging';
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
@@ -53,6 +54,11 @@ const Env = z.object({
     .min(1024)
     .max(64 * 1024 * 1024)
     .default(262_144),
+  /** `json` (one JSON object a line) or `pretty` (readable lines); default: pretty on the embedded default (no DATABASE_URL), json otherwise. */
+  COVEL_LOG_FORMAT: z.preprocess(emptyAsUnset, z.enum(LOG_FORMATS).optional()),
+  COVEL_LOG_LEVEL: z.preprocess(emptyAsUnset, z.enum(LOG_LEVELS).default('info')),
+  /** Debugging only: log player and model text (text fields, error messages). Off by default. */
+  COVEL_LOG_PLAYER_TEXT: z.preprocess(emptyAsUnset, z.enum(['0', '1', 'false', 'true'], { error: 'one of 0, 1, false, true' }).default('0')),
 });
 
 export type EngineConfig = ReturnType<typeof loadConfig>;
@@ -109,6 +115,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
     /** The shared template root for sharedPromptLoader({ root }) (spec §6). */
     promptsDir: resolve(e.COVEL_PROMPTS_DIR ?? SHARED_PROMPTS_DIR),
+    log: {
+      format: e.COVEL_LOG_FORMAT ?? (e.DATABASE_URL ? 'json' : 'pretty'),
+      level: e.COVEL_LOG_LEVEL,
+      playerText: e.COVEL_LOG_PLAYER_TEXT === '1' || e.COVEL_LOG_PLAYER_TEXT === 'true',
+      /** Values no log line may contain (provider keys, the bootstrap key, URL passwords). */
+      secrets: secretValues(env),
+    } satisfies LogSettings & { secrets: readonly string[] },
     env,
   };
 }

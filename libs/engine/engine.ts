@@ -22,7 +22,8 @@ import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { CatalogGenerations } from './catalog-generations';
 import { loadCatalog, type PluginReload, reloadPlugins } from './plugin-reload';
-import { consoleLogger, type Logger } from './logger';
+import { type Logger, type StructuredLogger, structured } from './logger';
+import { createLogger, jobLogFields } from './logging';
 import { SessionService } from './session-service';
 import { ActivationService } from './activations';
 import { ResumeService } from './resume';
@@ -75,7 +76,8 @@ export interface Engine {
   providers: ProviderRegistry;
   emulator: ProviderEmulator | null;
   workerId: string;
-  logger: Logger;
+  /** The given logger, or the one of `config.log` (pino: JSON or readable lines, redacted). */
+  logger: StructuredLogger;
   close(): Promise<void>;
 }
 
@@ -86,7 +88,8 @@ export interface EngineOverrides {
 }
 
 /** The composition root shared by the API, the worker, the embedded default and the plugin contract-test harness. */
-export async function createEngine(config: EngineConfig, role: EngineRole, logger: Logger = consoleLogger, overrides: EngineOverrides = {}): Promise<Engine> {
+export async function createEngine(config: EngineConfig, role: EngineRole, given?: Logger, overrides: EngineOverrides = {}): Promise<Engine> {
+  const logger = structured(given ?? createLogger(config.log));
   const database = await openDatabase(config.database);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
@@ -117,7 +120,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, logge
         })
       : new InProcessQueue({
           concurrency: config.worker.concurrency,
-          onError: (e, { kind, willRetry }) => logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}: ${String(e)}`),
+          onError: (e, { kind, willRetry, job }) =>
+            logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}`, { ...jobLogFields(job), err: e }),
         });
     closers.unshift(() => queue.close());
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();

@@ -8,6 +8,7 @@ import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { BudgetMode } from '../../context';
 import { runLedger } from '../budget';
 import { runtimeKey } from '../journal';
+import { addToLogScope } from '../logging';
 import { buildRuntimeRequest } from '../runtime-request';
 import { readSelfData, selfDataUnchanged } from '../self-data';
 import { agentRequestInputs } from './request-inputs';
@@ -88,6 +89,7 @@ export async function runModelStep(
     ...resolvedEvents(resolver.fresh, current, job.attempt),
     calling(callId, body),
   ]);
+  addToLogScope({ callId }); // recorded: the job's later lines (its failure too) name the call
   // the story text as it streams, for the session's event stream (transient: the reply is recorded whole)
   const live = deps.deltas;
   let seq = 0;
@@ -102,6 +104,7 @@ export async function runModelStep(
     ...(onText ? { onText } : {}),
     // the fallback carries the same selfData: recorded only while the log's plugin data is still what was read
     record: async (fallback) => {
+      addToLogScope({ callId: fallback.callId });
       await run.append(() => [...unchanged(), calling(fallback.callId, fallback.body, 'non-streaming')]);
     },
   }).finally(() => live?.finish(callId));

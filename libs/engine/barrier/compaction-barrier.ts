@@ -123,7 +123,7 @@ export async function runCompactionBarrier(
     // the request cannot be built (a plugin handler failed): no estimate, no barrier; the runtime's
     // own job meets the same failure and records it as usual
     if (!continuable(error)) throw error;
-    deps.logger.warn(`execution ${job.executionId}: no compaction estimate: ${error instanceof Error ? error.message : String(error)}`);
+    deps.logger.warn(`execution ${job.executionId}: no compaction estimate`, { err: error });
     return { kind: 'not-here' };
   }
   // the handler results the estimate obtained, recorded now: the runtime jobs reuse them (a handler
@@ -162,7 +162,8 @@ export async function runCompactionBarrier(
     },
   });
   const end = async (outcome: Outcome, extra: { compactionId?: string; detail?: string } = {}): Promise<BarrierResult> => {
-    if (outcome !== 'compacted' && outcome !== 'nothing') deps.logger.warn(`execution ${job.executionId}: compaction ${outcome}: ${extra.detail ?? ''}`);
+    if (outcome !== 'compacted' && outcome !== 'nothing')
+      deps.logger.warn(`execution ${job.executionId}: compaction ${outcome}`, { outcome, detail: extra.detail });
     await run.append((e) => (e.barrierPassed ? [] : [passed(outcome, extra)]));
     return { kind: 'ran', outcome, estimatedTokens, threshold: windows.threshold };
   };

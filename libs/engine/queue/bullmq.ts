@@ -3,7 +3,8 @@ import IORedis from 'ioredis';
 import { z } from 'zod';
 import { UnavailableError } from '../../errors';
 import { isPermanentFailure } from '../errors';
-import type { Logger } from '../logger';
+import type { LogFields, Logger } from '../logger';
+import { jobLogFields } from '../logging';
 import {
   DEFAULT_RETRY_POLICY,
   type QueueHandlers,
@@ -110,6 +111,14 @@ function parseData<T>(schema: z.ZodType<T>, job: Job): T {
   const parsed = schema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`job ${job.id}: malformed data: ${parsed.error.message}`);
   return parsed.data;
+}
+
+/** The ids of a failed job for its log line (what its data holds of them). */
+function failedJobFields(job: Job): LogFields {
+  const runtime = RuntimeJobSchema.safeParse(job.data);
+  if (runtime.success) return jobLogFields(runtime.data);
+  const turn = TurnJobDataSchema.safeParse(job.data);
+  return turn.success ? jobLogFields(turn.data, turn.data.claimedAttempt) : {};
 }
 
 /** A failure retrying cannot fix is BullMQ's UnrecoverableError: the job fails at once. */
@@ -223,7 +232,11 @@ export class BullMqTurnQueue implements TurnQueue {
       worker.on('failed', (job, error) => {
         const attempts = job?.opts.attempts ?? 1;
         const willRetry = !(error instanceof UnrecoverableError) && (job?.attemptsMade ?? attempts) < attempts;
-        this.options.logger?.warn(`${job?.name ?? 'job'} job ${job?.id ?? '?'} failed${willRetry ? ', will retry' : ' for good'}: ${error.message}`);
+        // the error's message only as a field (it may quote the model: written with COVEL_LOG_PLAYER_TEXT only)
+        this.options.logger?.warn(`${job?.name ?? 'job'} job ${job?.id ?? '?'} failed${willRetry ? ', will retry' : ' for good'}`, {
+          ...(job ? failedJobFields(job) : {}),
+          err: error,
+        });
       });
     }
     this.consumer = { connection, runtimes, workers };

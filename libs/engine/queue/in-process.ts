@@ -43,7 +43,7 @@ export interface InProcessQueueOptions {
   concurrency?: number;
   retry?: Partial<RetryPolicy>;
   /** Told of every failed attempt; `willRetry` is false for a permanent failure or the last attempt. */
-  onError?: (error: unknown, info: { kind: Lane; willRetry: boolean }) => void;
+  onError?: (error: unknown, info: { kind: Lane; willRetry: boolean; job: TurnJob | RuntimeJob }) => void;
 }
 
 /**
@@ -129,7 +129,7 @@ export class InProcessQueue implements TurnQueue {
       // like BullMQ's UnrecoverableError: a failure retrying cannot fix ends the job at once
       const maxAttempts = entry.lane === 'turn' ? this.retry.turnAttempts : this.retry.runtimeAttempts;
       const willRetry = !isPermanentFailure(error) && entry.attemptsMade < maxAttempts;
-      this.options.onError?.(error, { kind: entry.lane, willRetry });
+      this.options.onError?.(error, { kind: entry.lane, willRetry, job: entry.job });
       if (willRetry) this.later(entry.id, backoffDelay(this.retry, entry.attemptsMade));
       else this.end(entry);
     } finally {

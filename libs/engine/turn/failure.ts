@@ -1,5 +1,6 @@
 import { ConcurrencyError, diagnosticText } from '../../events';
 import { EngineError } from '../../errors';
+import { jobLogFields, logScope } from '../logging';
 import type { TurnJob } from '../queue';
 import type { TurnDeps } from './deps';
 import { handOff } from './hand-off';
@@ -12,12 +13,17 @@ export interface FailureToRecord {
   error: unknown;
   /** Only while this attempt is the current one (a runtime job's); absent: whatever attempt is current (the turn job's). */
   attempt?: number;
+  /** The job's attempts, when it failed after all of them (absent: a failure retrying cannot fix). */
+  jobAttempts?: number;
 }
 
 /**
  * Records `execution.failed` for an execution still pending (with the error's code and message),
  * then hands the session off to its next execution. Resolves to false, writing nothing, when the
  * execution already ended or (with `attempt`) a newer attempt has taken it over.
+ * The failed turn is logged once, when its failure is recorded: one error line with the job's ids
+ * (tenant, session, execution, attempt, runtime, and the call when one was sent), the error's
+ * code and category (its message only with `COVEL_LOG_PLAYER_TEXT`: it may quote the model).
  */
 export async function recordFailure(deps: TurnDeps, job: TurnJob, failure: FailureToRecord): Promise<boolean> {
   for (let tries = 0; ; tries++) {
@@ -42,9 +48,23 @@ export async function recordFailure(deps: TurnDeps, job: TurnJob, failure: Failu
       if (!(error instanceof ConcurrencyError) || tries >= MAX_TRIES) throw error;
       continue;
     }
+    logFailure(deps, job, { ...failure, attempt: execution.latestAttempt });
     await handOff(deps, job, journal);
     return true;
   }
+}
+
+function logFailure(deps: TurnDeps, job: TurnJob, failure: FailureToRecord): void {
+  const error = failure.error;
+  const after = failure.jobAttempts !== undefined ? ` after ${failure.jobAttempts} attempts` : '';
+  deps.logger.error(`execution ${job.executionId} failed${after}`, {
+    ...jobLogFields(job),
+    ...logScope(),
+    attempt: failure.attempt,
+    errorCode: describe(error).code,
+    ...(error instanceof EngineError ? { errorCategory: error.category } : {}),
+    err: error,
+  });
 }
 
 function describe(error: unknown): { code: string; message: string } {

@@ -1,6 +1,7 @@
 import { isDatabaseUnavailable } from '../../events';
 import { FencedOutError, isPermanentFailure } from '../errors';
 import type { JobAttempt, JobOutcome, QueueHandlers, RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
+import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from './deps';
 import { recordFailure } from './failure';
 import { runRuntimeStep } from './runtime-step';
@@ -19,6 +20,8 @@ const done = { kind: 'done' } as const;
  *   session handed off. A runtime job then completes, so its turn job wakes, reads that the
  *   execution failed and ends; a turn job's permanent failure is thrown again (no retry).
  * - any other failure is thrown: the queue retries that job alone, with backoff.
+ * Each job runs in a log scope (`withLogScope`): every line logged while it runs carries its
+ * tenant, session, execution, attempt and runtime ids (and the call id once a model call is sent).
  */
 export class TurnRunner implements QueueHandlers {
   constructor(readonly deps: TurnDeps) {}
@@ -28,9 +31,19 @@ export class TurnRunner implements QueueHandlers {
     return historyReadLimit(this.deps);
   }
 
-  async turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+  turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+    return withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx));
+  }
+
+  runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
+    return withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt));
+  }
+
+  private async runTurn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
     try {
-      return await turnStep(this.deps, job, ctx);
+      const step = await turnStep(this.deps, job, ctx);
+      this.deps.logger.debug?.(`turn step: ${step.kind}`, { step: step.kind });
+      return step;
     } catch (error) {
       const outcome = await this.onFailure(job, ctx, error, undefined);
       // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
@@ -39,9 +52,10 @@ export class TurnRunner implements QueueHandlers {
     }
   }
 
-  async runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
+  private async runRuntime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
     try {
-      await runRuntimeStep(this.deps, job);
+      const result = await runRuntimeStep(this.deps, job);
+      this.deps.logger.debug?.(`runtime step: ${result}`, { result });
       return done;
     } catch (error) {
       // a permanent failure is recorded there: the runtime job itself completes
@@ -55,9 +69,9 @@ export class TurnRunner implements QueueHandlers {
     if (isDatabaseUnavailable(error)) return this.databaseAway(job);
     const permanent = isPermanentFailure(error);
     if (!permanent && attempt.attemptsMade + 1 < attempt.maxAttempts) throw error;
-    this.deps.logger.error(`execution ${job.executionId} failed${permanent ? '' : ` after ${attempt.maxAttempts} attempts`}: ${String(error)}`);
     try {
-      await recordFailure(this.deps, job, { error, attempt: fence });
+      // logs the failed turn's one line once `execution.failed` is recorded
+      await recordFailure(this.deps, job, { error, attempt: fence, ...(permanent ? {} : { jobAttempts: attempt.maxAttempts }) });
     } catch (recording) {
       if (isDatabaseUnavailable(recording)) return this.databaseAway(job);
       throw recording;

@@ -9,6 +9,7 @@ import { executionCatalog } from '../catalog-generations';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
 import { runCompactionBarrier } from '../barrier';
 import { waitingSuspension } from '../journal';
+import { addToLogScope } from '../logging';
 
 const done: TurnStep = { kind: 'done' };
 
@@ -52,6 +53,7 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
     attempt = await claimExecution(deps, job, journal, execution);
     if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
     await ctx.recordClaim(attempt);
+    addToLogScope({ attempt });
   }
   const catalog = executionCatalog(deps, execution).forSession((await loadSessionSettings(deps, job.sessionId)).plugins);
   const missing = missingRuntimes(catalog, execution.outputs, execution.activation);

@@ -1,0 +1,31 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LogFields } from '../logger';
+
+/**
+ * The ids of the job a line is logged in (tenant, session, execution, attempt, runtime, call):
+ * the worker opens a scope per turn or runtime job (`withLogScope`) and the engine's logger adds
+ * the current scope's fields to every line, whichever code logs it (the turn's steps, the agent
+ * loop, a plugin's host, the delta bus). Fields learnt later in the job (the attempt a claim
+ * took, the id of the model call being sent) are added to the open scope (`addToLogScope`).
+ */
+const storage = new AsyncLocalStorage<Record<string, unknown>>();
+
+/** Runs `work` in a scope holding the enclosing scope's fields and `fields` (absent values left out). */
+export function withLogScope<T>(fields: LogFields, work: () => T): T {
+  return storage.run({ ...storage.getStore(), ...defined(fields) }, work);
+}
+
+/** Adds fields to the open scope (nothing outside one): later lines of the job carry them. */
+export function addToLogScope(fields: LogFields): void {
+  const scope = storage.getStore();
+  if (scope) Object.assign(scope, defined(fields));
+}
+
+/** The open scope's fields ({} outside one). */
+export function logScope(): LogFields {
+  return storage.getStore() ?? {};
+}
+
+function defined(fields: LogFields): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined && value !== null));
+}
