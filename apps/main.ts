@@ -4,6 +4,7 @@ import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
 import { boundAddress, describeModels } from './banner';
 import { devKeyFile, ensureDevTenant } from './dev-tenant';
+import { startTracing } from '../libs/telemetry';
 import { closeOnSignals, reloadPluginsOnHangup, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
 
@@ -15,6 +16,8 @@ async function main() {
   const config = loadConfig();
   const embedded = config.database.kind === 'pglite';
   if (embedded) mkdirSync(config.dataDir, { recursive: true });
+  // OpenTelemetry traces when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; nothing registered otherwise
+  const tracing = await startTracing({ defaultServiceName: 'covel' });
   const engine = await createEngine(config, 'all');
   await ensureBootstrapTenant(engine);
   // a development tenant with a printed key only on the embedded default, never in a real PostgreSQL
@@ -23,7 +26,7 @@ async function main() {
   await worker.init();
   const api = await createApiApp(engine);
   await api.listen(config.port, config.host);
-  closeOnSignals(api, worker, engine); // before the ready line: a signal right after it is handled
+  closeOnSignals(api, worker, engine, ...(tracing ? [tracing] : [])); // before the ready line: a signal right after it is handled
   reloadPluginsOnHangup(engine);
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
   const slots = Object.entries(engine.providers.config.slots).map(([name, slot]) => ({ name, protocol: slot.protocol }));

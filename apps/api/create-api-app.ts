@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Engine } from '../../libs/engine';
 import { NestEngineLogger } from '../nest-logger';
+import { httpServerSpans } from '../../libs/telemetry';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
 import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
@@ -22,6 +23,7 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
       bodyParser: false,
     },
   );
+  app.use(httpServerSpans()); // first: the request's span is active in everything below (a no-op with tracing off)
   const limitBytes = engine.config.bodyLimitBytes;
   app.use('/v1', authenticateTenant(engine), rejectUndecodablePath, jsonBodyGate({ limitBytes }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });

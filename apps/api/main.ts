@@ -2,6 +2,7 @@ import { ConfigError, createEngine, loadConfig } from '../../libs/engine';
 import { boundAddress } from '../banner';
 import { ensureBootstrapTenant } from './bootstrap-tenant';
 import { createApiApp } from './create-api-app';
+import { startTracing } from '../../libs/telemetry';
 import { closeOnSignals, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
 
 /** `npm run start:api`: the HTTP API alone (workers run as `npm run start:worker`). */
@@ -10,11 +11,13 @@ async function main() {
   if (!config.redisUrl) {
     throw new ConfigError([{ path: 'REDIS_URL', message: 'start:api needs REDIS_URL (and DATABASE_URL); `npm start` runs everything in one process' }]);
   }
+  // OpenTelemetry traces when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; nothing registered otherwise
+  const tracing = await startTracing({ defaultServiceName: 'covel-api' });
   const engine = await createEngine(config, 'api');
   await ensureBootstrapTenant(engine);
   const app = await createApiApp(engine);
   await app.listen(config.port, config.host);
-  closeOnSignals(app, engine);
+  closeOnSignals(app, engine, ...(tracing ? [tracing] : []));
   reloadPluginsOnHangup(engine);
   console.log(`covel api listening on ${await app.getUrl()} (bound to ${boundAddress(app)}, COVEL_HOST)`);
 }

@@ -1,4 +1,5 @@
 import { ConfigError, createEngine, loadConfig } from '../../libs/engine';
+import { startTracing } from '../../libs/telemetry';
 import { closeOnSignals, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
 import { createWorkerApp } from './create-worker-app';
 
@@ -7,11 +8,13 @@ async function main() {
   const config = loadConfig();
   if (!config.redisUrl)
     throw new ConfigError([{ path: 'REDIS_URL', message: 'start:worker needs REDIS_URL (and DATABASE_URL); `npm start` runs everything in one process' }]);
+  // OpenTelemetry traces when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; nothing registered otherwise
+  const tracing = await startTracing({ defaultServiceName: 'covel-worker' });
   const engine = await createEngine(config, 'worker');
   const app = await createWorkerApp(engine);
   await app.init();
   // handlers first: a signal sent right after the ready line must still close cleanly
-  closeOnSignals(app, engine);
+  closeOnSignals(app, engine, ...(tracing ? [tracing] : []));
   reloadPluginsOnHangup(engine);
   console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency})`);
 }

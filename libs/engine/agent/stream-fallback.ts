@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError } from '../../providers';
+import { traceModelCall } from './trace-model-call';
 
 /**
  * Sends a step's request (recorded already). When it was streamed and failed where a call without
@@ -8,7 +9,11 @@ import { type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError
  * first as its own `llm.calling@1` (`fallback: 'non-streaming'`, which the rebuild re-derives from
  * the same inputs), then sent. Any other failure, and any failure of the fallback, is thrown as it is.
  */
-export async function sendWithFallback(args: {
+export function sendWithFallback(args: SendArgs): Promise<{ response: ModelResponse; callId: string }> {
+  return traceModelCall({ provider: args.adapter.protocol, model: args.call.model, callId: args.callId }, () => send(args));
+}
+
+interface SendArgs {
   adapter: ProviderAdapter;
   call: ModelCall;
   body: Record<string, unknown>;
@@ -18,7 +23,9 @@ export async function sendWithFallback(args: {
   onText?: (delta: string) => void;
   /** Records the fallback's `llm.calling@1` (before it is sent). */
   record: (fallback: { callId: string; body: Record<string, unknown> }) => Promise<void>;
-}): Promise<{ response: ModelResponse; callId: string }> {
+}
+
+async function send(args: SendArgs): Promise<{ response: ModelResponse; callId: string }> {
   const options = args.signal ? { signal: args.signal } : undefined;
   try {
     const streamed = args.onText && args.call.stream ? { ...options, onText: args.onText } : options;

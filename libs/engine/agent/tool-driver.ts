@@ -10,6 +10,7 @@ import { assetEvents, storeAssets } from '../plugin-host/asset-buffer';
 import { NoMediaStoreError } from '../errors';
 import type { AgentRunContext } from './run-context';
 import { callSuspension, resumedContent, suspensionEvent } from './suspension';
+import { ATTR, inSpan, markFailed, recordError, SPAN } from '../../telemetry';
 
 /**
  * Executes the tool calls of one step that have no recorded outcome, in the reply's order, through
@@ -103,11 +104,21 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
   return 'executed';
 }
 
-async function executeOne(ctx: AgentRunContext, call: ToolCall, context: Parameters<AgentRunContext['tools']['execute']>[1]): Promise<ToolOutcome> {
-  try {
-    return await ctx.tools.execute(call, context);
-  } catch (error) {
-    // the same envelope the tool set answers with (`{ "ok": false, "error": … }`)
-    return toolError('TOOL_FAILED', `tool "${call.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
-  }
+function executeOne(ctx: AgentRunContext, call: ToolCall, context: Parameters<AgentRunContext['tools']['execute']>[1]): Promise<ToolOutcome> {
+  return inSpan(SPAN.toolCall, { attributes: { [ATTR.toolName]: call.name, [ATTR.toolCallId]: call.id } }, async (span) => {
+    let outcome: ToolOutcome;
+    try {
+      outcome = await ctx.tools.execute(call, context);
+    } catch (error) {
+      recordError(span, error);
+      // the same envelope the tool set answers with (`{ "ok": false, "error": … }`)
+      outcome = toolError('TOOL_FAILED', `tool "${call.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    span.setAttribute(ATTR.toolOk, outcome.ok);
+    if (!outcome.ok) {
+      if (outcome.errorCode !== undefined) span.setAttribute(ATTR.toolErrorCode, outcome.errorCode);
+      markFailed(span, outcome.errorCode ?? 'tool error');
+    }
+    return outcome;
+  });
 }

@@ -4,6 +4,7 @@ import type { SummaryModel, SummaryReply } from '../../plugins-sdk';
 import type { ModelCall, ProviderRegistry, SlotConfig } from '../../providers';
 import { inputHash } from '../plugin-host/input-hash';
 import type { ExecutionRun } from '../turn/fenced-append';
+import { ATTR, inSpan, SpanKind, SPAN, usageAttributes } from '../../telemetry';
 
 /** The slot a `history.compact@2` provider's summary calls go to (spec §1: the fast model). */
 export const SUMMARY_SLOT = 'fast';
@@ -102,7 +103,15 @@ export class RecordedSummaryModel implements SummaryModel {
       if (replied) return { ...replied };
     }
     this.sent++;
-    const response = await adapter.send(body);
+    const response = await inSpan(
+      SPAN.summaryCall,
+      { kind: SpanKind.CLIENT, attributes: { [ATTR.provider]: adapter.protocol, [ATTR.model]: slot.model, [ATTR.operation]: 'chat' } },
+      async (span) => {
+        const answered = await adapter.send(body);
+        span.setAttributes(usageAttributes(answered.usage));
+        return answered;
+      },
+    );
     const reply: SummaryReply = { text: response.text, finishReason: summaryFinish(response.finishReason) };
     const id = requestId;
     await run.append((execution) =>

@@ -5,6 +5,7 @@ import { UnavailableError } from '../../errors';
 import { isPermanentFailure } from '../errors';
 import type { LogFields, Logger } from '../logger';
 import { jobLogFields } from '../logging';
+import { withTraceCarrier } from '../../telemetry';
 import {
   DEFAULT_RETRY_POLICY,
   type QueueHandlers,
@@ -183,7 +184,7 @@ export class BullMqTurnQueue implements TurnQueue {
     // known down: fail at once; still starting: the add below waits for the first connection, bounded
     if (!this.isAvailable()) throw queueUnavailable(`the turn queue is unavailable (redis ${this.connection.status})`);
     const timeoutMs = this.options.enqueueTimeoutMs ?? ENQUEUE_TIMEOUT_MS;
-    const added = this.queue.add('turn', turnJobOf(job), {
+    const added = this.queue.add('turn', turnJobOf(withTraceCarrier(job)), {
       jobId: turnJobId(job.executionId),
       attempts: this.retry.turnAttempts,
       backoff: { type: 'exponential', delay: this.retry.backoffMs },

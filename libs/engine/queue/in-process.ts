@@ -1,4 +1,5 @@
 import { isPermanentFailure } from '../errors';
+import { withTraceCarrier } from '../../telemetry';
 import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
@@ -69,7 +70,7 @@ export class InProcessQueue implements TurnQueue {
     if (this.closed) throw queueUnavailable('the in-process queue is closed');
     const id = turnJobId(job.executionId);
     if (this.jobs.has(id)) return;
-    this.jobs.set(id, { lane: 'turn', id, job, attemptsMade: 0, claimedAttempt: null, waitingOn: null });
+    this.jobs.set(id, { lane: 'turn', id, job: withTraceCarrier(job), attemptsMade: 0, claimedAttempt: null, waitingOn: null });
     this.schedule(id);
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UnavailableError } from '../../errors';
+import { TraceCarrierSchema } from '../../telemetry';
 
 /**
  * The turn queue port. Producers (the API, the hand-off at the end of a turn, the sweeper) enqueue
@@ -9,8 +10,11 @@ import { UnavailableError } from '../../errors';
 
 const id = z.string().min(1);
 
-/** One execution (one player input) of a session; the turn job is its step machine. */
-export const TurnJobSchema = z.object({ executionId: id, sessionId: id, tenantId: id });
+/**
+ * One execution (one player input) of a session; the turn job is its step machine. `trace`: the
+ * W3C trace context of the span that enqueued it (tracing on only; see libs/telemetry).
+ */
+export const TurnJobSchema = z.object({ executionId: id, sessionId: id, tenantId: id, trace: TraceCarrierSchema.optional() });
 export type TurnJob = z.infer<typeof TurnJobSchema>;
 
 /** One runtime of one claimed attempt of an execution: a child job of the execution's turn job. */
@@ -112,8 +116,13 @@ export const turnJobId = (executionId: string) => `turn-${safe(executionId)}`;
  */
 export const runtimeJobId = (job: RuntimeJob) => `rt_${safe(job.executionId)}_${job.attempt}_${safe(job.pluginId)}_${safe(job.runtimeId)}`;
 
-/** The turn job of a runtime job (its parent). */
-export const turnJobOf = (job: TurnJob): TurnJob => ({ executionId: job.executionId, sessionId: job.sessionId, tenantId: job.tenantId });
+/** The turn job of a runtime job (its parent); the trace context goes with it. */
+export const turnJobOf = (job: TurnJob): TurnJob => ({
+  executionId: job.executionId,
+  sessionId: job.sessionId,
+  tenantId: job.tenantId,
+  ...(job.trace ? { trace: job.trace } : {}),
+});
 
 /** Waits backoff × 2^(attemptsMade − 1) after the attemptsMade-th failure (BullMQ's exponential backoff). */
 export const backoffDelay = (policy: RetryPolicy, attemptsMade: number) => policy.backoffMs * 2 ** (attemptsMade - 1);

@@ -5,6 +5,7 @@ import { runtimeKey } from '../journal';
 import { FunctionRuntimeError } from '../plugin-data-errors';
 import { type ExecutionScope, handlerContext } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
+import { inSpan, SPAN } from '../../telemetry';
 import { PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-data-buffer';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import { executionServices } from '../plugin-host/execution-services';
@@ -45,7 +46,7 @@ export interface FunctionStepArgs {
  */
 export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): Promise<'produced' | 'reused'> {
   const { job, run, runtime, catalog } = args;
-  const { text, changes, emissions, assets } = await runFunction(deps, args);
+  const { text, changes, emissions, assets } = await inSpan(SPAN.functionCall, {}, () => runFunction(deps, args));
   // the bytes first: the events that reference them are appended only after they are stored
   if (assets.length > 0) {
     if (!deps.media) throw new NoMediaStoreError(job.pluginId);

@@ -1,5 +1,6 @@
 import type { SessionJournal } from '../journal';
 import type { TurnDeps } from './deps';
+import { detachedFromTrace } from '../../telemetry';
 
 /**
  * Called by whoever ended an execution (commit or failure), once that end is committed: enqueues
@@ -24,7 +25,8 @@ export async function handOff(
   const next = journal.pending()[0];
   if (!next) return;
   try {
-    await deps.queue.enqueue({ tenantId: session.tenantId, sessionId: session.sessionId, executionId: next.executionId });
+    // the next execution is its own turn: a trace of its own, not a child of this one's
+    await detachedFromTrace(() => deps.queue.enqueue({ tenantId: session.tenantId, sessionId: session.sessionId, executionId: next.executionId }));
   } catch (error) {
     deps.logger.warn(`hand-off to execution ${next.executionId} failed (${String(error)}); the sweeper will enqueue it`);
   }

@@ -12,6 +12,7 @@ import { executionCatalog } from '../catalog-generations';
 import { runAgentLoop } from '../agent';
 import { conditionHolds } from './runtime-condition';
 import { recordRuntimeOutput } from './record-output';
+import { annotate, ATTR } from '../../telemetry';
 
 /**
  * produced: this job called the model and recorded the output; reused: an earlier job had; fenced:
@@ -31,6 +32,12 @@ export type RuntimeStepResult = 'produced' | 'reused' | 'fenced' | 'suspended';
  * the turn job then only finds the execution ended.
  */
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
+  const result = await runtimeStep(deps, job);
+  annotate({ [ATTR.runtimeResult]: result });
+  return result;
+}
+
+async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
   const journal = await loadSessionJournal(deps, job.sessionId);
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
   const settings = await loadSessionSettings(deps, job.sessionId);
@@ -51,6 +58,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
   const { locale, world, pluginSettings } = settings;
   const history = kept ?? (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)));
   const m = runtime.manifest;
+  annotate({ [ATTR.runtimeType]: m.type });
   const scope = {
     tenantId: job.tenantId,
     sessionId: job.sessionId,

@@ -6,6 +6,7 @@ import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from './deps';
 import { recordFailure } from './failure';
 import { runRuntimeStep } from './runtime-step';
 import { turnStep } from './turn-step';
+import { runtimeJobSpan, turnJobSpan } from './trace-spans';
 
 const done = { kind: 'done' } as const;
 
@@ -32,11 +33,11 @@ export class TurnRunner implements QueueHandlers {
   }
 
   turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
-    return withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx));
+    return turnJobSpan(job, ctx, () => withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx)));
   }
 
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
-    return withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt));
+    return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt)));
   }
 
   private async runTurn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {

@@ -1,0 +1,37 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { ATTR } from './attributes';
+import { markFailed, startServerSpan } from './spans';
+
+/** What the middleware reads of an Express request once it has been answered. */
+type RoutedRequest = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string; tenant?: { id?: unknown } };
+
+const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0];
+
+/**
+ * One SERVER span per HTTP request, the root of a turn's trace when the request enqueues one (or a
+ * child of the caller's `traceparent`). Named `METHOD /route/:param` once the router has matched
+ * (no ids in the name); the tenant id, when the request was authenticated, is an attribute.
+ * A 5xx answer marks the span ERROR. With no SDK registered this costs one no-op span per request.
+ */
+export function httpServerSpans(): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  return (req, res, next) => {
+    const method = req.method ?? 'GET';
+    const { span, run } = startServerSpan(method, req.headers as IncomingHttpHeaders, { [ATTR.httpMethod]: method, [ATTR.urlPath]: pathOf(req.url) });
+    if (!span.isRecording()) return next();
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      const routed = req as RoutedRequest;
+      const route = typeof routed.route?.path === 'string' ? `${routed.baseUrl ?? ''}${routed.route.path}` : null;
+      if (route) span.updateName(`${method} ${route}`).setAttribute(ATTR.httpRoute, route);
+      if (typeof routed.tenant?.id === 'string') span.setAttribute(ATTR.tenant, routed.tenant.id);
+      span.setAttribute(ATTR.httpStatus, res.statusCode);
+      if (res.statusCode >= 500) markFailed(span, `HTTP ${res.statusCode}`);
+      span.end();
+    };
+    res.once('finish', end);
+    res.once('close', end);
+    run(next);
+  };
+}

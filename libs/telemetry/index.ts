@@ -1,0 +1,24 @@
+/**
+ * OpenTelemetry traces of the engine (README, Operations → Traces). The engine records spans through
+ * `@opentelemetry/api` only (`spans.ts`); the SDK is loaded and registered by `startTracing`, once
+ * per process, and only when an OTLP endpoint is configured.
+ */
+export { ATTR, SPAN } from './attributes';
+export { TraceCarrierSchema, type TraceCarrier } from './carrier';
+export {
+  annotate,
+  currentTraceCarrier,
+  detachedFromTrace,
+  inJobSpan,
+  inSpan,
+  markFailed,
+  recordError,
+  SpanKind,
+  startServerSpan,
+  usageAttributes,
+  withTraceCarrier,
+  type Attributes,
+  type Span,
+} from './spans';
+export { httpServerSpans } from './http';
+export { startTracing, startTracingForTests, TracingConfigError, tracesEndpoint, type TestTracing, type Tracing, type TracingOptions } from './setup';

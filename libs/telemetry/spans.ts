@@ -1,0 +1,108 @@
+import { type Attributes, context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { TraceCarrier } from './carrier';
+
+/**
+ * The engine's spans, on `@opentelemetry/api` only. With no SDK registered (no OTLP endpoint, see
+ * `startTracing`) the API answers with its no-op tracer: spans are not recorded, nothing is injected
+ * into job data, and the cost is a few function calls per span.
+ */
+const tracer = () => trace.getTracer('covel-engine');
+
+export { SpanKind };
+export type { Attributes, Span };
+
+/** Marks the span failed: status ERROR and an `exception` event. */
+export function recordError(span: Span, error: unknown): void {
+  if (!span.isRecording()) return;
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
+
+/** Status ERROR without an exception (an outcome that is a failure, not a throw). */
+export function markFailed(span: Span, message: string): void {
+  if (span.isRecording()) span.setStatus({ code: SpanStatusCode.ERROR, message });
+}
+
+interface SpanOptions {
+  attributes?: Attributes;
+  kind?: SpanKind;
+}
+
+async function runIn<T>(span: Span, work: (span: Span) => Promise<T>): Promise<T> {
+  try {
+    return await work(span);
+  } catch (error) {
+    recordError(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** Runs `work` in a new span, a child of the active one; a throw marks it ERROR (and is thrown on). */
+export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, (span) => runIn(span, work));
+}
+
+/**
+ * Runs a queue job in its span: a child of the context the job carries (the span that enqueued it),
+ * never of whatever is active in this process (the in-process queue runs a job from the call stack
+ * of another); a job without one starts its own trace.
+ */
+export function inJobSpan<T>(name: string, carrier: TraceCarrier | undefined, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  const parent = carrier ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT;
+  return tracer().startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent, (span) => runIn(span, work));
+}
+
+/** Sets attributes on the active span (when one is recording). */
+export function annotate(attributes: Attributes): void {
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) span.setAttributes(attributes);
+}
+
+/** The active trace context as job data, or undefined (no SDK, or no span active). */
+export function currentTraceCarrier(): TraceCarrier | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  if (!carrier.traceparent) return undefined;
+  return { traceparent: carrier.traceparent, ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}) };
+}
+
+/** The job with the active trace context added, unless it carries one already (or there is none). */
+export function withTraceCarrier<T extends { trace?: TraceCarrier }>(job: T): T {
+  if (job.trace) return job;
+  const carrier = currentTraceCarrier();
+  return carrier ? { ...job, trace: carrier } : job;
+}
+
+/** Runs `work` outside any trace: what it enqueues starts a trace of its own (the next turn of a session). */
+export function detachedFromTrace<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
+}
+
+/** The span starts a new trace here, or continues one from the request's `traceparent` header. */
+export function startServerSpan(
+  name: string,
+  headers: Record<string, string | string[] | undefined>,
+  attributes: Attributes,
+): { span: Span; run<T>(work: () => T): T } {
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const active = trace.setSpan(parent, span);
+  return { span, run: (work) => context.with(active, work) };
+}
+
+/** Token counts of a model reply (the providers' `Usage`) as span attributes. */
+export function usageAttributes(usage: {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  cacheCreationInputTokens?: number;
+}): Attributes {
+  return {
+    'gen_ai.usage.input_tokens': usage.inputTokens,
+    'gen_ai.usage.output_tokens': usage.outputTokens,
+    'covel.usage.cached_input_tokens': usage.cachedInputTokens,
+    ...(usage.cacheCreationInputTokens !== undefined ? { 'covel.usage.cache_creation_input_tokens': usage.cacheCreationInputTokens } : {}),
+  };
+}
