@@ -69,7 +69,7 @@ export function currentTraceCarrier(): TraceCarrier | undefined {
 }
 
 /** The job with the active trace context added, unless it carries one already (or there is none). */
-export function withTraceCarrier<T extends { trace?: TraceCarrier }>(job: T): T {
+export function withTraceCarrier<T extends object>(job: T & { trace?: TraceCarrier }): T & { trace?: TraceCarrier } {
   if (job.trace) return job;
   const carrier = currentTraceCarrier();
   return carrier ? { ...job, trace: carrier } : job;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, UnavailableError } from '../../../errors';
 import type { JobOutcome, QueueHandlers, RetryPolicy, RuntimeJob, TurnJob, TurnQueue, TurnStep } from '../port';
+import { inSpan, startTracingForTests, type TestTracing, type TraceCarrier } from '../../../telemetry';
 
 /** A queue driver under test: a fresh queue per test (BullMQ: its own key prefix). */
 export interface ConformanceDriver {
@@ -292,5 +293,60 @@ export function queueConformance(driver: ConformanceDriver): void {
       },
       TEST_TIMEOUT_MS,
     );
+
+    describe('with tracing on', () => {
+      let tracing: TestTracing;
+      beforeAll(async () => {
+        tracing = await startTracingForTests();
+      });
+      afterAll(() => tracing.shutdown());
+
+      it(
+        'a turn job carries the trace context of the span that enqueued it (in every run, after a claim), a runtime job the one its turn job gave it; a job enqueued outside a span carries none',
+        async () => {
+          const queue = create(2);
+          const traced = turnJob();
+          const plain = turnJob();
+          const given: TraceCarrier = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'covel=1' };
+          const turnRuns: { executionId: string; trace: TraceCarrier | undefined; claimedAttempt: number | null }[] = [];
+          const runtimeTraces: (TraceCarrier | undefined)[] = [];
+          const ended = deferred();
+          queue.consume({
+            turn: async (job, ctx): Promise<TurnStep> => {
+              turnRuns.push({ executionId: job.executionId, trace: job.trace, claimedAttempt: ctx.claimedAttempt });
+              if (job.executionId === plain.executionId) return done;
+              if (ctx.claimedAttempt === null) {
+                await ctx.recordClaim(1);
+                return { kind: 'awaitChildren', children: [{ ...child(turnJobOnly(job), 'one'), trace: given }] };
+              }
+              ended.resolve();
+              return done;
+            },
+            runtime: async (job) => {
+              runtimeTraces.push(job.trace);
+              return done;
+            },
+          });
+          let traceparent = '';
+          await inSpan('enqueue', {}, async (span) => {
+            traceparent = `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`;
+            await queue.enqueue(traced);
+          });
+          await queue.enqueue(plain);
+          await ended.promise;
+          const runsOf = (job: TurnJob) => turnRuns.filter((r) => r.executionId === job.executionId).map(({ executionId: _, ...run }) => run);
+          expect(runsOf(traced)).toEqual([
+            { trace: { traceparent }, claimedAttempt: null },
+            { trace: { traceparent }, claimedAttempt: 1 },
+          ]);
+          expect(runtimeTraces).toEqual([given]);
+          expect(runsOf(plain)).toEqual([{ trace: undefined, claimedAttempt: null }]);
+        },
+        TEST_TIMEOUT_MS,
+      );
+    });
   });
 }
+
+/** A turn job without its trace context (a child made from it must not inherit it by accident). */
+const turnJobOnly = ({ executionId, sessionId, tenantId }: TurnJob): TurnJob => ({ executionId, sessionId, tenantId });
