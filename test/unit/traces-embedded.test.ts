@@ -146,4 +146,16 @@ describe('OpenTelemetry traces of a turn (embedded: in-process queue)', () => {
     const { ancestors } = tree(spans);
     expect(ancestors(failed[0]).map((s) => s.name)).toEqual([SPAN.runtimeJob, SPAN.turnJob, 'POST /v1/sessions/:id/inputs']);
   }, 60_000);
+
+  it('the next input of a session, handed off at the end of a turn, is a trace of its own (not a child of the turn before)', async () => {
+    const client = await covel.newTenant();
+    const { id } = await client.createSession({});
+    const first = await client.submit(id, 'Count the lamps');
+    const second = await client.submit(id, 'Count them again');
+    expect(await client.waitFor(second.executionId, 30_000)).toBe('committed');
+    const [a, b] = [await traceOfExecution(first.executionId), await traceOfExecution(second.executionId)];
+    expect(traceOf(a[0])).not.toBe(traceOf(b[0]));
+    expect(a.filter((s) => s.attributes[ATTR.execution] === second.executionId)).toEqual([]);
+    expect(b.filter((s) => s.attributes[ATTR.execution] === first.executionId)).toEqual([]);
+  }, 60_000);
 });
