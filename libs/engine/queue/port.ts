@@ -12,9 +12,10 @@ const id = z.string().min(1);
 
 /**
  * One execution (one player input) of a session; the turn job is its step machine. `trace`: the
- * W3C trace context of the span that enqueued it (tracing on only; see libs/telemetry).
+ * W3C trace context of the span that enqueued it (tracing on only; see libs/telemetry). A malformed
+ * one is dropped (the job starts a trace of its own), never a reason to fail the job.
  */
-export const TurnJobSchema = z.object({ executionId: id, sessionId: id, tenantId: id, trace: TraceCarrierSchema.optional() });
+export const TurnJobSchema = z.object({ executionId: id, sessionId: id, tenantId: id, trace: TraceCarrierSchema.optional().catch(undefined) });
 export type TurnJob = z.infer<typeof TurnJobSchema>;
 
 /** One runtime of one claimed attempt of an execution: a child job of the execution's turn job. */
