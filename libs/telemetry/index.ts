@@ -6,6 +6,7 @@
 export { ATTR, SPAN } from './attributes';
 export { TraceCarrierSchema, type TraceCarrier } from './carrier';
 export {
+  activeTraceIds,
   annotate,
   currentTraceCarrier,
   detachedFromTrace,

@@ -1,4 +1,4 @@
-import { type Attributes, context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Attributes, context, isSpanContextValid, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { TraceCarrier } from './carrier';
 
 /**
@@ -52,6 +52,15 @@ export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span)
 export function inJobSpan<T>(name: string, carrier: TraceCarrier | undefined, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
   const parent = carrier ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT;
   return tracer().startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent, (span) => runIn(span, work));
+}
+
+/**
+ * The active span's ids for a log line (`traceId`, `spanId`), so a line can be found from its trace and
+ * back; nothing when no span records (tracing off: the no-op tracer's spans carry no valid context).
+ */
+export function activeTraceIds(): { traceId?: string; spanId?: string } {
+  const ctx = trace.getActiveSpan()?.spanContext();
+  return ctx && isSpanContextValid(ctx) ? { traceId: ctx.traceId, spanId: ctx.spanId } : {};
 }
 
 /** Sets attributes on the active span (when one is recording). */

@@ -3,6 +3,7 @@ import type { LogFields, StructuredLogger } from '../logger';
 import { errorFields } from './error-fields';
 import { isWarningOrWorse, prettyLine } from './pretty';
 import { REDACTED, redactPaths, secretScrubber } from './redaction';
+import { activeTraceIds } from '../../telemetry';
 import { logScope } from './scope';
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
@@ -52,7 +53,7 @@ export function createLogger(options: CreateLoggerOptions): StructuredLogger {
       level: options.level,
       formatters: { level: (label) => ({ level: label }) },
       timestamp: options.format === 'pretty' ? pino.stdTimeFunctions.epochTime : pino.stdTimeFunctions.isoTime,
-      mixin: () => ({ ...logScope() }),
+      mixin: () => ({ ...logScope(), ...activeTraceIds() }),
       serializers: { err: serializeError, error: serializeError },
       redact: { paths: redactPaths({ text }), censor: REDACTED },
     },
