@@ -7,6 +7,7 @@ import { NestEngineLogger } from '../nest-logger';
 import { httpServerSpans } from '../../libs/telemetry';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
+import { mountOperations } from './operations';
 import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
 
 /**
@@ -24,6 +25,7 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
     },
   );
   app.use(httpServerSpans()); // first: the request's span is active in everything below (a no-op with tracing off)
+  mountOperations(app, engine); // GET /metrics, the idempotent-replay count, the queue dashboard (off by default)
   const limitBytes = engine.config.bodyLimitBytes;
   app.use('/v1', authenticateTenant(engine), rejectUndecodablePath, jsonBodyGate({ limitBytes }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });

@@ -1,4 +1,4 @@
-import { ConfigError, createEngine, loadConfig } from '../../libs/engine';
+import { ConfigError, createEngine, loadConfig, serveMetrics } from '../../libs/engine';
 import { startTracing } from '../../libs/telemetry';
 import { closeOnSignals, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
 import { createWorkerApp } from './create-worker-app';
@@ -13,10 +13,12 @@ async function main() {
   const engine = await createEngine(config, 'worker');
   const app = await createWorkerApp(engine);
   await app.init();
+  // COVEL_METRICS_PORT: this worker's GET /metrics (the API serves its own on PORT)
+  const metrics = config.metricsPort === null ? null : await serveMetrics({ metrics: engine.metrics, port: config.metricsPort, host: config.host });
   // handlers first: a signal sent right after the ready line must still close cleanly
-  closeOnSignals(app, engine, ...(tracing ? [tracing] : []));
+  closeOnSignals(...(metrics ? [metrics] : []), app, engine, ...(tracing ? [tracing] : []));
   reloadPluginsOnHangup(engine);
-  console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency})`);
+  console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency}${metrics ? `, metrics on :${metrics.port}/metrics` : ''})`);
 }
 
 runMain(main);

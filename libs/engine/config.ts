@@ -22,6 +22,21 @@ const Env = z.object({
         if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
       }),
   ),
+  /** The operator's key (the queue dashboard): not a tenant's; checked for strength like the bootstrap key. */
+  COVEL_ADMIN_API_KEY: z.preprocess(
+    emptyAsUnset,
+    z
+      .string()
+      .optional()
+      .superRefine((key, ctx) => {
+        const weakness = key === undefined ? null : apiKeyWeakness(key);
+        if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
+      }),
+  ),
+  /** bull-board at /admin/queues behind COVEL_ADMIN_API_KEY (BullMQ only); off unless `on`. */
+  COVEL_QUEUE_DASHBOARD: z.preprocess(emptyAsUnset, z.enum(['on', 'off'], { error: 'on or off' }).default('off')),
+  /** A worker's `GET /metrics` listener (start:worker); unset: none (the API serves /metrics on PORT). */
+  COVEL_METRICS_PORT: z.preprocess(emptyAsUnset, z.coerce.number({ error: 'a port number' }).int().min(1).max(65535).optional()),
   DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
   /** The owner role's URL: migrations run through it (PostgreSQL only; needs DATABASE_URL). */
   COVEL_MIGRATION_DATABASE_URL: z.preprocess(emptyAsUnset, z.string().url().optional()),
@@ -81,6 +96,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (e.COVEL_MIGRATION_DATABASE_URL && !e.DATABASE_URL) {
     throw new ConfigError([{ path: 'COVEL_MIGRATION_DATABASE_URL', message: 'needs DATABASE_URL (the app role): migrations by the owner are for PostgreSQL' }]);
   }
+  if (e.COVEL_ADMIN_API_KEY !== undefined && e.COVEL_ADMIN_API_KEY === e.COVEL_BOOTSTRAP_API_KEY) {
+    throw new ConfigError([{ path: 'COVEL_ADMIN_API_KEY', message: "must differ from COVEL_BOOTSTRAP_API_KEY (a tenant's key never opens the admin routes)" }]);
+  }
+  if (e.COVEL_QUEUE_DASHBOARD === 'on' && !e.COVEL_ADMIN_API_KEY) {
+    throw new ConfigError([{ path: 'COVEL_QUEUE_DASHBOARD', message: 'needs COVEL_ADMIN_API_KEY (the dashboard is only behind the admin key)' }]);
+  }
+  if (e.COVEL_QUEUE_DASHBOARD === 'on' && !e.REDIS_URL) {
+    throw new ConfigError([
+      { path: 'COVEL_QUEUE_DASHBOARD', message: 'needs REDIS_URL: the dashboard shows BullMQ queues, the embedded in-process queue has none' },
+    ]);
+  }
   const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
   return {
     port: e.PORT,
@@ -88,6 +114,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     host: e.COVEL_HOST,
     /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
     bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
+    /** The operator's key for the admin routes (the queue dashboard); null: none. */
+    adminApiKey: e.COVEL_ADMIN_API_KEY ?? null,
+    /** bull-board at /admin/queues (checked above: needs the admin key and REDIS_URL). */
+    queueDashboard: e.COVEL_QUEUE_DASHBOARD === 'on',
+    /** A worker's metrics listener port (start:worker); null: none. */
+    metricsPort: e.COVEL_METRICS_PORT ?? null,
     database: e.DATABASE_URL
       ? ({
           kind: 'postgres',

@@ -34,6 +34,7 @@ import { WorldCatalog } from './world-catalog';
 import { resolveSessionPlugins, type SessionPluginResolver } from './session-plugins';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
+import { EngineMetrics } from './metrics';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -78,6 +79,8 @@ export interface Engine {
   workerId: string;
   /** The given logger, or the one of `config.log` (pino: JSON or readable lines, redacted). */
   logger: StructuredLogger;
+  /** This engine's Prometheus registry and its families (`GET /metrics`, a worker's `COVEL_METRICS_PORT`). */
+  metrics: EngineMetrics;
   close(): Promise<void>;
 }
 
@@ -101,7 +104,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       logger.log(`inline read models brought up to date: ${upgraded.streams} stream(s), ${upgraded.events} event(s)`);
       for (const f of upgraded.failures) logger.error(`inline read models of stream ${f.streamId} not rebuilt: ${String(f.error)}`);
     }
-    const store = new EventStore(database.db, { inline: engineInlineProjections });
+    const metrics = new EngineMetrics(logger);
+    const store = new EventStore(database.db, { inline: engineInlineProjections, onAppended: metrics.onAppended });
     const readModels = new ReadModels(database.db);
     // the embedded default on disk keeps media as files beside its database; PostgreSQL (and an in-memory PGlite) in a table
     const media = mediaStoreFor(database, { filesDir: config.database.kind === 'pglite' && config.database.dataDir ? config.dataDir : undefined });
@@ -117,11 +121,13 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
             stalledIntervalMs: config.worker.stalledIntervalMs,
             name: workerId,
           },
+          onJobStarted: metrics.jobStarted,
         })
       : new InProcessQueue({
           concurrency: config.worker.concurrency,
           onError: (e, { kind, willRetry, job }) =>
             logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}`, { ...jobLogFields(job), err: e }),
+          onJobStarted: metrics.jobStarted,
         });
     closers.unshift(() => queue.close());
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
@@ -131,6 +137,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const sessions = new SessionService({ store, queue, readModels, logger, plugins: (args) => resolvePlugins(args) });
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
+    metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
 
     let turns: TurnRunner | null = null;
     let sweeper: Sweeper | null = null;
@@ -176,6 +183,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         logger,
         queue,
         deltas,
+        metrics,
         options: { workerId },
       });
       sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
@@ -209,6 +217,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       emulator,
       workerId,
       logger,
+      metrics,
       async close() {
         for (const close of closers) await close().catch((e) => logger.warn(`while closing: ${String(e)}`));
       },

@@ -58,6 +58,8 @@ export type {
   TurnConsumer,
   QueueHandlers,
   QueueHealth,
+  QueueDepth,
+  JobStartedListener,
   JobOutcome,
   JobAttempt,
   TurnStep,
@@ -67,6 +69,8 @@ export type {
 export { InProcessDeltaBus, RedisDeltaBus, FINISHED_CALL_GRACE_MS, CALL_DELTAS_TTL_MS } from './live';
 export type { DeltaBus, StoryDelta, RedisDeltaBusOptions } from './live';
 export { Sweeper } from './sweeper';
+export { EngineMetrics, serveMetrics, turnTimeline, unionLength } from './metrics';
+export type { MetricsServer, MetricsSources, QueueDepthSample, TurnTimeline, TimelineEvent } from './metrics';
 export type { SweeperDeps, SweeperOptions } from './sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';
 export { LORE_SCAN_LIMIT } from './history-loader';

@@ -59,6 +59,8 @@ export interface EventStoreOptions {
    * (`InlineProjectionFailedError`). Default: none (a store that only reads, or a test's).
    */
   inline?: readonly InlineProjection[];
+  /** Told of each append once it has committed (metrics); must not throw, is not awaited. */
+  onAppended?: (result: AppendResult) => void;
 }
 
 /** How many partitions the log is split into (migration 0008: a hash of the stream id). */
@@ -159,12 +161,14 @@ export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
  */
 export class EventStore {
   private readonly inline: readonly InlineProjection[];
+  private readonly onAppended: EventStoreOptions['onAppended'];
 
   constructor(
     private readonly db: Kysely<Database>,
     options: EventStoreOptions = {},
   ) {
     this.inline = options.inline ?? [];
+    this.onAppended = options.onAppended;
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -175,7 +179,7 @@ export class EventStore {
         ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
         : (event.metadata ?? {});
     try {
-      return await this.db.transaction().execute(async (trx) => {
+      const result = await this.db.transaction().execute(async (trx): Promise<AppendResult> => {
         // this stream's appends wait for each other (and for an inline rebuild of it); others don't.
         // One round trip: the head is read by the same statement (its snapshot may predate the
         // lock; an append that slipped in between then fails the insert on the unique index).
@@ -222,6 +226,8 @@ export class EventStore {
           events: stored,
         };
       });
+      this.onAppended?.(result);
+      return result;
     } catch (error) {
       const constraint = uniqueViolationConstraint(error);
       if (constraint === STREAM_VERSION_CONSTRAINT) {

@@ -15,6 +15,7 @@ import { agentRequestInputs } from './request-inputs';
 import { resumedStep } from './suspension';
 import { recordReply } from './reply';
 import { sendWithFallback } from './stream-fallback';
+import { timedAdapter } from '../metrics';
 import type { AgentRunContext } from './run-context';
 
 /**
@@ -96,7 +97,7 @@ export async function runModelStep(
   const onText = live ? (text: string) => live.publish({ sessionId: job.sessionId, callId, seq: ++seq, text }) : undefined;
   // a streamed step the provider refuses (or whose stream breaks before any text) goes once more without streaming, recorded first
   const sent = await sendWithFallback({
-    adapter,
+    adapter: timedAdapter(deps.metrics, adapter, slot.model),
     call,
     body,
     callId,

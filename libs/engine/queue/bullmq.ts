@@ -8,6 +8,8 @@ import { jobLogFields } from '../logging';
 import { withTraceCarrier } from '../../telemetry';
 import {
   DEFAULT_RETRY_POLICY,
+  type JobStartedListener,
+  type QueueDepth,
   type QueueHandlers,
   type QueueHealth,
   queueUnavailable,
@@ -62,6 +64,8 @@ export interface BullMqOptions {
   consumer?: BullMqConsumerOptions;
   /** Told once when the connection is lost and once when it is back; and of failed job attempts. */
   logger?: Pick<Logger, 'log' | 'warn'>;
+  /** Told of each job's first start (metrics). */
+  onJobStarted?: JobStartedListener;
 }
 
 /** The connection of BullMQ workers: blocking commands, so it retries forever (BullMQ requires it). */
@@ -139,6 +143,8 @@ export class BullMqTurnQueue implements TurnQueue {
   private readonly queue: Queue;
   private readonly retry: RetryPolicy;
   private consumer: { connection: IORedis; runtimes: Queue; workers: Worker[] } | null = null;
+  /** The runtime queue as the producer's connection sees it (depth, the dashboard); made when first asked. */
+  private runtimesView: Queue | null = null;
   /** starting: first connect in progress (an enqueue waits for it, bounded); down: lost or refused. */
   private state: 'starting' | 'up' | 'down' = 'starting';
   private closed = false;
@@ -178,6 +184,21 @@ export class BullMqTurnQueue implements TurnQueue {
     } catch {
       return { kind: 'bullmq', ok: false, state: 'no answer' };
     }
+  }
+
+  async depth(): Promise<QueueDepth[]> {
+    const states = ['waiting', 'active', 'delayed', 'waiting-children', 'prioritized', 'paused', 'failed'] as const;
+    const read = async (queue: Queue) => {
+      const counts = await bounded(queue.getJobCounts(...states), PING_TIMEOUT_MS, () => queueUnavailable('no answer to the job counts'));
+      return states.map((state) => ({ queue: queue.name, state, jobs: counts[state] ?? 0 }));
+    };
+    return (await Promise.all(this.queues().map(read))).flat();
+  }
+
+  /** Both BullMQ queues (turns, runtimes) on the producer's connection: for the depth and the queue dashboard. */
+  queues(): Queue[] {
+    this.runtimesView ??= new Queue(RUNTIME_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
+    return [this.queue, this.runtimesView];
   }
 
   async enqueue(job: TurnJob): Promise<void> {
@@ -250,6 +271,7 @@ export class BullMqTurnQueue implements TurnQueue {
    * answers that there is nothing to wait for and the handler is asked again at once.
    */
   private async processTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
+    this.started(job);
     let data: TurnJobData = parseData(TurnJobDataSchema, job);
     const ctx: TurnJobContext = {
       attemptsMade: job.attemptsMade,
@@ -294,6 +316,7 @@ export class BullMqTurnQueue implements TurnQueue {
   }
 
   private async processRuntime(handlers: QueueHandlers, job: Job, token: string | undefined): Promise<void> {
+    this.started(job);
     const data = parseData(RuntimeJobSchema, job);
     let outcome;
     try {
@@ -307,6 +330,11 @@ export class BullMqTurnQueue implements TurnQueue {
     }
   }
 
+  /** The first start of a job (BullMQ counts every move to active): how long it waited since it was added. */
+  private started(job: Job) {
+    if (job.attemptsStarted <= 1) this.options.onJobStarted?.({ queue: job.queueName, waitedMs: Date.now() - job.timestamp });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.consumer) {
@@ -315,6 +343,7 @@ export class BullMqTurnQueue implements TurnQueue {
       await this.consumer.runtimes.close();
       this.consumer.connection.disconnect();
     }
+    await this.runtimesView?.close();
     await this.queue.close();
     this.connection.disconnect();
   }

@@ -4,12 +4,16 @@ import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
   type JobAttempt,
+  type JobStartedListener,
+  type QueueDepth,
   type QueueHandlers,
   type QueueHealth,
   queueUnavailable,
   type RetryPolicy,
+  RUNTIME_QUEUE_NAME,
   type RuntimeJob,
   runtimeJobId,
+  TURN_QUEUE_NAME,
   type TurnJob,
   type TurnJobContext,
   turnJobId,
@@ -24,6 +28,8 @@ interface TurnEntry {
   job: TurnJob;
   attemptsMade: number;
   claimedAttempt: number | null;
+  enqueuedAt: number;
+  started?: boolean;
   /** While waiting for children: the ids of those not ended yet. */
   waitingOn: Set<string> | null;
 }
@@ -35,6 +41,8 @@ interface RuntimeEntry {
   attemptsMade: number;
   /** Turn jobs waiting for this one (a re-added child with the same id keeps one job). */
   parents: Set<string>;
+  enqueuedAt: number;
+  started?: boolean;
 }
 
 type Entry = TurnEntry | RuntimeEntry;
@@ -45,6 +53,8 @@ export interface InProcessQueueOptions {
   retry?: Partial<RetryPolicy>;
   /** Told of every failed attempt; `willRetry` is false for a permanent failure or the last attempt. */
   onError?: (error: unknown, info: { kind: Lane; willRetry: boolean; job: TurnJob | RuntimeJob }) => void;
+  /** Told of each job's first start (metrics). */
+  onJobStarted?: JobStartedListener;
 }
 
 /**
@@ -58,6 +68,8 @@ export class InProcessQueue implements TurnQueue {
   private readonly ready: Record<Lane, string[]> = { turn: [], runtime: [] };
   private readonly active: Record<Lane, number> = { turn: 0, runtime: 0 };
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Ids of jobs waiting for a timer (a retry's backoff, a `later`). */
+  private readonly timed = new Set<string>();
   private readonly retry: RetryPolicy;
   private handlers: QueueHandlers | null = null;
   private closed = false;
@@ -70,7 +82,7 @@ export class InProcessQueue implements TurnQueue {
     if (this.closed) throw queueUnavailable('the in-process queue is closed');
     const id = turnJobId(job.executionId);
     if (this.jobs.has(id)) return;
-    this.jobs.set(id, { lane: 'turn', id, job: withTraceCarrier(job), attemptsMade: 0, claimedAttempt: null, waitingOn: null });
+    this.jobs.set(id, { lane: 'turn', id, job: withTraceCarrier(job), attemptsMade: 0, claimedAttempt: null, waitingOn: null, enqueuedAt: Date.now() });
     this.schedule(id);
   }
 
@@ -81,6 +93,24 @@ export class InProcessQueue implements TurnQueue {
 
   async health(): Promise<QueueHealth> {
     return { kind: 'in-process', ok: !this.closed, state: this.closed ? 'closed' : 'running' };
+  }
+
+  async depth(): Promise<QueueDepth[]> {
+    const count = { turn: { waiting: 0, active: 0, delayed: 0, 'waiting-children': 0 }, runtime: { waiting: 0, active: 0, delayed: 0, 'waiting-children': 0 } };
+    const ready = { turn: new Set(this.ready.turn), runtime: new Set(this.ready.runtime) };
+    for (const entry of this.jobs.values()) {
+      const state =
+        entry.lane === 'turn' && entry.waitingOn
+          ? 'waiting-children'
+          : ready[entry.lane].has(entry.id)
+            ? 'waiting'
+            : this.timed.has(entry.id)
+              ? 'delayed'
+              : 'active';
+      count[entry.lane][state]++;
+    }
+    const samples = (queue: string, lane: Lane) => Object.entries(count[lane]).map(([state, jobs]) => ({ queue, state, jobs }));
+    return [...samples(TURN_QUEUE_NAME, 'turn'), ...samples(RUNTIME_QUEUE_NAME, 'runtime')];
   }
 
   consume(handlers: QueueHandlers): void {
@@ -115,13 +145,19 @@ export class InProcessQueue implements TurnQueue {
   private later(id: string, delayMs: number) {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
+      this.timed.delete(id);
       this.schedule(id);
     }, delayMs);
     this.timers.add(timer);
+    this.timed.add(id);
   }
 
   private async run(entry: Entry) {
     this.active[entry.lane]++;
+    if (!entry.started) {
+      entry.started = true;
+      this.options.onJobStarted?.({ queue: entry.lane === 'turn' ? TURN_QUEUE_NAME : RUNTIME_QUEUE_NAME, waitedMs: Date.now() - entry.enqueuedAt });
+    }
     try {
       if (entry.lane === 'turn') await this.runTurn(entry);
       else await this.runRuntime(entry);
@@ -159,7 +195,7 @@ export class InProcessQueue implements TurnQueue {
       const existing = this.jobs.get(id);
       if (existing?.lane === 'runtime') existing.parents.add(entry.id);
       else {
-        this.jobs.set(id, { lane: 'runtime', id, job: child, attemptsMade: 0, parents: new Set([entry.id]) });
+        this.jobs.set(id, { lane: 'runtime', id, job: child, attemptsMade: 0, parents: new Set([entry.id]), enqueuedAt: Date.now() });
         this.ready.runtime.push(id);
       }
       waitingOn.add(id);

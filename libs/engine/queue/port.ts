@@ -62,6 +62,18 @@ export interface QueueHealth {
   state: string;
 }
 
+/** Jobs of one queue in one state, read on a metrics scrape. */
+export interface QueueDepth {
+  /** `covel-turns` or `covel-runtimes`. */
+  queue: string;
+  /** waiting, active, delayed, waiting-children, ... (the driver's states). */
+  state: string;
+  jobs: number;
+}
+
+/** Told when a job starts for the first time, `waitedMs` after it was enqueued (metrics). */
+export type JobStartedListener = (info: { queue: string; waitedMs: number }) => void;
+
 export interface TurnProducer {
   /**
    * Idempotent per execution: enqueueing a turn job that still exists (waiting, running, delayed or
@@ -73,6 +85,8 @@ export interface TurnProducer {
   isAvailable(): boolean;
   /** A bounded probe for `/health`; never throws. */
   health(): Promise<QueueHealth>;
+  /** Jobs per queue and state, for the metrics scrape (rejects when the queue cannot be read). */
+  depth(): Promise<QueueDepth[]>;
 }
 
 export interface TurnConsumer {

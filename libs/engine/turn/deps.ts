@@ -7,6 +7,7 @@ import type { WorldCatalog } from '../world-catalog';
 import type { CatalogGenerations } from '../catalog-generations';
 import type { ToolSet } from '../tools';
 import type { DeltaBus } from '../live';
+import type { EngineMetrics } from '../metrics';
 
 /**
  * Safety bound of the shared history view (spec §1 step 1: every uncompacted message; compaction
@@ -47,6 +48,8 @@ export interface TurnDeps {
   media?: MediaStore;
   /** Where streamed story text goes as it arrives (`GET /v1/sessions/:id/events`); absent: nowhere. */
   deltas?: DeltaBus;
+  /** Model call timings and errors (`covel_model_call_*`); absent (a test's deps): not measured. */
+  metrics?: EngineMetrics;
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;
   options: TurnOptions;

@@ -1,0 +1,326 @@
+import type { Kysely } from 'kysely';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AppendResult, AsyncProjectionStatus, Database, StoredEvent } from '../../events';
+import type { ProviderAdapter } from '../../providers';
+import type { Logger } from '../logger';
+import { readTimeline, turnTimeline } from './turn-timeline';
+
+/** What the queue port reports on a scrape: jobs per queue and state. */
+export interface QueueDepthSample {
+  queue: string;
+  state: string;
+  jobs: number;
+}
+
+/** What the gauges read on a scrape (each optional: a process without it has no samples). */
+export interface MetricsSources {
+  /** Jobs per queue and state (the queue port's `depth`). */
+  queueDepth?: () => Promise<readonly QueueDepthSample[]>;
+  /** Every async projection's shards (`AsyncProjector.status`). */
+  projections?: () => Promise<readonly AsyncProjectionStatus[]>;
+  /** The database the active-tenants gauge and the turn timelines read. */
+  db?: Kysely<Database>;
+}
+
+/** Error codes kept as label values; a code beyond them is counted as `other` (labels stay bounded). */
+export const MAX_ERROR_CODES = 64;
+
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const MS = 1_000;
+
+/**
+ * The Prometheus metrics of one engine: one registry per engine (never prom-client's global one, so
+ * several engines in one process keep their own counts). Labels are bounded: runtime ids
+ * (`plugin/runtime`, bounded by the installed plugins), stage names, provider and model (the
+ * llm.toml slots), queue names and states, projection names and shards, error codes (at most
+ * `MAX_ERROR_CODES`). Never a tenant, session, execution or call id.
+ */
+export class EngineMetrics {
+  readonly registry = new Registry();
+  private sources: MetricsSources = {};
+  private readonly pending = new Set<Promise<void>>();
+  private readonly errorCodes = new Set<string>();
+
+  private readonly turnsCommitted = new Counter({
+    name: 'covel_turns_committed_total',
+    help: 'Turns committed (turn.committed), by kind: input (a player input) or activation (a runtime activated on its own)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly turnsFailed = new Counter({
+    name: 'covel_turns_failed_total',
+    help: 'Executions that failed for good (execution.failed), by error code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  private readonly turnLatency = new Histogram({
+    name: 'covel_turn_latency_seconds',
+    help: 'Input recorded to turn committed, per committed turn (event recorded_at)',
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+  private readonly turnOverhead = new Histogram({
+    name: 'covel_turn_engine_overhead_seconds',
+    help: 'Turn latency minus the time a model call of the turn was in flight: what the engine itself spent',
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+  private readonly stageDuration = new Histogram({
+    name: 'covel_stage_duration_seconds',
+    help: "A committed turn's stage: previous stage's last output (or the claim) to its own last output",
+    labelNames: ['stage'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+  private readonly runtimeDuration = new Histogram({
+    name: 'covel_runtime_duration_seconds',
+    help: "A committed turn's runtime: its stage's start to its output recorded",
+    labelNames: ['runtime', 'stage'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+  private readonly modelLatency = new Histogram({
+    name: 'covel_model_call_duration_seconds',
+    help: 'One model call (an agent step, sent and answered), by provider protocol and model',
+    labelNames: ['provider', 'model'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+  private readonly modelErrors = new Counter({
+    name: 'covel_model_call_errors_total',
+    help: 'Model calls that failed (refused, broke, timed out), by provider protocol and model',
+    labelNames: ['provider', 'model'] as const,
+    registers: [this.registry],
+  });
+  private readonly inputTokens = new Counter({
+    name: 'covel_model_input_tokens_total',
+    help: 'Input tokens the provider reported (llm.responded usage, compaction summaries too), by runtime',
+    labelNames: ['runtime'] as const,
+    registers: [this.registry],
+  });
+  private readonly outputTokens = new Counter({
+    name: 'covel_model_output_tokens_total',
+    help: 'Output tokens the provider reported, by runtime',
+    labelNames: ['runtime'] as const,
+    registers: [this.registry],
+  });
+  private readonly cachedTokens = new Counter({
+    name: 'covel_model_cached_input_tokens_total',
+    help: 'Input tokens read from the provider prompt cache (part of the input tokens), by runtime',
+    labelNames: ['runtime'] as const,
+    registers: [this.registry],
+  });
+  private readonly idempotentReplays = new Counter({
+    name: 'covel_idempotent_replays_total',
+    help: 'Requests answered as the replay of an earlier one with the same Idempotency-Key, by route',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+  private readonly queueWait = new Histogram({
+    name: 'covel_queue_wait_seconds',
+    help: 'A job enqueued to its first start, by queue',
+    labelNames: ['queue'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+
+  /** callId / requestId → the runtime label, for the usage its answer reports (appended by the same process). */
+  private readonly callRuntimes = new Map<string, string>();
+
+  constructor(private readonly logger?: Pick<Logger, 'warn'>) {
+    const metrics = this;
+    new Gauge({
+      name: 'covel_model_cache_read_share',
+      help: 'Cached input tokens / input tokens since this process started, by runtime (the same ratio over any window: rate(cached) / rate(input))',
+      labelNames: ['runtime'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const input = await metrics.inputTokens.get();
+        const cached = new Map((await metrics.cachedTokens.get()).values.map((v) => [String(v.labels.runtime), v.value]));
+        for (const v of input.values) if (v.value > 0) this.set({ runtime: String(v.labels.runtime) }, (cached.get(String(v.labels.runtime)) ?? 0) / v.value);
+      },
+    });
+    new Gauge({
+      name: 'covel_queue_jobs',
+      help: 'Jobs in each queue by state (waiting, active, delayed, waiting-children, ...), read on scrape',
+      labelNames: ['queue', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const samples = await metrics.read('queue depth', metrics.sources.queueDepth);
+        for (const s of samples ?? []) this.set({ queue: s.queue, state: s.state }, s.jobs);
+      },
+    });
+    const shards = async () => (await metrics.read('projection status', metrics.sources.projections)) ?? [];
+    new Gauge({
+      name: 'covel_projection_lag_events',
+      help: `Events of the log an async projection shard has not applied yet (counted up to its limit), read on scrape`,
+      labelNames: ['projection', 'shard'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const p of await shards()) for (const s of p.shards) this.set({ projection: p.name, shard: String(s.shard) }, s.lag);
+      },
+    });
+    new Gauge({
+      name: 'covel_active_tenants',
+      help: 'Tenants with at least one session whose turn is queued, running or waiting now, read on scrape',
+      registers: [this.registry],
+      async collect() {
+        const db = metrics.sources.db;
+        const count = db ? await metrics.read('active tenants', () => activeTenants(db)) : undefined;
+        this.set(count ?? 0);
+      },
+    });
+  }
+
+  /** What the on-scrape gauges read, given once the engine has built them. */
+  attach(sources: MetricsSources): void {
+    this.sources = { ...this.sources, ...sources };
+  }
+
+  /** The exposition text and its content type (for `GET /metrics`). */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** Resolves once the turn timelines being read now are observed (tests; shutdown). */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  /** The event store's hook: counts what each committed append recorded. Never throws. */
+  readonly onAppended = (result: AppendResult): void => {
+    try {
+      for (const event of result.events) this.observeEvent(event);
+    } catch (error) {
+      this.logger?.warn(`metrics: ${String(error)}`);
+    }
+  };
+
+  /** Times one model call; an error is counted and thrown on. */
+  async modelCall<T>(labels: { provider: string; model: string }, call: () => Promise<T>): Promise<T> {
+    const stop = this.modelLatency.startTimer(labels);
+    try {
+      const result = await call();
+      stop();
+      return result;
+    } catch (error) {
+      this.modelErrors.inc(labels);
+      throw error;
+    }
+  }
+
+  /** A job's first start, `waitedMs` after it was enqueued. */
+  readonly jobStarted = (info: { queue: string; waitedMs: number }): void => {
+    this.queueWait.observe({ queue: info.queue }, Math.max(0, info.waitedMs) / MS);
+  };
+
+  /** An API answer that replayed an earlier request (`Idempotent-Replayed: true`). */
+  idempotentReplay(route: string): void {
+    this.idempotentReplays.inc({ route });
+  }
+
+  private observeEvent(event: StoredEvent): void {
+    switch (event.type) {
+      case 'turn.committed@1': {
+        const kind = event.data.messages[0]?.sourceType === 'player' ? 'input' : 'activation';
+        this.turnsCommitted.inc({ kind });
+        this.observeTimeline(event, event.data.executionId, event.data.attempt);
+        return;
+      }
+      case 'execution.failed@1':
+        this.turnsFailed.inc({ code: this.boundedCode(event.data.error.code) });
+        return;
+      case 'llm.calling@1':
+        this.remember(event.data.callId, `${event.data.pluginId}/${event.data.runtimeId}`);
+        return;
+      case 'llm.responded@1':
+        this.callRuntimes.delete(event.data.callId);
+        this.countUsage(`${event.data.pluginId}/${event.data.runtimeId}`, event.data.usage);
+        return;
+      case 'compaction.summary-requested@1':
+        this.remember(event.data.requestId, `${event.data.pluginId}/(compaction)`);
+        return;
+      case 'compaction.summary-responded@1': {
+        const runtime = this.callRuntimes.get(event.data.requestId) ?? '(compaction)';
+        this.callRuntimes.delete(event.data.requestId);
+        this.countUsage(runtime, event.data.usage);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private countUsage(runtime: string, usage: { inputTokens: number; outputTokens: number; cachedInputTokens: number }) {
+    this.inputTokens.inc({ runtime }, usage.inputTokens);
+    this.outputTokens.inc({ runtime }, usage.outputTokens);
+    this.cachedTokens.inc({ runtime }, usage.cachedInputTokens);
+  }
+
+  /** Bounded: an id whose answer never comes (a crash) is dropped with the oldest. */
+  private remember(id: string, runtime: string) {
+    this.callRuntimes.set(id, runtime);
+    if (this.callRuntimes.size > 10_000) this.callRuntimes.delete(this.callRuntimes.keys().next().value!);
+  }
+
+  private boundedCode(code: string): string {
+    if (this.errorCodes.has(code)) return code;
+    if (this.errorCodes.size >= MAX_ERROR_CODES) return 'other';
+    this.errorCodes.add(code);
+    return code;
+  }
+
+  /** Latency, overhead, stage and runtime durations of a committed turn, read from its events after the append. */
+  private observeTimeline(event: StoredEvent, executionId: string, attempt: number) {
+    const db = this.sources.db;
+    if (!db) return;
+    const read = readTimeline(db, { tenantId: event.tenantId, sessionId: event.streamId, executionId, committedVersion: event.streamVersion })
+      .then((events) => {
+        const t = turnTimeline(events, attempt);
+        if (!t) return;
+        this.turnLatency.observe(t.latencyMs / MS);
+        this.turnOverhead.observe(t.overheadMs / MS);
+        for (const s of t.stages) this.stageDuration.observe({ stage: s.stage }, s.ms / MS);
+        for (const r of t.runtimes) this.runtimeDuration.observe({ runtime: r.runtime, stage: r.stage }, r.ms / MS);
+      })
+      .catch((error: unknown) => this.logger?.warn(`metrics: the timeline of a committed turn was not read: ${String(error)}`))
+      .finally(() => this.pending.delete(read));
+    this.pending.add(read);
+  }
+
+  /** A source read on scrape: a failure leaves its gauge without samples (the scrape still answers). */
+  private async read<T>(what: string, source: (() => Promise<T>) | undefined): Promise<T | undefined> {
+    if (!source) return undefined;
+    try {
+      return await source();
+    } catch (error) {
+      this.logger?.warn(`metrics: ${what} not read: ${String(error)}`);
+      return undefined;
+    }
+  }
+}
+
+/**
+ * The adapter with each `send` timed and its failures counted (`covel_model_call_*`, labels: the
+ * adapter's protocol and `model`); the adapter itself when there are no metrics (a test's deps).
+ */
+export function timedAdapter(metrics: EngineMetrics | undefined, adapter: ProviderAdapter, model: string): ProviderAdapter {
+  if (!metrics) return adapter;
+  const labels = { provider: adapter.protocol, model };
+  return Object.create(adapter, {
+    send: { value: (...args: Parameters<ProviderAdapter['send']>) => metrics.modelCall(labels, () => adapter.send(...args)) },
+  }) as ProviderAdapter;
+}
+
+/** Tenants with an execution queued or running (a suspended one is running), through the pending-executions index. */
+async function activeTenants(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('executions')
+    .select((eb) => eb.fn.count<string>('tenant_id').distinct().as('n'))
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
