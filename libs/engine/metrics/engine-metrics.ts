@@ -128,49 +128,46 @@ export class EngineMetrics {
   private readonly callRuntimes = new Map<string, string>();
 
   constructor(private readonly logger?: Pick<Logger, 'warn'>) {
-    const metrics = this;
-    new Gauge({
+    const share: Gauge<'runtime'> = new Gauge({
       name: 'covel_model_cache_read_share',
       help: 'Cached input tokens / input tokens since this process started, by runtime (the same ratio over any window: rate(cached) / rate(input))',
       labelNames: ['runtime'] as const,
       registers: [this.registry],
-      async collect() {
-        this.reset();
-        const input = await metrics.inputTokens.get();
-        const cached = new Map((await metrics.cachedTokens.get()).values.map((v) => [String(v.labels.runtime), v.value]));
-        for (const v of input.values) if (v.value > 0) this.set({ runtime: String(v.labels.runtime) }, (cached.get(String(v.labels.runtime)) ?? 0) / v.value);
+      collect: async () => {
+        share.reset();
+        const cached = new Map((await this.cachedTokens.get()).values.map((v) => [String(v.labels.runtime), v.value]));
+        for (const v of (await this.inputTokens.get()).values)
+          if (v.value > 0) share.set({ runtime: String(v.labels.runtime) }, (cached.get(String(v.labels.runtime)) ?? 0) / v.value);
       },
     });
-    new Gauge({
+    const jobs: Gauge<'queue' | 'state'> = new Gauge({
       name: 'covel_queue_jobs',
       help: 'Jobs in each queue by state (waiting, active, delayed, waiting-children, ...), read on scrape',
       labelNames: ['queue', 'state'] as const,
       registers: [this.registry],
-      async collect() {
-        this.reset();
-        const samples = await metrics.read('queue depth', metrics.sources.queueDepth);
-        for (const s of samples ?? []) this.set({ queue: s.queue, state: s.state }, s.jobs);
+      collect: async () => {
+        jobs.reset();
+        for (const s of (await this.read('queue depth', this.sources.queueDepth)) ?? []) jobs.set({ queue: s.queue, state: s.state }, s.jobs);
       },
     });
-    const shards = async () => (await metrics.read('projection status', metrics.sources.projections)) ?? [];
-    new Gauge({
+    const lag: Gauge<'projection' | 'shard'> = new Gauge({
       name: 'covel_projection_lag_events',
-      help: `Events of the log an async projection shard has not applied yet (counted up to its limit), read on scrape`,
+      help: 'Events of the log an async projection shard has not applied yet (counted up to its limit), read on scrape',
       labelNames: ['projection', 'shard'] as const,
       registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const p of await shards()) for (const s of p.shards) this.set({ projection: p.name, shard: String(s.shard) }, s.lag);
+      collect: async () => {
+        lag.reset();
+        for (const p of (await this.read('projection status', this.sources.projections)) ?? [])
+          for (const shard of p.shards) lag.set({ projection: p.name, shard: String(shard.shard) }, shard.lag);
       },
     });
-    new Gauge({
+    const tenants: Gauge = new Gauge({
       name: 'covel_active_tenants',
       help: 'Tenants with at least one session whose turn is queued, running or waiting now, read on scrape',
       registers: [this.registry],
-      async collect() {
-        const db = metrics.sources.db;
-        const count = db ? await metrics.read('active tenants', () => activeTenants(db)) : undefined;
-        this.set(count ?? 0);
+      collect: async () => {
+        const db = this.sources.db;
+        tenants.set((db ? await this.read('active tenants', () => activeTenants(db)) : undefined) ?? 0);
       },
     });
   }
