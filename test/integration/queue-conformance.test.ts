@@ -12,9 +12,15 @@ afterAll(async () => {
 
 queueConformance({
   name: 'BullMQ',
-  create: ({ concurrency, retry }) => {
+  create: ({ concurrency, retry, onJobStarted }) => {
     const prefix = `covel-conformance-${randomBytes(4).toString('hex')}`;
     prefixes.push(prefix);
-    return new BullMqTurnQueue({ redisUrl: REDIS_URL, prefix, retry, consumer: { concurrency, lockDurationMs: 5_000, stalledIntervalMs: 2_000 } });
+    return new BullMqTurnQueue({
+      redisUrl: REDIS_URL,
+      prefix,
+      retry,
+      consumer: { concurrency, lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
+      ...(onJobStarted ? { onJobStarted } : {}),
+    });
   },
 });

@@ -3,5 +3,5 @@ import { queueConformance } from './queue-conformance';
 
 queueConformance({
   name: 'in-process',
-  create: ({ concurrency, retry }) => new InProcessQueue({ concurrency, retry }),
+  create: ({ concurrency, retry, onJobStarted }) => new InProcessQueue({ concurrency, retry, ...(onJobStarted ? { onJobStarted } : {}) }),
 });

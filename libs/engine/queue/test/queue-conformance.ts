@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, UnavailableError } from '../../../errors';
-import type { JobOutcome, QueueHandlers, RetryPolicy, RuntimeJob, TurnJob, TurnQueue, TurnStep } from '../port';
+import type { JobOutcome, JobStartedListener, QueueDepth, QueueHandlers, RetryPolicy, RuntimeJob, TurnJob, TurnQueue, TurnStep } from '../port';
 import { inSpan, startTracingForTests, type TestTracing, type TraceCarrier } from '../../../telemetry';
 
 /** A queue driver under test: a fresh queue per test (BullMQ: its own key prefix). */
 export interface ConformanceDriver {
   name: string;
-  create(options: { concurrency: number; retry: RetryPolicy }): TurnQueue;
+  create(options: { concurrency: number; retry: RetryPolicy; onJobStarted?: JobStartedListener }): TurnQueue;
 }
 
 const retry: RetryPolicy = { turnAttempts: 3, runtimeAttempts: 3, backoffMs: 10 };
@@ -34,8 +34,8 @@ const child = (parent: TurnJob, runtimeId: string, attempt = 1): RuntimeJob => (
 export function queueConformance(driver: ConformanceDriver): void {
   describe(`queue port conformance: ${driver.name}`, () => {
     const open: TurnQueue[] = [];
-    const create = (concurrency: number) => {
-      const queue = driver.create({ concurrency, retry });
+    const create = (concurrency: number, onJobStarted?: JobStartedListener) => {
+      const queue = driver.create({ concurrency, retry, ...(onJobStarted ? { onJobStarted } : {}) });
       open.push(queue);
       return queue;
     };
@@ -48,6 +48,47 @@ export function queueConformance(driver: ConformanceDriver): void {
       turn: h.turn ?? (async () => done),
       runtime: h.runtime ?? (async () => done),
     });
+
+    it(
+      'depth counts jobs per queue and state; each job tells its first start once (metrics)',
+      async () => {
+        const starts: { queue: string; waitedMs: number }[] = [];
+        const queue = create(4, (info) => starts.push(info));
+        const jobs = (depth: QueueDepth[], queueName: string, state: string) => depth.find((d) => d.queue === queueName && d.state === state)?.jobs ?? 0;
+        const parent = turnJob();
+        const bothRunning = deferred();
+        const release = deferred();
+        const ended = deferred();
+        let running = 0;
+        await queue.enqueue(parent);
+        expect(jobs(await queue.depth(), 'covel-turns', 'waiting')).toBe(1);
+        queue.consume({
+          turn: async (job, ctx): Promise<TurnStep> => {
+            if (ctx.claimedAttempt === null) {
+              await ctx.recordClaim(1);
+              return { kind: 'awaitChildren', children: [child(job, 'a'), child(job, 'b')] };
+            }
+            ended.resolve();
+            return done;
+          },
+          runtime: async () => {
+            if (++running === 2) bothRunning.resolve();
+            await release.promise;
+            return done;
+          },
+        });
+        await bothRunning.promise;
+        const during = await queue.depth();
+        expect([jobs(during, 'covel-turns', 'waiting-children'), jobs(during, 'covel-runtimes', 'active')]).toEqual([1, 2]);
+        expect(jobs(during, 'covel-turns', 'waiting')).toBe(0);
+        release.resolve();
+        await ended.promise;
+        // the turn job ran twice (before and after its children) but started once; each child once
+        expect(starts.map((s) => s.queue).sort()).toEqual(['covel-runtimes', 'covel-runtimes', 'covel-turns']);
+        expect(starts.every((s) => s.waitedMs >= 0)).toBe(true);
+      },
+      TEST_TIMEOUT_MS,
+    );
 
     it(
       'enqueue is idempotent per execution: while the job waits and while it runs',

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { freePort, type Stack, startStack } from '../support/stack';
+import { parseExposition, samplesOf, total } from '../support/prometheus-text';
+
+/**
+ * The operator's side on PostgreSQL + BullMQ with separate processes: a worker's own `/metrics`
+ * (COVEL_METRICS_PORT), the API's `/metrics` with the queue depth read from Redis, and the queue
+ * dashboard (bull-board) behind the admin key.
+ */
+describe('metrics and the queue dashboard (PostgreSQL + BullMQ, separate processes)', () => {
+  const adminKey = `cvl_admin_${randomBytes(16).toString('hex')}`;
+  let stack: Stack;
+  let workerMetrics: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    workerMetrics = `http://127.0.0.1:${port}/metrics`;
+    stack = await startStack({
+      workers: 1,
+      env: { COVEL_ADMIN_API_KEY: adminKey, COVEL_QUEUE_DASHBOARD: 'on' },
+      workerEnv: { COVEL_METRICS_PORT: String(port) },
+    });
+  }, 120_000);
+  afterAll(() => stack?.stop(), 60_000);
+
+  const scrape = async (url: string) => parseExposition(await (await fetch(url)).text());
+  const dashboard = (path: string, authorization?: string) =>
+    fetch(`${stack.baseUrl}/admin/queues${path}`, { headers: authorization ? { authorization } : {} });
+
+  it("a worker's /metrics counts the turns it ran; the API's reads both queues' depth from Redis", async () => {
+    const { client } = stack;
+    const { id } = await client.createSession({});
+    for (const text of ['Look around', 'Walk to the river']) {
+      const { executionId } = await client.submit(id, text);
+      expect(await client.waitFor(executionId, 60_000)).toBe('committed');
+    }
+    // the worker records the commit; its timeline is read just after: look until it is there
+    let worker = await scrape(workerMetrics);
+    for (let i = 0; i < 100 && total(worker, 'covel_turn_latency_seconds_count') < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      worker = await scrape(workerMetrics);
+    }
+    expect(total(worker, 'covel_turns_committed_total', { kind: 'input' })).toBe(2);
+    expect(total(worker, 'covel_turn_latency_seconds_count')).toBe(2);
+    expect(total(worker, 'covel_model_input_tokens_total')).toBeGreaterThan(0);
+    expect(total(worker, 'covel_queue_wait_seconds_count', { queue: 'covel-turns' })).toBeGreaterThanOrEqual(2);
+    expect(total(worker, 'covel_queue_wait_seconds_count', { queue: 'covel-runtimes' })).toBeGreaterThanOrEqual(2);
+    expect((await fetch(workerMetrics.replace('/metrics', '/other'))).status).toBe(404);
+
+    const api = await scrape(`${stack.baseUrl}/metrics`);
+    // the API process ran no turn: its counters of turns are empty, the queue depth is Redis's
+    expect(total(api, 'covel_turns_committed_total')).toBe(0);
+    for (const queue of ['covel-turns', 'covel-runtimes'])
+      expect([queue, samplesOf(api, 'covel_queue_jobs', { queue }).map((s) => s.labels.state)]).toEqual([
+        queue,
+        expect.arrayContaining(['waiting', 'active', 'delayed', 'waiting-children', 'failed']),
+      ]);
+    expect(total(api, 'covel_queue_jobs', { state: 'active' })).toBe(0);
+  }, 120_000);
+
+  it('the dashboard answers only to the admin key: none or a tenant key is a 401', async () => {
+    const none = await dashboard('');
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Basic realm="covel-admin"/);
+    expect((await dashboard('', `Bearer ${stack.apiKey}`)).status).toBe(401);
+    expect((await dashboard('', `Basic ${Buffer.from(`admin:${stack.apiKey}`).toString('base64')}`)).status).toBe(401);
+    expect((await dashboard('', `Bearer ${adminKey}x`)).status).toBe(401);
+    expect((await dashboard('/api/queues', `Bearer ${stack.apiKey}`)).status).toBe(401);
+
+    const page = await dashboard('', `Bearer ${adminKey}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/<html/i);
+    // what a browser sends after the login prompt
+    expect((await dashboard('', `Basic ${Buffer.from(`ops:${adminKey}`).toString('base64')}`)).status).toBe(200);
+    const queues = await dashboard('/api/queues', `Bearer ${adminKey}`);
+    expect(queues.status).toBe(200);
+    const body = (await queues.json()) as { queues: { name: string }[] };
+    expect(body.queues.map((q) => q.name).sort()).toEqual(['covel-runtimes', 'covel-turns']);
+  }, 60_000);
+});
