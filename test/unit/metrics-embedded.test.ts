@@ -196,6 +196,12 @@ describe('Prometheus metrics (embedded default)', () => {
     expect(lag.every((s) => /^\d+$/.test(s.labels.shard) && s.value === 0)).toBe(true);
   }, 60_000);
 
+  it('the queue dashboard is off by default (404); /metrics answers GET only', async () => {
+    expect((await fetch(`${covel.baseUrl}/admin/queues`)).status).toBe(404);
+    expect((await fetch(`${covel.baseUrl}/admin/queues`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(404);
+    expect((await fetch(`${covel.baseUrl}/metrics`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('keeps one registry per engine: a second engine in this process counts its own turns only', async () => {
     const other = await startEmbedded({ COVEL_EMULATOR_URL: gate.url });
     try {

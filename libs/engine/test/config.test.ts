@@ -58,3 +58,38 @@ describe('COVEL_HOST', () => {
     expect(() => loadConfig({ COVEL_HOST: 'http://0.0.0.0' })).toThrow(/COVEL_HOST: an IP address or a host name/);
   });
 });
+
+describe('operations settings: COVEL_METRICS_PORT, COVEL_ADMIN_API_KEY, COVEL_QUEUE_DASHBOARD', () => {
+  const adminKey = `cvl_admin_${randomBytes(16).toString('hex')}`;
+  const redis = { REDIS_URL: 'redis://127.0.0.1:6379' };
+
+  it('are off by default', () => {
+    const config = loadConfig({});
+    expect([config.metricsPort, config.adminApiKey, config.queueDashboard]).toEqual([null, null, false]);
+    expect(loadConfig({ COVEL_METRICS_PORT: '', COVEL_QUEUE_DASHBOARD: '' }).metricsPort).toBeNull();
+  });
+
+  it('COVEL_METRICS_PORT takes a port, and names the variable otherwise', () => {
+    expect(loadConfig({ COVEL_METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    for (const bad of ['abc', '0', '65536', '80.5', '-1']) {
+      expect(() => loadConfig({ COVEL_METRICS_PORT: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ COVEL_METRICS_PORT: bad })).toThrow(/COVEL_METRICS_PORT: /);
+    }
+  });
+
+  it('COVEL_ADMIN_API_KEY is checked for strength and must not be the bootstrap tenant key', () => {
+    expect(loadConfig({ COVEL_ADMIN_API_KEY: adminKey }).adminApiKey).toBe(adminKey);
+    expect(() => loadConfig({ COVEL_ADMIN_API_KEY: 'admin' })).toThrow(/COVEL_ADMIN_API_KEY: .*at least 32 characters/);
+    expect(() => loadConfig({ COVEL_ADMIN_API_KEY: adminKey, COVEL_BOOTSTRAP_API_KEY: adminKey })).toThrow(
+      /COVEL_ADMIN_API_KEY: must differ from COVEL_BOOTSTRAP_API_KEY/,
+    );
+  });
+
+  it('COVEL_QUEUE_DASHBOARD=on needs the admin key and BullMQ (REDIS_URL): a start-up error naming the variable otherwise', () => {
+    expect(loadConfig({ COVEL_QUEUE_DASHBOARD: 'on', COVEL_ADMIN_API_KEY: adminKey, ...redis }).queueDashboard).toBe(true);
+    expect(loadConfig({ COVEL_QUEUE_DASHBOARD: 'off', ...redis }).queueDashboard).toBe(false);
+    expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'on', ...redis })).toThrow(/COVEL_QUEUE_DASHBOARD: needs COVEL_ADMIN_API_KEY/);
+    expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'on', COVEL_ADMIN_API_KEY: adminKey })).toThrow(/COVEL_QUEUE_DASHBOARD: needs REDIS_URL/);
+    expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'yes' })).toThrow(/COVEL_QUEUE_DASHBOARD: on or off/);
+  });
+});

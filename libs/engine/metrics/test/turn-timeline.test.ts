@@ -1,0 +1,70 @@
+import { type TimelineEvent, turnTimeline, unionLength } from '..';
+
+const at = (type: string, recordedAt: number, extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
+  type,
+  recordedAt,
+  callId: null,
+  attempt: null,
+  stage: null,
+  runtime: null,
+  ...extra,
+});
+
+describe('turnTimeline', () => {
+  it('overlapping model calls of parallel runtimes count once; a call without an answer adds nothing', () => {
+    expect(
+      unionLength([
+        [0, 10],
+        [5, 20],
+        [30, 40],
+      ]),
+    ).toBe(30);
+    expect(unionLength([])).toBe(0);
+    const t = turnTimeline(
+      [
+        at('player-input.submitted@1', 1_000),
+        at('execution.started@1', 1_010, { attempt: 1 }),
+        at('llm.calling@1', 1_020, { callId: 'lost' }), // an attempt that died mid-call
+        at('execution.started@1', 1_100, { attempt: 2 }),
+        at('llm.calling@1', 1_110, { callId: 'a' }),
+        at('llm.calling@1', 1_120, { callId: 'b' }),
+        at('llm.responded@1', 1_300, { callId: 'a' }),
+        at('runtime.output.produced@1', 1_300, { attempt: 2, stage: 'story', runtime: 'narrator/narrator' }),
+        at('llm.responded@1', 1_400, { callId: 'b' }),
+        at('runtime.output.produced@1', 1_400, { attempt: 2, stage: 'story', runtime: 'other/teller' }),
+        at('runtime.output.produced@1', 1_500, { attempt: 2, stage: 'bookkeeping', runtime: 'codex/keeper' }),
+        at('turn.committed@1', 1_500, { attempt: 2 }),
+      ],
+      2,
+    );
+    expect(t).toEqual({
+      latencyMs: 500,
+      modelMs: 290,
+      overheadMs: 210,
+      stages: [
+        { stage: 'story', ms: 300 },
+        { stage: 'bookkeeping', ms: 100 },
+      ],
+      runtimes: [
+        { runtime: 'narrator/narrator', stage: 'story', ms: 200 },
+        { runtime: 'other/teller', stage: 'story', ms: 300 },
+        { runtime: 'codex/keeper', stage: 'bookkeeping', ms: 100 },
+      ],
+    });
+  });
+
+  it('outputs an earlier attempt produced (reused) are not this attempt’s runtimes; no input or commit: nothing', () => {
+    const t = turnTimeline(
+      [
+        at('runtime.activated@1', 0),
+        at('runtime.output.produced@1', 50, { attempt: 1, runtime: 'p/r' }),
+        at('execution.started@1', 100, { attempt: 2 }),
+        at('runtime.output.produced@1', 150, { attempt: 2, runtime: 'p/s' }),
+        at('turn.committed@1', 150, { attempt: 2 }),
+      ],
+      2,
+    );
+    expect(t?.runtimes).toEqual([{ runtime: 'p/s', stage: '(none)', ms: 50 }]);
+    expect(turnTimeline([at('turn.committed@1', 5)], 1)).toBeNull();
+  });
+});
