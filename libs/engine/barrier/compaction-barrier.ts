@@ -208,7 +208,7 @@ async function compact(
   args: { provider: RegisteredExtension; input: CompactInput; scope: ExecutionScope; run: ExecutionRun; catalog: RuntimeCatalog },
 ): Promise<CompactResult> {
   const { provider, catalog } = args;
-  const model = new RecordedSummaryModel({ run: args.run, providers: deps.providers, pluginId: provider.pluginId });
+  const model = new RecordedSummaryModel({ run: args.run, providers: deps.providers, pluginId: provider.pluginId, metrics: deps.metrics });
   const ctx: CompactionContext = Object.freeze({
     ...handlerContext(
       args.scope,

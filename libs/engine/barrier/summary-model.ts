@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type NewEvent, SummaryRequest } from '../../events';
 import type { SummaryModel, SummaryReply } from '../../plugins-sdk';
+import { type EngineMetrics, timedAdapter } from '../metrics';
 import type { ModelCall, ProviderRegistry, SlotConfig } from '../../providers';
 import { inputHash } from '../plugin-host/input-hash';
 import type { ExecutionRun } from '../turn/fenced-append';
@@ -58,6 +59,8 @@ export class RecordedSummaryModel implements SummaryModel {
       providers: ProviderRegistry;
       /** The provider's plugin. */
       pluginId: string;
+      /** Times the summary model's calls (`covel_model_call_*`); absent: not measured. */
+      metrics?: EngineMetrics;
     },
   ) {}
 
@@ -107,7 +110,7 @@ export class RecordedSummaryModel implements SummaryModel {
       SPAN.summaryCall,
       { kind: SpanKind.CLIENT, attributes: { [ATTR.provider]: adapter.protocol, [ATTR.model]: slot.model, [ATTR.operation]: 'chat' } },
       async (span) => {
-        const answered = await adapter.send(body);
+        const answered = await timedAdapter(this.args.metrics, adapter, slot.model).send(body);
         span.setAttributes(usageAttributes(answered.usage));
         return answered;
       },
