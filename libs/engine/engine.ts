@@ -105,6 +105,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       for (const f of upgraded.failures) logger.error(`inline read models of stream ${f.streamId} not rebuilt: ${String(f.error)}`);
     }
     const metrics = new EngineMetrics(logger);
+    closers.unshift(() => metrics.settled()); // the timelines being read, before the database closes
     const store = new EventStore(database.db, { inline: engineInlineProjections, onAppended: metrics.onAppended });
     const readModels = new ReadModels(database.db);
     // the embedded default on disk keeps media as files beside its database; PostgreSQL (and an in-memory PGlite) in a table
