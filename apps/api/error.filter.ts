@@ -50,8 +50,9 @@ export class EngineErrorFilter implements ExceptionFilter {
     if (engineError) {
       const status = HTTP_STATUS_BY_CATEGORY[engineError.category];
       // a dependency outage is expected operation (one warning per request), anything else 5xx is an error
-      if (engineError.category === 'unavailable') this.logger.warn(`${engineError.code}: ${engineError.message}`);
-      else if (status >= 500) this.logger.error(`${engineError.code}: ${engineError.message}`);
+      // the error as fields (name, code, category): its message only with COVEL_LOG_PLAYER_TEXT, it may quote input
+      if (engineError.category === 'unavailable') this.logger.warn(engineError);
+      else if (status >= 500) this.logger.error(engineError);
       const body: Record<string, unknown> = { statusCode: status, error: REASON[status], code: engineError.code, message: engineError.message };
       if (engineError.issues.length > 0) body.issues = engineError.issues;
       // every 503 says when to try again
@@ -60,7 +61,7 @@ export class EngineErrorFilter implements ExceptionFilter {
       res.status(status).json(body);
       return;
     }
-    this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    this.logger.error(error instanceof Error ? error : `a non-Error was thrown (${typeof error})`);
     res.status(500).json({ statusCode: 500, error: 'Internal Server Error', message: 'internal error' });
   }
 }

@@ -1,6 +1,7 @@
 import type { ReadModels } from '../events';
 import type { TurnProducer } from './queue';
 import type { Logger } from './logger';
+import { enqueueInOwnTrace } from './turn/trace-spans';
 
 export interface SweeperOptions {
   /** How often a pass runs. */
@@ -74,7 +75,7 @@ export class Sweeper {
     let afterSessionId: string | undefined;
     for (;;) {
       const page = await this.deps.readModels.pendingSessionHeads({ idleForMs, afterSessionId });
-      for (const e of page) await this.deps.queue.enqueue(e);
+      for (const e of page) await enqueueInOwnTrace(this.deps.queue, e, 'sweeper');
       count += page.length;
       if (page.length === 0) return count;
       afterSessionId = page[page.length - 1].sessionId;

@@ -15,6 +15,8 @@ export const ATTR = {
   step: 'covel.turn.step',
   /** The runtimes a turn job's run started as one stage (`plugin/runtime`, in catalog order). */
   stageRuntimes: 'covel.stage.runtimes',
+  /** Who enqueued a turn the engine started by itself: hand-off, sweeper. */
+  enqueuedBy: 'covel.enqueued_by',
   plugin: 'covel.plugin.id',
   runtime: 'covel.runtime.id',
   runtimeType: 'covel.runtime.type',
@@ -41,6 +43,7 @@ export const ATTR = {
 
 /** The span names this engine records (README, Operations → Traces). */
 export const SPAN = {
+  turnEnqueue: 'covel.turn.enqueue',
   turnJob: 'covel.turn.job',
   runtimeJob: 'covel.runtime.job',
   functionCall: 'covel.function.call',

@@ -1,6 +1,7 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import type { InMemorySpanExporter, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { EngineError } from '../errors';
+import { setErrorTextInSpans } from './spans';
 
 /**
  * The one module that touches the OpenTelemetry SDK. `startTracing` registers a tracer provider
@@ -25,6 +26,11 @@ export interface TracingOptions {
   env?: Env;
   /** `service.name` when OTEL_SERVICE_NAME is not set (e.g. covel-api, covel-worker). */
   defaultServiceName: string;
+}
+
+/** COVEL_LOG_PLAYER_TEXT on (1/true): failed spans carry the error's message, as log lines do. */
+function errorTextOn(env: Env): boolean {
+  return ['1', 'true'].includes(env.COVEL_LOG_PLAYER_TEXT?.trim().toLowerCase() ?? '');
 }
 
 export interface Tracing {
@@ -92,6 +98,7 @@ export async function startTracing(options: TracingOptions): Promise<Tracing | n
   const endpoint = tracesEndpoint(env);
   if (!endpoint) return null;
   const serviceName = env.OTEL_SERVICE_NAME?.trim() || options.defaultServiceName;
+  setErrorTextInSpans(errorTextOn(env));
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
   const shutdown = await register(new OTLPTraceExporter({ url: endpoint }), serviceName, env, true);
   return { endpoint, serviceName, close: shutdown };
@@ -104,10 +111,11 @@ export interface TestTracing {
   shutdown(): Promise<void>;
 }
 
-/** Tests: the same registration with an in-memory exporter, each span exported as it ends. */
-export async function startTracingForTests(serviceName = 'covel-test'): Promise<TestTracing> {
+/** Tests: the same registration with an in-memory exporter, each span exported as it ends (`errorText` as COVEL_LOG_PLAYER_TEXT). */
+export async function startTracingForTests(options: { serviceName?: string; errorText?: boolean } = {}): Promise<TestTracing> {
   const { InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base');
   const exporter = new InMemorySpanExporter();
-  const shutdown = await register(exporter, serviceName, {}, false);
+  setErrorTextInSpans(options.errorText ?? false);
+  const shutdown = await register(exporter, options.serviceName ?? 'covel-test', {}, false);
   return { exporter, spans: () => exporter.getFinishedSpans(), shutdown };
 }

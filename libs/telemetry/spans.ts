@@ -1,4 +1,5 @@
 import { type Attributes, context, isSpanContextValid, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { EngineError } from '../errors';
 import type { TraceCarrier } from './carrier';
 
 /**
@@ -11,11 +12,34 @@ const tracer = () => trace.getTracer('covel-engine');
 export { SpanKind };
 export type { Attributes, Span };
 
-/** Marks the span failed: status ERROR and an `exception` event. */
+let errorText = false;
+
+/**
+ * Whether a failed span carries the error's message and stack (set by `startTracing` from
+ * COVEL_LOG_PLAYER_TEXT, off by default): a message can quote the player, the model or a key, and
+ * spans leave the process. Off, a span carries the error's name, and an engine error's code and category.
+ */
+export function setErrorTextInSpans(on: boolean): void {
+  errorText = on;
+}
+
+function errorSummary(error: unknown): { name: string; message: string } {
+  if (error instanceof EngineError) return { name: error.name, message: `${error.code} (${error.category})` };
+  if (error instanceof Error) return { name: error.name, message: error.name };
+  return { name: 'Error', message: typeof error };
+}
+
+/** Marks the span failed: status ERROR and an `exception` event (the message only with `setErrorTextInSpans(true)`). */
 export function recordError(span: Span, error: unknown): void {
   if (!span.isRecording()) return;
-  span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  if (errorText) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    return;
+  }
+  const summary = errorSummary(error);
+  span.recordException(summary);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: summary.message });
 }
 
 /** Status ERROR without an exception (an outcome that is a failure, not a throw). */
@@ -84,9 +108,13 @@ export function withTraceCarrier<T extends object>(job: T & { trace?: TraceCarri
   return carrier ? { ...job, trace: carrier } : job;
 }
 
-/** Runs `work` outside any trace: what it enqueues starts a trace of its own (the next turn of a session). */
-export function detachedFromTrace<T>(work: () => T): T {
-  return context.with(ROOT_CONTEXT, work);
+/**
+ * Runs `work` in a new root span (a trace of its own, whatever is active): the turn an engine enqueues by
+ * itself (a hand-off to a session's next input, the sweeper's re-enqueue) starts its trace here, and
+ * every run of its job is a child of this span through the job data.
+ */
+export function inRootSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(name, { kind: SpanKind.PRODUCER, attributes, root: true }, (span) => runIn(span, work));
 }
 
 /** The span starts a new trace here, or continues one from the request's `traceparent` header. */

@@ -64,7 +64,7 @@ describe('session event stream (SSE)', () => {
     expect(logIds).toEqual([...logIds].sort((a, b) => a - b));
     expect(new Set(ids(stream.events)).size).toBe(stream.events.length);
     stream.close();
-  });
+  }, 30_000);
 
   it('a stream resumed with Last-Event-ID mid-turn gets the rest exactly once', async () => {
     const { id } = await player.createSession({ worldId: 'emberback' });
@@ -89,7 +89,7 @@ describe('session event stream (SSE)', () => {
     await fromStart.until((e) => e.id === wholeEnd.id);
     expect(fromCommit.events.some((e) => Number(e.id) <= Number(wholeEnd.id))).toBe(false);
     for (const s of [whole, resumed, fromCommit, fromStart]) s.close();
-  });
+  }, 30_000);
 
   it("another tenant's session is a 404, as is an id that is no session's", async () => {
     const { id } = await player.createSession({});
@@ -111,5 +111,5 @@ describe('session event stream (SSE)', () => {
     while (stream.comments < 2) await new Promise((r) => setTimeout(r, 20));
     await app.close();
     await stream.ended; // the server ended it (app.close() would wait for ever on an open stream)
-  });
+  }, 30_000);
 });

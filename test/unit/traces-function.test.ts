@@ -10,7 +10,7 @@ describe('traces: a function runtime’s code call', () => {
   let tracing: TestTracing;
   let covel: EmbeddedEngine;
   beforeAll(async () => {
-    tracing = await startTracingForTests();
+    tracing = await startTracingForTests({ errorText: true }); // as COVEL_LOG_PLAYER_TEXT=1: the message is kept
     covel = await startEmbedded({ COVEL_PLUGINS_DIR: join(__dirname, '..', 'fixtures', 'emit-plugins') });
   }, 60_000);
   afterAll(async () => {

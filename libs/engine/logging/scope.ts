@@ -10,9 +10,13 @@ import type { LogFields } from '../logger';
  */
 const storage = new AsyncLocalStorage<Record<string, unknown>>();
 
-/** Runs `work` in a scope holding the enclosing scope's fields and `fields` (absent values left out). */
+/**
+ * Runs `work` in a new scope holding only `fields` (absent values left out). A job's scope never
+ * inherits the enclosing one: the in-process queue starts the next job from inside the job that
+ * enqueued it, and that job's attempt, runtime and call ids are not the next one's.
+ */
 export function withLogScope<T>(fields: LogFields, work: () => T): T {
-  return storage.run({ ...storage.getStore(), ...defined(fields) }, work);
+  return storage.run(defined(fields), work);
 }
 
 /** Adds fields to the open scope (nothing outside one): later lines of the job carry them. */

@@ -1,6 +1,6 @@
 import type { SessionJournal } from '../journal';
 import type { TurnDeps } from './deps';
-import { detachedFromTrace } from '../../telemetry';
+import { enqueueInOwnTrace } from './trace-spans';
 
 /**
  * Called by whoever ended an execution (commit or failure), once that end is committed: enqueues
@@ -26,7 +26,7 @@ export async function handOff(
   if (!next) return;
   try {
     // the next execution is its own turn: a trace of its own, not a child of this one's
-    await detachedFromTrace(() => deps.queue.enqueue({ tenantId: session.tenantId, sessionId: session.sessionId, executionId: next.executionId }));
+    await enqueueInOwnTrace(deps.queue, { tenantId: session.tenantId, sessionId: session.sessionId, executionId: next.executionId }, 'hand-off');
   } catch (error) {
     deps.logger.warn(`hand-off to execution ${next.executionId} failed (${String(error)}); the sweeper will enqueue it`);
   }

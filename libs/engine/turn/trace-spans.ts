@@ -1,5 +1,5 @@
-import { annotate, ATTR, inJobSpan, SPAN, withTraceCarrier } from '../../telemetry';
-import type { JobAttempt, JobOutcome, RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
+import { annotate, ATTR, inJobSpan, inRootSpan, SPAN, withTraceCarrier } from '../../telemetry';
+import type { JobAttempt, JobOutcome, RuntimeJob, TurnProducer, TurnJob, TurnJobContext, TurnStep } from '../queue';
 
 /**
  * The spans of a worker's jobs (libs/telemetry): each run of a turn job, and each runtime job, is a
@@ -29,4 +29,15 @@ export function runtimeJobSpan(job: RuntimeJob, attempt: JobAttempt, run: () => 
     [ATTR.jobTry]: attempt.attemptsMade + 1,
   };
   return inJobSpan(SPAN.runtimeJob, job.trace, attributes, run);
+}
+
+/**
+ * Enqueues a turn the engine starts by itself (`by`: the hand-off to a session's next input, or the
+ * sweeper) in a root span of its own: the job carries it, so every run of the turn job is in that one
+ * trace (without it each run would start a trace of its own).
+ */
+export function enqueueInOwnTrace(queue: Pick<TurnProducer, 'enqueue'>, job: TurnJob, by: 'hand-off' | 'sweeper'): Promise<void> {
+  return inRootSpan(SPAN.turnEnqueue, { ...jobIds(job), [ATTR.enqueuedBy]: by }, async () => {
+    await queue.enqueue(job);
+  });
 }
