@@ -8,31 +8,25 @@ import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from './loggi
 
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
+/** An optional API key setting: unset when empty, else it must pass the strength check. */
+const strongApiKey = z.preprocess(
+  emptyAsUnset,
+  z
+    .string()
+    .optional()
+    .superRefine((key, ctx) => {
+      const weakness = key === undefined ? null : apiKeyWeakness(key);
+      if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
+    }),
+);
+
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Address the HTTP API binds to: loopback unless a deployment opens it (docker-compose: 0.0.0.0 in the container). */
   COVEL_HOST: z.preprocess(emptyAsUnset, z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'an IP address or a host name' }).default('127.0.0.1')),
-  COVEL_BOOTSTRAP_API_KEY: z.preprocess(
-    emptyAsUnset,
-    z
-      .string()
-      .optional()
-      .superRefine((key, ctx) => {
-        const weakness = key === undefined ? null : apiKeyWeakness(key);
-        if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
-      }),
-  ),
+  COVEL_BOOTSTRAP_API_KEY: strongApiKey,
   /** The operator's key (the queue dashboard): not a tenant's; checked for strength like the bootstrap key. */
-  COVEL_ADMIN_API_KEY: z.preprocess(
-    emptyAsUnset,
-    z
-      .string()
-      .optional()
-      .superRefine((key, ctx) => {
-        const weakness = key === undefined ? null : apiKeyWeakness(key);
-        if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
-      }),
-  ),
+  COVEL_ADMIN_API_KEY: strongApiKey,
   /** bull-board at /admin/queues behind COVEL_ADMIN_API_KEY (BullMQ only); off unless `on`. */
   COVEL_QUEUE_DASHBOARD: z.preprocess(emptyAsUnset, z.enum(['on', 'off'], { error: 'on or off' }).default('off')),
   /** A worker's `GET /metrics` listener (start:worker); unset: none (the API serves /metrics on PORT). */
