@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER } from '../../libs/engine';
 import { InvalidInputError } from '../../libs/errors';
 
+/** Set on an answer that replays an earlier request with the same Idempotency-Key (the metrics count it). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
 /** At most 255 characters, none of them a control character (C0, DEL or C1). */
 export const IdempotencyKeyHeader = z
   .string()

@@ -7,13 +7,10 @@ import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SelectAlternativeBody, SubmitInputBody } from './bodies';
 import { ExecutionWaits } from './execution-waits';
-import { idempotencyKeyOf } from './idempotency-key';
+import { idempotencyKeyOf, REPLAYED_HEADER } from './idempotency-key';
 import { ENGINE } from './tokens';
 import { UuidParamPipe } from './uuid-param.pipe';
 import { ZodBodyPipe } from './zod-body.pipe';
-
-/** Set on an answer that repeats the first answer to the same `Idempotency-Key`. */
-const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 const sessionId = () => new UuidParamPipe('session');
 

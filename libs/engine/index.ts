@@ -1,5 +1,4 @@
 export { createEngine } from './engine';
-export { consoleLogger } from './logger';
 export type { Engine, EngineRole, EngineOverrides } from './engine';
 export { loadConfig, ConfigError } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './api-key-strength';
@@ -8,7 +7,7 @@ export { SessionService } from './session-service';
 export { NoRunningTurnError } from './mid-turn';
 export type { MidTurnAnswer, MidTurnRequest } from './mid-turn';
 export type { Logger, LogFields, StructuredLogger } from './logger';
-export { childLogger, structured } from './logger';
+export { structured } from './logger';
 export { createLogger, errorFields, LOG_FORMATS, LOG_LEVELS, REDACTED, secretValues, withLogScope, addToLogScope, logScope } from './logging';
 export type { CreateLoggerOptions, LogDestination, LogFormat, LogLevel, LogSettings } from './logging';
 export type { CreateSessionRequest, SubmitInputRequest, SessionServiceDeps } from './session-service';

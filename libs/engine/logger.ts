@@ -25,13 +25,6 @@ export interface StructuredLogger extends Logger {
   child(bindings: LogFields): StructuredLogger;
 }
 
-/** The default of code given no logger: standard output and standard error (fields are dropped). */
-export const consoleLogger: Logger = {
-  log: (m) => console.log(m),
-  warn: (m) => console.warn(m),
-  error: (m) => console.error(m),
-};
-
 /**
  * Any Logger as a StructuredLogger: the engine's own is returned as it is; a plain one gets a
  * `debug` that drops its lines and `child` loggers that pass the bindings on as fields (which a
@@ -40,11 +33,6 @@ export const consoleLogger: Logger = {
 export function structured(logger: Logger): StructuredLogger {
   if (isStructured(logger)) return logger;
   return withBindings(logger, {});
-}
-
-/** `logger.child(bindings)` for any Logger. */
-export function childLogger(logger: Logger, bindings: LogFields): StructuredLogger {
-  return structured(logger).child(bindings);
 }
 
 function isStructured(logger: Logger): logger is StructuredLogger {

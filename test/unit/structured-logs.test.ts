@@ -5,7 +5,7 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { createApiApp } from '../../apps/api/create-api-app';
 import { PlayClient } from '../../apps/play/play-client';
 import { createWorkerApp } from '../../apps/worker/create-worker-app';
-import { childLogger, ConfigError, createEngine, createLogger, type Engine, loadConfig, structured, withLogScope } from '../../libs/engine';
+import { ConfigError, createEngine, createLogger, type Engine, loadConfig, structured, withLogScope } from '../../libs/engine';
 import { ProviderEmulator } from '../../libs/emulator';
 
 /**
@@ -247,7 +247,7 @@ describe('log settings', () => {
     const seen: [string, unknown][] = [];
     const plain = { log: (m: string) => void seen.push([m, undefined]), warn: (m: string, f?: unknown) => void seen.push([m, f]), error: () => undefined };
     structured(plain).debug('dropped');
-    childLogger(plain, { tenantId: 't' }).child({ sessionId: 's' }).warn('w', { n: 1 });
+    structured(plain).child({ tenantId: 't' }).child({ sessionId: 's' }).warn('w', { n: 1 });
     structured(plain).log('plain');
     expect(seen).toEqual([
       ['w', { tenantId: 't', sessionId: 's', n: 1 }],

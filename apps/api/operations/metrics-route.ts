@@ -1,9 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../../libs/engine';
-
-/** Set on an answer that replays an earlier request with the same Idempotency-Key (sessions.controller.ts). */
-const REPLAYED_HEADER = 'Idempotent-Replayed';
+import { REPLAYED_HEADER } from '../idempotency-key';
 
 /**
  * `GET /metrics` (Prometheus exposition of this engine's registry: in `npm start` the worker's
