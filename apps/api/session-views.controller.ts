@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Req, UseGuards } from '@nestjs/common';
 import { type Engine, SessionNotFoundError, TurnNotFoundError } from '../../libs/engine';
-import { hasTurn, inspectTurnCalls, sessionTurns } from '../../libs/reports';
+import { hasTurn, inspectTurnCalls, sessionTurns, withCallCosts, withTurnCosts } from '../../libs/reports';
+import { sessionsWithCosts } from './session-costs';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { SessionListQuery } from './bodies';
 import { ENGINE } from './tokens';
@@ -20,20 +21,22 @@ export class SessionViewsController {
   constructor(@Inject(ENGINE) private readonly engine: Engine) {}
 
   @Get('sessions')
-  sessions(@Req() req: TenantRequest, @Query(new ZodBodyPipe(SessionListQuery)) query: SessionListQuery) {
-    return this.engine.readModels.sessions(req.tenant.id, query.limit ?? DEFAULT_SESSION_LIST);
+  async sessions(@Req() req: TenantRequest, @Query(new ZodBodyPipe(SessionListQuery)) query: SessionListQuery) {
+    const sessions = await this.engine.readModels.sessions(req.tenant.id, query.limit ?? DEFAULT_SESSION_LIST);
+    return sessionsWithCosts({ tenantId: req.tenant.id, sessions, readModels: this.engine.readModels, prices: this.engine.prices });
   }
 
   @Get('sessions/:id/turns')
   async turns(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string) {
-    return sessionTurns(await this.events(req, id));
+    const events = await this.events(req, id);
+    return withTurnCosts(sessionTurns(events), events, this.engine.prices);
   }
 
   @Get('sessions/:id/turns/:turnId/calls')
   async calls(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
     const events = await this.events(req, id);
     if (!hasTurn(events, turnId)) throw new TurnNotFoundError(turnId);
-    return inspectTurnCalls(events, turnId);
+    return withCallCosts(inspectTurnCalls(events, turnId), this.engine.prices);
   }
 
   private async events(req: TenantRequest, id: string) {

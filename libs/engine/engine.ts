@@ -15,7 +15,7 @@ import {
 } from '../events';
 import { createAsyncProjector, engineInlineProjections } from './projections';
 import type { LoadedPlugin } from '../plugins-sdk';
-import { endpointFor, hasRealKey, loadLlmConfig, ProviderRegistry } from '../providers';
+import { endpointFor, hasRealKey, loadLlmConfig, PriceTable, ProviderRegistry } from '../providers';
 import { ProviderEmulator, replyBookScript } from '../emulator';
 import type { EngineConfig } from './config';
 import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
@@ -75,6 +75,8 @@ export interface Engine {
   reloadPlugins(): Promise<PluginReload>;
   worlds: WorldCatalog;
   providers: ProviderRegistry;
+  /** List prices per model (built in, `llm.toml` [prices] over them): the est. $ of the inspector's views and /metrics. */
+  prices: PriceTable;
   emulator: ProviderEmulator | null;
   workerId: string;
   /** The given logger, or the one of `config.log` (pino: JSON or readable lines, redacted). */
@@ -104,7 +106,10 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       logger.log(`inline read models brought up to date: ${upgraded.streams} stream(s), ${upgraded.events} event(s)`);
       for (const f of upgraded.failures) logger.error(`inline read models of stream ${f.streamId} not rebuilt: ${String(f.error)}`);
     }
-    const metrics = new EngineMetrics(logger);
+    const llm = loadLlmConfig(config.llmConfigFile);
+    checkSlotLimits(llm, config.llmConfigFile); // spec §5: invalid token limits stop start-up, naming the slot's field
+    const prices = new PriceTable(llm.prices);
+    const metrics = new EngineMetrics(logger, { prices });
     closers.unshift(() => metrics.settled()); // the timelines being read, before the database closes
     const store = new EventStore(database.db, { inline: engineInlineProjections, onAppended: metrics.onAppended });
     const readModels = new ReadModels(database.db);
@@ -143,8 +148,6 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     let turns: TurnRunner | null = null;
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
-    const llm = loadLlmConfig(config.llmConfigFile);
-    checkSlotLimits(llm, config.llmConfigFile); // spec §5: invalid token limits stop start-up, naming the slot's field
     const catalog = await loadCatalog(config, overrides.plugins);
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
@@ -215,6 +218,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       reloadPlugins: () => reloadPlugins({ config, generations, turnDeps: turns?.deps ?? null, logger }),
       worlds,
       providers,
+      prices,
       emulator,
       workerId,
       logger,

@@ -83,6 +83,7 @@ export type {
   PrefixReportView,
   HistoryStats,
   SessionSummaryView,
+  SessionModelUsageView,
 } from './read-models';
 export { pluginDataProjection } from './projections/plugin-data';
 export { PluginDataStore, selfDataQuery } from './plugin-data-store';

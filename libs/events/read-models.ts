@@ -103,6 +103,17 @@ export interface SessionSummaryView {
   turns: number;
 }
 
+/** The provider usage of a session's answered calls of one model, summed (`prefix_reports`). */
+export interface SessionModelUsageView {
+  sessionId: string;
+  /** Null for rows the log could not name a model for. */
+  model: string | null;
+  calls: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+}
+
 /** Tenant-scoped queries over the projections; every method takes the tenant first. */
 export class ReadModels {
   constructor(private readonly db: Kysely<Database>) {}
@@ -409,6 +420,37 @@ export class ReadModels {
         turns: count.get(r.stream_id) ?? 0,
       };
     });
+  }
+
+  /**
+   * The provider usage of the given sessions' answered calls, summed per session and model: one
+   * grouped read of `prefix_reports` (an async projection: it may lag the log by a moment).
+   */
+  async sessionModelUsage(tenantId: string, sessionIds: readonly string[]): Promise<SessionModelUsageView[]> {
+    if (sessionIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('prefix_reports')
+      .select((eb) => [
+        'session_id',
+        'model',
+        eb.fn.countAll<string>().as('calls'),
+        eb.fn.sum<string>('provider_input_tokens').as('input'),
+        eb.fn.sum<string>('provider_cached_tokens').as('cached'),
+        eb.fn.sum<string>(eb.fn.coalesce('provider_output_tokens', sql.lit(0))).as('output'),
+      ])
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', 'in', [...sessionIds])
+      .where('provider_input_tokens', 'is not', null)
+      .groupBy(['session_id', 'model'])
+      .execute();
+    return rows.map((r) => ({
+      sessionId: r.session_id,
+      model: r.model,
+      calls: Number(r.calls),
+      inputTokens: Number(r.input ?? 0),
+      cachedInputTokens: Number(r.cached ?? 0),
+      outputTokens: Number(r.output ?? 0),
+    }));
   }
 
   async llmCalls(tenantId: string, sessionId: string): Promise<LlmCallView[]> {

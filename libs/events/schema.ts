@@ -146,6 +146,9 @@ export interface PrefixReportsTable {
   first_difference: ColumnType<unknown, string | null, string | null>;
   provider_cached_tokens: number | null;
   provider_input_tokens: number | null;
+  /** The call's model (migration 0016; null only where the log had no llm.calling for it). */
+  model: string | null;
+  provider_output_tokens: number | null;
 }
 
 /** A plugin's row in one session (migration 0012): value as jsonb, positions are stream versions. */

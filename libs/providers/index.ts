@@ -18,3 +18,5 @@ export type { ReasoningDecision } from './request-preferences';
 export { CACHE_BREAK as PROVIDER_CACHE_BREAK } from './cache-break';
 export { redactImageData } from './trace-redaction';
 export type { Endpoint, SlotBinding } from './provider-registry';
+export { DEFAULT_PRICES, ModelPrice, PriceOverrides, PriceTable } from './prices';
+export { estimateCostUsd, roundUsd, sumCostUsd, type TokenUsage } from './cost';

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { EngineError } from '../errors';
+import { PriceOverrides } from './prices';
 
 export const SlotConfig = z.object({
   protocol: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini']),
@@ -26,6 +27,8 @@ export const SlotConfig = z.object({
 
 export const LlmConfig = z.object({
   slots: z.object({ story: SlotConfig, fast: SlotConfig }).catchall(SlotConfig),
+  /** List prices per model (`[prices."<model>"]`), over the built-in ones (`prices.ts`): the inspector's and /metrics' est. $. */
+  prices: PriceOverrides.optional(),
 });
 
 export type SlotConfig = z.infer<typeof SlotConfig>;
@@ -65,10 +68,15 @@ export function parseLlmConfig(text: string, file = 'llm.toml'): LlmConfig {
   if (!parsed.success) {
     throw new SlotConfigError(
       file,
-      parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+      parsed.error.issues.map((i) => ({ path: keyPath(i.path), message: i.message })),
     );
   }
   return parsed.data;
+}
+
+/** A TOML key path: bare keys joined with dots, others quoted (`prices."gpt-4.1-mini".input`). */
+function keyPath(path: readonly PropertyKey[]): string {
+  return path.map((k) => (typeof k === 'string' && !/^[A-Za-z0-9_-]+$/.test(k) ? JSON.stringify(k) : String(k))).join('.');
 }
 
 export function loadLlmConfig(file: string): LlmConfig {

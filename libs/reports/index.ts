@@ -15,3 +15,5 @@ export type {
   PrefixComparisonView,
   ToolActivityView,
 } from './turn-inspection';
+export { withCallCosts, withTurnCosts, turnCosts, usageCost } from './turn-costs';
+export type { CallCost, CallUsage, CostedCallView, CostedTurnView } from './turn-costs';

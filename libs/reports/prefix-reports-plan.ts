@@ -11,6 +11,7 @@ export interface UsageUpdate {
   callId: string;
   cachedInputTokens: number;
   inputTokens: number;
+  outputTokens: number;
 }
 
 export interface PrefixReportsPlan {
@@ -61,10 +62,11 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
       if (row && row.tenant_id === event.tenantId) {
         row.provider_cached_tokens = u.cachedInputTokens;
         row.provider_input_tokens = u.inputTokens;
+        row.provider_output_tokens = u.outputTokens;
       } else {
         const key = JSON.stringify([event.tenantId, callId]);
         usage.delete(key); // the last report of a call is the one that stays
-        usage.set(key, { tenantId: event.tenantId, callId, cachedInputTokens: u.cachedInputTokens, inputTokens: u.inputTokens });
+        usage.set(key, { tenantId: event.tenantId, callId, cachedInputTokens: u.cachedInputTokens, inputTokens: u.inputTokens, outputTokens: u.outputTokens });
       }
       continue;
     }
@@ -107,6 +109,8 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
       first_difference: compared && figures.firstDifference ? JSON.stringify(figures.firstDifference) : null,
       provider_cached_tokens: null,
       provider_input_tokens: null,
+      model: d.model,
+      provider_output_tokens: null,
     });
     if (!session.turnOf.has(d.turnId)) {
       session.turnOf.set(d.turnId, turn);

@@ -56,6 +56,8 @@ const report = (
     first_difference: figures?.firstDifference ?? null,
     provider_cached_tokens: at.cached ?? null,
     provider_input_tokens: at.cached === undefined ? null : 40,
+    model: 'gpt',
+    provider_output_tokens: at.cached === undefined ? null : 5,
   };
 };
 

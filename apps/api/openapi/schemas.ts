@@ -1,14 +1,8 @@
 import { z } from 'zod';
 import type { QueueHealth, SectionSource, TurnAudit } from '../../../libs/engine';
-import {
-  type ExecutionView,
-  type LlmCallView,
-  MediaReference,
-  type PrefixReportView,
-  type SessionSummaryView,
-  type TurnMessageView,
-} from '../../../libs/events';
-import type { CallInspectionView, FirstDifference, SessionTurnView } from '../../../libs/reports';
+import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView } from '../../../libs/events';
+import type { CostedCallView, CostedTurnView, FirstDifference } from '../../../libs/reports';
+import type { CostedSessionSummary } from '../session-costs';
 import { ActivationBody, CreateSessionBody, JsonValue, SubmitInputBody } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 
@@ -239,12 +233,28 @@ export const TurnAuditSchema = named(
 sameShape<SameShape<z.infer<typeof TurnAuditSchema>, TurnAudit>>();
 
 // ── the inspector's views (session-views.controller.ts) ───────────────────────────────────────
+/** Est. USD at list prices (llm.toml [prices] over the built-in table), from the provider's reported usage. */
+const estCostUsd = (what: string) =>
+  z
+    .number()
+    .nullable()
+    .meta({ description: `Estimated USD of ${what} at list prices (cached input at the cached price), from the provider’s reported usage.` });
+
 export const SessionSummary = named(
-  z.object({ sessionId: z.string(), worldId: z.string().nullable(), locale: z.string(), createdAt: z.iso.datetime(), turns: z.int() }),
+  z.object({
+    sessionId: z.string(),
+    worldId: z.string().nullable(),
+    locale: z.string(),
+    createdAt: z.iso.datetime(),
+    turns: z.int(),
+    estCostUsd: estCostUsd(
+      'the session’s answered model calls; null when one of their models has no price (read from an async projection: may lag the log by a moment)',
+    ),
+  }),
   'SessionSummary',
-  'A session of the tenant, with the number of executions (turns and activations) submitted to it.',
+  'A session of the tenant, with the number of executions (turns and activations) submitted to it and its est. $.',
 );
-sameShape<SameShape<z.infer<typeof SessionSummary>, SessionSummaryView>>();
+sameShape<SameShape<z.infer<typeof SessionSummary>, CostedSessionSummary>>();
 
 export const SessionTurn = named(
   z.object({
@@ -258,11 +268,12 @@ export const SessionTurn = named(
     requestTokensEstimate: z.number().meta({ description: 'Sum over the turn’s model calls of the estimated request tokens.' }),
     providerInputTokens: z.number().nullable(),
     providerCachedTokens: z.number().nullable(),
+    estCostUsd: estCostUsd('the turn’s answered model calls; null when one of their models has no price'),
   }),
   'SessionTurn',
-  'A turn of the session, with its request size and what the provider read from its cache.',
+  'A turn of the session, with its request size, what the provider read from its cache and its est. $.',
 );
-sameShape<SameShape<z.infer<typeof SessionTurn>, SessionTurnView>>();
+sameShape<SameShape<z.infer<typeof SessionTurn>, CostedTurnView>>();
 
 const FirstDifferenceSchema = z.object({
   messageIndex: z.int().nullable(),
@@ -322,11 +333,13 @@ export const CallInspection = named(
       })
       .nullable()
       .meta({ description: 'The prefix shared with the previous turn’s first call of the same runtime (or this turn’s previous step); null for the first.' }),
+    estCostUsd: estCostUsd('this call; null when it has no answer or its model no price'),
+    turnEstCostUsd: estCostUsd('the whole turn (the sum over its answered calls, the same on each call); null when one of their models has no price'),
   }),
   'CallInspection',
   'One model call of a turn as the model saw it, with its sections, cache boundaries, usage and shared prefix.',
 );
-sameShape<SameShape<z.infer<typeof CallInspection>, CallInspectionView>>();
+sameShape<SameShape<z.infer<typeof CallInspection>, CostedCallView>>();
 
 const PublicAsyncStatusSchema = z.object({
   kind: z.literal('async'),

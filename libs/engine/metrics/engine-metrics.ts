@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppendResult, AsyncProjectionStatus, Database, StoredEvent } from '../../events';
-import type { ProviderAdapter } from '../../providers';
+import { estimateCostUsd, type PriceTable, type ProviderAdapter, type TokenUsage } from '../../providers';
 import type { Logger } from '../logger';
 import { readTimeline, turnTimeline } from './turn-timeline';
 
@@ -22,6 +22,12 @@ export interface MetricsSources {
   db?: Kysely<Database>;
 }
 
+/** What an engine's metrics are built with. */
+export interface EngineMetricsOptions {
+  /** The list prices `covel_model_cost_usd_total` counts with (none: the counter stays empty). */
+  prices?: PriceTable;
+}
+
 /** Error codes kept as label values; a code beyond them is counted as `other` (labels stay bounded). */
 export const MAX_ERROR_CODES = 64;
 
@@ -33,7 +39,8 @@ const MS = 1_000;
  * several engines in one process keep their own counts). Labels are bounded: runtime ids
  * (`plugin/runtime`, bounded by the installed plugins), stage names, provider and model (the
  * llm.toml slots), queue names and states, projection names and shards, error codes (at most
- * `MAX_ERROR_CODES`). Never a tenant, session, execution or call id.
+ * `MAX_ERROR_CODES`). Never a session, execution or call id; the tenant id only on the cost counter
+ * (tenants are created by an operator, not per request: bounded, and stable where a name is not).
  */
 export class EngineMetrics {
   readonly registry = new Registry();
@@ -110,6 +117,12 @@ export class EngineMetrics {
     labelNames: ['runtime'] as const,
     registers: [this.registry],
   });
+  private readonly cost = new Counter({
+    name: 'covel_model_cost_usd_total',
+    help: 'Estimated USD of the model calls at list prices (llm.toml [prices] over the built-in table; cached input at the cached price), compaction summaries too, by tenant id and model; calls of an unpriced model are not counted',
+    labelNames: ['tenant', 'model'] as const,
+    registers: [this.registry],
+  });
   private readonly idempotentReplays = new Counter({
     name: 'covel_idempotent_replays_total',
     help: 'Requests answered as the replay of an earlier one with the same Idempotency-Key, by route',
@@ -124,10 +137,15 @@ export class EngineMetrics {
     registers: [this.registry],
   });
 
-  /** callId / requestId → the runtime label, for the usage its answer reports (appended by the same process). */
-  private readonly callRuntimes = new Map<string, string>();
+  /** callId / requestId → the runtime label and model, for the usage its answer reports (appended by the same process). */
+  private readonly callRuntimes = new Map<string, { runtime: string; model: string }>();
+  private readonly prices: PriceTable | undefined;
 
-  constructor(private readonly logger?: Pick<Logger, 'warn'>) {
+  constructor(
+    private readonly logger?: Pick<Logger, 'warn'>,
+    options: EngineMetricsOptions = {},
+  ) {
+    this.prices = options.prices;
     const share: Gauge<'runtime'> = new Gauge({
       name: 'covel_model_cache_read_share',
       help: 'Cached input tokens / input tokens since this process started, by runtime (the same ratio over any window: rate(cached) / rate(input))',
@@ -231,19 +249,23 @@ export class EngineMetrics {
         this.turnsFailed.inc({ code: this.boundedCode(event.data.error.code) });
         return;
       case 'llm.calling@1':
-        this.remember(event.data.callId, `${event.data.pluginId}/${event.data.runtimeId}`);
+        this.remember(event.data.callId, `${event.data.pluginId}/${event.data.runtimeId}`, event.data.model);
         return;
-      case 'llm.responded@1':
+      case 'llm.responded@1': {
+        const call = this.callRuntimes.get(event.data.callId);
         this.callRuntimes.delete(event.data.callId);
         this.countUsage(`${event.data.pluginId}/${event.data.runtimeId}`, event.data.usage);
+        this.countCost(event.tenantId, call?.model, event.data.usage);
         return;
+      }
       case 'compaction.summary-requested@1':
-        this.remember(event.data.requestId, `${event.data.pluginId}/(compaction)`);
+        this.remember(event.data.requestId, `${event.data.pluginId}/(compaction)`, event.data.model);
         return;
       case 'compaction.summary-responded@1': {
-        const runtime = this.callRuntimes.get(event.data.requestId) ?? '(compaction)';
+        const call = this.callRuntimes.get(event.data.requestId);
         this.callRuntimes.delete(event.data.requestId);
-        this.countUsage(runtime, event.data.usage);
+        this.countUsage(call?.runtime ?? '(compaction)', event.data.usage);
+        this.countCost(event.tenantId, call?.model, event.data.usage);
         return;
       }
       default:
@@ -257,9 +279,16 @@ export class EngineMetrics {
     this.cachedTokens.inc({ runtime }, usage.cachedInputTokens);
   }
 
+  /** The call's estimated USD (a model known from its `llm.calling` in this process, and priced). */
+  private countCost(tenant: string, model: string | undefined, usage: TokenUsage) {
+    if (model === undefined || !this.prices) return;
+    const usd = estimateCostUsd(usage, this.prices.priceOf(model));
+    if (usd !== null) this.cost.inc({ tenant, model }, usd);
+  }
+
   /** Bounded: an id whose answer never comes (a crash) is dropped with the oldest. */
-  private remember(id: string, runtime: string) {
-    this.callRuntimes.set(id, runtime);
+  private remember(id: string, runtime: string, model: string) {
+    this.callRuntimes.set(id, { runtime, model });
     if (this.callRuntimes.size > 10_000) this.callRuntimes.delete(this.callRuntimes.keys().next().value!);
   }
 

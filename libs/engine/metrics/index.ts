@@ -1,5 +1,5 @@
 export { EngineMetrics, MAX_ERROR_CODES, timedAdapter } from './engine-metrics';
-export type { MetricsSources, QueueDepthSample } from './engine-metrics';
+export type { EngineMetricsOptions, MetricsSources, QueueDepthSample } from './engine-metrics';
 export { serveMetrics } from './http';
 export type { MetricsServer } from './http';
 export { turnTimeline, unionLength, NO_STAGE } from './turn-timeline';
