@@ -16,6 +16,7 @@ describe('Prometheus metrics (embedded default)', () => {
   let covel: EmbeddedEngine;
   let player: PlayClient;
   let apiKey: string;
+  let tenantId: string;
   let sessionId: string;
   const executions: string[] = [];
 
@@ -23,7 +24,10 @@ describe('Prometheus metrics (embedded default)', () => {
     emulator = await new ProviderEmulator().start();
     gate = await startGatedProvider(emulator.url);
     covel = await startEmbedded({ COVEL_EMULATOR_URL: gate.url });
-    apiKey = (await covel.engine.tenants.create('metrics')).apiKey;
+    ({
+      apiKey,
+      tenant: { id: tenantId },
+    } = await covel.engine.tenants.create('metrics'));
     player = new PlayClient(covel.baseUrl, apiKey);
     sessionId = (await player.createSession({})).id;
   }, 60_000);
@@ -149,9 +153,17 @@ describe('Prometheus metrics (embedded default)', () => {
     // nothing runs now: no active tenant
     expect(total(e, 'covel_active_tenants')).toBe(0);
 
-    // labels are bounded: no id of a session, execution, tenant or call anywhere
+    // cost: a series per tenant and model, labelled by the tenant's id (stable and unique where names are neither;
+    // tenants are created by an operator, so the label stays bounded), none for another tenant
+    expect(samplesOf(e, 'covel_model_cost_usd_total').map((s) => s.labels.tenant)).toEqual(samplesOf(e, 'covel_model_cost_usd_total').map(() => tenantId));
+    expect(total(e, 'covel_model_cost_usd_total', { tenant: tenantId, model: first1!.model })).toBeGreaterThan(0);
+
+    // labels are bounded: no id of a session, execution or call anywhere; a tenant's id only as the cost counter's `tenant`
     for (const s of e.samples)
-      for (const v of Object.values(s.labels)) expect([s.name, v]).not.toEqual([s.name, expect.stringMatching(/[0-9a-f]{8}-[0-9a-f]{4}-/)]);
+      for (const [label, v] of Object.entries(s.labels)) {
+        if (s.name === 'covel_model_cost_usd_total' && label === 'tenant') continue;
+        expect([s.name, v]).not.toEqual([s.name, expect.stringMatching(/[0-9a-f]{8}-[0-9a-f]{4}-/)]);
+      }
     for (const family of [
       'covel_turns_committed_total',
       'covel_turns_failed_total',
@@ -165,6 +177,7 @@ describe('Prometheus metrics (embedded default)', () => {
       'covel_model_output_tokens_total',
       'covel_model_cached_input_tokens_total',
       'covel_model_cache_read_share',
+      'covel_model_cost_usd_total',
       'covel_queue_jobs',
       'covel_queue_wait_seconds',
       'covel_projection_lag_events',
@@ -208,6 +221,7 @@ describe('Prometheus metrics (embedded default)', () => {
       const e = parseExposition(await (await fetch(`${other.baseUrl}/metrics`)).text());
       expect(total(e, 'covel_turns_committed_total')).toBe(0);
       expect(total(e, 'covel_model_input_tokens_total')).toBe(0);
+      expect(samplesOf(e, 'covel_model_cost_usd_total')).toEqual([]);
     } finally {
       await other.stop();
     }
