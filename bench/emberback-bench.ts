@@ -1,6 +1,8 @@
 import { type PlayClient } from '../apps/play/play-client';
+import type { StoredEvent } from '../libs/events';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../libs/engine';
-import { prefixReport, type PrefixRow } from '../libs/reports';
+import { type PriceTable, roundUsd } from '../libs/providers';
+import { prefixReport, type PrefixRow, turnCosts } from '../libs/reports';
 import { startEmbedded } from '../test/support/embedded';
 
 const MOVES = [
@@ -31,6 +33,17 @@ export interface TurnSystemPrompt {
   system: string;
 }
 
+/** The est. $ of the session's turns at the engine's list prices (the emulator's token counts). */
+export interface EmberbackCost {
+  /** Mean est. USD per turn (null: a call's model has no price). */
+  meanPerTurnUsd: number | null;
+  medianPerTurnUsd: number | null;
+  maxPerTurnUsd: number | null;
+  totalUsd: number | null;
+  /** The prices used, per model the session called. */
+  prices: { model: string; input: number; cachedInput: number; output: number; asOf: string; source: string | null }[];
+}
+
 export interface EmberbackResult {
   turns: number;
   sessionId: string;
@@ -45,6 +58,7 @@ export interface EmberbackResult {
   /** Plugin-data rows written per plugin over the session (what the bookkeepers kept). */
   writesByPlugin: Record<string, number>;
   auditIdentical: boolean;
+  cost: EmberbackCost;
 }
 
 /** The leading system message of a recorded request body (OpenAI Chat and Responses `messages`/`input`, Anthropic `system`, Gemini `systemInstruction`). */
@@ -118,6 +132,7 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
         byRuntime.set(runtime, r);
       }
     }
+    const cost = emberbackCost(events, turnIds, covel.engine.prices);
     let auditIdentical = true;
     for (const turnId of turnIds) {
       const audit = await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
@@ -134,8 +149,39 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       systemPrompts,
       writesByPlugin,
       auditIdentical,
+      cost,
     };
   } finally {
     await covel.stop();
   }
+}
+
+/** Per turn est. $ (the sum over a turn's answered calls, as the inspector shows it) and the prices it used. */
+function emberbackCost(events: readonly StoredEvent[], turnIds: readonly string[], prices: PriceTable): EmberbackCost {
+  const byTurn = turnCosts(events, prices);
+  const perTurn = turnIds.map((t) => byTurn.get(t) ?? 0);
+  const models = [...new Set(events.flatMap((e) => (e.type === 'llm.calling@1' ? [e.data.model] : [])))].sort();
+  const used = models.map((model) => {
+    const p = prices.priceOf(model);
+    return {
+      model,
+      input: p?.input ?? NaN,
+      cachedInput: p?.cachedInput ?? NaN,
+      output: p?.output ?? NaN,
+      asOf: p?.asOf ?? '(no price)',
+      source: p?.source ?? null,
+    };
+  });
+  if (perTurn.length === 0 || perTurn.some((c) => c === null))
+    return { meanPerTurnUsd: null, medianPerTurnUsd: null, maxPerTurnUsd: null, totalUsd: null, prices: used };
+  const known = perTurn as number[];
+  const total = known.reduce((a, b) => a + b, 0);
+  const sorted = [...known].sort((a, b) => a - b);
+  return {
+    meanPerTurnUsd: roundUsd(total / known.length),
+    medianPerTurnUsd: sorted[Math.floor(sorted.length / 2)],
+    maxPerTurnUsd: sorted[sorted.length - 1],
+    totalUsd: roundUsd(total),
+    prices: used,
+  };
 }

@@ -137,6 +137,12 @@ async function emberbackBench() {
     `layout bound: ${(bound * 100).toFixed(1)}% of the first requests' tokens repeat the previous turn's request from the first byte (est. tokens); no prefix cache can read more of them`,
   );
   console.log(`audit of every turn byte-identical: ${ember.auditIdentical ? 'yes' : 'NO'}`);
+  const cost = ember.cost;
+  const usd = (v: number | null) => (v === null ? 'n/a (a model has no price)' : `$${v.toFixed(6)}`);
+  console.log(
+    `est. $ per Emberback turn (emulated token counts at list prices): mean ${usd(cost.meanPerTurnUsd)}, median ${usd(cost.medianPerTurnUsd)}, max ${usd(cost.maxPerTurnUsd)}; ${turns} turns ${usd(cost.totalUsd)}`,
+  );
+  console.table(cost.prices.map((p) => ({ model: p.model, 'input $/M': p.input, 'cached input $/M': p.cachedInput, 'output $/M': p.output, 'as of': p.asOf })));
   const emberFile = join(dir, 'emberback.json');
   writeFileSync(
     emberFile,
@@ -152,6 +158,8 @@ async function emberbackBench() {
         layoutBound: bound,
         byRuntime: ember.byRuntime,
         auditIdentical: ember.auditIdentical,
+        costPerTurnUsd: cost.meanPerTurnUsd,
+        cost,
         rows: ember.rows,
       },
       null,

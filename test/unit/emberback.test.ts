@@ -57,6 +57,18 @@ describe('Emberback with every plugin it lists, 20 turns on the emulator', () =>
       }
     }
   });
+
+  it('prices every turn: the est. $ per turn the bench prints, from the recorded usage at the built-in list prices', () => {
+    const { cost } = result;
+    expect(cost.meanPerTurnUsd).toBeGreaterThan(0);
+    expect(cost.maxPerTurnUsd).toBeGreaterThanOrEqual(cost.medianPerTurnUsd!);
+    expect(cost.totalUsd).toBeCloseTo(cost.meanPerTurnUsd! * 20, 8);
+    // both slots of llm.toml, each with a dated price
+    expect(cost.prices.map((p) => [p.model, p.asOf])).toEqual([
+      ['gpt-4.1-mini', expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/)],
+      ['gpt-4.1-nano', expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/)],
+    ]);
+  });
 });
 
 describe('the layout bound the bench prints', () => {
