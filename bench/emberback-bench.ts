@@ -159,7 +159,7 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
 /** Per turn est. $ (the sum over a turn's answered calls, as the inspector shows it) and the prices it used. */
 function emberbackCost(events: readonly StoredEvent[], turnIds: readonly string[], prices: PriceTable): EmberbackCost {
   const byTurn = turnCosts(events, prices);
-  const perTurn = turnIds.map((t) => byTurn.get(t) ?? 0);
+  const perTurn = turnIds.map((t) => (byTurn.has(t) ? byTurn.get(t)! : 0));
   const models = [...new Set(events.flatMap((e) => (e.type === 'llm.calling@1' ? [e.data.model] : [])))].sort();
   const used = models.map((model) => {
     const p = prices.priceOf(model);

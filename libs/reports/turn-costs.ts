@@ -37,7 +37,8 @@ export function withCallCosts(calls: readonly CallInspectionView[], prices: Pric
 /** Each turn of the list with the sum over its answered calls. */
 export function withTurnCosts(turns: readonly SessionTurnView[], events: readonly StoredEvent[], prices: PriceTable): CostedTurnView[] {
   const costs = turnCosts(events, prices);
-  return turns.map((t) => ({ ...t, estCostUsd: costs.get(t.turnId) ?? 0 }));
+  // a turn without an answered call cost nothing; a null (an unpriced model) stays null
+  return turns.map((t) => ({ ...t, estCostUsd: costs.has(t.turnId) ? costs.get(t.turnId)! : 0 }));
 }
 
 /** turnId → the sum over its answered calls (the last answer of a call counts, as in the calls view). */
