@@ -22,4 +22,5 @@ export {
   type Span,
 } from './spans';
 export { httpServerSpans } from './http';
+export { TelemetryEnv } from './env';
 export { startTracing, startTracingForTests, TracingConfigError, tracesEndpoint, type TestTracing, type Tracing, type TracingOptions } from './setup';
