@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces of the engine (README, Operations → Traces). The engine records spans through
+ * OpenTelemetry traces of the engine (docs/operations.md, Traces). The engine records spans through
  * `@opentelemetry/api` only (`spans.ts`); the SDK is loaded and registered by `startTracing`, once
  * per process, and only when an OTLP endpoint is configured.
  */
