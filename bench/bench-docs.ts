@@ -8,6 +8,7 @@ import type { CompactionBenchResult } from './compaction-bench';
 import type { ContextBenchRow } from './context-bench';
 import type { ContextPluginsBench } from './context-plugins-bench';
 import { sharedBound, type RuntimeTokens } from './emberback-bench';
+import { ACCEPTANCE_SUITE, type RunSpec } from './load/options';
 import type { RunResult } from './load/run';
 
 /**
@@ -22,6 +23,7 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number, digits = 2) => n.toFixed(digits);
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 const day = (iso: string) => iso.slice(0, 10);
+const latency = (ms: number) => (ms > 0 && ms % 1000 === 0 ? `${ms / 1000} s` : `${int(ms)} ms`);
 /** The machine the bench ran on (the writer runs in the bench's process, right after it). */
 const machine = () => `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'})`;
 
@@ -159,7 +161,7 @@ export function renderLoad(r: LoadJson): string {
         x.spec.name,
         `${x.spec.sessions} × ${x.spec.inputs}`,
         `${x.spec.workers} × ${x.spec.concurrency}`,
-        `${int(x.spec.latencyMs)} ms`,
+        latency(x.spec.latencyMs),
         x.turnsPerSecond.toFixed(1),
         x.idealTurnsPerSecond === null ? '—' : x.idealTurnsPerSecond.toFixed(0),
         x.efficiencyPercent === null ? '—' : `${x.efficiencyPercent.toFixed(0)} %`,
@@ -186,6 +188,17 @@ export function renderLoad(r: LoadJson): string {
     `CPU ms per committed turn by process group in the second table. Suite \`${r.suite}\`. Measured ${day(r.date)}, Node ${r.node}, ${r.cores} cores (${r.cpu?.trim() ?? 'unknown CPU'}).`,
   ].join('\n');
 }
+
+/** The acceptance suite's settings (`bench/load/options.ts`), so the page's table of runs cannot drift from the code. */
+export function renderLoadSuite(suite: readonly RunSpec[] = ACCEPTANCE_SUITE): string {
+  return markdownTable(
+    ['run', 'sessions × inputs', 'workers × concurrency', 'model latency', 'shows'],
+    suite.map((r) => [r.name, `${r.sessions} × ${r.inputs}`, `${r.workers} × ${r.concurrency}`, latency(r.latencyMs), r.note ?? '']),
+  );
+}
+
+/** Blocks that depend on the code only (no run): checked by a unit test, rewritten with every `--write-docs`. */
+export const staticBenchBlocks = (): DocsBlock[] => [{ marker: 'bench:load-suite', content: renderLoadSuite() }];
 
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
 
@@ -214,11 +227,12 @@ export async function writeBenchDocs(options: WriteBenchDocsOptions): Promise<vo
     marker: `bench:${name}`,
     content: RENDERERS[name](readJson<never>(join(options.resultsDir, `${name}.json`))),
   }));
+  blocks.push(...staticBenchBlocks());
   const changed = await writeBlocks(file, blocks);
-  options.log?.(`${changed ? 'rewrote' : 'unchanged:'} ${names.map((n) => `bench:${n}`).join(', ')} in ${file}`);
+  options.log?.(`${changed ? 'rewrote' : 'unchanged:'} ${blocks.map((b) => b.marker).join(', ')} in ${file}`);
 }
 
 /** After `npm run bench:load -- --write-docs`: the `bench:load` block from this run's results file. */
 export async function writeLoadDocs(resultsFile: string, docsFile = BENCHMARKS_DOC): Promise<boolean> {
-  return writeBlocks(docsFile, [{ marker: 'bench:load', content: renderLoad(readJson<LoadJson>(resultsFile)) }]);
+  return writeBlocks(docsFile, [{ marker: 'bench:load', content: renderLoad(readJson<LoadJson>(resultsFile)) }, ...staticBenchBlocks()]);
 }
