@@ -63,7 +63,8 @@ function tomlRows(s: Json, path: string, required: readonly string[], rows: stri
     const shared = p.additionalProperties && typeof p.additionalProperties === 'object' ? (p.additionalProperties as Json) : null;
     if (p.type === 'object' && shared) {
       const named = Object.keys(p.properties ?? {});
-      rows.push([`\`[${at}.<name>]\``, required.includes(key) ? 'yes' : 'no', '—', 'table', `${describe(p)} Named: ${named.map(code).join(', ')}.`]);
+      const names = named.length ? ` Named: ${named.map(code).join(', ')}.` : '';
+      rows.push([`\`[${at}.<name>]\``, required.includes(key) ? 'yes' : 'no', '—', 'table', `${describe(p)}${names}`]);
       tomlRows(shared, `${at}.<name>`, shared.required ?? [], rows);
     } else if (p.type === 'object' && p.properties) {
       rows.push([`\`[${at}]\``, required.includes(key) ? 'yes' : 'no', '—', 'table', describe(p)]);
@@ -75,8 +76,9 @@ function tomlRows(s: Json, path: string, required: readonly string[], rows: stri
   }
 }
 
-export function llmTomlTable(): string {
-  const json = z.toJSONSchema(LlmConfigSchema, { io: 'input', unrepresentable: 'any' });
+/** The keys of a TOML file's schema (`llm.toml`: `LlmConfig`), one row each. */
+export function tomlTable(schema: z.ZodType = LlmConfigSchema): string {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   const rows: string[][] = [];
   tomlRows(json, '', json.required ?? [], rows);
   return markdownTable(['key', 'required', 'default', 'accepted', 'what it does'], rows);
@@ -107,6 +109,6 @@ export function configBlocks(): DocsBlock[] {
     { marker: 'config:providers', content: envTable(ProviderEnv) },
     { marker: 'config:telemetry', content: envTable(TelemetryEnv) },
     { marker: 'config:other-env', content: otherVariables() },
-    { marker: 'config:llm-toml', content: llmTomlTable() },
+    { marker: 'config:llm-toml', content: tomlTable() },
   ];
 }
