@@ -20,21 +20,22 @@ export function envReads(text: string, kind: 'code' | 'compose' = 'code'): Set<s
   return names;
 }
 
-const SKIP_DIRS = new Set(['node_modules', '.git', '.covel', 'results', 'artifacts', 'dist', 'coverage']);
+/** Tests are not scanned: their variables are listed, but a test may read what it likes. */
+const SKIP_DIRS = new Set(['node_modules', '.git', '.covel', 'results', 'artifacts', 'dist', 'coverage', 'test']);
 
 function* files(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.isDirectory()) {
       if (!SKIP_DIRS.has(entry.name)) yield* files(join(dir, entry.name));
-    } else if (/\.(ts|js|mjs)$/.test(entry.name)) yield join(dir, entry.name);
+    } else if (/\.(ts|js|mjs)$/.test(entry.name) && !/\.test\.ts$/.test(entry.name)) yield join(dir, entry.name);
   }
 }
 
-/** Variable → the files that read it, over the repository's code (apps, libs, plugins, tools, bench, test) and docker-compose.yml. */
+/** Variable → the files that read it, over the repository's code outside tests (apps, libs, plugins, tools, bench) and docker-compose.yml. */
 export function envReadsInRepository(root: string): Map<string, string[]> {
   const found = new Map<string, string[]>();
   const sources = [
-    ...['apps', 'libs', 'plugins', 'tools', 'bench', 'test'].flatMap((d) => [...files(join(root, d))]).map((file) => ({ file, kind: 'code' as const })),
+    ...['apps', 'libs', 'plugins', 'tools', 'bench'].flatMap((d) => [...files(join(root, d))]).map((file) => ({ file, kind: 'code' as const })),
     { file: join(root, 'docker-compose.yml'), kind: 'compose' as const },
   ];
   for (const { file, kind } of sources) {
