@@ -14,7 +14,7 @@ const resultsDir = join(__dirname, 'results');
 /** Issue 14: with every plugin of Emberback running, the share of input tokens read from the (emulated) cache. */
 const CACHE_SHARE_TARGET = 0.9;
 
-/** `npm run bench`: prints a table per benchmark and writes bench/results/<name>.json. */
+/** `npm run bench`: prints a table per benchmark and writes bench/results/<name>.json; `-- --write-docs` then rewrites docs/benchmarks.md's blocks from them. */
 async function main() {
   const sizes = [100, 1_000, 10_000];
   const iterations = Number(process.env.BENCH_ITERATIONS ?? 60);
@@ -23,6 +23,7 @@ async function main() {
   if (selected('emberback')) await emberbackBench();
   if (selected('compaction')) await compactionBench();
   if (selected('budget')) await budgetBench();
+  if (process.argv.includes('--write-docs')) await (await import('./bench-docs')).writeBenchDocs({ resultsDir, only, log: (l) => console.log(l) });
 }
 
 async function contextBench(sizes: number[], iterations: number) {

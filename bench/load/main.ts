@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { writeLoadDocs } from '../bench-docs';
 import { Cleanups } from './cleanups';
 import { parseBenchArgs, USAGE, UsageError } from './options';
 import { formatReport, resultsFile, writeResults } from './report';
@@ -11,8 +12,10 @@ import { runOnce, type RunResult } from './run';
  */
 async function main() {
   let options: ReturnType<typeof parseBenchArgs>;
+  /** `--write-docs`: rewrite docs/benchmarks.md's `bench:load` block from this run's results file. */
+  const writeDocs = process.argv.includes('--write-docs');
   try {
-    options = parseBenchArgs(process.argv.slice(2));
+    options = parseBenchArgs(process.argv.slice(2).filter((a) => a !== '--write-docs'));
   } catch (error) {
     if (error instanceof UsageError) {
       console.error(error.message);
@@ -47,6 +50,7 @@ async function main() {
     if (results.length && !cleanups.interrupted) {
       console.log(`\n${formatReport(results)}`);
       console.log(`\nwrote ${file}`);
+      if (writeDocs) console.log(`${(await writeLoadDocs(file)) ? 'rewrote' : 'unchanged:'} bench:load in docs/benchmarks.md`);
     }
     await cleanups.runAll();
   }

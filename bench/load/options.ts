@@ -42,6 +42,7 @@ export const USAGE = `usage: npm run bench:load -- [options]
   --sessions N --inputs N --latency-ms N --workers N --concurrency N
                           one run with these settings (each has the default of run a)
   --db-pool-size N        COVEL_DB_POOL_SIZE of the API and workers (default: the engine's)
+  --write-docs            then rewrite the bench:load block of docs/benchmarks.md from the results
 Needs PostgreSQL (COVEL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test, an admin
 database) and Redis (COVEL_BENCH_REDIS_URL, default redis://127.0.0.1:6379).`;
 

@@ -1,6 +1,6 @@
 export { createEngine } from './engine';
 export type { Engine, EngineRole, EngineOverrides } from './engine';
-export { loadConfig, ConfigError } from './config';
+export { loadConfig, ConfigError, EngineEnv } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './api-key-strength';
 export type { EngineConfig } from './config';
 export { SessionService } from './session-service';

@@ -62,7 +62,7 @@ export async function prepareSchema(database: OpenDatabase, config: DatabaseConf
     warnings.push(
       `connected to PostgreSQL as ${role.user}, ${role.superuser ? 'a superuser' : 'the owner of the events table'}: this role could disable the ` +
         `append-only trigger. Connect the API and workers as a role with only INSERT and SELECT on events ` +
-        `(COVEL_MIGRATION_DATABASE_URL for the owner, COVEL_APP_ROLE for the grants; see "Roles for PostgreSQL" in the README)`,
+        `(COVEL_MIGRATION_DATABASE_URL for the owner, COVEL_APP_ROLE for the grants; see "Roles for PostgreSQL" in docs/operations.md)`,
     );
   } else {
     // first, so a role that cannot read the migration table hears what it lacks

@@ -17,13 +17,11 @@ const calendarDate = z
  */
 export const ModelPrice = z
   .object({
-    /** Input tokens not read from the provider's prompt cache. */
-    input: perMillion,
-    /** Input tokens read from the prompt cache (the provider's cache-hit price). */
-    cachedInput: perMillion,
-    output: perMillion,
-    asOf: calendarDate,
-    source: z.string().min(1).optional(),
+    input: perMillion.meta({ description: "USD per million input tokens not read from the provider's prompt cache." }),
+    cachedInput: perMillion.meta({ description: "USD per million input tokens read from the prompt cache (the provider's cache-hit price)." }),
+    output: perMillion.meta({ description: 'USD per million output tokens.' }),
+    asOf: calendarDate.meta({ description: 'When the prices were taken: a TOML date or `"YYYY-MM-DD"` (required).' }),
+    source: z.string().min(1).optional().meta({ description: 'Where the prices come from (a URL or a note).' }),
   })
   .strict();
 

@@ -3,6 +3,7 @@ import { GeminiAdapter } from './gemini-adapter';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { OpenAIChatAdapter } from './openai-chat-adapter';
 import { OpenAIResponsesAdapter } from './openai-responses-adapter';
+import type { ProviderEnvName } from './provider-env';
 import { type LlmConfig, type SlotConfig, SlotConfigError, type SlotName } from './slots';
 import type { Protocol, ProviderAdapter } from './types';
 
@@ -14,7 +15,8 @@ export interface Endpoint {
   apiKey: string;
 }
 
-const KEYS: Record<Protocol, { key: string; url: string }> = {
+/** Typed by `ProviderEnv`: a variable read here is one docs/configuration.md lists. */
+const KEYS: Record<Protocol, { key: ProviderEnvName; url: ProviderEnvName }> = {
   'openai-chat': { key: 'OPENAI_API_KEY', url: 'OPENAI_BASE_URL' },
   'openai-responses': { key: 'OPENAI_API_KEY', url: 'OPENAI_BASE_URL' },
   anthropic: { key: 'ANTHROPIC_API_KEY', url: 'ANTHROPIC_BASE_URL' },

@@ -4,31 +4,54 @@ import { z } from 'zod';
 import { EngineError } from '../errors';
 import { PriceOverrides } from './prices';
 
+const about = (description: string) => ({ description });
+
+/** One `[slots.<name>]` table of `llm.toml`; the descriptions are docs/configuration.md's (`npm run docs:config`). */
 export const SlotConfig = z.object({
-  protocol: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini']),
-  model: z.string().min(1),
-  contextWindow: z.number().int().positive(),
-  maxOutputTokens: z.number().int().positive(),
-  /**
-   * Tokens kept free for the reply (spec §5 "Budget"): the input limit is `contextWindow` minus this,
-   * and it caps each call's `maxOutputTokens`. Default: `maxOutputTokens`.
-   */
-  responseReserve: z.number().int().positive().optional(),
-  /** A real tokenizer for the budget's estimate (`token-estimator.ts`); default: the spec's character estimate. */
-  tokenizer: z.enum(['o200k_base', 'cl100k_base']).optional(),
-  /** Late system messages as wrapped user content (OpenAI default false, Gemini default true). */
-  lateSystemAsUser: z.boolean().optional(),
-  /** Input settings that override the model table. */
-  imageInput: z.boolean().optional(),
-  forcedToolChoice: z.boolean().optional(),
-  /** Anthropic: cache boundaries from the system sentinels (default true). */
-  cacheBoundaries: z.boolean().default(true),
+  protocol: z
+    .enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini'])
+    .meta(about('The wire protocol (adapter). OpenAI-compatible endpoints (DeepSeek, Qwen, local relays) use `openai-chat`.')),
+  model: z.string().min(1).meta(about('The model id sent to the provider; what it can do comes from the model table (`model-table.ts`).')),
+  contextWindow: z.number().int().positive().meta(about("The model's context window, in tokens.")),
+  maxOutputTokens: z.number().int().positive().meta(about('Output limit of one call, in tokens (capped by `responseReserve`).')),
+  responseReserve: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta(
+      about(
+        'Tokens kept free for the reply (spec §5 "Budget"): the input limit is `contextWindow` minus this, and it caps each call\'s `maxOutputTokens`. Default: `maxOutputTokens`. Must be smaller than `contextWindow`.',
+      ),
+    ),
+  tokenizer: z
+    .enum(['o200k_base', 'cl100k_base'])
+    .optional()
+    .meta(
+      about(
+        "A real tokenizer for the budget's estimate (`gpt-tokenizer`): `o200k_base` (GPT-4o, GPT-4.1, o-series) or `cl100k_base` (GPT-4, GPT-3.5). Default: the spec's character estimate.",
+      ),
+    ),
+  lateSystemAsUser: z.boolean().optional().meta(about('Late system messages sent as wrapped user content. Default: false on OpenAI, true on Gemini.')),
+  imageInput: z.boolean().optional().meta(about('Overrides the model table: the model takes images.')),
+  forcedToolChoice: z.boolean().optional().meta(about('Overrides the model table: the model accepts a forced tool choice.')),
+  cacheBoundaries: z.boolean().default(true).meta(about("Anthropic: `cache_control` boundaries from the system prompt's sentinels.")),
 });
 
 export const LlmConfig = z.object({
-  slots: z.object({ story: SlotConfig, fast: SlotConfig }).catchall(SlotConfig),
-  /** List prices per model (`[prices."<model>"]`), over the built-in ones (`prices.ts`): the inspector's and /metrics' est. $. */
-  prices: PriceOverrides.optional(),
+  slots: z
+    .object({ story: SlotConfig, fast: SlotConfig })
+    .catchall(SlotConfig)
+    .meta(
+      about(
+        "The model slots, by name: a runtime's manifest picks one (`slot`, default `story`); compaction summaries use `fast`. `story` and `fast` are required; more may be added.",
+      ),
+    ),
+  prices: PriceOverrides.optional().meta(
+    about(
+      'List prices per model (`[prices."<model>"]`), over the built-in ones (`libs/providers/prices.ts`): the est. $ of the inspector, `/metrics` and `npm run bench`. An entry replaces that model\'s built-in price as a whole.',
+    ),
+  ),
 });
 
 export type SlotConfig = z.infer<typeof SlotConfig>;

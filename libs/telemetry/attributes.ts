@@ -41,7 +41,7 @@ export const ATTR = {
   urlPath: 'url.path',
 } as const;
 
-/** The span names this engine records (README, Operations → Traces). */
+/** The span names this engine records (docs/operations.md, Traces). */
 export const SPAN = {
   turnEnqueue: 'covel.turn.enqueue',
   turnJob: 'covel.turn.job',

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces of the engine (README, Operations → Traces). The engine records spans through
+ * OpenTelemetry traces of the engine (docs/operations.md, Traces). The engine records spans through
  * `@opentelemetry/api` only (`spans.ts`); the SDK is loaded and registered by `startTracing`, once
  * per process, and only when an OTLP endpoint is configured.
  */
@@ -22,4 +22,5 @@ export {
   type Span,
 } from './spans';
 export { httpServerSpans } from './http';
+export { TelemetryEnv } from './env';
 export { startTracing, startTracingForTests, TracingConfigError, tracesEndpoint, type TestTracing, type Tracing, type TracingOptions } from './setup';

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { BENCHMARKS_DOC, renderLoad, renderLoadSuite, staticBenchBlocks, type LoadJson } from '../../bench/bench-docs';
+import { ACCEPTANCE_SUITE } from '../../bench/load/options';
+import type { RunResult } from '../../bench/load/run';
+import { readBlock, renderBlocks } from '../../tools/docs-block';
+
+const spread = (p50: number, p95: number) => ({ p50, p95, max: p95 });
+const cpu = { total: 45.2, api: 7.1, workers: 22.4, emulator: 2, postgres: 11.3, redis: 2.4, postgresBenchDb: 9 };
+
+function run(name: string, over: Partial<RunResult['log']> = {}): RunResult {
+  const spec = ACCEPTANCE_SUITE.find((r) => r.name === name)!;
+  const turns = spec.sessions * spec.inputs;
+  return {
+    spec,
+    startedAt: '2026-12-05T06:00:00.000Z',
+    setupMs: 1000,
+    windowMs: 10_000,
+    turns: { expected: turns, committed: turns, failed: 0, errors: 0 },
+    log: { committed: turns, failed: 0, duplicated: 0, outOfOrder: 0, missing: 0, ...over } as RunResult['log'],
+    modelCallsPerTurn: 1,
+    turnsPerSecond: 25.84,
+    idealTurnsPerSecond: 64,
+    efficiencyPercent: 40.4,
+    latencyMs: spread(2100, 3000),
+    serverLatencyMs: spread(2000, 2900),
+    overheadMs: spread(1100, 2049.6),
+    serverOverheadMs: spread(1000, 1900),
+    stepsMs: {} as RunResult['stepsMs'],
+    pollsPerTurn: 1,
+    cpuMs: cpu,
+    cpuMsPerTurn: cpu,
+    loadAverage: { start: 1.5, end: 3.25 },
+    crashed: [],
+    errorSamples: [],
+  };
+}
+
+describe('docs/benchmarks.md blocks (bench/bench-docs.ts)', () => {
+  it('renders one load row per run from the results, exactly-once or not', () => {
+    const json: LoadJson = {
+      date: '2026-12-05T06:01:00.000Z',
+      node: 'v20.0.0',
+      suite: 'acceptance',
+      cores: 2,
+      cpu: 'Test CPU',
+      scaleOutRatioCOverB: null,
+      runs: [run('a'), run('b', { duplicated: 1 })],
+    };
+    const text = renderLoad(json);
+    expect(text).toContain('| a | 64 × 5 | 2 × 32 | 1 s | 25.8 | 64 | 40 % | 1,100 / 2,050 | 45 | yes (320 turns) |');
+    expect(text).toContain('| b | 64 × 5 | 1 × 16 | 1 s | 25.8 | 64 | 40 % | 1,100 / 2,050 | 45 | **no** |');
+    expect(text).toContain('Measured 2026-12-05, Node v20.0.0, 2 cores (Test CPU).');
+  });
+
+  it("keeps the table of load runs equal to the acceptance suite's settings (else: BENCH_ONLY=none npm run bench -- --write-docs)", async () => {
+    const text = readFileSync(BENCHMARKS_DOC, 'utf8');
+    expect(renderLoadSuite()).toContain('| e | 200 × 10 | 2 × 32 | 1 s | exactly once at 2,000 turns |');
+    const current = (await renderBlocks(BENCHMARKS_DOC, text, staticBenchBlocks())) === text;
+    if (!current) throw new Error(`${readBlock(text, 'bench:load-suite')}\nis stale: run BENCH_ONLY=none npm run bench -- --write-docs`);
+  });
+});
