@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /**
- * Production code (what the runtime image runs) never loads the offline provider emulator, test code
- * or the benchmarks: the lint's boundary rule (eslint.config.mjs) fails on such an import, and the
- * emulator is loaded only by libs/engine/offline-emulator.ts, when a worker has a slot with no key.
+ * Production code (what the runtime image runs) never loads the offline provider emulator, test code,
+ * the benchmarks or a devDependency (not installed in the image): the lint's boundary rule
+ * (eslint.config.mjs) fails on such an import, and the emulator is loaded only by
+ * libs/engine/offline-emulator.ts, when a worker has a slot with no key.
  */
 const root = join(__dirname, '..', '..');
 
@@ -41,6 +42,9 @@ const FROM_APPS = "import { ProviderEmulator } from '../../libs/emulator';\n\nex
 const TEST_SUPPORT = "import { dumpProjections } from '../../test/support/projection-dump';\n\nexport const dump = dumpProjections;\n";
 const BENCH = "import { runEmberback } from '../bench/emberback-bench';\n\nexport const run = runEmberback;\n";
 const SDK_HARNESS = "import { pluginHarness } from '../../libs/plugins-sdk/testing';\n\nexport const harness = pluginHarness;\n";
+const DEV_PACKAGE = "import { chromium } from 'playwright-core';\n\nexport const browser = chromium;\n";
+const DEV_PACKAGE_TYPES = "import type { Browser } from 'playwright-core';\n\nexport type Page = Browser;\n";
+const DEV_PACKAGE_DYNAMIC = "export const pty = () => import('@lydell/node-pty');\n";
 const REQUIRE_BENCH = "module.exports = require('../bench/run');\n";
 
 describe('the production boundary (lint)', () => {
@@ -54,6 +58,8 @@ describe('the production boundary (lint)', () => {
     { code: BENCH, filePath: 'tools/report.ts', expect: /benchmarks/ },
     { code: REQUIRE_BENCH, filePath: 'tools/report.js', expect: /benchmarks/ },
     { code: SDK_HARNESS, filePath: 'plugins/codex/entry.ts', expect: /plugin SDK test harness/ },
+    { code: DEV_PACKAGE, filePath: 'apps/api/inspector/shot.ts', expect: /devDependency/ },
+    { code: DEV_PACKAGE_DYNAMIC, filePath: 'apps/play/terminal-size.ts', expect: /devDependency/ },
     // allowed: types only (erased at compile time), the one door, tests, the emulator itself, benchmarks
     { code: TYPE_IMPORT, filePath: 'libs/engine/engine-types.ts', expect: null },
     { code: INLINE_TYPE_IMPORT, filePath: 'libs/engine/engine-types.ts', expect: null },
@@ -65,6 +71,9 @@ describe('the production boundary (lint)', () => {
     { code: STATIC_IMPORT, filePath: 'libs/emulator/more.ts', expect: null },
     { code: SDK_HARNESS, filePath: 'libs/plugins-sdk/testing/more.ts', expect: null },
     { code: BENCH, filePath: 'bench/more.ts', expect: null },
+    { code: DEV_PACKAGE_TYPES, filePath: 'apps/api/inspector/shot.ts', expect: null },
+    { code: DEV_PACKAGE, filePath: 'test/unit/inspector-shot.test.ts', expect: null },
+    { code: DEV_PACKAGE_DYNAMIC, filePath: 'test/support/pty.ts', expect: null },
   ];
   const linted = lint(cases.map(({ code, filePath }) => ({ code, filePath })));
 
