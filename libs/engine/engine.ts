@@ -16,7 +16,8 @@ import {
 import { createAsyncProjector, engineInlineProjections } from './projections';
 import type { LoadedPlugin } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, PriceTable, ProviderRegistry } from '../providers';
-import { ProviderEmulator, replyBookScript } from '../emulator';
+import type { ProviderEmulator } from '../emulator';
+import { startOfflineEmulator } from './offline-emulator';
 import type { EngineConfig } from './config';
 import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
 import type { RuntimeCatalog } from './runtime-catalog';
@@ -163,9 +164,9 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
-        // the worlds' reply books let the emulated model make meaningful bookkeeping calls (worlds/<id>/emulator-replies.json)
-        const script = replyBookScript(worlds.emulatorRules());
-        emulator = await new ProviderEmulator({ ...config.emulator, ...(script ? { script } : {}) }).start();
+        // loaded only now (a dynamic import); the worlds' reply books let the emulated model make
+        // meaningful bookkeeping calls (worlds/<id>/emulator-replies.json)
+        emulator = await startOfflineEmulator({ settings: config.emulator, worlds });
         const started = emulator;
         // after the queue has drained (its running jobs may be calling the emulator), before the database
         closers.splice(closers.length - 1, 0, () => started.stop());

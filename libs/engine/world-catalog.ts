@@ -1,8 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { escapeXml, type LorebookEntryInput } from '../context';
-import { type LoadedWorld, loadWorld, manifestIssues, PluginManifestError } from '../plugins-sdk';
-import { ReplyBook, type ReplyBookRule } from '../emulator';
+import { type LoadedWorld, loadWorld } from '../plugins-sdk';
 import { EngineError } from '../errors';
 
 export class WorldNotFoundError extends EngineError {
@@ -47,27 +46,17 @@ export class WorldCatalog {
   }
 
   /**
-   * The rules of every world's reply book for the offline emulator (`<id>/emulator-replies.json`,
-   * optional), worlds in id order. A bad file stops start-up, naming the file and the field path.
+   * The reply books of the worlds for the offline emulator (`<id>/emulator-replies.json`, optional):
+   * their paths, worlds in id order (read and validated by `worldReplyRules` in offline-emulator.ts).
    */
-  emulatorRules(): ReplyBookRule[] {
-    return this.loadAll().flatMap((world) => {
-      const file = join(this.dir, world.id, REPLY_BOOK_FILE);
-      if (!existsSync(file)) return [];
-      let json: unknown;
-      try {
-        json = JSON.parse(readFileSync(file, 'utf8'));
-      } catch (error) {
-        throw new PluginManifestError(file, [{ path: '(file)', message: `not JSON: ${(error as Error).message}` }]);
-      }
-      const parsed = ReplyBook.safeParse(json);
-      if (!parsed.success) throw new PluginManifestError(file, manifestIssues(parsed.error));
-      return parsed.data.tools;
-    });
+  replyBookFiles(): string[] {
+    return this.loadAll()
+      .map((world) => join(this.dir, world.id, REPLY_BOOK_FILE))
+      .filter((file) => existsSync(file));
   }
 }
 
-/** A world's reply book for the offline emulator (see `ReplyBook`). */
+/** A world's reply book for the offline emulator (see `ReplyBook` in libs/emulator). */
 export const REPLY_BOOK_FILE = 'emulator-replies.json';
 
 /**

@@ -5,7 +5,7 @@ export type { OpenAIAdapterOptions } from './openai-chat-adapter';
 export { parseLlmConfig, loadLlmConfig, SlotConfigError, responseReserve, callOutputLimit, LlmConfig as LlmConfigSchema } from './slots';
 export { slotTokenizer, type TokenCounter, type TokenizerName } from './token-estimator';
 export type { LlmConfig, SlotConfig, SlotName } from './slots';
-export { ProviderRegistry, endpointFor, hasRealKey, createAdapter } from './provider-registry';
+export { ProviderRegistry, endpointFor, hasRealKey, createAdapter, PROVIDER_ENV } from './provider-registry';
 export { ProviderEnv } from './provider-env';
 export { AnthropicAdapter } from './anthropic-adapter';
 export type { AnthropicAdapterOptions } from './anthropic-adapter';

@@ -15,8 +15,11 @@ export interface Endpoint {
   apiKey: string;
 }
 
-/** Typed by `ProviderEnv`: a variable read here is one docs/configuration.md lists. */
-const KEYS: Record<Protocol, { key: ProviderEnvName; url: ProviderEnvName }> = {
+/**
+ * Each protocol's key and base-URL variables (docker-compose.yml passes every one of them); typed by
+ * `ProviderEnv`: a variable read here is one docs/configuration.md lists.
+ */
+export const PROVIDER_ENV: Readonly<Record<Protocol, { readonly key: ProviderEnvName; readonly url: ProviderEnvName }>> = {
   'openai-chat': { key: 'OPENAI_API_KEY', url: 'OPENAI_BASE_URL' },
   'openai-responses': { key: 'OPENAI_API_KEY', url: 'OPENAI_BASE_URL' },
   anthropic: { key: 'ANTHROPIC_API_KEY', url: 'ANTHROPIC_BASE_URL' },
@@ -25,12 +28,12 @@ const KEYS: Record<Protocol, { key: ProviderEnvName; url: ProviderEnvName }> = {
 
 /** A protocol's real key in the environment switches it to the real endpoint. */
 export function hasRealKey(protocol: Protocol, env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env[KEYS[protocol].key]);
+  return Boolean(env[PROVIDER_ENV[protocol].key]);
 }
 
 /** Where a protocol's calls go: the real endpoint with a key, else the emulator the host started. */
 export function endpointFor(protocol: Protocol, env: NodeJS.ProcessEnv, emulatorRoot: string | null): Endpoint {
-  const { key, url } = KEYS[protocol];
+  const { key, url } = PROVIDER_ENV[protocol];
   if (env[key]) return { kind: 'real', apiKey: env[key]!, baseURL: env[url] || undefined };
   const root = (env.COVEL_EMULATOR_URL || emulatorRoot)?.replace(/\/$/, '');
   if (!root) throw new SlotConfigError('environment', [{ path: key, message: `no ${key} and no emulator: set ${key} or start the provider emulator` }]);

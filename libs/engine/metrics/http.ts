@@ -10,11 +10,16 @@ export interface MetricsServer {
 
 /**
  * A worker's metrics listener (`COVEL_METRICS_PORT`): `GET /metrics` answers the exposition text,
- * anything else 404. The API serves `/metrics` on its own port instead.
+ * `GET /health/live` that the process answers (the image's HEALTHCHECK, like the API's route of the
+ * same name), anything else 404. The API serves both on its own port instead.
  */
 export async function serveMetrics(options: { metrics: EngineMetrics; port: number; host: string }): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
+    if (req.method === 'GET' && path === '/health/live') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok' }));
+      return;
+    }
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
