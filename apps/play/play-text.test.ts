@@ -1,5 +1,5 @@
 import { HELP_TEXT, parseLine } from './commands';
-import { hangingLines, readableWidth, StreamWrapper, wrapText } from './wrap';
+import { displayWidth, hangingLines, readableWidth, StreamWrapper, wrapText } from './wrap';
 
 describe('play client lines', () => {
   it('a line starting with / is a command, never story input; an unknown one is named', () => {
@@ -25,14 +25,29 @@ describe('wrapping', () => {
     for (const piece of text.match(/.{1,5}/g)!) wrapper.push(piece); // pieces cut inside words
     wrapper.end();
     expect(streamed).toBe(wrapText(text, 24));
-    for (const line of streamed.split('\n')) expect(Array.from(line).length).toBeLessThanOrEqual(24);
+    for (const line of streamed.split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(24);
     expect(streamed.replace(/\n/g, ' ').trim()).toBe(text);
   });
 
-  it('counts code points, not UTF-16 units, and cuts a word longer than a line', () => {
-    const emoji = '🐉'.repeat(10);
-    expect(wrapText(`${emoji} ${emoji}`, 10)).toBe(`${emoji}\n${emoji}\n`);
+  it('counts display columns (a dragon emoji is two) and cuts a word longer than a line', () => {
+    const dragons = '🐉'.repeat(5); // 10 columns
+    expect(wrapText(`${dragons} ${dragons}`, 10)).toBe(`${dragons}\n${dragons}\n`);
+    expect(wrapText('🐉'.repeat(6), 11)).toBe(`${'🐉'.repeat(5)}\n🐉\n`); // never half an emoji
     expect(wrapText('abcdefghijkl', 5)).toBe('abcde\nfghij\nkl\n');
+    expect(wrapText('龙在山中沉睡', 5)).toBe('龙在\n山中\n沉睡\n');
+  });
+
+  it('keeps what the model wrote between words, drops control characters, never moves a written word', () => {
+    expect(wrapText('one   two\tthree', 40)).toBe('one   two three\n');
+    expect(wrapText('red \u001b[31mtext\u0007 here\r\nnext', 40)).toBe('red [31mtext here\nnext\n');
+    const written: string[] = [];
+    const wrapper = new StreamWrapper(12, (t) => written.push(t));
+    wrapper.push('The ferry');
+    expect(written.join('')).toBe('The'); // "ferry" may go on: not written yet
+    wrapper.push('woman waits');
+    expect(written.join('')).toBe('The\nferrywoman');
+    wrapper.end();
+    expect(written.join('')).toBe('The\nferrywoman\nwaits\n');
   });
 });
 
@@ -43,7 +58,7 @@ describe('activity lines after the story', () => {
     const lines = out.replace(/\n$/, '').split('\n');
     expect(lines[0].startsWith('  · world-init:')).toBe(true);
     for (const line of lines.slice(1)) expect(line.startsWith('    ') && !line.startsWith('     ')).toBe(true);
-    for (const line of lines) expect(Array.from(line).length).toBeLessThanOrEqual(40);
+    for (const line of lines) expect(displayWidth(line)).toBeLessThanOrEqual(40);
     expect(lines.map((l) => l.slice(4)).join(' ')).toBe(text);
     expect(hangingLines('short', 40, '  · ')).toBe('  · short\n');
   });
