@@ -3,7 +3,7 @@ import { createEngine, loadConfig } from '../libs/engine';
 import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
 import { boundAddress, describeModels } from './banner';
-import { devKeyFile, ensureDevTenant } from './dev-tenant';
+import { devKeyFile, ensureDevTenant, writeEngineUrl } from './dev-tenant';
 import { startTracing } from '../libs/telemetry';
 import { closeOnSignals, reloadPluginsOnHangup, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
@@ -16,6 +16,7 @@ async function main() {
   const config = loadConfig();
   const embedded = config.database.kind === 'pglite';
   if (embedded) mkdirSync(config.dataDir, { recursive: true });
+  if (embedded) writeEngineUrl(config.dataDir, null); // a stale one (another port) is never read while this one starts
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; nothing registered otherwise
   const tracing = await startTracing({ defaultServiceName: 'covel' });
   const engine = await createEngine(config, 'all');
@@ -29,6 +30,7 @@ async function main() {
   closeOnSignals(api, worker, engine, ...(tracing ? [tracing] : [])); // before the ready line: a signal right after it is handled
   reloadPluginsOnHangup(engine);
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
+  if (embedded) writeEngineUrl(config.dataDir, url); // npm run play finds this engine whatever its PORT
   const slots = Object.entries(engine.providers.config.slots).map(([name, slot]) => ({ name, protocol: slot.protocol }));
   console.log(
     [
