@@ -22,7 +22,7 @@ export class EngineUnreachableError extends Error {
     cause: unknown,
   ) {
     super(
-      `cannot reach the Covel engine at ${url}${urlSource ? ` (${urlSource})` : ''}: ${networkReason(cause)}. ` +
+      `cannot reach the Covel engine at ${url}${urlSource ? ` (${urlSource})` : ''}: ${networkReason(cause)}.\n` +
         `Is it running? Start it with npm start (then npm run play finds it), or point the player at it with COVEL_URL, ` +
         `e.g. COVEL_URL=http://127.0.0.1:3000 npm run play`,
       { cause },
