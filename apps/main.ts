@@ -16,10 +16,11 @@ async function main() {
   const config = loadConfig();
   const embedded = config.database.kind === 'pglite';
   if (embedded) mkdirSync(config.dataDir, { recursive: true });
-  if (embedded) writeEngineUrl(config.dataDir, null); // a stale one (another port) is never read while this one starts
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; nothing registered otherwise
   const tracing = await startTracing({ defaultServiceName: 'covel' });
   const engine = await createEngine(config, 'all');
+  // the data directory is ours now (PGlite's lock): a stale URL (another port) is never read while this one starts
+  if (embedded) writeEngineUrl(config.dataDir, null);
   await ensureBootstrapTenant(engine);
   // a development tenant with a printed key only on the embedded default, never in a real PostgreSQL
   const apiKey = embedded ? await ensureDevTenant(engine) : null;

@@ -1,4 +1,5 @@
 import { HELP_TEXT, parseLine } from './commands';
+import { colorWanted, painter } from './style';
 import { displayWidth, hangingLines, readableWidth, StreamWrapper, wrapText } from './wrap';
 
 describe('play client lines', () => {
@@ -11,6 +12,8 @@ describe('play client lines', () => {
     expect(parseLine('/')).toEqual({ kind: 'unknown', name: '/' });
     expect(parseLine('   ')).toEqual({ kind: 'empty' });
     expect(HELP_TEXT).toContain('/retry');
+    expect(parseLine('/locale zh-CN')).toEqual({ kind: 'command', name: 'locale', arg: 'zh-CN' });
+    expect(HELP_TEXT).toContain('/locale <tag>');
   });
 });
 
@@ -61,5 +64,23 @@ describe('activity lines after the story', () => {
     for (const line of lines) expect(displayWidth(line)).toBeLessThanOrEqual(40);
     expect(lines.map((l) => l.slice(4)).join(' ')).toBe(text);
     expect(hangingLines('short', 40, '  · ')).toBe('  · short\n');
+  });
+});
+
+describe('colour', () => {
+  it('only on a terminal, and off when NO_COLOR has any value (an empty one is unset)', () => {
+    expect(colorWanted({ isTTY: true }, {})).toBe(true);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '0' })).toBe(false);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '' })).toBe(true);
+    expect(colorWanted({ isTTY: false }, {})).toBe(false);
+    expect(colorWanted({}, {})).toBe(false);
+  });
+
+  it('by role; the story keeps the terminal colour; off is plain text', () => {
+    expect(painter(true)('error', '! no')).toBe('\u001b[31m! no\u001b[39m');
+    expect(painter(true)('bookkeeper', '  · memory: kept')).toBe('\u001b[2m  · memory: kept\u001b[22m');
+    expect(painter(true)('story', 'The river')).toBe('The river');
+    for (const role of ['player', 'status', 'bookkeeper', 'notice', 'error'] as const) expect(painter(false)(role, 'text')).toBe('text');
   });
 });
