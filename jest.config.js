@@ -13,7 +13,16 @@ const transform = {
     },
   ],
 };
-const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+// ESM-only packages (plain Node 20 can require() them; Jest's CommonJS runtime cannot): SWC turns them into CommonJS too
+const ESM_PACKAGES = ['string-width', 'wrap-ansi', 'get-east-asian-width'];
+const esmPath = `/node_modules/(?:${ESM_PACKAGES.join('|')})/`; // their own nested node_modules included
+transform[`${esmPath}.+\\.js$`] = ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }];
+const common = {
+  transform,
+  transformIgnorePatterns: [`^(?!.*${esmPath}).*/node_modules/`],
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};
 module.exports = {
   projects: [
     {

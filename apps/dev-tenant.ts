@@ -1,8 +1,19 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Engine } from '../libs/engine';
 
 export const devKeyFile = (dataDir: string) => join(dataDir, 'dev-api-key');
+
+/** Where the embedded default writes the URL it listens on, next to its dev key: `npm run play` reads it. */
+export const engineUrlFile = (dataDir: string) => join(dataDir, 'engine-url');
+
+/** `npm start` on the embedded default: the URL it listens on (`null` while starting: a stale one is removed). */
+export function writeEngineUrl(dataDir: string, url: string | null): void {
+  const file = engineUrlFile(dataDir);
+  if (url === null) return rmSync(file, { force: true });
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${url}\n`);
+}
 
 /**
  * The embedded default's development tenant: created once, its key kept in the data directory

@@ -3,7 +3,7 @@ import { createEngine, loadConfig } from '../libs/engine';
 import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
 import { boundAddress, describeModels } from './banner';
-import { devKeyFile, ensureDevTenant } from './dev-tenant';
+import { devKeyFile, ensureDevTenant, writeEngineUrl } from './dev-tenant';
 import { startTracing } from '../libs/telemetry';
 import { closeOnSignals, reloadPluginsOnHangup, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
@@ -19,6 +19,8 @@ async function main() {
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; nothing registered otherwise
   const tracing = await startTracing({ defaultServiceName: 'covel' });
   const engine = await createEngine(config, 'all');
+  // the data directory is ours now (PGlite's lock): a stale URL (another port) is never read while this one starts
+  if (embedded) writeEngineUrl(config.dataDir, null);
   await ensureBootstrapTenant(engine);
   // a development tenant with a printed key only on the embedded default, never in a real PostgreSQL
   const apiKey = embedded ? await ensureDevTenant(engine) : null;
@@ -29,6 +31,7 @@ async function main() {
   closeOnSignals(api, worker, engine, ...(tracing ? [tracing] : [])); // before the ready line: a signal right after it is handled
   reloadPluginsOnHangup(engine);
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
+  if (embedded) writeEngineUrl(config.dataDir, url); // npm run play finds this engine whatever its PORT
   const slots = Object.entries(engine.providers.config.slots).map(([name, slot]) => ({ name, protocol: slot.protocol }));
   console.log(
     [

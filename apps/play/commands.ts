@@ -2,7 +2,7 @@
 export type PlayerLine =
   { kind: 'empty' } | { kind: 'input'; text: string } | { kind: 'command'; name: CommandName; arg: string } | { kind: 'unknown'; name: string };
 
-export const COMMANDS = ['help', 'new', 'session', 'retry', 'alternatives', 'quit'] as const;
+export const COMMANDS = ['help', 'new', 'session', 'locale', 'retry', 'alternatives', 'quit'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const HELP_TEXT = [
@@ -11,6 +11,7 @@ export const HELP_TEXT = [
   '  /help               this help',
   '  /new                start a new session (same world)',
   '  /session <id>       continue another session of yours',
+  '  /locale <tag>       start a new session in another language (e.g. /locale zh-CN)',
   '  /retry              write the last turn again (a new alternative)',
   '  /alternatives       list the alternatives of the last turn',
   '  /quit               leave (also Ctrl-D)',

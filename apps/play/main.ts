@@ -1,40 +1,89 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { loadConfig } from '../../libs/engine';
-import { devKeyFile } from '../dev-tenant';
+import { readPlayOptions, USAGE } from './options';
 import { PlayClient } from './play-client';
+import { colorWanted, painter } from './style';
 import { PlayTerminal } from './terminal';
 import { readableWidth } from './wrap';
 import { runMain } from '../process-lifecycle';
 
 /**
- * `npm run play`: play a session against a running engine, the story streamed as it is written.
- * COVEL_URL (default http://127.0.0.1:$PORT), COVEL_API_KEY (default: the embedded default's dev
- * key), COVEL_WORLD (default `emberback`; empty for none), COVEL_SESSION_ID to continue a session.
- * Lines are wrapped at the terminal's width (COLUMNS when not a terminal), at most 100 columns.
+ * `npm run play [-- --world <id> --locale <tag> --session <id>]`: play a session against a running
+ * engine, the story streamed as it is written (USAGE in ./options says where the engine's URL and
+ * key come from). Lines are wrapped at the terminal's width (COLUMNS when not a terminal), at most
+ * 100 columns; colour on a terminal unless NO_COLOR is set.
  */
 async function main() {
   const config = loadConfig();
-  const baseUrl = process.env.COVEL_URL ?? `http://127.0.0.1:${config.port}`;
-  const keyFile = devKeyFile(config.dataDir);
-  const apiKey = process.env.COVEL_API_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '');
-  if (!apiKey) throw new Error(`no API key: set COVEL_API_KEY, or start the engine with npm start (it writes ${keyFile})`);
+  const options = readPlayOptions(process.argv.slice(2), process.env, config);
+  if (options.help) return void process.stdout.write(`${USAGE}\n`);
+  if (!options.apiKey) throw new Error(`no API key: set COVEL_API_KEY, or start the engine with npm start (it writes ${options.keyFile})`);
   const columns = process.stdout.columns ?? (Number(process.env.COLUMNS) || undefined);
+  const paint = painter(colorWanted(process.stdout, process.env));
   const terminal = new PlayTerminal({
-    client: new PlayClient(baseUrl, apiKey),
+    client: new PlayClient(options.engine.url, options.apiKey, options.engine.source),
     write: (text) => process.stdout.write(text),
     width: readableWidth(columns),
-    worldId: process.env.COVEL_WORLD ?? 'emberback',
+    worldId: options.worldId,
+    locale: options.locale,
+    paint,
+    tty: process.stdout.isTTY === true,
   });
-  await terminal.open(process.env.COVEL_SESSION_ID || undefined);
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
-  rl.setPrompt('> ');
-  rl.prompt();
+  await terminal.open(options.sessionId ?? undefined);
+  await readLines(terminal, paint('player', '> '));
+}
+
+/**
+ * Reads the player's lines one turn at a time. On a terminal, what is typed while a turn is being
+ * written is not echoed then (it would land in the middle of the story): each such line is shown
+ * after the turn it waited for, just before it is handled; a line still being typed comes back with the prompt.
+ */
+async function readLines(terminal: PlayTerminal, prompt: string): Promise<void> {
+  const echo = new Writable({
+    write(chunk, _encoding, done) {
+      if (!busy) process.stdout.write(chunk);
+      done();
+    },
+  });
+  Object.defineProperty(echo, 'columns', { get: () => process.stdout.columns });
+  process.stdout.on('resize', () => echo.emit('resize'));
+  const interactive = process.stdin.isTTY === true;
+  const rl = createInterface({ input: process.stdin, output: interactive ? echo : process.stdout, terminal: interactive });
+  rl.setPrompt(prompt);
+  const queue: { line: string; echoed: boolean }[] = [];
+  let busy = false;
+  let closed = false;
+  const finished = new Promise<void>((resolve) => {
+    const pump = async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          if (!next.echoed) terminal.echo(prompt, next.line);
+          if (!(await terminal.handle(next.line))) {
+            closed = true;
+            break;
+          }
+        }
+      } finally {
+        busy = false;
+      }
+      if (closed) return resolve();
+      rl.prompt(true);
+    };
+    rl.on('line', (line) => {
+      queue.push({ line, echoed: !busy || !interactive });
+      void pump();
+    });
+    rl.on('close', () => {
+      closed = true;
+      if (!busy) resolve();
+    });
+    rl.prompt();
+  });
   try {
-    for await (const line of rl) {
-      if (!(await terminal.handle(line))) break;
-      rl.prompt();
-    }
+    await finished;
   } finally {
     terminal.close();
     rl.close();

@@ -13,6 +13,40 @@ export class ApiError extends Error {
   }
 }
 
+/** The engine did not answer at all (nothing listens there, a wrong host): says where the URL came from and how to change it. */
+export class EngineUnreachableError extends Error {
+  constructor(
+    readonly url: string,
+    /** Where the URL came from, in words (e.g. `from COVEL_URL`). */
+    readonly urlSource: string | undefined,
+    cause: unknown,
+  ) {
+    super(
+      `cannot reach the Covel engine at ${url}${urlSource ? ` (${urlSource})` : ''}: ${networkReason(cause)}.\n` +
+        `Is it running? Start it with npm start (then npm run play finds it), or point the player at it with COVEL_URL, ` +
+        `e.g. COVEL_URL=http://127.0.0.1:3000 npm run play`,
+      { cause },
+    );
+    this.name = 'EngineUnreachableError';
+  }
+}
+
+/** Why a request got no answer, from undici's `fetch failed` and the system error it wraps. */
+export function networkReason(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'connection refused (nothing listens on that port)',
+    ENOTFOUND: 'no such host',
+    EAI_AGAIN: 'the host name could not be resolved',
+    ECONNRESET: 'the connection was reset',
+    ETIMEDOUT: 'the connection timed out',
+    EHOSTUNREACH: 'the host is unreachable',
+  };
+  if (words[code]) return `${words[code]}, ${code}`;
+  return cause instanceof Error ? `${cause.message}${code ? ` (${code})` : ''}` : String(cause);
+}
+
 /** One alternative of a turn (`GET …/turns/:turnId/alternatives`, the regenerate feature). */
 export interface TurnAlternative {
   /** The alternative's id (its execution id): what `select` takes. */
@@ -31,6 +65,8 @@ export class PlayClient {
   constructor(
     readonly baseUrl: string,
     private readonly apiKey: string,
+    /** Where `baseUrl` came from, in words, for the message when the engine cannot be reached. */
+    readonly urlSource?: string,
   ) {}
 
   /** The headers of an authenticated request (the event stream sets its own Accept). */
@@ -39,12 +75,18 @@ export class PlayClient {
   }
 
   async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-    const res = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      ...(signal ? { signal } : {}),
-      headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        ...(signal ? { signal } : {}),
+        headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new EngineUnreachableError(this.baseUrl, this.urlSource, error);
+    }
     const data = (await res.json().catch(() => ({}))) as T & { message?: string; code?: string };
     if (!res.ok)
       throw new ApiError(`${method} ${path}: ${res.status} ${data.message ?? ''}`.trim(), res.status, typeof data.code === 'string' ? data.code : null);

@@ -1,5 +1,6 @@
 import { HELP_TEXT, parseLine } from './commands';
-import { hangingLines, readableWidth, StreamWrapper, wrapText } from './wrap';
+import { colorWanted, painter } from './style';
+import { displayWidth, hangingLines, readableWidth, StreamWrapper, wrapText } from './wrap';
 
 describe('play client lines', () => {
   it('a line starting with / is a command, never story input; an unknown one is named', () => {
@@ -11,6 +12,8 @@ describe('play client lines', () => {
     expect(parseLine('/')).toEqual({ kind: 'unknown', name: '/' });
     expect(parseLine('   ')).toEqual({ kind: 'empty' });
     expect(HELP_TEXT).toContain('/retry');
+    expect(parseLine('/locale zh-CN')).toEqual({ kind: 'command', name: 'locale', arg: 'zh-CN' });
+    expect(HELP_TEXT).toContain('/locale <tag>');
   });
 });
 
@@ -25,14 +28,29 @@ describe('wrapping', () => {
     for (const piece of text.match(/.{1,5}/g)!) wrapper.push(piece); // pieces cut inside words
     wrapper.end();
     expect(streamed).toBe(wrapText(text, 24));
-    for (const line of streamed.split('\n')) expect(Array.from(line).length).toBeLessThanOrEqual(24);
+    for (const line of streamed.split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(24);
     expect(streamed.replace(/\n/g, ' ').trim()).toBe(text);
   });
 
-  it('counts code points, not UTF-16 units, and cuts a word longer than a line', () => {
-    const emoji = '🐉'.repeat(10);
-    expect(wrapText(`${emoji} ${emoji}`, 10)).toBe(`${emoji}\n${emoji}\n`);
+  it('counts display columns (a dragon emoji is two) and cuts a word longer than a line', () => {
+    const dragons = '🐉'.repeat(5); // 10 columns
+    expect(wrapText(`${dragons} ${dragons}`, 10)).toBe(`${dragons}\n${dragons}\n`);
+    expect(wrapText('🐉'.repeat(6), 11)).toBe(`${'🐉'.repeat(5)}\n🐉\n`); // never half an emoji
     expect(wrapText('abcdefghijkl', 5)).toBe('abcde\nfghij\nkl\n');
+    expect(wrapText('龙在山中沉睡', 5)).toBe('龙在\n山中\n沉睡\n');
+  });
+
+  it('keeps what the model wrote between words, drops control characters, never moves a written word', () => {
+    expect(wrapText('one   two\tthree', 40)).toBe('one   two three\n');
+    expect(wrapText('red \u001b[31mtext\u0007 here\r\nnext', 40)).toBe('red [31mtext here\nnext\n');
+    const written: string[] = [];
+    const wrapper = new StreamWrapper(12, (t) => written.push(t));
+    wrapper.push('The ferry');
+    expect(written.join('')).toBe('The'); // "ferry" may go on: not written yet
+    wrapper.push('woman waits');
+    expect(written.join('')).toBe('The\nferrywoman');
+    wrapper.end();
+    expect(written.join('')).toBe('The\nferrywoman\nwaits\n');
   });
 });
 
@@ -43,8 +61,26 @@ describe('activity lines after the story', () => {
     const lines = out.replace(/\n$/, '').split('\n');
     expect(lines[0].startsWith('  · world-init:')).toBe(true);
     for (const line of lines.slice(1)) expect(line.startsWith('    ') && !line.startsWith('     ')).toBe(true);
-    for (const line of lines) expect(Array.from(line).length).toBeLessThanOrEqual(40);
+    for (const line of lines) expect(displayWidth(line)).toBeLessThanOrEqual(40);
     expect(lines.map((l) => l.slice(4)).join(' ')).toBe(text);
     expect(hangingLines('short', 40, '  · ')).toBe('  · short\n');
+  });
+});
+
+describe('colour', () => {
+  it('only on a terminal, and off when NO_COLOR has any value (an empty one is unset)', () => {
+    expect(colorWanted({ isTTY: true }, {})).toBe(true);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '0' })).toBe(false);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: '' })).toBe(true);
+    expect(colorWanted({ isTTY: false }, {})).toBe(false);
+    expect(colorWanted({}, {})).toBe(false);
+  });
+
+  it('by role; the story keeps the terminal colour; off is plain text', () => {
+    expect(painter(true)('error', '! no')).toBe('\u001b[31m! no\u001b[39m');
+    expect(painter(true)('bookkeeper', '  · memory: kept')).toBe('\u001b[2m  · memory: kept\u001b[22m');
+    expect(painter(true)('story', 'The river')).toBe('The river');
+    for (const role of ['player', 'status', 'bookkeeper', 'notice', 'error'] as const) expect(painter(false)(role, 'text')).toBe('text');
   });
 });

@@ -1,7 +1,8 @@
 import { followSession, type SessionStreamEvent } from './event-stream';
 import { HELP_TEXT, parseLine } from './commands';
-import { ApiError, type PlayClient, type TurnAlternative } from './play-client';
-import { hangingLines, StreamWrapper, wrapText } from './wrap';
+import { ApiError, EngineUnreachableError, type PlayClient, type TurnAlternative } from './play-client';
+import { type LineRole, type Paint, painter } from './style';
+import { displayWidth, hangingLines, StreamWrapper, truncateToWidth, wrapText } from './wrap';
 
 export interface PlayTerminalOptions {
   client: PlayClient;
@@ -11,6 +12,12 @@ export interface PlayTerminalOptions {
   width: number;
   /** The world of `/new` sessions (null: none). */
   worldId: string | null;
+  /** The language of new sessions (a BCP 47 tag; null: the engine's default); `/locale` changes it. */
+  locale?: string | null;
+  /** Colours by role (default: none). */
+  paint?: Paint;
+  /** The output is a terminal: status lines are shown, each replacing the last in place (carriage return, erase line); elsewhere they are left out. */
+  tty?: boolean;
   /** After the engine reports a turn ended, how long to wait for the stream to show it before reading the messages instead. */
   streamGraceMs?: number;
 }
@@ -37,8 +44,15 @@ export class PlayTerminal {
   private turn: RunningTurn | null = null;
   private lastTurnId: string | null = null;
   private streamDown: string | null = null;
+  private locale: string | null;
+  private readonly paint: Paint;
+  /** A status line is on the screen (no newline after it): the next output replaces it. */
+  private statusShown = false;
 
-  constructor(private readonly options: PlayTerminalOptions) {}
+  constructor(private readonly options: PlayTerminalOptions) {
+    this.locale = options.locale ?? null;
+    this.paint = options.paint ?? painter(false);
+  }
 
   get session(): string | null {
     return this.sessionId;
@@ -46,7 +60,14 @@ export class PlayTerminal {
 
   /** Opens a session (a new one when `sessionId` is absent) and follows its events. */
   async open(sessionId?: string): Promise<void> {
-    const id = sessionId ?? (await this.options.client.createSession(this.options.worldId ? { worldId: this.options.worldId } : {})).id;
+    const id =
+      sessionId ??
+      (
+        await this.options.client.createSession({
+          ...(this.options.worldId ? { worldId: this.options.worldId } : {}),
+          ...(this.locale ? { locale: this.locale } : {}),
+        })
+      ).id;
     this.lastTurnId = null;
     if (sessionId) await this.showRecent(sessionId); // also checks that it is one of ours
     this.follow?.abort();
@@ -62,7 +83,13 @@ export class PlayTerminal {
         else if (state.fatal) this.streamDown = state.reason;
       },
     });
-    this.say(`Session ${id}${sessionId ? '' : this.options.worldId ? ` in ${this.options.worldId}` : ''}. Type what you do; /help for commands.`);
+    const where = sessionId ? '' : `${this.options.worldId ? ` in ${this.options.worldId}` : ''}${this.locale ? ` (${this.locale})` : ''}`;
+    this.say(`Session ${id}${where}. Type what you do; /help for commands.`, 'notice');
+  }
+
+  /** Shows a line the player typed while a turn was being written, once that turn is on the screen. */
+  echo(prompt: string, line: string): void {
+    this.write(`${this.paint('player', `${prompt}${line}`)}\n`);
   }
 
   /** Handles one line; false when the player leaves. */
@@ -83,7 +110,7 @@ export class PlayTerminal {
             case 'quit':
               return false;
             case 'help':
-              this.say(HELP_TEXT);
+              this.say(HELP_TEXT, 'story');
               return true;
             case 'new':
               await this.open();
@@ -91,6 +118,18 @@ export class PlayTerminal {
             case 'session':
               if (!parsed.arg) this.say('Which session? /session <id>');
               else await this.open(parsed.arg);
+              return true;
+            case 'locale':
+              if (!parsed.arg)
+                this.say(`New sessions are in ${this.locale ?? "the engine's default language"}. /locale <tag> starts one in another, e.g. /locale zh-CN`);
+              else {
+                const previous = this.locale;
+                this.locale = parsed.arg;
+                await this.open().catch((error: unknown) => {
+                  this.locale = previous; // refused (not a language tag): keep the last one
+                  throw error;
+                });
+              }
               return true;
             case 'retry':
               await this.retry();
@@ -101,7 +140,7 @@ export class PlayTerminal {
           }
       }
     } catch (error) {
-      this.say(`! ${describe(error, this.options.client.baseUrl)}`);
+      this.say(`! ${describe(error)}`, 'error');
     }
     return true;
   }
@@ -118,7 +157,7 @@ export class PlayTerminal {
       await this.play(() => this.options.client.retry(this.requireSession(), turnId));
     } catch (error) {
       if (error instanceof ApiError && error.status === 404 && error.code !== 'SESSION_NOT_FOUND' && error.code !== 'TURN_NOT_FOUND') {
-        return this.say('! This engine cannot write a turn again yet (no retry route): /retry needs a newer server.');
+        return this.say('! This engine cannot write a turn again yet (no retry route): /retry needs a newer server.', 'error');
       }
       throw error;
     }
@@ -132,7 +171,7 @@ export class PlayTerminal {
       answer = await this.options.client.alternatives(this.requireSession(), turnId);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404 && error.code !== 'SESSION_NOT_FOUND' && error.code !== 'TURN_NOT_FOUND') {
-        return this.say('! This engine does not list alternatives yet (no alternatives route).');
+        return this.say('! This engine does not list alternatives yet (no alternatives route).', 'error');
       }
       throw error;
     }
@@ -140,12 +179,10 @@ export class PlayTerminal {
     if (list.length === 0) return this.say('This turn has no alternatives.');
     const lines = list.map((alt, i) => {
       const text = alt.status === 'committed' ? alt.preview : `(${alt.status})`;
-      const preview = Array.from(text.replace(/\s+/g, ' ').trim())
-        .slice(0, Math.max(10, this.options.width - 12))
-        .join('');
+      const preview = truncateToWidth(text.replace(/\s+/g, ' ').trim(), Math.max(10, this.options.width - 12));
       return `${alt.selected ? '*' : ' '} ${i + 1}. ${preview}`;
     });
-    this.say(`Alternatives of the last turn (* = the one in the story):\n${lines.join('\n')}`);
+    this.say(`Alternatives of the last turn (* = the one in the story):\n${lines.join('\n')}`, 'story');
   }
 
   /** Starts a turn (an input or a retry) and prints it until it is committed or has failed. */
@@ -171,10 +208,11 @@ export class PlayTerminal {
         turn.ended = true;
         turn.wrapper?.end();
         if (first === 'committed') await this.printStory(turnId);
-        else this.say(`! ${describe(first, this.options.client.baseUrl)}`);
-        if (this.streamDown) this.say(`(live updates unavailable: ${this.streamDown})`);
+        else this.say(`! ${describe(first)}`, 'error');
+        if (this.streamDown) this.say(`(live updates unavailable: ${this.streamDown})`, 'notice');
       }
     }
+    this.clearStatus();
     this.turn = null;
   }
 
@@ -193,8 +231,8 @@ export class PlayTerminal {
         return;
       case 'delta':
         if (!turn.wrapper) {
-          this.options.write('\n');
-          turn.wrapper = new StreamWrapper(this.options.width, this.options.write);
+          this.write('\n');
+          turn.wrapper = new StreamWrapper(this.options.width, (text) => this.write(text));
         }
         turn.wrapper.push(String(event.data.text ?? ''));
         return;
@@ -202,13 +240,13 @@ export class PlayTerminal {
         turn.ended = true;
         if (turn.wrapper) {
           turn.wrapper.end();
-          this.options.write('\n');
+          this.write('\n');
         } else {
           const messages = Array.isArray(event.data.messages) ? (event.data.messages as { role?: string; outputKind?: string | null; text?: string }[]) : [];
           this.printMessages(messages);
         }
         // the plugins at work: dimensions that changed, characters and memories noted (one line each)
-        for (const line of turn.activity) this.options.write(hangingLines(line, this.options.width, '  · '));
+        for (const line of turn.activity) this.writeLines(hangingLines(line, this.options.width, '  · '), 'bookkeeper');
         turn.done();
         return;
       }
@@ -216,7 +254,10 @@ export class PlayTerminal {
         turn.ended = true;
         turn.wrapper?.end();
         const error = event.data.error as { message?: string; code?: string } | undefined;
-        this.say(`! The turn failed: ${error?.message ?? 'unknown error'}${error?.code ? ` (${error.code})` : ''}. Type /retry to try it again, or go on.`);
+        this.say(
+          `! The turn failed: ${error?.message ?? 'unknown error'}${error?.code ? ` (${error.code})` : ''}. Type /retry to try it again, or go on.`,
+          'error',
+        );
         turn.done();
         return;
       }
@@ -226,8 +267,28 @@ export class PlayTerminal {
   private status(turn: RunningTurn, text: string, always = false): void {
     if (turn.status === text && !always) return;
     turn.status = text;
-    if (turn.wrapper) return; // the story has started: it speaks for itself
-    this.options.write(`  [${text}]\n`);
+    if (turn.wrapper || !this.options.tty) return; // the story has started: it speaks for itself
+    // one row (truncated), so that the carriage return and erase-line of the next output remove all of it
+    this.options.write(`\r\u001b[2K${this.paint('status', truncateToWidth(`  [${text}]`, this.options.width - 1))}`);
+    this.statusShown = true;
+  }
+
+  /** Removes the status line, if one is shown: it never stays in the transcript. */
+  private clearStatus(): void {
+    if (!this.statusShown) return;
+    this.statusShown = false;
+    this.options.write('\r\u001b[2K');
+  }
+
+  /** Everything printed goes through here: a status line on the screen is replaced first. */
+  private write(text: string): void {
+    this.clearStatus();
+    this.options.write(text);
+  }
+
+  /** Lines (each ending in a newline), each coloured as `role`: colour codes never span a newline. */
+  private writeLines(text: string, role: LineRole): void {
+    this.write(text.replace(/[^\n]+/g, (line) => this.paint(role, line)));
   }
 
   private async printStory(turnId: string): Promise<void> {
@@ -237,13 +298,13 @@ export class PlayTerminal {
 
   private printMessages(messages: { role?: string; outputKind?: string | null; text?: string }[]): void {
     const story = messages.filter((m) => m.role === 'assistant' && m.outputKind === 'story' && m.text).map((m) => m.text!);
-    this.options.write(`\n${story.map((t) => wrapText(t, this.options.width)).join('\n')}\n`);
+    this.write(`\n${story.map((t) => wrapText(t, this.options.width)).join('\n')}\n`);
   }
 
   private async showRecent(sessionId: string): Promise<void> {
     const messages = await this.options.client.messages(sessionId);
     const story = messages.filter((m) => m.role === 'assistant' && m.outputKind === 'story').slice(-2);
-    if (story.length > 0) this.options.write(`${story.map((m) => wrapText(m.text, this.options.width)).join('\n')}\n`);
+    if (story.length > 0) this.write(`${story.map((m) => wrapText(m.text, this.options.width)).join('\n')}\n`);
     const last = messages.at(-1);
     if (last) this.lastTurnId = last.turnId;
   }
@@ -254,20 +315,19 @@ export class PlayTerminal {
   }
 
   /** A line of its own per line of `text`, each wrapped to the width (short lines keep their indentation). */
-  private say(text: string): void {
+  private say(text: string, role: LineRole = 'notice'): void {
     const width = this.options.width;
-    this.options.write(
+    this.writeLines(
       text
         .split('\n')
-        .map((line) => (Array.from(line).length <= width ? `${line}\n` : wrapText(line, width)))
+        .map((line) => (displayWidth(line) <= width ? `${line}\n` : wrapText(line, width)))
         .join(''),
+      role,
     );
   }
 }
 
-function describe(error: unknown, baseUrl: string): string {
-  if (error instanceof ApiError) return error.message;
-  const message = error instanceof Error ? error.message : String(error);
-  if (/fetch failed|ECONNREFUSED/.test(message)) return `cannot reach the engine at ${baseUrl}: is it running (npm start)?`;
-  return message;
+function describe(error: unknown): string {
+  if (error instanceof ApiError || error instanceof EngineUnreachableError) return error.message;
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { renderScreen } from '../support/screen';
 
 const root = join(__dirname, '..', '..');
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]|\u001b[()][A-Z0-9]|\r/g;
 
 /**
  * `npm run play` in Emberback on the embedded engine and its emulator (with Emberback's reply
@@ -15,7 +14,7 @@ describe('npm run play in Emberback shows the plugins at work', () => {
   let covel: EmbeddedEngine;
   let term: IPty | null = null;
   let out = '';
-  const screen = () => out.replace(ANSI, '');
+  const screen = () => renderScreen(out);
   const waitFor = async (test: (text: string) => boolean, what: string) => {
     const deadline = Date.now() + 60_000;
     while (!test(screen())) {

@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
 import { PlayClient } from '../../apps/play/play-client';
+import { displayWidth } from '../../apps/play/wrap';
 import { ProviderEmulator } from '../../libs/emulator';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { renderScreen } from '../support/screen';
 import { type GatedProvider, startGatedProvider } from '../support/gated-provider';
 import { openEventStream } from '../support/sse-client';
 
 const root = join(__dirname, '..', '..');
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]|\u001b[()][A-Z0-9]|\r/g;
 const COLUMNS = 60;
 
 /** `npm run play` in a pseudo-terminal (`@lydell/node-pty`, prebuilt), against the embedded engine with the model paused mid-reply by a gate. */
@@ -19,7 +19,7 @@ describe('npm run play in a terminal', () => {
   let term: IPty | null = null;
   let out = '';
 
-  const screen = () => out.replace(ANSI, '');
+  const screen = () => renderScreen(out);
   const waitFor = async (test: (text: string) => boolean, what: string) => {
     const deadline = Date.now() + 30_000;
     while (!test(screen())) {
@@ -103,6 +103,6 @@ describe('npm run play in a terminal', () => {
     expect(sent).toContain('Look around');
     expect(sent).not.toContain('/help');
     expect(sent).not.toContain('frobnicate');
-    for (const line of screen().split('\n')) expect(Array.from(line).length).toBeLessThanOrEqual(COLUMNS);
+    for (const line of screen().split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(COLUMNS);
   }, 90_000);
 });

@@ -1,19 +1,21 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../support/stack';
 
 const root = join(__dirname, '..', '..');
 
-/** README's first command: `npm start` on the embedded default, then `npm run play`, three turns. */
+/** README's first command: `npm start` on the embedded default, then `npm run play` (which finds it whatever its PORT), three turns. */
 describe('npm start + npm run play', () => {
   it('plays three turns with no server installed', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'covel-play-'));
     const port = String(await freePort());
     const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, ...env } = process.env;
-    const common = { ...env, COVEL_DATA_DIR: dataDir, PORT: port };
-    const engine = spawn('npm', ['start'], { cwd: root, env: common, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const { PORT, COVEL_URL, ...unset } = env;
+    const common = { ...unset, COVEL_DATA_DIR: dataDir };
+    writeFileSync(join(dataDir, 'engine-url'), 'http://127.0.0.1:9\n'); // a stale one, from an engine long gone
+    const engine = spawn('npm', ['start'], { cwd: root, env: { ...common, PORT: port }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let engineOut = '';
     engine.stdout.on('data', (d) => (engineOut += d));
     engine.stderr.on('data', (d) => (engineOut += d));
@@ -30,7 +32,9 @@ describe('npm start + npm run play', () => {
       });
       expect(engineOut).toMatch(/dev key:\s+cvl_/);
       expect(engineOut).toContain(`http://127.0.0.1:${port}`);
+      expect(readFileSync(join(dataDir, 'engine-url'), 'utf8')).toBe(`http://127.0.0.1:${port}\n`);
 
+      // no PORT, no COVEL_URL: the player reads the URL npm start wrote next to its dev key
       const play = spawn('npm', ['run', 'play'], { cwd: root, env: common, stdio: ['pipe', 'pipe', 'pipe'] });
       let out = '';
       play.stdout.on('data', (d) => (out += d));
