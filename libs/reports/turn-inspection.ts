@@ -202,6 +202,11 @@ export function inspectTurnCalls(events: readonly StoredEvent[], turnId: string)
   const lastInTurn = new Map<string, { callId: string; turnId: string; request: RecordedRequest }>();
   const out: CallInspectionView[] = [];
   const previousFirst = new Map<string, { callId: string; turnId: string; request: RecordedRequest }>();
+  // a regeneration re-runs its turn from the same history: compared, like the turn first played, with the turn before
+  const groupOf = new Map<string, string>();
+  for (const e of events)
+    if (e.type === 'player-input.submitted@1') groupOf.set(e.data.turnId, e.data.alternativeOf ?? e.data.retryFromTurnId ?? e.data.turnId);
+  const previousOfGroup = new Map<string, Map<string, { callId: string; turnId: string; request: RecordedRequest }>>();
   // calls of a turn are contiguous (a session's turns run one at a time), though a later input may be logged among them
   let callsOfTurn: string | null = null;
   for (const e of events) {
@@ -211,6 +216,12 @@ export function inspectTurnCalls(events: readonly StoredEvent[], turnId: string)
       for (const [runtime, first] of firstOfTurn) previousFirst.set(runtime, first);
       firstOfTurn.clear();
       lastInTurn.clear();
+      const group = groupOf.get(callsOfTurn) ?? callsOfTurn;
+      const before = previousOfGroup.get(group);
+      if (before) {
+        previousFirst.clear();
+        for (const [runtime, first] of before) previousFirst.set(runtime, first);
+      } else previousOfGroup.set(group, new Map(previousFirst));
     }
     const d = e.data;
     const runtime = `${d.pluginId}/${d.runtimeId}`;

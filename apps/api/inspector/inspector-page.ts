@@ -57,6 +57,8 @@ export const INSPECTOR_HTML = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Covel prompt inspector</title>
+    <!-- no icon file: without this the browser asks for /favicon.ico, a 404 in its console -->
+    <link rel="icon" href="data:," />
     <link rel="stylesheet" href="/inspector/uPlot.min.css" />
     <link rel="stylesheet" href="/inspector/style.css" />
     <script type="importmap">${IMPORT_MAP}</script>

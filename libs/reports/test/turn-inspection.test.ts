@@ -187,6 +187,13 @@ describe('turn inspection (what the web inspector shows)', () => {
     ]);
     expect(turns[0].alternatives).toEqual([{ turnId: 't1', executionId: 'e1', status: 'committed', calls: 1, selected: true }]);
 
+    // the regeneration's request is compared with the turn before (the history it re-ran from), not with its sibling
+    const [regeneratedCall] = inspectTurnCalls(regenerated, 't2b');
+    expect([regeneratedCall.comparison!.previousCallId, regeneratedCall.comparison!.previousTurnId]).toEqual(['c1.1', 't1']);
+    expect(regeneratedCall.comparison!.firstDifference).not.toBeNull();
+    const next = [...regenerated, input(3), event('llm.calling@1', { ...calling('openai-chat', 3).data })];
+    expect(inspectTurnCalls(next, 't3')[0].comparison!.previousCallId).toBe('c2b');
+
     const selectedBack = sessionTurns([...failedAgain, superseded('t2b', 't2', 'select')]);
     expect(selectedBack[1].turnId).toBe('t2');
     expect(selectedBack[1].providerInputTokens).toBe(100);
