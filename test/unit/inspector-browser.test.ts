@@ -139,15 +139,16 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
     }
   }, 30_000);
 
-  /** Runs the steps; on failure writes a screenshot under test/artifacts/ and rethrows. */
-  async function withScreenshot(page: Page, name: string, steps: () => Promise<void>) {
+  /** Runs the steps; on failure writes a screenshot under test/artifacts/ and rethrows, with what the page saw go wrong. */
+  async function withScreenshot(page: Page, name: string, steps: () => Promise<void>, problems?: PageProblems) {
     try {
       await steps();
     } catch (error) {
       mkdirSync(ARTIFACTS, { recursive: true });
       const file = join(ARTIFACTS, `${name}.png`);
       await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-      throw new Error(`${(error as Error).message}\nscreenshot: ${file}\nengine output:\n${engine.output().slice(-3000)}`);
+      const seen = problems ? `\npage problems: ${JSON.stringify(problems, null, 2)}` : '';
+      throw new Error(`${(error as Error).message}${seen}\nscreenshot: ${file}\nengine output:\n${engine.output().slice(-3000)}`);
     }
   }
 
@@ -177,56 +178,61 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
     return (await handle.jsonValue()) as number;
   }
 
-  it('key form → sessions → a session → a turn (with its alternatives) → the audit banner; every request < 400, no error; render times', async () => {
-    const client = new PlayClient(baseUrl, devKey);
-    // a long narrator-only session, submitted back to back (a session's turns run one at a time), while Emberback plays
-    const longSession = (async () => {
-      const started = Date.now();
-      const { id } = await client.createSession({ plugins: ['narrator'] });
-      let last = '';
-      for (let i = 1; i <= LONG_TURNS; i++) last = (await client.submit(id, `Step ${i} along the river`)).executionId;
-      expect(await client.waitFor(last, 240_000)).toBe('committed');
-      times[`play${LONG_TURNS}TurnsMs`] = Date.now() - started;
-      return id;
-    })();
-    const { id: sessionId } = await client.createSession({ worldId: 'emberback' });
-    const turnIds: string[] = [];
-    for (const text of ['Walk to the river', 'Ask Mira about the ferry']) {
-      const r = await client.submit(sessionId, text);
-      expect(await client.waitFor(r.executionId, 60_000)).toBe('committed');
-      turnIds.push(r.turnId);
-    }
-    // turn 2 regenerated: its alternatives are one turn's, not a third turn
-    const regenerated = await client.retry(sessionId, turnIds[1]);
-    expect(await client.waitFor(regenerated.executionId, 60_000)).toBe('committed');
-    const longSessionId = await longSession;
+  it(
+    'key form → sessions → a session → a turn (with its alternatives) → the audit banner; every request < 400, no error; render times',
+    async () => {
+      const client = new PlayClient(baseUrl, devKey);
+      // a long narrator-only session, submitted back to back (a session's turns run one at a time), while Emberback plays
+      const longSession = (async () => {
+        const started = Date.now();
+        const { id } = await client.createSession({ plugins: ['narrator'] });
+        let last = '';
+        for (let i = 1; i <= LONG_TURNS; i++) last = (await client.submit(id, `Step ${i} along the river`)).executionId;
+        expect(await client.waitFor(last, 120_000 + LONG_TURNS * 2_000)).toBe('committed');
+        times[`play${LONG_TURNS}TurnsMs`] = Date.now() - started;
+        return id;
+      })();
+      const { id: sessionId } = await client.createSession({ worldId: 'emberback' });
+      const turnIds: string[] = [];
+      for (const text of ['Walk to the river', 'Ask Mira about the ferry']) {
+        const r = await client.submit(sessionId, text);
+        expect(await client.waitFor(r.executionId, 60_000)).toBe('committed');
+        turnIds.push(r.turnId);
+      }
+      // turn 2 regenerated: its alternatives are one turn's, not a third turn
+      const regenerated = await client.retry(sessionId, turnIds[1]);
+      expect(await client.waitFor(regenerated.executionId, 60_000)).toBe('committed');
+      const longSessionId = await longSession;
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const { page, problems } = await newPage(context);
-    await withScreenshot(page, 'inspector-navigation', async () => {
-      await page.goto(`${baseUrl}/inspector`);
-      await page.fill('#api-key', devKey);
-      await page.click('#api-key-submit');
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const { page, problems } = await newPage(context);
+      await withScreenshot(
+        page,
+        'inspector-navigation',
+        async () => {
+          await page.goto(`${baseUrl}/inspector`);
+          await page.fill('#api-key', devKey);
+          await page.click('#api-key-submit');
 
-      // sessions of the tenant
-      await page.waitForSelector(`a.session-link[href$="${sessionId}"]`);
-      expect(await page.locator('#app').innerText()).not.toMatch(/Loading…|NaN|undefined/);
-      // two turns: the regeneration of turn 2 is not a turn of its own
-      expect(await page.locator(`tr[data-session="${sessionId}"] [data-testid="session-turns"]`).innerText()).toBe('2');
-      expect(await page.locator(`tr[data-session="${longSessionId}"] [data-testid="session-turns"]`).innerText()).toBe(String(LONG_TURNS));
-      if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'inspector-after-sessions.png') });
-      await page.click(`a.session-link[href$="${sessionId}"]`);
-      // turns, and the per-session chart (uPlot draws on a canvas)
-      await page.waitForSelector('#turn-chart canvas');
-      expect(await page.locator('a.turn-link').count()).toBe(2);
-      expect(await page.locator('#turn-chart .u-legend').innerText()).toMatch(/cache-read share/);
-      // the regenerated turn: two alternatives of turn 2, the regeneration in the history
-      const alternatives = page.locator('tr[data-turn="2"] [data-testid="alternatives"] a');
-      expect(await alternatives.count()).toBe(2);
-      expect(await page.locator('tr[data-turn="2"] a.turn-link').getAttribute('href')).toMatch(new RegExp(`${regenerated.turnId}$`));
-      // each y axis's title is clear of its tick labels: uPlot draws the title in its own band beside
-      // the axis, so they overlap exactly when the widest tick label is wider than the axis leaves it
-      const axes = (await page.evaluate(`(() => {
+          // sessions of the tenant
+          await page.waitForSelector(`a.session-link[href$="${sessionId}"]`);
+          expect(await page.locator('#app').innerText()).not.toMatch(/Loading…|NaN|undefined/);
+          // two turns: the regeneration of turn 2 is not a turn of its own
+          expect(await page.locator(`tr[data-session="${sessionId}"] [data-testid="session-turns"]`).innerText()).toBe('2');
+          expect(await page.locator(`tr[data-session="${longSessionId}"] [data-testid="session-turns"]`).innerText()).toBe(String(LONG_TURNS));
+          if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'inspector-after-sessions.png') });
+          await page.click(`a.session-link[href$="${sessionId}"]`);
+          // turns, and the per-session chart (uPlot draws on a canvas)
+          await page.waitForSelector('#turn-chart canvas');
+          expect(await page.locator('a.turn-link').count()).toBe(2);
+          expect(await page.locator('#turn-chart .u-legend').innerText()).toMatch(/cache-read share/);
+          // the regenerated turn: two alternatives of turn 2, the regeneration in the history
+          const alternatives = page.locator('tr[data-turn="2"] [data-testid="alternatives"] a');
+          expect(await alternatives.count()).toBe(2);
+          expect(await page.locator('tr[data-turn="2"] a.turn-link').getAttribute('href')).toMatch(new RegExp(`${regenerated.turnId}$`));
+          // each y axis's title is clear of its tick labels: uPlot draws the title in its own band beside
+          // the axis, so they overlap exactly when the widest tick label is wider than the axis leaves it
+          const axes = (await page.evaluate(`(() => {
         const chart = document.querySelector('#turn-chart').uplot;
         const ctx = document.createElement('canvas').getContext('2d');
         return chart.axes.filter((a) => a.side % 2 === 1).map((a) => {
@@ -235,144 +241,160 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
           return { label: a.label, ticks: a._values.length, widest, room: a._size - a.ticks.size - a.gap };
         });
       })()`)) as { label: string; ticks: number; widest: number; room: number }[];
-      expect(axes.map((a) => a.label)).toEqual(['tokens', 'cache read %']);
-      for (const axis of axes) {
-        expect(axis.ticks).toBeGreaterThan(0);
-        expect(axis.widest).toBeLessThanOrEqual(axis.room);
-      }
+          expect(axes.map((a) => a.label)).toEqual(['tokens', 'cache read %']);
+          for (const axis of axes) {
+            expect(axis.ticks).toBeGreaterThan(0);
+            expect(axis.widest).toBeLessThanOrEqual(axis.room);
+          }
 
-      if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'inspector-after-session-turns.png') });
+          if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'inspector-after-session-turns.png') });
 
-      // the key was entered once: a reload keeps it (sessionStorage)
-      await page.reload();
-      await page.waitForSelector('a.turn-link');
-      expect(await page.evaluate("sessionStorage.getItem('covel.inspector.apiKey')")).toBe(devKey);
+          // the key was entered once: a reload keeps it (sessionStorage)
+          await page.reload();
+          await page.waitForSelector('a.turn-link');
+          expect(await page.evaluate("sessionStorage.getItem('covel.inspector.apiKey')")).toBe(devKey);
 
-      await page.click('tr[data-turn="2"] a.turn-link');
-      await page.waitForSelector('[data-testid="audit-verdict"][data-identical="true"]', { timeout: 60_000 });
-      expect(await page.locator('[data-testid="audit-verdict"]').innerText()).toMatch(/byte-identical/);
-      await page.waitForSelector('[data-testid="call"]');
-      expect(await page.locator('[data-testid="turn-alternatives"]').innerText()).toMatch(/alternative 2 of 2 · in the history/);
+          await page.click('tr[data-turn="2"] a.turn-link');
+          await page.waitForSelector('[data-testid="audit-verdict"][data-identical="true"]', { timeout: 60_000 });
+          expect(await page.locator('[data-testid="audit-verdict"]').innerText()).toMatch(/byte-identical/);
+          await page.waitForSelector('[data-testid="call"]');
+          expect(await page.locator('[data-testid="turn-alternatives"]').innerText()).toMatch(/alternative 2 of 2 · in the history/);
 
-      // more than 3 calls: each collapsed to one line; it opens and closes
-      const calls = page.locator('[data-testid="call"]');
-      expect(await calls.count()).toBeGreaterThan(3);
-      expect(await page.locator('[data-testid="call"][open]').count()).toBe(0);
-      const first = calls.first();
-      await first.locator('summary').first().click();
-      await page.waitForSelector('[data-testid="call"][open] [data-testid="section"]');
+          // more than 3 calls: each collapsed to one line; it opens and closes
+          const calls = page.locator('[data-testid="call"]');
+          expect(await calls.count()).toBeGreaterThan(3);
+          expect(await page.locator('[data-testid="call"][open]').count()).toBe(0);
+          const first = calls.first();
+          await first.locator('summary').first().click();
+          await page.waitForSelector('[data-testid="call"][open] [data-testid="section"]');
 
-      // the system prompt split into its sections, each with its recorded source; each section folds
-      const sections = await first.locator('[data-testid="section"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-section')));
-      expect(sections).toEqual(expect.arrayContaining(['preamble', 'runtime-body', 'segments', 'worldinfo-before']));
-      const segments = first.locator('[data-testid="section"][data-section="segments"]').first();
-      expect(await segments.innerText()).toMatch(/narrator\/narrative-style/);
-      expect(await segments.getAttribute('open')).not.toBeNull();
-      await segments.locator('summary').click();
-      expect(await segments.getAttribute('open')).toBeNull();
-      const lore = first.locator('[data-testid="section"][data-section="worldinfo-before"]').first();
-      expect(await lore.innerText()).toMatch(/world-lore: constant/);
+          // the system prompt split into its sections, each with its recorded source; each section folds
+          const sections = await first.locator('[data-testid="section"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-section')));
+          expect(sections).toEqual(expect.arrayContaining(['preamble', 'runtime-body', 'segments', 'worldinfo-before']));
+          const segments = first.locator('[data-testid="section"][data-section="segments"]').first();
+          expect(await segments.innerText()).toMatch(/narrator\/narrative-style/);
+          expect(await segments.getAttribute('open')).not.toBeNull();
+          await segments.locator('summary').click();
+          expect(await segments.getAttribute('open')).toBeNull();
+          const lore = first.locator('[data-testid="section"][data-section="worldinfo-before"]').first();
+          expect(await lore.innerText()).toMatch(/world-lore: constant/);
 
-      // cache boundaries where the Anthropic adapter put them (cache_control on the wire)
-      const boundaries = first.locator('[data-testid="cache-boundary"][data-kind="cache_control"]');
-      expect(await boundaries.count()).toBeGreaterThanOrEqual(2);
-      expect(await boundaries.first().innerText()).toMatch(/cache boundary/);
+          // cache boundaries where the Anthropic adapter put them (cache_control on the wire)
+          const boundaries = first.locator('[data-testid="cache-boundary"][data-kind="cache_control"]');
+          expect(await boundaries.count()).toBeGreaterThanOrEqual(2);
+          expect(await boundaries.first().innerText()).toMatch(/cache boundary/);
 
-      // each message labelled by its section
-      const messageSections = await first.locator('[data-testid="message-section"]').allInnerTexts();
-      expect(messageSections).toEqual(expect.arrayContaining(['history', 'player-input']));
+          // each message labelled by its section
+          const messageSections = await first.locator('[data-testid="message-section"]').allInnerTexts();
+          expect(messageSections).toEqual(expect.arrayContaining(['history', 'player-input']));
 
-      // the first difference, as a person says it
-      // (a regeneration is compared with the turn before it: the history it re-ran from)
-      expect(await first.locator('[data-testid="first-difference"]').count()).toBe(1);
-      expect(await first.locator('.diff-summary').innerText()).toMatch(
-        /^First difference from the previous request: (message \d+ \([a-z -]+( · [a-z -]+)?\)|the system prompt( \(section [a-z -]+\))?|the tool definitions), character \d+ \(compared with turn 1’s request\)$/,
+          // the first difference, as a person says it
+          // (a regeneration is compared with the turn before it: the history it re-ran from)
+          expect(await first.locator('[data-testid="first-difference"]').count()).toBe(1);
+          expect(await first.locator('.diff-summary').innerText()).toMatch(
+            /^First difference from the previous request: (message \d+ \([a-z -]+( · [a-z -]+)?\)|the system prompt( \(section [a-z -]+\))?|the tool definitions), character \d+ \(compared with turn 1’s request\)$/,
+          );
+          expect(await first.locator('span.shared').count()).toBeGreaterThan(0);
+
+          // estimated shared prefix vs the provider's cached tokens
+          expect(await first.locator('[data-testid="shared-estimate"]').innerText()).toMatch(/^\d+ tokens/);
+          expect(await first.locator('[data-testid="provider-cached"]').innerText()).toMatch(/^\d+$/);
+
+          // the search box filters the calls and highlights in them
+          await page.fill('#turn-search', 'Mira');
+          await page.waitForSelector('mark.hit');
+          expect(await page.locator('[data-testid="search-count"]').innerText()).toMatch(/^\d+ matches? in \d+ of \d+ calls$/);
+          const hits = await page.locator('mark.hit').allInnerTexts();
+          expect(hits.length).toBeGreaterThan(0);
+          expect(hits.every((h) => h.toLowerCase() === 'mira')).toBe(true);
+          await page.fill('#turn-search', 'no such text anywhere 42');
+          await page.waitForSelector('[data-testid="search-count"]:has-text("0 matches")');
+          expect(await calls.count()).toBe(0);
+          await page.fill('#turn-search', '');
+          expect(await calls.count()).toBeGreaterThan(3);
+
+          // the other alternative of the turn, one click away
+          await page.click('[data-testid="turn-alternatives"] a[data-alternative="1"]');
+          await page.waitForSelector(`[data-testid="turn-alternatives"]:has-text("alternative 1 of 2")`);
+          await page.waitForSelector('[data-testid="audit-verdict"][data-identical="true"]', { timeout: 60_000 });
+          expect(await page.locator('#app').innerText()).not.toMatch(/Loading…|NaN|undefined/);
+          if (SCREENSHOTS) {
+            await page.locator('[data-testid="call"] summary').nth(1).click();
+            await page.screenshot({ path: join(SCREENSHOTS, 'inspector-after-turn.png') });
+          }
+        },
+        problems,
       );
-      expect(await first.locator('span.shared').count()).toBeGreaterThan(0);
 
-      // estimated shared prefix vs the provider's cached tokens
-      expect(await first.locator('[data-testid="shared-estimate"]').innerText()).toMatch(/^\d+ tokens/);
-      expect(await first.locator('[data-testid="provider-cached"]').innerText()).toMatch(/^\d+$/);
-
-      // the search box filters the calls and highlights in them
-      await page.fill('#turn-search', 'Mira');
-      await page.waitForSelector('mark.hit');
-      expect(await page.locator('[data-testid="search-count"]').innerText()).toMatch(/^\d+ matches? in \d+ of \d+ calls$/);
-      const hits = await page.locator('mark.hit').allInnerTexts();
-      expect(hits.length).toBeGreaterThan(0);
-      expect(hits.every((h) => h.toLowerCase() === 'mira')).toBe(true);
-      await page.fill('#turn-search', 'no such text anywhere 42');
-      await page.waitForSelector('[data-testid="search-count"]:has-text("0 matches")');
-      expect(await calls.count()).toBe(0);
-      await page.fill('#turn-search', '');
-      expect(await calls.count()).toBeGreaterThan(3);
-
-      // the other alternative of the turn, one click away
-      await page.click('[data-testid="turn-alternatives"] a[data-alternative="1"]');
-      await page.waitForSelector(`[data-testid="turn-alternatives"]:has-text("alternative 1 of 2")`);
-      await page.waitForSelector('[data-testid="audit-verdict"][data-identical="true"]', { timeout: 60_000 });
-      expect(await page.locator('#app').innerText()).not.toMatch(/Loading…|NaN|undefined/);
-      if (SCREENSHOTS) {
-        await page.locator('[data-testid="call"] summary').nth(1).click();
-        await page.screenshot({ path: join(SCREENSHOTS, 'inspector-after-turn.png') });
-      }
-    });
-
-    // render times: a fresh load of the long session's turn list, and of a 10-call turn
-    const { page: timed, problems: timedProblems } = await newPage(context);
-    await withScreenshot(timed, 'inspector-render-times', async () => {
-      await timed.goto(`${baseUrl}/inspector`); // the tab's session storage holds the key from here on
-      await timed.evaluate(`sessionStorage.setItem('covel.inspector.apiKey', ${JSON.stringify(devKey)})`);
-      times[`turnList${LONG_TURNS}TurnsMs`] = await timeTo(timed, `${baseUrl}/inspector#/sessions/${longSessionId}`, {
-        selector: 'a.turn-link',
-        count: LONG_TURNS,
-        also: '#turn-chart canvas',
-      });
-      times[`turnList${LONG_TURNS}TurnsApiMs`] = await timed.evaluate(() =>
-        Math.round(performance.getEntriesByType('resource').find((r) => r.name.endsWith('/turns'))!.duration),
+      // render times: a fresh load of the long session's turn list, and of a 10-call turn
+      const { page: timed, problems: timedProblems } = await newPage(context);
+      await withScreenshot(
+        timed,
+        'inspector-render-times',
+        async () => {
+          await timed.goto(`${baseUrl}/inspector`); // the tab's session storage holds the key from here on
+          await timed.evaluate(`sessionStorage.setItem('covel.inspector.apiKey', ${JSON.stringify(devKey)})`);
+          times[`turnList${LONG_TURNS}TurnsMs`] = await timeTo(timed, `${baseUrl}/inspector#/sessions/${longSessionId}`, {
+            selector: 'a.turn-link',
+            count: LONG_TURNS,
+            also: '#turn-chart canvas',
+          });
+          times[`turnList${LONG_TURNS}TurnsApiMs`] = await timed.evaluate(() =>
+            Math.round(performance.getEntriesByType('resource').find((r) => r.name.endsWith('/turns'))!.duration),
+          );
+          const tenCalls = await client.request<{ turnId: string; calls: number }[]>('GET', `/v1/sessions/${sessionId}/turns`);
+          const turn = tenCalls.find((t) => t.calls >= 10) ?? tenCalls.reduce((a, b) => (b.calls > a.calls ? b : a));
+          times.turnCalls = turn.calls;
+          times.turnMs = await timeTo(timed, `${baseUrl}/inspector#/sessions/${sessionId}/turns/${turn.turnId}`, {
+            selector: '[data-testid="call"]',
+            count: turn.calls,
+          });
+          times.turnCallsApiMs = await timed.evaluate(() =>
+            Math.round(performance.getEntriesByType('resource').find((r) => r.name.endsWith('/calls'))!.duration),
+          );
+          // every call opened: the whole turn drawn
+          const opened = (await timed.evaluate('performance.now()')) as number;
+          await timed.click('#expand-all');
+          times.turnExpandAllMs = Math.round((await waitCount(timed, { selector: '[data-testid="call"][open]', count: turn.calls })) - opened);
+        },
+        timedProblems,
       );
-      const tenCalls = await client.request<{ turnId: string; calls: number }[]>('GET', `/v1/sessions/${sessionId}/turns`);
-      const turn = tenCalls.find((t) => t.calls >= 10) ?? tenCalls.reduce((a, b) => (b.calls > a.calls ? b : a));
-      times.turnCalls = turn.calls;
-      times.turnMs = await timeTo(timed, `${baseUrl}/inspector#/sessions/${sessionId}/turns/${turn.turnId}`, {
-        selector: '[data-testid="call"]',
-        count: turn.calls,
-      });
-      times.turnCallsApiMs = await timed.evaluate(() => Math.round(performance.getEntriesByType('resource').find((r) => r.name.endsWith('/calls'))!.duration));
-      // every call opened: the whole turn drawn
-      const opened = (await timed.evaluate('performance.now()')) as number;
-      await timed.click('#expand-all');
-      times.turnExpandAllMs = Math.round((await waitCount(timed, { selector: '[data-testid="call"][open]', count: turn.calls })) - opened);
-    });
-    expect({ ...problems }).toEqual(none);
-    expect({ ...timedProblems }).toEqual(none);
+      expect({ ...problems }).toEqual(none);
+      expect({ ...timedProblems }).toEqual(none);
 
-    // a wrong key: the page says so and asks again (the one request expected to fail)
-    const { page: other } = await newPage(context);
-    await withScreenshot(other, 'inspector-bad-key', async () => {
-      // a new tab has its own session storage: the key is asked for
-      await other.goto(`${baseUrl}/inspector`);
-      await other.fill('#api-key', 'cvl_not-a-key');
-      const answer = other.waitForResponse((r) => r.url().endsWith('/v1/sessions'));
-      await other.click('#api-key-submit');
-      expect((await answer).status()).toBe(401);
-      await other.waitForSelector('#api-key');
-      expect(await other.evaluate("sessionStorage.getItem('covel.inspector.apiKey')")).toBeNull();
-    });
-    await context.close();
-  }, 240_000);
+      // a wrong key: the page says so and asks again (the one request expected to fail)
+      const { page: other } = await newPage(context);
+      await withScreenshot(other, 'inspector-bad-key', async () => {
+        // a new tab has its own session storage: the key is asked for
+        await other.goto(`${baseUrl}/inspector`);
+        await other.fill('#api-key', 'cvl_not-a-key');
+        const answer = other.waitForResponse((r) => r.url().endsWith('/v1/sessions'));
+        await other.click('#api-key-submit');
+        expect((await answer).status()).toBe(401);
+        await other.waitForSelector('#api-key');
+        expect(await other.evaluate("sessionStorage.getItem('covel.inspector.apiKey')")).toBeNull();
+      });
+      await context.close();
+    },
+    240_000 + LONG_TURNS * 2_000,
+  );
 
   it('/docs (Swagger UI) loads its files and the OpenAPI document: every request < 400, no error', async () => {
     const context = await browser.newContext();
     const { page, problems } = await newPage(context);
-    await withScreenshot(page, 'docs', async () => {
-      const documentLoaded = page.waitForResponse((r) => r.url().endsWith('/openapi.json'));
-      await page.goto(`${baseUrl}/docs`);
-      expect((await documentLoaded).status()).toBe(200);
-      await page.waitForSelector('.swagger-ui .information-container .title');
-      expect(await page.locator('.swagger-ui .information-container .title').innerText()).toMatch(/Covel/);
-      await page.waitForSelector('.opblock-tag');
-    });
+    await withScreenshot(
+      page,
+      'docs',
+      async () => {
+        const documentLoaded = page.waitForResponse((r) => r.url().endsWith('/openapi.json'));
+        await page.goto(`${baseUrl}/docs`);
+        expect((await documentLoaded).status()).toBe(200);
+        await page.waitForSelector('.swagger-ui .information-container .title');
+        expect(await page.locator('.swagger-ui .information-container .title').innerText()).toMatch(/Covel/);
+        await page.waitForSelector('.opblock-tag');
+      },
+      problems,
+    );
     expect({ ...problems }).toEqual(none);
     await context.close();
   }, 60_000);
