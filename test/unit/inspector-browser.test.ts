@@ -362,6 +362,42 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
       expect({ ...problems }).toEqual(none);
       expect({ ...timedProblems }).toEqual(none);
 
+      // est. $ wherever a view carries `estCostUsd` (a number; null or absent: nothing, or — in a table).
+      // The field comes with the price table (issue 27's cost part): until this branch has it, the
+      // engine's real answers are passed through with the field added.
+      const { page: priced, problems: pricedProblems } = await newPage(context);
+      await priced.route(/\/v1\/sessions(\/[^/]+\/turns(\/[^/]+\/calls)?)?$/, async (route) => {
+        const response = await route.fetch();
+        const body = (await response.json()) as Record<string, unknown>[];
+        const costs = [0.0123, null, 1.5, 0.000456];
+        await route.fulfill({ response, json: body.map((item, i) => ({ ...item, estCostUsd: costs[i % costs.length] })) });
+      });
+      await withScreenshot(
+        priced,
+        'inspector-cost',
+        async () => {
+          await priced.goto(`${baseUrl}/inspector`);
+          await priced.evaluate(`sessionStorage.setItem('covel.inspector.apiKey', ${JSON.stringify(devKey)})`);
+          await priced.goto('about:blank');
+          await priced.goto(`${baseUrl}/inspector#/sessions/${sessionId}`);
+          await priced.waitForSelector('a.turn-link');
+          // turn 1: $0.0123, turn 2: null
+          expect(await priced.locator('tr[data-turn="1"] [data-testid="cost"]').innerText()).toBe('est. $0.0123');
+          expect(await priced.locator('tr[data-turn="2"] td').nth(7).innerText()).toBe('—');
+          await priced.click('tr[data-turn="1"] a.turn-link');
+          await priced.waitForSelector('[data-testid="call"]');
+          expect(await priced.locator('[data-testid="turn-cost"]').innerText()).toBe('est. $0.0123');
+          const lines = await priced.locator('[data-testid="call"] > summary').allInnerTexts();
+          expect(lines[0]).toMatch(/ · est\. \$0\.0123( |$)/);
+          expect(lines[1]).not.toMatch(/\$/);
+          expect(lines[2]).toMatch(/ · est\. \$1\.50( |$)/);
+          expect(lines[3]).toMatch(/ · est\. \$0\.000456( |$)/);
+          expect([...lines, await priced.locator('h2').innerText()].join('\n')).not.toMatch(/NaN|undefined|null/);
+        },
+        pricedProblems,
+      );
+      expect({ ...pricedProblems }).toEqual(none);
+
       // a wrong key: the page says so and asks again (the one request expected to fail)
       const { page: other } = await newPage(context);
       await withScreenshot(other, 'inspector-bad-key', async () => {
