@@ -311,6 +311,7 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
           await page.waitForSelector('[data-testid="search-count"]:has-text("0 matches")');
           expect(await calls.count()).toBe(0);
           await page.fill('#turn-search', '');
+          await page.waitForSelector('[data-testid="search-count"]', { state: 'detached' });
           expect(await calls.count()).toBeGreaterThan(3);
 
           // the other alternative of the turn, one click away
