@@ -72,6 +72,7 @@ export { EngineMetrics, serveMetrics, turnTimeline, unionLength } from './metric
 export type { MetricsServer, MetricsSources, QueueDepthSample, TurnTimeline, TimelineEvent } from './metrics';
 export type { SweeperDeps, SweeperOptions } from './sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './world-catalog';
+export { worldReplyRules } from './offline-emulator';
 export { LORE_SCAN_LIMIT } from './history-loader';
 export { ASYNC_PROJECTIONS, createAsyncProjector, engineInlineProjections } from './projections';
 export { RuntimeCatalog, DEFAULT_STAGES } from './runtime-catalog';

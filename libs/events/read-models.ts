@@ -387,7 +387,7 @@ export class ReadModels {
     }));
   }
 
-  /** The tenant's sessions, newest first (at most `limit`): the log's `session.created@1`, with their execution counts. */
+  /** The tenant's sessions, newest first (at most `limit`): the log's `session.created@1`, with their turn counts (executions, less regenerations). */
   async sessions(tenantId: string, limit: number): Promise<SessionSummaryView[]> {
     const rows = await this.db
       .selectFrom('events')
@@ -409,7 +409,22 @@ export class ReadModels {
       )
       .groupBy('session_id')
       .execute();
-    const count = new Map(counts.map((c) => [c.session_id, Number(c.n)]));
+    // a regeneration (`POST …/retry`) is an execution of its turn, not a turn of its own
+    const regenerations = await this.db
+      .selectFrom('events')
+      .select(['stream_id', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('tenant_id', '=', tenantId)
+      .where(
+        'stream_id',
+        'in',
+        rows.map((r) => r.stream_id),
+      )
+      .where('type', '=', 'player-input.submitted@1')
+      .where(sql<string | null>`data->>'alternativeOf'`, 'is not', null)
+      .groupBy('stream_id')
+      .execute();
+    const regenerated = new Map(regenerations.map((c) => [c.stream_id, Number(c.n)]));
+    const count = new Map(counts.map((c) => [c.session_id, Number(c.n) - (regenerated.get(c.session_id) ?? 0)]));
     return rows.map((r) => {
       const data = r.data as { worldId: string | null; locale: string };
       return {

@@ -8,6 +8,7 @@ export { prefixReportsProjection } from './prefix-reports-projection';
 export { sessionTurns, inspectTurnCalls, hasTurn } from './turn-inspection';
 export type {
   SessionTurnView,
+  SessionTurnAlternativeView,
   CallInspectionView,
   RequestUnitView,
   CacheBoundaryView,

@@ -12,9 +12,10 @@ import { prefixUnits } from './prefix-units';
  */
 
 export interface SessionTurnView {
+  /** The alternative in the history (see `alternatives`): its turn, execution and figures. */
   turnId: string;
   executionId: string;
-  /** 1-based, in log order. */
+  /** 1-based, in log order; a regenerated turn keeps its number. */
   number: number;
   kind: 'input' | 'activation';
   /** The player's text, or `plugin/runtime (manual|event)` for an activation. */
@@ -26,6 +27,20 @@ export interface SessionTurnView {
   /** Sums of what the provider reported (null: no call was answered). */
   providerInputTokens: number | null;
   providerCachedTokens: number | null;
+  /**
+   * The turn as first played and each regeneration of it (`POST …/turns/:turnId/retry`), oldest
+   * first; one entry for a turn never regenerated. `selected`: the one in the history (the latest
+   * regeneration that committed, or the one chosen by `select`).
+   */
+  alternatives: SessionTurnAlternativeView[];
+}
+
+export interface SessionTurnAlternativeView {
+  turnId: string;
+  executionId: string;
+  status: 'running' | 'committed' | 'failed';
+  calls: number;
+  selected: boolean;
 }
 
 export interface CacheBoundaryView {
@@ -106,36 +121,59 @@ function startOf(e: StoredEvent): Started | null {
   return null;
 }
 
-/** The session's turns in log order, with their request sizes and cache reads (the per-session chart). */
+type TurnFigures = Omit<SessionTurnView, 'number' | 'alternatives'>;
+
+/**
+ * The session's turns in log order, with their request sizes and cache reads (the per-session chart).
+ * A regeneration is an alternative of the turn it re-runs (its input's `alternativeOf`), not a turn
+ * of its own: the turn's figures are those of the alternative in the history (`turn.superseded@1`
+ * names it).
+ */
 export function sessionTurns(events: readonly StoredEvent[]): SessionTurnView[] {
-  const turns = new Map<string, SessionTurnView>();
+  const runs = new Map<string, TurnFigures>();
+  const groups = new Map<string, { runs: TurnFigures[]; selected: string }>();
+  const groupOf = new Map<string, string>();
   for (const e of events) {
     const started = startOf(e);
     if (started) {
-      turns.set(started.turnId, {
-        ...started,
-        number: turns.size + 1,
-        status: 'running',
-        calls: 0,
-        requestTokensEstimate: 0,
-        providerInputTokens: null,
-        providerCachedTokens: null,
-      });
+      const run: TurnFigures = { ...started, status: 'running', calls: 0, requestTokensEstimate: 0, providerInputTokens: null, providerCachedTokens: null };
+      runs.set(started.turnId, run);
+      const root = e.type === 'player-input.submitted@1' ? (e.data.alternativeOf ?? e.data.retryFromTurnId) : undefined;
+      const group = root === undefined ? undefined : groups.get(groupOf.get(root) ?? root);
+      if (group) {
+        group.runs.push(run);
+        groupOf.set(started.turnId, groupOf.get(root!) ?? root!);
+      } else {
+        groups.set(started.turnId, { runs: [run], selected: started.turnId });
+        groupOf.set(started.turnId, started.turnId);
+      }
       continue;
     }
-    const turn = 'turnId' in e.data ? turns.get(e.data.turnId as string) : undefined;
-    if (!turn) continue;
-    if (e.type === 'turn.committed@1') turn.status = 'committed';
-    else if (e.type === 'execution.failed@1') turn.status = 'failed';
+    if (e.type === 'turn.superseded@1') {
+      const group = groups.get(groupOf.get(e.data.turnId) ?? e.data.alternativeOf);
+      if (group) group.selected = e.data.byTurnId;
+      continue;
+    }
+    const run = 'turnId' in e.data ? runs.get(e.data.turnId as string) : undefined;
+    if (!run) continue;
+    if (e.type === 'turn.committed@1') run.status = 'committed';
+    else if (e.type === 'execution.failed@1') run.status = 'failed';
     else if (e.type === 'llm.calling@1') {
-      turn.calls += 1;
-      turn.requestTokensEstimate += requestTokens(recordedRequest(e.data));
+      run.calls += 1;
+      run.requestTokensEstimate += requestTokens(recordedRequest(e.data));
     } else if (e.type === 'llm.responded@1') {
-      turn.providerInputTokens = (turn.providerInputTokens ?? 0) + e.data.usage.inputTokens;
-      turn.providerCachedTokens = (turn.providerCachedTokens ?? 0) + e.data.usage.cachedInputTokens;
+      run.providerInputTokens = (run.providerInputTokens ?? 0) + e.data.usage.inputTokens;
+      run.providerCachedTokens = (run.providerCachedTokens ?? 0) + e.data.usage.cachedInputTokens;
     }
   }
-  return [...turns.values()];
+  return [...groups.values()].map((group, i) => {
+    const shown = group.runs.find((r) => r.turnId === group.selected) ?? group.runs[0];
+    return {
+      ...shown,
+      number: i + 1,
+      alternatives: group.runs.map((r) => ({ turnId: r.turnId, executionId: r.executionId, status: r.status, calls: r.calls, selected: r === shown })),
+    };
+  });
 }
 
 /** True when the session's events hold the turn. */
@@ -164,6 +202,11 @@ export function inspectTurnCalls(events: readonly StoredEvent[], turnId: string)
   const lastInTurn = new Map<string, { callId: string; turnId: string; request: RecordedRequest }>();
   const out: CallInspectionView[] = [];
   const previousFirst = new Map<string, { callId: string; turnId: string; request: RecordedRequest }>();
+  // a regeneration re-runs its turn from the same history: compared, like the turn first played, with the turn before
+  const groupOf = new Map<string, string>();
+  for (const e of events)
+    if (e.type === 'player-input.submitted@1') groupOf.set(e.data.turnId, e.data.alternativeOf ?? e.data.retryFromTurnId ?? e.data.turnId);
+  const previousOfGroup = new Map<string, Map<string, { callId: string; turnId: string; request: RecordedRequest }>>();
   // calls of a turn are contiguous (a session's turns run one at a time), though a later input may be logged among them
   let callsOfTurn: string | null = null;
   for (const e of events) {
@@ -173,6 +216,12 @@ export function inspectTurnCalls(events: readonly StoredEvent[], turnId: string)
       for (const [runtime, first] of firstOfTurn) previousFirst.set(runtime, first);
       firstOfTurn.clear();
       lastInTurn.clear();
+      const group = groupOf.get(callsOfTurn) ?? callsOfTurn;
+      const before = previousOfGroup.get(group);
+      if (before) {
+        previousFirst.clear();
+        for (const [runtime, first] of before) previousFirst.set(runtime, first);
+      } else previousOfGroup.set(group, new Map(previousFirst));
     }
     const d = e.data;
     const runtime = `${d.pluginId}/${d.runtimeId}`;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
 import { PlayClient } from '../../apps/play/play-client';
 import { ProviderEmulator, replyBookScript } from '../../libs/emulator';
-import { WorldCatalog } from '../../libs/engine';
+import { WorldCatalog, worldReplyRules } from '../../libs/engine';
 import { fixedText } from '../../libs/context';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
 import { type GatedProvider, startGatedProvider } from '../support/gated-provider';
@@ -89,7 +89,7 @@ describe('npm run play against the embedded engine', () => {
     // the worlds' reply books, as the embedded engine's own emulator has them: Emberback's bookkeepers do something
     const worlds = new WorldCatalog(join(root, 'worlds'));
     worlds.loadAll();
-    const script = replyBookScript(worlds.emulatorRules());
+    const script = replyBookScript(await worldReplyRules(worlds));
     emulator = await new ProviderEmulator(script ? { script } : {}).start();
     gate = await startGatedProvider(emulator.url);
     covel = await startEmbedded({ COVEL_EMULATOR_URL: gate.url });

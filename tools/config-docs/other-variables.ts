@@ -20,9 +20,13 @@ export interface OtherVariableGroup {
 export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
   {
     title: 'Play client',
-    readBy: '`npm run play` (`apps/play/main.ts`; it also reads `PORT` and `COVEL_DATA_DIR` above)',
+    readBy: '`npm run play` (`apps/play/`; it also reads `PORT` and `COVEL_DATA_DIR` above)',
     variables: [
-      { name: 'COVEL_URL', default: '`http://127.0.0.1:$PORT`', description: 'The engine to play against.' },
+      {
+        name: 'COVEL_URL',
+        default: 'the URL in `$COVEL_DATA_DIR/engine-url`, else `http://127.0.0.1:$PORT`',
+        description: 'The engine to play against (`npm start` on the embedded default writes its URL to `$COVEL_DATA_DIR/engine-url`).',
+      },
       {
         name: 'COVEL_API_KEY',
         default: 'the embedded dev key',
@@ -30,6 +34,7 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
       },
       { name: 'COVEL_WORLD', default: '`emberback`', description: 'The world new sessions start in; empty for none.' },
       { name: 'COVEL_SESSION_ID', default: null, description: 'Continue this session instead of starting one.' },
+      { name: 'NO_COLOR', default: null, description: 'Any non-empty value turns colour off (colour is also off when standard output is not a terminal).' },
       { name: 'COLUMNS', default: null, description: 'The wrapping width when standard output is not a terminal (at most 100 columns are used).' },
     ],
   },

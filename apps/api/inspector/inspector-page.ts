@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { packageFile } from '../package-file';
 
 /**
  * The web prompt inspector, at `GET /inspector`: plain ES modules, no build step. Its own two files
@@ -32,11 +33,11 @@ export const isInspectorAsset = (name: string): name is InspectorAsset => Object
 
 export const inspectorContentType = (asset: InspectorAsset): string => (asset.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8');
 
-/** The file on disk (package directories resolved through node's resolution, as `require` finds them). */
+/** The file on disk: the page's own, or one in its package's directory (see `packageFile`: whatever the package's `exports` allow). */
 export function inspectorFile(asset: InspectorAsset): string {
   const source: Source = ASSETS[asset];
   if ('own' in source) return join(__dirname, 'assets', source.own);
-  return join(dirname(require.resolve(`${source.pkg}/package.json`)), source.file);
+  return packageFile(source.pkg, source.file);
 }
 
 /** The bare module names the page's modules import, mapped to the files above. */
@@ -56,6 +57,8 @@ export const INSPECTOR_HTML = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>Covel prompt inspector</title>
+    <!-- no icon file: without this the browser asks for /favicon.ico, a 404 in its console -->
+    <link rel="icon" href="data:," />
     <link rel="stylesheet" href="/inspector/uPlot.min.css" />
     <link rel="stylesheet" href="/inspector/style.css" />
     <script type="importmap">${IMPORT_MAP}</script>

@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { packageFile } from '../package-file';
 
 /**
  * The rendered page of the OpenAPI document, at `GET /docs`: Swagger UI from the `swagger-ui-dist`
@@ -27,12 +27,8 @@ const CONTENT_TYPES: Record<string, string> = {
 
 export const contentTypeOf = (asset: DocsAsset): string => CONTENT_TYPES[asset.slice(asset.lastIndexOf('.'))];
 
-/** Where the package's files are (resolved once, on the first request). */
-let packageDir: string | null = null;
-export function swaggerUiFile(asset: Exclude<DocsAsset, 'init.js'>): string {
-  packageDir ??= dirname(require.resolve('swagger-ui-dist/package.json'));
-  return join(packageDir, asset);
-}
+/** The file in the package's directory (see `packageFile`: found whatever the package's `exports` allow). */
+export const swaggerUiFile = (asset: Exclude<DocsAsset, 'init.js'>): string => packageFile('swagger-ui-dist', asset);
 
 /** Starts Swagger UI on `/openapi.json` (a file of its own rather than an inline script: a strict CSP can forbid inline scripts). */
 export const INIT_SCRIPT = `window.ui = SwaggerUIBundle({

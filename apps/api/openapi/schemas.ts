@@ -269,6 +269,17 @@ export const SessionTurn = named(
     providerInputTokens: z.number().nullable(),
     providerCachedTokens: z.number().nullable(),
     estCostUsd: estCostUsd('the turn’s answered model calls; null when one of their models has no price'),
+    alternatives: z
+      .array(
+        z.object({
+          turnId: z.string(),
+          executionId: z.string(),
+          status: z.enum(['running', 'committed', 'failed']),
+          calls: z.int(),
+          selected: z.boolean().meta({ description: 'The alternative in the history; the turn’s own figures are its.' }),
+        }),
+      )
+      .meta({ description: 'The turn as first played and each regeneration of it, oldest first (one entry for a turn never regenerated).' }),
   }),
   'SessionTurn',
   'A turn of the session, with its request size, what the provider read from its cache and its est. $.',

@@ -141,4 +141,62 @@ describe('turn inspection (what the web inspector shows)', () => {
     ]);
     expect(turns[1].requestTokensEstimate).toBeGreaterThan(turns[0].requestTokensEstimate);
   });
+
+  it('a regeneration is an alternative of its turn, not a turn of its own; the turn shows the alternative in the history', () => {
+    // turn 2 played, regenerated (committed: it takes the place), regenerated again (failed), then the first one selected back
+    const retry = (id: string) =>
+      event('player-input.submitted@1', {
+        executionId: `e${id}`,
+        turnId: `t${id}`,
+        messageId: `u${id}`,
+        text: 'input 2',
+        retryFromTurnId: 't2',
+        alternativeOf: 't2',
+      });
+    const again = (id: string, usage: number) => [
+      event('llm.calling@1', { ...calling('openai-chat', 2).data, executionId: `e${id}`, turnId: `t${id}`, callId: `c${id}` }),
+      event('llm.responded@1', {
+        ...responded(2).data,
+        executionId: `e${id}`,
+        turnId: `t${id}`,
+        callId: `c${id}`,
+        usage: { inputTokens: usage, outputTokens: 1, cachedInputTokens: 0 },
+      }),
+    ];
+    const superseded = (turnId: string, byTurnId: string, cause: 'retry' | 'select') =>
+      event('turn.superseded@1', { alternativeOf: 't2', turnId, byTurnId, byExecutionId: `e${byTurnId.slice(1)}`, cause });
+    const played = [input(1), calling('openai-chat', 1), responded(1), committed(1), input(2), calling('openai-chat', 2), responded(2), committed(2)];
+    const regenerated = [
+      ...played,
+      retry('2b'),
+      ...again('2b', 7),
+      superseded('t2', 't2b', 'retry'),
+      event('turn.committed@1', { executionId: 'e2b', turnId: 't2b', attempt: 1, messages: [] }),
+    ];
+    const failedAgain = [...regenerated, retry('2c'), event('execution.failed@1', { executionId: 'e2c', turnId: 't2c', error: { message: 'x' } })];
+
+    const turns = sessionTurns(failedAgain);
+    expect(turns.map((t) => [t.number, t.turnId, t.status, t.providerInputTokens])).toEqual([
+      [1, 't1', 'committed', 100],
+      [2, 't2b', 'committed', 7],
+    ]);
+    expect(turns[1].alternatives.map((a) => [a.turnId, a.status, a.calls, a.selected])).toEqual([
+      ['t2', 'committed', 1, false],
+      ['t2b', 'committed', 1, true],
+      ['t2c', 'failed', 0, false],
+    ]);
+    expect(turns[0].alternatives).toEqual([{ turnId: 't1', executionId: 'e1', status: 'committed', calls: 1, selected: true }]);
+
+    // the regeneration's request is compared with the turn before (the history it re-ran from), not with its sibling
+    const [regeneratedCall] = inspectTurnCalls(regenerated, 't2b');
+    expect([regeneratedCall.comparison!.previousCallId, regeneratedCall.comparison!.previousTurnId]).toEqual(['c1.1', 't1']);
+    expect(regeneratedCall.comparison!.firstDifference).not.toBeNull();
+    const next = [...regenerated, input(3), event('llm.calling@1', { ...calling('openai-chat', 3).data })];
+    expect(inspectTurnCalls(next, 't3')[0].comparison!.previousCallId).toBe('c2b');
+
+    const selectedBack = sessionTurns([...failedAgain, superseded('t2b', 't2', 'select')]);
+    expect(selectedBack[1].turnId).toBe('t2');
+    expect(selectedBack[1].providerInputTokens).toBe(100);
+    expect(selectedBack[1].alternatives.map((a) => a.selected)).toEqual([true, false, false]);
+  });
 });
