@@ -13,7 +13,8 @@ const PRODUCTION = [
   'tools/**/*.{ts,js,mjs,cjs}',
   'migrations/**/*.{ts,js}',
 ];
-const NOT_PRODUCTION = ['**/test/**', '**/*.test.ts', 'libs/emulator/**', 'libs/plugins-sdk/testing/**'];
+// the docs generators (npm run docs:config, bench --write-docs) are development tools, not in the image (.dockerignore)
+const NOT_PRODUCTION = ['**/test/**', '**/*.test.ts', 'libs/emulator/**', 'libs/plugins-sdk/testing/**', 'tools/docs-block.ts', 'tools/config-docs/**'];
 // import paths, matched by path segment: libs/emulator; test/support, any test/ folder, the
 // benchmarks, the plugin SDK's test harness
 const EMULATOR = '(^|/)emulator(/|$)';
