@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Engine } from '../libs/engine';
 
@@ -12,8 +12,16 @@ export function writeEngineUrl(dataDir: string, url: string | null): void {
   const file = engineUrlFile(dataDir);
   if (url === null) return rmSync(file, { force: true });
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${url}\n`);
+  // written whole or not at all: a reader never sees half a URL
+  const partial = `${file}.${process.pid}.tmp`;
+  writeFileSync(partial, `${url}\n`);
+  renameSync(partial, file);
 }
+
+/** Removes the URL file on shutdown (the first thing a stop does, so `npm run play` no longer finds a closing engine). */
+export const engineUrlRemover = (dataDir: string) => ({
+  close: async () => writeEngineUrl(dataDir, null),
+});
 
 /**
  * The embedded default's development tenant: created once, its key kept in the data directory

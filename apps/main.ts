@@ -3,7 +3,7 @@ import { createEngine, loadConfig } from '../libs/engine';
 import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
 import { boundAddress, describeModels } from './banner';
-import { devKeyFile, ensureDevTenant, writeEngineUrl } from './dev-tenant';
+import { devKeyFile, engineUrlRemover, ensureDevTenant, writeEngineUrl } from './dev-tenant';
 import { startTracing } from '../libs/telemetry';
 import { closeOnSignals, reloadPluginsOnHangup, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
@@ -28,7 +28,7 @@ async function main() {
   await worker.init();
   const api = await createApiApp(engine);
   await api.listen(config.port, config.host);
-  closeOnSignals(api, worker, engine, ...(tracing ? [tracing] : [])); // before the ready line: a signal right after it is handled
+  closeOnSignals(...(embedded ? [engineUrlRemover(config.dataDir)] : []), api, worker, engine, ...(tracing ? [tracing] : [])); // before the ready line: a signal right after it is handled
   reloadPluginsOnHangup(engine);
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
   if (embedded) writeEngineUrl(config.dataDir, url); // npm run play finds this engine whatever its PORT

@@ -78,3 +78,21 @@ describe('truncating to a width', () => {
     expect(truncateToWidth('short', 40)).toBe('short');
   });
 });
+
+describe('streaming a run without spaces', () => {
+  it('writes each full row of Chinese text as it fills, not at the end of the paragraph; the same rows as wrapping it whole', () => {
+    const text = '龙在河边的渡口等了很久，直到雾散开，才看见对岸的灯火一盏一盏亮起来。'.repeat(4);
+    let out = '';
+    const wrapper = new StreamWrapper(40, (t) => (out += t));
+    const pieces = [...new Intl.Segmenter().segment(text)].map((s) => s.segment);
+    let rowsBeforeEnd = 0;
+    for (const piece of pieces) {
+      wrapper.push(piece);
+      rowsBeforeEnd = out.split('\n').length - 1;
+    }
+    expect(rowsBeforeEnd).toBeGreaterThanOrEqual(Math.floor(displayWidth(text) / 40) - 1);
+    wrapper.end();
+    expect(out).toBe(`${wrapAnsi(text, 40, { hard: true })}\n`);
+    expect(out.split('\n').every((line) => displayWidth(line) <= 40)).toBe(true);
+  });
+});

@@ -70,6 +70,20 @@ export class StreamWrapper {
       this.place(this.pending.slice(0, cut));
       this.pending = this.pending.slice(cut);
     }
+    this.placeFullRowsOfRun();
+  }
+
+  /**
+   * A run with no space that starts a row (Chinese or Japanese text, a long word) would otherwise wait
+   * for the next space or newline. Hard-wrapped from the start of a row, its rows are cut between
+   * grapheme clusters in order and do not change as it grows, so each full row is written as it fills.
+   */
+  private placeFullRowsOfRun(): void {
+    if (this.row !== '' || this.pending === '' || this.pending.includes(' ')) return;
+    const rows = wrapParagraph(this.pending, this.width);
+    if (rows.length < 2) return;
+    this.write(`${rows.slice(0, -1).join('\n')}\n`);
+    this.pending = rows.at(-1)!;
   }
 
   /** Ends the text: writes the last word and a newline if the line has anything. */

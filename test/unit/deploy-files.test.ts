@@ -97,6 +97,6 @@ describe('Dockerfile', () => {
       .map((l) => l.trim())
       .filter((l) => l && !l.startsWith('#'));
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'test', '**/test', '**/*.test.ts', 'bench', '.git']));
-    expect(ignored).not.toEqual(expect.arrayContaining(['libs', 'libs/emulator', 'tools', 'tsconfig.json', '.npmrc']));
+    for (const kept of ['libs', 'libs/emulator', 'tools', 'tsconfig.json', '.npmrc']) expect(ignored).not.toContain(kept);
   });
 });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../support/stack';
@@ -46,9 +46,17 @@ describe('npm start + npm run play', () => {
       expect(out).toMatch(/you walk to the river/);
       expect(out).toMatch(/you call out to the ferrywoman/);
       expect(out).not.toMatch(/^! /m);
-    } finally {
+
+      // stopped, the engine takes its URL away: a later npm run play does not find a closed engine
+      const engineExited = new Promise((r) => engine.once('exit', r));
       process.kill(-engine.pid!, 'SIGTERM');
-      await new Promise((r) => engine.once('exit', r));
+      await engineExited;
+      expect(existsSync(join(dataDir, 'engine-url'))).toBe(false);
+    } finally {
+      if (engine.exitCode === null && engine.signalCode === null) {
+        process.kill(-engine.pid!, 'SIGTERM');
+        await new Promise((r) => engine.once('exit', r));
+      }
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);

@@ -252,7 +252,7 @@ export const SessionSummary = named(
     ),
   }),
   'SessionSummary',
-  'A session of the tenant, with the number of executions (turns and activations) submitted to it and its est. $.',
+  'A session of the tenant, with the number of turns and activations submitted to it (a regeneration is not counted again) and its est. $ (every model call, regenerations included).',
 );
 sameShape<SameShape<z.infer<typeof SessionSummary>, CostedSessionSummary>>();
 

@@ -212,7 +212,10 @@ function Turns({ sessionId, signOut }) {
   const cost = turns.reduce((sum, t) => (typeof t.estCostUsd === 'number' && typeof sum === 'number' ? sum + t.estCostUsd : null), 0);
   return html`<section>
     <h2>Session ${sessionId}</h2>
-    <p class="muted">${turns.length} turns${turns.length && cost !== null ? html` · <${Cost} usd=${cost} />` : null}</p>
+    <p class="muted">
+      ${turns.length}
+      turns${turns.length && cost !== null ? html` · <${Cost} usd=${cost} /> for the turns in the history (the sessions list counts regenerations too)` : null}
+    </p>
     <h3>Request size and cache reads per turn</h3>
     <${TurnChart} turns=${turns} />
     <table class="list turns">
@@ -550,14 +553,8 @@ function Turn({ sessionId, turnId, signOut }) {
   const turns = turnsState.data;
   const turn =
     (data && !Array.isArray(data) && data.turn) || turns?.find((t) => t.turnId === turnId || (t.alternatives ?? []).some((a) => a.turnId === turnId)) || null;
-  const alternative = turn?.alternatives?.find((a) => a.turnId === turnId);
   // the turn's total as the calls view gives it (the same on every call); else the turns list's figure of this turn
-  const turnCost =
-    calls && calls.length > 0 && calls[0].turnEstCostUsd !== undefined
-      ? calls[0].turnEstCostUsd
-      : alternative && alternative.turnId !== turn.turnId
-        ? alternative.estCostUsd
-        : turn?.estCostUsd;
+  const turnCost = calls && calls.length > 0 ? calls[0].turnEstCostUsd : turn && turn.turnId === turnId ? turn.estCostUsd : null;
   const search = query.trim() ? new RegExp(escapeRegExp(query.trim()), 'giu') : null;
   const matching = calls && search ? calls.map((c) => callMatches(c, search)) : null;
   const shown = calls ? calls.map((c, i) => ({ c, i })).filter(({ i }) => !matching || matching[i] > 0) : [];
