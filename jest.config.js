@@ -22,6 +22,9 @@ const common = {
   transformIgnorePatterns: [`^(?!.*${esmPath}).*/node_modules/`],
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // a limit for hung tests, not a speed check: starting an embedded engine (PGlite, plugins, emulator) takes
+  // seconds on 2 busy cores, past Jest's 5 s default for hooks; tests that need longer still say so
+  testTimeout: 30_000,
 };
 module.exports = {
   projects: [
