@@ -1,5 +1,5 @@
 export * from './manifest';
-export { loadPlugin, loadPlugins, parsePluginFile, splitFrontMatter, manifestIssues, PluginManifestError } from './load-plugin';
+export { loadPlugin, loadPlugins, loadPluginFolders, parsePluginFile, splitFrontMatter, manifestIssues, PluginManifestError } from './load-plugin';
 export { parseRuntimeFile, DEFAULT_ENTRIES } from './load-plugin';
 export type { ManifestIssue } from './load-plugin';
 export { loadWorld, LoreEntry, LoreEntryExtra, WorldManifest, WorldCharacter } from './world';
