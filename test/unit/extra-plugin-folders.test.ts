@@ -54,8 +54,9 @@ describe('COVEL_PLUGINS: plugin folders beside the built-ins', () => {
     const port = String(await freePort());
     const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, COVEL_EMULATOR_URL, COVEL_PLUGINS_DIR, NODE_PATH, ...inherited } =
       process.env;
-    const server = await npmStart({ ...inherited, COVEL_DATA_DIR: dataDir, PORT: port, COVEL_PLUGINS: plugins });
+    let server: Server | null = null;
     try {
+      server = await npmStart({ ...inherited, COVEL_DATA_DIR: dataDir, PORT: port, COVEL_PLUGINS: plugins });
       const client = new PlayClient(`http://127.0.0.1:${port}`, readFileSync(join(dataDir, 'dev-api-key'), 'utf8').trim());
       // the built-ins are still there: the session runs the built-in narrator beside the added plugin
       const { id } = await client.createSession({ plugins: ['narrator', 'zod-note'] });
@@ -64,8 +65,10 @@ describe('COVEL_PLUGINS: plugin folders beside the built-ins', () => {
       const calls = JSON.stringify(await client.request<unknown>('GET', `/v1/sessions/${id}/turns/${turnId}/calls`));
       expect(calls).toContain('Checked by zod v4: Ring the bell');
     } finally {
-      process.kill(-server.child.pid!, 'SIGTERM');
-      await server.exited;
+      if (server) {
+        process.kill(-server.child.pid!, 'SIGTERM');
+        await server.exited;
+      }
       rmSync(plugins, { recursive: true, force: true });
       rmSync(dataDir, { recursive: true, force: true });
     }
