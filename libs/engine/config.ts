@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../errors';
 import { APP_ROLE_PATTERN } from '../events';
@@ -112,7 +112,17 @@ export const EngineEnv = z.object({
     .default(0)
     .meta(about('The emulator the process starts waits this long between streamed chunks.')),
   COVEL_LLM_CONFIG: z.string().optional().meta(about('The model slots file; default `llm.toml` in the repository (keys below).')),
-  COVEL_PLUGINS_DIR: z.string().optional().meta(about('The plugins loaded at start-up; default `plugins/`.')),
+  COVEL_PLUGINS_DIR: z
+    .string()
+    .optional()
+    .meta(about('Replaces the built-in plugins folder `plugins/` (tests use it); to add plugins to the built-ins use `COVEL_PLUGINS`.')),
+  COVEL_PLUGINS: z
+    .preprocess(emptyAsUnset, z.string().optional())
+    .meta(
+      about(
+        "More plugin folders loaded beside the built-ins, separated by `:` (`;` on Windows): each is one plugin (it holds a `PLUGIN.md`) or a folder of plugins. A plugin id found twice stops start-up naming both folders. A plugin outside the repository resolves packages from its own folder first, then from the engine's `node_modules`.",
+      ),
+    ),
   COVEL_WORLDS_DIR: z.string().optional().meta(about('The worlds sessions can start in; default `worlds/`.')),
   COVEL_PROMPTS_DIR: z
     .preprocess(emptyAsUnset, z.string().optional())
@@ -214,6 +224,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
     plugins: { handlerTimeoutMs: e.COVEL_PLUGIN_HANDLER_TIMEOUT_MS },
     pluginsDir: resolve(e.COVEL_PLUGINS_DIR ?? join(repoRoot, 'plugins')),
+    /** `COVEL_PLUGINS`: more plugin folders, loaded with those of `pluginsDir`. */
+    extraPluginDirs: (e.COVEL_PLUGINS ?? '')
+      .split(delimiter)
+      .filter((d) => d.trim() !== '')
+      .map((d) => resolve(d)),
+    /** The engine's own folder: a plugin outside it falls back to its `node_modules`. */
+    engineRoot: repoRoot,
     worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
     /** The shared template root for sharedPromptLoader({ root }) (spec §6). */
     promptsDir: resolve(e.COVEL_PROMPTS_DIR ?? SHARED_PROMPTS_DIR),

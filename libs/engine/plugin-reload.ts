@@ -1,13 +1,21 @@
-import { type LoadedPlugin, loadPlugins } from '../plugins-sdk';
+import { type LoadedPlugin, loadPluginFolders } from '../plugins-sdk';
 import type { CatalogGenerations } from './catalog-generations';
 import type { EngineConfig } from './config';
 import type { Logger } from './logger';
 import { PluginHost } from './plugin-host';
+import { engineModulesFallback } from './plugin-host/package-fallback';
 import { RuntimeCatalog } from './runtime-catalog';
 
-/** Loads the plugin folders, runs each server entry's `register(api)` and checks the catalog (start-up, and each reload). */
-export async function loadCatalog(config: Pick<EngineConfig, 'pluginsDir' | 'plugins'>, loaded?: readonly LoadedPlugin[]): Promise<RuntimeCatalog> {
-  const plugins = loaded ? [...loaded] : loadPlugins(config.pluginsDir);
+type PluginFolders = Pick<EngineConfig, 'pluginsDir' | 'plugins'> & Partial<Pick<EngineConfig, 'extraPluginDirs' | 'engineRoot'>>;
+
+/**
+ * Loads the plugin folders (`pluginsDir`, then `COVEL_PLUGINS`'s), runs each server entry's
+ * `register(api)` and checks the catalog (start-up, and each reload).
+ */
+export async function loadCatalog(config: PluginFolders, loaded?: readonly LoadedPlugin[]): Promise<RuntimeCatalog> {
+  const plugins = loaded ? [...loaded] : loadPluginFolders([config.pluginsDir, ...(config.extraPluginDirs ?? [])]);
+  // a plugin outside the engine's folder resolves packages from its own folder, then the engine's
+  if (config.engineRoot) engineModulesFallback(plugins, config.engineRoot);
   // each server entry's register(api), once; a bad entry stops start-up naming the plugin
   const host = await PluginHost.load(plugins, { handlerTimeoutMs: config.plugins.handlerTimeoutMs });
   return new RuntimeCatalog(plugins, undefined, host);
@@ -31,7 +39,7 @@ export interface PluginReload {
  * bodies and static segments; changed entry code needs a restart.
  */
 export async function reloadPlugins(args: {
-  config: Pick<EngineConfig, 'pluginsDir' | 'plugins'>;
+  config: PluginFolders;
   generations: CatalogGenerations;
   /** The worker's turn dependencies, whose `catalog` becomes the new current one. */
   turnDeps: { catalog: RuntimeCatalog } | null;

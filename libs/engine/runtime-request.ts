@@ -143,7 +143,12 @@ export interface RuntimeRequest {
 export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, providers: ProviderRegistry, plugins?: RequestPlugins): Promise<RuntimeRequest> {
   const m = inputs.runtime.manifest;
   const agent = agentOf(inputs.runtime);
-  const lorebook = inputs.world ? activateLorebook(worldLorebook(inputs.world), { playerInput: inputs.playerInput.text, committedTail: inputs.scanTail }) : [];
+  const lorebook = inputs.world
+    ? activateLorebook(worldLorebook(inputs.world, { story: m.outputKind === 'story' }), {
+        playerInput: inputs.playerInput.text,
+        committedTail: inputs.scanTail,
+      })
+    : [];
   const history = plugins ? await transformHistory(plugins, inputs.history) : inputs.history;
   const segments = plugins ? [...inputs.segments, ...(await dynamicSegments(plugins, inputs.playerInput))] : inputs.segments;
   // the world as the body's template sees it: extended by session.world-context@1 providers (spec §3)

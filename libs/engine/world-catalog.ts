@@ -61,11 +61,13 @@ export const REPLY_BOOK_FILE = 'emulator-replies.json';
 
 /**
  * The world's lorebook as assembly takes it: the lore text and the character list as constant
- * before-plugin entries the kernel writes itself, then the world's own entries.
+ * before-plugin entries the kernel writes itself, then the world's own entries. The lore is the
+ * whole body for a story runtime (`story: true`); every other runtime (the player-facing guide,
+ * the bookkeepers) gets it without its narrator-only parts.
  */
-export function worldLorebook(world: LoadedWorld): LorebookEntryInput[] {
+export function worldLorebook(world: LoadedWorld, options: { story: boolean }): LorebookEntryInput[] {
   const constant = { keys: [], constant: true, position: 'before-plugin' as const, scanDepth: 0 };
-  const lore = world.lore.replace(/<\/world-lore>/g, '&lt;/world-lore>'); // spec §4: only this tag is rewritten
+  const lore = (options.story ? world.lore : world.sharedLore).replace(/<\/world-lore>/g, '&lt;/world-lore>'); // spec §4: only this tag is rewritten
   const entries: LorebookEntryInput[] = [{ ...constant, id: 'world-lore', order: -2, content: `<world-lore>\n${lore}\n</world-lore>` }];
   if (world.characters.length) {
     entries.push({

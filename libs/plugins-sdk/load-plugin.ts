@@ -193,12 +193,37 @@ export function loadPlugin(root: string): LoadedPlugin {
   return { manifest, bodies, staticSegments, runtimes, entry: resolveEntry(root, manifest, file), root };
 }
 
+const byId = (a: LoadedPlugin, b: LoadedPlugin) => (a.manifest.id < b.manifest.id ? -1 : a.manifest.id > b.manifest.id ? 1 : 0);
+
+/** The plugins one folder gives: itself when it holds a PLUGIN.md, else each child folder that does. */
+function pluginsIn(dir: string): LoadedPlugin[] {
+  if (!existsSync(dir)) throw new PluginManifestError(dir, [{ path: '(folder)', message: 'no such plugin folder' }]);
+  if (existsSync(join(dir, 'PLUGIN.md'))) return [loadPlugin(dir)];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(dir, d.name, 'PLUGIN.md')))
+    .map((d) => loadPlugin(join(dir, d.name)));
+}
+
+/**
+ * Loads the plugins of several folders, sorted by plugin id. Each folder is either one plugin (it
+ * holds a PLUGIN.md) or a folder of plugin folders (as `plugins/`). Plugin ids are unique across
+ * all of them: an id found twice is an error naming both manifests (no folder overrides another).
+ */
+export function loadPluginFolders(dirs: readonly string[]): LoadedPlugin[] {
+  return uniqueById(dirs.flatMap(pluginsIn));
+}
+
 /** Loads every plugin folder (one with a PLUGIN.md) under a directory, sorted by plugin id; plugin ids are unique. */
 export function loadPlugins(dir: string): LoadedPlugin[] {
   const plugins = readdirSync(dir, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(dir, d.name, 'PLUGIN.md')))
-    .map((d) => loadPlugin(join(dir, d.name)))
-    .sort((a, b) => (a.manifest.id < b.manifest.id ? -1 : a.manifest.id > b.manifest.id ? 1 : 0));
+    .map((d) => loadPlugin(join(dir, d.name)));
+  return uniqueById(plugins);
+}
+
+/** Sorted by plugin id; an id found twice is an error naming both manifests. */
+function uniqueById(loaded: LoadedPlugin[]): LoadedPlugin[] {
+  const plugins = [...loaded].sort(byId);
   for (let i = 1; i < plugins.length; i++) {
     if (plugins[i].manifest.id === plugins[i - 1].manifest.id) {
       throw new PluginManifestError(join(plugins[i].root, 'PLUGIN.md'), [

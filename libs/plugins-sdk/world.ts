@@ -171,8 +171,47 @@ export type WorldDimension = z.infer<typeof WorldDimension>;
 export type CharacterSchema = z.infer<typeof CharacterSchema>;
 export type WorldManifest = z.infer<typeof WorldManifest>;
 export interface LoadedWorld extends WorldManifest {
-  /** The whole lore body text. */
+  /** The whole lore body text, its narrator-only parts included, without their marker lines (spec §4 `world.lore`). */
   lore: string;
+  /**
+   * The lore without its narrator-only parts (nor their marker lines): the kernel's `<world-lore>`
+   * for every runtime that is not a story runtime. Equal to `lore` when the body has no such part.
+   */
+  sharedLore: string;
+}
+
+/** The marker lines around a part of a world's body meant for the narrator alone (each on a line of its own). */
+export const NARRATOR_ONLY_OPEN = '<!-- narrator-only -->';
+export const NARRATOR_ONLY_CLOSE = '<!-- /narrator-only -->';
+
+/**
+ * Splits a world's body at its narrator-only markers: `lore` keeps every line but the markers,
+ * `sharedLore` also leaves out the lines between them. A marker is a line holding only the marker
+ * (spaces around allowed); an unclosed, unopened or nested part is an error naming the line.
+ */
+export function splitWorldLore(body: string, file: string): { lore: string; sharedLore: string } {
+  const lore: string[] = [];
+  const shared: string[] = [];
+  let openedAt: number | null = null;
+  const lines = body.split('\n');
+  lines.forEach((line, i) => {
+    const marker = line.trim();
+    const at = `body line ${i + 1}`;
+    if (marker === NARRATOR_ONLY_OPEN) {
+      if (openedAt !== null)
+        throw new PluginManifestError(file, [{ path: at, message: `${NARRATOR_ONLY_OPEN} inside the narrator-only part opened at body line ${openedAt}` }]);
+      openedAt = i + 1;
+    } else if (marker === NARRATOR_ONLY_CLOSE) {
+      if (openedAt === null) throw new PluginManifestError(file, [{ path: at, message: `${NARRATOR_ONLY_CLOSE} without an opening ${NARRATOR_ONLY_OPEN}` }]);
+      openedAt = null;
+    } else {
+      lore.push(line);
+      if (openedAt === null) shared.push(line);
+    }
+  });
+  if (openedAt !== null)
+    throw new PluginManifestError(file, [{ path: `body line ${openedAt}`, message: `${NARRATOR_ONLY_OPEN} is never closed by ${NARRATOR_ONLY_CLOSE}` }]);
+  return { lore: lore.join('\n'), sharedLore: shared.join('\n') };
 }
 
 /**
@@ -184,5 +223,5 @@ export function loadWorld(file: string): LoadedWorld {
   const { data, body } = splitFrontMatter(readFileSync(file, 'utf8'), file);
   const parsed = WorldManifest.safeParse(data);
   if (!parsed.success) throw new PluginManifestError(file, manifestIssues(parsed.error));
-  return { ...parsed.data, lore: body };
+  return { ...parsed.data, ...splitWorldLore(body, file) };
 }

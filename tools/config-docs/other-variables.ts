@@ -92,6 +92,18 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
     variables: [{ name: 'SWC_NODE_PROJECT', default: '`tsconfig.json` of the repository', description: 'The tsconfig `@swc-node/register` compiles with.' }],
   },
   {
+    title: 'Plugins outside the repository',
+    readBy: '`libs/engine/plugin-host/package-fallback.ts` (start-up, when a `COVEL_PLUGINS` folder lies outside the repository)',
+    variables: [
+      {
+        name: 'NODE_PATH',
+        default: null,
+        description:
+          "Node's own fallback folders for packages; the engine appends its `node_modules` (and re-reads it) so a plugin outside the repository resolves packages from its own folder first, then the engine's.",
+      },
+    ],
+  },
+  {
     title: 'Tests',
     readBy: 'the Jest suites (`npm test`, `npm run test:integration`)',
     variables: [

@@ -28,6 +28,7 @@ const world: LoadedWorld = {
     },
   }),
   lore: '',
+  sharedLore: '',
 };
 
 const memoryData = () => {
