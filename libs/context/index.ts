@@ -9,7 +9,7 @@ export { thisTurnStoryText, pointStoryInputs } from './story-text';
 export { modelFacingJson, escapeXml, selfDataRow } from '../data-boundary';
 export { HookResultError } from './post-context-assembly';
 export { fixedText } from './fixed-text';
-export { estimateTokens } from './estimate-tokens';
+export { estimateTokens } from '../text';
 export { imageContent, imageDescription, imageTokens, recentImagesText, IMAGE_CONTENT_MAX_CHARS, RECENT_IMAGES_MAX, IMAGE_TOKENS } from './images';
 export { activateLorebook } from './lorebook';
 export type { LorebookEntryInput } from './lorebook';

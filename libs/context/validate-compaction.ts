@@ -1,6 +1,6 @@
 import type { CompactResult } from '../plugins-sdk';
 import type { CompactionLimits } from './compaction-limits';
-import { estimateTokens } from './estimate-tokens';
+import { estimateTokens } from '../text';
 
 /** A saved summary as validation needs it, oldest first. */
 export interface StoredSummary {

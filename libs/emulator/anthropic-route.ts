@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
 import { anthropicLoopError, anthropicThinkingError, redactedData } from './anthropic-checks';
-import { emulatorTokenCount } from './estimate';
+import { estimateTokens } from '../text';
 import { emulatedReasoning, signReasoning } from './reasoning';
 import { textOf } from './reply';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse, streamFlag } from './route';
@@ -124,7 +124,7 @@ export const anthropicRoute: EmulatorRoute = {
           answer_,
         ]
       : [answer_];
-    const outputTokens = emulatorTokenCount(reasoning) + emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : reply.text);
+    const outputTokens = estimateTokens(reasoning) + estimateTokens(reply.kind === 'tool' ? JSON.stringify(reply.args) : reply.text);
     const usage = {
       input_tokens: cache.uncached,
       output_tokens: outputTokens,

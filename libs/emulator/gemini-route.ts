@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
-import { emulatorTokenCount } from './estimate';
+import { estimateTokens } from '../text';
 import { geminiDeclarationError, geminiLoopError, geminiThinking, signPart } from './gemini-checks';
 import { emulatedReasoning } from './reasoning';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
@@ -85,7 +85,7 @@ export const geminiRoute: EmulatorRoute = {
       { protocol: 'gemini', model, cacheKey: null },
     );
     const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.systemInstruction ?? null) + body.contents.map((c) => JSON.stringify(c)).join('');
-    const promptTokens = emulatorTokenCount(prompt);
+    const promptTokens = estimateTokens(prompt);
     const cached = state.geminiCache.lookup(model, prompt);
     const text = reply.kind === 'text' ? reply.text : '';
     // thinking: a signature on the function call (or the text), the thought itself when asked for
@@ -96,7 +96,7 @@ export const geminiRoute: EmulatorRoute = {
     const signed = thinking ? signPart(answerPart) : answerPart;
     const thoughtParts = thinking && thoughts ? [{ text: reasoning, thought: true }] : [];
     const parts = [...thoughtParts, signed];
-    const candidatesTokenCount = emulatorTokenCount(reasoning) + emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    const candidatesTokenCount = estimateTokens(reasoning) + estimateTokens(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
     const usageMetadata = {
       promptTokenCount: promptTokens,
       candidatesTokenCount,

@@ -8,6 +8,5 @@ export type { EmulatorOptions, EmulatorFault, RecordedRequest, EmulatorScript, S
 export type { Reply, ReplyInput } from './reply';
 export type { EmulatedCall } from './route';
 export { anthropicBlocks } from './anthropic-route';
-export { emulatorTokenCount } from './estimate';
 export { commonPrefixLength } from './prefix-cache';
 export { ReplyBook, ReplyBookRule, replyBookScript } from './reply-book';

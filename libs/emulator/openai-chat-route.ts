@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
-import { emulatorTokenCount } from './estimate';
+import { estimateTokens } from '../text';
 import { chatLoopError, deepSeekThinking } from './openai-chat-checks';
 import { emulatedReasoning } from './reasoning';
 import { rejectEffort } from './openai-reasoning';
@@ -94,12 +94,12 @@ export const openAIChatRoute: EmulatorRoute = {
       { protocol: 'openai-chat', model: body.model, cacheKey: body.prompt_cache_key ?? null },
     );
     const prompt = JSON.stringify(body.tools ?? []) + body.messages.map((m) => JSON.stringify(m)).join('');
-    const promptTokens = emulatorTokenCount(prompt);
+    const promptTokens = estimateTokens(prompt);
     const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);
     let text = reply.kind === 'text' ? reply.text : '';
     let finish = reply.kind === 'tool' ? 'tool_calls' : 'stop';
     const limit = body.max_completion_tokens ?? body.max_tokens;
-    if (limit !== undefined && emulatorTokenCount(text) > limit) {
+    if (limit !== undefined && estimateTokens(text) > limit) {
       text = truncateText(text, limit * 4);
       finish = 'length';
     }
@@ -109,8 +109,7 @@ export const openAIChatRoute: EmulatorRoute = {
         : undefined;
     // DeepSeek thinking: the reasoning comes as reasoning_content, before the answer
     const reasoning = thinking ? emulatedReasoning(transcript, toolResults) : undefined;
-    const completionTokens =
-      emulatorTokenCount(reasoning ?? '') + emulatorTokenCount(text) + (toolCalls ? emulatorTokenCount(toolCalls[0].function.arguments) : 0);
+    const completionTokens = estimateTokens(reasoning ?? '') + estimateTokens(text) + (toolCalls ? estimateTokens(toolCalls[0].function.arguments) : 0);
     const usage = {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,

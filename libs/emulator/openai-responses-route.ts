@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PROVIDER_CACHE_BREAK as CACHE_BREAK } from '../providers';
-import { emulatorTokenCount } from './estimate';
+import { estimateTokens } from '../text';
 import { openAIError, openAIStreamingRefused } from './openai-chat-route';
 import { encryptedReasoning, reasoningModel, responsesLoopError } from './openai-responses-checks';
 import { emulatedReasoning, signReasoning } from './reasoning';
@@ -64,7 +64,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
       { protocol: 'openai-responses', model: body.model, cacheKey: body.prompt_cache_key ?? null },
     );
     const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.instructions ?? '') + items.map((i) => JSON.stringify(i)).join('');
-    const inputTokens = emulatorTokenCount(prompt);
+    const inputTokens = estimateTokens(prompt);
     const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);
     const id = `resp_${randomUUID().replace(/-/g, '')}`;
     const msgId = `msg_${randomUUID().replace(/-/g, '')}`;
@@ -94,7 +94,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
       ...(body.include?.includes('reasoning.encrypted_content') ? { encrypted_content: encryptedReasoning(reasoning) } : {}),
     };
     const output: Record<string, unknown>[] = thinks ? [reasoningItem, ...answerItem] : answerItem;
-    const outputTokens = emulatorTokenCount(reasoning) + emulatorTokenCount(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    const outputTokens = estimateTokens(reasoning) + estimateTokens(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
     const response = {
       id,
       object: 'response',
@@ -106,7 +106,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
         input_tokens: inputTokens,
         input_tokens_details: { cached_tokens: cached },
         output_tokens: outputTokens,
-        output_tokens_details: { reasoning_tokens: emulatorTokenCount(reasoning) },
+        output_tokens_details: { reasoning_tokens: estimateTokens(reasoning) },
         total_tokens: inputTokens + outputTokens,
       },
       error: null,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { emulatorTokenCount } from './estimate';
+import { estimateTokens } from '../text';
 
 /**
  * Automatic prefix caching (OpenAI, Gemini implicit): the longest common prefix with an earlier
@@ -14,8 +14,8 @@ export class AutomaticPrefixCache {
     const earlier = this.seen.get(key) ?? [];
     let best = 0;
     for (const e of earlier) best = Math.max(best, commonPrefixLength(e, prompt));
-    const total = emulatorTokenCount(prompt);
-    const shared = emulatorTokenCount(prompt.slice(0, best));
+    const total = estimateTokens(prompt);
+    const shared = estimateTokens(prompt.slice(0, best));
     let cached = 0;
     if (total >= this.options.minTokens && shared >= this.options.minTokens) {
       cached = this.options.minTokens + Math.floor((shared - this.options.minTokens) / this.options.stepTokens) * this.options.stepTokens;
@@ -49,7 +49,7 @@ export class BreakpointCache {
     for (const b of blocks) {
       h.update(b.text);
       hashes.push(`${model}:${h.copy().digest('hex')}`);
-      tokens += emulatorTokenCount(b.text);
+      tokens += estimateTokens(b.text);
       tokensUpTo.push(tokens);
     }
     const total = tokens;

@@ -34,4 +34,9 @@ export type { CharacterSheetSegment, CharacterSheetSegmentOptions, CharacterShee
 export { rosterLines, foldKey, byCodeUnits, FOLDED_KEY_CODE_POINTS } from './roster';
 export type { RosterLineOptions } from './roster';
 export { clipLine } from './summary-line';
+export { estimateTokens } from '../text';
+export { evaluatePointer, JSON_POINTER_PATTERN } from './json-pointer';
+export type { PointerResult } from './json-pointer';
+export { createSchemaChecker, describeSchemaError } from './json-schema';
+export type { SchemaChecker, SchemaVerdict } from './json-schema';
 export * from './api';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JSON_POINTER_PATTERN } from './json-pointer';
 import { unknownSchemaKeywords } from './schema-keywords';
 
 const ID_MESSAGE = 'lower-case id: letters, digits, dashes';
@@ -44,7 +45,7 @@ export type ScheduleTrigger = z.infer<typeof ScheduleTrigger>;
 /** `<plugin-id>/<runtime-id>`. */
 export const FullRuntimeId = z.string().regex(/^[a-z][a-z0-9-]*\/[a-z][a-z0-9-]*$/, 'a runtime: <plugin-id>/<runtime-id>');
 /** A JSON pointer (RFC 6901): empty, or `/`-separated tokens with `~0` / `~1` escapes. */
-export const JsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'a JSON pointer, e.g. /facts/0');
+export const JsonPointer = z.string().regex(new RegExp(JSON_POINTER_PATTERN), 'a JSON pointer, e.g. /facts/0');
 
 /**
  * `schedule.when`: the runtime runs only when the output of an earlier-stage runtime of the same

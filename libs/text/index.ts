@@ -116,3 +116,5 @@ export function canonicalLocaleTag(tag: string): string | null {
     return null;
   }
 }
+
+export { estimateTokens, isCjkCodePoint } from './estimate-tokens';

@@ -106,7 +106,7 @@ describe('tool errors, emitted events and their followers through real turns (is
         ok: false,
         error: {
           code: 'INVALID_ARGUMENTS',
-          message: 'the arguments of "tally" do not match its parameters: /item: should NOT be shorter than 1 characters; /count: should be integer',
+          message: 'the arguments of "tally" do not match its parameters: /item: must NOT have fewer than 1 characters; /count: must be integer',
         },
       },
       { ok: false, error: { code: 'TOOL_FAILED', message: 'tool "burn" failed: the archive caught fire' } },
@@ -170,7 +170,7 @@ describe('tool errors, emitted events and their followers through real turns (is
     const sent = requests(events, 'clerk');
     expect(sent).toHaveLength(4);
     expect(sent.slice(1).map(toolResultIn)).toEqual([
-      { ok: false, error: { code: 'EVENT_INVALID', message: 'the payload of "bell.rung" does not match its schema: /tower: should be string' } },
+      { ok: false, error: { code: 'EVENT_INVALID', message: 'the payload of "bell.rung" does not match its schema: /tower: must be string' } },
       { ok: true, data: { emitted: 'bell.rung' } },
       {
         ok: false,

@@ -3,7 +3,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { buildContext, historyBoundary, type HistoryMessage } from '../../libs/context';
 import { requestMessages } from '../../libs/engine';
 import { AnthropicAdapter } from '../../libs/providers';
-import { anthropicBlocks, emulatorTokenCount, ProviderEmulator } from '../../libs/emulator';
+import { anthropicBlocks, ProviderEmulator } from '../../libs/emulator';
+import { estimateTokens } from '../../libs/text';
 import type { ChatMessage } from '../../libs/providers';
 
 const countMarks = (body: Record<string, unknown>) => (JSON.stringify(body).match(/"cache_control"/g) ?? []).length;
@@ -173,7 +174,7 @@ describe('§5 Anthropic: four boundaries and what the next turn reads', () => {
         const breakpoints = blocks.map((b, i) => (b.breakpoint ? i : -1)).filter((i) => i >= 0);
         const through = n === 0 ? breakpoints[breakpoints.length - 2] : blocks.map((b) => b.message).lastIndexOf(2 * n - 1);
         expect(blocks[through].breakpoint).toBe(true);
-        previousHistoryPrefix = blocks.slice(0, through + 1).reduce((t, b) => t + emulatorTokenCount(b.text), 0);
+        previousHistoryPrefix = blocks.slice(0, through + 1).reduce((t, b) => t + estimateTokens(b.text), 0);
         history = [...history, ...turnMessages(n, scenario.afterNarrative ? storyText(n) : response.text)];
       }
     },

@@ -47,7 +47,7 @@ describe('ctx.emit in function runtimes: events start their followers as activat
   it.each([
     ['a topic no plugin declares', 'undeclared' as const, 'ctx.emit ("beacon.stolen"): not a topic any loaded plugin declares in contributes.events'],
     ['a run that emits and then throws', 'emit-then-throw' as const, 'threw: the wood was wet'],
-    ['a payload that fails the topic’s schema', 'bad-payload' as const, 'ctx.emit(beacon.lit): the payload does not match its schema: /hill: should be string'],
+    ['a payload that fails the topic’s schema', 'bad-payload' as const, 'ctx.emit(beacon.lit): the payload does not match its schema: /hill: must be string'],
   ])(
     '%s fails the turn naming the plugin, and nothing is emitted',
     async (_, mode, message) => {

@@ -1,4 +1,4 @@
-import { estimateTokens } from '../estimate-tokens';
+import { estimateTokens } from '../../text';
 import { IMAGE_TOKENS } from '../images';
 import type { BudgetMessage, BudgetRequest, BudgetLimits, Estimator } from './types';
 

@@ -1,9 +1,9 @@
-import Ajv from 'ajv';
+import { createSchemaChecker } from '../../plugins-sdk';
 
 export type OutputVerdict = { ok: true; json: string } | { ok: false; notJson: boolean; problems: string };
 
-const ajv = new Ajv({ allErrors: true });
-const compiled = new WeakMap<Record<string, unknown>, Ajv.ValidateFunction>();
+/** Output schemas only (their own instance: a plugin's output schema never meets a tool's). */
+const outputSchemas = createSchemaChecker();
 
 /**
  * The schema gate of a runtime with `output.schema`: the reply must be one JSON value (a code fence
@@ -17,11 +17,9 @@ export function validateOutput(text: string, schema: Record<string, unknown>): O
   } catch {
     return { ok: false, notJson: true, problems: 'not JSON' };
   }
-  let validate = compiled.get(schema);
-  if (!validate) compiled.set(schema, (validate = ajv.compile(schema)));
-  if (validate(value)) return { ok: true, json: JSON.stringify(value) };
-  const problems = (validate.errors ?? []).map((e) => `${e.dataPath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
-  return { ok: false, notJson: false, problems: problems || 'does not match' };
+  const verdict = outputSchemas.check(schema, value);
+  if (verdict.ok) return { ok: true, json: JSON.stringify(value) };
+  return { ok: false, notJson: false, problems: verdict.messages.join('; ') || 'does not match' };
 }
 
 function unfenced(text: string): string {

@@ -1,9 +1,8 @@
 import type { InputSlot, InputSource } from '../../context';
-import type { InputBinding } from '../../plugins-sdk';
+import { evaluatePointer, type InputBinding } from '../../plugins-sdk';
 import type { RuntimeOutput } from '../journal';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import { InputBindingError } from './errors';
-import { evaluatePointer } from './json-pointer';
 
 export interface ResolveInputSlotsOptions {
   catalog: RuntimeCatalog;

@@ -1,7 +1,6 @@
 import { modelFacingJson } from '../../context';
-import type { LoadedWorld } from '../../plugins-sdk';
+import { evaluatePointer, JSON_POINTER_PATTERN, type LoadedWorld } from '../../plugins-sdk';
 import { extendedWorld } from '../plugin-host/world-context';
-import { JSON_POINTER_PATTERN, resolvePointer } from './json-pointer';
 import type { ToolRunContext } from './port';
 import { DEFAULT_PAGE, MAX_PAGE, type Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
@@ -85,7 +84,7 @@ export const worldDimensionGetTool: Tool = {
       );
     }
     const path = typeof args.path === 'string' ? args.path : '';
-    const at = resolvePointer(modelFacingJson(dimension.value), path);
+    const at = evaluatePointer(modelFacingJson(dimension.value), path);
     if (!at.found) return toolError('NOT_FOUND', `dimension "${id}" has no value at ${at.at} (path ${path})`);
     return toolSuccess({
       id,

@@ -1,5 +1,4 @@
-import type { RuntimeCondition } from '../../plugins-sdk';
-import { evaluatePointer } from '../inputs';
+import { evaluatePointer, type RuntimeCondition } from '../../plugins-sdk';
 import type { RuntimeOutput } from '../journal';
 import type { RuntimeCatalog } from '../runtime-catalog';
 

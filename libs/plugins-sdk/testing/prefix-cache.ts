@@ -1,4 +1,5 @@
-import { commonPrefixLength, emulatorTokenCount } from '../../emulator';
+import { commonPrefixLength } from '../../emulator';
+import { estimateTokens } from '../../text';
 import type { RequestView } from './request-view';
 import type { HarnessTurn } from './turn';
 
@@ -30,7 +31,7 @@ export function cachePromptText(request: RequestView): string {
  */
 export function sharedPrefixTokens(before: RequestView, after: RequestView): number {
   const [a, b] = [cachePromptText(before), cachePromptText(after)];
-  return emulatorTokenCount(b.slice(0, commonPrefixLength(a, b)));
+  return estimateTokens(b.slice(0, commonPrefixLength(a, b)));
 }
 
 /** How much of one turn's request prompt the turn before's left reusable, and what the emulator read from cache. */

@@ -1,5 +1,4 @@
-import type { CharacterBlueprint, Locale, WorldCharacter, WorldSeat } from '../../../libs/plugins-sdk';
-import { estimateTokens } from './estimate';
+import { estimateTokens, type CharacterBlueprint, type Locale, type WorldCharacter, type WorldSeat } from '../../../libs/plugins-sdk';
 import { NOTE_FIELDS, type NoteField, TRIM_ORDER } from './fields';
 import { NOTES_TEXT } from './labels';
 

@@ -1,5 +1,4 @@
-import Ajv from 'ajv';
-import type { WorldView } from '../../../libs/plugins-sdk';
+import { createSchemaChecker, type WorldView } from '../../../libs/plugins-sdk';
 
 /** A dimension as the world file declares it (`worlds/<id>/WORLD.md` `dimensions.<id>`). */
 export type DeclaredDimension = WorldView['dimensions'][string];
@@ -7,19 +6,20 @@ export type DeclaredDimension = WorldView['dimensions'][string];
 /** A JSON value check compiled from a dimension's schema: the error text, or null when the value fits. */
 export type ValueCheck = (value: unknown) => string | null;
 
-const ajv = new Ajv({ allErrors: true });
+/** Dimension schemas only: a world's schemas never meet a plugin's, and two sharing an `$id` do not clash. */
+const dimensionSchemas = createSchemaChecker();
 const compiled = new WeakMap<object, ValueCheck | null>();
 
-/** The schema's check, or null when the schema cannot be compiled (such a dimension has no valid rule). */
+/** The schema's check (its messages name where: `/guilds/1: must be string`), or null when the schema cannot be compiled (such a dimension has no valid rule). */
 export function valueCheck(schema: Readonly<Record<string, unknown>>): ValueCheck | null {
   if (compiled.has(schema)) return compiled.get(schema) ?? null;
-  let check: ValueCheck | null;
-  try {
-    const validate = ajv.compile(structuredClone(schema) as object);
-    check = (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'value' }));
-  } catch {
-    check = null;
-  }
+  const check: ValueCheck | null =
+    dimensionSchemas.problem(schema) !== null
+      ? null
+      : (value) => {
+          const verdict = dimensionSchemas.check(schema, value);
+          return verdict.ok ? null : verdict.messages.join('; ');
+        };
   compiled.set(schema, check);
   return check;
 }

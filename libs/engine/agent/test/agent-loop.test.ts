@@ -211,7 +211,7 @@ describe('the agent loop', () => {
     const sent = bodies(from);
     expect(sent).toHaveLength(3);
     expect(sent[1].messages.at(-1)!.content).toMatch(/^\[retry 1\] Your reply was not JSON/);
-    expect(sent[2].messages.at(-1)!.content).toMatch(/^\[retry 2\] Your JSON does not match the output schema: \.facts should be array/);
+    expect(sent[2].messages.at(-1)!.content).toMatch(/^\[retry 2\] Your JSON does not match the output schema: \/facts: must be array/);
     // the output schema reaches every model call (the adapter maps it to its native field) and the JSON rules the preamble
     expect(schemas).toHaveLength(3);
     for (const s of schemas) expect(s).toEqual({ name: 'facts', schema: expect.objectContaining({ required: ['facts'] }) });

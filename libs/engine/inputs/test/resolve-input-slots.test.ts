@@ -4,34 +4,7 @@ import { dirname, join } from 'node:path';
 import { loadPlugins } from '../../../plugins-sdk';
 import type { RuntimeOutput } from '../../journal';
 import { RuntimeCatalog } from '../../runtime-catalog';
-import { evaluatePointer, InputBindingError, resolveInputSlots } from '..';
-
-describe('evaluatePointer (RFC 6901)', () => {
-  // the examples of RFC 6901 §5
-  const doc = { foo: ['bar', 'baz'], '': 0, 'a/b': 1, 'c%d': 2, 'e^f': 3, 'g|h': 4, 'i\\j': 5, 'k"l': 6, ' ': 7, 'm~n': 8 };
-  it.each([
-    ['', doc],
-    ['/foo', ['bar', 'baz']],
-    ['/foo/0', 'bar'],
-    ['/', 0],
-    ['/a~1b', 1],
-    ['/c%d', 2],
-    ['/e^f', 3],
-    ['/g|h', 4],
-    ['/i\\j', 5],
-    ['/k"l', 6],
-    ['/ ', 7],
-    ['/m~0n', 8],
-  ])('%s', (pointer, value) => expect(evaluatePointer(doc, pointer)).toEqual({ found: true, value }));
-
-  it('finds nothing past the value: a missing member, an index out of range, a leading zero, "-", a step into a scalar, an inherited property', () => {
-    for (const pointer of ['/nope', '/foo/2', '/foo/01', '/foo/-', '/foo/0/x', '/constructor', '/toString', '/__proto__']) {
-      expect(evaluatePointer(doc, pointer)).toEqual({ found: false });
-    }
-    expect(evaluatePointer({ constructor: 'own' }, '/constructor')).toEqual({ found: true, value: 'own' });
-    expect(evaluatePointer({ '~1': 'decoded in order' }, '/~01')).toEqual({ found: true, value: 'decoded in order' });
-  });
-});
+import { InputBindingError, resolveInputSlots } from '..';
 
 describe('resolveInputSlots', () => {
   const dirs: string[] = [];

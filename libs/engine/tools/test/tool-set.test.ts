@@ -110,7 +110,7 @@ describe('the tool set (issue 11 part 2)', () => {
       const outcome = await call('record-fact', { weight: 0, colour: 'red' });
       expect(outcome.errorCode).toBe('INVALID_ARGUMENTS');
       expect(body(outcome).error?.message).toBe(
-        'the arguments of "record-fact" do not match its parameters: (root): should NOT have additional properties (colour); (root): should have required property \'fact\'; /weight: should be >= 1',
+        'the arguments of "record-fact" do not match its parameters: (root): must have required property \'fact\'; (root): must NOT have additional properties (colour); /weight: must be >= 1',
       );
       expect(outcome.changes).toEqual([]);
     });
@@ -167,10 +167,10 @@ describe('the tool set (issue 11 part 2)', () => {
     it('a payload failing its schema answers EVENT_INVALID with the schema errors (references resolved)', async () => {
       const outcome = await call('emit-event', { topic: 'fact.recorded', payload: { fact: 7 } });
       expect(outcome.errorCode).toBe('EVENT_INVALID');
-      expect(body(outcome).error?.message).toBe('the payload of "fact.recorded" does not match its schema: /fact: should be string');
+      expect(body(outcome).error?.message).toBe('the payload of "fact.recorded" does not match its schema: /fact: must be string');
       const referenced = await call('emit-event', { topic: 'ledger.audited', payload: { entries: [{ fact: 'a' }, {}] } });
       expect(body(referenced).error?.message).toBe(
-        'the payload of "ledger.audited" does not match its schema: /entries/1: should have required property \'fact\'',
+        'the payload of "ledger.audited" does not match its schema: /entries/1: must have required property \'fact\'',
       );
       expect((await call('emit-event', { topic: 'ledger.audited', payload: { entries: [{ fact: 'a' }] } })).ok).toBe(true);
     });
@@ -300,7 +300,7 @@ describe('the tool set (issue 11 part 2)', () => {
       const outcome = await call('emit-wrong');
       expect(outcome).toMatchObject({ ok: false, errorCode: 'TOOL_FAILED', emissions: [] });
       expect(body(outcome).error?.message).toBe(
-        'tool "emit-wrong" failed: ctx.emit(fact.recorded): the payload does not match its schema: /fact: should be string',
+        'tool "emit-wrong" failed: ctx.emit(fact.recorded): the payload does not match its schema: /fact: must be string',
       );
     });
 
