@@ -7,7 +7,7 @@ import type { BudgetBenchResult } from './budget-bench';
 import type { CompactionBenchResult } from './compaction-bench';
 import type { ContextBenchRow } from './context-bench';
 import type { ContextPluginsBench } from './context-plugins-bench';
-import { type EmberbackCost, sharedBound, type RuntimeTokens } from './emberback-bench';
+import { cacheShare, type EmberbackCost, sharedBound, type RuntimeTokens, STEADY_FROM_TURN } from './emberback-bench';
 import { ACCEPTANCE_SUITE, type RunSpec } from './load/options';
 import type { RunResult } from './load/run';
 
@@ -69,8 +69,13 @@ export interface EmberbackJson extends Stamped {
   turns: number;
   plugins: string[];
   cachedShare: number;
+  /** From turn `steadyFromTurn` on (the steady state); absent in results written before. */
+  steadyFromTurn?: number;
+  steadyCachedShare?: number;
+  steadyCalls?: number;
   cacheShareTarget: number;
   layoutBound: number;
+  steadyLayoutBound?: number;
   byRuntime: RuntimeTokens[];
   auditIdentical: boolean;
   /** Est. $ per turn at the list prices in force (absent in results written before prices existed). */
@@ -90,6 +95,7 @@ function costLine(cost: EmberbackCost | undefined): string[] {
 }
 
 export function renderEmberback(r: EmberbackJson): string {
+  const from = r.steadyFromTurn ?? STEADY_FROM_TURN;
   const runtimes = [...new Set(r.rows.map((x) => x.runtime))];
   const table = runtimes.map((runtime) => {
     const rows = r.rows.filter((x) => x.runtime === runtime);
@@ -103,16 +109,32 @@ export function renderEmberback(r: EmberbackJson): string {
       shared.length ? `${Math.min(...shared).toFixed(1)} %` : '—',
       shared.length ? `${(shared.reduce((a, b) => a + b, 0) / shared.length).toFixed(1)} %` : '—',
       pct(sharedBound(rows)),
+      pct(sharedBound(rows, { fromTurn: from })),
       tokens ? tokens.calls : '—',
-      tokens && tokens.inputTokens > 0 ? pct(tokens.cachedTokens / tokens.inputTokens) : '—',
+      tokens && tokens.inputTokens > 0 ? pct(cacheShare(tokens)) : '—',
+      tokens?.steady && tokens.steady.inputTokens > 0 ? pct(cacheShare(tokens.steady)) : '—',
     ];
   });
   const calls = r.byRuntime.reduce((a, t) => a + t.calls, 0);
   return [
-    markdownTable(['runtime', 'turns', 'median request tokens', 'min shared', 'mean shared', 'bound', 'calls', 'cache-read share'], table),
+    markdownTable(
+      [
+        'runtime',
+        'turns',
+        'median request tokens',
+        'min shared',
+        'mean shared',
+        'bound',
+        `bound from turn ${from}`,
+        'calls',
+        'cache-read share',
+        `cache-read from turn ${from}`,
+      ],
+      table,
+    ),
     '',
-    `- Emulated cache-read share over all ${int(calls)} calls: **${pct(r.cachedShare)}** (target ≥ ${pct(r.cacheShareTarget)}: ${r.cachedShare >= r.cacheShareTarget ? 'reached' : 'not reached'}).`,
-    `- Layout bound over all runtimes: **${pct(r.layoutBound)}**.`,
+    `- Emulated cache-read share over all ${int(calls)} calls: **${pct(r.cachedShare)}** (target ≥ ${pct(r.cacheShareTarget)}: ${r.cachedShare >= r.cacheShareTarget ? 'reached' : 'not reached'})${r.steadyCachedShare === undefined ? '' : `; from turn ${from} on (steady state, ${int(r.steadyCalls ?? 0)} calls): **${pct(r.steadyCachedShare)}**`}.`,
+    `- Layout bound over all runtimes: **${pct(r.layoutBound)}** with the cold first turn; from turn ${from} on: **${pct(r.steadyLayoutBound ?? sharedBound(r.rows, { fromTurn: from }))}**.`,
     `- Every turn's audit byte-identical: ${r.auditIdentical ? 'yes' : '**no**'}.`,
     ...costLine(r.cost),
     `- ${r.turns} turns; plugins: ${r.plugins.map((p) => `\`${p}\``).join(', ') || 'the default ones'}. ${stamp(r)}`,

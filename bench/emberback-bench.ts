@@ -17,13 +17,25 @@ const MOVES = [
   'Greet the salt-trader the caravan left behind',
 ];
 
-/** Input and emulated cached tokens of one runtime over all its calls. */
-export interface RuntimeTokens {
-  runtime: string;
+/** Calls and their input and emulated cached tokens. */
+export interface CallTokens {
   calls: number;
   inputTokens: number;
   cachedTokens: number;
 }
+
+/** Input and emulated cached tokens of one runtime over all its calls, and over the calls from turn 2 on (`steady`). */
+export interface RuntimeTokens extends CallTokens {
+  runtime: string;
+  /** The calls of turn 2 and later: the steady state, without the cold first turn (absent in results written before). */
+  steady?: CallTokens;
+}
+
+/** The turn the steady state starts at: turn 1 is every runtime's cold start (nothing to share with). */
+export const STEADY_FROM_TURN = 2;
+
+/** Cached over input tokens (0 without input). */
+export const cacheShare = (t: Pick<CallTokens, 'inputTokens' | 'cachedTokens'>) => (t.inputTokens === 0 ? 0 : t.cachedTokens / t.inputTokens);
 
 /** The system prompt of one runtime's first request in a turn (the leading system message, as sent). */
 export interface TurnSystemPrompt {
@@ -53,6 +65,10 @@ export interface EmberbackResult {
   narratorMinSharedPercent: number;
   /** Cached / input tokens over all calls of all runtimes. */
   cachedShare: number;
+  /** The same from turn 2 on (`STEADY_FROM_TURN`): the steady state, without the cold first turn. */
+  steadyCachedShare: number;
+  /** Calls from turn 2 on. */
+  steadyCalls: number;
   byRuntime: RuntimeTokens[];
   systemPrompts: TurnSystemPrompt[];
   /** Plugin-data rows written per plugin over the session (what the bookkeepers kept). */
@@ -77,11 +93,14 @@ export function leadingSystem(body: string): string {
  * with the same runtime's request of the previous turn, over all their tokens (a runtime's first turn shares
  * nothing). The spec's layout sends the turn context, the input, the story text and a sliding history window new
  * every turn, so they are outside this bound by construction; cache granularity and cold starts only lower it.
+ * `fromTurn`: only the rows of that turn and later (`STEADY_FROM_TURN`: the steady state, where every
+ * runtime has a previous request; over all turns the cold first turn counts as nothing shared).
  */
-export function sharedBound(rows: readonly PrefixRow[]): number {
+export function sharedBound(rows: readonly PrefixRow[], options: { fromTurn?: number } = {}): number {
   let request = 0;
   let shared = 0;
   for (const r of rows) {
+    if (r.turn < (options.fromTurn ?? 1)) continue;
     request += r.requestTokens;
     shared += r.sharedTokens ?? 0;
   }
@@ -107,8 +126,13 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
     const rows = prefixReport(calls);
     const narrator = rows.filter((r) => r.runtime === 'narrator/narrator' && r.sharedPercent !== null);
     const events = await covel.engine.store.readStream(id);
-    let input = 0;
-    let cached = 0;
+    const all: CallTokens = { calls: 0, inputTokens: 0, cachedTokens: 0 };
+    const steady: CallTokens = { calls: 0, inputTokens: 0, cachedTokens: 0 };
+    const add = (t: CallTokens, usage: { inputTokens: number; cachedInputTokens: number }) => {
+      t.calls += 1;
+      t.inputTokens += usage.inputTokens;
+      t.cachedTokens += usage.cachedInputTokens;
+    };
     const byRuntime = new Map<string, RuntimeTokens>();
     const systemPrompts: TurnSystemPrompt[] = [];
     const turnNumber = new Map(turnIds.map((t, i) => [t, i + 1]));
@@ -122,13 +146,14 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
         systemPrompts.push({ turn: turnNumber.get(e.data.turnId)!, turnId: e.data.turnId, runtime, system: leadingSystem(e.data.body) });
       }
       if (e.type === 'llm.responded@1') {
-        input += e.data.usage.inputTokens;
-        cached += e.data.usage.cachedInputTokens;
         const runtime = `${e.data.pluginId}/${e.data.runtimeId}`;
-        const r = byRuntime.get(runtime) ?? { runtime, calls: 0, inputTokens: 0, cachedTokens: 0 };
-        r.calls += 1;
-        r.inputTokens += e.data.usage.inputTokens;
-        r.cachedTokens += e.data.usage.cachedInputTokens;
+        const r = byRuntime.get(runtime) ?? { runtime, calls: 0, inputTokens: 0, cachedTokens: 0, steady: { calls: 0, inputTokens: 0, cachedTokens: 0 } };
+        add(all, e.data.usage);
+        add(r, e.data.usage);
+        if ((turnNumber.get(e.data.turnId) ?? 0) >= STEADY_FROM_TURN) {
+          add(steady, e.data.usage);
+          add(r.steady!, e.data.usage);
+        }
         byRuntime.set(runtime, r);
       }
     }
@@ -144,7 +169,9 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       plugins,
       rows,
       narratorMinSharedPercent: Math.min(...narrator.map((r) => r.sharedPercent!)),
-      cachedShare: input === 0 ? 0 : cached / input,
+      cachedShare: cacheShare(all),
+      steadyCachedShare: cacheShare(steady),
+      steadyCalls: steady.calls,
       byRuntime: [...byRuntime.values()],
       systemPrompts,
       writesByPlugin,

@@ -99,7 +99,10 @@ export function formatReport(results: readonly RunResult[]): string {
   ].join('\n');
 }
 
-/** bench/results/load-<ISO time of the start>.json (the directory is not committed; see .gitignore). */
+/** bench/results/load-<ISO time of the start>.json: every run's own file (not committed; see .gitignore). */
+/** bench/results/load.json: the run `--write-docs` rendered into docs/benchmarks.md (committed with the docs). */
+export const DOCS_RESULTS_FILE = join(__dirname, '..', 'results', 'load.json');
+
 export function resultsFile(startedAt: Date): string {
   return join(__dirname, '..', 'results', `load-${startedAt.toISOString().replace(/:/g, '-')}.json`);
 }

@@ -25,7 +25,7 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   const placed = placeSegments(params.segments ?? [], runtime);
 
   // system prompt (§2), with cache boundaries (§5)
-  const preamble = frameworkPreamble(locale, runtime);
+  const preamble = frameworkPreamble(locale, runtime, params.languageName);
   const sections = systemSections({
     locale,
     preamble,

@@ -4,9 +4,12 @@ import type { RuntimeView } from './types';
 
 /**
  * Spec §3 "PostContextAssembly and the framework preamble": [RUNTIME], [LANGUAGE], [COMPLETION],
- * in the session's instruction language. The completion form follows how the runtime ends.
+ * in the session's instruction language. [LANGUAGE] names the session's language as the session
+ * recorded it (`languageName`, e.g. `Brazilian Portuguese (pt-BR)`); none (a session recorded
+ * before the name was): English, or Simplified Chinese for a Chinese session, as it was sent then.
+ * The completion form follows how the runtime ends.
  */
-export function frameworkPreamble(locale: Locale, runtime: RuntimeView): string {
+export function frameworkPreamble(locale: Locale, runtime: RuntimeView, languageName?: string): string {
   const t = fixedText(locale);
   const completion =
     runtime.hasOutputSchema || runtime.outputSchema
@@ -14,7 +17,7 @@ export function frameworkPreamble(locale: Locale, runtime: RuntimeView): string 
       : runtime.outputKind === 'story'
         ? t.completionStory
         : t.completionDone;
-  return [t.runtime(runtime.pluginId, runtime.runtimeId), t.language, completion].join('\n\n');
+  return [t.runtime(runtime.pluginId, runtime.runtimeId), t.language(languageName), completion].join('\n\n');
 }
 
 /**

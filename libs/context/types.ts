@@ -150,6 +150,12 @@ export interface PostContextAssemblyPayload {
 
 export interface BuildContextParams {
   locale: Locale;
+  /**
+   * How [LANGUAGE] names the session's language, in the instruction language (`Brazilian
+   * Portuguese (pt-BR)`): the name the session recorded at creation. None: English, or Simplified
+   * Chinese for a zh-Hans locale (sessions recorded before names were).
+   */
+  languageName?: string;
   runtime: RuntimeView;
   /** Committed, uncompacted history in order (the caller reads a bounded window). */
   history: readonly HistoryMessage[];

@@ -67,6 +67,7 @@ export async function rebuildRequests(
   const history = new HistoryFold();
   const pluginData = new PluginDataFold();
   let locale: Locale = 'en';
+  let languageName: string | undefined;
   let world: LoadedWorld | null = null;
   let pluginSettings: PluginSettings = {};
   let sessionPlugins: readonly string[] | null = null;
@@ -74,6 +75,8 @@ export async function rebuildRequests(
   for (const event of events) {
     if (event.type === 'session.created@1') {
       locale = promptLocaleOf(event.data.locale);
+      // the name the session recorded (none in sessions recorded before: their block said English or 简体中文, as rebuilt)
+      languageName = event.data.languageName;
       world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
       pluginSettings = event.data.pluginSettings ?? {};
       sessionPlugins = event.data.plugins ?? null;
@@ -95,6 +98,7 @@ export async function rebuildRequests(
       const inputs = {
         sessionId: event.streamId,
         locale,
+        ...(languageName === undefined ? {} : { languageName }),
         runtime,
         stageIndex: generation.stageIndex(runtime),
         history: history.uncompacted(event.streamId, options.historyReadLimit, without),

@@ -48,6 +48,8 @@ import { attachImages, type ImageReference, readRecentImages } from './picture-a
 export interface RuntimeRequestInputs {
   sessionId: string;
   locale: Locale;
+  /** How [LANGUAGE] names the session's language (`session.created@1` `languageName`); none: a session recorded before names were. */
+  languageName?: string;
   runtime: CatalogRuntime;
   stageIndex: number | null;
   /** Committed messages of earlier turns: the shared history view (every uncompacted message). */
@@ -162,6 +164,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       : null;
   const params: BuildContextParams = {
     locale: inputs.locale,
+    ...(inputs.languageName === undefined ? {} : { languageName: inputs.languageName }),
     runtime: {
       ...runtimeView(inputs.runtime, inputs.stageIndex),
       body: renderRuntimeBody({ ...inputs, world, body: inputs.runtime.bodies[inputs.locale], plugin: inputs.runtime.plugin }),

@@ -9,7 +9,7 @@ import {
   type StoredEvent,
 } from '../events';
 import { InvalidInputError } from '../errors';
-import { canonicalLocaleTag } from '../plugins-sdk';
+import { canonicalLocaleTag, languageNameOf } from '../plugins-sdk';
 import { SessionNotFoundError } from './errors';
 import type { Logger } from './logger';
 import type { PluginSettings } from './plugin-settings';
@@ -92,7 +92,8 @@ export class SessionService {
           tenantId,
           streamId: sessionId,
           expectedVersion: 0,
-          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded } }],
+          // the language's name is derived from the tag (not part of the request's hash), recorded to keep its bytes
+          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded, languageName: languageNameOf(locale) } }],
           idempotency,
         });
         return { answer: { id: sessionId }, replayed: false };

@@ -17,6 +17,13 @@ export const SessionCreatedV1 = z.object({
   pluginSettings: z.record(z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))).optional(),
   /** The plugins the session runs (ids, sorted); absent: the plugins enabled by default (and in early logs). */
   plugins: z.array(z.string().min(1)).optional(),
+  /**
+   * How the [LANGUAGE] block names the session's language, in its instruction language
+   * (`Brazilian Portuguese (pt-BR)`, `简体中文`; `languageNameOf`), fixed at creation so the block's
+   * bytes never change with the ICU data. Absent in logs recorded before: those sessions' block says
+   * English, or Simplified Chinese in a Chinese session, as their recorded requests do.
+   */
+  languageName: z.string().min(1).max(1024).optional(),
 });
 
 /** Most characters of a player input's form values, as JSON text. */

@@ -4,7 +4,7 @@ export { parseRuntimeFile, DEFAULT_ENTRIES } from './load-plugin';
 export type { ManifestIssue } from './load-plugin';
 export { loadWorld, splitWorldLore, NARRATOR_ONLY_OPEN, NARRATOR_ONLY_CLOSE, LoreEntry, LoreEntryExtra, WorldManifest, WorldCharacter } from './world';
 export type { LoadedWorld } from './world';
-export { canonicalLocaleTag, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
+export { canonicalLocaleTag, languageNameOf, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
 export {
   createPromptLoader,
   sharedPromptLoader,

@@ -1,5 +1,20 @@
-import { readFileSync } from 'node:fs';
-import { BENCHMARKS_DOC, renderLoad, renderLoadSuite, staticBenchBlocks, type LoadJson } from '../../bench/bench-docs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  BENCHMARKS_DOC,
+  renderBudget,
+  renderCompaction,
+  renderContext,
+  renderContextPlugins,
+  renderEmberback,
+  renderLoad,
+  renderLoadSuite,
+  staticBenchBlocks,
+  type EmberbackJson,
+  type LoadJson,
+} from '../../bench/bench-docs';
+import { DOCS_RESULTS_FILE } from '../../bench/load/report';
+import { verdictExitCode } from '../../bench/verdicts';
 import { ACCEPTANCE_SUITE } from '../../bench/load/options';
 import type { RunResult } from '../../bench/load/run';
 import { readBlock, renderBlocks } from '../../tools/docs-block';
@@ -57,5 +72,56 @@ describe('docs/benchmarks.md blocks (bench/bench-docs.ts)', () => {
     expect(renderLoadSuite()).toContain('| e | 200 × 10 | 2 × 32 | 1 s | exactly once at 2,000 turns |');
     const current = (await renderBlocks(BENCHMARKS_DOC, text, staticBenchBlocks())) === text;
     if (!current) throw new Error(`${readBlock(text, 'bench:load-suite')}\nis stale: run BENCH_ONLY=none npm run bench -- --write-docs`);
+  });
+
+  it('every measured block is the rendering of the JSON result committed beside it (bench/results/<name>.json, load.json)', async () => {
+    const results = join(__dirname, '..', '..', 'bench', 'results');
+    const read = <T>(file: string) => JSON.parse(readFileSync(file, 'utf8')) as T;
+    const blocks = [
+      { marker: 'bench:context', content: renderContext(read(join(results, 'context.json'))) },
+      { marker: 'bench:context-plugins', content: renderContextPlugins(read(join(results, 'context-plugins.json'))) },
+      { marker: 'bench:emberback', content: renderEmberback(read(join(results, 'emberback.json'))) },
+      { marker: 'bench:compaction', content: renderCompaction(read(join(results, 'compaction.json'))) },
+      { marker: 'bench:budget', content: renderBudget(read(join(results, 'budget.json'))) },
+      { marker: 'bench:load', content: renderLoad(read(DOCS_RESULTS_FILE)) },
+    ];
+    expect(existsSync(DOCS_RESULTS_FILE)).toBe(true);
+    const text = readFileSync(BENCHMARKS_DOC, 'utf8');
+    // the machine is named by the writer's process (`N cores (CPU)`): the figures are compared, not the machine reading them
+    const machineless = (t: string) => t.replace(/\d+ cores \([^)]*\)/g, 'N cores (CPU)');
+    expect(machineless(await renderBlocks(BENCHMARKS_DOC, text, blocks))).toBe(machineless(text));
+  });
+
+  it('states the Emberback bound and cache-read share both overall and from turn 2 (the steady state)', () => {
+    const json = JSON.parse(readFileSync(join(__dirname, '..', '..', 'bench', 'results', 'emberback.json'), 'utf8')) as EmberbackJson;
+    const text = renderEmberback(json);
+    expect(json.steadyLayoutBound).toBeGreaterThan(json.layoutBound);
+    expect(text).toContain(`from turn 2 on: **${(json.steadyLayoutBound! * 100).toFixed(1)} %**`);
+    expect(text).toContain(
+      `from turn 2 on (steady state, ${json.steadyCalls!.toLocaleString('en-US')} calls): **${(json.steadyCachedShare! * 100).toFixed(1)} %**`,
+    );
+    expect(text).toContain('| bound from turn 2 |');
+  });
+});
+
+describe('npm run bench verdicts (bench/verdicts.ts)', () => {
+  const lines: string[] = [];
+  const log = (l: string) => lines.push(l);
+  beforeEach(() => (lines.length = 0));
+  const missed = [
+    { bench: 'context', target: 'ratio 1.02 <= 1.5', ok: true },
+    { bench: 'emberback', target: 'share 85.2% >= 90%', ok: false },
+  ];
+
+  it('a missed target is exit code 1 and says which; all met, or none stated, is 0', () => {
+    expect(verdictExitCode(missed, { enforce: true, log })).toBe(1);
+    expect(lines.join('\n')).toMatch(/MISSED emberback: share 85\.2% >= 90%[\s\S]*exit code 1 \(--no-verdict to skip\)/);
+    expect(verdictExitCode([missed[0]], { enforce: true, log })).toBe(0);
+    expect(verdictExitCode([], { enforce: true, log })).toBe(0);
+  });
+
+  it('--no-verdict (enforce: false) prints the verdicts and exits 0', () => {
+    expect(verdictExitCode(missed, { enforce: false, log })).toBe(0);
+    expect(lines.join('\n')).toContain('MISSED emberback');
   });
 });

@@ -78,4 +78,11 @@ describe('the layout bound the bench prints', () => {
     expect(sharedBound([row(100, null), row(200, 150), row(300, 270)])).toBeCloseTo(420 / 600, 10);
     expect(sharedBound([])).toBe(0);
   });
+
+  it('from turn 2 on (the steady state) leaves out the cold first turn', () => {
+    const at = (turn: number, requestTokens: number, sharedTokens: number | null) => ({ ...row(requestTokens, sharedTokens), turn }) as PrefixRow;
+    const rows = [at(1, 100, null), at(2, 200, 150), at(3, 300, 270)];
+    expect(sharedBound(rows)).toBeCloseTo(420 / 600, 10);
+    expect(sharedBound(rows, { fromTurn: 2 })).toBeCloseTo(420 / 500, 10);
+  });
 });

@@ -18,7 +18,7 @@ const PLAY = ['-r', './tools/register.js', 'apps/play/main.ts'];
 const { COVEL_URL, COVEL_API_KEY, COVEL_WORLD, COVEL_SESSION_ID, COVEL_DATA_DIR, PORT, NO_COLOR, FORCE_COLOR, ...bare } = process.env;
 // eslint-disable-next-line no-control-regex
 const SGR = /\u001b\[[0-9;]*m/;
-const CHINESE_LANGUAGE_LINE = fixedText('zh-Hans').language.split('\n')[1];
+const CHINESE_LANGUAGE_LINE = fixedText('zh-Hans').language('简体中文').split('\n')[1];
 
 /** `npm run play` as a process with pipes (not a terminal): its exit code and everything it printed. */
 function runPlay(args: string[], env: Record<string, string>, input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -130,7 +130,7 @@ describe('npm run play against the embedded engine', () => {
     expect(stdout).toContain(`Session ${second} (zh-CN).`);
     expect(await sentToModel(second)).toContain(CHINESE_LANGUAGE_LINE);
     const english = await sentToModel(first); // the refused tag left the session in English
-    expect(english).toContain(fixedText('en').language.split('\n')[1]);
+    expect(english).toContain(fixedText('en').language('English').split('\n')[1]);
     expect(english).not.toContain(CHINESE_LANGUAGE_LINE);
   }, 60_000);
 

@@ -74,6 +74,11 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
       { name: 'BENCH_COMPACTION_TURNS', default: '300', description: 'Turns of the `compaction` bench.' },
       { name: 'BENCH_BUDGET_TURNS', default: '30', description: 'Turns of the `budget` bench.' },
       {
+        name: 'BENCH_RESULTS_DIR',
+        default: '`bench/results`',
+        description: 'Where `npm run bench` writes its JSON results (the default files are the figures docs/benchmarks.md quotes, committed).',
+      },
+      {
         name: 'COVEL_BENCH_PG_URL',
         default: '`postgres://postgres@127.0.0.1:5432/test`',
         description: 'An admin database: each load run creates and drops its own database.',

@@ -10,7 +10,7 @@ import type { AgentRunContext } from './run-context';
 /** What an agent runtime's request is built from in a worker (a step of its loop, or the compaction barrier's estimate). */
 export type AgentRequestSources = Pick<
   AgentRunContext,
-  'deps' | 'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'world' | 'pluginSettings' | 'history' | 'definitions'
+  'deps' | 'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'languageName' | 'world' | 'pluginSettings' | 'history' | 'definitions'
 >;
 
 /** The inputs of an agent runtime's request, from the execution as the journal has it now and the history the job read. */
@@ -32,6 +32,7 @@ export function agentRequestInputs(
   return {
     sessionId: job.sessionId,
     locale: ctx.locale,
+    ...(ctx.languageName === undefined ? {} : { languageName: ctx.languageName }),
     runtime,
     stageIndex: catalog.stageIndex(runtime),
     history: ctx.history.messages,

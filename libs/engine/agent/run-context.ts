@@ -21,6 +21,8 @@ export interface AgentRunContext {
   catalog: RuntimeCatalog;
   scope: ExecutionScope;
   locale: Locale;
+  /** How [LANGUAGE] names the session's language (`SessionSettings.languageName`; undefined: a session recorded before names were). */
+  languageName: string | undefined;
   world: LoadedWorld | null;
   pluginSettings: PluginSettings;
   /** Committed history as the job read it once (it does not move during an execution). */

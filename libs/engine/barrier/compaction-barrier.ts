@@ -85,7 +85,7 @@ export async function runCompactionBarrier(
   // the history as the stage's runtime jobs read it (the summaries' coverage, which grows with the
   // session, only once compaction is needed); read at the journal's version
   const readAt = run.journal.version;
-  const [{ locale, world, pluginSettings }, history] = await Promise.all([
+  const [{ locale, languageName, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
     loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)),
   ]);
@@ -113,7 +113,7 @@ export async function runCompactionBarrier(
   try {
     request = await buildRuntimeRequest(
       agentRequestInputs(
-        { deps, job: runtimeJob, run, runtime, catalog, scope, locale, world, pluginSettings, history, definitions },
+        { deps, job: runtimeJob, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, history, definitions },
         { selfData, conversation: [] },
       ),
       deps.providers,

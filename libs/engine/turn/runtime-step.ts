@@ -55,7 +55,7 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   }
   // the rows the barrier of this execution read in this process, when the session has not moved since
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
-  const { locale, world, pluginSettings } = settings;
+  const { locale, languageName, world, pluginSettings } = settings;
   const history = kept ?? (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)));
   const m = runtime.manifest;
   annotate({ [ATTR.runtimeType]: m.type });
@@ -71,5 +71,5 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   };
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)
-  return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, world, pluginSettings, history });
+  return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, history });
 }

@@ -15,6 +15,8 @@ export async function loadSessionJournal(deps: Pick<TurnDeps, 'store' | 'readMod
 
 export interface SessionSettings {
   locale: Locale;
+  /** How [LANGUAGE] names the session's language (`session.created@1` `languageName`); none in sessions recorded before. */
+  languageName?: string;
   world: LoadedWorld | null;
   /** The player's configuration of plugins, as the session was created with it. */
   pluginSettings: PluginSettings;
@@ -25,6 +27,7 @@ export interface SessionSettings {
 /** What a session's `session.created@1` says (null: the stream does not start with one). */
 interface SessionCreated {
   locale: string;
+  languageName?: string;
   worldId: string | null;
   pluginSettings: PluginSettings;
   plugins: readonly string[] | null;
@@ -41,7 +44,13 @@ export async function readSessionCreated(deps: Pick<TurnDeps, 'store'>, sessionI
     const [first] = await deps.store.readStream(sessionId, 0, 1);
     created =
       first?.type === 'session.created@1'
-        ? { locale: first.data.locale, worldId: first.data.worldId, pluginSettings: first.data.pluginSettings ?? {}, plugins: first.data.plugins ?? null }
+        ? {
+            locale: first.data.locale,
+            ...(first.data.languageName === undefined ? {} : { languageName: first.data.languageName }),
+            worldId: first.data.worldId,
+            pluginSettings: first.data.pluginSettings ?? {},
+            plugins: first.data.plugins ?? null,
+          }
         : null;
     if (first !== undefined) {
       if (createdCache.size >= CREATED_CACHE_SIZE) createdCache.delete(createdCache.keys().next().value!);
@@ -58,6 +67,7 @@ export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds
   const { worldId } = created;
   return {
     locale: promptLocaleOf(created.locale),
+    ...(created.languageName === undefined ? {} : { languageName: created.languageName }),
     world: worldId && deps.worlds.has(worldId) ? deps.worlds.get(worldId) : null,
     pluginSettings: created.pluginSettings,
     plugins: created.plugins,

@@ -1,4 +1,4 @@
-import { canonicalLocaleTag, promptLocaleOf } from '..';
+import { canonicalLocaleTag, languageNameOf, promptLocaleOf } from '..';
 
 describe('session language tags (spec §6)', () => {
   it.each([
@@ -42,5 +42,39 @@ describe('session language tags (spec §6)', () => {
     expect(canonicalLocaleTag('pt-BR')).toBe('pt-BR');
     expect(canonicalLocaleTag('cmn')).toBe('zh');
     for (const bad of ['en_US!!', '', 'i-default', 'a', '中文', `en-${'x'.repeat(300)}`]) expect(canonicalLocaleTag(bad)).toBeNull();
+  });
+});
+
+describe('how [LANGUAGE] names the session language (spec §3), in its instruction language', () => {
+  it.each([
+    // named in English, with the tag (CLDR names, full ICU)
+    ['pt-BR', 'Brazilian Portuguese (pt-BR)'],
+    ['es-419', 'Latin American Spanish (es-419)'],
+    ['ja', 'Japanese (ja)'],
+    ['ar', 'Arabic (ar)'],
+    ['sr-Latn', 'Serbian (Latin, sr-Latn)'],
+    ['zh-Hant', 'Traditional Chinese (zh-Hant)'],
+    ['en-GB', 'British English (en-GB)'],
+    ['es', 'Spanish (es)'],
+    // a Chinese tag without a script is named with its likely script
+    ['zh-TW', 'Chinese (Traditional, Taiwan, zh-TW)'],
+    // the instruction language itself: the plain name, as before
+    ['en', 'English'],
+    ['en-US', 'English'],
+    ['EN-us', 'English'],
+    ['zh-CN', '简体中文'],
+    ['zh', '简体中文'],
+    ['zh-Hans', '简体中文'],
+    ['zh-hans-cn', '简体中文'],
+    // another Simplified Chinese region: named in Chinese
+    ['zh-SG', '中文（简体，新加坡，zh-SG）'],
+    // a tag CLDR has no name for: the tag itself
+    ['qaa', 'the language tagged qaa'],
+  ])('%s → %s', (tag, name) => {
+    expect(languageNameOf(tag)).toBe(name);
+  });
+
+  it('is deterministic: the same tag gives the same bytes', () => {
+    for (const tag of ['pt-BR', 'zh-SG', 'sr-Latn']) expect(languageNameOf(tag)).toBe(languageNameOf(tag));
   });
 });
