@@ -22,11 +22,12 @@ const common = {
   transformIgnorePatterns: [`^(?!.*${esmPath}).*/node_modules/`],
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
-  // a limit for hung tests, not a speed check: starting an embedded engine (PGlite, plugins, emulator) takes
-  // seconds on 2 busy cores, past Jest's 5 s default for hooks; tests that need longer still say so
-  testTimeout: 30_000,
 };
 module.exports = {
+  // a limit for hung tests, not a speed check: starting an embedded engine (PGlite, plugins, emulator) takes
+  // seconds on 2 busy cores, past Jest's 5 s default for hooks; tests that need longer still say so. A global
+  // option: Jest ignores it inside a project.
+  testTimeout: 30_000,
   projects: [
     {
       ...common,

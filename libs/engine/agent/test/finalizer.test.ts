@@ -47,7 +47,9 @@ describe('the finalizer after the step limit', () => {
   beforeAll(async () => {
     h = await turnHarness({ pluginsDir: join(__dirname, 'fixtures-finalizer'), script, tools, handlers: (deps) => new TurnRunner(deps) });
   });
-  afterAll(() => h.close());
+  afterAll(async () => {
+    await h?.close(); // nothing to close when the setup did not finish
+  });
 
   it('asks once more with tools off for the final answer (mode finalizer), whose text completes the runtime; rebuilt byte for byte', async () => {
     const { events, sessionId, turnId } = await turn(h);
@@ -72,12 +74,16 @@ describe('the finalizer rescuing a request over the input limit', () => {
   let rescue: TurnHarness;
   let strict: TurnHarness;
   beforeAll(async () => {
-    rescue = await turnHarness({ pluginsDir: join(__dirname, 'fixtures-rescue'), script, tools, handlers: (deps) => new TurnRunner(deps), llm });
-    strict = await turnHarness({ pluginsDir: join(__dirname, 'fixtures-rescue-fail'), script, tools, handlers: (deps) => new TurnRunner(deps), llm });
-  });
+    // two engines (a PGlite database each): started side by side, with a limit for a loaded machine
+    [rescue, strict] = await Promise.all([
+      turnHarness({ pluginsDir: join(__dirname, 'fixtures-rescue'), script, tools, handlers: (deps) => new TurnRunner(deps), llm }),
+      turnHarness({ pluginsDir: join(__dirname, 'fixtures-rescue-fail'), script, tools, handlers: (deps) => new TurnRunner(deps), llm }),
+    ]);
+  }, 60_000);
   afterAll(async () => {
-    await rescue.close();
-    await strict.close();
+    // nothing to close when the setup did not finish
+    await rescue?.close();
+    await strict?.close();
   });
 
   it('an overflowing step with a complete tool group is tried once with tools off (mode emergency): the rescued answer completes the runtime', async () => {
@@ -124,7 +130,9 @@ describe('the finalizer and a first step over the input limit', () => {
       llm: storySlot({ contextWindow: 1100, maxOutputTokens: 1024 }),
     });
   });
-  afterAll(() => h.close());
+  afterAll(async () => {
+    await h?.close(); // nothing to close when the setup did not finish
+  });
 
   it('without a complete tool group there is no rescue: nothing is sent, the runtime fails with context-overflow', async () => {
     const from = h.emulator.requests.length;
