@@ -1,34 +1,14 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PlayClient } from '../../apps/play/play-client';
+import { type NpmStartServer, npmStart } from '../support/npm-start';
 import { freePort } from '../support/stack';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
-
-interface Server {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<unknown>;
-}
-
-/** `npm start` on the embedded default, in its own process group; resolves when it is ready. */
-async function npmStart(env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`engine not ready:\n${out}`)), 60_000);
-    child.stdout!.on('data', () => /Covel engine ready at/.test(out) && (clearTimeout(timer), resolve()));
-    void exited.then((code) => (clearTimeout(timer), reject(new Error(`engine exited ${code}:\n${out}`))));
-  });
-  return { child, output: () => out, exited };
-}
 
 /** Runs an npm script to its end; never throws, returns its exit code and output. */
 async function npmRun(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
@@ -48,7 +28,7 @@ describe('npm start holds its data directory', () => {
     const port = String(await freePort());
     const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, COVEL_EMULATOR_URL, ...inherited } = process.env;
     const env = { ...inherited, COVEL_DATA_DIR: dataDir, PORT: port };
-    let server: Server | null = await npmStart(env);
+    let server: NpmStartServer | null = await npmStart(env);
     try {
       const key = readFileSync(join(dataDir, 'dev-api-key'), 'utf8').trim();
       const client = new PlayClient(`http://127.0.0.1:${port}`, key);

@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlayClient } from '../../apps/play/play-client';
 import { startEmbedded } from '../support/embedded';
+import { type NpmStartServer, npmStart } from '../support/npm-start';
 import { freePort } from '../support/stack';
 
 const root = join(__dirname, '..', '..');
@@ -26,25 +26,6 @@ function writeZodPlugin(dir: string): void {
   );
 }
 
-interface Server {
-  child: ChildProcess;
-  exited: Promise<unknown>;
-}
-
-/** `npm start` (the embedded engine in its own process: Node's own module resolution, no Jest) in its own process group. */
-async function npmStart(env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', () => /Covel engine ready at/.test(out) && resolve());
-    void exited.then((code) => reject(new Error(`engine exited ${code}:\n${out}`)));
-  });
-  return { child, exited };
-}
-
 /** Issue 28 item 17: COVEL_PLUGINS adds plugin folders to the built-ins. */
 describe('COVEL_PLUGINS: plugin folders beside the built-ins', () => {
   it('a plugin in a temporary folder that requires zod loads beside the built-ins and runs in a real turn', async () => {
@@ -54,7 +35,7 @@ describe('COVEL_PLUGINS: plugin folders beside the built-ins', () => {
     const port = String(await freePort());
     const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, COVEL_EMULATOR_URL, COVEL_PLUGINS_DIR, NODE_PATH, ...inherited } =
       process.env;
-    let server: Server | null = null;
+    let server: NpmStartServer | null = null;
     try {
       server = await npmStart({ ...inherited, COVEL_DATA_DIR: dataDir, PORT: port, COVEL_PLUGINS: plugins });
       const client = new PlayClient(`http://127.0.0.1:${port}`, readFileSync(join(dataDir, 'dev-api-key'), 'utf8').trim());
