@@ -19,8 +19,14 @@ export function placementOf(segment: ExtensionSegment): Placement {
   return volatility === 'turn' ? 'system-prompt-turn' : 'system-prompt';
 }
 
-/** Audience filter: `self` (the providing plugin), `story` (story runtimes), `{ contract }`. */
-export function matchesAudience(segment: ExtensionSegment, runtime: RuntimeView): boolean {
+/**
+ * Audience filter: `self` (the providing plugin), `story` (story runtimes), `{ contract }`. The
+ * same for a segment and for an export (`io.exports.<name>.to`, its plugin the provider).
+ */
+export function matchesAudience(
+  segment: Pick<ExtensionSegment, 'audience' | 'providerPluginId'>,
+  runtime: Pick<RuntimeView, 'pluginId' | 'outputKind' | 'contract'>,
+): boolean {
   const a = segment.audience;
   if (a === undefined) return true;
   if (a === 'self') return segment.providerPluginId === runtime.pluginId;

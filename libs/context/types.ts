@@ -85,10 +85,11 @@ export interface InputSlot {
   sources?: readonly InputSource[];
 }
 
+/** One `io.exports` entry of another runtime's latest result (`<runtime-exports>`): the prompt shows pluginId and runtimeId; resultId stays with tools and the kernel. */
 export interface RuntimeExport {
   name: string;
   value: unknown;
-  source: { pluginId: string; runtimeId: string; resultId?: string };
+  source: InputSource;
 }
 
 /** The bounded projection of this plugin's data the store returned for `io.selfData`. */

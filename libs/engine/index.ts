@@ -101,7 +101,7 @@ export { ResumeService } from './resume';
 export type { ResumeServiceDeps, ResumeRequest, ResumeAnswer } from './resume';
 export { activationEvents, emittedEventActivations, eventFollowers } from './activation-events';
 export type { ActivationPayload, StartedActivation } from './activation-events';
-export { resolveInputSlots, executionRequestInputs, InputBindingError } from './inputs';
+export { resolveInputSlots, executionRequestInputs, InputBindingError, resolveRuntimeExports } from './inputs';
 export type { ResolveInputSlotsOptions } from './inputs';
 export type { ExecutionJournal, ExecutionActivation } from './journal';
 export { composeSettings, pluginSettingsIssues } from './plugin-settings';

@@ -15,7 +15,7 @@ import { advertisedEvents } from './tools/event-catalog';
 import { staticSegments } from './static-segments';
 import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
-import { executionRequestInputs } from './inputs';
+import { executionRequestInputs, resolveRuntimeExports } from './inputs';
 import type { PluginSettings } from './plugin-settings';
 import { loopStepBudget, loopStepInputs } from './agent/rebuild-step';
 import type { ToolSet } from './tools';
@@ -95,13 +95,14 @@ export async function rebuildRequests(
       if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
       // a regenerated turn reads the history without the turn it re-runs, as its worker did
       const without = execution.retryFromTurnId;
+      const uncompacted = history.uncompacted(event.streamId, options.historyReadLimit, without);
       const inputs = {
         sessionId: event.streamId,
         locale,
         ...(languageName === undefined ? {} : { languageName }),
         runtime,
         stageIndex: generation.stageIndex(runtime),
-        history: history.uncompacted(event.streamId, options.historyReadLimit, without),
+        history: uncompacted,
         turnNumber: history.turnCount(without) + 1,
         summaries: history.savedSummaries(),
         playerInput: execution.input,
@@ -113,6 +114,7 @@ export async function rebuildRequests(
         scanTail: history.committedTail(LORE_SCAN_LIMIT, without),
         selfData: foldedSelfData(pluginData, d.pluginId, runtime.manifest.io.selfData),
         ...executionRequestInputs(generation, runtime, execution),
+        exports: resolveRuntimeExports({ catalog: generation, runtime, outputs: execution.outputs.values(), history: uncompacted }),
         pluginSettings,
         lastFormValues: execution.lastFormValues ?? {},
         eventCatalog: advertisedEvents(generation, runtime),
@@ -203,7 +205,11 @@ function describeSources(
         items: inputs.outputs.filter((o) => o.outputKind === 'story').map((o) => `${o.pluginId}/${o.runtimeId}`),
       });
     else if (name === 'turn-context')
-      out.push({ section: name, source: 'turn data blocks and turn segments', items: [...selfDataSources(inputs), ...ids(placed['turn-context'])] });
+      out.push({
+        section: name,
+        source: 'turn data blocks and turn segments',
+        items: [...selfDataSources(inputs), ...exportSources(inputs), ...ids(placed['turn-context'])],
+      });
     else if (name === 'depth')
       out.push({ section: name, source: 'lorebook entries and segments inserted by depth', items: [...lore('depth'), ...ids(placed.depth)] });
     else if (name === 'pre-history' || name === 'post-history')
@@ -229,4 +235,9 @@ function rebuiltSummaryCall(d: EventData<'compaction.summary-requested@1'>, prov
     sources: [{ section: 'summary-request', source: `history.compact@2 provider ${d.pluginId}: its recorded request to the ${d.slot} slot` }],
     purpose: 'compaction-summary',
   };
+}
+
+/** The audit's account of the `<runtime-exports>` of a request: `export <name>: <plugin>/<runtime> result <resultId>`. */
+function exportSources(inputs: RuntimeRequestInputs): string[] {
+  return (inputs.exports ?? []).map((e) => `export ${e.name}: ${e.source.pluginId}/${e.source.runtimeId} result ${e.source.resultId ?? '(none)'}`);
 }

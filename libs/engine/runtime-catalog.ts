@@ -2,7 +2,8 @@ import { UnknownStageError } from './errors';
 import { catalogGeneration } from './catalog-generations';
 import { PluginHost } from './plugin-host/host';
 import { FRAMEWORK_TOOLS } from './tools';
-import { type LoadedPlugin, type Locale, PluginManifestError, type RuntimeManifest } from '../plugins-sdk';
+import { type LoadedPlugin, type Locale, PluginManifestError, type RuntimeExportDeclaration, type RuntimeManifest } from '../plugins-sdk';
+import { matchesAudience } from '../context';
 
 /** A runtime of the catalog: one plugin's inline or child runtime. */
 export interface CatalogRuntime {
@@ -23,6 +24,13 @@ export interface CatalogRuntime {
   plugin: LoadedPlugin;
 }
 
+/** One `io.exports` entry that reaches a runtime: the exporting runtime, the name and its declaration. */
+export interface ReachingExport {
+  producer: CatalogRuntime;
+  name: string;
+  declaration: RuntimeExportDeclaration;
+}
+
 /** Stage order of a turn; runtimes with no stage run after all of them (spec §1). */
 export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
 
@@ -34,7 +42,8 @@ export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
  * Checks across plugins, at start-up: a stage is one of the turn's stages; an event trigger names
  * a topic some loaded plugin declares in `contributes.events`; an `io.inputs` binding
  * `from: { runtime }` names a runtime of the catalog in an earlier stage; every name in
- * `agent.tools` is a framework tool or a tool some loaded plugin declares in `contributes.tools`.
+ * `agent.tools` is a framework tool or a tool some loaded plugin declares in `contributes.tools`;
+ * the `io.exports` that reach one agent runtime have distinct names.
  */
 export class RuntimeCatalog {
   private readonly runtimes: readonly CatalogRuntime[];
@@ -69,6 +78,7 @@ export class RuntimeCatalog {
     this.checkInputs();
     this.checkConditions();
     this.checkTools();
+    this.checkExports();
     this.generation = options.generation ?? catalogGeneration(plugins);
   }
 
@@ -161,6 +171,39 @@ export class RuntimeCatalog {
     }
   }
 
+  /**
+   * The `io.exports` entries whose audience (`to`) takes in `consumer` (spec §2 `<runtime-exports>`),
+   * in a fixed order whatever the plugins' load order: by plugin id, runtime id, then as declared.
+   */
+  exportsTo(consumer: CatalogRuntime): ReachingExport[] {
+    const view = { pluginId: consumer.pluginId, outputKind: consumer.manifest.outputKind, contract: consumer.manifest.output.contract };
+    return [...this.runtimes]
+      .sort((a, b) => compareIds(a.pluginId, b.pluginId) || compareIds(a.runtimeId, b.runtimeId))
+      .flatMap((producer) =>
+        Object.entries(producer.manifest.io.exports)
+          .filter(([, declaration]) => matchesAudience({ audience: declaration.to, providerPluginId: producer.pluginId }, view))
+          .map(([name, declaration]) => ({ producer, name, declaration })),
+      );
+  }
+
+  /** The exports an agent runtime sees are one JSON object keyed by name: two of one name would hide one. */
+  private checkExports(): void {
+    for (const consumer of this.runtimes.filter((r) => r.manifest.type === 'agent')) {
+      const seen = new Map<string, CatalogRuntime>();
+      for (const { producer, name } of this.exportsTo(consumer)) {
+        const first = seen.get(name);
+        if (first)
+          throw new PluginManifestError(producer.file, [
+            {
+              path: `${this.pathPrefix(producer)}io.exports.${name}`,
+              message: `plugin ${producer.pluginId}: runtime ${producer.runtimeId} exports "${name}" to ${consumer.fullId}, which already sees an export of that name from ${first.fullId} (the names a runtime sees in <runtime-exports> are distinct)`,
+            },
+          ]);
+        seen.set(name, producer);
+      }
+    }
+  }
+
   /** A `schedule.when` names a runtime of the catalog in an earlier stage (its output decides whether this one runs). */
   private checkConditions(): void {
     for (const r of this.runtimes) {
@@ -237,3 +280,5 @@ export class RuntimeCatalog {
     return groups.filter((g) => g.runtimes.length > 0);
   }
 }
+
+const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

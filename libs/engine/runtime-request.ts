@@ -14,6 +14,7 @@ import {
   type HistorySummary,
   historyBoundary,
   type InputSlot,
+  type RuntimeExport,
   type RuntimeView,
   type SelfDataBlock,
   applyBudget,
@@ -71,6 +72,8 @@ export interface RuntimeRequestInputs {
   selfData?: readonly SelfDataBlock[];
   /** Typed inputs resolved from `io.inputs` (`executionRequestInputs`); none by default. */
   inputs?: readonly InputSlot[];
+  /** Other runtimes' `io.exports` that reach this one (`resolveRuntimeExports`): `<runtime-exports>`; none by default. */
+  exports?: readonly RuntimeExport[];
   /** A runtime resumed after a suspension: the protected range saved with its continuation (`executionRequestInputs`). */
   resume?: { currentTurnUserMessages: readonly ContextMessage[] };
   /** An event or manual activation (`<runtime-activation>`); default: the runtime's stage, if any. */
@@ -171,6 +174,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     },
     activation: inputs.activation ?? (inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined),
     ...(inputs.inputs && inputs.inputs.length > 0 ? { inputs: inputs.inputs } : {}),
+    ...(inputs.exports && inputs.exports.length > 0 ? { exports: inputs.exports } : {}),
     history,
     summaries: inputs.summaries,
     playerInput: inputs.playerInput,

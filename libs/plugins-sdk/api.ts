@@ -375,6 +375,13 @@ export interface ToolInputSlot {
   readonly sources?: readonly ToolInputSource[];
 }
 
+/** One export the calling runtime sees (`<runtime-exports>`), with its original value and provenance, `resultId` included (spec §4). */
+export interface ToolRuntimeExport {
+  readonly name: string;
+  readonly value: unknown;
+  readonly source: ToolInputSource;
+}
+
 /**
  * What a tool's code is given: the handler context, the calling runtime's input slots, its own
  * data read and write, and `emit`. Writes and emissions are kept until the tool returns and are
@@ -383,6 +390,8 @@ export interface ToolInputSlot {
 export type ToolContext = Omit<HandlerContext, 'pluginData'> & {
   /** The calling runtime's typed inputs, with original values and `resultId` (spec §4). */
   readonly inputSlots: readonly ToolInputSlot[];
+  /** The exports the calling runtime sees (`io.exports` of other runtimes), with original values and `resultId` (spec §4). */
+  readonly exports: readonly ToolRuntimeExport[];
   readonly pluginData: PluginDataWriter;
   /** The runtime that called the tool. */
   readonly runtime: Readonly<{ pluginId: string; runtimeId: string }>;

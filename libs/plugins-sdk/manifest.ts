@@ -103,10 +103,34 @@ export const SelfDataEntry = z
   });
 export type SelfDataEntry = z.infer<typeof SelfDataEntry>;
 
+/**
+ * Who an export reaches (as a segment's audience, spec §2): `self` (the runtimes of the exporting
+ * plugin), `story` (story runtimes), `{ contract }` (runtimes whose `output.contract` it is).
+ */
+export const ExportAudience = z.union([z.literal('self'), z.literal('story'), z.object({ contract: ContractName }).strict()]);
+export type ExportAudience = z.infer<typeof ExportAudience>;
+
+/**
+ * `io.exports.<name>`: a part of this runtime's structured result (`select`, a JSON pointer; the
+ * whole result by default) that the runtimes `to` reaches see in `<runtime-exports>` in their turn
+ * context (spec §2), from its latest result (see `resolveRuntimeExports` in libs/engine).
+ */
+export const RuntimeExportDeclaration = z
+  .object({
+    select: JsonPointer.optional(),
+    to: ExportAudience,
+  })
+  .strict();
+export type RuntimeExportDeclaration = z.infer<typeof RuntimeExportDeclaration>;
+
+/** A binding's or an export's name: a key of `<runtime-inputs>` / `<runtime-exports>`. */
+const IoName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'a name: letters, digits, _ and -');
+
 export const RuntimeIo = z
   .object({
-    inputs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'a binding name: letters, digits, _ and -'), InputBinding).default({}),
+    inputs: z.record(IoName, InputBinding).default({}),
     selfData: z.array(SelfDataEntry).default([]).superRefine(uniqueBy('namespace', 'selfData namespace')),
+    exports: z.record(IoName, RuntimeExportDeclaration).default({}),
   })
   .strict();
 
@@ -143,15 +167,22 @@ const runtimeFields = {
   schedule: RuntimeSchedule.default({ trigger: 'auto' }),
   outputKind: z.enum(['story', 'structured', 'none']).default('none'),
   output: RuntimeOutput.default({}),
-  io: RuntimeIo.default({ inputs: {}, selfData: [] }),
+  io: RuntimeIo.default({ inputs: {}, selfData: [], exports: {} }),
   agent: AgentConfig.optional(),
   finalizer: z.object({ maxSteps: z.number().int().nonnegative() }).strict().optional(),
 };
 
 type ParsedRuntime = z.infer<z.ZodObject<typeof runtimeFields>>;
 
-/** A function runtime has no `agent`; an agent runtime gets the agent defaults when it declares none. */
+/** A function runtime has no `agent`; an agent runtime gets the agent defaults when it declares none. Only a structured result is exported. */
 function resolveAgent<T extends Omit<ParsedRuntime, 'id'>>(r: T, ctx: z.RefinementCtx): Omit<T, 'agent'> & { agent: AgentConfig | null } {
+  if (r.outputKind !== 'structured' && Object.keys(r.io.exports).length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['io', 'exports'],
+      message: `only a runtime with outputKind: structured exports (its result is JSON); this one's is ${r.outputKind}`,
+    });
+  }
   if (r.type === 'function' && r.agent !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['agent'], message: "a function runtime has no agent settings (it runs the plugin's api.runFunction handler)" });
   }

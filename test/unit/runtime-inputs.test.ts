@@ -7,25 +7,12 @@ import { fixedText } from '../../libs/context';
 import type { StoredEvent } from '../../libs/events';
 import { seenSlots } from '../fixtures/inputs-plugins/reader/server';
 import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
+import { dataBlock as block, messageTexts } from '../support/request-blocks';
 
 const PLUGINS = join(__dirname, '..', 'fixtures', 'inputs-plugins');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
 type Calling = Extract<StoredEvent, { type: 'llm.calling@1' }>;
-
-/** The texts of a recorded request's messages (string or text-block content). */
-function messageTexts(body: string): string[] {
-  const parsed = JSON.parse(body) as { messages: { content: string | { text?: string }[] }[] };
-  return parsed.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => p.text ?? '').join('')));
-}
-
-/** The JSON inside `<name>` … `</name>` of the turn context of a recorded request. */
-function block(body: string, name: string): unknown {
-  const text = messageTexts(body).find((t) => t.includes(`<${name}>`));
-  if (!text) return undefined;
-  const inner = new RegExp(`<${name}>\\n([\\s\\S]*?)\\n</${name}>`).exec(text)![1];
-  return JSON.parse(inner.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&')) as unknown;
-}
 
 describe('typed inputs and activations through real turns (io.inputs, <runtime-inputs>, <runtime-activation>)', () => {
   let covel: EmbeddedEngine;

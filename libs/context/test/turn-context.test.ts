@@ -68,6 +68,28 @@ describe('§2 Turn context', () => {
     expect(ctx.turnContext).not.toMatch(/sessionId|0f8fad5b|2026-03-01/);
   });
 
+  it('<runtime-exports>: each name in the order given, its value through the data boundary, source { pluginId, runtimeId } without resultId; none: no block', async () => {
+    const source = (pluginId: string) => ({ pluginId, runtimeId: 'keeper', resultId: '8a1c2f3e-1111-4222-8333-944445555666' });
+    const ctx = await buildContext(
+      params({
+        exports: [
+          { name: 'threads', value: ['the <sealed> door'], source: source('tracker') },
+          { name: 'scene', value: { place: 'the mill', ref: '0f8fad5b-d9cb-469f-a165-70867728950e', at: '2026-03-01T10:00:00.000Z' }, source: source('scout') },
+        ],
+      }),
+    );
+    const inner = /^<runtime-exports>\n([\s\S]*)\n<\/runtime-exports>$/.exec(ctx.turnContext)![1];
+    expect(inner).toContain('the &lt;sealed&gt; door'); // data is escaped
+    const parsed = JSON.parse(inner.replace(/&lt;/g, '<').replace(/&gt;/g, '>')) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual(['threads', 'scene']);
+    expect(parsed).toEqual({
+      threads: { value: ['the <sealed> door'], source: { pluginId: 'tracker', runtimeId: 'keeper' } },
+      scene: { value: { place: 'the mill' }, source: { pluginId: 'scout', runtimeId: 'keeper' } },
+    });
+    expect(ctx.turnContext).not.toContain('8a1c2f3e');
+    expect((await buildContext(params({ exports: [] }))).turnContext).toBe('');
+  });
+
   it('tag names keep their form: the text writes runtime-inputs.<binding>.value', async () => {
     const ctx = await buildContext(params({ inputs: [slot('mood', 'grim')] }));
     const json = ctx.turnContext.replace(/^<runtime-inputs>\n|\n<\/runtime-inputs>$/g, '');

@@ -1,6 +1,6 @@
 import type { SelfDataBlock } from '../../context';
 import type { ChatMessage } from '../../providers';
-import { executionRequestInputs } from '../inputs';
+import { executionRequestInputs, resolveRuntimeExports } from '../inputs';
 import { executionOutputs } from '../journal';
 import type { RuntimeRequestInputs } from '../runtime-request';
 import { staticSegments } from '../static-segments';
@@ -46,6 +46,7 @@ export function agentRequestInputs(
     scanTail: ctx.history.scanTail,
     selfData: args.selfData,
     ...executionRequestInputs(catalog, runtime, execution),
+    exports: resolveRuntimeExports({ catalog, runtime, outputs: execution.outputs.values(), history: ctx.history.messages }),
     pluginSettings: ctx.pluginSettings,
     lastFormValues: execution.lastFormValues ?? {},
     eventCatalog: advertisedEvents(catalog, runtime),

@@ -1,7 +1,7 @@
 import type { NewEvent } from '../../events';
 import type { ToolCall } from '../../providers';
 import { emittedEventActivations } from '../activation-events';
-import { executionRequestInputs } from '../inputs';
+import { executionRequestInputs, resolveRuntimeExports } from '../inputs';
 import { outcomeKey, runtimeKey } from '../journal';
 import { toolError, type ToolOutcome } from '../tools';
 import { RecordedResolver } from '../plugin-host/resolver';
@@ -52,6 +52,7 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
       execution,
       scope: ctx.scope,
       inputSlots: executionRequestInputs(catalog, runtime, execution).inputs,
+      exports: resolveRuntimeExports({ catalog, runtime, outputs: execution.outputs.values(), history: ctx.history.messages }),
       emittedTopics: execution.emittedTopics,
       // the world the step's request saw: its recorded session.world-context@1 results, no handler run again
       plugins: { registry: catalog.host.registry, resolver: new RecordedResolver(job.executionId, execution.extensionResults) },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PluginDataReader } from '../../events';
 import { WaitingFor } from '../../events';
-import type { LoadedPlugin, ToolContext, ToolContribution, ToolInputSlot, ToolSuspension } from '../../plugins-sdk';
+import type { LoadedPlugin, ToolContext, ToolContribution, ToolInputSlot, ToolRuntimeExport, ToolSuspension } from '../../plugins-sdk';
 import { AssetBuffer } from '../plugin-host/asset-buffer';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
 import { emptyPluginData, handlerContext } from '../plugin-host/handler-context';
@@ -77,6 +77,7 @@ export function pluginTool(options: {
       const ctx: ToolContext = Object.freeze({
         ...base,
         inputSlots: Object.freeze(structuredClone(context.inputSlots)) as readonly ToolInputSlot[],
+        exports: Object.freeze(structuredClone(context.exports ?? [])) as readonly ToolRuntimeExport[],
         pluginData: buffer.writer(),
         runtime: Object.freeze({ pluginId: context.runtime.pluginId, runtimeId: context.runtime.runtimeId }),
         emit: checkedEmit(emissions, events),

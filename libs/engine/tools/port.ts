@@ -6,7 +6,7 @@
  * resumed loop reuses a recorded outcome and never executes the call again. A tool never throws
  * for a bad call: the model gets a JSON error with a code from `TOOL_ERROR_CODES`.
  */
-import type { InputSlot } from '../../context';
+import type { InputSlot, RuntimeExport } from '../../context';
 import type { EventData } from '../../events';
 import type { ToolCall, ToolDefinition } from '../../providers';
 import type { ActivationPayload } from '../activation-events';
@@ -40,6 +40,8 @@ export interface ToolRunContext {
   scope: ExecutionScope;
   /** `ctx.inputSlots`: the runtime's typed inputs with their original values and `resultId`. */
   inputSlots: readonly InputSlot[];
+  /** `ctx.exports`: the exports the runtime's request shows, with their original values and `resultId` (none: `[]`). */
+  exports?: readonly RuntimeExport[];
   /** Topics already emitted in this execution (recorded): `emit-event` allows one per topic per turn. */
   emittedTopics: ReadonlySet<string>;
   /**

@@ -137,7 +137,7 @@ describe('runtime manifest (RUNTIME.md front matter or inline runtime:)', () => 
       schedule: { trigger: 'auto' },
       outputKind: 'none',
       output: {},
-      io: { inputs: {}, selfData: [] },
+      io: { inputs: {}, selfData: [], exports: {} },
       agent: { slot: 'story', tools: [], requireToolUse: false, advertiseEvents: false, history: {}, loop: {} },
     });
   });
@@ -156,6 +156,9 @@ io:
     story: { from: { runtime: narrator/narrator }, cardinality: one, select: /text }
     facts: { from: { contract: facts@1 }, cardinality: many }
   selfData: [status, { namespace: log, limit: 10 }]
+  exports:
+    open-threads: { select: /threads, to: story }
+    facts: { to: { contract: narrative-engine@2 } }
 agent:
   slot: fast
   tools: [set-status]
@@ -180,6 +183,7 @@ Body.`);
           facts: { from: { contract: 'facts@1' }, cardinality: 'many' },
         },
         selfData: [{ namespace: 'status' }, { namespace: 'log', limit: 10 }],
+        exports: { 'open-threads': { select: '/threads', to: 'story' }, facts: { to: { contract: 'narrative-engine@2' } } },
       },
       agent: {
         slot: 'fast',
@@ -193,6 +197,18 @@ Body.`);
       },
       finalizer: { maxSteps: 1 },
     });
+  });
+
+  it('io.exports: a structured runtime only, each with an audience (`to`), a JSON pointer as `select`', () => {
+    expect(runtimeError('id: r\noutputKind: none\nio: { exports: { facts: { to: story } } }')).toBe(
+      "plugins/p/runtimes/r/RUNTIME.md: io.exports: only a runtime with outputKind: structured exports (its result is JSON); this one's is none",
+    );
+    expect(runtimeError('id: r\noutputKind: structured\nio: { exports: { facts: { select: /a } } }')).toMatch(/io\.exports\.facts\.to/);
+    expect(runtimeError('id: r\noutputKind: structured\nio: { exports: { facts: { to: everyone } } }')).toMatch(/io\.exports\.facts\.to/);
+    expect(runtimeError('id: r\noutputKind: structured\nio: { exports: { facts: { to: story, select: threads } } }')).toMatch(
+      /io\.exports\.facts\.select: a JSON pointer/,
+    );
+    expect(runtimeError('id: r\noutputKind: structured\nio: { exports: { "a b": { to: story } } }')).toMatch(/io\.exports\.a b: Invalid key/);
   });
 
   it('a function runtime has no agent settings and no finalizer', () => {

@@ -1,24 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { loadPlugins } from '../../../plugins-sdk';
 import type { RuntimeOutput } from '../../journal';
-import { RuntimeCatalog } from '../../runtime-catalog';
+import { plugin, pluginFolders } from './plugin-folders';
 import { InputBindingError, resolveInputSlots } from '..';
 
 describe('resolveInputSlots', () => {
-  const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-  function catalogOf(files: Record<string, string>): RuntimeCatalog {
-    const dir = mkdtempSync(join(tmpdir(), 'covel-inputs-'));
-    dirs.push(dir);
-    for (const [name, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(dir, name)), { recursive: true });
-      writeFileSync(join(dir, name), text);
-    }
-    return new RuntimeCatalog(loadPlugins(dir));
-  }
-  const plugin = (id: string, runtime: string) => `---\nid: ${id}\nname: ${id}\nversion: "1"\nruntime:\n${runtime}\n---\n${id} body.`;
+  const folders = pluginFolders('covel-inputs-');
+  afterAll(() => folders.cleanUp());
+  const catalogOf = folders.catalogOf;
   const output = (pluginId: string, text: string, outputKind: RuntimeOutput['outputKind'] = 'structured'): RuntimeOutput => ({
     stage: 'pre-turn',
     pluginId,
