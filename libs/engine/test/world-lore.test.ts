@@ -76,10 +76,12 @@ describe('§4 the kernel’s <world-lore> rewrites only its closing tag', () => 
 
   it('the request a story runtime sends: the same bytes under the world-rules title', async () => {
     const catalog = new RuntimeCatalog([loadPlugin(dir)]);
-    const providers = new ProviderRegistry(
-      { slots: { story: { protocol: 'openai-chat', model: 'story-model', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true } } },
-      () => ({ kind: 'emulator', apiKey: 'test', baseURL: 'http://127.0.0.1:9/v1' }),
-    );
+    const slot = { protocol: 'openai-chat', model: 'story-model', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true } as const;
+    const providers = new ProviderRegistry({ slots: { story: slot, fast: slot } }, () => ({
+      kind: 'emulator',
+      apiKey: 'test',
+      baseURL: 'http://127.0.0.1:9/v1',
+    }));
     const runtime = catalog.find('teller', 'teller')!;
     const request = await buildRuntimeRequest(
       {
