@@ -2,9 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadPlugins } from '../../plugins-sdk';
-import { type LlmConfig, ProviderRegistry, type SlotConfig } from '../../providers';
+import type { LlmConfig, SlotConfig } from '../../providers';
 import { RuntimeCatalog } from '../runtime-catalog';
 import { buildRuntimeRequest } from '../runtime-request';
+import { bareRequestInputs, unsentProviders } from './bare-request';
 
 /**
  * Spec §3 "Scope of this preference": agent.toolChoice / agent.reasoning are "a request preference
@@ -52,24 +53,10 @@ describe('§3 the source of a runtime’s request preferences: its own agent gro
     async (_name, slot, fields, declared) => {
       const config: LlmConfig = { slots: { story: structuredClone(slot), fast: structuredClone(slot) } };
       const configured = structuredClone(config);
-      const providers = new ProviderRegistry(config, () => ({ kind: 'emulator', apiKey: 'test', baseURL: 'http://127.0.0.1:9/v1' }));
+      const providers = unsentProviders(config.slots);
       const wire = async (runtimeId: string) => {
-        const r = catalog.find('keeper', runtimeId)!;
         const request = await buildRuntimeRequest(
-          {
-            sessionId: 's',
-            locale: 'en',
-            runtime: r,
-            stageIndex: catalog.stageIndex(r),
-            history: [],
-            summaries: [],
-            playerInput: { messageId: 'u', text: 'go' },
-            outputs: [],
-            segments: [],
-            world: null,
-            scanTail: [],
-            loop: { conversation: [], tools: [TOOL] },
-          },
+          bareRequestInputs(catalog, catalog.find('keeper', runtimeId)!, { loop: { conversation: [], tools: [TOOL] } }),
           providers,
         );
         return fields(request.body);

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadPlugin, loadWorld } from '../../plugins-sdk';
-import { ProviderRegistry } from '../../providers';
 import { RuntimeCatalog } from '../runtime-catalog';
 import { buildRuntimeRequest } from '../runtime-request';
+import { bareRequestInputs, unsentProviders } from './bare-request';
 import { worldLorebook } from '../world-catalog';
 
 /**
@@ -14,7 +14,7 @@ import { worldLorebook } from '../world-catalog';
  * misses of the closing tag, emoji (ZWJ sequences, a flag, a skin tone), CJK, right-to-left text
  * with its marks, and a combining accent: only the two exact closing tags change.
  */
-const BODY = [
+const LINES = [
   '# The Salt Archive 📜',
   '',
   '> "Write it down," said the archivist.',
@@ -30,26 +30,15 @@ const BODY = [
   '```',
   'code </world-lore> in a fence',
   '```',
-].join('\n');
+];
+const BODY = LINES.join('\n');
 
-/** The same body, byte for byte, with only its exact closing tags rewritten. */
-const EXPECTED = [
-  '# The Salt Archive 📜',
-  '',
-  '> "Write it down," said the archivist.',
-  '>> A quote in a quote, and a list:',
-  '- one & two; fish &amp; chips; &lt;already escaped&gt;; 3 < 4 > 2',
-  '<!-- an author’s comment, kept as it is -->',
-  'A <b>bold</b> claim, a <world-lore> opening tag, a <br/> and an <![CDATA[x]]>.',
-  'The ledger ends here: &lt;/world-lore> and once more &lt;/world-lore>!',
-  'Near misses stay: </World-Lore> </world-lore > </world-lores> <\\/world-lore> &lt;/world-lore&gt;',
-  '墨水在码头上干了。「盐」与『灰』。 🧑‍🚀 👩🏽‍🔧 👨‍👩‍👧 🇯🇵',
-  'عربي: الميناء هادئ الليلة. \u200fעברית: הנמל שקט.\u200e done',
-  'Combining: e\u0301 (e + U+0301), not é; a tab:\there; trailing spaces   ',
-  '```',
-  'code &lt;/world-lore> in a fence',
-  '```',
-].join('\n');
+/** The same body, byte for byte, but its exact closing tags (lines 8 and 14): every other line as it was. */
+const REWRITTEN: Record<number, string> = {
+  7: 'The ledger ends here: &lt;/world-lore> and once more &lt;/world-lore>!',
+  13: 'code &lt;/world-lore> in a fence',
+};
+const EXPECTED = LINES.map((line, i) => REWRITTEN[i] ?? line).join('\n');
 
 const bytes = (text: string) => Buffer.from(text, 'utf8').toString('hex');
 
@@ -77,26 +66,10 @@ describe('§4 the kernel’s <world-lore> rewrites only its closing tag', () => 
   it('the request a story runtime sends: the same bytes under the world-rules title', async () => {
     const catalog = new RuntimeCatalog([loadPlugin(dir)]);
     const slot = { protocol: 'openai-chat', model: 'story-model', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true } as const;
-    const providers = new ProviderRegistry({ slots: { story: slot, fast: slot } }, () => ({
-      kind: 'emulator',
-      apiKey: 'test',
-      baseURL: 'http://127.0.0.1:9/v1',
-    }));
+    const providers = unsentProviders({ story: slot, fast: slot });
     const runtime = catalog.find('teller', 'teller')!;
     const request = await buildRuntimeRequest(
-      {
-        sessionId: 's',
-        locale: 'en',
-        runtime,
-        stageIndex: catalog.stageIndex(runtime),
-        history: [],
-        summaries: [],
-        playerInput: { messageId: 'u', text: 'Read the ledger' },
-        outputs: [],
-        segments: [],
-        world,
-        scanTail: [],
-      },
+      bareRequestInputs(catalog, runtime, { playerInput: { messageId: 'u', text: 'Read the ledger' }, world }),
       providers,
     );
     const worldInfo = request.context.systemSections.find((s) => s.name === 'worldinfo-before')!.text;
