@@ -110,7 +110,7 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   const rewritten = applyPostContextAssembly(
     hooks,
     { systemPrompt: assembled.systemPrompt, messages: assembled.messages },
-    { promptTemplate: runtime.body, inputSlots: params.inputs ?? [], characterSummary: params.characterSummary ?? '' },
+    { promptTemplate: params.promptTemplate ?? runtime.body, inputSlots: params.inputs ?? [], characterSummary: params.characterSummary ?? '' },
     frameworkHead,
   );
   // a message a hook added counts as history; `continuation` keeps the current turn's user

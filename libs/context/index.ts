@@ -6,7 +6,7 @@ export type { Placement } from './extension-segments';
 export { frameworkPreamble } from './preamble';
 export { renderTurnContext } from './turn-context';
 export { thisTurnStoryText, pointStoryInputs } from './story-text';
-export { modelFacingJson, escapeXml, selfDataRow } from '../data-boundary';
+export { modelFacingJson, escapeXml, selfDataRow, currentCharacterSummary } from '../data-boundary';
 export { HookResultError } from './post-context-assembly';
 export { fixedText } from './fixed-text';
 export { estimateTokens } from '../text';

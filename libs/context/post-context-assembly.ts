@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { stripCacheBreaks } from './cache-boundaries';
 import { traceOrigins } from './message-origins';
-import type { ContextMessage, PostContextAssemblyHook, PostContextAssemblyPayload } from './types';
+import type { ContextMessage, HookSources, PostContextAssemblyHook } from './types';
 import { EngineError } from '../errors';
 
 const HookResult = z
@@ -49,7 +49,7 @@ function deepFreeze<T>(value: T): T {
 export function applyPostContextAssembly(
   hooks: readonly PostContextAssemblyHook[],
   start: { systemPrompt: string; messages: ContextMessage[] },
-  sources: PostContextAssemblyPayload['sources'],
+  sources: HookSources,
   frameworkHead: string,
 ): { systemPrompt: string; messages: ContextMessage[]; origins: (number | null)[] } {
   let { systemPrompt, messages } = start;

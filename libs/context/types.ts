@@ -142,11 +142,18 @@ export interface ContextMessage {
 /** A hook run after assembly (`PostContextAssembly`); may rewrite systemPrompt and messages. */
 export type PostContextAssemblyHook = (payload: PostContextAssemblyPayload) => unknown;
 
+/**
+ * What a `PostContextAssembly` hook is given to read and never to replace (spec §3): the runtime's
+ * raw localized body before `{{ }}` interpolation, the resolved input slots, and the character
+ * summary. Frozen copies; anything a hook returns for them is ignored.
+ */
+export type HookSources = Readonly<{ promptTemplate: string; inputSlots: readonly Readonly<InputSlot>[]; characterSummary: string }>;
+
 export interface PostContextAssemblyPayload {
   systemPrompt: string;
   messages: ContextMessage[];
   /** Read-only sources: frozen, and not accepted back as replacements. */
-  sources: Readonly<{ promptTemplate: string; inputSlots: readonly InputSlot[]; characterSummary: string }>;
+  sources: HookSources;
 }
 
 export interface BuildContextParams {
@@ -179,6 +186,13 @@ export interface BuildContextParams {
    * message's text and its images agree. None (a text-only model): no message.
    */
   recentImages?: readonly RecentImage[];
+  /**
+   * The runtime's localized body as its author wrote it, before `{{ }}` interpolation (hooks'
+   * `sources.promptTemplate`); `runtime.body` is the rendered one. Default: `runtime.body` (a
+   * caller that renders no template).
+   */
+  promptTemplate?: string;
+  /** The sheet of the character the player plays (`currentCharacterSummary`; hooks' `sources.characterSummary`); default ''. */
   characterSummary?: string;
   postContextAssembly?: readonly PostContextAssemblyHook[];
   /** A paused runtime resuming: its saved protected range. */

@@ -185,3 +185,14 @@ export function worldCharacterSheets(
     ...(options.audience !== undefined ? { audience: options.audience } : {}),
   });
 }
+
+/**
+ * The character summary `PostContextAssembly` hooks get as a read-only source (spec §3): the sheet
+ * of the character the primary seat plays — the same JSON as `{{ player.character }}` and
+ * `<player-character>` (spec §4) — or '' without a world or a played character.
+ */
+export function currentCharacterSummary(world: CharacterSheetWorld | null): string {
+  if (!world) return '';
+  const current = currentCharacterOf(primarySeat(world.seats), world.characters, world.seats);
+  return current ? JSON.stringify(characterSheet(current, world.characterSchema)) : '';
+}

@@ -4,6 +4,7 @@ export type { SeatLike, CharacterLike } from './seats';
 export {
   characterSheetSegments,
   worldCharacterSheets,
+  currentCharacterSummary,
   characterSheet,
   characterProfileLines,
   profileLine,

@@ -4,6 +4,7 @@ import {
   type ActivatedLoreEntry,
   activateLorebook,
   buildContext,
+  currentCharacterSummary,
   type AssembledContext,
   type BuildContextParams,
   type ContextMessage,
@@ -165,13 +166,17 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     m.outputKind === 'story' && capabilities.imageInput && inputs.media && (inputs.recentImages ?? []).length > 0
       ? await readRecentImages(inputs.recentImages!, inputs.media.store, { tenantId: inputs.media.tenantId, sessionId: inputs.sessionId })
       : null;
+  const template = inputs.runtime.bodies[inputs.locale];
   const params: BuildContextParams = {
     locale: inputs.locale,
     ...(inputs.languageName === undefined ? {} : { languageName: inputs.languageName }),
     runtime: {
       ...runtimeView(inputs.runtime, inputs.stageIndex),
-      body: renderRuntimeBody({ ...inputs, world, body: inputs.runtime.bodies[inputs.locale], plugin: inputs.runtime.plugin }),
+      body: renderRuntimeBody({ ...inputs, world, body: template, plugin: inputs.runtime.plugin }),
     },
+    // spec §3: what PostContextAssembly hooks read, read-only: the body unrendered, the played character
+    promptTemplate: template,
+    characterSummary: currentCharacterSummary(world),
     activation: inputs.activation ?? (inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined),
     ...(inputs.inputs && inputs.inputs.length > 0 ? { inputs: inputs.inputs } : {}),
     ...(inputs.exports && inputs.exports.length > 0 ? { exports: inputs.exports } : {}),

@@ -220,7 +220,12 @@ export interface HookPayloads {
   PostContextAssembly: {
     systemPrompt: string;
     messages: HookMessage[];
-    /** Read-only sources (frozen; not accepted back). */
+    /**
+     * Read-only sources (spec §3; frozen, not accepted back): `promptTemplate`, the runtime's
+     * localized body before `{{ }}` interpolation; `inputSlots`, the resolved `io.inputs` with
+     * provenance; `characterSummary`, the sheet of the character the player plays (the JSON of
+     * `{{ player.character }}`; '' with none).
+     */
     sources: Readonly<{ promptTemplate: string; inputSlots: readonly unknown[]; characterSummary: string }>;
   };
   PreLLMCall: { model: string; messages: RequestMessage[] };

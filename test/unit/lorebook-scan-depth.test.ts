@@ -1,9 +1,17 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Reply, ScriptedCall } from '../../libs/emulator';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../../libs/engine';
+import { historyReadLimit } from '../../libs/engine/turn/deps';
+import { eventually, turnHarness } from '../../libs/engine/turn/test/harness';
+import { TurnRunner } from '../../libs/engine/turn/turn-runner';
+import { WorldCatalog } from '../../libs/engine/world-catalog';
 import { loadWorld, PluginManifestError } from '../../libs/plugins-sdk';
+import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../libs/providers';
 import { startEmbedded } from '../support/embedded';
+import { llmToml } from '../support/llm-toml';
 
 const WORLDS = join(__dirname, '..', 'fixtures', 'scan-worlds');
 
@@ -49,6 +57,60 @@ describe('§4 lorebook scan range: extra.scanDepth', () => {
       await covel.stop();
     }
   }, 60_000);
+});
+
+describe('§4 lorebook scan range: compacted messages are scanned too', () => {
+  /** The compaction fixture's summary model answers without naming the quill; every other call gets the emulator's own reply. */
+  const script = (call: ScriptedCall): Reply | undefined =>
+    (call.transcript[0]?.content ?? '').startsWith('Summarize the story so far') ? { kind: 'text', text: 'The copyist worked through the hall.' } : undefined;
+  const filler = 'I copy another page at the long desk and blot the ink. '.repeat(30);
+
+  it('a keyword that is only in compacted messages fires an entry whose scan depth reaches them; the audit rebuilds those turns', async () => {
+    // the teller (shared history: it compacts) and the fixture compactor (keeps the last four messages) on 4k windows
+    const h = await turnHarness({
+      pluginsDir: join(__dirname, '..', 'fixtures', 'compaction-plugins'),
+      pluginFilter: (p) => ['teller', 'compactor'].includes(p.manifest.id),
+      script,
+      handlers: (deps) => new TurnRunner(deps),
+    });
+    try {
+      const small = llmToml({ story: { contextWindow: 4096, maxOutputTokens: 512 }, fast: { contextWindow: 4096, maxOutputTokens: 512 } });
+      h.deps.providers = new ProviderRegistry(parseLlmConfig(small), (protocol) => endpointFor(protocol, {}, h.emulator.url));
+      h.deps.worlds = new WorldCatalog(WORLDS);
+      const session = { tenantId: randomUUID(), sessionId: randomUUID() };
+      await h.deps.store.append({
+        ...session,
+        streamId: session.sessionId,
+        expectedVersion: 0,
+        events: [{ type: 'session.created@1', data: { sessionId: session.sessionId, worldId: 'inkwell', locale: 'en' } }],
+      });
+      const calls: { turnId: string; body: string }[] = [];
+      // turn 1 names the quill (the emulated story repeats it); the later turns never do
+      for (const text of ['I pick up the quill.', ...Array.from({ length: 7 }, (_, i) => `Page ${i + 2}.`)]) {
+        const job = await h.input(session, `${text} ${filler}`);
+        await h.queue.enqueue(job);
+        const status = async () => (await h.deps.readModels.execution(job.tenantId, job.executionId))?.status ?? '';
+        await eventually(async () => ['committed', 'failed'].includes(await status()), 'the turn ended');
+        expect(await status()).toBe('committed');
+        const events = await h.events(session.sessionId);
+        const call = events.find((e) => e.type === 'llm.calling@1' && e.data.executionId === job.executionId)!.data as { body: string };
+        calls.push({ turnId: job.turnId, body: call.body });
+      }
+      // the turns whose request has only the summary of turn 1: the quill is in no message sent, yet the entry fires
+      const afterCompaction = calls.filter((c) => c.body.includes('<compacted_history>'));
+      expect(afterCompaction.length).toBeGreaterThanOrEqual(2);
+      for (const c of afterCompaction) {
+        expect(c.body.toLowerCase()).not.toContain('quill');
+        expect(c.body).toContain('LORE-DEEP');
+      }
+      // and the turns before compaction fired it from uncompacted history, as always
+      expect(calls.every((c) => c.body.includes('LORE-DEEP'))).toBe(true);
+      for (const { turnId } of afterCompaction)
+        expect((await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps) }, session.sessionId, turnId)).identical).toBe(true);
+    } finally {
+      await h.close();
+    }
+  }, 120_000);
 });
 
 describe('strict world files: an unknown key names the file and the path, and stops start-up', () => {

@@ -88,6 +88,40 @@ describe('§3 PostContextAssembly', () => {
     expect(inputs[0].value).toBe('v');
   });
 
+  it('a hook reads the raw template (not the rendered body) and the character summary; both read-only, in the types too', async () => {
+    const summary = '{"id":"wren","name":"Wren 🌊 رنا 码头","type":"player"}';
+    const template = 'You tell the story of {{ world.name }}.\n<player-character>\n{{ player.character }}\n</player-character>';
+    const seen: { promptTemplate: string; characterSummary: string; errors: string[] }[] = [];
+    await buildContext(
+      params({
+        runtime: { ...narrator, body: `You tell the story of Bellharbor.\n<player-character>\n${summary}\n</player-character>` },
+        promptTemplate: template,
+        characterSummary: summary,
+        postContextAssembly: [
+          (p) => {
+            const errors: string[] = [];
+            const attempt = (change: () => void) => {
+              try {
+                change();
+              } catch (e) {
+                errors.push((e as Error).name);
+              }
+            };
+            // @ts-expect-error the sources are read-only
+            attempt(() => (p.sources.promptTemplate = 'rendered'));
+            // @ts-expect-error the sources are read-only
+            attempt(() => (p.sources.characterSummary = ''));
+            // @ts-expect-error the input slots are a read-only array
+            attempt(() => p.sources.inputSlots.push({ binding: 'x', cardinality: 'one', value: 1, source: { pluginId: 'p', runtimeId: 'r' } }));
+            seen.push({ promptTemplate: p.sources.promptTemplate, characterSummary: p.sources.characterSummary, errors });
+            return undefined;
+          },
+        ],
+      }),
+    );
+    expect(seen).toEqual([{ promptTemplate: template, characterSummary: summary, errors: ['TypeError', 'TypeError', 'TypeError'] }]);
+  });
+
   it('an invalid hook result is a typed error naming the field', async () => {
     await expect(buildContext(params({ postContextAssembly: [() => ({ systemPrompt: 42 })] }))).rejects.toThrow(HookResultError);
     await expect(buildContext(params({ postContextAssembly: [() => ({ messages: [{ role: 'tool', content: '' }] })] }))).rejects.toThrow(/messages\.0\.role/);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { extensionResultSchemas, type HookContext, hookResultSchemas, type HookName, type LoadedPlugin } from '../../plugins-sdk';
 import { PluginHandlerError } from '../errors';
-import { type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
+import { deepFreeze, type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
 import type { ExtensionRegistry, RegisteredExtension, RegisteredHook } from './registry';
 import { isServicePoint, serviceReader, type ServiceRun } from './services';
 
@@ -69,6 +69,8 @@ export function executionInvoker(
         () => {
           if ('point' in entry) return entry.handler(given as never, ctx);
           const { runtime, payload } = given as HookInput;
+          // spec §3: a hook's sources (template, input slots, character summary) are read-only
+          if (entry.name === 'PostContextAssembly') deepFreeze((payload as { sources?: unknown }).sources);
           const hookCtx: HookContext = Object.freeze({ ...ctx, runtime: Object.freeze({ ...runtime }) });
           return entry.fn(payload as never, hookCtx);
         },

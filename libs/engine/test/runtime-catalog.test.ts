@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type LoadedPlugin, loadPlugins, PluginManifestError } from '../../plugins-sdk';
-import { ProviderRegistry } from '../../providers';
 import { FunctionRuntimeHasNoModelCallError, UnknownStageError } from '../errors';
 import { RuntimeCatalog } from '../runtime-catalog';
 import { buildRuntimeRequest } from '../runtime-request';
+import { bareRequestInputs, unsentProviders } from './bare-request';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -168,15 +168,10 @@ describe('the runtime catalog', () => {
 });
 
 describe('a runtime request from the catalog', () => {
-  const providers = new ProviderRegistry(
-    {
-      slots: {
-        story: { protocol: 'openai-chat', model: 'story-model', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true },
-        fast: { protocol: 'openai-chat', model: 'fast-model', contextWindow: 128_000, maxOutputTokens: 512, cacheBoundaries: true },
-      },
-    },
-    () => ({ kind: 'emulator', apiKey: 'test', baseURL: 'http://127.0.0.1:9/v1' }),
-  );
+  const providers = unsentProviders({
+    story: { protocol: 'openai-chat', model: 'story-model', contextWindow: 128_000, maxOutputTokens: 1024, cacheBoundaries: true },
+    fast: { protocol: 'openai-chat', model: 'fast-model', contextWindow: 128_000, maxOutputTokens: 512, cacheBoundaries: true },
+  });
   const { plugins: loaded } = plugins({
     'p/PLUGIN.md': plugin('p'),
     'p/runtimes/teller/RUNTIME.md': runtime('teller', 'schedule: { stage: narrative }\noutputKind: story\noutput: { contract: narrative-engine@2 }'),
@@ -184,23 +179,7 @@ describe('a runtime request from the catalog', () => {
     'p/runtimes/count/RUNTIME.md': runtime('count', 'type: function\nschedule: { stage: pre-turn }'),
   });
   const catalog = new RuntimeCatalog(loaded);
-  const request = (runtimeId: string) =>
-    buildRuntimeRequest(
-      {
-        sessionId: 's',
-        locale: 'en',
-        runtime: catalog.find('p', runtimeId)!,
-        stageIndex: catalog.stageIndex(catalog.find('p', runtimeId)!),
-        history: [],
-        summaries: [],
-        playerInput: { messageId: 'u', text: 'go' },
-        outputs: [],
-        segments: [],
-        world: null,
-        scanTail: [],
-      },
-      providers,
-    );
+  const request = (runtimeId: string) => buildRuntimeRequest(bareRequestInputs(catalog, catalog.find('p', runtimeId)!), providers);
 
   it('reads the slot from agent.slot, the body from RUNTIME.md; story runtimes stream, others do not', async () => {
     const teller = await request('teller');
