@@ -15,6 +15,51 @@ const LocaleTag = safeText({ max: MAX_LOCALE_TAG_LENGTH }).transform((tag, ctx) 
   return z.NEVER;
 });
 
+/** A model slot of `llm.toml` (checked against the engine's slots by the route). */
+const SlotName = z.string({ error: 'must be a slot name' }).regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be a slot name of llm.toml (letters, digits, _ and -)');
+
+export const ReasoningPreference = z
+  .object({
+    enabled: z.boolean({ error: 'must be true or false' }),
+    effort: z.enum(['low', 'medium', 'high'], { error: 'must be low, medium or high' }).optional(),
+  })
+  .strict()
+  .meta({
+    description:
+      'Explicit reasoning for the slot\'s requests: `{ "enabled": true, "effort"?: "low" | "medium" | "high" }` or `{ "enabled": false }` (the model\'s off value, where it has one).',
+  });
+
+export const ToolChoicePreference = z.enum(['auto', 'none', 'required'], { error: 'must be auto, none or required' }).meta({
+  description: '`auto` or `none`: sent as they are; `required`: a tool must be called (`auto` where the provider refuses a forced choice).',
+});
+
+const PREFERENCES_DESCRIPTION =
+  "The player's settings per model slot (`llm.toml`'s `[slots.<name>]`): over the slot's and its preset's, both over a runtime's `agent.reasoning` / `agent.toolChoice` (spec §3). A slot the engine does not have is a 400 naming it.";
+
+/** `POST /v1/sessions` `preferences`: what the player sets on each slot's requests. */
+export const PreferencesBody = z
+  .object({ slots: z.record(SlotName, z.object({ reasoning: ReasoningPreference.optional(), toolChoice: ToolChoicePreference.optional() }).strict()) })
+  .strict()
+  .meta({ description: PREFERENCES_DESCRIPTION });
+
+/**
+ * `PATCH /v1/sessions/:id/preferences`: per slot, a field set to a value changes it, `null` clears
+ * it, an absent one stays; a slot set to `null` clears all the player set on it.
+ */
+export const PreferencesPatchBody = z
+  .object({
+    slots: z.record(
+      SlotName,
+      z
+        .object({ reasoning: ReasoningPreference.nullable().optional(), toolChoice: ToolChoicePreference.nullable().optional() })
+        .strict()
+        .nullable()
+        .meta({ description: "What changes on the slot: a field's value sets it, `null` clears it, an absent field stays; the slot `null`: clear it all." }),
+    ),
+  })
+  .strict();
+export type PreferencesPatchBody = z.infer<typeof PreferencesPatchBody>;
+
 export const CreateSessionBody = z
   .object({
     worldId: safeText({ max: 200 }).optional().meta({ description: 'A world of the engine, e.g. `emberback` (none: no world).' }),
@@ -32,6 +77,7 @@ export const CreateSessionBody = z
         description:
           "The plugins the session runs (plugin ids of the engine). Default: the world's `plugins` list, else the plugins enabled by default. A list whose plugins do not hold together (a runtime reading one left out) is a 400 naming `plugins`.",
       }),
+    preferences: PreferencesBody.optional(),
   })
   .strict();
 

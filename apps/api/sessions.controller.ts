@@ -1,11 +1,11 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, StreamableFile, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res, StreamableFile, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, pluginSettingsIssues, SessionNotFoundError } from '../../libs/engine';
+import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, pluginSettingsIssues, SessionNotFoundError, unknownSlotIssues } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SelectAlternativeBody, SubmitInputBody } from './bodies';
+import { ActivationBody, CreateSessionBody, ExecutionQuery, PreferencesPatchBody, ResumeBody, SelectAlternativeBody, SubmitInputBody } from './bodies';
 import { ExecutionWaits } from './execution-waits';
 import { idempotencyKeyOf, REPLAYED_HEADER } from './idempotency-key';
 import { ENGINE } from './tokens';
@@ -37,9 +37,25 @@ export class SessionsController {
     }
     const settingIssues = pluginSettingsIssues(this.engine.catalog.plugins, body.pluginSettings ?? {});
     if (settingIssues.length > 0) throw new InvalidInputError(settingIssues, 'INVALID_PLUGIN_SETTINGS');
+    if (body.preferences) this.requireSlots(body.preferences.slots, 'preferences.slots');
     const { answer, replayed } = await this.engine.sessions.createSession({ tenantId: req.tenant.id, ...body, idempotencyKey });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
+  }
+
+  /**
+   * Changes the player's preferences per model slot, recorded as `session.preferences-changed@1`:
+   * turns accepted after it use them. Answers the preferences as they now are.
+   */
+  @Patch('sessions/:id/preferences')
+  @HttpCode(200)
+  async changePreferences(
+    @Req() req: TenantRequest,
+    @Param('id', sessionId()) id: string,
+    @Body(new ZodBodyPipe(PreferencesPatchBody)) body: PreferencesPatchBody,
+  ) {
+    this.requireSlots(body.slots, 'slots');
+    return this.engine.sessions.changePreferences({ tenantId: req.tenant.id, sessionId: id, patch: body });
   }
 
   @Post('sessions/:id/inputs')
@@ -197,6 +213,12 @@ export class SessionsController {
     const { answer, replayed } = await this.engine.resumes.resume({ tenantId: req.tenant.id, executionId: id, payload: body.payload, idempotencyKey });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
+  }
+
+  /** Preferences name `llm.toml`'s slots only: another name is a 400 naming it (`UNKNOWN_SLOT`). */
+  private requireSlots(slots: Readonly<Record<string, unknown>>, path: string) {
+    const issues = unknownSlotIssues(Object.keys(this.engine.providers.config.slots), slots, path);
+    if (issues.length > 0) throw new InvalidInputError(issues, 'UNKNOWN_SLOT');
   }
 
   private async requireSession(req: TenantRequest, id: string) {

@@ -105,6 +105,7 @@ export { resolveInputSlots, executionRequestInputs, InputBindingError, resolveRu
 export type { ResolveInputSlotsOptions } from './inputs';
 export type { ExecutionJournal, ExecutionActivation } from './journal';
 export { composeSettings, pluginSettingsIssues } from './plugin-settings';
+export { unknownSlotIssues, type PreferencesPatch, type SessionPreferences } from './preferences';
 export type { PluginSettings } from './plugin-settings';
 export { renderRuntimeBody, earlierStructuredOutputs, turnNumberOf } from './runtime-template';
 export type { RuntimeBodySources } from './runtime-template';

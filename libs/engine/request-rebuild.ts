@@ -17,6 +17,7 @@ import { RecordedResolver } from './plugin-host/resolver';
 import { foldedSelfData, selfDataSources } from './self-data';
 import { executionRequestInputs, resolveRuntimeExports } from './inputs';
 import type { PluginSettings } from './plugin-settings';
+import { NO_PREFERENCES, type SessionPreferences } from './preferences';
 import { loopStepBudget, loopStepInputs } from './agent/rebuild-step';
 import type { ToolSet } from './tools';
 
@@ -71,6 +72,8 @@ export async function rebuildRequests(
   let world: LoadedWorld | null = null;
   let pluginSettings: PluginSettings = {};
   let sessionPlugins: readonly string[] | null = null;
+  // the player's preferences from each change on (stream version, preferences), in log order
+  const preferenceChanges: { version: number; preferences: SessionPreferences }[] = [];
   const results: RebuiltCall[] = [];
   for (const event of events) {
     if (event.type === 'session.created@1') {
@@ -81,6 +84,7 @@ export async function rebuildRequests(
       pluginSettings = event.data.pluginSettings ?? {};
       sessionPlugins = event.data.plugins ?? null;
     }
+    if (event.type === 'session.preferences-changed@1') preferenceChanges.push({ version: event.streamVersion, preferences: event.data.preferences });
     if (event.type === 'compaction.summary-requested@1') {
       // the compaction provider's summary call: re-derived from the request it recorded (no plugin runs)
       results.push(rebuiltSummaryCall(event.data, providers));
@@ -116,6 +120,8 @@ export async function rebuildRequests(
         ...executionRequestInputs(generation, runtime, execution),
         exports: resolveRuntimeExports({ catalog: generation, runtime, outputs: execution.outputs.values(), history: uncompacted }),
         pluginSettings,
+        // the preferences the worker read: the last change before the execution's input
+        preferences: [...preferenceChanges].reverse().find((c) => c.version < execution.submittedVersion)?.preferences ?? NO_PREFERENCES,
         lastFormValues: execution.lastFormValues ?? {},
         eventCatalog: advertisedEvents(generation, runtime),
         // a later step of the agent loop: the conversation its recorded earlier steps make
@@ -221,8 +227,8 @@ function describeSources(
 
 /** A recorded summary call of the compaction barrier, its wire body re-derived from the provider's recorded request. */
 function rebuiltSummaryCall(d: EventData<'compaction.summary-requested@1'>, providers: ProviderRegistry): RebuiltCall {
-  const { slot, adapter } = providers.forSlot(d.slot);
-  const rebuilt = JSON.stringify(adapter.buildRequest(summaryCall(d.request, slot)));
+  const binding = providers.forSlot(d.slot);
+  const rebuilt = JSON.stringify(binding.adapter.buildRequest(summaryCall(d.request, binding)));
   return {
     callId: d.requestId,
     executionId: d.executionId,

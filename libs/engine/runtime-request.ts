@@ -31,9 +31,11 @@ import { worldLorebook } from './world-catalog';
 import {
   callOutputLimit,
   type ChatMessage,
+  layerOverrides,
   type ModelCall,
   type ProviderAdapter,
   type ProviderRegistry,
+  type RequestOverrides,
   type SlotConfig,
   type ToolDefinition,
 } from '../providers';
@@ -45,6 +47,7 @@ import { renderRuntimeBody } from './runtime-template';
 import { extendedWorld } from './plugin-host/world-context';
 import type { MediaStore } from '../events';
 import { attachImages, type ImageReference, readRecentImages } from './picture-attachments';
+import { playerOverrides, type SessionPreferences } from './preferences';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
@@ -81,6 +84,11 @@ export interface RuntimeRequestInputs {
   activation?: Activation;
   /** The player's configuration of each plugin (`{{ userSettings.* }}`), from `session.created@1`. */
   pluginSettings?: PluginSettings;
+  /**
+   * The player's preferences per slot as the execution reads them (`preferencesBefore` its input):
+   * over `llm.toml`'s settings of the runtime's slot, both over its `agent` preferences (spec §3). None: nothing set.
+   */
+  preferences?: SessionPreferences;
   /** `{{ player.lastFormValues }}`: the latest input's form values (seam: the typed-inputs part fills it; `{}` until then). */
   lastFormValues?: unknown;
   /** `<available-events>`: the event catalogue of a runtime with `agent.advertiseEvents` (`advertisedEvents`, libs/engine/tools); none by default. */
@@ -160,7 +168,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   // the world as the body's template sees it: extended by session.world-context@1 providers (spec §3)
   const world = plugins ? await extendedWorld(plugins, inputs.world) : inputs.world;
   const ids = { pluginId: inputs.runtime.pluginId, runtimeId: inputs.runtime.runtimeId };
-  const { slot, adapter, capabilities } = providers.forSlot(agent.slot);
+  const { slot, adapter, capabilities, overrides: configured } = providers.forSlot(agent.slot);
   // spec §1: recently shown images, for a story runtime whose model accepts images (by capability, not name)
   const shown =
     m.outputKind === 'story' && capabilities.imageInput && inputs.media && (inputs.recentImages ?? []).length > 0
@@ -220,7 +228,11 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     maxOutputTokens: callOutputLimit(slot),
     stream: streams(inputs.runtime) && inputs.fallback === undefined,
     preferences: { ...(agent.reasoning === false ? { reasoning: false as const } : {}), ...(agent.toolChoice ? { toolChoice: agent.toolChoice } : {}) },
-    ...(tools && inputs.loop?.toolsOff ? { overrides: { toolChoice: 'none' as const } } : {}),
+    ...requestOverrides({
+      toolsOff: Boolean(tools && inputs.loop?.toolsOff),
+      player: inputs.preferences && playerOverrides(inputs.preferences, agent.slot),
+      configured,
+    }),
     cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
   };
@@ -229,6 +241,18 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       ? { mode: budget.mode, added: addedEntries(budget.start, second.ledger), stats: bothChecks(first.stats, second.stats) }
       : undefined;
   return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };
+}
+
+/**
+ * The explicit settings of a runtime's request (spec §3 "the player's slot parameter overrides and
+ * the preset's provider metadata take priority"), field by field: tools off (a finalizer or
+ * emergency step: `tool_choice: none`) over the player's preferences for the slot, over what
+ * `llm.toml` sets on it (the slot's own, then its preset's). The runtime's `agent` preferences
+ * (`ModelCall.preferences`) apply where none of them is set; the adapters decide the rest.
+ */
+function requestOverrides(given: { toolsOff: boolean; player: RequestOverrides | undefined; configured: RequestOverrides }): Pick<ModelCall, 'overrides'> {
+  const overrides = layerOverrides(given.toolsOff ? { toolChoice: 'none' } : undefined, given.player, given.configured);
+  return Object.keys(overrides).length > 0 ? { overrides } : {};
 }
 
 /**

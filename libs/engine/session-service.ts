@@ -17,6 +17,7 @@ import type { SessionPluginResolver } from './session-plugins';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from './queue';
 import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
+import { type ChangePreferencesRequest, changeSessionPreferences, normalizePreferences, type SessionPreferences } from './preferences';
 
 export interface SessionServiceDeps {
   store: EventStore;
@@ -36,6 +37,11 @@ export interface CreateSessionRequest {
   pluginSettings?: PluginSettings;
   /** The plugins the session runs (plugin ids); default the world's list, else the plugins enabled by default. */
   plugins?: readonly string[];
+  /**
+   * The player's preferences per model slot (validated by the caller: slot names against
+   * `llm.toml`'s); set: recorded as `session.preferences-changed@1` right after `session.created@1`.
+   */
+  preferences?: SessionPreferences;
   /** A repeat with the same key and body answers the first session; see `IdempotencyKeyMismatchError`. */
   idempotencyKey?: string;
 }
@@ -70,6 +76,8 @@ export class SessionService {
     const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
     const plugins = this.deps.plugins?.({ worldId, ...(request.plugins ? { requested: request.plugins } : {}) });
     const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
+    const preferences = request.preferences ? normalizePreferences(request.preferences) : undefined;
+    const setPreferences = preferences && Object.keys(preferences.slots).length > 0 ? preferences : undefined;
     const idempotency =
       idempotencyKey === undefined
         ? undefined
@@ -78,7 +86,7 @@ export class SessionService {
             requestHash: requestHash({
               operation: 'create-session',
               sessionId: null,
-              body: { worldId, locale, ...recorded },
+              body: { worldId, locale, ...recorded, ...(setPreferences ? { preferences: setPreferences } : {}) },
             }),
           };
     for (let tries = 0; ; tries++) {
@@ -93,7 +101,10 @@ export class SessionService {
           streamId: sessionId,
           expectedVersion: 0,
           // the language's name is derived from the tag (not part of the request's hash), recorded to keep its bytes
-          events: [{ type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded, languageName: languageNameOf(locale) } }],
+          events: [
+            { type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded, languageName: languageNameOf(locale) } },
+            ...(setPreferences ? [{ type: 'session.preferences-changed@1' as const, data: { preferences: setPreferences } }] : []),
+          ],
           idempotency,
         });
         return { answer: { id: sessionId }, replayed: false };
@@ -164,6 +175,14 @@ export class SessionService {
    */
   submitMidTurn(request: MidTurnRequest): Promise<IdempotentAnswer<MidTurnAnswer>> {
     return submitMidTurnMessage(this.deps, request);
+  }
+
+  /**
+   * Changes the player's preferences (`PATCH /v1/sessions/:id/preferences`), recorded as
+   * `session.preferences-changed@1`: the turns accepted after it use them (see `changeSessionPreferences`).
+   */
+  changePreferences(request: ChangePreferencesRequest): Promise<{ preferences: SessionPreferences }> {
+    return changeSessionPreferences(this.deps, request);
   }
 
   /**

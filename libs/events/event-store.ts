@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
-import { eventSchemas, isEventType, type NewEvent, type StoredEvent } from './event-types';
+import { eventSchemas, type EventType, isEventType, type NewEvent, type StoredEvent } from './event-types';
 import { applyInline } from './projections/inline/apply-inline';
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
@@ -319,6 +319,23 @@ export class EventStore {
       .select(sql<string | null>`max(global_position)`.as('head'))
       .executeTakeFirst();
     return Number(row?.head ?? 0);
+  }
+
+  /**
+   * The stream's last event of one type before a version (null: none), in one indexed read (the
+   * stream's events read backwards from that version).
+   */
+  async lastOfType<T extends EventType>(streamId: string, type: T, beforeVersion: number): Promise<Extract<StoredEvent, { type: T }> | null> {
+    const row = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('stream_id', '=', streamId)
+      .where('stream_version', '<', beforeVersion)
+      .where('type', '=', type)
+      .orderBy('stream_version', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? (toStoredEvent(row) as Extract<StoredEvent, { type: T }>) : null;
   }
 
   /** The tenant that owns a stream, or null when the stream does not exist. */

@@ -512,6 +512,25 @@ export const TurnSupersededV1 = z.object({
   messages: z.array(CommittedMessage).optional(),
 });
 
+/** What a player sets on the requests of one model slot (spec §3 "the player's slot parameter overrides"). */
+export const SlotPreference = z.object({
+  /** Explicit reasoning: `enabled`, and with it an `effort`. */
+  reasoning: z.object({ enabled: z.boolean(), effort: z.enum(['low', 'medium', 'high']).optional() }).optional(),
+  /** `auto` / `none`: sent as they are; `required`: a tool must be called where the provider accepts it. */
+  toolChoice: z.enum(['auto', 'none', 'required']).optional(),
+});
+
+/** The player's preferences of a session: slot name → what they set on that slot's requests (no entry: nothing). */
+export const SessionPreferences = z.object({ slots: z.record(z.string().min(1).max(200), SlotPreference) });
+
+/**
+ * The player's preferences as they are from this event on (the whole of them, not a difference):
+ * set at creation (`POST /v1/sessions` `preferences`, appended with `session.created@1`) or changed
+ * (`PATCH /v1/sessions/:id/preferences`). An execution's requests read the last one before its
+ * input; they win over `llm.toml` and a runtime's `agent` preferences (spec §3).
+ */
+export const SessionPreferencesChangedV1 = z.object({ preferences: SessionPreferences });
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -536,6 +555,7 @@ export const eventSchemas = {
   'execution.resumed@1': ExecutionResumedV1,
   'turn.superseded@1': TurnSupersededV1,
   'player-input.mid-turn@1': PlayerInputMidTurnV1,
+  'session.preferences-changed@1': SessionPreferencesChangedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -544,6 +564,8 @@ export type CommittedMessage = z.infer<typeof CommittedMessage>;
 export type MediaReference = z.infer<typeof MediaReference>;
 export type AssetModality = z.infer<typeof AssetModality>;
 export type LlmUsage = z.infer<typeof LlmUsage>;
+export type SessionPreferences = z.infer<typeof SessionPreferences>;
+export type SlotPreference = z.infer<typeof SlotPreference>;
 
 /** An event to append: a discriminated union over every known type. */
 export type NewEvent = { [T in EventType]: { type: T; data: EventData<T>; metadata?: Record<string, unknown> } }[EventType];

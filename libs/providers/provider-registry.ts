@@ -4,6 +4,7 @@ import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { OpenAIChatAdapter } from './openai-chat-adapter';
 import { OpenAIResponsesAdapter } from './openai-responses-adapter';
 import type { ProviderEnvName } from './provider-env';
+import { configuredOverrides, type RequestOverrides } from './request-overrides';
 import { type LlmConfig, type SlotConfig, SlotConfigError, type SlotName } from './slots';
 import type { Protocol, ProviderAdapter } from './types';
 
@@ -44,6 +45,8 @@ export interface SlotBinding {
   slot: SlotConfig;
   adapter: ProviderAdapter;
   capabilities: ModelCapabilities;
+  /** What `llm.toml` sets on the slot's requests (`reasoning`, `toolChoice`: the slot's own, else its preset's). */
+  overrides: RequestOverrides;
 }
 
 export function createAdapter(slot: SlotConfig, endpoint: Endpoint): ProviderAdapter {
@@ -86,6 +89,7 @@ export class ProviderRegistry {
       slot,
       adapter: createAdapter(slot, this.endpointOf(slot.protocol)),
       capabilities: capabilitiesOf(slot.model, slotCapabilityOverrides(slot)),
+      overrides: configuredOverrides(this.config, slot),
     };
     this.bindings.set(name, binding);
     return binding;

@@ -6,55 +6,120 @@ import { PriceOverrides } from './prices';
 
 const about = (description: string) => ({ description });
 
-/** One `[slots.<name>]` table of `llm.toml`; the descriptions are docs/configuration.md's (`npm run docs:config`). */
-export const SlotConfig = z.object({
-  protocol: z
-    .enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini'])
-    .meta(about('The wire protocol (adapter). OpenAI-compatible endpoints (DeepSeek, Qwen, local relays) use `openai-chat`.')),
-  model: z.string().min(1).meta(about('The model id sent to the provider; what it can do comes from the model table (`model-table.ts`).')),
-  contextWindow: z.number().int().positive().meta(about("The model's context window, in tokens.")),
-  maxOutputTokens: z.number().int().positive().meta(about('Output limit of one call, in tokens (capped by `responseReserve`).')),
-  responseReserve: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .meta(
-      about(
-        'Tokens kept free for the reply (spec §5 "Budget"): the input limit is `contextWindow` minus this, and it caps each call\'s `maxOutputTokens`. Default: `maxOutputTokens`. Must be smaller than `contextWindow`.',
-      ),
-    ),
-  tokenizer: z
-    .enum(['o200k_base', 'cl100k_base'])
-    .optional()
-    .meta(
-      about(
-        "A real tokenizer for the budget's estimate (`gpt-tokenizer`): `o200k_base` (GPT-4o, GPT-4.1, o-series) or `cl100k_base` (GPT-4, GPT-3.5). Default: the spec's character estimate.",
-      ),
-    ),
-  lateSystemAsUser: z.boolean().optional().meta(about('Late system messages sent as wrapped user content. Default: false on OpenAI, true on Gemini.')),
-  imageInput: z.boolean().optional().meta(about('Overrides the model table: the model takes images.')),
-  forcedToolChoice: z.boolean().optional().meta(about('Overrides the model table: the model accepts a forced tool choice.')),
-  cacheBoundaries: z.boolean().default(true).meta(about("Anthropic: `cache_control` boundaries from the system prompt's sentinels.")),
-});
+/**
+ * Explicit reasoning for the calls of a slot (spec §3: the preset's provider metadata). It wins over
+ * a runtime's `agent.reasoning: false`; enabled thinking turns a forced tool choice into `auto` on
+ * Anthropic and Qwen.
+ */
+export const ReasoningConfig = z
+  .object({
+    enabled: z.boolean().meta(about('`true`: the model reasons (thinks); `false`: its off value, where the model has one (the model table).')),
+    effort: z
+      .enum(['low', 'medium', 'high'])
+      .optional()
+      .meta(about("With `enabled = true`: how much (OpenAI effort, Anthropic / Gemini thinking budget, DeepSeek effort). Default: the model family's own.")),
+  })
+  .strict();
 
-export const LlmConfig = z.object({
-  slots: z
-    .object({ story: SlotConfig, fast: SlotConfig })
-    .catchall(SlotConfig)
-    .meta(
-      about(
-        "The model slots, by name: a runtime's manifest picks one (`slot`, default `story`); compaction summaries use `fast`. `story` and `fast` are required; more may be added.",
-      ),
-    ),
-  prices: PriceOverrides.optional().meta(
+/**
+ * The tool choice of the calls of a slot: `auto` and `none` are sent as they are; `required` forces
+ * a tool where the provider accepts it (spec §3). A tool is named by a runtime (`agent.toolChoice`),
+ * never by a slot, whose runtimes have different tools.
+ */
+export const ToolChoiceConfig = z.enum(['auto', 'none', 'required']);
+
+/** What a slot, a preset or a player may set on a slot's requests: both win over the runtime's `agent` preferences (spec §3). */
+const requestSettings = {
+  reasoning: ReasoningConfig.optional().meta(
     about(
-      'List prices per model (`[prices."<model>"]`), over the built-in ones (`libs/providers/prices.ts`): the est. $ of the inspector, `/metrics` and `npm run bench`. An entry replaces that model\'s built-in price as a whole.',
+      'Explicit reasoning, e.g. `{ enabled = true, effort = "high" }` or `{ enabled = false }`: wins over a runtime\'s `agent.reasoning: false` (spec §3).',
     ),
   ),
-});
+  toolChoice: ToolChoiceConfig.optional().meta(
+    about(
+      "`auto` or `none`: sent as it is, over a runtime's `agent.toolChoice`; `required`: a tool must be called (falls back to `auto` where the provider refuses a forced choice).",
+    ),
+  ),
+};
+
+/** One `[presets.<name>]` table: request settings a slot takes by naming it (`preset`). */
+export const PresetConfig = z.object(requestSettings).strict();
+
+/** One `[slots.<name>]` table of `llm.toml`; the descriptions are docs/configuration.md's (`npm run docs:config`). */
+export const SlotConfig = z
+  .object({
+    protocol: z
+      .enum(['openai-chat', 'openai-responses', 'anthropic', 'gemini'])
+      .meta(about('The wire protocol (adapter). OpenAI-compatible endpoints (DeepSeek, Qwen, local relays) use `openai-chat`.')),
+    model: z.string().min(1).meta(about('The model id sent to the provider; what it can do comes from the model table (`model-table.ts`).')),
+    contextWindow: z.number().int().positive().meta(about("The model's context window, in tokens.")),
+    maxOutputTokens: z.number().int().positive().meta(about('Output limit of one call, in tokens (capped by `responseReserve`).')),
+    responseReserve: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta(
+        about(
+          'Tokens kept free for the reply (spec §5 "Budget"): the input limit is `contextWindow` minus this, and it caps each call\'s `maxOutputTokens`. Default: `maxOutputTokens`. Must be smaller than `contextWindow`.',
+        ),
+      ),
+    tokenizer: z
+      .enum(['o200k_base', 'cl100k_base'])
+      .optional()
+      .meta(
+        about(
+          "A real tokenizer for the budget's estimate (`gpt-tokenizer`): `o200k_base` (GPT-4o, GPT-4.1, o-series) or `cl100k_base` (GPT-4, GPT-3.5). Default: the spec's character estimate.",
+        ),
+      ),
+    lateSystemAsUser: z.boolean().optional().meta(about('Late system messages sent as wrapped user content. Default: false on OpenAI, true on Gemini.')),
+    imageInput: z.boolean().optional().meta(about('Overrides the model table: the model takes images.')),
+    forcedToolChoice: z.boolean().optional().meta(about('Overrides the model table: the model accepts a forced tool choice.')),
+    cacheBoundaries: z.boolean().default(true).meta(about("Anthropic: `cache_control` boundaries from the system prompt's sentinels.")),
+    preset: z
+      .string()
+      .min(1)
+      .optional()
+      .meta(about('A `[presets.<name>]` whose `reasoning` and `toolChoice` this slot takes (its own `reasoning` / `toolChoice` win).')),
+    ...requestSettings,
+  })
+  .strict();
+
+export const LlmConfig = z
+  .object({
+    slots: z
+      .object({ story: SlotConfig, fast: SlotConfig })
+      .catchall(SlotConfig)
+      .meta(
+        about(
+          "The model slots, by name: a runtime's manifest picks one (`slot`, default `story`); compaction summaries use `fast`. `story` and `fast` are required; more may be added.",
+        ),
+      ),
+    presets: z
+      .record(z.string(), PresetConfig)
+      .optional()
+      .meta(
+        about(
+          'Named request settings (`[presets.<name>]`) a slot takes with `preset = "<name>"`: `reasoning` and `toolChoice` for every call of the slot, below the slot\'s own and the player\'s (`PATCH /v1/sessions/:id/preferences`).',
+        ),
+      ),
+    prices: PriceOverrides.optional().meta(
+      about(
+        'List prices per model (`[prices."<model>"]`), over the built-in ones (`libs/providers/prices.ts`): the est. $ of the inspector, `/metrics` and `npm run bench`. An entry replaces that model\'s built-in price as a whole.',
+      ),
+    ),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    for (const [name, slot] of Object.entries(config.slots)) {
+      if (slot.preset !== undefined && !Object.hasOwn(config.presets ?? {}, slot.preset)) {
+        ctx.addIssue({ code: 'custom', path: ['slots', name, 'preset'], message: `no [presets.${slot.preset}] in the file` });
+      }
+    }
+  });
 
 export type SlotConfig = z.infer<typeof SlotConfig>;
+export type PresetConfig = z.infer<typeof PresetConfig>;
 export type LlmConfig = z.infer<typeof LlmConfig>;
 export type SlotName = 'story' | 'fast' | (string & {});
 
@@ -91,7 +156,12 @@ export function parseLlmConfig(text: string, file = 'llm.toml'): LlmConfig {
   if (!parsed.success) {
     throw new SlotConfigError(
       file,
-      parsed.error.issues.map((i) => ({ path: keyPath(i.path), message: i.message })),
+      // an unknown key (a typo, `tool_choice` for `toolChoice`) is named itself
+      parsed.error.issues.flatMap((i) =>
+        i.code === 'unrecognized_keys'
+          ? i.keys.map((key) => ({ path: keyPath([...i.path, key]), message: 'unknown key' }))
+          : [{ path: keyPath(i.path), message: i.message }],
+      ),
     );
   }
   return parsed.data;

@@ -215,6 +215,17 @@ describe('OpenAPI document and page', () => {
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(Object.keys(doc.paths['/v1/sessions'].post.responses['201'] as object)).toContain('headers');
     expect(await asDocumented(replayed, 'POST', '/v1/sessions')).toEqual(created);
+    // the player's preferences: the answer and a refusal as documented
+    const prefs = `/v1/sessions/${id}/preferences`;
+    const changed = await asDocumented(await call('PATCH', prefs, { slots: { story: { toolChoice: 'auto' } } }), 'PATCH', '/v1/sessions/{id}/preferences');
+    expect(changed).toEqual({ preferences: { slots: { story: { toolChoice: 'auto' } } } });
+    const refused = await asDocumented(await call('PATCH', prefs, { slots: { nope: {} } }), 'PATCH', '/v1/sessions/{id}/preferences');
+    expect(refused).toMatchObject({ statusCode: 400, code: 'UNKNOWN_SLOT', issues: [{ path: 'slots.nope' }] });
+    const patchBody = compile(doc.paths['/v1/sessions/{id}/preferences'].patch.requestBody!.content['application/json'].schema);
+    expect([
+      patchBody({ slots: { story: { reasoning: null, toolChoice: 'none' }, fast: null } }),
+      patchBody({ slots: { story: { toolChoice: 'any' } } }),
+    ]).toEqual([true, false]);
   });
 
   it('serves the inspector with its own files and its libraries from node_modules: no URL outside the API', async () => {

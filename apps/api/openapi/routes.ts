@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER } from '../../../libs/engine';
 import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, ResumeBody, SelectAlternativeBody, SessionListQuery, SubmitInputBody } from '../bodies';
+import {
+  ActivationBody,
+  CreateSessionBody,
+  ExecutionQuery,
+  PreferencesPatchBody,
+  ResumeBody,
+  SelectAlternativeBody,
+  SessionListQuery,
+  SubmitInputBody,
+} from '../bodies';
 import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { INSPECTOR_ASSETS } from '../inspector/inspector-page';
@@ -18,6 +27,7 @@ import {
   Message,
   PrefixReportRow,
   ResumedExecution,
+  SessionPreferencesAnswer,
   SessionSummary,
   SessionTurn,
   StartedExecution,
@@ -48,7 +58,7 @@ export interface SuccessResponse {
  * of every entry here with the routes Nest registered, so a route without an entry fails it.
  */
 export interface ApiRoute {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'patch';
   path: string;
   operationId: string;
   summary: string;
@@ -90,8 +100,26 @@ export const API_ROUTES: readonly ApiRoute[] = [
     responses: { 201: { ...json(CreatedSession, 'The new session (or, for a repeated `Idempotency-Key`, the first one).'), headers: idempotentHeaders } },
     errors: {
       ...tenantErrors([]),
-      ...bodyErrors(['UNKNOWN_WORLD', 'INVALID_PLUGIN_SETTINGS', 'INVALID_IDEMPOTENCY_KEY']),
+      ...bodyErrors(['UNKNOWN_WORLD', 'INVALID_PLUGIN_SETTINGS', 'UNKNOWN_SLOT', 'INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
+      ...appendConflict,
+    },
+  },
+  {
+    method: 'patch',
+    path: '/v1/sessions/{id}/preferences',
+    operationId: 'changePreferences',
+    summary: 'Change the player’s preferences per model slot',
+    description:
+      'Per slot of `llm.toml`: explicit `reasoning` and a `toolChoice` over the slot’s own and its preset’s, both over a runtime’s `agent.reasoning` / `agent.toolChoice` (spec §3). A field set to a value changes it, `null` clears it, an absent one stays; a slot set to `null` clears it all. Recorded as `session.preferences-changed@1`: the turns accepted after it use the new preferences (a turn already accepted keeps those it was accepted with). A change that changes nothing records nothing.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    body: PreferencesPatchBody,
+    responses: { 200: json(SessionPreferencesAnswer, 'The preferences as they now are.') },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND']),
+      ...bodyErrors(['UNKNOWN_SLOT']),
       ...appendConflict,
     },
   },

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { QueueHealth, SectionSource, TurnAudit } from '../../../libs/engine';
+import type { QueueHealth, SectionSource, SessionPreferences, TurnAudit } from '../../../libs/engine';
 import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView } from '../../../libs/events';
 import type { CostedCallView, CostedTurnView, FirstDifference } from '../../../libs/reports';
 import type { CostedSessionSummary } from '../session-costs';
-import { ActivationBody, CreateSessionBody, JsonValue, SubmitInputBody } from '../bodies';
+import { ActivationBody, CreateSessionBody, JsonValue, PreferencesPatchBody, ReasoningPreference, SubmitInputBody, ToolChoicePreference } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 
 /**
@@ -36,7 +36,10 @@ const named = <T extends z.ZodType>(schema: T, id: string, description?: string)
 
 // ── request bodies (validated with these by ZodBodyPipe) ───────────────────────────────────────
 named(JsonValue, 'JsonValue', 'Any JSON value.');
-named(CreateSessionBody, 'CreateSessionBody', 'A new session: its world, its language, the player’s plugin settings.');
+named(CreateSessionBody, 'CreateSessionBody', 'A new session: its world, its language, the player’s plugin settings and preferences.');
+named(ReasoningPreference, 'ReasoningPreference', 'Explicit reasoning for a slot’s requests.');
+named(ToolChoicePreference, 'ToolChoicePreference', 'The tool choice of a slot’s requests.');
+named(PreferencesPatchBody, 'PreferencesPatchBody', 'A change of the player’s preferences per model slot.');
 named(SubmitInputBody, 'SubmitInputBody', 'A player input: its text, and the form the player filled in with it.');
 named(ActivationBody, 'ActivationBody', 'Runs a `schedule.trigger: manual` runtime with a payload (shown in `<runtime-activation>`).');
 
@@ -66,6 +69,17 @@ export const ErrorBody = named(
 
 // ── answers ────────────────────────────────────────────────────────────────────────────────────
 export const CreatedSession = named(z.object({ id: z.uuid() }), 'CreatedSession');
+
+export const SessionPreferencesAnswer = named(
+  z.object({
+    preferences: z.object({
+      slots: z.record(z.string(), z.object({ reasoning: ReasoningPreference.optional(), toolChoice: ToolChoicePreference.optional() })),
+    }),
+  }),
+  'SessionPreferences',
+  'The player’s preferences per model slot, as they now are (turns accepted from now on use them).',
+);
+sameShape<SameShape<z.infer<typeof SessionPreferencesAnswer>, { preferences: SessionPreferences }>>();
 
 export const StartedExecution = named(
   z.object({ executionId: z.uuid(), turnId: z.uuid() }),

@@ -10,7 +10,7 @@ import type { AgentRunContext } from './run-context';
 /** What an agent runtime's request is built from in a worker (a step of its loop, or the compaction barrier's estimate). */
 export type AgentRequestSources = Pick<
   AgentRunContext,
-  'deps' | 'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'languageName' | 'world' | 'pluginSettings' | 'history' | 'definitions'
+  'deps' | 'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'languageName' | 'world' | 'pluginSettings' | 'preferences' | 'history' | 'definitions'
 >;
 
 /** The inputs of an agent runtime's request, from the execution as the journal has it now and the history the job read. */
@@ -48,6 +48,7 @@ export function agentRequestInputs(
     ...executionRequestInputs(catalog, runtime, execution),
     exports: resolveRuntimeExports({ catalog, runtime, outputs: execution.outputs.values(), history: ctx.history.messages }),
     pluginSettings: ctx.pluginSettings,
+    preferences: ctx.preferences,
     lastFormValues: execution.lastFormValues ?? {},
     eventCatalog: advertisedEvents(catalog, runtime),
     loop: { conversation: args.conversation, tools: ctx.definitions, ...(args.toolsOff ? { toolsOff: true } : {}) },

@@ -3,6 +3,7 @@ import type { LoadedWorld, Locale } from '../../plugins-sdk';
 import type { ToolDefinition } from '../../providers';
 import type { ExecutionScope } from '../plugin-host/handler-context';
 import type { PluginSettings } from '../plugin-settings';
+import type { SessionPreferences } from '../preferences';
 import type { RuntimeJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import type { ExecutionRun } from '../turn/fenced-append';
@@ -25,6 +26,8 @@ export interface AgentRunContext {
   languageName: string | undefined;
   world: LoadedWorld | null;
   pluginSettings: PluginSettings;
+  /** The player's preferences per slot, as the log held them before the execution's input (`preferencesBefore`). */
+  preferences: SessionPreferences;
   /** Committed history as the job read it once (it does not move during an execution). */
   history: {
     messages: readonly HistoryMessage[];

@@ -20,6 +20,7 @@ import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { TurnJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
 import { buildRuntimeRequest } from '../runtime-request';
+import { preferencesBefore } from '../preferences';
 import { readSelfData, selfDataUnchanged } from '../self-data';
 import { createToolSet } from '../tools';
 import { historyReadLimit, type TurnDeps } from '../turn/deps';
@@ -85,9 +86,10 @@ export async function runCompactionBarrier(
   // the history as the stage's runtime jobs read it (the summaries' coverage, which grows with the
   // session, only once compaction is needed); read at the journal's version
   const readAt = run.journal.version;
-  const [{ locale, languageName, world, pluginSettings }, history] = await Promise.all([
+  const [{ locale, languageName, world, pluginSettings }, history, preferences] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
     loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)),
+    preferencesBefore(deps.store, job.sessionId, execution.submittedVersion),
   ]);
   const scope: ExecutionScope = {
     tenantId: job.tenantId,
@@ -113,7 +115,7 @@ export async function runCompactionBarrier(
   try {
     request = await buildRuntimeRequest(
       agentRequestInputs(
-        { deps, job: runtimeJob, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, history, definitions },
+        { deps, job: runtimeJob, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, preferences, history, definitions },
         { selfData, conversation: [] },
       ),
       deps.providers,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type NewEvent, SummaryRequest } from '../../events';
 import type { SummaryModel, SummaryReply } from '../../plugins-sdk';
 import { type EngineMetrics, timedAdapter } from '../metrics';
-import type { ModelCall, ProviderRegistry, SlotConfig } from '../../providers';
+import type { ModelCall, ProviderRegistry, SlotBinding } from '../../providers';
 import { inputHash } from '../plugin-host/input-hash';
 import type { ExecutionRun } from '../turn/fenced-append';
 import { ATTR, inSpan, SpanKind, SPAN, usageAttributes } from '../../telemetry';
@@ -15,9 +15,11 @@ export type SummaryModelRequest = { system: string; prompt: string; maxOutputTok
 /**
  * The model call of a summary request (pure: the worker sends it, a rebuild re-derives the same
  * wire body from the recorded request): the provider's system text and prompt as one exchange,
- * without streaming, its output limit capped by the slot's.
+ * without streaming, its output limit capped by the slot's, with what `llm.toml` sets on the slot's
+ * requests (`reasoning`; a summary call has no tools).
  */
-export function summaryCall(request: SummaryModelRequest, slot: SlotConfig): ModelCall {
+export function summaryCall(request: SummaryModelRequest, binding: Pick<SlotBinding, 'slot' | 'overrides'>): ModelCall {
+  const { slot, overrides } = binding;
   return {
     model: slot.model,
     messages: [
@@ -26,6 +28,7 @@ export function summaryCall(request: SummaryModelRequest, slot: SlotConfig): Mod
     ],
     maxOutputTokens: Math.min(request.maxOutputTokens, slot.maxOutputTokens),
     stream: false,
+    ...(overrides.reasoning ? { overrides: { reasoning: overrides.reasoning } } : {}),
     cacheBoundaries: slot.cacheBoundaries,
   };
 }
@@ -74,8 +77,9 @@ export class RecordedSummaryModel implements SummaryModel {
     const { run, providers, pluginId } = this.args;
     const recorded = run.execution.summaryCalls.get(requestKey);
     if (recorded?.reply) return { ...recorded.reply };
-    const { slot, adapter } = providers.forSlot(SUMMARY_SLOT);
-    const body = adapter.buildRequest(summaryCall(asked, slot));
+    const binding = providers.forSlot(SUMMARY_SLOT);
+    const { slot, adapter } = binding;
+    const body = adapter.buildRequest(summaryCall(asked, binding));
     const ids = { executionId: run.ref.executionId, turnId: run.execution.turnId };
     let requestId = recorded?.requestId;
     if (requestId === undefined) {

@@ -13,6 +13,7 @@ import { runAgentLoop } from '../agent';
 import { conditionHolds } from './runtime-condition';
 import { recordRuntimeOutput } from './record-output';
 import { annotate, ATTR } from '../../telemetry';
+import { preferencesBefore } from '../preferences';
 
 /**
  * produced: this job called the model and recorded the output; reused: an earlier job had; fenced:
@@ -70,6 +71,8 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
     ...previousTurnScope(history),
   };
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
+  // the player's preferences as the log held them before the execution's input (a rebuild reads the same)
+  const preferences = await preferencesBefore(deps.store, job.sessionId, execution.submittedVersion);
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)
-  return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, history });
+  return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, preferences, history });
 }

@@ -71,7 +71,7 @@ asOf = "2026-12-01"
     ['a missing output price', 'input = 1\ncachedInput = 0.1\nasOf = "2026-12-01"', /prices\."gpt-4\.1-mini"\.output: /],
     ['a date that is not one', 'input = 1\ncachedInput = 0.1\noutput = 1\nasOf = "last week"', /prices\."gpt-4\.1-mini"\.asOf: a date, YYYY-MM-DD/],
     ['a missing date', 'input = 1\ncachedInput = 0.1\noutput = 1', /prices\."gpt-4\.1-mini"\.asOf: /],
-    ['a misspelt key', 'input = 1\ncachedInput = 0.1\nouptut = 1\noutput = 1\nasOf = "2026-12-01"', /prices\."gpt-4\.1-mini": .*ouptut/],
+    ['a misspelt key', 'input = 1\ncachedInput = 0.1\nouptut = 1\noutput = 1\nasOf = "2026-12-01"', /prices\."gpt-4\.1-mini"\.ouptut: unknown key/],
     ['infinity', 'input = inf\ncachedInput = 0.1\noutput = 1\nasOf = "2026-12-01"', /prices\."gpt-4\.1-mini"\.input: /],
   ])('%s stops the load, naming the key path', (_what, entry, message) => {
     const text = `${SLOTS}\n[prices."gpt-4.1-mini"]\n${entry}\n`;

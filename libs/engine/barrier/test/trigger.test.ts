@@ -51,7 +51,7 @@ describe('the compaction trigger and the summary call', () => {
 
   it("the summary call is the provider's system text and prompt, unstreamed, its output capped by the slot's", () => {
     const slot = slots([8_192, 1_024], [8_192, 512]).slots.fast;
-    expect(summaryCall({ system: 'S', prompt: 'P', maxOutputTokens: 2_000 }, slot)).toEqual({
+    expect(summaryCall({ system: 'S', prompt: 'P', maxOutputTokens: 2_000 }, { slot, overrides: {} })).toEqual({
       model: 'gpt-4.1-nano',
       messages: [
         { role: 'system', content: 'S' },

@@ -1,0 +1,58 @@
+import { ConcurrencyError, type EventStore } from '../../events';
+import { SessionNotFoundError } from '../errors';
+import { applyPreferencesPatch, NO_PREFERENCES, type PreferencesPatch, samePreferences, type SessionPreferences } from './session-preferences';
+
+const CHANGED = 'session.preferences-changed@1';
+
+/** Answers already read, by session and version: what the log holds before a version never changes. */
+const readCache = new Map<string, SessionPreferences>();
+const READ_CACHE_SIZE = 10_000;
+
+/**
+ * The player's preferences as the log holds them before `version` (an execution's: before its
+ * input, `ExecutionJournal.submittedVersion`): the last `session.preferences-changed@1` before it,
+ * else none. Every request of the execution reads the same, a rebuild too.
+ */
+export async function preferencesBefore(store: EventStore, sessionId: string, version: number): Promise<SessionPreferences> {
+  const key = `${sessionId}@${version}`;
+  const cached = readCache.get(key);
+  if (cached) return cached;
+  const preferences = (await store.lastOfType(sessionId, CHANGED, version))?.data.preferences ?? NO_PREFERENCES;
+  if (readCache.size >= READ_CACHE_SIZE) readCache.delete(readCache.keys().next().value!);
+  readCache.set(key, preferences);
+  return preferences;
+}
+
+export interface ChangePreferencesRequest {
+  tenantId: string;
+  sessionId: string;
+  /** Validated by the caller (slot names against `llm.toml`'s, see `unknownSlotIssues`). */
+  patch: PreferencesPatch;
+}
+
+/** How many times the append is tried again when other appends to the session come first. */
+const MAX_APPEND_TRIES = 50;
+
+/**
+ * Applies a change to the session's preferences and appends the result as
+ * `session.preferences-changed@1` at the version it was read at (another append first: read and
+ * try again). A change that changes nothing appends nothing. Executions whose input comes after it
+ * read the new preferences; those accepted before keep theirs. Another tenant's session: not found.
+ */
+export async function changeSessionPreferences(deps: { store: EventStore }, request: ChangePreferencesRequest): Promise<{ preferences: SessionPreferences }> {
+  const { tenantId, sessionId, patch } = request;
+  const head = await deps.store.streamHead(sessionId);
+  if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
+  for (let tries = 0; ; tries++) {
+    const version = tries === 0 ? head.version : await deps.store.streamVersion(sessionId);
+    const current = (await deps.store.lastOfType(sessionId, CHANGED, version + 1))?.data.preferences ?? NO_PREFERENCES;
+    const preferences = applyPreferencesPatch(current, patch);
+    if (samePreferences(current, preferences)) return { preferences };
+    try {
+      await deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: [{ type: CHANGED, data: { preferences } }] });
+      return { preferences };
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError) || tries >= MAX_APPEND_TRIES) throw error;
+    }
+  }
+}
