@@ -10,7 +10,7 @@ import { rebuildRequests } from '../../request-rebuild';
 import { auditTurn } from '../../turn-audit';
 import { historyReadLimit } from '../../turn/deps';
 import { eventually, type TurnHarness } from '../../turn/test/harness';
-import { compactionHarness } from './compaction-fixtures';
+import { compactionHarness, historyCount } from './compaction-fixtures';
 import { barrierRuntime } from '../compaction-barrier';
 import { compactionWindows } from '../trigger';
 
@@ -24,7 +24,6 @@ function script(call: ScriptedCall): Reply | undefined {
 type Data = Record<string, unknown>;
 const of = (events: StoredEvent[], type: string, executionId?: string) =>
   events.filter((e) => e.type === type && (executionId === undefined || (e.data as Data).executionId === executionId)).map((e) => e.data as Data);
-const historyCount = (call: Data) => (call.layout as { messageSections: string[] }).messageSections.filter((s) => s === 'history').length;
 
 jest.setTimeout(60_000);
 

@@ -5,7 +5,8 @@ import { glance } from '../../../../test/fixtures/compaction-plugins/glancer/ser
 import { auditTurn } from '../../turn-audit';
 import { historyReadLimit } from '../../turn/deps';
 import { eventually, type TurnHarness } from '../../turn/test/harness';
-import { compactionHarness } from './compaction-fixtures';
+import { compactionHarness, historyCount } from './compaction-fixtures';
+import { playTurn } from './long-session';
 
 function script(call: ScriptedCall): Reply | undefined {
   if (!(call.transcript[0]?.content ?? '').startsWith('Summarize the story so far')) return undefined;
@@ -31,7 +32,6 @@ async function within(promise: Promise<void>, what: string, ms = 10_000): Promis
 
 type Data = Record<string, unknown>;
 const label = (e: StoredEvent) => `${e.type}${e.type === 'llm.calling@1' ? `:${e.data.runtimeId}` : ''}`;
-const historyCount = (call: Data) => (call.layout as { messageSections: string[] }).messageSections.filter((s) => s === 'history').length;
 
 jest.setTimeout(60_000);
 
@@ -57,17 +57,11 @@ describe('a windowed agent in the stage of the compaction barrier (real turns)',
     const execution = await h.deps.readModels.execution(job.tenantId, job.executionId);
     expect({ status: execution?.status, error: execution?.error }).toEqual({ status: 'committed', error: null });
   };
-  const play = async (session: { tenantId: string; sessionId: string }, text: string) => {
-    const job = await h.input(session, text);
-    await h.queue.enqueue(job);
-    await ended(job);
-    return job;
-  };
   /** A session of four long turns: the fifth turn's barrier compacts. */
   const longSession = async () => {
     const session = await h.session();
     const turns = [];
-    for (let i = 1; i <= 4; i++) turns.push(await play(session, long(i)));
+    for (let i = 1; i <= 4; i++) turns.push(await playTurn(h, session, long(i)));
     return { session, turns };
   };
   const audited = async (sessionId: string, turnIds: string[]) =>

@@ -29,3 +29,7 @@ export async function compactionHarness(options: { keep: (plugin: LoadedPlugin) 
   h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL), (protocol) => endpointFor(protocol, {}, h.emulator.url));
   return h;
 }
+
+/** How many history messages a recorded `llm.calling@1` request holds (its layout's `history` sections). */
+export const historyCount = (call: Record<string, unknown>) =>
+  (call.layout as { messageSections: string[] }).messageSections.filter((s) => s === 'history').length;
