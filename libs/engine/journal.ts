@@ -343,7 +343,6 @@ export function executionOutputs(execution: ExecutionJournal, catalog: RuntimeCa
     outputKind: o.outputKind,
     stageIndex: o.stage === null ? null : catalog.stages.indexOf(o.stage),
     text: o.text,
-    seeded: false,
   }));
 }
 
