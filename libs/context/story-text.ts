@@ -2,11 +2,12 @@ import type { ExecutionOutput, InputSlot, RuntimeView } from './types';
 
 /**
  * Spec §1 "This turn's story text": story output of runtimes of earlier stages of this execution.
- * Never the same stage (no barrier between them), never retry seeds; a runtime with no stage
- * comes after all stages.
+ * Never the same stage (no barrier between them); a runtime with no stage comes after all stages.
+ * Every output is this execution's own: a retried turn runs every runtime again (the engine
+ * carries no seeds in from the turn it re-runs, whose text its history leaves out).
  */
 export function thisTurnStoryText(outputs: readonly ExecutionOutput[], runtime: RuntimeView): ExecutionOutput[] {
-  return outputs.filter((o) => o.outputKind === 'story' && !o.seeded && o.text.trim() !== '' && ranBefore(o, runtime));
+  return outputs.filter((o) => o.outputKind === 'story' && o.text.trim() !== '' && ranBefore(o, runtime));
 }
 
 function ranBefore(output: ExecutionOutput, runtime: RuntimeView): boolean {

@@ -112,8 +112,6 @@ export interface ExecutionOutput {
   outputKind: 'story' | 'structured' | 'none';
   stageIndex: number | null;
   text: string;
-  /** Carried in from the source turn of a retry: its text is already in the history. */
-  seeded: boolean;
 }
 
 export interface EventCatalogEntry {

@@ -224,3 +224,20 @@ export class NoMediaStoreError extends EngineError {
     super(`plugin ${pluginId} generated an asset, but this engine has no MediaStore`);
   }
 }
+
+/**
+ * The history a runtime job read changed before its model call was recorded (a compaction barrier
+ * that the job's windowed agent did not wait for ended meanwhile): the request would not be what
+ * the log rebuilds, so it is not sent; the job is tried again and reads the history anew.
+ */
+export class HistoryRaceError extends EngineError {
+  readonly code = 'HISTORY_RACE';
+  readonly category = 'conflict';
+  constructor(
+    readonly executionId: string,
+    readonly pluginId: string,
+    readonly runtimeId: string,
+  ) {
+    super(`execution ${executionId}: the history changed while runtime ${pluginId}/${runtimeId} read it; try again`);
+  }
+}

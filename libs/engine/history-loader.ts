@@ -1,6 +1,6 @@
 import type { HistoryMessage, HistorySummary } from '../context';
 import type { HistoryStats, ReadModels } from '../events';
-import { HistoryTooLongError } from './errors';
+import { HistoryRaceError, HistoryTooLongError } from './errors';
 import { type ImageReference, recentImageReferences } from './picture-attachments';
 
 export interface LoadedHistory {
@@ -81,4 +81,19 @@ export function retryRead(execution: { retryFromTurnId?: string }): { without?: 
  */
 export function retryScope(execution: { turnId: string; retryFromTurnId?: string }): { turnId: string; retryFromTurnId?: string } {
   return execution.retryFromTurnId === undefined ? { turnId: execution.turnId } : { turnId: execution.turnId, retryFromTurnId: execution.retryFromTurnId };
+}
+
+/**
+ * Guards the race between a runtime job's history read and its `llm.calling` append (spec §1 step 5:
+ * a windowed agent does not wait for the compaction barrier, which may end while it runs): called in
+ * the append (after every catch-up), it throws `HistoryRaceError` when an event that changes the
+ * history views landed after the journal version the read started from (the job is tried again and
+ * reads anew: its recorded steps are kept); else no events.
+ */
+export function historyUnchanged(
+  journal: { historyVersion: number },
+  check: { job: { executionId: string; pluginId: string; runtimeId: string }; historyVersion: number },
+): never[] {
+  if (journal.historyVersion !== check.historyVersion) throw new HistoryRaceError(check.job.executionId, check.job.pluginId, check.job.runtimeId);
+  return [];
 }

@@ -1,5 +1,5 @@
 import type { ContextMessage, ExecutionOutput, InputSlot, LedgerEntry } from '../context';
-import type { EventData, StoredEvent } from '../events';
+import { type EventData, type EventType, type StoredEvent, summariesProjection, turnMessagesProjection } from '../events';
 import type { RuntimeCatalog } from './runtime-catalog';
 import { JournalGapError } from './errors';
 import { resultKey } from './plugin-host/input-hash';
@@ -138,10 +138,15 @@ export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/
  * The execution journal of one session, rebuilt from its events (a suffix of the stream is
  * enough when it starts at or before the earliest pending input).
  */
+/** The events that change what a runtime's history read returns (the turn_messages and summaries projections). */
+const HISTORY_EVENTS: ReadonlySet<EventType> = new Set([...turnMessagesProjection.handles, ...summariesProjection.handles]);
+
 export class SessionJournal {
   version = 0;
   /** Stream version of the session's last plugin-data event (0: none): moves whenever plugin data changes. */
   pluginDataVersion = 0;
+  /** Stream version of the session's last event that changes its history views (0: none in this journal): a commit, a supersede, a compaction. */
+  historyVersion = 0;
   private readonly executions = new Map<string, ExecutionJournal>();
   private readonly order: string[] = [];
 
@@ -157,6 +162,7 @@ export class SessionJournal {
       }
       this.version = event.streamVersion;
       if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1') this.pluginDataVersion = event.streamVersion;
+      if (HISTORY_EVENTS.has(event.type)) this.historyVersion = event.streamVersion;
       this.applyOne(event);
     }
   }
@@ -337,7 +343,6 @@ export function executionOutputs(execution: ExecutionJournal, catalog: RuntimeCa
     outputKind: o.outputKind,
     stageIndex: o.stage === null ? null : catalog.stages.indexOf(o.stage),
     text: o.text,
-    seeded: false,
   }));
 }
 

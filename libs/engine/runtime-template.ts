@@ -41,7 +41,7 @@ export interface RuntimeBodySources {
 export function earlierStructuredOutputs(outputs: readonly ExecutionOutput[], stageIndex: number | null): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const o of outputs) {
-    if (o.outputKind !== 'structured' || o.seeded || o.stageIndex === null) continue;
+    if (o.outputKind !== 'structured' || o.stageIndex === null) continue;
     if (stageIndex !== null && o.stageIndex >= stageIndex) continue;
     const value = parseObject(o.text);
     if (value === undefined) continue;

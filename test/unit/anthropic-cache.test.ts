@@ -33,9 +33,7 @@ async function turnContext(history: HistoryMessage[], n: number, scenario: Scena
     },
     history,
     playerInput: { messageId: `u${n}`, text: `input ${n}` },
-    executionOutputs: afterNarrative
-      ? [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 0, seeded: false, text: storyText(n) }]
-      : [],
+    executionOutputs: afterNarrative ? [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 0, text: storyText(n) }] : [],
     segments: [
       { id: 'rules', providerPluginId: 'narrator', content: '<rules>Be kind.</rules>', position: 'system', volatility: 'stable', role: 'system', order: 0 },
       ...(withTurnContext

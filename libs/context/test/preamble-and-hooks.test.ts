@@ -35,7 +35,7 @@ describe('§3 Framework preamble', () => {
     const ctx = await buildContext(
       params({
         locale: 'zh-Hans',
-        executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 0, text: '门开了。', seeded: false }],
+        executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 0, text: '门开了。' }],
       }),
     );
     const head = ctx.systemSections[0].text;

@@ -10,7 +10,7 @@ describe('§1 Protected range: the current turn is kept together', () => {
           segment('mem', { volatility: 'turn', audience: undefined }),
           segment('post', { position: 'post-history', role: 'user', audience: undefined }),
         ],
-        executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 1, text: 'story now', seeded: false }],
+        executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 1, text: 'story now' }],
         midTurnMessages: [{ text: 'wait, also look up' }],
       }),
     );
@@ -33,7 +33,7 @@ describe('§1 Protected range: the current turn is kept together', () => {
 });
 
 describe('§1/§5 protected content after PostContextAssembly', () => {
-  const story = [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story' as const, stageIndex: 0, text: 'The door opens.', seeded: false }];
+  const story = [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story' as const, stageIndex: 0, text: 'The door opens.' }];
   const base = {
     runtime: tracker,
     history: history(3),

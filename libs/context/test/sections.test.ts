@@ -64,7 +64,7 @@ describe('§2 Sections and order', () => {
           segment('deep', { position: { depth: 0 }, role: 'user' }),
         ],
         recentImages: [{ mediaId: 'img1', description: 'An image was shown: a red door.' }],
-        executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 1, text: 'STORY NOW', seeded: false }],
+        executionOutputs: [{ pluginId: 'narrator', runtimeId: 'narrator', outputKind: 'story', stageIndex: 1, text: 'STORY NOW' }],
       }),
     );
     expect(ctx.messageSections).toEqual([

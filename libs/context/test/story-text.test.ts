@@ -7,7 +7,6 @@ const out = (over: Partial<ExecutionOutput>): ExecutionOutput => ({
   outputKind: 'story',
   stageIndex: 1,
   text: 'The door opens.',
-  seeded: false,
   ...over,
 });
 const t = fixedText('en');
@@ -22,8 +21,8 @@ describe("§1 This turn's story text", () => {
     ]);
   });
 
-  it('never from runtimes of the same stage, never from retry seeds, never non-story output', async () => {
-    for (const o of [out({ stageIndex: 2 }), out({ seeded: true }), out({ outputKind: 'structured' }), out({ stageIndex: 3 })]) {
+  it('never from runtimes of the same stage or a later one, never non-story output', async () => {
+    for (const o of [out({ stageIndex: 2 }), out({ outputKind: 'structured' }), out({ stageIndex: 3 })]) {
       const ctx = await buildContext(params({ runtime: tracker, history: [], executionOutputs: [o] }));
       expect(ctx.messages).toEqual([{ role: 'user', content: 'go north' }]);
     }
@@ -63,8 +62,9 @@ describe("§1 This turn's story text", () => {
       expect(ctx.turnContext).toContain('The door opens.');
     });
 
-    it('a retried-after-commit execution (text not projected) keeps the original value', async () => {
-      const ctx = await buildContext(params({ runtime: tracker, executionOutputs: [out({ seeded: true })], inputs: [input('The door opens.')] }));
+    // rule 1.37's case, "where the story text was not projected" (a retried turn's is: its runtimes all run again, libs/engine/test/retry-model.test.ts)
+    it('a story text that was not projected (a runtime of the same stage) keeps the original value', async () => {
+      const ctx = await buildContext(params({ runtime: tracker, executionOutputs: [out({ stageIndex: 2 })], inputs: [input('The door opens.')] }));
       expect(ctx.turnContext).toContain('The door opens.');
       expect(ctx.messageSections).not.toContain('story-text');
     });

@@ -28,7 +28,11 @@ export interface AgentRunContext {
   pluginSettings: PluginSettings;
   /** The player's preferences per slot, as the log held them before the execution's input (`preferencesBefore`). */
   preferences: SessionPreferences;
-  /** Committed history as the job read it once (it does not move during an execution). */
+  /**
+   * Committed history as the job read it once. It moves during an execution only when the
+   * compaction barrier ends while a windowed agent that did not wait for it runs: each model call
+   * is recorded only while the journal's `historyVersion` is still `historyVersion` below.
+   */
   history: {
     messages: readonly HistoryMessage[];
     summaries: readonly HistorySummary[];
@@ -36,6 +40,8 @@ export interface AgentRunContext {
     /** The most recent images of the uncompacted history (the recent-images message of a story runtime). */
     images?: readonly ImageReference[];
   };
+  /** The journal's `historyVersion` when the job read `history` (read no earlier than that version). */
+  historyVersion: number;
   policy: AgentPolicy;
   tools: ToolSet;
   /** The runtime's tool definitions (the same in every step). */

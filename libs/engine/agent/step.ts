@@ -11,6 +11,7 @@ import { runtimeKey } from '../journal';
 import { addToLogScope } from '../logging';
 import { buildRuntimeRequest } from '../runtime-request';
 import { readSelfData, selfDataUnchanged } from '../self-data';
+import { historyUnchanged } from '../history-loader';
 import { agentRequestInputs } from './request-inputs';
 import { resumedStep } from './suspension';
 import { recordReply } from './reply';
@@ -81,7 +82,11 @@ export async function runModelStep(
       ...(midTurnMessages.length > 0 ? { midTurnMessages: midTurnMessages.length } : {}),
     },
   });
-  const unchanged = () => selfDataUnchanged(run.journal, { job, read: selfData.length > 0, dataVersion });
+  // neither the plugin data nor the history the request was built from moved before it is recorded
+  const unchanged = () => [
+    ...selfDataUnchanged(run.journal, { job, read: selfData.length > 0, dataVersion }),
+    ...historyUnchanged(run.journal, { job, historyVersion: ctx.historyVersion }),
+  ];
   const callId = randomUUID();
   await run.append((current) => [
     ...unchanged(),

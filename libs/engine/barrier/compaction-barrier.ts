@@ -42,6 +42,19 @@ export type BarrierResult =
   | { kind: 'not-needed'; estimatedTokens: number; threshold: number }
   | { kind: 'ran'; outcome: Outcome; estimatedTokens: number; threshold: number };
 
+type RuntimeRef = { pluginId: string; runtimeId: string };
+
+/** An agent runtime that declares a history window (`agent.history.maxTurns`): it neither triggers the compaction barrier nor waits for it (spec §1 step 5). */
+function windowedAgent(runtime: CatalogRuntime): boolean {
+  return runtime.manifest.agent !== null && runtime.manifest.agent.history?.maxTurns !== undefined;
+}
+
+/** `windowedAgent` for a runtime of the catalog named by its ids. */
+function windowedIn(catalog: RuntimeCatalog, ref: RuntimeRef): boolean {
+  const runtime = catalog.find(ref.pluginId, ref.runtimeId);
+  return runtime !== undefined && windowedAgent(runtime);
+}
+
 /**
  * The agent whose request decides the turn's compaction (spec §1 step 5): the first agent runtime
  * of the execution (stage order; an activation's one runtime) that uses the shared history view,
@@ -51,7 +64,30 @@ export function barrierRuntime(catalog: RuntimeCatalog, execution: Pick<Executio
   const runtimes = execution.activation
     ? [catalog.find(execution.activation.pluginId, execution.activation.runtimeId)].filter((r) => r !== undefined)
     : catalog.groups().flatMap((g) => g.runtimes);
-  return runtimes.find((r) => r.manifest.agent !== null && r.manifest.agent.history?.maxTurns === undefined) ?? null;
+  return runtimes.find((r) => r.manifest.agent !== null && !windowedAgent(r)) ?? null;
+}
+
+/**
+ * The barrier agent when the execution's barrier is still to run before `stage` (the runtimes whose
+ * outputs are missing, as the turn job is about to enqueue them): the agent is among them, the
+ * barrier has not ended, and none of the stage's runtimes that wait for it has started (a turn job
+ * run again after enqueuing them: too late to change their history). Else null. The stage's
+ * windowed agents do not count: they never wait, so they may have started (or ended) already.
+ */
+function pendingBarrier(catalog: RuntimeCatalog, execution: ExecutionJournal, stage: readonly RuntimeRef[]): CatalogRuntime | null {
+  const runtime = barrierRuntime(catalog, execution);
+  if (!runtime || execution.barrierPassed) return null;
+  if (!stage.some((r) => r.pluginId === runtime.pluginId && r.runtimeId === runtime.runtimeId)) return null;
+  const waits = (r: RuntimeRef) => !windowedIn(catalog, r);
+  const started =
+    [...execution.outputs.values()].some((o) => o.stage === runtime.stage && waits(o)) ||
+    stage.some((r) => waits(r) && execution.agentLoops.has(runtimeKey(r.pluginId, r.runtimeId)));
+  return started ? null : runtime;
+}
+
+/** The runtimes of `stage` that do not wait for its pending compaction barrier (its windowed agents); none when no barrier is pending there. */
+export function unwaitingRuntimes<T extends RuntimeRef>(catalog: RuntimeCatalog, execution: ExecutionJournal, stage: readonly T[]): T[] {
+  return pendingBarrier(catalog, execution, stage) ? stage.filter((r) => windowedIn(catalog, r)) : [];
 }
 
 /**
@@ -62,24 +98,20 @@ export function barrierRuntime(catalog: RuntimeCatalog, execution: Pick<Executio
  * provider compacts, its result is validated and saved in one append (`history.compacted@1` with
  * `compaction.barrier-passed@1`). The stage's runtime jobs start after it and read the history and
  * summaries then: every agent of the turn sees the same compacted history, the barrier runs once.
- * A runtime with a history window never waits: it is simply enqueued after the barrier's end like
- * the rest of its stage (a window never triggers). Every ending lets the turn go on; the barrier
- * runs at most once per execution (`barrierPassed`), and not once the stage has started.
+ * A runtime with a history window neither triggers nor waits: the turn job starts the stage's
+ * windowed agents before the barrier (`unwaitingRuntimes`), and a compaction that lands while one
+ * of them runs sends its job round again before its next model call (`historyUnchanged`). Every
+ * ending lets the turn go on; the barrier runs at most once per execution (`barrierPassed`), and
+ * not once a runtime of the stage that waits for it has started.
  */
 export async function runCompactionBarrier(
   deps: TurnDeps,
-  args: { job: TurnJob; run: ExecutionRun; catalog: RuntimeCatalog; stage: readonly { pluginId: string; runtimeId: string }[] },
+  args: { job: TurnJob; run: ExecutionRun; catalog: RuntimeCatalog; stage: readonly RuntimeRef[] },
 ): Promise<BarrierResult> {
   const { job, run, catalog } = args;
   const execution = run.execution;
-  const runtime = barrierRuntime(catalog, execution);
-  if (!runtime || execution.barrierPassed) return { kind: 'not-here' };
-  if (!args.stage.some((r) => r.pluginId === runtime.pluginId && r.runtimeId === runtime.runtimeId)) return { kind: 'not-here' };
-  // the stage has started (a turn job run again after enqueuing it): too late to change its history
-  const started =
-    [...execution.outputs.values()].some((o) => o.stage === runtime.stage) ||
-    args.stage.some((r) => execution.agentLoops.has(runtimeKey(r.pluginId, r.runtimeId)));
-  if (started) return { kind: 'not-here' };
+  const runtime = pendingBarrier(catalog, execution, args.stage);
+  if (!runtime) return { kind: 'not-here' };
   const [provider] = catalog.host.registry.providers('history.compact@2');
   if (!provider) return { kind: 'no-provider' };
 

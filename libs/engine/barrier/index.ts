@@ -1,4 +1,4 @@
-export { runCompactionBarrier, barrierRuntime, CompactionFailedError, COMPACTION_TIMEOUT_MS } from './compaction-barrier';
+export { runCompactionBarrier, barrierRuntime, unwaitingRuntimes, CompactionFailedError, COMPACTION_TIMEOUT_MS } from './compaction-barrier';
 export type { BarrierResult } from './compaction-barrier';
 export { compactionWindows, estimateRequestTokens, inputWindow, COMPACTION_TRIGGER_SHARE, STORY_SLOT } from './trigger';
 export type { CompactionWindows } from './trigger';

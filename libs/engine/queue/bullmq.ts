@@ -283,6 +283,9 @@ export class BullMqTurnQueue implements TurnQueue {
         data = { ...data, claimedAttempt: attempt };
         await job.updateData(data);
       },
+      startChildren: async (children) => {
+        await this.addChildren(runtimes, job, children);
+      },
     };
     for (;;) {
       let step;
@@ -296,9 +299,14 @@ export class BullMqTurnQueue implements TurnQueue {
         await job.moveToDelayed(Date.now() + step.delayMs, token);
         throw new DelayedError();
       }
-      await runtimes.addBulk(step.children.map((child) => ({ name: 'runtime', data: child, opts: this.childOptions(job, child) })));
+      await this.addChildren(runtimes, job, step.children);
       if (await job.moveToWaitingChildren(token ?? '')) throw new WaitingChildrenError();
     }
+  }
+
+  /** Adds runtime jobs as the turn job's children (its dependencies; a job id that exists adds nothing). */
+  private async addChildren(runtimes: Queue, parent: Job, children: readonly RuntimeJob[]): Promise<void> {
+    await runtimes.addBulk(children.map((child) => ({ name: 'runtime', data: child, opts: this.childOptions(parent, child) })));
   }
 
   private childOptions(parent: Job, child: RuntimeJob): JobsOptions {

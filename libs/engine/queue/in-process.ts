@@ -185,24 +185,30 @@ export class InProcessQueue implements TurnQueue {
       recordClaim: async (attempt) => {
         entry.claimedAttempt = attempt;
       },
+      startChildren: async (children) => {
+        for (const child of children) this.addChild(entry, child);
+        this.pump();
+      },
     };
     const step = await this.handlers!.turn(entry.job, ctx);
     if (step.kind === 'done') return this.end(entry);
     if (step.kind === 'later') return this.later(entry.id, step.delayMs);
-    const waitingOn = new Set<string>();
-    for (const child of step.children) {
-      const id = runtimeJobId(child);
-      const existing = this.jobs.get(id);
-      if (existing?.lane === 'runtime') existing.parents.add(entry.id);
-      else {
-        this.jobs.set(id, { lane: 'runtime', id, job: child, attemptsMade: 0, parents: new Set([entry.id]), enqueuedAt: Date.now() });
-        this.ready.runtime.push(id);
-      }
-      waitingOn.add(id);
-    }
+    const waitingOn = new Set(step.children.map((child) => this.addChild(entry, child)));
     // like BullMQ's moveToWaitingChildren answering "no pending dependencies": run again now
     if (waitingOn.size === 0) this.schedule(entry.id);
     else entry.waitingOn = waitingOn;
+  }
+
+  /** Adds a runtime job as a child of `parent` (the job that exists under its id, if any); its id. */
+  private addChild(parent: TurnEntry, child: RuntimeJob): string {
+    const id = runtimeJobId(child);
+    const existing = this.jobs.get(id);
+    if (existing?.lane === 'runtime') existing.parents.add(parent.id);
+    else {
+      this.jobs.set(id, { lane: 'runtime', id, job: child, attemptsMade: 0, parents: new Set([parent.id]), enqueuedAt: Date.now() });
+      this.ready.runtime.push(id);
+    }
+    return id;
   }
 
   private async runRuntime(entry: RuntimeEntry) {

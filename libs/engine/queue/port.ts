@@ -43,6 +43,12 @@ export interface TurnJobContext extends JobAttempt {
   readonly claimedAttempt: number | null;
   /** Stores the claimed attempt with the job, so a later run of the same job does not claim again. */
   recordClaim(attempt: number): Promise<void>;
+  /**
+   * Adds runtime jobs as this job's children now, while this run goes on (idempotent by their job
+   * id, like awaitChildren's): they start without waiting for the run to return. The run's
+   * `awaitChildren` lists them again to wait for them; one that has ended by then is added anew.
+   */
+  startChildren(children: RuntimeJob[]): Promise<void>;
 }
 
 /**

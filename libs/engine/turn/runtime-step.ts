@@ -56,6 +56,8 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   }
   // the rows the barrier of this execution read in this process, when the session has not moved since
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
+  // read at this version of the history views or later: a model call is recorded only while they are still there
+  const historyVersion = journal.historyVersion;
   const { locale, languageName, world, pluginSettings } = settings;
   const history = kept ?? (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)));
   const m = runtime.manifest;
@@ -74,5 +76,5 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   // the player's preferences as the log held them before the execution's input (a rebuild reads the same)
   const preferences = await preferencesBefore(deps.store, job.sessionId, execution.submittedVersion);
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)
-  return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, preferences, history });
+  return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, preferences, history, historyVersion });
 }

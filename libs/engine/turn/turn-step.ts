@@ -7,7 +7,7 @@ import { ExecutionRun } from './fenced-append';
 import { handOff } from './hand-off';
 import { executionCatalog } from '../catalog-generations';
 import { loadSessionJournal, loadSessionSettings } from './session-reads';
-import { runCompactionBarrier } from '../barrier';
+import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
 import { waitingSuspension } from '../journal';
 import { addToLogScope } from '../logging';
 
@@ -22,8 +22,9 @@ const done: TurnStep = { kind: 'done' };
  * - not claimed by this job yet (or a newer claim fenced this job's out): claim the next attempt
  *   and remember it with the job;
  * - the first stage (catalog order) with runtimes whose outputs are missing: when it holds the
- *   turn's first shared-history agent, the compaction barrier runs first (`runCompactionBarrier`);
- *   then wait for one runtime job per missing output (a barrier between stages);
+ *   turn's first shared-history agent, its windowed agents start at once and the compaction
+ *   barrier runs (`runCompactionBarrier`) before the rest of it; then wait for one runtime job per
+ *   missing output (a barrier between stages);
  * - every output is there: commit once, hand off, done. (Usually the runtime job that produced the
  *   last output has committed already, in the same append as that output, and handed off: this
  *   run then finds the execution ended.)
@@ -58,9 +59,6 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
   const catalog = executionCatalog(deps, execution).forSession((await loadSessionSettings(deps, job.sessionId)).plugins);
   const missing = missingRuntimes(catalog, execution.outputs, execution.activation);
   if (missing.length > 0) {
-    // spec §1 step 5: the compaction barrier, once, before the stage of the first shared-history
-    // agent starts (its runtimes, on other workers, then read the compacted history)
-    await runCompactionBarrier(deps, { job, run: new ExecutionRun(deps.store, journal, job, attempt), catalog, stage: missing });
     const claimed = attempt;
     const children = missing.map((r): RuntimeJob => ({
       executionId: job.executionId,
@@ -69,6 +67,13 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
       attempt: claimed,
       ...r,
     }));
+    // spec §1 step 5: a runtime with a history window does not wait for the barrier: the stage's
+    // windowed agents start now, the rest of the stage after the barrier
+    const unwaiting = unwaitingRuntimes(catalog, execution, children);
+    if (unwaiting.length > 0) await ctx.startChildren(unwaiting);
+    // the compaction barrier, once, before the stage of the first shared-history agent starts (its
+    // runtimes, on other workers, then read the compacted history)
+    await runCompactionBarrier(deps, { job, run: new ExecutionRun(deps.store, journal, job, attempt), catalog, stage: missing });
     return { kind: 'awaitChildren', children };
   }
   const run = new ExecutionRun(deps.store, journal, job, attempt);

@@ -1,7 +1,5 @@
-import { join } from 'node:path';
 import type { Reply, ScriptedCall } from '../../../emulator';
 import { rebuildInline, type StoredEvent } from '../../../events';
-import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../../providers';
 import { behaviour, calls } from '../../../../test/fixtures/compaction-plugins/compactor/server';
 import { dumpProjections } from '../../../../test/support/projection-dump';
 import { HistoryTooLongError } from '../../errors';
@@ -11,27 +9,10 @@ import { engineInlineProjections } from '../../projections';
 import { rebuildRequests } from '../../request-rebuild';
 import { auditTurn } from '../../turn-audit';
 import { historyReadLimit } from '../../turn/deps';
-import { TurnRunner } from '../../turn/turn-runner';
-import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
+import { eventually, type TurnHarness } from '../../turn/test/harness';
+import { compactionHarness, historyCount } from './compaction-fixtures';
 import { barrierRuntime } from '../compaction-barrier';
 import { compactionWindows } from '../trigger';
-
-const PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'compaction-plugins');
-
-/** Small windows: story and fast 4,096 tokens, each after its reserve 3,584 (threshold 2,688). */
-const SMALL = `
-[slots.story]
-protocol = "openai-chat"
-model = "gpt-4.1-mini"
-contextWindow = 4096
-maxOutputTokens = 512
-
-[slots.fast]
-protocol = "openai-chat"
-model = "gpt-4.1-nano"
-contextWindow = 4096
-maxOutputTokens = 512
-`;
 
 /** The summary model answers briefly (and names how many lines it read); everything else gets the emulator's own reply. */
 function script(call: ScriptedCall): Reply | undefined {
@@ -43,15 +24,14 @@ function script(call: ScriptedCall): Reply | undefined {
 type Data = Record<string, unknown>;
 const of = (events: StoredEvent[], type: string, executionId?: string) =>
   events.filter((e) => e.type === type && (executionId === undefined || (e.data as Data).executionId === executionId)).map((e) => e.data as Data);
-const historyCount = (call: Data) => (call.layout as { messageSections: string[] }).messageSections.filter((s) => s === 'history').length;
 
 jest.setTimeout(60_000);
 
 describe('the compaction barrier in real turns (windowed: maxTurns in pre-turn; teller and critic: shared history in narrative; compactor: history.compact@2)', () => {
   let h: TurnHarness;
   beforeAll(async () => {
-    h = await turnHarness({ pluginsDir: PLUGINS, script, handlers: (deps) => new TurnRunner(deps) });
-    h.deps.providers = new ProviderRegistry(parseLlmConfig(SMALL), (protocol) => endpointFor(protocol, {}, h.emulator.url));
+    // the glancer (a window in the narrative stage) has its own tests: barrier-windowed-stage.test.ts
+    h = await compactionHarness({ keep: (p) => p.manifest.id !== 'glancer', script });
   });
   afterAll(() => h.close());
   beforeEach(() => {

@@ -162,6 +162,49 @@ export function queueConformance(driver: ConformanceDriver): void {
     );
 
     it(
+      'startChildren: a child starts while the turn run goes on; awaitChildren lists it again (running: not added anew) and the turn job runs again once all ended',
+      async () => {
+        const queue = create(4);
+        const parent = turnJob();
+        const earlyStarted = deferred();
+        const lateStarted = deferred();
+        const runs: string[] = [];
+        let startedDuringRun = false;
+        let turnRuns = 0;
+        const ended = deferred();
+        queue.consume({
+          turn: async (job, ctx): Promise<TurnStep> => {
+            turnRuns++;
+            if (ctx.claimedAttempt !== null) {
+              ended.resolve();
+              return done;
+            }
+            await ctx.recordClaim(1);
+            await ctx.startChildren([child(job, 'early')]);
+            // the run waits for the child it started: it runs now, not after the run returns
+            startedDuringRun = await Promise.race([earlyStarted.promise.then(() => true), sleep(SIBLINGS_WAIT_MS).then(() => false)]);
+            return { kind: 'awaitChildren', children: [child(job, 'early'), child(job, 'late')] };
+          },
+          runtime: async (job) => {
+            runs.push(job.runtimeId);
+            // `early` still runs when the turn job lists it again, until `late` has started
+            if (job.runtimeId === 'early') {
+              earlyStarted.resolve();
+              await Promise.race([lateStarted.promise, sleep(SIBLINGS_WAIT_MS)]);
+            } else lateStarted.resolve();
+            return done;
+          },
+        });
+        await queue.enqueue(parent);
+        await ended.promise;
+        expect(startedDuringRun).toBe(true);
+        expect(runs).toEqual(['early', 'late']);
+        expect(turnRuns).toBe(2);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
       'a failing child is retried alone (its siblings run once), a permanent failure is not retried, and both release the parent',
       async () => {
         const queue = create(4);
