@@ -180,6 +180,14 @@ export interface BuildContextParams {
   recentImages?: readonly RecentImage[];
   characterSummary?: string;
   postContextAssembly?: readonly PostContextAssemblyHook[];
+  /**
+   * The assembly's messages as the caller's budget check at assembly left them (spec §5: "Budget
+   * checks happen in three places: when the context is assembled, after PostContextAssembly, and
+   * on the actual request after each PreLLMCall"): the PostContextAssembly hooks start from these
+   * instead of the messages as assembled, each with its section. The caller derives them from
+   * this assembly without hooks; the system prompt is never trimmed. Without hooks it is not read.
+   */
+  trimmedAssembly?: { messages: readonly ContextMessage[]; messageSections: readonly MessageSectionName[] };
   /** A paused runtime resuming: its saved protected range. */
   resume?: { currentTurnUserMessages: readonly ContextMessage[] };
 }
