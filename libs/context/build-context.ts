@@ -44,7 +44,6 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   const turnContext = renderTurnContext({
     locale,
     selfData: params.selfData ?? [],
-    injectedBlocks: params.injectedBlocks ?? [],
     inputs,
     exports: params.exports ?? [],
     activation: params.activation,

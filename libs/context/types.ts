@@ -99,11 +99,6 @@ export interface SelfDataBlock {
   totalRows: number;
 }
 
-export interface InjectedBlock {
-  name: string;
-  content: string;
-}
-
 /** Output of a runtime of this execution (execution journal). */
 export interface ExecutionOutput {
   pluginId: string;
@@ -170,8 +165,11 @@ export interface BuildContextParams {
   activation?: Activation;
   inputs?: readonly InputSlot[];
   exports?: readonly RuntimeExport[];
+  /**
+   * The runtime's `io.selfData` blocks: the plugin data of its compiled `input.inject` (spec §1),
+   * the only injected blocks of the turn context (spec §2; see README "Injected blocks").
+   */
   selfData?: readonly SelfDataBlock[];
-  injectedBlocks?: readonly InjectedBlock[];
   /**
    * Recently shown images, for story runtimes, oldest first (at most two are used): only those the
    * caller will attach — read from the MediaStore, checked, for a model that accepts images — so the

@@ -12,6 +12,8 @@ import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harne
 import { rebuildRequests } from '../../request-rebuild';
 import type { TurnJob } from '../../queue';
 import { storePluginData } from '../store-plugin-data';
+import { RuntimeCatalog } from '../../runtime-catalog';
+import type { LoadedPlugin } from '../../../plugins-sdk';
 
 const DATA_PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'data-plugins');
 const TIMEOUT_MS = 300;
@@ -115,6 +117,39 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     ]);
     expect(calls).toEqual(counted); // no plugin code ran in the rebuild
     expect(rebuilt[1].sources.find((x) => x.section === 'turn-context')?.items).toEqual(['self-data facts: 2 of 2 rows', 'ledger/ledger-latest']);
+  });
+
+  it('spec §1 "Injecting the hidden world data _hidden.* throws an error directly": a runtime whose io.selfData names _hidden.* (a manifest that skipped the loader\'s check) fails with HIDDEN_DATA_INJECTION; nothing is sent', async () => {
+    // the loader refuses such a manifest at start-up (function-entries.test.ts); this catalog's chronicle bypasses it
+    const loaded = h.deps.catalog;
+    const hiddenToo = (plugin: LoadedPlugin): LoadedPlugin => ({
+      ...plugin,
+      runtimes: plugin.runtimes.map((r) =>
+        r.id === 'chronicle'
+          ? { ...r, manifest: { ...r.manifest, io: { ...r.manifest.io, selfData: [...r.manifest.io.selfData, { namespace: '_hidden.secrets' }] } } }
+          : r,
+      ),
+    });
+    h.deps.catalog = new RuntimeCatalog(loaded.plugins.map(hiddenToo), loaded.stages, loaded.host);
+    try {
+      const session = await h.session();
+      const from = h.emulator.requests.length;
+      const job = await turn(session, 'Read the secrets');
+      expect(await status(job)).toBe('failed');
+      const events = await h.events(session.sessionId);
+      // the function wrote the secret row in stage 1; the agent's request is never assembled, nothing reaches the model
+      expect(of(events, 'plugin-data.written@1').map((w) => w.namespace)).toContain('_hidden.secrets');
+      expect(of(events, 'llm.calling@1')).toEqual([]);
+      expect(h.emulator.requests.length).toBe(from);
+      expect(of(events, 'execution.failed@1').map((f) => f.error)).toEqual([
+        {
+          code: 'HIDDEN_DATA_INJECTION',
+          message: expect.stringContaining('"_hidden.secrets" is hidden world data (_hidden.*) and cannot be injected into a prompt'),
+        },
+      ]);
+    } finally {
+      h.deps.catalog = loaded;
+    }
   });
 
   it('two copies of one function job at once: the first append wins, the other records nothing', async () => {
