@@ -306,4 +306,24 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     expect(rows.at(-2)).toBe('- k100000 | {"n":100000}');
     expect(rows.at(-1)).toBe(`(50 of ${ROWS} rows shown)`);
   }, 60_000);
+
+  it('a zh-Hans session: the selfData truncation note is in the instruction language (Chinese), the rows are not translated', async () => {
+    const session = await h.session({ locale: 'zh-CN' });
+    const ROWS = 60;
+    await sql`
+      insert into plugin_data (tenant_id, session_id, plugin_id, namespace, key, value, created_position, updated_position)
+      select ${session.tenantId}, ${session.sessionId}, 'ledger', 'big', 'k' || g, jsonb_build_object('n', g), g, g
+      from generate_series(1, ${ROWS}) g`.execute(h.database.db);
+    await sql`
+      insert into plugin_data_namespaces (tenant_id, session_id, plugin_id, namespace, row_count)
+      values (${session.tenantId}, ${session.sessionId}, 'ledger', 'big', ${ROWS})`.execute(h.database.db);
+    const job = await turn(session, '翻看账本');
+    expect(await status(job)).toBe('committed');
+    const [context] = turnContexts(await h.events(session.sessionId));
+    const big = context.slice(context.indexOf('<self-data namespace="big">'));
+    const rows = big.slice(0, big.indexOf('</self-data>')).split('\n').slice(1, -1);
+    expect(rows).toHaveLength(51);
+    expect(rows[0]).toBe('- k1 | {"n":1}');
+    expect(rows.at(-1)).toBe('（显示 50 / 60 行）'); // (rows written straight to the table: no events for a rebuild to fold)
+  });
 });

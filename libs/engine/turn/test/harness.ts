@@ -24,7 +24,8 @@ export interface TurnHarness {
   /** Turn jobs the queue was given (it records them, it runs no turn: tests drive the steps). */
   enqueued: TurnJob[];
   warnings: string[];
-  session(): Promise<{ tenantId: string; sessionId: string }>;
+  /** A new session (a new tenant), in `locale` (a BCP 47 tag; default `en`). */
+  session(options?: { locale?: string }): Promise<{ tenantId: string; sessionId: string }>;
   /** Appends a player input (as the API does; the read models are current after the append). */
   input(session: { tenantId: string; sessionId: string }, text?: string): Promise<TurnJob & { turnId: string }>;
   events(sessionId: string): Promise<StoredEvent[]>;
@@ -94,14 +95,14 @@ export async function turnHarness(
     queue,
     enqueued,
     warnings,
-    async session() {
+    async session({ locale = 'en' } = {}) {
       const tenantId = randomUUID();
       const sessionId = randomUUID();
       await store.append({
         tenantId,
         streamId: sessionId,
         expectedVersion: 0,
-        events: [{ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } }],
+        events: [{ type: 'session.created@1', data: { sessionId, worldId: null, locale } }],
       });
       return { tenantId, sessionId };
     },
