@@ -1,5 +1,5 @@
 import type { RecordedRequest } from '../../emulator';
-import { eventually, storySlot, type TurnHarness, turnHarness } from '../turn/test/harness';
+import { playTurn, storySlot, type TurnHarness, turnHarness } from '../turn/test/harness';
 import { TurnRunner } from '../turn/turn-runner';
 
 /** The runtimes of test/fixtures/staged-plugins that call a model: two in pre-turn, the narrator, recap after the stages. */
@@ -36,10 +36,8 @@ describe.each(['openai-chat', 'openai-responses'] as const)('prompt_cache_key on
   /** Plays one committed turn; the keys of the requests it sent, by runtime. */
   async function turn(session: { tenantId: string; sessionId: string }, text: string) {
     const from = h.emulator.requests.length;
-    const job = await h.input(session, text);
-    await h.queue.enqueue(job);
-    const committed = async () => (await h.events(session.sessionId)).some((e) => e.type === 'turn.committed@1' && e.data.executionId === job.executionId);
-    await eventually(committed, `turn "${text}" committed`);
+    const { job, events } = await playTurn(h, session, text);
+    expect(events.some((e) => e.type === 'turn.committed@1' && e.data.executionId === job.executionId)).toBe(true);
     return keysByRuntime(h.emulator.requests.slice(from));
   }
 

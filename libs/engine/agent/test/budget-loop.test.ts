@@ -10,7 +10,7 @@ import type { ToolOutcome, ToolSet } from '../../tools';
 import { auditTurn } from '../../turn-audit';
 import { historyReadLimit } from '../../turn/deps';
 import { TurnRunner } from '../../turn/turn-runner';
-import { eventually, playToEnd, storySlot, type TurnHarness, turnHarness } from '../../turn/test/harness';
+import { playToEnd, playTurn, storySlot, type TurnHarness, turnHarness } from '../../turn/test/harness';
 import { seen as hookSaw } from './fixtures-budget-hook/teller/server';
 
 /** digger: looks two things up, then tells its story. */
@@ -156,10 +156,8 @@ describe('a PostContextAssembly hook on a request whose history is over the inpu
   afterAll(() => h.close());
 
   async function play(session: { tenantId: string; sessionId: string }, text: string) {
-    const job = await h.input(session, text);
-    await h.queue.enqueue(job);
-    const committed = async () => (await h.events(session.sessionId)).some((e) => e.type === 'turn.committed@1' && e.data.executionId === job.executionId);
-    await eventually(committed, `turn "${text}" committed`);
+    const { job, events } = await playTurn(h, session, text);
+    expect(events.some((e) => e.type === 'turn.committed@1' && e.data.executionId === job.executionId)).toBe(true);
     return job;
   }
 

@@ -52,6 +52,16 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     await ended(job);
     return job;
   };
+  /** `rows` rows `k1`…`kN` (`{ n }`) in the ledger's namespace `big`, written straight to the table (no events). */
+  const bigLedger = async (session: { tenantId: string; sessionId: string }, rows: number) => {
+    await sql`
+      insert into plugin_data (tenant_id, session_id, plugin_id, namespace, key, value, created_position, updated_position)
+      select ${session.tenantId}, ${session.sessionId}, 'ledger', 'big', 'k' || g, jsonb_build_object('n', g), g, g
+      from generate_series(1, ${rows}) g`.execute(h.database.db);
+    await sql`
+      insert into plugin_data_namespaces (tenant_id, session_id, plugin_id, namespace, row_count)
+      values (${session.tenantId}, ${session.sessionId}, 'ledger', 'big', ${rows})`.execute(h.database.db);
+  };
   const claimed = async (job: TurnJob) => {
     const journal = await loadSessionJournal(h.deps, job.sessionId);
     return (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
@@ -283,13 +293,7 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
   it('a namespace of 100,000 rows: the turn asks the store for the bounded projection only (rows returned counted)', async () => {
     const session = await h.session();
     const ROWS = 100_000;
-    await sql`
-      insert into plugin_data (tenant_id, session_id, plugin_id, namespace, key, value, created_position, updated_position)
-      select ${session.tenantId}, ${session.sessionId}, 'ledger', 'big', 'k' || g, jsonb_build_object('n', g), g, g
-      from generate_series(1, ${ROWS}) g`.execute(h.database.db);
-    await sql`
-      insert into plugin_data_namespaces (tenant_id, session_id, plugin_id, namespace, row_count)
-      values (${session.tenantId}, ${session.sessionId}, 'ledger', 'big', ${ROWS})`.execute(h.database.db);
+    await bigLedger(session, ROWS);
     const counter = new QueryCounter();
     h.deps.pluginData = new PluginDataStore(h.database.db.withPlugin(counter));
     const job = await turn(session, 'read the big ledger');
@@ -309,14 +313,7 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
 
   it('a zh-Hans session: the selfData truncation note is in the instruction language (Chinese), the rows are not translated', async () => {
     const session = await h.session({ locale: 'zh-CN' });
-    const ROWS = 60;
-    await sql`
-      insert into plugin_data (tenant_id, session_id, plugin_id, namespace, key, value, created_position, updated_position)
-      select ${session.tenantId}, ${session.sessionId}, 'ledger', 'big', 'k' || g, jsonb_build_object('n', g), g, g
-      from generate_series(1, ${ROWS}) g`.execute(h.database.db);
-    await sql`
-      insert into plugin_data_namespaces (tenant_id, session_id, plugin_id, namespace, row_count)
-      values (${session.tenantId}, ${session.sessionId}, 'ledger', 'big', ${ROWS})`.execute(h.database.db);
+    await bigLedger(session, 60);
     const job = await turn(session, '翻看账本');
     expect(await status(job)).toBe('committed');
     const [context] = turnContexts(await h.events(session.sessionId));
@@ -324,6 +321,6 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     const rows = big.slice(0, big.indexOf('</self-data>')).split('\n').slice(1, -1);
     expect(rows).toHaveLength(51);
     expect(rows[0]).toBe('- k1 | {"n":1}');
-    expect(rows.at(-1)).toBe('（显示 50 / 60 行）'); // (rows written straight to the table: no events for a rebuild to fold)
+    expect(rows.at(-1)).toBe('（显示 50 / 60 行）');
   });
 });

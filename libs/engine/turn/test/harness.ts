@@ -138,7 +138,15 @@ export async function eventually(check: () => Promise<boolean>, what: string, ti
 
 /** A new session's turn with `text`, queued and run to its end (committed or failed); its job and the session's events then. */
 export async function playToEnd(h: TurnHarness, text = 'Walk to the gate'): Promise<{ job: TurnJob & { turnId: string }; events: StoredEvent[] }> {
-  const session = await h.session();
+  return playTurn(h, await h.session(), text);
+}
+
+/** A turn of `session` with `text`, queued and run to its end (committed or failed); its job and the session's events then. */
+export async function playTurn(
+  h: TurnHarness,
+  session: { tenantId: string; sessionId: string },
+  text: string,
+): Promise<{ job: TurnJob & { turnId: string }; events: StoredEvent[] }> {
   const job = await h.input(session, text);
   await h.queue.enqueue(job);
   const ended = async () =>
