@@ -44,7 +44,6 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   const turnContext = renderTurnContext({
     locale,
     selfData: params.selfData ?? [],
-    injectedBlocks: params.injectedBlocks ?? [],
     inputs,
     exports: params.exports ?? [],
     activation: params.activation,
@@ -104,18 +103,20 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
   const hooks = params.postContextAssembly ?? [];
   if (hooks.length === 0) return assembled;
 
-  // PostContextAssembly (§3); then the sections, the protected messages and the turn context are
-  // read again from the messages the hooks returned, each known by where it came from
+  // PostContextAssembly (§3), on the assembly as the caller's budget check left it (§5); then the
+  // sections, the protected messages and the turn context are read again from the messages the
+  // hooks returned, each known by where it came from
+  const start = params.trimmedAssembly ?? { messages, messageSections };
   const frameworkHead = serializeSystemPrompt([{ name: 'preamble', text: preamble }], true);
   const rewritten = applyPostContextAssembly(
     hooks,
-    { systemPrompt: assembled.systemPrompt, messages: assembled.messages },
+    { systemPrompt: assembled.systemPrompt, messages: [...start.messages] },
     { promptTemplate: params.promptTemplate ?? runtime.body, inputSlots: params.inputs ?? [], characterSummary: params.characterSummary ?? '' },
     frameworkHead,
   );
   // a message a hook added counts as history; `continuation` keeps the current turn's user
   // messages as assembled: a resumed runtime assembles from them and runs the same hooks again
-  const sectionsAfter = rewritten.origins.map((o): MessageSectionName => (o === null ? 'history' : messageSections[o]));
+  const sectionsAfter = rewritten.origins.map((o): MessageSectionName => (o === null ? 'history' : start.messageSections[o]));
   return {
     ...assembled,
     systemPrompt: rewritten.systemPrompt,

@@ -36,6 +36,7 @@ const en = {
   budgetTruncated: '[… middle cut to save context …]',
   budgetTrimmed: '[Earlier messages were removed here to save context.]',
   budgetDigestHeader: '[Earlier tool calls, collapsed to save context:]',
+  toolStaged: 'Staged: what this call emitted or generated takes effect when this turn ends, not before.',
 };
 
 const zh: typeof en = {
@@ -65,6 +66,7 @@ const zh: typeof en = {
   budgetTruncated: '[……为节省上下文已删去中间部分……]',
   budgetTrimmed: '[此处较早的消息为节省上下文已移除。]',
   budgetDigestHeader: '[较早的工具调用（为节省上下文已折叠）：]',
+  toolStaged: '已暂存：本次调用发出或生成的内容在本回合结束时生效，而不是在此之前。',
 };
 
 export type FixedText = typeof en;

@@ -18,9 +18,12 @@ export class HiddenDataInjectionError extends EngineError {
   }
 }
 
-/** Spec §1 "Injecting the hidden world data _hidden.* throws an error directly": selfData namespaces and injected blocks. */
-export function assertNoHiddenData(params: Pick<BuildContextParams, 'runtime' | 'selfData' | 'injectedBlocks'>): void {
+/**
+ * Spec §1 "Injecting the hidden world data _hidden.* throws an error directly": the injected plugin
+ * data is the `io.selfData` blocks (the manifest refuses such a namespace at start-up already;
+ * this is the assembly's own guard).
+ */
+export function assertNoHiddenData(params: Pick<BuildContextParams, 'runtime' | 'selfData'>): void {
   const runtime = `${params.runtime.pluginId}/${params.runtime.runtimeId}`;
   for (const b of params.selfData ?? []) if (isHiddenNamespace(b.namespace)) throw new HiddenDataInjectionError(runtime, b.namespace);
-  for (const b of params.injectedBlocks ?? []) if (isHiddenNamespace(b.name)) throw new HiddenDataInjectionError(runtime, b.name);
 }

@@ -1,12 +1,11 @@
 import type { Locale } from '../plugins-sdk';
 import { dataBlock, escapeXml, modelFacingJson, selfDataRow } from '../data-boundary';
 import { fixedText } from './fixed-text';
-import type { Activation, ExtensionSegment, InjectedBlock, InputSlot, RuntimeExport, SelfDataBlock } from './types';
+import type { Activation, ExtensionSegment, InputSlot, RuntimeExport, SelfDataBlock } from './types';
 
 export interface TurnContextInput {
   locale: Locale;
   selfData: readonly SelfDataBlock[];
-  injectedBlocks: readonly InjectedBlock[];
   inputs: readonly InputSlot[];
   exports: readonly RuntimeExport[];
   activation?: Activation;
@@ -31,7 +30,6 @@ export function renderTurnContext(input: TurnContextInput): string {
     if (block.totalRows > block.rows.length) rows.push(t.rowsTruncated(block.rows.length, block.totalRows));
     blocks.push(`<self-data namespace="${escapeXml(block.namespace)}">\n${escapeXml(rows.join('\n'))}\n</self-data>`);
   }
-  for (const block of input.injectedBlocks) blocks.push(dataBlock(block.name, block.content));
   if (input.inputs.length > 0) {
     const slots: Record<string, unknown> = {};
     for (const s of input.inputs) {

@@ -100,11 +100,6 @@ export interface SelfDataBlock {
   totalRows: number;
 }
 
-export interface InjectedBlock {
-  name: string;
-  content: string;
-}
-
 /** Output of a runtime of this execution (execution journal). */
 export interface ExecutionOutput {
   pluginId: string;
@@ -176,8 +171,11 @@ export interface BuildContextParams {
   activation?: Activation;
   inputs?: readonly InputSlot[];
   exports?: readonly RuntimeExport[];
+  /**
+   * The runtime's `io.selfData` blocks: the plugin data of its compiled `input.inject` (spec §1),
+   * the only injected blocks of the turn context (spec §2; see README "Injected blocks").
+   */
   selfData?: readonly SelfDataBlock[];
-  injectedBlocks?: readonly InjectedBlock[];
   /**
    * Recently shown images, for story runtimes, oldest first (at most two are used): only those the
    * caller will attach — read from the MediaStore, checked, for a model that accepts images — so the
@@ -193,6 +191,14 @@ export interface BuildContextParams {
   /** The sheet of the character the player plays (`currentCharacterSummary`; hooks' `sources.characterSummary`); default ''. */
   characterSummary?: string;
   postContextAssembly?: readonly PostContextAssemblyHook[];
+  /**
+   * The assembly's messages as the caller's budget check at assembly left them (spec §5: "Budget
+   * checks happen in three places: when the context is assembled, after PostContextAssembly, and
+   * on the actual request after each PreLLMCall"): the PostContextAssembly hooks start from these
+   * instead of the messages as assembled, each with its section. The caller derives them from
+   * this assembly without hooks; the system prompt is never trimmed. Without hooks it is not read.
+   */
+  trimmedAssembly?: { messages: readonly ContextMessage[]; messageSections: readonly MessageSectionName[] };
   /** A paused runtime resuming: its saved protected range. */
   resume?: { currentTurnUserMessages: readonly ContextMessage[] };
 }

@@ -39,7 +39,18 @@ import {
   type SlotConfig,
   type ToolDefinition,
 } from '../providers';
-import { addedEntries, carrySections, ContextOverflowError, contextKinds, hookedKinds, sentSections, slotEstimator, slotLimits } from './budget';
+import {
+  addedEntries,
+  type BudgetCheckPoint,
+  carrySections,
+  ContextOverflowError,
+  contextKinds,
+  hookedKinds,
+  sentSections,
+  slotEstimator,
+  slotLimits,
+  trimmedAssembly,
+} from './budget';
 import type { CatalogRuntime } from './runtime-catalog';
 import { dynamicSegments, postContextHooks, preLlmCall, type RequestPlugins, transformHistory } from './plugin-host/request-extensions';
 import type { PluginSettings } from './plugin-settings';
@@ -200,13 +211,18 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
     ...(inputs.eventCatalog && inputs.eventCatalog.length > 0 ? { eventCatalog: inputs.eventCatalog } : {}),
     ...(shown && shown.images.length > 0 ? { recentImages: shown.images } : {}),
   };
-  const hooks = plugins ? await postContextHooks(plugins, params, ids) : [];
-  const context = await buildContext(hooks.length > 0 ? { ...params, postContextAssembly: hooks } : params);
   const tools = inputs.loop && inputs.loop.tools.length > 0 ? [...inputs.loop.tools] : undefined;
-  // spec §5: checked on the assembled context (after PostContextAssembly), then on the actual request
+  // spec §5: checked when the context is assembled, after PostContextAssembly (the hooks get the
+  // trimmed assembly), then on the actual request after PreLLMCall; without hooks the first two are one
   const budget = inputs.budget ? await requestBudget({ ...inputs.budget, locale: inputs.locale }, slot, { tools, responseSchema: m.output.schema }) : undefined;
-  const assembled = requestMessages(context);
-  const first = budget?.check(assembled, contextKinds(context), budget.start, 'assembly');
+  const bare = await buildContext(params);
+  const bareMessages = requestMessages(bare);
+  const atAssembly = budget?.check(bareMessages, contextKinds(bare), budget.start, 'assembly');
+  const hookParams = atAssembly ? { ...params, trimmedAssembly: trimmedAssembly(bare, bareMessages, atAssembly) } : params;
+  const hooks = plugins ? await postContextHooks(plugins, hookParams, ids) : [];
+  const context = hooks.length > 0 ? await buildContext({ ...hookParams, postContextAssembly: hooks }) : bare;
+  const assembled = hooks.length > 0 ? requestMessages(context) : bareMessages;
+  const first = hooks.length > 0 ? budget?.check(assembled, contextKinds(context), atAssembly!.ledger, 'post-context-assembly') : atAssembly;
   const conversation = inputs.loop?.conversation ?? [];
   const own = [...(first?.messages ?? assembled), ...conversation];
   const ownKinds: BudgetMessageKind[] = [...(first?.kinds ?? contextKinds(context)), ...conversation.map((): BudgetMessageKind => 'loop')];
@@ -238,7 +254,11 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   };
   const recorded =
     budget && first && second
-      ? { mode: budget.mode, added: addedEntries(budget.start, second.ledger), stats: bothChecks(first.stats, second.stats) }
+      ? {
+          mode: budget.mode,
+          added: addedEntries(budget.start, second.ledger),
+          stats: allChecks([...new Set([atAssembly!, first, second])].map((c) => c.stats)),
+        }
       : undefined;
   return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };
 }
@@ -256,29 +276,31 @@ function requestOverrides(given: { toolsOff: boolean; player: RequestOverrides |
 }
 
 /**
- * The stats of a request's two checks as one: `before` is the request as built (what the first
- * check removed added back to what the second saw), `after` what was sent, the counts summed.
+ * The stats of a request's checks (in order) as one: `before` is the request as built (what the
+ * earlier checks removed added back to what the last saw), `after` what was sent, the counts summed.
  */
-function bothChecks(first: BudgetStats, second: BudgetStats): BudgetStats {
+function allChecks(checks: readonly BudgetStats[]): BudgetStats {
+  const last = checks[checks.length - 1];
+  const sum = (count: (s: BudgetStats) => number) => checks.reduce((n, s) => n + count(s), 0);
   return {
-    inputLimit: second.inputLimit,
-    before: second.before + (first.before - first.after),
-    after: second.after,
-    elided: first.elided + second.elided,
-    collapsed: first.collapsed + second.collapsed,
-    pruned: first.pruned + second.pruned,
-    truncated: first.truncated + second.truncated,
+    inputLimit: last.inputLimit,
+    before: last.before + sum((s) => (s === last ? 0 : s.before - s.after)),
+    after: last.after,
+    elided: sum((s) => s.elided),
+    collapsed: sum((s) => s.collapsed),
+    pruned: sum((s) => s.pruned),
+    truncated: sum((s) => s.truncated),
   };
 }
 
 /**
  * The budget checks of one request (spec §5 "Budget", §1 step 6). `libs/context`'s buildContext
- * takes no budget, so the first check runs here on what it assembled (after PostContextAssembly,
- * before the PreLLMCall hooks and the loop's conversation): the system prompt, the history, the
- * summary envelope and the protected current turn. The second runs on the actual request after the
- * PreLLMCall hooks and the recent images: the loop's conversation (tool calls, tool results,
- * nudges, retry hints) and whatever a hook added. Both count the tool definitions and the response
- * schema (twice). An overflow at either stops the call before anything is sent.
+ * takes no budget, so the checks run here: on what it assembled (the system prompt, the history,
+ * the summary envelope and the protected current turn), whose result the PostContextAssembly hooks
+ * are given; on the context the hooks returned (when there are hooks); and on the actual request
+ * after the PreLLMCall hooks and the recent images: the loop's conversation (tool calls, tool
+ * results, nudges, retry hints) and whatever a hook added. Each counts the tool definitions and the
+ * response schema (twice). An overflow at any stops the call before anything is sent.
  */
 async function requestBudget(
   given: { ledger: BudgetLedger; mode: BudgetMode; locale: Locale },
@@ -290,7 +312,7 @@ async function requestBudget(
   return {
     mode: given.mode,
     start: given.ledger,
-    check(messages: readonly ChatMessage[], kinds: readonly BudgetMessageKind[], ledger: BudgetLedger, at: 'assembly' | 'request') {
+    check(messages: readonly ChatMessage[], kinds: readonly BudgetMessageKind[], ledger: BudgetLedger, at: BudgetCheckPoint) {
       const outcome = applyBudget({
         messages,
         kinds,

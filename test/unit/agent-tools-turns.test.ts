@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ProviderEmulator, type Reply, type ScriptedCall } from '../../libs/emulator';
 import type { StoredEvent } from '../../libs/events';
+import { elideResult } from '../../libs/context';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
 import { afterExecutionsEnded, auditedIdentical, playTurns } from '../support/turns';
 
@@ -45,7 +46,8 @@ function archivist(results: number): Reply {
 }
 
 function script(call: ScriptedCall): Reply | undefined {
-  const runtime = /You are the runtime [a-z-]+\/([a-z-]+)/.exec(call.transcript[0]?.content ?? '')?.[1];
+  // the preamble names the runtime, in English or (a zh-Hans session) in Chinese
+  const runtime = /(?:You are the runtime|中的运行时) [a-z-]+\/([a-z-]+)/.exec(call.transcript[0]?.content ?? '')?.[1];
   const results = call.transcript.filter((m) => m.role === 'tool').length;
   if (runtime === 'archivist') return archivist(results);
   if (runtime === 'clerk') return CLERK[scenario]?.[results] ?? tool('runtime-done', {});
@@ -171,7 +173,8 @@ describe('tool errors, emitted events and their followers through real turns (is
     expect(sent).toHaveLength(4);
     expect(sent.slice(1).map(toolResultIn)).toEqual([
       { ok: false, error: { code: 'EVENT_INVALID', message: 'the payload of "bell.rung" does not match its schema: /tower: must be string' } },
-      { ok: true, data: { emitted: 'bell.rung' } },
+      // the follower runs after the turn: the framework's staged notice says so (spec §6)
+      { ok: true, data: { emitted: 'bell.rung' }, staged: 'Staged: what this call emitted or generated takes effect when this turn ends, not before.' },
       {
         ok: false,
         error: { code: 'EVENT_ALREADY_EMITTED', message: 'topic "bell.rung" was emitted already in this turn: each topic is emitted at most once per turn' },
@@ -214,6 +217,26 @@ describe('tool errors, emitted events and their followers through real turns (is
       ].join('\n'),
     );
     expect(turnContext.split('</runtime-activation>')).toHaveLength(2);
+    expect(await auditedIdentical(covel.engine, id, [turnId, activated[0].data.turnId])).toEqual([true, true]);
+  }, 60_000);
+
+  it('a zh-Hans session: the staged notice of an emitted event is in Chinese (the instruction language), the rest of the envelope is not translated; elision keeps it', async () => {
+    scenario = 'emit';
+    const client = await covel.newTenant();
+    const { id } = await client.createSession({ locale: 'zh-CN' });
+    const { turnId } = await client.submit(id, '敲钟');
+    const events = await afterExecutionsEnded(covel.engine, id, 2);
+    const staged = '已暂存：本次调用发出或生成的内容在本回合结束时生效，而不是在此之前。';
+    const sent = requests(events, 'clerk');
+    expect(toolResultIn(sent[2])).toEqual({ ok: true, data: { emitted: 'bell.rung' }, staged });
+    // tool errors stay English (spec §6 "Tool definitions and error messages remain in English"), with no notice
+    expect(toolResultIn(sent[1])).toMatchObject({ ok: false, error: { code: 'EVENT_INVALID' } });
+    expect(toolResultIn(sent[1])).not.toHaveProperty('staged');
+    // what the log recorded is what the model read; elided (spec §5), the envelope keeps `staged`
+    const emitted = of(events, 'tool.completed@1', 'clerk')[1].data.content;
+    expect(JSON.parse(emitted)).toEqual(toolResultIn(sent[2]));
+    expect(JSON.parse(elideResult(emitted, 'zh-Hans'))).toEqual({ ok: true, staged, elided: '[为节省上下文已省略]' });
+    const activated = of(events, 'runtime.activated@1');
     expect(await auditedIdentical(covel.engine, id, [turnId, activated[0].data.turnId])).toEqual([true, true]);
   }, 60_000);
 

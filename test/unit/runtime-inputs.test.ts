@@ -72,6 +72,24 @@ describe('typed inputs and activations through real turns (io.inputs, <runtime-i
     expect(audit.identical).toBe(true);
   }, 60_000);
 
+  it('a zh-Hans session: the story-text pointer is in the instruction language (Chinese); the tool-facing slot keeps the story', async () => {
+    const client = await covel.newTenant();
+    const { id } = await client.createSession({ locale: 'zh-CN' });
+    seenSlots.length = 0;
+    const { executionId, turnId } = await client.submit(id, '打开门');
+    expect(await client.waitFor(executionId, 30_000)).toBe('committed');
+    const reader = (await callings(id)).find((c) => c.data.pluginId === 'reader')!;
+    expect((block(reader.data.body, 'runtime-inputs') as Record<string, unknown>).story).toEqual({
+      cardinality: 'one',
+      value: '本回合的故事文本：见对话中玩家输入之后的助手消息。',
+      source: { pluginId: 'narrator', runtimeId: 'narrator' },
+    });
+    const story = (await client.messages(id)).find((m) => m.outputKind === 'story')!.text;
+    const readerSlots = seenSlots.find((s) => s.runtimeId === 'reader')!.inputSlots as { binding: string; value?: unknown }[];
+    expect(readerSlots.find((s) => s.binding === 'story')!.value).toBe(story);
+    expect((await auditTurn({ ...covel.engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId)).identical).toBe(true);
+  }, 60_000);
+
   it('a manual activation through the API runs its runtime alone, its payload in <runtime-activation> with ids and times removed; rebuilt identical', async () => {
     const { apiKey } = await covel.engine.tenants.create('manual');
     const post = (path: string, body: unknown) =>

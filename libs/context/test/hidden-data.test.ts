@@ -2,12 +2,11 @@ import { buildContext, HiddenDataInjectionError, isHiddenNamespace } from '..';
 import { params } from './fixtures';
 
 describe('§1 "Injecting the hidden world data _hidden.* throws an error directly"', () => {
-  it('a selfData namespace or an injected block named _hidden or _hidden.* makes buildContext throw, naming the runtime and the name', async () => {
+  it('a selfData namespace named _hidden or _hidden.* makes buildContext throw, naming the runtime and the name', async () => {
     for (const name of ['_hidden', '_hidden.secrets', '_hidden.world.villain']) {
-      await expect(buildContext(params({ selfData: [{ namespace: name, rows: [{ key: 'k', value: 'secret' }], totalRows: 1 }] }))).rejects.toThrow(
-        HiddenDataInjectionError,
-      );
-      await expect(buildContext(params({ injectedBlocks: [{ name, content: 'secret' }] }))).rejects.toMatchObject({
+      const assembly = buildContext(params({ selfData: [{ namespace: name, rows: [{ key: 'k', value: 'secret' }], totalRows: 1 }] }));
+      await expect(assembly).rejects.toThrow(HiddenDataInjectionError);
+      await expect(assembly).rejects.toMatchObject({
         code: 'HIDDEN_DATA_INJECTION',
         category: 'invalid',
         message: expect.stringContaining(`"${name}" is hidden world data`),

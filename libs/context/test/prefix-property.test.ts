@@ -41,8 +41,10 @@ describe('§2/§5 property: the cacheable prefix grows, never breaks', () => {
                 segment('cast', { volatility: 'session', content: '<cast>Mira</cast>' }),
                 segment('memory', { volatility: 'turn', content: `<memory>${d.mood}</memory>` }),
               ],
-              selfData: [{ namespace: 'status', rows: [{ key: 'hp', value: d.hp }], totalRows: 1 }],
-              injectedBlocks: [{ name: 'scene', content: d.scene }],
+              selfData: [
+                { namespace: 'status', rows: [{ key: 'hp', value: d.hp }], totalRows: 1 },
+                { namespace: 'scene', rows: [{ key: 'now', value: d.scene }], totalRows: 1 },
+              ],
               lorebook: [{ id: 'ember', content: 'Emberback is a sleeping dragon.', position: 'after-plugin', order: 0, reason: { kind: 'constant' } }],
             };
             const ctx = await buildContext(params);

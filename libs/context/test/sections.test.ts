@@ -44,6 +44,9 @@ describe('§2 Sections and order', () => {
     const positions = order.map((s) => text.indexOf(s));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    // spec §6: the world-rules title is fixed text in the instruction language (English here)
+    const section = (name: string) => ctx.systemSections.find((s) => s.name === name)!.text;
+    expect([section('worldinfo-before'), section('worldinfo-after')]).toEqual(['World rules:\n\nLORE-BEFORE', 'World rules:\n\nLORE-AFTER']);
   });
 
   it('system sections are joined with one blank line and empty sections are skipped', async () => {
@@ -84,6 +87,12 @@ describe('§2 Sections and order', () => {
     ]);
     expect(ctx.messages[6]).toEqual({ role: 'system', content: '<turn-sys/>' });
     expect(ctx.turnContext).toBe('<turn-sys/>');
+    // spec §6: the explanatory sentence after the summary block, in the instruction language (English here)
+    expect(ctx.messages[1]).toEqual({
+      role: 'user',
+      content:
+        '<compacted_history>\nEarlier, things happened.\n</compacted_history>\n\nThe block above summarizes earlier parts of this story, which are no longer shown in full.',
+    });
   });
 
   it('the turn context is not at the end of the request: the current turn and post-history come after it', async () => {

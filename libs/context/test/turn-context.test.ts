@@ -9,11 +9,13 @@ const slot = (binding: string, value: unknown) => ({
 });
 
 describe('§2 Turn context', () => {
-  it('holds io.selfData rows, injected blocks, <runtime-inputs>, <runtime-exports>, event activation with payload, then turn segments', async () => {
+  it('holds io.selfData rows (the injected blocks), <runtime-inputs>, <runtime-exports>, event activation with payload, then turn segments', async () => {
     const ctx = await buildContext(
       params({
-        selfData: [{ namespace: 'status', rows: [{ key: 'hp', value: { id: 'hp', now: 3, updatedAt: '2026-01-02T03:04:05Z' } }], totalRows: 1 }],
-        injectedBlocks: [{ name: 'scene', content: 'A <dark> hall' }],
+        selfData: [
+          { namespace: 'status', rows: [{ key: 'hp', value: { id: 'hp', now: 3, updatedAt: '2026-01-02T03:04:05Z' } }], totalRows: 1 },
+          { namespace: 'scene', rows: [{ key: 'hall', value: 'A <dark> hall' }], totalRows: 1 },
+        ],
         inputs: [slot('mood', 'grim')],
         exports: [{ name: 'facts', value: ['f1'], source: { pluginId: 'p', runtimeId: 'r' } }],
         activation: { kind: 'event', topic: 'door.opened', payload: { door: 'north' } },
@@ -21,7 +23,14 @@ describe('§2 Turn context', () => {
       }),
     );
     const tc = ctx.turnContext;
-    const order = ['<self-data namespace="status">', '<scene>', '<runtime-inputs>', '<runtime-exports>', '<runtime-activation>', '<memory/>'];
+    const order = [
+      '<self-data namespace="status">',
+      '<self-data namespace="scene">',
+      '<runtime-inputs>',
+      '<runtime-exports>',
+      '<runtime-activation>',
+      '<memory/>',
+    ];
     const at = order.map((s) => tc.indexOf(s));
     expect(at.every((p) => p >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);

@@ -2,5 +2,6 @@ export { slotLimits, checkSlotLimits } from './limits';
 export { slotEstimator } from './estimator';
 export { contextKinds, hookedKinds } from './kinds';
 export { runLedger, addedEntries, type RecordedLedgers } from './ledger';
-export { ContextOverflowError } from './errors';
+export { ContextOverflowError, type BudgetCheckPoint } from './errors';
 export { carrySections, sentSections } from './sections';
+export { trimmedAssembly } from './trimmed-assembly';

@@ -57,7 +57,8 @@ export function emitEventTool(events: readonly DeclaredEvent[]): Tool {
       }
       if (JSON.stringify(payload).length > MAX_EMITTED_PAYLOAD_CHARS)
         return toolError('EVENT_INVALID', `the payload of "${topic}" is over ${MAX_EMITTED_PAYLOAD_CHARS} characters as JSON`);
-      return toolSuccess({ emitted: topic }, { emissions: [{ topic, payload: structuredClone(payload) as ActivationPayload }] });
+      const emissions = [{ topic, payload: structuredClone(payload) as ActivationPayload }];
+      return toolSuccess({ emitted: topic }, { emissions, locale: context.scope.locale });
     },
   };
 }

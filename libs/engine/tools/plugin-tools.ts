@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PluginDataReader } from '../../events';
 import { WaitingFor } from '../../events';
-import type { LoadedPlugin, ToolContext, ToolContribution, ToolInputSlot, ToolRuntimeExport, ToolSuspension } from '../../plugins-sdk';
+import type { LoadedPlugin, Locale, ToolContext, ToolContribution, ToolInputSlot, ToolRuntimeExport, ToolSuspension } from '../../plugins-sdk';
 import { AssetBuffer } from '../plugin-host/asset-buffer';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
 import { emptyPluginData, handlerContext } from '../plugin-host/handler-context';
@@ -99,7 +99,7 @@ export function pluginTool(options: {
         emissions.close();
         assets.close();
       }
-      const effects = { changes: buffer.changes(), emissions: emissions.emissions(), assets: assets.submitted() };
+      const effects = { changes: buffer.changes(), emissions: emissions.emissions(), assets: assets.submitted(), locale: scope.locale };
       const suspended = typeof raw === 'object' && raw !== null ? suspensions.get(raw) : undefined;
       if (suspended) return { ...toolSuccess(null, effects), suspend: { waitingFor: WaitingFor.parse(suspended.waitingFor) } };
       return result(contribution.name, raw, { ...effects, done: contribution.completesRuntime });
@@ -125,6 +125,7 @@ function result(
     emissions: ReturnType<EmissionBuffer['emissions']>;
     assets: ReturnType<AssetBuffer['submitted']>;
     done: boolean;
+    locale: Locale;
   },
 ) {
   const parsed = JsonResult.safeParse(raw === undefined ? null : withoutUndefinedKeys(raw));

@@ -19,7 +19,7 @@ const FIXTURES = join(__dirname, 'fixtures');
 const queues = new Map<string, Reply[]>();
 function script(call: ScriptedCall): Reply | undefined {
   const system = call.transcript[0]?.content ?? '';
-  const runtime = /You are the runtime ([a-z-]+)\//.exec(system)?.[1] ?? '';
+  const runtime = /(?:You are the runtime|中的运行时) ([a-z-]+)\//.exec(system)?.[1] ?? ''; // the preamble in English, or in Chinese (zh-Hans)
   return queues.get(runtime)?.shift() ?? { kind: 'text', text: 'fallback text' };
 }
 const tool = (name: string, args: unknown): Reply => ({ kind: 'tool', name, args });
@@ -216,6 +216,23 @@ describe('the agent loop', () => {
     expect(schemas).toHaveLength(3);
     for (const s of schemas) expect(s).toEqual({ name: 'facts', schema: expect.objectContaining({ required: ['facts'] }) });
     expect(sent[0].messages[0].content).toContain('Reply with one JSON value that matches the output schema');
+    expect((await rebuilt(await h.events(job.sessionId))).map((c) => c.identical)).toEqual([true, true, true]);
+  });
+
+  it('schema gate in a zh-Hans session: the [retry N] hints are in the instruction language (Chinese), the [retry N] marker and the schema problems are not translated', async () => {
+    queues.set('facts', [text('事实如下：没有。'), text('{"facts": 3}'), text('{"facts": "还是不对"}')]);
+    const job = await claimed(await h.input(await h.session({ locale: 'zh-CN' }), '列出事实'));
+    const from = h.emulator.requests.length;
+    const error = await run(job, 'facts').catch((e: unknown) => e);
+    expect((error as AgentLoopError).code).toBe('AGENT_OUTPUT_INVALID');
+    const sent = bodies(from);
+    expect(sent).toHaveLength(3);
+    expect(sent[0].messages[0].content).toContain('只回复一个符合输出模式的 JSON 值'); // the JSON rules, in Chinese too
+    expect(sent[1].messages.at(-1)).toEqual({ role: 'user', content: '[retry 1] 你的回复不是 JSON。请重新回复，只给出符合输出模式的 JSON。' });
+    expect(sent[2].messages.at(-1)).toEqual({
+      role: 'user',
+      content: '[retry 2] 你的 JSON 不符合输出模式：/facts: must be array。请重新回复，只给出修正后的 JSON。',
+    });
     expect((await rebuilt(await h.events(job.sessionId))).map((c) => c.identical)).toEqual([true, true, true]);
   });
 

@@ -10,7 +10,8 @@ import type { ToolOutcome, ToolSet } from '../../tools';
 import { auditTurn } from '../../turn-audit';
 import { historyReadLimit } from '../../turn/deps';
 import { TurnRunner } from '../../turn/turn-runner';
-import { playToEnd, storySlot, type TurnHarness, turnHarness } from '../../turn/test/harness';
+import { playToEnd, playTurn, storySlot, type TurnHarness, turnHarness } from '../../turn/test/harness';
+import { seen as hookSaw } from './fixtures-budget-hook/teller/server';
 
 /** digger: looks two things up, then tells its story. */
 const DEFINITIONS: ToolDefinition[] = [
@@ -134,5 +135,52 @@ describe('a request over the input limit', () => {
     expect(failed[0].error.code).toBe('AGENT_CONTEXT_OVERFLOW');
     expect(failed[0].error.message).toMatch(/^runtime digger\/digger \S/);
     expect(events.some((e) => e.type === 'turn.committed@1')).toBe(false);
+  });
+});
+
+describe('a PostContextAssembly hook on a request whose history is over the input limit', () => {
+  // spec §5: "Budget checks happen in three places: when the context is assembled, after
+  // PostContextAssembly, and on the actual request after each PreLLMCall."
+  const REPLY = 'The salt road bends past the old gate. '.repeat(30); // cut at 1,024 characters (maxOutputTokens 256): ~260 tokens a reply
+  const TRIMMED = '[Earlier messages were removed here to save context.]';
+  let h: TurnHarness;
+  beforeAll(async () => {
+    // input limit 844 tokens: the fourth turn's history (three replies) is over it, the current turn alone is not
+    h = await turnHarness({
+      pluginsDir: join(__dirname, 'fixtures-budget-hook'),
+      script: () => ({ kind: 'text', text: REPLY }),
+      handlers: (deps) => new TurnRunner(deps),
+      llm: storySlot({ contextWindow: 1100, maxOutputTokens: 256 }),
+    });
+  });
+  afterAll(() => h.close());
+
+  async function play(session: { tenantId: string; sessionId: string }, text: string) {
+    const { job, events } = await playTurn(h, session, text);
+    expect(events.some((e) => e.type === 'turn.committed@1' && e.data.executionId === job.executionId)).toBe(true);
+    return job;
+  }
+
+  it('the hook is given the assembly as trimmed by the check at assembly (pruned history, the trim marker), and the request sends what it returned', async () => {
+    const session = await h.session();
+    for (const text of ['First, the gate.', 'Second, the road.', 'Third, the inn.']) await play(session, text);
+    hookSaw.length = 0;
+    const job = await play(session, 'Fourth, the bridge.');
+    const calls = callings(await h.events(session.sessionId)).filter((c) => c.turnId === job.turnId);
+    expect(calls).toHaveLength(1);
+    expect(calls[0].budget!.stats.pruned).toBeGreaterThan(0);
+
+    // the hook ran once, on the pruned history: the marker where the oldest turns were, the first turn gone
+    expect(hookSaw).toHaveLength(1);
+    const given = hookSaw[0].map((m) => m.content);
+    expect(given).toContain(TRIMMED);
+    expect(given).not.toContain('First, the gate.');
+    expect(given.at(-1)).toBe('Fourth, the bridge.');
+    // under the limit after the hook, nothing more was trimmed: the request sends what the hook returned
+    const sent = JSON.parse(calls[0].body) as { messages: { role: string; content: string }[] };
+    expect(sent.messages.slice(1).map((m) => m.content)).toEqual(given);
+
+    const audit = await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps) }, session.sessionId, job.turnId);
+    expect(audit.identical).toBe(true);
   });
 });

@@ -12,6 +12,8 @@ import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harne
 import { rebuildRequests } from '../../request-rebuild';
 import type { TurnJob } from '../../queue';
 import { storePluginData } from '../store-plugin-data';
+import { RuntimeCatalog } from '../../runtime-catalog';
+import type { LoadedPlugin } from '../../../plugins-sdk';
 
 const DATA_PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'data-plugins');
 const TIMEOUT_MS = 300;
@@ -49,6 +51,16 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     await h.queue.enqueue(job);
     await ended(job);
     return job;
+  };
+  /** `rows` rows `k1`…`kN` (`{ n }`) in the ledger's namespace `big`, written straight to the table (no events). */
+  const bigLedger = async (session: { tenantId: string; sessionId: string }, rows: number) => {
+    await sql`
+      insert into plugin_data (tenant_id, session_id, plugin_id, namespace, key, value, created_position, updated_position)
+      select ${session.tenantId}, ${session.sessionId}, 'ledger', 'big', 'k' || g, jsonb_build_object('n', g), g, g
+      from generate_series(1, ${rows}) g`.execute(h.database.db);
+    await sql`
+      insert into plugin_data_namespaces (tenant_id, session_id, plugin_id, namespace, row_count)
+      values (${session.tenantId}, ${session.sessionId}, 'ledger', 'big', ${rows})`.execute(h.database.db);
   };
   const claimed = async (job: TurnJob) => {
     const journal = await loadSessionJournal(h.deps, job.sessionId);
@@ -115,6 +127,39 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     ]);
     expect(calls).toEqual(counted); // no plugin code ran in the rebuild
     expect(rebuilt[1].sources.find((x) => x.section === 'turn-context')?.items).toEqual(['self-data facts: 2 of 2 rows', 'ledger/ledger-latest']);
+  });
+
+  it('spec §1 "Injecting the hidden world data _hidden.* throws an error directly": a runtime whose io.selfData names _hidden.* (a manifest that skipped the loader\'s check) fails with HIDDEN_DATA_INJECTION; nothing is sent', async () => {
+    // the loader refuses such a manifest at start-up (function-entries.test.ts); this catalog's chronicle bypasses it
+    const loaded = h.deps.catalog;
+    const hiddenToo = (plugin: LoadedPlugin): LoadedPlugin => ({
+      ...plugin,
+      runtimes: plugin.runtimes.map((r) =>
+        r.id === 'chronicle'
+          ? { ...r, manifest: { ...r.manifest, io: { ...r.manifest.io, selfData: [...r.manifest.io.selfData, { namespace: '_hidden.secrets' }] } } }
+          : r,
+      ),
+    });
+    h.deps.catalog = new RuntimeCatalog(loaded.plugins.map(hiddenToo), loaded.stages, loaded.host);
+    try {
+      const session = await h.session();
+      const from = h.emulator.requests.length;
+      const job = await turn(session, 'Read the secrets');
+      expect(await status(job)).toBe('failed');
+      const events = await h.events(session.sessionId);
+      // the function wrote the secret row in stage 1; the agent's request is never assembled, nothing reaches the model
+      expect(of(events, 'plugin-data.written@1').map((w) => w.namespace)).toContain('_hidden.secrets');
+      expect(of(events, 'llm.calling@1')).toEqual([]);
+      expect(h.emulator.requests.length).toBe(from);
+      expect(of(events, 'execution.failed@1').map((f) => f.error)).toEqual([
+        {
+          code: 'HIDDEN_DATA_INJECTION',
+          message: expect.stringContaining('"_hidden.secrets" is hidden world data (_hidden.*) and cannot be injected into a prompt'),
+        },
+      ]);
+    } finally {
+      h.deps.catalog = loaded;
+    }
   });
 
   it('two copies of one function job at once: the first append wins, the other records nothing', async () => {
@@ -248,13 +293,7 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
   it('a namespace of 100,000 rows: the turn asks the store for the bounded projection only (rows returned counted)', async () => {
     const session = await h.session();
     const ROWS = 100_000;
-    await sql`
-      insert into plugin_data (tenant_id, session_id, plugin_id, namespace, key, value, created_position, updated_position)
-      select ${session.tenantId}, ${session.sessionId}, 'ledger', 'big', 'k' || g, jsonb_build_object('n', g), g, g
-      from generate_series(1, ${ROWS}) g`.execute(h.database.db);
-    await sql`
-      insert into plugin_data_namespaces (tenant_id, session_id, plugin_id, namespace, row_count)
-      values (${session.tenantId}, ${session.sessionId}, 'ledger', 'big', ${ROWS})`.execute(h.database.db);
+    await bigLedger(session, ROWS);
     const counter = new QueryCounter();
     h.deps.pluginData = new PluginDataStore(h.database.db.withPlugin(counter));
     const job = await turn(session, 'read the big ledger');
@@ -271,4 +310,17 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
     expect(rows.at(-2)).toBe('- k100000 | {"n":100000}');
     expect(rows.at(-1)).toBe(`(50 of ${ROWS} rows shown)`);
   }, 60_000);
+
+  it('a zh-Hans session: the selfData truncation note is in the instruction language (Chinese), the rows are not translated', async () => {
+    const session = await h.session({ locale: 'zh-CN' });
+    await bigLedger(session, 60);
+    const job = await turn(session, '翻看账本');
+    expect(await status(job)).toBe('committed');
+    const [context] = turnContexts(await h.events(session.sessionId));
+    const big = context.slice(context.indexOf('<self-data namespace="big">'));
+    const rows = big.slice(0, big.indexOf('</self-data>')).split('\n').slice(1, -1);
+    expect(rows).toHaveLength(51);
+    expect(rows[0]).toBe('- k1 | {"n":1}');
+    expect(rows.at(-1)).toBe('（显示 50 / 60 行）');
+  });
 });

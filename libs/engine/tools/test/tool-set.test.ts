@@ -6,6 +6,8 @@ import { RuntimeCatalog } from '../../runtime-catalog';
 import { createToolSet, type ToolOutcome, type ToolRunContext } from '..';
 
 const FIXTURES = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'tool-plugins');
+/** The framework's staged notice (en): a call's emissions and media take effect when the turn ends. */
+const STAGED = 'Staged: what this call emitted or generated takes effect when this turn ends, not before.';
 
 const world: LoadedWorld = {
   ...WorldManifest.parse({
@@ -155,7 +157,8 @@ describe('the tool set (issue 11 part 2)', () => {
     it('a valid payload is emitted once: the outcome carries the emission', async () => {
       const outcome = await call('emit-event', { topic: 'fact.recorded', payload: { fact: 'the tide turned' } });
       expect(outcome).toMatchObject({ ok: true, emissions: [{ topic: 'fact.recorded', payload: { fact: 'the tide turned' } }], changes: [] });
-      expect(body(outcome)).toEqual({ ok: true, data: { emitted: 'fact.recorded' } });
+      // the event takes effect after the turn: the framework's staged notice, in the instruction language (spec §6)
+      expect(body(outcome)).toEqual({ ok: true, data: { emitted: 'fact.recorded' }, staged: STAGED });
     });
 
     it('an unknown topic answers EVENT_INVALID', async () => {
@@ -266,9 +269,15 @@ describe('the tool set (issue 11 part 2)', () => {
   });
 
   describe('plugin tools (api.registerTool)', () => {
+    it('a result with no emission and no media has no staged notice', async () => {
+      const outcome = await call('read-inputs', {});
+      expect(outcome.ok).toBe(true);
+      expect(body(outcome)).not.toHaveProperty('staged');
+    });
+
     it('a tool writes its plugin data (reads see its own writes) and emits: both come back with the result', async () => {
       const outcome = await call('record-fact', { fact: 'the lamp is lit', weight: 2 });
-      expect(body(outcome)).toEqual({ ok: true, data: { recorded: 'the lamp is lit', seen: { fact: 'the lamp is lit', weight: 2 } } });
+      expect(body(outcome)).toEqual({ ok: true, data: { recorded: 'the lamp is lit', seen: { fact: 'the lamp is lit', weight: 2 } }, staged: STAGED });
       expect(outcome.changes).toEqual([{ namespace: 'facts', key: 'the lamp is lit', value: { fact: 'the lamp is lit', weight: 2 } }]);
       expect(outcome.emissions).toEqual([{ topic: 'fact.recorded', payload: { fact: 'the lamp is lit' } }]);
     });

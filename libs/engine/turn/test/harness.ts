@@ -24,7 +24,8 @@ export interface TurnHarness {
   /** Turn jobs the queue was given (it records them, it runs no turn: tests drive the steps). */
   enqueued: TurnJob[];
   warnings: string[];
-  session(): Promise<{ tenantId: string; sessionId: string }>;
+  /** A new session (a new tenant), in `locale` (a BCP 47 tag; default `en`). */
+  session(options?: { locale?: string }): Promise<{ tenantId: string; sessionId: string }>;
   /** Appends a player input (as the API does; the read models are current after the append). */
   input(session: { tenantId: string; sessionId: string }, text?: string): Promise<TurnJob & { turnId: string }>;
   events(sessionId: string): Promise<StoredEvent[]>;
@@ -94,14 +95,14 @@ export async function turnHarness(
     queue,
     enqueued,
     warnings,
-    async session() {
+    async session({ locale = 'en' } = {}) {
       const tenantId = randomUUID();
       const sessionId = randomUUID();
       await store.append({
         tenantId,
         streamId: sessionId,
         expectedVersion: 0,
-        events: [{ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } }],
+        events: [{ type: 'session.created@1', data: { sessionId, worldId: null, locale } }],
       });
       return { tenantId, sessionId };
     },
@@ -137,7 +138,15 @@ export async function eventually(check: () => Promise<boolean>, what: string, ti
 
 /** A new session's turn with `text`, queued and run to its end (committed or failed); its job and the session's events then. */
 export async function playToEnd(h: TurnHarness, text = 'Walk to the gate'): Promise<{ job: TurnJob & { turnId: string }; events: StoredEvent[] }> {
-  const session = await h.session();
+  return playTurn(h, await h.session(), text);
+}
+
+/** A turn of `session` with `text`, queued and run to its end (committed or failed); its job and the session's events then. */
+export async function playTurn(
+  h: TurnHarness,
+  session: { tenantId: string; sessionId: string },
+  text: string,
+): Promise<{ job: TurnJob & { turnId: string }; events: StoredEvent[] }> {
   const job = await h.input(session, text);
   await h.queue.enqueue(job);
   const ended = async () =>
