@@ -14,13 +14,13 @@ const PRODUCTION = [
   'migrations/**/*.{ts,js}',
 ];
 // the docs generators (npm run docs:config, bench --write-docs) are development tools, not in the image (.dockerignore)
-const NOT_PRODUCTION = ['**/test/**', '**/*.test.ts', 'libs/emulator/**', 'libs/plugins-sdk/testing/**', 'tools/docs-block.ts', 'tools/config-docs/**'];
+const NOT_PRODUCTION = ['**/test/**', '**/*.test.ts', 'libs/emulator/**', 'libs/plugin-testing/**', 'tools/docs-block.ts', 'tools/config-docs/**'];
 // import paths, matched by path segment: libs/emulator; test/support, any test/ folder, the
 // benchmarks, the plugin SDK's test harness
 const EMULATOR = '(^|/)emulator(/|$)';
-const DEV_ONLY = '(^|/)(test|bench)(/|$)|\\.test$|(^|/)plugins-sdk/testing(/|$)';
+const DEV_ONLY = '(^|/)(test|bench)(/|$)|\\.test$|(^|/)plugin-testing(/|$)';
 const EMULATOR_MESSAGE =
-  'Production code does not load the offline provider emulator (a dev and test tool): start it through libs/engine/offline-emulator.ts, or import its types with `import type`.';
+  'Production code does not load the offline provider emulator (a dev and test tool): start it through libs/engine/startup/offline-emulator.ts, or import its types with `import type`.';
 // the devDependencies are not installed in the runtime image (`npm ci --omit=dev`); their types may be imported
 const DEV_PACKAGES = Object.keys(JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).devDependencies);
 const DEV_PACKAGE = `^(${DEV_PACKAGES.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(/|$)`;
@@ -59,7 +59,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   // Boundary: production code (what the image runs) never loads the offline provider emulator, test
-  // code or the benchmarks. libs/engine/offline-emulator.ts is the one door to the emulator, by a
+  // code or the benchmarks. libs/engine/startup/offline-emulator.ts is the one door to the emulator, by a
   // dynamic import when no provider key is set; type-only imports of the emulator are erased at
   // compile time and allowed (the engine's `emulator` field is typed with it).
   {
@@ -80,7 +80,7 @@ export default tseslint.config(
   },
   {
     files: PRODUCTION,
-    ignores: [...NOT_PRODUCTION, 'libs/engine/offline-emulator.ts'],
+    ignores: [...NOT_PRODUCTION, 'libs/engine/startup/offline-emulator.ts'],
     rules: {
       'no-restricted-syntax': ['error', ...[EMULATOR, DEV_ONLY, DEV_PACKAGE].flatMap((regex) => dynamicLoads(regex))],
     },

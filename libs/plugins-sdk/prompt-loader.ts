@@ -84,7 +84,7 @@ export class PromptTemplateError extends EngineError {
   }
 }
 
-/** The repository's shared templates (`prompts/server`); `COVEL_PROMPTS_DIR` replaces it (libs/engine/config.ts). */
+/** The repository's shared templates (`prompts/server`); `COVEL_PROMPTS_DIR` replaces it (libs/engine/config/config.ts). */
 export const SHARED_PROMPTS_DIR = resolve(__dirname, '..', '..', 'prompts', 'server');
 
 /**

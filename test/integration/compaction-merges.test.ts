@@ -1,8 +1,8 @@
 import { compactionLimits, estimateTokens } from '../../libs/context';
 import { llmToml } from '../support/llm-toml';
-import { historyReadLimit } from '../../libs/engine/turn/deps';
-import { auditTurn } from '../../libs/engine/turn-audit';
-import { loadRuntimeHistory } from '../../libs/engine/history-loader';
+import { historyReadLimit } from '../../libs/engine/execution/deps';
+import { auditTurn } from '../../libs/engine/audit/turn-audit';
+import { loadRuntimeHistory } from '../../libs/engine/history/history-loader';
 import type { TurnHarness } from '../../libs/engine/turn/test/harness';
 import {
   eventData as of,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
  * Production code (what the runtime image runs) never loads the offline provider emulator, test code,
  * the benchmarks or a devDependency (not installed in the image): the lint's boundary rule
  * (eslint.config.mjs) fails on such an import, and the emulator is loaded only by
- * libs/engine/offline-emulator.ts, when a worker has a slot with no key.
+ * libs/engine/startup/offline-emulator.ts, when a worker has a slot with no key.
  */
 const root = join(__dirname, '..', '..');
 
@@ -41,7 +41,7 @@ const DYNAMIC_IMPORT = "export const load = () => import('../emulator');\n";
 const FROM_APPS = "import { ProviderEmulator } from '../../libs/emulator';\n\nexport const emulator = new ProviderEmulator();\n";
 const TEST_SUPPORT = "import { dumpProjections } from '../../test/support/projection-dump';\n\nexport const dump = dumpProjections;\n";
 const BENCH = "import { runEmberback } from '../bench/emberback-bench';\n\nexport const run = runEmberback;\n";
-const SDK_HARNESS = "import { pluginHarness } from '../../libs/plugins-sdk/testing';\n\nexport const harness = pluginHarness;\n";
+const SDK_HARNESS = "import { pluginHarness } from '../../libs/plugin-testing';\n\nexport const harness = pluginHarness;\n";
 const DEV_PACKAGE = "import { chromium } from 'playwright-core';\n\nexport const browser = chromium;\n";
 const DEV_PACKAGE_TYPES = "import type { Browser } from 'playwright-core';\n\nexport type Page = Browser;\n";
 const DEV_PACKAGE_DYNAMIC = "export const pty = () => import('@lydell/node-pty');\n";
@@ -63,13 +63,13 @@ describe('the production boundary (lint)', () => {
     // allowed: types only (erased at compile time), the one door, tests, the emulator itself, benchmarks
     { code: TYPE_IMPORT, filePath: 'libs/engine/engine-types.ts', expect: null },
     { code: INLINE_TYPE_IMPORT, filePath: 'libs/engine/engine-types.ts', expect: null },
-    { code: DYNAMIC_IMPORT, filePath: 'libs/engine/offline-emulator.ts', expect: null },
+    { code: DYNAMIC_IMPORT, filePath: 'libs/engine/startup/offline-emulator.ts', expect: null },
     { code: STATIC_IMPORT, filePath: 'libs/engine/test/harness.ts', expect: null },
     { code: STATIC_IMPORT, filePath: 'libs/engine/turn-step.test.ts', expect: null },
     { code: FROM_APPS, filePath: 'test/unit/emulator.test.ts', expect: null },
     { code: TEST_SUPPORT, filePath: 'test/integration/dump.test.ts', expect: null },
     { code: STATIC_IMPORT, filePath: 'libs/emulator/more.ts', expect: null },
-    { code: SDK_HARNESS, filePath: 'libs/plugins-sdk/testing/more.ts', expect: null },
+    { code: SDK_HARNESS, filePath: 'libs/plugin-testing/more.ts', expect: null },
     { code: BENCH, filePath: 'bench/more.ts', expect: null },
     { code: DEV_PACKAGE_TYPES, filePath: 'apps/api/inspector/shot.ts', expect: null },
     { code: DEV_PACKAGE, filePath: 'test/unit/inspector-shot.test.ts', expect: null },

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../libs/plugins-sdk/testing';
+import { createPluginHarness, type HarnessTurn, type PluginHarness } from '../../libs/plugin-testing';
 
 jest.setTimeout(60_000);
 

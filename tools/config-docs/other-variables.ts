@@ -1,5 +1,5 @@
 /**
- * Variables not read through one of the config schemas (libs/engine/config.ts `EngineEnv`,
+ * Variables not read through one of the config schemas (libs/engine/config/config.ts `EngineEnv`,
  * libs/providers `ProviderEnv`, libs/telemetry `TelemetryEnv`), listed by hand with who reads
  * them. `test/unit/config-docs.test.ts` fails when code reads a variable that is in neither.
  */

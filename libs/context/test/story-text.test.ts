@@ -62,7 +62,7 @@ describe("§1 This turn's story text", () => {
       expect(ctx.turnContext).toContain('The door opens.');
     });
 
-    // rule 1.37's case, "where the story text was not projected" (a retried turn's is: its runtimes all run again, libs/engine/test/retry-model.test.ts)
+    // rule 1.37's case, "where the story text was not projected" (a retried turn's is: its runtimes all run again, libs/engine/session/test/retry-model.test.ts)
     it('a story text that was not projected (a runtime of the same stage) keeps the original value', async () => {
       const ctx = await buildContext(params({ runtime: tracker, executionOutputs: [out({ stageIndex: 2 })], inputs: [input('The door opens.')] }));
       expect(ctx.turnContext).toContain('The door opens.');

@@ -1,7 +1,7 @@
 import { fixedText } from '../../context';
 import type { Locale } from '../../plugins-sdk';
 import type { ChatMessage, ToolCall } from '../../providers';
-import { type AgentLoopRecord, outcomeKey } from '../journal';
+import { type AgentLoopRecord, outcomeKey } from '../journal/journal';
 import type { AgentFailure } from './errors';
 import { callSignature, repeatedCalls } from './loop-detection';
 import { validateOutput } from './output-validation';

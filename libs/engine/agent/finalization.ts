@@ -1,5 +1,5 @@
 import type { NewEvent } from '../../events';
-import { recordRuntimeOutput } from '../turn/record-output';
+import { recordRuntimeOutput } from '../execution/record-output';
 import type { AgentRunContext } from './run-context';
 
 /**

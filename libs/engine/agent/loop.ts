@@ -1,5 +1,5 @@
-import { runtimeKey } from '../journal';
-import type { TurnDeps } from '../turn/deps';
+import { runtimeKey } from '../journal/journal';
+import type { TurnDeps } from '../execution/deps';
 import { ContextOverflowError } from '../budget';
 import { rescue } from './rescue';
 import type { ChatMessage } from '../../providers';

@@ -1,5 +1,5 @@
-import type { CatalogRuntime } from '../runtime-catalog';
-import { agentOf } from '../runtime-request';
+import type { CatalogRuntime } from '../catalog/runtime-catalog';
+import { agentOf } from '../request/runtime-request';
 
 /** Steps of one runtime's loop when the manifest sets no `agent.loop.maxSteps`. */
 export const DEFAULT_MAX_STEPS = 20;

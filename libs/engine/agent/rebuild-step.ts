@@ -1,9 +1,9 @@
 import type { BudgetLedger, BudgetMode } from '../../context';
 import type { Locale } from '../../plugins-sdk';
 import { runLedger } from '../budget';
-import { type ExecutionJournal, runtimeKey } from '../journal';
-import type { AgentStepInputs } from '../runtime-request';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import { type ExecutionJournal, runtimeKey } from '../journal/journal';
+import type { AgentStepInputs } from '../request/runtime-request';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { createToolSet, type ToolSet } from '../tools';
 import { foldLoop } from './completion';
 import { agentPolicy } from './policy';

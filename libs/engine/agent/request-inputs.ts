@@ -1,9 +1,9 @@
 import type { SelfDataBlock } from '../../context';
 import type { ChatMessage } from '../../providers';
 import { executionRequestInputs, resolveRuntimeExports } from '../inputs';
-import { executionOutputs } from '../journal';
-import type { RuntimeRequestInputs } from '../runtime-request';
-import { staticSegments } from '../static-segments';
+import { executionOutputs } from '../journal/journal';
+import type { RuntimeRequestInputs } from '../request/runtime-request';
+import { staticSegments } from '../catalog/static-segments';
 import { advertisedEvents } from '../tools';
 import type { AgentRunContext } from './run-context';
 

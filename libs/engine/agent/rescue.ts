@@ -1,7 +1,7 @@
 import type { NewEvent } from '../../events';
 import type { ChatMessage } from '../../providers';
 import { ContextOverflowError } from '../budget';
-import { runtimeKey } from '../journal';
+import { runtimeKey } from '../journal/journal';
 import { foldLoop } from './completion';
 import type { AgentFailure, AgentLoopError } from './errors';
 import { finalizeRuntime } from './finalization';

@@ -2,15 +2,15 @@ import type { HistoryMessage, HistorySummary } from '../../context';
 import type { LoadedWorld, Locale } from '../../plugins-sdk';
 import type { ToolDefinition } from '../../providers';
 import type { ExecutionScope } from '../plugin-host/handler-context';
-import type { PluginSettings } from '../plugin-settings';
+import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { SessionPreferences } from '../preferences';
 import type { RuntimeJob } from '../queue';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
-import type { ExecutionRun } from '../turn/fenced-append';
-import type { TurnDeps } from '../turn/deps';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
+import type { ExecutionRun } from '../execution/fenced-append';
+import type { TurnDeps } from '../execution/deps';
 import type { ToolSet } from '../tools';
 import type { AgentPolicy } from './policy';
-import type { ImageReference } from '../picture-attachments';
+import type { ImageReference } from '../history/picture-attachments';
 
 /** Everything the steps of one agent runtime's loop in one job work with. */
 export interface AgentRunContext {

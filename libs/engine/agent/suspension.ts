@@ -1,8 +1,8 @@
 import type { ContextMessage } from '../../context';
 import type { EventData, NewEvent } from '../../events';
 import { executionRequestInputs, runtimeContinuation } from '../inputs';
-import type { ExecutionJournal, ExecutionSuspension } from '../journal';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { ExecutionJournal, ExecutionSuspension } from '../journal/journal';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { toolSuccess } from '../tools';
 
 type CallRef = Omit<EventData<'execution.suspended@1'>, 'currentTurnUserMessages' | 'inputs' | 'waitingFor'>;

@@ -1,8 +1,8 @@
 import type { NewEvent } from '../../events';
 import type { ToolCall } from '../../providers';
-import { emittedEventActivations } from '../activation-events';
+import { emittedEventActivations } from '../activations/activation-events';
 import { executionRequestInputs, resolveRuntimeExports } from '../inputs';
-import { outcomeKey, runtimeKey } from '../journal';
+import { outcomeKey, runtimeKey } from '../journal/journal';
 import { toolError, type ToolOutcome } from '../tools';
 import { RecordedResolver } from '../plugin-host/resolver';
 import { changeEvent } from '../turn/function-step';

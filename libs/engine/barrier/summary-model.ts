@@ -3,8 +3,8 @@ import { type NewEvent, SummaryRequest } from '../../events';
 import type { SummaryModel, SummaryReply } from '../../plugins-sdk';
 import { type EngineMetrics, timedAdapter } from '../metrics';
 import type { ModelCall, ProviderRegistry, SlotBinding } from '../../providers';
-import { inputHash } from '../plugin-host/input-hash';
-import type { ExecutionRun } from '../turn/fenced-append';
+import { inputHash } from '../journal/input-hash';
+import type { ExecutionRun } from '../execution/fenced-append';
 import { ATTR, inSpan, SpanKind, SPAN, usageAttributes } from '../../telemetry';
 
 /** The slot a `history.compact@2` provider's summary calls go to (spec §1: the fast model). */

@@ -1,6 +1,6 @@
 import type { Activation, ContextMessage, InputSlot } from '../../context';
-import type { ExecutionJournal, ExecutionSuspension } from '../journal';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { ExecutionJournal, ExecutionSuspension } from '../journal/journal';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { resolveInputSlots } from './resolve-input-slots';
 
 /**

@@ -1,7 +1,7 @@
 import type { InputSlot, InputSource } from '../../context';
 import { evaluatePointer, type InputBinding } from '../../plugins-sdk';
-import type { RuntimeOutput } from '../journal';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { RuntimeOutput } from '../journal/journal';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { InputBindingError } from './errors';
 
 export interface ResolveInputSlotsOptions {

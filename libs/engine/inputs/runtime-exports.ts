@@ -1,7 +1,7 @@
 import type { HistoryMessage, RuntimeExport } from '../../context';
 import { evaluatePointer } from '../../plugins-sdk';
-import type { RuntimeOutput } from '../journal';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { RuntimeOutput } from '../journal/journal';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 
 export interface ResolveRuntimeExportsOptions {
   catalog: RuntimeCatalog;

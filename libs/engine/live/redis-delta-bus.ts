@@ -1,6 +1,6 @@
 import IORedis from 'ioredis';
 import { z } from 'zod';
-import type { Logger } from '../logger';
+import type { Logger } from '../logging/logger';
 import { CALL_DELTAS_TTL_MS, type DeltaBus, FINISHED_CALL_GRACE_MS, type StoryDelta } from './delta-bus';
 
 const StoryDeltaMessage = z.object({ sessionId: z.string(), callId: z.string(), seq: z.number().int().positive(), text: z.string() });

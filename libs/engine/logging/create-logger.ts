@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { LogFields, StructuredLogger } from '../logger';
+import type { LogFields, StructuredLogger } from './logger';
 import { errorFields } from './error-fields';
 import { isWarningOrWorse, prettyLine } from './pretty';
 import { REDACTED, redactPaths, secretScrubber } from './redaction';

@@ -1,4 +1,4 @@
-import type { LogFields } from '../logger';
+import type { LogFields } from './logger';
 import type { RuntimeJob, TurnJob } from '../queue/port';
 
 /**

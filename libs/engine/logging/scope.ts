@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LogFields } from '../logger';
+import type { LogFields } from './logger';
 
 /**
  * The ids of the job a line is logged in (tenant, session, execution, attempt, runtime, call):

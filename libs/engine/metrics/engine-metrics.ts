@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppendResult, AsyncProjectionStatus, Database, StoredEvent } from '../../events';
 import { estimateCostUsd, type PriceTable, type ProviderAdapter, type TokenUsage } from '../../providers';
-import type { Logger } from '../logger';
+import type { Logger } from '../logging/logger';
 import { readTimeline, turnTimeline } from './turn-timeline';
 
 /** What the queue port reports on a scrape: jobs per queue and state. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EngineError } from '../../errors';
-import type { ActivationPayload } from '../activation-events';
+import type { ActivationPayload } from '../activations/activation-events';
 
 /** Largest payload of one emitted event, as JSON text (the same limit as a manual activation's payload). */
 export const MAX_EMITTED_PAYLOAD_CHARS = 16_000;

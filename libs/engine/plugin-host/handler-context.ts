@@ -14,7 +14,7 @@ import {
   rosterLines,
 } from '../../plugins-sdk';
 import { escapeXml, modelFacingJson } from '../../context';
-import type { PluginSettings } from '../plugin-settings';
+import type { PluginSettings } from './plugin-settings';
 import { pluginSdkFor, pluginSettingsFor } from './plugin-scope';
 import { serviceReader } from './services';
 

@@ -7,6 +7,6 @@ export { LiveResolver, RecordedResolver } from './resolver';
 export type { ExtensionResolver, FreshResult } from './resolver';
 export { emptyPluginData, pluginSdk } from './handler-context';
 export type { ExecutionScope, PluginDataSource } from './handler-context';
-export { inputHash, canonicalJson, resultKey } from './input-hash';
+export { inputHash, canonicalJson, resultKey } from '../journal/input-hash';
 export type { RequestPlugins } from './request-extensions';
 export { storePluginData } from './store-plugin-data';

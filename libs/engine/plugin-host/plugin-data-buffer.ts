@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { type JsonValue, MAX_LIST_LIMIT, type PluginDataReader, PluginDataWrittenV1 } from '../../events';
 import type { PluginDataWriter } from '../../plugins-sdk';
 import { isWellFormedText } from '../../text';
-import { PluginDataRefusedError } from '../plugin-data-errors';
+import { PluginDataRefusedError } from './plugin-data-errors';
 
 /** Largest value one row holds, as UTF-8 JSON text. */
 export const MAX_PLUGIN_DATA_VALUE_BYTES = 256 * 1024;

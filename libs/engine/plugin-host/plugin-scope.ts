@@ -1,5 +1,5 @@
 import type { LoadedPlugin, PluginSdk } from '../../plugins-sdk';
-import { composeSettings, type PluginSettings } from '../plugin-settings';
+import { composeSettings, type PluginSettings } from './plugin-settings';
 
 const sdks = new WeakMap<LoadedPlugin, PluginSdk>();
 

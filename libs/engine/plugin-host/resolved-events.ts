@@ -1,6 +1,6 @@
 import type { NewEvent } from '../../events';
 import { ExtensionResultRaceError } from '../errors';
-import type { ExecutionJournal } from '../journal';
+import type { ExecutionJournal } from '../journal/journal';
 import type { FreshResult } from './resolver';
 
 /**

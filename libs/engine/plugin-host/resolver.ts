@@ -1,5 +1,5 @@
 import { RecordedExtensionMissingError } from '../errors';
-import { inputHash, resultKey } from './input-hash';
+import { inputHash, resultKey } from '../journal/input-hash';
 import { type Invoke, pointOf, type Registered } from './invoke';
 
 /** A handler result to record (`extension.resolved@1`), with the key it is found by. */

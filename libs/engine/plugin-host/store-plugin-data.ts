@@ -1,5 +1,5 @@
 import type { PluginDataStore } from '../../events';
-import { PluginDataRefusedError } from '../plugin-data-errors';
+import { PluginDataRefusedError } from './plugin-data-errors';
 import type { PluginDataSource } from './handler-context';
 
 const readOnly = (pluginId: string, call: string) => async () => {

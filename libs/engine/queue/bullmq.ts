@@ -3,7 +3,7 @@ import IORedis from 'ioredis';
 import { z } from 'zod';
 import { UnavailableError } from '../../errors';
 import { isPermanentFailure } from '../errors';
-import type { LogFields, Logger } from '../logger';
+import type { LogFields, Logger } from '../logging/logger';
 import { jobLogFields } from '../logging';
 import { withTraceCarrier } from '../../telemetry';
 import {

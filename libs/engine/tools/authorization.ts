@@ -1,4 +1,4 @@
-import type { CatalogRuntime } from '../runtime-catalog';
+import type { CatalogRuntime } from '../catalog/runtime-catalog';
 import { EMIT_EVENT } from './emit-event';
 import { GET_CHARACTER } from './get-character';
 import { RUNTIME_DONE, runtimeDoneDefined } from './runtime-done';

@@ -1,6 +1,6 @@
 import type { EventCatalogEntry } from '../../context';
 import type { LoadedPlugin } from '../../plugins-sdk';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { isReadableSchema, usesReferences } from './json-schema';
 
 /** One topic of the catalogue: a loaded plugin's `contributes.events` entry and how its payload schema reads. */

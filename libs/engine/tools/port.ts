@@ -9,13 +9,13 @@
 import type { InputSlot, RuntimeExport } from '../../context';
 import type { EventData } from '../../events';
 import type { ToolCall, ToolDefinition } from '../../providers';
-import type { ActivationPayload } from '../activation-events';
-import type { ExecutionJournal } from '../journal';
+import type { ActivationPayload } from '../activations/activation-events';
+import type { ExecutionJournal } from '../journal/journal';
 import type { ExecutionScope } from '../plugin-host/handler-context';
 import type { PluginDataChange } from '../plugin-host/plugin-data-buffer';
 import type { GeneratedAsset } from '../plugin-host/asset-buffer';
 import type { RequestPlugins } from '../plugin-host/request-extensions';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 
 /** The closed set of error codes a tool result may carry back to the model (spec §6). */
 export const TOOL_ERROR_CODES = [

@@ -1,4 +1,4 @@
-import type { CatalogRuntime } from '../runtime-catalog';
+import type { CatalogRuntime } from '../catalog/runtime-catalog';
 import { NO_ARGUMENTS, type Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
 

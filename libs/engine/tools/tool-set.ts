@@ -1,5 +1,5 @@
 import type { ToolCall, ToolDefinition } from '../../providers';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { authorizedToolNames, isFrameworkTool } from './authorization';
 import { emitEventTool } from './emit-event';
 import { declaredEvents } from './event-catalog';

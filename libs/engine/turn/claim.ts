@@ -1,7 +1,7 @@
 import { ConcurrencyError } from '../../events';
-import type { ExecutionJournal, SessionJournal } from '../journal';
+import type { ExecutionJournal, SessionJournal } from '../journal/journal';
 import type { TurnJob } from '../queue';
-import type { TurnDeps } from './deps';
+import type { TurnDeps } from '../execution/deps';
 
 /**
  * Claims the execution for a new attempt: `execution.started` with the next attempt number,

@@ -2,9 +2,9 @@ import { ConcurrencyError, diagnosticText } from '../../events';
 import { EngineError } from '../../errors';
 import { jobLogFields, logScope } from '../logging';
 import type { TurnJob } from '../queue';
-import type { TurnDeps } from './deps';
-import { handOff } from './hand-off';
-import { loadSessionJournal } from './session-reads';
+import type { TurnDeps } from '../execution/deps';
+import { handOff } from '../execution/hand-off';
+import { loadSessionJournal } from '../session/session-reads';
 
 /** How many times the failure is tried again when other appends to the session come first. */
 const MAX_TRIES = 20;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { NewEvent } from '../../events';
 import type { FunctionContext } from '../../plugins-sdk';
-import { runtimeKey } from '../journal';
-import { FunctionRuntimeError } from '../plugin-data-errors';
+import { runtimeKey } from '../journal/journal';
+import { FunctionRuntimeError } from '../plugin-host/plugin-data-errors';
 import { type ExecutionScope, handlerContext } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
 import { inSpan, SPAN } from '../../telemetry';
@@ -10,11 +10,11 @@ import { PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-d
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import { executionServices } from '../plugin-host/execution-services';
 import type { RuntimeJob } from '../queue';
-import type { CatalogRuntime, RuntimeCatalog } from '../runtime-catalog';
-import type { TurnDeps } from './deps';
-import type { ExecutionRun } from './fenced-append';
-import { recordRuntimeOutput } from './record-output';
-import { type ActivationPayload, emittedEventActivations } from '../activation-events';
+import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
+import type { TurnDeps } from '../execution/deps';
+import type { ExecutionRun } from '../execution/fenced-append';
+import { recordRuntimeOutput } from '../execution/record-output';
+import { type ActivationPayload, emittedEventActivations } from '../activations/activation-events';
 import { EmissionBuffer } from '../plugin-host/event-emissions';
 import { AssetBuffer, assetEvents, type GeneratedAsset, storeAssets } from '../plugin-host/asset-buffer';
 import { NoMediaStoreError } from '../errors';

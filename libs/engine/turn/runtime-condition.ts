@@ -1,6 +1,6 @@
 import { evaluatePointer, type RuntimeCondition } from '../../plugins-sdk';
-import type { RuntimeOutput } from '../journal';
-import type { RuntimeCatalog } from '../runtime-catalog';
+import type { RuntimeOutput } from '../journal/journal';
+import type { RuntimeCatalog } from '../catalog/runtime-catalog';
 
 /** Not truthy for `schedule.when`: `false`, `null`, `0`, `""`, an empty array or object. */
 function truthy(value: unknown): boolean {

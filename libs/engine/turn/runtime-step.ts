@@ -1,17 +1,17 @@
 import { RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
-import { keptHistory } from '../history-handoff';
-import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history-loader';
-import { runtimeKey } from '../journal';
+import { keptHistory } from '../history/history-handoff';
+import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
+import { runtimeKey } from '../journal/journal';
 import type { RuntimeJob } from '../queue';
-import { historyReadLimit, type TurnDeps } from './deps';
-import { ExecutionRun, isCurrentAttempt } from './fenced-append';
-import { loadSessionJournal, loadSessionSettings } from './session-reads';
+import { historyReadLimit, type TurnDeps } from '../execution/deps';
+import { ExecutionRun, isCurrentAttempt } from '../execution/fenced-append';
+import { loadSessionJournal, loadSessionSettings } from '../session/session-reads';
 import { functionInputs } from '../inputs';
-import { executionCatalog } from '../catalog-generations';
+import { executionCatalog } from '../catalog/catalog-generations';
 import { runAgentLoop } from '../agent';
 import { conditionHolds } from './runtime-condition';
-import { recordRuntimeOutput } from './record-output';
+import { recordRuntimeOutput } from '../execution/record-output';
 import { annotate, ATTR } from '../../telemetry';
 import { preferencesBefore } from '../preferences';
 

@@ -2,11 +2,11 @@ import { isDatabaseUnavailable } from '../../events';
 import { FencedOutError, isPermanentFailure } from '../errors';
 import type { JobAttempt, JobOutcome, QueueHandlers, RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
 import { jobLogFields, withLogScope } from '../logging';
-import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from './deps';
+import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
 import { runRuntimeStep } from './runtime-step';
 import { turnStep } from './turn-step';
-import { runtimeJobSpan, turnJobSpan } from './trace-spans';
+import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
 const done = { kind: 'done' } as const;
 

@@ -1,14 +1,14 @@
 import { ExecutionNotFoundError } from '../errors';
 import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
 import { claimExecution } from './claim';
-import { commitTurn, missingRuntimes } from './commit';
-import type { TurnDeps } from './deps';
-import { ExecutionRun } from './fenced-append';
-import { handOff } from './hand-off';
-import { executionCatalog } from '../catalog-generations';
-import { loadSessionJournal, loadSessionSettings } from './session-reads';
+import { commitTurn, missingRuntimes } from '../execution/commit';
+import type { TurnDeps } from '../execution/deps';
+import { ExecutionRun } from '../execution/fenced-append';
+import { handOff } from '../execution/hand-off';
+import { executionCatalog } from '../catalog/catalog-generations';
+import { loadSessionJournal, loadSessionSettings } from '../session/session-reads';
 import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
-import { waitingSuspension } from '../journal';
+import { waitingSuspension } from '../journal/journal';
 import { addToLogScope } from '../logging';
 
 const done: TurnStep = { kind: 'done' };

@@ -227,7 +227,7 @@ Body.`);
     expect(runtimeError('id: r\nschedule: { trigger: sometimes }')).toMatch(/^plugins\/p\/runtimes\/r\/RUNTIME\.md: schedule\.trigger: /);
     expect(runtimeError('id: r\nschedule: { trigger: { topic: x } }')).toMatch(/schedule\.trigger/);
     expect(runtimeError('id: r\nschedule: { whenever: always }')).toBe('plugins/p/runtimes/r/RUNTIME.md: schedule.whenever: unknown key');
-    // schedule.when is a condition on an earlier runtime's output (libs/engine/test/runtime-condition.test.ts)
+    // schedule.when is a condition on an earlier runtime's output (libs/engine/turn/test/runtime-condition.test.ts)
     expect(runtimeError('id: r\nschedule: { when: always }')).toMatch(/^plugins\/p\/runtimes\/r\/RUNTIME\.md: schedule\.when: /);
   });
 

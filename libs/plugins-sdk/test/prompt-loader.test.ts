@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPromptLoader, PromptTemplateError, SHARED_PROMPTS_DIR, sharedPromptLoader } from '..';
-import { loadConfig } from '../../engine/config';
+import { loadConfig } from '../../engine/config/config';
 
 let base: string;
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { estimateTokens } from '../../../libs/context';
-import { createPluginHarness, type InlineWorld, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type InlineWorld, type PluginHarness } from '../../../libs/plugin-testing';
 
 jest.setTimeout(60_000);
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { loadPlugin } from '../../../libs/plugins-sdk';
-import { createPluginHarness, type PluginHarness } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type PluginHarness } from '../../../libs/plugin-testing';
 
 jest.setTimeout(60_000);
 

@@ -8,7 +8,7 @@ import {
   UUID_PATTERN,
   prefixReuse,
   sharedPrefixTokens,
-} from '../../../libs/plugins-sdk/testing';
+} from '../../../libs/plugin-testing';
 
 jest.setTimeout(120_000);
 

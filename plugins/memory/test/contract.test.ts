@@ -1,12 +1,5 @@
 import { join } from 'node:path';
-import {
-  createPluginHarness,
-  type HarnessTurn,
-  type PluginHarness,
-  CACHEABLE_PREFIX_MIN,
-  prefixReuse,
-  sharedPrefixTokens,
-} from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type HarnessTurn, type PluginHarness, CACHEABLE_PREFIX_MIN, prefixReuse, sharedPrefixTokens } from '../../../libs/plugin-testing';
 
 jest.setTimeout(120_000);
 

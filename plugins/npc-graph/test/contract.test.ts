@@ -7,7 +7,7 @@ import {
   CACHEABLE_PREFIX_MIN,
   UUID_PATTERN,
   sharedPrefixTokens,
-} from '../../../libs/plugins-sdk/testing';
+} from '../../../libs/plugin-testing';
 
 jest.setTimeout(120_000);
 

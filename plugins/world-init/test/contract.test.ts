@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createPluginHarness, type PluginHarness, CACHEABLE_PREFIX_MIN, sharedPrefixTokens } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type PluginHarness, CACHEABLE_PREFIX_MIN, sharedPrefixTokens } from '../../../libs/plugin-testing';
 import { blockOf, EMBERBACK, TRACKER, trackerTurn, WORLD_INIT, worldInitHarness } from './support';
 
 jest.setTimeout(120_000);

@@ -1,4 +1,4 @@
-import type { PluginHarness } from '../../../libs/plugins-sdk/testing';
+import type { PluginHarness } from '../../../libs/plugin-testing';
 import { blockOf, EMBERBACK, TRACKER, trackerTurn, worldInitHarness } from './support';
 
 jest.setTimeout(120_000);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createPluginHarness, type PluginHarness, type PluginHarnessOptions } from '../../../libs/plugins-sdk/testing';
+import { createPluginHarness, type PluginHarness, type PluginHarnessOptions } from '../../../libs/plugin-testing';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 export const WORLD_INIT = join(__dirname, '..');

@@ -7,7 +7,7 @@ import {
   CACHEABLE_PREFIX_MIN,
   UUID_PATTERN,
   sharedPrefixTokens,
-} from '../../../libs/plugins-sdk/testing';
+} from '../../../libs/plugin-testing';
 import { advance, startOf, timeOfDay } from '../server/clock';
 
 jest.setTimeout(120_000);

@@ -2,14 +2,14 @@ import { join } from 'node:path';
 import type { Reply, ScriptedCall } from '../../../emulator';
 import type { StoredEvent } from '../../../events';
 import { OpenAIChatAdapter, type ToolCall, type ToolDefinition } from '../../../providers';
-import { rebuildRequests } from '../../request-rebuild';
+import { rebuildRequests } from '../../audit/request-rebuild';
 import type { TurnJob } from '../../queue';
 import type { ToolOutcome, ToolSet } from '../../tools';
-import { auditTurn } from '../../turn-audit';
+import { auditTurn } from '../../audit/turn-audit';
 import { claimExecution } from '../../turn/claim';
-import { historyReadLimit } from '../../turn/deps';
+import { historyReadLimit } from '../../execution/deps';
 import { runRuntimeStep } from '../../turn/runtime-step';
-import { loadSessionJournal } from '../../turn/session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { type TurnHarness, turnHarness } from '../../turn/test/harness';
 import { AgentLoopError } from '../errors';
 

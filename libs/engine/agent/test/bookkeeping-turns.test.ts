@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { Reply, ScriptedCall } from '../../../emulator';
 import type { ToolDefinition } from '../../../providers';
 import type { ToolOutcome, ToolSet } from '../../tools';
-import { auditTurn } from '../../turn-audit';
-import { historyReadLimit } from '../../turn/deps';
+import { auditTurn } from '../../audit/turn-audit';
+import { historyReadLimit } from '../../execution/deps';
 import { TurnRunner } from '../../turn/turn-runner';
 import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
 

@@ -3,8 +3,8 @@ import type { NewEvent, StoredEvent } from '../../../events';
 import { loadPlugins } from '../../../plugins-sdk';
 import { runLedger } from '../../budget';
 import { executionRequestInputs } from '../../inputs';
-import { SessionJournal, waitingSuspension } from '../../journal';
-import { RuntimeCatalog } from '../../runtime-catalog';
+import { SessionJournal, waitingSuspension } from '../../journal/journal';
+import { RuntimeCatalog } from '../../catalog/runtime-catalog';
 import { resumedStep } from '../suspension';
 
 const PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'pause-plugins');

@@ -3,11 +3,11 @@ import type { Reply, ScriptedCall } from '../../../emulator';
 import type { EventData, StoredEvent } from '../../../events';
 import type { ToolDefinition } from '../../../providers';
 import type { ToolOutcome, ToolSet } from '../../tools';
-import { auditTurn } from '../../turn-audit';
+import { auditTurn } from '../../audit/turn-audit';
 import { claimExecution } from '../../turn/claim';
-import { historyReadLimit } from '../../turn/deps';
+import { historyReadLimit } from '../../execution/deps';
 import { runRuntimeStep } from '../../turn/runtime-step';
-import { loadSessionJournal } from '../../turn/session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { TurnRunner } from '../../turn/turn-runner';
 import { playToEnd, type TurnHarness, turnHarness } from '../../turn/test/harness';
 

@@ -1,5 +1,5 @@
-import { auditTurn } from '../../turn-audit';
-import { historyReadLimit } from '../../turn/deps';
+import { auditTurn } from '../../audit/turn-audit';
+import { historyReadLimit } from '../../execution/deps';
 import type { TurnHarness } from '../../turn/test/harness';
 import { eventData as of, expectReplayIdentical, playTurn, smallWindowHarness } from './long-session';
 

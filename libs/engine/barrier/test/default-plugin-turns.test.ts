@@ -1,6 +1,6 @@
-import { auditTurn } from '../../turn-audit';
-import { loadRuntimeHistory } from '../../history-loader';
-import { historyReadLimit } from '../../turn/deps';
+import { auditTurn } from '../../audit/turn-audit';
+import { loadRuntimeHistory } from '../../history/history-loader';
+import { historyReadLimit } from '../../execution/deps';
 import type { TurnHarness } from '../../turn/test/harness';
 import { eventData as of, expectReplayIdentical, playTurn, smallWindowHarness } from './long-session';
 

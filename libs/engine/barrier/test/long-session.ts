@@ -3,10 +3,10 @@ import { rebuildInline, type StoredEvent } from '../../../events';
 import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../../providers';
 import { dumpProjections } from '../../../../test/support/projection-dump';
 import { SMALL_WINDOW_LLM } from '../../../../test/support/small-window-llm';
-import { HistoryFold } from '../../history-fold';
-import { loadRuntimeHistory } from '../../history-loader';
-import { engineInlineProjections } from '../../projections';
-import { historyReadLimit } from '../../turn/deps';
+import { HistoryFold } from '../../history/history-fold';
+import { loadRuntimeHistory } from '../../history/history-loader';
+import { engineInlineProjections } from '../../startup/projections';
+import { historyReadLimit } from '../../execution/deps';
 import { TurnRunner } from '../../turn/turn-runner';
 import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
 

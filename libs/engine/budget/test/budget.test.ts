@@ -3,7 +3,7 @@ import { estimateTokens, type LedgerEntry } from '../../../context';
 import type { StoredEvent } from '../../../events';
 import { callOutputLimit, type ChatMessage, parseLlmConfig, SlotConfigError } from '../../../providers';
 import { inputWindow } from '../../barrier/trigger';
-import { runtimeKey, SessionJournal } from '../../journal';
+import { runtimeKey, SessionJournal } from '../../journal/journal';
 import { checkSlotLimits, contextKinds, hookedKinds, runLedger, slotEstimator, slotLimits } from '..';
 
 const llm = (story: string, fast = 'contextWindow = 128000\nmaxOutputTokens = 512') =>

@@ -13,7 +13,7 @@ import {
 } from '../../../events';
 import type { CompactSegment } from '../../../plugins-sdk';
 import { dumpProjections } from '../../../../test/support/projection-dump';
-import { HistoryFold } from '../../history-fold';
+import { HistoryFold } from '../../history/history-fold';
 import { compactionEvent } from '..';
 
 const say = (messageId: string, role: 'user' | 'assistant', text: string): CommittedMessage => ({

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadPlugins } from '../../../plugins-sdk';
-import { RuntimeCatalog } from '../../runtime-catalog';
+import { RuntimeCatalog } from '../../catalog/runtime-catalog';
 
 /**
  * Catalogs of plugin folders written to temporary directories (`catalogOf({ 'a/PLUGIN.md': … })`),

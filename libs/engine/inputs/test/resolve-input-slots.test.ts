@@ -1,4 +1,4 @@
-import type { RuntimeOutput } from '../../journal';
+import type { RuntimeOutput } from '../../journal/journal';
 import { plugin, pluginFolders } from './plugin-folders';
 import { InputBindingError, resolveInputSlots } from '..';
 

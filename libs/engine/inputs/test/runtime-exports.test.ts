@@ -1,8 +1,8 @@
 import type { HistoryMessage } from '../../../context';
 import { PluginManifestError } from '../../../plugins-sdk';
-import type { RuntimeOutput } from '../../journal';
+import type { RuntimeOutput } from '../../journal/journal';
 import { plugin, pluginFolders } from './plugin-folders';
-import type { RuntimeCatalog } from '../../runtime-catalog';
+import type { RuntimeCatalog } from '../../catalog/runtime-catalog';
 import { resolveRuntimeExports } from '..';
 
 describe('resolveRuntimeExports (io.exports)', () => {

@@ -1,5 +1,5 @@
 import { emptyPluginData, type ExecutionScope, handlerContext } from '../handler-context';
-import { previousTurnScope, retryScope } from '../../history-loader';
+import { previousTurnScope, retryScope } from '../../history/history-loader';
 
 const scope: ExecutionScope = { tenantId: 't', sessionId: 's', turnNumber: 2, locale: 'en', world: null };
 

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { calls as second } from '../../../../test/fixtures/host-chain-plugins/b-second/server';
-import { historyReadLimit } from '../../turn/deps';
+import { historyReadLimit } from '../../execution/deps';
 import { TurnRunner } from '../../turn/turn-runner';
 import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
-import { rebuildRequests } from '../../request-rebuild';
+import { rebuildRequests } from '../../audit/request-rebuild';
 
 const CHAIN_PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'host-chain-plugins');
 // the same module instance the host loaded (Jest's registry)

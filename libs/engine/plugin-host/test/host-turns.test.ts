@@ -2,12 +2,12 @@ import { join } from 'node:path';
 import type { StoredEvent } from '../../../events';
 import { behaviour, calls } from '../../../../test/fixtures/host-plugins/status/server';
 import { claimExecution } from '../../turn/claim';
-import { historyReadLimit } from '../../turn/deps';
+import { historyReadLimit } from '../../execution/deps';
 import { runRuntimeStep } from '../../turn/runtime-step';
-import { loadSessionJournal } from '../../turn/session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { TurnRunner } from '../../turn/turn-runner';
 import { eventually, type TurnHarness, turnHarness } from '../../turn/test/harness';
-import { rebuildRequests } from '../../request-rebuild';
+import { rebuildRequests } from '../../audit/request-rebuild';
 import type { TurnJob } from '../../queue';
 
 const HOST_PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'host-plugins');

@@ -1,6 +1,6 @@
 import { PluginHandlerError } from '../../errors';
 import { emptyPluginData } from '../handler-context';
-import { inputHash } from '../input-hash';
+import { inputHash } from '../../journal/input-hash';
 import { executionInvoker } from '../invoke';
 import type { RegisteredExtension } from '../registry';
 import { LiveResolver, RecordedResolver } from '../resolver';

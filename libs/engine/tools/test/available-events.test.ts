@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { buildContext, type BuildContextParams } from '../../../context';
 import { loadPlugins, type Locale } from '../../../plugins-sdk';
-import { RuntimeCatalog } from '../../runtime-catalog';
+import { RuntimeCatalog } from '../../catalog/runtime-catalog';
 import { advertisedEvents } from '..';
 
 const FIXTURES = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'tool-plugins');

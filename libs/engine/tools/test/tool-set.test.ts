@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { loadPlugins, type LoadedWorld, WorldManifest } from '../../../plugins-sdk';
-import type { ExecutionJournal } from '../../journal';
+import type { ExecutionJournal } from '../../journal/journal';
 import { ExtensionRegistry, PluginHost, pluginSdk } from '../../plugin-host';
-import { RuntimeCatalog } from '../../runtime-catalog';
+import { RuntimeCatalog } from '../../catalog/runtime-catalog';
 import { createToolSet, type ToolOutcome, type ToolRunContext } from '..';
 
 const FIXTURES = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'tool-plugins');

@@ -1,5 +1,5 @@
 import { claimExecution } from '../claim';
-import { loadSessionJournal } from '../session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { type TurnHarness, turnHarness } from './harness';
 
 describe('the claim', () => {

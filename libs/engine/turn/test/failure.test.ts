@@ -1,7 +1,7 @@
 import { ProviderError } from '../../../providers';
 import { claimExecution } from '../claim';
 import { recordFailure } from '../failure';
-import { loadSessionJournal } from '../session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { eventually, type TurnHarness, turnHarness } from './harness';
 
 describe('failure recording', () => {

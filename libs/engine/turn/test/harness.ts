@@ -5,13 +5,13 @@ import type { ToolSet } from '../../tools';
 import { EventStore, migrateToLatest, openDatabase, type OpenDatabase, PluginDataStore, ReadModels, type StoredEvent } from '../../../events';
 import { type LoadedPlugin, loadPlugins } from '../../../plugins-sdk';
 import { endpointFor, type LlmConfig, loadLlmConfig, ProviderRegistry } from '../../../providers';
-import { loadConfig } from '../../config';
-import { engineInlineProjections } from '../../projections';
+import { loadConfig } from '../../config/config';
+import { engineInlineProjections } from '../../startup/projections';
 import { InProcessQueue, type QueueHandlers, type TurnJob } from '../../queue';
-import { RuntimeCatalog } from '../../runtime-catalog';
+import { RuntimeCatalog } from '../../catalog/runtime-catalog';
 import { PluginHost } from '../../plugin-host';
-import { WorldCatalog } from '../../world-catalog';
-import type { TurnDeps } from '../deps';
+import { WorldCatalog } from '../../catalog/world-catalog';
+import type { TurnDeps } from '../../execution/deps';
 
 /** Plugins with two runtimes in pre-turn (mood: no output text, scene), narrator (narrative), recap (no stage). */
 export const STAGED_PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'staged-plugins');

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { StoredEvent } from '../../../events';
 import { loadPlugins } from '../../../plugins-sdk';
-import { SessionJournal } from '../../journal';
-import { RuntimeCatalog } from '../../runtime-catalog';
-import { committedMessages } from '../commit';
+import { SessionJournal } from '../../journal/journal';
+import { RuntimeCatalog } from '../../catalog/runtime-catalog';
+import { committedMessages } from '../../execution/commit';
 
 /**
  * Where the commit puts the player's mid-turn messages (issue 16 part 2): each right before the

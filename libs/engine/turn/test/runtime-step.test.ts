@@ -1,10 +1,10 @@
 import { RuntimeNotFoundError } from '../../errors';
-import { rebuildRequests } from '../../request-rebuild';
+import { rebuildRequests } from '../../audit/request-rebuild';
 import type { TurnJob } from '../../queue';
 import { claimExecution } from '../claim';
-import { historyReadLimit } from '../deps';
+import { historyReadLimit } from '../../execution/deps';
 import { runRuntimeStep } from '../runtime-step';
-import { loadSessionJournal } from '../session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { type TurnHarness, turnHarness } from './harness';
 
 describe('one runtime step', () => {

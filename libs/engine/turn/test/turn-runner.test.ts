@@ -1,7 +1,7 @@
 import { turnContext } from '../../../../test/support/turn-context';
 import type { TurnJob } from '../../queue';
 import { claimExecution } from '../claim';
-import { loadSessionJournal } from '../session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { TurnRunner } from '../turn-runner';
 import { eventually, type TurnHarness, turnHarness } from './harness';
 

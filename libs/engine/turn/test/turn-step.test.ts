@@ -3,7 +3,7 @@ import { ExecutionNotFoundError } from '../../errors';
 import type { RuntimeJob, TurnJob, TurnStep } from '../../queue';
 import { claimExecution } from '../claim';
 import { runRuntimeStep } from '../runtime-step';
-import { loadSessionJournal } from '../session-reads';
+import { loadSessionJournal } from '../../session/session-reads';
 import { turnStep } from '../turn-step';
 import { eventually, type TurnHarness, turnHarness } from './harness';
 

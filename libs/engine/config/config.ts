@@ -1,0 +1,246 @@
+import { delimiter, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { EngineError } from '../../errors';
+import { APP_ROLE_PATTERN } from '../../events';
+import { apiKeyWeakness } from './api-key-strength';
+import { SHARED_PROMPTS_DIR } from '../../plugins-sdk';
+import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logging';
+
+const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
+
+/** An optional API key setting: unset when empty, else it must pass the strength check. */
+const strongApiKey = z.preprocess(
+  emptyAsUnset,
+  z
+    .string()
+    .optional()
+    .superRefine((key, ctx) => {
+      const weakness = key === undefined ? null : apiKeyWeakness(key);
+      if (weakness) ctx.addIssue({ code: 'custom', message: weakness });
+    }),
+);
+
+/** `.meta({ description })` of a variable: docs/configuration.md is generated from these (`npm run docs:config`). */
+const about = (description: string) => ({ description });
+
+/**
+ * Every environment variable the engine reads (API, workers, `npm start`, the tools). Each has a
+ * description: docs/configuration.md's table is generated from this schema, and a unit test fails
+ * when the page is stale or a variable read in code is missing from it.
+ */
+export const EngineEnv = z.object({
+  PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(3000)
+    .meta(about("The HTTP API's port (also `/metrics`, `/inspector`, `/docs`); 0 picks a free one.")),
+  COVEL_HOST: z
+    .preprocess(emptyAsUnset, z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'an IP address or a host name' }).default('127.0.0.1'))
+    .meta(
+      about(
+        "Address the HTTP API (and a worker's metrics listener) binds to: loopback unless a deployment opens it (docker-compose: 0.0.0.0 in the container).",
+      ),
+    ),
+  COVEL_BOOTSTRAP_API_KEY: strongApiKey.meta(
+    about(
+      'Creates a tenant with this API key at start-up (compose, CI). Printable ASCII, at least 32 characters and about 128 bits (length × log2 of the character classes used), no repeated character or pattern, e.g. `openssl rand -hex 32`; a weak key stops start-up naming the variable.',
+    ),
+  ),
+  COVEL_BOOTSTRAP_TENANT: z
+    .preprocess(emptyAsUnset, z.string().optional())
+    .meta(about('Name of the tenant `COVEL_BOOTSTRAP_API_KEY` creates (default `bootstrap`).')),
+  COVEL_ADMIN_API_KEY: strongApiKey.meta(
+    about("The operator's key for the queue dashboard; not a tenant's. Same strength rules as `COVEL_BOOTSTRAP_API_KEY`, and must differ from it."),
+  ),
+  COVEL_QUEUE_DASHBOARD: z
+    .preprocess(emptyAsUnset, z.enum(['on', 'off'], { error: 'on or off' }).default('off'))
+    .meta(about('bull-board at `/admin/queues` behind `COVEL_ADMIN_API_KEY`; needs `REDIS_URL` (BullMQ).')),
+  COVEL_METRICS_PORT: z
+    .preprocess(emptyAsUnset, z.coerce.number({ error: 'a port number' }).int().min(1).max(65535).optional())
+    .meta(about("A worker's `GET /metrics` listener (`npm run start:worker`); unset: none. The API serves `/metrics` on `PORT`.")),
+  DATABASE_URL: z
+    .preprocess(emptyAsUnset, z.string().url().optional())
+    .meta(about('PostgreSQL, as the app role. Unset: the embedded PGlite database in `COVEL_DATA_DIR`.')),
+  COVEL_MIGRATION_DATABASE_URL: z
+    .preprocess(emptyAsUnset, z.string().url().optional())
+    .meta(about("The owner role's URL: migrations (and the app role's grants) run through it at start-up and in `npm run migrate`. Needs `DATABASE_URL`.")),
+  COVEL_APP_ROLE: z
+    .preprocess(emptyAsUnset, z.string().regex(APP_ROLE_PATTERN, 'a plain SQL identifier').optional())
+    .meta(about('The role `DATABASE_URL` connects as: granted what the API and workers need after migrating.')),
+  REDIS_URL: z.preprocess(emptyAsUnset, z.string().url().optional()).meta(about('Redis for BullMQ and the delta bus. Unset: the in-process queue and bus.')),
+  COVEL_DATA_DIR: z
+    .string()
+    .optional()
+    .meta(about('Embedded data (PGlite, the dev key file) and its lock `pglite.lock`; default `.covel/` in the repository.')),
+  COVEL_QUEUE_PREFIX: z.string().default('covel').meta(about("Prefix of the BullMQ queues' and the delta bus's Redis keys.")),
+  COVEL_WORKER_CONCURRENCY: z.coerce.number().int().positive().default(8).meta(about('Turn steps and runtime calls each a process runs at once.')),
+  COVEL_JOB_LOCK_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5_000)
+    .meta(about("BullMQ job lock, renewed every half; a killed worker's job is taken over after it.")),
+  COVEL_STALLED_INTERVAL_MS: z.coerce.number().int().positive().default(2_000).meta(about('How often a worker moves jobs whose lock expired back to wait.')),
+  COVEL_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(2_000)
+    .meta(about("How often each worker's sweeper looks for stalled pending executions.")),
+  COVEL_SWEEP_STALLED_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5_000)
+    .meta(about('A pending execution with no progress for this long (database clock) is enqueued again by the sweeper.')),
+  COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10).meta(about('PostgreSQL connections per process.')),
+  COVEL_EMULATOR_URL: z
+    .preprocess(emptyAsUnset, z.string().optional())
+    .meta(about('One shared provider emulator for every worker (the load bench sets it); unset: each process starts its own on a loopback port.')),
+  COVEL_EMULATOR_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .meta(about('The emulator the process starts waits this long before it answers a model call.')),
+  COVEL_EMULATOR_CHUNK_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .meta(about('The emulator the process starts waits this long between streamed chunks.')),
+  COVEL_LLM_CONFIG: z.string().optional().meta(about('The model slots file; default `llm.toml` in the repository (keys below).')),
+  COVEL_PLUGINS_DIR: z
+    .string()
+    .optional()
+    .meta(about('Replaces the built-in plugins folder `plugins/` (tests use it); to add plugins to the built-ins use `COVEL_PLUGINS`.')),
+  COVEL_PLUGINS: z
+    .preprocess(emptyAsUnset, z.string().optional())
+    .meta(
+      about(
+        "More plugin folders loaded beside the built-ins, separated by `:` (`;` on Windows): each is one plugin (it holds a `PLUGIN.md`) or a folder of plugins. A plugin id found twice stops start-up naming both folders. A plugin outside the repository resolves packages from its own folder first, then from the engine's `node_modules`.",
+      ),
+    ),
+  COVEL_WORLDS_DIR: z.string().optional().meta(about('The worlds sessions can start in; default `worlds/`.')),
+  COVEL_PROMPTS_DIR: z
+    .preprocess(emptyAsUnset, z.string().optional())
+    .meta(about("Replaces the shared prompt templates' directory (`prompts/server`: world generation, lore repair) and nothing else; plugins keep their own.")),
+  COVEL_WORKER_ID: z.string().optional().meta(about("This worker's id in the executions it claims; default: host name, pid and a random suffix.")),
+  COVEL_PLUGIN_HANDLER_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5_000)
+    .meta(about("How long a plugin's extension handler or hook may take before its runtime fails.")),
+  COVEL_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(262_144)
+    .meta(
+      about(
+        'Largest request body the API reads, in bytes after decompression (413 above it). 256 KiB: a 16,000-character input written entirely as `\\uXXXX` escape pairs is 192,000 bytes of JSON.',
+      ),
+    ),
+  COVEL_LOG_FORMAT: z
+    .preprocess(emptyAsUnset, z.enum(LOG_FORMATS).optional())
+    .meta(
+      about('`json` (one JSON object a line) or `pretty` (readable lines); default: `pretty` on the embedded default (no `DATABASE_URL`), `json` otherwise.'),
+    ),
+  COVEL_LOG_LEVEL: z.preprocess(emptyAsUnset, z.enum(LOG_LEVELS).default('info')).meta(about('The lowest level logged.')),
+  COVEL_LOG_PLAYER_TEXT: z
+    .preprocess(emptyAsUnset, z.enum(['0', '1', 'false', 'true'], { error: 'one of 0, 1, false, true' }).default('0'))
+    .meta(about('Debugging only: log player and model text (text fields, error messages) and keep error messages in spans. Secrets stay redacted.')),
+});
+
+export type EngineConfig = ReturnType<typeof loadConfig>;
+
+export class ConfigError extends EngineError {
+  readonly code = 'CONFIG_INVALID';
+  readonly category = 'invalid';
+  constructor(issues: { path: string; message: string }[]) {
+    super(`bad environment: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  }
+}
+
+const repoRoot = resolve(__dirname, '..', '..', '..');
+
+/** Reads the process environment into one validated config. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = EngineEnv.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  const e = parsed.data;
+  if (e.COVEL_MIGRATION_DATABASE_URL && !e.DATABASE_URL) {
+    throw new ConfigError([{ path: 'COVEL_MIGRATION_DATABASE_URL', message: 'needs DATABASE_URL (the app role): migrations by the owner are for PostgreSQL' }]);
+  }
+  if (e.COVEL_ADMIN_API_KEY !== undefined && e.COVEL_ADMIN_API_KEY === e.COVEL_BOOTSTRAP_API_KEY) {
+    throw new ConfigError([{ path: 'COVEL_ADMIN_API_KEY', message: "must differ from COVEL_BOOTSTRAP_API_KEY (a tenant's key never opens the admin routes)" }]);
+  }
+  if (e.COVEL_QUEUE_DASHBOARD === 'on' && !e.COVEL_ADMIN_API_KEY) {
+    throw new ConfigError([{ path: 'COVEL_QUEUE_DASHBOARD', message: 'needs COVEL_ADMIN_API_KEY (the dashboard is only behind the admin key)' }]);
+  }
+  if (e.COVEL_QUEUE_DASHBOARD === 'on' && !e.REDIS_URL) {
+    throw new ConfigError([
+      { path: 'COVEL_QUEUE_DASHBOARD', message: 'needs REDIS_URL: the dashboard shows BullMQ queues, the embedded in-process queue has none' },
+    ]);
+  }
+  const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
+  return {
+    port: e.PORT,
+    bodyLimitBytes: e.COVEL_BODY_LIMIT_BYTES,
+    host: e.COVEL_HOST,
+    /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
+    bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
+    /** The operator's key for the admin routes (the queue dashboard); null: none. */
+    adminApiKey: e.COVEL_ADMIN_API_KEY ?? null,
+    /** bull-board at /admin/queues (checked above: needs the admin key and REDIS_URL). */
+    queueDashboard: e.COVEL_QUEUE_DASHBOARD === 'on',
+    /** A worker's metrics listener port (start:worker); null: none. */
+    metricsPort: e.COVEL_METRICS_PORT ?? null,
+    database: e.DATABASE_URL
+      ? ({
+          kind: 'postgres',
+          url: e.DATABASE_URL,
+          poolSize: e.COVEL_DB_POOL_SIZE,
+          migrationUrl: e.COVEL_MIGRATION_DATABASE_URL,
+          appRole: e.COVEL_APP_ROLE,
+        } as const)
+      : // no dataDir: in memory (the plugin contract-test harness sets that; loadConfig always gives one)
+        ({ kind: 'pglite', dataDir: join(dataDir, 'pglite') } as { readonly kind: 'pglite'; readonly dataDir?: string }),
+    redisUrl: e.REDIS_URL ?? null,
+    dataDir,
+    queuePrefix: e.COVEL_QUEUE_PREFIX,
+    worker: {
+      concurrency: e.COVEL_WORKER_CONCURRENCY,
+      lockDurationMs: e.COVEL_JOB_LOCK_MS,
+      stalledIntervalMs: e.COVEL_STALLED_INTERVAL_MS,
+      id: e.COVEL_WORKER_ID,
+    },
+    sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },
+    emulator: { responseDelayMs: e.COVEL_EMULATOR_DELAY_MS, chunkDelayMs: e.COVEL_EMULATOR_CHUNK_DELAY_MS },
+    llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
+    plugins: { handlerTimeoutMs: e.COVEL_PLUGIN_HANDLER_TIMEOUT_MS },
+    pluginsDir: resolve(e.COVEL_PLUGINS_DIR ?? join(repoRoot, 'plugins')),
+    /** `COVEL_PLUGINS`: more plugin folders, loaded with those of `pluginsDir`. */
+    extraPluginDirs: (e.COVEL_PLUGINS ?? '')
+      .split(delimiter)
+      .filter((d) => d.trim() !== '')
+      .map((d) => resolve(d)),
+    /** The engine's own folder: a plugin outside it falls back to its `node_modules`. */
+    engineRoot: repoRoot,
+    worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
+    /** The shared template root for sharedPromptLoader({ root }) (spec §6). */
+    promptsDir: resolve(e.COVEL_PROMPTS_DIR ?? SHARED_PROMPTS_DIR),
+    log: {
+      format: e.COVEL_LOG_FORMAT ?? (e.DATABASE_URL ? 'json' : 'pretty'),
+      level: e.COVEL_LOG_LEVEL,
+      playerText: e.COVEL_LOG_PLAYER_TEXT === '1' || e.COVEL_LOG_PLAYER_TEXT === 'true',
+      /** Values no log line may contain (provider keys, the bootstrap key, URL passwords). */
+      secrets: secretValues(env),
+    } satisfies LogSettings & { secrets: readonly string[] },
+    env,
+  };
+}

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { apiKeyWeakness, ConfigError, estimatedKeyBits, loadConfig } from '../..';
+
+describe('COVEL_BOOTSTRAP_API_KEY strength', () => {
+  const rejected = (key: string) => () => loadConfig({ COVEL_BOOTSTRAP_API_KEY: key });
+
+  it.each([
+    ['x', /at least 32 characters, not 1/],
+    ['cvl_compose_development_key', /at least 32 characters/],
+    ['a'.repeat(64), /too little variety/],
+    ['ab'.repeat(20), /too little variety/],
+    ['0123456789abcdef'.repeat(2), /too little variety/],
+    [`${'a'.repeat(24)}bcdefghijk`, /too little variety/],
+    ['12345678901234567890123456789012', /too guessable: about 106 bits/],
+    ['correct horse battery staple, twice over', /printable ASCII without spaces/],
+    ['ключ-ключ-ключ-ключ-ключ-ключ-ключ-ключ', /printable ASCII/],
+  ])('%j is refused at start-up with a ConfigError naming the variable', (key, reason) => {
+    expect(rejected(key)).toThrow(ConfigError);
+    expect(rejected(key)).toThrow(/COVEL_BOOTSTRAP_API_KEY: /);
+    expect(rejected(key)).toThrow(reason);
+  });
+
+  it('accepts random keys: the integration stack key (39 hex-ish characters), 32 hex, base64url, the engine key format', () => {
+    for (let i = 0; i < 200; i++) {
+      for (const key of [
+        `cvl_it_${randomBytes(16).toString('hex')}`,
+        randomBytes(16).toString('hex'),
+        randomBytes(24).toString('base64url'),
+        `cvl_${randomBytes(32).toString('base64url')}`,
+      ]) {
+        expect([key, apiKeyWeakness(key)]).toEqual([key, null]);
+      }
+    }
+    expect(loadConfig({ COVEL_BOOTSTRAP_API_KEY: 'cvl_it_0f1e2d3c4b5a69788796a5b4c3d2e1f0' }).bootstrapApiKey).toBe('cvl_it_0f1e2d3c4b5a69788796a5b4c3d2e1f0');
+  });
+
+  it('estimates bits as length × log2(character classes used)', () => {
+    expect(estimatedKeyBits('a'.repeat(32))).toBeCloseTo(32 * Math.log2(26));
+    expect(estimatedKeyBits('aB3_'.repeat(8))).toBeCloseTo(32 * Math.log2(26 + 26 + 10 + 32));
+  });
+
+  it('unset or empty means no bootstrap tenant', () => {
+    expect(loadConfig({}).bootstrapApiKey).toBeNull();
+    expect(loadConfig({ COVEL_BOOTSTRAP_API_KEY: '' }).bootstrapApiKey).toBeNull();
+  });
+});
+
+describe('COVEL_HOST', () => {
+  it('defaults to loopback', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ COVEL_HOST: '' }).host).toBe('127.0.0.1');
+  });
+
+  it('takes an address or a host name, and names the variable otherwise', () => {
+    expect(loadConfig({ COVEL_HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ COVEL_HOST: '::' }).host).toBe('::');
+    expect(loadConfig({ COVEL_HOST: 'localhost' }).host).toBe('localhost');
+    expect(() => loadConfig({ COVEL_HOST: 'http://0.0.0.0' })).toThrow(/COVEL_HOST: an IP address or a host name/);
+  });
+});
+
+describe('operations settings: COVEL_METRICS_PORT, COVEL_ADMIN_API_KEY, COVEL_QUEUE_DASHBOARD', () => {
+  const adminKey = `cvl_admin_${randomBytes(16).toString('hex')}`;
+  const redis = { REDIS_URL: 'redis://127.0.0.1:6379' };
+
+  it('are off by default', () => {
+    const config = loadConfig({});
+    expect([config.metricsPort, config.adminApiKey, config.queueDashboard]).toEqual([null, null, false]);
+    expect(loadConfig({ COVEL_METRICS_PORT: '', COVEL_QUEUE_DASHBOARD: '' }).metricsPort).toBeNull();
+  });
+
+  it('COVEL_METRICS_PORT takes a port, and names the variable otherwise', () => {
+    expect(loadConfig({ COVEL_METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    for (const bad of ['abc', '0', '65536', '80.5', '-1']) {
+      expect(() => loadConfig({ COVEL_METRICS_PORT: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ COVEL_METRICS_PORT: bad })).toThrow(/COVEL_METRICS_PORT: /);
+    }
+  });
+
+  it('COVEL_ADMIN_API_KEY is checked for strength and must not be the bootstrap tenant key', () => {
+    expect(loadConfig({ COVEL_ADMIN_API_KEY: adminKey }).adminApiKey).toBe(adminKey);
+    expect(() => loadConfig({ COVEL_ADMIN_API_KEY: 'admin' })).toThrow(/COVEL_ADMIN_API_KEY: .*at least 32 characters/);
+    expect(() => loadConfig({ COVEL_ADMIN_API_KEY: adminKey, COVEL_BOOTSTRAP_API_KEY: adminKey })).toThrow(
+      /COVEL_ADMIN_API_KEY: must differ from COVEL_BOOTSTRAP_API_KEY/,
+    );
+  });
+
+  it('COVEL_QUEUE_DASHBOARD=on needs the admin key and BullMQ (REDIS_URL): a start-up error naming the variable otherwise', () => {
+    expect(loadConfig({ COVEL_QUEUE_DASHBOARD: 'on', COVEL_ADMIN_API_KEY: adminKey, ...redis }).queueDashboard).toBe(true);
+    expect(loadConfig({ COVEL_QUEUE_DASHBOARD: 'off', ...redis }).queueDashboard).toBe(false);
+    expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'on', ...redis })).toThrow(/COVEL_QUEUE_DASHBOARD: needs COVEL_ADMIN_API_KEY/);
+    expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'on', COVEL_ADMIN_API_KEY: adminKey })).toThrow(/COVEL_QUEUE_DASHBOARD: needs REDIS_URL/);
+    expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'yes' })).toThrow(/COVEL_QUEUE_DASHBOARD: on or off/);
+  });
+});

@@ -1,0 +1,58 @@
+import type { EventStore, MediaStore, PluginDataStore, ReadModels } from '../../events';
+import type { ProviderRegistry } from '../../providers';
+import type { Logger } from '../logging/logger';
+import type { TurnProducer } from '../queue';
+import type { RuntimeCatalog } from '../catalog/runtime-catalog';
+import type { WorldCatalog } from '../catalog/world-catalog';
+import type { CatalogGenerations } from '../catalog/catalog-generations';
+import type { ToolSet } from '../tools';
+import type { DeltaBus } from '../live';
+import type { EngineMetrics } from '../metrics';
+
+/**
+ * Safety bound of the shared history view (spec §1 step 1: every uncompacted message; compaction
+ * keeps it far smaller). A session with more uncompacted messages fails its turn with
+ * `HistoryTooLongError` instead of losing its oldest messages silently.
+ */
+export const DEFAULT_HISTORY_READ_LIMIT = 2_000;
+
+/** How soon a job interrupted by a database outage is tried again (no attempt spent). */
+export const DATABASE_RETRY_MS = 2_000;
+
+export interface TurnOptions {
+  /** Recorded in `execution.started` by the claims of this process. */
+  workerId: string;
+  /** Safety bound of uncompacted messages read for a runtime's history (the audit uses the same). */
+  historyReadLimit?: number;
+}
+
+/** What every step of a turn works with. */
+export interface TurnDeps {
+  store: EventStore;
+  readModels: ReadModels;
+  /** Plugin data reads (`ctx.pluginData`, `io.selfData`), scoped per tenant, session and plugin. */
+  pluginData: PluginDataStore;
+  /** The current plugin catalog (new executions capture its generation). */
+  catalog: RuntimeCatalog;
+  /** Earlier generations, for executions that started before a reload (`executionCatalog`). */
+  generations?: CatalogGenerations;
+  providers: ProviderRegistry;
+  worlds: WorldCatalog;
+  logger: Logger;
+  /** The tools of agent runtimes; absent (as production wires it): `createToolSet` over `pluginData` (framework and plugin tools). */
+  tools?: ToolSet;
+  /**
+   * Where generated media's bytes are stored (`ctx.assets`) and read for the recent-images message.
+   * Absent (a test's deps): a run that generates an asset fails, and no image is attached.
+   */
+  media?: MediaStore;
+  /** Where streamed story text goes as it arrives (`GET /v1/sessions/:id/events`); absent: nowhere. */
+  deltas?: DeltaBus;
+  /** Model call timings and errors (`covel_model_call_*`); absent (a test's deps): not measured. */
+  metrics?: EngineMetrics;
+  /** Where the hand-off enqueues a session's next execution. */
+  queue: TurnProducer;
+  options: TurnOptions;
+}
+
+export const historyReadLimit = (deps: Pick<TurnDeps, 'options'>) => deps.options.historyReadLimit ?? DEFAULT_HISTORY_READ_LIMIT;

@@ -1,0 +1,372 @@
+import type { ContextMessage, ExecutionOutput, InputSlot, LedgerEntry } from '../../context';
+import { type EventData, type EventType, type StoredEvent, summariesProjection, turnMessagesProjection } from '../../events';
+import type { RuntimeCatalog } from '../catalog/runtime-catalog';
+import { JournalGapError } from '../errors';
+import { resultKey } from './input-hash';
+
+export interface RuntimeOutput {
+  stage: string | null;
+  pluginId: string;
+  runtimeId: string;
+  outputKind: 'story' | 'structured' | 'none';
+  messageId: string;
+  text: string;
+  attempt: number;
+  /** How many of the execution's mid-turn messages had arrived when the output was recorded (the commit places the later ones after it). */
+  midTurnBefore: number;
+}
+
+/** A message the player added to the running turn (`player-input.mid-turn@1`). */
+export interface MidTurnMessage {
+  messageId: string;
+  text: string;
+}
+
+export interface ExecutionJournal {
+  executionId: string;
+  turnId: string;
+  input: { messageId: string; text: string };
+  submittedVersion: number;
+  /**
+   * A regenerated turn (`player-input.submitted@1` `retryFromTurnId`): the turn it re-runs from the
+   * same source. Its history leaves that turn out, its commit supersedes it; runtimes see it as
+   * `ctx.session.retryFromTurnId`.
+   */
+  retryFromTurnId?: string;
+  /** With `retryFromTurnId`: the first turn of its alternatives. */
+  alternativeOf?: string;
+  status: 'pending' | 'committed' | 'failed';
+  /** Highest `execution.started` attempt seen (0 = never started). */
+  latestAttempt: number;
+  /** The plugin registry generation its first `execution.started` captured (absent: an early log, or not started). */
+  generation?: string;
+  /** Outputs already produced by this execution, any attempt, keyed by `pluginId/runtimeId`. */
+  outputs: Map<string, RuntimeOutput>;
+  /** Handler results recorded by this execution (`extension.resolved`), first one per key, as JSON text. */
+  extensionResults: Map<string, string>;
+  /**
+   * The player's latest form values for this execution (spec §4 "The form is read only once",
+   * template variable `player.lastFormValues`): those submitted with the execution's input, read
+   * from its event once, the same for every runtime of the execution and for a rebuild; null when
+   * the input carried none (and for an activation).
+   */
+  lastFormValues: Readonly<Record<string, unknown>> | null;
+  /** What each agent runtime's loop recorded so far (replies, tool outcomes), keyed by `pluginId/runtimeId`. */
+  agentLoops: Map<string, AgentLoopRecord>;
+  /** Topics emitted by this execution's tool calls (recorded in `tool.completed@1`). */
+  emittedTopics: Set<string>;
+  /** Set when a manual request or an emitted event started this execution for one runtime (`runtime.activated@1`). */
+  activation?: ExecutionActivation;
+  /** Assets its tools and functions generated (`asset.generated@1`), in submission order; the commit shows them. */
+  assets: GeneratedAssetRecord[];
+  /** The execution's compaction barrier has run to an end (`compaction.barrier-passed@1`): it never runs again. */
+  barrierPassed: boolean;
+  /** The summary model calls its compaction barrier recorded, keyed by `requestKey` (any attempt; the first per key wins). */
+  summaryCalls: Map<string, RecordedSummaryCall>;
+  /** The runtimes' suspensions on a tool (`execution.suspended@1`), in log order, each with its resume once recorded. */
+  suspensions: ExecutionSuspension[];
+  /** Messages the player added while it ran (`player-input.mid-turn@1`), in log order: part of its current turn. */
+  midTurnMessages: MidTurnMessage[];
+}
+
+/** A runtime suspended on a tool call: its continuation (spec §1, §3), and the resume that answers it. */
+export interface ExecutionSuspension {
+  pluginId: string;
+  runtimeId: string;
+  step: number;
+  toolCallId: string;
+  name: string;
+  /** The protected range saved with the continuation: the runtime's requests after the resume use it as it is. */
+  currentTurnUserMessages: ContextMessage[];
+  /** The typed inputs the runtime had resolved: frozen, never resolved again after the resume. */
+  inputs: InputSlot[];
+  waitingFor: EventData<'execution.suspended@1'>['waitingFor'];
+  resumed?: { resumeId: string; payload: unknown };
+}
+
+/** The suspension the execution waits on (the oldest not yet resumed), if any: the execution shows `status: waiting`. */
+export const waitingSuspension = (execution: ExecutionJournal): ExecutionSuspension | undefined => execution.suspensions.find((s) => !s.resumed);
+
+/** A recorded summary model call of the compaction barrier: its request, and its reply once recorded. */
+export interface RecordedSummaryCall {
+  requestId: string;
+  reply?: { text: string; finishReason: 'stop' | 'length' | 'other' };
+}
+
+/** A generated asset as the execution recorded it (its bytes are in the MediaStore). */
+export type GeneratedAssetRecord = EventData<'asset.generated@1'>;
+
+/** The activation of an execution that runs one `manual` or event-triggered runtime. */
+export type ExecutionActivation =
+  | { kind: 'manual'; pluginId: string; runtimeId: string; payload: unknown }
+  | { kind: 'event'; pluginId: string; runtimeId: string; topic: string; payload: unknown };
+
+/** One recorded step reply of an agent loop: the reply's JSON text (`llm.responded@1` reply). */
+export interface RecordedReply {
+  step: number;
+  reply: string;
+}
+
+/** One recorded tool outcome (`tool.completed@1`). */
+export interface RecordedToolOutcome {
+  step: number;
+  toolCallId: string;
+  name: string;
+  content: string;
+  ok: boolean;
+  errorCode?: string;
+  done?: boolean;
+}
+
+/** The recorded steps of one runtime's agent loop in one execution, any attempt: the first record per step / call wins. */
+export interface AgentLoopRecord {
+  replies: Map<number, RecordedReply>;
+  /** Keyed by `${step}/${toolCallId}`. */
+  outcomes: Map<string, RecordedToolOutcome>;
+  /**
+   * What each step's recorded call added to the run's token-budget ledger (`llm.calling@1`
+   * budget.added), by step, the first call per step (a fallback adds the same); `runLedger` folds it.
+   */
+  ledgers?: Map<number, LedgerEntry[]>;
+}
+
+export const outcomeKey = (step: number, toolCallId: string) => `${step}/${toolCallId}`;
+
+export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/${runtimeId}`;
+
+/**
+ * The execution journal of one session, rebuilt from its events (a suffix of the stream is
+ * enough when it starts at or before the earliest pending input).
+ */
+/** The events that change what a runtime's history read returns (the turn_messages and summaries projections). */
+const HISTORY_EVENTS: ReadonlySet<EventType> = new Set([...turnMessagesProjection.handles, ...summariesProjection.handles]);
+
+export class SessionJournal {
+  version = 0;
+  /** Stream version of the session's last plugin-data event (0: none): moves whenever plugin data changes. */
+  pluginDataVersion = 0;
+  /** Stream version of the session's last event that changes its history views (0: none in this journal): a commit, a supersede, a compaction. */
+  historyVersion = 0;
+  private readonly executions = new Map<string, ExecutionJournal>();
+  private readonly order: string[] = [];
+
+  constructor(events: readonly StoredEvent[] = [], startVersion = 0) {
+    this.version = startVersion;
+    this.apply(events);
+  }
+
+  apply(events: readonly StoredEvent[]): void {
+    for (const event of events) {
+      if (event.streamVersion !== this.version + 1) {
+        throw new JournalGapError(this.version, event.streamVersion);
+      }
+      this.version = event.streamVersion;
+      if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1') this.pluginDataVersion = event.streamVersion;
+      if (HISTORY_EVENTS.has(event.type)) this.historyVersion = event.streamVersion;
+      this.applyOne(event);
+    }
+  }
+
+  get(executionId: string): ExecutionJournal | undefined {
+    return this.executions.get(executionId);
+  }
+
+  /** Executions neither committed nor failed, in submission order. */
+  pending(): ExecutionJournal[] {
+    return this.order.map((id) => this.executions.get(id)!).filter((e) => e.status === 'pending');
+  }
+
+  private agentLoop(executionId: string, key: string): AgentLoopRecord | undefined {
+    const execution = this.executions.get(executionId);
+    if (!execution) return undefined;
+    let loop = execution.agentLoops.get(key);
+    if (!loop) execution.agentLoops.set(key, (loop = { replies: new Map(), outcomes: new Map() }));
+    return loop;
+  }
+
+  private applyOne(event: StoredEvent) {
+    switch (event.type) {
+      case 'player-input.submitted@1': {
+        const d = event.data;
+        this.executions.set(d.executionId, {
+          ...pendingExecution({ ...d, input: { messageId: d.messageId, text: d.text }, submittedVersion: event.streamVersion }, d.formValues ?? null),
+          ...(d.retryFromTurnId !== undefined ? { retryFromTurnId: d.retryFromTurnId, alternativeOf: d.alternativeOf ?? d.retryFromTurnId } : {}),
+        });
+        this.order.push(d.executionId);
+        return;
+      }
+      case 'runtime.activated@1': {
+        const d = event.data;
+        const ids = { pluginId: d.pluginId, runtimeId: d.runtimeId, payload: d.payload };
+        this.executions.set(d.executionId, {
+          ...pendingExecution({ ...d, input: { messageId: d.messageId, text: '' }, submittedVersion: event.streamVersion }, null),
+          activation: d.kind === 'event' ? { kind: 'event', topic: d.topic ?? '', ...ids } : { kind: 'manual', ...ids },
+        });
+        this.order.push(d.executionId);
+        return;
+      }
+      case 'execution.started@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e) e.latestAttempt = Math.max(e.latestAttempt, event.data.attempt);
+        if (e && e.generation === undefined && event.data.generation !== undefined) e.generation = event.data.generation;
+        return;
+      }
+      case 'runtime.output.produced@1': {
+        const d = event.data;
+        this.executions.get(d.executionId)?.outputs.set(runtimeKey(d.pluginId, d.runtimeId), {
+          stage: d.stage,
+          pluginId: d.pluginId,
+          runtimeId: d.runtimeId,
+          outputKind: d.outputKind,
+          messageId: d.messageId,
+          text: d.text,
+          attempt: d.attempt,
+          midTurnBefore: this.executions.get(d.executionId)?.midTurnMessages.length ?? 0,
+        });
+        return;
+      }
+      case 'player-input.mid-turn@1': {
+        const d = event.data;
+        this.executions.get(d.executionId)?.midTurnMessages.push({ messageId: d.messageId, text: d.text });
+        return;
+      }
+      case 'extension.resolved@1': {
+        const d = event.data;
+        const results = this.executions.get(d.executionId)?.extensionResults;
+        const key = resultKey(d.point, d.pluginId, d.extensionId, d.inputHash);
+        if (results && !results.has(key)) results.set(key, d.result);
+        return;
+      }
+      case 'llm.calling@1': {
+        const d = event.data;
+        if (d.budget === undefined) return; // a call without a budget adds nothing to the ledger
+        const loop = this.agentLoop(d.executionId, runtimeKey(d.pluginId, d.runtimeId));
+        const step = d.step ?? 1;
+        if (!loop) return;
+        loop.ledgers ??= new Map();
+        if (!loop.ledgers.has(step)) loop.ledgers.set(step, d.budget.added);
+        return;
+      }
+      case 'llm.responded@1': {
+        const d = event.data;
+        if (d.reply === undefined) return; // a log before the agent loop: nothing to resume from
+        const loop = this.agentLoop(d.executionId, runtimeKey(d.pluginId, d.runtimeId));
+        const step = d.step ?? 1;
+        if (loop && !loop.replies.has(step)) loop.replies.set(step, { step, reply: d.reply });
+        return;
+      }
+      case 'tool.completed@1': {
+        const d = event.data;
+        const loop = this.agentLoop(d.executionId, runtimeKey(d.pluginId, d.runtimeId));
+        const key = outcomeKey(d.step, d.toolCallId);
+        if (!loop || loop.outcomes.has(key)) return;
+        loop.outcomes.set(key, {
+          step: d.step,
+          toolCallId: d.toolCallId,
+          name: d.name,
+          content: d.content,
+          ok: d.ok,
+          ...(d.errorCode !== undefined ? { errorCode: d.errorCode } : {}),
+          ...(d.done ? { done: true } : {}),
+        });
+        for (const topic of d.emittedTopics ?? []) this.executions.get(d.executionId)?.emittedTopics.add(topic);
+        return;
+      }
+      case 'asset.generated@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e && !e.assets.some((a) => a.media.mediaId === event.data.media.mediaId)) e.assets.push(event.data);
+        return;
+      }
+      case 'turn.committed@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e) e.status = 'committed';
+        return;
+      }
+      case 'execution.failed@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e && e.status === 'pending') e.status = 'failed';
+        return;
+      }
+      case 'execution.suspended@1': {
+        const d = event.data;
+        const e = this.executions.get(d.executionId);
+        if (!e || e.suspensions.some((s) => s.runtimeId === d.runtimeId && s.pluginId === d.pluginId && s.step === d.step && s.toolCallId === d.toolCallId))
+          return;
+        e.suspensions.push({
+          pluginId: d.pluginId,
+          runtimeId: d.runtimeId,
+          step: d.step,
+          toolCallId: d.toolCallId,
+          name: d.name,
+          currentTurnUserMessages: d.currentTurnUserMessages.map((m) => ({ ...m })),
+          inputs: d.inputs.map((i) => structuredClone(i) as InputSlot),
+          waitingFor: d.waitingFor,
+        });
+        return;
+      }
+      case 'execution.resumed@1': {
+        const d = event.data;
+        const e = this.executions.get(d.executionId);
+        const s = e?.suspensions.find(
+          (x) => !x.resumed && x.pluginId === d.pluginId && x.runtimeId === d.runtimeId && x.step === d.step && x.toolCallId === d.toolCallId,
+        );
+        if (s) s.resumed = { resumeId: d.resumeId, payload: d.payload };
+        return;
+      }
+      case 'compaction.barrier-passed@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e) e.barrierPassed = true;
+        return;
+      }
+      case 'compaction.summary-requested@1': {
+        const calls = this.executions.get(event.data.executionId)?.summaryCalls;
+        if (calls && !calls.has(event.data.requestKey)) calls.set(event.data.requestKey, { requestId: event.data.requestId });
+        return;
+      }
+      case 'compaction.summary-responded@1': {
+        const d = event.data;
+        const call = [...(this.executions.get(d.executionId)?.summaryCalls.values() ?? [])].find((c) => c.requestId === d.requestId);
+        if (call && !call.reply) call.reply = { text: d.text, finishReason: d.finishReason };
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}
+
+/** The outputs an execution has produced so far, as buildContext takes them. */
+export function executionOutputs(execution: ExecutionJournal, catalog: RuntimeCatalog): ExecutionOutput[] {
+  return [...execution.outputs.values()].map((o) => ({
+    pluginId: o.pluginId,
+    runtimeId: o.runtimeId,
+    outputKind: o.outputKind,
+    stageIndex: o.stage === null ? null : catalog.stages.indexOf(o.stage),
+    text: o.text,
+  }));
+}
+
+/** A new execution as its input or activation event starts it: pending, nothing produced yet. */
+function pendingExecution(
+  start: { executionId: string; turnId: string; input: { messageId: string; text: string }; submittedVersion: number },
+  lastFormValues: ExecutionJournal['lastFormValues'],
+): ExecutionJournal {
+  return {
+    executionId: start.executionId,
+    turnId: start.turnId,
+    input: start.input,
+    submittedVersion: start.submittedVersion,
+    status: 'pending',
+    latestAttempt: 0,
+    outputs: new Map(),
+    extensionResults: new Map(),
+    agentLoops: new Map(),
+    emittedTopics: new Set(),
+    assets: [],
+    lastFormValues,
+    barrierPassed: false,
+    summaryCalls: new Map(),
+    suspensions: [],
+    midTurnMessages: [],
+  };
+}

@@ -1,0 +1,6 @@
+/** A runtime's model request: its body rendered from the template, the request built from the catalog and the turn, the runtime's own data. */
+export { agentOf, buildRuntimeRequest, promptCacheKey, requestMessages, runtimeView } from './runtime-request';
+export type { AgentStepInputs, RequestBudget, RuntimeRequest, RuntimeRequestInputs } from './runtime-request';
+export { earlierStructuredOutputs, renderRuntimeBody, turnNumberOf } from './runtime-template';
+export type { RuntimeBodySources } from './runtime-template';
+export { foldedSelfData, readSelfData, selfDataSources, selfDataUnchanged } from './self-data';

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { EngineError, type ErrorIssue } from '../../errors';
+
+/** The HTTP header that carries an idempotency key (named in the errors about it). */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+
+/** The operations a key can guard; part of the request hash, so one key cannot serve two of them. */
+export type IdempotentOperation = 'create-session' | 'submit-input' | 'activate' | 'resume' | 'retry-turn' | 'select-alternative';
+
+/**
+ * A stable hash of the canonical request a key guards: the operation, the session it targets
+ * (null for session creation) and the validated body, with object keys sorted.
+ */
+export function requestHash(request: { operation: IdempotentOperation; sessionId: string | null; body: Record<string, unknown> }): string {
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** The key was first used for another request (another body, session or endpoint): 422. */
+export class IdempotencyKeyMismatchError extends EngineError {
+  readonly code = 'IDEMPOTENCY_KEY_MISMATCH';
+  readonly category = 'unprocessable';
+  override readonly issues: readonly ErrorIssue[] = [
+    { path: IDEMPOTENCY_KEY_HEADER, message: 'already used for a different request (another body, session or endpoint); use a new key' },
+  ];
+  constructor() {
+    super(`${IDEMPOTENCY_KEY_HEADER}: already used for a different request (another body, session or endpoint); use a new key`);
+  }
+}
+
+/** An answer to an idempotent request, and whether it is the replay of an earlier one. */
+export interface IdempotentAnswer<T> {
+  answer: T;
+  replayed: boolean;
+}

@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ConcurrencyError,
+  type EventData,
+  type EventStore,
+  IdempotencyKeyTakenError,
+  type IdempotencyRecord,
+  type ReadModels,
+  type StoredEvent,
+} from '../../events';
+import { InvalidInputError } from '../../errors';
+import { canonicalLocaleTag, languageNameOf } from '../../plugins-sdk';
+import { SessionNotFoundError } from '../errors';
+import type { Logger } from '../logging/logger';
+import type { PluginSettings } from '../plugin-host/plugin-settings';
+import type { SessionPluginResolver } from './session-plugins';
+import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
+import { queueUnavailable, type TurnJob, type TurnProducer } from '../queue';
+import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
+import { type ChangePreferencesRequest, changeSessionPreferences, normalizePreferences, type SessionPreferences } from '../preferences';
+
+export interface SessionServiceDeps {
+  store: EventStore;
+  queue: TurnProducer;
+  readModels: ReadModels;
+  logger: Logger;
+  /** Resolves a new session's plugin list (the request's, else its world's); none: nothing recorded. */
+  plugins?: SessionPluginResolver;
+}
+
+export interface CreateSessionRequest {
+  tenantId: string;
+  worldId?: string;
+  /** A BCP 47 tag; stored in its canonical form. Default `en`. */
+  locale?: string;
+  /** The player's configuration of plugins (validated by the caller against the loaded plugins' `contributes.settings`). */
+  pluginSettings?: PluginSettings;
+  /** The plugins the session runs (plugin ids); default the world's list, else the plugins enabled by default. */
+  plugins?: readonly string[];
+  /**
+   * The player's preferences per model slot (validated by the caller: slot names against
+   * `llm.toml`'s); set: recorded as `session.preferences-changed@1` right after `session.created@1`.
+   */
+  preferences?: SessionPreferences;
+  /** A repeat with the same key and body answers the first session; see `IdempotencyKeyMismatchError`. */
+  idempotencyKey?: string;
+}
+
+export interface SubmitInputRequest {
+  tenantId: string;
+  sessionId: string;
+  text: string;
+  /** The form the player filled in with this input (a JSON object; `player.lastFormValues`). */
+  formValues?: PlayerInputFormValues;
+  idempotencyKey?: string;
+}
+
+export type PlayerInputFormValues = NonNullable<EventData<'player-input.submitted@1'>['formValues']>;
+
+/** How many times an append is retried when other appends to the session come first. */
+const MAX_APPEND_TRIES = 50;
+
+/** Use cases behind the API: create a session, submit a player input. */
+export class SessionService {
+  constructor(private readonly deps: SessionServiceDeps) {}
+
+  /**
+   * Appends `session.created@1`. Under an idempotency key, the key is recorded in that event:
+   * a repeat (same key and body) answers the session the first request created.
+   */
+  async createSession(request: CreateSessionRequest): Promise<IdempotentAnswer<{ id: string }>> {
+    const { tenantId, idempotencyKey } = request;
+    const locale = canonicalLocaleTag(request.locale ?? 'en');
+    if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
+    const worldId = request.worldId ?? null;
+    const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
+    const plugins = this.deps.plugins?.({ worldId, ...(request.plugins ? { requested: request.plugins } : {}) });
+    const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
+    const preferences = request.preferences ? normalizePreferences(request.preferences) : undefined;
+    const setPreferences = preferences && Object.keys(preferences.slots).length > 0 ? preferences : undefined;
+    const idempotency =
+      idempotencyKey === undefined
+        ? undefined
+        : {
+            key: idempotencyKey,
+            requestHash: requestHash({
+              operation: 'create-session',
+              sessionId: null,
+              body: { worldId, locale, ...recorded, ...(setPreferences ? { preferences: setPreferences } : {}) },
+            }),
+          };
+    for (let tries = 0; ; tries++) {
+      if (idempotency) {
+        const prior = await this.priorAnswer(tenantId, idempotency, (e) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null));
+        if (prior) return { answer: prior, replayed: true };
+      }
+      const sessionId = randomUUID();
+      try {
+        await this.deps.store.append({
+          tenantId,
+          streamId: sessionId,
+          expectedVersion: 0,
+          // the language's name is derived from the tag (not part of the request's hash), recorded to keep its bytes
+          events: [
+            { type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded, languageName: languageNameOf(locale) } },
+            ...(setPreferences ? [{ type: 'session.preferences-changed@1' as const, data: { preferences: setPreferences } }] : []),
+          ],
+          idempotency,
+        });
+        return { answer: { id: sessionId }, replayed: false };
+      } catch (error) {
+        // a concurrent request with the same key won: the next pass answers from its event
+        if (!(error instanceof IdempotencyKeyTakenError) || tries >= MAX_APPEND_TRIES) throw error;
+      }
+    }
+  }
+
+  /** True when the session exists and belongs to the tenant. */
+  async owns(tenantId: string, sessionId: string): Promise<boolean> {
+    return (await this.deps.store.streamTenant(sessionId)) === tenantId;
+  }
+
+  /**
+   * Appends the input (retrying on concurrent appends to the same session), then enqueues its
+   * turn job when it is the session's earliest pending execution (else the end of the one before
+   * it hands off to it, see `handOff`). When the queue is known to be down, nothing is appended
+   * and the caller gets `UnavailableError` (retry later). The input is durable once appended: if
+   * the enqueue fails after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
+   * Under an idempotency key, the key is recorded in the input's event (one row, one
+   * transaction): a repeat answers the first execution and appends nothing.
+   */
+  async submitInput(request: SubmitInputRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
+    const { tenantId, sessionId, text, formValues, idempotencyKey } = request;
+    // ownership and the version of the first try in one read
+    const head = await this.deps.store.streamHead(sessionId);
+    if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
+    const idempotency =
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: formValues ? { text, formValues } : { text } }) };
+    const executionId = randomUUID();
+    const turnId = randomUUID();
+    const event = {
+      type: 'player-input.submitted@1' as const,
+      data: { executionId, turnId, messageId: randomUUID(), text, ...(formValues ? { formValues } : {}) },
+    };
+    for (let tries = 0; ; tries++) {
+      if (idempotency) {
+        const prior = await this.priorAnswer(tenantId, idempotency, (e) =>
+          e.type === 'player-input.submitted@1' && e.streamId === sessionId ? { executionId: e.data.executionId, turnId: e.data.turnId } : null,
+        );
+        if (prior) {
+          await this.resumeIfUnfinished({ tenantId, sessionId, executionId: prior.executionId });
+          return { answer: prior, replayed: true };
+        }
+      }
+      // a repeat is answered above even with the queue away; a new input is not recorded then
+      if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
+      const version = tries === 0 ? head.version : await this.deps.store.streamVersion(sessionId);
+      try {
+        await this.deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: [event], idempotency });
+        break;
+      } catch (error) {
+        const retry = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
+        if (!retry || tries >= MAX_APPEND_TRIES) throw error;
+      }
+    }
+    await this.enqueueSessionHead({ tenantId, sessionId, executionId });
+    return { answer: { executionId, turnId }, replayed: false };
+  }
+
+  /**
+   * A message the player adds to the session's running turn (`midTurn: true`): joins it instead
+   * of queueing a turn, or `NoRunningTurnError` (409) when none is running (see `submitMidTurnMessage`).
+   */
+  submitMidTurn(request: MidTurnRequest): Promise<IdempotentAnswer<MidTurnAnswer>> {
+    return submitMidTurnMessage(this.deps, request);
+  }
+
+  /**
+   * Changes the player's preferences (`PATCH /v1/sessions/:id/preferences`), recorded as
+   * `session.preferences-changed@1`: the turns accepted after it use them (see `changeSessionPreferences`).
+   */
+  changePreferences(request: ChangePreferencesRequest): Promise<{ preferences: SessionPreferences }> {
+    return changeSessionPreferences(this.deps, request);
+  }
+
+  /**
+   * Enqueues the session's earliest pending execution when it is `job`'s (read after the input's
+   * append). Racing the end of the execution before it is safe: that end is appended at the
+   * version its worker's journal was read at (so an input appended first is in the journal its
+   * hand-off reads), this reads after the input's commit, so whichever of the two commits comes
+   * second sees the other, and at least one side enqueues this execution (both may: the enqueue is
+   * idempotent). The `executions` view is applied in each append's transaction,
+   * so the read sees every commit before it.
+   */
+  private async enqueueSessionHead(job: TurnJob) {
+    const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
+    if (head === null || head.executionId === job.executionId) await this.enqueue(job);
+  }
+
+  /**
+   * The answer recorded under the key, or null when the tenant has not used it. The same key for
+   * another request (its hash differs) is an `IdempotencyKeyMismatchError`.
+   */
+  private async priorAnswer<T>(tenantId: string, idempotency: IdempotencyRecord, answerOf: (event: StoredEvent) => T | null): Promise<T | null> {
+    const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
+    if (!prior) return null;
+    const answer = prior.requestHash === idempotency.requestHash ? answerOf(prior.event) : null;
+    if (answer === null) throw new IdempotencyKeyMismatchError();
+    return answer;
+  }
+
+  /**
+   * A retried request may come after a crash between the append and the enqueue: unless the
+   * execution has finished, enqueue the session's earliest pending execution (this one, or one
+   * before it whose end hands off to it; enqueueing is idempotent per execution).
+   */
+  private async resumeIfUnfinished(job: TurnJob) {
+    const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
+    if (view?.status === 'committed' || view?.status === 'failed') return;
+    const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
+    await this.enqueue(head ? { ...job, executionId: head.executionId } : job);
+  }
+
+  private async enqueue(job: TurnJob) {
+    try {
+      await this.deps.queue.enqueue(job);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.deps.logger.warn(`enqueue of execution ${job.executionId} failed (${reason}); the input is recorded and the sweeper will enqueue it`);
+    }
+  }
+}

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ConcurrencyError,
+  type EventStore,
+  IdempotencyKeyTakenError,
+  type IdempotencyRecord,
+  type ReadModels,
+  type TurnAlternativeRecord,
+  type TurnAlternativesRecord,
+} from '../../events';
+import { ConflictError, NotFoundError } from '../../errors';
+import { truncateText } from '../../text';
+import { SessionNotFoundError } from '../errors';
+import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
+import type { Logger } from '../logging/logger';
+import { queueUnavailable, type TurnProducer } from '../queue';
+
+export interface TurnAlternativesDeps {
+  store: EventStore;
+  queue: TurnProducer;
+  readModels: ReadModels;
+  logger: Logger;
+}
+
+/** Code points of an alternative's story text the listing shows. */
+export const ALTERNATIVE_PREVIEW_CHARS = 200;
+
+/** One alternative as the API lists it; its id is its execution id. */
+export interface TurnAlternativeView {
+  id: string;
+  turnId: string;
+  createdAt: string;
+  status: 'running' | 'committed' | 'failed';
+  /** The first code points of its story text (empty while it runs, or when it has none). */
+  preview: string;
+  selected: boolean;
+}
+
+/** How many times an append is retried when other appends to the session come first. */
+const MAX_APPEND_TRIES = 50;
+
+/**
+ * Regenerating the latest turn and choosing among its alternatives (issue 16; spec §1 "This turn's
+ * story text", §4 `retryFromTurnId`). A turn's alternatives are the turn first played and each
+ * regeneration of it; their group is named by the first one's turn id (`alternativeOf`), and each
+ * alternative by its execution id. Exactly one of them is in the history (`turn_messages`): the
+ * selected one; the log keeps all.
+ */
+export class TurnAlternativesService {
+  constructor(private readonly deps: TurnAlternativesDeps) {}
+
+  /**
+   * Re-runs the latest turn from its source: a new execution (`player-input.submitted@1` with
+   * `retryFromTurnId` = the selected alternative's turn, the same typed input and form values),
+   * which reads the history without that turn and, when it commits, takes its place
+   * (`turn.superseded@1`). `turnId` may name any alternative of the latest turn. Refused: another
+   * tenant's session or an unknown turn (404); a turn that is not the latest, a running execution in
+   * the session, a latest turn already compacted (409). Under an idempotency key (recorded in the
+   * input's event) a repeat answers the first execution.
+   */
+  async retry(request: {
+    tenantId: string;
+    sessionId: string;
+    turnId: string;
+    idempotencyKey?: string;
+  }): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
+    const { tenantId, sessionId, turnId, idempotencyKey } = request;
+    await this.requireSession(tenantId, sessionId);
+    const idempotency: IdempotencyRecord | undefined =
+      idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestHash({ operation: 'retry-turn', sessionId, body: { turnId } }) };
+    for (let tries = 0; ; tries++) {
+      if (idempotency) {
+        const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
+        if (prior) {
+          const e = prior.event;
+          if (prior.requestHash !== idempotency.requestHash || e.type !== 'player-input.submitted@1' || e.streamId !== sessionId)
+            throw new IdempotencyKeyMismatchError();
+          await this.enqueueHead(tenantId, sessionId, e.data.executionId);
+          return { answer: { executionId: e.data.executionId, turnId: e.data.turnId }, replayed: true };
+        }
+      }
+      if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
+      const version = await this.deps.store.streamVersion(sessionId);
+      const { group, latest } = await this.latestGroup(tenantId, sessionId, turnId, 'regenerated');
+      const source = group.alternatives.find((a) => a.turnId === latest)!;
+      const executionId = randomUUID();
+      const newTurnId = randomUUID();
+      try {
+        await this.deps.store.append({
+          tenantId,
+          streamId: sessionId,
+          expectedVersion: version,
+          events: [
+            {
+              type: 'player-input.submitted@1',
+              data: {
+                executionId,
+                turnId: newTurnId,
+                messageId: randomUUID(),
+                // an execution retried after a commit keeps its original typed input values (spec §1)
+                text: source.text,
+                ...(source.formValues ? { formValues: source.formValues } : {}),
+                retryFromTurnId: source.turnId,
+                alternativeOf: group.alternativeOf,
+              },
+            },
+          ],
+          idempotency,
+        });
+      } catch (error) {
+        // another append came first (its input now runs: the next pass says so), or the same key won
+        const again = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
+        if (!again || tries >= MAX_APPEND_TRIES) throw error;
+        continue;
+      }
+      await this.enqueueHead(tenantId, sessionId, executionId);
+      return { answer: { executionId, turnId: newTurnId }, replayed: false };
+    }
+  }
+
+  /** The alternatives of a player turn (any of them names the group), oldest first. */
+  async list(request: { tenantId: string; sessionId: string; turnId: string }): Promise<{ turnId: string; alternatives: TurnAlternativeView[] }> {
+    await this.requireSession(request.tenantId, request.sessionId);
+    const group = await this.group(request.tenantId, request.sessionId, request.turnId);
+    const statuses = await Promise.all(group.alternatives.map((a) => this.deps.readModels.execution(request.tenantId, a.executionId)));
+    return {
+      turnId: group.alternativeOf,
+      alternatives: group.alternatives.map((a, i) => ({
+        id: a.executionId,
+        turnId: a.turnId,
+        createdAt: a.createdAt,
+        status: a.messages ? 'committed' : statuses[i]?.status === 'failed' ? 'failed' : 'running',
+        preview: preview(a),
+        selected: a.selected,
+      })),
+    };
+  }
+
+  /**
+   * Puts the alternative `alternativeId` (an execution id) of the latest turn in the history in
+   * place of the selected one: `turn.superseded@1` (cause `select`) carrying its committed messages.
+   * Selecting the one already selected records nothing. Under an idempotency key (recorded in the
+   * event) a repeat answers the first selection. Refused: an unknown turn or alternative
+   * (404), one that has not committed, a turn that is not the latest, a running execution (409).
+   */
+  async select(request: {
+    tenantId: string;
+    sessionId: string;
+    turnId: string;
+    alternativeId: string;
+    idempotencyKey?: string;
+  }): Promise<IdempotentAnswer<{ alternativeId: string; turnId: string }>> {
+    const { tenantId, sessionId, turnId, alternativeId, idempotencyKey } = request;
+    await this.requireSession(tenantId, sessionId);
+    const idempotency: IdempotencyRecord | undefined =
+      idempotencyKey === undefined
+        ? undefined
+        : { key: idempotencyKey, requestHash: requestHash({ operation: 'select-alternative', sessionId, body: { turnId, alternativeId } }) };
+    for (let tries = 0; ; tries++) {
+      if (idempotency) {
+        const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
+        if (prior) {
+          const e = prior.event;
+          if (prior.requestHash !== idempotency.requestHash || e.type !== 'turn.superseded@1' || e.streamId !== sessionId)
+            throw new IdempotencyKeyMismatchError();
+          return { answer: { alternativeId: e.data.byExecutionId, turnId: e.data.byTurnId }, replayed: true };
+        }
+      }
+      const version = await this.deps.store.streamVersion(sessionId);
+      const { group, latest } = await this.latestGroup(tenantId, sessionId, turnId, 'selected among');
+      const chosen = group.alternatives.find((a) => a.executionId === alternativeId);
+      if (!chosen) throw new NotFoundError('ALTERNATIVE_NOT_FOUND', `turn ${group.alternativeOf} has no alternative ${alternativeId}`);
+      if (!chosen.messages) throw new ConflictError('ALTERNATIVE_NOT_COMMITTED', `alternative ${alternativeId} has not committed (it is running or failed)`);
+      const answer = { alternativeId, turnId: chosen.turnId };
+      if (chosen.turnId === latest) return { answer, replayed: false };
+      try {
+        await this.deps.store.append({
+          tenantId,
+          streamId: sessionId,
+          expectedVersion: version,
+          events: [
+            {
+              type: 'turn.superseded@1',
+              data: {
+                alternativeOf: group.alternativeOf,
+                turnId: latest,
+                byTurnId: chosen.turnId,
+                byExecutionId: chosen.executionId,
+                cause: 'select',
+                messages: chosen.messages,
+              },
+            },
+          ],
+          idempotency,
+        });
+        return { answer, replayed: false };
+      } catch (error) {
+        const again = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
+        if (!again || tries >= MAX_APPEND_TRIES) throw error;
+      }
+    }
+  }
+
+  /**
+   * The alternatives of `turnId` when they are the latest turn's and nothing runs: the group and
+   * the selected alternative's turn id. `what` says what was asked in the 409's message.
+   */
+  private async latestGroup(tenantId: string, sessionId: string, turnId: string, what: string): Promise<{ group: TurnAlternativesRecord; latest: string }> {
+    const group = await this.group(tenantId, sessionId, turnId);
+    const running = await this.deps.readModels.earliestPendingExecution(tenantId, sessionId);
+    if (running) {
+      throw new ConflictError(
+        'TURN_RUNNING',
+        `the session's turn is still running (execution ${running.executionId}); the latest turn can be ${what} once it has ended`,
+      );
+    }
+    const latest = await this.deps.readModels.latestTurn(tenantId, sessionId);
+    if (!latest || !group.alternatives.some((a) => a.turnId === latest.turnId)) {
+      const which = latest ? `the latest turn is ${latest.turnId}` : 'the history has no turn';
+      throw new ConflictError('NOT_LATEST_TURN', `turn ${turnId} is not the latest turn (${which}); only the latest turn can be ${what}`);
+    }
+    if (latest.compacted) throw new ConflictError('TURN_COMPACTED', `turn ${latest.turnId} is already compacted into a summary; it can no longer be ${what}`);
+    return { group, latest: latest.turnId };
+  }
+
+  private async group(tenantId: string, sessionId: string, turnId: string): Promise<TurnAlternativesRecord> {
+    const group = await this.deps.readModels.turnAlternatives(tenantId, sessionId, turnId);
+    if (!group) throw new NotFoundError('TURN_NOT_FOUND', `session ${sessionId} has no player turn ${turnId}`);
+    return group;
+  }
+
+  private async requireSession(tenantId: string, sessionId: string) {
+    if ((await this.deps.store.streamTenant(sessionId)) !== tenantId) throw new SessionNotFoundError(sessionId);
+  }
+
+  /** Enqueued when it is the session's earliest pending execution (as `SessionService` does for an input). */
+  private async enqueueHead(tenantId: string, sessionId: string, executionId: string) {
+    const view = await this.deps.readModels.execution(tenantId, executionId);
+    if (view?.status === 'committed' || view?.status === 'failed') return;
+    const head = await this.deps.readModels.earliestPendingExecution(tenantId, sessionId);
+    try {
+      await this.deps.queue.enqueue({ tenantId, sessionId, executionId: head?.executionId ?? executionId });
+    } catch (error) {
+      this.deps.logger.warn(`enqueue of execution ${executionId} failed (${String(error)}); the input is recorded and the sweeper will enqueue it`);
+    }
+  }
+}
+
+/** The alternative's story text (its story outputs, in order), its first code points. */
+function preview(a: TurnAlternativeRecord): string {
+  const story = (a.messages ?? [])
+    .filter((m) => m.outputKind === 'story')
+    .map((m) => m.text)
+    .join('\n\n');
+  return truncateText(story, ALTERNATIVE_PREVIEW_CHARS);
+}
