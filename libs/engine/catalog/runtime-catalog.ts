@@ -1,7 +1,7 @@
 import { UnknownStageError } from '../errors';
-import { catalogGeneration } from './catalog-generations';
+import { catalogGeneration } from './generation-id';
 import { PluginHost } from '../plugin-host/host';
-import { FRAMEWORK_TOOLS } from '../tools';
+import { FRAMEWORK_TOOLS } from './framework-tools';
 import { type LoadedPlugin, type Locale, PluginManifestError, type RuntimeExportDeclaration, type RuntimeManifest } from '../../plugins-sdk';
 import { matchesAudience } from '../../context';
 

@@ -1,14 +1,6 @@
 import type { CatalogRuntime } from '../catalog/runtime-catalog';
-import { EMIT_EVENT } from './emit-event';
-import { GET_CHARACTER } from './get-character';
-import { RUNTIME_DONE, runtimeDoneDefined } from './runtime-done';
-import { WORLD_DIMENSION_GET, WORLD_DIMENSION_LIST } from './world-dimensions';
-
-/** The framework's own tools (spec §3, §4, §6), in the order they are defined. */
-export const FRAMEWORK_TOOLS = [RUNTIME_DONE, EMIT_EVENT, WORLD_DIMENSION_GET, WORLD_DIMENSION_LIST, GET_CHARACTER] as const;
-export type FrameworkToolName = (typeof FRAMEWORK_TOOLS)[number];
-
-export const isFrameworkTool = (name: string): name is FrameworkToolName => (FRAMEWORK_TOOLS as readonly string[]).includes(name);
+import { EMIT_EVENT, FRAMEWORK_TOOLS, isFrameworkTool, RUNTIME_DONE } from '../catalog/framework-tools';
+import { runtimeDoneDefined } from './runtime-done';
 
 /**
  * The names of the tools a runtime may call, in definition order: the framework tools first

@@ -4,8 +4,7 @@ import type { DeclaredEvent } from './event-catalog';
 import { checkSchema } from './json-schema';
 import type { Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
-
-export const EMIT_EVENT = 'emit-event';
+import { EMIT_EVENT } from '../catalog/framework-tools';
 
 /** A topic's payload shape in the tool definition: its schema, or a plain object where references or an unreadable schema force one. */
 function payloadShape(e: DeclaredEvent): Record<string, unknown> {

@@ -1,8 +1,7 @@
 import { characterSheet } from '../../data-boundary';
 import type { Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
-
-export const GET_CHARACTER = 'get-character';
+import { GET_CHARACTER } from '../catalog/framework-tools';
 
 /** Names compare case-insensitively, Unicode-normalized, ignoring surrounding spaces. */
 const fold = (name: string) => name.normalize('NFKC').trim().toLocaleLowerCase('und');

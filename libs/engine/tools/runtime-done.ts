@@ -1,8 +1,7 @@
 import type { CatalogRuntime } from '../catalog/runtime-catalog';
 import { NO_ARGUMENTS, type Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
-
-export const RUNTIME_DONE = 'runtime-done';
+import { RUNTIME_DONE } from '../catalog/framework-tools';
 
 /** Spec §3 [COMPLETION]: a runtime with an output schema ends with its JSON (or its completion tool), never with runtime-done. */
 export function runtimeDoneAllowed(runtime: CatalogRuntime): boolean {

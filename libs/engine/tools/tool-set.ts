@@ -1,13 +1,15 @@
 import type { ToolCall, ToolDefinition } from '../../providers';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
-import { authorizedToolNames, isFrameworkTool } from './authorization';
+import { authorizedToolNames } from './authorization';
+import { isFrameworkTool } from '../catalog/framework-tools';
 import { emitEventTool } from './emit-event';
 import { declaredEvents } from './event-catalog';
 import { getCharacterTool } from './get-character';
 import { checkSchema } from './json-schema';
 import { contributedTools, type ToolPluginData } from './plugin-tools';
 import type { ToolOutcome, ToolRunContext, ToolSet } from './port';
-import { RUNTIME_DONE, runtimeDoneAllowed, runtimeDoneTool } from './runtime-done';
+import { runtimeDoneAllowed, runtimeDoneTool } from './runtime-done';
+import { RUNTIME_DONE } from '../catalog/framework-tools';
 import type { Tool } from './tool';
 import { toolError } from './tool-result';
 import { worldDimensionGetTool, worldDimensionListTool } from './world-dimensions';

@@ -4,9 +4,7 @@ import { extendedWorld } from '../plugin-host/world-context';
 import type { ToolRunContext } from './port';
 import { DEFAULT_PAGE, MAX_PAGE, type Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
-
-export const WORLD_DIMENSION_GET = 'world-dimension-get';
-export const WORLD_DIMENSION_LIST = 'world-dimension-list';
+import { WORLD_DIMENSION_GET, WORLD_DIMENSION_LIST } from '../catalog/framework-tools';
 
 /** Largest piece of a string value one call returns, in characters (code points). */
 export const STRING_PAGE = 4000;
