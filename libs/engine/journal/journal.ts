@@ -1,6 +1,5 @@
 import type { ContextMessage, ExecutionOutput, InputSlot, LedgerEntry } from '../../context';
 import { type EventData, type EventType, type StoredEvent, summariesProjection, turnMessagesProjection } from '../../events';
-import type { RuntimeCatalog } from '../catalog/runtime-catalog';
 import { JournalGapError } from '../errors';
 import { resultKey } from './input-hash';
 
@@ -335,8 +334,8 @@ export class SessionJournal {
   }
 }
 
-/** The outputs an execution has produced so far, as buildContext takes them. */
-export function executionOutputs(execution: ExecutionJournal, catalog: RuntimeCatalog): ExecutionOutput[] {
+/** The outputs an execution has produced so far, as buildContext takes them (`catalog`: the execution's RuntimeCatalog, for its stage order). */
+export function executionOutputs(execution: ExecutionJournal, catalog: { readonly stages: readonly string[] }): ExecutionOutput[] {
   return [...execution.outputs.values()].map((o) => ({
     pluginId: o.pluginId,
     runtimeId: o.runtimeId,

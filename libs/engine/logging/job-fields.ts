@@ -1,11 +1,22 @@
 import type { LogFields } from './logger';
-import type { RuntimeJob, TurnJob } from '../queue/port';
+
+/** The ids of a turn job (queue/port's TurnJob); a runtime job (RuntimeJob) adds its attempt and runtime. */
+interface TurnJobIds {
+  tenantId: string;
+  sessionId: string;
+  executionId: string;
+}
+interface RuntimeJobIds extends TurnJobIds {
+  attempt: number;
+  pluginId: string;
+  runtimeId: string;
+}
 
 /**
  * The ids a line about a job carries: tenant, session, execution, the attempt (a runtime job's,
  * or the one a turn job claimed) and the runtime (`pluginId/runtimeId`); absent ones left out.
  */
-export function jobLogFields(job: TurnJob | RuntimeJob, claimedAttempt?: number | null): LogFields {
+export function jobLogFields(job: TurnJobIds | RuntimeJobIds, claimedAttempt?: number | null): LogFields {
   const runtime = 'pluginId' in job ? { attempt: job.attempt, runtime: `${job.pluginId}/${job.runtimeId}` } : {};
   return {
     tenantId: job.tenantId,

@@ -1,14 +1,15 @@
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../../plugins-sdk';
 import { SessionJournal } from '../journal/journal';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
-import type { TurnDeps } from '../execution/deps';
+import type { EventStore } from '../../events';
+import type { WorldCatalog } from '../catalog/world-catalog';
 
 /**
  * The session's execution journal, rebuilt from its events: from the earliest pending input on
  * (a finished execution before it is not in it). A stale `executions` view only makes the read
  * start earlier, never later: the journal itself is always exact.
  */
-export async function loadSessionJournal(deps: Pick<TurnDeps, 'store' | 'readModels'>, sessionId: string): Promise<SessionJournal> {
+export async function loadSessionJournal(deps: { store: EventStore }, sessionId: string): Promise<SessionJournal> {
   const { after, events } = await deps.store.readPendingSuffix(sessionId);
   return new SessionJournal(events, after);
 }
@@ -38,7 +39,7 @@ const createdCache = new Map<string, SessionCreated | null>();
 const CREATED_CACHE_SIZE = 10_000;
 
 /** The session's `session.created@1`, read once per process (a stream not started yet is read again next time). */
-export async function readSessionCreated(deps: Pick<TurnDeps, 'store'>, sessionId: string): Promise<SessionCreated | null> {
+export async function readSessionCreated(deps: { store: EventStore }, sessionId: string): Promise<SessionCreated | null> {
   let created = createdCache.get(sessionId);
   if (created === undefined) {
     const [first] = await deps.store.readStream(sessionId, 0, 1);
@@ -61,7 +62,7 @@ export async function readSessionCreated(deps: Pick<TurnDeps, 'store'>, sessionI
 }
 
 /** The session's locale, world, plugin settings and plugins, from its first event. */
-export async function loadSessionSettings(deps: Pick<TurnDeps, 'store' | 'worlds'>, sessionId: string): Promise<SessionSettings> {
+export async function loadSessionSettings(deps: { store: EventStore; worlds: WorldCatalog }, sessionId: string): Promise<SessionSettings> {
   const created = await readSessionCreated(deps, sessionId);
   if (created === null) return { locale: 'en', world: null, pluginSettings: {}, plugins: null };
   const { worldId } = created;
