@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { EventData, NewEvent } from '../../events';
+import type { NewEvent } from '../../events';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
+import type { ActivationPayload } from '../plugin-host/event-emissions';
 
-/** An activation's payload: any JSON value (the API checks it with zod). */
-export type ActivationPayload = EventData<'runtime.activated@1'>['payload'];
+/** An activation's payload: any JSON value (the API checks it with zod; plugin-host/ checks an emitted one). */
+export type { ActivationPayload };
 
 /** One execution an activation starts. */
 export interface StartedActivation {

@@ -5,7 +5,7 @@ import { executionRequestInputs, resolveRuntimeExports } from '../inputs';
 import { outcomeKey, runtimeKey } from '../journal/journal';
 import { toolError, type ToolOutcome } from '../tools';
 import { RecordedResolver } from '../plugin-host/resolver';
-import { changeEvent } from '../turn/function-step';
+import { changeEvent } from '../plugin-host/plugin-data-buffer';
 import { assetEvents, storeAssets } from '../plugin-host/asset-buffer';
 import { NoMediaStoreError } from '../errors';
 import type { AgentRunContext } from './run-context';

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { EngineError } from '../../errors';
 import type { EventData } from '../../events';
 
-/** What an emitted event carries: the payload of the `runtime.activated@1` it starts (activations/ appends those). */
-type ActivationPayload = EventData<'runtime.activated@1'>['payload'];
+/** What an emitted event (or a manual activation) carries: the payload of the `runtime.activated@1` it starts. */
+export type ActivationPayload = EventData<'runtime.activated@1'>['payload'];
 
 /** Largest payload of one emitted event, as JSON text (the same limit as a manual activation's payload). */
 export const MAX_EMITTED_PAYLOAD_CHARS = 16_000;

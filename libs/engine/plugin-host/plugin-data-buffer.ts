@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type JsonValue, MAX_LIST_LIMIT, type PluginDataReader, PluginDataWrittenV1 } from '../../events';
+import { type JsonValue, MAX_LIST_LIMIT, type NewEvent, type PluginDataReader, PluginDataWrittenV1 } from '../../events';
 import type { PluginDataWriter } from '../../plugins-sdk';
 import { isWellFormedText } from '../../text';
 import { PluginDataRefusedError } from './plugin-data-errors';
@@ -31,6 +31,13 @@ export interface PluginDataChange {
   key: string;
   /** undefined: deleted. */
   value?: JsonValue;
+}
+
+/** The event that records a change (`plugin-data.written@1`, or `plugin-data.deleted@1`). */
+export function changeEvent(ref: { executionId: string; turnId: string; attempt: number; pluginId: string }, c: PluginDataChange): NewEvent {
+  return c.value === undefined
+    ? { type: 'plugin-data.deleted@1', data: { ...ref, namespace: c.namespace, key: c.key } }
+    : { type: 'plugin-data.written@1', data: { ...ref, namespace: c.namespace, key: c.key, value: c.value } };
 }
 
 const rowId = (namespace: string, key: string) => JSON.stringify([namespace, key]);

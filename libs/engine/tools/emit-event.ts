@@ -1,5 +1,4 @@
-import type { ActivationPayload } from '../activations/activation-events';
-import { MAX_EMITTED_PAYLOAD_CHARS } from '../plugin-host/event-emissions';
+import { type ActivationPayload, MAX_EMITTED_PAYLOAD_CHARS } from '../plugin-host/event-emissions';
 import type { DeclaredEvent } from './event-catalog';
 import { checkSchema } from './json-schema';
 import type { Tool } from './tool';

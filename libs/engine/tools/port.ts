@@ -9,7 +9,7 @@
 import type { InputSlot, RuntimeExport } from '../../context';
 import type { EventData } from '../../events';
 import type { ToolCall, ToolDefinition } from '../../providers';
-import type { ActivationPayload } from '../activations/activation-events';
+import type { ActivationPayload } from '../plugin-host/event-emissions';
 import type { ExecutionJournal } from '../journal/journal';
 import type { ExecutionScope } from '../plugin-host/handler-context';
 import type { PluginDataChange } from '../plugin-host/plugin-data-buffer';

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import type { NewEvent } from '../../events';
 import type { FunctionContext } from '../../plugins-sdk';
 import { runtimeKey } from '../journal/journal';
 import { FunctionRuntimeError } from '../plugin-host/plugin-data-errors';
 import { type ExecutionScope, handlerContext } from '../plugin-host/handler-context';
 import { within } from '../plugin-host/invoke';
 import { inSpan, SPAN } from '../../telemetry';
-import { PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-data-buffer';
+import { changeEvent, PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-data-buffer';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import { executionServices } from '../plugin-host/execution-services';
 import type { RuntimeJob } from '../queue';
@@ -73,12 +72,6 @@ export async function runFunctionStep(deps: TurnDeps, args: FunctionStepArgs): P
       after: emissions.flatMap((e) => emittedEventActivations(catalog, e).events),
     }),
   });
-}
-
-export function changeEvent(ref: { executionId: string; turnId: string; attempt: number; pluginId: string }, c: PluginDataChange): NewEvent {
-  return c.value === undefined
-    ? { type: 'plugin-data.deleted@1', data: { ...ref, namespace: c.namespace, key: c.key } }
-    : { type: 'plugin-data.written@1', data: { ...ref, namespace: c.namespace, key: c.key, value: c.value } };
 }
 
 /** Runs the function; resolves to its output text and the rows it changed, or throws `FunctionRuntimeError`. */
