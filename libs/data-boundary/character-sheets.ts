@@ -4,8 +4,7 @@
  * implementation for both. Every value passes the data boundary (`modelFacingJson`) first.
  */
 import { dataBlock, modelFacingJson } from './data-boundary';
-import { truncateText } from '../text';
-import type { Locale } from '../plugins-sdk';
+import { type Locale, truncateText } from '../text';
 import { type CharacterLike, currentCharacterOf, isPlayerControlled, primarySeat, type SeatLike } from './seats';
 
 /** Code points kept of a profile's description, and of its fields' JSON. */

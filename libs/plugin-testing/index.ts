@@ -1,8 +1,8 @@
 /**
- * The plugin contract-test harness (`libs/plugin-testing`): a test-only entry point. It runs
- * the real engine, so it imports `libs/engine` — which is why it is a subpath of the SDK and not
- * part of `libs/plugins-sdk`'s main entry, which plugin code imports and which must not pull the
- * engine in. Import it from test files only.
+ * The plugin contract-test harness (`libs/plugin-testing`): a test-only library. It runs the real
+ * engine, so it depends on both `libs/plugins-sdk` and `libs/engine` — which is why it is a library
+ * of its own: the SDK, which plugin code imports, must not pull the engine in (the engine imports
+ * the SDK). Import it from test files only.
  */
 export { createPluginHarness } from './harness';
 export type { PluginHarness, TurnOptions, HarnessAudit } from './harness';

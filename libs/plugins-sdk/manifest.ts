@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Locale, LOCALES } from '../text';
 import { JSON_POINTER_PATTERN } from './json-pointer';
 import { unknownSchemaKeywords } from './schema-keywords';
 
@@ -319,8 +320,7 @@ export const PluginManifest = z
 
 export type PluginManifest = z.infer<typeof PluginManifest>;
 export type StaticPromptSegment = z.infer<typeof StaticPromptSegment>;
-export type Locale = 'en' | 'zh-Hans';
-export const LOCALES: readonly Locale[] = ['en', 'zh-Hans'];
+export { type Locale, LOCALES };
 
 /** A runtime of a loaded plugin: the inline one (PLUGIN.md) or a child (runtimes/<id>/RUNTIME.md). */
 export interface LoadedRuntime {

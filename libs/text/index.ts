@@ -101,6 +101,10 @@ function isLow(c: number): boolean {
   return c >= 0xdc00 && c <= 0xdfff;
 }
 
+/** The languages prompts are written in (spec §6); a session of any other language is told in one of them which language it writes. */
+export type Locale = 'en' | 'zh-Hans';
+export const LOCALES: readonly Locale[] = ['en', 'zh-Hans'];
+
 /** The longest language tag accepted (BCP 47 sets no limit; this one keeps it bounded). */
 export const MAX_LOCALE_TAG_LENGTH = 255;
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const TESTING = join(ROOT, 'libs', 'plugins-sdk', 'testing');
+const TESTING = join(ROOT, 'libs', 'plugin-testing');
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -19,16 +19,16 @@ describe('the harness stays out of running code', () => {
   it('only test files import libs/plugin-testing (not the engine, not the SDK entry, not a plugin entry)', () => {
     const offenders = [...sources(join(ROOT, 'libs')), ...sources(join(ROOT, 'apps')), ...sources(join(ROOT, 'plugins')), ...sources(join(ROOT, 'tools'))]
       .filter((f) => !f.startsWith(TESTING + sep) && !isTest(f))
-      .filter((f) => specifiers(f).some((s) => /(^|\/)plugins-sdk\/testing(\/|$)|^\.\/testing(\/|$)/.test(s)))
+      .filter((f) => specifiers(f).some((s) => /(^|\/)plugin-testing(\/|$)/.test(s)))
       .map((f) => relative(ROOT, f));
     expect(offenders).toEqual([]);
   });
 
-  it('the SDK main entry pulls no engine in: no file of libs/plugins-sdk outside testing/ imports libs/engine, libs/events or the emulator', () => {
+  it('the SDK pulls no engine in: no file of libs/plugins-sdk imports libs/engine, libs/events, the emulator or this harness', () => {
     const sdk = join(ROOT, 'libs', 'plugins-sdk');
     const offenders = sources(sdk)
-      .filter((f) => !f.startsWith(TESTING + sep) && !isTest(f))
-      .filter((f) => specifiers(f).some((s) => /^\.\.\/(engine|events|emulator)(\/|$)/.test(s)))
+      .filter((f) => !isTest(f))
+      .filter((f) => specifiers(f).some((s) => /^\.\.\/(engine|events|emulator|plugin-testing)(\/|$)/.test(s)))
       .map((f) => relative(ROOT, f));
     expect(offenders).toEqual([]);
   });
