@@ -13,8 +13,17 @@ const PRODUCTION = [
   'tools/**/*.{ts,js,mjs,cjs}',
   'migrations/**/*.{ts,js}',
 ];
-// the docs generators (npm run docs:config, bench --write-docs) are development tools, not in the image (.dockerignore)
-const NOT_PRODUCTION = ['**/test/**', '**/*.test.ts', 'libs/emulator/**', 'libs/plugin-testing/**', 'tools/docs-block.ts', 'tools/config-docs/**'];
+// the docs generators (npm run docs:config, bench --write-docs) and the import-loop check (npm run cycles) are development
+// tools, not in the image (.dockerignore)
+const NOT_PRODUCTION = [
+  '**/test/**',
+  '**/*.test.ts',
+  'libs/emulator/**',
+  'libs/plugin-testing/**',
+  'tools/docs-block.ts',
+  'tools/config-docs/**',
+  'tools/import-graph/**',
+];
 // import paths, matched by path segment: libs/emulator; test/support, any test/ folder, the
 // benchmarks, the plugin SDK's test harness
 const EMULATOR = '(^|/)emulator(/|$)';
