@@ -1,21 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPromptLoader, PromptTemplateError, sharedPromptLoader } from '..';
+import { promptDirs } from '../../../test/support/prompt-dirs';
 
-let base: string;
-beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), 'covel-prompts-'));
-});
-afterEach(() => rmSync(base, { recursive: true, force: true }));
-
-/** A directory holding `x.<suffix>.md` files whose text is their suffix (`default` for `x.md`). */
-function dirWith(name: string, suffixes: string[], template = 'x'): string {
-  const dir = join(base, name);
-  mkdirSync(dir, { recursive: true });
-  for (const suffix of suffixes) writeFileSync(join(dir, suffix === 'default' ? `${template}.md` : `${template}.${suffix}.md`), suffix);
-  return dir;
-}
+const prompts = promptDirs();
+const dirWith = prompts.dirWith;
 
 function thrown(f: () => unknown): PromptTemplateError {
   try {
@@ -142,8 +131,8 @@ describe('createPromptLoader: locales and names never reach a path', () => {
 
   it.each(hostile.map((h) => [h]))('locale %j is invalid: English, then default; no path from it', (locale) => {
     const root = dirWith('root', ['default', 'en', 'zh-Hans']);
-    writeFileSync(join(base, 'passwd.md'), 'SECRET');
-    writeFileSync(join(base, 'x.md'), 'SECRET');
+    writeFileSync(join(prompts.base(), 'passwd.md'), 'SECRET');
+    writeFileSync(join(prompts.base(), 'x.md'), 'SECRET');
     writeFileSync(join(root, 'x.en_US!!.md'), 'SECRET'); // an ill-formed suffix is no locale file
     const loader = createPromptLoader(root);
     expect(loader.resolve('x', locale)).toMatchObject({ match: 'english', text: 'en' });
@@ -177,7 +166,7 @@ describe('a standalone loader stays in its own directory', () => {
   it('never falls back to the shared root or a parent directory', () => {
     const shared = dirWith('shared', ['default', 'en', 'zh-Hans'], 'world-generation');
     const plugin = dirWith('plugin/prompts/server', ['en'], 'summary');
-    writeFileSync(join(base, 'plugin', 'world-generation.md'), 'PARENT');
+    writeFileSync(join(prompts.base(), 'plugin', 'world-generation.md'), 'PARENT');
     const own = createPromptLoader(plugin);
     expect(own.load('summary', 'zh-CN')).toBe('en');
     expect(own.load('world-generation', 'en')).toBeNull();
@@ -188,8 +177,8 @@ describe('a standalone loader stays in its own directory', () => {
 
   it('refuses a file that a symlink takes outside the root, and reads one that stays inside', () => {
     const root = dirWith('root', ['default']);
-    writeFileSync(join(base, 'outside.md'), 'SECRET');
-    symlinkSync(join(base, 'outside.md'), join(root, 'x.en.md'));
+    writeFileSync(join(prompts.base(), 'outside.md'), 'SECRET');
+    symlinkSync(join(prompts.base(), 'outside.md'), join(root, 'x.en.md'));
     const error = thrown(() => createPromptLoader(root).load('x', 'en'));
     expect(error.code).toBe('PROMPT_TEMPLATE_INVALID');
     expect(error.message).toMatch(/x\.en\.md resolves outside its root/);
@@ -204,8 +193,8 @@ describe('a standalone loader stays in its own directory', () => {
 
   it('a root reached through a symlink is its real directory', () => {
     const real = dirWith('real', ['en']);
-    symlinkSync(real, join(base, 'link'));
-    expect(createPromptLoader(join(base, 'link')).load('x', 'en')).toBe('en');
+    symlinkSync(real, join(prompts.base(), 'link'));
+    expect(createPromptLoader(join(prompts.base(), 'link')).load('x', 'en')).toBe('en');
   });
 
   it('a directory named like a template is not a template', () => {
@@ -215,9 +204,9 @@ describe('a standalone loader stays in its own directory', () => {
   });
 
   it('refuses a root that is not a directory, and a template over the size limit', () => {
-    expect(thrown(() => createPromptLoader(join(base, 'nope'))).code).toBe('PROMPT_ROOT_INVALID');
-    writeFileSync(join(base, 'file'), '');
-    expect(thrown(() => createPromptLoader(join(base, 'file'))).code).toBe('PROMPT_ROOT_INVALID');
+    expect(thrown(() => createPromptLoader(join(prompts.base(), 'nope'))).code).toBe('PROMPT_ROOT_INVALID');
+    writeFileSync(join(prompts.base(), 'file'), '');
+    expect(thrown(() => createPromptLoader(join(prompts.base(), 'file'))).code).toBe('PROMPT_ROOT_INVALID');
     const root = dirWith('big', []);
     writeFileSync(join(root, 'x.md'), 'y'.repeat(101));
     const error = thrown(() => createPromptLoader(root, { maxTemplateBytes: 100 }).load('x', 'en'));

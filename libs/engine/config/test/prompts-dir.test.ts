@@ -1,22 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPromptLoader, SHARED_PROMPTS_DIR, sharedPromptLoader } from '../../../plugins-sdk';
 import { loadConfig } from '../config';
+import { promptDirs } from '../../../../test/support/prompt-dirs';
 
-let base: string;
-beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), 'covel-prompts-'));
-});
-afterEach(() => rmSync(base, { recursive: true, force: true }));
-
-/** A directory holding `x.<suffix>.md` files whose text is their suffix (`default` for `x.md`). */
-function dirWith(name: string, suffixes: string[], template = 'x'): string {
-  const dir = join(base, name);
-  mkdirSync(dir, { recursive: true });
-  for (const suffix of suffixes) writeFileSync(join(dir, suffix === 'default' ? `${template}.md` : `${template}.${suffix}.md`), suffix);
-  return dir;
-}
+const { dirWith } = promptDirs();
 
 describe('COVEL_PROMPTS_DIR replaces only the shared root', () => {
   it('is read once with the engine config: default prompts/server, an empty value is unset', () => {
