@@ -126,7 +126,11 @@ export const EngineEnv = z.object({
   COVEL_WORLDS_DIR: z.string().optional().meta(about('The worlds sessions can start in; default `worlds/`.')),
   COVEL_PROMPTS_DIR: z
     .preprocess(emptyAsUnset, z.string().optional())
-    .meta(about("Replaces the shared prompt templates' directory (`prompts/server`: world generation, lore repair) and nothing else; plugins keep their own.")),
+    .meta(
+      about(
+        "Replaces the shared prompt templates' directory (`prompts/server`: world generation, lore repair) and nothing else; plugins keep their own. It must hold each template in English or as the default file (`<name>.md`), else start-up stops naming the paths tried; a locale without its own file falls back within it.",
+      ),
+    ),
   COVEL_WORKER_ID: z.string().optional().meta(about("This worker's id in the executions it claims; default: host name, pid and a random suffix.")),
   COVEL_PLUGIN_HANDLER_TIMEOUT_MS: z.coerce
     .number()

@@ -36,6 +36,7 @@ import { resolveSessionPlugins, type SessionPluginResolver } from './session-plu
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 import { EngineMetrics } from './metrics';
+import { engineSharedPrompts, WorldCreation } from './world-creation';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -75,6 +76,8 @@ export interface Engine {
   /** Reads the plugin folders again: the next executions use them, running ones keep theirs (SIGHUP). */
   reloadPlugins(): Promise<PluginReload>;
   worlds: WorldCatalog;
+  /** World creation's requests from the shared templates (spec §6): the loader over `config.promptsDir`, checked at start-up. */
+  worldCreation: WorldCreation;
   providers: ProviderRegistry;
   /** List prices per model (built in, `llm.toml` [prices] over them): the est. $ of the inspector's views and /metrics. */
   prices: PriceTable;
@@ -96,6 +99,8 @@ export interface EngineOverrides {
 /** The composition root shared by the API, the worker, the embedded default and the plugin contract-test harness. */
 export async function createEngine(config: EngineConfig, role: EngineRole, given?: Logger, overrides: EngineOverrides = {}): Promise<Engine> {
   const logger = structured(given ?? createLogger(config.log));
+  // before anything opens: a prompt root without the shared templates stops start-up, naming the paths tried
+  const worldCreation = new WorldCreation({ prompts: engineSharedPrompts(config.promptsDir) });
   const database = await openDatabase(config.database);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
@@ -218,6 +223,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       generations,
       reloadPlugins: () => reloadPlugins({ config, generations, turnDeps: turns?.deps ?? null, logger }),
       worlds,
+      worldCreation,
       providers,
       prices,
       emulator,

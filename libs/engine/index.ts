@@ -117,3 +117,5 @@ export type { BarrierResult, CompactionWindows } from './barrier';
 export { HistoryTooLongError } from './errors';
 export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS } from './turn-alternatives';
 export type { TurnAlternativeView } from './turn-alternatives';
+export { WorldCreation, engineSharedPrompts, loadPromptFrom, SHARED_TEMPLATES, CreateWorldInput, RepairLoreInput, loreMarkerLines } from './world-creation';
+export type { CreateWorldOptions, RepairLoreOptions, LoadPrompt, SharedTemplate, WorldCreationRequest } from './world-creation';
