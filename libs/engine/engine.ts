@@ -37,6 +37,7 @@ import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 import { EngineMetrics } from './metrics';
 import { engineSharedPrompts, WorldCreation } from './world-creation';
+import { SessionHistoryUse } from './history-use';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -76,6 +77,8 @@ export interface Engine {
   /** Reads the plugin folders again: the next executions use them, running ones keep theirs (SIGHUP). */
   reloadPlugins(): Promise<PluginReload>;
   worlds: WorldCatalog;
+  /** Each session's use of the history limit (`config.historyMessageLimit`): `ok`, `warning` from 80 %, `full` past it. */
+  historyUse: SessionHistoryUse;
   /** World creation's requests from the shared templates (spec §6): the loader over `config.promptsDir`, checked at start-up. */
   worldCreation: WorldCreation;
   providers: ProviderRegistry;
@@ -194,7 +197,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         queue,
         deltas,
         metrics,
-        options: { workerId },
+        options: { workerId, historyReadLimit: config.historyMessageLimit },
       });
       sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
       const started = sweeper;
@@ -223,6 +226,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       generations,
       reloadPlugins: () => reloadPlugins({ config, generations, turnDeps: turns?.deps ?? null, logger }),
       worlds,
+      historyUse: new SessionHistoryUse({ readModels, catalog: () => generations.current, limit: config.historyMessageLimit }),
       worldCreation,
       providers,
       prices,

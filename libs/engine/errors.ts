@@ -1,4 +1,5 @@
 import { EngineError } from '../errors';
+import { historyFix, type HistoryLimitCode, historyLimitCode } from './history-use/history-use';
 export class SessionNotFoundError extends EngineError {
   readonly code = 'SESSION_NOT_FOUND';
   readonly category = 'not-found';
@@ -198,21 +199,29 @@ export class FunctionRuntimeHasNoModelCallError extends EngineError {
 /**
  * The session has more uncompacted messages than the history read's safety bound (spec §1 step 1:
  * the shared history view is everything uncompacted, which compaction keeps small). Nothing is cut
- * silently: the turn fails with this error (permanent) until compaction catches up — no
- * `history.compact@2` provider, or one that keeps failing, is the cause.
+ * silently: the turn fails with this error (permanent) until compaction catches up. Its code names
+ * the cause: `HISTORY_NEEDS_COMPACTION` when the session runs no `history.compact@2` provider (the
+ * message says to add `history-compaction` to its plugins), `HISTORY_TOO_LONG` when it runs one
+ * that has not kept up, or when that is not known (a rebuild). The session's history use reports
+ * the same state before it is reached (`GET /v1/sessions/:id`, libs/engine/history-use).
  */
 export class HistoryTooLongError extends EngineError {
-  readonly code = 'HISTORY_TOO_LONG';
+  readonly code: HistoryLimitCode;
   readonly category = 'invalid';
-  constructor(
-    readonly sessionId: string,
-    readonly uncompacted: number,
-    readonly bound: number,
-  ) {
-    super(
-      `session ${sessionId}: ${uncompacted} uncompacted messages exceed the history read bound of ${bound}; ` +
-        'compaction (history.compact@2) has not kept the history small',
-    );
+  readonly sessionId: string;
+  readonly uncompacted: number;
+  readonly bound: number;
+  /** The session runs a `history.compact@2` provider; undefined: not known where it was thrown. */
+  readonly compaction: boolean | undefined;
+  constructor(details: { sessionId: string; uncompacted: number; bound: number; compaction?: boolean }) {
+    const { sessionId, uncompacted, bound, compaction } = details;
+    const fix = compaction === undefined ? `${historyFix(false)}; or, when it has one, ${historyFix(true)}` : historyFix(compaction);
+    super(`session ${sessionId}: ${uncompacted} uncompacted messages exceed the history limit of ${bound} (COVEL_HISTORY_MESSAGE_LIMIT); ${fix}`);
+    this.code = historyLimitCode(compaction ?? true);
+    this.sessionId = sessionId;
+    this.uncompacted = uncompacted;
+    this.bound = bound;
+    this.compaction = compaction;
   }
 }
 

@@ -119,3 +119,15 @@ export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS } from './turn-alter
 export type { TurnAlternativeView } from './turn-alternatives';
 export { WorldCreation, engineSharedPrompts, loadPromptFrom, SHARED_TEMPLATES, CreateWorldInput, RepairLoreInput, loreMarkerLines } from './world-creation';
 export type { CreateWorldOptions, RepairLoreOptions, LoadPrompt, SharedTemplate, WorldCreationRequest } from './world-creation';
+export {
+  SessionHistoryUse,
+  hasCompactionProvider,
+  historyUse,
+  historyFix,
+  historyLimitCode,
+  historyWarningFrom,
+  DEFAULT_HISTORY_MESSAGE_LIMIT,
+  HISTORY_WARNING_SHARE,
+  COMPACTION_PLUGIN_ID,
+} from './history-use';
+export type { HistoryUse, HistoryState, HistoryLimitCode, SessionPluginList } from './history-use';

@@ -87,7 +87,7 @@ export async function runCompactionBarrier(
   const readAt = run.journal.version;
   const [{ locale, languageName, world, pluginSettings }, history] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
-    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)),
+    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { ...retryRead(execution), compaction: true }),
   ]);
   const scope: ExecutionScope = {
     tenantId: job.tenantId,

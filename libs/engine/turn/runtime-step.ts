@@ -2,6 +2,7 @@ import { RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history-handoff';
 import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history-loader';
+import { hasCompactionProvider } from '../history-use';
 import { runtimeKey } from '../journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from './deps';
@@ -56,7 +57,12 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   // the rows the barrier of this execution read in this process, when the session has not moved since
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
   const { locale, languageName, world, pluginSettings } = settings;
-  const history = kept ?? (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)));
+  const history =
+    kept ??
+    (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), {
+      ...retryRead(execution),
+      compaction: hasCompactionProvider(catalog),
+    }));
   const m = runtime.manifest;
   annotate({ [ATTR.runtimeType]: m.type });
   const scope = {
