@@ -118,8 +118,10 @@ function HistoryUse({ history }) {
     history.state === 'ok'
       ? `${history.messages} uncompacted messages of the limit of ${history.limit}${history.compaction ? ' (compacted as it grows)' : ''}`
       : `${history.state === 'full' ? `over the limit: every turn fails with ${history.code}` : `${percent} % of the limit`}: ${history.fix}`;
+  // the spaces are in the values: htm drops whitespace that holds a line break
+  const text = `${history.messages} / ${history.limit}${history.state === 'ok' ? '' : ' '}`;
   return html`<span class=${`history history-${history.state}`} data-testid="session-history" data-state=${history.state} title=${title}
-    >${history.messages} / ${history.limit}${history.state === 'ok' ? null : html` <strong>${history.state}</strong>`}</span
+    >${text}${history.state === 'ok' ? null : html`<strong>${history.state}</strong>`}</span
   >`;
 }
 
@@ -129,15 +131,13 @@ function HistoryBanner({ sessionId, signOut }) {
   const history = state.data?.history;
   if (!history || history.state === 'ok') return null;
   const percent = Math.floor((100 * history.messages) / history.limit);
+  const headline = history.state === 'full' ? 'History full:' : `History at ${percent} %:`;
+  const said =
+    history.state === 'full'
+      ? ` ${history.messages} uncompacted messages, over the limit of ${history.limit}: every turn fails with ${history.code}. Fix: ${history.fix}`
+      : ` ${history.messages} of ${history.limit} uncompacted messages; past the limit every turn fails with ${history.code}. Fix: ${history.fix}`;
   return html`<p class=${`history-banner history-${history.state}`} role="alert" data-testid="history-banner" data-state=${history.state}>
-    ${
-      history.state === 'full'
-        ? html`<strong>History full:</strong> ${history.messages} uncompacted messages, over the limit of ${history.limit}; every turn fails with
-            <code>${history.code}</code>.`
-        : html`<strong>History at ${percent} %:</strong> ${history.messages} of ${history.limit} uncompacted messages; past the limit every turn fails with
-            <code>${history.code}</code>.`
-    }
-    Fix: ${history.fix}
+    <strong>${headline}</strong>${said}
   </p>`;
 }
 
