@@ -1,5 +1,5 @@
 import { runMain } from '../apps/process-lifecycle';
-import { auditTurn, createEngine, DEFAULT_HISTORY_READ_LIMIT, loadConfig } from '../libs/engine';
+import { auditTurn, createEngine, loadConfig } from '../libs/engine';
 
 /** `npm run audit -- <session> <turn>`: re-derives every request of the turn from the events alone. */
 async function main() {
@@ -7,7 +7,7 @@ async function main() {
   if (!sessionId || !turnId) throw new Error('usage: npm run audit -- <session> <turn> (database from DATABASE_URL or COVEL_DATA_DIR)');
   const engine = await createEngine(loadConfig(), 'api', { log: () => undefined, warn: () => undefined, error: (m) => console.error(m) });
   try {
-    const audit = await auditTurn({ ...engine, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, sessionId, turnId);
+    const audit = await auditTurn({ ...engine, historyReadLimit: engine.config.historyMessageLimit }, sessionId, turnId);
     for (const call of audit.calls) {
       console.log(
         `${call.pluginId}/${call.runtimeId} call ${call.callId}: ${call.identical ? 'byte-identical' : `DIFFERS at byte ${call.firstMismatchAt}`} (${call.recordedBytes} bytes)`,

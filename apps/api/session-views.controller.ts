@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Req, UseGuards } from '@nestjs/common';
 import { type Engine, SessionNotFoundError, TurnNotFoundError } from '../../libs/engine';
 import { hasTurn, inspectTurnCalls, sessionTurns, withCallCosts, withTurnCosts } from '../../libs/reports';
-import { sessionsWithCosts } from './session-costs';
+import { sessionSummaries } from './session-summaries';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { SessionListQuery } from './bodies';
 import { ENGINE } from './tokens';
@@ -13,7 +13,8 @@ const DEFAULT_SESSION_LIST = 50;
 /**
  * The read views of the web inspector (`/inspector`): the tenant's sessions, a session's turns, and
  * every model call of a turn as the model saw it. Turns and calls are derived from the session's
- * events (read from the log, so they never lag it); the list reads the log's `session.created@1`.
+ * events (read from the log, so they never lag it); the list reads the log's `session.created@1`,
+ * and each session's history use (uncompacted messages against the limit) from the projections.
  */
 @Controller('v1')
 @UseGuards(TenantAuthGuard)
@@ -23,7 +24,16 @@ export class SessionViewsController {
   @Get('sessions')
   async sessions(@Req() req: TenantRequest, @Query(new ZodBodyPipe(SessionListQuery)) query: SessionListQuery) {
     const sessions = await this.engine.readModels.sessions(req.tenant.id, query.limit ?? DEFAULT_SESSION_LIST);
-    return sessionsWithCosts({ tenantId: req.tenant.id, sessions, readModels: this.engine.readModels, prices: this.engine.prices });
+    return sessionSummaries({ engine: this.engine, tenantId: req.tenant.id, sessions });
+  }
+
+  /** One session as the list gives it, with its history use (`history.state`: `ok`, `warning`, `full`). */
+  @Get('sessions/:id')
+  async session(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string) {
+    const session = await this.engine.readModels.session(req.tenant.id, id);
+    if (!session) throw new SessionNotFoundError(id);
+    const [answer] = await sessionSummaries({ engine: this.engine, tenantId: req.tenant.id, sessions: [session] });
+    return answer;
   }
 
   @Get('sessions/:id/turns')

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res, StreamableFile, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
-import { auditTurn, DEFAULT_HISTORY_READ_LIMIT, Engine, pluginSettingsIssues, SessionNotFoundError, unknownSlotIssues } from '../../libs/engine';
+import { auditTurn, Engine, pluginSettingsIssues, SessionNotFoundError, unknownSlotIssues } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
@@ -138,7 +138,11 @@ export class SessionsController {
   async audit(@Req() req: TenantRequest, @Param('id', sessionId()) id: string, @Param('turnId', new UuidParamPipe('turn')) turnId: string) {
     await this.requireSession(req, id);
     const { store, catalog, generations, providers, media } = this.engine;
-    return auditTurn({ store, catalog, generations, providers, media, worlds: this.engine.worlds, historyReadLimit: DEFAULT_HISTORY_READ_LIMIT }, id, turnId);
+    return auditTurn(
+      { store, catalog, generations, providers, media, worlds: this.engine.worlds, historyReadLimit: this.engine.config.historyMessageLimit },
+      id,
+      turnId,
+    );
   }
 
   /** Regenerates the latest turn (any of its alternatives names it): `202 { executionId, turnId }` as for an input. */

@@ -36,6 +36,8 @@ import { resolveSessionPlugins, type SessionPluginResolver } from './session/ses
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 import { EngineMetrics } from './metrics';
+import { engineSharedPrompts, WorldCreation } from './world-creation';
+import { SessionHistoryUse } from './history-use';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -75,6 +77,10 @@ export interface Engine {
   /** Reads the plugin folders again: the next executions use them, running ones keep theirs (SIGHUP). */
   reloadPlugins(): Promise<PluginReload>;
   worlds: WorldCatalog;
+  /** Each session's use of the history limit (`config.historyMessageLimit`): `ok`, `warning` from 80 %, `full` past it. */
+  historyUse: SessionHistoryUse;
+  /** World creation's requests from the shared templates (spec §6): the loader over `config.promptsDir`, checked at start-up. */
+  worldCreation: WorldCreation;
   providers: ProviderRegistry;
   /** List prices per model (built in, `llm.toml` [prices] over them): the est. $ of the inspector's views and /metrics. */
   prices: PriceTable;
@@ -96,6 +102,8 @@ export interface EngineOverrides {
 /** The composition root shared by the API, the worker, the embedded default and the plugin contract-test harness. */
 export async function createEngine(config: EngineConfig, role: EngineRole, given?: Logger, overrides: EngineOverrides = {}): Promise<Engine> {
   const logger = structured(given ?? createLogger(config.log));
+  // before anything opens: a prompt root without the shared templates stops start-up, naming the paths tried
+  const worldCreation = new WorldCreation({ prompts: engineSharedPrompts(config.promptsDir) });
   const database = await openDatabase(config.database);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
@@ -189,7 +197,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         queue,
         deltas,
         metrics,
-        options: { workerId },
+        options: { workerId, historyReadLimit: config.historyMessageLimit },
       });
       sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
       const started = sweeper;
@@ -218,6 +226,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       generations,
       reloadPlugins: () => reloadPlugins({ config, generations, turnDeps: turns?.deps ?? null, logger }),
       worlds,
+      historyUse: new SessionHistoryUse({ readModels, catalog: () => generations.current, limit: config.historyMessageLimit }),
+      worldCreation,
       providers,
       prices,
       emulator,

@@ -195,27 +195,6 @@ export class FunctionRuntimeHasNoModelCallError extends EngineError {
   }
 }
 
-/**
- * The session has more uncompacted messages than the history read's safety bound (spec §1 step 1:
- * the shared history view is everything uncompacted, which compaction keeps small). Nothing is cut
- * silently: the turn fails with this error (permanent) until compaction catches up — no
- * `history.compact@2` provider, or one that keeps failing, is the cause.
- */
-export class HistoryTooLongError extends EngineError {
-  readonly code = 'HISTORY_TOO_LONG';
-  readonly category = 'invalid';
-  constructor(
-    readonly sessionId: string,
-    readonly uncompacted: number,
-    readonly bound: number,
-  ) {
-    super(
-      `session ${sessionId}: ${uncompacted} uncompacted messages exceed the history read bound of ${bound}; ` +
-        'compaction (history.compact@2) has not kept the history small',
-    );
-  }
-}
-
 /** A plugin generated an asset where no MediaStore is wired (a test's deps): its bytes have nowhere to go. */
 export class NoMediaStoreError extends EngineError {
   readonly code = 'NO_MEDIA_STORE';

@@ -115,6 +115,20 @@ export type { PluginReload } from './catalog';
 export { compactionEvent } from './compaction';
 export { runCompactionBarrier, barrierRuntime, compactionWindows, estimateRequestTokens, COMPACTION_TRIGGER_SHARE, summaryCall } from './barrier';
 export type { BarrierResult, CompactionWindows } from './barrier';
-export { HistoryTooLongError } from './errors';
+export { HistoryTooLongError } from './history';
 export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS } from './session';
 export type { TurnAlternativeView } from './session';
+export { WorldCreation, engineSharedPrompts, loadPromptFrom, SHARED_TEMPLATES, CreateWorldInput, RepairLoreInput, loreMarkerLines } from './world-creation';
+export type { CreateWorldOptions, RepairLoreOptions, LoadPrompt, SharedTemplate, WorldCreationRequest } from './world-creation';
+export { SessionHistoryUse, hasCompactionProvider } from './history-use';
+export type { SessionPluginList } from './history-use';
+export {
+  historyUse,
+  historyFix,
+  historyLimitCode,
+  historyWarningFrom,
+  DEFAULT_HISTORY_MESSAGE_LIMIT,
+  HISTORY_WARNING_SHARE,
+  COMPACTION_PLUGIN_ID,
+} from './history';
+export type { HistoryUse, HistoryState, HistoryLimitCode } from './history';

@@ -101,6 +101,8 @@ export interface SessionSummaryView {
   createdAt: string;
   /** Executions submitted (turns and activations). */
   turns: number;
+  /** The plugins the session runs (ids, sorted), as `session.created@1` recorded them; null: the plugins enabled by default. */
+  plugins: string[] | null;
 }
 
 /** The provider usage of a session's answered calls of one model, summed (`prefix_reports`). */
@@ -389,14 +391,22 @@ export class ReadModels {
 
   /** The tenant's sessions, newest first (at most `limit`): the log's `session.created@1`, with their turn counts (executions, less regenerations). */
   async sessions(tenantId: string, limit: number): Promise<SessionSummaryView[]> {
-    const rows = await this.db
+    return this.sessionSummaries(tenantId, { limit });
+  }
+
+  /** One session of the tenant as the list gives it; null when there is none (or it is another tenant's). */
+  async session(tenantId: string, sessionId: string): Promise<SessionSummaryView | null> {
+    return (await this.sessionSummaries(tenantId, { limit: 1, sessionId }))[0] ?? null;
+  }
+
+  private async sessionSummaries(tenantId: string, query: { limit: number; sessionId?: string }): Promise<SessionSummaryView[]> {
+    let created = this.db
       .selectFrom('events')
       .select(['stream_id', 'data', 'recorded_at'])
       .where('tenant_id', '=', tenantId)
-      .where('type', '=', 'session.created@1')
-      .orderBy('global_position', 'desc')
-      .limit(limit)
-      .execute();
+      .where('type', '=', 'session.created@1');
+    if (query.sessionId !== undefined) created = created.where('stream_id', '=', query.sessionId);
+    const rows = await created.orderBy('global_position', 'desc').limit(query.limit).execute();
     if (rows.length === 0) return [];
     const counts = await this.db
       .selectFrom('executions')
@@ -426,15 +436,32 @@ export class ReadModels {
     const regenerated = new Map(regenerations.map((c) => [c.stream_id, Number(c.n)]));
     const count = new Map(counts.map((c) => [c.session_id, Number(c.n) - (regenerated.get(c.session_id) ?? 0)]));
     return rows.map((r) => {
-      const data = r.data as { worldId: string | null; locale: string };
+      const data = r.data as { worldId: string | null; locale: string; plugins?: string[] };
       return {
         sessionId: r.stream_id,
         worldId: data.worldId,
         locale: data.locale,
         createdAt: new Date(r.recorded_at).toISOString(),
         turns: count.get(r.stream_id) ?? 0,
+        plugins: data.plugins ?? null,
       };
     });
+  }
+
+  /**
+   * How many uncompacted messages each of the tenant's given sessions has (what its next turn's
+   * shared history reads): two index reads per session whatever its length — its last message's
+   * ord (ords are dense, 1..n) and its compaction watermark — in one statement, no row read.
+   */
+  async uncompactedCounts(tenantId: string, sessionIds: readonly string[]): Promise<Map<string, number>> {
+    if (sessionIds.length === 0) return new Map();
+    const ids = sql.join(sessionIds.map((id) => sql`(${id})`));
+    const { rows } = await sql<{ session_id: string; last: number | null; mark: number | null }>`
+      select s.id as session_id,
+        (select max(ord) from turn_messages where session_id = s.id and tenant_id = ${tenantId}) as last,
+        (select compacted_through from history_watermarks where session_id = s.id and tenant_id = ${tenantId}) as mark
+      from (values ${ids}) as s(id)`.execute(this.db);
+    return new Map(rows.map((r) => [r.session_id, Math.max(0, Number(r.last ?? 0) - Number(r.mark ?? 0))]));
   }
 
   /**

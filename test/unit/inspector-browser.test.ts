@@ -30,6 +30,11 @@ const ARTIFACTS = join(__dirname, '..', 'artifacts');
  */
 const LONG_TURNS = Number(process.env.COVEL_INSPECTOR_LONG_TURNS ?? 60);
 const SCREENSHOTS = process.env.COVEL_INSPECTOR_SCREENSHOTS ?? null;
+/**
+ * The engine's history limit here: the long narrator-only session (two messages a turn, no
+ * compaction provider) ends at about 90 % of it, so the inspector shows its warning.
+ */
+const HISTORY_LIMIT = Math.ceil((LONG_TURNS * 2) / 0.9);
 
 function chromiumPath(): string | null {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
@@ -109,6 +114,7 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
         COVEL_HOST: '127.0.0.1',
         COVEL_LLM_CONFIG: join(dataDir, 'llm.toml'),
         COVEL_EMULATOR_DELAY_MS: '0',
+        COVEL_HISTORY_MESSAGE_LIMIT: String(HISTORY_LIMIT),
         COVEL_EMULATOR_CHUNK_DELAY_MS: '0',
         // the embedded default, as on a fresh clone: no database or queue server, no provider key
         DATABASE_URL: '',
@@ -220,6 +226,12 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
           // two turns: the regeneration of turn 2 is not a turn of its own
           expect(await page.locator(`tr[data-session="${sessionId}"] [data-testid="session-turns"]`).innerText()).toBe('2');
           expect(await page.locator(`tr[data-session="${longSessionId}"] [data-testid="session-turns"]`).innerText()).toBe(String(LONG_TURNS));
+          // the history limit: the long session without compaction warns (its fix in the title), Emberback's is fine
+          const longHistory = page.locator(`tr[data-session="${longSessionId}"] [data-testid="session-history"]`);
+          expect(await longHistory.getAttribute('data-state')).toBe('warning');
+          expect(await longHistory.innerText()).toBe(`${LONG_TURNS * 2} / ${HISTORY_LIMIT} warning`);
+          expect(await longHistory.getAttribute('title')).toMatch(/add `history-compaction` to the session's plugins/);
+          expect(await page.locator(`tr[data-session="${sessionId}"] [data-testid="session-history"]`).getAttribute('data-state')).toBe('ok');
           if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, 'inspector-after-sessions.png') });
           await page.click(`a.session-link[href$="${sessionId}"]`);
           // turns, and the per-session chart (uPlot draws on a canvas)
@@ -357,6 +369,13 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
             count: LONG_TURNS,
             also: '#turn-chart canvas',
           });
+          // the long session's page says where its history stands, the code its turns will fail with, and the fix
+          const banner = timed.locator('[data-testid="history-banner"]');
+          await banner.waitFor();
+          expect(await banner.getAttribute('data-state')).toBe('warning');
+          expect(await banner.innerText()).toMatch(
+            /^History at \d+ %: \d+ of \d+ uncompacted messages; past the limit every turn fails with HISTORY_NEEDS_COMPACTION\. Fix: add `history-compaction` to the session's plugins/,
+          );
           times[`turnList${LONG_TURNS}TurnsApiMs`] = await timed.evaluate(() =>
             Math.round(performance.getEntriesByType('resource').find((r) => r.name.endsWith('/turns'))!.duration),
           );

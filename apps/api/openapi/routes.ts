@@ -316,6 +316,19 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'get',
+    path: '/v1/sessions/{id}',
+    operationId: 'getSession',
+    summary: 'A session, with its use of the history limit',
+    description:
+      'As the list gives it. `history` counts the uncompacted messages its next turn reads against the engine’s limit: `warning` from 80 %, `full` past it — every turn then fails with `history.code` (`HISTORY_NEEDS_COMPACTION`: add `history-compaction` to the session’s plugins).',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    responses: { 200: json(SessionSummary, 'The session.') },
+    errors: tenantErrors(['SESSION_NOT_FOUND']),
+  },
+  {
+    method: 'get',
     path: '/v1/sessions/{id}/turns',
     operationId: 'listTurns',
     summary: 'The turns of a session, with request sizes and cache reads',

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { QueueHealth, SectionSource, SessionPreferences, TurnAudit } from '../../../libs/engine';
+import type { HistoryUse, QueueHealth, SectionSource, SessionPreferences, TurnAudit } from '../../../libs/engine';
 import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView } from '../../../libs/events';
 import type { CostedCallView, CostedTurnView, FirstDifference } from '../../../libs/reports';
-import type { CostedSessionSummary } from '../session-costs';
+import type { SessionSummaryAnswer } from '../session-summaries';
 import { ActivationBody, CreateSessionBody, JsonValue, PreferencesPatchBody, ReasoningPreference, SubmitInputBody, ToolChoicePreference } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 
@@ -254,6 +254,23 @@ const estCostUsd = (what: string) =>
     .nullable()
     .meta({ description: `Estimated USD of ${what} at list prices (cached input at the cached price), from the provider’s reported usage.` });
 
+export const HistoryUseSchema = named(
+  z.object({
+    messages: z.int().meta({ description: 'Uncompacted messages: what each shared-history runtime of the next turn reads.' }),
+    limit: z.int().meta({ description: 'The engine’s bound (`COVEL_HISTORY_MESSAGE_LIMIT`, default 2000): more uncompacted messages fail every turn.' }),
+    state: z.enum(['ok', 'warning', 'full']).meta({ description: '`warning` from 80 % of the limit; `full` past it: every turn fails with `code`.' }),
+    compaction: z.boolean().meta({ description: 'The session runs a `history.compact@2` provider (e.g. the `history-compaction` plugin).' }),
+    code: z.enum(['HISTORY_NEEDS_COMPACTION', 'HISTORY_TOO_LONG']).optional().meta({
+      description:
+        'In `warning` and `full`: the error code of its turns past the limit — `HISTORY_NEEDS_COMPACTION` without a compaction provider, `HISTORY_TOO_LONG` with one that has not kept up.',
+    }),
+    fix: z.string().optional().meta({ description: 'In `warning` and `full`: what to do, e.g. add `history-compaction` to the session’s plugins.' }),
+  }),
+  'HistoryUse',
+  'How much of the history limit a session uses.',
+);
+sameShape<SameShape<z.infer<typeof HistoryUseSchema>, HistoryUse>>();
+
 export const SessionSummary = named(
   z.object({
     sessionId: z.string(),
@@ -261,14 +278,16 @@ export const SessionSummary = named(
     locale: z.string(),
     createdAt: z.iso.datetime(),
     turns: z.int(),
+    plugins: z.array(z.string()).nullable().meta({ description: 'The plugins the session runs (ids, sorted); null: the plugins enabled by default.' }),
     estCostUsd: estCostUsd(
       'the session’s answered model calls; null when one of their models has no price (read from an async projection: may lag the log by a moment)',
     ),
+    history: HistoryUseSchema,
   }),
   'SessionSummary',
-  'A session of the tenant, with the number of turns and activations submitted to it (a regeneration is not counted again) and its est. $ (every model call, regenerations included).',
+  'A session of the tenant, with the number of turns and activations submitted to it (a regeneration is not counted again), its est. $ (every model call, regenerations included) and its use of the history limit.',
 );
-sameShape<SameShape<z.infer<typeof SessionSummary>, CostedSessionSummary>>();
+sameShape<SameShape<z.infer<typeof SessionSummary>, SessionSummaryAnswer>>();
 
 export const SessionTurn = named(
   z.object({

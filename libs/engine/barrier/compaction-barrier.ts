@@ -120,7 +120,7 @@ export async function runCompactionBarrier(
   const readAt = run.journal.version;
   const [{ locale, languageName, world, pluginSettings }, history, preferences] = await Promise.all([
     loadSessionSettings(deps, job.sessionId),
-    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)),
+    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { ...retryRead(execution), compaction: true }),
     preferencesBefore(deps.store, job.sessionId, execution.submittedVersion),
   ]);
   const scope: ExecutionScope = {

@@ -6,6 +6,9 @@ import { apiKeyWeakness } from './api-key-strength';
 import { SHARED_PROMPTS_DIR } from '../../plugins-sdk';
 import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logging';
 
+/** The default bound of uncompacted messages a turn reads (`COVEL_HISTORY_MESSAGE_LIMIT`). */
+export const DEFAULT_HISTORY_MESSAGE_LIMIT = 2_000;
+
 const emptyAsUnset = (v: unknown) => (v === '' ? undefined : v);
 
 /** An optional API key setting: unset when empty, else it must pass the strength check. */
@@ -126,7 +129,21 @@ export const EngineEnv = z.object({
   COVEL_WORLDS_DIR: z.string().optional().meta(about('The worlds sessions can start in; default `worlds/`.')),
   COVEL_PROMPTS_DIR: z
     .preprocess(emptyAsUnset, z.string().optional())
-    .meta(about("Replaces the shared prompt templates' directory (`prompts/server`: world generation, lore repair) and nothing else; plugins keep their own.")),
+    .meta(
+      about(
+        "Replaces the shared prompt templates' directory (`prompts/server`: world generation, lore repair) and nothing else; plugins keep their own. It must hold each template in English or as the default file (`<name>.md`), else start-up stops naming the paths tried; a locale without its own file falls back within it.",
+      ),
+    ),
+  COVEL_HISTORY_MESSAGE_LIMIT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_HISTORY_MESSAGE_LIMIT)
+    .meta(
+      about(
+        "Most uncompacted messages a session's turn reads. A session reports `history.state` `warning` from 80 % of it (`GET /v1/sessions/:id`, the inspector) and past it every turn fails: `HISTORY_NEEDS_COMPACTION` without a compaction provider (add `history-compaction` to the session's plugins), `HISTORY_TOO_LONG` with one.",
+      ),
+    ),
   COVEL_WORKER_ID: z.string().optional().meta(about("This worker's id in the executions it claims; default: host name, pid and a random suffix.")),
   COVEL_PLUGIN_HANDLER_TIMEOUT_MS: z.coerce
     .number()
@@ -232,6 +249,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The engine's own folder: a plugin outside it falls back to its `node_modules`. */
     engineRoot: repoRoot,
     worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
+    /** Most uncompacted messages a turn reads (the history read's bound; sessions report their use of it). */
+    historyMessageLimit: e.COVEL_HISTORY_MESSAGE_LIMIT,
     /** The shared template root for sharedPromptLoader({ root }) (spec §6). */
     promptsDir: resolve(e.COVEL_PROMPTS_DIR ?? SHARED_PROMPTS_DIR),
     log: {

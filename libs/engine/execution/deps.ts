@@ -8,13 +8,15 @@ import type { CatalogGenerations } from '../catalog/catalog-generations';
 import type { ToolSet } from '../tools';
 import type { DeltaBus } from '../live';
 import type { EngineMetrics } from '../metrics';
+import { DEFAULT_HISTORY_MESSAGE_LIMIT } from '../config';
 
 /**
  * Safety bound of the shared history view (spec §1 step 1: every uncompacted message; compaction
  * keeps it far smaller). A session with more uncompacted messages fails its turn with
- * `HistoryTooLongError` instead of losing its oldest messages silently.
+ * `HistoryTooLongError` instead of losing its oldest messages silently; the engine's is
+ * `COVEL_HISTORY_MESSAGE_LIMIT` (this default), and sessions report their use of it (history-use).
  */
-export const DEFAULT_HISTORY_READ_LIMIT = 2_000;
+export const DEFAULT_HISTORY_READ_LIMIT = DEFAULT_HISTORY_MESSAGE_LIMIT;
 
 /** How soon a job interrupted by a database outage is tried again (no attempt spent). */
 export const DATABASE_RETRY_MS = 2_000;

@@ -1,6 +1,6 @@
 import type { HistoryMessage, HistorySummary } from '../../context';
 import type { MediaReference, StoredEvent } from '../../events';
-import { HistoryTooLongError } from '../errors';
+import { HistoryTooLongError } from './history-limit';
 import { type ImageReference, recentImageReferences } from './picture-attachments';
 
 /**
@@ -46,7 +46,7 @@ export class HistoryFold {
    */
   uncompacted(sessionId: string, bound: number, without?: string): HistoryMessage[] {
     const all = this.uncompactedTail(Number.MAX_SAFE_INTEGER, without);
-    if (all.length > bound) throw new HistoryTooLongError(sessionId, all.length, bound);
+    if (all.length > bound) throw new HistoryTooLongError({ sessionId, uncompacted: all.length, bound });
     return all;
   }
 

@@ -1,6 +1,7 @@
 import type { HistoryMessage, HistorySummary } from '../../context';
 import type { HistoryStats, ReadModels } from '../../events';
-import { HistoryRaceError, HistoryTooLongError } from '../errors';
+import { HistoryRaceError } from '../errors';
+import { HistoryTooLongError } from './history-limit';
 import { type ImageReference, recentImageReferences } from './picture-attachments';
 
 export interface LoadedHistory {
@@ -24,20 +25,28 @@ export const LORE_SCAN_LIMIT = 20;
  * shared history view; compaction keeps it small), the statistics for all messages and the saved
  * summaries (`withCoverage`: with the messages each covers, as the compaction provider gets them).
  * `without`: a regenerated turn's read, the turn it re-runs (the session's last rows) left out.
- * More uncompacted messages than `bound`: `HistoryTooLongError` (nothing is cut silently).
+ * More uncompacted messages than `bound`: `HistoryTooLongError` (nothing is cut silently), its code
+ * naming the fix by `compaction` (whether the session runs a `history.compact@2` provider).
  */
 export async function loadRuntimeHistory(
   readModels: ReadModels,
   tenantId: string,
   sessionId: string,
   bound: number,
-  options: { withCoverage?: boolean; without?: string } = {},
+  options: { withCoverage?: boolean; without?: string; compaction?: boolean } = {},
 ): Promise<LoadedHistory> {
   const [view, summaries] = await Promise.all([
     readModels.historyView(tenantId, sessionId, { bound, scan: LORE_SCAN_LIMIT, ...(options.without !== undefined ? { without: options.without } : {}) }),
     readModels.summaries(tenantId, sessionId, { withMessageIds: options.withCoverage === true }),
   ]);
-  if (view.overBound) throw new HistoryTooLongError(sessionId, view.stats.uncompacted, bound);
+  if (view.overBound) {
+    throw new HistoryTooLongError({
+      sessionId,
+      uncompacted: view.stats.uncompacted,
+      bound,
+      ...(options.compaction === undefined ? {} : { compaction: options.compaction }),
+    });
+  }
   const messages = view.uncompacted.map((r): HistoryMessage => ({
     messageId: r.messageId,
     turnId: r.turnId,

@@ -5,3 +5,14 @@ export { LORE_SCAN_LIMIT, historyUnchanged, loadRuntimeHistory, previousTurnScop
 export type { LoadedHistory } from './history-loader';
 export { IMAGE_LIMITS, attachImages, readRecentImages, recentImageReferences } from './picture-attachments';
 export type { ImageReference, ReadImages } from './picture-attachments';
+export {
+  DEFAULT_HISTORY_MESSAGE_LIMIT,
+  HISTORY_WARNING_SHARE,
+  COMPACTION_PLUGIN_ID,
+  HistoryTooLongError,
+  historyWarningFrom,
+  historyLimitCode,
+  historyFix,
+  historyUse,
+} from './history-limit';
+export type { HistoryUse, HistoryState, HistoryLimitCode } from './history-limit';

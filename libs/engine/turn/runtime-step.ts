@@ -2,6 +2,7 @@ import { RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history/history-handoff';
 import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
+import { hasCompactionProvider } from '../history-use';
 import { runtimeKey } from '../journal/journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
@@ -59,7 +60,12 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   // read at this version of the history views or later: a model call is recorded only while they are still there
   const historyVersion = journal.historyVersion;
   const { locale, languageName, world, pluginSettings } = settings;
-  const history = kept ?? (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), retryRead(execution)));
+  const history =
+    kept ??
+    (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), {
+      ...retryRead(execution),
+      compaction: hasCompactionProvider(catalog),
+    }));
   const m = runtime.manifest;
   annotate({ [ATTR.runtimeType]: m.type });
   const scope = {

@@ -110,6 +110,37 @@ function Fold({ initial = true, force, lazy = false, summary, children, class: c
   </details>`;
 }
 
+/** A session's use of the history limit (`history` of GET /v1/sessions and /v1/sessions/:id): "120 / 150", marked from `warning` on. */
+function HistoryUse({ history }) {
+  if (!history) return html`<span class="muted">—</span>`;
+  const percent = Math.floor((100 * history.messages) / history.limit);
+  const title =
+    history.state === 'ok'
+      ? `${history.messages} uncompacted messages of the limit of ${history.limit}${history.compaction ? ' (compacted as it grows)' : ''}`
+      : `${history.state === 'full' ? `over the limit: every turn fails with ${history.code}` : `${percent} % of the limit`}: ${history.fix}`;
+  // the spaces are in the values: htm drops whitespace that holds a line break
+  const text = `${history.messages} / ${history.limit}${history.state === 'ok' ? '' : ' '}`;
+  return html`<span class=${`history history-${history.state}`} data-testid="session-history" data-state=${history.state} title=${title}
+    >${text}${history.state === 'ok' ? null : html`<strong>${history.state}</strong>`}</span
+  >`;
+}
+
+/** On a session's page from `warning` on: where its history stands, the code its turns fail with past the limit, and the fix. */
+function HistoryBanner({ sessionId, signOut }) {
+  const state = useApi(`/v1/sessions/${sessionId}`, signOut);
+  const history = state.data?.history;
+  if (!history || history.state === 'ok') return null;
+  const percent = Math.floor((100 * history.messages) / history.limit);
+  const headline = history.state === 'full' ? 'History full:' : `History at ${percent} %:`;
+  const said =
+    history.state === 'full'
+      ? ` ${history.messages} uncompacted messages, over the limit of ${history.limit}: every turn fails with ${history.code}. Fix: ${history.fix}`
+      : ` ${history.messages} of ${history.limit} uncompacted messages; past the limit every turn fails with ${history.code}. Fix: ${history.fix}`;
+  return html`<p class=${`history-banner history-${history.state}`} role="alert" data-testid="history-banner" data-state=${history.state}>
+    <strong>${headline}</strong>${said}
+  </p>`;
+}
+
 function Sessions({ signOut }) {
   const state = useApi('/v1/sessions', signOut);
   if (!state.data) return html`<${Status} state=${state} what="sessions" />`;
@@ -123,6 +154,7 @@ function Sessions({ signOut }) {
           <th>world</th>
           <th>locale</th>
           <th>turns</th>
+          <th title="uncompacted messages / the limit">history</th>
           <th>cost</th>
           <th>created</th>
         </tr>
@@ -135,6 +167,7 @@ function Sessions({ signOut }) {
               <td>${s.worldId ?? '—'}</td>
               <td>${s.locale}</td>
               <td class="num" data-testid="session-turns">${s.turns}</td>
+              <td class="num"><${HistoryUse} history=${s.history} /></td>
               <td class="num"><${Cost} usd=${s.estCostUsd} empty="—" /></td>
               <td>${s.createdAt}</td>
             </tr>`,
@@ -212,6 +245,7 @@ function Turns({ sessionId, signOut }) {
   const cost = turns.reduce((sum, t) => (typeof t.estCostUsd === 'number' && typeof sum === 'number' ? sum + t.estCostUsd : null), 0);
   return html`<section>
     <h2>Session ${sessionId}</h2>
+    <${HistoryBanner} sessionId=${sessionId} signOut=${signOut} />
     <p class="muted">
       ${turns.length}
       turns${turns.length && cost !== null ? html` · <${Cost} usd=${cost} /> for the turns in the history (the sessions list counts regenerations too)` : null}

@@ -2,7 +2,7 @@ import type { Reply, ScriptedCall } from '../../../emulator';
 import { rebuildInline, type StoredEvent } from '../../../events';
 import { behaviour, calls } from '../../../../test/fixtures/compaction-plugins/compactor/server';
 import { dumpProjections } from '../../../../test/support/projection-dump';
-import { HistoryTooLongError } from '../../errors';
+import { HistoryTooLongError } from '../../history';
 import { HistoryFold } from '../../history/history-fold';
 import { loadRuntimeHistory } from '../../history/history-loader';
 import { engineInlineProjections } from '../../startup/projections';
