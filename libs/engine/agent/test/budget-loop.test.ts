@@ -12,6 +12,7 @@ import { historyReadLimit } from '../../execution/deps';
 import { TurnRunner } from '../../turn/turn-runner';
 import { playToEnd, playTurn, storySlot, type TurnHarness, turnHarness } from '../../turn/test/harness';
 import { seen as hookSaw } from './fixtures-budget-hook/teller/server';
+import { CHRONICLE, seen as grown } from './fixtures-budget-grow/chronicler/server';
 
 /** digger: looks two things up, then tells its story. */
 const DEFINITIONS: ToolDefinition[] = [
@@ -179,6 +180,50 @@ describe('a PostContextAssembly hook on a request whose history is over the inpu
     // under the limit after the hook, nothing more was trimmed: the request sends what the hook returned
     const sent = JSON.parse(calls[0].body) as { messages: { role: string; content: string }[] };
     expect(sent.messages.slice(1).map((m) => m.content)).toEqual(given);
+
+    const audit = await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps) }, session.sessionId, job.turnId);
+    expect(audit.identical).toBe(true);
+  });
+});
+
+describe('a PostContextAssembly hook that puts a request over the input limit', () => {
+  // spec §5 (rule 5.2): the check after PostContextAssembly, before the PreLLMCall hooks
+  const TRIMMED = '[Earlier messages were removed here to save context.]';
+  let h: TurnHarness;
+  beforeAll(async () => {
+    // input limit 844 tokens: the first turn alone is under it, with the hook's chronicle (~1,000 tokens) it is not
+    h = await turnHarness({
+      pluginsDir: join(__dirname, 'fixtures-budget-grow'),
+      script: () => ({ kind: 'text', text: 'The bridge holds.' }),
+      handlers: (deps) => new TurnRunner(deps),
+      llm: storySlot({ contextWindow: 1100, maxOutputTokens: 256 }),
+    });
+  });
+  afterAll(() => h.close());
+
+  it('is checked again after the hook: the PreLLMCall hook is already given the trimmed request (the trim marker, no chronicle), and the request sends it', async () => {
+    grown.postContextAssembly.length = 0;
+    grown.preLlmCall.length = 0;
+    const session = await h.session();
+    const { job, events } = await playTurn(h, session, 'First, the bridge.');
+    expect(events.some((e) => e.type === 'turn.committed@1' && e.data.executionId === job.executionId)).toBe(true);
+    const calls = callings(events).filter((c) => c.turnId === job.turnId);
+    expect(calls).toHaveLength(1);
+    expect(calls[0].budget!.stats.pruned).toBe(1);
+
+    // the check at assembly trimmed nothing: the hook was given the whole assembly, no marker
+    expect(grown.postContextAssembly).toHaveLength(1);
+    expect(grown.postContextAssembly[0]).not.toContain(TRIMMED);
+    expect(grown.postContextAssembly[0].at(-1)).toBe('First, the bridge.');
+    // the check after it pruned the chronicle the hook added, before the PreLLMCall hook ran
+    expect(grown.preLlmCall).toHaveLength(1);
+    const given = grown.preLlmCall[0].map((m) => m.content);
+    expect(given).toContain(TRIMMED);
+    expect(given).not.toContain(CHRONICLE);
+    expect(given.slice(1)).toEqual([TRIMMED, ...grown.postContextAssembly[0]]);
+    // under the limit now, the request check changed nothing: the request sends the messages the PreLLMCall hook was given
+    const sent = JSON.parse(calls[0].body) as { messages: { role: string; content: string }[] };
+    expect(sent.messages.slice(1).map((m) => m.content)).toEqual(given.slice(1));
 
     const audit = await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps) }, session.sessionId, job.turnId);
     expect(audit.identical).toBe(true);
