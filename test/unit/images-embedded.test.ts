@@ -171,6 +171,31 @@ describe('images shown to the player (issue 12 part 5)', () => {
     expect(await auditedIdentical(seeing.engine, id, turnIds)).toEqual([true, true, true, true]);
   }, 120_000);
 
+  it('a tool call that generates a picture: its result carries the staged notice in the instruction language (English; Chinese in a zh-Hans session), as the next step reads it', async () => {
+    // spec §6 (rule 6.17): the framework's notice that what a call generated takes effect when the turn ends
+    const notices: [Record<string, string>, string][] = [
+      [{}, 'Staged: what this call emitted or generated takes effect when this turn ends, not before.'],
+      [{ locale: 'zh-CN' }, '已暂存：本次调用发出或生成的内容在本回合结束时生效，而不是在此之前。'],
+    ];
+    for (const [options, staged] of notices) {
+      const client = await seeing.newTenant();
+      const { id } = await client.createSession(options);
+      const turnIds = await playTurns(client, id, ['paint 1']);
+      const events = await seeing.engine.store.readStream(id);
+      // the call emitted no event: the notice is there for the picture alone
+      expect(of(events, 'runtime.activated@1')).toEqual([]);
+      const [asset] = of(events, 'asset.generated@1');
+      const painted = of(events, 'tool.completed@1').filter((e) => e.data.name === 'paint');
+      expect(painted).toHaveLength(1);
+      expect(JSON.parse(painted[0].data.content)).toEqual({ ok: true, data: { painted: 1, mediaId: asset.data.media.mediaId }, staged });
+      // the narrator's next step reads the result as the log recorded it
+      const next = of(events, 'llm.calling@1').find((e) => e.data.runtimeId === 'narrator' && e.data.step === 2)!;
+      const read = (JSON.parse(next.data.body) as Body).messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      expect(read).toEqual([painted[0].data.content]);
+      expect(await auditedIdentical(seeing.engine, id, turnIds)).toEqual([true]);
+    }
+  }, 120_000);
+
   it('a text-only model: no recent-images message and no image, only the description rows in the history; the audit identical', async () => {
     const { id, turnIds, events } = await play(blind);
     expect(of(events, 'asset.generated@1').filter((a) => a.data.media.modality === 'image')).toHaveLength(3);
