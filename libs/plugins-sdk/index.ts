@@ -2,7 +2,17 @@ export * from './manifest';
 export { loadPlugin, loadPlugins, loadPluginFolders, parsePluginFile, splitFrontMatter, manifestIssues, PluginManifestError } from './load-plugin';
 export { parseRuntimeFile, DEFAULT_ENTRIES } from './load-plugin';
 export type { ManifestIssue } from './load-plugin';
-export { loadWorld, splitWorldLore, NARRATOR_ONLY_OPEN, NARRATOR_ONLY_CLOSE, LoreEntry, LoreEntryExtra, WorldManifest, WorldCharacter } from './world';
+export {
+  loadWorld,
+  splitWorldLore,
+  isNarratorOnlyMarker,
+  NARRATOR_ONLY_OPEN,
+  NARRATOR_ONLY_CLOSE,
+  LoreEntry,
+  LoreEntryExtra,
+  WorldManifest,
+  WorldCharacter,
+} from './world';
 export type { LoadedWorld } from './world';
 export { canonicalLocaleTag, languageNameOf, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
 export {

@@ -189,6 +189,9 @@ export const NARRATOR_ONLY_CLOSE = '<!-- /narrator-only -->';
  * `sharedLore` also leaves out the lines between them. A marker is a line holding only the marker
  * (spaces around allowed); an unclosed, unopened or nested part is an error naming the line.
  */
+/** True for a narrator-only marker line (the opening or the closing fence; spaces around allowed). */
+export const isNarratorOnlyMarker = (line: string): boolean => line.trim() === NARRATOR_ONLY_OPEN || line.trim() === NARRATOR_ONLY_CLOSE;
+
 export function splitWorldLore(body: string, file: string): { lore: string; sharedLore: string } {
   const lore: string[] = [];
   const shared: string[] = [];

@@ -133,13 +133,13 @@ export const outcomeKey = (step: number, toolCallId: string) => `${step}/${toolC
 
 export const runtimeKey = (pluginId: string, runtimeId: string) => `${pluginId}/${runtimeId}`;
 
+/** The events that change what a runtime's history read returns (the turn_messages and summaries projections). */
+const HISTORY_EVENTS: ReadonlySet<EventType> = new Set([...turnMessagesProjection.handles, ...summariesProjection.handles]);
+
 /**
  * The execution journal of one session, rebuilt from its events (a suffix of the stream is
  * enough when it starts at or before the earliest pending input).
  */
-/** The events that change what a runtime's history read returns (the turn_messages and summaries projections). */
-const HISTORY_EVENTS: ReadonlySet<EventType> = new Set([...turnMessagesProjection.handles, ...summariesProjection.handles]);
-
 export class SessionJournal {
   version = 0;
   /** Stream version of the session's last plugin-data event (0: none): moves whenever plugin data changes. */

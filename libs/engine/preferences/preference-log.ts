@@ -45,7 +45,8 @@ export async function changeSessionPreferences(deps: { store: EventStore }, requ
   if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
   for (let tries = 0; ; tries++) {
     const version = tries === 0 ? head.version : await deps.store.streamVersion(sessionId);
-    const current = (await deps.store.lastOfType(sessionId, CHANGED, version + 1))?.data.preferences ?? NO_PREFERENCES;
+    // everything up to `version` is fixed: the answer before `version + 1` can be cached
+    const current = await preferencesBefore(deps.store, sessionId, version + 1);
     const preferences = applyPreferencesPatch(current, patch);
     if (samePreferences(current, preferences)) return { preferences };
     try {

@@ -186,6 +186,8 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       ? await readRecentImages(inputs.recentImages!, inputs.media.store, { tenantId: inputs.media.tenantId, sessionId: inputs.sessionId })
       : null;
   const template = inputs.runtime.bodies[inputs.locale];
+  // what only PostContextAssembly hooks read (their sources, the trimmed assembly) is built only when there are some
+  const withHooks = (plugins?.registry.hooksOf('PostContextAssembly').length ?? 0) > 0;
   const params: BuildContextParams = {
     locale: inputs.locale,
     ...(inputs.languageName === undefined ? {} : { languageName: inputs.languageName }),
@@ -194,8 +196,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       body: renderRuntimeBody({ ...inputs, world, body: template, plugin: inputs.runtime.plugin }),
     },
     // spec §3: what PostContextAssembly hooks read, read-only: the body unrendered, the played character
-    promptTemplate: template,
-    characterSummary: currentCharacterSummary(world),
+    ...(withHooks ? { promptTemplate: template, characterSummary: currentCharacterSummary(world) } : {}),
     activation: inputs.activation ?? (inputs.runtime.stage !== null ? { kind: 'stage', stage: inputs.runtime.stage } : undefined),
     ...(inputs.inputs && inputs.inputs.length > 0 ? { inputs: inputs.inputs } : {}),
     ...(inputs.exports && inputs.exports.length > 0 ? { exports: inputs.exports } : {}),
@@ -218,8 +219,8 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const bare = await buildContext(params);
   const bareMessages = requestMessages(bare);
   const atAssembly = budget?.check(bareMessages, contextKinds(bare), budget.start, 'assembly');
-  const hookParams = atAssembly ? { ...params, trimmedAssembly: trimmedAssembly(bare, bareMessages, atAssembly) } : params;
-  const hooks = plugins ? await postContextHooks(plugins, hookParams, ids) : [];
+  const hookParams = withHooks && atAssembly ? { ...params, trimmedAssembly: trimmedAssembly(bare, bareMessages, atAssembly) } : params;
+  const hooks = plugins && withHooks ? await postContextHooks(plugins, hookParams, ids) : [];
   const context = hooks.length > 0 ? await buildContext({ ...hookParams, postContextAssembly: hooks }) : bare;
   const assembled = hooks.length > 0 ? requestMessages(context) : bareMessages;
   const first = hooks.length > 0 ? budget?.check(assembled, contextKinds(context), atAssembly!.ledger, 'post-context-assembly') : atAssembly;
@@ -257,7 +258,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       ? {
           mode: budget.mode,
           added: addedEntries(budget.start, second.ledger),
-          stats: allChecks([...new Set([atAssembly!, first, second])].map((c) => c.stats)),
+          stats: allChecks((hooks.length > 0 ? [atAssembly!, first, second] : [first, second]).map((c) => c.stats)),
         }
       : undefined;
   return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };

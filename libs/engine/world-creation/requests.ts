@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { renderTemplate } from '../../context';
 import { InvalidInputError } from '../../errors';
-import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH, NARRATOR_ONLY_CLOSE, NARRATOR_ONLY_OPEN, promptLocaleOf } from '../../plugins-sdk';
+import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH, isNarratorOnlyMarker, promptLocaleOf } from '../../plugins-sdk';
 import { codePointLength, isWellFormedText } from '../../text';
 import type { LoadPrompt, SharedTemplate } from './shared-prompts';
 
@@ -116,7 +116,7 @@ export function worldGenerationRequest(options: CreateWorldOptions & { loadPromp
 
 /** The lines of a lore that are marker lines (the narrator-only fences), in order, as written. */
 export function loreMarkerLines(lore: string): string[] {
-  return lore.split(/\r?\n/).filter((line) => line.trim() === NARRATOR_ONLY_OPEN || line.trim() === NARRATOR_ONLY_CLOSE);
+  return lore.split(/\r?\n/).filter(isNarratorOnlyMarker);
 }
 
 /** The lore-repair request (spec §6): the `lore-repair` template for the locale with the world, its marker lines and the problems filled in. */
