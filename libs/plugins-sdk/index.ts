@@ -4,7 +4,13 @@ export { parseRuntimeFile, DEFAULT_ENTRIES } from './load-plugin';
 export type { ManifestIssue } from './load-plugin';
 export {
   loadWorld,
+  parseWorldFile,
+  toLoadedWorld,
   splitWorldLore,
+  narratorOnlyIssues,
+  WorldDocument,
+  WorldExtensions,
+  WORLD_LIMITS,
   isNarratorOnlyMarker,
   NARRATOR_ONLY_OPEN,
   NARRATOR_ONLY_CLOSE,
@@ -13,7 +19,7 @@ export {
   WorldManifest,
   WorldCharacter,
 } from './world';
-export type { LoadedWorld } from './world';
+export type { LoadedWorld, WorldDocumentInput } from './world';
 export { canonicalLocaleTag, languageNameOf, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
 export {
   createPromptLoader,
