@@ -215,9 +215,17 @@ export const WorldManifest = z
 export const WorldDocument = z
   .object({
     ...worldShape,
-    /** The lore body, as written (narrator-only parts between their marker lines). */
+    /**
+     * The lore body, as written (narrator-only parts between their marker lines), normalised the
+     * way a WORLD.md body is read: line breaks as `\n` (a `\r\n` or a lone `\r` becomes `\n`, as
+     * YAML does in the front matter's strings), then trimmed (`String.prototype.trim`: the loader
+     * drops the blank lines and spaces around a file's body). So a document written out as a
+     * WORLD.md and read back is the same document, whatever the checkout's line endings.
+     */
     lore: z
       .string()
+      .overwrite((s) => s.replace(/\r\n?/g, '\n'))
+      .trim()
       .refine((s) => codePointLength(s) <= WORLD_LIMITS.loreChars, `must be at most ${WORLD_LIMITS.loreChars} characters`)
       .default(''),
   })
