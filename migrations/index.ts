@@ -15,6 +15,7 @@ import * as m0013 from './0013_media';
 import * as m0014 from './0014_history_turns';
 import * as m0015 from './0015_execution_waiting';
 import * as m0016 from './0016_prefix_report_costs';
+import * as m0017 from './0017_worlds';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014_history_turns': m0014,
   '0015_execution_waiting': m0015,
   '0016_prefix_report_costs': m0016,
+  '0017_worlds': m0017,
 };

@@ -8,6 +8,7 @@ import { HealthController } from './health.controller';
 import { InspectorController } from './inspector/inspector.controller';
 import { DocsController } from './openapi/docs.controller';
 import { SessionsController } from './sessions.controller';
+import { WorldsController } from './worlds.controller';
 import { SessionViewsController } from './session-views.controller';
 import { SessionEventsController } from './session-events/session-events.controller';
 import { DEFAULT_SESSION_EVENTS_TIMINGS, SESSION_EVENTS_TIMINGS, SessionEvents, type SessionEventsTimings } from './session-events/session-events.service';
@@ -18,7 +19,15 @@ export class ApiModule {
   static forEngine(engine: Engine, options: { sessionEvents?: SessionEventsTimings } = {}): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [HealthController, SessionsController, SessionViewsController, SessionEventsController, DocsController, InspectorController],
+      controllers: [
+        HealthController,
+        SessionsController,
+        WorldsController,
+        SessionViewsController,
+        SessionEventsController,
+        DocsController,
+        InspectorController,
+      ],
       providers: [
         { provide: ENGINE, useValue: engine },
         { provide: SESSION_EVENTS_TIMINGS, useValue: options.sessionEvents ?? DEFAULT_SESSION_EVENTS_TIMINGS },

@@ -174,3 +174,44 @@ export const SessionListQuery = z.object({
     .meta({ description: 'How many sessions, newest first: 1 to 200 (default 50).' }),
 });
 export type SessionListQuery = z.infer<typeof SessionListQuery>;
+
+/** `GET /v1/worlds`: a page of the worlds the tenant can play. */
+export const WorldListQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Worlds per page (1–100, default 20).' }),
+    cursor: z.string().max(400).optional().meta({ description: 'The `nextCursor` of the page before.' }),
+    archived: z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .optional()
+      .meta({ description: '`true`: archived worlds too.' }),
+  })
+  .strict();
+export type WorldListQuery = z.infer<typeof WorldListQuery>;
+
+/** `GET /v1/worlds/:id`: the current revision, or `revision`. */
+export const WorldQuery = z
+  .object({ revision: z.coerce.number().int().min(1).max(1_000_000_000).optional().meta({ description: 'An earlier revision (default: the current one).' }) })
+  .strict();
+export type WorldQuery = z.infer<typeof WorldQuery>;
+
+/** `POST /v1/sessions/:id/world-revision`: move the session to a newer revision of its world. */
+export const WorldRevisionBody = z
+  .object({
+    revision: z.number().int().min(2).optional().meta({ description: 'The revision to move to (newer than the session’s); default: the world’s current one.' }),
+  })
+  .strict();
+export type WorldRevisionBody = z.infer<typeof WorldRevisionBody>;
+
+/** `GET /v1/worlds/:id/export`: which file. */
+export const WorldExportQuery = z
+  .object({
+    format: z
+      .enum(['folder', 'card-v2', 'card-v3'])
+      .default('folder')
+      .meta({ description: '`folder`: the WORLD.md folder as a zip (default); `card-v2` / `card-v3`: a character card.' }),
+    container: z.enum(['json', 'png']).optional().meta({ description: 'A card as JSON (default) or as a PNG carrying it.' }),
+    revision: z.coerce.number().int().min(1).max(1_000_000_000).optional().meta({ description: 'An earlier revision (default: the current one).' }),
+  })
+  .strict();
+export type WorldExportQuery = z.infer<typeof WorldExportQuery>;

@@ -8,7 +8,15 @@ import { httpServerSpans } from '../../libs/telemetry';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
 import { mountOperations } from './operations';
+import { json, raw } from 'express';
+import { WORLD_BODY_LIMIT_BYTES, WORLD_IMPORT_LIMIT_BYTES } from './world-limits';
 import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
+
+/** `POST /v1/worlds/import` (the path is relative to the `/v1` mount). */
+const isWorldImport = (req: { path: string }) => req.path === '/worlds/import';
+
+/** A write to `/v1/worlds…` (the path is relative to the `/v1` mount). */
+const isWorldWrite = (req: { path: string }) => req.path === '/worlds' || req.path.startsWith('/worlds/');
 
 /**
  * Builds the HTTP API on an engine (not listening yet). Nest's own body parser is off: on `/v1` the
@@ -27,7 +35,30 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   app.use(httpServerSpans()); // first: the request's span is active in everything below (a no-op with tracing off)
   mountOperations(app, engine); // GET /metrics, the idempotent-replay count, the queue dashboard (off by default)
   const limitBytes = engine.config.bodyLimitBytes;
-  app.use('/v1', authenticateTenant(engine), rejectUndecodablePath, jsonBodyGate({ limitBytes }));
+  // a world document may be larger than any other body (WORLD_LIMITS.documentBytes, then a 413 naming that limit)
+  const worldLimitBytes = Math.max(limitBytes, WORLD_BODY_LIMIT_BYTES);
+  app.use(
+    '/v1',
+    authenticateTenant(engine),
+    rejectUndecodablePath,
+    jsonBodyGate({
+      limitBytes,
+      limitFor: (req) => (isWorldImport(req) ? WORLD_IMPORT_LIMIT_BYTES : isWorldWrite(req) ? worldLimitBytes : limitBytes),
+      // an imported world is a file (a card's PNG or JSON, a zip), read as bytes below
+      skip: isWorldImport,
+    }),
+  );
+  app.use(
+    '/v1/worlds/import',
+    raw({
+      limit: WORLD_IMPORT_LIMIT_BYTES,
+      type: (req) =>
+        !String(req.headers['content-type'] ?? '')
+          .toLowerCase()
+          .startsWith('multipart/'),
+    }),
+  );
+  app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });
   app.use(bodyErrorsAsEngineErrors);
   app.enableShutdownHooks();

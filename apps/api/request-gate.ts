@@ -36,11 +36,14 @@ export function authenticateTenant(engine: Engine) {
  * (no waiting for bytes that may never come). The parser then enforces the limit on what it reads,
  * after decompression, and rejects malformed JSON and content-encodings it does not know.
  */
-export function jsonBodyGate(options: { limitBytes: number }) {
+export function jsonBodyGate(options: { limitBytes: number; limitFor?: (req: Request) => number; skip?: (req: Request) => boolean }) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (!hasBody(req)) return next();
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > options.limitBytes) throw new BodyTooLargeError(options.limitBytes);
+    const limit = options.limitFor?.(req) ?? options.limitBytes;
+    if (Number.isFinite(declared) && declared > limit) throw new BodyTooLargeError(limit);
+    // a route that reads its body as a file (its own parser; only the declared size is checked here)
+    if (options.skip?.(req)) return next();
     const [mediaType = '', ...parameters] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
     if (!isJsonMediaType(mediaType)) {
       throw new UnsupportedBodyError('UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json (UTF-8)');

@@ -32,9 +32,6 @@ export class SessionsController {
   @HttpCode(201)
   async createSession(@Req() req: TenantRequest, @Res({ passthrough: true }) res: Response, @Body(new ZodBodyPipe(CreateSessionBody)) body: CreateSessionBody) {
     const idempotencyKey = idempotencyKeyOf(req);
-    if (body.worldId !== undefined && !this.engine.worlds.has(body.worldId)) {
-      throw new InvalidInputError([{ path: 'worldId', message: `unknown world ${JSON.stringify(body.worldId)}` }], 'UNKNOWN_WORLD');
-    }
     const settingIssues = pluginSettingsIssues(this.engine.catalog.plugins, body.pluginSettings ?? {});
     if (settingIssues.length > 0) throw new InvalidInputError(settingIssues, 'INVALID_PLUGIN_SETTINGS');
     if (body.preferences) this.requireSlots(body.preferences.slots, 'preferences.slots');

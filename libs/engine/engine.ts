@@ -12,6 +12,7 @@ import {
   ReadModels,
   TenantStore,
   upgradeInline,
+  WorldReads,
 } from '../events';
 import { createAsyncProjector, engineInlineProjections } from './startup/projections';
 import type { LoadedPlugin } from '../plugins-sdk';
@@ -32,6 +33,7 @@ import { TurnAlternativesService } from './session/turn-alternatives';
 import { Sweeper } from './turn/sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './catalog/world-catalog';
+import { WorldService } from './worlds/world-service';
 import { resolveSessionPlugins, type SessionPluginResolver } from './session/session-plugins';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
@@ -76,7 +78,8 @@ export interface Engine {
   generations: CatalogGenerations;
   /** Reads the plugin folders again: the next executions use them, running ones keep theirs (SIGHUP). */
   reloadPlugins(): Promise<PluginReload>;
-  worlds: WorldCatalog;
+  /** A tenant's worlds (the log) and the deployment's built-in file worlds (`config.worldsDir`, read-only). */
+  worlds: WorldService;
   /** Each session's use of the history limit (`config.historyMessageLimit`): `ok`, `warning` from 80 %, `full` past it. */
   historyUse: SessionHistoryUse;
   /** World creation's requests from the shared templates (spec §6): the loader over `config.promptsDir`, checked at start-up. */
@@ -149,7 +152,10 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     closers.unshift(() => deltas.close());
     // the plugin list is resolved with the catalog and worlds loaded below (a session is created only after start-up)
     let resolvePlugins: SessionPluginResolver = () => undefined;
-    const sessions = new SessionService({ store, queue, readModels, logger, plugins: (args) => resolvePlugins(args) });
+    const files = new WorldCatalog(config.worldsDir);
+    files.loadAll(); // a bad world file stops start-up, naming the file and the field path
+    const worlds = new WorldService({ store, reads: new WorldReads(database.db, store), files });
+    const sessions = new SessionService({ store, queue, readModels, logger, worlds, plugins: (args) => resolvePlugins(args) });
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
     metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
@@ -161,20 +167,13 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
     const resumes = new ResumeService({ store, readModels, queue, logger });
-    const worlds = new WorldCatalog(config.worldsDir);
-    worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
-    resolvePlugins = ({ worldId, requested }) =>
-      resolveSessionPlugins({
-        catalog: generations.current,
-        world: worldId && worlds.has(worldId) ? worlds.get(worldId) : null,
-        ...(requested ? { requested } : {}),
-      });
+    resolvePlugins = ({ world, requested }) => resolveSessionPlugins({ catalog: generations.current, world, ...(requested ? { requested } : {}) });
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
         // loaded only now (a dynamic import); the worlds' reply books let the emulated model make
         // meaningful bookkeeping calls (worlds/<id>/emulator-replies.json)
-        emulator = await startOfflineEmulator({ settings: config.emulator, worlds });
+        emulator = await startOfflineEmulator({ settings: config.emulator, worlds: files });
         const started = emulator;
         // after the queue has drained (its running jobs may be calling the emulator), before the database
         closers.splice(closers.length - 1, 0, () => started.stop());

@@ -72,6 +72,21 @@ export { EngineMetrics, serveMetrics, turnTimeline, unionLength } from './metric
 export type { MetricsServer, MetricsSources, QueueDepthSample, TurnTimeline, TimelineEvent } from './metrics';
 export type { SweeperDeps, SweeperOptions } from './turn/sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './catalog';
+export type { WorldLoader, WorldRef } from './catalog';
+export {
+  WorldService,
+  MAX_WORLD_PAGE,
+  WorldArchivedError,
+  WorldReadOnlyError,
+  WorldRevisionMismatchError,
+  WorldRevisionRequiredError,
+  WorldTooLargeError,
+  applyMergePatch,
+  validWorldDocument,
+  moveSessionWorld,
+  WorldFileError,
+} from './worlds';
+export type { WorldView, WorldSummaryView, MoveSessionWorldRequest, WorldExportFormat, WorldFile } from './worlds';
 export { worldReplyRules } from './startup';
 export { LORE_SCAN_LIMIT } from './history';
 export { ASYNC_PROJECTIONS, createAsyncProjector, engineInlineProjections } from './startup';

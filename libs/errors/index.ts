@@ -12,6 +12,10 @@ export type ErrorCategory =
   | 'unprocessable'
   /** The request conflicts with current state (409). */
   | 'conflict'
+  /** A precondition of the request (`If-Match`) does not hold: the caller read something older (412). */
+  | 'precondition-failed'
+  /** The request must be conditional (`If-Match`) and is not (428). */
+  | 'precondition-required'
   /** The thing named does not exist for this caller (404). */
   | 'not-found'
   /** No or a bad credential (401). */

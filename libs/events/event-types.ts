@@ -7,6 +7,12 @@ const id = z.string().min(1);
 export const SessionCreatedV1 = z.object({
   sessionId: id,
   worldId: z.string().nullable(),
+  /**
+   * The revision of a tenant's world the session runs (`world.created@1` / `world.revised@1`);
+   * absent for a deployment's built-in file world (and in early logs). A later edit of the world
+   * changes new sessions only; `session.world-revised@1` moves this session on purpose.
+   */
+  worldRevision: z.int().min(1).optional(),
   /** The session's own BCP 47 tag, canonical (`pt-BR`, `zh-CN`); early events hold `en` or `zh-Hans`. */
   locale: z
     .string()
@@ -531,6 +537,40 @@ export const SessionPreferences = z.object({ slots: z.record(z.string().min(1).m
  */
 export const SessionPreferencesChangedV1 = z.object({ preferences: SessionPreferences });
 
+/** How a tenant's world came to be (`world.created@1`). */
+export const WorldProvenance = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('authored') }),
+  z.object({ kind: z.literal('imported'), format: z.enum(['world-folder', 'card-v2', 'card-v3']) }),
+  z.object({ kind: z.literal('generated'), jobId: id, model: z.string().min(1), template: z.string().min(1) }),
+]);
+
+/**
+ * A world document (`WorldDocument` of libs/plugins-sdk, validated by the engine before it is
+ * appended; a reader parses it again with that schema): a JSON object here.
+ */
+const WorldDocumentData = z.record(z.string(), z.unknown());
+
+/** A tenant's world begins (stream = the world's id; its revision 1). */
+export const WorldCreatedV1 = z.object({
+  worldId: id,
+  revision: z.literal(1),
+  document: WorldDocumentData,
+  provenance: WorldProvenance,
+});
+
+/** A new whole document of the world: revision n is the world stream's event at version n. */
+export const WorldRevisedV1 = z.object({
+  worldId: id,
+  revision: z.int().min(2),
+  document: WorldDocumentData,
+});
+
+/** The world is archived: no new session starts on it; running sessions keep working. */
+export const WorldArchivedV1 = z.object({ worldId: id });
+
+/** A session moves on purpose to a newer revision of its world (`POST /v1/sessions/:id/world-revision`). */
+export const SessionWorldRevisedV1 = z.object({ worldId: id, fromRevision: z.int().min(1), toRevision: z.int().min(2) });
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
@@ -556,6 +596,10 @@ export const eventSchemas = {
   'turn.superseded@1': TurnSupersededV1,
   'player-input.mid-turn@1': PlayerInputMidTurnV1,
   'session.preferences-changed@1': SessionPreferencesChangedV1,
+  'world.created@1': WorldCreatedV1,
+  'world.revised@1': WorldRevisedV1,
+  'world.archived@1': WorldArchivedV1,
+  'session.world-revised@1': SessionWorldRevisedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -566,6 +610,7 @@ export type AssetModality = z.infer<typeof AssetModality>;
 export type LlmUsage = z.infer<typeof LlmUsage>;
 export type SessionPreferences = z.infer<typeof SessionPreferences>;
 export type SlotPreference = z.infer<typeof SlotPreference>;
+export type WorldProvenance = z.infer<typeof WorldProvenance>;
 
 /** An event to append: a discriminated union over every known type. */
 export type NewEvent = { [T in EventType]: { type: T; data: EventData<T>; metadata?: Record<string, unknown> } }[EventType];

@@ -72,6 +72,9 @@ export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure,
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant, TenantStoreOptions } from './tenants';
 export { ReadModels } from './read-models';
+export { WorldReads } from './world-reads';
+export type { WorldRow, WorldRevision } from './world-reads';
+export { worldsProjection } from './projections/worlds';
 export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
 export type { ExecutionWaiterOptions, ExecutionWait, ListenState } from './execution-waiter';
 export type {

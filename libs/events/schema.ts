@@ -184,6 +184,21 @@ export interface MediaTable {
   created_at: ColumnType<Date, Date | undefined, never>;
 }
 
+/** A tenant's world as it now is (migration 0017): inline, from the world's stream. */
+export interface WorldsTable {
+  world_id: string;
+  tenant_id: string;
+  name: string;
+  revision: number;
+  archived: boolean;
+  document: ColumnType<unknown, string, string>;
+  provenance: ColumnType<unknown, string, string>;
+  /** The global position of `world.created@1` (bigint, read as a decimal string): the list's order. */
+  created_position: ColumnType<string, string, never>;
+  created_at: ColumnType<Date, string, never>;
+  updated_at: ColumnType<Date, string, string>;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -199,4 +214,5 @@ export interface Database {
   plugin_data: PluginDataTable;
   plugin_data_namespaces: PluginDataNamespacesTable;
   media: MediaTable;
+  worlds: WorldsTable;
 }

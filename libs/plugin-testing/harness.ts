@@ -103,7 +103,7 @@ export async function createPluginHarness(input: PluginHarnessOptions): Promise<
     engine.queue.consume(engine.turns!);
     const { tenant } = await engine.tenants.create(`plugin-harness-${randomUUID()}`);
     const locale = canonicalLocaleTag(options.locale)!;
-    const worldPlugins = worldId && engine.worlds.has(worldId) ? engine.worlds.get(worldId).plugins : undefined;
+    const worldPlugins = worldId && engine.worlds.files.has(worldId) ? engine.worlds.files.get(worldId).plugins : undefined;
     const sessionPlugins = options.sessionPlugins ?? harnessSessionPlugins(plugins, options.plugins, worldPlugins);
     const { answer } = await engine.sessions.createSession({
       tenantId: tenant.id,

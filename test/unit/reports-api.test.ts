@@ -13,7 +13,7 @@ describe('prefix report and turn audit: API and commands', () => {
     const turnIds: string[] = [];
     try {
       const client = await covel.newTenant();
-      await expect(client.createSession({ worldId: 'atlantis' })).rejects.toThrow(/400 worldId: unknown world/);
+      await expect(client.createSession({ worldId: 'atlantis' })).rejects.toThrow(/404 .*world "atlantis" not found/);
       ({ id: sessionId } = await client.createSession({ worldId: 'emberback', plugins: ['narrator', 'history-compaction'] }));
       for (const text of ['Walk to the river', 'Ask Mira about the ferry', 'Watch the vents']) {
         const r = await client.submit(sessionId, text);

@@ -95,7 +95,18 @@ function parameters(route: ApiRoute): JsonObject[] {
         },
       ]
     : [];
-  return [...path, ...query, ...header];
+  const ifMatch = route.ifMatch
+    ? [
+        {
+          name: 'If-Match',
+          in: 'header',
+          required: true,
+          description: 'The revision this change is made on, as its `ETag` gave it (`"3"`).',
+          schema: { type: 'string', pattern: '^(W/)?"?[1-9][0-9]*"?$' },
+        },
+      ]
+    : [];
+  return [...path, ...query, ...header, ...ifMatch];
 }
 
 function operation(route: ApiRoute): JsonObject {
@@ -136,6 +147,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[] = API_ROUTES): 
     },
     tags: [
       { name: 'sessions', description: 'Sessions, their inputs and what the model saw.' },
+      { name: 'worlds', description: 'A tenant’s worlds (and the deployment’s built-in ones, read-only).' },
       { name: 'executions', description: 'The turns running in the background.' },
       { name: 'health', description: 'Probes (no API key).' },
       { name: 'docs', description: 'This document and its rendered page (no API key).' },

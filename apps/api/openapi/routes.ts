@@ -5,12 +5,18 @@ import {
   ActivationBody,
   CreateSessionBody,
   ExecutionQuery,
+  JsonValue,
   PreferencesPatchBody,
   ResumeBody,
   SelectAlternativeBody,
   SessionListQuery,
   SubmitInputBody,
+  WorldExportQuery,
+  WorldListQuery,
+  WorldQuery,
+  WorldRevisionBody,
 } from '../bodies';
+import { WorldDocument } from '../../../libs/plugins-sdk';
 import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { INSPECTOR_ASSETS } from '../inspector/inspector-page';
@@ -34,6 +40,9 @@ import {
   SelectedAlternative,
   TurnAlternatives,
   TurnAuditSchema,
+  WorldAnswer,
+  WorldPage,
+  SessionWorldRevision,
 } from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
@@ -58,12 +67,12 @@ export interface SuccessResponse {
  * of every entry here with the routes Nest registered, so a route without an entry fails it.
  */
 export interface ApiRoute {
-  method: 'get' | 'post' | 'patch';
+  method: 'get' | 'post' | 'patch' | 'put' | 'delete';
   path: string;
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'sessions' | 'executions' | 'health' | 'docs' | 'inspector';
+  tag: 'sessions' | 'worlds' | 'executions' | 'health' | 'docs' | 'inspector';
   /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route). */
   auth: boolean;
   pathParams?: PathParam[];
@@ -71,6 +80,8 @@ export interface ApiRoute {
   query?: z.ZodObject;
   /** Takes an optional `Idempotency-Key` header (a repeat answers the first answer, `Idempotent-Replayed: true`). */
   idempotent?: boolean;
+  /** Takes an `If-Match` header naming the revision it changes (a world's `ETag`). */
+  ifMatch?: 'required';
   /** The JSON body schema the route's ZodBodyPipe validates with (registered in schemas.ts). */
   body?: z.ZodType;
   responses: Record<number, SuccessResponse>;
@@ -86,8 +97,181 @@ const idempotentHeaders: SuccessResponse['headers'] = {
   'Idempotent-Replayed': { description: '`true` when this answer repeats the first answer to the same `Idempotency-Key`.', schema: z.literal('true') },
 };
 
+const worldIdParam: PathParam = {
+  name: 'id',
+  description: 'The world id: a UUID for a tenant’s world, the folder’s name for a built-in one.',
+  schema: z.string().regex(/^([a-z][a-z0-9-]{0,63}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/),
+};
+const worldHeaders: SuccessResponse['headers'] = {
+  ETag: { description: 'The revision answered, quoted (`"3"`): send it as `If-Match` to change the world.', schema: z.string() },
+  ...idempotentHeaders,
+};
+const worldWriteErrors = (codes: string[]): ErrorResponses => ({
+  ...tenantErrors(['WORLD_NOT_FOUND']),
+  ...bodyErrors(['INVALID_WORLD', 'INVALID_IF_MATCH', 'INVALID_IDEMPOTENCY_KEY']),
+  ...idempotencyErrors,
+  409: { description: `The world cannot change: ${[...codes, 'IDEMPOTENCY_KEY_TAKEN'].map((c) => `\`${c}\``).join(', ')}.` },
+  413: { description: 'The body is larger than a world may be: `BODY_TOO_LARGE`, `WORLD_TOO_LARGE`.' },
+});
+
+/** The routes of a tenant's worlds (issue 29). */
+const WORLD_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/v1/worlds',
+    operationId: 'createWorld',
+    summary: 'Create a world',
+    description:
+      'The body is a `WorldDocument` (the same schema a WORLD.md folder holds); recorded as `world.created@1`, revision 1. Errors name each field path.',
+    tag: 'worlds',
+    auth: true,
+    idempotent: true,
+    body: WorldDocument,
+    responses: { 201: { ...json(WorldAnswer, 'The new world (or, for a repeated `Idempotency-Key`, the first one).'), headers: worldHeaders } },
+    errors: worldWriteErrors([]),
+  },
+  {
+    method: 'post',
+    path: '/v1/worlds/import',
+    operationId: 'importWorld',
+    summary: 'Create a world from a file: a character card (V2/V3, PNG or JSON) or a WORLD.md folder as a zip',
+    description:
+      'The raw body (any content type: the content is sniffed) or a multipart form with the file as `file`. See docs/worlds.md for what each card field becomes. A bad file is a 400 naming what is wrong (not a PNG, no card chunk, bad base64, bad JSON, a schema error with its path) or a 413, and creates nothing.',
+    tag: 'worlds',
+    auth: true,
+    idempotent: true,
+    responses: { 201: { ...json(WorldAnswer, 'The new world (or, for a repeated `Idempotency-Key`, the first one).'), headers: worldHeaders } },
+    errors: {
+      ...tenantErrors([]),
+      400: {
+        description:
+          'The file is not a world: `EMPTY_BODY`, `NOT_A_CARD_FILE`, `BAD_PNG`, `NO_CARD_CHUNK`, `BAD_BASE64`, `BAD_TEXT_ENCODING`, `BAD_JSON`, `TOO_DEEP`, `BAD_STRING`, `UNSUPPORTED_SPEC`, `INVALID_CARD`, `LIMIT_EXCEEDED`, `BAD_ARCHIVE`, `INVALID_WORLD`; `issues` names the place.',
+      },
+      413: { description: 'Larger than a world file may be: `BODY_TOO_LARGE`, `TOO_LARGE`, `ARCHIVE_TOO_LARGE`, `WORLD_TOO_LARGE`.' },
+      415: { description: 'A content-encoding the API does not read: `UNSUPPORTED_ENCODING` (gzip, deflate, br or none).' },
+      ...idempotencyErrors,
+      409: { description: 'Concurrent requests with the same `Idempotency-Key` kept colliding: `IDEMPOTENCY_KEY_TAKEN` (rare; retry).' },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/worlds/{id}/export',
+    operationId: 'exportWorld',
+    summary: 'A world as a file: its WORLD.md folder as a zip, or a character card',
+    description: 'Import the file again (`POST /v1/worlds/import`) to get the same document (a card keeps the fields a card has).',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [worldIdParam],
+    query: WorldExportQuery,
+    responses: {
+      200: { description: 'The file (`application/zip`, `application/json` or `image/png`).', body: { raw: { mediaType: 'application/octet-stream' } } },
+    },
+    errors: { ...tenantErrors(['WORLD_NOT_FOUND']), 400: { description: 'A bad query: `INVALID_INPUT`.' } },
+  },
+  {
+    method: 'get',
+    path: '/v1/worlds',
+    operationId: 'listWorlds',
+    summary: 'The worlds a session can start on',
+    description: 'The deployment’s built-in worlds (`builtIn: true`, read-only) first, then the tenant’s own in creation order; `nextCursor` pages on.',
+    tag: 'worlds',
+    auth: true,
+    query: WorldListQuery,
+    responses: { 200: json(WorldPage, 'A page of worlds.') },
+    errors: { ...tenantErrors([]), 400: { description: 'A bad query: `INVALID_INPUT`, `INVALID_CURSOR`.' } },
+  },
+  {
+    method: 'get',
+    path: '/v1/worlds/{id}',
+    operationId: 'getWorld',
+    summary: 'A world, now or at an earlier revision',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [worldIdParam],
+    query: WorldQuery,
+    responses: { 200: { ...json(WorldAnswer, 'The world at that revision.'), headers: worldHeaders } },
+    errors: { ...tenantErrors(['WORLD_NOT_FOUND']), 400: { description: 'A bad query: `INVALID_INPUT`.' } },
+  },
+  {
+    method: 'put',
+    path: '/v1/worlds/{id}',
+    operationId: 'replaceWorld',
+    summary: 'Replace a world’s document (a new revision)',
+    description:
+      'Needs `If-Match: "<revision>"` (the `ETag` you read): 412 `WORLD_REVISION_MISMATCH` when the world moved on since, 428 `WORLD_REVISION_REQUIRED` without it. Sessions already running keep the revision they started on (their audit stays identical); new sessions start on the new one.',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [worldIdParam],
+    idempotent: true,
+    ifMatch: 'required',
+    body: WorldDocument,
+    responses: { 200: { ...json(WorldAnswer, 'The world at its new revision.'), headers: worldHeaders } },
+    errors: {
+      ...worldWriteErrors(['WORLD_ARCHIVED', 'WORLD_READ_ONLY']),
+      412: { description: 'The world is no longer at the revision `If-Match` names: `WORLD_REVISION_MISMATCH`.' },
+      428: { description: 'No `If-Match`: `WORLD_REVISION_REQUIRED`.' },
+    },
+  },
+  {
+    method: 'patch',
+    path: '/v1/worlds/{id}',
+    operationId: 'patchWorld',
+    summary: 'Change part of a world’s document (JSON Merge Patch, a new revision)',
+    description:
+      'The body is a JSON Merge Patch (RFC 7396) of the `WorldDocument`: an object merges key by key, `null` removes a key, anything else replaces. The result is validated whole. `If-Match` as for PUT.',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [worldIdParam],
+    idempotent: true,
+    ifMatch: 'required',
+    body: JsonValue,
+    responses: { 200: { ...json(WorldAnswer, 'The world at its new revision.'), headers: worldHeaders } },
+    errors: {
+      ...worldWriteErrors(['WORLD_ARCHIVED', 'WORLD_READ_ONLY']),
+      412: { description: 'The world is no longer at the revision `If-Match` names: `WORLD_REVISION_MISMATCH`.' },
+      428: { description: 'No `If-Match`: `WORLD_REVISION_REQUIRED`.' },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/v1/worlds/{id}',
+    operationId: 'archiveWorld',
+    summary: 'Archive a world',
+    description: 'Recorded as `world.archived@1`: no new session starts on it; sessions running on it keep working. Archiving twice changes nothing.',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [worldIdParam],
+    idempotent: true,
+    responses: { 200: { ...json(WorldAnswer, 'The archived world.'), headers: worldHeaders } },
+    errors: { ...tenantErrors(['WORLD_NOT_FOUND']), ...idempotencyErrors, 409: { description: 'A built-in world: `WORLD_READ_ONLY`.' } },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/world-revision',
+    operationId: 'moveSessionWorldRevision',
+    summary: 'Move a session to a newer revision of its world',
+    description:
+      'Recorded as `session.world-revised@1`: the turns accepted after it read the new revision; earlier turns (and their audit) keep theirs. Default: the world’s current revision.',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [sessionIdParam],
+    idempotent: true,
+    body: WorldRevisionBody,
+    responses: { 200: { ...json(SessionWorldRevision, 'The revision the session now runs.'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND']),
+      ...bodyErrors(['UNKNOWN_WORLD_REVISION', 'INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description: 'Nothing to move to: `SESSION_HAS_NO_WORLD`, `WORLD_READ_ONLY` (a built-in world), `WORLD_REVISION_NOT_NEWER`, `STREAM_VERSION_CONFLICT`.',
+      },
+    },
+  },
+];
+
 /** Every route of the API: the one list the document is built from. */
 export const API_ROUTES: readonly ApiRoute[] = [
+  ...WORLD_ROUTES,
   {
     method: 'post',
     path: '/v1/sessions',
@@ -99,10 +283,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: CreateSessionBody,
     responses: { 201: { ...json(CreatedSession, 'The new session (or, for a repeated `Idempotency-Key`, the first one).'), headers: idempotentHeaders } },
     errors: {
-      ...tenantErrors([]),
-      ...bodyErrors(['UNKNOWN_WORLD', 'INVALID_PLUGIN_SETTINGS', 'UNKNOWN_SLOT', 'INVALID_IDEMPOTENCY_KEY']),
+      ...tenantErrors(['WORLD_NOT_FOUND']),
+      ...bodyErrors(['INVALID_PLUGIN_SETTINGS', 'UNKNOWN_SLOT', 'INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
-      ...appendConflict,
+      409: { description: 'The world is archived: `WORLD_ARCHIVED`; or the session changed under the request too many times: `STREAM_VERSION_CONFLICT`.' },
     },
   },
   {

@@ -1,9 +1,19 @@
 import { z } from 'zod';
-import type { HistoryUse, QueueHealth, SectionSource, SessionPreferences, TurnAudit } from '../../../libs/engine';
-import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView } from '../../../libs/events';
+import type { HistoryUse, QueueHealth, SectionSource, SessionPreferences, TurnAudit, WorldSummaryView, WorldView } from '../../../libs/engine';
+import { WorldDocument } from '../../../libs/plugins-sdk';
+import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView, WorldProvenance } from '../../../libs/events';
 import type { CostedCallView, CostedTurnView, FirstDifference } from '../../../libs/reports';
 import type { SessionSummaryAnswer } from '../session-summaries';
-import { ActivationBody, CreateSessionBody, JsonValue, PreferencesPatchBody, ReasoningPreference, SubmitInputBody, ToolChoicePreference } from '../bodies';
+import {
+  ActivationBody,
+  CreateSessionBody,
+  JsonValue,
+  PreferencesPatchBody,
+  ReasoningPreference,
+  SubmitInputBody,
+  ToolChoicePreference,
+  WorldRevisionBody,
+} from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 
 /**
@@ -42,6 +52,12 @@ named(ToolChoicePreference, 'ToolChoicePreference', 'The tool choice of a slot�
 named(PreferencesPatchBody, 'PreferencesPatchBody', 'A change of the player’s preferences per model slot.');
 named(SubmitInputBody, 'SubmitInputBody', 'A player input: its text, and the form the player filled in with it.');
 named(ActivationBody, 'ActivationBody', 'Runs a `schedule.trigger: manual` runtime with a payload (shown in `<runtime-activation>`).');
+named(
+  WorldDocument,
+  'WorldDocument',
+  'A world: what a WORLD.md folder holds (its front matter without `id`, the lore body as `lore`, narrator-only parts between `<!-- narrator-only -->` lines). `PATCH` takes a JSON Merge Patch (RFC 7396) of it.',
+);
+named(WorldRevisionBody, 'WorldRevisionBody', 'Moves a session to a newer revision of its world.');
 
 // ── errors (error.filter.ts) ───────────────────────────────────────────────────────────────────
 export const ErrorIssue = named(
@@ -69,6 +85,43 @@ export const ErrorBody = named(
 
 // ── answers ────────────────────────────────────────────────────────────────────────────────────
 export const CreatedSession = named(z.object({ id: z.uuid() }), 'CreatedSession');
+
+const worldFields = {
+  id: z.string().meta({ description: 'A tenant’s world: a UUID; a built-in world: its folder’s name.' }),
+  name: z.string(),
+  revision: z.int().meta({ description: 'The revision answered; also the `ETag` (`"3"`) that `If-Match` names.' }),
+  archived: z.boolean(),
+  builtIn: z.boolean().meta({ description: 'A deployment’s world from a WORLD.md file: every tenant sees it, nobody changes it through the API.' }),
+  provenance: WorldProvenance.optional().meta({ description: 'How the world came to be (a tenant’s world).' }),
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+};
+
+export const WorldAnswer = named(
+  z.object({ ...worldFields, document: z.record(z.string(), z.unknown()).meta({ description: 'The whole `WorldDocument` of that revision.' }) }),
+  'World',
+  'A world at a revision, with its whole document.',
+);
+sameShape<SameShape<z.infer<typeof WorldAnswer>, WorldView>>();
+
+export const WorldSummary = named(
+  z.object({ ...worldFields, description: z.string(), characters: z.int(), lorebookEntries: z.int(), openings: z.int() }),
+  'WorldSummary',
+  'A world as the list gives it.',
+);
+sameShape<SameShape<z.infer<typeof WorldSummary>, WorldSummaryView>>();
+
+export const WorldPage = named(
+  z.object({ items: z.array(WorldSummary), nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }) }),
+  'WorldPage',
+  'A page of worlds: the deployment’s built-in ones first, then the tenant’s in creation order.',
+);
+
+export const SessionWorldRevision = named(
+  z.object({ worldId: z.string(), revision: z.int(), fromRevision: z.int() }),
+  'SessionWorldRevision',
+  'The revision the session now runs (turns accepted from now on read it) and the one it ran before.',
+);
 
 export const SessionPreferencesAnswer = named(
   z.object({

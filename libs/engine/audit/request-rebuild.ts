@@ -2,7 +2,7 @@ import { type EventData, type MediaStore, PluginDataFold, type StoredEvent } fro
 import { summaryCall } from '../barrier/summary-model';
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../../plugins-sdk';
 import { LORE_SCAN_LIMIT } from '../history/history-loader';
-import type { WorldCatalog } from '../catalog/world-catalog';
+import type { WorldLoader } from '../catalog/world-catalog';
 import { redactImageData, type ProviderRegistry } from '../../providers';
 import { type ActivatedLoreEntry, type AssembledContext, placeSegments } from '../../context';
 import { RecordedCallWithoutExecutionError, RuntimeNotInCatalogError } from '../errors';
@@ -51,7 +51,7 @@ export async function rebuildRequests(
   events: readonly StoredEvent[],
   current: RuntimeCatalog,
   providers: ProviderRegistry,
-  worlds: WorldCatalog,
+  worlds: WorldLoader,
   options: {
     historyReadLimit: number;
     /** The earlier plugin catalogs, for executions that captured one (default: only `catalog`). */
@@ -70,6 +70,8 @@ export async function rebuildRequests(
   let locale: Locale = 'en';
   let languageName: string | undefined;
   let world: LoadedWorld | null = null;
+  // the session's world from each move on (stream version, world), in log order: an execution reads the one before its input
+  const worldChanges: { version: number; world: LoadedWorld | null }[] = [];
   let pluginSettings: PluginSettings = {};
   let sessionPlugins: readonly string[] | null = null;
   // the player's preferences from each change on (stream version, preferences), in log order
@@ -80,10 +82,17 @@ export async function rebuildRequests(
       locale = promptLocaleOf(event.data.locale);
       // the name the session recorded (none in sessions recorded before: their block said English or 简体中文, as rebuilt)
       languageName = event.data.languageName;
-      world = event.data.worldId && worlds.has(event.data.worldId) ? worlds.get(event.data.worldId) : null;
+      const { worldId, worldRevision } = event.data;
+      world = worldId ? await worlds.load({ tenantId: event.tenantId, worldId, ...(worldRevision === undefined ? {} : { revision: worldRevision }) }) : null;
+      worldChanges.push({ version: event.streamVersion, world });
       pluginSettings = event.data.pluginSettings ?? {};
       sessionPlugins = event.data.plugins ?? null;
     }
+    if (event.type === 'session.world-revised@1')
+      worldChanges.push({
+        version: event.streamVersion,
+        world: await worlds.load({ tenantId: event.tenantId, worldId: event.data.worldId, revision: event.data.toRevision }),
+      });
     if (event.type === 'session.preferences-changed@1') preferenceChanges.push({ version: event.streamVersion, preferences: event.data.preferences });
     if (event.type === 'compaction.summary-requested@1') {
       // the compaction provider's summary call: re-derived from the request it recorded (no plugin runs)
@@ -114,7 +123,8 @@ export async function rebuildRequests(
         midTurnMessages: execution.midTurnMessages.slice(0, d.midTurnMessages ?? 0),
         outputs: executionOutputs(execution, generation),
         segments: staticSegments(generation.plugins, locale),
-        world,
+        // the world revision the worker read: the last move before the execution's input
+        world: [...worldChanges].reverse().find((c) => c.version < execution.submittedVersion)?.world ?? world,
         scanTail: history.committedTail(LORE_SCAN_LIMIT, without),
         selfData: foldedSelfData(pluginData, d.pluginId, runtime.manifest.io.selfData),
         ...executionRequestInputs(generation, runtime, execution),

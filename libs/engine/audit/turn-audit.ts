@@ -3,7 +3,7 @@ import type { ProviderRegistry } from '../../providers';
 import { rebuildRequests, type RebuiltCall } from './request-rebuild';
 import type { RuntimeCatalog } from '../catalog/runtime-catalog';
 import type { CatalogGenerations } from '../catalog/catalog-generations';
-import type { WorldCatalog } from '../catalog/world-catalog';
+import type { WorldLoader } from '../catalog/world-catalog';
 import { EngineError } from '../../errors';
 import type { ToolSet } from '../tools';
 
@@ -30,7 +30,7 @@ export async function auditTurn(
     catalog: RuntimeCatalog;
     generations?: CatalogGenerations;
     providers: ProviderRegistry;
-    worlds: WorldCatalog;
+    worlds: WorldLoader;
     historyReadLimit: number;
     /** The tools of agent runtimes, as the worker had them (default: none). */
     tools?: ToolSet;

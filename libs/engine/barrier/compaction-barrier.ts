@@ -119,7 +119,7 @@ export async function runCompactionBarrier(
   // session, only once compaction is needed); read at the journal's version
   const readAt = run.journal.version;
   const [{ locale, languageName, world, pluginSettings }, history, preferences] = await Promise.all([
-    loadSessionSettings(deps, job.sessionId),
+    loadSessionSettings(deps, job.sessionId, { before: execution.submittedVersion }),
     loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { ...retryRead(execution), compaction: true }),
     preferencesBefore(deps.store, job.sessionId, execution.submittedVersion),
   ]);

@@ -1,7 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { escapeXml, type LorebookEntryInput } from '../../context';
-import { type LoadedWorld, loadWorld } from '../../plugins-sdk';
+import { type LoadedWorld, parseWorldFile, toLoadedWorld, type WorldDocument } from '../../plugins-sdk';
 import { EngineError } from '../../errors';
 
 export class WorldNotFoundError extends EngineError {
@@ -12,11 +12,23 @@ export class WorldNotFoundError extends EngineError {
   }
 }
 
+/** Which world a session runs: a built-in one (no revision) or a revision of one of its tenant's. */
+export interface WorldRef {
+  tenantId: string;
+  worldId: string;
+  revision?: number;
+}
+
+/** What a turn, an audit and a rebuild read a session's world through. */
+export interface WorldLoader {
+  load(ref: WorldRef): Promise<LoadedWorld | null>;
+}
+
 const WORLD_ID = /^[a-z][a-z0-9-]*$/;
 
-/** Worlds under the worlds directory (`<id>/WORLD.md`), loaded once each. */
-export class WorldCatalog {
-  private readonly cache = new Map<string, LoadedWorld>();
+/** Worlds under the worlds directory (`<id>/WORLD.md`), loaded once each: the deployment's built-in worlds. */
+export class WorldCatalog implements WorldLoader {
+  private readonly cache = new Map<string, { world: LoadedWorld; document: WorldDocument }>();
   constructor(private readonly dir: string) {}
 
   has(worldId: string): boolean {
@@ -24,12 +36,34 @@ export class WorldCatalog {
   }
 
   get(worldId: string): LoadedWorld {
+    return this.entry(worldId).world;
+  }
+
+  /** The world's document as its WORLD.md holds it (front matter without the id, the body as `lore`). */
+  document(worldId: string): WorldDocument {
+    return this.entry(worldId).document;
+  }
+
+  /** A built-in world by id (a `WorldLoader` of file worlds alone: a reference with a revision is a tenant's world, not here). */
+  async load(ref: WorldRef): Promise<LoadedWorld | null> {
+    return ref.revision === undefined && this.has(ref.worldId) ? this.get(ref.worldId) : null;
+  }
+
+  /** The ids of the built-in worlds, sorted. */
+  ids(): string[] {
+    return this.loadAll().map((world) => world.id);
+  }
+
+  private entry(worldId: string): { world: LoadedWorld; document: WorldDocument } {
     const cached = this.cache.get(worldId);
     if (cached) return cached;
     if (!this.has(worldId)) throw new WorldNotFoundError(worldId);
-    const world = loadWorld(join(this.dir, worldId, 'WORLD.md'));
-    this.cache.set(worldId, world);
-    return world;
+    const file = join(this.dir, worldId, 'WORLD.md');
+    const { document } = parseWorldFile(readFileSync(file, 'utf8'), file, worldId);
+    // the folder names the world (its front matter's id, if any, must not say otherwise to the catalog)
+    const entry = { world: toLoadedWorld(worldId, document), document };
+    this.cache.set(worldId, entry);
+    return entry;
   }
 
   /**

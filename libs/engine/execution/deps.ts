@@ -3,7 +3,7 @@ import type { ProviderRegistry } from '../../providers';
 import type { Logger } from '../logging/logger';
 import type { TurnProducer } from '../queue';
 import type { RuntimeCatalog } from '../catalog/runtime-catalog';
-import type { WorldCatalog } from '../catalog/world-catalog';
+import type { WorldLoader } from '../catalog/world-catalog';
 import type { CatalogGenerations } from '../catalog/catalog-generations';
 import type { ToolSet } from '../tools';
 import type { DeltaBus } from '../live';
@@ -39,7 +39,7 @@ export interface TurnDeps {
   /** Earlier generations, for executions that started before a reload (`executionCatalog`). */
   generations?: CatalogGenerations;
   providers: ProviderRegistry;
-  worlds: WorldCatalog;
+  worlds: WorldLoader;
   logger: Logger;
   /** The tools of agent runtimes; absent (as production wires it): `createToolSet` over `pluginData` (framework and plugin tools). */
   tools?: ToolSet;

@@ -1,11 +1,22 @@
 import { createHash } from 'node:crypto';
 import { EngineError, type ErrorIssue } from '../../errors';
+import type { EventStore, IdempotencyRecord, StoredEvent } from '../../events';
 
 /** The HTTP header that carries an idempotency key (named in the errors about it). */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /** The operations a key can guard; part of the request hash, so one key cannot serve two of them. */
-export type IdempotentOperation = 'create-session' | 'submit-input' | 'activate' | 'resume' | 'retry-turn' | 'select-alternative';
+export type IdempotentOperation =
+  | 'create-session'
+  | 'submit-input'
+  | 'activate'
+  | 'resume'
+  | 'retry-turn'
+  | 'select-alternative'
+  | 'create-world'
+  | 'revise-world'
+  | 'archive-world'
+  | 'move-world-revision';
 
 /**
  * A stable hash of the canonical request a key guards: the operation, the session it targets
@@ -42,4 +53,22 @@ export class IdempotencyKeyMismatchError extends EngineError {
 export interface IdempotentAnswer<T> {
   answer: T;
   replayed: boolean;
+}
+
+/**
+ * The answer recorded under the key, or null when the tenant has not used it: `answerOf` reads it
+ * from the first event of the append made under the key. The same key for another request (its
+ * hash differs, or its event is not one `answerOf` reads) is an `IdempotencyKeyMismatchError`.
+ */
+export async function priorAnswer<T>(
+  store: Pick<EventStore, 'findByIdempotencyKey'>,
+  tenantId: string,
+  idempotency: IdempotencyRecord,
+  answerOf: (event: StoredEvent) => T | null,
+): Promise<T | null> {
+  const prior = await store.findByIdempotencyKey(tenantId, idempotency.key);
+  if (!prior) return null;
+  const answer = prior.requestHash === idempotency.requestHash ? answerOf(prior.event) : null;
+  if (answer === null) throw new IdempotencyKeyMismatchError();
+  return answer;
 }

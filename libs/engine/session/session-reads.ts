@@ -2,7 +2,7 @@ import { type LoadedWorld, type Locale, promptLocaleOf } from '../../plugins-sdk
 import { SessionJournal } from '../journal/journal';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { EventStore } from '../../events';
-import type { WorldCatalog } from '../catalog/world-catalog';
+import type { WorldLoader } from '../catalog/world-catalog';
 
 /**
  * The session's execution journal, rebuilt from its events: from the earliest pending input on
@@ -27,9 +27,12 @@ export interface SessionSettings {
 
 /** What a session's `session.created@1` says (null: the stream does not start with one). */
 interface SessionCreated {
+  tenantId: string;
   locale: string;
   languageName?: string;
   worldId: string | null;
+  /** The revision of the tenant's world it started on; absent: a built-in world. */
+  worldRevision?: number;
   pluginSettings: PluginSettings;
   plugins: readonly string[] | null;
 }
@@ -46,9 +49,11 @@ export async function readSessionCreated(deps: { store: EventStore }, sessionId:
     created =
       first?.type === 'session.created@1'
         ? {
+            tenantId: first.tenantId,
             locale: first.data.locale,
             ...(first.data.languageName === undefined ? {} : { languageName: first.data.languageName }),
             worldId: first.data.worldId,
+            ...(first.data.worldRevision === undefined ? {} : { worldRevision: first.data.worldRevision }),
             pluginSettings: first.data.pluginSettings ?? {},
             plugins: first.data.plugins ?? null,
           }
@@ -61,16 +66,46 @@ export async function readSessionCreated(deps: { store: EventStore }, sessionId:
   return created;
 }
 
-/** The session's locale, world, plugin settings and plugins, from its first event. */
-export async function loadSessionSettings(deps: { store: EventStore; worlds: WorldCatalog }, sessionId: string): Promise<SessionSettings> {
+/**
+ * The session's locale, world, plugin settings and plugins, from its first event. The world is
+ * the revision in effect `before` a stream version (an execution's: before its input, so every
+ * request of the execution and its rebuild read the same): the one it started on, or the last
+ * `session.world-revised@1` before it. Without `before`: the latest.
+ */
+export async function loadSessionSettings(
+  deps: { store: EventStore; worlds: WorldLoader },
+  sessionId: string,
+  options: { before?: number } = {},
+): Promise<SessionSettings> {
   const created = await readSessionCreated(deps, sessionId);
   if (created === null) return { locale: 'en', world: null, pluginSettings: {}, plugins: null };
   const { worldId } = created;
+  const revision = created.worldRevision === undefined ? undefined : await worldRevisionBefore(deps, sessionId, created.worldRevision, options.before);
   return {
     locale: promptLocaleOf(created.locale),
     ...(created.languageName === undefined ? {} : { languageName: created.languageName }),
-    world: worldId && deps.worlds.has(worldId) ? deps.worlds.get(worldId) : null,
+    world: worldId ? await deps.worlds.load({ tenantId: created.tenantId, worldId, ...(revision === undefined ? {} : { revision }) }) : null,
     pluginSettings: created.pluginSettings,
     plugins: created.plugins,
   };
+}
+
+/** Past any stream version (the column is a 32-bit integer). */
+const LAST_VERSION = 2 ** 31 - 1;
+
+/** Revisions already read, by session and version (what the log holds before a version never changes). */
+const revisionCache = new Map<string, number>();
+
+/** The world revision a session runs before `version`: its last `session.world-revised@1` before it, else the one it started on. */
+export async function worldRevisionBefore(deps: { store: EventStore }, sessionId: string, started: number, before: number | undefined): Promise<number> {
+  const key = before === undefined ? null : `${sessionId}@${before}`;
+  const cached = key === null ? undefined : revisionCache.get(key);
+  if (cached !== undefined) return cached;
+  const moved = await deps.store.lastOfType(sessionId, 'session.world-revised@1', before ?? LAST_VERSION);
+  const revision = moved?.data.toRevision ?? started;
+  if (key !== null) {
+    if (revisionCache.size >= CREATED_CACHE_SIZE) revisionCache.delete(revisionCache.keys().next().value!);
+    revisionCache.set(key, revision);
+  }
+  return revision;
 }

@@ -9,12 +9,12 @@ import {
   type StoredEvent,
 } from '../../events';
 import { InvalidInputError } from '../../errors';
-import { canonicalLocaleTag, languageNameOf } from '../../plugins-sdk';
+import { canonicalLocaleTag, languageNameOf, type LoadedWorld } from '../../plugins-sdk';
 import { SessionNotFoundError } from '../errors';
 import type { Logger } from '../logging/logger';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { SessionPluginResolver } from './session-plugins';
-import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
+import { type IdempotentAnswer, priorAnswer, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from '../queue';
 import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
 import { type ChangePreferencesRequest, changeSessionPreferences, normalizePreferences, type SessionPreferences } from '../preferences';
@@ -26,6 +26,8 @@ export interface SessionServiceDeps {
   logger: Logger;
   /** Resolves a new session's plugin list (the request's, else its world's); none: nothing recorded. */
   plugins?: SessionPluginResolver;
+  /** The world a new session starts on (a built-in one, or the tenant's current revision); none: no world is checked. */
+  worlds?: { forNewSession(tenantId: string, worldId: string): Promise<{ world: LoadedWorld; revision?: number }> };
 }
 
 export interface CreateSessionRequest {
@@ -73,8 +75,11 @@ export class SessionService {
     const locale = canonicalLocaleTag(request.locale ?? 'en');
     if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
     const worldId = request.worldId ?? null;
+    // the world as it is now: a tenant's world is recorded with its revision (an edit later changes new sessions only)
+    const started = worldId !== null && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, worldId) : null;
+    const worldRevision = started?.revision;
     const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
-    const plugins = this.deps.plugins?.({ worldId, ...(request.plugins ? { requested: request.plugins } : {}) });
+    const plugins = this.deps.plugins?.({ world: started?.world ?? null, ...(request.plugins ? { requested: request.plugins } : {}) });
     const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
     const preferences = request.preferences ? normalizePreferences(request.preferences) : undefined;
     const setPreferences = preferences && Object.keys(preferences.slots).length > 0 ? preferences : undefined;
@@ -102,7 +107,17 @@ export class SessionService {
           expectedVersion: 0,
           // the language's name is derived from the tag (not part of the request's hash), recorded to keep its bytes
           events: [
-            { type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded, languageName: languageNameOf(locale) } },
+            {
+              type: 'session.created@1',
+              data: {
+                sessionId,
+                worldId,
+                ...(worldRevision === undefined ? {} : { worldRevision }),
+                locale,
+                ...recorded,
+                languageName: languageNameOf(locale),
+              },
+            },
             ...(setPreferences ? [{ type: 'session.preferences-changed@1' as const, data: { preferences: setPreferences } }] : []),
           ],
           idempotency,
@@ -199,16 +214,9 @@ export class SessionService {
     if (head === null || head.executionId === job.executionId) await this.enqueue(job);
   }
 
-  /**
-   * The answer recorded under the key, or null when the tenant has not used it. The same key for
-   * another request (its hash differs) is an `IdempotencyKeyMismatchError`.
-   */
-  private async priorAnswer<T>(tenantId: string, idempotency: IdempotencyRecord, answerOf: (event: StoredEvent) => T | null): Promise<T | null> {
-    const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
-    if (!prior) return null;
-    const answer = prior.requestHash === idempotency.requestHash ? answerOf(prior.event) : null;
-    if (answer === null) throw new IdempotencyKeyMismatchError();
-    return answer;
+  /** The answer recorded under the key (see `priorAnswer`). */
+  private priorAnswer<T>(tenantId: string, idempotency: IdempotencyRecord, answerOf: (event: StoredEvent) => T | null): Promise<T | null> {
+    return priorAnswer(this.deps.store, tenantId, idempotency, answerOf);
   }
 
   /**

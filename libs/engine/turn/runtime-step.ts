@@ -42,7 +42,8 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
 async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
   const journal = await loadSessionJournal(deps, job.sessionId);
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
-  const settings = await loadSessionSettings(deps, job.sessionId);
+  // the world revision in effect before the execution's input (a rebuild reads the same)
+  const settings = await loadSessionSettings(deps, job.sessionId, { before: journal.get(job.executionId)?.submittedVersion });
   // the generation the execution captured, as far as the session's plugins go
   const catalog = executionCatalog(deps, journal.get(job.executionId)).forSession(settings.plugins);
   const runtime = catalog.find(job.pluginId, job.runtimeId);

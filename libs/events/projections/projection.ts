@@ -13,16 +13,18 @@ export interface Projection<T extends keyof Database = keyof Database> {
   readonly handles: readonly EventType[];
   /** Tables this projection owns; a replay empties them. Listed children first. */
   readonly tables: readonly T[];
+  /** The column of its tables that holds the stream id, for an inline projection (default `session_id`). */
+  readonly streamKey?: 'session_id' | 'world_id';
   applyBatch(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void>;
 }
 
-/** The tables whose rows belong to one stream: a `session_id` column holds the stream id. */
-export type StreamKeyedTable = { [K in keyof Database]: Database[K] extends { session_id: string } ? K : never }[keyof Database];
+/** The tables whose rows belong to one stream: a `session_id` (or, for a world, `world_id`) column holds the stream id. */
+export type StreamKeyedTable = { [K in keyof Database]: Database[K] extends { session_id: string } | { world_id: string } ? K : never }[keyof Database];
 
 /**
  * A projection applied in the transaction of the append that changes it (`EventStore` option
  * `inline`), for what a turn reads right away. Its rows are keyed by stream: every row it writes
- * has `session_id` = the stream id of the event, and only that stream's events change it. So a
+ * has `session_id` (or its `streamKey` column) = the stream id of the event, and only that stream's events change it. So a
  * stream's rows can be deleted and rebuilt alone (`rebuildInline`), under that stream's lock,
  * while every other stream goes on.
  */
@@ -33,6 +35,7 @@ export interface EventByEventProjection<T extends keyof Database = keyof Databas
   name: string;
   handles: readonly EventType[];
   tables: readonly T[];
+  streamKey?: 'session_id' | 'world_id';
   apply(trx: Transaction<Database>, event: StoredEvent): Promise<void>;
 }
 

@@ -94,7 +94,8 @@ export async function rebuildInline(options: RebuildInlineOptions): Promise<Rebu
 async function rebuildStream(trx: Transaction<Database>, projections: readonly InlineProjection[], streamId: string): Promise<number> {
   await lockStream(trx, streamId);
   for (const projection of projections) {
-    for (const table of projection.tables) await sql`delete from ${sql.table(table)} where session_id = ${streamId}`.execute(trx);
+    for (const table of projection.tables)
+      await sql`delete from ${sql.table(table)} where ${sql.ref(projection.streamKey ?? 'session_id')} = ${streamId}`.execute(trx);
   }
   await trx
     .deleteFrom('projection_failures')

@@ -1,0 +1,12 @@
+export { WorldService, loadedRevision, MAX_WORLD_PAGE } from './world-service';
+export type { WorldServiceDeps } from './world-service';
+export { WorldArchivedError, WorldReadOnlyError, WorldRevisionMismatchError, WorldRevisionRequiredError, WorldTooLargeError } from './errors';
+export { applyMergePatch } from './merge-patch';
+export { validWorldDocument } from './world-document';
+export { decodeWorldCursor, encodeWorldCursor } from './world-cursor';
+export type { WorldCursor } from './world-cursor';
+export type { WorldView, WorldSummaryView } from './world-views';
+export { moveSessionWorld } from './session-world-move';
+export type { MoveSessionWorldRequest } from './session-world-move';
+export { WorldFileError, importedWorld, exportedWorld } from './world-files';
+export type { WorldExportFormat, WorldFile } from './world-files';
