@@ -32,7 +32,8 @@ import { TurnAlternativesService } from './session/turn-alternatives';
 import { Sweeper } from './turn/sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './catalog/world-catalog';
-import { resolveSessionPlugins, type SessionPluginResolver } from './session/session-plugins';
+import { resolveSessionPlugins } from './session/session-plugins';
+import type { SessionWorldResolver } from './session/session-service';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 import { EngineMetrics } from './metrics';
@@ -147,9 +148,16 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     closers.unshift(() => queue.close());
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
     closers.unshift(() => deltas.close());
-    // the plugin list is resolved with the catalog and worlds loaded below (a session is created only after start-up)
-    let resolvePlugins: SessionPluginResolver = () => undefined;
-    const sessions = new SessionService({ store, queue, readModels, logger, plugins: (args) => resolvePlugins(args) });
+    // a new session's world (its plugins, its opening) is found in the worlds loaded below (a session is created only after start-up)
+    let sessionWorld: SessionWorldResolver = () => null;
+    const sessions = new SessionService({
+      store,
+      queue,
+      readModels,
+      logger,
+      worlds: (args) => sessionWorld(args),
+      plugins: ({ world, requested }) => resolveSessionPlugins({ catalog: generations.current, world, ...(requested ? { requested } : {}) }),
+    });
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
     metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
@@ -163,12 +171,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const resumes = new ResumeService({ store, readModels, queue, logger });
     const worlds = new WorldCatalog(config.worldsDir);
     worlds.loadAll(); // a bad world file stops start-up, naming the file and the field path
-    resolvePlugins = ({ worldId, requested }) =>
-      resolveSessionPlugins({
-        catalog: generations.current,
-        world: worldId && worlds.has(worldId) ? worlds.get(worldId) : null,
-        ...(requested ? { requested } : {}),
-      });
+    // the one world lookup of session creation (the built-in file worlds; tenant worlds re-point it)
+    sessionWorld = ({ worldId }) => (worlds.has(worldId) ? worlds.get(worldId) : null);
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {

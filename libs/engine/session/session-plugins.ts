@@ -2,8 +2,8 @@ import { InvalidInputError } from '../../errors';
 import { type LoadedWorld, PluginManifestError } from '../../plugins-sdk';
 import type { RuntimeCatalog } from '../catalog/runtime-catalog';
 
-/** Where a new session's plugin list is resolved (`SessionService` calls it). */
-export type SessionPluginResolver = (args: { worldId: string | null; requested?: readonly string[] }) => string[] | undefined;
+/** Where a new session's plugin list is resolved (`SessionService` calls it with the session's world, see `SessionWorldResolver`). */
+export type SessionPluginResolver = (args: { world: LoadedWorld | null; requested?: readonly string[] }) => string[] | undefined;
 
 /**
  * The plugins a new session runs, as `session.created@1` records them: the ones the request names

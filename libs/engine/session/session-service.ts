@@ -9,11 +9,12 @@ import {
   type StoredEvent,
 } from '../../events';
 import { InvalidInputError } from '../../errors';
-import { canonicalLocaleTag, languageNameOf } from '../../plugins-sdk';
+import { canonicalLocaleTag, languageNameOf, type LoadedWorld } from '../../plugins-sdk';
 import { SessionNotFoundError } from '../errors';
 import type { Logger } from '../logging/logger';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { SessionPluginResolver } from './session-plugins';
+import { chooseOpening, renderOpening } from './session-opening';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from '../queue';
 import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
@@ -26,7 +27,15 @@ export interface SessionServiceDeps {
   logger: Logger;
   /** Resolves a new session's plugin list (the request's, else its world's); none: nothing recorded. */
   plugins?: SessionPluginResolver;
+  /**
+   * The world a new session runs, looked up once per creation (its plugins, its opening); null: no
+   * such world. The one place session creation reads a world. None: every session is world-less.
+   */
+  worlds?: SessionWorldResolver;
 }
+
+/** Where `SessionService.createSession` finds the world a session is created in (the tenant's, or a built-in file world). */
+export type SessionWorldResolver = (args: { tenantId: string; worldId: string }) => LoadedWorld | null;
 
 export interface CreateSessionRequest {
   tenantId: string;
@@ -42,6 +51,12 @@ export interface CreateSessionRequest {
    * `llm.toml`'s); set: recorded as `session.preferences-changed@1` right after `session.created@1`.
    */
   preferences?: SessionPreferences;
+  /**
+   * Which of the world's openings the session opens with (an index into its `openings`), recorded as
+   * `session.opened@1` in the same append as `session.created@1`: turn 0's story message. Absent:
+   * the first when the world has openings, else none; null: none. See `chooseOpening`.
+   */
+  opening?: number | null;
   /** A repeat with the same key and body answers the first session; see `IdempotencyKeyMismatchError`. */
   idempotencyKey?: string;
 }
@@ -65,16 +80,20 @@ export class SessionService {
   constructor(private readonly deps: SessionServiceDeps) {}
 
   /**
-   * Appends `session.created@1`. Under an idempotency key, the key is recorded in that event:
-   * a repeat (same key and body) answers the session the first request created.
+   * Appends `session.created@1`, with the session's opening (`session.opened@1`, rendered once
+   * here) in the same append when it opens with one. Under an idempotency key, the key is recorded
+   * in that event: a repeat (same key and body) answers the session the first request created and
+   * appends nothing.
    */
   async createSession(request: CreateSessionRequest): Promise<IdempotentAnswer<{ id: string }>> {
     const { tenantId, idempotencyKey } = request;
     const locale = canonicalLocaleTag(request.locale ?? 'en');
     if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
     const worldId = request.worldId ?? null;
+    const world = worldId === null ? null : (this.deps.worlds?.({ tenantId, worldId }) ?? null);
+    const openingIndex = chooseOpening(world, request.opening);
     const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
-    const plugins = this.deps.plugins?.({ worldId, ...(request.plugins ? { requested: request.plugins } : {}) });
+    const plugins = this.deps.plugins?.({ world, ...(request.plugins ? { requested: request.plugins } : {}) });
     const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
     const preferences = request.preferences ? normalizePreferences(request.preferences) : undefined;
     const setPreferences = preferences && Object.keys(preferences.slots).length > 0 ? preferences : undefined;
@@ -86,7 +105,13 @@ export class SessionService {
             requestHash: requestHash({
               operation: 'create-session',
               sessionId: null,
-              body: { worldId, locale, ...recorded, ...(setPreferences ? { preferences: setPreferences } : {}) },
+              body: {
+                worldId,
+                locale,
+                ...recorded,
+                ...(setPreferences ? { preferences: setPreferences } : {}),
+                ...(openingIndex !== null ? { opening: openingIndex } : {}),
+              },
             }),
           };
     for (let tries = 0; ; tries++) {
@@ -95,6 +120,8 @@ export class SessionService {
         if (prior) return { answer: prior, replayed: true };
       }
       const sessionId = randomUUID();
+      // rendered once, with this session's id: replay and audit read the recorded text
+      const opening = world && openingIndex !== null ? renderOpening({ world, index: openingIndex, sessionId, locale }) : null;
       try {
         await this.deps.store.append({
           tenantId,
@@ -103,6 +130,7 @@ export class SessionService {
           // the language's name is derived from the tag (not part of the request's hash), recorded to keep its bytes
           events: [
             { type: 'session.created@1', data: { sessionId, worldId, locale, ...recorded, languageName: languageNameOf(locale) } },
+            ...(opening ? [{ type: 'session.opened@1' as const, data: opening }] : []),
             ...(setPreferences ? [{ type: 'session.preferences-changed@1' as const, data: { preferences: setPreferences } }] : []),
           ],
           idempotency,
