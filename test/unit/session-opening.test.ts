@@ -31,13 +31,13 @@ function writeWorlds(dir: string): void {
       'seats:',
       '  - { id: runner, label: The runner, characterId: lin, primary: true }',
       'openings:',
-      `  - "You are {{ player.character.name }} in {{ world.name }}, turn {{ session.turnNumber }}. ${UNICODE} {{ world.description }} {{ unknown.variable }}|"`,
+      `  - "You are {{ player.character.name }} in {{ world.name }}, turn {{ session.turnNumber }}. ${UNICODE} {{ world.description }} {{ world.nothing }}| {{char}} nods to {{user}}."`,
       '  - "{{ world.lore }}"',
     ].join('\n'),
     'The teahouse stands by the canal.\n<!-- narrator-only -->\nThe owner poisons the tea.\n<!-- /narrator-only -->',
   );
   world('silent', 'name: Silent\nplugins: [narrator]');
-  world('hollow', 'name: Hollow\nplugins: [narrator]\nopenings: ["{{ nothing.here }}  "]');
+  world('hollow', 'name: Hollow\nplugins: [narrator]\nopenings: ["{{ world.nothing }}  "]');
 }
 
 /**
@@ -107,8 +107,9 @@ describe('an opening scene', () => {
     const { body } = await post({ worldId: 'teahouse' });
     const id = body.id!;
     const [opening] = await client.messages(id);
-    // rendered once at creation: the player's character, the world, turn 0; a value's braces and an unknown variable render as data / nothing
-    expect(opening.text).toBe(`You are Lin 林 in The Teahouse, turn 0. ${UNICODE} Tea and {{ fog }} |`);
+    // rendered once at creation: the player's character, the world, turn 0; a value's braces stay text, a variable without a
+    // value renders as nothing, a card's macros (no variable) stay as written
+    expect(opening.text).toBe(`You are Lin 林 in The Teahouse, turn 0. ${UNICODE} Tea and {{ fog }} | {{char}} nods to {{user}}.`);
     expect(isWellFormedText(opening.text)).toBe(true);
     const { executionId, turnId } = await client.submit(id, 'Order a pot of tea');
     await client.waitFor(executionId, 30_000);

@@ -30,8 +30,9 @@ export function chooseOpening(world: LoadedWorld | null, requested: number | nul
  * with the template variables of spec §4 as they are at creation — `world.*` (its `lore` without
  * the narrator-only parts: the player reads the opening), `player.character` (the primary seat's
  * character), `characters.npcs`, `session.id`, `session.turnNumber` (0); `player.message`,
- * `inputs` and `userSettings` are empty (no turn, no plugin). Replay and audit read the recorded
- * text and never render it again. An opening that renders to nothing (or past
+ * `inputs` and `userSettings` are empty (no turn, no plugin). A token whose first name is none of
+ * these (a character card's `{{char}}`, `{{user}}`) stays as written; a value's own `{{ }}` is never
+ * rendered. Replay and audit read the recorded text and never render it again. An opening that renders to nothing (or past
  * `MAX_OPENING_TEXT_CHARS`) is a 400 naming `opening`.
  */
 export function renderOpening(args: { world: LoadedWorld; index: number; sessionId: string; locale: string }): EventData<'session.opened@1'> {
@@ -43,7 +44,8 @@ export function renderOpening(args: { world: LoadedWorld; index: number; session
     session: { id: args.sessionId, turnNumber: 0 },
     world: { ...world, lore: world.sharedLore },
   });
-  const text = renderTemplate(template, variables);
+  // a token that is no variable (a character card's `{{char}}`, `{{user}}`) stays as the world wrote it
+  const text = renderTemplate(template, variables, { keepForeignTokens: true });
   if (text.trim() === '') throw invalidOpening(`opening ${index} of world "${world.id}" renders as empty text`);
   if (codePointLength(text) > MAX_OPENING_TEXT_CHARS)
     throw invalidOpening(`opening ${index} of world "${world.id}" renders to more than ${MAX_OPENING_TEXT_CHARS} characters`);

@@ -53,7 +53,7 @@ describe('renderOpening: rendered once with the template variables of creation',
       '{{ world.lore }}',
       '{{ characters.npcs }}',
       '{{ player.message }}{{ inputs.x.y }}{{ userSettings.z }}',
-      '{{ world.lore }}{{ world.lore }}',
+      '{{char}} waves at {{ user }}: "{{random:hi,hello}}"',
     ],
   });
 
@@ -68,6 +68,10 @@ describe('renderOpening: rendered once with the template variables of creation',
   it('the player reads it: `world.lore` leaves out the narrator-only parts; other characters are their profile lines', () => {
     expect(renderOpening({ world: harbour, index: 1, sessionId: 's', locale: 'en' }).text).toBe('Boats rock by the quay.');
     expect(renderOpening({ world: harbour, index: 2, sessionId: 's', locale: 'en' }).text).toBe('Sam [npc] | The harbourmaster </world-lore>.');
+  });
+
+  it("a character card's macros (tokens that name no variable) stay as written", () => {
+    expect(renderOpening({ world: harbour, index: 4, sessionId: 's', locale: 'en' }).text).toBe('{{char}} waves at {{ user }}: "{{random:hi,hello}}"');
   });
 
   it('an opening that renders to nothing, or past the limit, is a 400 naming `opening`', () => {
