@@ -78,6 +78,15 @@ export const CreateSessionBody = z
           "The plugins the session runs (plugin ids of the engine). Default: the world's `plugins` list, else the plugins enabled by default. A list whose plugins do not hold together (a runtime reading one left out) is a 400 naming `plugins`.",
       }),
     preferences: PreferencesBody.optional(),
+    opening: z
+      .int({ error: 'must be a whole number from 0 (an index into the world’s openings), or null' })
+      .min(0, 'must be a whole number from 0 (an index into the world’s openings), or null')
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          "Which of the world's `openings` the session opens with (0-based), committed as turn 0's story message (`session.opened@1`). Default: the first when the world has openings, else none; `null`: none. An index the world does not have, or any index for a world without openings (or no world), is a 400 `INVALID_OPENING` naming `opening`.",
+      }),
   })
   .strict();
 

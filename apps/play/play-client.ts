@@ -93,8 +93,15 @@ export class PlayClient {
     return data;
   }
 
+  /** `opening`: which of the world's openings (default the first, when it has any; null: none). */
   createSession(
-    body: { worldId?: string; locale?: string; pluginSettings?: Record<string, Record<string, string | number | boolean>>; plugins?: string[] } = {},
+    body: {
+      worldId?: string;
+      locale?: string;
+      pluginSettings?: Record<string, Record<string, string | number | boolean>>;
+      plugins?: string[];
+      opening?: number | null;
+    } = {},
   ) {
     return this.request<{ id: string }>('POST', '/v1/sessions', body);
   }
@@ -125,7 +132,10 @@ export class PlayClient {
   }
 
   messages(sessionId: string) {
-    return this.request<{ turnId: string; role: string; text: string; outputKind: string | null }[]>('GET', `/v1/sessions/${sessionId}/messages`);
+    return this.request<{ turnId: string; role: string; sourceType: string; text: string; outputKind: string | null }[]>(
+      'GET',
+      `/v1/sessions/${sessionId}/messages`,
+    );
   }
 
   /** Waits until the execution is committed or failed: long-polls of up to 25 s, one after another. */

@@ -85,6 +85,8 @@ export class PlayTerminal {
     });
     const where = sessionId ? '' : `${this.options.worldId ? ` in ${this.options.worldId}` : ''}${this.locale ? ` (${this.locale})` : ''}`;
     this.say(`Session ${id}${where}. Type what you do; /help for commands.`, 'notice');
+    // a new session's only message is its opening (turn 0, committed with the session): where the player is
+    if (!sessionId) this.printMessages(await this.options.client.messages(id));
   }
 
   /** Shows a line the player typed while a turn was being written, once that turn is on the screen. */
@@ -298,6 +300,7 @@ export class PlayTerminal {
 
   private printMessages(messages: { role?: string; outputKind?: string | null; text?: string }[]): void {
     const story = messages.filter((m) => m.role === 'assistant' && m.outputKind === 'story' && m.text).map((m) => m.text!);
+    if (story.length === 0) return;
     this.write(`\n${story.map((t) => wrapText(t, this.options.width)).join('\n')}\n`);
   }
 
@@ -305,7 +308,8 @@ export class PlayTerminal {
     const messages = await this.options.client.messages(sessionId);
     const story = messages.filter((m) => m.role === 'assistant' && m.outputKind === 'story').slice(-2);
     if (story.length > 0) this.write(`${story.map((m) => wrapText(m.text, this.options.width)).join('\n')}\n`);
-    const last = messages.at(-1);
+    // the latest player turn (what /retry and /alternatives name): never the opening, turn 0
+    const last = [...messages].reverse().find((m) => m.sourceType === 'player');
     if (last) this.lastTurnId = last.turnId;
   }
 

@@ -15,7 +15,7 @@ export { activateLorebook } from './lorebook';
 export type { LorebookEntryInput } from './lorebook';
 export * from './types';
 export { renderTemplate, templateVariables, lookupVariable, variableText } from './template';
-export type { TemplateVariables, TemplateVariablesInput, TemplateWorld, DeclaredSetting } from './template';
+export type { TemplateVariables, TemplateVariablesInput, TemplateWorld, DeclaredSetting, RenderTemplateOptions } from './template';
 export { isBookkeepingValue, isBookkeepingKey, ModelFacingJsonError, MAX_MODEL_FACING_DEPTH, dataBlock } from '../data-boundary';
 export { HiddenDataInjectionError, isHiddenNamespace } from './hidden-data';
 export { compactionLimits, MAX_SUMMARY_SEGMENTS } from './compaction-limits';

@@ -39,23 +39,35 @@ export function variableText(value: unknown): string {
   return '';
 }
 
+/** How `renderTemplate` treats a token that names no variable. */
+export interface RenderTemplateOptions {
+  /**
+   * Leave a token whose first name is not one of `variables`' own keys as written (a character
+   * card's `{{char}}`, `{{user}}`, `{{random:a,b}}`) instead of rendering it as the empty string.
+   * A known variable that resolves to nothing still renders as the empty string. Default: false.
+   */
+  keepForeignTokens?: boolean;
+}
+
 /**
  * Renders a runtime body (spec §4). Each `{{ path }}` of the body is replaced once, in one pass:
  * a value is never scanned again, so a `{{ … }}` inside a value stays as text. An unknown
- * variable (or one that resolves to nothing) renders as the empty string; a token that is not a
- * path (`{{ }}`, `{{ a b }}`) is left as written. Inside a block — from a body line that starts
+ * variable (or one that resolves to nothing) renders as the empty string (with
+ * `keepForeignTokens`, a token whose first name is no variable stays as written); a token that is
+ * not a path (`{{ }}`, `{{ a b }}`) is left as written. Inside a block — from a body line that starts
  * with `<name>` to the next `</name>` (to the end of the body when unclosed) — values are
  * XML-escaped, so a `</name>` in a value cannot close it; elsewhere, and in prose that mentions a
  * tag mid-line, values are written as they are. Blocks are found in the body, never in values.
  */
-export function renderTemplate(body: string, variables: TemplateVariables): string {
+export function renderTemplate(body: string, variables: TemplateVariables, options: RenderTemplateOptions = {}): string {
+  const keep = options.keepForeignTokens === true;
   const lines = body.split('\n');
   let open: string | null = null;
   return lines
     .map((line) => {
       if (open === null) {
         const match = BLOCK_OPEN.exec(line);
-        if (!match || match[0].endsWith('/>')) return interpolate(line, variables, false);
+        if (!match || match[0].endsWith('/>')) return interpolate(line, variables, false, keep);
         open = match[1];
         const start = match[0].length;
         return line.slice(0, start) + renderInBlock(line.slice(start));
@@ -68,15 +80,16 @@ export function renderTemplate(body: string, variables: TemplateVariables): stri
   function renderInBlock(text: string): string {
     const close = `</${open}>`;
     const at = text.indexOf(close);
-    if (at < 0) return interpolate(text, variables, true);
+    if (at < 0) return interpolate(text, variables, true, keep);
     open = null;
     const end = at + close.length;
-    return interpolate(text.slice(0, at), variables, true) + close + interpolate(text.slice(end), variables, false);
+    return interpolate(text.slice(0, at), variables, true, keep) + close + interpolate(text.slice(end), variables, false, keep);
   }
 }
 
-function interpolate(text: string, variables: TemplateVariables, escaped: boolean): string {
-  return text.replace(TOKEN, (_token, path: string) => {
+function interpolate(text: string, variables: TemplateVariables, escaped: boolean, keepForeign: boolean): string {
+  return text.replace(TOKEN, (token, path: string) => {
+    if (keepForeign && !Object.hasOwn(variables, path.split('.')[0])) return token;
     const value = variableText(lookupVariable(variables, path));
     return escaped ? escapeXml(value) : value;
   });

@@ -34,7 +34,7 @@ import { Sweeper } from './turn/sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './catalog/world-catalog';
 import { WorldService } from './worlds/world-service';
-import { resolveSessionPlugins, type SessionPluginResolver } from './session/session-plugins';
+import { resolveSessionPlugins } from './session/session-plugins';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 import { EngineMetrics } from './metrics';
@@ -150,12 +150,18 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     closers.unshift(() => queue.close());
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
     closers.unshift(() => deltas.close());
-    // the plugin list is resolved with the catalog and worlds loaded below (a session is created only after start-up)
-    let resolvePlugins: SessionPluginResolver = () => undefined;
     const files = new WorldCatalog(config.worldsDir);
     files.loadAll(); // a bad world file stops start-up, naming the file and the field path
     const worlds = new WorldService({ store, reads: new WorldReads(database.db, store), files });
-    const sessions = new SessionService({ store, queue, readModels, logger, worlds, plugins: (args) => resolvePlugins(args) });
+    // a new session's world (its revision, its plugins, its opening): the catalog is loaded below (a session is created only after start-up)
+    const sessions = new SessionService({
+      store,
+      queue,
+      readModels,
+      logger,
+      worlds,
+      plugins: ({ world, requested }) => resolveSessionPlugins({ catalog: generations.current, world, ...(requested ? { requested } : {}) }),
+    });
     const projector = createAsyncProjector(database.db, { owner: workerId, logger });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
     metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
@@ -167,7 +173,6 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
     const resumes = new ResumeService({ store, readModels, queue, logger });
-    resolvePlugins = ({ world, requested }) => resolveSessionPlugins({ catalog: generations.current, world, ...(requested ? { requested } : {}) });
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canonicalLocaleTag } from '../text';
+import { canonicalLocaleTag, codePointLength, isWellFormedText } from '../text';
 
 /** Versioned event names with the zod schema of each payload (ARCHITECTURE.md "Event log"). */
 const id = z.string().min(1);
@@ -30,6 +30,31 @@ export const SessionCreatedV1 = z.object({
    * English, or Simplified Chinese in a Chinese session, as their recorded requests do.
    */
   languageName: z.string().min(1).max(1024).optional(),
+});
+
+/** Most code points of a session's opening as rendered (`session.opened@1` `text`). */
+export const MAX_OPENING_TEXT_CHARS = 64_000;
+
+/**
+ * The session opens with one of its world's openings (`POST /v1/sessions` `opening`), appended in
+ * the same append as `session.created@1` (a session never exists without the opening it was created
+ * with): turn 0's story message, committed. `text` is the opening as rendered once at creation
+ * with the template variables of that moment (spec §4: `world.*`, `player.character`,
+ * `characters.npcs`, `session.id`, `session.turnNumber` = 0), so replay and audit never render it
+ * again. The `turn_messages` projection makes it the session's first row (`openingMessage`): role
+ * `assistant`, a story message with no plugin; turn 0 is not counted among the committed turns.
+ */
+export const SessionOpenedV1 = z.object({
+  turnId: id,
+  messageId: id,
+  /** Which of the world's `openings` (0-based). */
+  openingIndex: z.number().int().nonnegative(),
+  text: z
+    .string()
+    .refine((s) => s.trim() !== '', 'must not be empty')
+    .refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogate)')
+    .refine((s) => !s.includes('\u0000'), 'must not contain U+0000')
+    .refine((s) => codePointLength(s) <= MAX_OPENING_TEXT_CHARS, `must be at most ${MAX_OPENING_TEXT_CHARS} characters`),
 });
 
 /** Most characters of a player input's form values, as JSON text. */
@@ -303,6 +328,15 @@ export const CommittedMessage = z.object({
   media: MediaReference.optional(),
 });
 
+/**
+ * The committed message a session's opening is (`session.opened@1`): turn 0's story message, the
+ * shape of a story runtime's message without a plugin (`pluginId` and `runtimeId` null). What the
+ * `turn_messages` projection writes and what a rebuild's history fold holds, so both read the same.
+ */
+export function openingMessage(data: z.infer<typeof SessionOpenedV1>): z.infer<typeof CommittedMessage> {
+  return { messageId: data.messageId, role: 'assistant', sourceType: 'runtime', pluginId: null, runtimeId: null, outputKind: 'story', text: data.text };
+}
+
 export const TurnCommittedV1 = z.object({
   executionId: id,
   turnId: id,
@@ -573,6 +607,7 @@ export const SessionWorldRevisedV1 = z.object({ worldId: id, fromRevision: z.int
 
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
+  'session.opened@1': SessionOpenedV1,
   'player-input.submitted@1': PlayerInputSubmittedV1,
   'runtime.activated@1': RuntimeActivatedV1,
   'execution.started@1': ExecutionStartedV1,

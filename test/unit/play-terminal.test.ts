@@ -54,6 +54,12 @@ describe('npm run play in a terminal', () => {
     const exited = new Promise<number>((resolve) => term!.onExit(({ exitCode }) => resolve(exitCode)));
     await waitFor((s) => /Session [0-9a-f-]{36}/.test(s) && s.includes('> '), 'the first prompt');
     const sessionId = /Session ([0-9a-f-]{36})/.exec(screen())![1];
+    // the world's opening (turn 0) is printed before the first prompt: who and where the player is
+    const [opening] = await player.messages(sessionId);
+    expect(opening).toMatchObject({ role: 'assistant', outputKind: 'story' });
+    const shown = screen().replace(/\s+/g, ' ');
+    expect(shown).toContain(opening.text.split(/\s+/).slice(0, 8).join(' '));
+    expect(shown.indexOf(opening.text.split(/\s+/).slice(-3).join(' '))).toBeLessThan(shown.lastIndexOf('> '));
 
     term.write('/help\r');
     await waitFor((s) => s.includes('/session <id>'), 'the help');
@@ -69,7 +75,7 @@ describe('npm run play in a terminal', () => {
     // streamed text is on the screen while the model is still writing (it is paused): nothing is committed
     const word = String(delta.data.text).trim();
     await waitFor((s) => s.lastIndexOf(word) > s.lastIndexOf('Look around'), `the streamed word ${JSON.stringify(word)}`);
-    expect((await player.messages(sessionId)).some((m) => m.role === 'assistant')).toBe(false);
+    expect((await player.messages(sessionId)).some((m) => m.role === 'assistant' && m.turnId !== opening.turnId)).toBe(false);
     hold.release();
     const committed = await stream.until((e) => e.type === 'committed');
     const story = (committed.data.messages as { role: string; outputKind: string | null; text: string }[]).find((m) => m.outputKind === 'story')!.text;
@@ -81,7 +87,7 @@ describe('npm run play in a terminal', () => {
     // regenerate: a second alternative is written, and /alternatives lists both, the new one selected
     const beforeRetry = screen().length;
     term.write('/retry\r');
-    const turnId = (await player.messages(sessionId))[0].turnId;
+    const turnId = (await player.messages(sessionId)).find((m) => m.role === 'user')!.turnId;
     for (let tries = 0; ; tries++) {
       const { alternatives } = await player.alternatives(sessionId, turnId);
       if (alternatives.length === 2 && alternatives.every((a) => a.status === 'committed')) break;

@@ -42,9 +42,9 @@ describe('session event stream (SSE)', () => {
     const { executionId } = await player.submit(id, 'Look around');
     await hold.reached;
     const first = await stream.until((e) => e.type === 'delta' && e.data.executionId === executionId);
-    // the model is paused mid-reply: nothing is committed yet, the text is on its way already
+    // the model is paused mid-reply: nothing is committed yet, the text is on its way already (the opening is turn 0's)
     expect(stream.events.some((e) => e.type === 'committed')).toBe(false);
-    expect((await player.messages(id)).some((m) => m.role === 'assistant')).toBe(false);
+    expect((await player.messages(id)).some((m) => m.role === 'assistant' && m.turnId !== stream.events[0].data.turnId)).toBe(false);
     const call = stream.events.find((e) => e.type === 'call' && e.data.callId === first.data.callId)!;
     expect(first.id).toBe(`${call.id}-1`);
     hold.release();
@@ -64,6 +64,32 @@ describe('session event stream (SSE)', () => {
     expect(logIds).toEqual([...logIds].sort((a, b) => a - b));
     expect(new Set(ids(stream.events)).size).toBe(stream.events.length);
     stream.close();
+  }, 30_000);
+
+  it("a new session's stream starts with its opening (turn 0's story message, no execution), before any turn; none without one", async () => {
+    const { id } = await player.createSession({ worldId: 'emberback' });
+    const [message] = await player.messages(id);
+    const stream = await openEventStream(player, id);
+    const opening = await stream.until((e) => e.type === 'opening');
+    expect(stream.events[0]).toBe(opening);
+    expect(opening.data).toEqual({
+      turnId: message.turnId,
+      messageId: expect.any(String),
+      openingIndex: 0,
+      role: 'assistant',
+      outputKind: 'story',
+      text: message.text,
+    });
+    const { executionId } = await player.submit(id, 'Look around');
+    await stream.until((e) => e.type === 'committed' && e.data.executionId === executionId);
+    expect(stream.events.filter((e) => e.type === 'opening')).toHaveLength(1);
+    stream.close();
+    const without = await player.createSession({ worldId: 'emberback', opening: null });
+    const quiet = await openEventStream(player, without.id);
+    const { executionId: next } = await player.submit(without.id, 'Look around');
+    await quiet.until((e) => e.type === 'committed' && e.data.executionId === next);
+    expect(quiet.events.some((e) => e.type === 'opening')).toBe(false);
+    quiet.close();
   }, 30_000);
 
   it('a stream resumed with Last-Event-ID mid-turn gets the rest exactly once', async () => {

@@ -284,7 +284,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     responses: { 201: { ...json(CreatedSession, 'The new session (or, for a repeated `Idempotency-Key`, the first one).'), headers: idempotentHeaders } },
     errors: {
       ...tenantErrors(['WORLD_NOT_FOUND']),
-      ...bodyErrors(['INVALID_PLUGIN_SETTINGS', 'UNKNOWN_SLOT', 'INVALID_IDEMPOTENCY_KEY']),
+      ...bodyErrors(['INVALID_OPENING', 'INVALID_PLUGIN_SETTINGS', 'UNKNOWN_SLOT', 'INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
       409: { description: 'The world is archived: `WORLD_ARCHIVED`; or the session changed under the request too many times: `STREAM_VERSION_CONFLICT`.' },
     },
@@ -366,7 +366,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     operationId: 'streamSessionEvents',
     summary: 'The session as Server-Sent Events: status, streamed story text, tools, commits, failures',
     description: [
-      'A `text/event-stream` that follows the session’s log (any API process serves it). Events: `status` (queued, running), `call` and `call-ended` (model calls),',
+      'A `text/event-stream` that follows the session’s log (any API process serves it). Events: `opening` (the session’s opening scene, turn 0: `{ turnId, messageId, openingIndex, role, outputKind, text }`), `status` (queued, running), `call` and `call-ended` (model calls),',
       '`delta` (story text as the model writes it: `{ callId, seq, text }`), `tool` (called, completed), `output`, `committed` (the turn’s messages), `failed`.',
       'A log event’s `id` is its global position; a delta’s is `<position of its call>-<seq>`. Comment lines are heartbeats.',
       'Resume with the `Last-Event-ID` header (or `lastEventId`): every log event after it exactly once, and the deltas of a call that still streams after the last one received;',

@@ -7,18 +7,23 @@ export const TOOL_SUMMARY_MAX = 200;
 
 /** What a client of `GET /v1/sessions/:id/events` gets for one log event (null: not shown). */
 export interface ClientEvent {
-  type: 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed';
+  type: 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed';
   data: Record<string, unknown>;
 }
 
 /**
- * The log event as the stream shows it: execution status changes (`status`: queued, running),
+ * The log event as the stream shows it: the session's opening (`opening`: turn 0's story message,
+ * committed when the session was created; no execution), execution status changes (`status`: queued, running),
  * model calls (`call`, `call-ended`), tool activity (`tool`), runtime outputs (`output`), the
  * committed messages (`committed`) and failures (`failed`). Other events (plugin data, compaction,
  * handler results…) are not shown; their positions are simply skipped.
  */
 export function clientEvent(event: StoredEvent): ClientEvent | null {
   switch (event.type) {
+    case 'session.opened@1': {
+      const { turnId, messageId, openingIndex, text } = event.data;
+      return { type: 'opening', data: { turnId, messageId, openingIndex, role: 'assistant', outputKind: 'story', text } };
+    }
     case 'player-input.submitted@1': {
       const { executionId, turnId, messageId, text } = event.data;
       return { type: 'status', data: { executionId, turnId, status: 'queued', input: { messageId, text } } };

@@ -37,6 +37,13 @@ describe('§4 renderTemplate', () => {
     expect(renderTemplate('{{ a }}', { a: '$& $1 $$' })).toBe('$& $1 $$'); // no replacement patterns
   });
 
+  it('keepForeignTokens: a token whose first name is no variable (a card macro) stays as written; a known variable with no value is still empty', () => {
+    const v = vars();
+    const text = '{{char}} greets {{ user }} in {{ world.name }}{{ world.nothing }} {{random:a,b}} {{ constructor }} {{ }}';
+    expect(renderTemplate(text, v, { keepForeignTokens: true })).toBe('{{char}} greets {{ user }} in Emberback {{random:a,b}} {{ constructor }} {{ }}');
+    expect(renderTemplate(text, v)).toBe(' greets  in Emberback   {{ }}');
+  });
+
   it('reads own properties only: constructor, toString, __proto__ read their explicit value or nothing', () => {
     const inputs = JSON.parse('{"constructor": {"toString": {"hp": 3}}, "__proto__": {"r": {"f": "own"}}}');
     const v = vars({ inputs });

@@ -1,5 +1,5 @@
 import type { HistoryMessage, HistorySummary } from '../../context';
-import type { MediaReference, StoredEvent } from '../../events';
+import { type MediaReference, openingMessage, type StoredEvent } from '../../events';
 import { HistoryTooLongError } from './history-limit';
 import { type ImageReference, recentImageReferences } from './picture-attachments';
 
@@ -9,9 +9,15 @@ import { type ImageReference, recentImageReferences } from './picture-attachment
  */
 export class HistoryFold {
   private messages: (HistoryMessage & { compacted: boolean; media?: MediaReference })[] = [];
+  /** The session's opening turn (turn 0, `session.opened@1`): in the history, not among the committed turns. */
+  private openingTurnId: string | null = null;
   private summaries: HistorySummary[] = [];
 
   apply(event: StoredEvent): void {
+    if (event.type === 'session.opened@1') {
+      this.openingTurnId = event.data.turnId;
+      this.messages.push({ ...openingMessage(event.data), turnId: event.data.turnId, compacted: false });
+    }
     if (event.type === 'turn.committed@1') {
       for (const m of event.data.messages) this.messages.push({ ...m, turnId: event.data.turnId, compacted: false });
     }
@@ -50,9 +56,9 @@ export class HistoryFold {
     return all;
   }
 
-  /** Committed turns with at least one message, compacted ones included (the history statistics). */
+  /** Committed turns with at least one message, compacted ones included (the history statistics); the opening (turn 0) is not one. */
   turnCount(without?: string): number {
-    return new Set(this.kept(without).map((m) => m.turnId)).size;
+    return new Set(this.kept(without).flatMap((m) => (m.turnId === this.openingTurnId ? [] : [m.turnId]))).size;
   }
 
   /** The last `limit` uncompacted messages. */

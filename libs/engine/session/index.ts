@@ -10,6 +10,7 @@ export type { SessionPluginResolver } from './session-plugins';
 export { loadSessionJournal, loadSessionSettings, readSessionCreated } from './session-reads';
 export type { SessionSettings } from './session-reads';
 export { SessionService } from './session-service';
-export type { CreateSessionRequest, SessionServiceDeps, SubmitInputRequest } from './session-service';
+export type { CreateSessionRequest, SessionServiceDeps, SessionWorldResolver, SubmitInputRequest } from './session-service';
+export { chooseOpening, INVALID_OPENING, renderOpening } from './session-opening';
 export { ALTERNATIVE_PREVIEW_CHARS, TurnAlternativesService } from './turn-alternatives';
 export type { TurnAlternativeView } from './turn-alternatives';

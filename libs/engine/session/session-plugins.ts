@@ -2,7 +2,7 @@ import { InvalidInputError } from '../../errors';
 import { type LoadedWorld, PluginManifestError } from '../../plugins-sdk';
 import type { RuntimeCatalog } from '../catalog/runtime-catalog';
 
-/** Where a new session's plugin list is resolved (`SessionService` calls it). */
+/** Where a new session's plugin list is resolved (`SessionService` calls it with the session's world, see `SessionWorldResolver`). */
 export type SessionPluginResolver = (args: { world: LoadedWorld | null; requested?: readonly string[] }) => string[] | undefined;
 
 /**

@@ -14,6 +14,7 @@ import { SessionNotFoundError } from '../errors';
 import type { Logger } from '../logging/logger';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { SessionPluginResolver } from './session-plugins';
+import { chooseOpening, renderOpening } from './session-opening';
 import { type IdempotentAnswer, priorAnswer, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from '../queue';
 import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
@@ -27,7 +28,16 @@ export interface SessionServiceDeps {
   /** Resolves a new session's plugin list (the request's, else its world's); none: nothing recorded. */
   plugins?: SessionPluginResolver;
   /** The world a new session starts on (a built-in one, or the tenant's current revision); none: no world is checked. */
-  worlds?: { forNewSession(tenantId: string, worldId: string): Promise<{ world: LoadedWorld; revision?: number }> };
+  worlds?: SessionWorldResolver;
+}
+
+/**
+ * Where `SessionService.createSession` finds the world a session is created in: a built-in file
+ * world (no revision), or the tenant's world at its current revision (recorded with the session).
+ * Unknown is a `WorldNotFoundError` (404), archived a `WorldArchivedError` (409).
+ */
+export interface SessionWorldResolver {
+  forNewSession(tenantId: string, worldId: string): Promise<{ world: LoadedWorld; revision?: number }>;
 }
 
 export interface CreateSessionRequest {
@@ -44,6 +54,12 @@ export interface CreateSessionRequest {
    * `llm.toml`'s); set: recorded as `session.preferences-changed@1` right after `session.created@1`.
    */
   preferences?: SessionPreferences;
+  /**
+   * Which of the world's openings the session opens with (an index into its `openings`), recorded as
+   * `session.opened@1` in the same append as `session.created@1`: turn 0's story message. Absent:
+   * the first when the world has openings, else none; null: none. See `chooseOpening`.
+   */
+  opening?: number | null;
   /** A repeat with the same key and body answers the first session; see `IdempotencyKeyMismatchError`. */
   idempotencyKey?: string;
 }
@@ -67,8 +83,10 @@ export class SessionService {
   constructor(private readonly deps: SessionServiceDeps) {}
 
   /**
-   * Appends `session.created@1`. Under an idempotency key, the key is recorded in that event:
-   * a repeat (same key and body) answers the session the first request created.
+   * Appends `session.created@1`, with the session's opening (`session.opened@1`, rendered once
+   * here) in the same append when it opens with one. Under an idempotency key, the key is recorded
+   * in that event: a repeat (same key and body) answers the session the first request created and
+   * appends nothing.
    */
   async createSession(request: CreateSessionRequest): Promise<IdempotentAnswer<{ id: string }>> {
     const { tenantId, idempotencyKey } = request;
@@ -78,8 +96,10 @@ export class SessionService {
     // the world as it is now: a tenant's world is recorded with its revision (an edit later changes new sessions only)
     const started = worldId !== null && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, worldId) : null;
     const worldRevision = started?.revision;
+    const world = started?.world ?? null;
+    const openingIndex = chooseOpening(world, request.opening);
     const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
-    const plugins = this.deps.plugins?.({ world: started?.world ?? null, ...(request.plugins ? { requested: request.plugins } : {}) });
+    const plugins = this.deps.plugins?.({ world, ...(request.plugins ? { requested: request.plugins } : {}) });
     const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
     const preferences = request.preferences ? normalizePreferences(request.preferences) : undefined;
     const setPreferences = preferences && Object.keys(preferences.slots).length > 0 ? preferences : undefined;
@@ -91,7 +111,13 @@ export class SessionService {
             requestHash: requestHash({
               operation: 'create-session',
               sessionId: null,
-              body: { worldId, locale, ...recorded, ...(setPreferences ? { preferences: setPreferences } : {}) },
+              body: {
+                worldId,
+                locale,
+                ...recorded,
+                ...(setPreferences ? { preferences: setPreferences } : {}),
+                ...(openingIndex !== null ? { opening: openingIndex } : {}),
+              },
             }),
           };
     for (let tries = 0; ; tries++) {
@@ -100,6 +126,8 @@ export class SessionService {
         if (prior) return { answer: prior, replayed: true };
       }
       const sessionId = randomUUID();
+      // rendered once, with this session's id: replay and audit read the recorded text
+      const opening = world && openingIndex !== null ? renderOpening({ world, index: openingIndex, sessionId, locale }) : null;
       try {
         await this.deps.store.append({
           tenantId,
@@ -118,6 +146,7 @@ export class SessionService {
                 languageName: languageNameOf(locale),
               },
             },
+            ...(opening ? [{ type: 'session.opened@1' as const, data: opening }] : []),
             ...(setPreferences ? [{ type: 'session.preferences-changed@1' as const, data: { preferences: setPreferences } }] : []),
           ],
           idempotency,

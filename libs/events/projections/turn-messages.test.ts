@@ -1,6 +1,6 @@
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
 import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
-import type { CommittedMessage, NewEvent } from '../event-types';
+import { type CommittedMessage, type NewEvent, openingMessage } from '../event-types';
 import { turnMessagesProjection } from './turn-messages';
 
 const spec = projectionSpec({ inline: turnMessagesProjection });
@@ -32,6 +32,12 @@ const committed = (executionId: string, turnId: string, ...messages: CommittedMe
 const compacted = (summaryId: string, messageIds: string[]): NewEvent => ({
   type: 'history.compacted@1',
   data: { compactionId: `${summaryId}-c`, summaries: [{ summaryId, messageIds, replacesSummaryIds: [], content: 'summary' }] },
+});
+
+const created = (sessionId: string): NewEvent => ({ type: 'session.created@1', data: { sessionId, worldId: 'emberback', locale: 'en' } });
+const opened = (turnId: string, messageId: string, text: string): NewEvent => ({
+  type: 'session.opened@1',
+  data: { turnId, messageId, openingIndex: 0, text },
 });
 
 const superseded = (turnId: string, by: { turnId: string; executionId: string }, cause: 'retry' | 'select', messages?: CommittedMessage[]): NewEvent => ({
@@ -212,6 +218,111 @@ describe('turn_messages (inline projection)', () => {
       }),
     });
     expect((await spec.readModels.messages(t, s)).map((v) => v.media ?? null)).toEqual([null, media, null]);
+  });
+
+  describe('the opening (session.opened@1): turn 0', () => {
+    it('given a session created with its opening, when the first turn commits, then the opening is the first row (a story message without a plugin) and is not counted as a turn', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const text = 'You wake on the dragon’s back. 🐉 灰烬 مرحبا';
+      const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.')];
+      await spec.check({
+        given: [{ tenant: t, stream: s, events: [created(s), opened(id('u0'), id('o'), text)] }],
+        when: [{ tenant: t, stream: s, events: [committed(id('e1'), id('u1'), ...m)] }],
+        then: ({ at }) => ({
+          turn_messages: [
+            // the opening's execution_id is its turn id (no execution commits it)
+            message(story(id('o'), text), { tenant: t, session: s, turn: id('u0'), execution: id('u0'), ord: 1, committedAt: at(1) }),
+            message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(2) }),
+            message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 3, committedAt: at(2) }),
+          ].map((row, i) => (i === 0 ? { ...row, plugin_id: null, runtime_id: null } : row)),
+          // one committed turn: the opening is turn 0
+          history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 1 }],
+        }),
+      });
+      expect(openingMessage({ turnId: id('u0'), messageId: id('o'), openingIndex: 0, text })).toEqual({
+        messageId: id('o'),
+        role: 'assistant',
+        sourceType: 'runtime',
+        pluginId: null,
+        runtimeId: null,
+        outputKind: 'story',
+        text,
+      });
+      const view = await spec.readModels.historyView(t, s, { bound: 100, scan: 10 });
+      expect(view.uncompacted.map((r) => [r.role, r.outputKind, r.text])).toEqual([
+        ['assistant', 'story', text],
+        ['user', null, 'look'],
+        ['assistant', 'story', 'A river.'],
+      ]);
+      expect(view.stats).toEqual({ total: 3, compacted: 0, uncompacted: 3, turns: 1 });
+    });
+
+    it('given only the opening, then the session has one row and no committed turn (no watermark row)', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      await spec.check({
+        when: [{ tenant: t, stream: s, events: [created(s), opened(id('u0'), id('o'), 'The square is quiet.')] }],
+        then: ({ at }) => ({
+          turn_messages: [
+            {
+              ...message(story(id('o'), 'The square is quiet.'), { tenant: t, session: s, turn: id('u0'), execution: id('u0'), ord: 1, committedAt: at(1) }),
+              plugin_id: null,
+              runtime_id: null,
+            },
+          ],
+          history_watermarks: [],
+        }),
+      });
+      expect((await spec.readModels.historyView(t, s, { bound: 100, scan: 10 })).stats.turns).toBe(0);
+    });
+
+    it('a compaction may take the opening with the turns after it (the oldest uncompacted prefix); a turn after it goes on from there', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const m = [player(id('m1'), 'a'), story(id('m2'), 'b'), player(id('m3'), 'c'), story(id('m4'), 'd')];
+      await spec.check({
+        given: [
+          { tenant: t, stream: s, events: [created(s), opened(id('u0'), id('o'), 'Opening.')] },
+          { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1]), committed(id('e2'), id('u2'), m[2], m[3])] },
+        ],
+        when: [{ tenant: t, stream: s, events: [compacted(id('sum'), [id('o'), id('m1'), id('m2')])] }],
+        then: { history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 3, turns: 2 }] },
+      });
+      expect(await spec.readModels.uncompactedPrefix(t, s, 10)).toEqual([id('m3'), id('m4')]);
+    });
+
+    it('a compaction that skips the opening is refused like any other gap', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      await spec.append(
+        { tenant: t, stream: s, events: [created(s), opened(id('u0'), id('o'), 'Opening.')] },
+        { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'a'), story(id('m2'), 'b'))] },
+      );
+      const failure = await spec.append({ tenant: t, stream: s, events: [compacted(id('sum'), [id('m1'), id('m2')])] }).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(CompactionPrefixMismatchError);
+    });
+
+    it('applied again from the log (a rebuild from no rows), the opening and the turns give the same rows and count', async () => {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const { log } = await spec.check({
+        when: [
+          { tenant: t, stream: s, events: [created(s), opened(id('u0'), id('o'), 'Opening.')] },
+          { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'a'), story(id('m2'), 'b'))] },
+        ],
+        then: { history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 1 }] },
+      });
+      const rows = await spec.rows([s]);
+      expect(rows.turn_messages).toHaveLength(3);
+      await spec.db.deleteFrom('turn_messages').where('session_id', '=', s).execute();
+      await spec.db.deleteFrom('history_watermarks').where('session_id', '=', s).execute();
+      await spec.reapply(log.events);
+      expect(await spec.rows([s])).toEqual(rows);
+      // applied once more over its own rows: nothing changes, nothing is counted twice
+      await spec.reapply(log.events);
+      expect(await spec.rows([s])).toEqual(rows);
+    });
   });
 
   describe('alternatives of the latest turn (turn.superseded@1)', () => {

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
-import type { CommittedMessage } from '../event-types';
+import { type CommittedMessage, openingMessage } from '../event-types';
 import type { Database } from '../schema';
 import { eventByEvent, type InlineProjection } from './projection';
 
@@ -34,12 +34,31 @@ export async function readUncompactedPrefix(
  * session's last and uncompacted (else `SupersededTurnNotLatestError`), are deleted and the turn
  * uncounted; the messages that take their place (a selected alternative's, carried in the event, or
  * the regenerated turn's `turn.committed@1` right after it) get the freed ords: ords stay dense.
+ * A session's opening (`session.opened@1`, appended with `session.created@1`) is its first row:
+ * turn 0's story message (`openingMessage`; its `execution_id` is its turn id, no execution
+ * commits it), not counted among the committed turns (`history_watermarks.turns`), so the first
+ * player turn is still turn 1 (`{{ session.turnNumber }}`, prefix reports, the inspector).
  */
 export const turnMessagesProjection: InlineProjection = eventByEvent({
   name: 'turn_messages',
-  handles: ['history.compacted@1', 'turn.committed@1', 'turn.superseded@1'],
+  handles: ['session.opened@1', 'history.compacted@1', 'turn.committed@1', 'turn.superseded@1'],
   tables: ['turn_messages', 'history_watermarks'],
   async apply(trx, event) {
+    if (event.type === 'session.opened@1') {
+      await appendTurn(
+        trx,
+        {
+          tenantId: event.tenantId,
+          sessionId: event.streamId,
+          turnId: event.data.turnId,
+          executionId: event.data.turnId,
+          committedAt: new Date(event.recordedAt),
+          messages: [openingMessage(event.data)],
+        },
+        { counted: false },
+      );
+      return;
+    }
     if (event.type === 'history.compacted@1') {
       const named = event.data.summaries.flatMap((s) => s.messageIds);
       if (named.length === 0) return;
@@ -92,10 +111,14 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
   },
 });
 
-/** A turn's messages after the session's last row, counted as one more turn (once: rows already there add none). */
+/**
+ * A turn's messages after the session's last row, counted as one more turn (once: rows already
+ * there add none) unless `counted: false` (the opening, turn 0).
+ */
 async function appendTurn(
   trx: Kysely<Database>,
   turn: { tenantId: string; sessionId: string; turnId: string; executionId: string; committedAt: Date; messages: readonly CommittedMessage[] },
+  options: { counted: boolean } = { counted: true },
 ): Promise<void> {
   const { max } = await trx
     .selectFrom('turn_messages')
@@ -128,7 +151,7 @@ async function appendTurn(
     .returning('message_id')
     .execute();
   // one more turn, counted once (a commit whose rows are there already adds none)
-  if (inserted.length === 0) return;
+  if (inserted.length === 0 || !options.counted) return;
   await trx
     .insertInto('history_watermarks')
     .values({ session_id: turn.sessionId, tenant_id: turn.tenantId, compacted_through: 0, turns: 1 })

@@ -11,8 +11,8 @@
  * - everything else → `extensions.card` (bag.ts), so that export gives it back.
  *
  * Card text is data: `{{char}}`, `{{user}}` and any `{{ … }}` are kept verbatim. The engine renders
- * `{{ … }}` only in a runtime's own body, never in a value (libs/context/template.ts), so nothing a
- * card says is ever evaluated.
+ * `{{ … }}` in a runtime's own body, never in a value (libs/context/template.ts); an opening alone is
+ * rendered once at session start, and a token naming no variable stays as written there.
  */
 import type { WorldDocumentInput } from '../../plugins-sdk';
 import { CARD_EXTENSION_KEY, type CardBag } from './bag';
