@@ -45,7 +45,11 @@ const ROW_ORDER = {
   prefix_reports: 'session_id, position',
   plugin_data: 'session_id, plugin_id, namespace, created_position',
   plugin_data_namespaces: 'session_id, plugin_id, namespace',
+  worlds: 'world_id',
 } as const;
+
+/** The column of a table that holds its rows' stream id (`session_id` but for a world's). */
+const STREAM_COLUMN: Partial<Record<keyof typeof ROW_ORDER, string>> = { worlds: 'world_id' };
 
 export type SpecTable = keyof typeof ROW_ORDER;
 export type Row = Record<string, unknown>;
@@ -144,7 +148,9 @@ export function projectionSpec(options: { inline: InlineProjection; async?: neve
       const result = {} as Record<SpecTable, Row[]>;
       for (const table of only) {
         const { rows } =
-          await sql<Row>`select * from ${sql.table(table)} where session_id in (${sql.join(streams)}) order by ${sql.raw(ROW_ORDER[table])}`.execute(db());
+          await sql<Row>`select * from ${sql.table(table)} where ${sql.ref(STREAM_COLUMN[table] ?? 'session_id')} in (${sql.join(streams)}) order by ${sql.raw(ROW_ORDER[table])}`.execute(
+            db(),
+          );
         result[table] = rows;
       }
       return result;
