@@ -114,6 +114,13 @@ const worldWriteErrors = (codes: string[]): ErrorResponses => ({
   413: { description: 'The body is larger than a world may be: `BODY_TOO_LARGE`, `WORLD_TOO_LARGE`.' },
 });
 
+/** A new revision of a world (`PUT`, `PATCH`): the errors of a write, and the conditions of `If-Match`. */
+const worldRevisionErrors: ErrorResponses = {
+  ...worldWriteErrors(['WORLD_ARCHIVED', 'WORLD_READ_ONLY']),
+  412: { description: 'The world is no longer at the revision `If-Match` names: `WORLD_REVISION_MISMATCH`.' },
+  428: { description: 'No `If-Match`: `WORLD_REVISION_REQUIRED`.' },
+};
+
 /** The routes of a tenant's worlds (issue 29). */
 const WORLD_ROUTES: readonly ApiRoute[] = [
   {
@@ -206,11 +213,7 @@ const WORLD_ROUTES: readonly ApiRoute[] = [
     ifMatch: 'required',
     body: WorldDocument,
     responses: { 200: { ...json(WorldAnswer, 'The world at its new revision.'), headers: worldHeaders } },
-    errors: {
-      ...worldWriteErrors(['WORLD_ARCHIVED', 'WORLD_READ_ONLY']),
-      412: { description: 'The world is no longer at the revision `If-Match` names: `WORLD_REVISION_MISMATCH`.' },
-      428: { description: 'No `If-Match`: `WORLD_REVISION_REQUIRED`.' },
-    },
+    errors: worldRevisionErrors,
   },
   {
     method: 'patch',
@@ -226,11 +229,7 @@ const WORLD_ROUTES: readonly ApiRoute[] = [
     ifMatch: 'required',
     body: JsonValue,
     responses: { 200: { ...json(WorldAnswer, 'The world at its new revision.'), headers: worldHeaders } },
-    errors: {
-      ...worldWriteErrors(['WORLD_ARCHIVED', 'WORLD_READ_ONLY']),
-      412: { description: 'The world is no longer at the revision `If-Match` names: `WORLD_REVISION_MISMATCH`.' },
-      428: { description: 'No `If-Match`: `WORLD_REVISION_REQUIRED`.' },
-    },
+    errors: worldRevisionErrors,
   },
   {
     method: 'delete',
