@@ -2,7 +2,7 @@
 export type PlayerLine =
   { kind: 'empty' } | { kind: 'input'; text: string } | { kind: 'command'; name: CommandName; arg: string } | { kind: 'unknown'; name: string };
 
-export const COMMANDS = ['help', 'new', 'session', 'locale', 'retry', 'alternatives', 'quit'] as const;
+export const COMMANDS = ['help', 'new', 'session', 'locale', 'worlds', 'world', 'import', 'retry', 'alternatives', 'quit'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const HELP_TEXT = [
@@ -12,6 +12,9 @@ export const HELP_TEXT = [
   '  /new                start a new session (same world)',
   '  /session <id>       continue another session of yours',
   '  /locale <tag>       start a new session in another language (e.g. /locale zh-CN)',
+  '  /worlds             list the worlds you can play (/worlds next: the next page)',
+  '  /world <id>         start a new session in that world (built-in or yours)',
+  '  /import <file>      import a card (PNG or JSON) or a world folder (.zip), and play it',
   '  /retry              write the last turn again (a new alternative)',
   '  /alternatives       list the alternatives of the last turn',
   '  /quit               leave (also Ctrl-D)',
@@ -22,9 +25,10 @@ export function parseLine(line: string): PlayerLine {
   const text = line.trim();
   if (!text) return { kind: 'empty' };
   if (!text.startsWith('/')) return { kind: 'input', text };
-  const [head, ...rest] = text.slice(1).split(/\s+/);
+  const head = text.slice(1).split(/\s/, 1)[0];
   const name = head.toLowerCase();
   const command = COMMANDS.find((c) => c === name) ?? (name === 'exit' ? 'quit' : name === '?' ? 'help' : undefined);
   if (!command) return { kind: 'unknown', name: `/${head}` };
-  return { kind: 'command', name: command, arg: rest.join(' ') };
+  // the rest as typed (a file name keeps its spaces)
+  return { kind: 'command', name: command, arg: text.slice(1 + head.length).trim() };
 }

@@ -4,7 +4,8 @@ import { devKeyFile, engineUrlFile } from '../dev-tenant';
 
 export const USAGE = [
   'npm run play [-- options]: play a story in this terminal against a running engine.',
-  '  --world <id>      the world of new sessions (default emberback, or COVEL_WORLD; "" for none)',
+  '  --world <id>      the world of new sessions: a built-in world (emberback) or the id of one of yours',
+  '                    (default emberback, or COVEL_WORLD; "" for none; /worlds in the player lists them)',
   "  --locale <tag>    the language of new sessions, a BCP 47 tag such as zh-CN or pt-BR (default: the engine's, en)",
   '  --session <id>    continue a session of yours (or COVEL_SESSION_ID)',
   '  --help            this text',

@@ -1,12 +1,21 @@
 /** One long-poll's wait: under the API's 30 s cap, and under common proxies' idle timeouts. */
 const LONG_POLL_MS = 25_000;
 
-/** An answer of the API that is not a success: its status and the engine's error code. */
+/** One problem the API named in a 400's `issues`: where (a field path, `(body)`, a PNG chunk) and what. */
+export interface ApiIssue {
+  path: string;
+  message: string;
+}
+
+/** An answer of the API that is not a success: its status, the engine's error code and the problems it named. */
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
     readonly code: string | null,
+    readonly issues: readonly ApiIssue[] = [],
+    /** The server's own message (without the method, path and status), for a sentence of the client's. */
+    readonly serverMessage: string = message,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -60,6 +69,40 @@ export interface TurnAlternative {
   selected: boolean;
 }
 
+/** A session of the tenant (`GET /v1/sessions/:id`), the fields the player reads. */
+export interface SessionSummary {
+  sessionId: string;
+  worldId: string | null;
+  /** The revision of the tenant's world it runs; null for a built-in world or none (absent from an older engine). */
+  worldRevision?: number | null;
+  locale: string;
+}
+
+/** A world as `GET /v1/worlds` lists it. */
+export interface WorldSummary {
+  /** A tenant's world: a UUID; a built-in world: its folder's name. */
+  id: string;
+  name: string;
+  revision: number;
+  archived: boolean;
+  builtIn: boolean;
+  provenance?: { kind: 'authored' } | { kind: 'imported'; format: 'world-folder' | 'card-v2' | 'card-v3' } | { kind: 'generated' };
+  description?: string;
+  characters?: number;
+  lorebookEntries?: number;
+  openings?: number;
+}
+
+/** The `issues` of an error answer, when it has any: each a path and a message. */
+function issuesOf(value: unknown): ApiIssue[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((i: unknown) =>
+    typeof i === 'object' && i !== null && typeof (i as ApiIssue).message === 'string'
+      ? [{ path: typeof (i as ApiIssue).path === 'string' ? (i as ApiIssue).path : '', message: (i as ApiIssue).message }]
+      : [],
+  );
+}
+
 /** A small HTTP client of the Covel API for the terminal player and tests. */
 export class PlayClient {
   constructor(
@@ -75,21 +118,32 @@ export class PlayClient {
   }
 
   async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    return this.send<T>(method, path, body === undefined ? {} : { body: JSON.stringify(body), contentType: 'application/json' }, signal);
+  }
+
+  /** One request with a body as it is (JSON text, a file's bytes); the answer's JSON, or an ApiError naming the server's message and issues. */
+  private async send<T>(method: string, path: string, content: { body?: string | Uint8Array; contentType?: string }, signal?: AbortSignal): Promise<T> {
     let res: Response;
     try {
       res = await fetch(`${this.baseUrl}${path}`, {
         method,
         ...(signal ? { signal } : {}),
-        headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: { authorization: `Bearer ${this.apiKey}`, ...(content.contentType ? { 'content-type': content.contentType } : {}) },
+        ...(content.body === undefined ? {} : { body: content.body }),
       });
     } catch (error) {
       if (signal?.aborted) throw error;
       throw new EngineUnreachableError(this.baseUrl, this.urlSource, error);
     }
-    const data = (await res.json().catch(() => ({}))) as T & { message?: string; code?: string };
+    const data = (await res.json().catch(() => ({}))) as T & { message?: string; code?: string; issues?: unknown };
     if (!res.ok)
-      throw new ApiError(`${method} ${path}: ${res.status} ${data.message ?? ''}`.trim(), res.status, typeof data.code === 'string' ? data.code : null);
+      throw new ApiError(
+        `${method} ${path}: ${res.status} ${data.message ?? ''}`.trim(),
+        res.status,
+        typeof data.code === 'string' ? data.code : null,
+        issuesOf(data.issues),
+        data.message ?? '',
+      );
     return data;
   }
 
@@ -104,6 +158,33 @@ export class PlayClient {
     } = {},
   ) {
     return this.request<{ id: string }>('POST', '/v1/sessions', body);
+  }
+
+  /** One of the tenant's sessions as the list gives it: its world and the revision of it the session runs (null: a built-in world, or none). */
+  session(sessionId: string) {
+    return this.request<SessionSummary>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /** A page of the worlds the tenant can play (the deployment's built-in ones first); `cursor`: the page before's `nextCursor`. */
+  worlds(options: { cursor?: string; limit?: number } = {}) {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.cursor !== undefined) query.set('cursor', options.cursor);
+    const search = query.size > 0 ? `?${query.toString()}` : '';
+    return this.request<{ items: WorldSummary[]; nextCursor: string | null }>('GET', `/v1/worlds${search}`);
+  }
+
+  /** A world (now, or at `revision`), with its whole document. */
+  world(worldId: string, revision?: number) {
+    return this.request<WorldSummary & { document: Record<string, unknown> }>(
+      'GET',
+      `/v1/worlds/${encodeURIComponent(worldId)}${revision === undefined ? '' : `?revision=${revision}`}`,
+    );
+  }
+
+  /** A world from a file, sent as it is (the engine tells a card's PNG or JSON and a zip apart by their content). */
+  importWorld(bytes: Uint8Array, contentType = 'application/octet-stream') {
+    return this.send<WorldSummary & { document: Record<string, unknown> }>('POST', '/v1/worlds/import', { body: bytes, contentType });
   }
 
   submit(sessionId: string, text: string) {

@@ -1,5 +1,7 @@
 import { HELP_TEXT, parseLine } from './commands';
 import { colorWanted, painter } from './style';
+import { importContentType, importPath } from './world-file';
+import { worldLine } from './world-lines';
 import { displayWidth, hangingLines, readableWidth, StreamWrapper, wrapText } from './wrap';
 
 describe('play client lines', () => {
@@ -14,6 +16,48 @@ describe('play client lines', () => {
     expect(HELP_TEXT).toContain('/retry');
     expect(parseLine('/locale zh-CN')).toEqual({ kind: 'command', name: 'locale', arg: 'zh-CN' });
     expect(HELP_TEXT).toContain('/locale <tag>');
+  });
+
+  it("a command's argument is the rest of the line as typed: a file name keeps its spaces", () => {
+    expect(parseLine('/import  my  card 灯塔 🌊.png ')).toEqual({ kind: 'command', name: 'import', arg: 'my  card 灯塔 🌊.png' });
+    expect(parseLine('/WORLDS next')).toEqual({ kind: 'command', name: 'worlds', arg: 'next' });
+    expect(parseLine('/world\tEmberback')).toEqual({ kind: 'command', name: 'world', arg: 'Emberback' });
+    for (const line of ['/worlds', '/world <id>', '/import <file>']) expect(HELP_TEXT).toContain(line);
+  });
+});
+
+describe('/import and /worlds', () => {
+  it('reads a file name as a terminal pastes it: quoted, backslash-escaped, ~ for the home folder', () => {
+    expect(importPath('"/cards/my card ورن.png"', { home: '/home/me', cwd: '/work' })).toBe('/cards/my card ورن.png');
+    expect(importPath("'/cards/it''s.json'", { home: '/home/me', cwd: '/work' })).toBe("/cards/it''s.json");
+    expect(importPath('/cards/my\\ card\\ 🌊.json', { home: '/home/me', cwd: '/work' })).toBe('/cards/my card 🌊.json');
+    expect(importPath('~/cards/a.zip', { home: '/home/me', cwd: '/work' })).toBe('/home/me/cards/a.zip');
+    expect(importPath('/cards/~x.png', { home: '/home/me', cwd: '/work' })).toBe('/cards/~x.png');
+    expect(importPath('cards/a b.png', { home: '/home/me', cwd: '/work' })).toBe('/work/cards/a b.png');
+    expect(['a.PNG', 'b.json', 'c.zip', 'd.card'].map(importContentType)).toEqual([
+      'image/png',
+      'application/json',
+      'application/zip',
+      'application/octet-stream',
+    ]);
+  });
+
+  it('a world is one line: its id first, then the name (control characters dropped), kind and counts', () => {
+    const world = { id: '0d6c1c9e-1234-4abc-8def-0123456789ab', name: 'ورن\n灯塔\u001b[31m 🧑‍🚀', revision: 3, archived: false, builtIn: false };
+    expect(worldLine({ ...world, characters: 1, lorebookEntries: 2, openings: 0 })).toBe(
+      '0d6c1c9e-1234-4abc-8def-0123456789ab — ورن 灯塔[31m 🧑‍🚀 · yours, revision 3 · 1 character, 2 lorebook entries, 0 openings',
+    );
+    expect(worldLine({ id: 'emberback', name: 'Emberback', revision: 1, archived: false, builtIn: true, characters: 3, lorebookEntries: 1, openings: 1 })).toBe(
+      'emberback — Emberback · built-in · 3 characters, 1 lorebook entry, 1 opening',
+    );
+    // wrapped at any width, never past it, never inside the emoji
+    for (const width of [28, 41, 60]) {
+      const rows = hangingLines(worldLine({ ...world, characters: 1 }), width, '  - ')
+        .split('\n')
+        .filter(Boolean);
+      for (const row of rows) expect(displayWidth(row)).toBeLessThanOrEqual(width);
+      expect(rows.join('')).toContain('🧑‍🚀');
+    }
   });
 });
 

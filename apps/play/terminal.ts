@@ -2,7 +2,12 @@ import { followSession, type SessionStreamEvent } from './event-stream';
 import { HELP_TEXT, parseLine } from './commands';
 import { ApiError, EngineUnreachableError, type PlayClient, type TurnAlternative } from './play-client';
 import { type LineRole, type Paint, painter } from './style';
+import { importContentType, importPath, readWorldFile } from './world-file';
+import { documentCounts, worldLine, worldName } from './world-lines';
 import { displayWidth, hangingLines, StreamWrapper, truncateToWidth, wrapText } from './wrap';
+
+/** Worlds per page of `/worlds`. */
+export const WORLDS_PAGE = 20;
 
 export interface PlayTerminalOptions {
   client: PlayClient;
@@ -10,7 +15,7 @@ export interface PlayTerminalOptions {
   write: (text: string) => void;
   /** Columns to wrap at (already capped: `readableWidth`). */
   width: number;
-  /** The world of `/new` sessions (null: none). */
+  /** The world of new sessions (null: none): a built-in world's id or a UUID of one of the tenant's; `/world` and `/import` change it. */
   worldId: string | null;
   /** The language of new sessions (a BCP 47 tag; null: the engine's default); `/locale` changes it. */
   locale?: string | null;
@@ -45,12 +50,16 @@ export class PlayTerminal {
   private lastTurnId: string | null = null;
   private streamDown: string | null = null;
   private locale: string | null;
+  private worldId: string | null;
+  /** Where `/worlds next` goes on (the last page's `nextCursor`); null: `/worlds` starts again. */
+  private worldsCursor: string | null = null;
   private readonly paint: Paint;
   /** A status line is on the screen (no newline after it): the next output replaces it. */
   private statusShown = false;
 
   constructor(private readonly options: PlayTerminalOptions) {
     this.locale = options.locale ?? null;
+    this.worldId = options.worldId === null ? null : sameWorldId(options.worldId);
     this.paint = options.paint ?? painter(false);
   }
 
@@ -60,14 +69,7 @@ export class PlayTerminal {
 
   /** Opens a session (a new one when `sessionId` is absent) and follows its events. */
   async open(sessionId?: string): Promise<void> {
-    const id =
-      sessionId ??
-      (
-        await this.options.client.createSession({
-          ...(this.options.worldId ? { worldId: this.options.worldId } : {}),
-          ...(this.locale ? { locale: this.locale } : {}),
-        })
-      ).id;
+    const id = sessionId ?? (await this.createSession());
     this.lastTurnId = null;
     if (sessionId) await this.showRecent(sessionId); // also checks that it is one of ours
     this.follow?.abort();
@@ -83,7 +85,7 @@ export class PlayTerminal {
         else if (state.fatal) this.streamDown = state.reason;
       },
     });
-    const where = sessionId ? '' : `${this.options.worldId ? ` in ${this.options.worldId}` : ''}${this.locale ? ` (${this.locale})` : ''}`;
+    const where = `${await this.worldOf(id, sessionId !== undefined)}${sessionId || !this.locale ? '' : ` (${this.locale})`}`;
     this.say(`Session ${id}${where}. Type what you do; /help for commands.`, 'notice');
     // a new session's only message is its opening (turn 0, committed with the session): where the player is
     if (!sessionId) this.printMessages(await this.options.client.messages(id));
@@ -133,6 +135,16 @@ export class PlayTerminal {
                 });
               }
               return true;
+            case 'worlds':
+              await this.listWorlds(parsed.arg);
+              return true;
+            case 'world':
+              if (!parsed.arg) this.say(`New sessions are in ${this.worldId ?? 'no world'}. /world <id> starts one in another; /worlds lists them.`);
+              else await this.switchWorld(sameWorldId(parsed.arg));
+              return true;
+            case 'import':
+              await this.importWorld(parsed.arg);
+              return true;
             case 'retry':
               await this.retry();
               return true;
@@ -150,6 +162,80 @@ export class PlayTerminal {
   close(): void {
     this.follow?.abort();
     this.follow = null;
+  }
+
+  /** A new session in the current world and language; an unknown world is said in words. */
+  private async createSession(): Promise<string> {
+    const worldId = this.worldId;
+    try {
+      const { id } = await this.options.client.createSession({ ...(worldId ? { worldId } : {}), ...(this.locale ? { locale: this.locale } : {}) });
+      return id;
+    } catch (error) {
+      if (worldId && error instanceof ApiError && error.code === 'WORLD_NOT_FOUND')
+        throw new Error(`There is no world "${worldId}" for you: /worlds lists the worlds you can play (a built-in world's name, or the id of one of yours).`);
+      throw error;
+    }
+  }
+
+  /**
+   * Where a session plays, for its first line: ` in emberback` (a built-in world), ` in <name>,
+   * revision 3` (a world of the tenant's, the revision the session runs), or nothing (no world).
+   * Only words: a lookup that fails leaves the id (or nothing, for a session continued).
+   */
+  private async worldOf(sessionId: string, continued: boolean): Promise<string> {
+    const session = await this.options.client.session(sessionId).catch(() => null);
+    const worldId = session ? session.worldId : continued ? null : this.worldId;
+    if (!worldId) return '';
+    const revision = session?.worldRevision ?? null;
+    if (revision === null) return ` in ${worldId}`;
+    const world = await this.options.client.world(worldId, revision).catch(() => null);
+    return ` in ${world ? worldName(world.name) : worldId}, revision ${revision}`;
+  }
+
+  /** `/worlds`: the first page of the worlds the tenant can play; `/worlds next`: the page after the last one shown. */
+  private async listWorlds(arg: string): Promise<void> {
+    const next = /^(next|more)$/i.test(arg);
+    if (arg && !next) return this.say('/worlds lists the worlds you can play; /worlds next shows the next page.');
+    if (next && !this.worldsCursor) return this.say('No more worlds: /worlds lists them from the start.');
+    const page = await this.options.client.worlds({ limit: WORLDS_PAGE, ...(next && this.worldsCursor ? { cursor: this.worldsCursor } : {}) });
+    this.worldsCursor = page.nextCursor;
+    if (page.items.length === 0) return this.say('No world to play: /import <file> brings one in (a character card or a world folder as a .zip).');
+    const width = this.options.width;
+    this.say(next ? 'More worlds:' : 'Worlds you can play (built-in first, then yours):', 'story');
+    this.writeLines(page.items.map((world) => hangingLines(worldLine(world), width, '  - ')).join(''), 'story');
+    this.say(page.nextCursor ? 'More: /worlds next. Play one: /world <id>.' : 'Play one: /world <id> (or npm run play -- --world <id>).');
+  }
+
+  /** `/world <id>`: a new session in that world; a world that cannot be played keeps the last one. */
+  private async switchWorld(worldId: string): Promise<void> {
+    const previous = this.worldId;
+    this.worldId = worldId;
+    await this.open().catch((error: unknown) => {
+      this.worldId = previous;
+      throw error;
+    });
+  }
+
+  /** `/import <file>`: the file sent as it is to `POST /v1/worlds/import`, the new world shown, and a new session in it. */
+  private async importWorld(arg: string): Promise<void> {
+    if (!arg) return this.say('Which file? /import <file>: a character card (PNG or JSON) or a world folder as a .zip.');
+    const path = importPath(arg);
+    const file = await readWorldFile(path);
+    if (!file.ok) return this.say(`! Nothing imported: ${file.message}.`, 'error');
+    let world: Awaited<ReturnType<PlayClient['importWorld']>>;
+    try {
+      world = await this.options.client.importWorld(file.bytes, importContentType(path));
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status >= 500) throw error;
+      // each problem the server named on a line of its own (where: a card's field, `(body)`, a PNG chunk), else its message
+      const code = error.code ? ` (${error.code})` : '';
+      if (error.issues.length === 0) return this.say(`! ${file.name} was not imported${code}: ${error.serverMessage}`, 'error');
+      const issues = error.issues.map((i) => `  ${i.path ? `${i.path}: ` : ''}${i.message}`);
+      return this.say([`! ${file.name} was not imported${code}:`, ...issues].join('\n'), 'error');
+    }
+    this.say(`Imported ${file.name}, a world of yours now:`);
+    this.writeLines(hangingLines(worldLine({ ...world, ...documentCounts(world.document) }), this.options.width, '  - '), 'story');
+    await this.switchWorld(world.id);
   }
 
   private async retry(): Promise<void> {
@@ -318,17 +404,27 @@ export class PlayTerminal {
     return this.sessionId;
   }
 
-  /** A line of its own per line of `text`, each wrapped to the width (short lines keep their indentation). */
+  /** A line of its own per line of `text`, each wrapped to the width (an indented line's rows keep its indentation). */
   private say(text: string, role: LineRole = 'notice'): void {
     const width = this.options.width;
     this.writeLines(
       text
         .split('\n')
-        .map((line) => (displayWidth(line) <= width ? `${line}\n` : wrapText(line, width)))
+        .map((line) => {
+          if (displayWidth(line) <= width) return `${line}\n`;
+          const indent = /^ */.exec(line)![0];
+          return indent ? hangingLines(line.slice(indent.length), width, indent) : wrapText(line, width);
+        })
         .join(''),
       role,
     );
   }
+}
+
+/** A world id as the engine keeps it: a UUID in lowercase (the id of a tenant's world), anything else as typed. */
+function sameWorldId(id: string): string {
+  const trimmed = id.trim();
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(trimmed) ? trimmed.toLowerCase() : trimmed;
 }
 
 function describe(error: unknown): string {

@@ -97,6 +97,11 @@ export interface LlmCallView {
 export interface SessionSummaryView {
   sessionId: string;
   worldId: string | null;
+  /**
+   * The revision of the tenant's world the session runs now: the last `session.world-revised@1`'s
+   * `toRevision`, else the one `session.created@1` recorded; null for a built-in world or none.
+   */
+  worldRevision: number | null;
   locale: string;
   createdAt: string;
   /** Executions submitted (turns and activations). */
@@ -433,13 +438,30 @@ export class ReadModels {
       .where(sql<string | null>`data->>'alternativeOf'`, 'is not', null)
       .groupBy('stream_id')
       .execute();
+    // the revision each session was last moved to (`POST …/world-revision`): the latest such event per session
+    const moves = await this.db
+      .selectFrom('events')
+      .select(['stream_id', sql<number>`(data->>'toRevision')::int`.as('to_revision')])
+      .distinctOn('stream_id')
+      .where('tenant_id', '=', tenantId)
+      .where(
+        'stream_id',
+        'in',
+        rows.map((r) => r.stream_id),
+      )
+      .where('type', '=', 'session.world-revised@1')
+      .orderBy('stream_id')
+      .orderBy('global_position', 'desc')
+      .execute();
+    const movedTo = new Map(moves.map((m) => [m.stream_id, Number(m.to_revision)]));
     const regenerated = new Map(regenerations.map((c) => [c.stream_id, Number(c.n)]));
     const count = new Map(counts.map((c) => [c.session_id, Number(c.n) - (regenerated.get(c.session_id) ?? 0)]));
     return rows.map((r) => {
-      const data = r.data as { worldId: string | null; locale: string; plugins?: string[] };
+      const data = r.data as { worldId: string | null; worldRevision?: number; locale: string; plugins?: string[] };
       return {
         sessionId: r.stream_id,
         worldId: data.worldId,
+        worldRevision: movedTo.get(r.stream_id) ?? data.worldRevision ?? null,
         locale: data.locale,
         createdAt: new Date(r.recorded_at).toISOString(),
         turns: count.get(r.stream_id) ?? 0,

@@ -180,6 +180,13 @@ describe('worlds a tenant owns (HTTP API)', () => {
       await client.waitFor(r.executionId, 30_000);
       return r.turnId;
     };
+    // the revision a session runs, as the sessions list and the session's view give it (the inspector shows it)
+    const runs = async () => {
+      const list = await client.request<{ sessionId: string; worldId: string | null; worldRevision: number | null }[]>('GET', '/v1/sessions');
+      const one = await Promise.all(list.map((s) => client.request<{ worldRevision: number | null }>('GET', `/v1/sessions/${s.sessionId}`)));
+      expect(one.map((s) => s.worldRevision)).toEqual(list.map((s) => s.worldRevision));
+      return Object.fromEntries(list.map((s) => [s.sessionId, [s.worldId, s.worldRevision]]));
+    };
     const t1 = await turn(sessionId, 'Open the ledger');
     expect(await lore(sessionId)).toContain('even the ones that are not there');
 
@@ -190,6 +197,7 @@ describe('worlds a tenant owns (HTTP API)', () => {
     const { id: fresh } = await client.createSession({ worldId: id });
     await turn(fresh, 'Look around');
     expect(await lore(fresh)).toContain('counts the dark instead');
+    expect(await runs()).toEqual({ [sessionId]: [id, 1], [fresh]: [id, 2] });
 
     // move the first session on purpose: the turns after it read revision 2; the earlier ones keep revision 1
     const moved = await call(key, 'POST', `/v1/sessions/${sessionId}/world-revision`, { body: {} });
@@ -197,12 +205,22 @@ describe('worlds a tenant owns (HTTP API)', () => {
     expect((await call(key, 'POST', `/v1/sessions/${sessionId}/world-revision`, { body: {} })).json.code).toBe('WORLD_REVISION_NOT_NEWER');
     const t3 = await turn(sessionId, 'Light the lamp');
     expect(await lore(sessionId)).toContain('counts the dark instead');
+    expect((await runs())[sessionId]).toEqual([id, 2]);
     for (const turnId of [t1, t2, t3]) {
       const audit = await client.request<{ identical: boolean }>('GET', `/v1/sessions/${sessionId}/turns/${turnId}/audit`);
       expect(audit.identical).toBe(true);
     }
+    // moved again: the last move counts
+    expect((await call(key, 'PUT', `/v1/worlds/${id}`, { body: lighthouse, headers: { 'if-match': '"2"' } })).json.revision).toBe(3);
+    expect((await call(key, 'POST', `/v1/sessions/${sessionId}/world-revision`, { body: { revision: 3 } })).json).toEqual({
+      worldId: id,
+      revision: 3,
+      fromRevision: 2,
+    });
     // a built-in world's session has nothing to move to
     const { id: builtIn } = await client.createSession({ worldId: 'emberback' });
     expect((await call(key, 'POST', `/v1/sessions/${builtIn}/world-revision`, { body: {} })).json.code).toBe('WORLD_READ_ONLY');
+    const { id: none } = await client.createSession({});
+    expect(await runs()).toEqual({ [sessionId]: [id, 3], [fresh]: [id, 2], [builtIn]: ['emberback', null], [none]: [null, null] });
   }, 120_000);
 });

@@ -32,7 +32,11 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
         default: 'the embedded dev key',
         description: 'A tenant API key; default: the key `npm start` wrote to `$COVEL_DATA_DIR/dev-api-key`.',
       },
-      { name: 'COVEL_WORLD', default: '`emberback`', description: 'The world new sessions start in; empty for none.' },
+      {
+        name: 'COVEL_WORLD',
+        default: '`emberback`',
+        description: "The world new sessions start in: a built-in world's name or the id of one of the tenant's; empty for none.",
+      },
       { name: 'COVEL_SESSION_ID', default: null, description: 'Continue this session instead of starting one.' },
       { name: 'NO_COLOR', default: null, description: 'Any non-empty value turns colour off (colour is also off when standard output is not a terminal).' },
       { name: 'COLUMNS', default: null, description: 'The wrapping width when standard output is not a terminal (at most 100 columns are used).' },

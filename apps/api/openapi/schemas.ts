@@ -328,6 +328,10 @@ export const SessionSummary = named(
   z.object({
     sessionId: z.string(),
     worldId: z.string().nullable(),
+    worldRevision: z.int().nullable().meta({
+      description:
+        'The revision of the tenant’s world the session runs now (the one it started on, or the last it was moved to with `POST /v1/sessions/{id}/world-revision`); null for a built-in world or none.',
+    }),
     locale: z.string(),
     createdAt: z.iso.datetime(),
     turns: z.int(),

@@ -1,4 +1,5 @@
-// The web prompt inspector: sessions → turns → every model call of a turn, as the model saw it.
+// The web prompt inspector: sessions → turns → every model call of a turn, as the model saw it;
+// the tenant's worlds, and the revision of its world each session runs.
 // Plain ES modules (no build step): Preact + htm for the views, uPlot for the chart. Every number
 // and offset drawn here comes from the API (GET /v1/sessions/:id/turns/:turnId/calls and .../audit):
 // the page computes no diff of its own.
@@ -25,13 +26,16 @@ async function api(path) {
 }
 
 /** Loads `path` (null: nothing), again when it changes. */
-function useApi(path, onUnauthorized) {
+const useApi = (path, onUnauthorized) => useLoad(path, () => api(path), onUnauthorized);
+
+/** Runs `load` for `key` (null: nothing), again when the key changes. */
+function useLoad(key, load, onUnauthorized) {
   const [state, setState] = useState({ data: null, error: null, loading: true });
   useEffect(() => {
-    if (!path) return;
+    if (!key) return;
     let live = true;
     setState({ data: null, error: null, loading: true });
-    api(path).then(
+    load().then(
       (data) => live && setState({ data, error: null, loading: false }),
       (error) => {
         if (!live) return;
@@ -42,9 +46,29 @@ function useApi(path, onUnauthorized) {
     return () => {
       live = false;
     };
-  }, [path]);
+  }, [key]);
   return state;
 }
+
+/** Worlds per page of GET /v1/worlds, and the most pages read (the list says when there are more). */
+const WORLD_PAGE = 100;
+const WORLD_PAGES = 20;
+
+/** The tenant's worlds, archived ones included: the deployment's built-in worlds first, then its own, page after page by the cursor. */
+async function loadWorlds() {
+  const items = [];
+  let cursor = null;
+  for (let pages = 0; pages < WORLD_PAGES; pages++) {
+    const page = await api(`/v1/worlds?archived=true&limit=${WORLD_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    items.push(...page.items);
+    cursor = page.nextCursor;
+    if (!cursor) break;
+  }
+  return { items, more: cursor !== null };
+}
+const useWorlds = (onUnauthorized) => useLoad('worlds', loadWorlds, onUnauthorized);
+/** A world of the list by its id (a tenant's world id in any letter case), or null. */
+const findWorld = (worlds, id) => (id ? (worlds.data?.items.find((w) => w.id === id || w.id === id.toLowerCase()) ?? null) : null);
 
 function useRoute() {
   const parse = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
@@ -54,8 +78,9 @@ function useRoute() {
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
-  // #/sessions/<id>/turns/<turnId>
-  return { sessionId: parts[1] ?? null, turnId: parts[3] ?? null };
+  // #/sessions/<id>/turns/<turnId>, #/worlds
+  if (parts[0] === 'worlds') return { view: 'worlds', sessionId: null, turnId: null };
+  return { view: 'sessions', sessionId: parts[1] ?? null, turnId: parts[3] ?? null };
 }
 
 function KeyForm({ onKey }) {
@@ -126,9 +151,8 @@ function HistoryUse({ history }) {
 }
 
 /** On a session's page from `warning` on: where its history stands, the code its turns fail with past the limit, and the fix. */
-function HistoryBanner({ sessionId, signOut }) {
-  const state = useApi(`/v1/sessions/${sessionId}`, signOut);
-  const history = state.data?.history;
+function HistoryBanner({ session }) {
+  const history = session.data?.history;
   if (!history || history.state === 'ok') return null;
   const percent = Math.floor((100 * history.messages) / history.limit);
   const headline = history.state === 'full' ? 'History full:' : `History at ${percent} %:`;
@@ -141,8 +165,100 @@ function HistoryBanner({ sessionId, signOut }) {
   </p>`;
 }
 
+/**
+ * The world a session runs: its name (the id when the list does not have it), and for a tenant's world
+ * the revision the session runs (`worldRevision`: the one it started on, or the last it was moved to).
+ */
+function SessionWorld({ session, worlds }) {
+  if (!session.worldId) return html`<span class="muted">—</span>`;
+  const world = findWorld(worlds, session.worldId);
+  const name = world ? world.name : session.worldId;
+  const revision = session.worldRevision ?? null;
+  return html`<span class="session-world" data-testid="session-world" data-world=${session.worldId} data-revision=${revision ?? ''} title=${session.worldId}
+    ><bdi>${name}</bdi
+    >${revision === null ? html`<span class="muted">${world?.builtIn ? ' · built-in' : ''}</span>` : html`<span class="revision">${` · rev ${revision}`}</span>`}</span
+  >`;
+}
+
+/** On a session's page: its world, the revision it runs, and whether the world has moved on since. */
+function SessionWorldLine({ session, worlds }) {
+  const s = session.data;
+  if (!s) return null;
+  if (!s.worldId) return html`<p class="muted" data-testid="session-world-line">No world.</p>`;
+  const world = findWorld(worlds, s.worldId);
+  const revision = s.worldRevision ?? null;
+  const now =
+    revision === null
+      ? world?.builtIn
+        ? 'a built-in world (one revision)'
+        : null
+      : world && world.revision !== revision
+        ? `revision ${revision}; the world is at revision ${world.revision} now (POST /v1/sessions/${s.sessionId}/world-revision moves the session)`
+        : `revision ${revision}${world ? ', its current one' : ''}`;
+  return html`<p class="session-world-line" data-testid="session-world-line" data-revision=${revision ?? ''}>
+    ${'World: '}<a href="#/worlds"
+      ><b><bdi>${world ? world.name : s.worldId}</bdi></b></a
+    >${' '}<code class="muted">${s.worldId}</code>${now ? ` · ${now}` : ''}${world?.archived ? ' · archived' : ''}
+  </p>`;
+}
+
+/** Built-in (the deployment's), or the tenant's own and how it came to be when not written by hand. */
+const worldKind = (w) =>
+  w.builtIn
+    ? 'built-in'
+    : w.provenance?.kind === 'imported'
+      ? `own · imported ${w.provenance.format}`
+      : w.provenance?.kind === 'generated'
+        ? 'own · generated'
+        : 'own';
+
+/** The tenant's worlds: built-in and its own, archived ones too, with the revision each is at. */
+function Worlds({ signOut }) {
+  const worlds = useWorlds(signOut);
+  if (!worlds.data) return html`<${Status} state=${worlds} what="worlds" />`;
+  const { items, more } = worlds.data;
+  return html`<section>
+    <h2>Worlds</h2>
+    <p class="muted">
+      ${`${items.length} ${items.length === 1 ? 'world' : 'worlds'}: the deployment’s built-in ones (read-only, one revision), then the tenant’s own in creation order.`}${more ? ` Only the first ${items.length} are shown.` : ''}
+    </p>
+    <table class="list worlds">
+      <thead>
+        <tr>
+          <th>world</th>
+          <th>id</th>
+          <th>kind</th>
+          <th>revision</th>
+          <th>state</th>
+          <th>characters</th>
+          <th>lorebook</th>
+          <th>openings</th>
+          <th>updated</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${items.map(
+          (w) =>
+            html`<tr data-world=${w.id} data-built-in=${String(w.builtIn)} data-archived=${String(w.archived)}>
+              <td class="world-name" title=${w.description ?? ''}><bdi>${w.name}</bdi></td>
+              <td><code>${w.id}</code></td>
+              <td>${worldKind(w)}</td>
+              <td class="num" data-testid="world-revision">${w.revision}</td>
+              <td data-testid="world-state">${w.archived ? html`<strong class="archived">archived</strong>` : 'active'}</td>
+              <td class="num">${w.characters}</td>
+              <td class="num">${w.lorebookEntries}</td>
+              <td class="num">${w.openings}</td>
+              <td title=${w.updatedAt ?? ''}>${w.updatedAt ? `${w.updatedAt.slice(0, 16).replace('T', ' ')} UTC` : '—'}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
+}
+
 function Sessions({ signOut }) {
   const state = useApi('/v1/sessions', signOut);
+  const worlds = useWorlds(signOut);
   if (!state.data) return html`<${Status} state=${state} what="sessions" />`;
   if (state.data.length === 0) return html`<p class="muted">This tenant has no session yet.</p>`;
   return html`<section>
@@ -151,7 +267,7 @@ function Sessions({ signOut }) {
       <thead>
         <tr>
           <th>session</th>
-          <th>world</th>
+          <th title="the world, and the revision of it the session runs">world</th>
           <th>locale</th>
           <th>turns</th>
           <th title="uncompacted messages / the limit">history</th>
@@ -164,7 +280,7 @@ function Sessions({ signOut }) {
           (s) =>
             html`<tr data-session=${s.sessionId}>
               <td><a class="session-link" href=${`#/sessions/${s.sessionId}`}>${s.sessionId}</a></td>
-              <td>${s.worldId ?? '—'}</td>
+              <td><${SessionWorld} session=${s} worlds=${worlds} /></td>
               <td>${s.locale}</td>
               <td class="num" data-testid="session-turns">${s.turns}</td>
               <td class="num"><${HistoryUse} history=${s.history} /></td>
@@ -239,16 +355,18 @@ const TURN_PAGE = 500;
 
 function Turns({ sessionId, signOut }) {
   const state = useApi(`/v1/sessions/${sessionId}/turns`, signOut);
+  const session = useApi(`/v1/sessions/${sessionId}`, signOut);
+  const worlds = useWorlds(signOut);
   const [shown, setShown] = useState(TURN_PAGE);
   if (!state.data) return html`<${Status} state=${state} what="turns" />`;
   const turns = state.data;
   const cost = turns.reduce((sum, t) => (typeof t.estCostUsd === 'number' && typeof sum === 'number' ? sum + t.estCostUsd : null), 0);
   return html`<section>
     <h2>Session ${sessionId}</h2>
-    <${HistoryBanner} sessionId=${sessionId} signOut=${signOut} />
+    <${SessionWorldLine} session=${session} worlds=${worlds} />
+    <${HistoryBanner} session=${session} />
     <p class="muted">
-      ${turns.length}
-      turns${turns.length && cost !== null ? html` · <${Cost} usd=${cost} /> for the turns in the history (the sessions list counts regenerations too)` : null}
+      ${`${turns.length} turns`}${turns.length && cost !== null ? html` · <${Cost} usd=${cost} /> for the turns in the history (the sessions list counts regenerations too)` : null}
     </p>
     <h3>Request size and cache reads per turn</h3>
     <${TurnChart} turns=${turns} />
@@ -647,7 +765,7 @@ function Turn({ sessionId, turnId, signOut }) {
 
 function App() {
   const [hasKey, setHasKey] = useState(Boolean(sessionStorage.getItem(KEY)));
-  const { sessionId, turnId } = useRoute();
+  const { view, sessionId, turnId } = useRoute();
   const signOut = () => {
     sessionStorage.removeItem(KEY);
     setHasKey(false);
@@ -655,16 +773,22 @@ function App() {
   if (!hasKey) return html`<${KeyForm} onKey=${() => setHasKey(true)} />`;
   return html`<div>
     <header>
-      <a href="#/">Covel prompt inspector</a>
+      <nav>
+        <a href="#/">Covel prompt inspector</a>
+        <a class="nav-link" id="nav-sessions" href="#/">Sessions</a>
+        <a class="nav-link" id="nav-worlds" href="#/worlds">Worlds</a>
+      </nav>
       <button class="sign-out" onClick=${signOut}>Forget the key</button>
     </header>
     <main>
       ${
-        turnId
-          ? html`<${Turn} sessionId=${sessionId} turnId=${turnId} signOut=${signOut} />`
-          : sessionId
-            ? html`<${Turns} sessionId=${sessionId} signOut=${signOut} />`
-            : html`<${Sessions} signOut=${signOut} />`
+        view === 'worlds'
+          ? html`<${Worlds} signOut=${signOut} />`
+          : turnId
+            ? html`<${Turn} sessionId=${sessionId} turnId=${turnId} signOut=${signOut} />`
+            : sessionId
+              ? html`<${Turns} sessionId=${sessionId} signOut=${signOut} />`
+              : html`<${Sessions} signOut=${signOut} />`
       }
     </main>
   </div>`;
