@@ -37,7 +37,8 @@ export interface SessionServiceDeps {
  * Unknown is a `WorldNotFoundError` (404), archived a `WorldArchivedError` (409).
  */
 export interface SessionWorldResolver {
-  forNewSession(tenantId: string, worldId: string): Promise<{ world: LoadedWorld; revision?: number }>;
+  /** The world, and its id as the log spells it (what `session.created@1` records). */
+  forNewSession(tenantId: string, worldId: string): Promise<{ worldId: string; world: LoadedWorld; revision?: number }>;
 }
 
 export interface CreateSessionRequest {
@@ -92,9 +93,9 @@ export class SessionService {
     const { tenantId, idempotencyKey } = request;
     const locale = canonicalLocaleTag(request.locale ?? 'en');
     if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
-    const worldId = request.worldId ?? null;
     // the world as it is now: a tenant's world is recorded with its revision (an edit later changes new sessions only)
-    const started = worldId !== null && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, worldId) : null;
+    const started = request.worldId !== undefined && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, request.worldId) : null;
+    const worldId = started?.worldId ?? request.worldId ?? null;
     const worldRevision = started?.revision;
     const world = started?.world ?? null;
     const openingIndex = chooseOpening(world, request.opening);

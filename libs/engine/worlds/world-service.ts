@@ -159,12 +159,13 @@ export class WorldService implements WorldLoader {
    * The world a new session of the tenant starts on: a built-in one (no revision), or the tenant's
    * current revision. Unknown (or another tenant's) is a 404 `WORLD_NOT_FOUND`, archived a 409 `WORLD_ARCHIVED`.
    */
-  async forNewSession(tenantId: string, worldId: string): Promise<{ world: LoadedWorld; revision?: number }> {
-    if (this.deps.files.has(worldId)) return { world: this.deps.files.get(worldId) };
+  async forNewSession(tenantId: string, worldId: string): Promise<{ worldId: string; world: LoadedWorld; revision?: number }> {
+    if (this.deps.files.has(worldId)) return { worldId, world: this.deps.files.get(worldId) };
     const row = UUID.test(worldId) ? await this.deps.reads.current(tenantId, worldId.toLowerCase()) : null;
     if (!row) throw new WorldNotFoundError(worldId);
     if (row.archived) throw new WorldArchivedError(worldId);
-    return { world: loadedRevision(worldId, row.document), revision: row.revision };
+    // the id as the log spells it (a UUID in any letter case names the same world)
+    return { worldId: row.worldId, world: loadedRevision(row.worldId, row.document), revision: row.revision };
   }
 
   /**
