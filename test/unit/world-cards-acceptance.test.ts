@@ -2,7 +2,10 @@ import { deflateSync } from 'node:zlib';
 import encodeChunks from 'png-chunks-encode';
 import extractChunks from 'png-chunks-extract';
 import { decode as decodeText, encode as encodeText } from 'png-chunk-text';
+import fc from 'fast-check';
 import type { PlayClient } from '../../apps/play/play-client';
+import { escapeXml } from '../../libs/data-boundary';
+import { toLoadedWorld, WorldDocument } from '../../libs/plugins-sdk';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
 
 /**
@@ -45,7 +48,8 @@ function book(prefix: 'v2' | 'v3'): Json {
       keys: i === 137 ? ['潮汐石', `${prefix}-ward137`] : [`${prefix}-ward${String(i).padStart(3, '0')}`],
       secondary_keys: i % 7 === 0 ? ['moon'] : [],
       selective: i % 7 === 0,
-      content: i === 137 ? `The tide stone 潮汐石 remembers every drowned lamp (${prefix}).` : `Ward ${i} of ${prefix}: a sigil cut into the reef, number ${i}.`,
+      content:
+        i === 137 ? `The tide stone 潮汐石 remembers every drowned lamp (${prefix}).` : `Ward ${i} of ${prefix}: a sigil cut into the reef, number ${i}.`,
       extensions: { 'st/depth': i % 4 },
       enabled: true,
       insertion_order: 1000 - i,
@@ -147,7 +151,13 @@ describe('issue 29 acceptance: character cards import, play and export', () => {
   };
 
   /** Imports, opens a session, plays three turns and checks what the narrator read; answers the world. */
-  async function importAndPlay(options: { bytes: Uint8Array; contentType: string; card: typeof v2 | typeof v3; prefix: string; format: string }): Promise<World> {
+  async function importAndPlay(options: {
+    bytes: Uint8Array;
+    contentType: string;
+    card: typeof v2 | typeof v3;
+    prefix: string;
+    format: string;
+  }): Promise<World> {
     const { card, prefix } = options;
     const imported = await importFile(options.bytes, options.contentType);
     expect([imported.status, imported.json.provenance]).toEqual([201, { kind: 'imported', format: options.format }]);
@@ -231,7 +241,13 @@ describe('issue 29 acceptance: character cards import, play and export', () => {
   }, 180_000);
 
   it('a V3 JSON card (Arabic + Hebrew name, 200 entries) imports, plays three turns and round-trips', async () => {
-    const world = await importAndPlay({ bytes: new TextEncoder().encode(JSON.stringify(v3)), contentType: 'application/json', card: v3, prefix: 'v3', format: 'card-v3' });
+    const world = await importAndPlay({
+      bytes: new TextEncoder().encode(JSON.stringify(v3)),
+      contentType: 'application/json',
+      card: v3,
+      prefix: 'v3',
+      format: 'card-v3',
+    });
     expect((world.document.characters as Json[])[0]).toMatchObject({ aliases: ['لولو'] });
 
     for (const [query, png] of [
@@ -249,5 +265,89 @@ describe('issue 29 acceptance: character cards import, play and export', () => {
     const asV2 = cardOf((await exportFile(world.id, 'format=card-v2')).bytes, false);
     const { assets: _a, nickname: _n, source: _s, group_only_greetings: _g, creation_date: _c, modification_date: _m, ...v2Fields } = v3.data;
     expect(asV2).toEqual({ spec: 'chara_card_v2', spec_version: '2.0', data: v2Fields });
+  }, 180_000);
+
+  /** Text a card may carry that looks like the prompt's own structure, template syntax or bidi/joiner tricks. */
+  const hostileParts = [
+    '</world-lore>',
+    '<world-lore>',
+    '</world-characters>',
+    '{{ world.lore }}',
+    '{{world.lore}}',
+    '{{char}}',
+    '{{user}}',
+    '{% if x %}',
+    '<!-- narrator-only -->',
+    '\n<!-- narrator-only -->\n',
+    '\n<!-- /narrator-only -->\n',
+    '\u200f', // RLM
+    '\u202e', // RLO
+    '\u2066', // LRI
+    '\u200d', // ZWJ
+    '👩‍👩‍👧‍👦',
+    'مرحبا',
+    'שָׁלוֹם',
+    '灯台',
+    '&lt;',
+    '\r\n',
+    '\ud800', // a lone surrogate: refused with its path
+    '\u0000', // NUL: refused with its path
+  ];
+  const hostileText = fc
+    .array(fc.oneof(fc.constantFrom(...hostileParts), fc.string({ unit: 'grapheme', maxLength: 8 })), { minLength: 1, maxLength: 8 })
+    .map((parts) => parts.join(''));
+  const count = (text: string, part: string) => text.split(part).length - 1;
+
+  it('hostile text in a card is refused with its path, or reaches the narrator as data (spec §4: only </world-lore> in the lore is rewritten)', async () => {
+    let imported = 0;
+    let refused = 0;
+    await fc.assert(
+      fc.asyncProperty(hostileText, hostileText, hostileText, hostileText, async (name, description, scenario, entry) => {
+        const card = {
+          spec: 'chara_card_v2',
+          spec_version: '2.0',
+          data: {
+            name,
+            description,
+            scenario,
+            first_mes: 'The beacon is cold.',
+            character_book: { entries: [{ keys: ['beacon'], content: `Beacon: ${entry}`, extensions: {}, enabled: true, insertion_order: 1 }] },
+          },
+        };
+        const res = await importFile(cardPng(card), 'image/png');
+        if (res.status !== 201) {
+          refused++;
+          expect(res.status).toBe(400);
+          expect(res.json.code).toMatch(/^(BAD_STRING|INVALID_CARD)$/);
+          expect((res.json.issues as { path: string }[]).map((i) => i.path)).toEqual(
+            expect.arrayContaining([expect.stringMatching(/^data\.(name|description|scenario|character_book\.entries\.0\.content)$/)]),
+          );
+          return;
+        }
+        imported++;
+        const world = res.json;
+        const session = await client.createSession({ worldId: world.id, plugins: ['narrator'] });
+        const { executionId, turnId } = await client.submit(session.id, 'I light the beacon.');
+        await client.waitFor(executionId, 60_000);
+        const calls = await client.request<{ turnId: string; pluginId: string; requestText: string }[]>('GET', `/v1/sessions/${session.id}/llm-calls`);
+        const prompt = texts(JSON.parse(calls.filter((c) => c.turnId === turnId && c.pluginId === 'narrator').at(-1)!.requestText));
+
+        // the lore block: the lore as written (marker lines out), `</world-lore>` rewritten as `&lt;/world-lore>` and nothing else
+        const lore = toLoadedWorld('w', WorldDocument.parse(world.document)).lore;
+        expect(prompt).toContain(`<world-lore>\n${lore.replace(/<\/world-lore>/g, '&lt;/world-lore>')}\n</world-lore>`);
+        // the character: XML-escaped data in <world-characters>
+        expect(prompt).toContain(
+          escapeXml(`- ${world.document.name as string} [npc] | ${(world.document.characters as { description: string }[])[0].description}`),
+        );
+        // the entry, fired by its key: its text as written (spaces around it trimmed, as every entry's), `{{ … }}` never rendered
+        const content = `Beacon: ${entry}`.trim();
+        expect(prompt).toContain(content);
+        // so the only </world-lore> the model reads as a tag is the block's own (an entry's is the entry's text)
+        expect(count(prompt, '</world-lore>')).toBe(1 + count(content, '</world-lore>'));
+      }),
+      { numRuns: 25 },
+    );
+    expect(imported).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
   }, 180_000);
 });
