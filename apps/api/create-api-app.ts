@@ -8,7 +8,8 @@ import { httpServerSpans } from '../../libs/telemetry';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
 import { mountOperations } from './operations';
-import { json, raw } from 'express';
+import { json } from 'express';
+import { cappedRawBody } from './capped-body';
 import { WORLD_BODY_LIMIT_BYTES, WORLD_IMPORT_LIMIT_BYTES } from './world-limits';
 import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
 
@@ -48,16 +49,8 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
       skip: isWorldImport,
     }),
   );
-  app.use(
-    '/v1/worlds/import',
-    raw({
-      limit: WORLD_IMPORT_LIMIT_BYTES,
-      type: (req) =>
-        !String(req.headers['content-type'] ?? '')
-          .toLowerCase()
-          .startsWith('multipart/'),
-    }),
-  );
+  // any content type, multipart included (the route's multipart reader takes the bytes read here): 413 at once past the limit
+  app.use('/v1/worlds/import', cappedRawBody({ limitBytes: WORLD_IMPORT_LIMIT_BYTES }));
   app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });
   app.use(bodyErrorsAsEngineErrors);

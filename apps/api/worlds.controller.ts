@@ -17,12 +17,12 @@ import {
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import type { Engine, WorldView } from '../../libs/engine';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { WorldExportQuery, WorldListQuery, WorldQuery, WorldRevisionBody } from './bodies';
-import { WORLD_IMPORT_LIMIT_BYTES } from './world-limits';
+import { rawBodyOf } from './capped-body';
+import { WorldFileInterceptor } from './world-file.interceptor';
 import { InvalidInputError } from '../../libs/errors';
 import { idempotencyKeyOf, REPLAYED_HEADER } from './idempotency-key';
 import { ifMatchRevision, revisionTag } from './if-match';
@@ -56,10 +56,10 @@ export class WorldsController {
    */
   @Post('worlds/import')
   @HttpCode(201)
-  @UseInterceptors(FileInterceptor('file', { limits: { fileSize: WORLD_IMPORT_LIMIT_BYTES, files: 1, fields: 0, parts: 2 } }))
+  @UseInterceptors(WorldFileInterceptor)
   async import(@Req() req: TenantRequest, @Res({ passthrough: true }) res: Response, @UploadedFile() file: { buffer: Buffer; mimetype: string } | undefined) {
-    const body: unknown = req.body;
-    const bytes = file?.buffer ?? (Buffer.isBuffer(body) ? body : null);
+    const multipart = /^multipart\//i.test(req.headers['content-type'] ?? '');
+    const bytes = multipart ? (file?.buffer ?? null) : rawBodyOf(req);
     if (bytes === null)
       throw new InvalidInputError([{ path: '(body)', message: 'send the file as the body, or as the `file` field of a multipart form' }], 'EMPTY_BODY');
     const contentType = file?.mimetype ?? req.headers['content-type'];
@@ -79,7 +79,7 @@ export class WorldsController {
     @Req() req: TenantRequest,
     @Res({ passthrough: true }) res: Response,
     @Param('id', new WorldIdPipe()) id: string,
-    @Query(new ZodBodyPipe(WorldExportQuery)) query: WorldExportQuery,
+    @Query(new ZodBodyPipe(WorldExportQuery, '(query)')) query: WorldExportQuery,
   ) {
     const file = await this.engine.worlds.export({
       tenantId: req.tenant.id,
@@ -94,7 +94,7 @@ export class WorldsController {
   }
 
   @Get('worlds')
-  async list(@Req() req: TenantRequest, @Query(new ZodBodyPipe(WorldListQuery)) query: WorldListQuery) {
+  async list(@Req() req: TenantRequest, @Query(new ZodBodyPipe(WorldListQuery, '(query)')) query: WorldListQuery) {
     return this.engine.worlds.list({
       tenantId: req.tenant.id,
       limit: query.limit,
@@ -108,7 +108,7 @@ export class WorldsController {
     @Req() req: TenantRequest,
     @Res({ passthrough: true }) res: Response,
     @Param('id', new WorldIdPipe()) id: string,
-    @Query(new ZodBodyPipe(WorldQuery)) query: WorldQuery,
+    @Query(new ZodBodyPipe(WorldQuery, '(query)')) query: WorldQuery,
   ) {
     const view = await this.engine.worlds.get({ tenantId: req.tenant.id, worldId: id, ...(query.revision === undefined ? {} : { revision: query.revision }) });
     return this.answer(res, view, false);

@@ -152,9 +152,12 @@ const WORLD_ROUTES: readonly ApiRoute[] = [
       ...tenantErrors([]),
       400: {
         description:
-          'The file is not a world: `EMPTY_BODY`, `NOT_A_CARD_FILE`, `BAD_PNG`, `NO_CARD_CHUNK`, `BAD_BASE64`, `BAD_TEXT_ENCODING`, `BAD_JSON`, `TOO_DEEP`, `BAD_STRING`, `UNSUPPORTED_SPEC`, `INVALID_CARD`, `LIMIT_EXCEEDED`, `BAD_ARCHIVE`, `INVALID_WORLD`; `issues` names the place.',
+          'The file is not a world: `EMPTY_BODY`, `MALFORMED_BODY` (a body that does not decode as its content-encoding), `BAD_MULTIPART` (a form that is not one file in the field `file`), `NOT_A_CARD_FILE`, `BAD_PNG`, `NO_CARD_CHUNK`, `BAD_BASE64`, `BAD_TEXT_ENCODING`, `BAD_JSON`, `TOO_DEEP`, `BAD_STRING`, `UNSUPPORTED_SPEC`, `INVALID_CARD`, `LIMIT_EXCEEDED`, `BAD_ARCHIVE`, `INVALID_WORLD`; `issues` names the place.',
       },
-      413: { description: 'Larger than a world file may be: `BODY_TOO_LARGE`, `TOO_LARGE`, `ARCHIVE_TOO_LARGE`, `WORLD_TOO_LARGE`.' },
+      413: {
+        description:
+          'Larger than a world file may be: `BODY_TOO_LARGE` (past 16 MiB, decoded: answered as soon as the limit is passed, the rest of the upload unread and the connection closed), `TOO_LARGE`, `ARCHIVE_TOO_LARGE`, `WORLD_TOO_LARGE`.',
+      },
       415: { description: 'A content-encoding the API does not read: `UNSUPPORTED_ENCODING` (gzip, deflate, br or none).' },
       ...idempotencyErrors,
       409: { description: 'Concurrent requests with the same `Idempotency-Key` kept colliding: `IDEMPOTENCY_KEY_TAKEN` (rare; retry).' },

@@ -1,5 +1,6 @@
 import { InvalidInputError } from '../../errors';
 import { WORLD_LIMITS, WorldDocument } from '../../plugins-sdk';
+import { isWellFormedText } from '../../text';
 import { WorldTooLargeError } from './errors';
 
 /**
@@ -9,15 +10,14 @@ import { WorldTooLargeError } from './errors';
  */
 export function validWorldDocument(input: unknown, options: { prefix?: string } = {}): WorldDocument {
   const prefix = options.prefix ? `${options.prefix}.` : '';
-  const deep = tooDeepAt(input);
-  if (deep !== null)
-    throw new InvalidInputError([{ path: `${prefix}${deep.join('.')}`, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels` }], 'INVALID_WORLD');
+  const problem = structureProblem(input);
+  if (problem !== null) throw new InvalidInputError([{ path: `${prefix}${pathText(problem.path)}`, message: problem.message }], 'INVALID_WORLD');
   const bytes = Buffer.byteLength(JSON.stringify(input) ?? '', 'utf8');
   if (bytes > WORLD_LIMITS.documentBytes) throw new WorldTooLargeError(bytes, WORLD_LIMITS.documentBytes);
   const parsed = WorldDocument.safeParse(input);
   if (parsed.success) return parsed.data;
   throw new InvalidInputError(
-    parsed.error.issues.map((issue) => ({ path: `${prefix}${issue.path.map(String).join('.')}`.replace(/\.$/, '') || '(body)', message: issue.message })),
+    parsed.error.issues.map((issue) => ({ path: `${prefix}${pathText(issue.path)}`.replace(/\.$/, '') || '(body)', message: issue.message })),
     'INVALID_WORLD',
   );
 }
@@ -25,15 +25,31 @@ export function validWorldDocument(input: unknown, options: { prefix?: string } 
 /** The deepest a world document's JSON may nest (its own structure needs 6; `entries` and `extensions` hold free JSON). */
 export const MAX_DOCUMENT_DEPTH = 64;
 
-/** The path of the first value nested deeper than `MAX_DOCUMENT_DEPTH`, or null: walked without recursion, so any depth is safe. */
-function tooDeepAt(input: unknown): (string | number)[] | null {
+/**
+ * The first value nested deeper than `MAX_DOCUMENT_DEPTH`, or the first `__proto__` key (a JSON
+ * body's own key that zod's records and objects would drop without a word, or take as the
+ * prototype), with its path; null when there is none. Walked without recursion, so any depth is safe.
+ */
+function structureProblem(input: unknown): { path: PropertyKey[]; message: string } | null {
   const stack: { value: unknown; path: (string | number)[] }[] = [{ value: input, path: [] }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
-    if (path.length >= MAX_DOCUMENT_DEPTH) return path;
+    if (path.length >= MAX_DOCUMENT_DEPTH) return { path, message: `nested deeper than ${MAX_DOCUMENT_DEPTH} levels` };
     if (Array.isArray(value)) value.forEach((v, i) => stack.push({ value: v, path: [...path, i] }));
+    else if (Object.hasOwn(value, '__proto__')) return { path: [...path, '__proto__'], message: 'the key "__proto__" is not accepted' };
     else for (const [k, v] of Object.entries(value)) stack.push({ value: v, path: [...path, k] });
   }
   return null;
+}
+
+/**
+ * A dotted path (`characters.0.name`). A key that is not well-formed text (a lone surrogate, a NUL)
+ * is written as a JSON string (`extensions."\ud800"`), so the answer naming it stays well-formed
+ * and holds no NUL; so is `__proto__`, as the card reader writes it.
+ */
+function pathText(path: readonly PropertyKey[]): string {
+  return path
+    .map((key) => (typeof key === 'string' && (key === '__proto__' || key.includes('\u0000') || !isWellFormedText(key)) ? JSON.stringify(key) : String(key)))
+    .join('.');
 }
