@@ -194,7 +194,9 @@ describe('worlds a tenant owns (HTTP API)', () => {
     expect((await call(key, 'PUT', `/v1/worlds/${id}`, { body: edit, headers: { 'if-match': '"1"' } })).status).toBe(200);
     const t2 = await turn(sessionId, 'Ask Ysolde about the ledger');
     expect(await lore(sessionId)).toContain('even the ones that are not there');
-    const { id: fresh } = await client.createSession({ worldId: id });
+    const { id: fresh } = await client.createSession({ worldId: id.toUpperCase() });
+    // a UUID in capitals names the same world, and the session records it as the log spells it
+    expect((await call(key, 'GET', `/v1/sessions/${fresh}`)).json).toMatchObject({ worldId: id, worldRevision: 2 });
     await turn(fresh, 'Look around');
     expect(await lore(fresh)).toContain('counts the dark instead');
     expect(await runs()).toEqual({ [sessionId]: [id, 1], [fresh]: [id, 2] });
