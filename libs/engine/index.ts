@@ -40,11 +40,14 @@ export {
   ENQUEUE_TIMEOUT_MS,
   TURN_QUEUE_NAME,
   RUNTIME_QUEUE_NAME,
+  WORLD_QUEUE_NAME,
   TURN_JOB_ATTEMPTS,
   RUNTIME_JOB_ATTEMPTS,
+  WORLD_JOB_ATTEMPTS,
   DEFAULT_RETRY_POLICY,
   turnJobId,
   runtimeJobId,
+  worldJobId,
   QUEUE_RETRY_AFTER_SECONDS,
 } from './queue';
 export type {
@@ -53,6 +56,7 @@ export type {
   BullMqConsumerOptions,
   TurnJob,
   RuntimeJob,
+  WorldGenerationJob,
   TurnQueue,
   TurnProducer,
   TurnConsumer,

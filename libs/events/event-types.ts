@@ -605,6 +605,79 @@ export const WorldArchivedV1 = z.object({ worldId: id });
 /** A session moves on purpose to a newer revision of its world (`POST /v1/sessions/:id/world-revision`). */
 export const SessionWorldRevisedV1 = z.object({ worldId: id, fromRevision: z.int().min(1), toRevision: z.int().min(2) });
 
+/** What `world-generation.*` events carry of a job: its id (the stream's id). */
+const WorldGenerationRef = z.object({ jobId: id });
+
+/**
+ * `POST /v1/worlds/generate` accepted a job (stream = the job's id): what the worker creates the
+ * world from, every setting resolved when it was asked, so a retried job (or an audit) derives the
+ * same requests whatever the deployment's settings are by then.
+ */
+export const WorldGenerationRequestedV1 = WorldGenerationRef.extend({
+  /** The author's idea, as written (may be empty: the model invents a world). */
+  description: z.string(),
+  /** The world's language (a canonical BCP 47 tag). */
+  locale: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine((tag) => canonicalLocaleTag(tag) !== null, 'must be a well-formed BCP 47 language tag'),
+  /** The `llm.toml` slot whose model writes the world. */
+  slot: id,
+  /** The plugins the world's sessions run (the document's `plugins`); absent: the default ones. */
+  plugins: z.array(z.string().min(1)).optional(),
+  /** The most repair rounds after the draft (`COVEL_WORLD_GENERATION_REPAIR_ROUNDS` when asked). */
+  repairRounds: z.int().min(0).max(10),
+  /** Output limit of each call, in tokens. */
+  maxOutputTokens: z.int().positive(),
+  /** The template's `maxCharacters` and `maxLoreChars`. */
+  maxCharacters: z.int().positive(),
+  maxLoreChars: z.int().positive(),
+});
+
+/** What one call of a job is for: the first draft, a lore repair, or the draft asked again with what was wrong. */
+export const WorldGenerationCallPurpose = z.enum(['draft', 'lore-repair', 'regenerate']);
+
+/** A problem a check found in a reply, by field path (`lore`, `characters.0.id`, `(reply)`). */
+const WorldGenerationProblem = z.object({ path: z.string(), message: z.string() });
+
+/**
+ * A model call of a job, recorded before it is sent: the round (0 the draft, then the repair
+ * rounds), the template it renders, and the exact wire body. An audit derives every call again
+ * from the job's request and the replies recorded before it, and compares the bodies.
+ */
+export const WorldGenerationCallRequestedV1 = WorldGenerationRef.extend({
+  callId: id,
+  round: z.int().min(0),
+  purpose: WorldGenerationCallPurpose,
+  template: z.enum(['world-generation', 'lore-repair']),
+  /** What the check of the reply before found wrong (a repair round's reasons); none for the draft. */
+  problems: z.array(WorldGenerationProblem).optional(),
+  slot: id,
+  provider: z.string(),
+  model: z.string(),
+  /** The exact request body sent to the provider, as the JSON text on the wire. */
+  body: z.string().min(2),
+});
+
+/** The model's reply to a recorded call (a retried job reads it instead of calling again). */
+export const WorldGenerationCallRespondedV1 = WorldGenerationRef.extend({
+  callId: id,
+  finishReason: z.string().nullable(),
+  text: z.string(),
+  usage: LlmUsage,
+});
+
+/** The job made its world (`world.created@1` with provenance `generated`, in the world's own stream). */
+export const WorldGenerationCompletedV1 = WorldGenerationRef.extend({
+  worldId: id,
+  /** Repair rounds it took (0: the draft was valid). */
+  repairRounds: z.int().min(0),
+});
+
+/** The job ended without a world: `code` says why (`INVALID_WORLD` after the last round, a provider's code, ...). */
+export const WorldGenerationFailedV1 = WorldGenerationRef.extend({ code: z.string().min(1), reason: z.string() });
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'session.opened@1': SessionOpenedV1,
@@ -635,6 +708,11 @@ export const eventSchemas = {
   'world.revised@1': WorldRevisedV1,
   'world.archived@1': WorldArchivedV1,
   'session.world-revised@1': SessionWorldRevisedV1,
+  'world-generation.requested@1': WorldGenerationRequestedV1,
+  'world-generation.call-requested@1': WorldGenerationCallRequestedV1,
+  'world-generation.call-responded@1': WorldGenerationCallRespondedV1,
+  'world-generation.completed@1': WorldGenerationCompletedV1,
+  'world-generation.failed@1': WorldGenerationFailedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -646,6 +724,7 @@ export type LlmUsage = z.infer<typeof LlmUsage>;
 export type SessionPreferences = z.infer<typeof SessionPreferences>;
 export type SlotPreference = z.infer<typeof SlotPreference>;
 export type WorldProvenance = z.infer<typeof WorldProvenance>;
+export type WorldGenerationCallPurpose = z.infer<typeof WorldGenerationCallPurpose>;
 
 /** An event to append: a discriminated union over every known type. */
 export type NewEvent = { [T in EventType]: { type: T; data: EventData<T>; metadata?: Record<string, unknown> } }[EventType];

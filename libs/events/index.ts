@@ -64,7 +64,7 @@ export { executionsProjection } from './projections/executions';
 export { turnMessagesProjection } from './projections/turn-messages';
 export { summariesProjection } from './projections/summaries';
 export { eventByEvent, eventsFor } from './projections/projection';
-export type { Projection, EventByEventProjection, InlineProjection, StreamKeyedTable } from './projections/projection';
+export type { Projection, EventByEventProjection, InlineProjection, StreamKey, StreamKeyedTable } from './projections/projection';
 export { inlineProjections, asyncProjections } from './projections/sets';
 export { traceEventsProjection } from './projections/trace-events';
 export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inline';
@@ -75,6 +75,9 @@ export { ReadModels } from './read-models';
 export { WorldReads } from './world-reads';
 export type { WorldRow, WorldRevision } from './world-reads';
 export { worldsProjection } from './projections/worlds';
+export { worldGenerationsProjection } from './projections/world-generations';
+export { WorldGenerationReads } from './world-generation-reads';
+export type { WorldGenerationRow, WorldGenerationStatus } from './world-generation-reads';
 export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
 export type { ExecutionWaiterOptions, ExecutionWait, ListenState } from './execution-waiter';
 export type {

@@ -199,6 +199,26 @@ export interface WorldsTable {
   updated_at: ColumnType<Date, string, string>;
 }
 
+/**
+ * A world generation job as it now stands (migration 0018): inline, from the job's stream
+ * (`world-generation.*`; the stream id is the job id).
+ */
+export interface WorldGenerationsTable {
+  job_id: string;
+  tenant_id: string;
+  /** queued, drafting, repairing, done, failed. */
+  status: string;
+  /** The round of the last call recorded (0: the draft). */
+  round: number;
+  /** The most repair rounds the job may take. */
+  rounds: number;
+  world_id: string | null;
+  error_code: string | null;
+  error_reason: string | null;
+  created_at: ColumnType<Date, string, never>;
+  updated_at: ColumnType<Date, string, string>;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -215,4 +235,5 @@ export interface Database {
   plugin_data_namespaces: PluginDataNamespacesTable;
   media: MediaTable;
   worlds: WorldsTable;
+  world_generations: WorldGenerationsTable;
 }

@@ -12,11 +12,19 @@ interface RuntimeJobIds extends TurnJobIds {
   runtimeId: string;
 }
 
+/** The ids of a world generation job (queue/port's WorldGenerationJob). */
+interface WorldJobIds {
+  tenantId: string;
+  jobId: string;
+}
+
 /**
  * The ids a line about a job carries: tenant, session, execution, the attempt (a runtime job's,
  * or the one a turn job claimed) and the runtime (`pluginId/runtimeId`); absent ones left out.
+ * A world generation job: its tenant and job id.
  */
-export function jobLogFields(job: TurnJobIds | RuntimeJobIds, claimedAttempt?: number | null): LogFields {
+export function jobLogFields(job: TurnJobIds | RuntimeJobIds | WorldJobIds, claimedAttempt?: number | null): LogFields {
+  if (!('executionId' in job)) return { tenantId: job.tenantId, worldGenerationJobId: job.jobId };
   const runtime = 'pluginId' in job ? { attempt: job.attempt, runtime: `${job.pluginId}/${job.runtimeId}` } : {};
   return {
     tenantId: job.tenantId,

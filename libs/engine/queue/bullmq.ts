@@ -25,6 +25,10 @@ import {
   turnJobOf,
   TurnJobSchema,
   type TurnQueue,
+  WORLD_QUEUE_NAME,
+  type WorldGenerationJob,
+  WorldGenerationJobSchema,
+  worldJobId,
 } from './port';
 
 /** Bound of one enqueue (and of the health probe's PING): under the API's 2 s answer bound. */
@@ -44,7 +48,7 @@ const PING_TIMEOUT_MS = 1_000;
  * reused, never produced twice), it only costs a repeated model call.
  */
 export interface BullMqConsumerOptions {
-  /** Jobs of each queue (turn steps, runtime calls) this process runs at once. */
+  /** Jobs of each queue (turn steps, runtime calls, world generations) this process runs at once. */
   concurrency: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
@@ -120,6 +124,8 @@ function parseData<T>(schema: z.ZodType<T>, job: Job): T {
 
 /** The ids of a failed job for its log line (what its data holds of them). */
 function failedJobFields(job: Job): LogFields {
+  const world = WorldGenerationJobSchema.safeParse(job.data);
+  if (job.queueName === WORLD_QUEUE_NAME && world.success) return jobLogFields(world.data);
   const runtime = RuntimeJobSchema.safeParse(job.data);
   if (runtime.success) return jobLogFields(runtime.data);
   const turn = TurnJobDataSchema.safeParse(job.data);
@@ -136,7 +142,9 @@ function forBullMq(error: unknown): unknown {
  * fan-out, commit, hand-off), `covel-runtimes` their runtime children (model calls, seconds each).
  * Two queues so that a turn's next step (the barrier after a stage, the commit) never waits for a
  * free slot behind model calls of other turns: each queue has its own workers and concurrency.
- * BullMQ flows across queues are native (the child names its parent's qualified queue name).
+ * BullMQ flows across queues are native (the child names its parent's qualified queue name). A
+ * third queue, `covel-worlds`, holds the world generation jobs (minutes of model calls each),
+ * apart from both: a world being written never takes a slot a turn needs.
  */
 export class BullMqTurnQueue implements TurnQueue {
   private readonly connection: IORedis;
@@ -145,6 +153,8 @@ export class BullMqTurnQueue implements TurnQueue {
   private consumer: { connection: IORedis; runtimes: Queue; workers: Worker[] } | null = null;
   /** The runtime queue as the producer's connection sees it (depth, the dashboard); made when first asked. */
   private runtimesView: Queue | null = null;
+  /** The world generation queue on the producer's connection (enqueues, depth, the dashboard); made when first asked. */
+  private worldsView: Queue | null = null;
   /** starting: first connect in progress (an enqueue waits for it, bounded); down: lost or refused. */
   private state: 'starting' | 'up' | 'down' = 'starting';
   private closed = false;
@@ -195,31 +205,56 @@ export class BullMqTurnQueue implements TurnQueue {
     return (await Promise.all(this.queues().map(read))).flat();
   }
 
-  /** Both BullMQ queues (turns, runtimes) on the producer's connection: for the depth and the queue dashboard. */
+  /** The BullMQ queues (turns, runtimes, world generations) on the producer's connection: for the depth and the queue dashboard. */
   queues(): Queue[] {
     this.runtimesView ??= new Queue(RUNTIME_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
-    return [this.queue, this.runtimesView];
+    return [this.queue, this.runtimesView, this.worlds()];
+  }
+
+  private worlds(): Queue {
+    this.worldsView ??= new Queue(WORLD_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
+    return this.worldsView;
   }
 
   async enqueue(job: TurnJob): Promise<void> {
+    await this.add('turn', () =>
+      this.queue.add('turn', turnJobOf(withTraceCarrier(job)), {
+        jobId: turnJobId(job.executionId),
+        attempts: this.retry.turnAttempts,
+        backoff: { type: 'exponential', delay: this.retry.backoffMs },
+        // removed when done, so an execution found pending again (hand-off, sweeper) gets a new job
+        removeOnComplete: true,
+        removeOnFail: true,
+      }),
+    );
+  }
+
+  async enqueueWorldGeneration(job: WorldGenerationJob): Promise<void> {
+    await this.add('world generation', () =>
+      this.worlds().add('world', withTraceCarrier(job), {
+        jobId: worldJobId(job.jobId),
+        attempts: this.retry.worldAttempts,
+        backoff: { type: 'exponential', delay: this.retry.backoffMs },
+        // removed when done, so a job found unfinished again (the sweeper) gets a new one
+        removeOnComplete: true,
+        removeOnFail: true,
+      }),
+    );
+  }
+
+  /** One add to a queue, bounded: fails at once when Redis is known down, after the enqueue timeout otherwise. */
+  private async add(what: string, add: () => Promise<unknown>): Promise<void> {
     // known down: fail at once; still starting: the add below waits for the first connection, bounded
-    if (!this.isAvailable()) throw queueUnavailable(`the turn queue is unavailable (redis ${this.connection.status})`);
+    if (!this.isAvailable()) throw queueUnavailable(`the ${what} queue is unavailable (redis ${this.connection.status})`);
     const timeoutMs = this.options.enqueueTimeoutMs ?? ENQUEUE_TIMEOUT_MS;
-    const added = this.queue.add('turn', turnJobOf(withTraceCarrier(job)), {
-      jobId: turnJobId(job.executionId),
-      attempts: this.retry.turnAttempts,
-      backoff: { type: 'exponential', delay: this.retry.backoffMs },
-      // removed when done, so an execution found pending again (hand-off, sweeper) gets a new job
-      removeOnComplete: true,
-      removeOnFail: true,
-    });
+    const added = add();
     // an add that loses the race may still land later: harmless, the job id makes it idempotent
     added.catch(() => undefined);
     try {
-      await bounded(added, timeoutMs, () => queueUnavailable(`the turn queue did not take the job within ${timeoutMs} ms`));
+      await bounded(added, timeoutMs, () => queueUnavailable(`the ${what} queue did not take the job within ${timeoutMs} ms`));
     } catch (error) {
       if (error instanceof UnavailableError) throw error;
-      throw queueUnavailable(`the turn queue failed: ${error instanceof Error ? error.message : String(error)}`, error);
+      throw queueUnavailable(`the ${what} queue failed: ${error instanceof Error ? error.message : String(error)}`, error);
     }
   }
 
@@ -241,6 +276,9 @@ export class BullMqTurnQueue implements TurnQueue {
       new Worker(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, job, token), workerOptions),
       new Worker(RUNTIME_QUEUE_NAME, (job, token) => this.processRuntime(handlers, job, token), workerOptions),
     ];
+    const world = handlers.world?.bind(handlers);
+    // world generation jobs only where a handler runs them
+    if (world) workers.push(new Worker(WORLD_QUEUE_NAME, (job, token) => this.processWorld(world, job, token), workerOptions));
     let failing = false;
     // without a listener an 'error' event would crash the process; one line per outage
     const onError = (error: Error) => {
@@ -338,6 +376,21 @@ export class BullMqTurnQueue implements TurnQueue {
     }
   }
 
+  private async processWorld(handler: NonNullable<QueueHandlers['world']>, job: Job, token: string | undefined): Promise<void> {
+    this.started(job);
+    const data = parseData(WorldGenerationJobSchema, job);
+    let outcome;
+    try {
+      outcome = await handler(data, { attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? this.retry.worldAttempts });
+    } catch (error) {
+      throw forBullMq(error);
+    }
+    if (outcome.kind === 'later') {
+      await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+      throw new DelayedError();
+    }
+  }
+
   /** The first start of a job (BullMQ counts every move to active): how long it waited since it was added. */
   private started(job: Job) {
     if (job.attemptsStarted <= 1) this.options.onJobStarted?.({ queue: job.queueName, waitedMs: Date.now() - job.timestamp });
@@ -352,6 +405,7 @@ export class BullMqTurnQueue implements TurnQueue {
       this.consumer.connection.disconnect();
     }
     await this.runtimesView?.close();
+    await this.worldsView?.close();
     await this.queue.close();
     this.connection.disconnect();
   }

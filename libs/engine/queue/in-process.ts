@@ -18,9 +18,14 @@ import {
   type TurnJobContext,
   turnJobId,
   type TurnQueue,
+  WORLD_QUEUE_NAME,
+  type WorldGenerationJob,
+  worldJobId,
 } from './port';
 
-type Lane = 'turn' | 'runtime';
+type Lane = 'turn' | 'runtime' | 'world';
+const LANES: readonly Lane[] = ['turn', 'runtime', 'world'];
+const QUEUE_OF: Record<Lane, string> = { turn: TURN_QUEUE_NAME, runtime: RUNTIME_QUEUE_NAME, world: WORLD_QUEUE_NAME };
 
 interface TurnEntry {
   lane: 'turn';
@@ -45,28 +50,39 @@ interface RuntimeEntry {
   started?: boolean;
 }
 
-type Entry = TurnEntry | RuntimeEntry;
+/** A world generation job: alone (no parent, no children). */
+interface WorldEntry {
+  lane: 'world';
+  id: string;
+  job: WorldGenerationJob;
+  attemptsMade: number;
+  enqueuedAt: number;
+  started?: boolean;
+}
+
+type Entry = TurnEntry | RuntimeEntry | WorldEntry;
 
 export interface InProcessQueueOptions {
-  /** Jobs of each kind (turn steps, runtime calls) running at once. */
+  /** Jobs of each kind (turn steps, runtime calls, world generations) running at once. */
   concurrency?: number;
   retry?: Partial<RetryPolicy>;
   /** Told of every failed attempt; `willRetry` is false for a permanent failure or the last attempt. */
-  onError?: (error: unknown, info: { kind: Lane; willRetry: boolean; job: TurnJob | RuntimeJob }) => void;
+  onError?: (error: unknown, info: { kind: Lane; willRetry: boolean; job: TurnJob | RuntimeJob | WorldGenerationJob }) => void;
   /** Told of each job's first start (metrics). */
   onJobStarted?: JobStartedListener;
 }
 
 /**
  * The embedded default's queue: the same port and semantics as the BullMQ driver, jobs live in this
- * process only. Two lanes like BullMQ's two queues (turn steps, runtime calls), each with its own
- * concurrency; runtime jobs of a turn run in parallel within it, and the turn job runs again once
- * all its children have ended.
+ * process only. Three lanes like BullMQ's three queues (turn steps, runtime calls, world
+ * generations), each with its own concurrency; runtime jobs of a turn run in parallel within it,
+ * and the turn job runs again once all its children have ended. World generation jobs run only
+ * once a consumer with a `world` handler has started.
  */
 export class InProcessQueue implements TurnQueue {
   private readonly jobs = new Map<string, Entry>();
-  private readonly ready: Record<Lane, string[]> = { turn: [], runtime: [] };
-  private readonly active: Record<Lane, number> = { turn: 0, runtime: 0 };
+  private readonly ready: Record<Lane, string[]> = { turn: [], runtime: [], world: [] };
+  private readonly active: Record<Lane, number> = { turn: 0, runtime: 0, world: 0 };
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Ids of jobs waiting for a timer (a retry's backoff, a `later`). */
   private readonly timed = new Set<string>();
@@ -86,6 +102,14 @@ export class InProcessQueue implements TurnQueue {
     this.schedule(id);
   }
 
+  async enqueueWorldGeneration(job: WorldGenerationJob): Promise<void> {
+    if (this.closed) throw queueUnavailable('the in-process queue is closed');
+    const id = worldJobId(job.jobId);
+    if (this.jobs.has(id)) return;
+    this.jobs.set(id, { lane: 'world', id, job: withTraceCarrier(job), attemptsMade: 0, enqueuedAt: Date.now() });
+    this.schedule(id);
+  }
+
   /** Always available while this process runs it (until closed). */
   isAvailable(): boolean {
     return !this.closed;
@@ -96,8 +120,9 @@ export class InProcessQueue implements TurnQueue {
   }
 
   async depth(): Promise<QueueDepth[]> {
-    const count = { turn: { waiting: 0, active: 0, delayed: 0, 'waiting-children': 0 }, runtime: { waiting: 0, active: 0, delayed: 0, 'waiting-children': 0 } };
-    const ready = { turn: new Set(this.ready.turn), runtime: new Set(this.ready.runtime) };
+    const states = () => ({ waiting: 0, active: 0, delayed: 0, 'waiting-children': 0 });
+    const count: Record<Lane, ReturnType<typeof states>> = { turn: states(), runtime: states(), world: states() };
+    const ready: Record<Lane, Set<string>> = { turn: new Set(this.ready.turn), runtime: new Set(this.ready.runtime), world: new Set(this.ready.world) };
     for (const entry of this.jobs.values()) {
       const state =
         entry.lane === 'turn' && entry.waitingOn
@@ -109,8 +134,7 @@ export class InProcessQueue implements TurnQueue {
               : 'active';
       count[entry.lane][state]++;
     }
-    const samples = (queue: string, lane: Lane) => Object.entries(count[lane]).map(([state, jobs]) => ({ queue, state, jobs }));
-    return [...samples(TURN_QUEUE_NAME, 'turn'), ...samples(RUNTIME_QUEUE_NAME, 'runtime')];
+    return LANES.flatMap((lane) => Object.entries(count[lane]).map(([state, jobs]) => ({ queue: QUEUE_OF[lane], state, jobs })));
   }
 
   consume(handlers: QueueHandlers): void {
@@ -122,7 +146,7 @@ export class InProcessQueue implements TurnQueue {
     this.closed = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    while (this.active.turn + this.active.runtime > 0) await new Promise((r) => setTimeout(r, 10));
+    while (this.active.turn + this.active.runtime + this.active.world > 0) await new Promise((r) => setTimeout(r, 10));
   }
 
   private schedule(id: string) {
@@ -134,8 +158,10 @@ export class InProcessQueue implements TurnQueue {
 
   private pump() {
     const concurrency = this.options.concurrency ?? 8;
-    for (const lane of ['turn', 'runtime'] as const) {
-      while (this.handlers && !this.closed && this.active[lane] < concurrency && this.ready[lane].length > 0) {
+    for (const lane of LANES) {
+      // world jobs wait for a consumer that runs them
+      const runs = lane !== 'world' || this.handlers?.world !== undefined;
+      while (this.handlers && runs && !this.closed && this.active[lane] < concurrency && this.ready[lane].length > 0) {
         const entry = this.jobs.get(this.ready[lane].shift()!);
         if (entry) void this.run(entry);
       }
@@ -156,15 +182,16 @@ export class InProcessQueue implements TurnQueue {
     this.active[entry.lane]++;
     if (!entry.started) {
       entry.started = true;
-      this.options.onJobStarted?.({ queue: entry.lane === 'turn' ? TURN_QUEUE_NAME : RUNTIME_QUEUE_NAME, waitedMs: Date.now() - entry.enqueuedAt });
+      this.options.onJobStarted?.({ queue: QUEUE_OF[entry.lane], waitedMs: Date.now() - entry.enqueuedAt });
     }
     try {
       if (entry.lane === 'turn') await this.runTurn(entry);
-      else await this.runRuntime(entry);
+      else if (entry.lane === 'runtime') await this.runRuntime(entry);
+      else await this.runWorld(entry);
     } catch (error) {
       entry.attemptsMade++;
       // like BullMQ's UnrecoverableError: a failure retrying cannot fix ends the job at once
-      const maxAttempts = entry.lane === 'turn' ? this.retry.turnAttempts : this.retry.runtimeAttempts;
+      const maxAttempts = this.maxAttempts(entry.lane);
       const willRetry = !isPermanentFailure(error) && entry.attemptsMade < maxAttempts;
       this.options.onError?.(error, { kind: entry.lane, willRetry, job: entry.job });
       if (willRetry) this.later(entry.id, backoffDelay(this.retry, entry.attemptsMade));
@@ -216,6 +243,16 @@ export class InProcessQueue implements TurnQueue {
     const outcome = await this.handlers!.runtime(entry.job, attempt);
     if (outcome.kind === 'later') this.later(entry.id, outcome.delayMs);
     else this.end(entry);
+  }
+
+  private async runWorld(entry: WorldEntry) {
+    const outcome = await this.handlers!.world!(entry.job, { attemptsMade: entry.attemptsMade, maxAttempts: this.retry.worldAttempts });
+    if (outcome.kind === 'later') this.later(entry.id, outcome.delayMs);
+    else this.end(entry);
+  }
+
+  private maxAttempts(lane: Lane): number {
+    return lane === 'turn' ? this.retry.turnAttempts : lane === 'runtime' ? this.retry.runtimeAttempts : this.retry.worldAttempts;
   }
 
   /** The job is gone (completed, or failed for good); a parent whose children have all ended runs again. */

@@ -4,8 +4,10 @@ import { TraceCarrierSchema } from '../../telemetry';
 
 /**
  * The turn queue port. Producers (the API, the hand-off at the end of a turn, the sweeper) enqueue
- * turn jobs; workers consume turn jobs and the runtime jobs a turn job adds as its children.
- * Drivers: in-process (the embedded default) and BullMQ; both pass `queue/test/queue-conformance.ts`.
+ * turn jobs; workers consume turn jobs and the runtime jobs a turn job adds as its children. A
+ * third kind, world generation jobs (`POST /v1/worlds/generate`), stands alone: no parent, no
+ * children, its own queue. Drivers: in-process (the embedded default) and BullMQ; both pass
+ * `queue/test/queue-conformance.ts`.
  */
 
 const id = z.string().min(1);
@@ -21,6 +23,13 @@ export type TurnJob = z.infer<typeof TurnJobSchema>;
 /** One runtime of one claimed attempt of an execution: a child job of the execution's turn job. */
 export const RuntimeJobSchema = TurnJobSchema.extend({ attempt: z.number().int().positive(), pluginId: id, runtimeId: id });
 export type RuntimeJob = z.infer<typeof RuntimeJobSchema>;
+
+/**
+ * One world generation job (`POST /v1/worlds/generate`): the worker reads what to do from the
+ * job's stream (its id is the job id); `trace` as for a turn job.
+ */
+export const WorldGenerationJobSchema = z.object({ jobId: id, tenantId: id, trace: TraceCarrierSchema.optional().catch(undefined) });
+export type WorldGenerationJob = z.infer<typeof WorldGenerationJobSchema>;
 
 /** done: the job ends. later: the job runs again after the delay, no attempt spent. */
 export type JobOutcome = { kind: 'done' } | { kind: 'later'; delayMs: number };
@@ -59,6 +68,8 @@ export interface TurnJobContext extends JobAttempt {
 export interface QueueHandlers {
   turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep>;
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome>;
+  /** World generation jobs; without it they wait for a consumer that has it. Retried like a runtime job. */
+  world?(job: WorldGenerationJob, attempt: JobAttempt): Promise<JobOutcome>;
 }
 
 export interface QueueHealth {
@@ -70,7 +81,7 @@ export interface QueueHealth {
 
 /** Jobs of one queue in one state, read on a metrics scrape. */
 export interface QueueDepth {
-  /** `covel-turns` or `covel-runtimes`. */
+  /** `covel-turns`, `covel-runtimes` or `covel-worlds`. */
   queue: string;
   /** waiting, active, delayed, waiting-children, ... (the driver's states). */
   state: string;
@@ -87,6 +98,8 @@ export interface TurnProducer {
    * `queue`) when the queue is down or does not take the job in time, never waits for a reconnect.
    */
   enqueue(job: TurnJob): Promise<void>;
+  /** Idempotent per world generation job and bounded, like `enqueue`. */
+  enqueueWorldGeneration(job: WorldGenerationJob): Promise<void>;
   /** Synchronous and cheap: false when the queue is known to be down (an enqueue would fail now). */
   isAvailable(): boolean;
   /** A bounded probe for `/health`; never throws. */
@@ -105,17 +118,24 @@ export interface TurnQueue extends TurnProducer, TurnConsumer {
   close(): Promise<void>;
 }
 
-/** Attempts and backoff of both job kinds; the same defaults for both drivers. */
+/** Attempts and backoff of every job kind; the same defaults for both drivers. */
 export interface RetryPolicy {
   turnAttempts: number;
   runtimeAttempts: number;
+  worldAttempts: number;
   /** Exponential backoff: the n-th retry waits backoffMs × 2^(n-1). */
   backoffMs: number;
 }
 
 export const TURN_JOB_ATTEMPTS = 5;
 export const RUNTIME_JOB_ATTEMPTS = 5;
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { turnAttempts: TURN_JOB_ATTEMPTS, runtimeAttempts: RUNTIME_JOB_ATTEMPTS, backoffMs: 1_000 };
+export const WORLD_JOB_ATTEMPTS = 5;
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  turnAttempts: TURN_JOB_ATTEMPTS,
+  runtimeAttempts: RUNTIME_JOB_ATTEMPTS,
+  worldAttempts: WORLD_JOB_ATTEMPTS,
+  backoffMs: 1_000,
+};
 
 /** What a caller is told to wait when the queue cannot be reached. */
 export const QUEUE_RETRY_AFTER_SECONDS = 2;
@@ -124,12 +144,16 @@ export const queueUnavailable = (message: string, cause?: unknown) => new Unavai
 
 export const TURN_QUEUE_NAME = 'covel-turns';
 export const RUNTIME_QUEUE_NAME = 'covel-runtimes';
+export const WORLD_QUEUE_NAME = 'covel-worlds';
 
 /** BullMQ reserves ':' in job ids (its key separator). */
 const safe = (part: string) => part.replaceAll(':', '_');
 
 /** The job id is derived from the execution id, so a retried enqueue adds nothing. */
 export const turnJobId = (executionId: string) => `turn-${safe(executionId)}`;
+
+/** The job id is derived from the world generation job's id, so a retried enqueue adds nothing. */
+export const worldJobId = (jobId: string) => `world-${safe(jobId)}`;
 
 /**
  * One runtime job per (execution, attempt, runtime): a turn job that adds its children again adds

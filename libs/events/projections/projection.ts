@@ -14,12 +14,17 @@ export interface Projection<T extends keyof Database = keyof Database> {
   /** Tables this projection owns; a replay empties them. Listed children first. */
   readonly tables: readonly T[];
   /** The column of its tables that holds the stream id, for an inline projection (default `session_id`). */
-  readonly streamKey?: 'session_id' | 'world_id';
+  readonly streamKey?: StreamKey;
   applyBatch(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void>;
 }
 
-/** The tables whose rows belong to one stream: a `session_id` (or, for a world, `world_id`) column holds the stream id. */
-export type StreamKeyedTable = { [K in keyof Database]: Database[K] extends { session_id: string } | { world_id: string } ? K : never }[keyof Database];
+/** The column of an inline projection's tables that holds the stream id: a session's, a world's or a world generation job's. */
+export type StreamKey = 'session_id' | 'world_id' | 'job_id';
+
+/** The tables whose rows belong to one stream: a `session_id` (or, for a world, `world_id`; for a generation job, `job_id`) column holds the stream id. */
+export type StreamKeyedTable = {
+  [K in keyof Database]: Database[K] extends { session_id: string } | { world_id: string } | { job_id: string } ? K : never;
+}[keyof Database];
 
 /**
  * A projection applied in the transaction of the append that changes it (`EventStore` option
@@ -35,7 +40,7 @@ export interface EventByEventProjection<T extends keyof Database = keyof Databas
   name: string;
   handles: readonly EventType[];
   tables: readonly T[];
-  streamKey?: 'session_id' | 'world_id';
+  streamKey?: StreamKey;
   apply(trx: Transaction<Database>, event: StoredEvent): Promise<void>;
 }
 

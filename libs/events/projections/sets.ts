@@ -5,12 +5,13 @@ import { summariesProjection } from './summaries';
 import { traceEventsProjection } from './trace-events';
 import { turnMessagesProjection } from './turn-messages';
 import { worldsProjection } from './worlds';
+import { worldGenerationsProjection } from './world-generations';
 
 /**
  * What a turn reads right away, applied in the transaction of the append that changes it
  * (`new EventStore(db, { inline: inlineProjections })`): executions, the committed conversation
  * with its compaction marks (turn_messages, history_watermarks), summaries and plugin data, keyed by session;
- * and a tenant's worlds, keyed by world.
+ * a tenant's worlds, keyed by world; and world generation jobs, keyed by job.
  */
 export const inlineProjections: readonly InlineProjection[] = [
   executionsProjection,
@@ -18,6 +19,7 @@ export const inlineProjections: readonly InlineProjection[] = [
   summariesProjection,
   pluginDataProjection,
   worldsProjection,
+  worldGenerationsProjection,
 ];
 
 /** Read models off the turn's path, run by a projector from the log (the engine adds its own). */

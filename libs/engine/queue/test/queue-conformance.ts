@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, UnavailableError } from '../../../errors';
-import type { JobOutcome, JobStartedListener, QueueDepth, QueueHandlers, RetryPolicy, RuntimeJob, TurnJob, TurnQueue, TurnStep } from '../port';
+import type { JobOutcome, JobStartedListener, QueueDepth, QueueHandlers, RetryPolicy, RuntimeJob, TurnJob, TurnQueue, TurnStep, WorldGenerationJob } from '../port';
 import { inSpan, startTracingForTests, type TestTracing, type TraceCarrier } from '../../../telemetry';
 
 /** A queue driver under test: a fresh queue per test (BullMQ: its own key prefix). */
@@ -9,7 +9,7 @@ export interface ConformanceDriver {
   create(options: { concurrency: number; retry: RetryPolicy; onJobStarted?: JobStartedListener }): TurnQueue;
 }
 
-const retry: RetryPolicy = { turnAttempts: 3, runtimeAttempts: 3, backoffMs: 10 };
+const retry: RetryPolicy = { turnAttempts: 3, runtimeAttempts: 3, worldAttempts: 3, backoffMs: 10 };
 /** Hang guard of a test (not a speed bound): BullMQ moves jobs through Redis. */
 const TEST_TIMEOUT_MS = 30_000;
 /** How long a child waits for its siblings to start before it gives up waiting (a hang guard). */
@@ -25,6 +25,7 @@ function deferred<T = void>() {
 }
 
 const turnJob = (): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId: randomUUID() });
+const worldJob = (): WorldGenerationJob => ({ jobId: randomUUID(), tenantId: randomUUID() });
 const child = (parent: TurnJob, runtimeId: string, attempt = 1): RuntimeJob => ({ ...parent, attempt, pluginId: 'plugin', runtimeId });
 
 /**
@@ -43,10 +44,11 @@ export function queueConformance(driver: ConformanceDriver): void {
       await Promise.all(open.splice(0).map((q) => q.close()));
     });
 
-    /** Handlers with defaults: a turn job is done at once, a runtime job too. */
+    /** Handlers with defaults: a turn job is done at once, a runtime job too; world jobs only when given. */
     const handlers = (h: Partial<QueueHandlers>): QueueHandlers => ({
       turn: h.turn ?? (async () => done),
       runtime: h.runtime ?? (async () => done),
+      ...(h.world ? { world: h.world } : {}),
     });
 
     it(
@@ -374,6 +376,70 @@ export function queueConformance(driver: ConformanceDriver): void {
         expect(finished).toBe(true);
         expect(queue.isAvailable()).toBe(false);
         await expect(queue.enqueue(turnJob())).rejects.toBeInstanceOf(UnavailableError);
+        await expect(queue.enqueueWorldGeneration(worldJob())).rejects.toBeInstanceOf(UnavailableError);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'world generation jobs: idempotent per job id, their own queue (depth, first start), retried on a transient failure, ended at once by a permanent one, later() spends no attempt',
+      async () => {
+        const starts: string[] = [];
+        const queue = create(2, (info) => starts.push(info.queue));
+        const jobs = (depth: QueueDepth[], state: string) => depth.find((d) => d.queue === 'covel-worlds' && d.state === state)?.jobs ?? 0;
+        const [steady, flaky, broken, patient] = [worldJob(), worldJob(), worldJob(), worldJob()];
+        for (let i = 0; i < 3; i++) await queue.enqueueWorldGeneration(steady);
+        expect(jobs(await queue.depth(), 'waiting')).toBe(1);
+        const runs: Record<string, number[]> = {};
+        const ended = new Map<string, ReturnType<typeof deferred>>([steady, flaky, broken, patient].map((j) => [j.jobId, deferred()]));
+        const name = new Map([
+          [steady.jobId, 'steady'],
+          [flaky.jobId, 'flaky'],
+          [broken.jobId, 'broken'],
+          [patient.jobId, 'patient'],
+        ]);
+        let brokenRuns = 0;
+        queue.consume(
+          handlers({
+            world: async (job, attempt) => {
+              const who = name.get(job.jobId)!;
+              (runs[who] ??= []).push(attempt.attemptsMade);
+              expect(attempt.maxAttempts).toBe(3);
+              if (who === 'flaky' && attempt.attemptsMade === 0) throw new UnavailableError('provider', 'try again');
+              if (who === 'broken') {
+                brokenRuns++;
+                setTimeout(() => ended.get(job.jobId)!.resolve(), 200);
+                throw new NotFoundError('THING_NOT_FOUND', 'retrying cannot fix this');
+              }
+              if (who === 'patient' && runs[who].length <= 2) return { kind: 'later', delayMs: 20 };
+              ended.get(job.jobId)!.resolve();
+              return done;
+            },
+          }),
+        );
+        await queue.enqueueWorldGeneration(flaky);
+        await queue.enqueueWorldGeneration(broken);
+        await queue.enqueueWorldGeneration(patient);
+        await Promise.all([...ended.values()].map((d) => d.promise));
+        expect(runs).toEqual({ steady: [0], flaky: [0, 1], broken: [0], patient: [0, 0, 0] });
+        expect(brokenRuns).toBe(1);
+        expect(starts.filter((q) => q === 'covel-worlds')).toHaveLength(4);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'a consumer without a world handler leaves world generation jobs waiting, and runs turn jobs',
+      async () => {
+        const queue = create(2);
+        const job = worldJob();
+        const turnRan = deferred();
+        queue.consume({ turn: async () => (turnRan.resolve(), done), runtime: async () => done });
+        await queue.enqueueWorldGeneration(job);
+        await queue.enqueue(turnJob());
+        await turnRan.promise;
+        await sleep(100);
+        expect((await queue.depth()).find((d) => d.queue === 'covel-worlds' && d.state === 'waiting')?.jobs).toBe(1);
       },
       TEST_TIMEOUT_MS,
     );
