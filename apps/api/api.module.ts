@@ -9,6 +9,8 @@ import { InspectorController } from './inspector/inspector.controller';
 import { DocsController } from './openapi/docs.controller';
 import { SessionsController } from './sessions.controller';
 import { WorldsController } from './worlds.controller';
+import { WorldGenerationController } from './world-generation/world-generation.controller';
+import { WorldGenerationEvents } from './world-generation/world-generation-events';
 import { SessionViewsController } from './session-views.controller';
 import { SessionEventsController } from './session-events/session-events.controller';
 import { DEFAULT_SESSION_EVENTS_TIMINGS, SESSION_EVENTS_TIMINGS, SessionEvents, type SessionEventsTimings } from './session-events/session-events.service';
@@ -22,6 +24,7 @@ export class ApiModule {
       controllers: [
         HealthController,
         SessionsController,
+        WorldGenerationController,
         WorldsController,
         SessionViewsController,
         SessionEventsController,
@@ -32,6 +35,7 @@ export class ApiModule {
         { provide: ENGINE, useValue: engine },
         { provide: SESSION_EVENTS_TIMINGS, useValue: options.sessionEvents ?? DEFAULT_SESSION_EVENTS_TIMINGS },
         SessionEvents,
+        WorldGenerationEvents,
         TenantAuthGuard,
         ExecutionWaits,
         { provide: APP_FILTER, useClass: EngineErrorFilter },

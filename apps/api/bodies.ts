@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHARS } from '../../libs/events';
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../../libs/plugins-sdk';
+import { MAX_GENERATION_WAIT_MS, MAX_WORLD_DESCRIPTION_CHARS } from '../../libs/engine';
+import { codePointLength, isWellFormedText } from '../../libs/text';
 import { safeText } from './safe-text';
 import { UUID_PATTERN } from './uuid-param.pipe';
 
@@ -224,3 +226,40 @@ export const WorldExportQuery = z
   })
   .strict();
 export type WorldExportQuery = z.infer<typeof WorldExportQuery>;
+
+/** `POST /v1/worlds/generate`: a world made from a description by a model (a worker runs it). */
+export const GenerateWorldBody = z
+  .object({
+    description: z
+      .string({ error: 'must be a string' })
+      .refine((s) => isWellFormedText(s), { message: 'must be well-formed Unicode (found a lone surrogate)', abort: true })
+      .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL (U+0000)', abort: true })
+      .refine((s) => codePointLength(s) <= MAX_WORLD_DESCRIPTION_CHARS, `must be at most ${MAX_WORLD_DESCRIPTION_CHARS} characters`)
+      .meta({
+        maxLength: MAX_WORLD_DESCRIPTION_CHARS,
+        description: `The author's idea for the world, as they write it: data for the model, never instructions to it. May be empty (the model invents a world). Well-formed Unicode without NUL, at most ${MAX_WORLD_DESCRIPTION_CHARS} characters (code points).`,
+      }),
+    locale: LocaleTag.meta({ description: 'The language of the world’s text, a BCP 47 tag (`en`, `fr`, `zh-Hans`); the template’s language follows it.' }),
+    slot: SlotName.optional().meta({ description: 'The `llm.toml` slot whose model writes the world (default `story`).' }),
+    plugins: z
+      .array(safeText({ max: 200 }))
+      .max(64)
+      .optional()
+      .meta({ description: 'The plugins the world’s sessions run (its `plugins`); default: the plugins enabled by default.' }),
+  })
+  .strict();
+export type GenerateWorldBody = z.infer<typeof GenerateWorldBody>;
+
+const generationWaitMessage = `must be an integer from 0 to ${MAX_GENERATION_WAIT_MS} (milliseconds)`;
+
+/** `GET /v1/worlds/generate/:jobId?waitMs=`: how long to wait for the job to end (long-poll). */
+export const WorldGenerationQuery = z.object({
+  waitMs: z
+    .string({ error: generationWaitMessage })
+    .regex(/^\d{1,9}$/, generationWaitMessage)
+    .transform(Number)
+    .refine((ms) => ms <= MAX_GENERATION_WAIT_MS, generationWaitMessage)
+    .optional()
+    .meta({ description: `Milliseconds to wait for the job to end (\`done\` or \`failed\`), 0 to ${MAX_GENERATION_WAIT_MS} (default 0: answer at once).` }),
+});
+export type WorldGenerationQuery = z.infer<typeof WorldGenerationQuery>;

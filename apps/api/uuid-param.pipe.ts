@@ -10,11 +10,11 @@ export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
  * it never reaches the database.
  */
 export class UuidParamPipe implements PipeTransform<string, string> {
-  constructor(private readonly resource: 'session' | 'turn' | 'execution') {}
+  constructor(private readonly resource: 'session' | 'turn' | 'execution' | 'world-generation') {}
 
   transform(value: string): string {
     if (typeof value !== 'string' || !UUID_PATTERN.test(value)) {
-      throw new NotFoundError(`${this.resource.toUpperCase()}_NOT_FOUND`, `${this.resource} not found`);
+      throw new NotFoundError(`${this.resource.toUpperCase().replaceAll('-', '_')}_NOT_FOUND`, `${this.resource.replaceAll('-', ' ')} not found`);
     }
     return value.toLowerCase();
   }

@@ -107,6 +107,7 @@ export const anthropicRoute: EmulatorRoute = {
         toolChoice: choice,
         afterToolResult: typeof last.content !== 'string' && last.content.some((b) => b.type === 'tool_result'),
         toolResults,
+        system: system.map((b) => textOf([b])).join('\n'),
         schema: schemaInText(system.map((b) => textOf([b])).join('\n')),
       },
       { protocol: 'anthropic', model: body.model, cacheKey: null },

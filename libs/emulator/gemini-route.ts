@@ -80,6 +80,7 @@ export const geminiRoute: EmulatorRoute = {
         toolChoice: choice,
         afterToolResult: isResponse(body.contents[body.contents.length - 1]),
         toolResults,
+        system: systemText,
         schema: body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema ?? schemaInText(systemText),
       },
       { protocol: 'gemini', model, cacheKey: null },

@@ -59,6 +59,7 @@ export const openAIResponsesRoute: EmulatorRoute = {
         toolChoice: choice,
         afterToolResult: items[items.length - 1]?.type === 'function_call_output',
         toolResults,
+        ...(body.instructions ? { system: body.instructions } : {}),
         schema: body.text?.format.type === 'json_schema' ? body.text.format.schema : schemaInText(body.instructions ?? ''),
       },
       { protocol: 'openai-responses', model: body.model, cacheKey: body.prompt_cache_key ?? null },

@@ -1,5 +1,6 @@
 import { minimalInstance } from './schema-instance';
 import { emulatedStoryText } from './story-text';
+import { worldCreationReply } from './world-reply';
 
 export interface ReplyInput {
   /** Conversation as role + text, in order (for deterministic story text). */
@@ -11,6 +12,8 @@ export interface ReplyInput {
   afterToolResult: boolean;
   /** How many tool results the request carries (all rounds so far). */
   toolResults: number;
+  /** The system prompt where the wire format keeps it apart from the messages (Anthropic, Gemini, Responses `instructions`). */
+  system?: string;
   schema?: unknown;
 }
 
@@ -18,10 +21,13 @@ export type Reply = { kind: 'text'; text: string } | { kind: 'tool'; name: strin
 
 /**
  * What the emulated model answers: a forced tool is called (with the smallest valid arguments),
- * `auto` calls a tool only when the last user text names it, an output schema gets the smallest
- * valid JSON, anything else gets deterministic story text.
+ * `auto` calls a tool only when the last user text names it, a world creation request (the shared
+ * `world-generation` and `lore-repair` templates) a valid world or lore, an output schema gets the
+ * smallest valid JSON, anything else gets deterministic story text.
  */
 export function emulatedReply(input: ReplyInput): Reply {
+  const world = worldCreationReply(input);
+  if (world) return world;
   if (input.tools.length > 0 && !input.afterToolResult && input.toolChoice !== 'none') {
     const lastUser = [...input.transcript].reverse().find((m) => m.role === 'user')?.content ?? '';
     const forced = input.toolChoice === 'required' ? input.tools[0] : input.tools.find((t) => t.name === input.toolChoice);

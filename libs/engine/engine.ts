@@ -12,6 +12,7 @@ import {
   ReadModels,
   TenantStore,
   upgradeInline,
+  WorldGenerationReads,
   WorldReads,
 } from '../events';
 import { createAsyncProjector, engineInlineProjections } from './startup/projections';
@@ -40,6 +41,7 @@ import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 import { EngineMetrics } from './metrics';
 import { engineSharedPrompts, WorldCreation } from './world-creation';
 import { SessionHistoryUse } from './history-use';
+import { WorldGenerationRunner, WorldGenerationService } from './world-generation';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -84,6 +86,10 @@ export interface Engine {
   historyUse: SessionHistoryUse;
   /** World creation's requests from the shared templates (spec §6): the loader over `config.promptsDir`, checked at start-up. */
   worldCreation: WorldCreation;
+  /** World creation from a description (`POST /v1/worlds/generate`): requests recorded and enqueued, progress, audit; never a model call. */
+  worldGeneration: WorldGenerationService;
+  /** The queue handler of world generation jobs; present for roles that run jobs. */
+  worldGenerationRunner: WorldGenerationRunner | null;
   providers: ProviderRegistry;
   /** List prices per model (built in, `llm.toml` [prices] over them): the est. $ of the inspector's views and /metrics. */
   prices: PriceTable;
@@ -153,6 +159,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const files = new WorldCatalog(config.worldsDir);
     files.loadAll(); // a bad world file stops start-up, naming the file and the field path
     const worlds = new WorldService({ store, reads: new WorldReads(database.db, store), files });
+    const worldGenerations = new WorldGenerationReads(database.db);
     // a new session's world (its revision, its plugins, its opening): the catalog is loaded below (a session is created only after start-up)
     const sessions = new SessionService({
       store,
@@ -167,6 +174,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
 
     let turns: TurnRunner | null = null;
+    let worldGenerationRunner: WorldGenerationRunner | null = null;
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
     const catalog = await loadCatalog(config, overrides.plugins);
@@ -203,7 +211,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         metrics,
         options: { workerId, historyReadLimit: config.historyMessageLimit },
       });
-      sweeper = new Sweeper({ readModels, queue, logger, options: config.sweep });
+      worldGenerationRunner = new WorldGenerationRunner({ store, worlds, providers, creation: worldCreation, logger, metrics });
+      sweeper = new Sweeper({ readModels, worldGenerations, queue, logger, options: config.sweep });
       const started = sweeper;
       closers.unshift(() => started.stop());
     }
@@ -232,6 +241,17 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       worlds,
       historyUse: new SessionHistoryUse({ readModels, catalog: () => generations.current, limit: config.historyMessageLimit }),
       worldCreation,
+      worldGeneration: new WorldGenerationService({
+        store,
+        reads: worldGenerations,
+        queue,
+        creation: worldCreation,
+        providers,
+        pluginIds: () => new Set(generations.current.plugins.map((p) => p.manifest.id)),
+        settings: config.worldGeneration,
+        logger,
+      }),
+      worldGenerationRunner,
       providers,
       prices,
       emulator,

@@ -138,7 +138,16 @@ export type { BarrierResult, CompactionWindows } from './barrier';
 export { HistoryTooLongError } from './history';
 export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS } from './session';
 export type { TurnAlternativeView } from './session';
-export { WorldCreation, engineSharedPrompts, loadPromptFrom, SHARED_TEMPLATES, CreateWorldInput, RepairLoreInput, loreMarkerLines } from './world-creation';
+export {
+  WorldCreation,
+  engineSharedPrompts,
+  loadPromptFrom,
+  SHARED_TEMPLATES,
+  CreateWorldInput,
+  RepairLoreInput,
+  loreMarkerLines,
+  MAX_WORLD_DESCRIPTION_CHARS,
+} from './world-creation';
 export type { CreateWorldOptions, RepairLoreOptions, LoadPrompt, SharedTemplate, WorldCreationRequest } from './world-creation';
 export { SessionHistoryUse, hasCompactionProvider } from './history-use';
 export type { SessionPluginList } from './history-use';
@@ -152,3 +161,25 @@ export {
   COMPACTION_PLUGIN_ID,
 } from './history';
 export type { HistoryUse, HistoryState, HistoryLimitCode } from './history';
+export {
+  WorldGenerationService,
+  WorldGenerationRunner,
+  WorldGenerationNotFoundError,
+  DEFAULT_GENERATION_SLOT,
+  MAX_GENERATION_WAIT_MS,
+  generationEnded,
+  generatedWorldKey,
+  planGeneration,
+  generationModelCall,
+  GENERATED_WORLD_JSON_SCHEMA,
+  checkDraft,
+} from './world-generation';
+export type {
+  GenerateWorldRequest,
+  WorldGenerationAudit,
+  WorldGenerationCallAudit,
+  WorldGenerationSettings,
+  WorldGenerationView,
+  GenerationPlan,
+  PlannedCall,
+} from './world-generation';

@@ -664,6 +664,7 @@ export const WorldGenerationCallRequestedV1 = WorldGenerationRef.extend({
 export const WorldGenerationCallRespondedV1 = WorldGenerationRef.extend({
   callId: id,
   finishReason: z.string().nullable(),
+  /** The reply's text (a U+0000 or a lone surrogate, which the log cannot hold, as U+FFFD). */
   text: z.string(),
   usage: LlmUsage,
 });

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_HEADER } from '../../../libs/engine';
+import { IDEMPOTENCY_KEY_HEADER, MAX_GENERATION_WAIT_MS } from '../../../libs/engine';
 import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
 import {
   ActivationBody,
   CreateSessionBody,
   ExecutionQuery,
+  GenerateWorldBody,
   JsonValue,
   PreferencesPatchBody,
   ResumeBody,
@@ -14,6 +15,7 @@ import {
   WorldExportQuery,
   WorldListQuery,
   WorldQuery,
+  WorldGenerationQuery,
   WorldRevisionBody,
 } from '../bodies';
 import { WorldDocument } from '../../../libs/plugins-sdk';
@@ -43,6 +45,9 @@ import {
   WorldAnswer,
   WorldPage,
   SessionWorldRevision,
+  AcceptedWorldGeneration,
+  WorldGenerationProgress,
+  WorldGenerationAuditSchema,
 } from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
@@ -120,6 +125,78 @@ const worldRevisionErrors: ErrorResponses = {
   412: { description: 'The world is no longer at the revision `If-Match` names: `WORLD_REVISION_MISMATCH`.' },
   428: { description: 'No `If-Match`: `WORLD_REVISION_REQUIRED`.' },
 };
+
+const jobIdParam: PathParam = { name: 'jobId', description: 'The world generation job id (a UUID).', schema: uuid };
+
+/** World creation from a description (issue 29): the job, its progress and its audit. */
+const WORLD_GENERATION_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/v1/worlds/generate',
+    operationId: 'generateWorld',
+    summary: 'Make a world from a description (a job: 202, a worker runs it)',
+    description:
+      'Recorded as `world-generation.requested@1` and enqueued; this process calls no model. A worker asks the slot’s model (default `story`) for the world under its JSON schema (the `world-generation` template of `prompts/server`), validates it, and on failure runs repair rounds (`lore-repair`, or the draft asked again with the problems; `COVEL_WORLD_GENERATION_REPAIR_ROUNDS`, default 2). Every model call is recorded before it is sent and its reply after (`…/audit` derives them again). The result is `world.created@1` with provenance `generated`, once per job. The `Location` header names the job.',
+    tag: 'worlds',
+    auth: true,
+    idempotent: true,
+    body: GenerateWorldBody,
+    responses: {
+      202: {
+        ...json(AcceptedWorldGeneration, 'Accepted: the world is made in the background (or, for a repeated `Idempotency-Key`, the first job).'),
+        headers: { Location: { description: '`/v1/worlds/generate/{jobId}`: the job’s progress.', schema: z.string() }, ...idempotentHeaders },
+      },
+    },
+    errors: {
+      ...tenantErrors([]),
+      ...bodyErrors(['UNKNOWN_SLOT', 'UNKNOWN_PLUGIN', 'INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: { description: 'Concurrent requests with the same `Idempotency-Key` kept colliding: `IDEMPOTENCY_KEY_TAKEN` (rare; retry).' },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/worlds/generate/{jobId}',
+    operationId: 'getWorldGeneration',
+    summary: 'A world generation job’s progress (long-poll with waitMs)',
+    description: `\`queued\`, \`drafting\`, \`repairing\` (\`progress\`: \`repairing 1/2\`), \`done\` (with \`worldId\`) or \`failed\` (with \`error\`). With \`waitMs\` (0..${MAX_GENERATION_WAIT_MS}) a long-poll: answered as soon as the job is done or failed, else after waitMs with its progress.`,
+    tag: 'worlds',
+    auth: true,
+    pathParams: [jobIdParam],
+    query: WorldGenerationQuery,
+    responses: { 200: json(WorldGenerationProgress, 'The job’s progress.') },
+    errors: {
+      400: { description: 'A bad query parameter: `INVALID_INPUT` (`issues` names `waitMs`).' },
+      ...tenantErrors(['WORLD_GENERATION_NOT_FOUND']),
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/worlds/generate/{jobId}/events',
+    operationId: 'streamWorldGeneration',
+    summary: 'A world generation job’s progress as Server-Sent Events',
+    description:
+      'A `text/event-stream`: a `progress` event (the same body as `GET /v1/worlds/generate/{jobId}`) at once and each time the job moves on; the stream ends after `done` or `failed`. Comment lines are heartbeats.',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [jobIdParam],
+    responses: { 200: { description: 'The event stream (ends when the job has ended).', body: { raw: { mediaType: 'text/event-stream' } } } },
+    errors: tenantErrors(['WORLD_GENERATION_NOT_FOUND']),
+  },
+  {
+    method: 'get',
+    path: '/v1/worlds/generate/{jobId}/audit',
+    operationId: 'auditWorldGeneration',
+    summary: 'Derive a world generation job’s model calls again from the log and compare them with what was sent',
+    description:
+      'Each call’s plan is derived from the job’s request and the replies recorded before it, its wire body built by the slot’s adapter (nothing is sent), and compared byte for byte with the body recorded in `world-generation.call-requested@1`.',
+    tag: 'worlds',
+    auth: true,
+    pathParams: [jobIdParam],
+    responses: { 200: json(WorldGenerationAuditSchema, 'The verdict, call by call.') },
+    errors: tenantErrors(['WORLD_GENERATION_NOT_FOUND']),
+  },
+];
 
 /** The routes of a tenant's worlds (issue 29). */
 const WORLD_ROUTES: readonly ApiRoute[] = [
@@ -273,6 +350,7 @@ const WORLD_ROUTES: readonly ApiRoute[] = [
 
 /** Every route of the API: the one list the document is built from. */
 export const API_ROUTES: readonly ApiRoute[] = [
+  ...WORLD_GENERATION_ROUTES,
   ...WORLD_ROUTES,
   {
     method: 'post',

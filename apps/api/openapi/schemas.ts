@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import type { HistoryUse, QueueHealth, SectionSource, SessionPreferences, TurnAudit, WorldSummaryView, WorldView } from '../../../libs/engine';
+import type {
+  HistoryUse,
+  QueueHealth,
+  SectionSource,
+  SessionPreferences,
+  TurnAudit,
+  WorldGenerationAudit,
+  WorldGenerationView,
+  WorldSummaryView,
+  WorldView,
+} from '../../../libs/engine';
 import { WorldDocument } from '../../../libs/plugins-sdk';
 import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView, WorldProvenance } from '../../../libs/events';
 import type { CostedCallView, CostedTurnView, FirstDifference } from '../../../libs/reports';
@@ -12,6 +22,7 @@ import {
   ReasoningPreference,
   SubmitInputBody,
   ToolChoicePreference,
+  GenerateWorldBody,
   WorldRevisionBody,
 } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
@@ -58,6 +69,7 @@ named(
   'A world: what a WORLD.md folder holds (its front matter without `id`, the lore body as `lore`, narrator-only parts between `<!-- narrator-only -->` lines). `PATCH` takes a JSON Merge Patch (RFC 7396) of it.',
 );
 named(WorldRevisionBody, 'WorldRevisionBody', 'Moves a session to a newer revision of its world.');
+named(GenerateWorldBody, 'GenerateWorldBody', 'A world to make from a description: the idea, the world’s language, the model slot and the plugins.');
 
 // ── errors (error.filter.ts) ───────────────────────────────────────────────────────────────────
 export const ErrorIssue = named(
@@ -110,6 +122,55 @@ export const WorldSummary = named(
   'A world as the list gives it.',
 );
 sameShape<SameShape<z.infer<typeof WorldSummary>, WorldSummaryView>>();
+
+export const AcceptedWorldGeneration = named(
+  z.object({ jobId: z.uuid() }),
+  'AcceptedWorldGeneration',
+  'The job that makes the world: poll `GET /v1/worlds/generate/{jobId}` (with `waitMs` to long-poll) or follow `…/events`.',
+);
+
+export const WorldGenerationProgress = named(
+  z.object({
+    jobId: z.string(),
+    status: z.enum(['queued', 'drafting', 'repairing', 'done', 'failed']),
+    progress: z.string().meta({ description: '`queued`, `drafting`, `repairing 1/2` (the repair round of the most rounds), `done` or `failed`.' }),
+    round: z.int().meta({ description: 'The round of the last model call: 0 the draft, n the n-th repair round.' }),
+    rounds: z.int().meta({ description: 'The most repair rounds the job may take.' }),
+    worldId: z.string().nullable().meta({ description: 'With `done`: the world made (`GET /v1/worlds/{worldId}`).' }),
+    error: z
+      .object({ code: z.string(), reason: z.string() })
+      .nullable()
+      .meta({ description: 'With `failed`: why (`INVALID_WORLD` after the last repair round, a provider’s code, …).' }),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  }),
+  'WorldGenerationProgress',
+  'A world generation job’s progress.',
+);
+sameShape<SameShape<z.infer<typeof WorldGenerationProgress>, WorldGenerationView>>();
+
+export const WorldGenerationAuditSchema = named(
+  z.object({
+    jobId: z.string(),
+    identical: z.boolean().meta({ description: 'Every call of the job, derived again from its request and the replies recorded before it, matches the bytes sent.' }),
+    calls: z.array(
+      z.object({
+        callId: z.string(),
+        round: z.int(),
+        purpose: z.string().meta({ description: '`draft`, `lore-repair` or `regenerate`.' }),
+        template: z.string(),
+        provider: z.string(),
+        model: z.string(),
+        recordedBytes: z.int(),
+        identical: z.boolean(),
+        firstMismatchAt: z.int().nullable(),
+      }),
+    ),
+  }),
+  'WorldGenerationAudit',
+  'What a world generation job sent, derived again from the log and compared byte for byte.',
+);
+sameShape<SameShape<z.infer<typeof WorldGenerationAuditSchema>, WorldGenerationAudit>>();
 
 export const WorldPage = named(
   z.object({ items: z.array(WorldSummary), nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }) }),

@@ -144,6 +144,28 @@ export const EngineEnv = z.object({
         "Most uncompacted messages a session's turn reads. A session reports `history.state` `warning` from 80 % of it (`GET /v1/sessions/:id`, the inspector) and past it every turn fails: `HISTORY_NEEDS_COMPACTION` without a compaction provider (add `history-compaction` to the session's plugins), `HISTORY_TOO_LONG` with one.",
       ),
     ),
+  COVEL_WORLD_GENERATION_REPAIR_ROUNDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(2)
+    .meta(
+      about(
+        'World creation from a description (`POST /v1/worlds/generate`): the most repair rounds after the first draft when the model\'s world fails validation (each a lore repair or the draft asked again with the problems). Recorded with each job when it is asked.',
+      ),
+    ),
+  COVEL_WORLD_GENERATION_MAX_OUTPUT_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(256)
+    .max(1_000_000)
+    .default(16_000)
+    .meta(
+      about(
+        "Output limit of each world generation call, in tokens (a whole world is longer than a turn: the slot's `maxOutputTokens` is not used). The slot's model must accept it. Recorded with each job when it is asked.",
+      ),
+    ),
   COVEL_WORKER_ID: z.string().optional().meta(about("This worker's id in the executions it claims; default: host name, pid and a random suffix.")),
   COVEL_PLUGIN_HANDLER_TIMEOUT_MS: z.coerce
     .number()
@@ -251,6 +273,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     worldsDir: resolve(e.COVEL_WORLDS_DIR ?? join(repoRoot, 'worlds')),
     /** Most uncompacted messages a turn reads (the history read's bound; sessions report their use of it). */
     historyMessageLimit: e.COVEL_HISTORY_MESSAGE_LIMIT,
+    /** World creation from a description: what each job may take (recorded with the job). */
+    worldGeneration: { repairRounds: e.COVEL_WORLD_GENERATION_REPAIR_ROUNDS, maxOutputTokens: e.COVEL_WORLD_GENERATION_MAX_OUTPUT_TOKENS },
     /** The shared template root for sharedPromptLoader({ root }) (spec §6). */
     promptsDir: resolve(e.COVEL_PROMPTS_DIR ?? SHARED_PROMPTS_DIR),
     log: {

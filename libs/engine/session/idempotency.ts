@@ -16,7 +16,8 @@ export type IdempotentOperation =
   | 'create-world'
   | 'revise-world'
   | 'archive-world'
-  | 'move-world-revision';
+  | 'move-world-revision'
+  | 'generate-world';
 
 /**
  * A stable hash of the canonical request a key guards: the operation, the session it targets

@@ -1,4 +1,4 @@
-import type { ReadModels } from '../../events';
+import type { ReadModels, WorldGenerationReads } from '../../events';
 import type { TurnProducer } from '../queue';
 import type { Logger } from '../logging/logger';
 import { enqueueInOwnTrace } from '../execution/trace-spans';
@@ -12,6 +12,8 @@ export interface SweeperOptions {
 
 export interface SweeperDeps {
   readModels: ReadModels;
+  /** World generation jobs not ended yet: enqueued again like stalled executions (absent: not swept). */
+  worldGenerations?: Pick<WorldGenerationReads, 'pending'>;
   queue: TurnProducer;
   logger: Logger;
   options: SweeperOptions;
@@ -23,7 +25,8 @@ export interface SweeperDeps {
  * session's earliest pending execution is enqueued (the later ones follow by hand-off), and only
  * once it has been idle for `stalledAfterMs`. Enqueue is idempotent by job id, so a job that still
  * exists (waiting, delayed, running, waiting for its runtime jobs) is left as it is: that is what
- * makes a short `stalledAfterMs` safe; it only costs a no-op enqueue per slow turn.
+ * makes a short `stalledAfterMs` safe; it only costs a no-op enqueue per slow turn. World generation
+ * jobs not ended yet are enqueued again the same way, once idle as long.
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -50,7 +53,8 @@ export class Sweeper {
   async sweep(): Promise<number> {
     try {
       // with the queue away there is nothing to hand stalled executions to: the next pass will
-      const enqueued = this.deps.queue.isAvailable() ? await this.enqueueHeads(this.deps.options.stalledAfterMs) : 0;
+      const idle = this.deps.options.stalledAfterMs;
+      const enqueued = this.deps.queue.isAvailable() ? (await this.enqueueHeads(idle)) + (await this.enqueueWorldGenerations(idle)) : 0;
       if (this.failing) this.deps.logger.log('sweep: working again');
       this.failing = false;
       return enqueued;
@@ -68,6 +72,26 @@ export class Sweeper {
    */
   async resumeAll(): Promise<number> {
     return this.enqueueHeads(undefined);
+  }
+
+  /** Enqueues every world generation job not ended yet, however recent (like `resumeAll`, for the same driver only). */
+  async resumeWorldGenerations(): Promise<number> {
+    return this.enqueueWorldGenerations(undefined);
+  }
+
+  /** Enqueues every world generation job not ended yet (idle for `idleForMs`, when given); how many. */
+  private async enqueueWorldGenerations(idleForMs: number | undefined): Promise<number> {
+    const reads = this.deps.worldGenerations;
+    if (!reads) return 0;
+    let count = 0;
+    let afterJobId: string | undefined;
+    for (;;) {
+      const page = await reads.pending({ idleForMs, afterJobId });
+      for (const job of page) await this.deps.queue.enqueueWorldGeneration(job);
+      count += page.length;
+      if (page.length === 0) return count;
+      afterJobId = page[page.length - 1].jobId;
+    }
   }
 
   private async enqueueHeads(idleForMs: number | undefined): Promise<number> {

@@ -391,7 +391,7 @@ export function queueConformance(driver: ConformanceDriver): void {
         for (let i = 0; i < 3; i++) await queue.enqueueWorldGeneration(steady);
         expect(jobs(await queue.depth(), 'waiting')).toBe(1);
         const runs: Record<string, number[]> = {};
-        const ended = new Map<string, ReturnType<typeof deferred>>([steady, flaky, broken, patient].map((j) => [j.jobId, deferred()]));
+        const ended = new Map<string, ReturnType<typeof deferred<void>>>([steady, flaky, broken, patient].map((j) => [j.jobId, deferred()]));
         const name = new Map([
           [steady.jobId, 'steady'],
           [flaky.jobId, 'flaky'],
