@@ -10,3 +10,4 @@ export type { EmulatedCall } from './route';
 export { anthropicBlocks } from './anthropic-route';
 export { commonPrefixLength } from './prefix-cache';
 export { ReplyBook, ReplyBookRule, replyBookScript } from './reply-book';
+export { worldCreationReply } from './world-reply';

@@ -106,7 +106,14 @@ function emulatedWorld(brief: string, language: 'zh' | 'en'): Record<string, unk
       ].join('\n'),
       characters: [
         { id: 'wayfarer', name: '行者', aliases: [], type: 'player', description: '刚到关口的旅人，带着一封没有署名的信。', fields: { grit: 3, standing: 2 } },
-        { id: 'warden', name: '守关人伊素', aliases: ['伊素'], type: 'npc', description: '守关多年的老妇人，说话简短，从不说谎。', fields: { grit: 4, standing: 7 } },
+        {
+          id: 'warden',
+          name: '守关人伊素',
+          aliases: ['伊素'],
+          type: 'npc',
+          description: '守关多年的老妇人，说话简短，从不说谎。',
+          fields: { grit: 4, standing: 7 },
+        },
       ],
       characterSchema: {
         type: 'object',
@@ -133,8 +140,22 @@ function emulatedWorld(brief: string, language: 'zh' | 'en'): Record<string, unk
       'This year the fog came early, and the caravans are late.',
     ].join('\n'),
     characters: [
-      { id: 'wayfarer', name: 'Wayfarer', aliases: [], type: 'player', description: 'A traveller just arrived at the gate, carrying an unsigned letter.', fields: { grit: 3, standing: 2 } },
-      { id: 'warden', name: 'Warden Isel', aliases: ['Isel'], type: 'npc', description: 'An old woman who has kept the gate for decades; she speaks briefly and never lies.', fields: { grit: 4, standing: 7 } },
+      {
+        id: 'wayfarer',
+        name: 'Wayfarer',
+        aliases: [],
+        type: 'player',
+        description: 'A traveller just arrived at the gate, carrying an unsigned letter.',
+        fields: { grit: 3, standing: 2 },
+      },
+      {
+        id: 'warden',
+        name: 'Warden Isel',
+        aliases: ['Isel'],
+        type: 'npc',
+        description: 'An old woman who has kept the gate for decades; she speaks briefly and never lies.',
+        fields: { grit: 4, standing: 7 },
+      },
     ],
     characterSchema: {
       type: 'object',
@@ -144,7 +165,14 @@ function emulatedWorld(brief: string, language: 'zh' | 'en'): Record<string, unk
       },
     },
     seats: [{ id: 'wayfarer', label: 'The wayfarer', characterIds: ['wayfarer'], primary: true }],
-    dimensions: [{ name: 'fog', description: 'How thick the fog is: the thicker, the more secrets surface.', schema: { type: 'integer', minimum: 0, maximum: 10 }, value: 3 }],
+    dimensions: [
+      {
+        name: 'fog',
+        description: 'How thick the fog is: the thicker, the more secrets surface.',
+        schema: { type: 'integer', minimum: 0, maximum: 10 },
+        value: 3,
+      },
+    ],
     entries: [{ id: 'toll', keys: ['toll', 'true sentence'], content: 'The toll is one true sentence; a liar loses the road in the fog.' }],
   };
 }

@@ -20,9 +20,14 @@ export interface OpenStream {
 }
 
 /** One connection to `GET /v1/sessions/:id/events` (no reconnection: the test decides). */
-export async function openEventStream(client: PlayClient, sessionId: string, lastEventId?: string, baseUrl = client.baseUrl): Promise<OpenStream> {
+export function openEventStream(client: PlayClient, sessionId: string, lastEventId?: string, baseUrl = client.baseUrl): Promise<OpenStream> {
+  return openStreamAt(client, `/v1/sessions/${sessionId}/events`, lastEventId, baseUrl);
+}
+
+/** One connection to an event stream of the API at `path` (`/v1/worlds/generate/:jobId/events`, ...). */
+export async function openStreamAt(client: PlayClient, path: string, lastEventId?: string, baseUrl = client.baseUrl): Promise<OpenStream> {
   const abort = new AbortController();
-  const res = await fetch(`${baseUrl}/v1/sessions/${sessionId}/events`, {
+  const res = await fetch(`${baseUrl}${path}`, {
     headers: { ...client.authHeaders(), accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
     signal: abort.signal,
   });

@@ -152,7 +152,9 @@ sameShape<SameShape<z.infer<typeof WorldGenerationProgress>, WorldGenerationView
 export const WorldGenerationAuditSchema = named(
   z.object({
     jobId: z.string(),
-    identical: z.boolean().meta({ description: 'Every call of the job, derived again from its request and the replies recorded before it, matches the bytes sent.' }),
+    identical: z
+      .boolean()
+      .meta({ description: 'Every call of the job, derived again from its request and the replies recorded before it, matches the bytes sent.' }),
     calls: z.array(
       z.object({
         callId: z.string(),

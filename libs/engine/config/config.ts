@@ -152,7 +152,7 @@ export const EngineEnv = z.object({
     .default(2)
     .meta(
       about(
-        'World creation from a description (`POST /v1/worlds/generate`): the most repair rounds after the first draft when the model\'s world fails validation (each a lore repair or the draft asked again with the problems). Recorded with each job when it is asked.',
+        "World creation from a description (`POST /v1/worlds/generate`): the most repair rounds after the first draft when the model's world fails validation (each a lore repair or the draft asked again with the problems). Recorded with each job when it is asked.",
       ),
     ),
   COVEL_WORLD_GENERATION_MAX_OUTPUT_TOKENS: z.coerce

@@ -104,8 +104,7 @@ export interface GenerationLimits {
 
 /** A reply's verdict: the world it makes, or the problems found and the world as far as it could be read. */
 export type GenerationVerdict =
-  | { ok: true; world: GeneratedWorld; document: WorldDocument }
-  | { ok: false; world: GeneratedWorld | null; problems: GenerationProblem[] };
+  { ok: true; world: GeneratedWorld; document: WorldDocument } | { ok: false; world: GeneratedWorld | null; problems: GenerationProblem[] };
 
 /** Most problems one verdict lists (a repair request quotes them all). */
 export const MAX_PROBLEMS = 50;
@@ -127,7 +126,8 @@ export function checkDraft(text: string, limits: GenerationLimits): GenerationVe
   } catch (error) {
     return { ok: false, world: null, problems: [{ path: '(reply)', message: `not JSON: ${(error as Error).message}` }] };
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) return { ok: false, world: null, problems: [{ path: '(reply)', message: 'not a JSON object' }] };
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    return { ok: false, world: null, problems: [{ path: '(reply)', message: 'not a JSON object' }] };
   const parsed = GeneratedWorld.safeParse(json);
   if (!parsed.success) return { ok: false, world: null, problems: parsed.error.issues.map((i) => ({ path: pathOf(i.path) || '(reply)', message: i.message })) };
   return checkWorld(parsed.data, limits);

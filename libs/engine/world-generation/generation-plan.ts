@@ -72,7 +72,11 @@ const CUT = new Set(['length', 'max_tokens', 'max_output_tokens']);
  * the new lore), any other the draft asked again with the problems listed (`regenerate`).
  */
 export function planGeneration(inputs: GenerationInputs, replies: readonly RecordedReply[], creation: WorldCreation): GenerationPlan {
-  const limits: GenerationLimits = { maxCharacters: inputs.maxCharacters, maxLoreChars: inputs.maxLoreChars, ...(inputs.plugins ? { plugins: inputs.plugins } : {}) };
+  const limits: GenerationLimits = {
+    maxCharacters: inputs.maxCharacters,
+    maxLoreChars: inputs.maxLoreChars,
+    ...(inputs.plugins ? { plugins: inputs.plugins } : {}),
+  };
   const draft = creation.generationRequest({
     description: inputs.description,
     locale: inputs.locale,
@@ -105,7 +109,14 @@ export function planGeneration(inputs: GenerationInputs, replies: readonly Recor
     call =
       world !== null && loreOnly(problems)
         ? loreRepairCall(round + 1, world, problems, inputs, creation)
-        : { round: round + 1, purpose: 'regenerate', template: 'world-generation', problems, messages: regenerateMessages(draftMessages, lastDraft, problems, inputs.locale), structured: true };
+        : {
+            round: round + 1,
+            purpose: 'regenerate',
+            template: 'world-generation',
+            problems,
+            messages: regenerateMessages(draftMessages, lastDraft, problems, inputs.locale),
+            structured: true,
+          };
   }
 }
 

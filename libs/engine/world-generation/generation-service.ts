@@ -111,7 +111,8 @@ export class WorldGenerationService {
     if (!input.success) throw new InvalidInputError(input.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message })));
     const slot = request.slot ?? DEFAULT_GENERATION_SLOT;
     const slots = Object.keys(this.deps.providers.config.slots);
-    if (!slots.includes(slot)) throw new InvalidInputError([{ path: 'slot', message: `unknown model slot "${slot}" (llm.toml has ${slots.join(', ')})` }], 'UNKNOWN_SLOT');
+    if (!slots.includes(slot))
+      throw new InvalidInputError([{ path: 'slot', message: `unknown model slot "${slot}" (llm.toml has ${slots.join(', ')})` }], 'UNKNOWN_SLOT');
     const plugins = request.plugins === undefined ? undefined : [...new Set(request.plugins)];
     if (plugins) {
       const known = this.deps.pluginIds();
@@ -123,7 +124,9 @@ export class WorldGenerationService {
     const { description, locale, maxCharacters, maxLoreChars } = input.data;
     const body = { description, locale, slot, ...(plugins ? { plugins } : {}) };
     const idempotency =
-      request.idempotencyKey === undefined ? undefined : { key: request.idempotencyKey, requestHash: requestHash({ operation: 'generate-world', sessionId: null, body }) };
+      request.idempotencyKey === undefined
+        ? undefined
+        : { key: request.idempotencyKey, requestHash: requestHash({ operation: 'generate-world', sessionId: null, body }) };
     for (let tries = 0; ; tries++) {
       if (idempotency) {
         const prior = await priorAnswer(this.deps.store, tenantId, idempotency, (e) => (e.type === 'world-generation.requested@1' ? e.streamId : null));

@@ -8,12 +8,7 @@ import { eventByEvent, type InlineProjection } from './projection';
  */
 export const worldGenerationsProjection: InlineProjection = eventByEvent({
   name: 'world_generations',
-  handles: [
-    'world-generation.requested@1',
-    'world-generation.call-requested@1',
-    'world-generation.completed@1',
-    'world-generation.failed@1',
-  ],
+  handles: ['world-generation.requested@1', 'world-generation.call-requested@1', 'world-generation.completed@1', 'world-generation.failed@1'],
   tables: ['world_generations'],
   streamKey: 'job_id',
   async apply(trx, event) {

@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, UnavailableError } from '../../../errors';
-import type { JobOutcome, JobStartedListener, QueueDepth, QueueHandlers, RetryPolicy, RuntimeJob, TurnJob, TurnQueue, TurnStep, WorldGenerationJob } from '../port';
+import type {
+  JobOutcome,
+  JobStartedListener,
+  QueueDepth,
+  QueueHandlers,
+  RetryPolicy,
+  RuntimeJob,
+  TurnJob,
+  TurnQueue,
+  TurnStep,
+  WorldGenerationJob,
+} from '../port';
 import { inSpan, startTracingForTests, type TestTracing, type TraceCarrier } from '../../../telemetry';
 
 /** A queue driver under test: a fresh queue per test (BullMQ: its own key prefix). */

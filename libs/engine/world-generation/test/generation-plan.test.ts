@@ -1,5 +1,5 @@
 import Ajv2020 from 'ajv/dist/2020';
-import { worldCreationReply } from '../../../emulator/world-reply';
+import { worldCreationReply } from '../../../emulator';
 import { NARRATOR_ONLY_CLOSE, NARRATOR_ONLY_OPEN, sharedPromptLoader } from '../../../plugins-sdk';
 import { WorldCreation } from '../../world-creation';
 import { checkDraft, GENERATED_WORLD_JSON_SCHEMA, type GenerationInputs, type GenerationPlan, planGeneration, type PlannedCall, type RecordedReply } from '..';
@@ -84,7 +84,16 @@ describe('world generation: the plan of a job from its request and the replies r
     expect(again.messages[3].content).toMatch(/^你的回复不是有效的世界。[^\n]*\n- \(reply\): not JSON/);
     const good = JSON.parse(emulated(again).text) as { seats: { characterIds: string[] }[] };
     good.seats[0].characterIds = ['warden'];
-    const seat = callOf(planGeneration(job, [{ text: 'x', finishReason: 'stop' }, { text: JSON.stringify(good), finishReason: 'stop' }], creation));
+    const seat = callOf(
+      planGeneration(
+        job,
+        [
+          { text: 'x', finishReason: 'stop' },
+          { text: JSON.stringify(good), finishReason: 'stop' },
+        ],
+        creation,
+      ),
+    );
     expect(seat).toMatchObject({ round: 2, purpose: 'regenerate', problems: [{ path: 'seats.0.characterIds.0', message: 'no player character "warden"' }] });
   });
 
@@ -95,7 +104,10 @@ describe('world generation: the plan of a job from its request and the replies r
       code: 'INVALID_WORLD',
       reason: "the model's world was still invalid after 0 repair rounds: (reply): not a JSON object",
     });
-    expect(planGeneration(inputs(), [broken, broken, broken], creation)).toMatchObject({ kind: 'failed', reason: expect.stringContaining('after 2 repair rounds') });
+    expect(planGeneration(inputs(), [broken, broken, broken], creation)).toMatchObject({
+      kind: 'failed',
+      reason: expect.stringContaining('after 2 repair rounds'),
+    });
   });
 
   it('a reply cut at the output limit is not taken, even when it parses', () => {
@@ -114,7 +126,11 @@ describe('world generation: the plan of a job from its request and the replies r
     expect(repair.problems).toEqual([{ path: 'lore', message: `must be at most 500 characters (it has ${[...long].length})` }]);
     const dropped: RecordedReply = { text: 'The salt remembers.', finishReason: 'stop' };
     const next = callOf(planGeneration(job, [tooLong, dropped], creation));
-    expect(next).toMatchObject({ round: 2, purpose: 'lore-repair', problems: [{ path: 'lore', message: expect.stringContaining('marker lines must come back unchanged') }] });
+    expect(next).toMatchObject({
+      round: 2,
+      purpose: 'lore-repair',
+      problems: [{ path: 'lore', message: expect.stringContaining('marker lines must come back unchanged') }],
+    });
     // the emulator keeps them and cuts to the limit the template names
     const plan = planGeneration(job, [tooLong, emulated(repair)], creation);
     expect(plan.kind).toBe('world');
@@ -124,13 +140,23 @@ describe('world generation: the plan of a job from its request and the replies r
     const job = inputs();
     const world = JSON.parse(emulated(callOf(planGeneration(job, [], creation))).text) as Record<string, unknown>;
     const verdict = checkDraft(
-      JSON.stringify({ ...world, entries: [{ id: 'a', keys: ['k'], content: 'x', extra: 1 }, { id: 'b', keys: [''], content: 'y' }], dimensions: [{ name: 'fog', schema: { type: 'integer', maximum: 2 }, value: 3 }] }),
+      JSON.stringify({
+        ...world,
+        entries: [
+          { id: 'a', keys: ['k'], content: 'x', extra: 1 },
+          { id: 'b', keys: [''], content: 'y' },
+        ],
+        dimensions: [{ name: 'fog', schema: { type: 'integer', maximum: 2 }, value: 3 }],
+      }),
       { maxCharacters: 8, maxLoreChars: 12_000 },
     );
     expect(verdict.ok).toBe(false);
     if (verdict.ok) return;
     expect(verdict.problems.map((p) => p.path).sort()).toEqual(['entries.1.keys.0']);
-    const dims = checkDraft(JSON.stringify({ ...world, dimensions: [{ name: 'fog', schema: { type: 'integer', maximum: 2 }, value: 3 }] }), { maxCharacters: 8, maxLoreChars: 12_000 });
+    const dims = checkDraft(JSON.stringify({ ...world, dimensions: [{ name: 'fog', schema: { type: 'integer', maximum: 2 }, value: 3 }] }), {
+      maxCharacters: 8,
+      maxLoreChars: 12_000,
+    });
     expect(dims.ok ? [] : dims.problems).toEqual([{ path: 'dimensions.0.value', message: expect.stringContaining('does not match its schema') }]);
   });
 });
