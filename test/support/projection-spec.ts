@@ -46,10 +46,11 @@ const ROW_ORDER = {
   plugin_data: 'session_id, plugin_id, namespace, created_position',
   plugin_data_namespaces: 'session_id, plugin_id, namespace',
   worlds: 'world_id',
+  world_generations: 'job_id',
 } as const;
 
-/** The column of a table that holds its rows' stream id (`session_id` but for a world's). */
-const STREAM_COLUMN: Partial<Record<keyof typeof ROW_ORDER, string>> = { worlds: 'world_id' };
+/** The column of a table that holds its rows' stream id (`session_id` but for a world's and a world generation job's). */
+const STREAM_COLUMN: Partial<Record<keyof typeof ROW_ORDER, string>> = { worlds: 'world_id', world_generations: 'job_id' };
 
 export type SpecTable = keyof typeof ROW_ORDER;
 export type Row = Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { ProviderEmulator, type ScriptedCall, worldCreationReply } from '../../libs/emulator';
 import { NARRATOR_ONLY_OPEN, narratorOnlyIssues } from '../../libs/plugins-sdk';
-import type { StoredEvent } from '../../libs/events';
+import { rebuildInline, type StoredEvent } from '../../libs/events';
+import { engineInlineProjections } from '../../libs/engine';
 import { PlayClient } from '../../apps/play/play-client';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
 import { openStreamAt } from '../support/sse-client';
@@ -151,6 +152,17 @@ describe('world creation from a description (offline emulator)', () => {
         .executeTakeFirstOrThrow()
     ).n;
     expect(after).toBe(before);
+  }, 60_000);
+
+  it('replay rebuilds the jobs’ progress view (and the worlds they made) identically from the log', async () => {
+    const rows = async () => ({
+      jobs: await covel.engine.database.db.selectFrom('world_generations').selectAll().orderBy('job_id').execute(),
+      worlds: await covel.engine.database.db.selectFrom('worlds').selectAll().orderBy('world_id').execute(),
+    });
+    const live = await rows();
+    expect(live.jobs.length).toBeGreaterThanOrEqual(2);
+    expect((await rebuildInline({ db: covel.engine.database.db, projections: engineInlineProjections })).failures).toEqual([]);
+    expect(await rows()).toEqual(live);
   }, 60_000);
 });
 
