@@ -75,6 +75,6 @@ describe('metrics and the queue dashboard (PostgreSQL + BullMQ, separate process
     const queues = await dashboard('/api/queues', `Bearer ${adminKey}`);
     expect(queues.status).toBe(200);
     const body = (await queues.json()) as { queues: { name: string }[] };
-    expect(body.queues.map((q) => q.name).sort()).toEqual(['covel-runtimes', 'covel-turns']);
+    expect(body.queues.map((q) => q.name).sort()).toEqual(['covel-runtimes', 'covel-turns', 'covel-worlds']);
   }, 60_000);
 });
