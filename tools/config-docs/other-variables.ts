@@ -40,6 +40,12 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
       { name: 'COVEL_SESSION_ID', default: null, description: 'Continue this session instead of starting one.' },
       { name: 'NO_COLOR', default: null, description: 'Any non-empty value turns colour off (colour is also off when standard output is not a terminal).' },
       { name: 'COLUMNS', default: null, description: 'The wrapping width when standard output is not a terminal (at most 100 columns are used).' },
+      {
+        name: 'INIT_CWD',
+        default: null,
+        description:
+          'Set by npm to the folder `npm run play` was typed in: `/import <file>` reads a relative file name from there (else from the current folder).',
+      },
     ],
   },
   {
