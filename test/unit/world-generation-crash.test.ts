@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine, type Engine, engineInlineProjections, loadConfig, WorldGenerationRunner } from '../../libs/engine';
+import { createEngine, type Engine, engineInlineProjections, generatedWorldKey, loadConfig, WorldGenerationRunner } from '../../libs/engine';
 import { type AppendRequest, type AppendResult, EventStore, type EventType } from '../../libs/events';
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
@@ -20,6 +20,25 @@ class DyingStore extends EventStore {
     if (this.dead || request.events.some((e) => e.type === this.dieAt)) {
       this.dead = true;
       throw new Error('worker killed');
+    }
+    return super.append(request);
+  }
+}
+
+/** A store whose append of `failAt` fails once (a dropped connection), and works again after. */
+class FlakyStore extends EventStore {
+  failed = false;
+  constructor(
+    engine: Engine,
+    private readonly failAt: EventType,
+  ) {
+    super(engine.database.db, { inline: engineInlineProjections });
+  }
+
+  override async append(request: AppendRequest): Promise<AppendResult> {
+    if (!this.failed && request.events.some((e) => e.type === this.failAt)) {
+      this.failed = true;
+      throw new Error('connection reset');
     }
     return super.append(request);
   }
@@ -114,6 +133,75 @@ describe('world generation: a worker that dies at any step, and a job run twice,
     const events = await engine.store.readStream(job.jobId);
     expect(events.filter((e) => e.type === 'world-generation.completed@1')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'world-generation.call-requested@1')).toHaveLength(1);
+  }, 60_000);
+
+  /** A world made under the job's key by an earlier deploy, whose document (hence request hash) this deploy would not derive. */
+  const olderDeploysWorld = (jobId: string) =>
+    engine.worlds.create({
+      tenantId,
+      document: {
+        name: 'Lantern 灯塔 مرفأ 🏮',
+        lore: 'The harbour as an older deploy wrote it. 👩‍👩‍👧 live by the quay.',
+        characters: [{ id: 'keeper', name: 'Keeper 守', type: 'player', description: 'Keeps the lantern.' }],
+      },
+      provenance: { kind: 'generated', jobId, model: 'older-model', template: 'world-generation' },
+      idempotencyKey: generatedWorldKey(jobId),
+    });
+
+  const expectDoneWith = async (jobId: string, worldId: string) => {
+    expect(await engine.worldGeneration.view(tenantId, jobId)).toMatchObject({ status: 'done', worldId, error: null });
+    expect((await worldsOfJob(jobId)).map((w) => w.stream_id)).toEqual([worldId]);
+    const types = (await engine.store.readStream(jobId)).map((e) => e.type);
+    expect(types.filter((t) => t === 'world-generation.completed@1')).toHaveLength(1);
+    expect(types).not.toContain('world-generation.failed@1');
+  };
+
+  it('the job’s `completed` append fails on the last attempt after its world was made: the job ends done with that world', async () => {
+    const { answer } = await engine.worldGeneration.request({ tenantId, description: 'A mill on a tidal river', locale: 'en' });
+    const job = { tenantId, jobId: answer.jobId };
+    const flaky = new WorldGenerationRunner({
+      store: new FlakyStore(engine, 'world-generation.completed@1'),
+      worlds: engine.worlds,
+      providers: engine.providers,
+      creation: engine.worldCreation,
+      logger: quiet,
+    });
+    expect(await flaky.run(job, { attemptsMade: 4, maxAttempts: 5 })).toEqual({ kind: 'done' });
+    const worlds = await worldsOfJob(job.jobId);
+    expect(worlds).toHaveLength(1);
+    await expectDoneWith(job.jobId, worlds[0].stream_id);
+  }, 60_000);
+
+  it('a world already recorded under the job’s key with another document hash (an older deploy’s): the job ends done with it', async () => {
+    const { answer } = await engine.worldGeneration.request({ tenantId, description: 'A harbour after a deploy', locale: 'en' });
+    const job = { tenantId, jobId: answer.jobId };
+    const world = (await olderDeploysWorld(job.jobId)).answer;
+    const from = engine.emulator!.requests.length;
+    expect(await engine.worldGenerationRunner!.run(job, { attemptsMade: 0, maxAttempts: 5 })).toEqual({ kind: 'done' });
+    await expectDoneWith(job.jobId, world.id);
+    // the job had its world: no model call made another
+    expect(worldCallsSince(from)).toHaveLength(0);
+  }, 60_000);
+
+  it('another deploy’s worker makes the job’s world while this one creates it (key mismatch): the job ends done with that world', async () => {
+    const { answer } = await engine.worldGeneration.request({ tenantId, description: 'A harbour raced by two deploys', locale: 'en' });
+    const job = { tenantId, jobId: answer.jobId };
+    let theirs = '';
+    const racing = new WorldGenerationRunner({
+      store: engine.store,
+      worlds: {
+        create: async (request) => {
+          theirs = (await olderDeploysWorld(job.jobId)).answer.id;
+          return engine.worlds.create(request);
+        },
+      },
+      providers: engine.providers,
+      creation: engine.worldCreation,
+      logger: quiet,
+    });
+    expect(await racing.run(job, { attemptsMade: 0, maxAttempts: 5 })).toEqual({ kind: 'done' });
+    expect(theirs).not.toBe('');
+    await expectDoneWith(job.jobId, theirs);
   }, 60_000);
 
   it('a provider that keeps failing fails the job on its last attempt, with the provider’s code; no world', async () => {

@@ -77,6 +77,9 @@ export class WorldGenerationRunner {
 
   /** One step of the plan: a call sent (or recorded first), the world created, or the failure recorded. */
   private async step(log: JobLog): Promise<void> {
+    // the job's world exists (an earlier run made it, perhaps from a document derived by another deploy): it is the job's
+    const made = await this.jobWorld(log.tenantId, log.jobId);
+    if (made) return this.complete(log, made);
     const plan = planGeneration(log.inputs, recordedReplies(log), this.deps.creation);
     if (plan.kind === 'call') {
       const recorded = log.calls[plan.call.round];
@@ -116,6 +119,21 @@ export class WorldGenerationRunner {
     await this.append(log, { type: 'world-generation.completed@1', data: { jobId: log.jobId, worldId: answer.id, repairRounds: plan.repairRounds } });
   }
 
+  /**
+   * The world made under the job's key, whatever the hash it was made with (another deploy may
+   * derive the document differently): the key is the job's own, no request can take it.
+   */
+  private async jobWorld(tenantId: string, jobId: string): Promise<string | null> {
+    const prior = await this.deps.store.findByIdempotencyKey(tenantId, generatedWorldKey(jobId));
+    return prior?.event.type === 'world.created@1' ? prior.event.streamId : null;
+  }
+
+  /** Ends the job with the world it made (from the last recorded reply: no call follows the one that makes the world). */
+  private async complete(log: JobLog, worldId: string): Promise<void> {
+    const repairRounds = Math.max(0, recordedReplies(log).length - 1);
+    await this.append(log, { type: 'world-generation.completed@1', data: { jobId: log.jobId, worldId, repairRounds } });
+  }
+
   /** Sends a recorded call (its recorded body, byte for byte) and records the reply. */
   private async send(log: JobLog, request: JobLog['calls'][number]['request']): Promise<void> {
     const { adapter } = this.deps.providers.forSlot(request.slot);
@@ -147,15 +165,24 @@ export class WorldGenerationRunner {
     await this.deps.store.append({ tenantId: log.tenantId, streamId: log.jobId, expectedVersion: log.version, events: [event] });
   }
 
-  /** Records the job's failure (unless it has ended meanwhile). */
+  /**
+   * Records the job's failure (unless it has ended meanwhile); a job whose world exists (made before
+   * the error: its `completed` append failed, or another deploy's worker made it) is `completed` with it.
+   */
   private async fail(job: WorldGenerationJob, error: unknown): Promise<void> {
     const code = error instanceof EngineError ? error.code : 'INTERNAL';
     const reason = diagnosticText(error instanceof Error ? error.message : String(error));
-    this.deps.logger.warn(`world generation failed for good: ${code}`, { err: error });
     for (let tries = 0; ; tries++) {
       const log = await readJobLog(this.deps.store, job.tenantId, job.jobId);
       if (!log || log.outcome) return;
       try {
+        const made = await this.jobWorld(job.tenantId, job.jobId);
+        if (made) {
+          this.deps.logger.warn(`world generation: ${code} after the job's world was made; the job ends with it`, { err: error, worldId: made });
+          await this.complete(log, made);
+          return;
+        }
+        if (tries === 0) this.deps.logger.warn(`world generation failed for good: ${code}`, { err: error });
         await this.append(log, { type: 'world-generation.failed@1', data: { jobId: job.jobId, code, reason } });
         return;
       } catch (appendError) {
