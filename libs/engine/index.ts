@@ -90,6 +90,7 @@ export {
   validWorldDocument,
   moveSessionWorld,
   WorldFileError,
+  WORLD_IMPORT_LIMIT_BYTES,
 } from './worlds';
 export type { WorldView, WorldSummaryView, MoveSessionWorldRequest, WorldExportFormat, WorldFile } from './worlds';
 export { worldReplyRules } from './startup';

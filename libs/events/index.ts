@@ -73,7 +73,7 @@ export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant, TenantStoreOptions } from './tenants';
 export { ReadModels } from './read-models';
 export { WorldReads } from './world-reads';
-export type { WorldRow, WorldRevision } from './world-reads';
+export type { WorldRow, WorldListRow, WorldRevision } from './world-reads';
 export { worldsProjection } from './projections/worlds';
 export { worldGenerationsProjection } from './projections/world-generations';
 export { WorldGenerationReads } from './world-generation-reads';

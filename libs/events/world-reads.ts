@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { EventStore } from './event-store';
 import type { WorldProvenance } from './event-types';
 import type { Database, WorldsTable } from './schema';
@@ -17,6 +17,14 @@ export interface WorldRow {
   createdPosition: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A world as a page of the list has it: no document, its description and counts. */
+export interface WorldListRow extends Omit<WorldRow, 'document'> {
+  description: string;
+  characters: number;
+  lorebookEntries: number;
+  openings: number;
 }
 
 /** One revision of a world, read from its stream. */
@@ -43,14 +51,32 @@ export class WorldReads {
 
   /**
    * The tenant's worlds in creation order after `afterPosition` (a cursor: the last row's
-   * `createdPosition`), at most `limit`; archived ones only when asked.
+   * `createdPosition`), at most `limit`; archived ones only when asked. Each row without its
+   * document: its description and counts are read in the statement (a page never loads documents).
    */
-  async list(tenantId: string, options: { afterPosition?: string; limit: number; archived?: boolean }): Promise<WorldRow[]> {
-    let query = this.db.selectFrom('worlds').selectAll().where('tenant_id', '=', tenantId);
+  async list(tenantId: string, options: { afterPosition?: string; limit: number; archived?: boolean }): Promise<WorldListRow[]> {
+    const count = (key: string) =>
+      sql<number>`coalesce(jsonb_array_length(case when jsonb_typeof(document -> ${key}) = 'array' then document -> ${key} end), 0)`;
+    let query = this.db
+      .selectFrom('worlds')
+      .select(['world_id', 'tenant_id', 'name', 'revision', 'archived', 'provenance', 'created_position', 'created_at', 'updated_at'])
+      .select([
+        sql<string>`coalesce(document ->> 'description', '')`.as('description'),
+        count('characters').as('characters'),
+        count('lorebook').as('lorebook_entries'),
+        count('openings').as('openings'),
+      ])
+      .where('tenant_id', '=', tenantId);
     if (options.afterPosition !== undefined) query = query.where('created_position', '>', options.afterPosition);
     if (!options.archived) query = query.where('archived', '=', false);
     const rows = await query.orderBy('created_position').limit(options.limit).execute();
-    return rows.map(rowView);
+    return rows.map((row) => ({
+      ...rowView({ ...row, document: {} }),
+      description: row.description,
+      characters: Number(row.characters),
+      lorebookEntries: Number(row.lorebook_entries),
+      openings: Number(row.openings),
+    }));
   }
 
   /**

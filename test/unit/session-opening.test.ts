@@ -186,14 +186,13 @@ describe('an opening scene', () => {
   it('a repeated Idempotency-Key answers the first session and commits its opening once; the key with another opening is a 422', async () => {
     const first = await post({ worldId: 'teahouse' }, 'open-once');
     const again = await post({ worldId: 'teahouse' }, 'open-once');
-    // the default opening is the first: naming it is the same request
-    const named = await post({ worldId: 'teahouse', opening: 0 }, 'open-once');
     expect(first).toMatchObject({ status: 201, replayed: false });
     expect(again).toEqual({ ...first, replayed: true });
-    expect(named).toEqual({ ...first, replayed: true });
     expect((await eventsOf(first.body.id!)).filter((e) => e.type === 'session.opened@1')).toHaveLength(1);
     expect(await client.messages(first.body.id!)).toHaveLength(1);
+    // the key guards the request as sent (not what it resolves to, which a world edit may change): naming the default is another body
     for (const other of [
+      { worldId: 'teahouse', opening: 0 },
       { worldId: 'teahouse', opening: 1 },
       { worldId: 'teahouse', opening: null },
     ]) {

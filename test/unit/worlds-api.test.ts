@@ -21,11 +21,12 @@ describe('worlds a tenant owns (HTTP API)', () => {
   });
 
   type World = { id: string; name: string; revision: number; archived: boolean; builtIn: boolean; document: Record<string, unknown> };
-  const call = async (key: string, method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) => {
+  const call = async (key: string, method: string, path: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {}) => {
+    const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
     const res = await fetch(`${covel.baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+      ...(body === undefined ? {} : { body }),
     });
     const text = await res.text();
     let json: unknown = null;
@@ -77,10 +78,17 @@ describe('worlds a tenant owns (HTTP API)', () => {
     expect(page1.status).toBe(200);
     const first = page1.json as unknown as { items: World[]; nextCursor: string };
     expect(first.items.map((w) => [w.id, w.builtIn])).toEqual([['emberback', true]]);
-    const page2 = (await call(keyA, 'GET', `/v1/worlds?limit=1&cursor=${first.nextCursor}`)).json as unknown as { items: World[]; nextCursor: string | null };
+    const page2 = (await call(keyA, 'GET', `/v1/worlds?limit=1&cursor=${first.nextCursor}`)).json as unknown as {
+      items: (World & Record<string, unknown>)[];
+      nextCursor: string | null;
+    };
     expect(page2.items.map((w) => w.id)).toEqual([id]);
     expect(page2.nextCursor).toBeNull();
     expect((await call(keyA, 'GET', '/v1/worlds?cursor=bm9wZQ')).status).toBe(400);
+    const forged = Buffer.from(JSON.stringify({ kind: 'tenant', position: '9999999999999999999' })).toString('base64url');
+    expect((await call(keyA, 'GET', `/v1/worlds?cursor=${forged}`)).json.code).toBe('INVALID_CURSOR');
+    // a page of the list holds each world's counts (read without its document)
+    expect(page2.items[0]).toMatchObject({ description: lighthouse.description, characters: 2, lorebookEntries: 1, openings: 0 });
 
     // PUT: 428 without If-Match, 412 on a stale one, 200 with the current one
     const edited = { ...lighthouse, description: 'A lighthouse whose lamp has gone out.' };
@@ -102,6 +110,21 @@ describe('worlds a tenant owns (HTTP API)', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.issues).toEqual([{ path: 'seats.0.characterId', message: 'no character "nobody"' }]);
 
+    // a body nested deeper than any world: a 400 naming the place before it is hashed or merged
+    const deep = `{"extensions":${'{"d":'.repeat(20_000)}"x"${'}'.repeat(20_000)}}`;
+    for (const method of ['PATCH', 'PUT']) {
+      const answer = await call(keyA, method, `/v1/worlds/${id}`, { raw: deep, headers: { 'if-match': '"3"', 'idempotency-key': `deep-${method}` } });
+      expect([answer.status, answer.json.code]).toEqual([400, 'INVALID_WORLD']);
+    }
+    // the same keyed PUT twice at once: one revision, and both answers name it
+    const same = { body: { ...lighthouse, tags: ['twice'] }, headers: { 'if-match': '"3"', 'idempotency-key': 'put-twice' } };
+    const both = await Promise.all([call(keyA, 'PUT', `/v1/worlds/${id}`, same), call(keyA, 'PUT', `/v1/worlds/${id}`, same)]);
+    expect(both.map((a) => [a.status, a.json.revision])).toEqual([
+      [200, 4],
+      [200, 4],
+    ]);
+    const current = 4;
+
     // any revision stays readable
     const r1 = await call(keyA, 'GET', `/v1/worlds/${id}?revision=1`);
     expect([r1.status, r1.json.revision, r1.json.document.description, r1.headers.get('etag')]).toEqual([200, 1, lighthouse.description, '"1"']);
@@ -111,6 +134,11 @@ describe('worlds a tenant owns (HTTP API)', () => {
     expect((await call(keyA, 'GET', '/v1/worlds/emberback')).json).toMatchObject({ builtIn: true, revision: 1 });
     expect((await call(keyA, 'PUT', '/v1/worlds/emberback', { body: lighthouse, headers: { 'if-match': '"1"' } })).status).toBe(409);
 
+    // a keyed session on it, sent again after the world changed and was archived: the first session, not an error
+    const keyed = { body: { worldId: id.toUpperCase(), opening: null }, headers: { 'idempotency-key': 'session-on-world' } };
+    const firstSession = await call(keyA, 'POST', '/v1/sessions', keyed);
+    expect(firstSession.status).toBe(201);
+
     // archive: listed only on request, no new session on it
     const archived = await call(keyA, 'DELETE', `/v1/worlds/${id}`);
     expect([archived.status, archived.json.archived]).toEqual([200, true]);
@@ -118,7 +146,9 @@ describe('worlds a tenant owns (HTTP API)', () => {
     expect(((await call(keyA, 'GET', '/v1/worlds?archived=true')).json as unknown as { items: World[] }).items.map((w) => w.id)).toEqual(['emberback', id]);
     const session = await call(keyA, 'POST', '/v1/sessions', { body: { worldId: id } });
     expect([session.status, session.json.code]).toEqual([409, 'WORLD_ARCHIVED']);
-    expect((await call(keyA, 'PATCH', `/v1/worlds/${id}`, { body: { tags: [] }, headers: { 'if-match': '"3"' } })).json.code).toBe('WORLD_ARCHIVED');
+    const retried = await call(keyA, 'POST', '/v1/sessions', keyed);
+    expect([retried.status, retried.json.id, retried.headers.get('idempotent-replayed')]).toEqual([201, firstSession.json.id, 'true']);
+    expect((await call(keyA, 'PATCH', `/v1/worlds/${id}`, { body: { tags: [] }, headers: { 'if-match': `"${current}"` } })).json.code).toBe('WORLD_ARCHIVED');
 
     // replay: the worlds view rebuilt from the log alone is the same
     const rows = () => covel.engine.database.db.selectFrom('worlds').selectAll().orderBy('world_id').execute();

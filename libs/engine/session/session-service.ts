@@ -76,6 +76,9 @@ export interface SubmitInputRequest {
 
 export type PlayerInputFormValues = NonNullable<EventData<'player-input.submitted@1'>['formValues']>;
 
+/** A world id as the log spells it: a tenant's world's UUID in lower case (any letter case names it); a built-in id as it is. */
+const sameWorldId = (worldId: string): string => (/^[0-9a-f-]{36}$/i.test(worldId) ? worldId.toLowerCase() : worldId);
+
 /** How many times an append is retried when other appends to the session come first. */
 const MAX_APPEND_TRIES = 50;
 
@@ -93,17 +96,10 @@ export class SessionService {
     const { tenantId, idempotencyKey } = request;
     const locale = canonicalLocaleTag(request.locale ?? 'en');
     if (locale === null) throw new InvalidInputError([{ path: 'locale', message: 'must be a well-formed BCP 47 language tag' }]);
-    // the world as it is now: a tenant's world is recorded with its revision (an edit later changes new sessions only)
-    const started = request.worldId !== undefined && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, request.worldId) : null;
-    const worldId = started?.worldId ?? request.worldId ?? null;
-    const worldRevision = started?.revision;
-    const world = started?.world ?? null;
-    const openingIndex = chooseOpening(world, request.opening);
     const pluginSettings = request.pluginSettings && Object.keys(request.pluginSettings).length > 0 ? request.pluginSettings : undefined;
-    const plugins = this.deps.plugins?.({ world, ...(request.plugins ? { requested: request.plugins } : {}) });
-    const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
     const preferences = request.preferences ? normalizePreferences(request.preferences) : undefined;
     const setPreferences = preferences && Object.keys(preferences.slots).length > 0 ? preferences : undefined;
+    // the request as sent (not what it resolves to: a retry after the world changed or was archived still finds its session)
     const idempotency =
       idempotencyKey === undefined
         ? undefined
@@ -113,17 +109,31 @@ export class SessionService {
               operation: 'create-session',
               sessionId: null,
               body: {
-                worldId,
+                worldId: request.worldId === undefined ? null : sameWorldId(request.worldId),
                 locale,
-                ...recorded,
+                ...(pluginSettings ? { pluginSettings } : {}),
+                ...(request.plugins ? { plugins: [...new Set(request.plugins)].sort() } : {}),
                 ...(setPreferences ? { preferences: setPreferences } : {}),
-                ...(openingIndex !== null ? { opening: openingIndex } : {}),
+                ...(request.opening !== undefined ? { opening: request.opening } : {}),
               },
             }),
           };
+    const answerOf = (e: StoredEvent) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null);
+    if (idempotency) {
+      const prior = await this.priorAnswer(tenantId, idempotency, answerOf);
+      if (prior) return { answer: prior, replayed: true };
+    }
+    // the world as it is now: a tenant's world is recorded with its revision (an edit later changes new sessions only)
+    const started = request.worldId !== undefined && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, request.worldId) : null;
+    const worldId = started?.worldId ?? request.worldId ?? null;
+    const worldRevision = started?.revision;
+    const world = started?.world ?? null;
+    const openingIndex = chooseOpening(world, request.opening);
+    const plugins = this.deps.plugins?.({ world, ...(request.plugins ? { requested: request.plugins } : {}) });
+    const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
     for (let tries = 0; ; tries++) {
-      if (idempotency) {
-        const prior = await this.priorAnswer(tenantId, idempotency, (e) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null));
+      if (idempotency && tries > 0) {
+        const prior = await this.priorAnswer(tenantId, idempotency, answerOf);
         if (prior) return { answer: prior, replayed: true };
       }
       const sessionId = randomUUID();

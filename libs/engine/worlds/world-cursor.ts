@@ -4,9 +4,20 @@ import { InvalidInputError } from '../../errors';
 /** Where a page of `GET /v1/worlds` ends: in the built-in worlds (by id), or in the tenant's (by creation position). */
 export type WorldCursor = { kind: 'built-in'; id: string } | { kind: 'tenant'; position: string };
 
+const MAX_BIGINT = 2n ** 63n - 1n;
+
 const Cursor = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('built-in'), id: z.string().min(1).max(200) }).strict(),
-  z.object({ kind: z.literal('tenant'), position: z.string().regex(/^\d{1,19}$/) }).strict(),
+  z
+    .object({
+      kind: z.literal('tenant'),
+      // a global position: a PostgreSQL bigint (a larger number would fail the read, not name a place)
+      position: z
+        .string()
+        .regex(/^\d{1,19}$/)
+        .refine((p) => BigInt(p) <= MAX_BIGINT),
+    })
+    .strict(),
 ]);
 
 /** The opaque cursor text (base64url JSON). */

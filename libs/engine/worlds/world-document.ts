@@ -10,8 +10,7 @@ import { WorldTooLargeError } from './errors';
  */
 export function validWorldDocument(input: unknown, options: { prefix?: string } = {}): WorldDocument {
   const prefix = options.prefix ? `${options.prefix}.` : '';
-  const problem = structureProblem(input);
-  if (problem !== null) throw new InvalidInputError([{ path: `${prefix}${pathText(problem.path)}`, message: problem.message }], 'INVALID_WORLD');
+  checkWorldJson(input, options);
   const bytes = Buffer.byteLength(JSON.stringify(input) ?? '', 'utf8');
   if (bytes > WORLD_LIMITS.documentBytes) throw new WorldTooLargeError(bytes, WORLD_LIMITS.documentBytes);
   const parsed = WorldDocument.safeParse(input);
@@ -20,6 +19,16 @@ export function validWorldDocument(input: unknown, options: { prefix?: string } 
     parsed.error.issues.map((issue) => ({ path: `${prefix}${pathText(issue.path)}`.replace(/\.$/, '') || '(body)', message: issue.message })),
     'INVALID_WORLD',
   );
+}
+
+/**
+ * The checks of a body's JSON shape alone (depth, `__proto__` keys), as a 400 naming the place:
+ * run before anything walks the body recursively (a hash of it, a merge patch).
+ */
+export function checkWorldJson(input: unknown, options: { prefix?: string } = {}): void {
+  const prefix = options.prefix ? `${options.prefix}.` : '';
+  const problem = structureProblem(input);
+  if (problem !== null) throw new InvalidInputError([{ path: `${prefix}${pathText(problem.path)}` || '(body)', message: problem.message }], 'INVALID_WORLD');
 }
 
 /** The deepest a world document's JSON may nest (its own structure needs 6; `entries` and `extensions` hold free JSON). */

@@ -6,10 +6,10 @@ import { type IdempotentAnswer, type IdempotentOperation, priorAnswer, requestHa
 import { WorldArchivedError, WorldReadOnlyError, WorldRevisionMismatchError, WorldRevisionRequiredError } from './errors';
 import { applyMergePatch } from './merge-patch';
 import { decodeWorldCursor, encodeWorldCursor } from './world-cursor';
-import { validWorldDocument } from './world-document';
+import { checkWorldJson, validWorldDocument } from './world-document';
 import { exportedWorld, importedWorld, type WorldExportFormat, type WorldFile } from './world-files';
 import { type MoveSessionWorldRequest, moveSessionWorld } from './session-world-move';
-import { builtInWorldView, type WorldSummaryView, type WorldView, worldSummary, worldView } from './world-views';
+import { builtInWorldView, type WorldSummaryView, type WorldView, worldListSummary, worldSummary, worldView } from './world-views';
 
 export interface WorldServiceDeps {
   store: EventStore;
@@ -79,11 +79,13 @@ export class WorldService implements WorldLoader {
 
   /** `PUT`: the whole document as the next revision, at the revision `ifMatch` names (412 when it moved on, 428 without it). */
   replace(request: WorldWrite & { worldId: string; document: unknown; ifMatch: number | undefined }): Promise<IdempotentAnswer<WorldView>> {
+    checkWorldJson(request.document); // before the body is hashed
     return this.revise(request, () => validWorldDocument(request.document), { document: request.document });
   }
 
   /** `PATCH`: a JSON Merge Patch (RFC 7396) of the current document, validated whole, as the next revision. */
   patch(request: WorldWrite & { worldId: string; patch: unknown; ifMatch: number | undefined }): Promise<IdempotentAnswer<WorldView>> {
+    checkWorldJson(request.patch); // before the body is hashed or merged (both walk it)
     return this.revise(request, (current) => validWorldDocument(applyMergePatch(current, request.patch)), { patch: request.patch });
   }
 
@@ -149,7 +151,7 @@ export class WorldService implements WorldLoader {
       ...(request.archived ? { archived: true } : {}),
     });
     const page = rows.slice(0, limit - items.length);
-    items.push(...page.map((row) => worldSummary(worldView(row))));
+    items.push(...page.map(worldListSummary));
     const last = page[page.length - 1];
     const more = rows.length > page.length && last !== undefined;
     return { items, nextCursor: more ? encodeWorldCursor({ kind: 'tenant', position: last.createdPosition }) : null };
@@ -165,7 +167,9 @@ export class WorldService implements WorldLoader {
     if (!row) throw new WorldNotFoundError(worldId);
     if (row.archived) throw new WorldArchivedError(worldId);
     // the id as the log spells it (a UUID in any letter case names the same world)
-    return { worldId: row.worldId, world: loadedRevision(row.worldId, row.document), revision: row.revision };
+    const world = await this.load({ tenantId, worldId: row.worldId, revision: row.revision }); // parsed once per revision and process
+    if (!world) throw new WorldNotFoundError(worldId);
+    return { worldId: row.worldId, world, revision: row.revision };
   }
 
   /**
@@ -218,12 +222,14 @@ export class WorldService implements WorldLoader {
     const { tenantId, worldId, ifMatch } = request;
     const row = await this.ownRow(tenantId, worldId);
     const idempotency = this.idempotency(request, 'revise-world', worldId, { ...body, ifMatch: ifMatch ?? null });
-    if (idempotency) {
-      const prior = await priorAnswer(this.deps.store, tenantId, idempotency, (e) =>
-        e.type === 'world.revised@1' && e.streamId === worldId ? e.data.revision : null,
-      );
-      if (prior !== null) return { answer: await this.get({ tenantId, worldId, revision: prior }), replayed: true };
-    }
+    // the revision an earlier request with this key made (null: none)
+    const replay = async (): Promise<IdempotentAnswer<WorldView> | null> => {
+      if (!idempotency) return null;
+      const prior = await priorAnswer(this.deps.store, tenantId, idempotency, (e) => (e.type === 'world.revised@1' && e.streamId === worldId ? e.data.revision : null));
+      return prior === null ? null : { answer: await this.get({ tenantId, worldId, revision: prior }), replayed: true };
+    };
+    const earlier = await replay();
+    if (earlier) return earlier;
     if (ifMatch === undefined) throw new WorldRevisionRequiredError(worldId);
     if (row.archived) throw new WorldArchivedError(worldId);
     if (ifMatch !== row.revision) throw new WorldRevisionMismatchError(worldId, ifMatch, row.revision);
@@ -233,6 +239,9 @@ export class WorldService implements WorldLoader {
       await this.deps.store.append({ tenantId, streamId: worldId, expectedVersion: row.revision, events: [{ type: 'world.revised@1', data: { worldId, revision, document } }], idempotency });
     } catch (error) {
       if (error instanceof ConcurrencyError) {
+        // the same request, sent twice at once: the one that got in first answers both
+        const first = await replay();
+        if (first) return first;
         const now = await this.deps.reads.current(tenantId, worldId);
         throw now?.archived ? new WorldArchivedError(worldId) : new WorldRevisionMismatchError(worldId, ifMatch, now?.revision ?? ifMatch + 1);
       }

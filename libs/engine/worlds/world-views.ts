@@ -1,4 +1,4 @@
-import type { WorldProvenance, WorldRow } from '../../events';
+import type { WorldListRow, WorldProvenance, WorldRow } from '../../events';
 import type { WorldDocument } from '../../plugins-sdk';
 
 /** A world as the API answers it: its place (id, revision) and its whole document. */
@@ -50,5 +50,23 @@ export function worldSummary(view: WorldView): WorldSummaryView {
     characters: length('characters'),
     lorebookEntries: length('lorebook'),
     openings: length('openings'),
+  };
+}
+
+/** A tenant's world as the list gives it, from its list row (no document read). */
+export function worldListSummary(row: WorldListRow): WorldSummaryView {
+  return {
+    id: row.worldId,
+    name: row.name,
+    revision: row.revision,
+    archived: row.archived,
+    builtIn: false,
+    provenance: row.provenance,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    description: row.description,
+    characters: row.characters,
+    lorebookEntries: row.lorebookEntries,
+    openings: row.openings,
   };
 }
