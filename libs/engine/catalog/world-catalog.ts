@@ -26,6 +26,12 @@ export interface WorldLoader {
 
 const WORLD_ID = /^[a-z][a-z0-9-]*$/;
 
+/** A tenant's world id: a UUID (any letter case names it; the log spells it in lower case). */
+export const TENANT_WORLD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A world id as the log spells it: a tenant's world's UUID in lower case; a built-in world's id as it is. */
+export const loggedWorldId = (worldId: string): string => (TENANT_WORLD_ID.test(worldId) ? worldId.toLowerCase() : worldId);
+
 /** Worlds under the worlds directory (`<id>/WORLD.md`), loaded once each: the deployment's built-in worlds. */
 export class WorldCatalog implements WorldLoader {
   private readonly cache = new Map<string, { world: LoadedWorld; document: WorldDocument }>();

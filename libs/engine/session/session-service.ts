@@ -11,6 +11,7 @@ import {
 import { InvalidInputError } from '../../errors';
 import { canonicalLocaleTag, languageNameOf, type LoadedWorld } from '../../plugins-sdk';
 import { SessionNotFoundError } from '../errors';
+import { loggedWorldId } from '../catalog/world-catalog';
 import type { Logger } from '../logging/logger';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { SessionPluginResolver } from './session-plugins';
@@ -76,9 +77,6 @@ export interface SubmitInputRequest {
 
 export type PlayerInputFormValues = NonNullable<EventData<'player-input.submitted@1'>['formValues']>;
 
-/** A world id as the log spells it: a tenant's world's UUID in lower case (any letter case names it); a built-in id as it is. */
-const sameWorldId = (worldId: string): string => (/^[0-9a-f-]{36}$/i.test(worldId) ? worldId.toLowerCase() : worldId);
-
 /** How many times an append is retried when other appends to the session come first. */
 const MAX_APPEND_TRIES = 50;
 
@@ -109,7 +107,7 @@ export class SessionService {
               operation: 'create-session',
               sessionId: null,
               body: {
-                worldId: request.worldId === undefined ? null : sameWorldId(request.worldId),
+                worldId: request.worldId === undefined ? null : loggedWorldId(request.worldId),
                 locale,
                 ...(pluginSettings ? { pluginSettings } : {}),
                 ...(request.plugins ? { plugins: [...new Set(request.plugins)].sort() } : {}),

@@ -1,4 +1,5 @@
-export { WorldService, loadedRevision, MAX_WORLD_PAGE } from './world-service';
+export { WorldService, MAX_WORLD_PAGE } from './world-service';
+export { WorldRevisions, loadedRevision } from './world-revisions';
 export type { WorldServiceDeps } from './world-service';
 export { WorldArchivedError, WorldReadOnlyError, WorldRevisionMismatchError, WorldRevisionRequiredError, WorldTooLargeError } from './errors';
 export { applyMergePatch } from './merge-patch';

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type WorldProvenance, type WorldReads, type WorldRow } from '../../events';
-import { type LoadedWorld, toLoadedWorld, type WorldDocument } from '../../plugins-sdk';
-import { type WorldCatalog, type WorldLoader, WorldNotFoundError, type WorldRef } from '../catalog/world-catalog';
+import type { LoadedWorld, WorldDocument } from '../../plugins-sdk';
+import { loggedWorldId, TENANT_WORLD_ID, type WorldCatalog, type WorldLoader, WorldNotFoundError, type WorldRef } from '../catalog/world-catalog';
 import { type IdempotentAnswer, type IdempotentOperation, priorAnswer, requestHash } from '../session/idempotency';
 import { WorldArchivedError, WorldReadOnlyError, WorldRevisionMismatchError, WorldRevisionRequiredError } from './errors';
 import { applyMergePatch } from './merge-patch';
 import { decodeWorldCursor, encodeWorldCursor } from './world-cursor';
 import { checkWorldJson, validWorldDocument } from './world-document';
+import { WorldRevisions } from './world-revisions';
 import { exportedWorld, importedWorld, type WorldExportFormat, type WorldFile } from './world-files';
 import { type MoveSessionWorldRequest, moveSessionWorld } from './session-world-move';
 import { builtInWorldView, type WorldSummaryView, type WorldView, worldListSummary, worldSummary, worldView } from './world-views';
@@ -17,12 +18,6 @@ export interface WorldServiceDeps {
   /** The deployment's built-in worlds (`worlds/<id>/WORLD.md`): listed to every tenant, read-only. */
   files: WorldCatalog;
 }
-
-/** A tenant's world id (any other id can only be a built-in world). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Revisions kept loaded per process. */
-const LOADED_CACHE_SIZE = 1_000;
 
 /** Most worlds a page of `GET /v1/worlds` holds. */
 export const MAX_WORLD_PAGE = 100;
@@ -43,9 +38,10 @@ interface WorldWrite {
  * not found. The deployment's file worlds are listed and read beside them, read-only.
  */
 export class WorldService implements WorldLoader {
-  /** Revisions loaded for sessions, by tenant, world and revision (immutable). */
-  private readonly loaded = new Map<string, LoadedWorld>();
-  constructor(private readonly deps: WorldServiceDeps) {}
+  private readonly revisions: WorldRevisions;
+  constructor(private readonly deps: WorldServiceDeps) {
+    this.revisions = new WorldRevisions(deps);
+  }
 
   /** The built-in file worlds of the deployment. */
   get files(): WorldCatalog {
@@ -163,7 +159,7 @@ export class WorldService implements WorldLoader {
    */
   async forNewSession(tenantId: string, worldId: string): Promise<{ worldId: string; world: LoadedWorld; revision?: number }> {
     if (this.deps.files.has(worldId)) return { worldId, world: this.deps.files.get(worldId) };
-    const row = UUID.test(worldId) ? await this.deps.reads.current(tenantId, worldId.toLowerCase()) : null;
+    const row = TENANT_WORLD_ID.test(worldId) ? await this.deps.reads.current(tenantId, loggedWorldId(worldId)) : null;
     if (!row) throw new WorldNotFoundError(worldId);
     if (row.archived) throw new WorldArchivedError(worldId);
     // the id as the log spells it (a UUID in any letter case names the same world)
@@ -172,22 +168,9 @@ export class WorldService implements WorldLoader {
     return { worldId: row.worldId, world, revision: row.revision };
   }
 
-  /**
-   * The world a session runs, as the engine runs it: a built-in file world (no revision), or
-   * revision `revision` of the tenant's world (read from the log once per process: a revision never
-   * changes). Null when there is no such world for the tenant.
-   */
-  async load(ref: WorldRef): Promise<LoadedWorld | null> {
-    if (ref.revision === undefined) return this.deps.files.load(ref);
-    const key = `${ref.tenantId}/${ref.worldId}@${ref.revision}`;
-    const cached = this.loaded.get(key);
-    if (cached) return cached;
-    const recorded = await this.deps.reads.revision(ref.tenantId, ref.worldId, ref.revision);
-    if (!recorded) return null;
-    const world = loadedRevision(ref.worldId, recorded.document);
-    if (this.loaded.size >= LOADED_CACHE_SIZE) this.loaded.delete(this.loaded.keys().next().value!);
-    this.loaded.set(key, world);
-    return world;
+  /** The world a session runs (see `WorldRevisions.load`). */
+  load(ref: WorldRef): Promise<LoadedWorld | null> {
+    return this.revisions.load(ref);
   }
 
   /** `POST /v1/worlds/import`: a world file (see `importedWorld`) as a new world of the tenant; a bad file creates nothing. */
@@ -264,9 +247,4 @@ export class WorldService implements WorldLoader {
       ? undefined
       : { key: request.idempotencyKey, requestHash: requestHash({ operation, sessionId: worldId, body }) };
   }
-}
-
-/** A recorded revision's document as the engine runs it (it was validated when appended; defaults are filled again). */
-export function loadedRevision(worldId: string, document: Record<string, unknown>): LoadedWorld {
-  return toLoadedWorld(worldId, validWorldDocument(document));
 }
