@@ -32,13 +32,15 @@ export const CardBag = z
      * `modification_date`, and fields the spec does not name).
      */
     data: Json,
-    /** Values of mapped fields that the world keeps only in part (blank tags, empty greetings, a blank nickname), as the card had them. */
+    /** Values of mapped fields that the world keeps only in part (blank tags, empty greetings, a blank nickname, a scenario's outer space), as the card had them. */
     raw: z
       .object({
         tags: z.array(z.string()).optional(),
         first_mes: z.string().optional(),
         alternate_greetings: z.array(z.string()).optional(),
         nickname: z.string().nullable().optional(),
+        /** The scenario as the card wrote it, when the world's lore normalises it (line breaks as `\n`, trimmed). */
+        scenario: z.string().optional(),
       })
       .strict()
       .optional(),

@@ -57,6 +57,7 @@ export function cardToWorld(card: CharacterCard): WorldDocumentInput {
   if (tags.length !== d.tags.length) raw.tags = d.tags;
   if (openings.length !== d.alternate_greetings.length + 1) Object.assign(raw, { first_mes: d.first_mes, alternate_greetings: d.alternate_greetings });
   if (nickname !== undefined && alias === undefined) raw.nickname = nickname;
+  if (normalLore(d.scenario) !== d.scenario) raw.scenario = d.scenario;
 
   const { entries: _entries, ...book } = d.character_book ?? {};
   const bag: CardBag = {
@@ -87,3 +88,6 @@ export function cardToWorld(card: CharacterCard): WorldDocumentInput {
     extensions: { [CARD_EXTENSION_KEY]: bag },
   };
 }
+
+/** A lore as the world document keeps it (`WorldDocument.lore`): line breaks as `\n`, trimmed. */
+export const normalLore = (text: string): string => text.replace(/\r\n?/g, '\n').trim();

@@ -13,6 +13,7 @@ import { type WorldCharacter, WorldDocument, type WorldDocumentInput } from '../
 import { encodeBase64 } from './base64';
 import { CARD_EXTENSION_KEY, CardBag } from './bag';
 import { greetingsOf } from './card-to-world';
+import { normalLore } from './card-to-world';
 import { lorebookToCardBook } from './entries';
 import { CARD_KEYWORDS } from './png-read';
 import { pngWithText } from './png-write';
@@ -82,7 +83,8 @@ function cardObject(world: WorldDocument, version: 'v2' | 'v3'): Json {
     name: character?.name ?? world.name,
     description: character?.description ?? '',
     personality: character?.blueprint?.personality ?? '',
-    scenario: world.lore,
+    // the scenario as the card wrote it, unless the lore was edited since
+    scenario: raw.scenario !== undefined && normalLore(raw.scenario) === world.lore ? raw.scenario : world.lore,
     first_mes: firstMes,
     mes_example: character?.blueprint?.sampleLines?.join('\n') ?? '',
     creator_notes: world.description,

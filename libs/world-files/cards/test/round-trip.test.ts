@@ -178,6 +178,23 @@ describe('round trips', () => {
   });
 });
 
+describe('a scenario the world normalises', () => {
+  it('comes back as the card wrote it (CRLF, outer space), and an edited lore wins', () => {
+    const base = v2Card({ entries: 1 });
+    const card = { ...base, data: { ...(base.data as Record<string, unknown>), scenario: '\r\n  Salt on the wind.\r\nThe tide.\r\n' } };
+    const parsed = parseCard(jsonBytes(card));
+    if (!parsed.ok) throw new Error(parsed.code);
+    const world = WorldDocument.parse(cardToWorld(parsed.card));
+    expect(world.lore).toBe('Salt on the wind.\nThe tide.');
+    const back = worldToCard(world, { format: 'card-v2', container: 'json' });
+    if (!back.ok) throw new Error(back.code);
+    expect((JSON.parse(new TextDecoder().decode(back.bytes)) as { data: { scenario: string } }).data.scenario).toBe('\r\n  Salt on the wind.\r\nThe tide.\r\n');
+    const edited = worldToCard({ ...world, lore: 'Calm water.' }, { format: 'card-v2', container: 'json' });
+    if (!edited.ok) throw new Error(edited.code);
+    expect((JSON.parse(new TextDecoder().decode(edited.bytes)) as { data: { scenario: string } }).data.scenario).toBe('Calm water.');
+  });
+});
+
 describe('parseCard never throws', () => {
   const valid = cardPng(v2Card({ entries: 3 }));
   const check = (bytes: Uint8Array) => {
