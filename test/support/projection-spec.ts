@@ -49,9 +49,6 @@ const ROW_ORDER = {
   world_generations: 'job_id',
 } as const;
 
-/** The column of a table that holds its rows' stream id (`session_id` but for a world's and a world generation job's). */
-const STREAM_COLUMN: Partial<Record<keyof typeof ROW_ORDER, string>> = { worlds: 'world_id', world_generations: 'job_id' };
-
 export type SpecTable = keyof typeof ROW_ORDER;
 export type Row = Record<string, unknown>;
 export type Rows = Partial<Record<SpecTable, Row[]>>;
@@ -149,7 +146,7 @@ export function projectionSpec(options: { inline: InlineProjection; async?: neve
       const result = {} as Record<SpecTable, Row[]>;
       for (const table of only) {
         const { rows } =
-          await sql<Row>`select * from ${sql.table(table)} where ${sql.ref(STREAM_COLUMN[table] ?? 'session_id')} in (${sql.join(streams)}) order by ${sql.raw(ROW_ORDER[table])}`.execute(
+          await sql<Row>`select * from ${sql.table(table)} where ${sql.ref(projection.streamKey ?? 'session_id')} in (${sql.join(streams)}) order by ${sql.raw(ROW_ORDER[table])}`.execute(
             db(),
           );
         result[table] = rows;

@@ -14,12 +14,12 @@
  * `COVEL_INSPECTOR_LONG_TURNS` sets the long session's length (default 60, see LONG_TURNS);
  * `COVEL_INSPECTOR_SCREENSHOTS=<dir>` writes the screenshots of the note (docs/images/inspector-after-*.png).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { PlayClient } from '../../apps/play/play-client';
+import { chromiumPath, NO_PROBLEMS, type PageProblems, watchPage } from '../support/browser';
 import { type ManagedProcess, startApp } from '../support/stack';
 
 const ARTIFACTS = join(__dirname, '..', 'artifacts');
@@ -35,15 +35,6 @@ const SCREENSHOTS = process.env.COVEL_INSPECTOR_SCREENSHOTS ?? null;
  * compaction provider) ends at about 90 % of it, so the inspector shows its warning.
  */
 const HISTORY_LIMIT = Math.ceil((LONG_TURNS * 2) / 0.9);
-
-function chromiumPath(): string | null {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 const executablePath = chromiumPath();
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
@@ -64,33 +55,6 @@ model = "gpt-4.1-nano"
 contextWindow = 128000
 maxOutputTokens = 512
 `;
-
-/** What a page did wrong: requests answered >= 400 or failed, uncaught errors, console errors. */
-interface PageProblems {
-  badResponses: string[];
-  failedRequests: string[];
-  pageErrors: string[];
-  consoleErrors: string[];
-  outside: string[];
-}
-
-function watch(page: Page, baseUrl: string): PageProblems {
-  const problems: PageProblems = { badResponses: [], failedRequests: [], pageErrors: [], consoleErrors: [], outside: [] };
-  page.on('response', (r) => {
-    if (r.status() >= 400) problems.badResponses.push(`${r.status()} ${r.request().method()} ${r.url()}`);
-  });
-  page.on('requestfailed', (r) => problems.failedRequests.push(`${r.url()}: ${r.failure()?.errorText ?? ''}`));
-  page.on('request', (r) => {
-    if (!r.url().startsWith(baseUrl) && !r.url().startsWith('data:')) problems.outside.push(r.url());
-  });
-  page.on('pageerror', (e) => problems.pageErrors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.consoleErrors.push(m.text());
-  });
-  return problems;
-}
-
-const none: PageProblems = { badResponses: [], failedRequests: [], pageErrors: [], consoleErrors: [], outside: [] };
 
 describeBrowser('web prompt inspector and /docs (headless Chromium, engine started as `npm start`)', () => {
   let engine: ManagedProcess;
@@ -160,7 +124,7 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
 
   async function newPage(context: BrowserContext): Promise<{ page: Page; problems: PageProblems }> {
     const page = await context.newPage();
-    return { page, problems: watch(page, baseUrl) };
+    return { page, problems: watchPage(page, baseUrl) };
   }
 
   /** Milliseconds from the navigation's start until the page holds `count` of `selector` (and `also`), checked each frame. */
@@ -396,8 +360,8 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
         },
         timedProblems,
       );
-      expect({ ...problems }).toEqual(none);
-      expect({ ...timedProblems }).toEqual(none);
+      expect({ ...problems }).toEqual(NO_PROBLEMS);
+      expect({ ...timedProblems }).toEqual(NO_PROBLEMS);
 
       // how est. $ is written for every kind of figure (a number of any size; null: nothing, or — in a
       // table): the engine's real answers passed through with chosen figures in place of its own.
@@ -436,7 +400,7 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
         },
         pricedProblems,
       );
-      expect({ ...pricedProblems }).toEqual(none);
+      expect({ ...pricedProblems }).toEqual(NO_PROBLEMS);
 
       // a wrong key: the page says so and asks again (the one request expected to fail)
       const { page: other } = await newPage(context);
@@ -471,7 +435,7 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
       },
       problems,
     );
-    expect({ ...problems }).toEqual(none);
+    expect({ ...problems }).toEqual(NO_PROBLEMS);
     await context.close();
   }, 60_000);
 });

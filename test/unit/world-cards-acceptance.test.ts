@@ -1,4 +1,3 @@
-import { deflateSync } from 'node:zlib';
 import encodeChunks from 'png-chunks-encode';
 import extractChunks from 'png-chunks-extract';
 import { decode as decodeText, encode as encodeText } from 'png-chunk-text';
@@ -7,6 +6,7 @@ import type { PlayClient } from '../../apps/play/play-client';
 import { escapeXml } from '../../libs/data-boundary';
 import { toLoadedWorld, WorldDocument } from '../../libs/plugins-sdk';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { onePixelPng } from '../support/world-files';
 
 /**
  * Issue 29, acceptance: a V2 PNG card and a V3 JSON card (non-Latin names, a lorebook of 200
@@ -16,17 +16,7 @@ import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
  */
 
 /** A 1×1 opaque RGB PNG, built with the PNG chunk libraries (not with the code under test). */
-function plainPng(): Uint8Array {
-  const header = new Uint8Array(13);
-  new DataView(header.buffer).setUint32(0, 1);
-  new DataView(header.buffer).setUint32(4, 1);
-  header.set([8, 2, 0, 0, 0], 8);
-  return encodeChunks([
-    { name: 'IHDR', data: header },
-    { name: 'IDAT', data: new Uint8Array(deflateSync(Uint8Array.of(0, 200, 120, 40))) },
-    { name: 'IEND', data: new Uint8Array(0) },
-  ]);
-}
+const plainPng = (): Uint8Array => onePixelPng({ pixel: [0, 200, 120, 40] });
 
 /** A PNG carrying `card` as base64 JSON in a `chara` tEXt chunk (before IEND). */
 function cardPng(card: unknown, keyword = 'chara'): Uint8Array {

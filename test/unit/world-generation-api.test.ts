@@ -4,6 +4,7 @@ import { rebuildInline, type StoredEvent } from '../../libs/events';
 import { engineInlineProjections } from '../../libs/engine';
 import { PlayClient } from '../../apps/play/play-client';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { countEvents } from '../support/world-files';
 import { openStreamAt } from '../support/sse-client';
 import { auditedIdentical, playTurns } from '../support/turns';
 
@@ -126,12 +127,7 @@ describe('world creation from a description (offline emulator)', () => {
       expect([path, res.status, res.json.code]).toEqual([path, 404, 'WORLD_GENERATION_NOT_FOUND']);
     }
     expect((await call(covel.baseUrl, keyB, 'GET', '/v1/worlds/generate/not-a-uuid')).json.code).toBe('WORLD_GENERATION_NOT_FOUND');
-    const before = (
-      await covel.engine.database.db
-        .selectFrom('events')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n;
+    const before = await countEvents(covel.engine.database.db);
     const bad = [
       [{ description: 'x', locale: 'not a tag!' }, 400, 'locale'],
       [{ description: 'x\u0000', locale: 'en' }, 400, 'description'],
@@ -145,12 +141,7 @@ describe('world creation from a description (offline emulator)', () => {
       expect([path, res.status]).toEqual([path, status]);
       expect((res.json.issues as { path: string }[]).map((i) => i.path)).toContain(path);
     }
-    const after = (
-      await covel.engine.database.db
-        .selectFrom('events')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n;
+    const after = await countEvents(covel.engine.database.db);
     expect(after).toBe(before);
   }, 60_000);
 

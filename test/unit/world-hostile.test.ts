@@ -1,11 +1,10 @@
 import { request as httpRequest } from 'node:http';
-import { deflateSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { zipSync } from 'fflate';
-import encodeChunks from 'png-chunks-encode';
 import extractChunks from 'png-chunks-extract';
-import { encode as encodeText } from 'png-chunk-text';
 import { WORLD_LIMITS } from '../../libs/plugins-sdk';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { countEvents, onePixelPng } from '../support/world-files';
 
 /**
  * Issue 29, acceptance: hostile input to the worlds API — bad PNGs, truncated and forged chunks,
@@ -83,19 +82,8 @@ function send(
 
 const enc = (text: string) => new TextEncoder().encode(text);
 
-/** A 1×1 RGB PNG built with the PNG chunk libraries; `texts` as tEXt chunks before IEND. */
-function png(texts: { keyword: string; value: string }[] = []): Uint8Array {
-  const header = new Uint8Array(13);
-  new DataView(header.buffer).setUint32(0, 1);
-  new DataView(header.buffer).setUint32(4, 1);
-  header.set([8, 2, 0, 0, 0], 8);
-  return encodeChunks([
-    { name: 'IHDR', data: header },
-    { name: 'IDAT', data: new Uint8Array(deflateSync(Uint8Array.of(0, 1, 2, 3))) },
-    ...texts.map((t) => encodeText(t.keyword, t.value)),
-    { name: 'IEND', data: new Uint8Array(0) },
-  ]);
-}
+/** A 1×1 RGB PNG with `texts` as tEXt chunks before IEND. */
+const png = (texts: { keyword: string; value: string }[] = []): Uint8Array => onePixelPng({ texts });
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const cardJson = (data: Record<string, unknown> = {}) => ({ spec: 'chara_card_v2', spec_version: '2.0', data: { name: 'Mira', first_mes: 'Hello.', ...data } });
 const cardPng = (card: unknown) => png([{ keyword: 'chara', value: b64(typeof card === 'string' ? card : JSON.stringify(card)) }]);
@@ -174,15 +162,7 @@ describe('issue 29 acceptance: hostile input to the worlds API', () => {
 
   const auth = () => ({ authorization: `Bearer ${key}` });
   const json = { 'content-type': 'application/json' };
-  const eventCount = async () =>
-    Number(
-      (
-        await covel.engine.database.db
-          .selectFrom('events')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const eventCount = () => countEvents(covel.engine.database.db);
 
   type Request = { method: string; path: string; headers?: Record<string, string | string[]>; body?: Uint8Array | string | (() => Uint8Array | null) };
   /** What the answer must name: an issue's path, or (for problems of the request itself) a pattern of its message. */

@@ -4,6 +4,7 @@ import { engineInlineProjections } from '../../libs/engine';
 import { importWorldArchive } from '../../libs/world-files';
 import { PlayClient } from '../../apps/play/play-client';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
+import { countEvents } from '../support/world-files';
 
 /** Issue 29 item 1: worlds as tenant resources in the event log, through the HTTP API. */
 describe('worlds a tenant owns (HTTP API)', () => {
@@ -37,15 +38,7 @@ describe('worlds a tenant owns (HTTP API)', () => {
     }
     return { status: res.status, headers: res.headers, json: json as Record<string, unknown> & World };
   };
-  const eventCount = async () =>
-    Number(
-      (
-        await covel.engine.database.db
-          .selectFrom('events')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const eventCount = () => countEvents(covel.engine.database.db);
 
   const lighthouse = {
     name: 'Saltmarrow Light 灯塔 🌊',

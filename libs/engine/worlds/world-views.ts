@@ -23,7 +23,8 @@ export interface WorldSummaryView extends Omit<WorldView, 'document'> {
   openings: number;
 }
 
-export function worldView(row: WorldRow): WorldView {
+/** What a tenant's world row says of its place, as a view has it (the list row and the full row share it). */
+function tenantWorldPlace(row: Omit<WorldListRow, 'description' | 'characters' | 'lorebookEntries' | 'openings'>): Omit<WorldView, 'document'> {
   return {
     id: row.worldId,
     name: row.name,
@@ -33,8 +34,11 @@ export function worldView(row: WorldRow): WorldView {
     provenance: row.provenance,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
-    document: row.document,
   };
+}
+
+export function worldView(row: WorldRow): WorldView {
+  return { ...tenantWorldPlace(row), document: row.document };
 }
 
 export function builtInWorldView(id: string, document: WorldDocument): WorldView {
@@ -55,18 +59,6 @@ export function worldSummary(view: WorldView): WorldSummaryView {
 
 /** A tenant's world as the list gives it, from its list row (no document read). */
 export function worldListSummary(row: WorldListRow): WorldSummaryView {
-  return {
-    id: row.worldId,
-    name: row.name,
-    revision: row.revision,
-    archived: row.archived,
-    builtIn: false,
-    provenance: row.provenance,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    description: row.description,
-    characters: row.characters,
-    lorebookEntries: row.lorebookEntries,
-    openings: row.openings,
-  };
+  const { description, characters, lorebookEntries, openings } = row;
+  return { ...tenantWorldPlace(row), description, characters, lorebookEntries, openings };
 }
