@@ -552,6 +552,70 @@ export const TurnSupersededV1 = z.object({
   messages: z.array(CommittedMessage).optional(),
 });
 
+/**
+ * Undo (`POST /v1/sessions/:id/turns/:turnId/revert`): the named turn and every later turn of the
+ * history leave it, with every alternative of each. Read models are folds that skip what a revert
+ * names (`storyPath`): the reverted executions' messages, plugin data, compactions covering their
+ * messages; the log keeps all of it (the audit of past requests still reads the log as it stood).
+ */
+export const TurnRevertedV1 = z.object({
+  /** The turn the player named: it and every later one are reverted. */
+  turnId: id,
+  /** The turns that leave the history, oldest first (the named one first). */
+  turnIds: z.array(id).min(1),
+  /** Every execution of those turns: each alternative, run or failed. */
+  executionIds: z.array(id).min(1),
+  /** Who reverted: the caller the API authenticated (a tenant's key), as the inspector shows it. */
+  by: z.string().min(1),
+});
+
+/** Most code points of an edited message's text. */
+export const MAX_EDITED_TEXT_CHARS = 64_000;
+
+/**
+ * `PATCH /v1/sessions/:id/messages/:messageId`: a committed player input or story text gets new
+ * text. Later requests read the edited text; bookkeepers are not re-run; the audit of a request
+ * made before the edit still derives the text that was sent.
+ */
+export const MessageEditedV1 = z.object({
+  messageId: id,
+  /** The turn the message belongs to. */
+  turnId: id,
+  text: z
+    .string()
+    .refine((s) => s.trim() !== '', 'must not be empty')
+    .refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogate)')
+    .refine((s) => !s.includes('\u0000'), 'must not contain U+0000')
+    .refine((s) => codePointLength(s) <= MAX_EDITED_TEXT_CHARS, `must be at most ${MAX_EDITED_TEXT_CHARS} characters`),
+  by: z.string().min(1),
+});
+
+/**
+ * The first event of a branch's log (`POST /v1/sessions/:id/branch`): the branch reads its parent's
+ * log up to `parentVersion` with every turn after `atTurnId` left out, then its own events.
+ */
+export const SessionBranchedV1 = z.object({
+  parentSessionId: id,
+  /** The last turn the branch keeps (turn 0, the opening, keeps only the opening). */
+  atTurnId: id,
+  /** The parent's stream version the branch reads through (the parent's log as it stood at the branch). */
+  parentVersion: z.int().min(1),
+  by: z.string().min(1),
+});
+
+/**
+ * Stop (`POST /v1/executions/:id/cancel`): the execution ends without its commit; its in-flight
+ * model call is aborted. With `keepPartial` and story text streamed so far, `messages` are the turn
+ * as kept (the player input and the partial story text), committed in the history as a turn is.
+ */
+export const ExecutionCancelledV1 = z.object({
+  executionId: id,
+  turnId: id,
+  keepPartial: z.boolean(),
+  messages: z.array(CommittedMessage).optional(),
+  by: z.string().min(1),
+});
+
 /** What a player sets on the requests of one model slot (spec §3 "the player's slot parameter overrides"). */
 export const SlotPreference = z.object({
   /** Explicit reasoning: `enabled`, and with it an `effort`. */
@@ -703,6 +767,10 @@ export const eventSchemas = {
   'execution.suspended@1': ExecutionSuspendedV1,
   'execution.resumed@1': ExecutionResumedV1,
   'turn.superseded@1': TurnSupersededV1,
+  'turn.reverted@1': TurnRevertedV1,
+  'message.edited@1': MessageEditedV1,
+  'session.branched@1': SessionBranchedV1,
+  'execution.cancelled@1': ExecutionCancelledV1,
   'player-input.mid-turn@1': PlayerInputMidTurnV1,
   'session.preferences-changed@1': SessionPreferencesChangedV1,
   'world.created@1': WorldCreatedV1,
