@@ -1,7 +1,11 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
-import { eventSchemas, type EventType, isEventType, type NewEvent, type StoredEvent } from './event-types';
+import { eventSchemas, type EventType, type NewEvent, type StoredEvent } from './event-types';
 import { applyInline } from './projections/inline/apply-inline';
+import { readInheritedStory } from './story-log';
+import { toStoredEvent } from './stored-event';
+
+export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
 import { lockStreamAndReadHead } from './stream-lock';
@@ -114,29 +118,6 @@ export function validateEvent(event: NewEvent): NewEvent {
     );
   }
   return { ...event, data: parsed.data } as NewEvent;
-}
-
-export function toStoredEvent(row: {
-  global_position: string | number;
-  tenant_id: string;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  data: unknown;
-  metadata: unknown;
-  recorded_at: Date | string;
-}): StoredEvent {
-  if (!isEventType(row.type)) throw new InvalidEventError(row.type, [{ path: 'type', message: 'unknown event type in log' }]);
-  return {
-    globalPosition: Number(row.global_position),
-    tenantId: row.tenant_id,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    type: row.type,
-    data: eventSchemas[row.type].parse(row.data),
-    metadata: (row.metadata ?? {}) as Record<string, unknown>,
-    recordedAt: new Date(row.recorded_at).toISOString(),
-  } as StoredEvent;
 }
 
 export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
@@ -273,6 +254,15 @@ export class EventStore {
   }
 
   /** Events of one stream with version > afterVersion, in order. */
+  /**
+   * What a branch session inherits from its parent (`readInheritedStory`): the parent's story up to
+   * the branch point, in front of the branch's own events for a fold (audit, replay); none for a
+   * session that is not a branch.
+   */
+  async inheritedStory(sessionId: string): Promise<StoredEvent[]> {
+    return readInheritedStory(this.db, await this.readStream(sessionId, 0, 1));
+  }
+
   async readStream(streamId: string, afterVersion = 0, limit?: number): Promise<StoredEvent[]> {
     const rows = await readStreamQuery(this.db, streamId, afterVersion, limit).execute();
     return rows.map(toStoredEvent);

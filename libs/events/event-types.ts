@@ -78,6 +78,14 @@ export const PlayerInputSubmittedV1 = z.object({
   retryFromTurnId: id.optional(),
   /** With `retryFromTurnId`: the first turn of the alternatives this one belongs to (their group's id). */
   alternativeOf: id.optional(),
+  /**
+   * With `retryFromTurnId`: the regeneration reads every read model as it stood before the turn it
+   * re-runs (plugin data too, not only the history), and the turn's alternatives each keep their own
+   * plugin data (only the selected one's counts: `storyEvents`). Set on every regeneration since
+   * issue 30; absent in logs before it, whose regenerations read the plugin data with the re-run
+   * turn's writes in (their audits derive it so).
+   */
+  isolated: z.literal(true).optional(),
 });
 
 /**

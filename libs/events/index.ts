@@ -95,6 +95,8 @@ export { pluginDataProjection } from './projections/plugin-data';
 export { PluginDataStore, selfDataQuery } from './plugin-data-store';
 export type { PluginDataReader } from './plugin-data-store';
 export { PluginDataFold } from './plugin-data-fold';
+export { storyEvents, changesPath, branchRead, PATH_EVENT_TYPES } from './story-path';
+export { readStoryLog, readInheritedStory, STORY_EVENT_TYPES } from './story-log';
 export { DEFAULT_SELF_DATA_LIMIT, MAX_SELF_DATA_LIMIT, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, selfDataSplit } from './plugin-data-view';
 export type { JsonValue, PluginDataScope, PluginDataRow, SelfDataView } from './plugin-data-view';
 export { mediaStoreFor, FileMediaStore, TableMediaStore, InvalidMediaError, MEDIA_ID_PATTERN, MIME_TYPE_PATTERN } from './media';

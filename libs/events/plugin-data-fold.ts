@@ -33,8 +33,8 @@ export class PluginDataFold {
       rows.set(event.data.key, {
         key: event.data.key,
         value: event.data.value as JsonValue,
-        created: existing?.created ?? event.streamVersion,
-        updated: event.streamVersion,
+        created: existing?.created ?? event.globalPosition,
+        updated: event.globalPosition,
       });
     } else if (event.type === 'plugin-data.deleted@1') {
       this.rowsOf(event.data.pluginId, event.data.namespace, false)?.delete(event.data.key);

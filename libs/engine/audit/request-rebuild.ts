@@ -1,4 +1,4 @@
-import { type EventData, type MediaStore, PluginDataFold, type StoredEvent } from '../../events';
+import type { EventData, MediaStore, StoredEvent } from '../../events';
 import { summaryCall } from '../barrier/summary-model';
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../../plugins-sdk';
 import { LORE_SCAN_LIMIT } from '../history/history-loader';
@@ -6,7 +6,8 @@ import type { WorldLoader } from '../catalog/world-catalog';
 import { redactImageData, type ProviderRegistry } from '../../providers';
 import { type ActivatedLoreEntry, type AssembledContext, placeSegments } from '../../context';
 import { RecordedCallWithoutExecutionError, RuntimeNotInCatalogError } from '../errors';
-import { HistoryFold } from '../history/history-fold';
+import type { HistoryFold } from '../history/history-fold';
+import { StoryFolds } from '../history/story-folds';
 import { executionOutputs, SessionJournal } from '../journal/journal';
 import type { RuntimeCatalog } from '../catalog/runtime-catalog';
 import { type CatalogGenerations, executionCatalog } from '../catalog/catalog-generations';
@@ -62,11 +63,13 @@ export async function rebuildRequests(
     media?: MediaStore;
     /** Sees each rebuilt call with the request it was rebuilt from (the contract-test harness reads its sections). */
     inspect?: (call: RebuiltCall, request: RuntimeRequest & { inputs: RuntimeRequestInputs }) => void;
+    /** A branch's read of its parent (`EventStore.inheritedStory`), folded before its own events; none for other sessions. */
+    inherited?: readonly StoredEvent[];
   },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
-  const history = new HistoryFold();
-  const pluginData = new PluginDataFold();
+  // the story as the worker read it: history and plugin data of the events that count (issue 30)
+  const story = new StoryFolds(options.inherited);
   let locale: Locale = 'en';
   let languageName: string | undefined;
   let world: LoadedWorld | null = null;
@@ -102,6 +105,7 @@ export async function rebuildRequests(
       const d = event.data;
       const execution = journal.get(d.executionId);
       if (!execution) throw new RecordedCallWithoutExecutionError(d.callId, d.executionId);
+      const { history, pluginData } = story;
       // the registry generation the execution captured: its manifests, bodies and static segments
       const generation = executionCatalog({ catalog: current, generations: options.generations }, execution).forSession(sessionPlugins);
       const runtime = generation.find(d.pluginId, d.runtimeId);
@@ -162,8 +166,7 @@ export async function rebuildRequests(
       });
       options.inspect?.(results[results.length - 1], { ...request, inputs });
     }
-    history.apply(event);
-    pluginData.apply(event);
+    story.apply(event);
     journal.apply([event]);
   }
   return results;

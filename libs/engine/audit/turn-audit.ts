@@ -50,6 +50,7 @@ export async function auditTurn(
       generations: deps.generations,
       tools: deps.tools,
       media: deps.media,
+      inherited: await deps.store.inheritedStory(sessionId),
     })
   ).filter((c) => c.turnId === turnId);
   const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({

@@ -6,6 +6,8 @@ import { type ImageReference, recentImageReferences } from './picture-attachment
 /**
  * The committed history of a session folded from its events in memory: what the turn_messages
  * (uncompacted rows) and summaries projections hold, for rebuilding a request from the log alone.
+ * Fed the events that count (`storyEvents`, through `StoryFolds`): a superseded or reverted turn's
+ * commit never reaches it.
  */
 export class HistoryFold {
   private messages: (HistoryMessage & { compacted: boolean; media?: MediaReference })[] = [];
@@ -21,11 +23,13 @@ export class HistoryFold {
     if (event.type === 'turn.committed@1') {
       for (const m of event.data.messages) this.messages.push({ ...m, turnId: event.data.turnId, compacted: false });
     }
-    if (event.type === 'turn.superseded@1') {
-      // the latest turn leaves; a selected alternative's messages take its place
-      const { turnId, byTurnId, messages } = event.data;
-      this.messages = this.messages.filter((m) => m.turnId !== turnId);
-      for (const m of messages ?? []) this.messages.push({ ...m, turnId: byTurnId, compacted: false });
+    if (event.type === 'execution.cancelled@1') {
+      // a cancel that kept the partial turn: committed as a turn is
+      for (const m of event.data.messages ?? []) this.messages.push({ ...m, turnId: event.data.turnId, compacted: false });
+    }
+    if (event.type === 'message.edited@1') {
+      const message = this.messages.find((m) => m.messageId === event.data.messageId);
+      if (message) message.text = event.data.text;
     }
     if (event.type === 'history.compacted@1') {
       for (const s of event.data.summaries) {

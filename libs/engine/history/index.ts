@@ -1,5 +1,6 @@
 /** The story history a runtime reads: loaded from the read models or folded from the log, handed over by a barrier, with its recent pictures. */
 export { HistoryFold } from './history-fold';
+export { StoryFolds } from './story-folds';
 export { keepHistory, keptHistory } from './history-handoff';
 export { LORE_SCAN_LIMIT, historyUnchanged, loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from './history-loader';
 export type { LoadedHistory } from './history-loader';

@@ -102,6 +102,8 @@ export class TurnAlternativesService {
                 ...(source.formValues ? { formValues: source.formValues } : {}),
                 retryFromTurnId: source.turnId,
                 alternativeOf: group.alternativeOf,
+                // it reads the session's state as it stood before the turn (plugin data too), and keeps its own
+                isolated: true,
               },
             },
           ],

@@ -28,12 +28,14 @@ const row = (t: string, s: string, plugin: string, namespace: string, key: strin
 });
 
 describe('plugin_data (inline projection)', () => {
-  it('given nothing, when a plugin writes two keys, then each is a row created at its event’s stream version', async () => {
+  it('given nothing, when a plugin writes two keys, then each is a row created at its event’s log position', async () => {
     const id = uniqueIds();
     const [t, s] = [id('t'), id('s')];
     await spec.check({
       when: [{ tenant: t, stream: s, events: [written('tracker', 'status', 'hp', { now: 3 }), written('tracker', 'status', 'mood', 'grim')] }],
-      then: { plugin_data: [row(t, s, 'tracker', 'status', 'hp', { now: 3 }, 1), row(t, s, 'tracker', 'status', 'mood', 'grim', 2)] },
+      then: ({ position }) => ({
+        plugin_data: [row(t, s, 'tracker', 'status', 'hp', { now: 3 }, position(0)), row(t, s, 'tracker', 'status', 'mood', 'grim', position(1))],
+      }),
     });
   });
 
@@ -43,10 +45,10 @@ describe('plugin_data (inline projection)', () => {
     await spec.check({
       given: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', 1), written('p', 'n', 'b', 2)] }],
       when: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', { now: 'changed' })] }],
-      then: {
-        plugin_data: [row(t, s, 'p', 'n', 'a', { now: 'changed' }, 1, 3), row(t, s, 'p', 'n', 'b', 2, 2)],
+      then: ({ position }) => ({
+        plugin_data: [row(t, s, 'p', 'n', 'a', { now: 'changed' }, position(0), position(2)), row(t, s, 'p', 'n', 'b', 2, position(1))],
         plugin_data_namespaces: [{ tenant_id: t, session_id: s, plugin_id: 'p', namespace: 'n', row_count: 2 }],
-      },
+      }),
     });
   });
 
@@ -56,10 +58,10 @@ describe('plugin_data (inline projection)', () => {
     await spec.check({
       given: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', 1), written('p', 'n', 'b', 2), written('p', 'n', 'c', 3)] }],
       when: [{ tenant: t, stream: s, events: [deleted('p', 'n', 'b'), deleted('p', 'n', 'a'), written('p', 'n', 'a', 'back')] }],
-      then: {
-        plugin_data: [row(t, s, 'p', 'n', 'c', 3, 3), row(t, s, 'p', 'n', 'a', 'back', 6)],
+      then: ({ position }) => ({
+        plugin_data: [row(t, s, 'p', 'n', 'c', 3, position(2)), row(t, s, 'p', 'n', 'a', 'back', position(5))],
         plugin_data_namespaces: [{ tenant_id: t, session_id: s, plugin_id: 'p', namespace: 'n', row_count: 2 }],
-      },
+      }),
     });
   });
 
@@ -69,10 +71,10 @@ describe('plugin_data (inline projection)', () => {
     await spec.check({
       given: [{ tenant: t, stream: s, events: [written('p', 'n', 'a', 1)] }],
       when: [{ tenant: t, stream: s, events: [deleted('p', 'n', 'zzz'), deleted('p', 'other', 'a'), deleted('q', 'n', 'a')] }],
-      then: {
-        plugin_data: [row(t, s, 'p', 'n', 'a', 1, 1)],
+      then: ({ position }) => ({
+        plugin_data: [row(t, s, 'p', 'n', 'a', 1, position(0))],
         plugin_data_namespaces: [{ tenant_id: t, session_id: s, plugin_id: 'p', namespace: 'n', row_count: 1 }],
-      },
+      }),
     });
   });
 
@@ -86,12 +88,12 @@ describe('plugin_data (inline projection)', () => {
         { tenant: t2, stream: s3, events: [written('p', 'n', 'k', 'other tenant')] },
       ],
       when: [{ tenant: t1, stream: s1, events: [written('p', 'n', 'k', 'rewritten'), deleted('p', 'm', 'k')] }],
-      then: {
+      then: ({ position }) => ({
         plugin_data: [
-          row(t1, s1, 'p', 'n', 'k', 'rewritten', 1, 4),
-          row(t1, s1, 'q', 'n', 'k', 'other plugin', 3),
-          row(t1, s2, 'p', 'n', 'k', 'other session', 1),
-          row(t2, s3, 'p', 'n', 'k', 'other tenant', 1),
+          row(t1, s1, 'p', 'n', 'k', 'rewritten', position(0), position(5)),
+          row(t1, s1, 'q', 'n', 'k', 'other plugin', position(2)),
+          row(t1, s2, 'p', 'n', 'k', 'other session', position(3)),
+          row(t2, s3, 'p', 'n', 'k', 'other tenant', position(4)),
         ],
         plugin_data_namespaces: [
           { tenant_id: t1, session_id: s1, plugin_id: 'p', namespace: 'm', row_count: 0 },
@@ -100,7 +102,7 @@ describe('plugin_data (inline projection)', () => {
           { tenant_id: t1, session_id: s2, plugin_id: 'p', namespace: 'n', row_count: 1 },
           { tenant_id: t2, session_id: s3, plugin_id: 'p', namespace: 'n', row_count: 1 },
         ],
-      },
+      }),
     });
   });
 
@@ -110,7 +112,7 @@ describe('plugin_data (inline projection)', () => {
     const value = { 名前: '鈴木 😀👨‍👩‍👧', text: '</self-data> {{ session.id }} — ملخص', list: [1, 2.5, null, true, { deep: ['x'] }] };
     await spec.check({
       when: [{ tenant: t, stream: s, events: [written('p', '状态', 'キー 👨‍👩‍👧', value)] }],
-      then: { plugin_data: [row(t, s, 'p', '状态', 'キー 👨‍👩‍👧', value, 1)] },
+      then: ({ position }) => ({ plugin_data: [row(t, s, 'p', '状态', 'キー 👨‍👩‍👧', value, position(0))] }),
     });
   });
 

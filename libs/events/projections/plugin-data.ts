@@ -1,19 +1,37 @@
 import { sql, type Transaction } from 'kysely';
 import type { StoredEvent } from '../event-types';
 import type { Database } from '../schema';
-import { eventByEvent, type InlineProjection } from './projection';
+import type { InlineProjection } from './projection';
+import { followingStory } from './story-fold';
+
+/**
+ * After these the rows are folded again (`storyEvents`): a revert, a selected alternative, a
+ * branch, a regeneration that reads the state before the turn it re-runs (`isolated`), a failed or
+ * cancelled execution (an isolated regeneration's place goes back; a cancelled turn's writes leave).
+ */
+const PLUGIN_DATA_REFOLD = [
+  'turn.reverted@1',
+  'turn.superseded@1',
+  'session.branched@1',
+  'execution.failed@1',
+  'execution.cancelled@1',
+  'player-input.submitted@1',
+] as const;
 
 /**
  * `plugin_data`, from `plugin-data.written@1` and `plugin-data.deleted@1`: one row per
- * (session, plugin, namespace, key). A write creates the row (its stream version is the row's
+ * (session, plugin, namespace, key). A write creates the row (its log position is the row's
  * creation order and recency) or replaces its value (recency moves, creation order stays); a
  * delete removes it, so a key written again after a delete is a new row, created anew.
  * `plugin_data_namespaces` counts each namespace's rows (the selfData total, read by one key).
  */
-export const pluginDataProjection: InlineProjection = eventByEvent({
+export const pluginDataProjection: InlineProjection = followingStory({
   name: 'plugin_data',
   handles: ['plugin-data.written@1', 'plugin-data.deleted@1'],
   tables: ['plugin_data', 'plugin_data_namespaces'],
+  refoldTypes: PLUGIN_DATA_REFOLD,
+  refoldOn: (event) =>
+    (PLUGIN_DATA_REFOLD as readonly string[]).includes(event.type) && (event.type !== 'player-input.submitted@1' || event.data.isolated === true),
   async apply(trx, event) {
     if (event.type === 'plugin-data.written@1') {
       const { pluginId, namespace, key, value } = event.data;
@@ -26,8 +44,8 @@ export const pluginDataProjection: InlineProjection = eventByEvent({
           namespace,
           key,
           value: JSON.stringify(value),
-          created_position: event.streamVersion,
-          updated_position: event.streamVersion,
+          created_position: event.globalPosition,
+          updated_position: event.globalPosition,
         })
         .onConflict((oc) =>
           oc.columns(['session_id', 'plugin_id', 'namespace', 'key']).doUpdateSet((eb) => ({
@@ -37,8 +55,8 @@ export const pluginDataProjection: InlineProjection = eventByEvent({
         )
         .returning('created_position')
         .executeTakeFirstOrThrow();
-      // created by this event (a rewrite keeps the version of the write that created the row)
-      if (row.created_position === event.streamVersion) await countRows(trx, event, pluginId, namespace, +1);
+      // created by this event (a rewrite keeps the position of the write that created the row)
+      if (Number(row.created_position) === event.globalPosition) await countRows(trx, event, pluginId, namespace, +1);
     } else if (event.type === 'plugin-data.deleted@1') {
       const { pluginId, namespace, key } = event.data;
       const removed = await trx

@@ -1,7 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import { InvalidEventError } from '../errors';
 import type { Database } from '../schema';
-import { eventByEvent, type InlineProjection } from './projection';
+import type { InlineProjection } from './projection';
+import { followingStory } from './story-fold';
 
 /**
  * `summaries`, from `history.compacted@1` (turn_messages sets its own `compacted` marker). A merge
@@ -10,10 +11,13 @@ import { eventByEvent, type InlineProjection } from './projection';
  * change. The summaries an event merges must be the oldest saved ones, in story order (checked
  * with a bounded read); anything else fails the append (`InvalidEventError`, nothing changes).
  */
-export const summariesProjection: InlineProjection = eventByEvent({
+export const summariesProjection: InlineProjection = followingStory({
   name: 'summaries',
   handles: ['history.compacted@1'],
   tables: ['summaries'],
+  // a compaction covering a reverted message no longer counts (`storyEvents`); a branch starts from its parent's
+  refoldTypes: ['turn.reverted@1', 'session.branched@1'],
+  refoldOn: (event) => event.type === 'turn.reverted@1' || event.type === 'session.branched@1',
   async apply(trx, event) {
     if (event.type !== 'history.compacted@1') return;
     await checkReplacedAreOldest(

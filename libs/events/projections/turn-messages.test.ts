@@ -40,9 +40,26 @@ const opened = (turnId: string, messageId: string, text: string): NewEvent => ({
   data: { turnId, messageId, openingIndex: 0, text },
 });
 
-const superseded = (turnId: string, by: { turnId: string; executionId: string }, cause: 'retry' | 'select', messages?: CommittedMessage[]): NewEvent => ({
+const superseded = (
+  turnId: string,
+  by: { turnId: string; executionId: string },
+  cause: 'retry' | 'select',
+  messages?: CommittedMessage[],
+  alternativeOf = turnId,
+): NewEvent => ({
   type: 'turn.superseded@1',
-  data: { alternativeOf: turnId, turnId, byTurnId: by.turnId, byExecutionId: by.executionId, cause, ...(messages ? { messages } : {}) },
+  data: { alternativeOf, turnId, byTurnId: by.turnId, byExecutionId: by.executionId, cause, ...(messages ? { messages } : {}) },
+});
+/** A player's input; `retry`: a regeneration of the turn `from` in the group `root`. */
+const input = (executionId: string, turnId: string, retry?: { from: string; root: string }): NewEvent => ({
+  type: 'player-input.submitted@1',
+  data: {
+    executionId,
+    turnId,
+    messageId: `${turnId}-input`,
+    text: 'x',
+    ...(retry ? { retryFromTurnId: retry.from, alternativeOf: retry.root, isolated: true as const } : {}),
+  },
 });
 
 /** A turn_messages row as the projection writes it. */
@@ -333,10 +350,11 @@ describe('turn_messages (inline projection)', () => {
       const again = [player(id('r3'), 'swim'), story(id('r4'), 'Warm, oddly.')];
       await spec.check({
         given: [
-          { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1])] },
-          { tenant: t, stream: s, events: [committed(id('e2'), id('u2'), m[2], m[3])] },
+          { tenant: t, stream: s, events: [input(id('e1'), id('u1')), committed(id('e1'), id('u1'), m[0], m[1])] },
+          { tenant: t, stream: s, events: [input(id('e2'), id('u2')), committed(id('e2'), id('u2'), m[2], m[3])] },
         ],
         when: [
+          { tenant: t, stream: s, events: [input(id('e3'), id('u3'), { from: id('u2'), root: id('u2') })] },
           {
             tenant: t,
             stream: s,
@@ -345,25 +363,26 @@ describe('turn_messages (inline projection)', () => {
         ],
         then: ({ at }) => ({
           turn_messages: [
-            message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(0) }),
-            message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(0) }),
-            message(again[0], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 3, committedAt: at(3) }),
-            message(again[1], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 4, committedAt: at(3) }),
+            message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(1) }),
+            message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(1) }),
+            message(again[0], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 3, committedAt: at(6) }),
+            message(again[1], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 4, committedAt: at(6) }),
           ],
           history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }],
         }),
       });
     });
 
-    it('given a regenerated turn, when the first alternative is selected, then its carried messages are back in the same ords (at the selection time) and a next turn follows them', async () => {
+    it('given a regenerated turn, when the first alternative is selected, then its messages are back in the same ords (as first committed) and a next turn follows them', async () => {
       const id = uniqueIds();
       const [t, s] = [id('t'), id('s')];
-      const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.'), player(id('m3'), 'swim'), story(id('m4'), 'Cold.')];
+      const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.')];
       const again = [player(id('r1'), 'look'), story(id('r2'), 'A lake.')];
       const next = [player(id('n1'), 'walk'), story(id('n2'), 'Sand.')];
       await spec.check({
         given: [
-          { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1])] },
+          { tenant: t, stream: s, events: [input(id('e1'), id('u1')), committed(id('e1'), id('u1'), ...m)] },
+          { tenant: t, stream: s, events: [input(id('e2'), id('u2'), { from: id('u1'), root: id('u1') })] },
           {
             tenant: t,
             stream: s,
@@ -371,15 +390,15 @@ describe('turn_messages (inline projection)', () => {
           },
         ],
         when: [
-          { tenant: t, stream: s, events: [superseded(id('u2'), { turnId: id('u1'), executionId: id('e1') }, 'select', [m[0], m[1]])] },
-          { tenant: t, stream: s, events: [committed(id('e3'), id('u3'), ...next)] },
+          { tenant: t, stream: s, events: [superseded(id('u2'), { turnId: id('u1'), executionId: id('e1') }, 'select', m, id('u1'))] },
+          { tenant: t, stream: s, events: [input(id('e3'), id('u3')), committed(id('e3'), id('u3'), ...next)] },
         ],
         then: ({ at }) => ({
           turn_messages: [
-            message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(3) }),
-            message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(3) }),
-            message(next[0], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 3, committedAt: at(4) }),
-            message(next[1], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 4, committedAt: at(4) }),
+            message(m[0], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 1, committedAt: at(1) }),
+            message(m[1], { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: 2, committedAt: at(1) }),
+            message(next[0], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 3, committedAt: at(7) }),
+            message(next[1], { tenant: t, session: s, turn: id('u3'), execution: id('e3'), ord: 4, committedAt: at(7) }),
           ],
           history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }],
         }),
@@ -425,23 +444,26 @@ describe('turn_messages (inline projection)', () => {
       const [t, s] = [id('t'), id('s')];
       const m = [player(id('m1'), 'look'), story(id('m2'), 'A river.')];
       const alt = (n: number) => [player(id(`r${n}a`), 'look'), story(id(`r${n}b`), `Take ${n}.`)];
+      const root = id('u0');
       const { log, rows } = await spec.check({
-        given: [{ tenant: t, stream: s, events: [committed(id('e0'), id('u0'), ...m)] }],
+        given: [{ tenant: t, stream: s, events: [input(id('e0'), root), committed(id('e0'), root, ...m)] }],
         when: [
+          { tenant: t, stream: s, events: [input(id('e1'), id('u1'), { from: root, root })] },
           {
             tenant: t,
             stream: s,
-            events: [superseded(id('u0'), { turnId: id('u1'), executionId: id('e1') }, 'retry'), committed(id('e1'), id('u1'), ...alt(1))],
+            events: [superseded(root, { turnId: id('u1'), executionId: id('e1') }, 'retry'), committed(id('e1'), id('u1'), ...alt(1))],
           },
+          { tenant: t, stream: s, events: [input(id('e2'), id('u2'), { from: id('u1'), root })] },
           {
             tenant: t,
             stream: s,
-            events: [superseded(id('u1'), { turnId: id('u2'), executionId: id('e2') }, 'retry'), committed(id('e2'), id('u2'), ...alt(2))],
+            events: [superseded(id('u1'), { turnId: id('u2'), executionId: id('e2') }, 'retry', undefined, root), committed(id('e2'), id('u2'), ...alt(2))],
           },
-          { tenant: t, stream: s, events: [superseded(id('u2'), { turnId: id('u1'), executionId: id('e1') }, 'select', alt(1))] },
+          { tenant: t, stream: s, events: [superseded(id('u2'), { turnId: id('u1'), executionId: id('e1') }, 'select', alt(1), root)] },
         ],
         then: ({ at }) => ({
-          turn_messages: alt(1).map((x, i) => message(x, { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: i + 1, committedAt: at(5) })),
+          turn_messages: alt(1).map((x, i) => message(x, { tenant: t, session: s, turn: id('u1'), execution: id('e1'), ord: i + 1, committedAt: at(4) })),
           history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 1 }],
         }),
       });

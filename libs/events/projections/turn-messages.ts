@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
 import { type CommittedMessage, openingMessage } from '../event-types';
 import type { Database } from '../schema';
-import { eventByEvent, type InlineProjection } from './projection';
+import type { InlineProjection } from './projection';
+import { followingStory } from './story-fold';
 
 /**
  * The oldest `limit` uncompacted messages of a session, oldest first: the rows after its
@@ -30,19 +31,30 @@ export async function readUncompactedPrefix(
  * exactly the messages it names, which must be the stored uncompacted prefix in order, compared in
  * this transaction with a bounded read of it; anything else is refused
  * (`CompactionPrefixMismatchError`: the append rolls back, nothing changes).
- * A superseded turn (`turn.superseded@1`, only ever the latest) leaves: its rows, which must be the
- * session's last and uncompacted (else `SupersededTurnNotLatestError`), are deleted and the turn
- * uncounted; the messages that take their place (a selected alternative's, carried in the event, or
- * the regenerated turn's `turn.committed@1` right after it) get the freed ords: ords stay dense.
+ * It follows the story path (`followingStory`): after a revert, a selected alternative (a
+ * regenerated turn's `turn.superseded@1` too: the regeneration's `turn.committed@1` right after it
+ * then appends its rows), a cancel that kept a partial turn, or a branch, the session's rows are
+ * folded again from the log (`storyEvents`): the turns on the path, in log order, ords dense.
+ * An edit (`message.edited@1`) replaces a message's text.
  * A session's opening (`session.opened@1`, appended with `session.created@1`) is its first row:
  * turn 0's story message (`openingMessage`; its `execution_id` is its turn id, no execution
  * commits it), not counted among the committed turns (`history_watermarks.turns`), so the first
  * player turn is still turn 1 (`{{ session.turnNumber }}`, prefix reports, the inspector).
  */
-export const turnMessagesProjection: InlineProjection = eventByEvent({
+export const turnMessagesProjection: InlineProjection = followingStory({
   name: 'turn_messages',
-  handles: ['session.opened@1', 'history.compacted@1', 'turn.committed@1', 'turn.superseded@1'],
+  handles: ['session.opened@1', 'history.compacted@1', 'turn.committed@1', 'message.edited@1', 'execution.cancelled@1'],
   tables: ['turn_messages', 'history_watermarks'],
+  refoldTypes: ['turn.reverted@1', 'turn.superseded@1', 'session.branched@1', 'execution.cancelled@1'],
+  refoldOn: (event) =>
+    event.type === 'turn.reverted@1' ||
+    event.type === 'turn.superseded@1' ||
+    event.type === 'session.branched@1' ||
+    (event.type === 'execution.cancelled@1' && (event.data.messages?.length ?? 0) > 0),
+  // only the latest turn, uncompacted, is ever superseded
+  check: async (trx, event) => {
+    if (event.type === 'turn.superseded@1') await checkLatestTurn(trx, { sessionId: event.streamId, turnId: event.data.turnId });
+  },
   async apply(trx, event) {
     if (event.type === 'session.opened@1') {
       await appendTurn(
@@ -85,15 +97,24 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
         .execute();
       return;
     }
-    if (event.type === 'turn.superseded@1') {
-      await removeLatestTurn(trx, { sessionId: event.streamId, turnId: event.data.turnId });
+    if (event.type === 'message.edited@1') {
+      await trx
+        .updateTable('turn_messages')
+        .set({ text: event.data.text })
+        .where('session_id', '=', event.streamId)
+        .where('message_id', '=', event.data.messageId)
+        .execute();
+      return;
+    }
+    if (event.type === 'execution.cancelled@1') {
+      // a cancel that kept the partial turn: committed as a turn is
       const messages = event.data.messages ?? [];
       if (messages.length === 0) return;
       await appendTurn(trx, {
         tenantId: event.tenantId,
         sessionId: event.streamId,
-        turnId: event.data.byTurnId,
-        executionId: event.data.byExecutionId,
+        turnId: event.data.turnId,
+        executionId: event.data.executionId,
         committedAt: new Date(event.recordedAt),
         messages,
       });
@@ -147,7 +168,7 @@ async function appendTurn(
         committed_at: turn.committedAt,
       })),
     )
-    .onConflict((oc) => oc.column('message_id').doNothing())
+    .onConflict((oc) => oc.columns(['session_id', 'message_id']).doNothing())
     .returning('message_id')
     .execute();
   // one more turn, counted once (a commit whose rows are there already adds none)
@@ -159,8 +180,8 @@ async function appendTurn(
     .execute();
 }
 
-/** Deletes the session's latest turn's rows (the last ords, uncompacted) and uncounts it; anything else is refused. */
-async function removeLatestTurn(trx: Kysely<Database>, at: { sessionId: string; turnId: string }): Promise<void> {
+/** The turn's rows are the session's last ords and uncompacted; anything else is refused (`SupersededTurnNotLatestError`). */
+async function checkLatestTurn(trx: Kysely<Database>, at: { sessionId: string; turnId: string }): Promise<void> {
   const { max } = await trx
     .selectFrom('turn_messages')
     .select(sql<number | null>`max(ord)`.as('max'))
@@ -176,10 +197,4 @@ async function removeLatestTurn(trx: Kysely<Database>, at: { sessionId: string; 
   const last = Number(max ?? 0);
   const isTail = rows.length > 0 && Math.max(...ords) === last && Math.min(...ords) === last - rows.length + 1;
   if (!isTail || rows.some((r) => r.compacted)) throw new SupersededTurnNotLatestError(at.sessionId, at.turnId);
-  await trx.deleteFrom('turn_messages').where('session_id', '=', at.sessionId).where('turn_id', '=', at.turnId).execute();
-  await trx
-    .updateTable('history_watermarks')
-    .set({ turns: sql<number>`greatest(history_watermarks.turns - 1, 0)` })
-    .where('session_id', '=', at.sessionId)
-    .execute();
 }

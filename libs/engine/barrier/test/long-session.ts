@@ -3,7 +3,7 @@ import { rebuildInline, type StoredEvent } from '../../../events';
 import { endpointFor, parseLlmConfig, ProviderRegistry } from '../../../providers';
 import { dumpProjections } from '../../../../test/support/projection-dump';
 import { SMALL_WINDOW_LLM } from '../../../../test/support/small-window-llm';
-import { HistoryFold } from '../../history/history-fold';
+import { StoryFolds } from '../../history/story-folds';
 import { loadRuntimeHistory } from '../../history/history-loader';
 import { engineInlineProjections } from '../../startup/projections';
 import { historyReadLimit } from '../../execution/deps';
@@ -41,9 +41,9 @@ export async function playTurn(h: TurnHarness, session: { tenantId: string; sess
 /** The history fold gives the uncompacted view the read models give, and a rebuild of the inline projections gives the same rows. */
 export async function expectReplayIdentical(h: TurnHarness, session: { tenantId: string; sessionId: string }): Promise<void> {
   const read = await loadRuntimeHistory(h.deps.readModels, session.tenantId, session.sessionId, historyReadLimit(h.deps));
-  const fold = new HistoryFold();
+  const fold = new StoryFolds();
   for (const e of await h.events(session.sessionId)) fold.apply(e);
-  expect(fold.uncompacted(session.sessionId, 1000)).toEqual(read.messages);
+  expect(fold.history.uncompacted(session.sessionId, 1000)).toEqual(read.messages);
   const rows = await dumpProjections(h.database.db);
   expect((await rebuildInline({ db: h.database.db, projections: engineInlineProjections })).failures).toEqual([]);
   expect(await dumpProjections(h.database.db)).toEqual(rows);

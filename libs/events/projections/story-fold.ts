@@ -1,0 +1,42 @@
+import { sql, type Transaction } from 'kysely';
+import type { EventType, StoredEvent } from '../event-types';
+import type { Database } from '../schema';
+import { readStoryLog } from '../story-log';
+import { storyEvents } from '../story-path';
+import { eventByEvent, type EventByEventProjection, type InlineProjection, type StreamKeyedTable } from './projection';
+
+/**
+ * A session read model that follows the story path (issue 30): it applies its events one by one
+ * as they are appended, and after an event that changes which events count (`refoldOn`: a revert,
+ * a selected alternative, a branch, ...) it deletes the session's rows and folds them again from
+ * the log: `storyEvents` of the session's story log up to that event (a branch's with its
+ * parent's read in front, re-keyed to the branch). Rare events, so a fold of the whole session.
+ */
+export function followingStory<T extends StreamKeyedTable>(
+  definition: EventByEventProjection<T> & {
+    /** The events after which the rows are folded again. */
+    refoldOn: (event: StoredEvent) => boolean;
+    /** Their types (handled besides `handles`). */
+    refoldTypes: readonly EventType[];
+    /** Checks a refold event against the rows before it (a throw fails the append: nothing changes). */
+    check?: (trx: Transaction<Database>, event: StoredEvent) => Promise<void>;
+  },
+): InlineProjection {
+  const { refoldOn, refoldTypes, apply, handles, check, ...rest } = definition;
+  return eventByEvent({
+    ...rest,
+    handles: [...new Set([...handles, ...refoldTypes])],
+    async apply(trx, event) {
+      if (!refoldOn(event)) {
+        if (handles.includes(event.type)) await apply(trx, event);
+        return;
+      }
+      await check?.(trx, event);
+      for (const table of definition.tables) await sql`delete from ${sql.table(table)} where session_id = ${event.streamId}`.execute(trx);
+      const log = await readStoryLog(trx, { tenantId: event.tenantId, sessionId: event.streamId, throughVersion: event.streamVersion });
+      for (const e of storyEvents(log)) {
+        if (handles.includes(e.type)) await apply(trx, e.streamId === event.streamId ? e : { ...e, streamId: event.streamId });
+      }
+    },
+  });
+}
