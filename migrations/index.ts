@@ -18,6 +18,7 @@ import * as m0016 from './0016_prefix_report_costs';
 import * as m0017 from './0017_worlds';
 import * as m0018 from './0018_world_generations';
 import * as m0019 from './0019_story_path';
+import * as m0020 from './0020_session_branches';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017_worlds': m0017,
   '0018_world_generations': m0018,
   '0019_story_path': m0019,
+  '0020_session_branches': m0020,
 };

@@ -2,21 +2,24 @@ import { parseArgs } from 'node:util';
 import { runMain } from '../apps/process-lifecycle';
 import { createAsyncProjector } from '../libs/engine';
 import { openDatabase, prepareSchema, ReadModels } from '../libs/events';
-import { formatPrefixTables, prefixReport } from '../libs/reports';
+import { branchPrefixReport, formatBranchPrefixTable, formatPrefixTables, prefixReport, readBranchPoint } from '../libs/reports';
 import { databaseFromArg } from './database-arg';
 
-const USAGE = 'usage: npm run prompt:prefix -- <database> [--session <id>] [--show <plugin>/<runtime>] [--json]';
+const USAGE = 'usage: npm run prompt:prefix -- <database> [--session <id> [--against <parent session id>]] [--show <plugin>/<runtime>] [--json]';
 
 /**
  * `npm run prompt:prefix`: no model, no running service. Reads llm.calling from trace_events and
- * compares, per runtime, the first request of each turn with the previous turn's.
+ * compares, per runtime, the first request of each turn with the previous turn's. With
+ * `--session <branch> --against <parent>`: per runtime, the branch's first request against the
+ * request the parent sent at the same point (its first request after the branch point).
  */
 async function main() {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { session: { type: 'string' }, show: { type: 'string' }, json: { type: 'boolean' } },
+    options: { session: { type: 'string' }, against: { type: 'string' }, show: { type: 'string' }, json: { type: 'boolean' } },
   });
   if (positionals.length !== 1) throw new Error(USAGE);
+  if (values.against !== undefined && values.session === undefined) throw new Error(`--against needs --session <branch>\n${USAGE}`);
   const config = databaseFromArg(positionals[0]);
   const database = await openDatabase(config);
   try {
@@ -29,7 +32,22 @@ async function main() {
     });
     await projector.drain();
     await projector.stop();
-    const calls = await new ReadModels(database.db).recordedCalls(values.session);
+    const reads = new ReadModels(database.db);
+    if (values.against !== undefined) {
+      const point = await readBranchPoint(database.db, values.session!);
+      if (point === null) throw new Error(`session ${values.session} is not a branch`);
+      if (point.parentSessionId !== values.against) {
+        throw new Error(`session ${values.session} is a branch of ${point.parentSessionId}, not of ${values.against}`);
+      }
+      const [branchCalls, parentCalls] = await Promise.all([reads.recordedCalls(point.branchSessionId), reads.recordedCalls(point.parentSessionId)]);
+      const rows = branchPrefixReport({ point, branchCalls, parentCalls });
+      if (values.json)
+        console.log(JSON.stringify({ estimate: 'tokens estimated from characters (1 per CJK character, 1 per 4 others)', point, rows }, null, 2));
+      else if (rows.length === 0) console.log(`no recorded calls for branch ${point.branchSessionId} yet`);
+      else console.log(formatBranchPrefixTable(point, rows));
+      return;
+    }
+    const calls = await reads.recordedCalls(values.session);
     const rows = prefixReport(calls.map((c) => ({ ...c })));
     if (values.json) {
       console.log(JSON.stringify({ estimate: 'tokens estimated from characters (1 per CJK character, 1 per 4 others)', rows }, null, 2));

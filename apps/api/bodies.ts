@@ -155,6 +155,20 @@ export const SelectAlternativeBody = z
   })
   .strict();
 export type SelectAlternativeBody = z.infer<typeof SelectAlternativeBody>;
+/** `POST /v1/sessions/:id/branch`: the turn of the session's history the branch keeps last. */
+export const BranchSessionBody = z
+  .object({
+    atTurnId: z
+      .string({ error: 'must be a UUID (a turn id of the session’s history, as GET …/messages lists them)' })
+      .regex(UUID_PATTERN, 'must be a UUID (a turn id of the session’s history, as GET …/messages lists them)')
+      .transform((id) => id.toLowerCase())
+      .meta({
+        description:
+          'The last turn the branch keeps: the `turnId` of a message of the session’s history (`GET …/messages`), its opening’s included (the branch then starts after the opening).',
+      }),
+  })
+  .strict();
+export type BranchSessionBody = z.infer<typeof BranchSessionBody>;
 
 const waitMsMessage = `must be an integer from 0 to ${MAX_EXECUTION_WAIT_MS} (milliseconds)`;
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Req, UseGuards } from '@nestjs/common';
 import { type Engine, SessionNotFoundError, TurnNotFoundError } from '../../libs/engine';
 import { hasTurn, inspectTurnCalls, sessionTurns, withCallCosts, withTurnCosts } from '../../libs/reports';
-import { sessionSummaries } from './session-summaries';
+import { MAX_LISTED_BRANCHES, type SessionDetailAnswer, sessionSummaries } from './session-summaries';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { SessionListQuery } from './bodies';
 import { ENGINE } from './tokens';
@@ -27,13 +27,16 @@ export class SessionViewsController {
     return sessionSummaries({ engine: this.engine, tenantId: req.tenant.id, sessions });
   }
 
-  /** One session as the list gives it, with its history use (`history.state`: `ok`, `warning`, `full`). */
+  /** One session as the list gives it, with its history use (`history.state`: `ok`, `warning`, `full`) and its branches. */
   @Get('sessions/:id')
-  async session(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string) {
+  async session(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string): Promise<SessionDetailAnswer> {
     const session = await this.engine.readModels.session(req.tenant.id, id);
     if (!session) throw new SessionNotFoundError(id);
-    const [answer] = await sessionSummaries({ engine: this.engine, tenantId: req.tenant.id, sessions: [session] });
-    return answer;
+    const [[answer], branches] = await Promise.all([
+      sessionSummaries({ engine: this.engine, tenantId: req.tenant.id, sessions: [session] }),
+      this.engine.readModels.sessionBranches(req.tenant.id, id, MAX_LISTED_BRANCHES),
+    ]);
+    return { ...answer, branches };
   }
 
   @Get('sessions/:id/turns')

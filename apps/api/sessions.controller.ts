@@ -5,7 +5,16 @@ import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
-import { ActivationBody, CreateSessionBody, ExecutionQuery, PreferencesPatchBody, ResumeBody, SelectAlternativeBody, SubmitInputBody } from './bodies';
+import {
+  ActivationBody,
+  BranchSessionBody,
+  CreateSessionBody,
+  ExecutionQuery,
+  PreferencesPatchBody,
+  ResumeBody,
+  SelectAlternativeBody,
+  SubmitInputBody,
+} from './bodies';
 import { ExecutionWaits } from './execution-waits';
 import { idempotencyKeyOf, REPLAYED_HEADER } from './idempotency-key';
 import { ENGINE } from './tokens';
@@ -177,6 +186,30 @@ export class SessionsController {
       sessionId: id,
       turnId,
       alternativeId: body.alternativeId,
+      idempotencyKey,
+    });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
+  }
+
+  /**
+   * Branches the session at a turn of its history: `201 { sessionId, parentSessionId, atTurnId }`,
+   * a new session that starts with the parent's history up to that turn and its settings.
+   */
+  @Post('sessions/:id/branch')
+  @HttpCode(201)
+  async branch(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Body(new ZodBodyPipe(BranchSessionBody)) body: BranchSessionBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.branches.branch({
+      tenantId: req.tenant.id,
+      sessionId: id,
+      atTurnId: body.atTurnId,
+      by: `tenant:${req.tenant.id}`,
       idempotencyKey,
     });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');

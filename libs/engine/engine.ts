@@ -31,6 +31,7 @@ import { SessionService } from './session/session-service';
 import { ActivationService } from './activations/activations';
 import { ResumeService } from './session/resume';
 import { TurnAlternativesService } from './session/turn-alternatives';
+import { SessionBranchService } from './session/session-branch';
 import { Sweeper } from './turn/sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './catalog/world-catalog';
@@ -71,6 +72,8 @@ export interface Engine {
   resumes: ResumeService;
   /** Regenerating the latest turn and selecting among its alternatives (issue 16). */
   alternatives: TurnAlternativesService;
+  /** Branching a session at a turn of its history (`POST /v1/sessions/:id/branch`). */
+  branches: SessionBranchService;
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
@@ -231,6 +234,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       activations,
       resumes,
       alternatives: new TurnAlternativesService({ store, queue, readModels, logger }),
+      branches: new SessionBranchService({ store, readModels }),
       turns,
       sweeper,
       get catalog() {

@@ -138,6 +138,8 @@ export { runCompactionBarrier, barrierRuntime, compactionWindows, estimateReques
 export type { BarrierResult, CompactionWindows } from './barrier';
 export { HistoryTooLongError } from './history';
 export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS } from './session';
+export { SessionBranchService } from './session';
+export type { BranchAnswer, BranchSessionRequest } from './session';
 export type { TurnAlternativeView } from './session';
 export {
   WorldCreation,

@@ -608,6 +608,12 @@ export const SessionBranchedV1 = z.object({
   atTurnId: id,
   /** The parent's stream version the branch reads through (the parent's log as it stood at the branch). */
   parentVersion: z.int().min(1),
+  /**
+   * The first ancestor that is not a branch (the parent itself, unless the parent is a branch): its
+   * id keys the branch's prompt cache (`promptCacheKey`), so the provider's cache that holds the
+   * shared prefix is reused. Absent: the parent.
+   */
+  rootSessionId: id.optional(),
   by: z.string().min(1),
 });
 

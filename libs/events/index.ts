@@ -72,6 +72,7 @@ export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure,
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant, TenantStoreOptions } from './tenants';
 export { ReadModels } from './read-models';
+export type { BranchOriginView, SessionBranchView } from './session-branches';
 export { WorldReads } from './world-reads';
 export type { WorldRow, WorldListRow, WorldRevision } from './world-reads';
 export { worldsProjection } from './projections/worlds';

@@ -3,6 +3,7 @@ import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
 import { type EventData, type MediaReference, WaitingFor } from './event-types';
 import { readLatestTurn, readTurnAlternatives, type TurnAlternativesRecord } from './turn-alternatives';
+import { type BranchOriginView, readBranchOrigins, readHistoryHasTurn, readSessionBranches, type SessionBranchView } from './session-branches';
 
 /** Statistics for all of a session's committed messages (spec §1 step 1). */
 export interface HistoryStats {
@@ -108,6 +109,8 @@ export interface SessionSummaryView {
   turns: number;
   /** The plugins the session runs (ids, sorted), as `session.created@1` recorded them; null: the plugins enabled by default. */
   plugins: string[] | null;
+  /** A branch's parent and the turn it was branched at (`session.branched@1`); null: not a branch. */
+  branchedFrom: BranchOriginView | null;
 }
 
 /** The provider usage of a session's answered calls of one model, summed (`prefix_reports`). */
@@ -128,6 +131,16 @@ export class ReadModels {
   /** The alternatives of a player turn (any of them names the group), from the session's log; null: no such turn. */
   async turnAlternatives(tenantId: string, sessionId: string, turnId: string): Promise<TurnAlternativesRecord | null> {
     return readTurnAlternatives(this.db, { tenantId, sessionId, turnId });
+  }
+
+  /** Whether the turn is in the session's history (a committed turn in `turn_messages`, or its opening). */
+  async historyHasTurn(tenantId: string, sessionId: string, turnId: string): Promise<boolean> {
+    return readHistoryHasTurn(this.db, { tenantId, sessionId, turnId });
+  }
+
+  /** The session's branches, newest first, at most `limit` (see `readSessionBranches`). */
+  async sessionBranches(tenantId: string, sessionId: string, limit: number): Promise<SessionBranchView[]> {
+    return readSessionBranches(this.db, { tenantId, sessionId, limit });
   }
 
   /** The turn of the session's last history row (the one a regeneration may replace), or null for an empty history. */
@@ -453,6 +466,12 @@ export class ReadModels {
       .orderBy('stream_id')
       .orderBy('global_position', 'desc')
       .execute();
+    // the branches among them: their first event names the parent (one read of the streams' first rows)
+    const origins = await readBranchOrigins(
+      this.db,
+      tenantId,
+      rows.map((r) => r.stream_id),
+    );
     const movedTo = new Map(moves.map((m) => [m.stream_id, Number(m.to_revision)]));
     const regenerated = new Map(regenerations.map((c) => [c.stream_id, Number(c.n)]));
     const count = new Map(counts.map((c) => [c.session_id, Number(c.n) - (regenerated.get(c.session_id) ?? 0)]));
@@ -466,6 +485,7 @@ export class ReadModels {
         createdAt: new Date(r.recorded_at).toISOString(),
         turns: count.get(r.stream_id) ?? 0,
         plugins: data.plugins ?? null,
+        branchedFrom: origins.get(r.stream_id) ?? null,
       };
     });
   }

@@ -4,6 +4,8 @@ export { comparePrefix } from './prefix-compare';
 export type { FirstDifference, PrefixComparison, RecordedRequest } from './prefix-compare';
 export { prefixReport, formatPrefixTables } from './prefix-report';
 export type { PrefixRow, RecordedCall } from './prefix-report';
+export { branchPrefixReport, formatBranchPrefixTable, readBranchPoint } from './branch-prefix';
+export type { BranchPoint, BranchPrefixRow } from './branch-prefix';
 export { prefixReportsProjection } from './prefix-reports-projection';
 export { sessionTurns, inspectTurnCalls, hasTurn } from './turn-inspection';
 export type {

@@ -68,12 +68,7 @@ export function formatPrefixTables(rows: readonly PrefixRow[]): string {
     out.push(`session ${sessionId}`);
     const table = [['turn', 'runtime', 'req tok', 'shared', 'shared %', 'cached (provider)', 'first difference']];
     for (const r of rows.filter((x) => x.sessionId === sessionId)) {
-      const d = r.firstDifference;
-      const where = d
-        ? `${d.messageIndex === null ? d.role : `message ${d.messageIndex} (${d.role})`} @${d.offset}${d.section ? ` [${d.section}]` : ''}`
-        : r.sharedTokens === null
-          ? '(first turn)'
-          : '(none: prefix intact)';
+      const where = r.firstDifference ? differenceText(r.firstDifference) : r.sharedTokens === null ? '(first turn)' : '(none: prefix intact)';
       table.push([
         String(r.turn),
         r.runtime,
@@ -84,16 +79,27 @@ export function formatPrefixTables(rows: readonly PrefixRow[]): string {
         where,
       ]);
     }
-    const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
-    for (const row of table)
-      out.push(
-        row
-          .map((cell, c) => cell.padEnd(widths[c]))
-          .join('  ')
-          .trimEnd(),
-      );
-    out.push('');
+    out.push(...alignedTable(table), '');
   }
-  out.push("Token counts are estimates from characters (about 1 per CJK character, 1 per 4 others), not the provider's bill.");
+  out.push(TOKEN_ESTIMATE_NOTE);
   return out.join('\n');
+}
+
+/** What the tables say under them about their token counts. */
+export const TOKEN_ESTIMATE_NOTE = "Token counts are estimates from characters (about 1 per CJK character, 1 per 4 others), not the provider's bill.";
+
+/** Where a first difference is, in a table cell: `message 3 (user) @12 [history]`. */
+export function differenceText(d: FirstDifference): string {
+  return `${d.messageIndex === null ? d.role : `message ${d.messageIndex} (${d.role})`} @${d.offset}${d.section ? ` [${d.section}]` : ''}`;
+}
+
+/** A table's lines, each column padded to its widest cell (two spaces between columns). */
+export function alignedTable(table: readonly (readonly string[])[]): string[] {
+  const widths = table[0].map((_, c) => Math.max(...table.map((row) => row[c].length)));
+  return table.map((row) =>
+    row
+      .map((cell, c) => cell.padEnd(widths[c]))
+      .join('  ')
+      .trimEnd(),
+  );
 }

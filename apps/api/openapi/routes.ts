@@ -3,6 +3,7 @@ import { IDEMPOTENCY_KEY_HEADER, MAX_GENERATION_WAIT_MS } from '../../../libs/en
 import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
 import {
   ActivationBody,
+  BranchSessionBody,
   CreateSessionBody,
   ExecutionQuery,
   GenerateWorldBody,
@@ -27,6 +28,7 @@ import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, pub
 import {
   CallInspection,
   AcceptedInput,
+  BranchedSession,
   CreatedSession,
   Execution,
   HealthReportSchema,
@@ -36,6 +38,7 @@ import {
   PrefixReportRow,
   ResumedExecution,
   SessionPreferencesAnswer,
+  SessionDetail,
   SessionSummary,
   SessionTurn,
   StartedExecution,
@@ -446,7 +449,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     operationId: 'streamSessionEvents',
     summary: 'The session as Server-Sent Events: status, streamed story text, tools, commits, failures',
     description: [
-      'A `text/event-stream` that follows the session’s log (any API process serves it). Events: `opening` (the session’s opening scene, turn 0: `{ turnId, messageId, openingIndex, role, outputKind, text }`), `status` (queued, running), `call` and `call-ended` (model calls),',
+      'A `text/event-stream` that follows the session’s log (any API process serves it). Events: `branched` (a branch’s first event: `{ parentSessionId, atTurnId }`; the parent’s history it starts with is in `GET …/messages`), `opening` (the session’s opening scene, turn 0: `{ turnId, messageId, openingIndex, role, outputKind, text }`), `status` (queued, running), `call` and `call-ended` (model calls),',
       '`delta` (story text as the model writes it: `{ callId, seq, text }`), `tool` (called, completed), `output`, `committed` (the turn’s messages), `failed`.',
       'A log event’s `id` is its global position; a delta’s is `<position of its call>-<seq>`. Comment lines are heartbeats.',
       'Resume with the `Last-Event-ID` header (or `lastEventId`): every log event after it exactly once, and the deltas of a call that still streams after the last one received;',
@@ -568,6 +571,29 @@ export const API_ROUTES: readonly ApiRoute[] = [
     },
   },
   {
+    method: 'post',
+    path: '/v1/sessions/{id}/branch',
+    operationId: 'branchSession',
+    summary: 'Branch a session at a turn of its history',
+    description:
+      'A new session whose log starts with `session.branched@1 { parentSessionId, atTurnId, parentVersion, rootSessionId, by }` and, in the same append, the parent’s settings as they stand (world at the revision in effect, locale, plugins, plugin settings) and its preferences. Its history, plugin data and summaries are the parent’s log up to `parentVersion` without the turns after `atTurnId`, folded into the branch’s own read models; the parent is not changed. Its requests send the root session’s `prompt_cache_key`, so the provider’s cache of the shared prefix is reused.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam],
+    idempotent: true,
+    body: BranchSessionBody,
+    responses: { 201: { ...json(BranchedSession, 'The branch (or, for a repeated `Idempotency-Key`, the first one).'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'A turn of the session still queued or running (`TURN_RUNNING`: branch once it has ended), or the session kept changing under the request (`STREAM_VERSION_CONFLICT`, retry), or concurrent requests with the same `Idempotency-Key` kept colliding (`IDEMPOTENCY_KEY_TAKEN`, retry).',
+      },
+    },
+  },
+  {
     method: 'get',
     path: '/v1/sessions',
     operationId: 'listSessions',
@@ -584,11 +610,11 @@ export const API_ROUTES: readonly ApiRoute[] = [
     operationId: 'getSession',
     summary: 'A session, with its use of the history limit',
     description:
-      'As the list gives it. `history` counts the uncompacted messages its next turn reads against the engine’s limit: `warning` from 80 %, `full` past it — every turn then fails with `history.code` (`HISTORY_NEEDS_COMPACTION`: add `history-compaction` to the session’s plugins).',
+      'As the list gives it (`branchedFrom` for a branch), with `branches`: the session’s branches, newest first (at most 100). `history` counts the uncompacted messages its next turn reads against the engine’s limit: `warning` from 80 %, `full` past it — every turn then fails with `history.code` (`HISTORY_NEEDS_COMPACTION`: add `history-compaction` to the session’s plugins).',
     tag: 'sessions',
     auth: true,
     pathParams: [sessionIdParam],
-    responses: { 200: json(SessionSummary, 'The session.') },
+    responses: { 200: json(SessionDetail, 'The session.') },
     errors: tenantErrors(['SESSION_NOT_FOUND']),
   },
   {

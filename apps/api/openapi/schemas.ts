@@ -13,7 +13,8 @@ import type {
 import { WorldDocument } from '../../../libs/plugins-sdk';
 import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView, WorldProvenance } from '../../../libs/events';
 import type { CostedCallView, CostedTurnView, FirstDifference } from '../../../libs/reports';
-import type { SessionSummaryAnswer } from '../session-summaries';
+import type { SessionDetailAnswer, SessionSummaryAnswer } from '../session-summaries';
+import type { BranchAnswer } from '../../../libs/engine';
 import {
   ActivationBody,
   CreateSessionBody,
@@ -399,6 +400,13 @@ export const SessionSummary = named(
     createdAt: z.iso.datetime(),
     turns: z.int(),
     plugins: z.array(z.string()).nullable().meta({ description: 'The plugins the session runs (ids, sorted); null: the plugins enabled by default.' }),
+    branchedFrom: z
+      .object({
+        sessionId: z.string().meta({ description: 'The parent session.' }),
+        atTurnId: z.string().meta({ description: 'The last turn of the parent’s history the branch kept.' }),
+      })
+      .nullable()
+      .meta({ description: 'A branch (`POST /v1/sessions/{id}/branch`): the session it was branched from, and at which turn; null: not a branch.' }),
     estCostUsd: estCostUsd(
       'the session’s answered model calls; null when one of their models has no price (read from an async projection: may lag the log by a moment)',
     ),
@@ -408,6 +416,34 @@ export const SessionSummary = named(
   'A session of the tenant, with the number of turns and activations submitted to it (a regeneration is not counted again), its est. $ (every model call, regenerations included) and its use of the history limit.',
 );
 sameShape<SameShape<z.infer<typeof SessionSummary>, SessionSummaryAnswer>>();
+
+export const SessionDetail = named(
+  SessionSummary.extend({
+    branches: z
+      .array(
+        z.object({
+          sessionId: z.string().meta({ description: 'The branch.' }),
+          atTurnId: z.string().meta({ description: 'The last turn of this session’s history the branch kept.' }),
+          createdAt: z.iso.datetime(),
+        }),
+      )
+      .meta({ description: 'The session’s branches, newest first (at most 100).' }),
+  }),
+  'SessionDetail',
+  'A session as the list gives it, with its branches.',
+);
+sameShape<SameShape<z.infer<typeof SessionDetail>, SessionDetailAnswer>>();
+
+export const BranchedSession = named(
+  z.object({
+    sessionId: z.uuid().meta({ description: 'The new session (the branch).' }),
+    parentSessionId: z.uuid(),
+    atTurnId: z.uuid(),
+  }),
+  'BranchedSession',
+  'A branch: a new session with its parent’s history up to `atTurnId`, and its parent’s settings.',
+);
+sameShape<SameShape<z.infer<typeof BranchedSession>, BranchAnswer>>();
 
 export const SessionTurn = named(
   z.object({

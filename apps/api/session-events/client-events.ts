@@ -7,12 +7,14 @@ export const TOOL_SUMMARY_MAX = 200;
 
 /** What a client of `GET /v1/sessions/:id/events` gets for one log event (null: not shown). */
 export interface ClientEvent {
-  type: 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed';
+  type: 'branched' | 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed';
   data: Record<string, unknown>;
 }
 
 /**
- * The log event as the stream shows it: the session's opening (`opening`: turn 0's story message,
+ * The log event as the stream shows it: a branch's origin (`branched`: its parent and the turn it
+ * was branched at, the first event of a branch's stream; the parent's history it starts with is
+ * in `GET …/messages`, not replayed as events), the session's opening (`opening`: turn 0's story message,
  * committed when the session was created; no execution), execution status changes (`status`: queued, running),
  * model calls (`call`, `call-ended`), tool activity (`tool`), runtime outputs (`output`), the
  * committed messages (`committed`) and failures (`failed`). Other events (plugin data, compaction,
@@ -20,6 +22,10 @@ export interface ClientEvent {
  */
 export function clientEvent(event: StoredEvent): ClientEvent | null {
   switch (event.type) {
+    case 'session.branched@1': {
+      const { parentSessionId, atTurnId } = event.data;
+      return { type: 'branched', data: { parentSessionId, atTurnId } };
+    }
     case 'session.opened@1': {
       const { turnId, messageId, openingIndex, text } = event.data;
       return { type: 'opening', data: { turnId, messageId, openingIndex, role: 'assistant', outputKind: 'story', text } };

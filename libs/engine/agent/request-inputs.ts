@@ -10,7 +10,20 @@ import type { AgentRunContext } from './run-context';
 /** What an agent runtime's request is built from in a worker (a step of its loop, or the compaction barrier's estimate). */
 export type AgentRequestSources = Pick<
   AgentRunContext,
-  'deps' | 'job' | 'run' | 'runtime' | 'catalog' | 'scope' | 'locale' | 'languageName' | 'world' | 'pluginSettings' | 'preferences' | 'history' | 'definitions'
+  | 'deps'
+  | 'job'
+  | 'run'
+  | 'runtime'
+  | 'catalog'
+  | 'scope'
+  | 'locale'
+  | 'languageName'
+  | 'world'
+  | 'pluginSettings'
+  | 'preferences'
+  | 'rootSessionId'
+  | 'history'
+  | 'definitions'
 >;
 
 /** The inputs of an agent runtime's request, from the execution as the journal has it now and the history the job read. */
@@ -31,6 +44,7 @@ export function agentRequestInputs(
   const execution = ctx.run.execution;
   return {
     sessionId: job.sessionId,
+    ...(ctx.rootSessionId === undefined ? {} : { cacheSessionId: ctx.rootSessionId }),
     locale: ctx.locale,
     ...(ctx.languageName === undefined ? {} : { languageName: ctx.languageName }),
     runtime,

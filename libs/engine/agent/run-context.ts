@@ -28,6 +28,8 @@ export interface AgentRunContext {
   pluginSettings: PluginSettings;
   /** The player's preferences per slot, as the log held them before the execution's input (`preferencesBefore`). */
   preferences: SessionPreferences;
+  /** A branch's root session (`SessionSettings.rootSessionId`): the requests' prompt cache key is its. Undefined: not a branch. */
+  rootSessionId?: string;
   /**
    * Committed history as the job read it once. It moves during an execution only when the
    * compaction barrier ends while a windowed agent that did not wait for it runs: each model call

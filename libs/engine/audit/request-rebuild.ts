@@ -77,10 +77,13 @@ export async function rebuildRequests(
   const worldChanges: { version: number; world: LoadedWorld | null }[] = [];
   let pluginSettings: PluginSettings = {};
   let sessionPlugins: readonly string[] | null = null;
+  // a branch's root session (its `session.branched@1`): the prompt cache key its requests sent
+  let rootSessionId: string | undefined;
   // the player's preferences from each change on (stream version, preferences), in log order
   const preferenceChanges: { version: number; preferences: SessionPreferences }[] = [];
   const results: RebuiltCall[] = [];
   for (const event of events) {
+    if (event.type === 'session.branched@1') rootSessionId = event.data.rootSessionId ?? event.data.parentSessionId;
     if (event.type === 'session.created@1') {
       locale = promptLocaleOf(event.data.locale);
       // the name the session recorded (none in sessions recorded before: their block said English or 简体中文, as rebuilt)
@@ -115,6 +118,7 @@ export async function rebuildRequests(
       const uncompacted = history.uncompacted(event.streamId, options.historyReadLimit, without);
       const inputs = {
         sessionId: event.streamId,
+        ...(rootSessionId === undefined ? {} : { cacheSessionId: rootSessionId }),
         locale,
         ...(languageName === undefined ? {} : { languageName }),
         runtime,

@@ -118,7 +118,7 @@ export async function runCompactionBarrier(
   // the history as the stage's runtime jobs read it (the summaries' coverage, which grows with the
   // session, only once compaction is needed); read at the journal's version
   const readAt = run.journal.version;
-  const [{ locale, languageName, world, pluginSettings }, history, preferences] = await Promise.all([
+  const [{ locale, languageName, world, pluginSettings, rootSessionId }, history, preferences] = await Promise.all([
     loadSessionSettings(deps, job.sessionId, { before: execution.submittedVersion }),
     loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { ...retryRead(execution), compaction: true }),
     preferencesBefore(deps.store, job.sessionId, execution.submittedVersion),
@@ -147,7 +147,22 @@ export async function runCompactionBarrier(
   try {
     request = await buildRuntimeRequest(
       agentRequestInputs(
-        { deps, job: runtimeJob, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, preferences, history, definitions },
+        {
+          deps,
+          job: runtimeJob,
+          run,
+          runtime,
+          catalog,
+          scope,
+          locale,
+          languageName,
+          world,
+          pluginSettings,
+          preferences,
+          ...(rootSessionId === undefined ? {} : { rootSessionId }),
+          history,
+          definitions,
+        },
         { selfData, conversation: [] },
       ),
       deps.providers,

@@ -63,6 +63,12 @@ import { playerOverrides, type SessionPreferences } from '../preferences';
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
   sessionId: string;
+  /**
+   * The session whose `prompt_cache_key` the request sends (`promptCacheKey`): a branch's root
+   * (`SessionSettings.rootSessionId`), so the provider's cache that holds the prefix the branch
+   * shares with its parent is reused. Default `sessionId`.
+   */
+  cacheSessionId?: string;
   locale: Locale;
   /** How [LANGUAGE] names the session's language (`session.created@1` `languageName`); none: a session recorded before names were. */
   languageName?: string;
@@ -250,7 +256,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       player: inputs.preferences && playerOverrides(inputs.preferences, agent.slot),
       configured,
     }),
-    cacheKey: promptCacheKey(inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
+    cacheKey: promptCacheKey(inputs.cacheSessionId ?? inputs.sessionId, inputs.runtime.pluginId, inputs.runtime.runtimeId),
     cacheBoundaries: slot.cacheBoundaries,
   };
   const recorded =
@@ -380,7 +386,11 @@ export function requestLayout(context: AssembledContext, messageSections: readon
   };
 }
 
-/** prompt_cache_key: one per session and runtime, so their requests route to the same cache. */
+/**
+ * prompt_cache_key: one per session and runtime, so their requests route to the same cache. A
+ * branch sends its root session's (`RuntimeRequestInputs.cacheSessionId`): its requests start with
+ * the prefix its parent's requests cached.
+ */
 export function promptCacheKey(sessionId: string, pluginId: string, runtimeId: string): string {
   return `covel-${createHash('sha256').update(`${sessionId}/${pluginId}/${runtimeId}`).digest('hex').slice(0, 32)}`;
 }

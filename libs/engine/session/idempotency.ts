@@ -13,6 +13,7 @@ export type IdempotentOperation =
   | 'resume'
   | 'retry-turn'
   | 'select-alternative'
+  | 'branch-session'
   | 'create-world'
   | 'revise-world'
   | 'archive-world'

@@ -1,4 +1,4 @@
-/** A session's service side: creation and input (idempotent), mid-turn messages, a turn's alternatives, resuming a suspended turn, the session's plugins. */
+/** A session's service side: creation and input (idempotent), mid-turn messages, a turn's alternatives, branches, resuming a suspended turn, the session's plugins. */
 export { IDEMPOTENCY_KEY_HEADER, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 export type { IdempotentAnswer, IdempotentOperation } from './idempotency';
 export { NoRunningTurnError } from './mid-turn';
@@ -8,7 +8,9 @@ export type { ResumeAnswer, ResumeRequest, ResumeServiceDeps } from './resume';
 export { resolveSessionPlugins } from './session-plugins';
 export type { SessionPluginResolver } from './session-plugins';
 export { loadSessionJournal, loadSessionSettings, readSessionCreated } from './session-reads';
-export type { SessionSettings } from './session-reads';
+export type { SessionBranchOrigin, SessionCreated, SessionSettings } from './session-reads';
+export { SessionBranchService } from './session-branch';
+export type { BranchAnswer, BranchSessionRequest, SessionBranchDeps } from './session-branch';
 export { SessionService } from './session-service';
 export type { CreateSessionRequest, SessionServiceDeps, SessionWorldResolver, SubmitInputRequest } from './session-service';
 export { chooseOpening, INVALID_OPENING, renderOpening } from './session-opening';

@@ -23,39 +23,75 @@ export interface SessionSettings {
   pluginSettings: PluginSettings;
   /** The plugins the session runs (`session.created@1`); null: the plugins enabled by default. */
   plugins: readonly string[] | null;
+  /**
+   * A branch's root: the first ancestor that is not a branch, whose id keys the branch's prompt
+   * cache (`RuntimeRequestInputs.cacheSessionId`). Absent: the session is not a branch.
+   */
+  rootSessionId?: string;
 }
 
-/** What a session's `session.created@1` says (null: the stream does not start with one). */
-interface SessionCreated {
+/** Where a branch comes from (`session.branched@1`, its first event). */
+export interface SessionBranchOrigin {
+  parentSessionId: string;
+  atTurnId: string;
+  parentVersion: number;
+  /** The first ancestor that is not a branch. */
+  rootSessionId: string;
+}
+
+/**
+ * What a session's `session.created@1` says: its first event, or its second after a branch's
+ * `session.branched@1` (null: the stream starts with neither).
+ */
+export interface SessionCreated {
   tenantId: string;
   locale: string;
   languageName?: string;
   worldId: string | null;
-  /** The revision of the tenant's world it started on; absent: a built-in world. */
+  /** The revision of the tenant's world it started on (a branch: the one its parent ran at the branch); absent: a built-in world. */
   worldRevision?: number;
   pluginSettings: PluginSettings;
   plugins: readonly string[] | null;
+  /** Present for a branch. */
+  branch?: SessionBranchOrigin;
 }
 
 /** Sessions whose `session.created` was read (an event never changes): a read per turn saved. */
 const createdCache = new Map<string, SessionCreated | null>();
 const CREATED_CACHE_SIZE = 10_000;
 
-/** The session's `session.created@1`, read once per process (a stream not started yet is read again next time). */
+/**
+ * The session's `session.created@1`, read once per process (a stream not started yet is read again
+ * next time). A session's log starts with it, or, for a branch, with `session.branched@1` and it
+ * right after (one append): the first two events are read in one query.
+ */
 export async function readSessionCreated(deps: { store: EventStore }, sessionId: string): Promise<SessionCreated | null> {
   let created = createdCache.get(sessionId);
   if (created === undefined) {
-    const [first] = await deps.store.readStream(sessionId, 0, 1);
+    const head = await deps.store.readStream(sessionId, 0, 2);
+    const [first] = head;
+    const origin = first?.type === 'session.branched@1' ? first : null;
+    const event = origin ? head[1] : first;
     created =
-      first?.type === 'session.created@1'
+      event?.type === 'session.created@1'
         ? {
-            tenantId: first.tenantId,
-            locale: first.data.locale,
-            ...(first.data.languageName === undefined ? {} : { languageName: first.data.languageName }),
-            worldId: first.data.worldId,
-            ...(first.data.worldRevision === undefined ? {} : { worldRevision: first.data.worldRevision }),
-            pluginSettings: first.data.pluginSettings ?? {},
-            plugins: first.data.plugins ?? null,
+            tenantId: event.tenantId,
+            locale: event.data.locale,
+            ...(event.data.languageName === undefined ? {} : { languageName: event.data.languageName }),
+            worldId: event.data.worldId,
+            ...(event.data.worldRevision === undefined ? {} : { worldRevision: event.data.worldRevision }),
+            pluginSettings: event.data.pluginSettings ?? {},
+            plugins: event.data.plugins ?? null,
+            ...(origin
+              ? {
+                  branch: {
+                    parentSessionId: origin.data.parentSessionId,
+                    atTurnId: origin.data.atTurnId,
+                    parentVersion: origin.data.parentVersion,
+                    rootSessionId: origin.data.rootSessionId ?? origin.data.parentSessionId,
+                  },
+                }
+              : {}),
           }
         : null;
     if (first !== undefined) {
@@ -67,7 +103,8 @@ export async function readSessionCreated(deps: { store: EventStore }, sessionId:
 }
 
 /**
- * The session's locale, world, plugin settings and plugins, from its first event. The world is
+ * The session's locale, world, plugin settings and plugins, from its `session.created@1` (and a
+ * branch's root, from its `session.branched@1`). The world is
  * the revision in effect `before` a stream version (an execution's: before its input, so every
  * request of the execution and its rebuild read the same): the one it started on, or the last
  * `session.world-revised@1` before it. Without `before`: the latest.
@@ -87,6 +124,7 @@ export async function loadSessionSettings(
     world: worldId ? await deps.worlds.load({ tenantId: created.tenantId, worldId, ...(revision === undefined ? {} : { revision }) }) : null,
     pluginSettings: created.pluginSettings,
     plugins: created.plugins,
+    ...(created.branch ? { rootSessionId: created.branch.rootSessionId } : {}),
   };
 }
 

@@ -60,7 +60,7 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
   // read at this version of the history views or later: a model call is recorded only while they are still there
   const historyVersion = journal.historyVersion;
-  const { locale, languageName, world, pluginSettings } = settings;
+  const { locale, languageName, world, pluginSettings, rootSessionId } = settings;
   const history =
     kept ??
     (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), {
@@ -83,5 +83,19 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
   // the player's preferences as the log held them before the execution's input (a rebuild reads the same)
   const preferences = await preferencesBefore(deps.store, job.sessionId, execution.submittedVersion);
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)
-  return runAgentLoop(deps, { job, run, runtime, catalog, scope, locale, languageName, world, pluginSettings, preferences, history, historyVersion });
+  return runAgentLoop(deps, {
+    job,
+    run,
+    runtime,
+    catalog,
+    scope,
+    locale,
+    languageName,
+    world,
+    pluginSettings,
+    preferences,
+    ...(rootSessionId === undefined ? {} : { rootSessionId }),
+    history,
+    historyVersion,
+  });
 }
