@@ -13,6 +13,8 @@ export type IdempotentOperation =
   | 'resume'
   | 'retry-turn'
   | 'select-alternative'
+  | 'revert-turn'
+  | 'edit-message'
   | 'create-world'
   | 'revise-world'
   | 'archive-world'
