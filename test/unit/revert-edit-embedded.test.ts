@@ -315,7 +315,7 @@ describe('undo, edit and select by number (embedded default)', () => {
       const all = await events(sessionId);
       const editAt = all.findIndex((e) => e.type === 'message.edited@1');
       expect(all[editAt].data).toEqual({ messageId: input.messageId, turnId: turnIds[1], text, by: `tenant:${tenantA}` });
-      // the regeneration's input right after the edit, in the same transaction (same transaction id, consecutive versions)
+      // the regeneration's input right after the edit: the same append (consecutive versions)
       expect(all[editAt + 1]).toMatchObject({
         type: 'player-input.submitted@1',
         streamVersion: all[editAt].streamVersion + 1,
@@ -387,6 +387,12 @@ describe('undo, edit and select by number (embedded default)', () => {
       expect(await selectNumber(sessionId, randomUUID(), 1)).toMatchObject({ status: 404, body: { code: 'TURN_NOT_FOUND' } });
       // the key guards the request as sent: another number is another request
       expect((await selectNumber(sessionId, turnIds[0], 2, { key: 'pick-1' })).status).toBe(422);
+
+      // as `…/select` refuses it: an older turn, a running execution
+      const [later] = await playTurns(clientA(), sessionId, ['Roll again']);
+      expect(await selectNumber(sessionId, turnIds[0], 1)).toMatchObject({ status: 409, body: { code: 'NOT_LATEST_TURN' } });
+      await pendingInput(sessionId);
+      expect(await selectNumber(sessionId, later, 1)).toMatchObject({ status: 409, body: { code: 'TURN_RUNNING' } });
     });
   });
 });

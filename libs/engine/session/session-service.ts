@@ -70,7 +70,6 @@ export interface SubmitInputRequest {
 
 export type PlayerInputFormValues = NonNullable<EventData<'player-input.submitted@1'>['formValues']>;
 
-/** How many times an append is retried when other appends to the session come first. */
 /** Use cases behind the API: create a session, submit a player input. */
 export class SessionService {
   constructor(private readonly deps: SessionServiceDeps) {}
