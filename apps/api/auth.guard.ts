@@ -5,6 +5,11 @@ import { UnauthenticatedError } from './request-errors';
 
 export type TenantRequest = Request & { tenant: Tenant };
 
+/** Who made the request, as the log records it (`by` of a revert, an edit): the tenant its key belongs to. */
+export function callerOf(req: TenantRequest): string {
+  return `tenant:${req.tenant.id}`;
+}
+
 /**
  * Every /v1 route needs a tenant. The key is checked by `authenticateTenant` (request-gate.ts) before any
  * body byte is read; this guard makes sure no route is reached without it.

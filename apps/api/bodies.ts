@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHARS } from '../../libs/events';
+import { MAX_EDITED_TEXT_CHARS, MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHARS, MessageEditedV1 } from '../../libs/events';
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../../libs/plugins-sdk';
 import { MAX_GENERATION_WAIT_MS, MAX_WORLD_DESCRIPTION_CHARS } from '../../libs/engine';
 import { codePointLength, isWellFormedText } from '../../libs/text';
@@ -169,6 +169,24 @@ export const BranchSessionBody = z
   })
   .strict();
 export type BranchSessionBody = z.infer<typeof BranchSessionBody>;
+
+/** A route that takes no body: nothing, or `{}`. */
+export const EmptyBody = z.object({}).strict();
+export type EmptyBody = z.infer<typeof EmptyBody>;
+
+/** `PATCH /v1/sessions/:id/messages/:messageId`: the message's new text (`message.edited@1`'s rules), and whether to re-run the turn. */
+export const EditMessageBody = z
+  .object({
+    text: MessageEditedV1.shape.text.meta({
+      description: `The message's new text: not empty, at most ${MAX_EDITED_TEXT_CHARS} characters (code points), well-formed Unicode without U+0000. Kept as sent.`,
+    }),
+    regenerate: z.boolean({ error: 'must be true or false' }).optional().meta({
+      description:
+        '`true`: after the edit, re-run the turn with the edited input (as `POST …/turns/:turnId/retry` does). Only for the player input of the latest turn: a turn that is not the latest is a 409 `NOT_LATEST_TURN`, any other message a 400 naming `regenerate`.',
+    }),
+  })
+  .strict();
+export type EditMessageBody = z.infer<typeof EditMessageBody>;
 
 const waitMsMessage = `must be an integer from 0 to ${MAX_EXECUTION_WAIT_MS} (milliseconds)`;
 

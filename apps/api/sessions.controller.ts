@@ -4,11 +4,13 @@ import { auditTurn, Engine, pluginSettingsIssues, SessionNotFoundError, unknownS
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
-import { TenantAuthGuard, TenantRequest } from './auth.guard';
+import { callerOf, TenantAuthGuard, TenantRequest } from './auth.guard';
 import {
   ActivationBody,
   BranchSessionBody,
   CreateSessionBody,
+  EditMessageBody,
+  EmptyBody,
   ExecutionQuery,
   PreferencesPatchBody,
   ResumeBody,
@@ -22,6 +24,9 @@ import { UuidParamPipe } from './uuid-param.pipe';
 import { ZodBodyPipe } from './zod-body.pipe';
 
 const sessionId = () => new UuidParamPipe('session');
+
+/** An alternative's number in a path (1-based, as `GET …/alternatives` lists them): anything else names none (404). */
+const ALTERNATIVE_NUMBER = /^[1-9][0-9]{0,5}$/;
 
 /**
  * How long a read of an async view (llm-calls, prefix-report) waits for the projector to reach the
@@ -186,6 +191,70 @@ export class SessionsController {
       sessionId: id,
       turnId,
       alternativeId: body.alternativeId,
+      idempotencyKey,
+    });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
+  }
+
+  /** Selects the alternative numbered `n` (1: the turn as first played, in the order `GET …/alternatives` lists them). */
+  @Post('sessions/:id/turns/:turnId/alternatives/:n/select')
+  @HttpCode(200)
+  async selectAlternativeNumber(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Param('turnId', new UuidParamPipe('turn')) turnId: string,
+    @Param('n') n: string,
+    @Body(new ZodBodyPipe(EmptyBody)) _body: EmptyBody,
+  ) {
+    if (!ALTERNATIVE_NUMBER.test(n)) throw new NotFoundError('ALTERNATIVE_NOT_FOUND', 'alternative not found: n is a number from 1');
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.alternatives.select({
+      tenantId: req.tenant.id,
+      sessionId: id,
+      turnId,
+      alternativeNumber: Number(n),
+      idempotencyKey,
+    });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
+  }
+
+  /** Undo: reverts the turn and every later one (`turn.reverted@1`); 200 `{ turnId, turnIds, executionIds }`. */
+  @Post('sessions/:id/turns/:turnId/revert')
+  @HttpCode(200)
+  async revertTurn(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Param('turnId', new UuidParamPipe('turn')) turnId: string,
+    @Body(new ZodBodyPipe(EmptyBody)) _body: EmptyBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.reverts.revert({ tenantId: req.tenant.id, sessionId: id, turnId, by: callerOf(req), idempotencyKey });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
+  }
+
+  /** Edits a committed player input or story text (`message.edited@1`); with `regenerate`, re-runs the latest turn with the edited input. */
+  @Patch('sessions/:id/messages/:messageId')
+  @HttpCode(200)
+  async editMessage(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', sessionId()) id: string,
+    @Param('messageId', new UuidParamPipe('message')) messageId: string,
+    @Body(new ZodBodyPipe(EditMessageBody)) body: EditMessageBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.edits.edit({
+      tenantId: req.tenant.id,
+      sessionId: id,
+      messageId,
+      text: body.text,
+      ...(body.regenerate === undefined ? {} : { regenerate: body.regenerate }),
+      by: callerOf(req),
       idempotencyKey,
     });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');

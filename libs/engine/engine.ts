@@ -32,6 +32,8 @@ import { ActivationService } from './activations/activations';
 import { ResumeService } from './session/resume';
 import { TurnAlternativesService } from './session/turn-alternatives';
 import { SessionBranchService } from './session/session-branch';
+import { MessageEditService } from './session/message-edit';
+import { TurnRevertService } from './session/turn-revert';
 import { Sweeper } from './turn/sweeper';
 import { TurnRunner } from './turn';
 import { WorldCatalog } from './catalog/world-catalog';
@@ -74,6 +76,10 @@ export interface Engine {
   alternatives: TurnAlternativesService;
   /** Branching a session at a turn of its history (`POST /v1/sessions/:id/branch`). */
   branches: SessionBranchService;
+  /** Undo: reverting a turn and every later one (`turn.reverted@1`, issue 30). */
+  reverts: TurnRevertService;
+  /** Editing a committed player input or story text (`message.edited@1`, issue 30), optionally regenerating the latest turn. */
+  edits: MessageEditService;
   /** The queue handlers of turn and runtime jobs; present for roles that run turns. */
   turns: TurnRunner | null;
   sweeper: Sweeper | null;
@@ -184,6 +190,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
     const resumes = new ResumeService({ store, readModels, queue, logger });
+    const alternatives = new TurnAlternativesService({ store, queue, readModels, logger });
     if (role !== 'api') {
       const needsEmulator = Object.values(llm.slots).some((s) => !hasRealKey(s.protocol, config.env));
       if (needsEmulator && !config.env.COVEL_EMULATOR_URL) {
@@ -233,8 +240,10 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       sessions,
       activations,
       resumes,
-      alternatives: new TurnAlternativesService({ store, queue, readModels, logger }),
       branches: new SessionBranchService({ store, readModels }),
+      alternatives,
+      reverts: new TurnRevertService({ store, readModels }),
+      edits: new MessageEditService({ store, readModels, alternatives }),
       turns,
       sweeper,
       get catalog() {

@@ -137,10 +137,10 @@ export { compactionEvent } from './compaction';
 export { runCompactionBarrier, barrierRuntime, compactionWindows, estimateRequestTokens, COMPACTION_TRIGGER_SHARE, summaryCall } from './barrier';
 export type { BarrierResult, CompactionWindows } from './barrier';
 export { HistoryTooLongError } from './history';
-export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS } from './session';
 export { SessionBranchService } from './session';
 export type { BranchAnswer, BranchSessionRequest } from './session';
-export type { TurnAlternativeView } from './session';
+export { TurnAlternativesService, ALTERNATIVE_PREVIEW_CHARS, TurnRevertService, MessageEditService, appendIdempotent } from './session';
+export type { TurnAlternativeView, RevertAnswer, RevertRequest, EditMessageAnswer, EditMessageRequest } from './session';
 export {
   WorldCreation,
   engineSharedPrompts,

@@ -103,3 +103,4 @@ export type { JsonValue, PluginDataScope, PluginDataRow, SelfDataView } from './
 export { mediaStoreFor, FileMediaStore, TableMediaStore, InvalidMediaError, MEDIA_ID_PATTERN, MIME_TYPE_PATTERN } from './media';
 export type { MediaStore, MediaRef, MediaMeta, NewMedia, StoredMedia } from './media';
 export type { TurnAlternativeRecord, TurnAlternativesRecord } from './turn-alternatives';
+export type { HistoryMessageRecord, RevertedRecord, RevertScope } from './steering-reads';

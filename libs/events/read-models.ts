@@ -4,6 +4,7 @@ import type { Database, TurnMessagesTable } from './schema';
 import { type EventData, type MediaReference, WaitingFor } from './event-types';
 import { readLatestTurn, readTurnAlternatives, type TurnAlternativesRecord } from './turn-alternatives';
 import { type BranchOriginView, readBranchOrigins, readHistoryHasTurn, readSessionBranches, type SessionBranchView } from './session-branches';
+import { type HistoryMessageRecord, readHistoryMessage, readPlayerInput, readRevertScope, type RevertScope } from './steering-reads';
 
 /** Statistics for all of a session's committed messages (spec §1 step 1). */
 export interface HistoryStats {
@@ -146,6 +147,21 @@ export class ReadModels {
   /** The turn of the session's last history row (the one a regeneration may replace), or null for an empty history. */
   async latestTurn(tenantId: string, sessionId: string): Promise<{ turnId: string; executionId: string; compacted: boolean } | null> {
     return readLatestTurn(this.db, { tenantId, sessionId });
+  }
+
+  /** What reverting `turnId` takes out of the history (its turns and executions), or null when it is not in the history. */
+  async revertScope(tenantId: string, sessionId: string, turnId: string): Promise<RevertScope | null> {
+    return readRevertScope(this.db, { tenantId, sessionId, turnId });
+  }
+
+  /** A message of the history with its text as edited, or null (unknown, another tenant's, reverted). */
+  async historyMessage(tenantId: string, sessionId: string, messageId: string): Promise<HistoryMessageRecord | null> {
+    return readHistoryMessage(this.db, { tenantId, sessionId, messageId });
+  }
+
+  /** A turn's player input as the history has it now (edited or as typed), or null when the turn has none. */
+  async playerInput(tenantId: string, sessionId: string, turnId: string): Promise<{ messageId: string; text: string } | null> {
+    return readPlayerInput(this.db, { tenantId, sessionId, turnId });
   }
 
   async execution(tenantId: string, executionId: string): Promise<ExecutionView | null> {

@@ -5,6 +5,8 @@ import {
   ActivationBody,
   BranchSessionBody,
   CreateSessionBody,
+  EditMessageBody,
+  EmptyBody,
   ExecutionQuery,
   GenerateWorldBody,
   JsonValue,
@@ -43,6 +45,8 @@ import {
   SessionTurn,
   StartedExecution,
   SelectedAlternative,
+  EditedMessage,
+  RevertedTurns,
   TurnAlternatives,
   TurnAuditSchema,
   WorldAnswer,
@@ -450,7 +454,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
     summary: 'The session as Server-Sent Events: status, streamed story text, tools, commits, failures',
     description: [
       'A `text/event-stream` that follows the session’s log (any API process serves it). Events: `branched` (a branch’s first event: `{ parentSessionId, atTurnId }`; the parent’s history it starts with is in `GET …/messages`), `opening` (the session’s opening scene, turn 0: `{ turnId, messageId, openingIndex, role, outputKind, text }`), `status` (queued, running), `call` and `call-ended` (model calls),',
-      '`delta` (story text as the model writes it: `{ callId, seq, text }`), `tool` (called, completed), `output`, `committed` (the turn’s messages), `failed`.',
+      '`delta` (story text as the model writes it: `{ callId, seq, text }`), `tool` (called, completed), `output`, `committed` (the turn’s messages), `failed`,',
+      '`reverted` (undo: `{ turnId, turnIds, executionIds, by }`, the turns that left the history) and `edited` (`{ messageId, turnId, text, by }`, a message’s new text).',
       'A log event’s `id` is its global position; a delta’s is `<position of its call>-<seq>`. Comment lines are heartbeats.',
       'Resume with the `Last-Event-ID` header (or `lastEventId`): every log event after it exactly once, and the deltas of a call that still streams after the last one received;',
       'a call that has ended sends no deltas on a resumed stream (its text is in `call-ended`/`committed`).',
@@ -590,6 +595,81 @@ export const API_ROUTES: readonly ApiRoute[] = [
       409: {
         description:
           'A turn of the session still queued or running (`TURN_RUNNING`: branch once it has ended), or the session kept changing under the request (`STREAM_VERSION_CONFLICT`, retry), or concurrent requests with the same `Idempotency-Key` kept colliding (`IDEMPOTENCY_KEY_TAKEN`, retry).',
+      },
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/turns/{turnId}/alternatives/{n}/select',
+    operationId: 'selectTurnAlternativeByNumber',
+    summary: 'Select an alternative of the latest turn by its number',
+    description:
+      'As `POST …/turns/{turnId}/select`, the alternative named by its number: 1 is the turn as first played, then each regeneration, in the order `GET …/alternatives` lists them. No body (or `{}`).',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [
+      sessionIdParam,
+      turnIdParam,
+      { name: 'n', description: 'The alternative’s number, from 1 (a number the turn does not have is a 404).', schema: z.string().regex(/^[1-9][0-9]{0,5}$/) },
+    ],
+    idempotent: true,
+    body: EmptyBody,
+    responses: { 200: { ...json(SelectedAlternative, 'The alternative in the history now.'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND', 'ALTERNATIVE_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'Not the latest turn (`NOT_LATEST_TURN`), a turn still running (`TURN_RUNNING`), an alternative that has not committed (`ALTERNATIVE_NOT_COMMITTED`), the latest turn compacted (`TURN_COMPACTED`), or `STREAM_VERSION_CONFLICT` (retry).',
+      },
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/sessions/{id}/turns/{turnId}/revert',
+    operationId: 'revertTurn',
+    summary: 'Undo: revert a turn and every later one',
+    description:
+      'Records `turn.reverted@1` naming the turn, every later turn of the history (oldest first) and every execution of them (each alternative, failed runs, activations recorded since the turn’s first input). The history, plugin data, dimensions, memory and summaries return to their state before the turn; the log keeps everything (the audit of past requests still reads it as it stood). A compacted turn may be reverted. No body (or `{}`).',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, turnIdParam],
+    idempotent: true,
+    body: EmptyBody,
+    responses: {
+      200: { ...json(RevertedTurns, 'What left the history (or, for a repeated `Idempotency-Key`, the first revert).'), headers: idempotentHeaders },
+    },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'The opening (turn 0: `OPENING_NOT_REVERTIBLE`), an execution of the session queued or running (`TURN_RUNNING`), or `STREAM_VERSION_CONFLICT` (retry). A turn not in the history (unknown, an alternative not selected, already reverted) is a 404 `TURN_NOT_FOUND`.',
+      },
+    },
+  },
+  {
+    method: 'patch',
+    path: '/v1/sessions/{id}/messages/{messageId}',
+    operationId: 'editMessage',
+    summary: 'Edit a committed player input or story text',
+    description:
+      'Records `message.edited@1`: later requests read the new text (the audit of earlier ones still derives what was sent). Bookkeepers are not run again: plugin data, dimensions, memory and affinity stay as the original text left them. Text the message already has records nothing. With `regenerate: true` (the latest turn’s player input only) the turn is re-run with the edited input, as `POST …/retry` does, in the same append.',
+    tag: 'sessions',
+    auth: true,
+    pathParams: [sessionIdParam, { name: 'messageId', description: 'The message id (a UUID, as `GET …/messages` lists it).', schema: uuid }],
+    idempotent: true,
+    body: EditMessageBody,
+    responses: { 200: { ...json(EditedMessage, 'The message as it now reads (+ `execution` when regenerating).'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['SESSION_NOT_FOUND', 'MESSAGE_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'Neither a player input nor story text (`MESSAGE_NOT_EDITABLE`), compacted into a summary (`MESSAGE_COMPACTED`), an execution of the session queued or running (`TURN_RUNNING`), `regenerate` on a turn that is not the latest (`NOT_LATEST_TURN`), or `STREAM_VERSION_CONFLICT` (retry).',
       },
     },
   },

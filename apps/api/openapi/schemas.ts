@@ -18,6 +18,8 @@ import type { BranchAnswer } from '../../../libs/engine';
 import {
   ActivationBody,
   CreateSessionBody,
+  EditMessageBody,
+  EmptyBody,
   JsonValue,
   PreferencesPatchBody,
   ReasoningPreference,
@@ -63,6 +65,8 @@ named(ReasoningPreference, 'ReasoningPreference', 'Explicit reasoning for a slot
 named(ToolChoicePreference, 'ToolChoicePreference', 'The tool choice of a slot’s requests.');
 named(PreferencesPatchBody, 'PreferencesPatchBody', 'A change of the player’s preferences per model slot.');
 named(SubmitInputBody, 'SubmitInputBody', 'A player input: its text, and the form the player filled in with it.');
+named(EmptyBody, 'EmptyBody', 'No fields: the route takes no body (or `{}`).');
+named(EditMessageBody, 'EditMessageBody', 'A message’s new text, and whether to re-run the latest turn with it.');
 named(ActivationBody, 'ActivationBody', 'Runs a `schedule.trigger: manual` runtime with a payload (shown in `<runtime-activation>`).');
 named(
   WorldDocument,
@@ -242,6 +246,32 @@ export const SelectedAlternative = named(
   z.object({ alternativeId: z.uuid(), turnId: z.uuid() }),
   'SelectedAlternative',
   'The alternative now in the history, and its turn id.',
+);
+
+export const RevertedTurns = named(
+  z.object({
+    turnId: z.uuid().meta({ description: 'The turn named: it and every later turn left the history.' }),
+    turnIds: z.array(z.uuid()).meta({ description: 'The turns that left the history, oldest first (the named one first).' }),
+    executionIds: z
+      .array(z.uuid())
+      .meta({ description: 'Every execution of those turns: each alternative, failed runs, activations since the turn’s first input.' }),
+  }),
+  'RevertedTurns',
+  'What a revert took out of the history (as `turn.reverted@1` records it).',
+);
+
+export const EditedMessage = named(
+  z.object({
+    messageId: z.uuid(),
+    turnId: z.uuid().meta({ description: 'The turn the message belongs to.' }),
+    text: z.string().meta({ description: 'The message’s text now.' }),
+    execution: z
+      .object({ executionId: z.uuid(), turnId: z.uuid() })
+      .optional()
+      .meta({ description: 'With `regenerate`: the execution that re-runs the turn (poll `GET /v1/executions/{executionId}`).' }),
+  }),
+  'EditedMessage',
+  'The message as edited (`message.edited@1`; nothing is recorded when the text was already this).',
 );
 
 export const AcceptedInput = named(

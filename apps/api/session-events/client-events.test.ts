@@ -44,3 +44,18 @@ describe('clientEvent: a completed tool call carries its summary for clients to 
     expect(summary.startsWith('🐉🐉')).toBe(true);
   });
 });
+
+describe('clientEvent: undo and edit reach the stream', () => {
+  const logged = (type: string, data: Record<string, unknown>) =>
+    ({ globalPosition: 9, tenantId: 't', streamId: 's', streamVersion: 9, type, data, metadata: {}, recordedAt: '' }) as unknown as StoredEvent;
+
+  it('turn.reverted@1 is `reverted` with the turns and executions that left the history and who reverted', () => {
+    const data = { turnId: 't2', turnIds: ['t2', 't3'], executionIds: ['e2', 'e3', 'e3b'], by: 'tenant:a' };
+    expect(clientEvent(logged('turn.reverted@1', data))).toEqual({ type: 'reverted', data });
+  });
+
+  it('message.edited@1 is `edited` with the new text as recorded', () => {
+    const data = { messageId: 'm1', turnId: 't1', text: '👩‍👩‍👧 你好 שלום', by: 'tenant:a' };
+    expect(clientEvent(logged('message.edited@1', data))).toEqual({ type: 'edited', data });
+  });
+});

@@ -7,7 +7,7 @@ export const TOOL_SUMMARY_MAX = 200;
 
 /** What a client of `GET /v1/sessions/:id/events` gets for one log event (null: not shown). */
 export interface ClientEvent {
-  type: 'branched' | 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed';
+  type: 'branched' | 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed' | 'reverted' | 'edited';
   data: Record<string, unknown>;
 }
 
@@ -17,7 +17,8 @@ export interface ClientEvent {
  * in `GET …/messages`, not replayed as events), the session's opening (`opening`: turn 0's story message,
  * committed when the session was created; no execution), execution status changes (`status`: queued, running),
  * model calls (`call`, `call-ended`), tool activity (`tool`), runtime outputs (`output`), the
- * committed messages (`committed`) and failures (`failed`). Other events (plugin data, compaction,
+ * committed messages (`committed`), failures (`failed`), and the player's repairs: an undo (`reverted`:
+ * the turns that left the history) and an edit (`edited`: a message's new text). Other events (plugin data, compaction,
  * handler results…) are not shown; their positions are simply skipped.
  */
 export function clientEvent(event: StoredEvent): ClientEvent | null {
@@ -102,6 +103,14 @@ export function clientEvent(event: StoredEvent): ClientEvent | null {
     case 'execution.failed@1': {
       const { executionId, turnId, error } = event.data;
       return { type: 'failed', data: { executionId, turnId, status: 'failed', error } };
+    }
+    case 'turn.reverted@1': {
+      const { turnId, turnIds, executionIds, by } = event.data;
+      return { type: 'reverted', data: { turnId, turnIds, executionIds, by } };
+    }
+    case 'message.edited@1': {
+      const { messageId, turnId, text, by } = event.data;
+      return { type: 'edited', data: { messageId, turnId, text, by } };
     }
     default:
       return null;

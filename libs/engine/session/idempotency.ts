@@ -14,6 +14,8 @@ export type IdempotentOperation =
   | 'retry-turn'
   | 'select-alternative'
   | 'branch-session'
+  | 'revert-turn'
+  | 'edit-message'
   | 'create-world'
   | 'revise-world'
   | 'archive-world'

@@ -16,3 +16,9 @@ export type { CreateSessionRequest, SessionServiceDeps, SessionWorldResolver, Su
 export { chooseOpening, INVALID_OPENING, renderOpening } from './session-opening';
 export { ALTERNATIVE_PREVIEW_CHARS, TurnAlternativesService } from './turn-alternatives';
 export type { TurnAlternativeView } from './turn-alternatives';
+export { appendIdempotent, MAX_APPEND_TRIES } from './append-idempotent';
+export type { AppendPlan, IdempotentAppendRequest } from './append-idempotent';
+export { TurnRevertService } from './turn-revert';
+export type { RevertAnswer, RevertRequest, TurnRevertDeps } from './turn-revert';
+export { MessageEditService } from './message-edit';
+export type { EditMessageAnswer, EditMessageRequest, MessageEditDeps } from './message-edit';

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type ReadModels } from '../../events';
+import type { EventStore, ReadModels } from '../../events';
 import { ConflictError } from '../../errors';
 import { SessionNotFoundError } from '../errors';
-import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
+import { appendIdempotent } from './append-idempotent';
+import { type IdempotentAnswer, requestHash } from './idempotency';
 import { SessionJournal } from '../journal/journal';
 
 export interface MidTurnRequest {
@@ -18,9 +19,6 @@ export interface MidTurnAnswer {
   turnId: string;
   messageId: string;
 }
-
-/** How many times the append is tried again when other appends to the session come first. */
-const MAX_APPEND_TRIES = 50;
 
 /**
  * A mid-turn message found no turn to join: the session has no player turn queued or running (it
@@ -55,40 +53,34 @@ export async function submitMidTurnMessage(
     idempotencyKey === undefined
       ? undefined
       : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: { text, midTurn: true } }) };
-  if (idempotency) {
-    const prior = await deps.store.findByIdempotencyKey(tenantId, idempotency.key);
-    if (prior) {
-      const e = prior.event;
-      if (prior.requestHash !== idempotency.requestHash || e.type !== 'player-input.mid-turn@1' || e.streamId !== sessionId)
-        throw new IdempotencyKeyMismatchError();
-      return { answer: { executionId: e.data.executionId, turnId: e.data.turnId, messageId: e.data.messageId }, replayed: true };
-    }
-  }
-  // the executions view is read after the stream head: an append since then makes ours lose and read again
-  const pending = await deps.readModels.earliestPendingExecution(tenantId, sessionId);
-  if (!pending) throw new NoRunningTurnError(sessionId);
-  const from = pending.submittedVersion - 1;
-  const journal = new SessionJournal(await deps.store.readStream(sessionId, from), from);
   const messageId = randomUUID();
-  for (let tries = 0; ; tries++) {
-    const turn = journal.pending().find((e) => e.activation === undefined);
-    if (!turn) throw new NoRunningTurnError(sessionId);
-    try {
-      await deps.store.append({
-        tenantId,
+  let journal: SessionJournal | undefined;
+  return appendIdempotent(deps.store, {
+    tenantId,
+    ...(idempotency ? { idempotency } : {}),
+    replay: (e) =>
+      e.type === 'player-input.mid-turn@1' && e.streamId === sessionId
+        ? { executionId: e.data.executionId, turnId: e.data.turnId, messageId: e.data.messageId }
+        : null,
+    plan: async () => {
+      if (journal) {
+        // another append came first: read what it added, and check again
+        journal.apply(await deps.store.readStream(sessionId, journal.version));
+      } else {
+        // the executions view is read after the stream head: an append since then makes ours lose and read again
+        const pending = await deps.readModels.earliestPendingExecution(tenantId, sessionId);
+        if (!pending) throw new NoRunningTurnError(sessionId);
+        const from = pending.submittedVersion - 1;
+        journal = new SessionJournal(await deps.store.readStream(sessionId, from), from);
+      }
+      const turn = journal.pending().find((e) => e.activation === undefined);
+      if (!turn) throw new NoRunningTurnError(sessionId);
+      return {
         streamId: sessionId,
         expectedVersion: journal.version,
         events: [{ type: 'player-input.mid-turn@1', data: { executionId: turn.executionId, turnId: turn.turnId, messageId, text } }],
-        idempotency,
-      });
-      return { answer: { executionId: turn.executionId, turnId: turn.turnId, messageId }, replayed: false };
-    } catch (error) {
-      if (error instanceof IdempotencyKeyTakenError && idempotency) {
-        // a concurrent request with the same key won: answer what it recorded
-        return submitMidTurnMessage(deps, request);
-      }
-      if (!(error instanceof ConcurrencyError) || tries >= MAX_APPEND_TRIES) throw error;
-      journal.apply(await deps.store.readStream(sessionId, journal.version));
-    }
-  }
+        answer: { executionId: turn.executionId, turnId: turn.turnId, messageId },
+      };
+    },
+  });
 }

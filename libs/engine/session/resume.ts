@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type IdempotencyRecord, type ReadModels } from '../../events';
+import type { EventStore, ReadModels } from '../../events';
 import { ConflictError, NotFoundError } from '../../errors';
-import { IdempotencyKeyMismatchError, type IdempotentAnswer, requestHash } from './idempotency';
+import { appendIdempotent } from './append-idempotent';
+import { type IdempotentAnswer, requestHash } from './idempotency';
 import { waitingSuspension } from '../journal/journal';
 import type { Logger } from '../logging/logger';
 import { queueUnavailable, type TurnProducer } from '../queue';
@@ -29,7 +30,10 @@ export interface ResumeAnswer {
   resumeId: string;
 }
 
-const MAX_APPEND_TRIES = 50;
+/** The session of a fresh resume (to enqueue it); a replay's answer has none. */
+type PlannedResume = ResumeAnswer & { sessionId?: string };
+
+const withoutSession = ({ executionId, turnId, resumeId }: PlannedResume): ResumeAnswer => ({ executionId, turnId, resumeId });
 
 const notFound = (executionId: string) => new NotFoundError('EXECUTION_NOT_FOUND', `execution ${executionId} not found`);
 
@@ -45,32 +49,25 @@ export class ResumeService {
 
   async resume(request: ResumeRequest): Promise<IdempotentAnswer<ResumeAnswer>> {
     const { tenantId, executionId, payload, idempotencyKey } = request;
-    const idempotency: IdempotencyRecord | undefined =
-      idempotencyKey === undefined
-        ? undefined
-        : { key: idempotencyKey, requestHash: requestHash({ operation: 'resume', sessionId: null, body: { executionId, payload } }) };
-    for (let tries = 0; ; tries++) {
-      if (idempotency) {
-        const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
-        if (prior) {
-          const e = prior.event;
-          if (prior.requestHash !== idempotency.requestHash || e.type !== 'execution.resumed@1' || e.data.executionId !== executionId)
-            throw new IdempotencyKeyMismatchError();
-          return { answer: { executionId, turnId: e.data.turnId, resumeId: e.data.resumeId }, replayed: true };
-        }
-      }
-      const view = await this.deps.readModels.execution(tenantId, executionId);
-      if (!view) throw notFound(executionId);
-      const journal = await loadSessionJournal(this.deps, view.sessionId);
-      const execution = journal.get(executionId);
-      const waiting = execution?.status === 'pending' ? waitingSuspension(execution) : undefined;
-      if (!execution || !waiting) throw new ConflictError('EXECUTION_NOT_WAITING', `execution ${executionId} is not waiting for a resume (${view.status})`);
-      if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
-      const resumeId = randomUUID();
-      const { pluginId, runtimeId, step, toolCallId } = waiting;
-      try {
-        await this.deps.store.append({
-          tenantId,
+    const result = await appendIdempotent<PlannedResume>(this.deps.store, {
+      tenantId,
+      ...(idempotencyKey === undefined
+        ? {}
+        : { idempotency: { key: idempotencyKey, requestHash: requestHash({ operation: 'resume', sessionId: null, body: { executionId, payload } }) } }),
+      replay: (e) =>
+        e.type === 'execution.resumed@1' && e.data.executionId === executionId ? { executionId, turnId: e.data.turnId, resumeId: e.data.resumeId } : null,
+      plan: async () => {
+        const view = await this.deps.readModels.execution(tenantId, executionId);
+        if (!view) throw notFound(executionId);
+        const journal = await loadSessionJournal(this.deps, view.sessionId);
+        const execution = journal.get(executionId);
+        const waiting = execution?.status === 'pending' ? waitingSuspension(execution) : undefined;
+        if (!execution || !waiting) throw new ConflictError('EXECUTION_NOT_WAITING', `execution ${executionId} is not waiting for a resume (${view.status})`);
+        if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
+        const resumeId = randomUUID();
+        const { pluginId, runtimeId, step, toolCallId } = waiting;
+        // at the version the journal was read at: of two resumes at once, one wins, the other reads again and finds nothing to resume
+        return {
           streamId: view.sessionId,
           expectedVersion: journal.version,
           events: [
@@ -79,19 +76,16 @@ export class ResumeService {
               data: { executionId, turnId: execution.turnId, resumeId, pluginId, runtimeId, step, toolCallId, payload: payload as never },
             },
           ],
-          ...(idempotency ? { idempotency } : {}),
-        });
-      } catch (error) {
-        // another append came first (another resume, an input): read again and decide again
-        if ((error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError) && tries < MAX_APPEND_TRIES) continue;
-        throw error;
-      }
-      try {
-        await this.deps.queue.enqueue({ tenantId, sessionId: view.sessionId, executionId });
-      } catch (error) {
-        this.deps.logger.warn(`enqueue of resumed execution ${executionId} failed (${String(error)}); the sweeper will enqueue it`);
-      }
-      return { answer: { executionId, turnId: execution.turnId, resumeId }, replayed: false };
+          answer: { executionId, turnId: execution.turnId, resumeId, sessionId: view.sessionId },
+        };
+      },
+    });
+    if (result.replayed) return { answer: withoutSession(result.answer), replayed: true };
+    try {
+      await this.deps.queue.enqueue({ tenantId, sessionId: result.answer.sessionId!, executionId });
+    } catch (error) {
+      this.deps.logger.warn(`enqueue of resumed execution ${executionId} failed (${String(error)}); the sweeper will enqueue it`);
     }
+    return { answer: withoutSession(result.answer), replayed: false };
   }
 }

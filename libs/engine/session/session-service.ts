@@ -1,13 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ConcurrencyError,
-  type EventData,
-  type EventStore,
-  IdempotencyKeyTakenError,
-  type IdempotencyRecord,
-  type ReadModels,
-  type StoredEvent,
-} from '../../events';
+import { type EventData, type EventStore, type NewEvent, type ReadModels } from '../../events';
 import { InvalidInputError } from '../../errors';
 import { canonicalLocaleTag, languageNameOf, type LoadedWorld } from '../../plugins-sdk';
 import { SessionNotFoundError } from '../errors';
@@ -16,7 +8,8 @@ import type { Logger } from '../logging/logger';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { SessionPluginResolver } from './session-plugins';
 import { chooseOpening, renderOpening } from './session-opening';
-import { type IdempotentAnswer, priorAnswer, requestHash } from './idempotency';
+import { appendIdempotent } from './append-idempotent';
+import { type IdempotentAnswer, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from '../queue';
 import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
 import { type ChangePreferencesRequest, changeSessionPreferences, normalizePreferences, type SessionPreferences } from '../preferences';
@@ -77,9 +70,6 @@ export interface SubmitInputRequest {
 
 export type PlayerInputFormValues = NonNullable<EventData<'player-input.submitted@1'>['formValues']>;
 
-/** How many times an append is retried when other appends to the session come first. */
-const MAX_APPEND_TRIES = 50;
-
 /** Use cases behind the API: create a session, submit a player input. */
 export class SessionService {
   constructor(private readonly deps: SessionServiceDeps) {}
@@ -116,56 +106,43 @@ export class SessionService {
               },
             }),
           };
-    const answerOf = (e: StoredEvent) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null);
-    if (idempotency) {
-      const prior = await this.priorAnswer(tenantId, idempotency, answerOf);
-      if (prior) return { answer: prior, replayed: true };
-    }
-    // the world as it is now: a tenant's world is recorded with its revision (an edit later changes new sessions only)
-    const started = request.worldId !== undefined && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, request.worldId) : null;
-    const worldId = started?.worldId ?? request.worldId ?? null;
-    const worldRevision = started?.revision;
-    const world = started?.world ?? null;
-    const openingIndex = chooseOpening(world, request.opening);
-    const plugins = this.deps.plugins?.({ world, ...(request.plugins ? { requested: request.plugins } : {}) });
-    const recorded = { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) };
-    for (let tries = 0; ; tries++) {
-      if (idempotency && tries > 0) {
-        const prior = await this.priorAnswer(tenantId, idempotency, answerOf);
-        if (prior) return { answer: prior, replayed: true };
-      }
-      const sessionId = randomUUID();
-      // rendered once, with this session's id: replay and audit read the recorded text
-      const opening = world && openingIndex !== null ? renderOpening({ world, index: openingIndex, sessionId, locale }) : null;
-      try {
-        await this.deps.store.append({
-          tenantId,
-          streamId: sessionId,
-          expectedVersion: 0,
-          // the language's name is derived from the tag (not part of the request's hash), recorded to keep its bytes
-          events: [
-            {
-              type: 'session.created@1',
-              data: {
-                sessionId,
-                worldId,
-                ...(worldRevision === undefined ? {} : { worldRevision }),
-                locale,
-                ...recorded,
-                languageName: languageNameOf(locale),
-              },
-            },
-            ...(opening ? [{ type: 'session.opened@1' as const, data: opening }] : []),
-            ...(setPreferences ? [{ type: 'session.preferences-changed@1' as const, data: { preferences: setPreferences } }] : []),
-          ],
-          idempotency,
-        });
-        return { answer: { id: sessionId }, replayed: false };
-      } catch (error) {
-        // a concurrent request with the same key won: the next pass answers from its event
-        if (!(error instanceof IdempotencyKeyTakenError) || tries >= MAX_APPEND_TRIES) throw error;
-      }
-    }
+    // the world as it is now, resolved once and after the key was looked up (a repeat answers even when the world has changed
+    // since): a tenant's world is recorded with its revision (an edit later changes new sessions only)
+    const resolve = async () => {
+      const started = request.worldId !== undefined && this.deps.worlds ? await this.deps.worlds.forNewSession(tenantId, request.worldId) : null;
+      const world = started?.world ?? null;
+      const plugins = this.deps.plugins?.({ world, ...(request.plugins ? { requested: request.plugins } : {}) });
+      return {
+        worldId: started?.worldId ?? request.worldId ?? null,
+        ...(started?.revision === undefined ? {} : { worldRevision: started.revision }),
+        world,
+        openingIndex: chooseOpening(world, request.opening),
+        recorded: { ...(pluginSettings ? { pluginSettings } : {}), ...(plugins ? { plugins } : {}) },
+      };
+    };
+    let resolved: Awaited<ReturnType<typeof resolve>> | undefined;
+    return appendIdempotent(this.deps.store, {
+      tenantId,
+      ...(idempotency ? { idempotency } : {}),
+      replay: (e) => (e.type === 'session.created@1' ? { id: e.data.sessionId } : null),
+      plan: async () => {
+        resolved ??= await resolve();
+        const { worldId, worldRevision, world, openingIndex, recorded } = resolved;
+        const sessionId = randomUUID();
+        // rendered once, with this session's id: replay and audit read the recorded text
+        const opening = world && openingIndex !== null ? renderOpening({ world, index: openingIndex, sessionId, locale }) : null;
+        // the language's name is derived from the tag (not part of the request's hash), recorded to keep its bytes
+        const events: NewEvent[] = [
+          {
+            type: 'session.created@1',
+            data: { sessionId, worldId, ...(worldRevision === undefined ? {} : { worldRevision }), locale, ...recorded, languageName: languageNameOf(locale) },
+          },
+          ...(opening ? [{ type: 'session.opened@1' as const, data: opening }] : []),
+          ...(setPreferences ? [{ type: 'session.preferences-changed@1' as const, data: { preferences: setPreferences } }] : []),
+        ];
+        return { streamId: sessionId, expectedVersion: 0, events, answer: { id: sessionId } };
+      },
+    });
   }
 
   /** True when the session exists and belongs to the tenant. */
@@ -193,33 +170,24 @@ export class SessionService {
         : { key: idempotencyKey, requestHash: requestHash({ operation: 'submit-input', sessionId, body: formValues ? { text, formValues } : { text } }) };
     const executionId = randomUUID();
     const turnId = randomUUID();
-    const event = {
-      type: 'player-input.submitted@1' as const,
+    const event: NewEvent = {
+      type: 'player-input.submitted@1',
       data: { executionId, turnId, messageId: randomUUID(), text, ...(formValues ? { formValues } : {}) },
     };
-    for (let tries = 0; ; tries++) {
-      if (idempotency) {
-        const prior = await this.priorAnswer(tenantId, idempotency, (e) =>
-          e.type === 'player-input.submitted@1' && e.streamId === sessionId ? { executionId: e.data.executionId, turnId: e.data.turnId } : null,
-        );
-        if (prior) {
-          await this.resumeIfUnfinished({ tenantId, sessionId, executionId: prior.executionId });
-          return { answer: prior, replayed: true };
-        }
-      }
-      // a repeat is answered above even with the queue away; a new input is not recorded then
-      if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
-      const version = tries === 0 ? head.version : await this.deps.store.streamVersion(sessionId);
-      try {
-        await this.deps.store.append({ tenantId, streamId: sessionId, expectedVersion: version, events: [event], idempotency });
-        break;
-      } catch (error) {
-        const retry = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
-        if (!retry || tries >= MAX_APPEND_TRIES) throw error;
-      }
-    }
-    await this.enqueueSessionHead({ tenantId, sessionId, executionId });
-    return { answer: { executionId, turnId }, replayed: false };
+    const result = await appendIdempotent(this.deps.store, {
+      tenantId,
+      ...(idempotency ? { idempotency } : {}),
+      replay: (e) => (e.type === 'player-input.submitted@1' && e.streamId === sessionId ? { executionId: e.data.executionId, turnId: e.data.turnId } : null),
+      plan: async (attempt) => {
+        // a repeat is answered before this even with the queue away; a new input is not recorded then
+        if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
+        const version = attempt === 0 ? head.version : await this.deps.store.streamVersion(sessionId);
+        return { streamId: sessionId, expectedVersion: version, events: [event], answer: { executionId, turnId } };
+      },
+    });
+    if (result.replayed) await this.resumeIfUnfinished({ tenantId, sessionId, executionId: result.answer.executionId });
+    else await this.enqueueSessionHead({ tenantId, sessionId, executionId });
+    return result;
   }
 
   /**
@@ -250,11 +218,6 @@ export class SessionService {
   private async enqueueSessionHead(job: TurnJob) {
     const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
     if (head === null || head.executionId === job.executionId) await this.enqueue(job);
-  }
-
-  /** The answer recorded under the key (see `priorAnswer`). */
-  private priorAnswer<T>(tenantId: string, idempotency: IdempotencyRecord, answerOf: (event: StoredEvent) => T | null): Promise<T | null> {
-    return priorAnswer(this.deps.store, tenantId, idempotency, answerOf);
   }
 
   /**

@@ -1,17 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ConcurrencyError,
-  type EventStore,
-  IdempotencyKeyTakenError,
-  type IdempotencyRecord,
-  type ReadModels,
-  type TurnAlternativeRecord,
-  type TurnAlternativesRecord,
-} from '../../events';
+import { type EventStore, type NewEvent, type ReadModels, type TurnAlternativeRecord, type TurnAlternativesRecord } from '../../events';
 import { ConflictError, NotFoundError } from '../../errors';
 import { truncateText } from '../../text';
 import { SessionNotFoundError } from '../errors';
-import { type IdempotentAnswer, IdempotencyKeyMismatchError, requestHash } from './idempotency';
+import { appendIdempotent } from './append-idempotent';
+import { type IdempotentAnswer, requestHash } from './idempotency';
 import type { Logger } from '../logging/logger';
 import { queueUnavailable, type TurnProducer } from '../queue';
 
@@ -36,9 +29,6 @@ export interface TurnAlternativeView {
   selected: boolean;
 }
 
-/** How many times an append is retried when other appends to the session come first. */
-const MAX_APPEND_TRIES = 50;
-
 /**
  * Regenerating the latest turn and choosing among its alternatives (issue 16; spec §1 "This turn's
  * story text", §4 `retryFromTurnId`). A turn's alternatives are the turn first played and each
@@ -51,12 +41,13 @@ export class TurnAlternativesService {
 
   /**
    * Re-runs the latest turn from its source: a new execution (`player-input.submitted@1` with
-   * `retryFromTurnId` = the selected alternative's turn, the same typed input and form values),
-   * which reads the history without that turn and, when it commits, takes its place
-   * (`turn.superseded@1`). `turnId` may name any alternative of the latest turn. Refused: another
-   * tenant's session or an unknown turn (404); a turn that is not the latest, a running execution in
-   * the session, a latest turn already compacted (409). Under an idempotency key (recorded in the
-   * input's event) a repeat answers the first execution.
+   * `retryFromTurnId` = the selected alternative's turn, the typed input as the history has it now
+   * (edited, `message.edited@1`, or as typed) and the same form values), which reads the history
+   * without that turn and, when it commits, takes its place (`turn.superseded@1`). `turnId` may name
+   * any alternative of the latest turn. Refused: another tenant's session or an unknown turn (404);
+   * a turn that is not the latest, a running execution in the session, a latest turn already
+   * compacted (409). Under an idempotency key (recorded in the input's event) a repeat answers the
+   * first execution.
    */
   async retry(request: {
     tenantId: string;
@@ -66,58 +57,56 @@ export class TurnAlternativesService {
   }): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
     const { tenantId, sessionId, turnId, idempotencyKey } = request;
     await this.requireSession(tenantId, sessionId);
-    const idempotency: IdempotencyRecord | undefined =
-      idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: requestHash({ operation: 'retry-turn', sessionId, body: { turnId } }) };
-    for (let tries = 0; ; tries++) {
-      if (idempotency) {
-        const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
-        if (prior) {
-          const e = prior.event;
-          if (prior.requestHash !== idempotency.requestHash || e.type !== 'player-input.submitted@1' || e.streamId !== sessionId)
-            throw new IdempotencyKeyMismatchError();
-          await this.enqueueHead(tenantId, sessionId, e.data.executionId);
-          return { answer: { executionId: e.data.executionId, turnId: e.data.turnId }, replayed: true };
-        }
-      }
-      if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
-      const version = await this.deps.store.streamVersion(sessionId);
-      const { group, latest } = await this.latestGroup(tenantId, sessionId, turnId, 'regenerated');
-      const source = group.alternatives.find((a) => a.turnId === latest)!;
-      const executionId = randomUUID();
-      const newTurnId = randomUUID();
-      try {
-        await this.deps.store.append({
-          tenantId,
-          streamId: sessionId,
-          expectedVersion: version,
-          events: [
-            {
-              type: 'player-input.submitted@1',
-              data: {
-                executionId,
-                turnId: newTurnId,
-                messageId: randomUUID(),
-                // an execution retried after a commit keeps its original typed input values (spec §1)
-                text: source.text,
-                ...(source.formValues ? { formValues: source.formValues } : {}),
-                retryFromTurnId: source.turnId,
-                alternativeOf: group.alternativeOf,
-                // it reads the session's state as it stood before the turn (plugin data too), and keeps its own
-                isolated: true,
-              },
-            },
-          ],
-          idempotency,
-        });
-      } catch (error) {
-        // another append came first (its input now runs: the next pass says so), or the same key won
-        const again = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
-        if (!again || tries >= MAX_APPEND_TRIES) throw error;
-        continue;
-      }
-      await this.enqueueHead(tenantId, sessionId, executionId);
-      return { answer: { executionId, turnId: newTurnId }, replayed: false };
-    }
+    const result = await appendIdempotent(this.deps.store, {
+      tenantId,
+      ...(idempotencyKey === undefined
+        ? {}
+        : { idempotency: { key: idempotencyKey, requestHash: requestHash({ operation: 'retry-turn', sessionId, body: { turnId } }) } }),
+      replay: (e) => (e.type === 'player-input.submitted@1' && e.streamId === sessionId ? { executionId: e.data.executionId, turnId: e.data.turnId } : null),
+      plan: async () => {
+        const version = await this.deps.store.streamVersion(sessionId);
+        const regeneration = await this.planRegeneration({ tenantId, sessionId, turnId });
+        return { streamId: sessionId, expectedVersion: version, events: [regeneration.event], answer: regeneration.answer };
+      },
+    });
+    await this.enqueueHead(tenantId, sessionId, result.answer.executionId);
+    return result;
+  }
+
+  /**
+   * The input that regenerates the latest turn (`turnId`: any of its alternatives), checked as
+   * `retry` checks it: its text is `text` when given (an edit's, `PATCH …/messages/:id` with
+   * `regenerate`), else the source turn's input as the history has it now. Nothing is appended here.
+   */
+  async planRegeneration(request: {
+    tenantId: string;
+    sessionId: string;
+    turnId: string;
+    text?: string;
+  }): Promise<{ event: NewEvent; answer: { executionId: string; turnId: string } }> {
+    const { tenantId, sessionId, turnId } = request;
+    if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
+    const { group, latest } = await this.latestGroup(tenantId, sessionId, turnId, 'regenerated');
+    const source = group.alternatives.find((a) => a.turnId === latest)!;
+    const text = request.text ?? (await this.deps.readModels.playerInput(tenantId, sessionId, source.turnId))?.text ?? source.text;
+    const executionId = randomUUID();
+    const newTurnId = randomUUID();
+    const event: NewEvent = {
+      type: 'player-input.submitted@1',
+      data: {
+        executionId,
+        turnId: newTurnId,
+        messageId: randomUUID(),
+        // an execution retried after a commit keeps its original typed input values (spec §1), as edited since
+        text,
+        ...(source.formValues ? { formValues: source.formValues } : {}),
+        retryFromTurnId: source.turnId,
+        alternativeOf: group.alternativeOf,
+        // it reads the session's state as it stood before the turn (plugin data too), and keeps its own
+        isolated: true,
+      },
+    };
+    return { event, answer: { executionId, turnId: newTurnId } };
   }
 
   /** The alternatives of a player turn (any of them names the group), oldest first. */
@@ -139,68 +128,57 @@ export class TurnAlternativesService {
   }
 
   /**
-   * Puts the alternative `alternativeId` (an execution id) of the latest turn in the history in
-   * place of the selected one: `turn.superseded@1` (cause `select`) carrying its committed messages.
-   * Selecting the one already selected records nothing. Under an idempotency key (recorded in the
-   * event) a repeat answers the first selection. Refused: an unknown turn or alternative
-   * (404), one that has not committed, a turn that is not the latest, a running execution (409).
+   * Puts an alternative of the latest turn in the history in place of the selected one:
+   * `turn.superseded@1` (cause `select`) carrying its committed messages. The alternative is named
+   * by its id (`alternativeId`, an execution id) or by its number (`alternativeNumber`, 1-based, in
+   * the order `list` gives: 1 is the turn as first played). Selecting the one already selected
+   * records nothing. Under an idempotency key (recorded in the event) a repeat answers the first
+   * selection. Refused: an unknown turn or alternative, a number out of range (404), one that has
+   * not committed, a turn that is not the latest, a running execution (409).
    */
-  async select(request: {
-    tenantId: string;
-    sessionId: string;
-    turnId: string;
-    alternativeId: string;
-    idempotencyKey?: string;
-  }): Promise<IdempotentAnswer<{ alternativeId: string; turnId: string }>> {
-    const { tenantId, sessionId, turnId, alternativeId, idempotencyKey } = request;
+  async select(
+    request: { tenantId: string; sessionId: string; turnId: string; idempotencyKey?: string } & (
+      { alternativeId: string; alternativeNumber?: undefined } | { alternativeNumber: number; alternativeId?: undefined }
+    ),
+  ): Promise<IdempotentAnswer<{ alternativeId: string; turnId: string }>> {
+    const { tenantId, sessionId, turnId, idempotencyKey } = request;
     await this.requireSession(tenantId, sessionId);
-    const idempotency: IdempotencyRecord | undefined =
-      idempotencyKey === undefined
-        ? undefined
-        : { key: idempotencyKey, requestHash: requestHash({ operation: 'select-alternative', sessionId, body: { turnId, alternativeId } }) };
-    for (let tries = 0; ; tries++) {
-      if (idempotency) {
-        const prior = await this.deps.store.findByIdempotencyKey(tenantId, idempotency.key);
-        if (prior) {
-          const e = prior.event;
-          if (prior.requestHash !== idempotency.requestHash || e.type !== 'turn.superseded@1' || e.streamId !== sessionId)
-            throw new IdempotencyKeyMismatchError();
-          return { answer: { alternativeId: e.data.byExecutionId, turnId: e.data.byTurnId }, replayed: true };
+    const named = request.alternativeId !== undefined ? { alternativeId: request.alternativeId } : { alternativeNumber: request.alternativeNumber };
+    return appendIdempotent(this.deps.store, {
+      tenantId,
+      ...(idempotencyKey === undefined
+        ? {}
+        : { idempotency: { key: idempotencyKey, requestHash: requestHash({ operation: 'select-alternative', sessionId, body: { turnId, ...named } }) } }),
+      replay: (e) => (e.type === 'turn.superseded@1' && e.streamId === sessionId ? { alternativeId: e.data.byExecutionId, turnId: e.data.byTurnId } : null),
+      plan: async () => {
+        const version = await this.deps.store.streamVersion(sessionId);
+        const { group, latest } = await this.latestGroup(tenantId, sessionId, turnId, 'selected among');
+        const chosen =
+          named.alternativeId !== undefined
+            ? group.alternatives.find((a) => a.executionId === named.alternativeId)
+            : group.alternatives[named.alternativeNumber! - 1];
+        if (!chosen) {
+          const which = named.alternativeId ?? `number ${named.alternativeNumber} (it has ${group.alternatives.length})`;
+          throw new NotFoundError('ALTERNATIVE_NOT_FOUND', `turn ${group.alternativeOf} has no alternative ${which}`);
         }
-      }
-      const version = await this.deps.store.streamVersion(sessionId);
-      const { group, latest } = await this.latestGroup(tenantId, sessionId, turnId, 'selected among');
-      const chosen = group.alternatives.find((a) => a.executionId === alternativeId);
-      if (!chosen) throw new NotFoundError('ALTERNATIVE_NOT_FOUND', `turn ${group.alternativeOf} has no alternative ${alternativeId}`);
-      if (!chosen.messages) throw new ConflictError('ALTERNATIVE_NOT_COMMITTED', `alternative ${alternativeId} has not committed (it is running or failed)`);
-      const answer = { alternativeId, turnId: chosen.turnId };
-      if (chosen.turnId === latest) return { answer, replayed: false };
-      try {
-        await this.deps.store.append({
-          tenantId,
-          streamId: sessionId,
-          expectedVersion: version,
-          events: [
-            {
-              type: 'turn.superseded@1',
-              data: {
-                alternativeOf: group.alternativeOf,
-                turnId: latest,
-                byTurnId: chosen.turnId,
-                byExecutionId: chosen.executionId,
-                cause: 'select',
-                messages: chosen.messages,
-              },
-            },
-          ],
-          idempotency,
-        });
-        return { answer, replayed: false };
-      } catch (error) {
-        const again = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;
-        if (!again || tries >= MAX_APPEND_TRIES) throw error;
-      }
-    }
+        if (!chosen.messages)
+          throw new ConflictError('ALTERNATIVE_NOT_COMMITTED', `alternative ${chosen.executionId} has not committed (it is running or failed)`);
+        const answer = { alternativeId: chosen.executionId, turnId: chosen.turnId };
+        if (chosen.turnId === latest) return { streamId: sessionId, expectedVersion: version, events: [], answer };
+        const event: NewEvent = {
+          type: 'turn.superseded@1',
+          data: {
+            alternativeOf: group.alternativeOf,
+            turnId: latest,
+            byTurnId: chosen.turnId,
+            byExecutionId: chosen.executionId,
+            cause: 'select',
+            messages: chosen.messages,
+          },
+        };
+        return { streamId: sessionId, expectedVersion: version, events: [event], answer };
+      },
+    });
   }
 
   /**
@@ -235,8 +213,12 @@ export class TurnAlternativesService {
     if ((await this.deps.store.streamTenant(sessionId)) !== tenantId) throw new SessionNotFoundError(sessionId);
   }
 
-  /** Enqueued when it is the session's earliest pending execution (as `SessionService` does for an input). */
-  private async enqueueHead(tenantId: string, sessionId: string, executionId: string) {
+  /**
+   * Enqueues the session's earliest pending execution unless `executionId` has ended (as
+   * `SessionService` does for an input): a repeat after a crash between the append and the enqueue
+   * still gets its turn queued.
+   */
+  async enqueueHead(tenantId: string, sessionId: string, executionId: string) {
     const view = await this.deps.readModels.execution(tenantId, executionId);
     if (view?.status === 'committed' || view?.status === 'failed') return;
     const head = await this.deps.readModels.earliestPendingExecution(tenantId, sessionId);
