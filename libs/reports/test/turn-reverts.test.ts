@@ -22,11 +22,7 @@ describe('the turns view marks reverted and stopped turns', () => {
       input('3b', { retryFromTurnId: 't3', alternativeOf: 't3' }),
       event('turn.superseded@1', { alternativeOf: 't3', turnId: 't3', byTurnId: 't3b', byExecutionId: 'e3b', cause: 'retry' }),
       committed('3b'),
-      event(
-        'turn.reverted@1',
-        { turnId: 't2', turnIds: ['t2', 't3'], executionIds: ['e2', 'e3', 'e3b'], by: 'tenant:a' },
-        '2026-01-02T10:00:00.000Z',
-      ),
+      event('turn.reverted@1', { turnId: 't2', turnIds: ['t2', 't3'], executionIds: ['e2', 'e3', 'e3b'], by: 'tenant:a' }, '2026-01-02T10:00:00.000Z'),
       input('4'),
       committed('4'),
       // a later revert naming a turn already out of the story does not move its mark
