@@ -43,7 +43,7 @@ async function main() {
       apiKey
         ? `  dev key:  ${apiKey}   (also in ${devKeyFile(config.dataDir)})`
         : `  tenants:  none created here: npm run tenant:create -- <name> prints a key${config.bootstrapApiKey ? ' (or use COVEL_BOOTSTRAP_API_KEY)' : ''}`,
-      apiKey ? `Play in another terminal: npm run play` : null,
+      apiKey ? `Play in another terminal: npm run play (or in the browser: ${url}/inspector#/play)` : null,
       `See what the model saw: ${url}/inspector`,
     ]
       .filter((line) => line !== null)

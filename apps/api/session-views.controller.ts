@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Query, Req, UseGuards } from '@nestjs/common';
 import { type Engine, SessionNotFoundError, TurnNotFoundError } from '../../libs/engine';
-import { hasTurn, inspectTurnCalls, sessionTurns, withCallCosts, withTurnCosts } from '../../libs/reports';
+import { hasTurn, inspectTurnCalls, sessionTurns, withCallCosts, withTurnCosts, withTurnReverts } from '../../libs/reports';
 import { MAX_LISTED_BRANCHES, type SessionDetailAnswer, sessionSummaries } from './session-summaries';
 import { TenantAuthGuard, TenantRequest } from './auth.guard';
 import { SessionListQuery } from './bodies';
@@ -13,7 +13,7 @@ const DEFAULT_SESSION_LIST = 50;
 /**
  * The read views of the web inspector (`/inspector`): the tenant's sessions, a session's turns, and
  * every model call of a turn as the model saw it. Turns and calls are derived from the session's
- * events (read from the log, so they never lag it); the list reads the log's `session.created@1`,
+ * events (read from the log, so they never lag it; a reverted turn is listed, marked); the list reads the log's `session.created@1`,
  * and each session's history use (uncompacted messages against the limit) from the projections.
  */
 @Controller('v1')
@@ -42,7 +42,8 @@ export class SessionViewsController {
   @Get('sessions/:id/turns')
   async turns(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string) {
     const events = await this.events(req, id);
-    return withTurnCosts(sessionTurns(events), events, this.engine.prices);
+    // a turn an undo took out of the story stays listed, marked with who reverted it and when
+    return withTurnReverts(withTurnCosts(sessionTurns(events), events, this.engine.prices), events);
   }
 
   @Get('sessions/:id/turns/:turnId/calls')

@@ -2,7 +2,23 @@
 export type PlayerLine =
   { kind: 'empty' } | { kind: 'input'; text: string } | { kind: 'command'; name: CommandName; arg: string } | { kind: 'unknown'; name: string };
 
-export const COMMANDS = ['help', 'new', 'session', 'locale', 'worlds', 'world', 'import', 'retry', 'alternatives', 'quit'] as const;
+export const COMMANDS = [
+  'help',
+  'new',
+  'session',
+  'locale',
+  'worlds',
+  'world',
+  'import',
+  'retry',
+  'alternatives',
+  'select',
+  'undo',
+  'edit',
+  'edit!',
+  'branch',
+  'quit',
+] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const HELP_TEXT = [
@@ -17,6 +33,11 @@ export const HELP_TEXT = [
   '  /import <file>      import a card (PNG or JSON) or a world folder (.zip), and play it',
   '  /retry              write the last turn again (a new alternative)',
   '  /alternatives       list the alternatives of the last turn',
+  '  /select <n>         put alternative n of the last turn in the story (/select: list them)',
+  '  /undo               take the last turn out of the story (/undo <turn id>: that turn and every later one)',
+  '  /edit <text>        change your last input (the story stays as written; /edit: show it)',
+  '  /edit! <text>       change your last input and write the turn again (also /edit --regenerate <text>)',
+  '  /branch             a new session with the story so far, to play from here (this one is kept)',
   '  /quit               leave (also Ctrl-D)',
 ].join('\n');
 

@@ -69,6 +69,37 @@ export interface TurnAlternative {
   selected: boolean;
 }
 
+/** A message of the story (`GET /v1/sessions/:id/messages`), the fields the player reads. */
+export interface StoryMessage {
+  messageId: string;
+  turnId: string;
+  role: string;
+  sourceType: string;
+  text: string;
+  outputKind: string | null;
+}
+
+/** `POST …/turns/:turnId/revert`: the turns that left the story (the named one first) and their executions. */
+export interface RevertAnswer {
+  turnId: string;
+  turnIds: string[];
+  executionIds: string[];
+}
+
+/** `PATCH …/messages/:messageId`: with `regenerate`, the execution writing the turn again. */
+export interface EditAnswer {
+  messageId?: string;
+  turnId?: string;
+  executionId?: string;
+}
+
+/** `POST …/branch`: the new session, the one it branched from and the last turn it keeps. */
+export interface BranchAnswer {
+  sessionId: string;
+  parentSessionId: string;
+  atTurnId: string;
+}
+
 /** A session of the tenant (`GET /v1/sessions/:id`), the fields the player reads. */
 export interface SessionSummary {
   sessionId: string;
@@ -201,6 +232,33 @@ export class PlayClient {
     return this.request<{ turnId: string; alternatives: TurnAlternative[] }>('GET', `/v1/sessions/${sessionId}/turns/${turnId}/alternatives`);
   }
 
+  /** Puts an alternative of a turn (its id: an execution id, as `alternatives` lists it) in the story. */
+  selectAlternative(sessionId: string, turnId: string, alternativeId: string) {
+    return this.request<{ alternativeId: string; turnId: string }>('POST', `/v1/sessions/${sessionId}/turns/${turnId}/select`, { alternativeId });
+  }
+
+  /** Undo: the turn and every later one leave the story (`turn.reverted@1`); the log keeps them. */
+  revert(sessionId: string, turnId: string) {
+    return this.request<RevertAnswer>('POST', `/v1/sessions/${sessionId}/turns/${turnId}/revert`, {});
+  }
+
+  /**
+   * Edits a committed message (a player input or story text; `message.edited@1`). With `regenerate`
+   * (the latest turn's input), the turn is written again from the edited input: the answer then
+   * names the new execution.
+   */
+  editMessage(sessionId: string, messageId: string, text: string, options: { regenerate?: boolean } = {}) {
+    return this.request<EditAnswer>('PATCH', `/v1/sessions/${sessionId}/messages/${messageId}`, {
+      text,
+      ...(options.regenerate ? { regenerate: true } : {}),
+    });
+  }
+
+  /** A new session whose story is this one's up to `atTurnId` (`session.branched@1`). */
+  branch(sessionId: string, atTurnId: string) {
+    return this.request<BranchAnswer>('POST', `/v1/sessions/${sessionId}/branch`, { atTurnId });
+  }
+
   /** The execution's state; with `waitMs`, the API answers once it has ended or after waitMs (long-poll, at most 30000). */
   execution(executionId: string, waitMs?: number, signal?: AbortSignal) {
     const query = waitMs === undefined ? '' : `?waitMs=${waitMs}`;
@@ -213,10 +271,7 @@ export class PlayClient {
   }
 
   messages(sessionId: string) {
-    return this.request<{ turnId: string; role: string; sourceType: string; text: string; outputKind: string | null }[]>(
-      'GET',
-      `/v1/sessions/${sessionId}/messages`,
-    );
+    return this.request<StoryMessage[]>('GET', `/v1/sessions/${sessionId}/messages`);
   }
 
   /** Waits until the execution is committed or failed: long-polls of up to 25 s, one after another. */

@@ -1,6 +1,7 @@
 import { followSession, type SessionStreamEvent } from './event-stream';
 import { HELP_TEXT, parseLine } from './commands';
-import { ApiError, EngineUnreachableError, type PlayClient, type TurnAlternative } from './play-client';
+import { ApiError, EngineUnreachableError, type PlayClient } from './play-client';
+import { branch, edit, selectAlternative, showAlternatives, type SteeringHost, undo } from './steering';
 import { type LineRole, type Paint, painter } from './style';
 import { importContentType, importPath, readWorldFile } from './world-file';
 import { documentCounts, worldLine, worldName } from './world-lines';
@@ -149,7 +150,20 @@ export class PlayTerminal {
               await this.retry();
               return true;
             case 'alternatives':
-              await this.showAlternatives();
+              await showAlternatives(this.steering);
+              return true;
+            case 'select':
+              await selectAlternative(this.steering, parsed.arg);
+              return true;
+            case 'undo':
+              await undo(this.steering, parsed.arg);
+              return true;
+            case 'edit':
+            case 'edit!':
+              await edit(this.steering, parsed.arg, parsed.name === 'edit!');
+              return true;
+            case 'branch':
+              await branch(this.steering, parsed.arg);
               return true;
           }
       }
@@ -162,6 +176,21 @@ export class PlayTerminal {
   close(): void {
     this.follow?.abort();
     this.follow = null;
+  }
+
+  /** What /select, /undo, /edit and /branch (./steering) use of this terminal. */
+  private get steering(): SteeringHost {
+    return {
+      client: this.options.client,
+      width: this.options.width,
+      requireSession: () => this.requireSession(),
+      latestTurn: () => this.lastTurnId,
+      setLatestTurn: (turnId) => (this.lastTurnId = turnId),
+      say: (text, role) => this.say(text, role),
+      printMessages: (messages) => this.printMessages(messages),
+      play: (start) => this.play(start),
+      open: (sessionId) => this.open(sessionId),
+    };
   }
 
   /** A new session in the current world and language; an unknown world is said in words. */
@@ -249,28 +278,6 @@ export class PlayTerminal {
       }
       throw error;
     }
-  }
-
-  private async showAlternatives(): Promise<void> {
-    const turnId = this.lastTurnId;
-    if (!turnId) return this.say('No turn yet: play a turn first.');
-    let answer: { alternatives: TurnAlternative[] };
-    try {
-      answer = await this.options.client.alternatives(this.requireSession(), turnId);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404 && error.code !== 'SESSION_NOT_FOUND' && error.code !== 'TURN_NOT_FOUND') {
-        return this.say('! This engine does not list alternatives yet (no alternatives route).', 'error');
-      }
-      throw error;
-    }
-    const list = answer.alternatives;
-    if (list.length === 0) return this.say('This turn has no alternatives.');
-    const lines = list.map((alt, i) => {
-      const text = alt.status === 'committed' ? alt.preview : `(${alt.status})`;
-      const preview = truncateToWidth(text.replace(/\s+/g, ' ').trim(), Math.max(10, this.options.width - 12));
-      return `${alt.selected ? '*' : ' '} ${i + 1}. ${preview}`;
-    });
-    this.say(`Alternatives of the last turn (* = the one in the story):\n${lines.join('\n')}`, 'story');
   }
 
   /** Starts a turn (an input or a retry) and prints it until it is committed or has failed. */
@@ -384,7 +391,7 @@ export class PlayTerminal {
     this.printMessages(messages.filter((m) => m.turnId === turnId));
   }
 
-  private printMessages(messages: { role?: string; outputKind?: string | null; text?: string }[]): void {
+  private printMessages(messages: readonly { role?: string; outputKind?: string | null; text?: string }[]): void {
     const story = messages.filter((m) => m.role === 'assistant' && m.outputKind === 'story' && m.text).map((m) => m.text!);
     if (story.length === 0) return;
     this.write(`\n${story.map((t) => wrapText(t, this.options.width)).join('\n')}\n`);

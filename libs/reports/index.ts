@@ -11,6 +11,7 @@ export { sessionTurns, inspectTurnCalls, hasTurn } from './turn-inspection';
 export type {
   SessionTurnView,
   SessionTurnAlternativeView,
+  TurnRunStatus,
   CallInspectionView,
   RequestUnitView,
   CacheBoundaryView,
@@ -19,4 +20,6 @@ export type {
   ToolActivityView,
 } from './turn-inspection';
 export { withCallCosts, withTurnCosts, turnCosts, usageCost } from './turn-costs';
+export { withTurnReverts } from './turn-reverts';
+export type { RevertMarked, TurnRevertView } from './turn-reverts';
 export type { CallCost, CallUsage, CostedCallView, CostedTurnView } from './turn-costs';

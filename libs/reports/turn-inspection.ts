@@ -20,7 +20,8 @@ export interface SessionTurnView {
   kind: 'input' | 'activation';
   /** The player's text, or `plugin/runtime (manual|event)` for an activation. */
   input: string;
-  status: 'running' | 'committed' | 'failed';
+  /** `cancelled`: stopped by the player (`execution.cancelled@1`; with `keepPartial`, the text streamed so far is its story). */
+  status: TurnRunStatus;
   calls: number;
   /** Sum over the turn's calls of the estimated request tokens. */
   requestTokensEstimate: number;
@@ -35,10 +36,12 @@ export interface SessionTurnView {
   alternatives: SessionTurnAlternativeView[];
 }
 
+export type TurnRunStatus = 'running' | 'committed' | 'failed' | 'cancelled';
+
 export interface SessionTurnAlternativeView {
   turnId: string;
   executionId: string;
-  status: 'running' | 'committed' | 'failed';
+  status: TurnRunStatus;
   calls: number;
   selected: boolean;
 }
@@ -158,6 +161,7 @@ export function sessionTurns(events: readonly StoredEvent[]): SessionTurnView[] 
     if (!run) continue;
     if (e.type === 'turn.committed@1') run.status = 'committed';
     else if (e.type === 'execution.failed@1') run.status = 'failed';
+    else if (e.type === 'execution.cancelled@1') run.status = 'cancelled';
     else if (e.type === 'llm.calling@1') {
       run.calls += 1;
       run.requestTokensEstimate += requestTokens(recordedRequest(e.data));

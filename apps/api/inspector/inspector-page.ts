@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { packageFile } from '../package-file';
 
 /**
- * The web prompt inspector, at `GET /inspector`: plain ES modules, no build step. Its own two files
- * (assets/app.js, assets/style.css) and its libraries' prebuilt ES modules, read from node_modules
+ * The web prompt inspector, at `GET /inspector`: plain ES modules, no build step. Its own files
+ * (assets/: app.js, the Play page's modules, style.css) and its libraries' prebuilt ES modules, read from node_modules
  * and served by the API itself (no CDN: it works offline and behind a firewall):
  *
  * - Preact + htm: components and hooks in about 6 kB, written as tagged templates the browser runs
@@ -20,6 +20,18 @@ type Source = { pkg: string; file: string } | { own: string };
 const ASSETS = {
   'app.js': { own: 'app.js' },
   'style.css': { own: 'style.css' },
+  'http.js': { own: 'http.js' },
+  'steering-marks.js': { own: 'steering-marks.js' },
+  // the Play page (#/play): one module per concern
+  'play-page.js': { own: 'play-page.js' },
+  'play-session.js': { own: 'play-session.js' },
+  'play-api.js': { own: 'play-api.js' },
+  'play-story.js': { own: 'play-story.js' },
+  'play-alternatives.js': { own: 'play-alternatives.js' },
+  'story-view.js': { own: 'story-view.js' },
+  'live-turn.js': { own: 'live-turn.js' },
+  'session-stream.js': { own: 'session-stream.js' },
+  'sse.js': { own: 'sse.js' },
   'preact.mjs': { pkg: 'preact', file: 'dist/preact.mjs' },
   'preact-hooks.mjs': { pkg: 'preact', file: 'hooks/dist/hooks.mjs' },
   'htm.mjs': { pkg: 'htm', file: 'dist/htm.mjs' },

@@ -12,7 +12,7 @@ import type {
 } from '../../../libs/engine';
 import { WorldDocument } from '../../../libs/plugins-sdk';
 import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView, WorldProvenance } from '../../../libs/events';
-import type { CostedCallView, CostedTurnView, FirstDifference } from '../../../libs/reports';
+import type { CostedCallView, CostedTurnView, FirstDifference, RevertMarked } from '../../../libs/reports';
 import type { SessionDetailAnswer, SessionSummaryAnswer } from '../session-summaries';
 import type { BranchAnswer } from '../../../libs/engine';
 import {
@@ -474,6 +474,9 @@ export const BranchedSession = named(
   'A branch: a new session with its parent’s history up to `atTurnId`, and its parent’s settings.',
 );
 sameShape<SameShape<z.infer<typeof BranchedSession>, BranchAnswer>>();
+const TurnRunStatusSchema = z
+  .enum(['running', 'committed', 'failed', 'cancelled'])
+  .meta({ description: '`cancelled`: stopped by the player (`POST /v1/executions/{id}/cancel`).' });
 
 export const SessionTurn = named(
   z.object({
@@ -482,7 +485,7 @@ export const SessionTurn = named(
     number: z.int().meta({ description: '1-based, in log order.' }),
     kind: z.enum(['input', 'activation']),
     input: z.string().meta({ description: 'The player’s text, or `plugin/runtime (manual|event)` for an activation.' }),
-    status: z.enum(['running', 'committed', 'failed']),
+    status: TurnRunStatusSchema,
     calls: z.int(),
     requestTokensEstimate: z.number().meta({ description: 'Sum over the turn’s model calls of the estimated request tokens.' }),
     providerInputTokens: z.number().nullable(),
@@ -493,17 +496,25 @@ export const SessionTurn = named(
         z.object({
           turnId: z.string(),
           executionId: z.string(),
-          status: z.enum(['running', 'committed', 'failed']),
+          status: TurnRunStatusSchema,
           calls: z.int(),
           selected: z.boolean().meta({ description: 'The alternative in the history; the turn’s own figures are its.' }),
         }),
       )
       .meta({ description: 'The turn as first played and each regeneration of it, oldest first (one entry for a turn never regenerated).' }),
+    reverted: z
+      .object({
+        by: z.string().meta({ description: 'Who reverted it: the caller the API authenticated (`tenant:<id>`).' }),
+        at: z.iso.datetime().meta({ description: 'When the revert was recorded.' }),
+        turnId: z.string().meta({ description: 'The turn the revert named: this one, or an earlier one (every later turn leaves the story with it).' }),
+      })
+      .nullable()
+      .meta({ description: 'Set when an undo (`turn.reverted@1`) took the turn out of the story: the log keeps it, the history no longer has it.' }),
   }),
   'SessionTurn',
   'A turn of the session, with its request size, what the provider read from its cache and its est. $.',
 );
-sameShape<SameShape<z.infer<typeof SessionTurn>, CostedTurnView>>();
+sameShape<SameShape<z.infer<typeof SessionTurn>, RevertMarked<CostedTurnView>>>();
 
 const FirstDifferenceSchema = z.object({
   messageIndex: z.int().nullable(),

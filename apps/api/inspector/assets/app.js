@@ -1,5 +1,6 @@
 // The web prompt inspector: sessions → turns → every model call of a turn, as the model saw it;
-// the tenant's worlds, and the revision of its world each session runs.
+// the tenant's worlds, and the revision of its world each session runs; and a page to play a
+// session in the browser (./play-page.js).
 // Plain ES modules (no build step): Preact + htm for the views, uPlot for the chart. Every number
 // and offset drawn here comes from the API (GET /v1/sessions/:id/turns/:turnId/calls and .../audit):
 // the page computes no diff of its own.
@@ -7,48 +8,11 @@ import { h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import uPlot from 'uplot';
+import { api, KEY, useApi, useLoad } from './http.js';
+import { PlayPage } from './play-page.js';
+import { BranchLinks, RevertedMark, RevertedBanner } from './steering-marks.js';
 
 const html = htm.bind(h);
-const KEY = 'covel.inspector.apiKey';
-
-class HttpError extends Error {
-  constructor(status, body) {
-    super(`${status} ${body?.code ?? ''} ${body?.message ?? ''}`.trim());
-    this.status = status;
-  }
-}
-
-async function api(path) {
-  const res = await fetch(path, { headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY) ?? ''}`, Accept: 'application/json' } });
-  const body = await res.json().catch(() => null);
-  if (!res.ok) throw new HttpError(res.status, body);
-  return body;
-}
-
-/** Loads `path` (null: nothing), again when it changes. */
-const useApi = (path, onUnauthorized) => useLoad(path, () => api(path), onUnauthorized);
-
-/** Runs `load` for `key` (null: nothing), again when the key changes. */
-function useLoad(key, load, onUnauthorized) {
-  const [state, setState] = useState({ data: null, error: null, loading: true });
-  useEffect(() => {
-    if (!key) return;
-    let live = true;
-    setState({ data: null, error: null, loading: true });
-    load().then(
-      (data) => live && setState({ data, error: null, loading: false }),
-      (error) => {
-        if (!live) return;
-        if (error.status === 401) onUnauthorized();
-        setState({ data: null, error, loading: false });
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, [key]);
-  return state;
-}
 
 /** Worlds per page of GET /v1/worlds, and the most pages read (the list says when there are more). */
 const WORLD_PAGE = 100;
@@ -78,8 +42,9 @@ function useRoute() {
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
-  // #/sessions/<id>/turns/<turnId>, #/worlds
+  // #/sessions/<id>/turns/<turnId>, #/worlds, #/play, #/play/<id>
   if (parts[0] === 'worlds') return { view: 'worlds', sessionId: null, turnId: null };
+  if (parts[0] === 'play') return { view: 'play', sessionId: parts[1] ?? null, turnId: null };
   return { view: 'sessions', sessionId: parts[1] ?? null, turnId: parts[3] ?? null };
 }
 
@@ -279,7 +244,11 @@ function Sessions({ signOut }) {
         ${state.data.map(
           (s) =>
             html`<tr data-session=${s.sessionId}>
-              <td><a class="session-link" href=${`#/sessions/${s.sessionId}`}>${s.sessionId}</a></td>
+              <td>
+                <a class="session-link" href=${`#/sessions/${s.sessionId}`}>${s.sessionId}</a>${
+                  s.branchedFrom ? html` <span class="muted" data-testid="session-branch" title=${`branch of ${s.branchedFrom.sessionId}`}>branch</span>` : null
+                }
+              </td>
               <td><${SessionWorld} session=${s} worlds=${worlds} /></td>
               <td>${s.locale}</td>
               <td class="num" data-testid="session-turns">${s.turns}</td>
@@ -334,9 +303,13 @@ function TurnChart({ turns }) {
   return html`<div class="chart" id="turn-chart" ref=${ref}></div>`;
 }
 
-/** The alternatives of a turn in the list: one link each, the one in the history marked. */
+/** The alternatives of a turn in the list: how many, which one is in the history, and one link each (the one in the history marked). */
 function AlternativeLinks({ sessionId, turn, current }) {
-  return html`<span class="alternatives" data-testid="alternatives">
+  const selected = turn.alternatives.findIndex((a) => a.selected);
+  return html`<span class="alternatives" data-testid="alternatives" data-count=${turn.alternatives.length} data-selected=${selected + 1}>
+    <span class="alternatives-count" data-testid="alternatives-count"
+      >${`${turn.alternatives.length} alternatives${selected >= 0 ? `, no. ${selected + 1} in the story` : ', none in the story'}: `}</span
+    >
     ${turn.alternatives.map(
       (a, i) =>
         html`<a
@@ -360,13 +333,16 @@ function Turns({ sessionId, signOut }) {
   const [shown, setShown] = useState(TURN_PAGE);
   if (!state.data) return html`<${Status} state=${state} what="turns" />`;
   const turns = state.data;
+  const reverted = turns.filter((t) => t.reverted).length;
   const cost = turns.reduce((sum, t) => (typeof t.estCostUsd === 'number' && typeof sum === 'number' ? sum + t.estCostUsd : null), 0);
   return html`<section>
     <h2>Session ${sessionId}</h2>
+    <p><a class="play-link" href=${`#/play/${sessionId}`}>▶ Play this session</a></p>
     <${SessionWorldLine} session=${session} worlds=${worlds} />
+    <${BranchLinks} session=${session} turns=${turns} signOut=${signOut} />
     <${HistoryBanner} session=${session} />
     <p class="muted">
-      ${`${turns.length} turns`}${turns.length && cost !== null ? html` · <${Cost} usd=${cost} /> for the turns in the history (the sessions list counts regenerations too)` : null}
+      ${`${turns.length} turns${reverted ? ` (${reverted} reverted: greyed, out of the story)` : ''}`}${turns.length && cost !== null ? html` · <${Cost} usd=${cost} /> for the turns listed (the sessions list counts regenerations too)` : null}
     </p>
     <h3>Request size and cache reads per turn</h3>
     <${TurnChart} turns=${turns} />
@@ -387,10 +363,10 @@ function Turns({ sessionId, signOut }) {
       <tbody>
         ${turns.slice(0, shown).map(
           (t) =>
-            html`<tr data-turn=${t.number}>
+            html`<tr data-turn=${t.number} class=${t.reverted ? 'reverted' : ''} data-reverted=${String(Boolean(t.reverted))}>
               <td class="num">${t.number}</td>
               <td class="input"><a class="turn-link" data-turn=${t.number} href=${`#/sessions/${sessionId}/turns/${t.turnId}`}>${t.input || '(empty)'}</a></td>
-              <td>${t.status}</td>
+              <td>${t.status}${t.reverted ? html`<br /><${RevertedMark} reverted=${t.reverted} />` : null}</td>
               <td class="num">${t.calls}</td>
               <td class="num">${t.requestTokensEstimate}</td>
               <td class="num">${t.providerInputTokens ?? '—'}</td>
@@ -718,6 +694,7 @@ function Turn({ sessionId, turnId, signOut }) {
       ${formatCost(turnCost) ? html` · <span data-testid="turn-cost"><${Cost} usd=${turnCost} /></span>` : null}
     </h2>
     ${turn ? html`<p class="turn-input">${turn.input}</p>` : null}
+    ${turn ? html`<${RevertedBanner} turn=${turn} turns=${turns} sessionId=${sessionId} />` : null}
     ${turn ? html`<${TurnAlternatives} sessionId=${sessionId} turn=${turn} turnId=${turnId} />` : null}
     <p class="verdict" data-testid="audit-verdict" data-identical=${audit.data ? String(audit.data.identical) : ''}>
       ${'Audit: '}${
@@ -777,6 +754,7 @@ function App() {
         <a href="#/">Covel prompt inspector</a>
         <a class="nav-link" id="nav-sessions" href="#/">Sessions</a>
         <a class="nav-link" id="nav-worlds" href="#/worlds">Worlds</a>
+        <a class="nav-link" id="nav-play" href="#/play">Play</a>
       </nav>
       <button class="sign-out" onClick=${signOut}>Forget the key</button>
     </header>
@@ -784,11 +762,13 @@ function App() {
       ${
         view === 'worlds'
           ? html`<${Worlds} signOut=${signOut} />`
-          : turnId
-            ? html`<${Turn} sessionId=${sessionId} turnId=${turnId} signOut=${signOut} />`
-            : sessionId
-              ? html`<${Turns} sessionId=${sessionId} signOut=${signOut} />`
-              : html`<${Sessions} signOut=${signOut} />`
+          : view === 'play'
+            ? html`<${PlayPage} sessionId=${sessionId} signOut=${signOut} />`
+            : turnId
+              ? html`<${Turn} sessionId=${sessionId} turnId=${turnId} signOut=${signOut} />`
+              : sessionId
+                ? html`<${Turns} sessionId=${sessionId} signOut=${signOut} />`
+                : html`<${Sessions} signOut=${signOut} />`
       }
     </main>
   </div>`;
