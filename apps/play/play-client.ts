@@ -88,9 +88,11 @@ export interface RevertAnswer {
 
 /** `PATCH …/messages/:messageId`: with `regenerate`, the execution writing the turn again. */
 export interface EditAnswer {
-  messageId?: string;
-  turnId?: string;
-  executionId?: string;
+  messageId: string;
+  turnId: string;
+  text: string;
+  /** With `regenerate`: the execution that writes the turn again. */
+  execution?: { executionId: string; turnId: string };
 }
 
 /** `POST …/branch`: the new session, the one it branched from and the last turn it keeps. */

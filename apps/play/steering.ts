@@ -110,10 +110,10 @@ export async function edit(host: SteeringHost, arg: string, regenerateAsked: boo
     return host.say(`Your last input: “${last.text}”\n/edit <text> changes it (the story stays as written); /edit! <text> also writes the turn again.`);
   const answer = await newerServer(host, '/edit', () => host.client.editMessage(sessionId, last.messageId, text, { regenerate }));
   if (!answer) return;
-  const executionId = answer.executionId;
-  if (regenerate && executionId) {
+  const execution = answer.execution;
+  if (regenerate && execution) {
     host.say('Edited your last input; the turn is written again:');
-    return host.play(() => Promise.resolve({ executionId, turnId: answer.turnId ?? last.turnId }));
+    return host.play(() => Promise.resolve(execution));
   }
   host.say('Edited your last input. The story stays as written: /edit! <text> writes the turn again.');
 }

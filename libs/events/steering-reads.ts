@@ -128,10 +128,16 @@ export async function readRevertScope(db: Kysely<Database>, at: At & { turnId: s
     .where('turn_id', '=', at.turnId)
     .executeTakeFirst();
   if (named?.first === null || named?.first === undefined) return null;
-  const { rows: opened } = await sql<{ one: number }>`
-    select 1 as one from events
-    where stream_id = ${at.sessionId} and tenant_id = ${at.tenantId} and type = 'session.opened@1' and data->>'turnId' = ${at.turnId}
-    limit 1`.execute(db);
+  // the opening's row (turn 0) names its turn as its execution (no execution commits it); a branch inherits its parent's
+  const opened = await db
+    .selectFrom('turn_messages')
+    .select('turn_id')
+    .where('session_id', '=', at.sessionId)
+    .where('tenant_id', '=', at.tenantId)
+    .where('turn_id', '=', at.turnId)
+    .whereRef('execution_id', '=', 'turn_id')
+    .limit(1)
+    .execute();
   if (opened.length > 0) return { opening: true, turnIds: [], executionIds: [] };
   const turns = await db
     .selectFrom('turn_messages')

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { type CommittedMessage, type EventData, PlayerInputSubmittedV1, TurnCommittedV1 } from './event-types';
+import { type CommittedMessage, type EventData, PlayerInputSubmittedV1, SessionBranchedV1, TurnCommittedV1 } from './event-types';
 import type { Database } from './schema';
 
 /** One alternative of a turn: the original turn, or one of its regenerations (`retryFromTurnId`). */
@@ -41,18 +41,26 @@ export async function readTurnAlternatives(
   at: { tenantId: string; sessionId: string; turnId: string },
 ): Promise<TurnAlternativesRecord | null> {
   const { tenantId, sessionId, turnId } = at;
+  // a branch's turns up to its branch point are its parent's log (up to the branch): read through it
+  const logs = await storyStreams(db, { tenantId, sessionId });
+  const inLogs = sql.join(
+    logs.map((l) =>
+      l.throughVersion === undefined ? sql`(stream_id = ${l.streamId})` : sql`(stream_id = ${l.streamId} and stream_version <= ${l.throughVersion})`,
+    ),
+    sql` or `,
+  );
   const { rows: named } = await sql<EventRow>`
     select type, data, recorded_at from events
-    where stream_id = ${sessionId} and tenant_id = ${tenantId} and type = 'player-input.submitted@1' and data->>'turnId' = ${turnId}
+    where (${inLogs}) and tenant_id = ${tenantId} and type = 'player-input.submitted@1' and data->>'turnId' = ${turnId}
     limit 1`.execute(db);
   if (named.length === 0) return null;
   const first = PlayerInputSubmittedV1.parse(named[0].data);
   const root = first.alternativeOf ?? first.retryFromTurnId ?? first.turnId;
   const { rows: inputs } = await sql<EventRow>`
     select type, data, recorded_at from events
-    where stream_id = ${sessionId} and tenant_id = ${tenantId} and type = 'player-input.submitted@1'
+    where (${inLogs}) and tenant_id = ${tenantId} and type = 'player-input.submitted@1'
       and (data->>'turnId' = ${root} or data->>'alternativeOf' = ${root})
-    order by stream_version`.execute(db);
+    order by global_position`.execute(db);
   const alternatives = inputs.map((r): TurnAlternativeRecord => {
     const d = PlayerInputSubmittedV1.parse(r.data);
     return {
@@ -67,7 +75,7 @@ export async function readTurnAlternatives(
   const executionIds = alternatives.map((a) => a.executionId);
   const { rows: commits } = await sql<EventRow>`
     select type, data, recorded_at from events
-    where stream_id = ${sessionId} and tenant_id = ${tenantId} and type = 'turn.committed@1'
+    where (${inLogs}) and tenant_id = ${tenantId} and type = 'turn.committed@1'
       and data->>'executionId' in (${sql.join(executionIds)})`.execute(db);
   const committed = new Map(commits.map((r) => TurnCommittedV1.parse(r.data)).map((c) => [c.executionId, c.messages]));
   const turnIds = alternatives.map((a) => a.turnId);
@@ -102,4 +110,26 @@ export async function readLatestTurn(
     .limit(1)
     .executeTakeFirst();
   return row ? { turnId: row.turn_id, executionId: row.execution_id, compacted: row.compacted } : null;
+}
+
+/**
+ * The logs a session's story reads, its own first: for a branch, its parent's up to the branch
+ * (`session.branched@1` `parentVersion`), and so on up to the root.
+ */
+async function storyStreams(db: Kysely<Database>, at: { tenantId: string; sessionId: string }): Promise<{ streamId: string; throughVersion?: number }[]> {
+  const streams: { streamId: string; throughVersion?: number }[] = [{ streamId: at.sessionId }];
+  for (let id = at.sessionId; ;) {
+    const first = await db
+      .selectFrom('events')
+      .select('data')
+      .where('stream_id', '=', id)
+      .where('stream_version', '=', 1)
+      .where('tenant_id', '=', at.tenantId)
+      .where('type', '=', 'session.branched@1')
+      .executeTakeFirst();
+    if (!first) return streams;
+    const branched = SessionBranchedV1.parse(first.data);
+    streams.push({ streamId: branched.parentSessionId, throughVersion: branched.parentVersion });
+    id = branched.parentSessionId;
+  }
 }

@@ -123,8 +123,8 @@ describe('npm run play steers the story: /select, /undo, /edit, /branch', () => 
     const messages = await client.messages(sessionId);
     expect(inputs(messages)).toEqual(['Walk to the old mill']);
     // the turn written again read the edited input, and its story text was printed
-    const calls = await client.request<{ body: string }[]>('GET', `/v1/sessions/${sessionId}/llm-calls`);
-    expect(calls.at(-1)!.body).toContain('Walk to the old mill');
+    const calls = await client.request<{ requestText: string }[]>('GET', `/v1/sessions/${sessionId}/llm-calls`);
+    expect(calls.at(-1)!.requestText).toContain('Walk to the old mill');
     const [turn] = messages.filter((m) => m.sourceType === 'player');
     expect(flat(out.slice(out.indexOf('the turn is written again:')))).toContain(flat(storyOf(messages, turn.turnId)).trim());
   }, 120_000);

@@ -109,7 +109,7 @@ export function PlaySession({ sessionId, signOut }) {
       act('edit', async () => {
         const answer = await playApi.editMessage(sessionId, message.messageId, newText, regenerate);
         setEditing(null);
-        if (regenerate && answer?.executionId) turn.start(answer, newText);
+        if (regenerate && answer?.execution) turn.start(answer.execution, newText);
         else setNotice({ kind: 'info', text: 'Edited. The story after it stays as written.' });
         await refresh();
       })(),
