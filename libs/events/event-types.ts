@@ -32,6 +32,15 @@ export const SessionCreatedV1 = z.object({
   languageName: z.string().min(1).max(1024).optional(),
 });
 
+/** Story text a player or a world wrote: not blank, well-formed Unicode, no U+0000, at most `max` code points. */
+const storyText = (max: number) =>
+  z
+    .string()
+    .refine((s) => s.trim() !== '', 'must not be empty')
+    .refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogate)')
+    .refine((s) => !s.includes('\u0000'), 'must not contain U+0000')
+    .refine((s) => codePointLength(s) <= max, `must be at most ${max} characters`);
+
 /** Most code points of a session's opening as rendered (`session.opened@1` `text`). */
 export const MAX_OPENING_TEXT_CHARS = 64_000;
 
@@ -49,12 +58,7 @@ export const SessionOpenedV1 = z.object({
   messageId: id,
   /** Which of the world's `openings` (0-based). */
   openingIndex: z.number().int().nonnegative(),
-  text: z
-    .string()
-    .refine((s) => s.trim() !== '', 'must not be empty')
-    .refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogate)')
-    .refine((s) => !s.includes('\u0000'), 'must not contain U+0000')
-    .refine((s) => codePointLength(s) <= MAX_OPENING_TEXT_CHARS, `must be at most ${MAX_OPENING_TEXT_CHARS} characters`),
+  text: storyText(MAX_OPENING_TEXT_CHARS),
 });
 
 /** Most characters of a player input's form values, as JSON text. */
@@ -589,12 +593,7 @@ export const MessageEditedV1 = z.object({
   messageId: id,
   /** The turn the message belongs to. */
   turnId: id,
-  text: z
-    .string()
-    .refine((s) => s.trim() !== '', 'must not be empty')
-    .refine(isWellFormedText, 'must be well-formed Unicode (no lone surrogate)')
-    .refine((s) => !s.includes('\u0000'), 'must not contain U+0000')
-    .refine((s) => codePointLength(s) <= MAX_EDITED_TEXT_CHARS, `must be at most ${MAX_EDITED_TEXT_CHARS} characters`),
+  text: storyText(MAX_EDITED_TEXT_CHARS),
   by: z.string().min(1),
 });
 

@@ -1,17 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ConcurrencyError,
-  type EventStore,
-  IdempotencyKeyTakenError,
-  type IdempotencyRecord,
-  type NewEvent,
-  type ReadModels,
-  type StoredEvent,
-} from '../../events';
+import { ConcurrencyError, type EventStore, type IdempotencyRecord, type NewEvent, type ReadModels } from '../../events';
 import { ConflictError, NotFoundError } from '../../errors';
 import { SessionNotFoundError } from '../errors';
 import { preferencesBefore } from '../preferences';
-import { type IdempotentAnswer, priorAnswer, requestHash } from './idempotency';
+import { appendIdempotent } from './append-idempotent';
+import { type IdempotentAnswer, requestHash } from './idempotency';
 import { readSessionCreated, type SessionCreated, worldRevisionBefore } from './session-reads';
 
 export interface SessionBranchDeps {
@@ -40,8 +33,6 @@ export interface BranchAnswer {
 
 /** How many times the branch point is read again when the parent moves under the read. */
 const MAX_READ_TRIES = 20;
-/** How many times the append is tried again when a concurrent request with the same key comes first. */
-const MAX_APPEND_TRIES = 20;
 
 /**
  * Branching a session (`POST /v1/sessions/:id/branch`): a new session whose log starts, in one
@@ -70,31 +61,21 @@ export class SessionBranchService {
       idempotencyKey === undefined
         ? undefined
         : { key: idempotencyKey, requestHash: requestHash({ operation: 'branch-session', sessionId: parentSessionId, body: { atTurnId } }) };
-    const answerOf = (e: StoredEvent): BranchAnswer | null =>
-      e.type === 'session.branched@1' && e.data.parentSessionId === parentSessionId
-        ? { sessionId: e.streamId, parentSessionId, atTurnId: e.data.atTurnId }
-        : null;
-    for (let tries = 0; ; tries++) {
-      if (idempotency) {
-        const prior = await priorAnswer(this.deps.store, tenantId, idempotency, answerOf);
-        if (prior) return { answer: prior, replayed: true };
-      }
-      const parentVersion = await this.branchPoint(tenantId, parentSessionId, atTurnId);
-      const sessionId = randomUUID();
-      try {
-        await this.deps.store.append({
-          tenantId,
-          streamId: sessionId,
-          expectedVersion: 0,
-          events: await this.branchStart({ parent, parentSessionId, parentVersion, sessionId, atTurnId, by: request.by }),
-          idempotency,
-        });
-        return { answer: { sessionId, parentSessionId, atTurnId }, replayed: false };
-      } catch (error) {
-        // a concurrent request with the same key won: the next pass answers from its event
-        if (!(error instanceof IdempotencyKeyTakenError) || tries >= MAX_APPEND_TRIES) throw error;
-      }
-    }
+    return appendIdempotent(this.deps.store, {
+      tenantId,
+      ...(idempotency ? { idempotency } : {}),
+      replay: (e) =>
+        e.type === 'session.branched@1' && e.data.parentSessionId === parentSessionId
+          ? { sessionId: e.streamId, parentSessionId, atTurnId: e.data.atTurnId }
+          : null,
+      plan: async () => {
+        const parentVersion = await this.branchPoint(tenantId, parentSessionId, atTurnId);
+        const sessionId = randomUUID();
+        const events = await this.branchStart({ parent, parentSessionId, parentVersion, sessionId, atTurnId, by: request.by });
+        // a new stream: only a concurrent request with the same key can come first (the next pass answers it)
+        return { streamId: sessionId, expectedVersion: 0, events, answer: { sessionId, parentSessionId, atTurnId } };
+      },
+    });
   }
 
   /**
