@@ -20,7 +20,7 @@ export interface SessionTurnView {
   kind: 'input' | 'activation';
   /** The player's text, or `plugin/runtime (manual|event)` for an activation. */
   input: string;
-  status: 'running' | 'committed' | 'failed';
+  status: 'running' | 'committed' | 'failed' | 'cancelled';
   calls: number;
   /** Sum over the turn's calls of the estimated request tokens. */
   requestTokensEstimate: number;
@@ -38,7 +38,7 @@ export interface SessionTurnView {
 export interface SessionTurnAlternativeView {
   turnId: string;
   executionId: string;
-  status: 'running' | 'committed' | 'failed';
+  status: 'running' | 'committed' | 'failed' | 'cancelled';
   calls: number;
   selected: boolean;
 }
@@ -158,6 +158,7 @@ export function sessionTurns(events: readonly StoredEvent[]): SessionTurnView[] 
     if (!run) continue;
     if (e.type === 'turn.committed@1') run.status = 'committed';
     else if (e.type === 'execution.failed@1') run.status = 'failed';
+    else if (e.type === 'execution.cancelled@1') run.status = 'cancelled';
     else if (e.type === 'llm.calling@1') {
       run.calls += 1;
       run.requestTokensEstimate += requestTokens(recordedRequest(e.data));

@@ -1,5 +1,5 @@
 import { toolResultSummary } from '../../../libs/context';
-import type { StoredEvent } from '../../../libs/events';
+import type { CommittedMessage, StoredEvent } from '../../../libs/events';
 import { truncateText } from '../../../libs/text';
 
 /** Longest tool summary a stream event carries, in code points. */
@@ -7,7 +7,7 @@ export const TOOL_SUMMARY_MAX = 200;
 
 /** What a client of `GET /v1/sessions/:id/events` gets for one log event (null: not shown). */
 export interface ClientEvent {
-  type: 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed';
+  type: 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed' | 'cancelled';
   data: Record<string, unknown>;
 }
 
@@ -15,7 +15,8 @@ export interface ClientEvent {
  * The log event as the stream shows it: the session's opening (`opening`: turn 0's story message,
  * committed when the session was created; no execution), execution status changes (`status`: queued, running),
  * model calls (`call`, `call-ended`), tool activity (`tool`), runtime outputs (`output`), the
- * committed messages (`committed`) and failures (`failed`). Other events (plugin data, compaction,
+ * committed messages (`committed`), failures (`failed`) and stops (`cancelled`: with `keepPartial`, the
+ * turn's messages as kept, the partial story text among them). Other events (plugin data, compaction,
  * handler results…) are not shown; their positions are simply skipped.
  */
 export function clientEvent(event: StoredEvent): ClientEvent | null {
@@ -75,22 +76,13 @@ export function clientEvent(event: StoredEvent): ClientEvent | null {
     }
     case 'turn.committed@1': {
       const { executionId, turnId, messages } = event.data;
+      return { type: 'committed', data: { executionId, turnId, status: 'committed', messages: messages.map(shownMessage) } };
+    }
+    case 'execution.cancelled@1': {
+      const { executionId, turnId, keepPartial, messages, by } = event.data;
       return {
-        type: 'committed',
-        data: {
-          executionId,
-          turnId,
-          status: 'committed',
-          messages: messages.map((m) => ({
-            messageId: m.messageId,
-            role: m.role,
-            pluginId: m.pluginId,
-            runtimeId: m.runtimeId,
-            outputKind: m.outputKind,
-            text: m.text,
-            ...(m.media ? { media: m.media } : {}),
-          })),
-        },
+        type: 'cancelled',
+        data: { executionId, turnId, status: 'cancelled', keepPartial, by, ...(messages ? { messages: messages.map(shownMessage) } : {}) },
       };
     }
     case 'execution.failed@1': {
@@ -100,4 +92,17 @@ export function clientEvent(event: StoredEvent): ClientEvent | null {
     default:
       return null;
   }
+}
+
+/** A committed message as the stream shows it. */
+function shownMessage(m: CommittedMessage) {
+  return {
+    messageId: m.messageId,
+    role: m.role,
+    pluginId: m.pluginId,
+    runtimeId: m.runtimeId,
+    outputKind: m.outputKind,
+    text: m.text,
+    ...(m.media ? { media: m.media } : {}),
+  };
 }

@@ -21,6 +21,10 @@ export class HistoryFold {
     if (event.type === 'turn.committed@1') {
       for (const m of event.data.messages) this.messages.push({ ...m, turnId: event.data.turnId, compacted: false });
     }
+    if (event.type === 'execution.cancelled@1') {
+      // a stop that kept the partly streamed story text: committed as a turn is
+      for (const m of event.data.messages ?? []) this.messages.push({ ...m, turnId: event.data.turnId, compacted: false });
+    }
     if (event.type === 'turn.superseded@1') {
       // the latest turn leaves; a selected alternative's messages take its place
       const { turnId, byTurnId, messages } = event.data;

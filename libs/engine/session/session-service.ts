@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   ConcurrencyError,
+  hasEnded,
   type EventData,
   type EventStore,
   IdempotencyKeyTakenError,
@@ -264,7 +265,7 @@ export class SessionService {
    */
   private async resumeIfUnfinished(job: TurnJob) {
     const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
-    if (view?.status === 'committed' || view?.status === 'failed') return;
+    if (view && hasEnded(view)) return;
     const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
     await this.enqueue(head ? { ...job, executionId: head.executionId } : job);
   }

@@ -41,7 +41,7 @@ export async function readUncompactedPrefix(
  */
 export const turnMessagesProjection: InlineProjection = eventByEvent({
   name: 'turn_messages',
-  handles: ['session.opened@1', 'history.compacted@1', 'turn.committed@1', 'turn.superseded@1'],
+  handles: ['session.opened@1', 'history.compacted@1', 'turn.committed@1', 'turn.superseded@1', 'execution.cancelled@1'],
   tables: ['turn_messages', 'history_watermarks'],
   async apply(trx, event) {
     if (event.type === 'session.opened@1') {
@@ -96,6 +96,19 @@ export const turnMessagesProjection: InlineProjection = eventByEvent({
         executionId: event.data.byExecutionId,
         committedAt: new Date(event.recordedAt),
         messages,
+      });
+      return;
+    }
+    if (event.type === 'execution.cancelled@1') {
+      // a stop that kept the partly streamed story text (`keepPartial`): a committed turn, as a commit's
+      if (!event.data.messages?.length) return;
+      await appendTurn(trx, {
+        tenantId: event.tenantId,
+        sessionId: event.streamId,
+        turnId: event.data.turnId,
+        executionId: event.data.executionId,
+        committedAt: new Date(event.recordedAt),
+        messages: event.data.messages,
       });
       return;
     }
