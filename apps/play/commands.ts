@@ -18,6 +18,7 @@ export const HELP_TEXT = [
   '  /retry              write the last turn again (a new alternative)',
   '  /alternatives       list the alternatives of the last turn',
   '  /quit               leave (also Ctrl-D)',
+  'Ctrl-C while the story is being written stops that turn (nothing of it is kept).',
 ].join('\n');
 
 /** A line starting with `/` is always a command: an unknown one is answered with the help, never sent as story input. */
