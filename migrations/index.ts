@@ -17,7 +17,7 @@ import * as m0015 from './0015_execution_waiting';
 import * as m0016 from './0016_prefix_report_costs';
 import * as m0017 from './0017_worlds';
 import * as m0018 from './0018_world_generations';
-import * as m0019 from './0019_execution_cancelled';
+import * as m0021 from './0021_execution_cancelled';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -39,5 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0016_prefix_report_costs': m0016,
   '0017_worlds': m0017,
   '0018_world_generations': m0018,
-  '0019_execution_cancelled': m0019,
+  '0021_execution_cancelled': m0021,
 };

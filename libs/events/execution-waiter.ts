@@ -1,7 +1,7 @@
 import type { Listening, OpenDatabase } from './database';
 import type { ExecutionView } from './read-models';
 
-/** The channel migration 0010's trigger notifies (0019: a cancel too), with the execution id as payload, when an execution ends. */
+/** The channel migration 0010's trigger notifies (0021: a cancel too), with the execution id as payload, when an execution ends. */
 export const EXECUTION_ENDED_CHANNEL = 'covel_execution_ended';
 
 /** Longest wait one request may ask for (`waitMs`). */

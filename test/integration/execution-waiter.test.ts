@@ -128,7 +128,7 @@ describe('ExecutionWaiter on PostgreSQL', () => {
     await until(async () => (await listenerPids()).length === 0, 'closed');
   }, 30_000);
 
-  it('a watch (a worker running the execution) reads nothing until the end is notified: a cancel (migration 0019) is heard; a watch ended first hears nothing', async () => {
+  it('a watch (a worker running the execution) reads nothing until the end is notified: a cancel (migration 0021) is heard; a watch ended first hears nothing', async () => {
     let reads = 0;
     const waiter = newWaiter({
       pollIntervalMs: NEVER,
