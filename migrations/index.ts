@@ -19,6 +19,7 @@ import * as m0017 from './0017_worlds';
 import * as m0018 from './0018_world_generations';
 import * as m0019 from './0019_story_path';
 import * as m0020 from './0020_session_branches';
+import * as m0021 from './0021_execution_cancelled';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0018_world_generations': m0018,
   '0019_story_path': m0019,
   '0020_session_branches': m0020,
+  '0021_execution_cancelled': m0021,
 };

@@ -144,6 +144,18 @@ export const ResumeBody = z
   })
   .strict();
 export type ResumeBody = z.infer<typeof ResumeBody>;
+
+/** `POST /v1/executions/:id/cancel`: stop the execution; with `keepPartial`, the story text streamed so far is kept as the turn's. */
+export const CancelBody = z
+  .object({
+    keepPartial: z.boolean({ error: 'must be true or false' }).optional().meta({
+      description:
+        'Keep the story text streamed so far as the turn’s story text (the turn is committed with the player’s input and that text). Default false: the partial text is dropped and no turn is committed.',
+    }),
+  })
+  .strict();
+export type CancelBody = z.infer<typeof CancelBody>;
+
 /** `POST /v1/sessions/:id/turns/:turnId/select`: the alternative (its execution id) to put in the history. */
 export const SelectAlternativeBody = z
   .object({

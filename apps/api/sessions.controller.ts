@@ -8,6 +8,7 @@ import { callerOf, TenantAuthGuard, TenantRequest } from './auth.guard';
 import {
   ActivationBody,
   BranchSessionBody,
+  CancelBody,
   CreateSessionBody,
   EditMessageBody,
   EmptyBody,
@@ -286,8 +287,8 @@ export class SessionsController {
   }
 
   /**
-   * The execution's state. With `waitMs` (0..30000) a long-poll: answered as soon as the execution is
-   * committed or failed, else after waitMs with its current state (or earlier if the client leaves).
+   * The execution's state. With `waitMs` (0..30000) a long-poll: answered as soon as the execution has
+   * ended (committed, failed or cancelled), else after waitMs with its current state (or earlier if the client leaves).
    */
   @Get('executions/:id')
   async execution(
@@ -314,6 +315,32 @@ export class SessionsController {
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
     const { answer, replayed } = await this.engine.resumes.resume({ tenantId: req.tenant.id, executionId: id, payload: body.payload, idempotencyKey });
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return answer;
+  }
+
+  /**
+   * Stops an execution (queued, running or waiting): its model call is aborted, `execution.cancelled@1`
+   * recorded, the session's next input taken at once; with `keepPartial` the story text streamed so
+   * far is kept as the turn's. 404 unknown or another tenant's, 409 `EXECUTION_ENDED` when it has
+   * committed or failed first; a cancelled one answers its first cancel.
+   */
+  @Post('executions/:id/cancel')
+  @HttpCode(200)
+  async cancel(
+    @Req() req: TenantRequest,
+    @Res({ passthrough: true }) res: Response,
+    @Param('id', new UuidParamPipe('execution')) id: string,
+    @Body(new ZodBodyPipe(CancelBody)) body: CancelBody,
+  ) {
+    const idempotencyKey = idempotencyKeyOf(req);
+    const { answer, replayed } = await this.engine.cancels.cancel({
+      tenantId: req.tenant.id,
+      executionId: id,
+      ...(body.keepPartial !== undefined ? { keepPartial: body.keepPartial } : {}),
+      by: `tenant:${req.tenant.id}`,
+      idempotencyKey,
+    });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
   }

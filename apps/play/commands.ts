@@ -39,6 +39,7 @@ export const HELP_TEXT = [
   '  /edit! <text>       change your last input and write the turn again (also /edit --regenerate <text>)',
   '  /branch             a new session with the story so far, to play from here (this one is kept)',
   '  /quit               leave (also Ctrl-D)',
+  'Ctrl-C while the story is being written stops that turn (nothing of it is kept).',
 ].join('\n');
 
 /** A line starting with `/` is always a command: an unknown one is answered with the help, never sent as story input. */

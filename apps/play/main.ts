@@ -38,6 +38,7 @@ async function main() {
  * Reads the player's lines one turn at a time. On a terminal, what is typed while a turn is being
  * written is not echoed then (it would land in the middle of the story): each such line is shown
  * after the turn it waited for, just before it is handled; a line still being typed comes back with the prompt.
+ * Ctrl-C while a turn is being written stops it (`POST /v1/executions/:id/cancel`).
  */
 async function readLines(terminal: PlayTerminal, prompt: string): Promise<void> {
   const echo = new Writable({
@@ -51,6 +52,11 @@ async function readLines(terminal: PlayTerminal, prompt: string): Promise<void> 
   const interactive = process.stdin.isTTY === true;
   const rl = createInterface({ input: process.stdin, output: interactive ? echo : process.stdout, terminal: interactive });
   rl.setPrompt(prompt);
+  // Ctrl-C while a turn is being written stops that turn; anywhere else it leaves, as readline does without this listener
+  rl.on('SIGINT', () => {
+    if (terminal.turnRunning) void terminal.stopTurn();
+    else rl.close();
+  });
   const queue: { line: string; echoed: boolean }[] = [];
   let busy = false;
   let closed = false;

@@ -62,7 +62,7 @@ export interface TurnAlternative {
   id: string;
   turnId: string;
   createdAt: string;
-  status: 'running' | 'committed' | 'failed';
+  status: 'running' | 'committed' | 'failed' | 'cancelled';
   /** The first 200 code points of its story text. */
   preview: string;
   /** It is the one in the history. */
@@ -272,18 +272,32 @@ export class PlayClient {
     return this.request<{ executionId: string; turnId: string; resumeId: string }>('POST', `/v1/executions/${executionId}/resume`, { payload });
   }
 
+  /**
+   * Stops an execution (Ctrl-C): its model call is aborted; with `keepPartial`, the story text
+   * written so far is kept as the turn's. An ApiError 409 `EXECUTION_ENDED` when it ended first.
+   */
+  cancel(executionId: string, options: { keepPartial?: boolean } = {}) {
+    return this.request<{
+      executionId: string;
+      turnId: string;
+      status: 'cancelled';
+      keepPartial: boolean;
+      messages?: { role: string; outputKind: string | null; text: string }[];
+    }>('POST', `/v1/executions/${executionId}/cancel`, options.keepPartial === undefined ? {} : { keepPartial: options.keepPartial });
+  }
+
   messages(sessionId: string) {
     return this.request<StoryMessage[]>('GET', `/v1/sessions/${sessionId}/messages`);
   }
 
-  /** Waits until the execution is committed or failed: long-polls of up to 25 s, one after another. */
+  /** Waits until the execution is committed or cancelled (resolves to that status) or has failed (throws): long-polls of up to 25 s, one after another. */
   async waitFor(executionId: string, timeoutMs = 120_000, onStatus?: (s: string) => void, signal?: AbortSignal): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const left = deadline - Date.now();
       const { status, error } = await this.execution(executionId, Math.max(0, Math.min(left, LONG_POLL_MS)), signal);
       onStatus?.(status);
-      if (status === 'committed') return status;
+      if (status === 'committed' || status === 'cancelled') return status;
       if (status === 'failed') throw new Error(`turn failed: ${error?.message ?? 'unknown error'}`);
       if (Date.now() >= deadline) throw new Error(`turn still ${status} after ${timeoutMs} ms`);
     }

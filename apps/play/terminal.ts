@@ -193,6 +193,28 @@ export class PlayTerminal {
     };
   }
 
+  /** A turn is being written (Ctrl-C stops it rather than leaving). */
+  get turnRunning(): boolean {
+    return this.turn !== null && !this.turn.ended;
+  }
+
+  /**
+   * Stops the turn being written (Ctrl-C): `POST /v1/executions/:id/cancel`. The stream's `cancelled`
+   * event (or the long-poll, when the stream is down) ends the turn and says it stopped; a turn that
+   * ended first (409 `EXECUTION_ENDED`) ends as it did.
+   */
+  async stopTurn(): Promise<void> {
+    const turn = this.turn;
+    if (!turn || turn.ended) return;
+    this.status(turn, 'stopping…', true);
+    try {
+      await this.options.client.cancel(turn.executionId);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'EXECUTION_ENDED') return;
+      this.say(`! The turn could not be stopped: ${describe(error)}`, 'error');
+    }
+  }
+
   /** A new session in the current world and language; an unknown world is said in words. */
   private async createSession(): Promise<string> {
     const worldId = this.worldId;
@@ -292,7 +314,7 @@ export class PlayTerminal {
     const stopPolling = new AbortController();
     const polled = this.options.client
       .waitFor(executionId, 600_000, undefined, stopPolling.signal)
-      .then(() => 'committed' as const)
+      .then((status) => (status === 'cancelled' ? ('cancelled' as const) : ('committed' as const)))
       .catch((error: unknown) => error);
     const first = await Promise.race([finished.then(() => 'stream' as const), polled]);
     stopPolling.abort();
@@ -303,7 +325,10 @@ export class PlayTerminal {
         turn.ended = true;
         turn.wrapper?.end();
         if (first === 'committed') await this.printStory(turnId);
-        else this.say(`! ${describe(first)}`, 'error');
+        else if (first === 'cancelled') {
+          await this.printStory(turnId); // what a stop kept, if anything
+          this.say(STOPPED);
+        } else this.say(`! ${describe(first)}`, 'error');
         if (this.streamDown) this.say(`(live updates unavailable: ${this.streamDown})`, 'notice');
       }
     }
@@ -342,6 +367,17 @@ export class PlayTerminal {
         }
         // the plugins at work: dimensions that changed, characters and memories noted (one line each)
         for (const line of turn.activity) this.writeLines(hangingLines(line, this.options.width, '  · '), 'bookkeeper');
+        turn.done();
+        return;
+      }
+      case 'cancelled': {
+        turn.ended = true;
+        if (turn.wrapper) {
+          turn.wrapper.end();
+          this.write('\n');
+        }
+        const kept = Array.isArray(event.data.messages) && event.data.messages.length > 0;
+        this.say(kept ? STOPPED_KEPT : STOPPED);
         turn.done();
         return;
       }
@@ -427,6 +463,10 @@ export class PlayTerminal {
     );
   }
 }
+
+/** What the player reads when a turn was stopped (Ctrl-C). */
+const STOPPED = 'Stopped: this turn was cancelled and nothing of it was kept. Type what you do next.';
+const STOPPED_KEPT = 'Stopped: the story written so far is kept as this turn. Type what you do next.';
 
 /** A world id as the engine keeps it: a UUID in lowercase (the id of a tenant's world), anything else as typed. */
 function sameWorldId(id: string): string {

@@ -60,6 +60,11 @@ export interface RecordedRequest {
   body: unknown;
   /** The request body exactly as received. */
   raw: string;
+  /**
+   * Set when the client closed the connection before the reply ended (an aborted call): how many of
+   * a streamed reply's events had been written then, of how many (0 of 0: a reply not begun or not streamed).
+   */
+  clientClosed?: { eventsSent: number; events: number };
 }
 
 /**
@@ -73,6 +78,8 @@ export class ProviderEmulator {
   readonly requests: RecordedRequest[] = [];
   private faults: EmulatorFault[] = [];
   private streamingFault: StreamingFault | null = null;
+  /** How far each reply got: `recorded.clientClosed` when the client goes away before its end (not when the emulator drops it). */
+  private readonly progress = new WeakMap<ServerResponse, { sent: number; events: number; droppedHere: boolean }>();
 
   constructor(private readonly options: EmulatorOptions = {}) {
     this.state = {
@@ -155,7 +162,9 @@ export class ProviderEmulator {
       res.end(JSON.stringify({ error: { message: 'body is not JSON', type: 'invalid_request_error' } }));
       return;
     }
-    this.requests.push({ path, body, raw });
+    const recorded: RecordedRequest = { path, body, raw };
+    this.requests.push(recorded);
+    this.watchClose(res, recorded);
     await sleep(this.options.responseDelayMs ?? 0);
     if (this.options.beforeReply) {
       try {
@@ -191,6 +200,15 @@ export class ProviderEmulator {
     await this.write(res, answer, breakAfter);
   }
 
+  private watchClose(res: ServerResponse, recorded: RecordedRequest) {
+    const progress = { sent: 0, events: 0, droppedHere: false };
+    this.progress.set(res, progress);
+    res.once('close', () => {
+      if (res.writableFinished || progress.droppedHere || this.server === null) return;
+      recorded.clientClosed = { eventsSent: progress.sent, events: progress.events };
+    });
+  }
+
   /** One more streamed request met the streaming fault: cleared after its `times`. */
   private spendStreamingFault() {
     const fault = this.streamingFault;
@@ -206,13 +224,17 @@ export class ProviderEmulator {
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     res.flushHeaders();
+    const progress = this.progress.get(res);
+    if (progress) progress.events = reply.events.length;
     for (const [i, event] of reply.events.entries()) {
       if (i === breakAfter) {
         await sleep(10); // what was written reaches the client before the connection drops
+        if (progress) progress.droppedHere = true;
         res.destroy();
       }
       if (res.destroyed) return;
       res.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${event.data}\n\n`);
+      if (progress) progress.sent = i + 1;
       await sleep(this.options.chunkDelayMs ?? 0);
     }
     if (reply.done) res.write(`data: ${reply.done}\n\n`);

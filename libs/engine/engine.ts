@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import {
   type AsyncProjector,
   EventStore,
+  ExecutionWaiter,
   type MediaStore,
   mediaStoreFor,
   type OpenDatabase,
@@ -30,6 +31,7 @@ import { createLogger, jobLogFields } from './logging';
 import { SessionService } from './session/session-service';
 import { ActivationService } from './activations/activations';
 import { ResumeService } from './session/resume';
+import { CancelService } from './session/cancel';
 import { TurnAlternativesService } from './session/turn-alternatives';
 import { SessionBranchService } from './session/session-branch';
 import { MessageEditService } from './session/message-edit';
@@ -72,6 +74,8 @@ export interface Engine {
   activations: ActivationService;
   /** Resumes of executions a runtime suspended (`POST /v1/executions/:id/resume`). */
   resumes: ResumeService;
+  /** Stopping an execution (`POST /v1/executions/:id/cancel`): its model call aborted, the session's next input taken at once. */
+  cancels: CancelService;
   /** Regenerating the latest turn and selecting among its alternatives (issue 16). */
   alternatives: TurnAlternativesService;
   /** Branching a session at a turn of its history (`POST /v1/sessions/:id/branch`). */
@@ -206,6 +210,13 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
     const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
     if (role !== 'api') {
+      // the worker hears of the end of an execution it runs (a cancel): its model call is aborted at once
+      const ends = new ExecutionWaiter({
+        listen: (channel, onNotify, options) => database.listen(channel, onNotify, options),
+        read: (tenantId, executionId) => readModels.execution(tenantId, executionId),
+        logger,
+      });
+      closers.splice(closers.length - 1, 0, () => ends.close());
       turns = new TurnRunner({
         store,
         readModels,
@@ -219,6 +230,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         queue,
         deltas,
         metrics,
+        ends,
         options: { workerId, historyReadLimit: config.historyMessageLimit },
       });
       worldGenerationRunner = new WorldGenerationRunner({ store, worlds, providers, creation: worldCreation, logger, metrics });
@@ -241,6 +253,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       activations,
       resumes,
       branches: new SessionBranchService({ store, readModels }),
+      cancels: new CancelService({ store, readModels, queue, logger, deltas, generations }),
       alternatives,
       reverts: new TurnRevertService({ store, readModels }),
       edits: new MessageEditService({ store, readModels, alternatives }),

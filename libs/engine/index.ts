@@ -120,6 +120,8 @@ export { ActivationService } from './activations';
 export type { ActivationServiceDeps, ManualActivationRequest, EventEmission } from './activations';
 export { ResumeService } from './session';
 export type { ResumeServiceDeps, ResumeRequest, ResumeAnswer } from './session';
+export { CancelService, ExecutionEndedError } from './session';
+export type { CancelAnswer, CancelRequest, CancelServiceDeps } from './session';
 export { activationEvents, emittedEventActivations, eventFollowers } from './activations';
 export type { ActivationPayload, StartedActivation } from './activations';
 export { resolveInputSlots, executionRequestInputs, InputBindingError, resolveRuntimeExports } from './inputs';

@@ -1,7 +1,7 @@
 import type { Listening, OpenDatabase } from './database';
 import type { ExecutionView } from './read-models';
 
-/** The channel migration 0010's trigger notifies, with the execution id as payload, when an execution ends. */
+/** The channel migration 0010's trigger notifies (0021: a cancel too), with the execution id as payload, when an execution ends. */
 export const EXECUTION_ENDED_CHANNEL = 'covel_execution_ended';
 
 /** Longest wait one request may ask for (`waitMs`). */
@@ -30,11 +30,20 @@ export interface ExecutionWait {
   signal?: AbortSignal;
 }
 
+export interface ExecutionWatch {
+  tenantId: string;
+  executionId: string;
+  /** Ends the watch (the job is over): `ended` then never resolves, and nothing is read. */
+  signal: AbortSignal;
+}
+
 interface Waiter {
   tenantId: string;
   executionId: string;
   timer: NodeJS.Timeout | null;
   settled: boolean;
+  /** A watch: its abort, and `close`, settle it without a read (nobody waits for an answer). */
+  quiet?: boolean;
   resolve(view: ExecutionView | null): void;
   reject(error: unknown): void;
   detach(): void;
@@ -42,8 +51,8 @@ interface Waiter {
 
 const MAX_RECONNECT_DELAY_MS = 10_000;
 
-export function hasEnded(view: ExecutionView): boolean {
-  return view.status === 'committed' || view.status === 'failed';
+export function hasEnded(view: Pick<ExecutionView, 'status'>): boolean {
+  return view.status === 'committed' || view.status === 'failed' || view.status === 'cancelled';
 }
 
 /**
@@ -82,7 +91,7 @@ export class ExecutionWaiter {
   }
 
   /**
-   * The execution once it has ended (committed or failed), or its state after `timeoutMs`; null if
+   * The execution once it has ended (committed, failed or cancelled), or its state after `timeoutMs`; null if
    * this tenant has no such execution (answered at once).
    */
   async wait(request: ExecutionWait): Promise<ExecutionView | null> {
@@ -105,6 +114,41 @@ export class ExecutionWaiter {
     return answer;
   }
 
+  /**
+   * Watches an execution for its end while a job of it runs (the worker aborts the job's model call
+   * when it ends elsewhere: a cancel, another job's failure). Resolves once the watch is registered
+   * and, when the connection can be made, listening: an end committed from then on is heard, and
+   * one committed before is in what the caller reads next (its fenced appends check the log). So,
+   * unlike `wait`, nothing is read now: while listening, a watch costs no statement until its
+   * execution's notification; while the connection is down, watches are polled like waits.
+   * `ended` resolves with the execution once it has ended; never, if the watch is ended first.
+   */
+  async watch(request: ExecutionWatch): Promise<{ ended: Promise<ExecutionView> }> {
+    const { tenantId, executionId, signal } = request;
+    if (this.state === 'closed' || signal.aborted) return { ended: new Promise<ExecutionView>(() => undefined) };
+    const ended = new Promise<ExecutionView>((resolve, reject) => {
+      const waiter: Waiter = {
+        tenantId,
+        executionId,
+        timer: null,
+        settled: false,
+        quiet: true,
+        resolve: (view) => (view ? resolve(view) : undefined),
+        reject,
+        detach: () => undefined,
+      };
+      const onAbort = () => this.remove(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+      waiter.detach = () => signal.removeEventListener('abort', onAbort);
+      this.add(waiter);
+    });
+    // a failed read of a watched execution is logged by `recheck`; the watch goes on
+    ended.catch(() => undefined);
+    await this.ensureListening();
+    if (this.state !== 'listening') this.schedulePoll();
+    return { ended };
+  }
+
   /** Answers every waiter with its current state and ends the LISTEN connection. */
   async close(): Promise<void> {
     if (this.state === 'closed') return;
@@ -117,7 +161,7 @@ export class ExecutionWaiter {
     this.listening = null;
     await listening?.close().catch(() => undefined);
     const all = [...this.waiters.values()].flatMap((set) => [...set]);
-    await Promise.all(all.map((w) => this.answerNow(w)));
+    await Promise.all(all.map((w) => (w.quiet ? this.remove(w) : this.answerNow(w))));
   }
 
   /** A method, not a comparison: the state changes across awaits. */
@@ -173,7 +217,8 @@ export class ExecutionWaiter {
         }
         if (view === null ? !options.answerUnknown : !hasEnded(view)) return;
         for (const w of [...(this.waiters.get(executionId) ?? [])]) {
-          if (w.tenantId === tenantId && this.remove(w)) w.resolve(view);
+          // a watch hears of an end only (an unknown execution is a wait's answer)
+          if (w.tenantId === tenantId && (view !== null || !w.quiet) && this.remove(w)) w.resolve(view);
         }
       }),
     );
@@ -181,7 +226,7 @@ export class ExecutionWaiter {
 
   private rejectAll(executionId: string, tenantId: string, error: unknown) {
     for (const w of [...(this.waiters.get(executionId) ?? [])]) {
-      if (w.tenantId === tenantId && this.remove(w)) w.reject(error);
+      if (w.tenantId === tenantId && !w.quiet && this.remove(w)) w.reject(error);
     }
   }
 

@@ -80,7 +80,7 @@ export { worldGenerationsProjection } from './projections/world-generations';
 export { WorldGenerationReads } from './world-generation-reads';
 export type { WorldGenerationRow, WorldGenerationStatus } from './world-generation-reads';
 export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
-export type { ExecutionWaiterOptions, ExecutionWait, ListenState } from './execution-waiter';
+export type { ExecutionWaiterOptions, ExecutionWait, ExecutionWatch, ListenState } from './execution-waiter';
 export type {
   ExecutionView,
   TurnMessageView,

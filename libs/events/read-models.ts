@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
-import { type EventData, type MediaReference, WaitingFor } from './event-types';
+import { type EventData, ExecutionCancelledV1, type MediaReference, WaitingFor } from './event-types';
 import { readLatestTurn, readTurnAlternatives, type TurnAlternativesRecord } from './turn-alternatives';
 import { type BranchOriginView, readBranchOrigins, readHistoryHasTurn, readSessionBranches, type SessionBranchView } from './session-branches';
 import { type HistoryMessageRecord, readHistoryMessage, readPlayerInput, readRevertScope, type RevertScope } from './steering-reads';
@@ -19,8 +19,11 @@ export interface ExecutionView {
   executionId: string;
   sessionId: string;
   turnId: string;
-  /** `waiting`: a runtime suspended on a tool; `waitingFor` says for what (`POST /v1/executions/:id/resume`). */
-  status: 'queued' | 'running' | 'waiting' | 'committed' | 'failed';
+  /**
+   * `waiting`: a runtime suspended on a tool; `waitingFor` says for what (`POST /v1/executions/:id/resume`).
+   * `cancelled`: stopped by `POST /v1/executions/:id/cancel` (ended, without its commit).
+   */
+  status: 'queued' | 'running' | 'waiting' | 'committed' | 'failed' | 'cancelled';
   attempts: number;
   workerId: string | null;
   error: { code: string; message: string } | null;
@@ -197,6 +200,19 @@ export class ReadModels {
       .limit(1)
       .executeTakeFirst();
     return r ? { executionId: r.execution_id, submittedVersion: r.submitted_version } : null;
+  }
+
+  /**
+   * The `execution.cancelled@1` that ended an execution of the session (what a repeated cancel
+   * answers), read from the session's log; null when it was not cancelled (or is another tenant's).
+   */
+  async executionCancel(tenantId: string, sessionId: string, executionId: string): Promise<EventData<'execution.cancelled@1'> | null> {
+    const { rows } = await sql<{ data: unknown }>`
+      select data from events
+      where stream_id = ${sessionId} and tenant_id = ${tenantId} and type = 'execution.cancelled@1' and data->>'executionId' = ${executionId}
+      order by stream_version
+      limit 1`.execute(this.db);
+    return rows.length > 0 ? ExecutionCancelledV1.parse(rows[0].data) : null;
   }
 
   /**

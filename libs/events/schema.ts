@@ -64,7 +64,7 @@ export interface ExecutionsTable {
   tenant_id: string;
   session_id: string;
   turn_id: string;
-  status: 'queued' | 'running' | 'committed' | 'failed';
+  status: 'queued' | 'running' | 'committed' | 'failed' | 'cancelled';
   attempts: number;
   worker_id: string | null;
   submitted_version: number;

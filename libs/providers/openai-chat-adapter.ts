@@ -142,6 +142,8 @@ export class OpenAIChatAdapter implements ProviderAdapter {
       if (choice?.finish_reason) finishReason = choice.finish_reason;
       if (chunk.usage) usage = mapUsage(chunk.usage);
     }
+    // the SDK ends an aborted stream without an error (its iterator swallows the abort): what came is not the answer
+    if (options.signal?.aborted) throw new ProviderError('openai-chat: the call was aborted mid-stream', null, false);
     // the SDK ends a stream cut before its first chunk without an error: nothing was answered
     if (chunks === 0) throw new ProviderError('openai-chat: the stream ended without a chunk', null, true);
     return { text, toolCalls: [...calls.values()].map((c) => toolCall(c.id, c.name, c.args)), finishReason, usage, ...withReasoningContent(reasoning) };

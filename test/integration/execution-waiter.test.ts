@@ -128,6 +128,35 @@ describe('ExecutionWaiter on PostgreSQL', () => {
     await until(async () => (await listenerPids()).length === 0, 'closed');
   }, 30_000);
 
+  it('a watch (a worker running the execution) reads nothing until the end is notified: a cancel (migration 0021) is heard; a watch ended first hears nothing', async () => {
+    let reads = 0;
+    const waiter = newWaiter({
+      pollIntervalMs: NEVER,
+      read: (tenantId, executionId) => {
+        reads++;
+        return readModels.execution(tenantId, executionId);
+      },
+    });
+    const tenant = randomUUID();
+    const [cancelled, left] = [await execution(tenant), await execution(tenant)];
+    const stop = new AbortController();
+    const watch = await waiter.watch({ tenantId: tenant, executionId: cancelled, signal: new AbortController().signal });
+    const leftWatch = await waiter.watch({ tenantId: tenant, executionId: left, signal: stop.signal });
+    // resolved once listening: an end from now on is heard
+    expect(waiter.listenState).toBe('listening');
+    expect(reads).toBe(0);
+    stop.abort();
+    expect(waiter.pending).toBe(1);
+    await setStatus(left, 'committed');
+    await setStatus(cancelled, 'cancelled');
+    expect((await watch.ended).status).toBe('cancelled');
+    expect(reads).toBe(1); // the notified one, and only it
+    let heard = false;
+    void leftWatch.ended.then(() => (heard = true));
+    await waiter.close();
+    expect(heard).toBe(false);
+  }, 20_000);
+
   it('while the LISTEN connection is down, the fallback poll answers', async () => {
     // reconnect only after 10 minutes: the poll is the only way left
     const waiter = newWaiter({ pollIntervalMs: 100, reconnectDelayMs: NEVER });

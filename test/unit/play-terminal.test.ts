@@ -111,4 +111,48 @@ describe('npm run play in a terminal', () => {
     expect(sent).not.toContain('frobnicate');
     for (const line of screen().split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(COLUMNS);
   }, 90_000);
+
+  it('Ctrl-C while the story is being written stops that turn and says so; the next line plays; Ctrl-C at the prompt leaves', async () => {
+    const { apiKey } = await covel.engine.tenants.create('stopper');
+    const player = new PlayClient(covel.baseUrl, apiKey);
+    out = '';
+    term = spawnPty(process.execPath, ['-r', './tools/register.js', 'apps/play/main.ts'], {
+      cols: COLUMNS,
+      rows: 40,
+      cwd: root,
+      env: { ...process.env, COVEL_URL: covel.baseUrl, COVEL_API_KEY: apiKey, COVEL_WORLD: 'emberback', TERM: 'xterm-256color' } as Record<string, string>,
+    });
+    term.onData((d) => (out += d));
+    const exited = new Promise<number>((resolve) => term!.onExit(({ exitCode }) => resolve(exitCode)));
+    await waitFor((s) => /Session [0-9a-f-]{36}/.test(s) && s.includes('> '), 'the first prompt');
+    const sessionId = /Session ([0-9a-f-]{36})/.exec(screen())![1];
+    const stream = await openEventStream(player, sessionId);
+
+    const hold = gate.holdNext(4);
+    term.write('Ring the bell\r');
+    await hold.reached; // the model is paused in the middle of its reply: the turn runs
+    const delta = await stream.until((e) => e.type === 'delta');
+    const executionId = String(delta.data.executionId);
+    await waitFor((s) => s.lastIndexOf(String(delta.data.text).trim()) > s.lastIndexOf('Ring the bell'), 'the streamed text');
+    term.write('\x03');
+    await waitFor((s) => s.includes('Stopped: this turn was cancelled'), 'the stop');
+    expect((await player.execution(executionId)).status).toBe('cancelled');
+    await stream.until((e) => e.type === 'cancelled' && e.data.executionId === executionId);
+    hold.release();
+    await waitFor((s) => s.trimEnd().endsWith('>'), 'the prompt after the stop');
+
+    // the client is still there: the next line is played and committed
+    const beforeNext = screen().length;
+    term.write('Look around\r');
+    const committed = await stream.until((e) => e.type === 'committed');
+    expect(committed.data.executionId).not.toBe(executionId);
+    await waitFor((s) => s.slice(beforeNext).trimEnd().endsWith('>'), 'the prompt after the next turn');
+    expect((await player.messages(sessionId)).filter((m) => m.role === 'user').map((m) => m.text)).toEqual(['Look around']);
+
+    // at the prompt, Ctrl-C leaves as it always did
+    term.write('\x03');
+    expect(await exited).toBe(0);
+    term = null;
+    stream.close();
+  }, 90_000);
 });

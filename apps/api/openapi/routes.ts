@@ -4,6 +4,7 @@ import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
 import {
   ActivationBody,
   BranchSessionBody,
+  CancelBody,
   CreateSessionBody,
   EditMessageBody,
   EmptyBody,
@@ -29,6 +30,7 @@ import { DOCS_ASSETS } from './docs-page';
 import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, tenantErrors } from './errors';
 import {
   CallInspection,
+  CancelledExecution,
   AcceptedInput,
   BranchedSession,
   CreatedSession,
@@ -455,7 +457,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     description: [
       'A `text/event-stream` that follows the session’s log (any API process serves it). Events: `branched` (a branch’s first event: `{ parentSessionId, atTurnId }`; the parent’s history it starts with is in `GET …/messages`), `opening` (the session’s opening scene, turn 0: `{ turnId, messageId, openingIndex, role, outputKind, text }`), `status` (queued, running), `call` and `call-ended` (model calls),',
       '`delta` (story text as the model writes it: `{ callId, seq, text }`), `tool` (called, completed), `output`, `committed` (the turn’s messages), `failed`,',
-      '`reverted` (undo: `{ turnId, turnIds, executionIds, by }`, the turns that left the history) and `edited` (`{ messageId, turnId, text, by }`, a message’s new text).',
+      '`cancelled` (stopped: `{ executionId, turnId, status, keepPartial, by, messages? }`, `messages` the turn as kept with `keepPartial`), `reverted` (undo: `{ turnId, turnIds, executionIds, by }`, the turns that left the history) and `edited` (`{ messageId, turnId, text, by }`, a message’s new text).',
       'A log event’s `id` is its global position; a delta’s is `<position of its call>-<seq>`. Comment lines are heartbeats.',
       'Resume with the `Last-Event-ID` header (or `lastEventId`): every log event after it exactly once, and the deltas of a call that still streams after the last one received;',
       'a call that has ended sends no deltas on a resumed stream (its text is in `call-ended`/`committed`).',
@@ -727,7 +729,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     path: '/v1/executions/{id}',
     operationId: 'getExecution',
     summary: 'The state of an execution (long-poll with waitMs)',
-    description: `With \`waitMs\` (0..${MAX_EXECUTION_WAIT_MS}) a long-poll: answered as soon as the execution is committed or failed, else after waitMs with its current state.`,
+    description: `With \`waitMs\` (0..${MAX_EXECUTION_WAIT_MS}) a long-poll: answered as soon as the execution has ended (committed, failed or cancelled), else after waitMs with its current state.`,
     tag: 'executions',
     auth: true,
     pathParams: [{ name: 'id', description: 'The execution id (a UUID).', schema: uuid }],
@@ -756,6 +758,33 @@ export const API_ROUTES: readonly ApiRoute[] = [
       ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
       409: { description: 'The execution is not waiting (never suspended, already resumed, or ended): `EXECUTION_NOT_WAITING`.' },
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/executions/{id}/cancel',
+    operationId: 'cancelExecution',
+    summary: 'Stop an execution (queued, running or waiting)',
+    description: [
+      'The execution ends without its commit: its model call is aborted mid-stream, `execution.cancelled@1` is recorded, and the session takes its next input at once.',
+      'The story text streamed so far is dropped and no turn is committed, unless `keepPartial: true`: then it is kept as the turn’s story text (the player’s input and that text, committed as a turn is; nothing is kept when no story text was written yet).',
+      'A cancel that races the commit ends as exactly one of the two: the one recorded first wins, the cancel then answers 409 `EXECUTION_ENDED`.',
+      'Cancelling a cancelled execution (under the same key, or none) answers its first cancel.',
+    ].join(' '),
+    tag: 'executions',
+    auth: true,
+    pathParams: [{ name: 'id', description: 'The execution id (a UUID).', schema: uuid }],
+    idempotent: true,
+    body: CancelBody,
+    responses: { 200: { ...json(CancelledExecution, 'Stopped (or stopped already: the first cancel’s answer).'), headers: idempotentHeaders } },
+    errors: {
+      ...tenantErrors(['EXECUTION_NOT_FOUND']),
+      ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
+      ...idempotencyErrors,
+      409: {
+        description:
+          'The execution had already ended (its message names how: committed or failed): `EXECUTION_ENDED`; nothing was recorded. Or the session changed under the request too many times in a row: `STREAM_VERSION_CONFLICT` (retry).',
+      },
     },
   },
   {

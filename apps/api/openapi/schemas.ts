@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type {
+  CancelAnswer,
   HistoryUse,
   QueueHealth,
   SectionSource,
@@ -214,6 +215,36 @@ export const ResumedExecution = named(
   'The resumed execution: it goes on in the background; poll `GET /v1/executions/{executionId}`.',
 );
 
+export const CancelledExecution = named(
+  z.object({
+    executionId: z.uuid(),
+    turnId: z.uuid(),
+    status: z.literal('cancelled'),
+    keepPartial: z.boolean(),
+    messages: z
+      .array(
+        z.object({
+          messageId: z.string(),
+          role: z.enum(['user', 'assistant', 'system']),
+          sourceType: z.enum(['player', 'runtime', 'system']),
+          pluginId: z.string().nullable(),
+          runtimeId: z.string().nullable(),
+          outputKind: z.enum(['story', 'structured', 'none']).nullable(),
+          text: z.string(),
+          media: MediaReference.optional(),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'With `keepPartial` and story text streamed before the stop: the turn as kept (the player’s input, then the partial story text), committed in the history as a turn is. Absent: nothing was kept.',
+      }),
+  }),
+  'CancelledExecution',
+  'The stopped execution: it has ended (`status: cancelled`); the session takes its next input at once.',
+);
+sameShape<SameShape<z.infer<typeof CancelledExecution>, CancelAnswer>>();
+
 export const WaitingFor = named(
   z.object({
     kind: z.enum(['approval', 'form']),
@@ -232,7 +263,7 @@ export const TurnAlternatives = named(
         id: z.uuid().meta({ description: 'The alternative id: the execution id of its run (what `select` takes).' }),
         turnId: z.uuid(),
         createdAt: z.string(),
-        status: z.enum(['running', 'committed', 'failed']),
+        status: z.enum(['running', 'committed', 'failed', 'cancelled']),
         preview: z.string().meta({ description: 'The first 200 code points of its story text.' }),
         selected: z.boolean().meta({ description: 'It is the one in the history.' }),
       }),
@@ -292,7 +323,7 @@ export const Execution = named(
     executionId: z.string(),
     sessionId: z.string(),
     turnId: z.string(),
-    status: z.enum(['queued', 'running', 'waiting', 'committed', 'failed']),
+    status: z.enum(['queued', 'running', 'waiting', 'committed', 'failed', 'cancelled']),
     attempts: z.int(),
     workerId: z.string().nullable(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),

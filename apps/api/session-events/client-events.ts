@@ -1,5 +1,5 @@
 import { toolResultSummary } from '../../../libs/context';
-import type { StoredEvent } from '../../../libs/events';
+import type { CommittedMessage, StoredEvent } from '../../../libs/events';
 import { truncateText } from '../../../libs/text';
 
 /** Longest tool summary a stream event carries, in code points. */
@@ -7,7 +7,7 @@ export const TOOL_SUMMARY_MAX = 200;
 
 /** What a client of `GET /v1/sessions/:id/events` gets for one log event (null: not shown). */
 export interface ClientEvent {
-  type: 'branched' | 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed' | 'reverted' | 'edited';
+  type: 'branched' | 'opening' | 'status' | 'call' | 'call-ended' | 'tool' | 'output' | 'committed' | 'failed' | 'cancelled' | 'reverted' | 'edited';
   data: Record<string, unknown>;
 }
 
@@ -17,7 +17,8 @@ export interface ClientEvent {
  * in `GET …/messages`, not replayed as events), the session's opening (`opening`: turn 0's story message,
  * committed when the session was created; no execution), execution status changes (`status`: queued, running),
  * model calls (`call`, `call-ended`), tool activity (`tool`), runtime outputs (`output`), the
- * committed messages (`committed`), failures (`failed`), and the player's repairs: an undo (`reverted`:
+ * committed messages (`committed`), failures (`failed`), stops (`cancelled`: with `keepPartial`, the
+ * turn's messages as kept, the partial story text among them), and the player's repairs: an undo (`reverted`:
  * the turns that left the history) and an edit (`edited`: a message's new text). Other events (plugin data, compaction,
  * handler results…) are not shown; their positions are simply skipped.
  */
@@ -82,22 +83,13 @@ export function clientEvent(event: StoredEvent): ClientEvent | null {
     }
     case 'turn.committed@1': {
       const { executionId, turnId, messages } = event.data;
+      return { type: 'committed', data: { executionId, turnId, status: 'committed', messages: messages.map(shownMessage) } };
+    }
+    case 'execution.cancelled@1': {
+      const { executionId, turnId, keepPartial, messages, by } = event.data;
       return {
-        type: 'committed',
-        data: {
-          executionId,
-          turnId,
-          status: 'committed',
-          messages: messages.map((m) => ({
-            messageId: m.messageId,
-            role: m.role,
-            pluginId: m.pluginId,
-            runtimeId: m.runtimeId,
-            outputKind: m.outputKind,
-            text: m.text,
-            ...(m.media ? { media: m.media } : {}),
-          })),
-        },
+        type: 'cancelled',
+        data: { executionId, turnId, status: 'cancelled', keepPartial, by, ...(messages ? { messages: messages.map(shownMessage) } : {}) },
       };
     }
     case 'execution.failed@1': {
@@ -115,4 +107,17 @@ export function clientEvent(event: StoredEvent): ClientEvent | null {
     default:
       return null;
   }
+}
+
+/** A committed message as the stream shows it. */
+function shownMessage(m: CommittedMessage) {
+  return {
+    messageId: m.messageId,
+    role: m.role,
+    pluginId: m.pluginId,
+    runtimeId: m.runtimeId,
+    outputKind: m.outputKind,
+    text: m.text,
+    ...(m.media ? { media: m.media } : {}),
+  };
 }

@@ -221,10 +221,11 @@ export class SessionFeed {
   }
 }
 
-/** The log has recorded the end of this call: its reply, a fallback, a failure, a commit, a newer attempt, or the runtime's next event. */
+/** The log has recorded the end of this call: its reply, a fallback, a failure, a stop, a commit, a newer attempt, or the runtime's next event. */
 function ends(call: Pick<OpenCall, 'executionId' | 'pluginId' | 'runtimeId'>, event: StoredEvent): boolean {
   const data = event.data as { executionId?: unknown; pluginId?: unknown; runtimeId?: unknown };
   if (data.executionId !== call.executionId) return false;
-  if (event.type === 'turn.committed@1' || event.type === 'execution.failed@1' || event.type === 'execution.started@1') return true;
+  const end = ['turn.committed@1', 'execution.failed@1', 'execution.cancelled@1', 'execution.started@1'];
+  if (end.includes(event.type)) return true;
   return data.pluginId === call.pluginId && data.runtimeId === call.runtimeId;
 }

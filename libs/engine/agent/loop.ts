@@ -5,6 +5,7 @@ import { rescue } from './rescue';
 import type { ChatMessage } from '../../providers';
 import { foldLoop } from './completion';
 import { AgentLoopError } from './errors';
+import { FencedOutError } from '../errors';
 import { finalizeRuntime } from './finalization';
 import { createToolSet } from '../tools';
 import { agentPolicy } from './policy';
@@ -41,6 +42,7 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
   const fail = (failure: AgentLoopError['failure'], detail: string) =>
     new AgentLoopError({ failure, pluginId: args.job.pluginId, runtimeId: args.runtime.runtimeId, detail });
   for (;;) {
+    if (args.ended?.aborted) throw new FencedOutError(args.job.executionId, args.job.attempt);
     const execution = args.run.execution;
     if (execution.outputs.has(key)) return 'reused';
     const { conversation, next } = foldLoop({ policy, locale: args.locale, record: execution.agentLoops.get(key) });
@@ -51,14 +53,18 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
       // a tool suspended the runtime (or it still waits for its resume): the job ends, nothing retries it
       if ((await executeToolCalls(ctx, next)) === 'suspended') return 'suspended';
     } else {
-      const signal = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
+      const timeout = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
+      // the call is aborted at the deadline, or when the execution ends elsewhere (a cancel)
+      const signals = [timeout, args.ended].filter((s): s is AbortSignal => s !== undefined);
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
       const send = (mode: 'normal' | 'finalizer' | 'emergency', messages: readonly ChatMessage[]) =>
         runModelStep(ctx, { step: next.step, conversation: messages, mode, ...(signal ? { signal } : {}) });
       let sent: Awaited<ReturnType<typeof runModelStep>>;
       try {
         sent = await send(next.mode ?? 'normal', conversation);
       } catch (error) {
-        if (signal?.aborted) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
+        if (args.ended?.aborted) throw new FencedOutError(args.job.executionId, args.job.attempt);
+        if (timeout?.aborted) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
         // spec §5: still over the input limit after trimming: nothing was sent; the finalizer may rescue it once
         if (error instanceof ContextOverflowError) return rescue(ctx, { step: next.step, conversation, overflow: error, send, fail });
         throw error;

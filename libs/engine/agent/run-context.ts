@@ -44,6 +44,8 @@ export interface AgentRunContext {
   };
   /** The journal's `historyVersion` when the job read `history` (read no earlier than that version). */
   historyVersion: number;
+  /** Aborts when the execution ends elsewhere (a cancel): the step's model call is aborted with it, the job ends fenced out. */
+  ended?: AbortSignal;
   policy: AgentPolicy;
   tools: ToolSet;
   /** The runtime's tool definitions (the same in every step). */

@@ -1,4 +1,4 @@
-import type { EventStore, MediaStore, PluginDataStore, ReadModels } from '../../events';
+import type { EventStore, ExecutionWaiter, MediaStore, PluginDataStore, ReadModels } from '../../events';
 import type { ProviderRegistry } from '../../providers';
 import type { Logger } from '../logging/logger';
 import type { TurnProducer } from '../queue';
@@ -52,6 +52,11 @@ export interface TurnDeps {
   deltas?: DeltaBus;
   /** Model call timings and errors (`covel_model_call_*`); absent (a test's deps): not measured. */
   metrics?: EngineMetrics;
+  /**
+   * Hears when an execution ends elsewhere (a cancel, another job's failure): a runtime job watches
+   * its execution while it runs and aborts its model call then. Absent (a test's deps): never aborted.
+   */
+  ends?: Pick<ExecutionWaiter, 'watch'>;
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;
   options: TurnOptions;

@@ -34,7 +34,8 @@ export interface ExecutionJournal {
   retryFromTurnId?: string;
   /** With `retryFromTurnId`: the first turn of its alternatives. */
   alternativeOf?: string;
-  status: 'pending' | 'committed' | 'failed';
+  /** `cancelled`: stopped (`execution.cancelled@1`); like a commit or a failure, every later append of its attempts is fenced out. */
+  status: 'pending' | 'committed' | 'failed' | 'cancelled';
   /** Highest `execution.started` attempt seen (0 = never started). */
   latestAttempt: number;
   /** The plugin registry generation its first `execution.started` captured (absent: an early log, or not started). */
@@ -170,7 +171,7 @@ export class SessionJournal {
     return this.executions.get(executionId);
   }
 
-  /** Executions neither committed nor failed, in submission order. */
+  /** Executions not ended (neither committed, failed nor cancelled), in submission order. */
   pending(): ExecutionJournal[] {
     return this.order.map((id) => this.executions.get(id)!).filter((e) => e.status === 'pending');
   }
@@ -284,6 +285,11 @@ export class SessionJournal {
       case 'execution.failed@1': {
         const e = this.executions.get(event.data.executionId);
         if (e && e.status === 'pending') e.status = 'failed';
+        return;
+      }
+      case 'execution.cancelled@1': {
+        const e = this.executions.get(event.data.executionId);
+        if (e && e.status === 'pending') e.status = 'cancelled';
         return;
       }
       case 'execution.suspended@1': {

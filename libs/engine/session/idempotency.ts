@@ -11,6 +11,7 @@ export type IdempotentOperation =
   | 'submit-input'
   | 'activate'
   | 'resume'
+  | 'cancel-execution'
   | 'retry-turn'
   | 'select-alternative'
   | 'branch-session'

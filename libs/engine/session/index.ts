@@ -1,8 +1,10 @@
-/** A session's service side: creation and input (idempotent), mid-turn messages, a turn's alternatives, branches, resuming a suspended turn, the session's plugins. */
+/** A session's service side: creation and input (idempotent), mid-turn messages, a turn's alternatives, branches, undo and edit, resuming a suspended turn, stopping one, the session's plugins. */
 export { IDEMPOTENCY_KEY_HEADER, IdempotencyKeyMismatchError, requestHash } from './idempotency';
 export type { IdempotentAnswer, IdempotentOperation } from './idempotency';
 export { NoRunningTurnError } from './mid-turn';
 export type { MidTurnAnswer, MidTurnRequest } from './mid-turn';
+export { CancelService, ExecutionEndedError } from './cancel';
+export type { CancelAnswer, CancelRequest, CancelServiceDeps } from './cancel';
 export { ResumeService } from './resume';
 export type { ResumeAnswer, ResumeRequest, ResumeServiceDeps } from './resume';
 export { resolveSessionPlugins } from './session-plugins';

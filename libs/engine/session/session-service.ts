@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventData, type EventStore, type NewEvent, type ReadModels } from '../../events';
+import { type EventData, type EventStore, hasEnded, type NewEvent, type ReadModels } from '../../events';
 import { InvalidInputError } from '../../errors';
 import { canonicalLocaleTag, languageNameOf, type LoadedWorld } from '../../plugins-sdk';
 import { SessionNotFoundError } from '../errors';
@@ -227,7 +227,7 @@ export class SessionService {
    */
   private async resumeIfUnfinished(job: TurnJob) {
     const view = await this.deps.readModels.execution(job.tenantId, job.executionId);
-    if (view?.status === 'committed' || view?.status === 'failed') return;
+    if (view && hasEnded(view)) return;
     const head = await this.deps.readModels.earliestPendingExecution(job.tenantId, job.sessionId);
     await this.enqueue(head ? { ...job, executionId: head.executionId } : job);
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventStore, type NewEvent, type ReadModels, type TurnAlternativeRecord, type TurnAlternativesRecord } from '../../events';
+import { type EventStore, hasEnded, type NewEvent, type ReadModels, type TurnAlternativeRecord, type TurnAlternativesRecord } from '../../events';
 import { ConflictError, NotFoundError } from '../../errors';
 import { truncateText } from '../../text';
 import { SessionNotFoundError } from '../errors';
@@ -23,7 +23,8 @@ export interface TurnAlternativeView {
   id: string;
   turnId: string;
   createdAt: string;
-  status: 'running' | 'committed' | 'failed';
+  /** `cancelled`: stopped (`POST /v1/executions/:id/cancel`) before it committed. */
+  status: 'running' | 'committed' | 'failed' | 'cancelled';
   /** The first code points of its story text (empty while it runs, or when it has none). */
   preview: string;
   selected: boolean;
@@ -120,7 +121,7 @@ export class TurnAlternativesService {
         id: a.executionId,
         turnId: a.turnId,
         createdAt: a.createdAt,
-        status: a.messages ? 'committed' : statuses[i]?.status === 'failed' ? 'failed' : 'running',
+        status: a.messages ? 'committed' : endedWithout(statuses[i]?.status),
         preview: preview(a),
         selected: a.selected,
       })),
@@ -220,7 +221,7 @@ export class TurnAlternativesService {
    */
   async enqueueHead(tenantId: string, sessionId: string, executionId: string) {
     const view = await this.deps.readModels.execution(tenantId, executionId);
-    if (view?.status === 'committed' || view?.status === 'failed') return;
+    if (view && hasEnded(view)) return;
     const head = await this.deps.readModels.earliestPendingExecution(tenantId, sessionId);
     try {
       await this.deps.queue.enqueue({ tenantId, sessionId, executionId: head?.executionId ?? executionId });
@@ -228,6 +229,11 @@ export class TurnAlternativesService {
       this.deps.logger.warn(`enqueue of execution ${executionId} failed (${String(error)}); the input is recorded and the sweeper will enqueue it`);
     }
   }
+}
+
+/** The status of an alternative without a commit: failed, cancelled, or still running. */
+function endedWithout(status: string | undefined): 'failed' | 'cancelled' | 'running' {
+  return status === 'failed' || status === 'cancelled' ? status : 'running';
 }
 
 /** The alternative's story text (its story outputs, in order), its first code points. */

@@ -1,4 +1,4 @@
-import { RuntimeNotFoundError } from '../errors';
+import { FencedOutError, RuntimeNotFoundError } from '../errors';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history/history-handoff';
 import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
@@ -34,12 +34,36 @@ export type RuntimeStepResult = 'produced' | 'reused' | 'fenced' | 'suspended';
  * the turn job then only finds the execution ended.
  */
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
-  const result = await runtimeStep(deps, job);
-  annotate({ [ATTR.runtimeResult]: result });
-  return result;
+  const watch = await watchEnd(deps, job);
+  try {
+    const result = await runtimeStep(deps, job, watch.ended);
+    annotate({ [ATTR.runtimeResult]: result });
+    return result;
+  } catch (error) {
+    // the execution ended elsewhere (cancelled, failed by another job): nothing of this job can be recorded any more
+    if (watch.ended.aborted && !(error instanceof FencedOutError)) throw new FencedOutError(job.executionId, job.attempt);
+    throw error;
+  } finally {
+    watch.release();
+  }
 }
 
-async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
+/**
+ * The execution's end while this job runs, as a signal (`TurnDeps.ends`): registered before the job
+ * reads the log, so an end committed after that read is heard, and one committed before is in it
+ * (or met by the job's fenced appends). A cancel aborts the job's model call mid-stream with it.
+ */
+async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: AbortSignal; release(): void }> {
+  const ended = new AbortController();
+  const stop = new AbortController();
+  if (deps.ends) {
+    const watch = await deps.ends.watch({ tenantId: job.tenantId, executionId: job.executionId, signal: stop.signal });
+    void watch.ended.then(() => ended.abort(new FencedOutError(job.executionId, job.attempt)));
+  }
+  return { ended: ended.signal, release: () => stop.abort() };
+}
+
+async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal): Promise<RuntimeStepResult> {
   const journal = await loadSessionJournal(deps, job.sessionId);
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
   // the world revision in effect before the execution's input (a rebuild reads the same)
@@ -97,5 +121,6 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStep
     ...(rootSessionId === undefined ? {} : { rootSessionId }),
     history,
     historyVersion,
+    ended,
   });
 }

@@ -1,3 +1,4 @@
+import { hasEnded } from '../../events';
 import { ExecutionNotFoundError } from '../errors';
 import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
 import { claimExecution } from './claim';
@@ -36,7 +37,7 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
   if (!execution) {
     // the journal starts at the earliest pending input: a finished execution is not in it
     const finished = await deps.readModels.execution(job.tenantId, job.executionId);
-    if (finished?.status !== 'committed' && finished?.status !== 'failed') throw new ExecutionNotFoundError(job.executionId, job.sessionId);
+    if (!finished || !hasEnded(finished)) throw new ExecutionNotFoundError(job.executionId, job.sessionId);
     await handOff(deps, job, journal); // a repeated job: handing off again is harmless (idempotent)
     return done;
   }

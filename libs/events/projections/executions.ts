@@ -1,6 +1,6 @@
 import { eventByEvent, type InlineProjection } from './projection';
 
-/** `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed). */
+/** `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed | cancelled). */
 export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
   handles: [
@@ -13,6 +13,7 @@ export const executionsProjection: InlineProjection = eventByEvent({
     'execution.failed@1',
     'execution.suspended@1',
     'execution.resumed@1',
+    'execution.cancelled@1',
   ],
   tables: ['executions'],
   async apply(trx, event) {
@@ -83,7 +84,16 @@ export const executionsProjection: InlineProjection = eventByEvent({
           .updateTable('executions')
           .set({ status: 'failed', error_code: event.data.error.code, error_message: event.data.error.message, updated_at: at })
           .where('execution_id', '=', event.data.executionId)
-          .where('status', '<>', 'committed')
+          .where('status', 'not in', ['committed', 'cancelled'])
+          .execute();
+        return;
+      case 'execution.cancelled@1':
+        // appended only while the execution is pending (its journal says so): it ends here, never runs again
+        await trx
+          .updateTable('executions')
+          .set({ status: 'cancelled', waiting_for: null, updated_at: at })
+          .where('execution_id', '=', event.data.executionId)
+          .where('status', 'in', ['queued', 'running'])
           .execute();
         return;
       default:

@@ -75,4 +75,20 @@ describe('the fenced append (ExecutionRun)', () => {
     await expect(run.append((e) => [responded(e.executionId, e.turnId)])).rejects.toBeInstanceOf(FencedOutError);
     expect(() => run.execution).toThrow(FencedOutError);
   });
+
+  it('a cancel appended by another writer fences the attempt out: its next append (a commit) never lands', async () => {
+    const { job, run } = await claimedRun();
+    const execution = run.execution;
+    const version = await h.deps.store.streamVersion(job.sessionId);
+    await h.deps.store.append({
+      tenantId: job.tenantId,
+      streamId: job.sessionId,
+      expectedVersion: version,
+      events: [{ type: 'execution.cancelled@1', data: { executionId: job.executionId, turnId: execution.turnId, keepPartial: false, by: 'tenant:t' } }],
+    });
+    await expect(run.append((e) => [responded(e.executionId, e.turnId)])).rejects.toBeInstanceOf(FencedOutError);
+    expect(run.journal.get(job.executionId)?.status).toBe('cancelled');
+    expect(run.journal.pending().map((e) => e.executionId)).not.toContain(job.executionId);
+    expect((await h.types(job.sessionId)).slice(-1)).toEqual(['execution.cancelled@1']);
+  });
 });
