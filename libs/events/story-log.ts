@@ -4,7 +4,7 @@ import type { StoredEvent } from './event-types';
 import type { Database } from './schema';
 import { branchRead } from './story-path';
 
-/** The event types the story's read models fold, and those that decide which events count (`storyEvents`). */
+/** The event types the story's read models fold, and those that decide which events count (`storyEvents`; the barrier's record says which execution made a compaction). */
 export const STORY_EVENT_TYPES = [
   'session.opened@1',
   'session.branched@1',
@@ -17,6 +17,7 @@ export const STORY_EVENT_TYPES = [
   'execution.failed@1',
   'execution.cancelled@1',
   'history.compacted@1',
+  'compaction.barrier-passed@1',
   'plugin-data.written@1',
   'plugin-data.deleted@1',
 ] as const satisfies readonly StoredEvent['type'][];

@@ -16,7 +16,10 @@ import type { StoredEvent } from './event-types';
  *   Its other events (plugin data) count only for the selected one in a group whose regeneration
  *   was recorded `isolated` (logs before issue 30 folded every alternative's plugin data, and their
  *   audits must still derive what was sent).
- * - A compaction counts when every message it covers counts and every summary it merges counted.
+ * - A compaction counts when every message it covers counts and every summary it merges counted,
+ *   and, made by a turn's compaction barrier (`compaction.barrier-passed@1` names it), when that
+ *   execution's events count: a reverted or cancelled turn, or an unselected isolated regeneration,
+ *   takes its compaction with it.
  * - An edit counts when its message counts.
  * - `turn.superseded@1` and `turn.reverted@1` are the path itself: never passed on.
  */
@@ -54,6 +57,8 @@ class StoryPath {
   private readonly ended = new Set<string>();
   /** Executions whose cancel kept the partial turn (counted as committed). */
   private readonly kept = new Set<string>();
+  /** The execution whose compaction barrier made each compaction (`compaction.barrier-passed@1`). */
+  private readonly compactedIn = new Map<string, string>();
 
   observe(event: StoredEvent): void {
     switch (event.type) {
@@ -96,6 +101,9 @@ class StoryPath {
       case 'turn.reverted@1':
         for (const id of event.data.executionIds) this.ended.add(id);
         return;
+      case 'compaction.barrier-passed@1':
+        if (event.data.compactionId !== undefined) this.compactedIn.set(event.data.compactionId, event.data.executionId);
+        return;
       default:
     }
   }
@@ -126,8 +134,12 @@ class StoryPath {
       case 'turn.superseded@1':
       case 'turn.reverted@1':
         return false;
-      case 'history.compacted@1':
+      case 'history.compacted@1': {
+        // made by a turn's barrier: it goes with that turn (reverted, cancelled, an unselected isolated regeneration)
+        const by = this.compactedIn.get(event.data.compactionId);
+        if (by !== undefined && !this.executionCounts(by)) return false;
         return event.data.summaries.every((s) => s.messageIds.every((m) => liveMessages.has(m)) && s.replacesSummaryIds.every((id) => liveSummaries.has(id)));
+      }
       case 'message.edited@1':
         return liveMessages.has(event.data.messageId);
       case 'turn.committed@1':
@@ -136,12 +148,16 @@ class StoryPath {
         return this.kept.has(event.data.executionId) && this.isSelected(event.data.executionId);
       default: {
         const executionId = executionOf(event);
-        if (executionId === undefined) return true;
-        if (this.ended.has(executionId)) return false;
-        const group = this.groupOf.get(executionId);
-        return !group || !group.isolated || group.selected === executionId;
+        return executionId === undefined || this.executionCounts(executionId);
       }
     }
+  }
+
+  /** An execution's own events count: not reverted or cancelled, and the selected one of an isolated group. */
+  private executionCounts(executionId: string): boolean {
+    if (this.ended.has(executionId)) return false;
+    const group = this.groupOf.get(executionId);
+    return !group || !group.isolated || group.selected === executionId;
   }
 
   private isSelected(executionId: string): boolean {

@@ -228,6 +228,78 @@ describe('summaries follow the story path', () => {
   });
 });
 
+describe('compactions follow the turn whose barrier made them', () => {
+  /** A turn that compacted before its commit: its input, the compaction and the barrier's record of it, its commit. */
+  const compactingTurn = (id: (name: string) => string, n: number, summaryId: string, messageIds: string[]): NewEvent[] => [
+    input(id(`e${n}`), id(`u${n}`)),
+    compacted(summaryId, messageIds),
+    {
+      type: 'compaction.barrier-passed@1',
+      data: {
+        executionId: id(`e${n}`),
+        turnId: id(`u${n}`),
+        attempt: 1,
+        pluginId: 'narrator',
+        runtimeId: 'story',
+        estimatedTokens: 6000,
+        triggerWindow: 7168,
+        thresholdTokens: 5376,
+        outcome: 'compacted',
+        compactionId: `${summaryId}-c`,
+      },
+    },
+    committed(id(`e${n}`), id(`u${n}`), player(id(`p${n}`), `input ${n}`), story(id(`s${n}`), `Story ${n}.`)),
+  ];
+
+  it('a revert undoes the compactions the reverted turns made, even of kept messages; a kept turn’s compaction stays', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const events = [
+      ...turn(id, 1),
+      ...compactingTurn(id, 2, id('a'), [id('p1'), id('s1')]),
+      ...compactingTurn(id, 3, id('b'), [id('p2'), id('s2')]),
+      ...turn(id, 4),
+    ];
+    const revert = reverted([id('u3'), id('u4')], [id('e3'), id('e4')]);
+    await history.append({ tenant: t, stream: s, events });
+    await history.append({ tenant: t, stream: s, events: [revert] });
+    expect((await historyOf(s)).map((m) => [m.id, m.compacted])).toEqual([
+      [id('p1'), true],
+      [id('s1'), true],
+      [id('p2'), false],
+      [id('s2'), false],
+    ]);
+    expect(await turnsOf(s)).toEqual({ turns: 2, compactedThrough: 2 });
+    await summaries.append({ tenant: t, stream: s, events });
+    await summaries.append({ tenant: t, stream: s, events: [revert] });
+    const rows = await summaries.db.selectFrom('summaries').select(['summary_id']).where('session_id', '=', s).execute();
+    expect(rows.map((r) => r.summary_id)).toEqual([id('a')]);
+  });
+
+  it('a branch does not read a compaction its parent made after the branch point', async () => {
+    const id = uniqueIds();
+    const [t, parent, branch] = [id('t'), id('parent'), id('branch')];
+    const [appended] = await history.append({
+      tenant: t,
+      stream: parent,
+      events: [...turn(id, 1), ...turn(id, 2), ...compactingTurn(id, 3, id('a'), [id('p1'), id('s1')])],
+    });
+    await history.append({
+      tenant: t,
+      stream: branch,
+      events: [
+        { type: 'session.branched@1', data: { parentSessionId: parent, atTurnId: id('u2'), parentVersion: appended.streamVersion + 7, by: 'tenant:t' } },
+      ],
+    });
+    expect((await historyOf(branch)).map((m) => [m.id, m.compacted])).toEqual([
+      [id('p1'), false],
+      [id('s1'), false],
+      [id('p2'), false],
+      [id('s2'), false],
+    ]);
+  });
+});
+
 describe('plugin data follows the story path', () => {
   it('a regeneration reads the state before the turn it re-runs; each alternative keeps its own writes; selecting one brings its state back', async () => {
     const id = uniqueIds();
