@@ -362,6 +362,13 @@ export const ExecutionFailedV1 = z.object({
   turnId: id,
   attempt: z.number().int().nonnegative(),
   error: z.object({ code: z.string(), message: z.string() }),
+  /**
+   * The failed turn's own events no longer count (`storyEvents`): plugin data its bookkeepers wrote
+   * for an input that never committed leaves, so a retry of the input does not count it twice. Set
+   * on every failure since issue 30; absent in logs before it, whose failed turns' plugin data still
+   * counts (their audits derive what was sent).
+   */
+  discarded: z.literal(true).optional(),
 });
 
 /** One summary segment of a compaction (spec §1 "History compaction", output of history.compact@2). */

@@ -8,8 +8,9 @@ import type { StoredEvent } from './event-types';
  * the in-memory folds of replay and audit alike, so both give the same state.
  *
  * What counts, decided over the whole log given (a fold of a prefix sees the path as it stood then):
- * - An execution's events count unless a `turn.reverted@1` names it, or a cancel without kept
- *   messages ended it (`execution.cancelled@1`).
+ * - An execution's events count unless a `turn.reverted@1` names it, a cancel without kept
+ *   messages ended it (`execution.cancelled@1`), or it failed (`execution.failed@1` recorded
+ *   `discarded`, every failure since issue 30: a failed turn's plugin data leaves with it).
  * - Of a turn's alternatives (the turn first played and its regenerations) one is selected: the
  *   latest one run, until `turn.superseded@1` selects another, or the last selected again when a
  *   running regeneration fails or is cancelled. Only the selected alternative's commit counts.
@@ -96,6 +97,7 @@ class StoryPath {
         this.restore(event.data.executionId);
         return;
       case 'execution.failed@1':
+        if (event.data.discarded === true) this.ended.add(event.data.executionId);
         this.restore(event.data.executionId);
         return;
       case 'turn.reverted@1':

@@ -39,7 +39,14 @@ export async function recordFailure(deps: TurnDeps, job: TurnJob, failure: Failu
         events: [
           {
             type: 'execution.failed@1',
-            data: { executionId: job.executionId, turnId: execution.turnId, attempt: execution.latestAttempt, error: describe(failure.error) },
+            data: {
+              executionId: job.executionId,
+              turnId: execution.turnId,
+              attempt: execution.latestAttempt,
+              error: describe(failure.error),
+              // its plugin data leaves with it (storyEvents)
+              discarded: true,
+            },
           },
         ],
       });

@@ -352,6 +352,29 @@ describe('plugin data follows the story path', () => {
     expect(await dataOf(s)).toEqual({ trust: 6 });
   });
 
+  it('a failed turn’s plugin data leaves with it (`discarded`); a failure recorded before issue 30 keeps it, as its audits read it', async () => {
+    const id = uniqueIds();
+    const [t, s, old] = [id('t'), id('s'), id('old')];
+    const failed = (executionId: string, turnId: string, discarded: boolean): NewEvent => ({
+      type: 'execution.failed@1',
+      data: { executionId, turnId, attempt: 1, error: { code: 'X', message: 'x' }, ...(discarded ? { discarded: true as const } : {}) },
+    });
+    for (const [session, discarded] of [
+      [s, true],
+      [old, false],
+    ] as const) {
+      await data.append({ tenant: t, stream: session, events: [input(id('e1'), id('u1')), write(id('e1'), id('u1'), 'trust', 1)] });
+      await data.append({
+        tenant: t,
+        stream: session,
+        events: [input(id('e2'), id('u2')), write(id('e2'), id('u2'), 'trust', 2), write(id('e2'), id('u2'), 'seen', 'x')],
+      });
+      await data.append({ tenant: t, stream: session, events: [failed(id('e2'), id('u2'), discarded)] });
+    }
+    expect(await dataOf(s)).toEqual({ trust: 1 });
+    expect(await dataOf(old)).toEqual({ trust: 2, seen: 'x' });
+  });
+
   it('a revert restores every value to what it was before the reverted turn (a rewritten key its old value, a new key gone)', async () => {
     const id = uniqueIds();
     const [t, s] = [id('t'), id('s')];
