@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Client } from 'pg';
 import { RUNTIME_QUEUE_NAME } from '../../libs/engine';
-import { REDIS_URL, type StackOptions, startStack, type Stack } from './stack';
+import { type ManagedProcess, REDIS_URL, type StackOptions, startApp, startStack, type Stack } from './stack';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,8 +24,16 @@ export interface CrashStack {
    * runtime job of that execution is active: the worker to kill at that moment.
    */
   workerRunning(executionId: string, after: string): Promise<string>;
+  /** As `workerRunning`, or null once the execution's turn is committed (the moment has passed). */
+  workerRunningIfAny(executionId: string, after: string): Promise<string | null>;
   /** SIGKILLs the worker with that id; resolves when it has exited. */
   kill(workerId: string): Promise<number | null>;
+  /** Starts a worker again under the id of one that was killed (`stack.workers` then lists it, not the dead one). */
+  restartWorker(workerId: string): Promise<ManagedProcess>;
+  /** SIGKILLs the API; resolves when it has exited. */
+  killApi(): Promise<void>;
+  /** Starts the API again, same port and settings (`stack.api` is then the new one); stopped with the stack. */
+  restartApi(): Promise<ManagedProcess>;
   stop(): Promise<void>;
 }
 
@@ -34,7 +42,10 @@ export async function crashStack(options: StackOptions): Promise<CrashStack> {
   const db = new Client({ connectionString: stack.databaseUrl });
   const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
   const runtimes = new Queue(RUNTIME_QUEUE_NAME, { connection: redis, prefix: stack.env.COVEL_QUEUE_PREFIX });
+  // APIs started again: the stack stops the processes it started itself
+  const restartedApis: ManagedProcess[] = [];
   const stop = async () => {
+    await Promise.all(restartedApis.map((a) => a.stop()));
     await runtimes.close();
     redis.disconnect();
     await db.end().catch(() => undefined); // never connected when connect() failed
@@ -46,25 +57,52 @@ export async function crashStack(options: StackOptions): Promise<CrashStack> {
     await stop();
     throw error;
   }
+  /** The worker whose runtime job of the execution is active once `after` is recorded; null when the wait ends (or the turn commits, with `orCommitted`). */
+  async function runningOrCommitted(executionId: string, after: string, orCommitted: boolean): Promise<string | null> {
+    for (const deadline = Date.now() + WAIT_MS; Date.now() < deadline; await sleep(20)) {
+      const recorded = await db.query(`select type from events where type = any($1) and data->>'executionId' = $2`, [[after, 'turn.committed@1'], executionId]);
+      if (!recorded.rows.some((r: { type: string }) => r.type === after)) continue;
+      const active = (await runtimes.getActive()).find((j) => (j.data as { executionId: string }).executionId === executionId);
+      if (active?.processedBy) return active.processedBy;
+      if (orCommitted && recorded.rows.some((r: { type: string }) => r.type === 'turn.committed@1')) return null;
+    }
+    return null;
+  }
   return {
     stack,
     db,
     redis,
     runtimes,
     async workerRunning(executionId, after) {
-      for (const deadline = Date.now() + WAIT_MS; Date.now() < deadline; await sleep(20)) {
-        const recorded = await db.query(`select 1 from events where type = $1 and data->>'executionId' = $2`, [after, executionId]);
-        if (!recorded.rowCount) continue;
-        const active = (await runtimes.getActive()).find((j) => (j.data as { executionId: string }).executionId === executionId);
-        if (active?.processedBy) return active.processedBy;
-      }
-      throw new Error(`no runtime job of execution ${executionId} running after ${after}`);
+      const worker = await runningOrCommitted(executionId, after, false);
+      if (worker === null) throw new Error(`no runtime job of execution ${executionId} running after ${after}`);
+      return worker;
     },
+    workerRunningIfAny: (executionId, after) => runningOrCommitted(executionId, after, true),
     async kill(workerId) {
       const victim = stack.workers.find((w) => w.name === `worker ${workerId}`);
       if (!victim) throw new Error(`no worker ${workerId}`);
       victim.child.kill('SIGKILL');
       return victim.exited;
+    },
+    async restartWorker(workerId) {
+      const dead = stack.workers.findIndex((w) => w.name === `worker ${workerId}`);
+      if (dead >= 0 && stack.workers[dead].child.exitCode === null && stack.workers[dead].child.signalCode === null)
+        throw new Error(`worker ${workerId} is still running`);
+      const worker = await stack.startWorker(workerId);
+      if (dead >= 0) stack.workers.splice(dead, 1);
+      stack.workers.push(worker);
+      return worker;
+    },
+    async killApi() {
+      stack.api.child.kill('SIGKILL');
+      await stack.api.exited;
+    },
+    async restartApi() {
+      const api = await startApp('api (restarted)', 'apps/api/main.ts', stack.env, /listening on/);
+      restartedApis.push(api);
+      stack.api = api;
+      return api;
     },
     stop,
   };
