@@ -1,9 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 import { Client } from 'pg';
 import { EngineUnreachableError } from '../../apps/play/play-client';
+import { ProviderEmulator } from '../../libs/emulator';
 import { engineInlineProjections } from '../../libs/engine';
-import { type Database, openDatabase, type OpenDatabase, rebuildInline } from '../../libs/events';
+import { type Database, EventStore, openDatabase, type OpenDatabase, rebuildInline } from '../../libs/events';
+import { endsOf, LONG_STORY, SHORT_STORY, SLOW_MARK, storyScript } from '../support/cancel';
 import { type CrashStack, crashStack, sleep } from '../support/crash-stack';
+import { openEventStream } from '../support/sse-client';
 import type { Stack } from '../support/stack';
 
 /** How long a request is sent again while the API is down (a hang guard). */
@@ -44,18 +47,26 @@ async function inlineRows(db: Kysely<Database>, sessionIds: readonly string[]) {
  * are each one append of the API, their inline read models (turn_messages, summaries, plugin data,
  * watermarks, folded again along the story path) written in the append's transaction: a kill
  * leaves each request wholly done or not at all, a repeat with its Idempotency-Key answers the
- * first result or does it once, and the rows equal a rebuild from the log.
+ * first result or does it once, and the rows equal a rebuild from the log. A cancel
+ * (`execution.cancelled@1`) and the worker running the turn killed around it: the execution ends as
+ * exactly one of committed and cancelled, and the session takes its next input.
  */
-describe('kill -9 during a revert and a branch (PostgreSQL + BullMQ)', () => {
+describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)', () => {
+  let emulator: ProviderEmulator;
   let crash: CrashStack;
   let stack: Stack;
   let db: Client;
   let open: OpenDatabase;
+  /** Tries that got no answer (the API down, or killed while it served them): for the figures logged. */
+  let unanswered = 0;
   beforeAll(async () => {
-    // model calls take a moment, so a worker can be killed while one is out; a killed worker's job is taken over within ~3 s
+    // the model streams a word every 80 ms (a turn’s reply ~0.5 s, the long one of a SLOWLY input ~2.5 s): a worker
+    // can be killed and a turn cancelled while a call is out; a killed worker's job is taken over within ~3 s
+    emulator = await new ProviderEmulator({ chunkDelayMs: 80, script: storyScript() }).start();
     crash = await crashStack({
       workers: 2,
-      workerEnv: { COVEL_EMULATOR_DELAY_MS: '300', COVEL_JOB_LOCK_MS: '2000', COVEL_STALLED_INTERVAL_MS: '500' },
+      env: { COVEL_EMULATOR_URL: emulator.url },
+      workerEnv: { COVEL_JOB_LOCK_MS: '2000', COVEL_STALLED_INTERVAL_MS: '500' },
     });
     ({ stack, db } = crash);
     open = await openDatabase({ kind: 'postgres', url: stack.databaseUrl });
@@ -63,6 +74,7 @@ describe('kill -9 during a revert and a branch (PostgreSQL + BullMQ)', () => {
   afterAll(async () => {
     await open?.close();
     await crash?.stop();
+    await emulator?.stop();
   }, 60_000);
 
   /** One try: the answer, or null when the API gave none (down, or killed while it served the request). */
@@ -90,20 +102,24 @@ describe('kill -9 during a revert and a branch (PostgreSQL + BullMQ)', () => {
     for (const deadline = Date.now() + ANSWER_WITHIN_MS; Date.now() < deadline; await sleep(50)) {
       const answer = await send(request);
       if (answer && answer.status < 500) return answer;
+      unanswered++;
     }
     throw new Error(`${request.method} ${request.path} (key ${request.key}): no answer within ${ANSWER_WITHIN_MS} ms`);
   }
 
-  /** Waits for the execution to commit, through API restarts (the long-poll is asked again once the API is back). */
-  async function committed(executionId: string): Promise<void> {
+  /** Waits for the execution to end, through API restarts (the long-poll is asked again once the API is back): committed or cancelled. */
+  async function ended(executionId: string): Promise<string> {
     for (const deadline = Date.now() + ANSWER_WITHIN_MS; ; await sleep(100)) {
       try {
-        await stack.client.waitFor(executionId, Math.max(1, deadline - Date.now()));
-        return;
+        return await stack.client.waitFor(executionId, Math.max(1, deadline - Date.now()));
       } catch (error) {
         if (!(error instanceof EngineUnreachableError) || Date.now() > deadline) throw error;
       }
     }
+  }
+
+  async function committed(executionId: string): Promise<void> {
+    expect(await ended(executionId)).toBe('committed');
   }
 
   /** The events appended under an idempotency key (the first event of each append made with it). */
@@ -235,32 +251,36 @@ describe('kill -9 during a revert and a branch (PostgreSQL + BullMQ)', () => {
     const { client } = stack;
     const sessions = await Promise.all(Array.from({ length: 4 }, async () => (await client.createSession()).id));
     const rounds = 3;
-    const requestsInAll = sessions.length * rounds * 3;
     // the random points, logged so a failure can be read against them
-    const killApiAfter = 3 + Math.floor(Math.random() * (requestsInAll - 6));
+    const steeringInAll = sessions.length * rounds * 2;
+    const killApiAt = 1 + Math.floor(Math.random() * (steeringInAll - 2));
+    const killApiJitterMs = Math.floor(Math.random() * 40);
     const killWorkerIn = Math.floor(Math.random() * (sessions.length * rounds - 4));
     console.log(
-      `steer crash stream: API killed after ${killApiAfter} of ${requestsInAll} answers; a worker killed in the turn of input ${killWorkerIn + 1} (or the next one still running)`,
+      `steer crash stream: API killed ${killApiJitterMs} ms after sending branch/revert ${killApiAt} of ${steeringInAll}; a worker killed in the turn of input ${killWorkerIn + 1} (or the next one still running)`,
     );
 
     const log: { request: KeyedRequest; answer: Answer }[] = [];
-    let answers = 0;
+    unanswered = 0;
+    let steeringSent = 0;
     let apiKill: Promise<void> | null = null;
     let halfBranchesAtKill: string[] | null = null;
     // the inputs' executions in the order they were answered
     const inputs: string[] = [];
     const ask = async (request: KeyedRequest, status: number) => {
-      const answer = await answered(request);
-      if (answer.status !== status) throw new Error(`${request.path} (key ${request.key}): ${answer.status} ${JSON.stringify(answer.body)}`);
-      log.push({ request, answer });
-      if (++answers === killApiAfter) {
-        // killed while the other sessions' requests are in flight; the log as the kill left it is read before the restart
+      const answering = answered(request);
+      if (!request.key.includes('-input-') && ++steeringSent === killApiAt) {
+        // killed at a random point of serving this request (others may be in flight too); the log as the kill left it is read before the restart
         apiKill = (async () => {
+          await sleep(killApiJitterMs);
           await crash.killApi();
           halfBranchesAtKill = await halfBranches();
           await crash.restartApi();
         })();
       }
+      const answer = await answering;
+      if (answer.status !== status) throw new Error(`${request.path} (key ${request.key}): ${answer.status} ${JSON.stringify(answer.body)}`);
+      log.push({ request, answer });
       return answer.body;
     };
 
@@ -295,6 +315,10 @@ describe('kill -9 during a revert and a branch (PostgreSQL + BullMQ)', () => {
     await Promise.all([scripts, workerKill]);
     await apiKill;
     expect(halfBranchesAtKill).toEqual([]);
+    const cut = new Set(log.filter((l) => l.answer.replayed).map((l) => l.request.key));
+    console.log(
+      `steer crash stream: ${unanswered} tries unanswered while the API was down; ${cut.size} requests answered by a replay after the restart (done before the kill)`,
+    );
 
     // one append per key, of the request's kind, on the session it named
     for (const { request, answer } of log) {
@@ -328,6 +352,111 @@ describe('kill -9 during a revert and a branch (PostgreSQL + BullMQ)', () => {
     expect(commits.rows.map((r: { n: number }) => r.n)).toEqual(executions.map(() => 1));
     await expectRowsEqualRebuild([...sessions, ...played.map((p) => p.branchId)]);
   }, 120_000);
+
+  const cancelRequest = (executionId: string, key: string, keepPartial = false): KeyedRequest => ({
+    key,
+    method: 'POST',
+    path: `/v1/executions/${executionId}/cancel`,
+    body: { keepPartial },
+  });
+
+  /**
+   * Once every job of the execution has ended (the restarted worker and the other took over what the
+   * killed one held): it ended cancelled, once, and nothing of it was recorded after the cancel (no
+   * model call, no output, no commit: the attempt taken over was fenced out); the session's next
+   * input commits; its rows equal a rebuild from the log. `restarted`: the killed worker starting again.
+   */
+  async function expectCancelledOnceThenNext(sessionId: string, executionId: string, restarted: Promise<unknown>): Promise<void> {
+    await waitUntil(async () => (await crash.jobsOf(executionId)) === 0, `the jobs of execution ${executionId} to end`);
+    await restarted;
+    expect(await ended(executionId)).toBe('cancelled');
+    const events = await new EventStore(open.db).readStream(sessionId);
+    expect(endsOf(events, executionId)).toEqual({ committed: 0, cancelled: 1 });
+    const cancelledAt = events.findIndex((e) => e.type === 'execution.cancelled@1');
+    expect(events.slice(cancelledAt + 1).map((e) => e.type)).toEqual([]);
+    const next = await stack.client.submit(sessionId, 'Look around');
+    await committed(next.executionId);
+    expect((await stack.client.messages(sessionId)).filter((m) => m.turnId === next.turnId).map((m) => m.text)).toEqual(['Look around', SHORT_STORY]);
+    await expectRowsEqualRebuild([sessionId]);
+  }
+
+  it('cancel accepted (keepPartial), then the worker streaming the turn killed at once: cancelled once with the text kept; the restarted workers commit nothing of it; the next input commits', async () => {
+    const { client } = stack;
+    const sessionId = (await client.createSession()).id;
+    const stream = await openEventStream(client, sessionId);
+    const input = `${SLOW_MARK} ring the bell`;
+    const turn = await client.submit(sessionId, input);
+    const victim = await crash.workerRunning(turn.executionId, 'llm.calling@1');
+    // a word of the story is out: there is text to keep
+    await stream.until((e) => e.type === 'delta' && e.data.executionId === turn.executionId);
+    stream.close();
+    const cancel = await answered(cancelRequest(turn.executionId, 'cancel-then-kill', true));
+    await crash.kill(victim);
+    const restarted = crash.restartWorker(victim);
+    expect(cancel).toMatchObject({
+      status: 200,
+      replayed: false,
+      body: { executionId: turn.executionId, turnId: turn.turnId, status: 'cancelled', keepPartial: true },
+    });
+    const kept = (cancel.body.messages as { text: string }[]).map((m) => m.text);
+    expect(kept).toEqual([input, expect.any(String)]);
+    expect(kept[1] !== '' && LONG_STORY.startsWith(kept[1])).toBe(true);
+
+    await expectCancelledOnceThenNext(sessionId, turn.executionId, restarted);
+    // the kept turn is the history's, and a repeat answers the first cancel
+    expect((await client.messages(sessionId)).filter((m) => m.turnId === turn.turnId).map((m) => m.text)).toEqual(kept);
+    expect(await answered(cancelRequest(turn.executionId, 'cancel-then-kill', true))).toEqual({ ...cancel, replayed: true });
+  }, 60_000);
+
+  it('the worker streaming the turn killed, then the cancel: accepted while the turn’s job has no worker; the job taken over ends without a model call or a commit; the next input commits', async () => {
+    const { client } = stack;
+    const sessionId = (await client.createSession()).id;
+    const input = `${SLOW_MARK} light the lamp`;
+    const turn = await client.submit(sessionId, input);
+    const victim = await crash.workerRunning(turn.executionId, 'llm.calling@1');
+    await crash.kill(victim);
+    const cancel = await answered(cancelRequest(turn.executionId, 'kill-then-cancel'));
+    const restarted = crash.restartWorker(victim);
+    expect(cancel).toMatchObject({ status: 200, body: { executionId: turn.executionId, status: 'cancelled', keepPartial: false } });
+    await expectCancelledOnceThenNext(sessionId, turn.executionId, restarted);
+    expect((await client.messages(sessionId)).filter((m) => m.turnId === turn.turnId)).toEqual([]);
+  }, 60_000);
+
+  it('the cancel waits for the commit held half-way through its transaction; the worker committing is killed: the commit is rolled back, the cancel wins, exactly once', async () => {
+    const { client } = stack;
+    const sessionId = (await client.createSession()).id;
+    const lock = new Client({ connectionString: stack.adminUrl });
+    await lock.connect();
+    await lock.query('begin');
+    await lock.query('lock table turn_messages in exclusive mode');
+    let locked = true;
+    try {
+      const turn = await client.submit(sessionId, 'Ring the bell');
+      const [commit] = await waitForHeldWrites(db, 1);
+      expect(commit.query).toMatch(/^insert into "turn_messages"/);
+      const victim = await crash.workerRunning(turn.executionId, 'llm.calling@1');
+      // the cancel has read the execution pending; its append waits for the session's lock, which the commit holds
+      const cancel = answered(cancelRequest(turn.executionId, 'cancel-meets-commit'));
+      await waitUntil(
+        async () => (await db.query(`select 1 from pg_locks where locktype = 'advisory' and not granted`)).rowCount === 1,
+        'the cancel to wait for the session lock',
+      );
+      await crash.kill(victim);
+      const restarted = crash.restartWorker(victim);
+      await lock.query('rollback');
+      locked = false;
+      expect(await cancel).toMatchObject({ status: 200, body: { executionId: turn.executionId, status: 'cancelled' } });
+      await waitUntil(
+        async () => (await db.query('select 1 from pg_stat_activity where pid = $1', [commit.pid])).rowCount === 0,
+        'the killed worker’s connection to end',
+      );
+      await expectCancelledOnceThenNext(sessionId, turn.executionId, restarted);
+      expect((await client.messages(sessionId)).filter((m) => m.turnId === turn.turnId)).toEqual([]);
+    } finally {
+      if (locked) await lock.query('rollback').catch(() => undefined);
+      await lock.end();
+    }
+  }, 60_000);
 });
 
 /** The backends whose write waits for a lock on turn_messages, once there are `count` of them. */

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
 import { Client } from 'pg';
-import { RUNTIME_QUEUE_NAME } from '../../libs/engine';
+import { RUNTIME_QUEUE_NAME, TURN_QUEUE_NAME, turnJobId } from '../../libs/engine';
 import { type ManagedProcess, REDIS_URL, type StackOptions, startApp, startStack, type Stack } from './stack';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,6 +19,8 @@ export interface CrashStack {
   db: Client;
   redis: IORedis;
   runtimes: Queue;
+  /** How many jobs of the execution the queues hold (its turn job, its runtime jobs): 0 once every one has ended. */
+  jobsOf(executionId: string): Promise<number>;
   /**
    * Once an event of type `after` is recorded for the execution, the worker id (`w1`, ...) whose
    * runtime job of that execution is active: the worker to kill at that moment.
@@ -42,11 +44,13 @@ export async function crashStack(options: StackOptions): Promise<CrashStack> {
   const db = new Client({ connectionString: stack.databaseUrl });
   const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
   const runtimes = new Queue(RUNTIME_QUEUE_NAME, { connection: redis, prefix: stack.env.COVEL_QUEUE_PREFIX });
+  const turns = new Queue(TURN_QUEUE_NAME, { connection: redis, prefix: stack.env.COVEL_QUEUE_PREFIX });
   // APIs started again: the stack stops the processes it started itself
   const restartedApis: ManagedProcess[] = [];
   const stop = async () => {
     await Promise.all(restartedApis.map((a) => a.stop()));
     await runtimes.close();
+    await turns.close();
     redis.disconnect();
     await db.end().catch(() => undefined); // never connected when connect() failed
     await stack.stop();
@@ -73,6 +77,11 @@ export async function crashStack(options: StackOptions): Promise<CrashStack> {
     db,
     redis,
     runtimes,
+    async jobsOf(executionId) {
+      const turn = await turns.getJob(turnJobId(executionId));
+      const children = await runtimes.getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children', 'paused']);
+      return (turn ? 1 : 0) + children.filter((j) => (j.data as { executionId?: string }).executionId === executionId).length;
+    },
     async workerRunning(executionId, after) {
       const worker = await runningOrCommitted(executionId, after, false);
       if (worker === null) throw new Error(`no runtime job of execution ${executionId} running after ${after}`);
