@@ -24,7 +24,7 @@ describe('failure recording', () => {
     expect(await recordFailure(h.deps, job, { error: new ProviderError('context too long', 400, false), attempt: 1 })).toBe(true);
     const failed = (await h.events(job.sessionId)).filter((e) => e.type === 'execution.failed@1');
     expect(failed.map((e) => e.data)).toEqual([
-      { executionId: job.executionId, turnId: job.turnId, attempt: 1, error: { code: 'PROVIDER_400', message: 'context too long' } },
+      { executionId: job.executionId, turnId: job.turnId, attempt: 1, error: { code: 'PROVIDER_400', message: 'context too long' }, discarded: true },
     ]);
     await eventually(async () => h.enqueued.some((j) => j.executionId === next.executionId), 'the next input enqueued');
     expect(h.enqueued.filter((j) => j.sessionId === session.sessionId)).toEqual([{ ...session, executionId: next.executionId }]);
