@@ -5,6 +5,7 @@ import {
   EventStore,
   ExecutionWaiter,
   type MediaStore,
+  InheritedMedia,
   mediaStoreFor,
   type OpenDatabase,
   openDatabase,
@@ -145,7 +146,11 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const store = new EventStore(database.db, { inline: engineInlineProjections, onAppended: metrics.onAppended });
     const readModels = new ReadModels(database.db);
     // the embedded default on disk keeps media as files beside its database; PostgreSQL (and an in-memory PGlite) in a table
-    const media = mediaStoreFor(database, { filesDir: config.database.kind === 'pglite' && config.database.dataDir ? config.dataDir : undefined });
+    // a branch reads the media of the messages it inherited from the session that generated them
+    const media = new InheritedMedia(
+      mediaStoreFor(database, { filesDir: config.database.kind === 'pglite' && config.database.dataDir ? config.dataDir : undefined }),
+      async (sessionId) => (await store.readStream(sessionId, 0, 1))[0],
+    );
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({

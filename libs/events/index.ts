@@ -100,7 +100,7 @@ export { storyEvents, changesPath, branchRead, PATH_EVENT_TYPES } from './story-
 export { readStoryLog, readInheritedStory, STORY_EVENT_TYPES } from './story-log';
 export { DEFAULT_SELF_DATA_LIMIT, MAX_SELF_DATA_LIMIT, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, selfDataSplit } from './plugin-data-view';
 export type { JsonValue, PluginDataScope, PluginDataRow, SelfDataView } from './plugin-data-view';
-export { mediaStoreFor, FileMediaStore, TableMediaStore, InvalidMediaError, MEDIA_ID_PATTERN, MIME_TYPE_PATTERN } from './media';
+export { mediaStoreFor, FileMediaStore, TableMediaStore, InvalidMediaError, MEDIA_ID_PATTERN, MIME_TYPE_PATTERN, InheritedMedia } from './media';
 export type { MediaStore, MediaRef, MediaMeta, NewMedia, StoredMedia } from './media';
 export type { TurnAlternativeRecord, TurnAlternativesRecord } from './turn-alternatives';
 export type { HistoryMessageRecord, RevertedRecord, RevertScope } from './steering-reads';

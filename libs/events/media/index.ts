@@ -16,3 +16,4 @@ export type { MediaStore, MediaRef, MediaMeta, NewMedia, StoredMedia } from './p
 export function mediaStoreFor(database: OpenDatabase, options: { filesDir?: string }): MediaStore {
   return database.kind === 'pglite' && options.filesDir ? new FileMediaStore(join(options.filesDir, 'media')) : new TableMediaStore(database.db);
 }
+export { InheritedMedia } from './inherited-media';
