@@ -101,6 +101,18 @@ export async function readHistoryMessage(db: Kysely<Database>, at: At & { messag
  * text typed (`player-input.submitted@1`); null when the turn has no player input.
  */
 export async function readPlayerInput(db: Kysely<Database>, at: At & { turnId: string }): Promise<{ messageId: string; text: string } | null> {
+  // the history's row: as edited, and a branch's too for a turn it inherited from its parent
+  const row = await db
+    .selectFrom('turn_messages')
+    .select(['message_id', 'text'])
+    .where('session_id', '=', at.sessionId)
+    .where('tenant_id', '=', at.tenantId)
+    .where('turn_id', '=', at.turnId)
+    .where('source_type', '=', 'player')
+    .orderBy('ord')
+    .limit(1)
+    .executeTakeFirst();
+  if (row) return { messageId: row.message_id, text: row.text };
   const { rows } = await sql<{ message_id: string; text: string }>`
     select data->>'messageId' as message_id, data->>'text' as text from events
     where stream_id = ${at.sessionId} and tenant_id = ${at.tenantId} and type = 'player-input.submitted@1' and data->>'turnId' = ${at.turnId}
@@ -162,9 +174,16 @@ export async function readRevertScope(db: Kysely<Database>, at: At & { turnId: s
     .where('tenant_id', '=', at.tenantId)
     .where('turn_id', '=', root)
     .executeTakeFirst();
+  // a branch reverting a turn it inherited: its group's first input is its parent's, so every execution of its own comes after it
   const executions =
     first === undefined
-      ? []
+      ? await db
+          .selectFrom('executions')
+          .select('execution_id')
+          .where('session_id', '=', at.sessionId)
+          .where('tenant_id', '=', at.tenantId)
+          .orderBy('submitted_version')
+          .execute()
       : await db
           .selectFrom('executions')
           .select('execution_id')

@@ -324,6 +324,20 @@ describe('branch a session (POST /v1/sessions/:id/branch, embedded default)', ()
     expect(responded!.data.usage.cachedInputTokens).toBeGreaterThan(0);
   });
 
+  it('a branch reverts a turn it inherited: its own later turns leave with it; the parent keeps all of its own', async () => {
+    const { sessionId: parent, turnIds } = await sessionWithTurns(['Walk to the river', 'Ask Mira about the ferry']);
+    const child = await branchOf(parent, turnIds[1]);
+    const [own] = await playTurns(clientA(), child, ['Watch the vents']);
+    const undone = await call(keyA, 'POST', `/v1/sessions/${child}/turns/${turnIds[1]}/revert`, {});
+    expect(undone.status).toBe(200);
+    const ownExecution = (await log(child)).find((e) => e.type === 'player-input.submitted@1' && e.data.turnId === own);
+    expect(undone.body).toMatchObject({ turnId: turnIds[1], turnIds: [turnIds[1], own] });
+    expect(undone.body.executionIds).toEqual(expect.arrayContaining([(ownExecution!.data as { executionId: string }).executionId]));
+    const turnsIn = async (id: string) => [...new Set((await clientA().messages(id)).map((m) => m.turnId))];
+    expect(await turnsIn(child)).toEqual((await turnsIn(parent)).slice(0, 2));
+    expect(await turnsIn(parent)).toHaveLength(3);
+  });
+
   it('the branch’s requests send its root session’s prompt_cache_key (the provider’s cache of the shared prefix is reused); a branch of a branch too', async () => {
     const { sessionId: root, turnIds } = await sessionWithTurns(['Walk to the river', 'Ask Mira about the ferry']);
     const rootKey = promptCacheKey(root, 'narrator', 'narrator');

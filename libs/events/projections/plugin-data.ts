@@ -5,20 +5,6 @@ import type { InlineProjection } from './projection';
 import { followingStory } from './story-fold';
 
 /**
- * After these the rows are folded again (`storyEvents`): a revert, a selected alternative, a
- * branch, a regeneration that reads the state before the turn it re-runs (`isolated`), a failed or
- * cancelled execution (an isolated regeneration's place goes back; a cancelled turn's writes leave).
- */
-const PLUGIN_DATA_REFOLD = [
-  'turn.reverted@1',
-  'turn.superseded@1',
-  'session.branched@1',
-  'execution.failed@1',
-  'execution.cancelled@1',
-  'player-input.submitted@1',
-] as const;
-
-/**
  * `plugin_data`, from `plugin-data.written@1` and `plugin-data.deleted@1`: one row per
  * (session, plugin, namespace, key). A write creates the row (its log position is the row's
  * creation order and recency) or replaces its value (recency moves, creation order stays); a
@@ -29,9 +15,6 @@ export const pluginDataProjection: InlineProjection = followingStory({
   name: 'plugin_data',
   handles: ['plugin-data.written@1', 'plugin-data.deleted@1'],
   tables: ['plugin_data', 'plugin_data_namespaces'],
-  refoldTypes: PLUGIN_DATA_REFOLD,
-  refoldOn: (event) =>
-    (PLUGIN_DATA_REFOLD as readonly string[]).includes(event.type) && (event.type !== 'player-input.submitted@1' || event.data.isolated === true),
   async apply(trx, event) {
     if (event.type === 'plugin-data.written@1') {
       const { pluginId, namespace, key, value } = event.data;

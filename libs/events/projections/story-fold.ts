@@ -1,33 +1,31 @@
 import { sql, type Transaction } from 'kysely';
-import type { EventType, StoredEvent } from '../event-types';
+import type { StoredEvent } from '../event-types';
 import type { Database } from '../schema';
 import { readStoryLog } from '../story-log';
-import { storyEvents } from '../story-path';
+import { changesPath, PATH_EVENT_TYPES, storyEvents } from '../story-path';
 import { eventByEvent, type EventByEventProjection, type InlineProjection, type StreamKeyedTable } from './projection';
 
 /**
  * A session read model that follows the story path (issue 30): it applies its events one by one
- * as they are appended, and after an event that changes which events count (`refoldOn`: a revert,
- * a selected alternative, a branch, ...) it deletes the session's rows and folds them again from
- * the log: `storyEvents` of the session's story log up to that event (a branch's with its
- * parent's read in front, re-keyed to the branch). Rare events, so a fold of the whole session.
+ * as they are appended, and after an event that changes which events count (`changesPath`: a
+ * revert, a selected alternative, a branch, an isolated regeneration's input, a failure, a cancel
+ * — the very events after which `StoryFolds` folds again, so the SQL rows and the audit's fold
+ * never part) it deletes the session's rows and folds them again from the log: `storyEvents` of
+ * the session's story log up to that event (a branch's with its parent's read in front, re-keyed
+ * to the branch). Rare events, so a fold of the whole session.
  */
 export function followingStory<T extends StreamKeyedTable>(
   definition: EventByEventProjection<T> & {
-    /** The events after which the rows are folded again. */
-    refoldOn: (event: StoredEvent) => boolean;
-    /** Their types (handled besides `handles`). */
-    refoldTypes: readonly EventType[];
     /** Checks a refold event against the rows before it (a throw fails the append: nothing changes). */
     check?: (trx: Transaction<Database>, event: StoredEvent) => Promise<void>;
   },
 ): InlineProjection {
-  const { refoldOn, refoldTypes, apply, handles, check, ...rest } = definition;
+  const { apply, handles, check, ...rest } = definition;
   return eventByEvent({
     ...rest,
-    handles: [...new Set([...handles, ...refoldTypes])],
+    handles: [...new Set([...handles, ...PATH_EVENT_TYPES, 'player-input.submitted@1' as const])],
     async apply(trx, event) {
-      if (!refoldOn(event)) {
+      if (!changesPath(event)) {
         if (handles.includes(event.type)) await apply(trx, event);
         return;
       }

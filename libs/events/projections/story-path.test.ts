@@ -276,6 +276,53 @@ describe('compactions follow the turn whose barrier made them', () => {
     expect(rows.map((r) => r.summary_id)).toEqual([id('a')]);
   });
 
+  it('a turn that compacted and then failed or was stopped takes its compaction along (history and summaries alike)', async () => {
+    for (const end of ['failed', 'cancelled'] as const) {
+      const id = uniqueIds();
+      const [t, s] = [id('t'), id('s')];
+      const [input3, compaction, barrier] = compactingTurn(id, 3, id('a'), [id('p1'), id('s1')]);
+      const ended: NewEvent =
+        end === 'failed'
+          ? { type: 'execution.failed@1', data: { executionId: id('e3'), turnId: id('u3'), attempt: 1, error: { code: 'X', message: 'x' }, discarded: true } }
+          : { type: 'execution.cancelled@1', data: { executionId: id('e3'), turnId: id('u3'), keepPartial: false, by: 'tenant:t' } };
+      for (const spec of [history, summaries]) {
+        await spec.append({ tenant: t, stream: s, events: [...turn(id, 1), ...turn(id, 2), input3, compaction, barrier] });
+        await spec.append({ tenant: t, stream: s, events: [ended] });
+      }
+      expect((await historyOf(s)).map((m) => m.compacted)).toEqual([false, false, false, false]);
+      expect(await turnsOf(s)).toEqual({ turns: 2, compactedThrough: 0 });
+      expect(await summaries.db.selectFrom('summaries').select('summary_id').where('session_id', '=', s).execute()).toEqual([]);
+    }
+  });
+
+  it('a regeneration of a turn that compacted reads the history as it stood before that turn: the compaction and the turn leave when it starts', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const first = compactingTurn(id, 3, id('a'), [id('p1'), id('s1')]);
+    const regeneration = input(id('e9'), id('u9'), { from: id('u3'), root: id('u3') });
+    for (const spec of [history, summaries]) {
+      await spec.append({ tenant: t, stream: s, events: [...turn(id, 1), ...turn(id, 2), ...first] });
+      await spec.append({ tenant: t, stream: s, events: [regeneration] });
+    }
+    expect((await historyOf(s)).map((m) => [m.id, m.compacted])).toEqual([
+      [id('p1'), false],
+      [id('s1'), false],
+      [id('p2'), false],
+      [id('s2'), false],
+    ]);
+    expect(await summaries.db.selectFrom('summaries').select('summary_id').where('session_id', '=', s).execute()).toEqual([]);
+    // it commits in the turn's place (superseded, then committed)
+    await history.append({
+      tenant: t,
+      stream: s,
+      events: [
+        { type: 'turn.superseded@1', data: { alternativeOf: id('u3'), turnId: id('u3'), byTurnId: id('u9'), byExecutionId: id('e9'), cause: 'retry' } },
+        committed(id('e9'), id('u9'), player(id('p9'), 'input 3'), story(id('s9'), 'Story 3, again.')),
+      ],
+    });
+    expect((await historyOf(s)).map((m) => m.id)).toEqual([id('p1'), id('s1'), id('p2'), id('s2'), id('p9'), id('s9')]);
+  });
+
   it('a branch does not read a compaction its parent made after the branch point', async () => {
     const id = uniqueIds();
     const [t, parent, branch] = [id('t'), id('parent'), id('branch')];

@@ -15,9 +15,6 @@ export const summariesProjection: InlineProjection = followingStory({
   name: 'summaries',
   handles: ['history.compacted@1'],
   tables: ['summaries'],
-  // a compaction covering a reverted message no longer counts (`storyEvents`); a branch starts from its parent's
-  refoldTypes: ['turn.reverted@1', 'session.branched@1'],
-  refoldOn: (event) => event.type === 'turn.reverted@1' || event.type === 'session.branched@1',
   async apply(trx, event) {
     if (event.type !== 'history.compacted@1') return;
     await checkReplacedAreOldest(

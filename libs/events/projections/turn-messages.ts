@@ -45,15 +45,10 @@ export const turnMessagesProjection: InlineProjection = followingStory({
   name: 'turn_messages',
   handles: ['session.opened@1', 'history.compacted@1', 'turn.committed@1', 'message.edited@1', 'execution.cancelled@1'],
   tables: ['turn_messages', 'history_watermarks'],
-  refoldTypes: ['turn.reverted@1', 'turn.superseded@1', 'session.branched@1', 'execution.cancelled@1'],
-  refoldOn: (event) =>
-    event.type === 'turn.reverted@1' ||
-    event.type === 'turn.superseded@1' ||
-    event.type === 'session.branched@1' ||
-    (event.type === 'execution.cancelled@1' && (event.data.messages?.length ?? 0) > 0),
-  // only the latest turn, uncompacted, is ever superseded
+  // only the latest turn, uncompacted, is ever superseded (an isolated regeneration's source left its rows when it started)
   check: async (trx, event) => {
-    if (event.type === 'turn.superseded@1') await checkLatestTurn(trx, { sessionId: event.streamId, turnId: event.data.turnId });
+    if (event.type !== 'turn.superseded@1') return;
+    await checkLatestTurn(trx, { sessionId: event.streamId, turnId: event.data.turnId, gone: event.data.cause === 'retry' ? 'allowed' : 'refused' });
   },
   async apply(trx, event) {
     if (event.type === 'session.opened@1') {
@@ -181,7 +176,7 @@ async function appendTurn(
 }
 
 /** The turn's rows are the session's last ords and uncompacted; anything else is refused (`SupersededTurnNotLatestError`). */
-async function checkLatestTurn(trx: Kysely<Database>, at: { sessionId: string; turnId: string }): Promise<void> {
+async function checkLatestTurn(trx: Kysely<Database>, at: { sessionId: string; turnId: string; gone: 'allowed' | 'refused' }): Promise<void> {
   const { max } = await trx
     .selectFrom('turn_messages')
     .select(sql<number | null>`max(ord)`.as('max'))
@@ -193,6 +188,7 @@ async function checkLatestTurn(trx: Kysely<Database>, at: { sessionId: string; t
     .where('session_id', '=', at.sessionId)
     .where('turn_id', '=', at.turnId)
     .execute();
+  if (rows.length === 0 && at.gone === 'allowed') return;
   const ords = rows.map((r) => Number(r.ord));
   const last = Number(max ?? 0);
   const isTail = rows.length > 0 && Math.max(...ords) === last && Math.min(...ords) === last - rows.length + 1;

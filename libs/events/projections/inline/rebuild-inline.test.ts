@@ -105,7 +105,7 @@ describe('rebuildInline (PGlite)', () => {
     const fragile = {
       ...summariesProjection,
       async applyBatch(...args: Parameters<typeof summariesProjection.applyBatch>) {
-        if (args[1].some((e) => e.streamId === 's030')) throw new Error('cannot apply');
+        if (args[1].some((e) => e.streamId === 's030' && e.type === 'history.compacted@1')) throw new Error('cannot apply');
         await summariesProjection.applyBatch(...args);
       },
     };
