@@ -86,8 +86,9 @@ describe('npm run play in a terminal', () => {
 
     // regenerate: a second alternative is written, and /alternatives lists both, the new one selected
     const beforeRetry = screen().length;
-    term.write('/retry\r');
+    // read before the retry: a running regeneration takes its turn's place in the history
     const turnId = (await player.messages(sessionId)).find((m) => m.role === 'user')!.turnId;
+    term.write('/retry\r');
     for (let tries = 0; ; tries++) {
       const { alternatives } = await player.alternatives(sessionId, turnId);
       if (alternatives.length === 2 && alternatives.every((a) => a.status === 'committed')) break;
