@@ -1,6 +1,6 @@
 import type { PlayClient } from '../../apps/play/play-client';
 import type { StoredEvent } from '../../libs/events';
-import { endsOf, postCancel, sleep } from './cancel';
+import { endsOf, postCancel, SHORT_STORY, sleep } from './cancel';
 import { openEventStream, type ReceivedEvent } from './sse-client';
 
 export interface RaceSetup {
@@ -66,4 +66,27 @@ async function race(setup: RaceSetup, delayMs: number, keepPartial: boolean, n: 
   } finally {
     stream.close();
   }
+}
+
+/**
+ * Each race ended as exactly one of the two (a commit xor a cancel) and everything agrees: the
+ * cancel's answer, the execution's status, the history (the commit's messages, the kept ones, or
+ * none); and the races met the commit, both ends happened.
+ */
+export function expectOneEndEach(outcomes: readonly RaceOutcome[]): void {
+  for (const o of outcomes) {
+    expect(o.ends.committed + o.ends.cancelled).toBe(1);
+    expect(o.status).toBe(o.ends.cancelled === 1 ? 'cancelled' : 'committed');
+    expect(o.answer).toBe(o.status === 'cancelled' ? 200 : 409);
+    if (o.status === 'committed') expect(o.history).toEqual([expect.stringMatching(/^Race \d+$/), SHORT_STORY]);
+    else if (!o.keepPartial) expect(o.history).toEqual([]);
+    else {
+      // the client saw a word before it cancelled: there was story text to keep
+      expect(o.kept).toEqual([expect.stringMatching(/^Race \d+$/), expect.any(String)]);
+      expect(o.kept[1] !== '' && SHORT_STORY.startsWith(o.kept[1])).toBe(true);
+      expect(o.history).toEqual(o.kept);
+    }
+  }
+  expect(outcomes.filter((o) => o.status === 'cancelled').length).toBeGreaterThan(0);
+  expect(outcomes.filter((o) => o.status === 'committed').length).toBeGreaterThan(0);
 }
