@@ -59,6 +59,7 @@ export class EngineErrorFilter implements ExceptionFilter {
       else if (status >= 500) this.logger.error(engineError);
       const body: Record<string, unknown> = { statusCode: status, error: REASON[status], code: engineError.code, message: engineError.message };
       if (engineError.issues.length > 0) body.issues = engineError.issues;
+      if (engineError.details) body.details = engineError.details;
       // every 503 says when to try again
       if (engineError.category === 'unavailable')
         res.setHeader('Retry-After', String(engineError instanceof UnavailableError ? engineError.retryAfterSeconds : 1));

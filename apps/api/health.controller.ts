@@ -6,8 +6,8 @@ import { ENGINE } from './tokens';
 
 export interface HealthReport {
   /**
-   * `ok` (200); `degraded` (503) when a shard of an async projection is stopped (everything else,
-   * turns included, goes on); `unavailable` (503) when the database or the queue is down.
+   * `ok` (200); `degraded` (503) when a shard of an async projection is stopped, or it quarantined
+   * an event no operator has acknowledged yet (everything else, turns included, goes on); `unavailable` (503) when the database or the queue is down.
    */
   status: 'ok' | 'degraded' | 'unavailable';
   database: DatabaseProbe & { kind: Engine['database']['kind'] };
@@ -41,6 +41,21 @@ export interface PublicAsyncStatus {
     since: string;
     nextRetryAt: string | null;
   }[];
+  /**
+   * Events it skipped after failing to apply them `COVEL_PROJECTION_QUARANTINE_AFTER` times, not yet
+   * acknowledged by an operator (`POST /admin/quarantine/:id/ack`, `npm run quarantine -- --ack <id>`):
+   * while there is one, `/health` is `degraded`. No tenant, session or error text (the operator's list has them).
+   */
+  quarantined: {
+    /** The record's id (for the acknowledgement). */
+    id: string;
+    shard: number;
+    globalPosition: number;
+    eventType: string;
+    errorCode: string;
+    attempts: number;
+    quarantinedAt: string;
+  }[];
 }
 
 const asyncWithoutTenantData = (p: AsyncProjectionStatus): PublicAsyncStatus => ({
@@ -65,6 +80,15 @@ const asyncWithoutTenantData = (p: AsyncProjectionStatus): PublicAsyncStatus => 
         ]
       : [],
   ),
+  quarantined: p.quarantined.map((q) => ({
+    id: q.id,
+    shard: q.shard,
+    globalPosition: q.globalPosition,
+    eventType: q.eventType,
+    errorCode: q.errorCode,
+    attempts: q.attempts,
+    quarantinedAt: q.quarantinedAt,
+  })),
 });
 
 /** `GET /health`: each dependency probed in bounded time; 200 when all are up, 503 otherwise. */
@@ -76,7 +100,12 @@ export class HealthController {
   async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, queue] = await Promise.all([probeDatabase(this.engine.database.db), this.engine.queue.health()]);
     const projections = database.ok ? await this.projections() : null;
-    const status = !database.ok || !queue.ok ? 'unavailable' : projections === null || projections.some((p) => p.state === 'failing') ? 'degraded' : 'ok';
+    const status =
+      !database.ok || !queue.ok
+        ? 'unavailable'
+        : projections === null || projections.some((p) => p.state === 'failing' || p.quarantined.length > 0)
+          ? 'degraded'
+          : 'ok';
     res.status(status === 'ok' ? 200 : 503);
     return { status, database: { kind: this.engine.database.kind, ...database }, queue, projections };
   }

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req
 import type { Response } from 'express';
 import { auditTurn, Engine, pluginSettingsIssues, SessionNotFoundError, unknownSlotIssues } from '../../libs/engine';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
-import { MEDIA_ID_PATTERN, traceEventsProjection } from '../../libs/events';
+import { MEDIA_ID_PATTERN, ProjectionQuarantinedError, traceEventsProjection } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
 import { callerOf, TenantAuthGuard, TenantRequest } from './auth.guard';
 import {
@@ -136,6 +136,7 @@ export class SessionsController {
   async llmCalls(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
     await this.engine.projector.waitFor({ projection: traceEventsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
+    await this.requireWholeView(req, id, traceEventsProjection.name);
     return this.engine.readModels.llmCalls(req.tenant.id, id);
   }
 
@@ -143,7 +144,14 @@ export class SessionsController {
   async prefixReport(@Req() req: TenantRequest, @Param('id', sessionId()) id: string) {
     await this.requireSession(req, id);
     await this.engine.projector.waitFor({ projection: prefixReportsProjection.name, streamId: id, timeoutMs: VIEW_WAIT_MS });
+    await this.requireWholeView(req, id, prefixReportsProjection.name);
     return this.engine.readModels.prefixReport(req.tenant.id, id);
+  }
+
+  /** 503 `PROJECTION_QUARANTINED` when the projection skipped an event of this session of this tenant (the view would be incomplete). */
+  private async requireWholeView(req: TenantRequest, sessionId: string, projection: string): Promise<void> {
+    const skipped = await this.engine.projector.quarantine.forStream({ tenantId: req.tenant.id, streamId: sessionId, projection });
+    if (skipped.length > 0) throw new ProjectionQuarantinedError(projection, skipped);
   }
 
   @Get('sessions/:id/turns/:turnId/audit')

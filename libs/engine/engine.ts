@@ -187,7 +187,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       worlds,
       plugins: ({ world, requested }) => resolveSessionPlugins({ catalog: generations.current, world, ...(requested ? { requested } : {}) }),
     });
-    const projector = createAsyncProjector(database.db, { owner: workerId, logger });
+    const projector = createAsyncProjector(database.db, { owner: workerId, logger, quarantineAfter: config.projector.quarantineAfter });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
     metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
 

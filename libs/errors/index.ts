@@ -40,6 +40,8 @@ export abstract class EngineError extends Error {
   abstract readonly category: ErrorCategory;
   /** Field-level detail for `invalid` errors. */
   readonly issues: readonly ErrorIssue[] = [];
+  /** More of what a client may act on, answered as `details` (never tenant data of another tenant, never internals). */
+  readonly details: Readonly<Record<string, unknown>> | null = null;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -1,4 +1,4 @@
-import { EngineError } from '../errors';
+import { EngineError, UnavailableError } from '../errors';
 /** Another writer appended to the stream first; re-read and decide again. */
 export class ConcurrencyError extends EngineError {
   readonly code = 'STREAM_VERSION_CONFLICT';
@@ -135,5 +135,34 @@ export class InlineProjectionFailedError extends EngineError {
     super(`inline projection ${projection} could not apply ${eventType} of stream ${streamId}: ${cause instanceof Error ? cause.message : String(cause)}`, {
       cause,
     });
+  }
+}
+
+/** How long a client is told to wait before asking a quarantined view again (an operator has to act first). */
+export const QUARANTINED_VIEW_RETRY_AFTER_SECONDS = 300;
+
+/**
+ * A view of a session misses events its projection quarantined (could not apply, skipped): its
+ * answer would be incomplete, so there is none (503) until a replay applies them. `details` names
+ * the projection and the session's skipped events (position, type, error code; no error text).
+ */
+export class ProjectionQuarantinedError extends UnavailableError {
+  override readonly details: Readonly<Record<string, unknown>>;
+  constructor(
+    readonly projection: string,
+    events: readonly { globalPosition: number; eventType: string; errorCode: string; quarantinedAt: string }[],
+  ) {
+    super(
+      projection,
+      `this view of the session is incomplete: the ${projection} projection could not apply ${events.length} of its event(s) and skipped them (quarantined); an operator has been alerted`,
+      QUARANTINED_VIEW_RETRY_AFTER_SECONDS,
+    );
+    this.details = {
+      projection,
+      quarantined: events.map((e) => ({ globalPosition: e.globalPosition, eventType: e.eventType, errorCode: e.errorCode, quarantinedAt: e.quarantinedAt })),
+    };
+  }
+  override get code(): string {
+    return 'PROJECTION_QUARANTINED';
   }
 }

@@ -47,6 +47,8 @@ export { AsyncProjector, UnknownProjectionError } from './projections/async/asyn
 export { REPLAY_OWNER_PREFIX } from './projections/async/claim-plan';
 export { LAG_COUNT_LIMIT } from './projections/async/status';
 export { ReplayInterruptedError } from './projections/async/replay';
+export { DEFAULT_QUARANTINE_AFTER, QuarantineRecords } from './projections/async/quarantine';
+export type { QuarantinedEvent, QuarantineFilter } from './projections/async/quarantine';
 export type {
   AsyncProjectorOptions,
   AsyncProjectionStatus,

@@ -589,11 +589,21 @@ export class ReadModels {
         runtimeId: r.runtime_id,
         provider: data.provider,
         model: data.model,
-        request: JSON.parse(data.body) as Record<string, unknown>,
+        request: requestObject(data.body),
         requestText: data.body,
         recordedAt: new Date(r.recorded_at).toISOString(),
       };
     });
+  }
+}
+
+/** A recorded request body as an object; a body that is not a JSON object (a hand-made event) reads as `{}` (`requestText` keeps it as sent). */
+function requestObject(body: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
   }
 }
 

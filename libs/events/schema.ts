@@ -59,6 +59,26 @@ export interface ProjectionShardsTable {
   next_retry_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
+/** An event an async projection skipped after failing to apply it N times (migration 0022). */
+export interface ProjectionQuarantineTable {
+  id: ColumnType<string, never, never>;
+  projection: string;
+  shard: number;
+  global_position: ColumnType<string, string, string>;
+  /** xid8 as a decimal string. */
+  transaction_id: ColumnType<string, string, string>;
+  event_type: string;
+  tenant_id: string;
+  stream_id: string;
+  error_code: string;
+  error: string;
+  attempts: number;
+  quarantined_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  acknowledged_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  acknowledged_by: string | null;
+  resolved_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
 export interface ExecutionsTable {
   execution_id: string;
   tenant_id: string;
@@ -225,6 +245,7 @@ export interface Database {
   projection_checkpoints: ProjectionCheckpointsTable;
   projection_failures: ProjectionFailuresTable;
   projection_shards: ProjectionShardsTable;
+  projection_quarantine: ProjectionQuarantineTable;
   executions: ExecutionsTable;
   turn_messages: TurnMessagesTable;
   trace_events: TraceEventsTable;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { type Stack, startStack } from '../support/stack';
 
@@ -8,6 +9,7 @@ type AsyncHealth = {
   lag: number;
   failing: number;
   failures: { shard: number; position: number; globalPosition: number; eventType: string; errorCode: string; attempts: number }[];
+  quarantined: { id: string; shard: number; globalPosition: number; eventType: string; errorCode: string; attempts: number }[];
 };
 type Health = { status: string; projections: ({ kind: 'turn-read'; name: string; state: string } | AsyncHealth)[] };
 
@@ -17,13 +19,16 @@ type Health = { status: string; projections: ({ kind: 'turn-read'; name: string;
  * schema and every other projection applies it) stops that projection's shard of the session
  * alone. /health
  * shows the shard (no session, tenant or error text), the other shards go on, and turns of that
- * session and of others still commit.
+ * session and of others still commit. After 3 failed attempts (COVEL_PROJECTION_QUARANTINE_AFTER) the
+ * event is quarantined: the shard goes on after it, /health stays degraded until the operator
+ * acknowledges it, and the session's prefix report answers 503 PROJECTION_QUARANTINED.
  */
 describe('an async projection shard that cannot apply an event (PostgreSQL + BullMQ)', () => {
   let stack: Stack;
   let admin: Client;
+  const adminKey = randomBytes(32).toString('hex');
   beforeAll(async () => {
-    stack = await startStack({ workers: 1 });
+    stack = await startStack({ workers: 1, env: { COVEL_PROJECTION_QUARANTINE_AFTER: '3', COVEL_ADMIN_API_KEY: adminKey } });
     admin = new Client({ connectionString: stack.adminUrl });
     await admin.connect();
   }, 120_000);
@@ -110,19 +115,53 @@ describe('an async projection shard that cannot apply an event (PostgreSQL + Bul
       const report = await client.request<{ callId: string }[]>('GET', `/v1/sessions/${o.id}/prefix-report`);
       expect(report.map((r) => r.callId)).toEqual(calls.map((c) => c.callId));
     }
-    // the broken session: trace_events applied the hand-made call (only prefix_reports cannot); the
-    // stopped prefix_reports shard answers, after its bounded wait, with what it has: the first turn's
+    // the broken session: trace_events applied the hand-made call (only prefix_reports cannot)
     const traced = async () => (await admin.query<{ n: number }>(`select count(*)::int as n from trace_events where call_id = 'hand-made-call'`)).rows[0].n;
     for (let i = 0; i < 100 && (await traced()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await traced()).toBe(1);
-    const calls = (
-      await admin.query<{ c: string; t: string }>(
-        `select data->>'callId' as c, data->>'turnId' as t from events where stream_id = $1 and type = 'llm.calling@1' order by global_position`,
+
+    // the third attempt quarantines it: the shard goes on, /health stays degraded and names the record
+    h = await health();
+    for (let i = 0; i < 300 && asyncOf(h.body, 'prefix_reports').quarantined.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      h = await health();
+    }
+    expect(h.status).toBe(503);
+    expect(asyncOf(h.body, 'prefix_reports')).toMatchObject({
+      state: 'running',
+      failing: 0,
+      quarantined: [{ shard, globalPosition: badAt, eventType: 'llm.calling@1', errorCode: 'SyntaxError', attempts: 3 }],
+    });
+    for (const secret of [broken.id, tenantId, 'no-such-json-text', 'is not valid JSON']) expect(h.text).not.toContain(secret);
+    const id = asyncOf(h.body, 'prefix_reports').quarantined[0].id;
+    const record = await admin.query<{ stream_id: string; tenant_id: string; error: string }>('select * from projection_quarantine where id = $1', [id]);
+    expect(record.rows).toEqual([expect.objectContaining({ stream_id: broken.id, tenant_id: tenantId, error: expect.stringContaining('SyntaxError') })]);
+    // the broken session's later turn is applied after the skipped event
+    const laterTurn = (
+      await admin.query<{ t: string }>(
+        `select data->>'turnId' as t from events where stream_id = $1 and type = 'turn.committed@1' order by global_position desc limit 1`,
         [broken.id],
       )
-    ).rows;
-    const brokenReport = await client.request<{ callId: string }[]>('GET', `/v1/sessions/${broken.id}/prefix-report`);
-    expect(brokenReport.map((r) => r.callId)).toEqual(calls.filter((c) => c.t === calls[0].t).map((c) => c.c));
+    ).rows[0].t;
+    const reportedLater = async () =>
+      (await admin.query<{ n: number }>('select count(*)::int as n from prefix_reports where session_id = $1 and turn_id = $2', [broken.id, laterTurn])).rows[0]
+        .n;
+    for (let i = 0; i < 100 && (await reportedLater()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await reportedLater()).toBeGreaterThan(0);
+    // its prefix report says it is incomplete instead of answering what it has
+    const view = await fetch(`${stack.baseUrl}/v1/sessions/${broken.id}/prefix-report`, { headers: client.authHeaders() });
+    expect(view.status).toBe(503);
+    expect(await view.json()).toMatchObject({ code: 'PROJECTION_QUARANTINED', details: { projection: 'prefix_reports' } });
+
+    // the operator acknowledges it (admin key): /health is ok again
+    const listed = (await (await fetch(`${stack.baseUrl}/admin/quarantine`, { headers: { authorization: `Bearer ${adminKey}` } })).json()) as {
+      quarantined: { id: string; streamId: string }[];
+    };
+    expect(listed.quarantined.map((q) => [q.id, q.streamId])).toEqual([[id, broken.id]]);
+    const ack = await fetch(`${stack.baseUrl}/admin/quarantine/${id}/ack`, { method: 'POST', headers: { authorization: `Bearer ${adminKey}` } });
+    expect(ack.status).toBe(200);
+    const healed = await health();
+    expect([healed.status, healed.body.status]).toEqual([200, 'ok']);
 
     // logged once by the worker, naming projection, shard, position, stream and tenant
     const lines = stack.workers[0]
@@ -131,5 +170,11 @@ describe('an async projection shard that cannot apply an event (PostgreSQL + Bul
       .filter((l) => l.includes(`projection prefix_reports shard ${shard} stopped at global position ${badAt}`));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`of stream ${broken.id} (tenant ${tenantId})`);
+    const skipped = stack.workers[0]
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(`projection prefix_reports shard ${shard} skipped the event at global position ${badAt}`));
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toContain(`quarantined as #${id}`);
   }, 240_000);
 });

@@ -58,7 +58,7 @@ describe('AsyncProjector.replay (PGlite)', () => {
       await live.runOnce();
     }
     const result = await replay;
-    expect(result.projections.map((p) => [p.name, p.failingShards])).toEqual([
+    expect(result.projections.map((p) => [p.name, p.quarantined])).toEqual([
       ['trace_events', []],
       ['prefix_reports', []],
     ]);

@@ -47,3 +47,10 @@ export const appendConflict: ErrorResponses = {
 };
 
 export const publicErrors: ErrorResponses = internal;
+
+/** Views served by an async projection: it skipped (quarantined) an event of the session, so the view would be incomplete. */
+export const quarantinedViewErrors = (projection: string): ErrorResponses => ({
+  503: {
+    description: `A dependency is down (\`DATABASE_UNAVAILABLE\`, \`QUEUE_UNAVAILABLE\`), or the \`${projection}\` projection could not apply an event of this session and skipped it: \`PROJECTION_QUARANTINED\`, \`details\` \`{ projection, quarantined: [{ globalPosition, eventType, errorCode, quarantinedAt }] }\` (until a replay applies it; an operator is alerted). The \`Retry-After\` header says when to try again.`,
+  },
+});

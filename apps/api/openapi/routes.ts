@@ -27,7 +27,7 @@ import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { INSPECTOR_ASSETS } from '../inspector/inspector-page';
 import { DOCS_ASSETS } from './docs-page';
-import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, tenantErrors } from './errors';
+import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, quarantinedViewErrors, tenantErrors } from './errors';
 import {
   CallInspection,
   CancelledExecution,
@@ -493,7 +493,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     pathParams: [sessionIdParam],
     responses: { 200: json(z.array(LlmCall), 'The calls, in order (the view may lag the log by up to 2 s).') },
-    errors: tenantErrors(['SESSION_NOT_FOUND']),
+    errors: { ...tenantErrors(['SESSION_NOT_FOUND']), ...quarantinedViewErrors('trace_events') },
   },
   {
     method: 'get',
@@ -504,7 +504,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: true,
     pathParams: [sessionIdParam],
     responses: { 200: json(z.array(PrefixReportRow), 'One row per model call, in order (the view may lag the log by up to 2 s).') },
-    errors: tenantErrors(['SESSION_NOT_FOUND']),
+    errors: { ...tenantErrors(['SESSION_NOT_FOUND']), ...quarantinedViewErrors('prefix_reports') },
   },
   {
     method: 'get',
@@ -796,7 +796,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: false,
     responses: {
       200: json(HealthReportSchema, 'Everything is up.'),
-      503: json(HealthReportSchema, 'Degraded (an async projection is stopped) or unavailable (the database or the queue is down).'),
+      503: json(
+        HealthReportSchema,
+        'Degraded (an async projection is stopped, or quarantined an event no operator has acknowledged) or unavailable (the database or the queue is down).',
+      ),
     },
     errors: publicErrors,
   },

@@ -96,6 +96,10 @@ export const ErrorBody = named(
       .meta({ description: 'A stable machine-readable code, e.g. `INVALID_INPUT`, `SESSION_NOT_FOUND` (absent on an unexpected 500).' }),
     message: z.string(),
     issues: z.array(ErrorIssue).optional().meta({ description: 'On a 400 (and the 422 of a reused idempotency key): each field at fault.' }),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ description: 'More a client may act on, per code: e.g. `PROJECTION_QUARANTINED` names the projection and the skipped events.' }),
   }),
   'Error',
   'Every error answer: the status, a code, a message without internals, and on invalid input each field path.',
@@ -631,6 +635,19 @@ const PublicAsyncStatusSchema = z.object({
       nextRetryAt: z.string().nullable(),
     }),
   ),
+  quarantined: z
+    .array(
+      z.object({
+        id: z.string(),
+        shard: z.int(),
+        globalPosition: z.int(),
+        eventType: z.string(),
+        errorCode: z.string(),
+        attempts: z.int(),
+        quarantinedAt: z.string(),
+      }),
+    )
+    .meta({ description: 'Events it skipped after failing to apply them, not yet acknowledged by an operator (they keep `/health` degraded).' }),
 });
 sameShape<SameShape<z.infer<typeof PublicAsyncStatusSchema>, PublicAsyncStatus>>();
 
@@ -645,7 +662,7 @@ export const HealthReportSchema = named(
     projections: z.array(PublicAsyncStatusSchema).nullable(),
   }),
   'HealthReport',
-  '`ok` (200); `degraded` (503) when a shard of an async projection is stopped; `unavailable` (503) when the database or the queue is down.',
+  '`ok` (200); `degraded` (503) when a shard of an async projection is stopped or it quarantined an event no operator has acknowledged; `unavailable` (503) when the database or the queue is down.',
 );
 sameShape<SameShape<z.infer<typeof HealthReportSchema>, HealthReport>>();
 

@@ -1,7 +1,7 @@
 import { delimiter, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../../errors';
-import { APP_ROLE_PATTERN } from '../../events';
+import { APP_ROLE_PATTERN, DEFAULT_QUARANTINE_AFTER } from '../../events';
 import { apiKeyWeakness } from './api-key-strength';
 import { SHARED_PROMPTS_DIR } from '../../plugins-sdk';
 import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logging';
@@ -55,7 +55,9 @@ export const EngineEnv = z.object({
     .preprocess(emptyAsUnset, z.string().optional())
     .meta(about('Name of the tenant `COVEL_BOOTSTRAP_API_KEY` creates (default `bootstrap`).')),
   COVEL_ADMIN_API_KEY: strongApiKey.meta(
-    about("The operator's key for the queue dashboard; not a tenant's. Same strength rules as `COVEL_BOOTSTRAP_API_KEY`, and must differ from it."),
+    about(
+      "The operator's key for the admin routes (the quarantined events at `/admin/quarantine`, the queue dashboard); not a tenant's. Same strength rules as `COVEL_BOOTSTRAP_API_KEY`, and must differ from it. Unset: no admin routes.",
+    ),
   ),
   COVEL_QUEUE_DASHBOARD: z
     .preprocess(emptyAsUnset, z.enum(['on', 'off'], { error: 'on or off' }).default('off'))
@@ -98,6 +100,17 @@ export const EngineEnv = z.object({
     .positive()
     .default(5_000)
     .meta(about('A pending execution with no progress for this long (database clock) is enqueued again by the sweeper.')),
+  COVEL_PROJECTION_QUARANTINE_AFTER: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(DEFAULT_QUARANTINE_AFTER)
+    .meta(
+      about(
+        'Failed attempts at one event (retried with backoff from 1 s, doubling) after which an async projection (trace_events, prefix_reports) skips it: the event is quarantined (`GET /admin/quarantine`, `npm run quarantine`), `/health` is `degraded` until an operator acknowledges it, and the shard goes on.',
+      ),
+    ),
   COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10).meta(about('PostgreSQL connections per process.')),
   COVEL_EMULATOR_URL: z
     .preprocess(emptyAsUnset, z.string().optional())
@@ -233,7 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     host: e.COVEL_HOST,
     /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
     bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
-    /** The operator's key for the admin routes (the queue dashboard); null: none. */
+    /** The operator's key for the admin routes (quarantined events, the queue dashboard); null: none. */
     adminApiKey: e.COVEL_ADMIN_API_KEY ?? null,
     /** bull-board at /admin/queues (checked above: needs the admin key and REDIS_URL). */
     queueDashboard: e.COVEL_QUEUE_DASHBOARD === 'on',
@@ -258,6 +271,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       stalledIntervalMs: e.COVEL_STALLED_INTERVAL_MS,
       id: e.COVEL_WORKER_ID,
     },
+    /** The async projector: failed attempts at one event before it is quarantined. */
+    projector: { quarantineAfter: e.COVEL_PROJECTION_QUARANTINE_AFTER },
     sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },
     emulator: { responseDelayMs: e.COVEL_EMULATOR_DELAY_MS, chunkDelayMs: e.COVEL_EMULATOR_CHUNK_DELAY_MS },
     llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),

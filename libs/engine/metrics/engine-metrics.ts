@@ -47,6 +47,7 @@ export class EngineMetrics {
   private sources: MetricsSources = {};
   private readonly pending = new Set<Promise<void>>();
   private readonly errorCodes = new Set<string>();
+  private statusRead: Promise<readonly AsyncProjectionStatus[] | undefined> | null = null;
 
   private readonly turnsCommitted = new Counter({
     name: 'covel_turns_committed_total',
@@ -175,8 +176,28 @@ export class EngineMetrics {
       registers: [this.registry],
       collect: async () => {
         lag.reset();
-        for (const p of (await this.read('projection status', this.sources.projections)) ?? [])
+        for (const p of (await this.projectionStatus()) ?? [])
           for (const shard of p.shards) lag.set({ projection: p.name, shard: String(shard.shard) }, shard.lag);
+      },
+    });
+    const quarantined: Counter<'projection'> = new Counter({
+      name: 'covel_projection_quarantined_events_total',
+      help: 'Events an async projection skipped after failing to apply them (projection_quarantine, acknowledged and resolved ones included), read on scrape',
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+      collect: async () => {
+        quarantined.reset();
+        for (const p of (await this.projectionStatus()) ?? []) quarantined.inc({ projection: p.name }, p.quarantinedTotal);
+      },
+    });
+    const unacknowledged: Gauge<'projection'> = new Gauge({
+      name: 'covel_projection_quarantined_unacknowledged',
+      help: 'Quarantined events no operator has acknowledged yet (they keep /health degraded), read on scrape',
+      labelNames: ['projection'] as const,
+      registers: [this.registry],
+      collect: async () => {
+        unacknowledged.reset();
+        for (const p of (await this.projectionStatus()) ?? []) unacknowledged.set({ projection: p.name }, p.quarantined.length);
       },
     });
     const tenants: Gauge = new Gauge({
@@ -318,6 +339,14 @@ export class EngineMetrics {
   }
 
   /** A source read on scrape: a failure leaves its gauge without samples (the scrape still answers). */
+  /** The projections' status, read once for the families of one scrape (they collect at once). */
+  private projectionStatus(): Promise<readonly AsyncProjectionStatus[] | undefined> {
+    if (this.statusRead) return this.statusRead;
+    const read = this.read('projection status', this.sources.projections).finally(() => (this.statusRead = null));
+    this.statusRead = read;
+    return read;
+  }
+
   private async read<T>(what: string, source: (() => Promise<T>) | undefined): Promise<T | undefined> {
     if (!source) return undefined;
     try {

@@ -137,7 +137,7 @@ describe('AsyncProjector (PGlite)', () => {
     const entries = await store.readAfter({ transactionId: '0', globalPosition: 0 }, { partition: shard, limit: 10 });
     // B takes the shard while A holds a batch in hand
     await sql`update projection_shards set owner = 'B' where shard = ${shard}`.execute(open.db);
-    const ctx = { db: open.db, owner: 'A', leaseMs: 60_000, retryDelayMs: 1000, maxRetryDelayMs: 1000, logger };
+    const ctx = { db: open.db, owner: 'A', leaseMs: 60_000, retryDelayMs: 1000, maxRetryDelayMs: 1000, quarantineAfter: 5, logger };
     const outcome = await applyBatch(ctx, { projection: strictTrace, shard, from: { transactionId: '0', globalPosition: 0 }, failedPosition: null }, entries);
     expect(outcome).toEqual({ kind: 'lost' });
     expect(await traced()).toEqual([]);

@@ -3,6 +3,7 @@ import type { LogCursor, OrderedLogEntry } from '../../event-store';
 import type { Database } from '../../schema';
 import type { Projection } from '../projection';
 import { describeError, errorCodeOf } from './describe-error';
+import { recordQuarantine } from './quarantine';
 import { advanceCursor, recordFailure } from './shard-rows';
 import type { ProjectorLogger } from './types';
 
@@ -12,6 +13,8 @@ export interface ApplyContext {
   leaseMs: number;
   retryDelayMs: number;
   maxRetryDelayMs: number;
+  /** Failed attempts at one event after which it is quarantined (skipped, recorded) and the shard goes on. */
+  quarantineAfter: number;
   logger: ProjectorLogger;
 }
 
@@ -30,7 +33,12 @@ export type ApplyOutcome =
   /** The row is not ours any more (another owner, or a replay, took it): nothing was written. */
   | { kind: 'lost' }
   /** An event could not be applied: the events before it are applied, the shard stops at it. */
-  | { kind: 'failed'; cursor: LogCursor; applied: number };
+  | { kind: 'failed'; cursor: LogCursor; applied: number; failedPosition: number }
+  /**
+   * An event failed its `quarantineAfter`-th attempt: the events before it are applied, it is
+   * recorded in `projection_quarantine` and the cursor is past it (the shard goes on after it).
+   */
+  | { kind: 'quarantined'; cursor: LogCursor; applied: number; quarantineId: string };
 
 /** The compare-and-set of the cursor found the row moved or taken: the transaction rolls back. */
 class ShardLost extends Error {
@@ -125,6 +133,7 @@ async function applyEventByEvent(ctx: ApplyContext, target: ApplyTarget, entries
     maxRetryDelayMs: ctx.maxRetryDelayMs,
   });
   if (attempts === null) return { kind: 'lost' };
+  if (attempts >= ctx.quarantineAfter) return quarantine(ctx, target, { entry, from: cursor, applied, attempts, message, errorCode: errorCodeOf(error) });
   // once per failure: when the shard starts failing, or stops at another event
   if (attempts === 1 || target.failedPosition !== entry.globalPosition) {
     ctx.logger.warn(
@@ -132,5 +141,40 @@ async function applyEventByEvent(ctx: ApplyContext, target: ApplyTarget, entries
         `of stream ${entry.streamId} (tenant ${entry.tenantId}): ${message}; other shards go on, retries back off`,
     );
   }
-  return { kind: 'failed', cursor, applied };
+  return { kind: 'failed', cursor, applied, failedPosition: entry.globalPosition };
+}
+
+/** Records the event as skipped and moves the cursor past it, in one transaction (the cursor by compare-and-set from `from`). */
+async function quarantine(
+  ctx: ApplyContext,
+  target: ApplyTarget,
+  failed: { entry: OrderedLogEntry; from: LogCursor; applied: number; attempts: number; message: string; errorCode: string },
+): Promise<ApplyOutcome> {
+  const { entry } = failed;
+  let id = '';
+  try {
+    await ctx.db.transaction().execute(async (trx) => {
+      id = await recordQuarantine(trx, {
+        projection: target.projection.name,
+        shard: target.shard,
+        cursor: entry.cursor,
+        eventType: entry.type,
+        tenantId: entry.tenantId,
+        streamId: entry.streamId,
+        errorCode: failed.errorCode,
+        error: failed.message,
+        attempts: failed.attempts,
+      });
+      await moveCursor(ctx, trx, { ...target, from: failed.from }, entry.cursor);
+    });
+  } catch (error) {
+    if (error instanceof ShardLost) return { kind: 'lost' };
+    throw error;
+  }
+  ctx.logger.warn(
+    `projection ${target.projection.name} shard ${target.shard} skipped the event at global position ${entry.globalPosition} (${entry.type}) ` +
+      `of stream ${entry.streamId} (tenant ${entry.tenantId}) after ${failed.attempts} failed attempt(s): quarantined as #${id} ` +
+      `(GET /admin/quarantine, npm run quarantine); the shard goes on: ${failed.message}`,
+  );
+  return { kind: 'quarantined', cursor: entry.cursor, applied: failed.applied, quarantineId: id };
 }

@@ -2,6 +2,7 @@ import { EventStore, LOG_PARTITIONS } from '../../event-store';
 import type { Projection } from '../projection';
 import type { ApplyContext } from './apply-batch';
 import { planClaims } from './claim-plan';
+import { DEFAULT_QUARANTINE_AFTER, QuarantineRecords } from './quarantine';
 import { replayProjection } from './replay';
 import { claimShards, ensureShards, readShards, releaseShards, type ShardRow } from './shard-rows';
 import { readStatus } from './status';
@@ -24,7 +25,8 @@ export class UnknownProjectionError extends Error {
  * projection's rows with its new cursor in one transaction, the cursor by compare-and-set, so
  * several processes share the work and none applies an event twice. A shard that cannot apply an
  * event stops alone (recorded on its row, logged once, retried with backoff); every other shard and
- * projection goes on. Callers that need a view current `waitFor` it instead of doing the work.
+ * projection goes on. After `quarantineAfter` failed attempts the event is quarantined (recorded in
+ * `projection_quarantine`, logged) and the shard goes on after it. Callers that need a view current `waitFor` it instead of doing the work.
  */
 export class AsyncProjector {
   private readonly store: EventStore;
@@ -33,6 +35,8 @@ export class AsyncProjector {
   private readonly idleDelayMs: number;
   private readonly batchSize: number;
   private readonly batchesPerShard: number;
+  /** The events the projections skipped: every tenant's for the operator, one session's for its views. */
+  readonly quarantine: QuarantineRecords;
   /** Passes (and replays) of this instance run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
   private ensured = false;
@@ -54,11 +58,13 @@ export class AsyncProjector {
       leaseMs: options.leaseMs ?? 20_000,
       retryDelayMs: options.retryDelayMs ?? 1_000,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 5 * 60_000,
+      quarantineAfter: Math.max(1, options.quarantineAfter ?? DEFAULT_QUARANTINE_AFTER),
       logger: options.logger ?? console,
     };
     this.idleDelayMs = options.idleDelayMs ?? 500;
     this.batchSize = options.batchSize ?? 500;
     this.batchesPerShard = options.batchesPerShard ?? 10;
+    this.quarantine = new QuarantineRecords(options.db);
   }
 
   get names(): string[] {

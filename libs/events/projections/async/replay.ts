@@ -1,6 +1,7 @@
 import { LOG_PARTITIONS, LOG_START, type EventStore, type LogCursor } from '../../event-store';
 import type { Projection } from '../projection';
 import { type ApplyContext, applyBatch } from './apply-batch';
+import { QuarantineRecords, resolveQuarantine } from './quarantine';
 import { ensureShards, releaseShards, renewLeases, resetCursors, takeProjection } from './shard-rows';
 import type { ReplayedProjection, ReplayProgress } from './types';
 
@@ -25,12 +26,16 @@ export class ReplayInterruptedError extends Error {
  * one loses it at its next compare-and-set), empties its tables and puts its cursors at the start of
  * the log in one short transaction, then applies the log shard by shard, each batch its own short
  * transaction (a long one would hold back every reader's horizon), renewing its leases as it goes.
- * Other projections, and turns, go on meanwhile. The shards are given back at the end.
+ * Other projections, and turns, go on meanwhile. The shards are given back at the end. An event that
+ * still cannot be applied is tried `quarantineAfter` times, then quarantined (recorded, skipped) and
+ * the replay goes on; a quarantined event that applies now has its record resolved. The result lists
+ * the projection's unresolved quarantined events.
  */
 export async function replayProjection(work: ReplayWork): Promise<ReplayedProjection> {
   const { apply, projection } = work;
   const name = projection.name;
   const lease = { names: [name], owner: apply.owner, leaseMs: apply.leaseMs };
+  const quarantine = new QuarantineRecords(apply.db);
   await ensureShards(apply.db, [name]);
   try {
     await takeProjection(apply.db, { name, owner: apply.owner, leaseMs: apply.leaseMs });
@@ -38,30 +43,35 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
       if ((await resetCursors(trx, { name, owner: apply.owner, to: LOG_START })) !== LOG_PARTITIONS) throw new ReplayInterruptedError(name, null);
       for (const table of projection.tables) await trx.deleteFrom(table).execute();
     });
+    // records of this projection a replay may now resolve (the event applies after all)
+    const unresolved = new Set((await quarantine.list({ state: 'unresolved', projections: [name] })).map((q) => q.globalPosition));
     let read = 0;
-    const failingShards: number[] = [];
+    let resolved = 0;
     for (let shard = 0; shard < LOG_PARTITIONS; shard++) {
       let cursor: LogCursor = LOG_START;
+      let failedPosition: number | null = null;
       let shardRead = 0;
       for (;;) {
         const entries = await work.store.readAfter(cursor, { partition: shard, limit: work.batchSize });
         if (entries.length === 0) break;
-        const outcome = await applyBatch(apply, { projection, shard, from: cursor, failedPosition: null }, entries);
+        const outcome = await applyBatch(apply, { projection, shard, from: cursor, failedPosition }, entries);
         if (outcome.kind === 'lost') throw new ReplayInterruptedError(name, shard);
-        shardRead += entries.length;
+        // the events up to the outcome's cursor are applied (or, the last of them, quarantined)
+        const through = outcome.kind === 'advanced' ? entries.length : entries.findIndex((e) => e.globalPosition === outcome.cursor.globalPosition) + 1;
+        const applied = entries.slice(0, outcome.kind === 'quarantined' ? through - 1 : through).filter((e) => unresolved.has(e.globalPosition));
+        if (applied.length > 0) resolved += await resolveQuarantine(apply.db, { projection: name, globalPositions: applied.map((e) => e.globalPosition) });
+        shardRead += through;
         cursor = outcome.cursor;
-        if (outcome.kind === 'failed') {
-          failingShards.push(shard);
-          break;
-        }
+        // a failing event is tried again at once until it applies or is quarantined (quarantineAfter attempts)
+        failedPosition = outcome.kind === 'failed' ? outcome.failedPosition : null;
         await renewLeases(apply.db, lease);
-        if (entries.length < work.batchSize) break;
-        work.onProgress?.({ projection: name, shard, read: shardRead, cursor, done: false });
+        if (outcome.kind === 'advanced' && entries.length < work.batchSize) break;
+        if (outcome.kind === 'advanced') work.onProgress?.({ projection: name, shard, read: shardRead, cursor, done: false });
       }
       read += shardRead;
       work.onProgress?.({ projection: name, shard, read: shardRead, cursor, done: true });
     }
-    return { name, read, failingShards };
+    return { name, read, resolved, quarantined: await quarantine.list({ state: 'unresolved', projections: [name] }) };
   } finally {
     await releaseShards(apply.db, { owner: apply.owner, names: [name] });
   }

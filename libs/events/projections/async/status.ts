@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, ProjectionShardsTable } from '../../schema';
+import { QuarantineRecords } from './quarantine';
 import type { AsyncProjectionStatus, ShardStatus } from './types';
 
 /** A shard's lag is counted up to this many events (through the partition index), so status() stays cheap. */
@@ -9,7 +10,7 @@ type Row = Selectable<ProjectionShardsTable> & { lag: string | number };
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-/** Per projection, in the order given: every shard's cursor, owner, lag and failure. */
+/** Per projection, in the order given: every shard's cursor, owner, lag and failure, and its open quarantined events. */
 export async function readStatus(db: Kysely<Database>, names: readonly string[]): Promise<AsyncProjectionStatus[]> {
   if (names.length === 0) return [];
   const { rows } = await sql<Row>`
@@ -24,10 +25,20 @@ export async function readStatus(db: Kysely<Database>, names: readonly string[])
     from projection_shards s
     where s.projection in (${sql.join(names)})
     order by s.projection, s.shard`.execute(db);
+  const records = new QuarantineRecords(db);
+  const [open, counts] = await Promise.all([records.list({ state: 'open', projections: names }), records.counts()]);
   return names.map((name) => {
     const shards = rows.filter((r) => r.projection === name).map(toShardStatus);
     const failing = shards.filter((s) => s.state === 'failing').length;
-    return { name, state: failing > 0 ? 'failing' : 'running', lag: shards.reduce((n, s) => n + s.lag, 0), failing, shards };
+    return {
+      name,
+      state: failing > 0 ? 'failing' : 'running',
+      lag: shards.reduce((n, s) => n + s.lag, 0),
+      failing,
+      shards,
+      quarantined: open.filter((q) => q.projection === name),
+      quarantinedTotal: counts.get(name)?.total ?? 0,
+    };
   });
 }
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { LogCursor } from '../../event-store';
 import type { Database } from '../../schema';
 import type { Projection } from '../projection';
+import type { QuarantinedEvent } from './quarantine';
 
 export interface ProjectorLogger {
   log(message: string): void;
@@ -28,6 +29,11 @@ export interface AsyncProjectorOptions {
   maxRetryDelayMs?: number;
   /** Batches one pass applies to a shard before it moves to the next one. Default 10. */
   batchesPerShard?: number;
+  /**
+   * Failed attempts at one event (the first one included) after which the shard skips it: the event
+   * is recorded in `projection_quarantine` (error, tenant, stream), the shard goes on. Default 5.
+   */
+  quarantineAfter?: number;
 }
 
 /** The event a shard is stopped at. `error` may hold tenant data (operators only); `errorCode` does not. */
@@ -65,6 +71,10 @@ export interface AsyncProjectionStatus {
   /** Number of failing shards. */
   failing: number;
   shards: ShardStatus[];
+  /** Its quarantined events neither acknowledged nor resolved (they keep `/health` degraded). */
+  quarantined: QuarantinedEvent[];
+  /** Events it ever quarantined (acknowledged and resolved ones included). */
+  quarantinedTotal: number;
 }
 
 export interface WaitForRequest {
@@ -103,8 +113,10 @@ export interface ReplayedProjection {
   name: string;
   /** Events read from the log (each handled one applied once). */
   read: number;
-  /** Shards stopped at an event they could not apply (logged; shown by status()). */
-  failingShards: number[];
+  /** Quarantined events whose records this replay resolved (they applied this time). */
+  resolved: number;
+  /** The projection's quarantined events still unresolved after the replay (skipped: its views miss them). */
+  quarantined: QuarantinedEvent[];
 }
 
 export interface ReplayResult {

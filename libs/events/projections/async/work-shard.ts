@@ -25,7 +25,8 @@ const key = (c: LogCursor) => `${c.transactionId}:${c.globalPosition}`;
 /**
  * Brings the shard's projections forward, batch by batch. Projections at the same cursor (the usual
  * case) share each batch, read once; one at another cursor (after a replay of it) reads its own.
- * A projection that fails or loses the row drops out; the others go on. Returns the events applied
+ * A projection that fails or loses the row drops out; the others go on (one that quarantines an event
+ * goes on after it). Returns the events applied
  * (of the projections' types) and the events the cursors moved past.
  */
 export async function workShard(work: ShardWork): Promise<{ applied: number; moved: number }> {
@@ -49,6 +50,11 @@ export async function workShard(work: ShardWork): Promise<{ applied: number; mov
         applied += outcome.applied;
         if (outcome.kind === 'advanced') moved += entries.length;
         if (outcome.kind === 'advanced' && entries.length === work.batchSize) next.push({ ...lane, cursor: outcome.cursor, failedPosition: null });
+        if (outcome.kind === 'quarantined') {
+          // past the skipped event: the rest of this batch (and what follows) in the next round
+          moved += entries.findIndex((e) => e.globalPosition === outcome.cursor.globalPosition) + 1;
+          next.push({ ...lane, cursor: outcome.cursor, failedPosition: null });
+        }
       }
     }
     lanes = next;
