@@ -14,7 +14,7 @@ type AsyncHealth = {
 type Health = { status: string; projections: ({ kind: 'turn-read'; name: string; state: string } | AsyncHealth)[] };
 
 /**
- * Real PostgreSQL + Redis, an API and a worker: an llm.calling event the prefix_reports projection
+ * Real PostgreSQL (as the app role) + Redis, an API and a worker: an llm.calling event the prefix_reports projection
  * cannot apply (its request body is not JSON; written into the log by hand, so it passes the
  * schema and every other projection applies it) stops that projection's shard of the session
  * alone. /health
@@ -28,7 +28,7 @@ describe('an async projection shard that cannot apply an event (PostgreSQL + Bul
   let admin: Client;
   const adminKey = randomBytes(32).toString('hex');
   beforeAll(async () => {
-    stack = await startStack({ workers: 1, env: { COVEL_PROJECTION_QUARANTINE_AFTER: '3', COVEL_ADMIN_API_KEY: adminKey } });
+    stack = await startStack({ workers: 1, separateRoles: true, env: { COVEL_PROJECTION_QUARANTINE_AFTER: '3', COVEL_ADMIN_API_KEY: adminKey } });
     admin = new Client({ connectionString: stack.adminUrl });
     await admin.connect();
   }, 120_000);
