@@ -11,7 +11,7 @@ import { mountOperations } from './operations';
 import { json } from 'express';
 import { cappedRawBody } from './capped-body';
 import { WORLD_BODY_LIMIT_BYTES, WORLD_IMPORT_LIMIT_BYTES } from './world-limits';
-import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
+import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath, verifyJsonBody } from './request-gate';
 
 /** `POST /v1/worlds/import` (the path is relative to the `/v1` mount). */
 const isWorldImport = (req: { path: string }) => req.path === '/worlds/import';
@@ -51,8 +51,8 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   );
   // any content type, multipart included (the route's multipart reader takes the bytes read here): 413 at once past the limit
   app.use('/v1/worlds/import', cappedRawBody({ limitBytes: WORLD_IMPORT_LIMIT_BYTES }));
-  app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody }));
-  app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });
+  app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody, verify: verifyJsonBody }));
+  app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody, verify: verifyJsonBody });
   app.use(bodyErrorsAsEngineErrors);
   app.enableShutdownHooks();
   return app;

@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../libs/engine';
 import type { TenantRequest } from './auth.guard';
-import { NotFoundError } from '../../libs/errors';
+import { InvalidInputError, NotFoundError } from '../../libs/errors';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-limits';
 import { BodyTooLargeError, fromBodyParserError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
 
 /** Requests whose body the JSON parser may read: authenticated, JSON, UTF-8, within the limit. */
@@ -59,6 +60,27 @@ export function jsonBodyGate(options: { limitBytes: number; limitFor?: (req: Req
     acceptedBodies.add(req);
     next();
   };
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The JSON parser's `verify` hook: runs on every JSON body's bytes (after decompression) before they are
+ * parsed. Bytes that are not UTF-8 are a 400 (the parser would read them as U+FFFD and store that), and
+ * so is a body nesting deeper than {@link MAX_JSON_DEPTH} levels, naming the top-level field it is in:
+ * no schema ever walks it (they recurse once per level).
+ */
+export function verifyJsonBody(_req: IncomingMessage, _res: unknown, bytes: Buffer): void {
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw new InvalidInputError([{ path: '(body)', message: 'is not valid UTF-8: send the JSON text as UTF-8' }], 'MALFORMED_BODY');
+  }
+  const tooDeep = jsonTextTooDeep(text, MAX_JSON_DEPTH);
+  if (tooDeep) {
+    throw new InvalidInputError([{ path: tooDeep.path, message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }], 'JSON_TOO_DEEP');
+  }
 }
 
 /**
