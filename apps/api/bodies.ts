@@ -114,16 +114,15 @@ export const JsonValue = z.json({ error: 'must be JSON' });
  * {@link MAX_JSON_BODY_CHARS} characters as JSON. A 400 naming the field either way.
  */
 const boundedJson = <T extends z.ZodType>(schema: T) =>
-  z
-    .unknown()
-    .superRefine((value, ctx) => {
-      if (jsonDepthOver(value, MAX_JSON_DEPTH)) {
-        ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels of arrays and objects` });
-      } else if ((JSON.stringify(value) ?? '').length > MAX_JSON_BODY_CHARS) {
-        ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_BODY_CHARS} characters as JSON` });
-      }
-    })
-    .pipe(schema);
+  // a preprocess step: the OpenAPI document shows `schema` itself
+  z.preprocess((value, ctx) => {
+    if (jsonDepthOver(value, MAX_JSON_DEPTH)) {
+      ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels of arrays and objects` });
+    } else if ((JSON.stringify(value) ?? '').length > MAX_JSON_BODY_CHARS) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_BODY_CHARS} characters as JSON` });
+    }
+    return value;
+  }, schema);
 
 export const SubmitInputBody = z
   .object({

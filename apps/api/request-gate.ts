@@ -65,19 +65,26 @@ export function jsonBodyGate(options: { limitBytes: number; limitFor?: (req: Req
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The JSON parser's `verify` hook: runs on every JSON body's bytes (after decompression) before they are
- * parsed. Bytes that are not UTF-8 are a 400 (the parser would read them as U+FFFD and store that), and
- * so is a body nesting deeper than {@link MAX_JSON_DEPTH} levels, naming the top-level field it is in:
- * no schema ever walks it (they recurse once per level).
+ * The world routes' JSON parser's `verify` hook: bytes that are not UTF-8 are a 400 (the parser would
+ * read them as U+FFFD and store that). Their depth is the world document's check (`INVALID_WORLD`, naming
+ * the whole path), which runs before anything walks the body.
  */
-export function verifyJsonBody(_req: IncomingMessage, _res: unknown, bytes: Buffer): void {
-  let text: string;
+export function verifyUtf8Body(_req: IncomingMessage, _res: unknown, bytes: Buffer): string {
   try {
-    text = strictUtf8.decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
     throw new InvalidInputError([{ path: '(body)', message: 'is not valid UTF-8: send the JSON text as UTF-8' }], 'MALFORMED_BODY');
   }
-  const tooDeep = jsonTextTooDeep(text, MAX_JSON_DEPTH);
+}
+
+/**
+ * The JSON parser's `verify` hook for every other body, run on its bytes (after decompression) before
+ * they are parsed: not UTF-8 is a 400 ({@link verifyUtf8Body}), and so is a body nesting deeper than
+ * {@link MAX_JSON_DEPTH} levels, naming the top-level field it is in: no schema ever walks it (they
+ * recurse once per level, and ~2,000 levels overflowed the stack: a 500).
+ */
+export function verifyJsonBody(req: IncomingMessage, res: unknown, bytes: Buffer): void {
+  const tooDeep = jsonTextTooDeep(verifyUtf8Body(req, res, bytes), MAX_JSON_DEPTH);
   if (tooDeep) {
     throw new InvalidInputError([{ path: tooDeep.path, message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }], 'JSON_TOO_DEEP');
   }
