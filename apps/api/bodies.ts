@@ -5,6 +5,7 @@ import { MAX_GENERATION_WAIT_MS, MAX_WORLD_DESCRIPTION_CHARS } from '../../libs/
 import { codePointLength, isWellFormedText } from '../../libs/text';
 import { safeText } from './safe-text';
 import { UUID_PATTERN } from './uuid-param.pipe';
+import { jsonDepthOver, MAX_JSON_DEPTH } from './json-limits';
 
 /** Most characters (code points) of one player input. */
 export const MAX_INPUT_CHARS = 16_000;
@@ -62,6 +63,19 @@ export const PreferencesPatchBody = z
   .strict();
 export type PreferencesPatchBody = z.infer<typeof PreferencesPatchBody>;
 
+/** The first plugin id a list names twice, or null. */
+const firstRepeated = (ids: readonly string[]): string | null => ids.find((id, i) => ids.indexOf(id) !== i) ?? null;
+
+/** A list of plugin ids (at most `max`), each at most once: a repeated id is a 400 naming the list. */
+const PluginIds = (max: number) =>
+  z
+    .array(safeText({ max: 200 }))
+    .max(max)
+    .superRefine((ids, ctx) => {
+      const repeated = firstRepeated(ids);
+      if (repeated !== null) ctx.addIssue({ code: 'custom', message: `must name each plugin once (${JSON.stringify(repeated)} is listed twice)` });
+    });
+
 export const CreateSessionBody = z
   .object({
     worldId: safeText({ max: 200 }).optional().meta({ description: 'A world of the engine, e.g. `emberback` (none: no world).' }),
@@ -71,14 +85,10 @@ export const CreateSessionBody = z
       .record(safeText({ max: 200 }), z.record(safeText({ max: 200 }), z.union([z.string().max(10_000), z.number(), z.boolean()])))
       .optional()
       .meta({ description: "Plugin id → setting key → value, checked against each plugin's `contributes.settings`." }),
-    plugins: z
-      .array(safeText({ max: 200 }))
-      .max(200)
-      .optional()
-      .meta({
-        description:
-          "The plugins the session runs (plugin ids of the engine). Default: the world's `plugins` list, else the plugins enabled by default. A list whose plugins do not hold together (a runtime reading one left out) is a 400 naming `plugins`.",
-      }),
+    plugins: PluginIds(200).optional().meta({
+      description:
+        "The plugins the session runs (plugin ids of the engine). Default: the world's `plugins` list, else the plugins enabled by default. A list whose plugins do not hold together (a runtime reading one left out) is a 400 naming `plugins`.",
+    }),
     preferences: PreferencesBody.optional(),
     opening: z
       .int({ error: 'must be a whole number from 0 (an index into the world’s openings), or null' })
@@ -98,8 +108,21 @@ export const MAX_JSON_BODY_CHARS = MAX_FORM_VALUES_JSON_CHARS;
 /** Any JSON value (one schema, so the OpenAPI document names it once: `JsonValue`). */
 export const JsonValue = z.json({ error: 'must be JSON' });
 
+/**
+ * A JSON field within limits, checked before `schema` walks it: at most {@link MAX_JSON_DEPTH} levels of
+ * arrays and objects (deeper, `z.json()` and `JSON.stringify` would overflow the stack: a 500) and
+ * {@link MAX_JSON_BODY_CHARS} characters as JSON. A 400 naming the field either way.
+ */
 const boundedJson = <T extends z.ZodType>(schema: T) =>
-  schema.refine((v) => JSON.stringify(v).length <= MAX_JSON_BODY_CHARS, `must be at most ${MAX_JSON_BODY_CHARS} characters as JSON`);
+  // a preprocess step: the OpenAPI document shows `schema` itself
+  z.preprocess((value, ctx) => {
+    if (jsonDepthOver(value, MAX_JSON_DEPTH)) {
+      ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_JSON_DEPTH} levels of arrays and objects` });
+    } else if ((JSON.stringify(value) ?? '').length > MAX_JSON_BODY_CHARS) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_JSON_BODY_CHARS} characters as JSON` });
+    }
+    return value;
+  }, schema);
 
 export const SubmitInputBody = z
   .object({
@@ -285,11 +308,7 @@ export const GenerateWorldBody = z
       }),
     locale: LocaleTag.meta({ description: 'The language of the world’s text, a BCP 47 tag (`en`, `fr`, `zh-Hans`); the template’s language follows it.' }),
     slot: SlotName.optional().meta({ description: 'The `llm.toml` slot whose model writes the world (default `story`).' }),
-    plugins: z
-      .array(safeText({ max: 200 }))
-      .max(64)
-      .optional()
-      .meta({ description: 'The plugins the world’s sessions run (its `plugins`); default: the plugins enabled by default.' }),
+    plugins: PluginIds(64).optional().meta({ description: 'The plugins the world’s sessions run (its `plugins`); default: the plugins enabled by default.' }),
   })
   .strict();
 export type GenerateWorldBody = z.infer<typeof GenerateWorldBody>;

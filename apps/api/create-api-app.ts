@@ -8,10 +8,20 @@ import { httpServerSpans } from '../../libs/telemetry';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
 import { mountOperations } from './operations';
+import type { Server } from 'node:http';
 import { json } from 'express';
+import { applyServerLimits } from './server-limits';
 import { cappedRawBody } from './capped-body';
 import { WORLD_BODY_LIMIT_BYTES, WORLD_IMPORT_LIMIT_BYTES } from './world-limits';
-import { authenticateTenant, bodyErrorsAsEngineErrors, isAcceptedJsonBody, jsonBodyGate, rejectUndecodablePath } from './request-gate';
+import {
+  authenticateTenant,
+  bodyErrorsAsEngineErrors,
+  isAcceptedJsonBody,
+  jsonBodyGate,
+  rejectUndecodablePath,
+  verifyJsonBody,
+  verifyUtf8Body,
+} from './request-gate';
 
 /** `POST /v1/worlds/import` (the path is relative to the `/v1` mount). */
 const isWorldImport = (req: { path: string }) => req.path === '/worlds/import';
@@ -33,6 +43,8 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
       bodyParser: false,
     },
   );
+  // slow clients are cut off (408), idle connections close, connections past the cap are refused (COVEL_HTTP_*)
+  applyServerLimits(app.getHttpServer() as Server, engine.config.http);
   app.use(httpServerSpans()); // first: the request's span is active in everything below (a no-op with tracing off)
   mountOperations(app, engine); // GET /metrics, the idempotent-replay count, the queue dashboard (off by default)
   const limitBytes = engine.config.bodyLimitBytes;
@@ -51,8 +63,9 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   );
   // any content type, multipart included (the route's multipart reader takes the bytes read here): 413 at once past the limit
   app.use('/v1/worlds/import', cappedRawBody({ limitBytes: WORLD_IMPORT_LIMIT_BYTES }));
-  app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody }));
-  app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody });
+  // a world document's depth is its own check (INVALID_WORLD naming the whole path); UTF-8 is checked here
+  app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody, verify: verifyUtf8Body }));
+  app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody, verify: verifyJsonBody });
   app.use(bodyErrorsAsEngineErrors);
   app.enableShutdownHooks();
   return app;

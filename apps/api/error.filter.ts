@@ -1,7 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { type ErrorCategory, EngineError, UnavailableError } from '../../libs/errors';
 import { databaseUnavailable } from '../../libs/events';
+import { closeIfBodyUnread } from './server-limits';
 
 /** The one place engine error categories become HTTP status codes. */
 export const HTTP_STATUS_BY_CATEGORY = {
@@ -45,6 +46,8 @@ export class EngineErrorFilter implements ExceptionFilter {
   catch(error: unknown, host: ArgumentsHost) {
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) return; // e.g. the client aborted an upload after an answer was already sent
+    // refused before its body was read (401, 413, 415): the connection closes after the answer, the rest is never read
+    closeIfBodyUnread(host.switchToHttp().getRequest<Request>(), res);
     if (error instanceof HttpException) {
       const body = error.getResponse();
       res.status(error.getStatus()).json(typeof body === 'string' ? { statusCode: error.getStatus(), message: body } : body);

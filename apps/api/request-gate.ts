@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../libs/engine';
 import type { TenantRequest } from './auth.guard';
-import { NotFoundError } from '../../libs/errors';
+import { InvalidInputError, NotFoundError } from '../../libs/errors';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-limits';
 import { BodyTooLargeError, fromBodyParserError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
 
 /** Requests whose body the JSON parser may read: authenticated, JSON, UTF-8, within the limit. */
@@ -59,6 +60,34 @@ export function jsonBodyGate(options: { limitBytes: number; limitFor?: (req: Req
     acceptedBodies.add(req);
     next();
   };
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The world routes' JSON parser's `verify` hook: bytes that are not UTF-8 are a 400 (the parser would
+ * read them as U+FFFD and store that). Their depth is the world document's check (`INVALID_WORLD`, naming
+ * the whole path), which runs before anything walks the body.
+ */
+export function verifyUtf8Body(_req: IncomingMessage, _res: unknown, bytes: Buffer): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new InvalidInputError([{ path: '(body)', message: 'is not valid UTF-8: send the JSON text as UTF-8' }], 'MALFORMED_BODY');
+  }
+}
+
+/**
+ * The JSON parser's `verify` hook for every other body, run on its bytes (after decompression) before
+ * they are parsed: not UTF-8 is a 400 ({@link verifyUtf8Body}), and so is a body nesting deeper than
+ * {@link MAX_JSON_DEPTH} levels, naming the top-level field it is in: no schema ever walks it (they
+ * recurse once per level, and ~2,000 levels overflowed the stack: a 500).
+ */
+export function verifyJsonBody(req: IncomingMessage, res: unknown, bytes: Buffer): void {
+  const tooDeep = jsonTextTooDeep(verifyUtf8Body(req, res, bytes), MAX_JSON_DEPTH);
+  if (tooDeep) {
+    throw new InvalidInputError([{ path: tooDeep.path, message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }], 'JSON_TOO_DEEP');
+  }
 }
 
 /**

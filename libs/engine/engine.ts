@@ -195,7 +195,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     let worldGenerationRunner: WorldGenerationRunner | null = null;
     let sweeper: Sweeper | null = null;
     let emulator: ProviderEmulator | null = null;
-    const catalog = await loadCatalog(config, overrides.plugins);
+    const catalog = await loadCatalog(config, overrides.plugins, logger);
     const generations = new CatalogGenerations(catalog);
     const activations = new ActivationService({ store, queue, readModels, catalog: () => generations.current, logger });
     const resumes = new ResumeService({ store, readModels, queue, logger });

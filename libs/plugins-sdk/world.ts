@@ -153,7 +153,10 @@ const worldShape = {
    * The plugins a session in this world runs (plugin ids); without it, the plugins enabled by
    * default (a manifest's `enabledByDefault`). `POST /v1/sessions` `plugins` overrides it.
    */
-  plugins: z.array(z.string().regex(/^[a-z][a-z0-9-]*$/)).optional(),
+  plugins: z
+    .array(z.string().regex(/^[a-z][a-z0-9-]*$/))
+    .refine((ids) => new Set(ids).size === ids.length, 'must name each plugin once (a plugin id is listed twice)')
+    .optional(),
   /** The world's configuration for plugins, keyed by plugin id (e.g. `memory`'s initial blocks); each plugin reads its own. */
   pluginConfig: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
   /**

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { chromium } from 'playwright-core';
+import { chromiumPath, NO_PROBLEMS, watchPage } from '../support/browser';
 import { freePort, type Stack, startStack } from '../support/stack';
 import { parseExposition, samplesOf, total } from '../support/prometheus-text';
 
@@ -77,4 +79,27 @@ describe('metrics and the queue dashboard (PostgreSQL + BullMQ, separate process
     const body = (await queues.json()) as { queues: { name: string }[] };
     expect(body.queues.map((q) => q.name).sort()).toEqual(['covel-runtimes', 'covel-turns', 'covel-worlds']);
   }, 60_000);
+
+  it('the dashboard loads nothing from another origin and sends a Content-Security-Policy (issue 31 item 7)', async () => {
+    const page = await dashboard('', `Bearer ${adminKey}`);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+    const html = await page.text();
+    expect(html).not.toMatch(/fonts\.googleapis|(?:href|src)\s*=\s*["']?(?:https?:)?\/\//i);
+    expect((await dashboard('/api/queues', `Bearer ${adminKey}`)).headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+
+    // in a browser, as an operator opens it: every request to the API, no CSP violation (a console error), nothing failing
+    const executablePath = chromiumPath();
+    if (!executablePath && process.env.CI !== 'true') return console.warn('queue dashboard browser check SKIPPED: no chromium on PATH');
+    const browser = await chromium.launch({ executablePath: executablePath ?? undefined });
+    try {
+      const context = await browser.newContext({ httpCredentials: { username: 'ops', password: adminKey } });
+      const tab = await context.newPage();
+      const problems = watchPage(tab, stack.baseUrl);
+      await tab.goto(`${stack.baseUrl}/admin/queues`);
+      await tab.getByText('covel-turns').first().waitFor({ timeout: 30_000 });
+      expect(problems).toEqual(NO_PROBLEMS);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 });

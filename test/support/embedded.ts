@@ -5,7 +5,7 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import { createApiApp } from '../../apps/api/create-api-app';
 import { PlayClient } from '../../apps/play/play-client';
 import { createWorkerApp } from '../../apps/worker/create-worker-app';
-import { createEngine, type Engine, loadConfig } from '../../libs/engine';
+import { createEngine, type Engine, loadConfig, type Logger } from '../../libs/engine';
 
 export interface EmbeddedEngine {
   engine: Engine;
@@ -18,12 +18,12 @@ export interface EmbeddedEngine {
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** The embedded default (PGlite in a temp dir, in-process queue, emulator) on a free port. */
-export async function startEmbedded(env: Record<string, string> = {}, dataDir?: string): Promise<EmbeddedEngine> {
+/** The embedded default (PGlite in a temp dir, in-process queue, emulator) on a free port; `logger`: where the engine logs (default: nowhere). */
+export async function startEmbedded(env: Record<string, string> = {}, dataDir?: string, logger: Logger = quiet): Promise<EmbeddedEngine> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'covel-test-'));
   const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, COVEL_EMULATOR_URL, ...inherited } = process.env;
   const config = loadConfig({ ...inherited, COVEL_DATA_DIR: dir, PORT: '0', ...env });
-  const engine = await createEngine(config, 'all', quiet);
+  const engine = await createEngine(config, 'all', logger);
   let worker: INestApplicationContext | null = null;
   let api: INestApplication | null = null;
   try {

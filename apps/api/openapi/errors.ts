@@ -28,7 +28,7 @@ export const tenantErrors = (notFound: string[]): ErrorResponses => ({
 /** Every route that reads a JSON body (request-gate.ts, then the route's zod schema). */
 export const bodyErrors = (invalidCodes: string[]): ErrorResponses => ({
   400: {
-    description: `Invalid input; \`issues\` names each field path (\`(body)\` for the body as a whole): ${list(['INVALID_INPUT', 'MALFORMED_BODY', 'BODY_INCOMPLETE', ...invalidCodes])}.`,
+    description: `Invalid input; \`issues\` names each field path (\`(body)\` for the body as a whole): ${list(['INVALID_INPUT', 'MALFORMED_BODY', 'BODY_INCOMPLETE', 'JSON_TOO_DEEP', ...invalidCodes])}.`,
   },
   413: { description: 'The body is larger than the configured limit: `BODY_TOO_LARGE`.' },
   415: {

@@ -2,11 +2,40 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { INestApplication } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
 import { BullMqTurnQueue, ConfigError, type Engine } from '../../../libs/engine';
 import { requireAdminKey } from './admin-key';
 
 /** Where bull-board is mounted when `COVEL_QUEUE_DASHBOARD=on`. */
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
+
+/**
+ * The dashboard's Content-Security-Policy: its own scripts, styles (bull-board's page has inline
+ * `style` attributes and one inline `<style>`), images and API, nothing from another origin.
+ */
+export const QUEUE_DASHBOARD_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
+/** A `<link>` to another origin (bull-board's page loads its fonts from fonts.googleapis.com). */
+const EXTERNAL_LINK = /<link\b[^>]*\bhref\s*=\s*["']?(?:https?:)?\/\/[^>]*>\s*/gi;
+
+/** The page without its links to other origins: the fonts fall back to the browser's own. */
+export const withoutExternalLinks = (html: string): string => html.replace(EXTERNAL_LINK, '');
+
+/**
+ * In front of bull-board: every answer carries {@link QUEUE_DASHBOARD_CSP}, and the page it renders
+ * is sent without links to other origins (an operator's browser contacts no one but the API).
+ */
+function selfContained(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Content-Security-Policy', QUEUE_DASHBOARD_CSP);
+  const render = res.render.bind(res);
+  res.render = ((view: string, options?: object) =>
+    render(view, options ?? {}, (error: Error | null, html?: string) => {
+      if (error) return next(error);
+      res.send(withoutExternalLinks(html ?? ''));
+    })) as Response['render'];
+  next();
+}
 
 /**
  * bull-board over the turn and runtime queues, behind the admin key; off unless configured
@@ -22,5 +51,5 @@ export function mountQueueDashboard(app: INestApplication, engine: Engine): void
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({ queues: engine.queue.queues().map((q) => new BullMQAdapter(q)), serverAdapter });
-  app.use(QUEUE_DASHBOARD_PATH, requireAdminKey(adminApiKey), serverAdapter.getRouter());
+  app.use(QUEUE_DASHBOARD_PATH, requireAdminKey(adminApiKey), selfContained, serverAdapter.getRouter());
 }

@@ -186,6 +186,16 @@ export const EngineEnv = z.object({
     .positive()
     .default(5_000)
     .meta(about("How long a plugin's extension handler or hook may take before its runtime fails.")),
+  COVEL_PLUGIN_BLOCKING_WARN_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(200)
+    .meta(
+      about(
+        'A plugin handler, hook, tool or function runtime whose synchronous code runs longer than this is logged as a warning naming the plugin: meanwhile nothing else in the process runs (with `npm start`, the HTTP API does not answer).',
+      ),
+    ),
   COVEL_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -195,6 +205,42 @@ export const EngineEnv = z.object({
     .meta(
       about(
         'Largest request body the API reads, in bytes after decompression (413 above it). 256 KiB: a 16,000-character input written entirely as `\\uXXXX` escape pairs is 192,000 bytes of JSON.',
+      ),
+    ),
+  COVEL_HTTP_HEADERS_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(20_000)
+    .meta(about("How long the API waits for a request's headers (408 and the connection closed after it); at most `COVEL_HTTP_REQUEST_TIMEOUT_MS`.")),
+  COVEL_HTTP_REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(120_000)
+    .meta(
+      about(
+        'How long the API waits to receive a whole request, headers and body (408 and the connection closed after it). Only the receiving: a long answer (an event stream, a long-poll) is not cut by it.',
+      ),
+    ),
+  COVEL_HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(5_000)
+    .meta(about('How long an idle keep-alive connection to the API stays open after an answer; above a load balancer, set it longer than its idle timeout.')),
+  COVEL_HTTP_MAX_CONNECTIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .meta(
+      about(
+        "Most connections the API holds open at once (event streams included); one more is closed as it is accepted. Keep it under the process's open-file limit (`ulimit -n`).",
       ),
     ),
   COVEL_LOG_FORMAT: z
@@ -239,10 +285,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       { path: 'COVEL_QUEUE_DASHBOARD', message: 'needs REDIS_URL: the dashboard shows BullMQ queues, the embedded in-process queue has none' },
     ]);
   }
+  if (e.COVEL_HTTP_HEADERS_TIMEOUT_MS > e.COVEL_HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError([
+      { path: 'COVEL_HTTP_HEADERS_TIMEOUT_MS', message: 'must be at most COVEL_HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' },
+    ]);
+  }
   const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
   return {
     port: e.PORT,
     bodyLimitBytes: e.COVEL_BODY_LIMIT_BYTES,
+    /** The API's HTTP server: how long it waits for a request's headers and whole request, keeps an idle connection, and how many it holds. */
+    http: {
+      headersTimeoutMs: e.COVEL_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.COVEL_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.COVEL_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.COVEL_HTTP_MAX_CONNECTIONS,
+    },
     host: e.COVEL_HOST,
     /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
     bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
@@ -276,7 +334,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },
     emulator: { responseDelayMs: e.COVEL_EMULATOR_DELAY_MS, chunkDelayMs: e.COVEL_EMULATOR_CHUNK_DELAY_MS },
     llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
-    plugins: { handlerTimeoutMs: e.COVEL_PLUGIN_HANDLER_TIMEOUT_MS },
+    plugins: { handlerTimeoutMs: e.COVEL_PLUGIN_HANDLER_TIMEOUT_MS, blockingWarnMs: e.COVEL_PLUGIN_BLOCKING_WARN_MS },
     pluginsDir: resolve(e.COVEL_PLUGINS_DIR ?? join(repoRoot, 'plugins')),
     /** `COVEL_PLUGINS`: more plugin folders, loaded with those of `pluginsDir`. */
     extraPluginDirs: (e.COVEL_PLUGINS ?? '')

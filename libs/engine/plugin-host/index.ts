@@ -1,4 +1,4 @@
-export { PluginHost, DEFAULT_HANDLER_TIMEOUT_MS } from './host';
+export { PluginHost, DEFAULT_BLOCKING_WARN_MS, DEFAULT_HANDLER_TIMEOUT_MS } from './host';
 export type { PluginHostOptions } from './host';
 export { ExtensionRegistry } from './registry';
 export type { RegisteredExtension, RegisteredHook } from './registry';

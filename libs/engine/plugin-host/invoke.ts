@@ -23,28 +23,70 @@ export const pointOf = (entry: Registered): string => ('point' in entry ? entry.
 export type Invoke = (entry: Registered, input: unknown, options?: { resolveService?: ServiceRun }) => Promise<string>;
 
 /**
- * Runs `fn` with a time limit. A handler cannot be cancelled: after the limit its result, whenever
- * it comes, is ignored (nothing is recorded from it and the runtime has failed already).
+ * How long a handler's synchronous part may hold the event loop before a warning names the plugin
+ * (`COVEL_PLUGIN_BLOCKING_WARN_MS`): while it runs, nothing else in the process does (the HTTP API of
+ * `npm start` included).
  */
-export async function within<T>(ms: number, fn: () => T | Promise<T>, onTimeout: () => Error): Promise<T> {
+export interface BlockingWatch {
+  thresholdMs: number;
+  /** Called with the synchronous duration when it reached the threshold. */
+  onBlocked(ms: number): void;
+}
+
+/**
+ * Runs `fn` with a time limit. A handler cannot be cancelled: after the limit its result, whenever
+ * it comes, is ignored (nothing is recorded from it and the runtime has failed already). Synchronous
+ * code cannot be interrupted either (the timer cannot fire while it runs): its duration is measured,
+ * reported to `blocking` past its threshold, and a synchronous part that ran past the limit counts as
+ * timed out too.
+ */
+export async function within<T>(ms: number, fn: () => T | Promise<T>, onTimeout: () => Error, blocking?: BlockingWatch | null): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(onTimeout()), ms);
     timer.unref?.();
   });
+  const timed = () => {
+    const started = performance.now();
+    let syncMs = 0;
+    let result: T | Promise<T>;
+    try {
+      result = fn();
+    } finally {
+      syncMs = performance.now() - started;
+      if (blocking && syncMs >= blocking.thresholdMs) blocking.onBlocked(syncMs);
+    }
+    if (syncMs >= ms) throw onTimeout();
+    return result;
+  };
   try {
-    return await Promise.race([Promise.resolve().then(fn), timeout]);
+    return await Promise.race([Promise.resolve().then(timed), timeout]);
   } finally {
     clearTimeout(timer);
   }
 }
+
+/** Where a handler's blocking is reported: the plugin, its point or hook, and the handler's id. */
+export type BlockingReporter = (report: { pluginId: string; point: string; handlerId: string; ms: number }) => void;
+
+/** A {@link BlockingWatch} for one handler, or null when nothing is reported. */
+export const watchFor = (
+  watch: { thresholdMs: number; report: BlockingReporter } | null | undefined,
+  handler: { pluginId: string; point: string; handlerId: string },
+): BlockingWatch | null => (watch ? { thresholdMs: watch.thresholdMs, onBlocked: (ms) => watch.report({ ...handler, ms }) } : null);
 
 const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 
 /** The invoker of one execution: handlers get the execution's context, a time limit, and their schema. */
 export function executionInvoker(
   scope: ExecutionScope,
-  options: { timeoutMs: number; pluginData: PluginDataSource; plugins?: ReadonlyMap<string, LoadedPlugin>; registry?: ExtensionRegistry },
+  options: {
+    timeoutMs: number;
+    pluginData: PluginDataSource;
+    plugins?: ReadonlyMap<string, LoadedPlugin>;
+    registry?: ExtensionRegistry;
+    blocking?: { thresholdMs: number; report: BlockingReporter } | null;
+  },
 ): Invoke {
   const invoke: Invoke = async (entry, input, invokeOptions) => {
     const point = pointOf(entry);
@@ -75,6 +117,7 @@ export function executionInvoker(
           return entry.fn(payload as never, hookCtx);
         },
         () => failure('timed-out', `did not answer within ${options.timeoutMs} ms`),
+        watchFor(options.blocking, { pluginId: entry.pluginId, point, handlerId: entry.id }),
       );
     } catch (error) {
       if (error instanceof PluginHandlerError) throw error;

@@ -90,6 +90,7 @@ export function pluginTool(options: {
           host.handlerTimeoutMs,
           () => registered.fn(structuredClone(args), ctx),
           () => new ToolTimeout(),
+          host.blockingWatch({ pluginId, point: 'tool', handlerId: contribution.name }),
         );
       } catch (error) {
         if (error instanceof ToolTimeout) return toolError('TOOL_TIMEOUT', `tool "${contribution.name}" did not answer within ${host.handlerTimeoutMs} ms`);

@@ -112,6 +112,7 @@ async function runFunction(
       host.handlerTimeoutMs,
       () => registered.fn(ctx),
       () => fail('timed-out', `did not answer within ${host.handlerTimeoutMs} ms`),
+      host.blockingWatch({ pluginId: job.pluginId, point: 'runFunction', handlerId: runtime.runtimeId }),
     );
   } catch (error) {
     if (error instanceof FunctionRuntimeError) throw error;
