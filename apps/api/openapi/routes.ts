@@ -796,7 +796,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     auth: false,
     responses: {
       200: json(HealthReportSchema, 'Everything is up.'),
-      503: json(HealthReportSchema, 'Degraded (an async projection is stopped) or unavailable (the database or the queue is down).'),
+      503: json(HealthReportSchema, 'Degraded (an async projection is stopped, or a model slot is slow) or unavailable (the database or the queue is down).'),
     },
     errors: publicErrors,
   },
