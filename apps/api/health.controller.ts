@@ -1,13 +1,14 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import type { Engine, QueueHealth } from '../../libs/engine';
+import type { Engine, ProviderSlotHealth, QueueHealth } from '../../libs/engine';
 import { type AsyncProjectionStatus, type DatabaseProbe, DATABASE_PROBE_TIMEOUT_MS, probeDatabase, withinMs } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 export interface HealthReport {
   /**
-   * `ok` (200); `degraded` (503) when a shard of an async projection is stopped, or it quarantined
-   * an event no operator has acknowledged yet (everything else, turns included, goes on); `unavailable` (503) when the database or the queue is down.
+   * `ok` (200); `degraded` (503) when a shard of an async projection is stopped, it quarantined an
+   * event no operator has acknowledged yet, or a model slot is `slow` (everything else, turns included,
+   * goes on); `unavailable` (503) when the database or the queue is down.
    */
   status: 'ok' | 'degraded' | 'unavailable';
   database: DatabaseProbe & { kind: Engine['database']['kind'] };
@@ -19,6 +20,13 @@ export interface HealthReport {
    * with each append (never behind, never stopped). Null while they cannot be read (then `degraded`).
    */
   projections: PublicAsyncStatus[] | null;
+  /**
+   * Each model slot of `llm.toml`: `slow` for 10 minutes after one of its calls missed a deadline
+   * (`PROVIDER_DEADLINE`: no first byte, a stream gone quiet, no whole answer), unless a later call
+   * of it answered. `lastDeadlineMiss`: when, which protocol, which deadline and how long it was.
+   * Null while it cannot be read (then `degraded`).
+   */
+  providers: ProviderSlotHealth[] | null;
 }
 
 /** An async projection: its failing shards only (the cursors of every shard are in the projector's status). */
@@ -99,15 +107,21 @@ export class HealthController {
   @Get()
   async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const [database, queue] = await Promise.all([probeDatabase(this.engine.database.db), this.engine.queue.health()]);
-    const projections = database.ok ? await this.projections() : null;
-    const status =
-      !database.ok || !queue.ok
-        ? 'unavailable'
-        : projections === null || projections.some((p) => p.state === 'failing' || p.quarantined.length > 0)
-          ? 'degraded'
-          : 'ok';
+    const [projections, providers] = await Promise.all([database.ok ? this.projections() : null, this.providers()]);
+    const degraded =
+      projections === null ||
+      projections.some((p) => p.state === 'failing' || p.quarantined.length > 0) ||
+      providers === null ||
+      providers.some((p) => p.state === 'slow');
+    const status = !database.ok || !queue.ok ? 'unavailable' : degraded ? 'degraded' : 'ok';
     res.status(status === 'ok' ? 200 : 503);
-    return { status, database: { kind: this.engine.database.kind, ...database }, queue, projections };
+    return { status, database: { kind: this.engine.database.kind, ...database }, queue, projections, providers };
+  }
+
+  /** The model slots' health within the probe's bound, or null when it cannot be read in time. */
+  private async providers(): Promise<ProviderSlotHealth[] | null> {
+    const read = this.engine.providerHealth.report(Object.keys(this.engine.providers.config.slots)).catch(() => null);
+    return withinMs(read, DATABASE_PROBE_TIMEOUT_MS, null);
   }
 
   /** The projections' status within the probe's bound, or null when it cannot be read in time. */

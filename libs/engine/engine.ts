@@ -45,6 +45,7 @@ import { resolveSessionPlugins } from './session/session-plugins';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
 import { EngineMetrics } from './metrics';
+import { InProcessProviderHealth, type ProviderHealth, RedisProviderHealth } from './provider-health';
 import { engineSharedPrompts, WorldCreation } from './world-creation';
 import { SessionHistoryUse } from './history-use';
 import { WorldGenerationRunner, WorldGenerationService } from './world-generation';
@@ -105,6 +106,8 @@ export interface Engine {
   /** The queue handler of world generation jobs; present for roles that run jobs. */
   worldGenerationRunner: WorldGenerationRunner | null;
   providers: ProviderRegistry;
+  /** Which model slots missed a call deadline lately (`/health`'s `providers`). */
+  providerHealth: ProviderHealth;
   /** List prices per model (built in, `llm.toml` [prices] over them): the est. $ of the inspector's views and /metrics. */
   prices: PriceTable;
   emulator: ProviderEmulator | null;
@@ -213,7 +216,12 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     }
     // the API process only builds requests (audit), never sends them: any root will do there
     const emulatorRoot = emulator?.url ?? (role === 'api' ? 'http://127.0.0.1:9' : null);
-    const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot));
+    // which slots missed a call deadline lately (`/health`): workers write it, the API reads it
+    const providerHealth: ProviderHealth = config.redisUrl
+      ? new RedisProviderHealth({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger })
+      : new InProcessProviderHealth();
+    closers.unshift(() => providerHealth.close());
+    const providers = new ProviderRegistry(llm, (protocol) => endpointFor(protocol, config.env, emulatorRoot), providerHealth.listener);
     if (role !== 'api') {
       // the worker hears of the end of an execution it runs (a cancel): its model call is aborted at once
       const ends = new ExecutionWaiter({
@@ -236,7 +244,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         deltas,
         metrics,
         ends,
-        options: { workerId, historyReadLimit: config.historyMessageLimit },
+        options: { workerId, historyReadLimit: config.historyMessageLimit, turnDeadlineMs: config.worker.turnDeadlineMs },
       });
       worldGenerationRunner = new WorldGenerationRunner({ store, worlds, providers, creation: worldCreation, logger, metrics });
       sweeper = new Sweeper({ readModels, worldGenerations, queue, logger, options: config.sweep });
@@ -284,6 +292,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       }),
       worldGenerationRunner,
       providers,
+      providerHealth,
       prices,
       emulator,
       workerId,

@@ -1,4 +1,5 @@
 import { EngineError } from '../errors';
+import { ProviderDeadlineError } from '../providers';
 export class SessionNotFoundError extends EngineError {
   readonly code = 'SESSION_NOT_FOUND';
   readonly category = 'not-found';
@@ -95,10 +96,32 @@ export class RuntimeNotInCatalogError extends EngineError {
 
 /**
  * A job failure that retrying cannot fix: the input is invalid or what it names does not exist
- * (a non-retryable provider answer is `invalid` too). Queues fail such jobs at once.
+ * (a non-retryable provider answer is `invalid` too), or a deadline passed (a provider that did not
+ * answer within its slot's deadline, a turn past its own: a retry would hold the session again).
+ * Queues fail such jobs at once.
  */
 export function isPermanentFailure(error: unknown): error is EngineError {
-  return error instanceof EngineError && (error.category === 'invalid' || error.category === 'not-found');
+  return (
+    error instanceof EngineError &&
+    (error.category === 'invalid' || error.category === 'not-found' || error instanceof TurnDeadlineError || error instanceof ProviderDeadlineError)
+  );
+}
+
+/**
+ * The turn ran out of its deadline (`COVEL_TURN_DEADLINE_MS`, counted from its first start or its
+ * latest resume): its model call is aborted and the turn fails; nothing retries it (a retry would
+ * start past the deadline), and the session takes its next input.
+ */
+export class TurnDeadlineError extends EngineError {
+  readonly code = 'TURN_DEADLINE';
+  readonly category = 'unavailable';
+  constructor(
+    readonly executionId: string,
+    readonly deadlineMs: number,
+    detail: string,
+  ) {
+    super(`execution ${executionId}: the turn did not end within ${deadlineMs} ms (${detail})`);
+  }
 }
 
 /** A plugin's server entry cannot be used: it does not load, has no `register`, throws, or registers other than it declares. */

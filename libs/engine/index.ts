@@ -70,6 +70,8 @@ export type {
   TurnJobContext,
   RetryPolicy,
 } from './queue';
+export { InProcessProviderHealth, RedisProviderHealth, SLOW_WINDOW_MS } from './provider-health';
+export type { ProviderHealth, ProviderSlotHealth, DeadlineMiss } from './provider-health';
 export { InProcessDeltaBus, RedisDeltaBus, FINISHED_CALL_GRACE_MS, CALL_DELTAS_TTL_MS } from './live';
 export type { DeltaBus, StoryDelta, RedisDeltaBusOptions } from './live';
 export { Sweeper } from './turn/sweeper';

@@ -101,6 +101,7 @@ export class AnthropicAdapter implements ProviderAdapter {
         const watched = watch.watch(options);
         const stream = this.client.messages.stream({ ...(body as unknown as Anthropic.MessageCreateParamsNonStreaming) }, { signal: options.signal });
         stream.on('connect', () => (watch.opened = true));
+        stream.on('streamEvent', () => options.onProgress?.());
         stream.on('text', (delta) => watched.onText?.(delta));
         return fromMessage(await stream.finalMessage());
       }

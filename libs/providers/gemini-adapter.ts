@@ -12,7 +12,8 @@ export interface GeminiAdapterOptions {
   baseURL?: string;
   /** Attempts including the first (the SDK's own retry with backoff). */
   maxAttempts?: number;
-  timeoutMs?: number;
+  /** The SDK's timeout per attempt, which stays armed while a stream is read; null: none (the slot's deadlines bound the call). */
+  timeoutMs?: number | null;
   /** Default true: late system messages stay in place as user text, plain text is merged (spec §2). */
   lateSystemAsUser?: boolean;
   capabilities?: Partial<ModelCapabilities>;
@@ -43,7 +44,7 @@ export class GeminiAdapter implements ProviderAdapter {
       apiKey: options.apiKey,
       httpOptions: {
         ...(options.baseURL ? { baseUrl: options.baseURL } : {}),
-        timeout: options.timeoutMs ?? 120_000,
+        ...(options.timeoutMs === null ? {} : { timeout: options.timeoutMs ?? 120_000 }),
         retryOptions: { attempts: options.maxAttempts ?? 4, initialDelay: 0.5, maxDelay: 8 },
         // the global fetch of the calling realm (the SDK's own lookup fails inside Jest's VM context)
         fetch: (input, init) => fetch(input, init),
@@ -118,6 +119,7 @@ export class GeminiAdapter implements ProviderAdapter {
         const chunks = await this.client.models.generateContentStream(params);
         watch.opened = true;
         for await (const chunk of chunks) {
+          options.onProgress?.();
           for (const p of chunk.candidates?.[0]?.content?.parts ?? []) appendPart(parts, { ...p });
           const delta = chunk.candidates?.[0]?.content?.parts?.flatMap((p) => (p.text && !p.thought ? [p.text] : [])).join('') ?? '';
           if (delta) {

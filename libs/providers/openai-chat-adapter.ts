@@ -123,6 +123,7 @@ export class OpenAIChatAdapter implements ProviderAdapter {
     let usage = mapUsage(undefined);
     const calls = new Map<number, { id: string; name: string; args: string }>();
     for await (const chunk of stream) {
+      options.onProgress?.();
       chunks++;
       const choice = chunk.choices[0];
       const reasoningDelta = (choice?.delta as { reasoning_content?: string | null } | undefined)?.reasoning_content;

@@ -77,6 +77,7 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
         watch.opened = true;
         let final: OpenAI.Responses.Response | null = null;
         for await (const event of stream) {
+          options.onProgress?.();
           if (event.type === 'response.output_text.delta') watched.onText?.(event.delta);
           if (event.type === 'response.completed') final = event.response;
         }

@@ -1,11 +1,12 @@
 import { AnthropicAdapter } from './anthropic-adapter';
+import { type CallDeadlineListener, DeadlineAdapter } from './call-deadlines';
 import { GeminiAdapter } from './gemini-adapter';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { OpenAIChatAdapter } from './openai-chat-adapter';
 import { OpenAIResponsesAdapter } from './openai-responses-adapter';
 import type { ProviderEnvName } from './provider-env';
 import { configuredOverrides, type RequestOverrides } from './request-overrides';
-import { type LlmConfig, type SlotConfig, SlotConfigError, type SlotName } from './slots';
+import { callDeadlines, type LlmConfig, type SlotConfig, SlotConfigError, type SlotName } from './slots';
 import type { Protocol, ProviderAdapter } from './types';
 
 export interface Endpoint {
@@ -49,9 +50,21 @@ export interface SlotBinding {
   overrides: RequestOverrides;
 }
 
+/** What the SDK's own timeout (per attempt) leaves to the deadlines: they always abort a call first. */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
+
+/**
+ * The slot's adapter on its SDK. The deadlines (`DeadlineAdapter`, which the registry puts around
+ * it) run over the whole call, the SDK's retries (429, 5xx, a reset connection) included, and an
+ * aborted call is not retried by the SDK: so the SDK's own timeout is set past the slot's longest
+ * deadline (OpenAI, Anthropic: per attempt, up to the response headers), where it never decides;
+ * Gemini's would stay armed while a stream is read, so it is not set there.
+ */
 export function createAdapter(slot: SlotConfig, endpoint: Endpoint): ProviderAdapter {
   const capabilities = slotCapabilityOverrides(slot);
-  const common = { apiKey: endpoint.apiKey, baseURL: endpoint.baseURL, capabilities };
+  const deadlines = callDeadlines(slot);
+  const timeoutMs = Math.max(deadlines.firstByteMs, deadlines.totalMs) + SDK_TIMEOUT_MARGIN_MS;
+  const common = { apiKey: endpoint.apiKey, baseURL: endpoint.baseURL, capabilities, timeoutMs };
   switch (slot.protocol) {
     case 'openai-chat':
       return new OpenAIChatAdapter({ ...common, lateSystemAsUser: slot.lateSystemAsUser ?? false });
@@ -60,7 +73,7 @@ export function createAdapter(slot: SlotConfig, endpoint: Endpoint): ProviderAda
     case 'anthropic':
       return new AnthropicAdapter(common);
     case 'gemini':
-      return new GeminiAdapter({ ...common, lateSystemAsUser: slot.lateSystemAsUser ?? true });
+      return new GeminiAdapter({ ...common, timeoutMs: null, lateSystemAsUser: slot.lateSystemAsUser ?? true });
   }
 }
 
@@ -78,6 +91,8 @@ export class ProviderRegistry {
   constructor(
     readonly config: LlmConfig,
     private readonly endpointOf: (protocol: Protocol) => Endpoint,
+    /** Told of each call that missed a deadline and each answered one (`/health`'s providers). */
+    private readonly listener?: CallDeadlineListener,
   ) {}
 
   forSlot(name: SlotName): SlotBinding {
@@ -87,7 +102,12 @@ export class ProviderRegistry {
     if (!slot) throw new SlotConfigError('llm.toml', [{ path: `slots.${name}`, message: 'unknown model slot' }]);
     const binding = {
       slot,
-      adapter: createAdapter(slot, this.endpointOf(slot.protocol)),
+      // every call of the slot runs under its deadlines (runtimes, summaries, world generation)
+      adapter: new DeadlineAdapter(createAdapter(slot, this.endpointOf(slot.protocol)), {
+        slot: name,
+        deadlines: callDeadlines(slot),
+        ...(this.listener ? { listener: this.listener } : {}),
+      }),
       capabilities: capabilitiesOf(slot.model, slotCapabilityOverrides(slot)),
       overrides: configuredOverrides(this.config, slot),
     };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { EngineError } from '../errors';
+import { type CallDeadlines, DEFAULT_CALL_DEADLINES } from './call-deadlines';
 import { PriceOverrides } from './prices';
 
 const about = (description: string) => ({ description });
@@ -75,6 +76,32 @@ export const SlotConfig = z
     lateSystemAsUser: z.boolean().optional().meta(about('Late system messages sent as wrapped user content. Default: false on OpenAI, true on Gemini.')),
     imageInput: z.boolean().optional().meta(about('Overrides the model table: the model takes images.')),
     forcedToolChoice: z.boolean().optional().meta(about('Overrides the model table: the model accepts a forced tool choice.')),
+    firstByteTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta(
+        about(
+          "A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends no first event within this many ms (the SDK's own retries included). Default 90000.",
+        ),
+      ),
+    idleTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta(about('A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends nothing for this many ms between two events. Default 60000.')),
+    totalTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta(
+        about(
+          'A call without streaming (the non-streaming fallback, summaries, world generation) fails (`PROVIDER_DEADLINE`) without its whole answer within this many ms. Default 150000.',
+        ),
+      ),
     cacheBoundaries: z.boolean().default(true).meta(about("Anthropic: `cache_control` boundaries from the system prompt's sentinels.")),
     preset: z
       .string()
@@ -126,6 +153,15 @@ export type SlotName = 'story' | 'fast' | (string & {});
 /** The slot's response reserve: `responseReserve`, or `maxOutputTokens` when it sets none. */
 export function responseReserve(slot: Pick<SlotConfig, 'maxOutputTokens' | 'responseReserve'>): number {
   return slot.responseReserve ?? slot.maxOutputTokens;
+}
+
+/** The slot's call deadlines: its own settings over `DEFAULT_CALL_DEADLINES`. */
+export function callDeadlines(slot: Pick<SlotConfig, 'firstByteTimeoutMs' | 'idleTimeoutMs' | 'totalTimeoutMs'>): CallDeadlines {
+  return {
+    firstByteMs: slot.firstByteTimeoutMs ?? DEFAULT_CALL_DEADLINES.firstByteMs,
+    idleMs: slot.idleTimeoutMs ?? DEFAULT_CALL_DEADLINES.idleMs,
+    totalMs: slot.totalTimeoutMs ?? DEFAULT_CALL_DEADLINES.totalMs,
+  };
 }
 
 /** The output limit of one call: `maxOutputTokens`, capped by the response reserve. */

@@ -103,6 +103,8 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** Called with each text delta of a streamed reply. */
   onText?: (delta: string) => void;
+  /** Called with each event of a streamed reply, whatever it carries (the idle deadline's clock: `DeadlineAdapter`). */
+  onProgress?: () => void;
 }
 
 /**

@@ -21,7 +21,8 @@ export interface GatedProvider {
  */
 export async function startGatedProvider(targetUrl: string): Promise<GatedProvider> {
   const holds: { afterEvents: number; reached: () => void; released: Promise<void> }[] = [];
-  const server: Server = createServer((req, res) => void forward(req, res));
+  // a reply cut when the test closes the emulator or this server ends its forward, not the test process
+  const server: Server = createServer((req, res) => void forward(req, res).catch(() => res.destroy()));
   async function forward(req: IncomingMessage, res: ServerResponse) {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);

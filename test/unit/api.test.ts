@@ -24,6 +24,11 @@ describe('API on the embedded default', () => {
       database: { kind: 'pglite', ok: true, latencyMs: expect.any(Number) },
       queue: { kind: 'in-process', ok: true, state: 'running' },
       projections: expect.any(Array),
+      // every model slot, none slow (test/unit/provider-deadlines-embedded.test.ts: one that is)
+      providers: [
+        { slot: 'story', state: 'ok', lastDeadlineMiss: null },
+        { slot: 'fast', state: 'ok', lastDeadlineMiss: null },
+      ],
     });
     // the async projections (the inline ones are written with each append: never behind, never stopped)
     expect(body.projections.map((p) => [p.name, p.state, p.failures])).toEqual(['trace_events', 'prefix_reports'].map((name) => [name, 'running', []]));

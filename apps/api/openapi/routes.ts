@@ -798,7 +798,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
       200: json(HealthReportSchema, 'Everything is up.'),
       503: json(
         HealthReportSchema,
-        'Degraded (an async projection is stopped, or quarantined an event no operator has acknowledged) or unavailable (the database or the queue is down).',
+        'Degraded (an async projection is stopped or quarantined an event no operator has acknowledged, or a model slot is slow) or unavailable (the database or the queue is down).',
       ),
     },
     errors: publicErrors,

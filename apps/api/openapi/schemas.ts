@@ -30,6 +30,7 @@ import {
   WorldRevisionBody,
 } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
+import type { ProviderSlotHealth } from '../../../libs/engine';
 
 /**
  * Every named schema of the OpenAPI document (`#/components/schemas/<id>`). The request bodies are
@@ -654,15 +655,34 @@ sameShape<SameShape<z.infer<typeof PublicAsyncStatusSchema>, PublicAsyncStatus>>
 const QueueHealthSchema = z.object({ kind: z.enum(['bullmq', 'in-process']), ok: z.boolean(), state: z.string() });
 sameShape<SameShape<z.infer<typeof QueueHealthSchema>, QueueHealth>>();
 
+const ProviderSlotHealthSchema = z.object({
+  slot: z.string(),
+  state: z.enum(['ok', 'slow']),
+  lastDeadlineMiss: z
+    .object({
+      at: z.string(),
+      protocol: z.string(),
+      phase: z.enum(['first-byte', 'idle', 'total']),
+      deadlineMs: z.number(),
+      code: z.string(),
+    })
+    .nullable(),
+});
+sameShape<SameShape<z.infer<typeof ProviderSlotHealthSchema>, ProviderSlotHealth>>();
+
 export const HealthReportSchema = named(
   z.object({
     status: z.enum(['ok', 'degraded', 'unavailable']),
     database: z.object({ kind: z.enum(['postgres', 'pglite']), ok: z.boolean(), latencyMs: z.number() }),
     queue: QueueHealthSchema,
     projections: z.array(PublicAsyncStatusSchema).nullable(),
+    providers: z.array(ProviderSlotHealthSchema).nullable().meta({
+      description:
+        'Each model slot: `slow` for 10 minutes after one of its calls missed a deadline (`PROVIDER_DEADLINE`), unless a later call of it answered; null while it cannot be read.',
+    }),
   }),
   'HealthReport',
-  '`ok` (200); `degraded` (503) when a shard of an async projection is stopped or it quarantined an event no operator has acknowledged; `unavailable` (503) when the database or the queue is down.',
+  '`ok` (200); `degraded` (503) when a shard of an async projection is stopped or it quarantined an event no operator has acknowledged, or a model slot is `slow`; `unavailable` (503) when the database or the queue is down.',
 );
 sameShape<SameShape<z.infer<typeof HealthReportSchema>, HealthReport>>();
 

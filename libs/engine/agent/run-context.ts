@@ -46,6 +46,8 @@ export interface AgentRunContext {
   historyVersion: number;
   /** Aborts when the execution ends elsewhere (a cancel): the step's model call is aborted with it, the job ends fenced out. */
   ended?: AbortSignal;
+  /** Aborts when the turn's deadline passes (`COVEL_TURN_DEADLINE_MS`), with the `TurnDeadlineError` as its reason. */
+  turnDeadline?: AbortSignal;
   policy: AgentPolicy;
   tools: ToolSet;
   /** The runtime's tool definitions (the same in every step). */

@@ -6,6 +6,9 @@ import { apiKeyWeakness } from './api-key-strength';
 import { SHARED_PROMPTS_DIR } from '../../plugins-sdk';
 import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logging';
 
+/** A turn's default deadline (`COVEL_TURN_DEADLINE_MS`): 3 minutes. */
+export const DEFAULT_TURN_DEADLINE_MS = 180_000;
+
 /** The default bound of uncompacted messages a turn reads (`COVEL_HISTORY_MESSAGE_LIMIT`). */
 export const DEFAULT_HISTORY_MESSAGE_LIMIT = 2_000;
 
@@ -180,6 +183,16 @@ export const EngineEnv = z.object({
       ),
     ),
   COVEL_WORKER_ID: z.string().optional().meta(about("This worker's id in the executions it claims; default: host name, pid and a random suffix.")),
+  COVEL_TURN_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(DEFAULT_TURN_DEADLINE_MS)
+    .meta(
+      about(
+        "How long a turn may run, from its first start (or its latest resume after a suspension): past it its model call is aborted and the turn fails with `TURN_DEADLINE` (not retried), and the session takes its next input. Each call also has its slot's deadlines (`firstByteTimeoutMs`, `idleTimeoutMs`, `totalTimeoutMs` in `llm.toml`).",
+      ),
+    ),
   COVEL_PLUGIN_HANDLER_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -328,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       lockDurationMs: e.COVEL_JOB_LOCK_MS,
       stalledIntervalMs: e.COVEL_STALLED_INTERVAL_MS,
       id: e.COVEL_WORKER_ID,
+      turnDeadlineMs: e.COVEL_TURN_DEADLINE_MS,
     },
     /** The async projector: failed attempts at one event before it is quarantined. */
     projector: { quarantineAfter: e.COVEL_PROJECTION_QUARANTINE_AFTER },

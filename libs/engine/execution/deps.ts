@@ -26,6 +26,8 @@ export interface TurnOptions {
   workerId: string;
   /** Safety bound of uncompacted messages read for a runtime's history (the audit uses the same). */
   historyReadLimit?: number;
+  /** A turn's deadline, from its first start or latest resume (`COVEL_TURN_DEADLINE_MS`); default `DEFAULT_TURN_DEADLINE_MS`. */
+  turnDeadlineMs?: number;
 }
 
 /** What every step of a turn works with. */
