@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { ProviderEmulator } from '../../libs/emulator';
+import { ATTR, SPAN } from '../../libs/telemetry';
 import { clientClosed, requestWith, SLOW_MARK, storyScript } from '../support/cancel';
 import { type CrashStack, crashStack, sleep } from '../support/crash-stack';
 import { npmRun } from '../support/npm-start';
+import { startCollector } from '../support/otlp-collector';
 import type { Stack } from '../support/stack';
 
 /** Hang guard of a stop (not a speed bound): the default grace period is 7 s, the stream ~5 s. */
@@ -60,8 +62,14 @@ describe('SIGTERM to the API and worker processes (PostgreSQL + BullMQ)', () => 
     return { code, ms };
   };
 
-  it('`npm run start:worker` gets SIGTERM mid-turn: the turn ends within the grace period and commits once, exit 0', async () => {
-    const worker = await npmRun('start:worker', { ...stack.env, COVEL_WORKER_ID: 'w1' }, /ready/);
+  it('`npm run start:worker` gets SIGTERM mid-turn: the turn ends within the grace period and commits once, its spans are flushed, exit 0', async () => {
+    // spans are batched and sent every 10 minutes: only the stop's flush sends this turn's
+    const collector = await startCollector();
+    const worker = await npmRun(
+      'start:worker',
+      { ...stack.env, COVEL_WORKER_ID: 'w1', OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '600000' },
+      /ready/,
+    );
     try {
       const { executionId, call } = await turnMidStream('w1');
       const { code } = await terminate('npm run start:worker', worker.child, worker.exited);
@@ -72,8 +80,12 @@ describe('SIGTERM to the API and worker processes (PostgreSQL + BullMQ)', () => 
       // the runtime job completed (it committed the turn); its turn job ends when any worker next takes it
       const runtimeJobs = await crash.runtimes.getJobs(['active', 'delayed', 'waiting', 'prioritized']);
       expect(runtimeJobs.filter((j) => (j.data as { executionId: string }).executionId === executionId)).toEqual([]);
+      const traces = new Set(collector.spans.filter((span) => span.attributes[ATTR.execution] === executionId).map((span) => span.traceId));
+      const spans = collector.spans.filter((span) => span.service === 'covel-worker' && traces.has(span.traceId)).map((span) => span.name);
+      expect(spans).toEqual(expect.arrayContaining([SPAN.turnJob, SPAN.runtimeJob, SPAN.modelCall]));
     } finally {
       if (worker.child.exitCode === null) process.kill(-worker.child.pid!, 'SIGKILL');
+      await new Promise((r) => collector.server.close(r));
     }
   }, 120_000);
 

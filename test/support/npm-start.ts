@@ -31,8 +31,18 @@ export async function npmStart(env: NodeJS.ProcessEnv): Promise<NpmStartServer> 
  * group, as an operator's supervisor runs it; resolves at its ready line, rejects if it exits first
  * or is not ready in `timeoutMs`. `exited` resolves to npm's exit code (null when a signal ended it).
  */
-export async function npmRun(script: string, env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Promise<NpmStartServer & { exited: Promise<number | null> }> {
-  const child = spawn('npm', ['run', script], { cwd: root, env: { ...process.env, OPENAI_API_KEY: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export async function npmRun(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<NpmStartServer & { exited: Promise<number | null> }> {
+  const child = spawn('npm', ['run', script], {
+    cwd: root,
+    env: { ...process.env, OPENAI_API_KEY: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
