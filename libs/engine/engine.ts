@@ -114,9 +114,10 @@ export interface Engine {
   /** This engine's Prometheus registry and its families (`GET /metrics`, a worker's `COVEL_METRICS_PORT`). */
   metrics: EngineMetrics;
   /**
-   * Stops taking jobs, waits for the running ones (with `graceMs`: that long, then their model calls
-   * are aborted and the jobs handed back, see `TurnQueue.close`), then closes the rest: the sweeper,
-   * the projector, the emulator, the database (and the data directory's lock).
+   * Stops the sweeper and the projector, stops taking jobs and waits for the running ones (with
+   * `graceMs`: that long, then their model calls are aborted and the jobs handed back, see
+   * `TurnQueue.close`), then closes the rest: the delta bus, the emulator, the database (and the
+   * data directory's lock).
    */
   close(options?: EngineCloseOptions): Promise<void>;
 }
