@@ -5,7 +5,7 @@ import { createApiApp } from './api/create-api-app';
 import { boundAddress, describeModels } from './banner';
 import { devKeyFile, engineUrlRemover, ensureDevTenant, writeEngineUrl } from './dev-tenant';
 import { startTracing } from '../libs/telemetry';
-import { closeOnSignals, reloadPluginsOnHangup, runMain } from './process-lifecycle';
+import { closeOnSignals, gracefulEngine, reloadPluginsOnHangup, runMain } from './process-lifecycle';
 import { createWorkerApp } from './worker/create-worker-app';
 
 /**
@@ -28,7 +28,11 @@ async function main() {
   await worker.init();
   const api = await createApiApp(engine);
   await api.listen(config.port, config.host);
-  closeOnSignals(...(embedded ? [engineUrlRemover(config.dataDir)] : []), api, worker, engine, ...(tracing ? [tracing] : [])); // before the ready line: a signal right after it is handled
+  // before the ready line: a signal right after it is handled. The URL file first (npm run play no longer finds a closing engine),
+  // then the API (no new input), the worker (sweeper, projector), the engine (running jobs within the grace period, stores, lock), spans
+  closeOnSignals([...(embedded ? [engineUrlRemover(config.dataDir)] : []), api, worker, gracefulEngine(engine), ...(tracing ? [tracing] : [])], {
+    log: (line) => engine.logger.log(line),
+  });
   reloadPluginsOnHangup(engine);
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
   if (embedded) writeEngineUrl(config.dataDir, url); // npm run play finds this engine whatever its PORT

@@ -33,7 +33,8 @@ const isWorldWrite = (req: { path: string }) => req.path === '/worlds' || req.pa
  * Builds the HTTP API on an engine (not listening yet). Nest's own body parser is off: on `/v1` the
  * tenant is authenticated first, then the headers are checked (JSON, UTF-8, declared size), and only
  * then is the body read, up to `config.bodyLimitBytes`. Every failure on the way is an engine error
- * mapped to its status by `error.filter.ts`.
+ * mapped to its status by `error.filter.ts`. No shutdown hooks of Nest's own: the process closes it
+ * on a signal (`closeOnSignals`, apps/process-lifecycle.ts), a test with `app.close()`.
  */
 export async function createApiApp(engine: Engine, options: { logger?: boolean; sessionEvents?: SessionEventsTimings } = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
@@ -67,6 +68,5 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody, verify: verifyUtf8Body }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody, verify: verifyJsonBody });
   app.use(bodyErrorsAsEngineErrors);
-  app.enableShutdownHooks();
   return app;
 }

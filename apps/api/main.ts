@@ -3,7 +3,7 @@ import { boundAddress } from '../banner';
 import { ensureBootstrapTenant } from './bootstrap-tenant';
 import { createApiApp } from './create-api-app';
 import { startTracing } from '../../libs/telemetry';
-import { closeOnSignals, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
+import { closeOnSignals, gracefulEngine, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
 
 /** `npm run start:api`: the HTTP API alone (workers run as `npm run start:worker`). */
 async function main() {
@@ -17,7 +17,7 @@ async function main() {
   await ensureBootstrapTenant(engine);
   const app = await createApiApp(engine);
   await app.listen(config.port, config.host);
-  closeOnSignals(app, engine, ...(tracing ? [tracing] : []));
+  closeOnSignals([app, gracefulEngine(engine), ...(tracing ? [tracing] : [])], { log: (line) => engine.logger.log(line) });
   reloadPluginsOnHangup(engine);
   console.log(`covel api listening on ${await app.getUrl()} (bound to ${boundAddress(app)}, COVEL_HOST)`);
 }

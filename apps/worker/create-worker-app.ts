@@ -5,9 +5,10 @@ import type { Engine } from '../../libs/engine';
 import { NestEngineLogger } from '../nest-logger';
 import { WorkerModule } from './worker.module';
 
-/** The worker as a NestJS standalone application (no HTTP). */
+/**
+ * The worker as a NestJS standalone application (no HTTP). No shutdown hooks of Nest's own: the
+ * process closes it on a signal (`closeOnSignals`, apps/process-lifecycle.ts).
+ */
 export async function createWorkerApp(engine: Engine): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(WorkerModule.forEngine(engine), { logger: new NestEngineLogger(engine.logger) });
-  app.enableShutdownHooks();
-  return app;
+  return NestFactory.createApplicationContext(WorkerModule.forEngine(engine), { logger: new NestEngineLogger(engine.logger) });
 }

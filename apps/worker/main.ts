@@ -1,6 +1,6 @@
 import { ConfigError, createEngine, loadConfig, serveMetrics } from '../../libs/engine';
 import { startTracing } from '../../libs/telemetry';
-import { closeOnSignals, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
+import { closeOnSignals, gracefulEngine, reloadPluginsOnHangup, runMain } from '../process-lifecycle';
 import { createWorkerApp } from './create-worker-app';
 
 /** `npm run start:worker`: a worker process (BullMQ when REDIS_URL is set). */
@@ -16,7 +16,7 @@ async function main() {
   // COVEL_METRICS_PORT: this worker's GET /metrics (the API serves its own on PORT)
   const metrics = config.metricsPort === null ? null : await serveMetrics({ metrics: engine.metrics, port: config.metricsPort, host: config.host });
   // handlers first: a signal sent right after the ready line must still close cleanly
-  closeOnSignals(...(metrics ? [metrics] : []), app, engine, ...(tracing ? [tracing] : []));
+  closeOnSignals([...(metrics ? [metrics] : []), app, gracefulEngine(engine), ...(tracing ? [tracing] : [])], { log: (line) => engine.logger.log(line) });
   reloadPluginsOnHangup(engine);
   console.log(`covel worker ${engine.workerId} ready (concurrency ${config.worker.concurrency}${metrics ? `, metrics on :${metrics.port}/metrics` : ''})`);
 }

@@ -116,7 +116,18 @@ export interface Engine {
   logger: StructuredLogger;
   /** This engine's Prometheus registry and its families (`GET /metrics`, a worker's `COVEL_METRICS_PORT`). */
   metrics: EngineMetrics;
-  close(): Promise<void>;
+  /**
+   * Stops the sweeper and the projector, stops taking jobs and waits for the running ones (with
+   * `graceMs`: that long, then their model calls are aborted and the jobs handed back, see
+   * `TurnQueue.close`), then closes the rest: the delta bus, the emulator, the database (and the
+   * data directory's lock).
+   */
+  close(options?: EngineCloseOptions): Promise<void>;
+}
+
+export interface EngineCloseOptions {
+  /** How long running jobs may take to end; absent: as long as they take. */
+  graceMs?: number;
 }
 
 /** What a caller may give the composition root instead of what the config points at. */
@@ -174,9 +185,23 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
             logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}`, { ...jobLogFields(job), err: e }),
           onJobStarted: metrics.jobStarted,
         });
-    closers.unshift(() => queue.close());
+    // a stop past its grace period aborts the running model calls: their jobs are handed back (TurnDeps.stopping)
+    const stopping = new AbortController();
+    let closeOptions: EngineCloseOptions = {};
+    closers.unshift(() =>
+      queue.close({
+        ...(closeOptions.graceMs === undefined ? {} : { graceMs: closeOptions.graceMs }),
+        onGraceOver: () => {
+          logger.warn(
+            `stopping: jobs still running after ${closeOptions.graceMs} ms (COVEL_SHUTDOWN_GRACE_MS); their model calls are aborted and the jobs handed back`,
+          );
+          stopping.abort();
+        },
+      }),
+    );
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
-    closers.unshift(() => deltas.close());
+    // after the queue has drained: the jobs running meanwhile still stream their text to the readers
+    closers.splice(1, 0, () => deltas.close());
     const files = new WorldCatalog(config.worldsDir);
     files.loadAll(); // a bad world file stops start-up, naming the file and the field path
     const worlds = new WorldService({ store, reads: new WorldReads(database.db, store), files });
@@ -244,6 +269,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
         deltas,
         metrics,
         ends,
+        stopping: stopping.signal,
         options: { workerId, historyReadLimit: config.historyMessageLimit, turnDeadlineMs: config.worker.turnDeadlineMs },
       });
       worldGenerationRunner = new WorldGenerationRunner({ store, worlds, providers, creation: worldCreation, logger, metrics });
@@ -298,7 +324,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       workerId,
       logger,
       metrics,
-      async close() {
+      async close(options = {}) {
+        closeOptions = options;
         for (const close of closers) await close().catch((e) => logger.warn(`while closing: ${String(e)}`));
       },
     };

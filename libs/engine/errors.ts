@@ -32,6 +32,22 @@ export class FencedOutError extends EngineError {
   }
 }
 
+/**
+ * This process is stopping and its grace period is over (`COVEL_SHUTDOWN_GRACE_MS`): the job's
+ * model call was aborted, nothing of it is recorded, and the job is handed back to the queue
+ * (`later`, no attempt spent) to run again elsewhere or at the next start.
+ */
+export class JobHandedBackError extends EngineError {
+  readonly code = 'SHUTTING_DOWN';
+  readonly category = 'unavailable';
+  constructor(
+    readonly executionId: string,
+    readonly attempt: number,
+  ) {
+    super(`execution ${executionId}: attempt ${attempt} handed back, this process is stopping`);
+  }
+}
+
 /** Events handed to a journal skip a stream version: a bug in the caller's read (broken invariant). */
 export class JournalGapError extends EngineError {
   readonly code = 'JOURNAL_GAP';

@@ -1,5 +1,5 @@
 export { createEngine } from './engine';
-export type { Engine, EngineRole, EngineOverrides } from './engine';
+export type { Engine, EngineCloseOptions, EngineRole, EngineOverrides } from './engine';
 export { loadConfig, ConfigError, EngineEnv } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './config';
 export type { EngineConfig } from './config';
@@ -102,6 +102,7 @@ export { RuntimeCatalog, DEFAULT_STAGES } from './catalog';
 export {
   SessionNotFoundError,
   FencedOutError,
+  JobHandedBackError,
   ExecutionNotFoundError,
   JournalGapError,
   UnknownStageError,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -40,17 +40,49 @@ export interface DataDirLock {
 /** Tokens of the locks this process holds now. */
 const heldTokens = new Set<string>();
 
-/** `<dataDir>.lock`, with the parent's symlinks resolved so that two spellings of one directory share a lock. */
+/**
+ * `<dataDir>.lock` beside the directory's real path: every symlink on the way resolved (the parent's
+ * and the directory's own), so that two spellings of one directory share a lock. A directory that
+ * does not exist yet resolves through its parent; a symlink to one that does not exist yet (PGlite
+ * creates it on first open) through the link's target.
+ */
 export function lockFileFor(dataDir: string): string {
-  const dir = resolve(dataDir);
+  return `${realDirectory(resolve(dataDir))}.lock`;
+}
+
+/** How many symlinks in a row `realDirectory` follows before it stops (as the system's ELOOP would). */
+const MAX_LINKS = 40;
+
+/** The real path of `dir`, existing or not: symlinks resolved as far as the path exists. */
+function realDirectory(dir: string, links = 0): string {
+  try {
+    return realpathSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   const parent = dirname(dir);
-  return `${join(existsSync(parent) ? realpathSync(parent) : parent, basename(dir))}.lock`;
+  const realParent = parent === dir ? parent : realDirectory(parent, links);
+  const here = join(realParent, basename(dir));
+  // a dangling symlink (its target not created yet): the lock is the target's
+  const target = symlinkTarget(here);
+  if (target === null || links >= MAX_LINKS) return here;
+  return realDirectory(resolve(realParent, target), links + 1);
+}
+
+function symlinkTarget(path: string): string | null {
+  try {
+    return lstatSync(path).isSymbolicLink() ? readlinkSync(path) : null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw error;
+  }
 }
 
 export function acquireDataDirLock(dataDir: string): DataDirLock {
   const dir = resolve(dataDir);
   mkdirSync(dirname(dir), { recursive: true });
   const file = lockFileFor(dir);
+  mkdirSync(dirname(file), { recursive: true }); // a symlinked directory's lock is beside its target
   const holder = newHolder();
   // a stale lock is removed and the create retried; a third collision means others are racing for it
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -17,7 +17,7 @@ export const DEFAULT_SESSION_EVENTS_TIMINGS: SessionEventsTimings = { pollInterv
 /**
  * The open event streams of this API process: each one a `SessionFeed` following the session's
  * log in the database (not this process's memory: any API process serves any stream). On
- * shutdown (`app.close()`, SIGTERM through `enableShutdownHooks`) every stream is completed
+ * shutdown (`app.close()`, on SIGTERM through `closeOnSignals`) every stream is completed
  * before the HTTP server closes, so clients see a clean end and reconnect elsewhere with
  * `Last-Event-ID`.
  */

@@ -8,6 +8,8 @@ import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logg
 
 /** A turn's default deadline (`COVEL_TURN_DEADLINE_MS`): 3 minutes. */
 export const DEFAULT_TURN_DEADLINE_MS = 180_000;
+/** `COVEL_SHUTDOWN_GRACE_MS`: the whole stop (grace, hand-back, closing) fits Docker's 10 s before its SIGKILL. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 7_000;
 
 /** The default bound of uncompacted messages a turn reads (`COVEL_HISTORY_MESSAGE_LIMIT`). */
 export const DEFAULT_HISTORY_MESSAGE_LIMIT = 2_000;
@@ -91,6 +93,16 @@ export const EngineEnv = z.object({
     .default(5_000)
     .meta(about("BullMQ job lock, renewed every half; a killed worker's job is taken over after it.")),
   COVEL_STALLED_INTERVAL_MS: z.coerce.number().int().positive().default(2_000).meta(about('How often a worker moves jobs whose lock expired back to wait.')),
+  COVEL_SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(DEFAULT_SHUTDOWN_GRACE_MS)
+    .meta(
+      about(
+        "On SIGTERM or SIGINT: how long the jobs running in this process may take to end, once it has stopped taking new ones. Past it, each running model call is aborted and its job handed back (run again by another worker, or by this one's next start; nothing recorded twice). Keep it a few seconds under your container's stop timeout (Docker's is 10 s).",
+      ),
+    ),
   COVEL_SWEEP_INTERVAL_MS: z.coerce
     .number()
     .int()
@@ -346,6 +358,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The async projector: failed attempts at one event before it is quarantined. */
     projector: { quarantineAfter: e.COVEL_PROJECTION_QUARANTINE_AFTER },
     sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },
+    /** On SIGTERM/SIGINT: how long running jobs may take before they are handed back (apps/process-lifecycle.ts). */
+    shutdown: { graceMs: e.COVEL_SHUTDOWN_GRACE_MS },
     emulator: { responseDelayMs: e.COVEL_EMULATOR_DELAY_MS, chunkDelayMs: e.COVEL_EMULATOR_CHUNK_DELAY_MS },
     llmConfigFile: resolve(e.COVEL_LLM_CONFIG ?? join(repoRoot, 'llm.toml')),
     plugins: { handlerTimeoutMs: e.COVEL_PLUGIN_HANDLER_TIMEOUT_MS, blockingWarnMs: e.COVEL_PLUGIN_BLOCKING_WARN_MS },

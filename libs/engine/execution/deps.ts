@@ -59,6 +59,11 @@ export interface TurnDeps {
    * its execution while it runs and aborts its model call then. Absent (a test's deps): never aborted.
    */
   ends?: Pick<ExecutionWaiter, 'watch'>;
+  /**
+   * Aborted when this process stops and its grace period is over: a running runtime job aborts its
+   * model call and hands its job back (`JobHandedBackError`), recording nothing. Absent: never.
+   */
+  stopping?: AbortSignal;
   /** Where the hand-off enqueues a session's next execution. */
   queue: TurnProducer;
   options: TurnOptions;

@@ -8,7 +8,9 @@ import { jobLogFields } from '../logging';
 import { withTraceCarrier } from '../../telemetry';
 import {
   DEFAULT_RETRY_POLICY,
+  drainWithin,
   type JobStartedListener,
+  type QueueCloseOptions,
   type QueueDepth,
   type QueueHandlers,
   type QueueHealth,
@@ -396,13 +398,29 @@ export class BullMqTurnQueue implements TurnQueue {
     if (job.attemptsStarted <= 1) this.options.onJobStarted?.({ queue: job.queueName, waitedMs: Date.now() - job.timestamp });
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops taking jobs (Worker.close), waits for the running ones within `options` (`drainWithin`):
+   * a job that ends `later` meanwhile is moved to delayed, so any worker takes it (no attempt
+   * spent). One still running past the hand-back time keeps its lock until it expires, then the
+   * stalled-job check of another worker (or of this one's next start) moves it back to wait.
+   */
+  async close(options: QueueCloseOptions = {}): Promise<void> {
     this.closed = true;
     if (this.consumer) {
-      // Worker.close waits for the jobs running here to end
-      await Promise.all(this.consumer.workers.map((w) => w.close()));
-      await this.consumer.runtimes.close();
-      this.consumer.connection.disconnect();
+      const { workers, runtimes, connection } = this.consumer;
+      this.consumer = null; // closed once: a second close does not wait for a job left running
+      // Worker.close stops fetching at once, then waits for the jobs running here to end (their locks renewed meanwhile)
+      const closing = Promise.all(workers.map((w) => w.close()));
+      const release = async () => {
+        await runtimes.close();
+        connection.disconnect();
+      };
+      if (await drainWithin(closing, options)) await release();
+      else {
+        this.options.logger?.warn('queue: stopping with jobs still running; another worker takes them once their locks expire');
+        // not under a job still running: BullMQ's worker loop spins on a connection closed under it
+        void closing.then(release, release);
+      }
     }
     await this.runtimesView?.close();
     await this.worldsView?.close();

@@ -3,9 +3,11 @@ import { withTraceCarrier } from '../../telemetry';
 import {
   backoffDelay,
   DEFAULT_RETRY_POLICY,
+  drainWithin,
   type JobAttempt,
   type JobStartedListener,
   type QueueDepth,
+  type QueueCloseOptions,
   type QueueHandlers,
   type QueueHealth,
   queueUnavailable,
@@ -89,6 +91,8 @@ export class InProcessQueue implements TurnQueue {
   private readonly retry: RetryPolicy;
   private handlers: QueueHandlers | null = null;
   private closed = false;
+  /** `close` waiting for the running jobs to end. */
+  private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: InProcessQueueOptions = {}) {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
@@ -142,11 +146,26 @@ export class InProcessQueue implements TurnQueue {
     this.pump();
   }
 
-  async close(): Promise<void> {
+  /**
+   * Takes no new job, then waits for the running ones (bounded by `options`: see `drainWithin`).
+   * Jobs waiting, delayed or handed back stay in memory and end with the process: the engine's next
+   * start resumes their executions from the log (`Sweeper.resumeAll`).
+   */
+  async close(options: QueueCloseOptions = {}): Promise<void> {
     this.closed = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    while (this.active.turn + this.active.runtime + this.active.world > 0) await new Promise((r) => setTimeout(r, 10));
+    await drainWithin(this.idle(), options);
+  }
+
+  private running(): number {
+    return this.active.turn + this.active.runtime + this.active.world;
+  }
+
+  /** Resolves once no job runs. */
+  private idle(): Promise<void> {
+    if (this.running() === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   private schedule(id: string) {
@@ -169,6 +188,8 @@ export class InProcessQueue implements TurnQueue {
   }
 
   private later(id: string, delayMs: number) {
+    // closing: handed back, to the next start (no timer keeps a stopping process alive)
+    if (this.closed) return void this.timed.add(id);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.timed.delete(id);
@@ -199,6 +220,7 @@ export class InProcessQueue implements TurnQueue {
     } finally {
       this.active[entry.lane]--;
       this.pump();
+      if (this.running() === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 

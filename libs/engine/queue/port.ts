@@ -113,9 +113,61 @@ export interface TurnConsumer {
   consume(handlers: QueueHandlers): void;
 }
 
+/** How a queue stops (`close`); without a grace period it waits for the running jobs however long they take. */
+export interface QueueCloseOptions {
+  /** How long the jobs running now may take to end once no new job is taken. */
+  graceMs?: number;
+  /**
+   * Told once when the grace period is over with jobs still running: it asks them to hand themselves
+   * back (the engine aborts their model calls; each job ends `later`, no attempt spent).
+   */
+  onGraceOver?: () => void;
+  /** How long the handed-back jobs may take to end before the queue stops waiting for them (`HAND_BACK_MS`). */
+  handBackMs?: number;
+}
+
+/** How long jobs asked to hand themselves back may take before a closing queue leaves them (as a crash would). */
+export const HAND_BACK_MS = 2_000;
+
 export interface TurnQueue extends TurnProducer, TurnConsumer {
-  /** Takes no new job and resolves once the jobs running now have ended (drains). */
-  close(): Promise<void>;
+  /**
+   * Takes no new job and resolves once the jobs running now have ended (drains); with a grace period,
+   * once they have ended or been handed back, or when `handBackMs` after it they still run (left to
+   * recovery: BullMQ's stalled-job check, the embedded default's resume at start-up). A job ending
+   * `later` while the queue closes is handed back: BullMQ keeps it delayed for any worker, the
+   * in-process queue leaves it to the next start (its jobs live in memory; the log holds the work).
+   */
+  close(options?: QueueCloseOptions): Promise<void>;
+}
+
+/**
+ * Whether `work` settles within `ms` (then true); false when the time ran out (`work` goes on).
+ * For a queue's close: the waits of a grace period.
+ */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A closing queue's wait for its running jobs (`drained`), bounded by the options: the grace period,
+ * then `onGraceOver`, then the hand-back time. Resolves true when they ended, false when left running.
+ */
+export async function drainWithin(drained: Promise<unknown>, options: QueueCloseOptions = {}): Promise<boolean> {
+  if (options.graceMs === undefined) {
+    await drained;
+    return true;
+  }
+  if (await settlesWithin(drained, options.graceMs)) return true;
+  options.onGraceOver?.();
+  return settlesWithin(drained, options.handBackMs ?? HAND_BACK_MS);
 }
 
 /** Attempts and backoff of every job kind; the same defaults for both drivers. */

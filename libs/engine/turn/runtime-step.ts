@@ -1,4 +1,4 @@
-import { FencedOutError, RuntimeNotFoundError, TurnDeadlineError } from '../errors';
+import { FencedOutError, JobHandedBackError, RuntimeNotFoundError, TurnDeadlineError } from '../errors';
 import { DEFAULT_TURN_DEADLINE_MS } from '../config';
 import type { ExecutionJournal } from '../journal/journal';
 import { runFunctionStep } from './function-step';
@@ -42,6 +42,8 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
     annotate({ [ATTR.runtimeResult]: result });
     return result;
   } catch (error) {
+    // this process is stopping: the job is handed back, whatever its aborted call threw
+    if (watch.ended.reason instanceof JobHandedBackError) throw watch.ended.reason;
     // the execution ended elsewhere (cancelled, failed by another job): nothing of this job can be recorded any more
     if (watch.ended.aborted && !(error instanceof FencedOutError)) throw new FencedOutError(job.executionId, job.attempt);
     throw error;
@@ -53,11 +55,16 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<R
 /**
  * The execution's end while this job runs, as a signal (`TurnDeps.ends`): registered before the job
  * reads the log, so an end committed after that read is heard, and one committed before is in it
- * (or met by the job's fenced appends). A cancel aborts the job's model call mid-stream with it.
+ * (or met by the job's fenced appends). A cancel aborts the job's model call mid-stream with it;
+ * so does this process's stop past its grace period (`TurnDeps.stopping`), the reason then a
+ * `JobHandedBackError`.
  */
 async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: AbortSignal; release(): void }> {
   const ended = new AbortController();
   const stop = new AbortController();
+  const handBack = () => ended.abort(new JobHandedBackError(job.executionId, job.attempt));
+  if (deps.stopping?.aborted) handBack();
+  deps.stopping?.addEventListener('abort', handBack, { once: true, signal: stop.signal });
   if (deps.ends) {
     const watch = await deps.ends.watch({ tenantId: job.tenantId, executionId: job.executionId, signal: stop.signal });
     void watch.ended.then(() => ended.abort(new FencedOutError(job.executionId, job.attempt)));

@@ -1,5 +1,5 @@
 import { isDatabaseUnavailable } from '../../events';
-import { FencedOutError, isPermanentFailure } from '../errors';
+import { FencedOutError, isPermanentFailure, JobHandedBackError } from '../errors';
 import type { JobAttempt, JobOutcome, QueueHandlers, RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
 import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
@@ -9,11 +9,13 @@ import { turnStep } from './turn-step';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
 const done = { kind: 'done' } as const;
+const handedBack = { kind: 'later', delayMs: 0 } as const;
 
 /**
  * The queue handlers of a worker: turn jobs run `turnStep`, runtime jobs `runRuntimeStep`; this
  * class decides what a failure means for the job.
  * - a fenced-out attempt ends quietly (a newer attempt, or the end of the execution, took over);
+ * - a job handed back (this process stops, `TurnDeps.stopping`) runs again later, no attempt spent;
  * - the database away: the job looks again later without spending an attempt, so an outage
  *   longer than the retries never fails a turn (nothing could be recorded anyway);
  * - a failure retrying cannot fix (`isPermanentFailure`), or the last attempt of one it could:
@@ -66,6 +68,8 @@ export class TurnRunner implements QueueHandlers {
 
   /** Resolves to the job's outcome, or throws for the queue to retry the job. */
   private async onFailure(job: TurnJob, attempt: JobAttempt, error: unknown, fence: number | undefined): Promise<JobOutcome> {
+    // this process is stopping: the job runs again (elsewhere, or at the next start), no attempt spent
+    if (error instanceof JobHandedBackError) return handedBack;
     if (error instanceof FencedOutError) return done;
     if (isDatabaseUnavailable(error)) return this.databaseAway(job);
     const permanent = isPermanentFailure(error);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireDataDirLock, DataDirLockedError, lockFileFor, migrateToLatest, openDatabase } from '..';
@@ -108,6 +108,49 @@ describe('embedded data directory lock', () => {
       rmSync(`${base}-link`);
     }
   });
+
+  it('one lock for a directory and a symlink to it (the directory itself linked), whichever is opened first', () => {
+    mkdirSync(dataDir, { recursive: true });
+    const link = join(base, 'linked');
+    symlinkSync(dataDir, link);
+    const lock = acquireDataDirLock(dataDir);
+    try {
+      expect(lockFileFor(link)).toBe(lockFileFor(dataDir));
+      expect(() => acquireDataDirLock(link)).toThrow(DataDirLockedError);
+    } finally {
+      lock.release();
+    }
+    const viaLink = acquireDataDirLock(link);
+    try {
+      expect(() => acquireDataDirLock(dataDir)).toThrow(DataDirLockedError);
+    } finally {
+      viaLink.release();
+    }
+  });
+
+  it('one lock for a symlink whose target is not created yet (PGlite creates it on first open) and that target', () => {
+    const link = join(base, 'linked');
+    symlinkSync(join(base, 'later', 'pglite'), link);
+    const lock = acquireDataDirLock(link);
+    try {
+      expect(lockFileFor(link)).toBe(`${join(realpathSync(base), 'later', 'pglite')}.lock`);
+      expect(() => acquireDataDirLock(join(base, 'later', 'pglite'))).toThrow(DataDirLockedError);
+    } finally {
+      lock.release();
+    }
+  });
+
+  it('two PGlite opens through a symlinked data directory: the second is refused', async () => {
+    mkdirSync(base, { recursive: true });
+    const link = join(base, 'linked');
+    symlinkSync(dataDir, link);
+    const first = await openDatabase({ kind: 'pglite', dataDir });
+    try {
+      await expect(openDatabase({ kind: 'pglite', dataDir: link })).rejects.toThrow(DataDirLockedError);
+    } finally {
+      await first.close();
+    }
+  }, 30_000);
 
   describe('who counts as a live holder', () => {
     const lockWith = (holder: object) => {

@@ -455,6 +455,51 @@ export function queueConformance(driver: ConformanceDriver): void {
       TEST_TIMEOUT_MS,
     );
 
+    it(
+      'close with a grace period: no new job is taken; a job ending within it is waited for; past it onGraceOver is told once, a job ending `later` is handed back (not run again here), and one still running after handBackMs is left',
+      async () => {
+        const queue = create(4);
+        const [quick, handedBack, stuck] = [turnJob(), turnJob(), turnJob()];
+        const runs = new Map<string, number>();
+        const started = new Map([quick, handedBack, stuck].map((j) => [j.executionId, deferred()]));
+        const graceOver = deferred();
+        const release = deferred();
+        let quickEnded = false;
+        let told = 0;
+        queue.consume(
+          handlers({
+            turn: async (job): Promise<TurnStep> => {
+              runs.set(job.executionId, (runs.get(job.executionId) ?? 0) + 1);
+              started.get(job.executionId)?.resolve();
+              if (job.executionId === quick.executionId) {
+                await sleep(100);
+                quickEnded = true;
+                return done;
+              }
+              // the engine aborts the model call then: the job hands itself back
+              if (job.executionId === handedBack.executionId) {
+                await graceOver.promise;
+                return { kind: 'later', delayMs: 0 };
+              }
+              await release.promise;
+              return done;
+            },
+          }),
+        );
+        for (const job of [quick, handedBack, stuck]) await queue.enqueue(job);
+        await Promise.all([...started.values()].map((d) => d.promise));
+        const closed = queue.close({ graceMs: 400, handBackMs: 400, onGraceOver: () => (told++, graceOver.resolve()) });
+        await expect(queue.enqueue(turnJob())).rejects.toThrow(UnavailableError);
+        await closed;
+        expect(quickEnded).toBe(true);
+        expect(told).toBe(1);
+        release.resolve(); // the stuck job ends after the close (the afterEach closes the queue again)
+        await sleep(200);
+        expect([quick, handedBack, stuck].map((j) => runs.get(j.executionId))).toEqual([1, 1, 1]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
     describe('with tracing on', () => {
       let tracing: TestTracing;
       beforeAll(async () => {
