@@ -37,6 +37,8 @@ export interface PublicAsyncStatus {
   lag: number;
   /** Failing shards. */
   failing: number;
+  /** How many quarantined events of it no operator has acknowledged (and no replay applied): all of them, where `quarantined` lists the newest 20. */
+  quarantinedOpen: number;
   failures: {
     shard: number;
     /** Global position of the shard's cursor (the last event it applied). */
@@ -53,6 +55,7 @@ export interface PublicAsyncStatus {
    * Events it skipped after failing to apply them `COVEL_PROJECTION_QUARANTINE_AFTER` times, not yet
    * acknowledged by an operator (`POST /admin/quarantine/:id/ack`, `npm run quarantine -- --ack <id>`):
    * while there is one, `/health` is `degraded`. No tenant, session or error text (the operator's list has them).
+   * The newest 20 at most; `quarantinedOpen` counts them all.
    */
   quarantined: {
     /** The record's id (for the acknowledgement). */
@@ -88,6 +91,7 @@ const asyncWithoutTenantData = (p: AsyncProjectionStatus): PublicAsyncStatus => 
         ]
       : [],
   ),
+  quarantinedOpen: p.quarantinedOpen,
   quarantined: p.quarantined.map((q) => ({
     id: q.id,
     shard: q.shard,
@@ -110,7 +114,7 @@ export class HealthController {
     const [projections, providers] = await Promise.all([database.ok ? this.projections() : null, this.providers()]);
     const degraded =
       projections === null ||
-      projections.some((p) => p.state === 'failing' || p.quarantined.length > 0) ||
+      projections.some((p) => p.state === 'failing' || p.quarantinedOpen > 0) ||
       providers === null ||
       providers.some((p) => p.state === 'slow');
     const status = !database.ok || !queue.ok ? 'unavailable' : degraded ? 'degraded' : 'ok';

@@ -19,13 +19,13 @@ export const MAX_LISTED_BRANCHES = 100;
 
 /** The sessions of a page with their est. $ and history use: one grouped read each, whatever the page's size. */
 export async function sessionSummaries(options: {
-  engine: Pick<Engine, 'readModels' | 'prices' | 'historyUse'>;
+  engine: Pick<Engine, 'readModels' | 'prices' | 'historyUse' | 'projector'>;
   tenantId: string;
   sessions: readonly SessionSummaryView[];
 }): Promise<SessionSummaryAnswer[]> {
   const { engine, tenantId, sessions } = options;
   const [costed, history] = await Promise.all([
-    sessionsWithCosts({ tenantId, sessions, readModels: engine.readModels, prices: engine.prices }),
+    sessionsWithCosts({ tenantId, sessions, readModels: engine.readModels, quarantine: engine.projector.quarantine, prices: engine.prices }),
     engine.historyUse.of(tenantId, sessions),
   ]);
   return costed.map((s) => ({ ...s, history: history.get(s.sessionId)! }));

@@ -124,9 +124,9 @@ export function isPermanentFailure(error: unknown): error is EngineError {
 }
 
 /**
- * The turn ran out of its deadline (`COVEL_TURN_DEADLINE_MS`, counted from its first start or its
- * latest resume): its model call is aborted and the turn fails; nothing retries it (a retry would
- * start past the deadline), and the session takes its next input.
+ * The turn ran out of its deadline (`COVEL_TURN_DEADLINE_MS`: the time one job attempt waits on its
+ * model, from its first model call, on the worker's clock): its model call is aborted and the turn
+ * fails; nothing retries it (a retry would hold the session again), and the session takes its next input.
  */
 export class TurnDeadlineError extends EngineError {
   readonly code = 'TURN_DEADLINE';

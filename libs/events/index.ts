@@ -45,9 +45,9 @@ export { acquireDataDirLock, lockFileFor } from './data-dir-lock';
 export type { DataDirLock } from './data-dir-lock';
 export { AsyncProjector, UnknownProjectionError } from './projections/async/async-projector';
 export { REPLAY_OWNER_PREFIX } from './projections/async/claim-plan';
-export { LAG_COUNT_LIMIT } from './projections/async/status';
+export { LAG_COUNT_LIMIT, QUARANTINE_STATUS_LIMIT } from './projections/async/status';
 export { ReplayInterruptedError } from './projections/async/replay';
-export { DEFAULT_QUARANTINE_AFTER, QuarantineRecords } from './projections/async/quarantine';
+export { DEFAULT_QUARANTINE_AFTER, QUARANTINE_ID_PATTERN, QuarantineRecords } from './projections/async/quarantine';
 export type { QuarantinedEvent, QuarantineFilter } from './projections/async/quarantine';
 export type {
   AsyncProjectorOptions,

@@ -64,6 +64,7 @@ export interface RecordedCallView {
   runtimeId: string;
   callId: string;
   protocol: string;
+  /** The request body as an object; a body that is not a JSON object (a hand-made event) reads as `{}`. */
   body: Record<string, unknown>;
   layout?: { systemSections: { name: string; length: number }[]; messageSections: string[] };
   cachedTokens: number | null;
@@ -397,7 +398,7 @@ export class ReadModels {
           runtimeId: r.runtime_id,
           callId: r.call_id,
           protocol: data.provider,
-          body: JSON.parse(data.body) as Record<string, unknown>,
+          body: requestObject(data.body),
           layout: data.layout,
           cachedTokens: cached.get(r.call_id) ?? null,
         };

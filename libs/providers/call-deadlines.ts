@@ -10,6 +10,9 @@ export interface CallDeadlines {
   totalMs: number;
 }
 
+/** The longest slot deadline (24 h): Node's timers fire at once past 2^31-1 ms, which would fail every call. */
+export const MAX_CALL_DEADLINE_MS = 86_400_000;
+
 export const DEFAULT_CALL_DEADLINES: CallDeadlines = { firstByteMs: 90_000, idleMs: 60_000, totalMs: 150_000 };
 
 /** Which deadline of a call passed. */

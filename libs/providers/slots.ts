@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { EngineError } from '../errors';
-import { type CallDeadlines, DEFAULT_CALL_DEADLINES } from './call-deadlines';
+import { type CallDeadlines, DEFAULT_CALL_DEADLINES, MAX_CALL_DEADLINE_MS } from './call-deadlines';
 import { PriceOverrides } from './prices';
 
 const about = (description: string) => ({ description });
@@ -80,26 +80,33 @@ export const SlotConfig = z
       .number()
       .int()
       .positive()
+      .max(MAX_CALL_DEADLINE_MS, { error: `at most ${MAX_CALL_DEADLINE_MS} (24 h)` })
       .optional()
       .meta(
         about(
-          "A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends no first event within this many ms (the SDK's own retries included). Default 90000.",
+          "A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends no first event within this many ms (the SDK's own retries included). Default 90000, at most 86400000 (24 h).",
         ),
       ),
     idleTimeoutMs: z
       .number()
       .int()
       .positive()
+      .max(MAX_CALL_DEADLINE_MS, { error: `at most ${MAX_CALL_DEADLINE_MS} (24 h)` })
       .optional()
-      .meta(about('A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends nothing for this many ms between two events. Default 60000.')),
+      .meta(
+        about(
+          'A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends nothing for this many ms between two events. Default 60000, at most 86400000 (24 h).',
+        ),
+      ),
     totalTimeoutMs: z
       .number()
       .int()
       .positive()
+      .max(MAX_CALL_DEADLINE_MS, { error: `at most ${MAX_CALL_DEADLINE_MS} (24 h)` })
       .optional()
       .meta(
         about(
-          'A call without streaming (the non-streaming fallback, summaries, world generation) fails (`PROVIDER_DEADLINE`) without its whole answer within this many ms. Default 150000.',
+          'A call without streaming (the non-streaming fallback, summaries, world generation) fails (`PROVIDER_DEADLINE`) without its whole answer within this many ms. Default 150000, at most 86400000 (24 h).',
         ),
       ),
     cacheBoundaries: z.boolean().default(true).meta(about("Anthropic: `cache_control` boundaries from the system prompt's sentinels.")),

@@ -93,11 +93,12 @@ describe('a quarantined event: health, admin routes, metrics, views, replay (emb
     const prefix = h.body.projections.find((p) => p.name === 'prefix_reports')!;
     expect(prefix).toMatchObject({
       state: 'running',
+      quarantinedOpen: 1,
       quarantined: [{ id: expect.any(String), globalPosition: bad.position, eventType: 'llm.calling@1', errorCode: 'SyntaxError', attempts: 2 }],
     });
     const id = prefix.quarantined[0].id;
     for (const secret of [broken.id, bad.tenantId, 'no-such-json-text', 'is not valid JSON']) expect(h.text).not.toContain(secret);
-    expect(h.body.projections.find((p) => p.name === 'trace_events')).toMatchObject({ state: 'running', quarantined: [] });
+    expect(h.body.projections.find((p) => p.name === 'trace_events')).toMatchObject({ state: 'running', quarantined: [], quarantinedOpen: 0 });
 
     // the counter and the open gauge on /metrics
     expect(await metric(/^covel_projection_quarantined_events_total\{projection="prefix_reports"\} (\d+)$/m)).toBe(1);
@@ -122,6 +123,20 @@ describe('a quarantined event: health, admin routes, metrics, views, replay (emb
     expect(view.text).not.toContain('no-such-json-text');
     expect(Number(view.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await get(`/v1/sessions/${broken.id}/llm-calls`, alice.authHeaders())).status).toBe(200);
+    // the session list: the quarantined session's cost is null and says why (one tenant's sessions only); bob's has its figure
+    type Costed = { sessionId: string; estCostUsd: number | null; costQuarantined: boolean };
+    const alices = await alice.request<Costed[]>('GET', '/v1/sessions');
+    expect(alices.find((s) => s.sessionId === broken.id)).toMatchObject({ estCostUsd: null, costQuarantined: true });
+    expect(await alice.request<Costed>('GET', `/v1/sessions/${broken.id}`)).toMatchObject({ estCostUsd: null, costQuarantined: true });
+    const bobsSession = (await bob.request<Costed[]>('GET', '/v1/sessions')).find((s) => s.sessionId === fine.id);
+    expect(bobsSession).toMatchObject({ costQuarantined: false, estCostUsd: expect.any(Number) });
+    // tenant-scoped: the record's stream id asked under another tenant is not quarantined for it
+    expect(
+      await covel.engine.projector.quarantine.streamsWithUnresolved({ tenantId: bad.tenantId, projection: 'prefix_reports', streamIds: [broken.id, fine.id] }),
+    ).toEqual(new Set([broken.id]));
+    expect(
+      await covel.engine.projector.quarantine.streamsWithUnresolved({ tenantId: 'another-tenant', projection: 'prefix_reports', streamIds: [broken.id] }),
+    ).toEqual(new Set());
     const bobs = await bob.request<{ callId: string }[]>('GET', `/v1/sessions/${fine.id}/prefix-report`);
     expect(bobs.length).toBeGreaterThan(0);
     // bob never sees alice's record, nor her session
@@ -146,7 +161,15 @@ describe('a quarantined event: health, admin routes, metrics, views, replay (emb
     // acknowledged: /health is ok again, the open gauge 0, the counter stays; the view still says it is incomplete
     const ack = (headers: Record<string, string>, which = id) => fetch(`${covel.baseUrl}/admin/quarantine/${which}/ack`, { method: 'POST', headers });
     expect((await ack(alice.authHeaders())).status).toBe(401);
-    expect((await ack(asAdmin, '424242')).status).toBe(404);
+    const missing = await ack(asAdmin, '424242');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 'QUARANTINE_NOT_FOUND', message: 'no quarantined event 424242' });
+    // an id that is not a record id (emoji, too long): 400 naming it, nothing quoted or cut
+    for (const bad of [encodeURIComponent('😀'.repeat(30)), '1'.repeat(19), '0', 'abc']) {
+      const refused = await ack(asAdmin, bad);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ statusCode: 400, code: 'INVALID_QUARANTINE_ID', issues: [{ path: 'id' }] });
+    }
     const acked = await ack(asAdmin);
     expect(acked.status).toBe(200);
     expect(await acked.json()).toMatchObject({ id, acknowledgedBy: 'admin-api', acknowledgedAt: expect.any(String) });

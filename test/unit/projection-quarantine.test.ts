@@ -9,6 +9,8 @@ import {
   openDatabase,
   type OpenDatabase,
   type Projection,
+  QUARANTINE_STATUS_LIMIT,
+  ReadModels,
   REPLAY_OWNER_PREFIX,
 } from '../../libs/events';
 import { prefixReportsProjection } from '../../libs/reports';
@@ -147,4 +149,57 @@ describe('a poisoned event is quarantined after N attempts (AsyncProjector, PGli
     expect(await reportCalls(session)).toEqual([first.callId, bad.callId]);
     expect(await projector.quarantine.forStream({ tenantId: `tenant-${session}`, streamId: session, projection: 'prefix_reports' })).toEqual([]);
   }, 60_000);
+
+  it('the status lists the newest 20 open quarantined events at most, and counts them all (quarantinedOpen)', async () => {
+    const poisoned: number[] = [];
+    for (let i = 0; i < QUARANTINE_STATUS_LIMIT + 3; i++) poisoned.push((await turn(`many-${i}`, { body: 'no-such-json-text' })).position);
+    const projector = createAsyncProjector(open.db, { owner: 'w1', logger, quarantineAfter: 1 });
+    const prefix = async () => (await projector.status()).find((p) => p.name === 'prefix_reports')!;
+    for (let i = 0; i < 50 && (await prefix()).quarantinedOpen < poisoned.length; i++) await projector.drain({ retryNow: true });
+    const status = await prefix();
+    expect(status.quarantinedOpen).toBe(QUARANTINE_STATUS_LIMIT + 3);
+    expect(status.quarantined).toHaveLength(QUARANTINE_STATUS_LIMIT);
+    // the newest records (the highest ids)
+    const ids = (await records()).map((r) => Number(r.id)).sort((a, b) => b - a);
+    expect(status.quarantined.map((q) => Number(q.id))).toEqual(ids.slice(0, QUARANTINE_STATUS_LIMIT));
+    // one acknowledged: counted out
+    await projector.quarantine.acknowledge(status.quarantined[0].id, 'ops');
+    expect(await prefix()).toMatchObject({ quarantinedOpen: QUARANTINE_STATUS_LIMIT + 2, quarantinedTotal: QUARANTINE_STATUS_LIMIT + 3 });
+  }, 60_000);
+
+  it('a transient failure (SQLSTATE 40P01, a deadlock) is retried but never quarantined; the event applies once it passes', async () => {
+    const session = 'deadlocked';
+    const first = await turn(session);
+    const held = await turn(session, { body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'deadlock here' }] }) });
+    let deadlocks = true;
+    const deadlocking: Projection = {
+      ...prefixReportsProjection,
+      applyBatch: async (trx, events) => {
+        if (deadlocks && events.some((e) => e.type === 'llm.calling@1' && e.data.body.includes('deadlock here')))
+          await sql`do $$ begin raise exception 'deadlock detected' using errcode = '40P01'; end $$`.execute(trx);
+        return prefixReportsProjection.applyBatch(trx, events);
+      },
+    };
+    const projector = new AsyncProjector({ db: open.db, projections: [deadlocking], owner: 'w1', logger, quarantineAfter: 1, retryDelayMs: 3_600_000 });
+    const shard = Number((await sql<{ p: number }>`select (hashtext(${session}) & 15)::int as p`.execute(open.db)).rows[0].p);
+    for (let i = 0; i < 4; i++) await projector.drain({ retryNow: true });
+    const status = (await projector.status())[0];
+    expect(status.shards[shard]).toMatchObject({ state: 'failing', failure: { globalPosition: held.position, errorCode: '40P01', attempts: 4 } });
+    expect(status).toMatchObject({ quarantined: [], quarantinedOpen: 0, quarantinedTotal: 0 });
+    expect(await records()).toEqual([]);
+    // the deadlock passes: the held event applies, nothing was skipped
+    deadlocks = false;
+    await projector.drain({ retryNow: true });
+    expect((await projector.status())[0].shards[shard].state).toBe('running');
+    expect(await reportCalls(session)).toEqual([first.callId, held.callId]);
+  }, 60_000);
+
+  it('recordedCalls (tools/prompt-prefix, the benches) reads a request body that is not JSON as {} instead of throwing', async () => {
+    const session = 'hand-made-body';
+    await turn(session);
+    await turn(session, { body: 'no-such-json-text' });
+    await createAsyncProjector(open.db, { owner: 'w1', logger, quarantineAfter: 1 }).drain();
+    const calls = await new ReadModels(open.db).recordedCalls(session);
+    expect(calls.map((c) => c.body)).toEqual([{ model: 'm', messages: [{ role: 'user', content: 'move 0 😀' }] }, {}]);
+  });
 });

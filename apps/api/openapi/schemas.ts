@@ -474,8 +474,12 @@ export const SessionSummary = named(
       .nullable()
       .meta({ description: 'A branch (`POST /v1/sessions/{id}/branch`): the session it was branched from, and at which turn; null: not a branch.' }),
     estCostUsd: estCostUsd(
-      'the session’s answered model calls; null when one of their models has no price (read from an async projection: may lag the log by a moment)',
+      'the session’s answered model calls; null when one of their models has no price, or when `costQuarantined` (read from an async projection: may lag the log by a moment)',
     ),
+    costQuarantined: z.boolean().meta({
+      description:
+        'The `prefix_reports` projection the cost is read from skipped (quarantined) an event of this session, not applied since: `estCostUsd` is null instead of too low (an operator replays it; `GET /v1/sessions/{id}/prefix-report` answers 503 `PROJECTION_QUARANTINED` meanwhile).',
+    }),
     history: HistoryUseSchema,
   }),
   'SessionSummary',
@@ -636,6 +640,9 @@ const PublicAsyncStatusSchema = z.object({
       nextRetryAt: z.string().nullable(),
     }),
   ),
+  quarantinedOpen: z.int().meta({
+    description: 'How many events it quarantined that no operator has acknowledged (and no replay applied): all of them (`quarantined` lists the newest 20).',
+  }),
   quarantined: z
     .array(
       z.object({
@@ -648,7 +655,10 @@ const PublicAsyncStatusSchema = z.object({
         quarantinedAt: z.string(),
       }),
     )
-    .meta({ description: 'Events it skipped after failing to apply them, not yet acknowledged by an operator (they keep `/health` degraded).' }),
+    .meta({
+      description:
+        'The newest (at most 20) events it skipped after failing to apply them, not yet acknowledged by an operator (they keep `/health` degraded); `quarantinedOpen` counts them all.',
+    }),
 });
 sameShape<SameShape<z.infer<typeof PublicAsyncStatusSchema>, PublicAsyncStatus>>();
 

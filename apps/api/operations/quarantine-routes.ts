@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import type { Engine } from '../../../libs/engine';
+import { QUARANTINE_ID_PATTERN } from '../../../libs/events';
 import { requireAdminKey } from './admin-key';
 
 /** Where the quarantine routes are mounted (with `COVEL_ADMIN_API_KEY` set). */
@@ -23,7 +24,7 @@ const errorBody = (statusCode: number, error: string, code: string, message: str
 /**
  * The operator's view of the events async projections skipped, behind the admin key (every tenant's:
  * tenant, stream, error text). `GET /admin/quarantine[?state=open|unresolved|all]` lists them (default
- * unresolved, newest first); `POST /admin/quarantine/:id/ack` acknowledges one, after which `/health`
+ * unresolved, newest first); `POST /admin/quarantine/:id/ack` acknowledges one (400 naming `id` when it is not a record id), after which `/health`
  * no longer counts it (idempotent). Not mounted without `COVEL_ADMIN_API_KEY` (a 404 like any unknown
  * path; `npm run quarantine` does the same from a shell).
  */
@@ -46,8 +47,14 @@ export function mountQuarantineRoutes(app: INestApplication, engine: Engine): vo
   });
   router.post('/:id/ack', (req: Request, res: Response, next: NextFunction) => {
     const id = String(req.params.id);
+    // checked first: the 404 below quotes only an id of at most 18 digits (nothing to cut)
+    if (!QUARANTINE_ID_PATTERN.test(id)) {
+      const message = 'a record id: a positive integer (at most 18 digits)';
+      res.status(400).json(errorBody(400, 'Bad Request', 'INVALID_QUARANTINE_ID', `id: ${message}`, [{ path: 'id', message }]));
+      return;
+    }
     records.acknowledge(id, API_ACKNOWLEDGER).then((acked) => {
-      if (!acked) res.status(404).json(errorBody(404, 'Not Found', 'QUARANTINE_NOT_FOUND', `no quarantined event ${JSON.stringify(id.slice(0, 40))}`));
+      if (!acked) res.status(404).json(errorBody(404, 'Not Found', 'QUARANTINE_NOT_FOUND', `no quarantined event ${id}`));
       else res.status(200).json(acked);
     }, next);
   });

@@ -43,7 +43,7 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
     new AgentLoopError({ failure, pluginId: args.job.pluginId, runtimeId: args.runtime.runtimeId, detail });
   for (;;) {
     if (args.ended?.aborted) throw new FencedOutError(args.job.executionId, args.job.attempt);
-    if (args.turnDeadline?.aborted) throw args.turnDeadline.reason;
+    if (args.turnDeadline?.signal.aborted) throw args.turnDeadline.signal.reason;
     const execution = args.run.execution;
     if (execution.outputs.has(key)) return 'reused';
     const { conversation, next } = foldLoop({ policy, locale: args.locale, record: execution.agentLoops.get(key) });
@@ -56,7 +56,8 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
     } else {
       const timeout = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
       // the call is aborted at the deadline, at the turn's deadline, or when the execution ends elsewhere (a cancel)
-      const signals = [timeout, args.ended, args.turnDeadline].filter((s): s is AbortSignal => s !== undefined);
+      args.turnDeadline?.arm(); // the turn's clock runs from this attempt's first model call
+      const signals = [timeout, args.ended, args.turnDeadline?.signal].filter((s): s is AbortSignal => s !== undefined);
       const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
       const send = (mode: 'normal' | 'finalizer' | 'emergency', messages: readonly ChatMessage[]) =>
         runModelStep(ctx, { step: next.step, conversation: messages, mode, ...(signal ? { signal } : {}) });
@@ -65,7 +66,7 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
         sent = await send(next.mode ?? 'normal', conversation);
       } catch (error) {
         if (args.ended?.aborted) throw new FencedOutError(args.job.executionId, args.job.attempt);
-        if (args.turnDeadline?.aborted) throw args.turnDeadline.reason;
+        if (args.turnDeadline?.signal.aborted) throw args.turnDeadline.signal.reason;
         if (timeout?.aborted) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
         // spec §5: still over the input limit after trimming: nothing was sent; the finalizer may rescue it once
         if (error instanceof ContextOverflowError) return rescue(ctx, { step: next.step, conversation, overflow: error, send, fail });

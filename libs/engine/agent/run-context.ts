@@ -9,6 +9,7 @@ import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog'
 import type { ExecutionRun } from '../execution/fenced-append';
 import type { TurnDeps } from '../execution/deps';
 import type { ToolSet } from '../tools';
+import type { TurnDeadline } from '../execution/turn-deadline';
 import type { AgentPolicy } from './policy';
 import type { ImageReference } from '../history/picture-attachments';
 
@@ -46,8 +47,11 @@ export interface AgentRunContext {
   historyVersion: number;
   /** Aborts when the execution ends elsewhere (a cancel): the step's model call is aborted with it, the job ends fenced out. */
   ended?: AbortSignal;
-  /** Aborts when the turn's deadline passes (`COVEL_TURN_DEADLINE_MS`), with the `TurnDeadlineError` as its reason. */
-  turnDeadline?: AbortSignal;
+  /**
+   * The turn's deadline in this attempt (`COVEL_TURN_DEADLINE_MS`): armed when a model call is sent,
+   * its signal aborts with the `TurnDeadlineError` as its reason.
+   */
+  turnDeadline?: TurnDeadline;
   policy: AgentPolicy;
   tools: ToolSet;
   /** The runtime's tool definitions (the same in every step). */

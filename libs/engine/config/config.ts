@@ -11,6 +11,9 @@ export const DEFAULT_TURN_DEADLINE_MS = 180_000;
 /** `COVEL_SHUTDOWN_GRACE_MS`: the whole stop (grace, hand-back, closing) fits Docker's 10 s before its SIGKILL. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 7_000;
 
+/** The longest turn deadline (24 h): Node's timers fire at once past 2^31-1 ms, which would fail every call. */
+export const MAX_TURN_DEADLINE_MS = 86_400_000;
+
 /** The default bound of uncompacted messages a turn reads (`COVEL_HISTORY_MESSAGE_LIMIT`). */
 export const DEFAULT_HISTORY_MESSAGE_LIMIT = 2_000;
 
@@ -123,7 +126,7 @@ export const EngineEnv = z.object({
     .default(DEFAULT_QUARANTINE_AFTER)
     .meta(
       about(
-        'Failed attempts at one event (retried with backoff from 1 s, doubling) after which an async projection (trace_events, prefix_reports) skips it: the event is quarantined (`GET /admin/quarantine`, `npm run quarantine`), `/health` is `degraded` until an operator acknowledges it, and the shard goes on.',
+        'Failed attempts at one event (retried with backoff from 1 s, doubling) after which an async projection (trace_events, prefix_reports) skips it: the event is quarantined (`GET /admin/quarantine`, `npm run quarantine`), `/health` is `degraded` until an operator acknowledges it, and the shard goes on. Transient failures (SQLSTATE classes 08, 40, 53, 57, 58, the database unreachable) are retried and never count.',
       ),
     ),
   COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10).meta(about('PostgreSQL connections per process.')),
@@ -199,10 +202,11 @@ export const EngineEnv = z.object({
     .number()
     .int()
     .min(100)
+    .max(MAX_TURN_DEADLINE_MS, { error: `at most ${MAX_TURN_DEADLINE_MS} (24 h)` })
     .default(DEFAULT_TURN_DEADLINE_MS)
     .meta(
       about(
-        "How long a turn may run, from its first start (or its latest resume after a suspension): past it its model call is aborted and the turn fails with `TURN_DEADLINE` (not retried), and the session takes its next input. Each call also has its slot's deadlines (`firstByteTimeoutMs`, `idleTimeoutMs`, `totalTimeoutMs` in `llm.toml`).",
+        "How long a turn's job attempt may wait on its model, counted on the worker's own monotonic clock from the attempt's first model call (time queued, in a database outage, before a restart or waiting for a resume does not count): past it the running call is aborted and the turn fails with `TURN_DEADLINE` (not retried), and the session takes its next input. At most 86400000 (24 h). Each call also has its slot's deadlines (`firstByteTimeoutMs`, `idleTimeoutMs`, `totalTimeoutMs` in `llm.toml`).",
       ),
     ),
   COVEL_PLUGIN_HANDLER_TIMEOUT_MS: z.coerce

@@ -38,11 +38,6 @@ export interface ExecutionJournal {
   status: 'pending' | 'committed' | 'failed' | 'cancelled';
   /** Highest `execution.started` attempt seen (0 = never started). */
   latestAttempt: number;
-  /**
-   * When its turn deadline started: the recording time of its first `execution.started`, or of its
-   * latest `execution.resumed` (a suspended runtime waits for its resume outside the deadline).
-   */
-  runningSince?: string;
   /** The plugin registry generation its first `execution.started` captured (absent: an early log, or not started). */
   generation?: string;
   /** Outputs already produced by this execution, any attempt, keyed by `pluginId/runtimeId`. */
@@ -213,7 +208,6 @@ export class SessionJournal {
       case 'execution.started@1': {
         const e = this.executions.get(event.data.executionId);
         if (e) e.latestAttempt = Math.max(e.latestAttempt, event.data.attempt);
-        if (e && e.runningSince === undefined) e.runningSince = event.recordedAt;
         if (e && e.generation === undefined && event.data.generation !== undefined) e.generation = event.data.generation;
         return;
       }
@@ -322,7 +316,6 @@ export class SessionJournal {
           (x) => !x.resumed && x.pluginId === d.pluginId && x.runtimeId === d.runtimeId && x.step === d.step && x.toolCallId === d.toolCallId,
         );
         if (s) s.resumed = { resumeId: d.resumeId, payload: d.payload };
-        if (e) e.runningSince = event.recordedAt;
         return;
       }
       case 'compaction.barrier-passed@1': {

@@ -197,7 +197,7 @@ export class EngineMetrics {
       registers: [this.registry],
       collect: async () => {
         unacknowledged.reset();
-        for (const p of (await this.projectionStatus()) ?? []) unacknowledged.set({ projection: p.name }, p.quarantined.length);
+        for (const p of (await this.projectionStatus()) ?? []) unacknowledged.set({ projection: p.name }, p.quarantinedOpen);
       },
     });
     const tenants: Gauge = new Gauge({

@@ -1,6 +1,6 @@
 import { FencedOutError, JobHandedBackError, RuntimeNotFoundError, TurnDeadlineError } from '../errors';
+import { type TurnDeadline, turnDeadline } from '../execution/turn-deadline';
 import { DEFAULT_TURN_DEADLINE_MS } from '../config';
-import type { ExecutionJournal } from '../journal/journal';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history/history-handoff';
 import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
@@ -115,8 +115,8 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal):
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the player's preferences as the log held them before the execution's input (a rebuild reads the same)
   const preferences = await preferencesBefore(deps.store, job.sessionId, execution.submittedVersion);
-  // past the turn's deadline nothing more is sent: the turn fails (a call running then is aborted)
-  const turnDeadline = turnDeadlineTimer(deps, job, execution);
+  // past the turn's deadline (counted from this attempt's first model call) the call running is aborted and the turn fails
+  const deadline = turnDeadlineTimer(deps, job);
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)
   try {
     return await runAgentLoop(deps, {
@@ -134,25 +134,18 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal):
       history,
       historyVersion,
       ended,
-      ...(turnDeadline ? { turnDeadline: turnDeadline.signal } : {}),
+      turnDeadline: deadline,
     });
   } finally {
-    turnDeadline?.clear();
+    deadline.clear();
   }
 }
 
-/**
- * Aborts, with a `TurnDeadlineError`, when the turn's deadline passes: `turnDeadlineMs` after its
- * first start or latest resume (the log's recording time). Throws that error at once when it has
- * passed already (a retried job, a job that waited in the queue).
- */
-function turnDeadlineTimer(deps: TurnDeps, job: RuntimeJob, execution: ExecutionJournal): { signal: AbortSignal; clear(): void } | undefined {
-  if (execution.runningSince === undefined) return undefined;
+/** This attempt's turn deadline: its clock starts when the attempt sends its first model call (../execution/turn-deadline). */
+function turnDeadlineTimer(deps: TurnDeps, job: RuntimeJob): TurnDeadline {
   const deadlineMs = deps.options.turnDeadlineMs ?? DEFAULT_TURN_DEADLINE_MS;
-  const left = Date.parse(execution.runningSince) + deadlineMs - Date.now();
-  const failure = new TurnDeadlineError(job.executionId, deadlineMs, `runtime ${job.pluginId}/${job.runtimeId} was waiting for its model`);
-  if (left <= 0) throw failure;
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(failure), left);
-  return { signal: deadline.signal, clear: () => clearTimeout(timer) };
+  return turnDeadline({
+    deadlineMs,
+    failure: () => new TurnDeadlineError(job.executionId, deadlineMs, `runtime ${job.pluginId}/${job.runtimeId} was waiting for its model`),
+  });
 }

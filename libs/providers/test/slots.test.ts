@@ -25,6 +25,16 @@ lateSystemAsUser = true
     expect(() => parseLlmConfig('[slots.story]\nmodel = 3\n')).toThrow(/slots\.story\.model/);
     expect(() => parseLlmConfig('not toml = = =')).toThrow(/toml/);
   });
+
+  it('a slot deadline is at most 24 h (past 2^31-1 ms a Node timer fires at once and every call would fail): larger names the key', () => {
+    const slot = (line: string) =>
+      `[slots.story]\nprotocol = "openai-chat"\nmodel = "m"\ncontextWindow = 1000\nmaxOutputTokens = 10\n${line}\n[slots.fast]\nprotocol = "openai-chat"\nmodel = "f"\ncontextWindow = 500\nmaxOutputTokens = 50\n`;
+    expect(parseLlmConfig(slot('totalTimeoutMs = 86400000')).slots.story.totalTimeoutMs).toBe(86_400_000);
+    for (const key of ['firstByteTimeoutMs', 'idleTimeoutMs', 'totalTimeoutMs']) {
+      expect(() => parseLlmConfig(slot(`${key} = 2147483648`))).toThrow(SlotConfigError);
+      expect(() => parseLlmConfig(slot(`${key} = 86400001`))).toThrow(new RegExp(`slots\\.story\\.${key}: at most 86400000`));
+    }
+  });
 });
 
 describe('llm.toml request settings: a slot and its preset (spec §3 "the preset\'s provider metadata")', () => {

@@ -92,4 +92,10 @@ describe('operations settings: COVEL_METRICS_PORT, COVEL_ADMIN_API_KEY, COVEL_QU
     expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'on', COVEL_ADMIN_API_KEY: adminKey })).toThrow(/COVEL_QUEUE_DASHBOARD: needs REDIS_URL/);
     expect(() => loadConfig({ COVEL_QUEUE_DASHBOARD: 'yes' })).toThrow(/COVEL_QUEUE_DASHBOARD: on or off/);
   });
+
+  it('COVEL_TURN_DEADLINE_MS is at most 24 h (past 2^31-1 ms a Node timer fires at once): larger is a start-up error naming it', () => {
+    expect(loadConfig({ COVEL_TURN_DEADLINE_MS: '86400000' }).worker.turnDeadlineMs).toBe(86_400_000);
+    expect(() => loadConfig({ COVEL_TURN_DEADLINE_MS: '86400001' })).toThrow(/COVEL_TURN_DEADLINE_MS: at most 86400000/);
+    expect(() => loadConfig({ COVEL_TURN_DEADLINE_MS: '2147483648' })).toThrow(ConfigError);
+  });
 });

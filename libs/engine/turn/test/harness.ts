@@ -53,6 +53,8 @@ export async function turnHarness(
     tools?: ToolSet;
     /** Changes the repository's llm.toml before the providers read it (a slot's window, reserve, tokenizer). */
     llm?: (config: LlmConfig) => LlmConfig;
+    /** `TurnDeps.options.turnDeadlineMs` (default: the engine's default). */
+    turnDeadlineMs?: number;
   } = {},
 ): Promise<TurnHarness> {
   const config = loadConfig({ PORT: '0' });
@@ -75,7 +77,7 @@ export async function turnHarness(
     worlds: new WorldCatalog(config.worldsDir),
     logger: { log: () => undefined, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
     queue,
-    options: { workerId: 'harness' },
+    options: { workerId: 'harness', ...(options.turnDeadlineMs !== undefined ? { turnDeadlineMs: options.turnDeadlineMs } : {}) },
     ...(options.tools ? { tools: options.tools } : {}),
   };
   queue.consume(

@@ -4,6 +4,7 @@ import type { Database } from '../../schema';
 import type { Projection } from '../projection';
 import { describeError, errorCodeOf } from './describe-error';
 import { recordQuarantine } from './quarantine';
+import { isTransientFailure } from './transient';
 import { advanceCursor, recordFailure } from './shard-rows';
 import type { ProjectorLogger } from './types';
 
@@ -25,6 +26,11 @@ export interface ApplyTarget {
   from: LogCursor;
   /** The row's failure before this batch (to log a failure once and a recovery once). */
   failedPosition: number | null;
+  /**
+   * Runs in the transaction that applies `entries` and moves the cursor past them (a replay resolves
+   * the quarantine records of the events that apply now): it commits with them or not at all.
+   */
+  onApplied?: (trx: Transaction<Database>, entries: readonly OrderedLogEntry[]) => Promise<void>;
 }
 
 export type ApplyOutcome =
@@ -32,8 +38,11 @@ export type ApplyOutcome =
   | { kind: 'advanced'; cursor: LogCursor; applied: number }
   /** The row is not ours any more (another owner, or a replay, took it): nothing was written. */
   | { kind: 'lost' }
-  /** An event could not be applied: the events before it are applied, the shard stops at it. */
-  | { kind: 'failed'; cursor: LogCursor; applied: number; failedPosition: number }
+  /**
+   * An event could not be applied: the events before it are applied, the shard stops at it.
+   * `transient`: the failure was not the event's (a deadlock, the database away): it never counts toward quarantine.
+   */
+  | { kind: 'failed'; cursor: LogCursor; applied: number; failedPosition: number; transient: boolean }
   /**
    * An event failed its `quarantineAfter`-th attempt: the events before it are applied, it is
    * recorded in `projection_quarantine` and the cursor is past it (the shard goes on after it).
@@ -66,6 +75,7 @@ export async function applyBatch(ctx: ApplyContext, target: ApplyTarget, entries
           trx,
           mine.map((e) => e.decode()),
         );
+      await target.onApplied?.(trx, entries);
       await moveCursor(ctx, trx, target, to);
     });
     if (target.failedPosition !== null) {
@@ -111,6 +121,7 @@ async function applyEventByEvent(ctx: ApplyContext, target: ApplyTarget, entries
         }
         good++;
       }
+      await target.onApplied?.(trx, entries.slice(0, good));
       if (good > 0) await moveCursor(ctx, trx, target, entries[good - 1].cursor);
     });
   } catch (error) {
@@ -133,7 +144,10 @@ async function applyEventByEvent(ctx: ApplyContext, target: ApplyTarget, entries
     maxRetryDelayMs: ctx.maxRetryDelayMs,
   });
   if (attempts === null) return { kind: 'lost' };
-  if (attempts >= ctx.quarantineAfter) return quarantine(ctx, target, { entry, from: cursor, applied, attempts, message, errorCode: errorCodeOf(error) });
+  // a failure that is not the event's (deadlock, disk full, the database away) is retried, never quarantined
+  const transient = isTransientFailure(error);
+  if (!transient && attempts >= ctx.quarantineAfter)
+    return quarantine(ctx, target, { entry, from: cursor, applied, attempts, message, errorCode: errorCodeOf(error) });
   // once per failure: when the shard starts failing, or stops at another event
   if (attempts === 1 || target.failedPosition !== entry.globalPosition) {
     ctx.logger.warn(
@@ -141,7 +155,7 @@ async function applyEventByEvent(ctx: ApplyContext, target: ApplyTarget, entries
         `of stream ${entry.streamId} (tenant ${entry.tenantId}): ${message}; other shards go on, retries back off`,
     );
   }
-  return { kind: 'failed', cursor, applied, failedPosition: entry.globalPosition };
+  return { kind: 'failed', cursor, applied, failedPosition: entry.globalPosition, transient };
 }
 
 /** Records the event as skipped and moves the cursor past it, in one transaction (the cursor by compare-and-set from `from`). */

@@ -36,7 +36,12 @@ export interface QuarantineFilter {
   /** `open`: neither acknowledged nor resolved (what keeps `/health` degraded); `unresolved`: not applied by a replay since; default all. */
   state?: 'open' | 'unresolved' | 'all';
   projections?: readonly string[];
+  /** At most this many (the newest); default all. */
+  limit?: number;
 }
+
+/** A record's id as it is written: a positive integer of at most 18 digits (a bigint). */
+export const QUARANTINE_ID_PATTERN = /^[1-9][0-9]{0,17}$/;
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -143,13 +148,14 @@ export class QuarantineRecords {
         filter.projections!.length === 0 ? q.where(sql<boolean>`false`) : q.where('projection', 'in', filter.projections!),
       )
       .orderBy('id', 'desc')
+      .$if(filter.limit !== undefined, (q) => q.limit(filter.limit!))
       .execute();
     return rows.map(toQuarantinedEvent);
   }
 
   /** One record by id (null: none, or the id is not a number). */
   async get(id: string): Promise<QuarantinedEvent | null> {
-    if (!/^[1-9][0-9]{0,17}$/.test(id)) return null;
+    if (!QUARANTINE_ID_PATTERN.test(id)) return null;
     const row = await this.db
       .selectFrom('projection_quarantine')
       .selectAll()
@@ -160,7 +166,7 @@ export class QuarantineRecords {
 
   /** The operator has seen it: `/health` no longer counts it. Idempotent (the first acknowledgement is kept); null: no such record. */
   async acknowledge(id: string, by: string): Promise<QuarantinedEvent | null> {
-    if (!/^[1-9][0-9]{0,17}$/.test(id)) return null;
+    if (!QUARANTINE_ID_PATTERN.test(id)) return null;
     await this.db
       .updateTable('projection_quarantine')
       .set({ acknowledged_at: sql<Date>`now()`, acknowledged_by: by })
@@ -182,6 +188,24 @@ export class QuarantineRecords {
       .orderBy('global_position')
       .execute();
     return rows.map(toQuarantinedEvent);
+  }
+
+  /**
+   * Which of the tenant's given streams have an unresolved record in this projection (their views
+   * of it miss an event): one read whatever the number of streams.
+   */
+  async streamsWithUnresolved(request: { tenantId: string; projection: string; streamIds: readonly string[] }): Promise<Set<string>> {
+    if (request.streamIds.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('projection_quarantine')
+      .select('stream_id')
+      .distinct()
+      .where('tenant_id', '=', request.tenantId)
+      .where('projection', '=', request.projection)
+      .where('stream_id', 'in', [...request.streamIds])
+      .where('resolved_at', 'is', null)
+      .execute();
+    return new Set(rows.map((r) => r.stream_id));
   }
 
   /** Per projection: records ever made (the counter) and open ones. */

@@ -1,4 +1,6 @@
-import { LOG_PARTITIONS, LOG_START, type EventStore, type LogCursor } from '../../event-store';
+import type { Transaction } from 'kysely';
+import { LOG_PARTITIONS, LOG_START, type EventStore, type LogCursor, type OrderedLogEntry } from '../../event-store';
+import type { Database } from '../../schema';
 import type { Projection } from '../projection';
 import { type ApplyContext, applyBatch } from './apply-batch';
 import { QuarantineRecords, resolveQuarantine } from './quarantine';
@@ -54,16 +56,24 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
       for (;;) {
         const entries = await work.store.readAfter(cursor, { partition: shard, limit: work.batchSize });
         if (entries.length === 0) break;
-        const outcome = await applyBatch(apply, { projection, shard, from: cursor, failedPosition }, entries);
+        // the quarantine records of the events that apply now are resolved in the transaction that applies them
+        let resolving = 0;
+        const onApplied = async (trx: Transaction<Database>, applied: readonly OrderedLogEntry[]) => {
+          const positions = applied.filter((e) => unresolved.has(e.globalPosition)).map((e) => e.globalPosition);
+          // set, not added: only the transaction that commits counts (one that rolled back is run again)
+          resolving = positions.length > 0 ? await resolveQuarantine(trx, { projection: name, globalPositions: positions }) : 0;
+        };
+        const outcome = await applyBatch(apply, { projection, shard, from: cursor, failedPosition, onApplied }, entries);
         if (outcome.kind === 'lost') throw new ReplayInterruptedError(name, shard);
+        resolved += resolving;
         // the events up to the outcome's cursor are applied (or, the last of them, quarantined)
         const through = outcome.kind === 'advanced' ? entries.length : entries.findIndex((e) => e.globalPosition === outcome.cursor.globalPosition) + 1;
-        const applied = entries.slice(0, outcome.kind === 'quarantined' ? through - 1 : through).filter((e) => unresolved.has(e.globalPosition));
-        if (applied.length > 0) resolved += await resolveQuarantine(apply.db, { projection: name, globalPositions: applied.map((e) => e.globalPosition) });
         shardRead += through;
         cursor = outcome.cursor;
-        // a failing event is tried again at once until it applies or is quarantined (quarantineAfter attempts)
+        // a failing event is tried again at once until it applies or is quarantined (quarantineAfter attempts);
+        // a transient failure (a deadlock, the database away) never quarantines: it is tried again after a pause
         failedPosition = outcome.kind === 'failed' ? outcome.failedPosition : null;
+        if (outcome.kind === 'failed' && outcome.transient) await new Promise((r) => setTimeout(r, Math.min(apply.retryDelayMs, apply.maxRetryDelayMs)));
         await renewLeases(apply.db, lease);
         if (outcome.kind === 'advanced' && entries.length < work.batchSize) break;
         if (outcome.kind === 'advanced') work.onProgress?.({ projection: name, shard, read: shardRead, cursor, done: false });

@@ -6,11 +6,14 @@ import type { AsyncProjectionStatus, ShardStatus } from './types';
 /** A shard's lag is counted up to this many events (through the partition index), so status() stays cheap. */
 export const LAG_COUNT_LIMIT = 10_000;
 
+/** The status lists at most this many open quarantined events per projection, the newest (`quarantinedOpen` counts them all). */
+export const QUARANTINE_STATUS_LIMIT = 20;
+
 type Row = Selectable<ProjectionShardsTable> & { lag: string | number };
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-/** Per projection, in the order given: every shard's cursor, owner, lag and failure, and its open quarantined events. */
+/** Per projection, in the order given: every shard's cursor, owner, lag and failure, and its open quarantined events (the newest `QUARANTINE_STATUS_LIMIT`, and their count). */
 export async function readStatus(db: Kysely<Database>, names: readonly string[]): Promise<AsyncProjectionStatus[]> {
   if (names.length === 0) return [];
   const { rows } = await sql<Row>`
@@ -26,8 +29,11 @@ export async function readStatus(db: Kysely<Database>, names: readonly string[])
     where s.projection in (${sql.join(names)})
     order by s.projection, s.shard`.execute(db);
   const records = new QuarantineRecords(db);
-  const [open, counts] = await Promise.all([records.list({ state: 'open', projections: names }), records.counts()]);
-  return names.map((name) => {
+  const [open, counts] = await Promise.all([
+    Promise.all(names.map((name) => records.list({ state: 'open', projections: [name], limit: QUARANTINE_STATUS_LIMIT }))),
+    records.counts(),
+  ]);
+  return names.map((name, i) => {
     const shards = rows.filter((r) => r.projection === name).map(toShardStatus);
     const failing = shards.filter((s) => s.state === 'failing').length;
     return {
@@ -36,7 +42,8 @@ export async function readStatus(db: Kysely<Database>, names: readonly string[])
       lag: shards.reduce((n, s) => n + s.lag, 0),
       failing,
       shards,
-      quarantined: open.filter((q) => q.projection === name),
+      quarantined: open[i],
+      quarantinedOpen: counts.get(name)?.open ?? 0,
       quarantinedTotal: counts.get(name)?.total ?? 0,
     };
   });

@@ -71,8 +71,10 @@ export interface AsyncProjectionStatus {
   /** Number of failing shards. */
   failing: number;
   shards: ShardStatus[];
-  /** Its quarantined events neither acknowledged nor resolved (they keep `/health` degraded). */
+  /** Its newest quarantined events neither acknowledged nor resolved, at most `QUARANTINE_STATUS_LIMIT` (they keep `/health` degraded). */
   quarantined: QuarantinedEvent[];
+  /** How many of its quarantined events are open (neither acknowledged nor resolved), all of them counted. */
+  quarantinedOpen: number;
   /** Events it ever quarantined (acknowledged and resolved ones included). */
   quarantinedTotal: number;
 }
