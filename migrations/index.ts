@@ -20,6 +20,7 @@ import * as m0018 from './0018_world_generations';
 import * as m0019 from './0019_story_path';
 import * as m0020 from './0020_session_branches';
 import * as m0021 from './0021_execution_cancelled';
+import * as m0022 from './0022_session_appended_notify';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0019_story_path': m0019,
   '0020_session_branches': m0020,
   '0021_execution_cancelled': m0021,
+  '0022_session_appended_notify': m0022,
 };
