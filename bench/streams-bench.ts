@@ -32,7 +32,7 @@ interface Phase {
   seconds: number;
   /** CPU of the bench database's PostgreSQL backends (those there at the start), ms. */
   postgresCpuMs: number;
-  /** Transactions committed in the bench database (pg_stat_database.xact_commit; the bench's own two reads included). */
+  /** Transactions committed in the bench database (pg_stat_database.xact_commit, which a backend may report up to 10 s late). */
   transactions: number;
 }
 
@@ -46,6 +46,15 @@ class DatabaseWatch {
   async backends(): Promise<number[]> {
     const { rows } = await this.admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [this.name]);
     return rows.map((r) => r.pid);
+  }
+
+  /** What the database's backends are doing (COVEL_BENCH_SHOW_ACTIVITY=1: printed mid-phase). */
+  async activity(): Promise<string> {
+    const { rows } = await this.admin.query<{ line: string }>(
+      `select concat_ws(' | ', pid, backend_type, application_name, state, left(query, 80)) as line from pg_stat_activity where datname = $1`,
+      [this.name],
+    );
+    return rows.map((r) => `    ${r.line}`).join('\n');
   }
 
   async transactions(): Promise<number> {
@@ -62,15 +71,20 @@ function rssMiB(pid: number): number {
 
 async function measure(pid: number, seconds: number, watch: DatabaseWatch): Promise<Phase> {
   const backends = await watch.backends();
-  const backendsMs = () => backends.reduce((sum, p) => sum + (processCpuMs(p) ?? 0), 0);
-  const startPg = backendsMs();
+  const startPg = new Map(backends.map((p) => [p, processCpuMs(p)]));
   const startXact = await watch.transactions();
   const start = processCpuMs(pid) ?? 0;
   const began = Date.now();
+  if (process.env.COVEL_BENCH_SHOW_ACTIVITY) setTimeout(() => void watch.activity().then((a) => process.stderr.write(`${a}\n`)), (seconds * 1000) / 2);
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const elapsed = (Date.now() - began) / 1000;
   const cpuMs = (processCpuMs(pid) ?? 0) - start;
-  const postgresCpuMs = backendsMs() - startPg;
+  // backends there at both ends (one that exited meanwhile cannot be read)
+  let postgresCpuMs = 0;
+  for (const [p, begin] of startPg) {
+    const end = processCpuMs(p);
+    if (begin !== null && end !== null) postgresCpuMs += Math.max(0, end - begin);
+  }
   await new Promise((r) => setTimeout(r, 600)); // the statistics are flushed at most every 0.5 s (PostgreSQL 15+)
   const transactions = (await watch.transactions()) - startXact;
   return { cpuMs, cpuPercent: (cpuMs / (elapsed * 1000)) * 100, seconds: elapsed, postgresCpuMs, transactions };
@@ -223,8 +237,10 @@ async function main() {
       );
     }
     const refused = open.filter((s) => s.status !== 200).length;
-    progress(`  ${open.length - refused} streams open (${refused} refused); letting them settle 5 s`);
-    const settle = await measure(api.pid, 5, watch);
+    const statuses = [...new Set(open.map((s) => s.status))].sort().join(', ');
+    // 12 s: an idle backend reports its transactions up to 10 s late, so the idle phase counts its own
+    progress(`  ${open.length - refused} streams open (${refused} refused); letting them settle 12 s`);
+    const settle = await measure(api.pid, 12, watch);
     const rssOpen = rssMiB(api.pid);
     const bytesAtConnect = open.reduce((n, s) => n + s.bytes, 0);
     const eventsAtConnect = open.reduce((n, s) => n + s.events, 0);
@@ -246,6 +262,7 @@ async function main() {
       turnsPerSession: turns,
       streams: open.length,
       refused,
+      statuses,
       eventsAtConnect,
       bytesAtConnect,
       quiet,
@@ -266,7 +283,7 @@ async function main() {
             ['after close', afterClose, rssClosed],
           ] as const
         ).map(([name, p, rss]) => [name, f(p.seconds), f(p.cpuMs, 0), f(p.cpuPercent), f(rss), f(p.postgresCpuMs, 0), String(p.transactions)]),
-      ])}\n\nat connect: ${eventsAtConnect} events, ${(bytesAtConnect / 1024).toFixed(0)} KiB sent to ${open.length} streams; ${refused} refused`,
+      ])}\n\nat connect: ${eventsAtConnect} events, ${(bytesAtConnect / 1024).toFixed(0)} KiB sent to ${open.length} streams; ${refused} refused (statuses: ${statuses})`,
     );
     const file = join(__dirname, 'results', `streams-${new Date().toISOString().replace(/:/g, '-')}.json`);
     mkdirSync(join(__dirname, 'results'), { recursive: true });
