@@ -3,7 +3,8 @@ import type { Request } from 'express';
 import type { Tenant } from '../../libs/events';
 import { UnauthenticatedError } from './request-errors';
 
-export type TenantRequest = Request & { tenant: Tenant };
+/** `keyId`: the caller's API key as limits count it (a prefix of its hash, never the key). */
+export type TenantRequest = Request & { tenant: Tenant; keyId: string };
 
 /** Who made the request, as the log records it (`by` of a revert, an edit): the tenant its key belongs to. */
 export function callerOf(req: TenantRequest): string {

@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { type ErrorCategory, EngineError, UnavailableError } from '../../libs/errors';
+import { type ErrorCategory, EngineError, TooManyRequestsError, UnavailableError } from '../../libs/errors';
 import { databaseUnavailable } from '../../libs/events';
 import { closeIfBodyUnread } from './server-limits';
 
@@ -15,6 +15,7 @@ export const HTTP_STATUS_BY_CATEGORY = {
   unauthenticated: 401,
   'too-large': 413,
   unsupported: 415,
+  'too-many-requests': 429,
   unavailable: 503,
   internal: 500,
 } as const satisfies Record<ErrorCategory, number>;
@@ -29,6 +30,7 @@ const REASON: Record<number, string> = {
   415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',
   428: 'Precondition Required',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -66,6 +68,7 @@ export class EngineErrorFilter implements ExceptionFilter {
       // every 503 says when to try again
       if (engineError.category === 'unavailable')
         res.setHeader('Retry-After', String(engineError instanceof UnavailableError ? engineError.retryAfterSeconds : 1));
+      if (engineError instanceof TooManyRequestsError) res.setHeader('Retry-After', String(engineError.retryAfterSeconds));
       res.status(status).json(body);
       return;
     }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../libs/engine';
+import { hashApiKey } from '../../libs/events';
 import type { TenantRequest } from './auth.guard';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-limits';
@@ -18,7 +19,7 @@ const isJsonMediaType = (mediaType: string) => mediaType === 'application/json' 
 
 /**
  * `Authorization: Bearer <tenant api key>`, looked up by its hash, before a single body byte is read:
- * an unauthenticated caller gets 401 whatever it sends. Sets `req.tenant`.
+ * an unauthenticated caller gets 401 whatever it sends. Sets `req.tenant` and `req.keyId`.
  */
 export function authenticateTenant(engine: Engine) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
@@ -27,6 +28,7 @@ export function authenticateTenant(engine: Engine) {
     const tenant = await engine.tenants.findByApiKey(match[1]);
     if (!tenant) throw new UnauthenticatedError('UNKNOWN_API_KEY', 'unknown api key');
     (req as TenantRequest).tenant = tenant;
+    (req as TenantRequest).keyId = hashApiKey(match[1]).slice(0, 16);
     next();
   };
 }

@@ -12,6 +12,7 @@ import {
   PluginDataStore,
   prepareSchema,
   ReadModels,
+  SessionAppends,
   TenantStore,
   upgradeInline,
   WorldGenerationReads,
@@ -71,6 +72,8 @@ export interface Engine {
   queue: TurnQueue;
   /** Story text as it streams from the model: in-process embedded, Redis pub/sub with REDIS_URL (see libs/engine/live). */
   deltas: DeltaBus;
+  /** Wakes the readers of a session's log at each append (one LISTEN connection, opened at the first subscription): the event streams. */
+  appends: SessionAppends;
   sessions: SessionService;
   /** Manual and event-triggered activations of runtimes (each its own execution). */
   activations: ActivationService;
@@ -202,6 +205,9 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const deltas: DeltaBus = config.redisUrl ? new RedisDeltaBus({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new InProcessDeltaBus();
     // after the queue has drained: the jobs running meanwhile still stream their text to the readers
     closers.splice(1, 0, () => deltas.close());
+    const appends = new SessionAppends({ listen: (channel, onNotify, options) => database.listen(channel, onNotify, options), logger });
+    // after the API (its streams end first), before the database
+    closers.splice(closers.length - 1, 0, () => appends.close());
     const files = new WorldCatalog(config.worldsDir);
     files.loadAll(); // a bad world file stops start-up, naming the file and the field path
     const worlds = new WorldService({ store, reads: new WorldReads(database.db, store), files });
@@ -288,6 +294,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       media,
       queue,
       deltas,
+      appends,
       sessions,
       activations,
       resumes,

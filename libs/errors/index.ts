@@ -24,6 +24,8 @@ export type ErrorCategory =
   | 'too-large'
   /** A media type or encoding the API does not read (415). */
   | 'unsupported'
+  /** The caller holds as many of something as it may (open event streams): retry after `Retry-After` (429). */
+  | 'too-many-requests'
   /** A dependency (database, queue, provider) cannot be reached now: retry later (503). */
   | 'unavailable'
   /** A bug or a broken invariant (500). */
@@ -97,6 +99,18 @@ export class UnavailableError extends EngineError {
   }
   get code(): string {
     return `${this.dependency.toUpperCase()}_UNAVAILABLE`;
+  }
+}
+
+/** The caller is over a limit of what it may hold at once; `retryAfterSeconds` is what it should wait (`Retry-After`). */
+export class TooManyRequestsError extends EngineError {
+  readonly category = 'too-many-requests';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
   }
 }
 

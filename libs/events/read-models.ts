@@ -4,6 +4,7 @@ import type { Database, TurnMessagesTable } from './schema';
 import { type EventData, ExecutionCancelledV1, type MediaReference, WaitingFor } from './event-types';
 import { readLatestTurn, readTurnAlternatives, type TurnAlternativesRecord } from './turn-alternatives';
 import { type BranchOriginView, readBranchOrigins, readHistoryHasTurn, readSessionBranches, type SessionBranchView } from './session-branches';
+import { readLiveStreamStart } from './live-stream-start';
 import { type HistoryMessageRecord, readHistoryMessage, readPlayerInput, readRevertScope, type RevertScope } from './steering-reads';
 
 /** Statistics for all of a session's committed messages (spec §1 step 1). */
@@ -201,6 +202,14 @@ export class ReadModels {
       .limit(1)
       .executeTakeFirst();
     return r ? { executionId: r.execution_id, submittedVersion: r.submitted_version } : null;
+  }
+
+  /**
+   * The global position a live event stream of the session starts at (its latest committed turn,
+   * or its earliest pending input when earlier; see `readLiveStreamStart`); null: from its first event.
+   */
+  liveStreamStart(tenantId: string, sessionId: string): Promise<number | null> {
+    return readLiveStreamStart(this.db, tenantId, sessionId);
   }
 
   /**

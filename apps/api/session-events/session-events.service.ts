@@ -4,46 +4,82 @@ import type { Engine } from '../../../libs/engine';
 import { ENGINE } from '../tokens';
 import type { ResumePoint } from './event-id';
 import { SessionFeed } from './session-feed';
+import { StreamCounts, type StreamLimits } from './stream-counts';
 
 /** Timings of the session event streams (tests shorten them). */
 export interface SessionEventsTimings {
+  /** How often a world generation's progress stream reads the job. */
   pollIntervalMs: number;
   heartbeatMs: number;
+  /** A session stream's safety net: read even unwoken this often (appends wake it at once). Default 30 s. */
+  safetyPollMs?: number;
 }
 
 export const SESSION_EVENTS_TIMINGS = Symbol('SESSION_EVENTS_TIMINGS');
-export const DEFAULT_SESSION_EVENTS_TIMINGS: SessionEventsTimings = { pollIntervalMs: 500, heartbeatMs: 15_000 };
+export const DEFAULT_SESSION_EVENTS_TIMINGS: SessionEventsTimings = { pollIntervalMs: 500, heartbeatMs: 15_000, safetyPollMs: 30_000 };
+
+/** Who opens a stream, and where it starts. */
+export interface StreamRequest {
+  tenantId: string;
+  keyId: string;
+  sessionId: string;
+  /** `Last-Event-ID`, read; it wins over `startAfter`. */
+  resume: ResumePoint | null;
+  /** Without `resume`: the log events after this global position are sent. */
+  startAfter: number;
+}
 
 /**
  * The open event streams of this API process: each one a `SessionFeed` following the session's
- * log in the database (not this process's memory: any API process serves any stream). On
- * shutdown (`app.close()`, on SIGTERM through `closeOnSignals`) every stream is completed
- * before the HTTP server closes, so clients see a clean end and reconnect elsewhere with
- * `Last-Event-ID`.
+ * log in the database (not this process's memory: any API process serves any stream), woken by
+ * the engine's `appends` (one LISTEN for all of them). Counted per tenant and per API key: past
+ * `config.streams` a new one is refused (429 `TOO_MANY_STREAMS`) before anything is sent. A stream
+ * that ends (the client left, shutdown, a failure) leaves nothing behind: its feed is dropped from
+ * the registry, its subscriptions and timers released, its count given back. On shutdown
+ * (`app.close()`, on SIGTERM through `closeOnSignals`) every stream is completed before the
+ * HTTP server closes, so clients see a clean end and reconnect elsewhere with `Last-Event-ID`.
  */
 @Injectable()
 export class SessionEvents implements BeforeApplicationShutdown {
   private readonly feeds = new Set<SessionFeed>();
+  private readonly counts: StreamCounts;
   private closing = false;
 
   constructor(
     @Inject(ENGINE) private readonly engine: Engine,
     @Inject(SESSION_EVENTS_TIMINGS) private readonly timings: SessionEventsTimings,
-  ) {}
+  ) {
+    const limits: StreamLimits = engine.config.streams;
+    this.counts = new StreamCounts(limits);
+  }
 
-  stream(sessionId: string, resume: ResumePoint | null): Observable<MessageEvent> {
+  /** Streams open in this process (the registry), and the tenants and keys counted: for leak checks and metrics. */
+  get open(): { feeds: number; tenants: number; keys: number } {
+    return { feeds: this.feeds.size, ...this.counts.size };
+  }
+
+  stream(request: StreamRequest): Observable<MessageEvent> {
+    const { sessionId } = request;
     return new Observable<MessageEvent>((subscriber) => {
       if (this.closing) {
         subscriber.complete();
         return undefined;
       }
+      // at subscription (not before: a client gone during set-up is never subscribed, and holds no count)
+      const lease = this.counts.take(request.tenantId, request.keyId);
+      if (lease instanceof Error) {
+        subscriber.error(lease); // before any byte: the error filter answers 429
+        return undefined;
+      }
       const feed = new SessionFeed({
         store: this.engine.store,
         deltas: this.engine.deltas,
+        appends: this.engine.appends,
         sessionId,
-        resume,
+        resume: request.resume,
+        startAfter: request.startAfter,
         send: (message) => subscriber.next(message),
-        pollIntervalMs: this.timings.pollIntervalMs,
+        pollIntervalMs: this.timings.safetyPollMs ?? DEFAULT_SESSION_EVENTS_TIMINGS.safetyPollMs!,
         heartbeatMs: this.timings.heartbeatMs,
         onError: (error) => {
           this.engine.logger.warn(`event stream of session ${sessionId} ended: ${String(error)}`);
@@ -53,6 +89,7 @@ export class SessionEvents implements BeforeApplicationShutdown {
       this.feeds.add(feed);
       void feed.run().finally(() => {
         this.feeds.delete(feed);
+        lease();
         subscriber.complete();
       });
       return () => feed.stop();

@@ -45,6 +45,7 @@ function harness(resume: string | undefined) {
   const feed = new SessionFeed({
     store,
     deltas: bus,
+    appends: { subscribe: () => Promise.resolve(() => undefined) }, // the short safety poll reads what the test appends
     sessionId: S,
     resume: parseEventId(resume),
     send: (m) => sent.push(m),

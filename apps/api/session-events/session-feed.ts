@@ -4,15 +4,27 @@ import { type EventStore, isEventType, type StoredEvent } from '../../../libs/ev
 import { clientEvent } from './client-events';
 import { deltaEventId, logEventId, type ResumePoint } from './event-id';
 
+/** Wakes a feed when its session's log was appended to (`SessionAppends`: one LISTEN per process). */
+export interface AppendWakes {
+  subscribe(sessionId: string, onAppend: () => void): Promise<() => void>;
+}
+
 export interface SessionFeedOptions {
   store: Pick<EventStore, 'readLog'>;
   deltas: Pick<DeltaBus, 'subscribe' | 'recent'>;
+  /** Wakes the feed at each append to the session: an idle feed reads nothing until then. */
+  appends: AppendWakes;
   sessionId: string;
-  /** `Last-Event-ID`, read (null: from the session's first event). */
+  /** `Last-Event-ID`, read (null: from `startAfter`). */
   resume: ResumePoint | null;
+  /** Without `resume`: the stream sends the shown log events after this global position (0: the whole session). */
+  startAfter?: number;
   /** Writes one event (or comment) to the client. */
   send: (message: MessageEvent) => void;
-  /** How often the log is read while nothing happens (a delta of the session wakes it earlier). */
+  /**
+   * The safety net: an idle feed reads the log this often even unwoken (appends and the session's
+   * deltas wake it at once; while the LISTEN connection is down `appends` wakes it as often as it polls).
+   */
   pollIntervalMs: number;
   /** A comment line this often keeps proxies and the client from closing an idle stream. */
   heartbeatMs: number;
@@ -53,6 +65,11 @@ const ENDED_CALLS_KEPT = 100;
  *    every shown log event after P, once.
  * A call that has ended by the time the stream reaches it sends no deltas: its text is in its
  * `call-ended`/`committed` events. Deltas are live data: they are never read from the log.
+ *
+ * Without a resume point the feed starts after `startAfter` (the API passes the session's latest
+ * committed turn, or the whole session on `?from=0`). Once caught up it reads nothing until woken:
+ * by an append to the session (`appends`, the log's own notification at commit), or by a delta of
+ * a call it has not read yet; `pollIntervalMs` is only a safety net.
  */
 export class SessionFeed {
   private cursor: number;
@@ -66,15 +83,18 @@ export class SessionFeed {
   /** Calls seen ending: a late delta of theirs is dropped. */
   private readonly ended = new Set<string>();
   private stopped = false;
+  /** Woken (an append, an early delta) since the last read began: read again before idling. */
+  private dirty = false;
   private wake: (() => void) | null = null;
   private unsubscribe: (() => Promise<void>) | null = null;
+  private unlisten: (() => void) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SessionFeedOptions) {
     const resume = options.resume;
     this.reopen = resume && resume.seq !== null ? resume : null;
     // resumed from a delta: its call's event is read again (not sent) to know the call
-    this.cursor = resume ? (this.reopen ? resume.position - 1 : resume.position) : 0;
+    this.cursor = resume ? (this.reopen ? resume.position - 1 : resume.position) : (options.startAfter ?? 0);
   }
 
   /** Runs until `stop` (or a failure, handed to `onError`). */
@@ -83,12 +103,16 @@ export class SessionFeed {
       // before the first read: a delta published while the log is read is not lost
       this.unsubscribe = await this.options.deltas.subscribe(this.options.sessionId, (delta) => this.onDelta(delta));
       if (this.stopped) return;
+      // and to the log's appends: one committed after this is heard, one before is read below
+      this.unlisten = await this.options.appends.subscribe(this.options.sessionId, () => this.poke());
+      if (this.stopped) return;
       this.heartbeat = setInterval(() => this.options.send({ comment: 'heartbeat' }), this.options.heartbeatMs);
       this.heartbeat.unref();
       while (!this.stopped) {
+        this.dirty = false;
         const read = await this.readMore();
         await this.drain();
-        if (!read && !this.stopped) await this.idle();
+        if (!read && !this.dirty && !this.stopped) await this.idle();
       }
     } catch (error) {
       if (!this.stopped) this.options.onError(error);
@@ -102,9 +126,18 @@ export class SessionFeed {
     this.wake?.();
   }
 
+  /** Drops what the feed holds (a stopped feed may stay referenced a while: its buffers do not). */
   private async release(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+    this.unlisten?.();
+    this.unlisten = null;
+    this.wake = null;
+    this.queue.length = 0;
+    this.early.clear();
+    this.earlyCount = 0;
+    this.ended.clear();
+    this.open = null;
     const unsubscribe = this.unsubscribe;
     this.unsubscribe = null;
     await unsubscribe?.().catch(() => undefined);
@@ -178,7 +211,13 @@ export class SessionFeed {
       const oldest = this.early.keys().next().value;
       if (oldest !== undefined) this.dropEarly(oldest);
     }
-    this.wake?.(); // the call's event is in the log by now
+    this.poke(); // the call's event is in the log by now
+  }
+
+  /** Something may be new in the log: read it (now if idle, else right after the current read). */
+  private poke(): void {
+    this.dirty = true;
+    this.wake?.();
   }
 
   private markEnded(callId: string): void {

@@ -225,6 +225,20 @@ export const EngineEnv = z.object({
         'A plugin handler, hook, tool or function runtime whose synchronous code runs longer than this is logged as a warning naming the plugin: meanwhile nothing else in the process runs (with `npm start`, the HTTP API does not answer).',
       ),
     ),
+  COVEL_STREAMS_PER_TENANT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(500)
+    .meta(
+      about('Event streams (`GET /v1/sessions/:id/events`) one tenant may hold open at once on one API process; the next one is a 429 `TOO_MANY_STREAMS`.'),
+    ),
+  COVEL_STREAMS_PER_KEY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(250)
+    .meta(about('Event streams one API key may hold open at once on one API process (429 `TOO_MANY_STREAMS` above it).')),
   COVEL_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -330,6 +344,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       keepAliveTimeoutMs: e.COVEL_HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.COVEL_HTTP_MAX_CONNECTIONS,
     },
+    /** Open session event streams per tenant and per API key, each API process (429 above). */
+    streams: { perTenant: e.COVEL_STREAMS_PER_TENANT, perKey: e.COVEL_STREAMS_PER_KEY },
     host: e.COVEL_HOST,
     /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
     bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
