@@ -48,15 +48,6 @@ class DatabaseWatch {
     return rows.map((r) => r.pid);
   }
 
-  /** What the database's backends are doing (COVEL_BENCH_SHOW_ACTIVITY=1: printed mid-phase). */
-  async activity(): Promise<string> {
-    const { rows } = await this.admin.query<{ line: string }>(
-      `select concat_ws(' | ', pid, backend_type, application_name, state, left(query, 80)) as line from pg_stat_activity where datname = $1`,
-      [this.name],
-    );
-    return rows.map((r) => `    ${r.line}`).join('\n');
-  }
-
   async transactions(): Promise<number> {
     const { rows } = await this.admin.query<{ n: string }>('select xact_commit as n from pg_stat_database where datname = $1', [this.name]);
     return Number(rows[0]?.n ?? 0);
@@ -75,7 +66,6 @@ async function measure(pid: number, seconds: number, watch: DatabaseWatch): Prom
   const startXact = await watch.transactions();
   const start = processCpuMs(pid) ?? 0;
   const began = Date.now();
-  if (process.env.COVEL_BENCH_SHOW_ACTIVITY) setTimeout(() => void watch.activity().then((a) => process.stderr.write(`${a}\n`)), (seconds * 1000) / 2);
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const elapsed = (Date.now() - began) / 1000;
   const cpuMs = (processCpuMs(pid) ?? 0) - start;
