@@ -153,6 +153,8 @@ describeBrowser('the Play page and the steering marks of the inspector (headless
     await step('play', async () => {
       await page.click('#nav-play');
       await page.waitForSelector('[data-testid="play-home"]');
+      // the worlds are read after the page shows (the select is disabled until they are in): then emberback is chosen
+      await page.waitForSelector('#play-world:not([disabled])', { state: 'attached' });
       expect(await page.locator('#play-world').inputValue()).toBe('emberback');
       await page.click('#new-session');
       await page.waitForSelector('[data-testid="play-session"]');
