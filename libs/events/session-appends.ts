@@ -1,7 +1,7 @@
 import type { Listening, OpenDatabase } from './database';
 import type { ListenState } from './execution-waiter';
 
-/** The channel migration 0022's trigger notifies, with the stream id as payload, when events are appended to a stream. */
+/** The channel migration 0023's trigger notifies, with the stream id as payload, when events are appended to a stream. */
 export const SESSION_APPENDED_CHANNEL = 'covel_session_appended';
 
 export interface SessionAppendsOptions {
@@ -19,7 +19,7 @@ const MAX_RECONNECT_DELAY_MS = 10_000;
 /**
  * Tells the readers of a stream that it was appended to, for many readers at once, on one LISTEN
  * connection per process (opened at the first subscription, kept until `close`): the notifications
- * of the events table's trigger (migration 0022, sent at each append's commit, in PGlite as in
+ * of the events table's trigger (migration 0023, sent at each append's commit, in PGlite as in
  * PostgreSQL) are fanned out to the subscribers of that stream id. A wake only says "read again":
  * what is read is the reader's business (tenant-scoped there). While the connection is down,
  * every subscriber is woken every `fallbackIntervalMs`, and the connection is opened again (with a
