@@ -7,6 +7,16 @@ import { PriceOverrides } from './prices';
 
 const about = (description: string) => ({ description });
 
+/** One of a slot's call deadlines (ms): optional, a positive integer, at most MAX_CALL_DEADLINE_MS (Node's timers fire at once past 2^31-1). */
+const callDeadlineMs = (description: string) =>
+  z
+    .number()
+    .int()
+    .positive()
+    .max(MAX_CALL_DEADLINE_MS, { error: `at most ${MAX_CALL_DEADLINE_MS} (24 h)` })
+    .optional()
+    .meta(about(description));
+
 /**
  * Explicit reasoning for the calls of a slot (spec §3: the preset's provider metadata). It wins over
  * a runtime's `agent.reasoning: false`; enabled thinking turns a forced tool choice into `auto` on
@@ -76,39 +86,15 @@ export const SlotConfig = z
     lateSystemAsUser: z.boolean().optional().meta(about('Late system messages sent as wrapped user content. Default: false on OpenAI, true on Gemini.')),
     imageInput: z.boolean().optional().meta(about('Overrides the model table: the model takes images.')),
     forcedToolChoice: z.boolean().optional().meta(about('Overrides the model table: the model accepts a forced tool choice.')),
-    firstByteTimeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .max(MAX_CALL_DEADLINE_MS, { error: `at most ${MAX_CALL_DEADLINE_MS} (24 h)` })
-      .optional()
-      .meta(
-        about(
-          "A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends no first event within this many ms (the SDK's own retries included). Default 90000, at most 86400000 (24 h).",
-        ),
-      ),
-    idleTimeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .max(MAX_CALL_DEADLINE_MS, { error: `at most ${MAX_CALL_DEADLINE_MS} (24 h)` })
-      .optional()
-      .meta(
-        about(
-          'A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends nothing for this many ms between two events. Default 60000, at most 86400000 (24 h).',
-        ),
-      ),
-    totalTimeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .max(MAX_CALL_DEADLINE_MS, { error: `at most ${MAX_CALL_DEADLINE_MS} (24 h)` })
-      .optional()
-      .meta(
-        about(
-          'A call without streaming (the non-streaming fallback, summaries, world generation) fails (`PROVIDER_DEADLINE`) without its whole answer within this many ms. Default 150000, at most 86400000 (24 h).',
-        ),
-      ),
+    firstByteTimeoutMs: callDeadlineMs(
+      "A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends no first event within this many ms (the SDK's own retries included). Default 90000, at most 86400000 (24 h).",
+    ),
+    idleTimeoutMs: callDeadlineMs(
+      'A streamed call fails (`PROVIDER_DEADLINE`) when its stream sends nothing for this many ms between two events. Default 60000, at most 86400000 (24 h).',
+    ),
+    totalTimeoutMs: callDeadlineMs(
+      'A call without streaming (the non-streaming fallback, summaries, world generation) fails (`PROVIDER_DEADLINE`) without its whole answer within this many ms. Default 150000, at most 86400000 (24 h).',
+    ),
     cacheBoundaries: z.boolean().default(true).meta(about("Anthropic: `cache_control` boundaries from the system prompt's sentinels.")),
     preset: z
       .string()
