@@ -173,7 +173,9 @@ describe('the log on the real PostgreSQL: appends without a global lock, read in
     it.each([
       ['the reader from the start', () => readAfterQuery(open.db, LOG_START, { limit: 500 }), 'events_transaction_order', 'ordered'],
       ['the reader from the middle', () => readAfterQuery(open.db, middle, { limit: 500 }), 'events_transaction_order', 'ordered'],
-      ['the reader of one partition', () => readAfterQuery(open.db, LOG_START, { limit: 500, partition: 5 }), 'events_partition_order', 'ordered'],
+      // a partition here holds ~1,250 rows: a batch of 500 would be 40 % of it, where a bitmap scan and a sort
+      // is a fair choice (it was taken now and then); 100 (8 %) keeps the batch a small share, as in a real log
+      ['the reader of one partition', () => readAfterQuery(open.db, LOG_START, { limit: 100, partition: 5 }), 'events_partition_order', 'ordered'],
       // from the middle the planner may also walk the global order and filter the partition (its rows lie
       // in log order in the heap, the partition's do not): either way in index order, no sort, no full scan
       [
