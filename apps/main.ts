@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { createEngine, loadConfig } from '../libs/engine';
+import { createEngine, loadConfig, serveMetrics } from '../libs/engine';
 import { ensureBootstrapTenant } from './api/bootstrap-tenant';
 import { createApiApp } from './api/create-api-app';
 import { boundAddress, describeModels } from './banner';
@@ -28,11 +28,23 @@ async function main() {
   await worker.init();
   const api = await createApiApp(engine);
   await api.listen(config.port, config.host);
+  // COVEL_METRICS_PORT: /metrics with no key on its own port (kept off the public network); PORT's needs the admin key
+  const metrics = config.metricsPort === null ? null : await serveMetrics({ metrics: engine.metrics, port: config.metricsPort, host: config.host });
   // before the ready line: a signal right after it is handled. The URL file first (npm run play no longer finds a closing engine),
   // then the API (no new input), the worker (sweeper, projector), the engine (running jobs within the grace period, stores, lock), spans
-  closeOnSignals([...(embedded ? [engineUrlRemover(config.dataDir)] : []), api, worker, gracefulEngine(engine), ...(tracing ? [tracing] : [])], {
-    log: (line) => engine.logger.log(line),
-  });
+  closeOnSignals(
+    [
+      ...(embedded ? [engineUrlRemover(config.dataDir)] : []),
+      api,
+      ...(metrics ? [metrics] : []),
+      worker,
+      gracefulEngine(engine),
+      ...(tracing ? [tracing] : []),
+    ],
+    {
+      log: (line) => engine.logger.log(line),
+    },
+  );
   reloadPluginsOnHangup(engine);
   const url = (await api.getUrl()).replace('[::1]', 'localhost');
   if (embedded) writeEngineUrl(config.dataDir, url); // npm run play finds this engine whatever its PORT

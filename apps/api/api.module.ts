@@ -6,6 +6,8 @@ import { EngineErrorFilter } from './error.filter';
 import { ExecutionWaits } from './execution-waits';
 import { HealthController } from './health.controller';
 import { InspectorController } from './inspector/inspector.controller';
+import { KeysController } from './keys.controller';
+import { AdminTenantsController } from './operations/admin-tenants.controller';
 import { DocsController } from './openapi/docs.controller';
 import { SessionsController } from './sessions.controller';
 import { WorldsController } from './worlds.controller';
@@ -30,6 +32,8 @@ export class ApiModule {
         SessionEventsController,
         DocsController,
         InspectorController,
+        KeysController,
+        AdminTenantsController,
       ],
       providers: [
         { provide: ENGINE, useValue: engine },

@@ -1,14 +1,17 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { Tenant } from '../../libs/events';
+import type { AuthenticatedKey, Tenant } from '../../libs/events';
 import { UnauthenticatedError } from './request-errors';
 
-/** `keyId`: the caller's API key as limits count it (a prefix of its hash, never the key). */
-export type TenantRequest = Request & { tenant: Tenant; keyId: string };
+/** `key`: the API key the request presented (its id and scopes, never the key); `keyId`: its id (what limits count). */
+export type TenantRequest = Request & { tenant: Tenant; key: AuthenticatedKey; keyId: string };
 
-/** Who made the request, as the log records it (`by` of a revert, an edit): the tenant its key belongs to. */
-export function callerOf(req: TenantRequest): string {
-  return `tenant:${req.tenant.id}`;
+/**
+ * Who made the request, as the log records it (`by` of a revert, an edit, a key made): the API key,
+ * `key:<keyId>`. Events from before issue 32 say `tenant:<tenantId>` (the tenant had one key).
+ */
+export function callerOf(req: TenantRequest): `key:${string}` {
+  return `key:${req.key.id}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_EDITED_TEXT_CHARS, MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHARS, MessageEditedV1 } from '../../libs/events';
+import { ApiKeyScope, MAX_EDITED_TEXT_CHARS, MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHARS, MessageEditedV1 } from '../../libs/events';
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../../libs/plugins-sdk';
 import { MAX_GENERATION_WAIT_MS, MAX_WORLD_DESCRIPTION_CHARS } from '../../libs/engine';
 import { codePointLength, isWellFormedText } from '../../libs/text';
@@ -326,3 +326,26 @@ export const WorldGenerationQuery = z.object({
     .meta({ description: `Milliseconds to wait for the job to end (\`done\` or \`failed\`), 0 to ${MAX_GENERATION_WAIT_MS} (default 0: answer at once).` }),
 });
 export type WorldGenerationQuery = z.infer<typeof WorldGenerationQuery>;
+
+/** `POST /v1/keys` (and the operator's `POST /admin/tenants/:id/keys`): a new API key's name and scopes. */
+export const CreateKeyBody = z
+  .object({
+    name: safeText({ max: 100 }).meta({ description: 'What the key is for (shown in the list; not secret).' }),
+    scopes: z
+      .array(ApiKeyScope, { error: 'must be a list of scopes: play, read, admin' })
+      .min(1, 'must name at least one scope: play, read, admin')
+      .superRefine((scopes, ctx) => {
+        const repeated = scopes.find((s, i) => scopes.indexOf(s) !== i);
+        if (repeated) ctx.addIssue({ code: 'custom', message: `must name each scope once (${repeated} is listed twice)` });
+      })
+      .meta({
+        description:
+          '`play`: sessions and worlds (create, inputs, cancel, edit, revert, branch…); `read`: every read (GETs, the inspector’s data, event streams, usage); `admin`: the tenant’s settings and keys.',
+      }),
+  })
+  .strict();
+export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
+
+/** `POST /admin/tenants`: a new tenant's name. */
+export const CreateTenantBody = z.object({ name: safeText({ max: 200 }) }).strict();
+export type CreateTenantBody = z.infer<typeof CreateTenantBody>;

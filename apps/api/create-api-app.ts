@@ -8,6 +8,8 @@ import { httpServerSpans } from '../../libs/telemetry';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
 import { mountOperations } from './operations';
+import { requireScope } from './scopes';
+import { ADMIN_TENANTS_PATH, operatorGate } from './operations/admin-tenants.controller';
 import type { Server } from 'node:http';
 import { json } from 'express';
 import { applyServerLimits } from './server-limits';
@@ -54,6 +56,7 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   app.use(
     '/v1',
     authenticateTenant(engine),
+    requireScope, // 403 before any body byte is read
     rejectUndecodablePath,
     jsonBodyGate({
       limitBytes,
@@ -62,6 +65,8 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
       skip: isWorldImport,
     }),
   );
+  // the operator's tenants: its key first (401), then the same body checks
+  app.use(ADMIN_TENANTS_PATH, operatorGate(engine), rejectUndecodablePath, jsonBodyGate({ limitBytes }));
   // any content type, multipart included (the route's multipart reader takes the bytes read here): 413 at once past the limit
   app.use('/v1/worlds/import', cappedRawBody({ limitBytes: WORLD_IMPORT_LIMIT_BYTES }));
   // a world document's depth is its own check (INVALID_WORLD naming the whole path); UTF-8 is checked here

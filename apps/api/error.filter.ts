@@ -13,6 +13,7 @@ export const HTTP_STATUS_BY_CATEGORY = {
   'precondition-required': 428,
   'not-found': 404,
   unauthenticated: 401,
+  forbidden: 403,
   'too-large': 413,
   unsupported: 415,
   'too-many-requests': 429,
@@ -23,6 +24,7 @@ export const HTTP_STATUS_BY_CATEGORY = {
 const REASON: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
   412: 'Precondition Failed',

@@ -1,4 +1,4 @@
-import { ConfigError, createEngine, loadConfig } from '../../libs/engine';
+import { ConfigError, createEngine, loadConfig, serveMetrics } from '../../libs/engine';
 import { boundAddress } from '../banner';
 import { ensureBootstrapTenant } from './bootstrap-tenant';
 import { createApiApp } from './create-api-app';
@@ -17,7 +17,9 @@ async function main() {
   await ensureBootstrapTenant(engine);
   const app = await createApiApp(engine);
   await app.listen(config.port, config.host);
-  closeOnSignals([app, gracefulEngine(engine), ...(tracing ? [tracing] : [])], { log: (line) => engine.logger.log(line) });
+  // COVEL_METRICS_PORT: /metrics with no key on its own port (kept off the public network); PORT's needs the admin key
+  const metrics = config.metricsPort === null ? null : await serveMetrics({ metrics: engine.metrics, port: config.metricsPort, host: config.host });
+  closeOnSignals([app, ...(metrics ? [metrics] : []), gracefulEngine(engine), ...(tracing ? [tracing] : [])], { log: (line) => engine.logger.log(line) });
   reloadPluginsOnHangup(engine);
   console.log(`covel api listening on ${await app.getUrl()} (bound to ${boundAddress(app)}, COVEL_HOST)`);
 }

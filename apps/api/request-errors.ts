@@ -11,6 +11,17 @@ export class UnauthenticatedError extends EngineError {
   }
 }
 
+/** The API key is good but lacks the scope the route needs (403): `details.requiredScope` names it. */
+export class InsufficientScopeError extends EngineError {
+  readonly code = 'INSUFFICIENT_SCOPE';
+  readonly category = 'forbidden';
+  override readonly details: Readonly<Record<string, unknown>>;
+  constructor(readonly requiredScope: string) {
+    super(`this API key lacks the \`${requiredScope}\` scope this request needs`);
+    this.details = { requiredScope };
+  }
+}
+
 /** The body is over the configured limit (413). */
 export class BodyTooLargeError extends EngineError {
   readonly code = 'BODY_TOO_LARGE';

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../libs/engine';
-import { hashApiKey } from '../../libs/events';
 import type { TenantRequest } from './auth.guard';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-limits';
@@ -18,17 +17,19 @@ const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== u
 const isJsonMediaType = (mediaType: string) => mediaType === 'application/json' || /^application\/[\w.-]+\+json$/.test(mediaType);
 
 /**
- * `Authorization: Bearer <tenant api key>`, looked up by its hash, before a single body byte is read:
- * an unauthenticated caller gets 401 whatever it sends. Sets `req.tenant` and `req.keyId`.
+ * `Authorization: Bearer <tenant api key>`, looked up by its HMAC, before a single body byte is read:
+ * an unauthenticated caller (unknown or revoked key) gets 401 whatever it sends. Sets `req.tenant`,
+ * `req.key` (id and scopes) and `req.keyId` (the key's id).
  */
 export function authenticateTenant(engine: Engine) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!match) throw new UnauthenticatedError('MISSING_API_KEY', 'missing Authorization: Bearer <api key>');
-    const tenant = await engine.tenants.findByApiKey(match[1]);
-    if (!tenant) throw new UnauthenticatedError('UNKNOWN_API_KEY', 'unknown api key');
-    (req as TenantRequest).tenant = tenant;
-    (req as TenantRequest).keyId = hashApiKey(match[1]).slice(0, 16);
+    const caller = await engine.tenants.authenticate(match[1]);
+    if (!caller) throw new UnauthenticatedError('UNKNOWN_API_KEY', 'unknown api key');
+    (req as TenantRequest).tenant = caller.tenant;
+    (req as TenantRequest).key = caller.key;
+    (req as TenantRequest).keyId = caller.key.id;
     next();
   };
 }

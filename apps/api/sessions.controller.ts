@@ -287,7 +287,7 @@ export class SessionsController {
       tenantId: req.tenant.id,
       sessionId: id,
       atTurnId: body.atTurnId,
-      by: `tenant:${req.tenant.id}`,
+      by: callerOf(req),
       idempotencyKey,
     });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
@@ -346,7 +346,7 @@ export class SessionsController {
       tenantId: req.tenant.id,
       executionId: id,
       ...(body.keepPartial !== undefined ? { keepPartial: body.keepPartial } : {}),
-      by: `tenant:${req.tenant.id}`,
+      by: callerOf(req),
       idempotencyKey,
     });
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');

@@ -10,7 +10,7 @@ export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
  * it never reaches the database.
  */
 export class UuidParamPipe implements PipeTransform<string, string> {
-  constructor(private readonly resource: 'session' | 'turn' | 'execution' | 'world-generation' | 'message') {}
+  constructor(private readonly resource: 'session' | 'turn' | 'execution' | 'world-generation' | 'message' | 'api-key' | 'tenant') {}
 
   transform(value: string): string {
     if (typeof value !== 'string' || !UUID_PATTERN.test(value)) {

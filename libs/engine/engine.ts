@@ -51,8 +51,8 @@ import { engineSharedPrompts, WorldCreation } from './world-creation';
 import { SessionHistoryUse } from './history-use';
 import { WorldGenerationRunner, WorldGenerationService } from './world-generation';
 
-/** How long a found API key is answered from memory. */
-const TENANT_CACHE_MS = 5_000;
+/** How long a found API key is answered from memory: a key revoked on another API process is refused within it (issue 32: under 1 s). */
+export const TENANT_CACHE_MS = 500;
 
 export type EngineRole = 'api' | 'worker' | 'all';
 
@@ -289,8 +289,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       store,
       projector,
       readModels,
-      // every API request looks its key up: remembered for a few seconds per process
-      tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS }),
+      // every API request looks its key up: remembered for half a second per process (a revoke reaches every process within it)
+      tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS, pepper: config.keyPepper, store }),
       media,
       queue,
       deltas,

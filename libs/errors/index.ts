@@ -20,6 +20,8 @@ export type ErrorCategory =
   | 'not-found'
   /** No or a bad credential (401). */
   | 'unauthenticated'
+  /** A good credential without the right to do this (an API key without the scope it needs): 403. */
+  | 'forbidden'
   /** The body is larger than allowed (413). */
   | 'too-large'
   /** A media type or encoding the API does not read (415). */

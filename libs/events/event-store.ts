@@ -34,6 +34,12 @@ export interface AppendRequest {
   expectedVersion: number;
   events: NewEvent[];
   idempotency?: IdempotencyRecord;
+  /**
+   * Writes that belong with these events (a configuration row the log must not hold, e.g. a key's
+   * hash): run in the append's transaction after its events, under the stream's lock. One that
+   * throws fails the append whole: nothing of it is written.
+   */
+  alongside?: (trx: Transaction<Database>) => Promise<void>;
 }
 
 /** The first append made under an idempotency key: its first event and the request hash recorded. */
@@ -200,6 +206,7 @@ export class EventStore {
             }) as StoredEvent,
         );
         if (this.inline.length > 0) await applyInline(trx, this.inline, stored);
+        if (request.alongside) await request.alongside(trx);
         return {
           version: request.expectedVersion + events.length,
           firstPosition: Number(rows[0].global_position),

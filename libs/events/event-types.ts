@@ -763,6 +763,26 @@ export const WorldGenerationCompletedV1 = WorldGenerationRef.extend({
 /** The job ended without a world: `code` says why (`INVALID_WORLD` after the last round, a provider's code, ...). */
 export const WorldGenerationFailedV1 = WorldGenerationRef.extend({ code: z.string().min(1), reason: z.string() });
 
+/** What an API key may do (issue 32): `play` the write routes of sessions and worlds, `read` the reads, `admin` the tenant's settings and keys. */
+export const API_KEY_SCOPES = ['play', 'read', 'admin'] as const;
+export const ApiKeyScope = z.enum(API_KEY_SCOPES);
+export type ApiKeyScope = z.infer<typeof ApiKeyScope>;
+
+/** Who did an admin action: `operator` (COVEL_ADMIN_API_KEY, or a tool run by the operator) or `key:<keyId>` (a tenant's admin key). */
+const AdminActor = z.string().regex(/^(operator|key:[0-9a-f-]{36})$/);
+
+/** A tenant made by the operator (`POST /admin/tenants`, `npm run tenant:create`, the bootstrap or dev tenant); first event of the stream `tenant:<tenantId>`. */
+export const TenantCreatedV1 = z.object({ tenantId: z.string().min(1), name: z.string(), by: AdminActor });
+
+/** An API key made for the tenant: its id, name and scopes; never the key or its hash. */
+export const ApiKeyCreatedV1 = z.object({ keyId: id, name: z.string(), scopes: z.array(ApiKeyScope).min(1), by: AdminActor });
+
+/** An API key revoked: every API process refuses it within a second. */
+export const ApiKeyRevokedV1 = z.object({ keyId: id, name: z.string(), scopes: z.array(ApiKeyScope).min(1), by: AdminActor });
+
+/** The stream of a tenant's admin actions (keys, settings): `tenant:<tenantId>`. */
+export const tenantStreamId = (tenantId: string): string => `tenant:${tenantId}`;
+
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
   'session.opened@1': SessionOpenedV1,
@@ -802,6 +822,9 @@ export const eventSchemas = {
   'world-generation.call-responded@1': WorldGenerationCallRespondedV1,
   'world-generation.completed@1': WorldGenerationCompletedV1,
   'world-generation.failed@1': WorldGenerationFailedV1,
+  'tenant.created@1': TenantCreatedV1,
+  'api-key.created@1': ApiKeyCreatedV1,
+  'api-key.revoked@1': ApiKeyRevokedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;

@@ -19,8 +19,31 @@ export interface EventsTable {
 export interface TenantsTable {
   id: string;
   name: string;
-  api_key_hash: string;
+  /** Before migration 0024 the tenant's one key (plain SHA-256); now null: keys are in `api_keys`. */
+  api_key_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, string | undefined, never>;
+}
+
+/** A tenant's API key (migration 0024): a keyed hash of it, never the key. */
+export interface ApiKeysTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  scopes: ColumnType<string[], string[], string[]>;
+  /** `hmac-sha256` (with the pepper), or `sha256` for a key migrated from `tenants.api_key_hash`. */
+  hash_kind: 'hmac-sha256' | 'sha256';
+  key_hash: string;
+  /** The key's first characters (`cvl_` and 4 more): a hint to tell keys apart, not a secret. */
+  prefix: string;
+  created_at: ColumnType<Date, string | undefined, never>;
+  last_used_at: ColumnType<Date | null, string | null | undefined, Date | string | null>;
+  revoked_at: ColumnType<Date | null, string | null | undefined, Date | string | null>;
+}
+
+/** The pepper generated once when `COVEL_KEY_PEPPER` is not set (migration 0024): one row. */
+export interface KeyPepperTable {
+  id: number;
+  pepper: string;
 }
 
 export interface ProjectionCheckpointsTable {
@@ -242,6 +265,8 @@ export interface WorldGenerationsTable {
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  key_pepper: KeyPepperTable;
   projection_checkpoints: ProjectionCheckpointsTable;
   projection_failures: ProjectionFailuresTable;
   projection_shards: ProjectionShardsTable;

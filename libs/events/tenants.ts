@@ -1,5 +1,10 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { ConflictError, NotFoundError } from '../errors';
+import { type ApiKeyView, type AuthenticatedKey, hmacApiKey, KEY_PREFIX_LENGTH, loadKeyPepper, newApiKey, sha256ApiKey } from './api-keys';
+import { ConcurrencyError } from './errors';
+import { API_KEY_SCOPES, type ApiKeyScope, type NewEvent, tenantStreamId } from './event-types';
+import { EventStore } from './event-store';
 import type { Database } from './schema';
 
 export interface Tenant {
@@ -7,59 +12,288 @@ export interface Tenant {
   name: string;
 }
 
-/** API keys are random 256-bit secrets, so a plain SHA-256 is a sufficient stored form. */
-export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+/** A tenant and the key a request presented. */
+export interface Caller {
+  tenant: Tenant;
+  key: AuthenticatedKey;
 }
 
-export function newApiKey(): string {
-  return `cvl_${randomBytes(32).toString('base64url')}`;
-}
+/** Who does an admin action: the operator, or a tenant's key (`key:<id>`). */
+export type AdminActor = 'operator' | `key:${string}`;
 
 export interface TenantStoreOptions {
   /**
-   * How long a found key is remembered in this process (every API request looks its key up).
-   * Tenants and keys are never changed or removed today; keep it short anyway. 0: no cache.
+   * How long a found key is remembered in this process (every API request looks its key up). A
+   * revoked key is refused by every process once this has passed: keep it well under a second. 0: no cache.
    */
   cacheMs?: number;
   /** Upper bound of remembered keys (the oldest is forgotten first). */
   cacheSize?: number;
+  /** The pepper of the keys' HMAC (`COVEL_KEY_PEPPER`); unset: the one kept in the database (`loadKeyPepper`). */
+  pepper?: string | null;
+  /** Where the admin actions are recorded (`tenant.created@1`, `api-key.*`); default: a store on the same database. */
+  store?: EventStore;
+  /** A key's `last_used_at` is written at most once per this many ms per process (default one minute). */
+  touchEveryMs?: number;
 }
 
+const LAST_USED_EVERY_MS = 60_000;
+
+type KeyRow = { id: string; name: string; scopes: string[]; prefix: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null };
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+const scopesOf = (scopes: readonly string[]): ApiKeyScope[] => API_KEY_SCOPES.filter((s) => scopes.includes(s));
+const viewOf = (row: KeyRow): ApiKeyView => ({
+  id: row.id,
+  name: row.name,
+  scopes: scopesOf(row.scopes),
+  prefix: row.prefix,
+  createdAt: iso(row.created_at)!,
+  lastUsedAt: iso(row.last_used_at),
+  revokedAt: iso(row.revoked_at),
+});
+
+export class ApiKeyNotFoundError extends NotFoundError {
+  constructor() {
+    super('API_KEY_NOT_FOUND', 'api key not found');
+  }
+}
+
+export class TenantNotFoundError extends NotFoundError {
+  constructor() {
+    super('TENANT_NOT_FOUND', 'tenant not found');
+  }
+}
+
+/** A tenant's key may not revoke the tenant's last admin key (the operator may). */
+export class LastAdminKeyError extends ConflictError {
+  constructor() {
+    super(
+      'LAST_ADMIN_KEY',
+      "the tenant's last key with the admin scope cannot revoke itself away: make another admin key first (the operator can revoke any key)",
+    );
+  }
+}
+
+/** A concurrent revoke won: the append is rolled back, the key read again. */
+class AlreadyRevoked extends Error {}
+
+/**
+ * Tenants and their API keys. Keys are stored as an HMAC (`api_keys`); every admin action (tenant
+ * made, key made or revoked) is an event of the stream `tenant:<tenantId>`, appended in the same
+ * transaction as the row it changes: nothing is half-written.
+ */
 export class TenantStore {
-  /** By key hash: the tenant and until when (ms since epoch) it may be answered from here. */
-  private readonly cache = new Map<string, { tenant: Tenant; until: number }>();
+  /** By key hash: the caller and until when (ms since epoch) it may be answered from here. */
+  private readonly cache = new Map<string, { caller: Caller; until: number }>();
+  /** By key id: when this process last wrote its `last_used_at`. */
+  private readonly touched = new Map<string, number>();
   private readonly cacheMs: number;
   private readonly cacheSize: number;
+  private readonly touchEveryMs: number;
+  private readonly store: EventStore;
+  private pepper: Promise<Buffer> | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
-    options: TenantStoreOptions = {},
+    private readonly options: TenantStoreOptions = {},
   ) {
     this.cacheMs = options.cacheMs ?? 0;
     this.cacheSize = options.cacheSize ?? 10_000;
+    this.touchEveryMs = options.touchEveryMs ?? LAST_USED_EVERY_MS;
+    this.store = options.store ?? new EventStore(db);
   }
 
-  /** Creates a tenant and returns its key; the key itself is never stored. */
-  async create(name: string, apiKey: string = newApiKey()): Promise<{ tenant: Tenant; apiKey: string }> {
+  private hashWith(): Promise<Buffer> {
+    this.pepper ??= loadKeyPepper(this.db, this.options.pepper).catch((error: unknown) => {
+      this.pepper = null;
+      throw error;
+    });
+    return this.pepper;
+  }
+
+  /**
+   * Creates a tenant and its first key, with every scope (the key is returned once; only its HMAC
+   * is stored). Recorded as `tenant.created@1` and `api-key.created@1` by `by` (default the operator).
+   */
+  async create(
+    name: string,
+    apiKey: string = newApiKey(),
+    options: { by?: AdminActor; keyName?: string } = {},
+  ): Promise<{ tenant: Tenant; apiKey: string; key: ApiKeyView }> {
     const tenant = { id: randomUUID(), name };
-    await this.db
-      .insertInto('tenants')
-      .values({ ...tenant, api_key_hash: hashApiKey(apiKey) })
-      .execute();
-    return { tenant, apiKey };
+    const by = options.by ?? 'operator';
+    const key = await this.keyRow({ tenantId: tenant.id, name: options.keyName ?? 'first key', scopes: [...API_KEY_SCOPES], apiKey });
+    await this.append(
+      tenant.id,
+      [
+        { type: 'tenant.created@1', data: { tenantId: tenant.id, name, by } },
+        { type: 'api-key.created@1', data: { keyId: key.id, name: key.name, scopes: key.scopes, by } },
+      ],
+      async (trx) => {
+        await trx.insertInto('tenants').values(tenant).execute();
+        await trx.insertInto('api_keys').values(key).execute();
+      },
+    );
+    return { tenant, apiKey, key: viewOf({ ...key, created_at: new Date(), last_used_at: null, revoked_at: null }) };
   }
 
-  /** The key's tenant, or null. Only keys found are remembered (`cacheMs`): an unknown key is always looked up. */
-  async findByApiKey(apiKey: string): Promise<Tenant | null> {
-    const hash = hashApiKey(apiKey);
-    const cached = this.cache.get(hash);
-    if (cached && cached.until > Date.now()) return cached.tenant;
-    this.cache.delete(hash);
-    const row = await this.db.selectFrom('tenants').select(['id', 'name']).where('api_key_hash', '=', hash).executeTakeFirst();
-    if (!row || this.cacheMs <= 0) return row ?? null;
+  /** Every tenant, oldest first (the operator's list). */
+  async list(): Promise<(Tenant & { createdAt: string })[]> {
+    const rows = await this.db.selectFrom('tenants').select(['id', 'name', 'created_at']).orderBy('created_at').orderBy('id').execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, createdAt: iso(r.created_at)! }));
+  }
+
+  async get(tenantId: string): Promise<Tenant | null> {
+    return (await this.db.selectFrom('tenants').select(['id', 'name']).where('id', '=', tenantId).executeTakeFirst()) ?? null;
+  }
+
+  /** A new key of the tenant (returned once), recorded as `api-key.created@1`. */
+  async createKey(request: { tenantId: string; name: string; scopes: readonly ApiKeyScope[]; by: AdminActor }): Promise<{ apiKey: string; key: ApiKeyView }> {
+    if (!(await this.get(request.tenantId))) throw new TenantNotFoundError();
+    const apiKey = newApiKey();
+    const key = await this.keyRow({ ...request, apiKey });
+    await this.append(
+      request.tenantId,
+      [{ type: 'api-key.created@1', data: { keyId: key.id, name: key.name, scopes: key.scopes, by: request.by } }],
+      async (trx) => {
+        await trx.insertInto('api_keys').values(key).execute();
+      },
+    );
+    const row = await this.keyQuery(this.db, request.tenantId).where('id', '=', key.id).executeTakeFirstOrThrow();
+    return { apiKey, key: viewOf(row) };
+  }
+
+  /** The tenant's keys (revoked ones too), oldest first: never a key or its hash. */
+  async listKeys(tenantId: string): Promise<ApiKeyView[]> {
+    const rows = await this.keyQuery(this.db, tenantId).orderBy('created_at').orderBy('id').execute();
+    return rows.map(viewOf);
+  }
+
+  /**
+   * Revokes the tenant's key (another tenant's key id: `ApiKeyNotFoundError`), recorded as
+   * `api-key.revoked@1`; revoking a revoked key changes nothing. With `keepLastAdmin` (a tenant's
+   * own key doing it) the tenant's last active admin key cannot be revoked (`LastAdminKeyError`).
+   */
+  async revokeKey(request: { tenantId: string; keyId: string; by: AdminActor; keepLastAdmin: boolean }): Promise<ApiKeyView> {
+    for (;;) {
+      const row = await this.keyQuery(this.db, request.tenantId).where('id', '=', request.keyId).executeTakeFirst();
+      if (!row) throw new ApiKeyNotFoundError();
+      if (row.revoked_at !== null) return viewOf(row);
+      const scopes = scopesOf(row.scopes);
+      try {
+        await this.append(request.tenantId, [{ type: 'api-key.revoked@1', data: { keyId: row.id, name: row.name, scopes, by: request.by } }], async (trx) => {
+          if (request.keepLastAdmin && scopes.includes('admin')) {
+            const others = await trx
+              .selectFrom('api_keys')
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .where('tenant_id', '=', request.tenantId)
+              .where('id', '!=', row.id)
+              .where('revoked_at', 'is', null)
+              .where(sql<boolean>`'admin' = any(scopes)`)
+              .executeTakeFirstOrThrow();
+            if (Number(others.n) === 0) throw new LastAdminKeyError();
+          }
+          const updated = await trx
+            .updateTable('api_keys')
+            .set({ revoked_at: sql<Date>`now()` })
+            .where('id', '=', row.id)
+            .where('tenant_id', '=', request.tenantId)
+            .where('revoked_at', 'is', null)
+            .executeTakeFirst();
+          if (updated.numUpdatedRows !== 1n) throw new AlreadyRevoked();
+        });
+      } catch (error) {
+        if (error instanceof AlreadyRevoked) continue;
+        throw error;
+      }
+      for (const [hash, cached] of this.cache) if (cached.caller.key.id === row.id) this.cache.delete(hash);
+      return viewOf((await this.keyQuery(this.db, request.tenantId).where('id', '=', row.id).executeTakeFirst())!);
+    }
+  }
+
+  /**
+   * The tenant and key a presented key belongs to, or null (unknown or revoked). Only keys found are
+   * remembered (`cacheMs`): an unknown key is always looked up. Notes the key's use (`last_used_at`)
+   * at most once a minute per process, never waiting for it.
+   */
+  async authenticate(apiKey: string): Promise<Caller | null> {
+    const pepper = await this.hashWith();
+    const hmac = hmacApiKey(apiKey, pepper);
+    const cached = this.cache.get(hmac);
+    if (cached && cached.until > Date.now()) {
+      this.touch(cached.caller.key.id);
+      return cached.caller;
+    }
+    this.cache.delete(hmac);
+    const sha = sha256ApiKey(apiKey);
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+      .select(['api_keys.id as keyId', 'api_keys.scopes', 'api_keys.hash_kind', 'api_keys.key_hash', 'tenants.id as tenantId', 'tenants.name'])
+      .where('api_keys.key_hash', 'in', [hmac, sha])
+      .where('api_keys.revoked_at', 'is', null)
+      .executeTakeFirst();
+    // the hash must be of its own kind: an HMAC stored as `sha256` (or the reverse) is no match
+    if (!row || row.key_hash !== (row.hash_kind === 'sha256' ? sha : hmac)) return null;
+    const caller: Caller = { tenant: { id: row.tenantId, name: row.name }, key: { id: row.keyId, scopes: scopesOf(row.scopes) } };
+    this.touch(caller.key.id);
+    if (this.cacheMs <= 0) return caller;
     if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(hash, { tenant: row, until: Date.now() + this.cacheMs });
-    return row;
+    this.cache.set(hmac, { caller, until: Date.now() + this.cacheMs });
+    return caller;
+  }
+
+  /** The key's tenant, or null (`authenticate` without the key). */
+  async findByApiKey(apiKey: string): Promise<Tenant | null> {
+    return (await this.authenticate(apiKey))?.tenant ?? null;
+  }
+
+  private touch(keyId: string): void {
+    const now = Date.now();
+    if (now - (this.touched.get(keyId) ?? 0) < this.touchEveryMs) return;
+    if (this.touched.size >= this.cacheSize) this.touched.delete(this.touched.keys().next().value!);
+    this.touched.set(keyId, now);
+    // another process may have written it this minute: the condition keeps it to about once a minute in all
+    void this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: sql<Date>`now()` })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
+      .execute()
+      .catch(() => this.touched.delete(keyId));
+  }
+
+  private async keyRow(request: { tenantId: string; name: string; scopes: readonly ApiKeyScope[]; apiKey: string }) {
+    return {
+      id: randomUUID(),
+      tenant_id: request.tenantId,
+      name: request.name,
+      scopes: scopesOf(request.scopes),
+      hash_kind: 'hmac-sha256' as const,
+      key_hash: hmacApiKey(request.apiKey, await this.hashWith()),
+      prefix: request.apiKey.slice(0, KEY_PREFIX_LENGTH),
+    };
+  }
+
+  private keyQuery(executor: Kysely<Database> | Transaction<Database>, tenantId: string) {
+    return executor
+      .selectFrom('api_keys')
+      .select(['id', 'name', 'scopes', 'prefix', 'created_at', 'last_used_at', 'revoked_at'])
+      .where('tenant_id', '=', tenantId);
+  }
+
+  /** Appends to the tenant's stream at its head (re-read when another admin action came first). */
+  private async append(tenantId: string, events: NewEvent[], alongside: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
+    const streamId = tenantStreamId(tenantId);
+    for (let attempt = 1; ; attempt++) {
+      const expectedVersion = await this.store.streamVersion(streamId);
+      try {
+        await this.store.append({ tenantId, streamId, expectedVersion, events, alongside });
+        return;
+      } catch (error) {
+        if (!(error instanceof ConcurrencyError) || attempt >= 5) throw error;
+      }
+    }
   }
 }

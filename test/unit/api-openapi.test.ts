@@ -108,7 +108,12 @@ describe('OpenAPI document and page', () => {
     for (const route of documentedRoutes(doc)) {
       expect([route, statuses(route)]).toEqual([route, expect.arrayContaining(['500'])]);
       if (route.includes(' /v1/')) expect([route, statuses(route)]).toEqual([route, expect.arrayContaining(['401', '404', '503'])]);
-      if (route.startsWith('POST ')) expect([route, statuses(route)]).toEqual([route, expect.arrayContaining(['400', '409', '413', '415', '422'])]);
+      if (route.startsWith('POST ')) expect([route, statuses(route)]).toEqual([route, expect.arrayContaining(['400', '409', '413', '415'])]);
+      // a route taking an Idempotency-Key answers 422 for a key reused on another request
+      const [method, path] = route.split(' ');
+      const parameters = (doc.paths[path][method.toLowerCase()] as { parameters?: { name: string }[] }).parameters ?? [];
+      if (parameters.some((p) => p.name === 'Idempotency-Key')) expect([route, statuses(route)]).toEqual([route, expect.arrayContaining(['422'])]);
+      if (route.includes(' /admin/')) expect([route, statuses(route)]).toEqual([route, expect.arrayContaining(['401', '404', '503'])]);
     }
     expect(statuses('GET /v1/sessions/{id}/turns/{turnId}/audit')).toContain('409');
     expect(statuses('GET /v1/executions/{id}')).toContain('400');

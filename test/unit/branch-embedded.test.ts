@@ -51,6 +51,8 @@ describe('branch a session (POST /v1/sessions/:id/branch, embedded default)', ()
   let configDir: string;
   let keyA: string;
   let tenantA: string;
+  /** Who the log says acted: tenant A's key (`key:<id>`). */
+  let byA: string;
   let keyB: string;
   beforeAll(async () => {
     configDir = mkdtempSync(join(tmpdir(), 'covel-branch-'));
@@ -59,7 +61,7 @@ describe('branch a session (POST /v1/sessions/:id/branch, embedded default)', ()
     // no sweeper pass during the tests: an input appended without its job stays pending
     covel = await startEmbedded({ COVEL_SWEEP_INTERVAL_MS: '3600000', COVEL_LLM_CONFIG: llm });
     const a = await covel.engine.tenants.create('a');
-    [keyA, tenantA] = [a.apiKey, a.tenant.id];
+    [keyA, tenantA, byA] = [a.apiKey, a.tenant.id, `key:${a.key.id}`];
     keyB = (await covel.engine.tenants.create('b')).apiKey;
   }, 120_000);
   afterAll(async () => {
@@ -120,7 +122,7 @@ describe('branch a session (POST /v1/sessions/:id/branch, embedded default)', ()
       atTurnId: turnIds[1],
       parentVersion: parentLog.length,
       rootSessionId: parent,
-      by: `tenant:${tenantA}`,
+      by: byA,
     });
     expect(events[1].data).toEqual({ ...parentLog[0].data, sessionId: child });
     expect(events[1].globalPosition).toBe(events[0].globalPosition + 1);

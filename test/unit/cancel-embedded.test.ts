@@ -24,14 +24,15 @@ describe('stop a turn (embedded default)', () => {
   let covel: EmbeddedEngine;
   let player: PlayClient;
   let apiKey: string;
-  let tenantId: string;
+  /** Who the log says acted: the key (`key:<id>`). */
+  let by: string;
   let otherKey: string;
 
   beforeAll(async () => {
     emulator = await new ProviderEmulator({ chunkDelayMs: 100, script: storyScript() }).start();
     covel = await startEmbedded({ COVEL_EMULATOR_URL: emulator.url });
     const a = await covel.engine.tenants.create('a');
-    [apiKey, tenantId] = [a.apiKey, a.tenant.id];
+    [apiKey, by] = [a.apiKey, `key:${a.key.id}`];
     player = new PlayClient(covel.baseUrl, apiKey);
     otherKey = (await covel.engine.tenants.create('b')).apiKey;
   }, 60_000);
@@ -59,7 +60,7 @@ describe('stop a turn (embedded default)', () => {
     // ended: the long-poll answers it at once, the stream says so after the deltas it sent
     expect(await player.waitFor(executionId, 10_000)).toBe('cancelled');
     const stopped = await stream.until((e) => e.type === 'cancelled' && e.data.executionId === executionId);
-    expect(stopped.data).toEqual({ executionId, turnId, status: 'cancelled', keepPartial: false, by: `tenant:${tenantId}` });
+    expect(stopped.data).toEqual({ executionId, turnId, status: 'cancelled', keepPartial: false, by });
     expect(stream.events.indexOf(stopped)).toBeGreaterThan(stream.events.indexOf(deltasOf(stream, executionId).at(-1)!));
 
     // the emulator saw its client (the SDK) close the connection before the reply ended

@@ -41,12 +41,13 @@ describe('npm run play steers the story: /select, /undo, /edit, /branch', () => 
   let covel: EmbeddedEngine;
   let client: PlayClient;
   let env: Record<string, string>;
-  let tenantId: string;
+  /** Who the log says acted: the key (`key:<id>`). */
+  let by: string;
 
   beforeAll(async () => {
     covel = await startEmbedded();
-    const { apiKey, tenant } = await covel.engine.tenants.create('play-steering');
-    tenantId = tenant.id;
+    const { apiKey, key } = await covel.engine.tenants.create('play-steering');
+    by = `key:${key.id}`;
     client = new PlayClient(covel.baseUrl, apiKey);
     env = { COVEL_URL: covel.baseUrl, COVEL_API_KEY: apiKey, COVEL_DATA_DIR: covel.dataDir };
   }, 60_000);
@@ -98,7 +99,7 @@ describe('npm run play steers the story: /select, /undo, /edit, /branch', () => 
     const [first] = messages.filter((m) => m.sourceType === 'player');
     expect(flat(out.slice(out.indexOf('The story is back to:')))).toContain(flat(storyOf(messages, first.turnId)).trim());
     const reverted = (await covel.engine.store.readStream(sessionId)).filter((e) => e.type === 'turn.reverted@1');
-    expect(reverted.map((e) => e.data)).toEqual([expect.objectContaining({ turnIds: [expect.any(String)], by: `tenant:${tenantId}` })]);
+    expect(reverted.map((e) => e.data)).toEqual([expect.objectContaining({ turnIds: [expect.any(String)], by })]);
 
     // continued later: /undo <turn id> names the first turn; the story is back to its opening
     const again = await play(sessionId, ['Cross the bridge', `/undo ${first.turnId.toUpperCase()}`]);
@@ -117,8 +118,8 @@ describe('npm run play steers the story: /select, /undo, /edit, /branch', () => 
     expect(flat(out)).toContain('Edited your last input; the turn is written again:');
     const edits = (await covel.engine.store.readStream(sessionId)).filter((e) => e.type === 'message.edited@1');
     expect(edits.map((e) => [e.data.text, e.data.by])).toEqual([
-      ['Walk to the old river', `tenant:${tenantId}`],
-      ['Walk to the old mill', `tenant:${tenantId}`],
+      ['Walk to the old river', by],
+      ['Walk to the old mill', by],
     ]);
     const messages = await client.messages(sessionId);
     expect(inputs(messages)).toEqual(['Walk to the old mill']);

@@ -25,12 +25,14 @@ describe('undo, edit and select by number (embedded default)', () => {
   let covel: EmbeddedEngine;
   let keyA: string;
   let tenantA: string;
+  /** Who the log says acted: tenant A's key (`key:<id>`). */
+  let byA: string;
   let keyB: string;
   beforeAll(async () => {
     // no sweeper pass during the tests: an input appended without its job stays pending
     covel = await startEmbedded({ COVEL_SWEEP_INTERVAL_MS: '3600000' });
     const a = await covel.engine.tenants.create('a');
-    [keyA, tenantA] = [a.apiKey, a.tenant.id];
+    [keyA, tenantA, byA] = [a.apiKey, a.tenant.id, `key:${a.key.id}`];
     keyB = (await covel.engine.tenants.create('b')).apiKey;
   });
   afterAll(() => covel.stop());
@@ -117,7 +119,7 @@ describe('undo, edit and select by number (embedded default)', () => {
         executionIds: inputs.slice(1).map((d) => d.executionId),
       });
       const recorded = ofType(await events(sessionId), 'turn.reverted@1');
-      expect(recorded.map((e) => e.data)).toEqual([{ ...answer.body, by: `tenant:${tenantA}` }]);
+      expect(recorded.map((e) => e.data)).toEqual([{ ...answer.body, by: byA }]);
 
       // it is no longer in the history: a second revert of it, or of a later turn, is 404 and records nothing
       expect(await revert(sessionId, turnIds[1])).toMatchObject({ status: 404, body: { code: 'TURN_NOT_FOUND' } });
@@ -205,8 +207,8 @@ describe('undo, edit and select by number (embedded default)', () => {
 
       const recorded = ofType(await events(sessionId), 'message.edited@1');
       expect(recorded.map((e) => e.data)).toEqual([
-        { messageId: input.messageId, turnId: turnIds[0], text: UNICODE, by: `tenant:${tenantA}` },
-        { messageId: story.messageId, turnId: turnIds[0], text: '你好', by: `tenant:${tenantA}` },
+        { messageId: input.messageId, turnId: turnIds[0], text: UNICODE, by: byA },
+        { messageId: story.messageId, turnId: turnIds[0], text: '你好', by: byA },
       ]);
       expect(Buffer.from(recorded[0].data.text, 'utf8').equals(Buffer.from(UNICODE, 'utf8'))).toBe(true);
 
@@ -314,7 +316,7 @@ describe('undo, edit and select by number (embedded default)', () => {
 
       const all = await events(sessionId);
       const editAt = all.findIndex((e) => e.type === 'message.edited@1');
-      expect(all[editAt].data).toEqual({ messageId: input.messageId, turnId: turnIds[1], text, by: `tenant:${tenantA}` });
+      expect(all[editAt].data).toEqual({ messageId: input.messageId, turnId: turnIds[1], text, by: byA });
       // the regeneration's input right after the edit: the same append (consecutive versions)
       expect(all[editAt + 1]).toMatchObject({
         type: 'player-input.submitted@1',

@@ -119,7 +119,7 @@ function operation(route: ApiRoute): JsonObject {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     tags: [route.tag],
-    ...(route.auth ? { security: [{ apiKey: [] }] } : { security: [] }),
+    ...(route.auth === 'operator' ? { security: [{ adminKey: [] }] } : route.auth ? { security: [{ apiKey: [] }] } : { security: [] }),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
     responses,
@@ -152,11 +152,20 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[] = API_ROUTES): 
       { name: 'health', description: 'Probes (no API key).' },
       { name: 'docs', description: 'This document and its rendered page (no API key).' },
       { name: 'inspector', description: 'The web prompt inspector’s page and files (no API key: the page asks for it).' },
+      { name: 'keys', description: 'The tenant’s API keys and their scopes (a key with the `admin` scope).' },
+      { name: 'admin', description: 'The operator’s tenants and their keys (`COVEL_ADMIN_API_KEY`).' },
     ],
     paths,
     components: {
       schemas: componentSchemas(),
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'The tenant’s API key (`npm run tenant:create`).' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A tenant’s API key (`npm run tenant:create`, `POST /v1/keys`), with the scope the route needs.',
+        },
+        adminKey: { type: 'http', scheme: 'bearer', description: 'The operator’s key (`COVEL_ADMIN_API_KEY`).' },
+      },
     },
   };
 }

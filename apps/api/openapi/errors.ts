@@ -17,7 +17,11 @@ const internal: ErrorResponses = { 500: { description: 'Unexpected failure (logg
 
 /** Every `/v1` route: the API key, an undecodable path, the database or queue down. */
 export const tenantErrors = (notFound: string[]): ErrorResponses => ({
-  401: { description: `No \`Authorization: Bearer <api key>\`, or an unknown key: ${list(['MISSING_API_KEY', 'UNKNOWN_API_KEY'])}.` },
+  401: { description: `No \`Authorization: Bearer <api key>\`, or an unknown or revoked key: ${list(['MISSING_API_KEY', 'UNKNOWN_API_KEY'])}.` },
+  403: {
+    description:
+      'The key lacks the scope the request needs (GET: `read`; other methods: `play`; `/v1/keys`: `admin`): `INSUFFICIENT_SCOPE`, `details` `{ requiredScope }`.',
+  },
   404: {
     description: `Not found, or another tenant's (the same answer), or a path id that is not a UUID: ${list([...notFound, 'NOT_FOUND'])}.`,
   },
@@ -47,6 +51,14 @@ export const appendConflict: ErrorResponses = {
 };
 
 export const publicErrors: ErrorResponses = internal;
+
+/** The operator's routes (`/admin/tenants…`): its key, the database down. */
+export const operatorErrors = (notFound: string[]): ErrorResponses => ({
+  401: { description: 'Not the operator’s key (`COVEL_ADMIN_API_KEY`; a tenant’s key neither): `ADMIN_KEY_REQUIRED`.' },
+  404: { description: `Not found, or no admin key is configured (the routes do not exist then): ${list([...notFound, 'NOT_FOUND'])}.` },
+  503: { description: 'A dependency is down (`DATABASE_UNAVAILABLE`); the `Retry-After` header says when to try again.' },
+  ...internal,
+});
 
 /** Views served by an async projection: it skipped (quarantined) an event of the session, so the view would be incomplete. */
 export const quarantinedViewErrors = (projection: string): ErrorResponses => ({

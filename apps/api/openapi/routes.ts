@@ -21,13 +21,24 @@ import {
   WorldQuery,
   WorldGenerationQuery,
   WorldRevisionBody,
+  CreateKeyBody,
+  CreateTenantBody,
 } from '../bodies';
 import { WorldDocument } from '../../../libs/plugins-sdk';
 import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { INSPECTOR_ASSETS } from '../inspector/inspector-page';
 import { DOCS_ASSETS } from './docs-page';
-import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, quarantinedViewErrors, tenantErrors } from './errors';
+import {
+  appendConflict,
+  bodyErrors,
+  type ErrorResponses,
+  idempotencyErrors,
+  operatorErrors,
+  publicErrors,
+  quarantinedViewErrors,
+  tenantErrors,
+} from './errors';
 import {
   CallInspection,
   CancelledExecution,
@@ -57,6 +68,11 @@ import {
   AcceptedWorldGeneration,
   WorldGenerationProgress,
   WorldGenerationAuditSchema,
+  ApiKeySchema,
+  ApiKeyList,
+  CreatedApiKey,
+  CreatedTenant,
+  TenantList,
 } from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
@@ -86,9 +102,9 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'sessions' | 'worlds' | 'executions' | 'health' | 'docs' | 'inspector';
-  /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route). */
-  auth: boolean;
+  tag: 'sessions' | 'worlds' | 'executions' | 'health' | 'docs' | 'inspector' | 'keys' | 'admin';
+  /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route); `operator`: the operator's `COVEL_ADMIN_API_KEY`. */
+  auth: boolean | 'operator';
   pathParams?: PathParam[];
   /** The query the route validates (with the same schema as its pipe). */
   query?: z.ZodObject;
@@ -358,7 +374,117 @@ const WORLD_ROUTES: readonly ApiRoute[] = [
 ];
 
 /** Every route of the API: the one list the document is built from. */
+const keyIdParam: PathParam = { name: 'id', description: 'The key id (a UUID).', schema: uuid };
+const tenantIdParam: PathParam = { name: 'id', description: 'The tenant id (a UUID).', schema: uuid };
+const keyConflict: ErrorResponses = {
+  409: { description: 'Another admin action on the tenant kept winning (rare; retry): `STREAM_VERSION_CONFLICT`.' },
+};
+const SCOPES_NOTE =
+  'Scopes: `play` (sessions and worlds: create, inputs, cancel, edit, revert, branch…), `read` (every GET: reads, the inspector’s data, event streams, usage), `admin` (the tenant’s settings and keys).';
+
+/** The tenant's API keys (issue 32): a key with the `admin` scope. */
+const KEY_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/v1/keys',
+    operationId: 'createKey',
+    summary: 'Make an API key (answered once)',
+    description: `The key (\`cvl_…\`, 256 random bits) is in this answer only: the engine keeps an HMAC of it. Recorded as \`api-key.created@1\` in the stream \`tenant:<tenantId>\` (id, name, scopes, \`by\`: the key that made it). ${SCOPES_NOTE}`,
+    tag: 'keys',
+    auth: true,
+    body: CreateKeyBody,
+    responses: { 201: json(CreatedApiKey, 'The new key, with the key itself (shown once).') },
+    errors: { ...tenantErrors([]), ...bodyErrors([]), ...keyConflict },
+  },
+  {
+    method: 'get',
+    path: '/v1/keys',
+    operationId: 'listKeys',
+    summary: 'The tenant’s API keys (never a key or its hash)',
+    tag: 'keys',
+    auth: true,
+    responses: { 200: json(ApiKeyList, 'The keys, revoked ones too.') },
+    errors: tenantErrors([]),
+  },
+  {
+    method: 'delete',
+    path: '/v1/keys/{id}',
+    operationId: 'revokeKey',
+    summary: 'Revoke an API key (every API process refuses it within a second)',
+    description:
+      'Recorded as `api-key.revoked@1`; revoking a revoked key changes nothing. A tenant’s key cannot revoke the tenant’s last admin key (409 `LAST_ADMIN_KEY`; the operator can). Another tenant’s key id is a 404.',
+    tag: 'keys',
+    auth: true,
+    pathParams: [keyIdParam],
+    responses: { 200: json(ApiKeySchema, 'The revoked key.') },
+    errors: { ...tenantErrors(['API_KEY_NOT_FOUND']), 409: { description: '`LAST_ADMIN_KEY`, or `STREAM_VERSION_CONFLICT` (retry).' } },
+  },
+];
+
+/** The operator's tenants (issue 32), behind `COVEL_ADMIN_API_KEY`. */
+const ADMIN_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post',
+    path: '/admin/tenants',
+    operationId: 'createTenant',
+    summary: 'Make a tenant and its first key (every scope, answered once)',
+    description: 'Recorded as `tenant.created@1` and `api-key.created@1` (`by: operator`) in the stream `tenant:<tenantId>`.',
+    tag: 'admin',
+    auth: 'operator',
+    body: CreateTenantBody,
+    responses: { 201: json(CreatedTenant, 'The tenant and its first key.') },
+    errors: { ...operatorErrors([]), ...bodyErrors([]), ...keyConflict },
+  },
+  {
+    method: 'get',
+    path: '/admin/tenants',
+    operationId: 'listTenants',
+    summary: 'Every tenant',
+    tag: 'admin',
+    auth: 'operator',
+    responses: { 200: json(TenantList, 'The tenants, oldest first.') },
+    errors: operatorErrors([]),
+  },
+  {
+    method: 'post',
+    path: '/admin/tenants/{id}/keys',
+    operationId: 'createTenantKey',
+    summary: 'Make a key of a tenant (answered once)',
+    description: `As \`POST /v1/keys\`, \`by: operator\`. ${SCOPES_NOTE}`,
+    tag: 'admin',
+    auth: 'operator',
+    pathParams: [tenantIdParam],
+    body: CreateKeyBody,
+    responses: { 201: json(CreatedApiKey, 'The new key, with the key itself (shown once).') },
+    errors: { ...operatorErrors(['TENANT_NOT_FOUND']), ...bodyErrors([]), ...keyConflict },
+  },
+  {
+    method: 'get',
+    path: '/admin/tenants/{id}/keys',
+    operationId: 'listTenantKeys',
+    summary: 'A tenant’s keys',
+    tag: 'admin',
+    auth: 'operator',
+    pathParams: [tenantIdParam],
+    responses: { 200: json(ApiKeyList, 'The keys, revoked ones too.') },
+    errors: operatorErrors(['TENANT_NOT_FOUND']),
+  },
+  {
+    method: 'delete',
+    path: '/admin/tenants/{id}/keys/{keyId}',
+    operationId: 'revokeTenantKey',
+    summary: 'Revoke a key of a tenant (its last admin key too)',
+    tag: 'admin',
+    auth: 'operator',
+    pathParams: [tenantIdParam, { name: 'keyId', description: 'The key id (a UUID).', schema: uuid }],
+    responses: { 200: json(ApiKeySchema, 'The revoked key.') },
+    errors: { ...operatorErrors(['API_KEY_NOT_FOUND']), ...keyConflict },
+  },
+];
+
 export const API_ROUTES: readonly ApiRoute[] = [
+  ...KEY_ROUTES,
+  ...ADMIN_ROUTES,
   ...WORLD_GENERATION_ROUTES,
   ...WORLD_ROUTES,
   {

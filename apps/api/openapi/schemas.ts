@@ -28,7 +28,11 @@ import {
   ToolChoicePreference,
   GenerateWorldBody,
   WorldRevisionBody,
+  CreateKeyBody,
+  CreateTenantBody,
 } from '../bodies';
+import { API_KEY_SCOPES, type ApiKeyView, type Tenant } from '../../../libs/events';
+import type { CreatedKeyView } from '../keys.controller';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 import type { ProviderSlotHealth } from '../../../libs/engine';
 
@@ -697,3 +701,40 @@ export const HealthReportSchema = named(
 sameShape<SameShape<z.infer<typeof HealthReportSchema>, HealthReport>>();
 
 export const Liveness = named(z.object({ status: z.literal('ok') }), 'Liveness');
+
+// ── API keys and the operator's tenants (issue 32) ────────────────────────────────────────────
+named(CreateKeyBody, 'CreateKeyBody', 'A new API key: its name and scopes.');
+named(CreateTenantBody, 'CreateTenantBody', 'A new tenant: its name.');
+
+const apiKeyFields = {
+  id: z.string().meta({ description: 'The key’s id (a UUID): what events record as `by: key:<id>`.' }),
+  name: z.string(),
+  scopes: z.array(z.enum(API_KEY_SCOPES)),
+  prefix: z.string().meta({ description: 'The key’s first characters, to tell keys apart (not a secret).' }),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable().meta({ description: 'When it was last used (written at most once a minute); null: never.' }),
+  revokedAt: z.string().nullable(),
+};
+
+export const ApiKeySchema = named(z.object(apiKeyFields), 'ApiKey', 'An API key: never the key or its hash.');
+sameShape<SameShape<z.infer<typeof ApiKeySchema>, ApiKeyView>>();
+
+export const CreatedApiKey = named(
+  z.object({ ...apiKeyFields, key: z.string().meta({ description: 'The key itself (`cvl_…`), answered this once: only its HMAC is kept.' }) }),
+  'CreatedApiKey',
+  'A new API key, with the key itself (shown once).',
+);
+sameShape<SameShape<z.infer<typeof CreatedApiKey>, CreatedKeyView>>();
+
+export const ApiKeyList = named(z.object({ keys: z.array(ApiKeySchema) }), 'ApiKeyList', 'The tenant’s keys, revoked ones too, oldest first.');
+
+const TenantFields = z.object({ id: z.string(), name: z.string() });
+sameShape<SameShape<z.infer<typeof TenantFields>, Tenant>>();
+
+export const CreatedTenant = named(
+  z.object({ tenant: TenantFields, key: CreatedApiKey }),
+  'CreatedTenant',
+  'A new tenant and its first key (every scope, shown once).',
+);
+
+export const TenantList = named(z.object({ tenants: z.array(TenantFields.extend({ createdAt: z.string() })) }), 'TenantList', 'Every tenant, oldest first.');

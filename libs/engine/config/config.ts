@@ -64,7 +64,12 @@ export const EngineEnv = z.object({
     .meta(about('Name of the tenant `COVEL_BOOTSTRAP_API_KEY` creates (default `bootstrap`).')),
   COVEL_ADMIN_API_KEY: strongApiKey.meta(
     about(
-      "The operator's key for the admin routes (the quarantined events at `/admin/quarantine`, the queue dashboard); not a tenant's. Same strength rules as `COVEL_BOOTSTRAP_API_KEY`, and must differ from it. Unset: no admin routes.",
+      "The operator's key for the admin routes (tenants and their keys at `/admin/tenants`, the quarantined events at `/admin/quarantine`, the queue dashboard, the API's `/metrics`); not a tenant's. Same strength rules as `COVEL_BOOTSTRAP_API_KEY`, and must differ from it. Unset: no admin routes, and `/metrics` on `PORT` answers no one (use `COVEL_METRICS_PORT`).",
+    ),
+  ),
+  COVEL_KEY_PEPPER: strongApiKey.meta(
+    about(
+      "The server-side secret tenants' API keys are hashed with (HMAC-SHA-256); keep it out of the database (a secret store, the environment). Same strength rules as `COVEL_BOOTSTRAP_API_KEY`. Unset: one generated at the first start and kept in the database (`key_pepper`), which every process then shares. Changing it makes every key made before unknown (keys migrated from before 0024 keep working).",
     ),
   ),
   COVEL_QUEUE_DASHBOARD: z
@@ -72,7 +77,11 @@ export const EngineEnv = z.object({
     .meta(about('bull-board at `/admin/queues` behind `COVEL_ADMIN_API_KEY`; needs `REDIS_URL` (BullMQ).')),
   COVEL_METRICS_PORT: z
     .preprocess(emptyAsUnset, z.coerce.number({ error: 'a port number' }).int().min(1).max(65535).optional())
-    .meta(about("A worker's `GET /metrics` listener (`npm run start:worker`); unset: none. The API serves `/metrics` on `PORT`.")),
+    .meta(
+      about(
+        "A separate `GET /metrics` listener (on `COVEL_HOST`) of a worker (`npm run start:worker`), of the API (`npm run start:api`) and of `npm start`: no key asked there, so keep that port off the public network. Unset: none; the API's `/metrics` on `PORT` needs `COVEL_ADMIN_API_KEY` (Bearer) either way.",
+      ),
+    ),
   DATABASE_URL: z
     .preprocess(emptyAsUnset, z.string().url().optional())
     .meta(about('PostgreSQL, as the app role. Unset: the embedded PGlite database in `COVEL_DATA_DIR`.')),
@@ -351,9 +360,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,
     /** The operator's key for the admin routes (quarantined events, the queue dashboard); null: none. */
     adminApiKey: e.COVEL_ADMIN_API_KEY ?? null,
+    /** The pepper of the API keys' HMAC; null: the one kept in the database (libs/events loadKeyPepper). */
+    keyPepper: e.COVEL_KEY_PEPPER ?? null,
     /** bull-board at /admin/queues (checked above: needs the admin key and REDIS_URL). */
     queueDashboard: e.COVEL_QUEUE_DASHBOARD === 'on',
-    /** A worker's metrics listener port (start:worker); null: none. */
+    /** A separate metrics listener port (start:worker, start:api, npm start); null: none. */
     metricsPort: e.COVEL_METRICS_PORT ?? null,
     database: e.DATABASE_URL
       ? ({

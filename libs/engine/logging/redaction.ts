@@ -16,7 +16,7 @@ export function redactPaths(options: { text: boolean }): string[] {
 }
 
 /** Names of environment variables whose values are secrets (provider keys, the bootstrap key, URLs with passwords are handled apart). */
-const SECRET_ENV = /(?:^|_)(?:API_KEY|KEY|TOKEN|SECRET|PASSWORD)$/;
+const SECRET_ENV = /(?:^|_)(?:API_KEY|KEY|TOKEN|SECRET|PASSWORD|PEPPER)$/;
 
 /**
  * The secret values a deployment's environment holds: provider keys (`OPENAI_API_KEY`, ...),
