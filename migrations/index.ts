@@ -23,6 +23,7 @@ import * as m0021 from './0021_execution_cancelled';
 import * as m0022 from './0022_projection_quarantine';
 import * as m0023 from './0023_session_appended_notify';
 import * as m0024 from './0024_api_keys';
+import * as m0025 from './0025_usage';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0022_projection_quarantine': m0022,
   '0023_session_appended_notify': m0023,
   '0024_api_keys': m0024,
+  '0025_usage': m0025,
 };

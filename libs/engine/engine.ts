@@ -50,6 +50,7 @@ import { InProcessProviderHealth, type ProviderHealth, RedisProviderHealth } fro
 import { engineSharedPrompts, WorldCreation } from './world-creation';
 import { SessionHistoryUse } from './history-use';
 import { WorldGenerationRunner, WorldGenerationService } from './world-generation';
+import { UsageStore } from '../usage';
 
 /** How long a found API key is answered from memory: a key revoked on another API process is refused within it (issue 32: under 1 s). */
 export const TENANT_CACHE_MS = 500;
@@ -61,7 +62,7 @@ export interface Engine {
   database: OpenDatabase;
   store: EventStore;
   /**
-   * The async projections (trace_events, prefix_reports). Roles `worker` and `all` run it
+   * The async projections (trace_events, prefix_reports, usage). Roles `worker` and `all` run it
    * (WorkerLifecycle starts and stops it); the API only reads its status and waits on it.
    */
   projector: AsyncProjector;
@@ -113,6 +114,8 @@ export interface Engine {
   providerHealth: ProviderHealth;
   /** List prices per model (built in, `llm.toml` [prices] over them): the est. $ of the inspector's views and /metrics. */
   prices: PriceTable;
+  /** Usage metering: the `usage` async projection's sums of answered model calls per tenant and UTC day, priced at `prices` when read. */
+  usage: UsageStore;
   emulator: ProviderEmulator | null;
   workerId: string;
   /** The given logger, or the one of `config.log` (pino: JSON or readable lines, redacted). */
@@ -327,6 +330,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       providers,
       providerHealth,
       prices,
+      usage: new UsageStore({ db: database.db, prices }),
       emulator,
       workerId,
       logger,
