@@ -6,6 +6,7 @@ import { EngineErrorFilter } from './error.filter';
 import { ExecutionWaits } from './execution-waits';
 import { HealthController } from './health.controller';
 import { InspectorController } from './inspector/inspector.controller';
+import { LimitsController } from './limits/limits.controller';
 import { DocsController } from './openapi/docs.controller';
 import { SessionsController } from './sessions.controller';
 import { WorldsController } from './worlds.controller';
@@ -30,6 +31,7 @@ export class ApiModule {
         SessionEventsController,
         DocsController,
         InspectorController,
+        LimitsController,
       ],
       providers: [
         { provide: ENGINE, useValue: engine },

@@ -8,6 +8,8 @@ import { httpServerSpans } from '../../libs/telemetry';
 import { ApiModule } from './api.module';
 import type { SessionEventsTimings } from './session-events/session-events.service';
 import { mountOperations } from './operations';
+import { budgetGate } from './limits/budget-gate';
+import { rateLimitTenant } from './limits/rate-limit';
 import type { Server } from 'node:http';
 import { json } from 'express';
 import { applyServerLimits } from './server-limits';
@@ -54,6 +56,7 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   app.use(
     '/v1',
     authenticateTenant(engine),
+    rateLimitTenant(engine), // the tenant's request rate (429 RATE_LIMITED), before any body byte is read
     rejectUndecodablePath,
     jsonBodyGate({
       limitBytes,
@@ -68,5 +71,6 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody, verify: verifyUtf8Body }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody, verify: verifyJsonBody });
   app.use(bodyErrorsAsEngineErrors);
+  app.use('/v1', budgetGate(engine)); // a request that would start model calls: 402 BUDGET_EXHAUSTED before anything is appended
   return app;
 }

@@ -73,6 +73,10 @@ export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inlin
 export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure, RebuildInlineResult } from './projections/inline/rebuild-inline';
 export { TenantStore, hashApiKey, newApiKey } from './tenants';
 export type { Tenant, TenantStoreOptions } from './tenants';
+export { tenantStreamId } from './tenant-stream';
+export { TenantLimitsReads } from './tenant-limits';
+export type { RecordedTenantLimits } from './tenant-limits';
+export { tenantLimitsProjection } from './projections/tenant-limits';
 export { ReadModels } from './read-models';
 export type { BranchOriginView, SessionBranchView } from './session-branches';
 export { WorldReads } from './world-reads';

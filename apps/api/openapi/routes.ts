@@ -27,7 +27,7 @@ import { IdempotencyKeyHeader } from '../idempotency-key';
 import { UUID_PATTERN } from '../uuid-param.pipe';
 import { INSPECTOR_ASSETS } from '../inspector/inspector-page';
 import { DOCS_ASSETS } from './docs-page';
-import { appendConflict, bodyErrors, type ErrorResponses, idempotencyErrors, publicErrors, quarantinedViewErrors, tenantErrors } from './errors';
+import { appendConflict, bodyErrors, budgetErrors, type ErrorResponses, idempotencyErrors, publicErrors, quarantinedViewErrors, tenantErrors } from './errors';
 import {
   CallInspection,
   CancelledExecution,
@@ -57,6 +57,7 @@ import {
   AcceptedWorldGeneration,
   WorldGenerationProgress,
   WorldGenerationAuditSchema,
+  TenantLimitsAnswer,
 } from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
@@ -86,7 +87,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'sessions' | 'worlds' | 'executions' | 'health' | 'docs' | 'inspector';
+  tag: 'sessions' | 'worlds' | 'executions' | 'limits' | 'health' | 'docs' | 'inspector';
   /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route). */
   auth: boolean;
   pathParams?: PathParam[];
@@ -157,6 +158,7 @@ const WORLD_GENERATION_ROUTES: readonly ApiRoute[] = [
       },
     },
     errors: {
+      ...budgetErrors,
       ...tenantErrors([]),
       ...bodyErrors(['UNKNOWN_SLOT', 'UNKNOWN_PLUGIN', 'INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -358,7 +360,24 @@ const WORLD_ROUTES: readonly ApiRoute[] = [
 ];
 
 /** Every route of the API: the one list the document is built from. */
+/** A tenant's own limits (issue 32). */
+const LIMITS_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'get',
+    path: '/v1/limits',
+    operationId: 'getLimits',
+    summary: 'The tenant’s limits: request rate, executions in flight, spend budget',
+    description:
+      '`limits`: what the operator set (`PUT /admin/tenants/{id}/limits` with the admin key; absent fields are the deployment’s defaults); `effective`: what is in force (`requestsPerSecond` 0: no rate limit; `maxInFlight` null: the queue’s default; `budget` null: none).',
+    tag: 'limits',
+    auth: true,
+    responses: { 200: json(TenantLimitsAnswer, 'The tenant’s limits.') },
+    errors: tenantErrors([]),
+  },
+];
+
 export const API_ROUTES: readonly ApiRoute[] = [
+  ...LIMITS_ROUTES,
   ...WORLD_GENERATION_ROUTES,
   ...WORLD_ROUTES,
   {
@@ -410,6 +429,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: SubmitInputBody,
     responses: { 202: { ...json(AcceptedInput, 'Accepted: the turn runs in the background.'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND']),
       ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -432,6 +452,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: ActivationBody,
     responses: { 202: { ...json(StartedExecution, 'Accepted: the runtime runs in the background.'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND']),
       ...bodyErrors(['UNKNOWN_RUNTIME', 'RUNTIME_NOT_MANUAL', 'INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -533,6 +554,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     idempotent: true,
     responses: { 202: { ...json(StartedExecution, 'Accepted: the regeneration runs in the background.'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
       ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -666,6 +688,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: EditMessageBody,
     responses: { 200: { ...json(EditedMessage, 'The message as it now reads (+ `execution` when regenerating).'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND', 'MESSAGE_NOT_FOUND']),
       ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,

@@ -12,7 +12,15 @@ import type {
   WorldView,
 } from '../../../libs/engine';
 import { WorldDocument } from '../../../libs/plugins-sdk';
-import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView, WorldProvenance } from '../../../libs/events';
+import {
+  type ExecutionView,
+  type LlmCallView,
+  MediaReference,
+  type PrefixReportView,
+  TenantLimits,
+  type TurnMessageView,
+  WorldProvenance,
+} from '../../../libs/events';
 import type { CostedCallView, CostedTurnView, FirstDifference, RevertMarked } from '../../../libs/reports';
 import type { SessionDetailAnswer, SessionSummaryAnswer } from '../session-summaries';
 import type { BranchAnswer } from '../../../libs/engine';
@@ -697,3 +705,21 @@ export const HealthReportSchema = named(
 sameShape<SameShape<z.infer<typeof HealthReportSchema>, HealthReport>>();
 
 export const Liveness = named(z.object({ status: z.literal('ok') }), 'Liveness');
+
+/** `GET /v1/limits` (and the operator's `/admin/tenants/:id/limits`). */
+export const TenantLimitsAnswer = named(
+  z.object({
+    tenantId: z.string(),
+    limits: TenantLimits,
+    effective: z.object({
+      requestsPerSecond: z.number(),
+      burst: z.number().int(),
+      maxInFlight: z.number().int().nullable(),
+      budget: z.object({ period: z.enum(['day', 'month']), maxTokens: z.number().int().optional(), maxUsd: z.number().optional() }).nullable(),
+    }),
+    changedBy: z.string().nullable(),
+    updatedAt: z.string().nullable(),
+  }),
+  'TenantLimits',
+  'A tenant’s limits: what the operator set (`limits`) and what is in force with the deployment’s defaults (`effective`).',
+);
