@@ -24,6 +24,7 @@ import * as m0022 from './0022_projection_quarantine';
 import * as m0023 from './0023_session_appended_notify';
 import * as m0024 from './0024_api_keys';
 import * as m0025 from './0025_usage';
+import * as m0026 from './0026_tenant_limits';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0023_session_appended_notify': m0023,
   '0024_api_keys': m0024,
   '0025_usage': m0025,
+  '0026_tenant_limits': m0026,
 };

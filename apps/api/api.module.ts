@@ -8,6 +8,7 @@ import { HealthController } from './health.controller';
 import { InspectorController } from './inspector/inspector.controller';
 import { KeysController } from './keys.controller';
 import { AdminTenantsController } from './operations/admin-tenants.controller';
+import { LimitsController } from './limits/limits.controller';
 import { DocsController } from './openapi/docs.controller';
 import { SessionsController } from './sessions.controller';
 import { WorldsController } from './worlds.controller';
@@ -36,6 +37,7 @@ export class ApiModule {
         KeysController,
         AdminTenantsController,
         UsageController,
+        LimitsController,
       ],
       providers: [
         { provide: ENGINE, useValue: engine },

@@ -10,6 +10,8 @@ import type { SessionEventsTimings } from './session-events/session-events.servi
 import { mountOperations } from './operations';
 import { requireScope } from './scopes';
 import { ADMIN_TENANTS_PATH, operatorGate } from './operations/admin-tenants.controller';
+import { budgetGate } from './limits/budget-gate';
+import { rateLimitTenant } from './limits/rate-limit';
 import type { Server } from 'node:http';
 import { json } from 'express';
 import { applyServerLimits } from './server-limits';
@@ -57,6 +59,7 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
     '/v1',
     authenticateTenant(engine),
     requireScope, // 403 before any body byte is read
+    rateLimitTenant(engine), // the tenant's request rate (429 RATE_LIMITED), before any body byte is read
     rejectUndecodablePath,
     jsonBodyGate({
       limitBytes,
@@ -73,5 +76,6 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody, verify: verifyUtf8Body }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody, verify: verifyJsonBody });
   app.use(bodyErrorsAsEngineErrors);
+  app.use('/v1', budgetGate(engine)); // a request that would start model calls: 402 BUDGET_EXHAUSTED before anything is appended
   return app;
 }

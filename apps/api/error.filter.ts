@@ -17,6 +17,7 @@ export const HTTP_STATUS_BY_CATEGORY = {
   'too-large': 413,
   unsupported: 415,
   'too-many-requests': 429,
+  'payment-required': 402,
   unavailable: 503,
   internal: 500,
 } as const satisfies Record<ErrorCategory, number>;
@@ -24,6 +25,7 @@ export const HTTP_STATUS_BY_CATEGORY = {
 const REASON: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
+  402: 'Payment Required',
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',

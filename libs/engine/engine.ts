@@ -13,6 +13,7 @@ import {
   prepareSchema,
   ReadModels,
   SessionAppends,
+  TenantLimitsReads,
   TenantStore,
   upgradeInline,
   WorldGenerationReads,
@@ -51,6 +52,7 @@ import { engineSharedPrompts, WorldCreation } from './world-creation';
 import { SessionHistoryUse } from './history-use';
 import { WorldGenerationRunner, WorldGenerationService } from './world-generation';
 import { UsageStore } from '../usage';
+import { MemoryRateLimiter, RedisRateLimiter, TenantLimitsService, type UsageTotalsReader } from './limits';
 
 /** How long a found API key is answered from memory: a key revoked on another API process is refused within it (issue 32: under 1 s). */
 export const TENANT_CACHE_MS = 500;
@@ -68,6 +70,8 @@ export interface Engine {
   projector: AsyncProjector;
   readModels: ReadModels;
   tenants: TenantStore;
+  /** Tenant limits (request rate, executions in flight, spend budget): settings recorded in the tenant's stream. */
+  limits: TenantLimitsService;
   /** Generated media's bytes (`ctx.assets`): files under the data directory embedded, the `media` table on PostgreSQL. */
   media: MediaStore;
   queue: TurnQueue;
@@ -140,6 +144,8 @@ export interface EngineCloseOptions {
 export interface EngineOverrides {
   /** These plugins (already loaded, ids unique) instead of the folders under `config.pluginsDir` (the plugin contract-test harness). */
   plugins?: readonly LoadedPlugin[];
+  /** The usage totals tenant budgets are checked against (default: none, budgets not enforced). */
+  usage?: UsageTotalsReader;
 }
 
 /** The composition root shared by the API, the worker, the embedded default and the plugin contract-test harness. */
@@ -211,6 +217,14 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const appends = new SessionAppends({ listen: (channel, onNotify, options) => database.listen(channel, onNotify, options), logger });
     // after the API (its streams end first), before the database
     closers.splice(closers.length - 1, 0, () => appends.close());
+    const limits = new TenantLimitsService({
+      store,
+      reads: new TenantLimitsReads(database.db),
+      defaults: config.limits,
+      rate: config.redisUrl ? new RedisRateLimiter({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new MemoryRateLimiter(),
+      usage: overrides.usage ?? null,
+    });
+    closers.unshift(() => limits.close());
     const files = new WorldCatalog(config.worldsDir);
     files.loadAll(); // a bad world file stops start-up, naming the file and the field path
     const worlds = new WorldService({ store, reads: new WorldReads(database.db, store), files });
@@ -294,6 +308,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       readModels,
       // every API request looks its key up: remembered for half a second per process (a revoke reaches every process within it)
       tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS, pepper: config.keyPepper, store }),
+      limits,
       media,
       queue,
       deltas,

@@ -23,6 +23,8 @@ export { buildRuntimeRequest, requestMessages, promptCacheKey } from './request'
 export type { RuntimeRequestInputs, RuntimeRequest } from './request';
 export type { RequestBudget } from './request';
 export { checkSlotLimits, slotLimits, slotEstimator, ContextOverflowError } from './budget';
+export { TenantLimitsService, MemoryRateLimiter, RedisRateLimiter, LIMITS_CACHE_MS, budgetPeriod, BudgetExhaustedError, RateLimitedError } from './limits';
+export type { LimitDefaults, RateDecision, RateLimiter, TenantCaps, TenantLimitsView, UsageTotals, UsageTotalsReader } from './limits';
 export { rebuildRequests } from './audit';
 export { auditTurn, TurnNotFoundError } from './audit';
 export type { TurnAudit } from './audit';

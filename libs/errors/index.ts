@@ -28,6 +28,8 @@ export type ErrorCategory =
   | 'unsupported'
   /** The caller holds as many of something as it may (open event streams): retry after `Retry-After` (429). */
   | 'too-many-requests'
+  /** The caller's spend budget for the period is used up: raise it or wait for the period's end, no automatic retry (402). */
+  | 'payment-required'
   /** A dependency (database, queue, provider) cannot be reached now: retry later (503). */
   | 'unavailable'
   /** A bug or a broken invariant (500). */

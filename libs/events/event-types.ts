@@ -782,6 +782,37 @@ export const ApiKeyRevokedV1 = z.object({ keyId: id, name: z.string(), scopes: z
 
 /** The stream of a tenant's admin actions (keys, settings): `tenant:<tenantId>`. */
 export const tenantStreamId = (tenantId: string): string => `tenant:${tenantId}`;
+/** The most requests per second a tenant's limits may name (a typo guard, not a capacity figure). */
+export const MAX_REQUESTS_PER_SECOND = 1_000_000;
+
+/**
+ * A tenant's limits (issue 32): each field absent = the deployment's default (config). `burst` is
+ * the token bucket's capacity, `requestsPerSecond` its refill; `maxInFlight` the executions it may
+ * have running at once; `budget` its spend per UTC day or calendar month (UTC), in tokens (input +
+ * output) and/or estimated US dollars.
+ */
+export const TenantLimits = z
+  .object({
+    requestsPerSecond: z.number().positive().max(MAX_REQUESTS_PER_SECOND).optional(),
+    burst: z.int().min(1).max(MAX_REQUESTS_PER_SECOND).optional(),
+    maxInFlight: z.int().min(1).max(100_000).optional(),
+    budget: z
+      .object({
+        period: z.enum(['day', 'month']),
+        maxTokens: z.int().min(0).optional(),
+        maxUsd: z.number().min(0).max(1e12).optional(),
+      })
+      .strict()
+      .refine((b) => b.maxTokens !== undefined || b.maxUsd !== undefined, 'needs maxTokens or maxUsd (or leave budget out)')
+      .optional(),
+  })
+  .strict();
+
+/**
+ * A tenant's limits replaced as a whole (stream `tenant:<tenantId>`): the `tenant_limits` projection
+ * keeps the last one. `by`: who changed them (`operator`: the admin key).
+ */
+export const TenantLimitsChangedV1 = z.object({ tenantId: id, limits: TenantLimits, by: z.string().min(1) });
 
 export const eventSchemas = {
   'session.created@1': SessionCreatedV1,
@@ -825,6 +856,7 @@ export const eventSchemas = {
   'tenant.created@1': TenantCreatedV1,
   'api-key.created@1': ApiKeyCreatedV1,
   'api-key.revoked@1': ApiKeyRevokedV1,
+  'tenant.limits-changed@1': TenantLimitsChangedV1,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -837,6 +869,7 @@ export type SessionPreferences = z.infer<typeof SessionPreferences>;
 export type SlotPreference = z.infer<typeof SlotPreference>;
 export type WorldProvenance = z.infer<typeof WorldProvenance>;
 export type WorldGenerationCallPurpose = z.infer<typeof WorldGenerationCallPurpose>;
+export type TenantLimits = z.infer<typeof TenantLimits>;
 
 /** An event to append: a discriminated union over every known type. */
 export type NewEvent = { [T in EventType]: { type: T; data: EventData<T>; metadata?: Record<string, unknown> } }[EventType];

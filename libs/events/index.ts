@@ -75,6 +75,9 @@ export { TenantStore, ApiKeyNotFoundError, TenantNotFoundError, LastAdminKeyErro
 export type { Tenant, TenantStoreOptions, Caller, AdminActor } from './tenants';
 export { newApiKey, hmacApiKey, sha256ApiKey, loadKeyPepper, KEY_PREFIX_LENGTH } from './api-keys';
 export type { ApiKeyView, AuthenticatedKey } from './api-keys';
+export { TenantLimitsReads } from './tenant-limits';
+export type { RecordedTenantLimits } from './tenant-limits';
+export { tenantLimitsProjection } from './projections/tenant-limits';
 export { ReadModels } from './read-models';
 export type { BranchOriginView, SessionBranchView } from './session-branches';
 export { WorldReads } from './world-reads';

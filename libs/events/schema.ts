@@ -289,6 +289,18 @@ export interface UsageCallsTable {
   answered: boolean;
 }
 
+/** A tenant's limits as they now are (migration 0026): inline, from `tenant.limits-changed@1` in `tenant:<tenantId>`. */
+export interface TenantLimitsTable {
+  stream_id: string;
+  tenant_id: string;
+  /** `TenantLimits` (event-types.ts) as JSON. */
+  limits: ColumnType<unknown, string, string>;
+  changed_by: string;
+  /** The tenant stream's version of the event that set them. */
+  version: number;
+  updated_at: ColumnType<Date, string, string>;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -311,4 +323,5 @@ export interface Database {
   world_generations: WorldGenerationsTable;
   usage_daily: UsageDailyTable;
   usage_calls: UsageCallsTable;
+  tenant_limits: TenantLimitsTable;
 }

@@ -25,9 +25,21 @@ export const tenantErrors = (notFound: string[]): ErrorResponses => ({
   404: {
     description: `Not found, or another tenant's (the same answer), or a path id that is not a UUID: ${list([...notFound, 'NOT_FOUND'])}.`,
   },
+  429: {
+    description:
+      'The tenant’s request rate is used up: `RATE_LIMITED`; `Retry-After` says when the next request may go. Every `/v1` answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the bucket is full).',
+  },
   503: { description: `A dependency is down (\`DATABASE_UNAVAILABLE\`, \`QUEUE_UNAVAILABLE\`); the \`Retry-After\` header says when to try again.` },
   ...internal,
 });
+
+/** Routes that start model calls: the tenant's spend budget is checked first (nothing is appended when it is used up). */
+export const budgetErrors: ErrorResponses = {
+  402: {
+    description:
+      'The tenant’s spend budget for the period (`GET /v1/limits`) is used up: `BUDGET_EXHAUSTED`, `details` `{ period, resetsAt, exhausted, limit, used }`. Nothing was recorded; it passes again once an operator raises the budget or the period ends (`resetsAt`).',
+  },
+};
 
 /** Every route that reads a JSON body (request-gate.ts, then the route's zod schema). */
 export const bodyErrors = (invalidCodes: string[]): ErrorResponses => ({

@@ -34,6 +34,7 @@ import { DOCS_ASSETS } from './docs-page';
 import {
   appendConflict,
   bodyErrors,
+  budgetErrors,
   type ErrorResponses,
   idempotencyErrors,
   operatorErrors,
@@ -76,6 +77,7 @@ import {
   CreatedTenant,
   TenantList,
   UsageReportSchema,
+  TenantLimitsAnswer,
 } from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
@@ -105,7 +107,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'sessions' | 'worlds' | 'executions' | 'usage' | 'health' | 'docs' | 'inspector' | 'keys' | 'admin';
+  tag: 'sessions' | 'worlds' | 'executions' | 'usage' | 'limits' | 'health' | 'docs' | 'inspector' | 'keys' | 'admin';
   /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route); `operator`: the operator's `COVEL_ADMIN_API_KEY`. */
   auth: boolean | 'operator';
   pathParams?: PathParam[];
@@ -176,6 +178,7 @@ const WORLD_GENERATION_ROUTES: readonly ApiRoute[] = [
       },
     },
     errors: {
+      ...budgetErrors,
       ...tenantErrors([]),
       ...bodyErrors(['UNKNOWN_SLOT', 'UNKNOWN_PLUGIN', 'INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -485,9 +488,26 @@ const ADMIN_ROUTES: readonly ApiRoute[] = [
   },
 ];
 
+/** A tenant's own limits (issue 32). */
+const LIMITS_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'get',
+    path: '/v1/limits',
+    operationId: 'getLimits',
+    summary: 'The tenant’s limits: request rate, executions in flight, spend budget',
+    description:
+      '`limits`: what the operator set (`PUT /admin/tenants/{id}/limits` with the admin key; absent fields are the deployment’s defaults); `effective`: what is in force (`requestsPerSecond` 0: no rate limit; `maxInFlight` null: the queue’s default; `budget` null: none).',
+    tag: 'limits',
+    auth: true,
+    responses: { 200: json(TenantLimitsAnswer, 'The tenant’s limits.') },
+    errors: tenantErrors([]),
+  },
+];
+
 export const API_ROUTES: readonly ApiRoute[] = [
   ...KEY_ROUTES,
   ...ADMIN_ROUTES,
+  ...LIMITS_ROUTES,
   ...WORLD_GENERATION_ROUTES,
   ...WORLD_ROUTES,
   {
@@ -539,6 +559,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: SubmitInputBody,
     responses: { 202: { ...json(AcceptedInput, 'Accepted: the turn runs in the background.'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND']),
       ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -561,6 +582,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: ActivationBody,
     responses: { 202: { ...json(StartedExecution, 'Accepted: the runtime runs in the background.'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND']),
       ...bodyErrors(['UNKNOWN_RUNTIME', 'RUNTIME_NOT_MANUAL', 'INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -662,6 +684,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     idempotent: true,
     responses: { 202: { ...json(StartedExecution, 'Accepted: the regeneration runs in the background.'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
       ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,
@@ -795,6 +818,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     body: EditMessageBody,
     responses: { 200: { ...json(EditedMessage, 'The message as it now reads (+ `execution` when regenerating).'), headers: idempotentHeaders } },
     errors: {
+      ...budgetErrors,
       ...tenantErrors(['SESSION_NOT_FOUND', 'MESSAGE_NOT_FOUND']),
       ...bodyErrors(['INVALID_IDEMPOTENCY_KEY']),
       ...idempotencyErrors,

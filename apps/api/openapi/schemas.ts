@@ -12,7 +12,15 @@ import type {
   WorldView,
 } from '../../../libs/engine';
 import { WorldDocument } from '../../../libs/plugins-sdk';
-import { type ExecutionView, type LlmCallView, MediaReference, type PrefixReportView, type TurnMessageView, WorldProvenance } from '../../../libs/events';
+import {
+  type ExecutionView,
+  type LlmCallView,
+  MediaReference,
+  type PrefixReportView,
+  TenantLimits,
+  type TurnMessageView,
+  WorldProvenance,
+} from '../../../libs/events';
 import type { CostedCallView, CostedTurnView, FirstDifference, RevertMarked } from '../../../libs/reports';
 import type { SessionDetailAnswer, SessionSummaryAnswer } from '../session-summaries';
 import type { BranchAnswer } from '../../../libs/engine';
@@ -779,3 +787,20 @@ export const UsageReportSchema = named(
   'Model calls, tokens and est. cost over a range of UTC days, one row per group, with the totals.',
 );
 sameShape<SameShape<z.infer<typeof UsageReportSchema>, UsageReport>>();
+/** `GET /v1/limits` (and the operator's `/admin/tenants/:id/limits`). */
+export const TenantLimitsAnswer = named(
+  z.object({
+    tenantId: z.string(),
+    limits: TenantLimits,
+    effective: z.object({
+      requestsPerSecond: z.number(),
+      burst: z.number().int(),
+      maxInFlight: z.number().int().nullable(),
+      budget: z.object({ period: z.enum(['day', 'month']), maxTokens: z.number().int().optional(), maxUsd: z.number().optional() }).nullable(),
+    }),
+    changedBy: z.string().nullable(),
+    updatedAt: z.string().nullable(),
+  }),
+  'TenantLimits',
+  'A tenant’s limits: what the operator set (`limits`) and what is in force with the deployment’s defaults (`effective`).',
+);

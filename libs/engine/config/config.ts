@@ -248,6 +248,23 @@ export const EngineEnv = z.object({
     .positive()
     .default(250)
     .meta(about('Event streams one API key may hold open at once on one API process (429 `TOO_MANY_STREAMS` above it).')),
+  COVEL_RATE_LIMIT_PER_SECOND: z.coerce
+    .number()
+    .min(0)
+    .max(1_000_000)
+    .default(1_000)
+    .meta(
+      about(
+        "A tenant's default request rate on `/v1` (token bucket refill per second; a tenant's own `requestsPerSecond` overrides it): over it, 429 `RATE_LIMITED` with `Retry-After`. 0: no rate limit unless a tenant's limits set one. Shared by every API process through Redis with `REDIS_URL`.",
+      ),
+    ),
+  COVEL_RATE_LIMIT_BURST: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(5_000)
+    .meta(about("A tenant's default bucket capacity: requests it may make at once before the rate applies (a tenant's own `burst` overrides it).")),
   COVEL_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -355,6 +372,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     /** Open session event streams per tenant and per API key, each API process (429 above). */
     streams: { perTenant: e.COVEL_STREAMS_PER_TENANT, perKey: e.COVEL_STREAMS_PER_KEY },
+    /** A tenant's default limits (its `tenant.limits-changed@1` settings override them): the request rate on /v1. */
+    limits: { requestsPerSecond: e.COVEL_RATE_LIMIT_PER_SECOND, burst: e.COVEL_RATE_LIMIT_BURST },
     host: e.COVEL_HOST,
     /** A tenant with this key is created at start-up (compose, CI); checked for strength above. */
     bootstrapApiKey: e.COVEL_BOOTSTRAP_API_KEY ?? null,

@@ -18,12 +18,12 @@ export interface Projection<T extends keyof Database = keyof Database> {
   applyBatch(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void>;
 }
 
-/** The column of an inline projection's tables that holds the stream id: a session's, a world's or a world generation job's. */
-export type StreamKey = 'session_id' | 'world_id' | 'job_id';
+/** The column of an inline projection's tables that holds the stream id: a session's, a world's, a world generation job's, or another stream's (`stream_id`: a tenant's). */
+export type StreamKey = 'session_id' | 'world_id' | 'job_id' | 'stream_id';
 
 /** The tables whose rows belong to one stream: a `session_id` (or, for a world, `world_id`; for a generation job, `job_id`) column holds the stream id. */
 export type StreamKeyedTable = {
-  [K in keyof Database]: Database[K] extends { session_id: string } | { world_id: string } | { job_id: string } ? K : never;
+  [K in keyof Database]: Database[K] extends { session_id: string } | { world_id: string } | { job_id: string } | { stream_id: string } ? K : never;
 }[keyof Database];
 
 /**

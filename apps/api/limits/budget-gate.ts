@@ -1,0 +1,34 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Engine } from '../../../libs/engine';
+import type { TenantRequest } from '../auth.guard';
+
+/** The `/v1` routes (paths relative to the mount) whose request starts model calls: a new input, a regeneration, an activation, a world generation. */
+const STARTS_MODEL_CALLS: readonly { method: string; path: RegExp }[] = [
+  { method: 'POST', path: /^\/sessions\/[^/]+\/inputs\/?$/ },
+  { method: 'POST', path: /^\/sessions\/[^/]+\/turns\/[^/]+\/retry\/?$/ },
+  { method: 'POST', path: /^\/sessions\/[^/]+\/activations\/?$/ },
+  { method: 'POST', path: /^\/worlds\/generate\/?$/ },
+];
+
+/** An edit of a message with `regenerate: true` re-runs the turn. */
+const isRegeneratingEdit = (req: Request) =>
+  req.method === 'PATCH' &&
+  /^\/sessions\/[^/]+\/messages\/[^/]+\/?$/.test(req.path) &&
+  typeof req.body === 'object' &&
+  req.body !== null &&
+  (req.body as { regenerate?: unknown }).regenerate === true;
+
+/**
+ * The spend budget, checked before a request that would start model calls reaches its route, so
+ * nothing is appended when it is used up: 402 `BUDGET_EXHAUSTED` with the period and its reset time.
+ * Mounted on `/v1` after the body is parsed (an edit regenerates only with `regenerate: true`). A new
+ * session is not checked: its opening is rendered from the world, no model runs. Executions already
+ * accepted run to their end (a resume of a waiting one too): no turn is cut in half.
+ */
+export function budgetGate(engine: Engine) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    const startsModelCalls = STARTS_MODEL_CALLS.some((r) => r.method === req.method && r.path.test(req.path)) || isRegeneratingEdit(req);
+    if (startsModelCalls) await engine.limits.checkBudget((req as TenantRequest).tenant.id);
+    next();
+  };
+}
