@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { ensureBootstrapTenant } from '../../apps/api/bootstrap-tenant';
+import { ensureDevTenant } from '../../apps/dev-tenant';
 import { PlayClient } from '../../apps/play/play-client';
 import { createLogger } from '../../libs/engine';
 import { hmacApiKey, loadKeyPepper, sha256ApiKey } from '../../libs/events';
@@ -15,6 +17,7 @@ type Json = Record<string, unknown>;
  */
 describe('API keys and scopes (embedded)', () => {
   const adminKey = randomBytes(32).toString('hex');
+  const bootstrapKey = randomBytes(32).toString('hex');
   const logLines: string[] = [];
   let covel: EmbeddedEngine;
   let keyA: string;
@@ -24,7 +27,7 @@ describe('API keys and scopes (embedded)', () => {
   beforeAll(async () => {
     // every line the engine logs, at debug, with player text: the strictest place a key could leak to
     const logger = createLogger({ format: 'json', level: 'debug', playerText: true, destination: { write: (line: string) => void logLines.push(line) } });
-    covel = await startEmbedded({ COVEL_ADMIN_API_KEY: adminKey }, undefined, logger);
+    covel = await startEmbedded({ COVEL_ADMIN_API_KEY: adminKey, COVEL_BOOTSTRAP_API_KEY: bootstrapKey }, undefined, logger);
     const a = await covel.engine.tenants.create('a');
     [keyA, tenantA] = [a.apiKey, a.tenant.id];
     keyB = (await covel.engine.tenants.create('b')).apiKey;
@@ -97,6 +100,15 @@ describe('API keys and scopes (embedded)', () => {
         expect((await call(method, path, key, method === 'POST' ? {} : undefined)).body.details).toEqual({ requiredScope: 'admin' });
     // an unknown route under /v1 is still a 404 for a key with the scope, a 403 without it (scope first: nothing is read)
     expect((await call('GET', '/v1/nothing-here', reader.key)).status).toBe(404);
+  });
+
+  it("the embedded default's dev key and the bootstrap key have every scope (and are made once)", async () => {
+    const dev = await ensureDevTenant(covel.engine);
+    expect(await ensureDevTenant(covel.engine)).toBe(dev);
+    await ensureBootstrapTenant(covel.engine);
+    await ensureBootstrapTenant(covel.engine);
+    for (const key of [dev, bootstrapKey]) expect((await covel.engine.tenants.authenticate(key))?.key.scopes).toEqual(['play', 'read', 'admin']);
+    expect((await covel.engine.tenants.list()).filter((t) => t.name === 'bootstrap')).toHaveLength(1);
   });
 
   it('bad input is a 400 naming the field', async () => {
@@ -197,7 +209,7 @@ describe('API keys and scopes (embedded)', () => {
     });
   });
 
-  it('the dev-style key (every scope) plays; a few turns with keys made through the API leave no key and no hash in the log, any other table or the log lines', async () => {
+  it('a few turns with keys made through the API leave no key and no hash in the log, any other table or the log lines', async () => {
     const admin = await makeKey(keyA, 'grep admin', ['admin']);
     const play = await makeKey(admin.key, 'grep play', ['play', 'read']);
     const client = new PlayClient(covel.baseUrl, play.key);
