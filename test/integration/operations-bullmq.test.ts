@@ -25,7 +25,8 @@ describe('metrics and the queue dashboard (PostgreSQL + BullMQ, separate process
   }, 120_000);
   afterAll(() => stack?.stop(), 60_000);
 
-  const scrape = async (url: string) => parseExposition(await (await fetch(url)).text());
+  // the worker's listener (COVEL_METRICS_PORT) asks no key; the API's /metrics only answers the admin key
+  const scrape = async (url: string) => parseExposition(await (await fetch(url, { headers: { authorization: `Bearer ${adminKey}` } })).text());
   const dashboard = (path: string, authorization?: string) =>
     fetch(`${stack.baseUrl}/admin/queues${path}`, { headers: authorization ? { authorization } : {} });
 
@@ -50,6 +51,7 @@ describe('metrics and the queue dashboard (PostgreSQL + BullMQ, separate process
     expect((await fetch(workerMetrics.replace('/metrics', '/other'))).status).toBe(404);
 
     const api = await scrape(`${stack.baseUrl}/metrics`);
+    expect((await fetch(`${stack.baseUrl}/metrics`)).status).toBe(401); // the public port: the operator only
     // the API process ran no turn: its counters of turns are empty, the queue depth is Redis's
     expect(total(api, 'covel_turns_committed_total')).toBe(0);
     for (const queue of ['covel-turns', 'covel-runtimes'])

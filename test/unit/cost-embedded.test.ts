@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,9 @@ type Call = { callId: string; model: string; usage: Usage | null; estCostUsd: nu
 type Turn = { turnId: string; estCostUsd: number | null; providerCachedTokens: number | null };
 type Session = { sessionId: string; estCostUsd: number | null };
 
+/** The operator's key: /metrics answers only to it. */
+const ADMIN_KEY = randomBytes(32).toString('hex');
+
 /**
  * Est. $ on the inspector's JSON views and in /metrics, on the embedded default playing Emberback on
  * the emulator: every figure is the recorded usage at the prices in force, computed here by hand.
@@ -38,7 +42,7 @@ describe('cost in money (embedded default)', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'covel-cost-'));
     writeFileSync(join(dataDir, 'llm.toml'), LLM_TOML);
-    covel = await startEmbedded({ COVEL_LLM_CONFIG: join(dataDir, 'llm.toml') });
+    covel = await startEmbedded({ COVEL_LLM_CONFIG: join(dataDir, 'llm.toml'), COVEL_ADMIN_API_KEY: ADMIN_KEY });
     const created = await covel.engine.tenants.create('cost');
     tenantId = created.tenant.id;
     client = new PlayClient(covel.baseUrl, created.apiKey);
@@ -116,7 +120,7 @@ describe('cost in money (embedded default)', () => {
 
   it('/metrics counts the cost by tenant id and model: the sum of the calls’ costs', async () => {
     await covel.engine.metrics.settled();
-    const e = parseExposition(await (await fetch(`${covel.baseUrl}/metrics`)).text());
+    const e = parseExposition(await (await fetch(`${covel.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text());
     const views = await Promise.all(turnIds.map((t) => client.request<Call[]>('GET', `/v1/sessions/${sessionId}/turns/${t}/calls`)));
     const byModel = new Map<string, number>();
     for (const call of views.flat()) byModel.set(call.model, (byModel.get(call.model) ?? 0) + call.estCostUsd!);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { ProviderEmulator } from '../../libs/emulator';
 import type { StoredEvent } from '../../libs/events';
 import { PlayClient } from '../../apps/play/play-client';
@@ -11,6 +12,9 @@ import { type Exposition, parseExposition, samplesOf, total } from '../support/p
  * values the event log says.
  */
 describe('Prometheus metrics (embedded default)', () => {
+  /** The operator's key: /metrics answers only to it. */
+  const adminKey = randomBytes(32).toString('hex');
+  const asAdmin = { headers: { authorization: `Bearer ${adminKey}` } };
   let emulator: ProviderEmulator;
   let gate: GatedProvider;
   let covel: EmbeddedEngine;
@@ -23,7 +27,7 @@ describe('Prometheus metrics (embedded default)', () => {
   beforeAll(async () => {
     emulator = await new ProviderEmulator().start();
     gate = await startGatedProvider(emulator.url);
-    covel = await startEmbedded({ COVEL_EMULATOR_URL: gate.url });
+    covel = await startEmbedded({ COVEL_EMULATOR_URL: gate.url, COVEL_ADMIN_API_KEY: adminKey });
     ({
       apiKey,
       tenant: { id: tenantId },
@@ -38,7 +42,7 @@ describe('Prometheus metrics (embedded default)', () => {
   }, 30_000);
 
   const scrape = async (): Promise<{ res: Response; e: Exposition }> => {
-    const res = await fetch(`${covel.baseUrl}/metrics`);
+    const res = await fetch(`${covel.baseUrl}/metrics`, asAdmin);
     return { res, e: parseExposition(await res.clone().text()) };
   };
   const post = (path: string, body: unknown, idempotencyKey: string) =>
@@ -215,10 +219,31 @@ describe('Prometheus metrics (embedded default)', () => {
     expect((await fetch(`${covel.baseUrl}/metrics`, { method: 'POST' })).status).toBe(404);
   });
 
-  it('keeps one registry per engine: a second engine in this process counts its own turns only', async () => {
+  it('/metrics answers only to the operator: no key, a tenant key (every scope) or a wrong key is a 401; Basic with the admin key works too', async () => {
+    const noKey = await fetch(`${covel.baseUrl}/metrics`);
+    expect(noKey.status).toBe(401);
+    expect(await noKey.json()).toEqual({ error: { code: 'ADMIN_KEY_REQUIRED', message: expect.any(String) } });
+    expect((await fetch(`${covel.baseUrl}/metrics`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(401);
+    expect((await fetch(`${covel.baseUrl}/metrics`, { headers: { authorization: `Bearer ${adminKey}x` } })).status).toBe(401);
+    const basic = `Basic ${Buffer.from(`prometheus:${adminKey}`).toString('base64')}`;
+    expect((await fetch(`${covel.baseUrl}/metrics`, { headers: { authorization: basic } })).status).toBe(200);
+  });
+
+  it('without an admin key configured, /metrics on the API port answers no one (COVEL_METRICS_PORT is the keyless listener)', async () => {
     const other = await startEmbedded({ COVEL_EMULATOR_URL: gate.url });
     try {
-      const e = parseExposition(await (await fetch(`${other.baseUrl}/metrics`)).text());
+      const res = await fetch(`${other.baseUrl}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/COVEL_METRICS_PORT/);
+    } finally {
+      await other.stop();
+    }
+  }, 60_000);
+
+  it('keeps one registry per engine: a second engine in this process counts its own turns only', async () => {
+    const other = await startEmbedded({ COVEL_EMULATOR_URL: gate.url, COVEL_ADMIN_API_KEY: adminKey });
+    try {
+      const e = parseExposition(await (await fetch(`${other.baseUrl}/metrics`, asAdmin)).text());
       expect(total(e, 'covel_turns_committed_total')).toBe(0);
       expect(total(e, 'covel_model_input_tokens_total')).toBe(0);
       expect(samplesOf(e, 'covel_model_cost_usd_total')).toEqual([]);

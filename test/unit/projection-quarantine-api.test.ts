@@ -39,7 +39,7 @@ describe('a quarantined event: health, admin routes, metrics, views, replay (emb
     return { status: res.status, text: res.text, body: JSON.parse(res.text) as Health };
   };
   const asAdmin = { authorization: `Bearer ${adminKey}` };
-  const metric = async (line: RegExp) => Number(line.exec((await get('/metrics')).text)?.[1] ?? NaN);
+  const metric = async (line: RegExp) => Number(line.exec((await get('/metrics', asAdmin)).text)?.[1] ?? NaN);
 
   /** An llm.calling@1 whose request body is not JSON: the event schema takes it, trace_events applies it, prefix_reports cannot. */
   async function poison(sessionId: string): Promise<{ position: number; tenantId: string }> {

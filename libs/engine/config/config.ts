@@ -46,7 +46,7 @@ export const EngineEnv = z.object({
     .min(0)
     .max(65535)
     .default(3000)
-    .meta(about("The HTTP API's port (also `/metrics`, `/inspector`, `/docs`); 0 picks a free one.")),
+    .meta(about("The HTTP API's port (also `/metrics` for the operator's key, `/inspector`, `/docs`); 0 picks a free one.")),
   COVEL_HOST: z
     .preprocess(emptyAsUnset, z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'an IP address or a host name' }).default('127.0.0.1'))
     .meta(
