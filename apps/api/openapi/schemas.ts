@@ -767,13 +767,10 @@ export const UsageReportSchema = named(
     groupBy: z.enum(USAGE_GROUPS),
     rows: z.array(
       z.object({
-        key: z
-          .string()
-          .nullable()
-          .meta({
-            description:
-              'The group: a day (`YYYY-MM-DD`), a session id, a model, a runtime (`plugin/runtime`, `compaction:<plugin>`, `world-generation`) or a tenant id. Null: calls of no session (world generation).',
-          }),
+        key: z.string().nullable().meta({
+          description:
+            'The group: a day (`YYYY-MM-DD`), a session id, a model, a runtime (`plugin/runtime`, `compaction:<plugin>`, `world-generation`) or a tenant id. Null: calls of no session (world generation).',
+        }),
         ...usageSums,
       }),
     ),
