@@ -22,6 +22,7 @@ import * as m0020 from './0020_session_branches';
 import * as m0021 from './0021_execution_cancelled';
 import * as m0022 from './0022_projection_quarantine';
 import * as m0023 from './0023_session_appended_notify';
+import * as m0025 from './0025_usage';
 import * as m0026 from './0026_tenant_limits';
 
 /** Ordered migrations; names sort in the order they apply. */
@@ -49,5 +50,6 @@ export const migrations: Record<string, Migration> = {
   '0021_execution_cancelled': m0021,
   '0022_projection_quarantine': m0022,
   '0023_session_appended_notify': m0023,
+  '0025_usage': m0025,
   '0026_tenant_limits': m0026,
 };

@@ -16,6 +16,7 @@ import { SessionViewsController } from './session-views.controller';
 import { SessionEventsController } from './session-events/session-events.controller';
 import { DEFAULT_SESSION_EVENTS_TIMINGS, SESSION_EVENTS_TIMINGS, SessionEvents, type SessionEventsTimings } from './session-events/session-events.service';
 import { ENGINE } from './tokens';
+import { UsageController } from './usage.controller';
 
 @Module({})
 export class ApiModule {
@@ -32,6 +33,7 @@ export class ApiModule {
         DocsController,
         InspectorController,
         LimitsController,
+        UsageController,
       ],
       providers: [
         { provide: ENGINE, useValue: engine },

@@ -3,6 +3,7 @@ import { MAX_EDITED_TEXT_CHARS, MAX_EXECUTION_WAIT_MS, MAX_FORM_VALUES_JSON_CHAR
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../../libs/plugins-sdk';
 import { MAX_GENERATION_WAIT_MS, MAX_WORLD_DESCRIPTION_CHARS } from '../../libs/engine';
 import { codePointLength, isWellFormedText } from '../../libs/text';
+import { MAX_USAGE_RANGE_DAYS, USAGE_GROUPS, utcDay } from '../../libs/usage';
 import { safeText } from './safe-text';
 import { UUID_PATTERN } from './uuid-param.pipe';
 import { jsonDepthOver, MAX_JSON_DEPTH } from './json-limits';
@@ -326,3 +327,65 @@ export const WorldGenerationQuery = z.object({
     .meta({ description: `Milliseconds to wait for the job to end (\`done\` or \`failed\`), 0 to ${MAX_GENERATION_WAIT_MS} (default 0: answer at once).` }),
 });
 export type WorldGenerationQuery = z.infer<typeof WorldGenerationQuery>;
+
+const instantMessage = 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp with a time zone (2026-12-05T10:00:00Z)';
+const IsoDay = z.iso.date();
+const IsoTimestamp = z.iso.datetime({ offset: true });
+
+/** A query's time: a UTC day (`YYYY-MM-DD`, its start) or a timestamp with a time zone. */
+const UsageInstant = z.string({ error: `required: ${instantMessage}` }).transform((s, ctx) => {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(s) && IsoDay.safeParse(s).success) return new Date(`${s}T00:00:00.000Z`);
+  if (IsoTimestamp.safeParse(s).success) {
+    const at = new Date(s);
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  ctx.addIssue({ code: 'custom', message: instantMessage });
+  return z.NEVER;
+});
+
+const DAY_MS = 86_400_000;
+/** UTC days from `from`'s through `to`'s, both included. */
+const daysCovered = (from: Date, to: Date) => Math.round((Date.parse(utcDay(to)) - Date.parse(utcDay(from))) / DAY_MS) + 1;
+
+const usageFields = {
+  from: UsageInstant.meta({ description: 'The first UTC day counted: a date (`2026-12-01`) or a timestamp (its UTC day; usage is metered per day).' }),
+  to: UsageInstant.meta({
+    description: `The last UTC day counted (included): a date or a timestamp (its UTC day). Not before \`from\`; at most ${MAX_USAGE_RANGE_DAYS} days from \`from\`'s day through its own.`,
+  }),
+};
+
+/** from ≤ to, and at most `MAX_USAGE_RANGE_DAYS` days: each named on `to`. */
+const checkUsageRange = (q: { from: Date; to: Date }, ctx: z.RefinementCtx) => {
+  if (!(q.from instanceof Date) || !(q.to instanceof Date)) return; // named already
+  const days = daysCovered(q.from, q.to);
+  if (days < 1) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from (its UTC day)' });
+  else if (days > MAX_USAGE_RANGE_DAYS)
+    ctx.addIssue({ code: 'custom', path: ['to'], message: `must be at most ${MAX_USAGE_RANGE_DAYS} days from from (both days included)` });
+};
+
+/** `GET /v1/usage`: the tenant's own usage over a range of UTC days, grouped. */
+export const UsageQuery = z
+  .object({
+    ...usageFields,
+    groupBy: z
+      .enum(['day', 'session', 'model', 'runtime'], { error: 'must be one of day, session, model, runtime' })
+      .default('day')
+      .meta({ description: 'What each row sums over: `day` (UTC), `session`, `model` or `runtime` (default `day`).' }),
+  })
+  .strict()
+  .superRefine(checkUsageRange);
+export type UsageQuery = z.infer<typeof UsageQuery>;
+
+/** `GET /admin/usage`: the operator's report: every tenant's, or one's (`tenantId`); may group by `tenant`. */
+export const AdminUsageQuery = z
+  .object({
+    ...usageFields,
+    groupBy: z
+      .enum(USAGE_GROUPS, { error: `must be one of ${USAGE_GROUPS.join(', ')}` })
+      .default('day')
+      .meta({ description: 'What each row sums over: `day`, `session`, `model`, `runtime` or `tenant` (default `day`).' }),
+    tenantId: z.string({ error: 'must be a tenant id' }).min(1, 'must be a tenant id').max(200, 'must be a tenant id').optional(),
+  })
+  .strict()
+  .superRefine(checkUsageRange);
+export type AdminUsageQuery = z.infer<typeof AdminUsageQuery>;

@@ -52,6 +52,7 @@ import { engineSharedPrompts, WorldCreation } from './world-creation';
 import { SessionHistoryUse } from './history-use';
 import { WorldGenerationRunner, WorldGenerationService } from './world-generation';
 import { MemoryRateLimiter, RedisRateLimiter, TenantLimitsService, type UsageTotalsReader } from './limits';
+import { UsageStore } from '../usage';
 
 /** How long a found API key is answered from memory. */
 const TENANT_CACHE_MS = 5_000;
@@ -63,7 +64,7 @@ export interface Engine {
   database: OpenDatabase;
   store: EventStore;
   /**
-   * The async projections (trace_events, prefix_reports). Roles `worker` and `all` run it
+   * The async projections (trace_events, prefix_reports, usage). Roles `worker` and `all` run it
    * (WorkerLifecycle starts and stops it); the API only reads its status and waits on it.
    */
   projector: AsyncProjector;
@@ -117,6 +118,8 @@ export interface Engine {
   providerHealth: ProviderHealth;
   /** List prices per model (built in, `llm.toml` [prices] over them): the est. $ of the inspector's views and /metrics. */
   prices: PriceTable;
+  /** Usage metering: the `usage` async projection's sums of answered model calls per tenant and UTC day, priced at `prices` when read. */
+  usage: UsageStore;
   emulator: ProviderEmulator | null;
   workerId: string;
   /** The given logger, or the one of `config.log` (pino: JSON or readable lines, redacted). */
@@ -141,7 +144,7 @@ export interface EngineCloseOptions {
 export interface EngineOverrides {
   /** These plugins (already loaded, ids unique) instead of the folders under `config.pluginsDir` (the plugin contract-test harness). */
   plugins?: readonly LoadedPlugin[];
-  /** The usage totals tenant budgets are checked against (default: none, budgets not enforced). */
+  /** The usage totals tenant budgets are checked against (default: the usage projection, `usage`). */
   usage?: UsageTotalsReader;
 }
 
@@ -214,12 +217,14 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const appends = new SessionAppends({ listen: (channel, onNotify, options) => database.listen(channel, onNotify, options), logger });
     // after the API (its streams end first), before the database
     closers.splice(closers.length - 1, 0, () => appends.close());
+    const usage = new UsageStore({ db: database.db, prices });
     const limits = new TenantLimitsService({
       store,
       reads: new TenantLimitsReads(database.db),
       defaults: config.limits,
       rate: config.redisUrl ? new RedisRateLimiter({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new MemoryRateLimiter(),
-      usage: overrides.usage ?? null,
+      // the budget reads the usage projection (async: a call counts once the projector has applied it)
+      usage: overrides.usage ?? usage,
     });
     closers.unshift(() => limits.close());
     const files = new WorldCatalog(config.worldsDir);
@@ -342,6 +347,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       providers,
       providerHealth,
       prices,
+      usage,
       emulator,
       workerId,
       logger,

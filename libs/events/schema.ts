@@ -251,6 +251,33 @@ export interface TenantLimitsTable {
   updated_at: ColumnType<Date, string, string>;
 }
 
+/** Answered model calls summed per tenant, UTC day, stream, model and runtime (migration 0025; the `usage` async projection). */
+export interface UsageDailyTable {
+  tenant_id: string;
+  /** `YYYY-MM-DD` (UTC) of the answer. */
+  day: ColumnType<string, string, never>;
+  /** The session's id, or a world generation job's. */
+  stream_id: string;
+  /** Null: not a session's call (world generation). */
+  session_id: string | null;
+  model: string;
+  runtime: string;
+  calls: number;
+  input_tokens: ColumnType<string, number, number>;
+  cached_input_tokens: ColumnType<string, number, number>;
+  output_tokens: ColumnType<string, number, number>;
+}
+
+/** Each model call the `usage` projection saw recorded (migration 0025): what its answer counts under, and whether it was counted. */
+export interface UsageCallsTable {
+  stream_id: string;
+  call_id: string;
+  tenant_id: string;
+  model: string;
+  runtime: string;
+  answered: boolean;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -270,4 +297,6 @@ export interface Database {
   worlds: WorldsTable;
   world_generations: WorldGenerationsTable;
   tenant_limits: TenantLimitsTable;
+  usage_daily: UsageDailyTable;
+  usage_calls: UsageCallsTable;
 }

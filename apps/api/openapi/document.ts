@@ -150,6 +150,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[] = API_ROUTES): 
       { name: 'worlds', description: 'A tenant’s worlds (and the deployment’s built-in ones, read-only).' },
       { name: 'executions', description: 'The turns running in the background.' },
       { name: 'limits', description: 'The tenant’s request rate, executions in flight and spend budget.' },
+      { name: 'usage', description: 'What the tenant’s model calls used: calls, tokens, est. cost.' },
       { name: 'health', description: 'Probes (no API key).' },
       { name: 'docs', description: 'This document and its rendered page (no API key).' },
       { name: 'inspector', description: 'The web prompt inspector’s page and files (no API key: the page asks for it).' },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_HEADER, MAX_GENERATION_WAIT_MS } from '../../../libs/engine';
 import { MAX_EXECUTION_WAIT_MS } from '../../../libs/events';
+import { MAX_USAGE_RANGE_DAYS } from '../../../libs/usage';
 import {
   ActivationBody,
   BranchSessionBody,
@@ -16,6 +17,7 @@ import {
   SelectAlternativeBody,
   SessionListQuery,
   SubmitInputBody,
+  UsageQuery,
   WorldExportQuery,
   WorldListQuery,
   WorldQuery,
@@ -58,6 +60,7 @@ import {
   WorldGenerationProgress,
   WorldGenerationAuditSchema,
   TenantLimitsAnswer,
+  UsageReportSchema,
 } from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
@@ -87,7 +90,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'sessions' | 'worlds' | 'executions' | 'limits' | 'health' | 'docs' | 'inspector';
+  tag: 'sessions' | 'worlds' | 'executions' | 'limits' | 'usage' | 'health' | 'docs' | 'inspector';
   /** Needs `Authorization: Bearer <tenant api key>` (every `/v1` route). */
   auth: boolean;
   pathParams?: PathParam[];
@@ -746,6 +749,24 @@ export const API_ROUTES: readonly ApiRoute[] = [
     pathParams: [sessionIdParam, { name: 'turnId', description: 'The turn id (a UUID).', schema: uuid }],
     responses: { 200: json(z.array(CallInspection), 'The calls, in log order.') },
     errors: tenantErrors(['SESSION_NOT_FOUND', 'TURN_NOT_FOUND']),
+  },
+  {
+    method: 'get',
+    path: '/v1/usage',
+    operationId: 'getUsage',
+    summary: 'The tenant’s model calls, tokens and est. cost over a range of days',
+    description: `Every answered model call of the tenant — its runtimes’ calls, compaction summaries, world generation — from the \`usage\` view of the log (an async view: it may lag the log by a moment), summed per UTC day and grouped by \`groupBy\`. A call counts once, whatever became of its turn (failed, cancelled, regenerated: it was paid for). \`from\` and \`to\` select UTC days (a timestamp stands for its day), both included, at most ${MAX_USAGE_RANGE_DAYS} days. \`estCostUsd\` prices each model’s tokens at the list prices in force now: an estimate, not a bill.`,
+    tag: 'usage',
+    auth: true,
+    query: UsageQuery,
+    responses: { 200: json(UsageReportSchema, 'The rows, ordered by key, and the totals.') },
+    errors: {
+      400: {
+        description:
+          'A bad query parameter: `INVALID_INPUT` (`issues` names `from`, `to` or `groupBy`: a bad date, `to` before `from` or too far after it, an unknown group or parameter).',
+      },
+      ...tenantErrors([]),
+    },
   },
   {
     method: 'get',

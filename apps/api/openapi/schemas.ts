@@ -39,6 +39,7 @@ import {
 } from '../bodies';
 import type { HealthReport, PublicAsyncStatus } from '../health.controller';
 import type { ProviderSlotHealth } from '../../../libs/engine';
+import { USAGE_GROUPS, type UsageReport, type UsageTotals } from '../../../libs/usage';
 
 /**
  * Every named schema of the OpenAPI document (`#/components/schemas/<id>`). The request bodies are
@@ -723,3 +724,40 @@ export const TenantLimitsAnswer = named(
   'TenantLimits',
   'A tenant’s limits: what the operator set (`limits`) and what is in force with the deployment’s defaults (`effective`).',
 );
+const usageSums = {
+  calls: z.int().meta({ description: 'Answered model calls (each counted once, at its first recorded answer).' }),
+  inputTokens: z.int().meta({ description: 'Input tokens as the provider reported them, cached ones included.' }),
+  cachedInputTokens: z.int().meta({ description: 'Of those, the tokens read from the provider’s prompt cache.' }),
+  outputTokens: z.int(),
+  estCostUsd: z.number().meta({
+    description:
+      'Est. USD at the list prices in force when read (built in, `llm.toml` `[prices]` over them): an estimate, not a bill. Models in `unpricedModels` count $0.',
+  }),
+};
+const UsageTotalsSchema = z.object(usageSums);
+sameShape<SameShape<z.infer<typeof UsageTotalsSchema>, UsageTotals>>();
+
+export const UsageReportSchema = named(
+  z.object({
+    from: z.string().meta({ description: 'The first UTC day counted (`YYYY-MM-DD`).' }),
+    to: z.string().meta({ description: 'The last UTC day counted (included).' }),
+    groupBy: z.enum(USAGE_GROUPS),
+    rows: z.array(
+      z.object({
+        key: z.string().nullable().meta({
+          description:
+            'The group: a day (`YYYY-MM-DD`), a session id, a model, a runtime (`plugin/runtime`, `compaction:<plugin>`, `world-generation`) or a tenant id. Null: calls of no session (world generation).',
+        }),
+        ...usageSums,
+      }),
+    ),
+    totals: UsageTotalsSchema,
+    unpricedModels: z.array(z.string()).meta({ description: 'Models of the range without a price (their calls count $0).' }),
+    quarantinedEvents: z
+      .int()
+      .meta({ description: 'Events the usage view skipped (quarantined) and no replay applied since: the figures miss them (an operator is alerted).' }),
+  }),
+  'UsageReport',
+  'Model calls, tokens and est. cost over a range of UTC days, one row per group, with the totals.',
+);
+sameShape<SameShape<z.infer<typeof UsageReportSchema>, UsageReport>>();
