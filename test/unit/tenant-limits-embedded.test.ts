@@ -175,11 +175,16 @@ describe('tenant limits (embedded)', () => {
     tomorrow.setUTCHours(24, 0, 0, 0);
     expect(refused.body.details.resetsAt).toBe(tomorrow.toISOString());
     const lastTurnId = (await engine.readModels.execution(frank.id, first.executionId))!.turnId;
+    const input = (await engine.store.readStream(sessionId, 0, 100)).find((e) => e.type === 'player-input.submitted@1');
+    const inputMessageId = input?.type === 'player-input.submitted@1' ? input.data.messageId : '';
+    // every request that would start model calls: a regeneration, an edit that regenerates, an activation, a world generation
     for (const [method, path, body] of [
       ['POST', `/v1/sessions/${sessionId}/turns/${lastTurnId}/retry`, undefined],
+      ['PATCH', `/v1/sessions/${sessionId}/messages/${inputMessageId}`, { text: 'look around twice', regenerate: true }],
+      ['POST', `/v1/sessions/${sessionId}/activations`, { pluginId: 'narrator', runtimeId: 'story' }],
       ['POST', '/v1/worlds/generate', { description: 'a quiet island' }],
     ] as const)
-      expect((await call(method, path, frank.apiKey, body)).status).toBe(402);
+      expect([path, (await call(method, path, frank.apiKey, body)).status]).toEqual([path, 402]);
     // nothing was appended; reads still answer
     expect(await engine.store.streamVersion(sessionId)).toBe(version);
     expect((await call('GET', `/v1/sessions/${sessionId}`, frank.apiKey)).status).toBe(200);
