@@ -3,45 +3,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication, INestApplicationContext } from '@nestjs/common';
-import { sql } from 'kysely';
 import { createApiApp } from '../../apps/api/create-api-app';
 import { PlayClient } from '../../apps/play/play-client';
 import { createWorkerApp } from '../../apps/worker/create-worker-app';
-import { createEngine, type Engine, LIMITS_CACHE_MS, loadConfig, type UsageTotals, type UsageTotalsReader } from '../../libs/engine';
+import { createEngine, type Engine, LIMITS_CACHE_MS, loadConfig } from '../../libs/engine';
 import { rebuildInline, tenantLimitsProjection, tenantStreamId } from '../../libs/events';
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The usage the budget reads, summed from the log's `llm.responded@1` events of the tenant in the
- * period (tokens only; the usage projection of issue 32 item 3 answers the same figures and the cost).
- */
-function logUsage(engine: () => Engine): UsageTotalsReader {
-  return {
-    async totals({ tenantId, from, to }): Promise<UsageTotals> {
-      const { rows } = await sql<{ calls: string; input: string | null; cached: string | null; output: string | null }>`
-        select count(*) as calls, sum((data->'usage'->>'inputTokens')::bigint) as input,
-          sum((data->'usage'->>'cachedInputTokens')::bigint) as cached, sum((data->'usage'->>'outputTokens')::bigint) as output
-        from events where tenant_id = ${tenantId} and type = 'llm.responded@1' and recorded_at >= ${from.toISOString()} and recorded_at < ${to.toISOString()}`.execute(
-        engine().database.db,
-      );
-      const r = rows[0];
-      return {
-        calls: Number(r.calls),
-        inputTokens: Number(r.input ?? 0),
-        cachedInputTokens: Number(r.cached ?? 0),
-        outputTokens: Number(r.output ?? 0),
-        estCostUsd: 0,
-      };
-    },
-  };
-}
-
-/**
  * Issue 32 item 2 on the embedded default (PGlite, in-process queue and buckets, the emulator):
  * limits are tenant settings changed by the operator (admin key) and recorded as events; the
- * request rate (429 + RateLimit-* headers); the spend budget (402, nothing appended); tenants apart.
+ * request rate (429 + RateLimit-* headers); the spend budget against the usage projection after real turns (402, nothing appended); tenants apart.
  */
 describe('tenant limits (embedded)', () => {
   const adminKey = randomBytes(32).toString('hex');
@@ -55,7 +29,7 @@ describe('tenant limits (embedded)', () => {
     dir = mkdtempSync(join(tmpdir(), 'covel-test-'));
     const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, COVEL_EMULATOR_URL, ...inherited } = process.env;
     const config = loadConfig({ ...inherited, COVEL_DATA_DIR: dir, PORT: '0', COVEL_ADMIN_API_KEY: adminKey });
-    engine = await createEngine(config, 'all', quiet, { usage: logUsage(() => engine) });
+    engine = await createEngine(config, 'all', quiet);
     worker = await createWorkerApp(engine);
     await worker.init();
     api = await createApiApp(engine, { logger: false });
@@ -185,7 +159,10 @@ describe('tenant limits (embedded)', () => {
     const { id: sessionId } = await frank.client.createSession({ worldId: 'emberback' });
     const first = await frank.client.submit(sessionId, 'look around');
     expect(await frank.client.waitFor(first.executionId, 60_000)).toBe('committed');
-    const used = await logUsage(() => engine).totals({ tenantId: frank.id, from: new Date(0), to: new Date(Date.now() + 60_000) });
+    // the usage projection (async) counts the turn's calls
+    const usedSoFar = () => engine.usage.totals({ tenantId: frank.id, from: new Date(Date.now() - 60_000), to: new Date() });
+    let used = await usedSoFar();
+    for (let i = 0; i < 300 && used.inputTokens + used.outputTokens === 0; i++, used = await usedSoFar()) await sleep(100);
     expect(used.inputTokens + used.outputTokens).toBeGreaterThan(0);
     // at its budget: the tokens it used so far
     await putLimits(frank.id, { budget: { period: 'day', maxTokens: used.inputTokens + used.outputTokens } });
@@ -198,11 +175,16 @@ describe('tenant limits (embedded)', () => {
     tomorrow.setUTCHours(24, 0, 0, 0);
     expect(refused.body.details.resetsAt).toBe(tomorrow.toISOString());
     const lastTurnId = (await engine.readModels.execution(frank.id, first.executionId))!.turnId;
+    const input = (await engine.store.readStream(sessionId, 0, 100)).find((e) => e.type === 'player-input.submitted@1');
+    const inputMessageId = input?.type === 'player-input.submitted@1' ? input.data.messageId : '';
+    // every request that would start model calls: a regeneration, an edit that regenerates, an activation, a world generation
     for (const [method, path, body] of [
       ['POST', `/v1/sessions/${sessionId}/turns/${lastTurnId}/retry`, undefined],
+      ['PATCH', `/v1/sessions/${sessionId}/messages/${inputMessageId}`, { text: 'look around twice', regenerate: true }],
+      ['POST', `/v1/sessions/${sessionId}/activations`, { pluginId: 'narrator', runtimeId: 'story' }],
       ['POST', '/v1/worlds/generate', { description: 'a quiet island' }],
     ] as const)
-      expect((await call(method, path, frank.apiKey, body)).status).toBe(402);
+      expect([path, (await call(method, path, frank.apiKey, body)).status]).toEqual([path, 402]);
     // nothing was appended; reads still answer
     expect(await engine.store.streamVersion(sessionId)).toBe(version);
     expect((await call('GET', `/v1/sessions/${sessionId}`, frank.apiKey)).status).toBe(200);

@@ -1,7 +1,7 @@
 import type { TenantLimits } from '../../events';
 import { BudgetExhaustedError } from './errors';
 
-/** What the usage projection answers for a tenant over `[from, to)` (issue 32 item 3). */
+/** What the usage projection answers for a tenant over a range of time (issue 32 item 3). */
 export interface UsageTotals {
   calls: number;
   inputTokens: number;
@@ -34,7 +34,8 @@ export async function checkBudget(options: { tenantId: string; budget: TenantLim
   const { budget } = options;
   if (!budget || (budget.maxTokens === undefined && budget.maxUsd === undefined)) return;
   const { from, to } = budgetPeriod(budget.period, options.now ?? new Date());
-  const totals = await options.usage.totals({ tenantId: options.tenantId, from, to });
+  // the period's last moment: a reader counting whole UTC days (both ends included) reads the period's days only
+  const totals = await options.usage.totals({ tenantId: options.tenantId, from, to: new Date(to.getTime() - 1) });
   const tokens = totals.inputTokens + totals.outputTokens;
   const resetsAt = to.toISOString();
   if (budget.maxTokens !== undefined && tokens >= budget.maxTokens)
