@@ -91,6 +91,24 @@ export interface QueueDepth {
 /** Told when a job starts for the first time, `waitedMs` after it was enqueued (metrics). */
 export type JobStartedListener = (info: { queue: string; waitedMs: number }) => void;
 
+/** Fair scheduling across tenants: the turn queue's admission (see `fair.ts`). */
+/** Where a tenant's cap on executions in flight comes from (tenant settings); null: the default. */
+export interface TenantCaps {
+  maxInFlight(tenantId: string): Promise<number | null>;
+}
+
+export interface FairnessOptions {
+  /**
+   * How many executions may be admitted at once across all tenants. BullMQ default: the total
+   * concurrency of the consumers alive (each registers it every tick); in-process: its concurrency.
+   */
+  window?: number;
+  /** A tenant's cap on executions in flight when `tenantCaps` has none for it; default: none (the window). */
+  tenantMaxInFlight?: number;
+  /** Per-tenant caps (tenant settings); asked at each enqueue. */
+  tenantCaps?: TenantCaps;
+}
+
 export interface TurnProducer {
   /**
    * Idempotent per execution: enqueueing a turn job that still exists (waiting, running, delayed or
