@@ -10,6 +10,7 @@ import { withTraceCarrier } from '../../telemetry';
 import {
   DEFAULT_RETRY_POLICY,
   drainWithin,
+  type FairnessOptions,
   type JobStartedListener,
   type QueueCloseOptions,
   type QueueDepth,
@@ -32,7 +33,6 @@ import {
   type WorldGenerationJob,
   WorldGenerationJobSchema,
   worldJobId,
-  type FairnessOptions,
 } from './port';
 import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
 
@@ -184,7 +184,16 @@ export class BullMqTurnQueue implements TurnQueue {
   private readonly connection: IORedis & FairCommands;
   private readonly queue: Queue;
   private readonly retry: RetryPolicy;
-  private consumer: { connection: IORedis & FairCommands; runtimes: Queue; turns: Queue; workers: Worker[]; tick: NodeJS.Timeout } | null = null;
+  private consumer: {
+    connection: IORedis & FairCommands;
+    runtimes: Queue;
+    /** The turn queue on the consumer's connection: the adds of what a release or a tick admitted. */
+    turns: Queue;
+    workers: Worker[];
+    /** This consumer's name in the auto window's registrations, and its tick's timer. */
+    name: string;
+    tick: NodeJS.Timeout;
+  } | null = null;
   /** The runtime queue as the producer's connection sees it (depth, the dashboard); made when first asked. */
   private runtimesView: Queue | null = null;
   /** The world generation queue on the producer's connection (enqueues, depth, the dashboard); made when first asked. */
@@ -419,11 +428,8 @@ export class BullMqTurnQueue implements TurnQueue {
     const timer = setInterval(tick, this.options.fairness?.tickMs ?? FAIR_TICK_MS);
     timer.unref();
     tick(); // at once: held executions (a producer ran before any consumer) start now
-    this.consumer = { connection: fair.connection, runtimes, turns: fair.turns, workers, tick: timer };
-    this.consumerName = name;
+    this.consumer = { connection: fair.connection, runtimes, turns: fair.turns, workers, name, tick: timer };
   }
-
-  private consumerName = '';
 
   /**
    * One run of a turn job: asks the handler for the next step. Children are added as this job's
@@ -540,16 +546,14 @@ export class BullMqTurnQueue implements TurnQueue {
   async close(options: QueueCloseOptions = {}): Promise<void> {
     this.closed = true;
     if (this.consumer) {
-      const { workers, runtimes, turns, connection, tick } = this.consumer;
+      const { workers, runtimes, turns, connection, name, tick } = this.consumer;
       this.consumer = null; // closed once: a second close does not wait for a job left running
       clearInterval(tick);
       // Worker.close stops fetching at once, then waits for the jobs running here to end (their locks renewed meanwhile)
       const closing = Promise.all(workers.map((w) => w.close()));
       const release = async () => {
         // its concurrency no longer counts in the auto window (bounded: a Redis away does not hold the close)
-        await bounded(connection.covelFairLeave(...this.fairArgs(), this.consumerName), PING_TIMEOUT_MS, () => queueUnavailable('no answer')).catch(
-          () => undefined,
-        );
+        await bounded(connection.covelFairLeave(...this.fairArgs(), name), PING_TIMEOUT_MS, () => queueUnavailable('no answer')).catch(() => undefined);
         await runtimes.close();
         await turns.close();
         connection.disconnect();
