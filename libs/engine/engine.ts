@@ -25,7 +25,7 @@ import { endpointFor, hasRealKey, loadLlmConfig, PriceTable, ProviderRegistry } 
 import type { ProviderEmulator } from '../emulator';
 import { startOfflineEmulator } from './startup/offline-emulator';
 import type { EngineConfig } from './config/config';
-import { BullMqTurnQueue, InProcessQueue, type TurnQueue } from './queue';
+import { BullMqTurnQueue, type FairnessOptions, InProcessQueue, type TurnQueue } from './queue';
 import type { RuntimeCatalog } from './catalog/runtime-catalog';
 import { CatalogGenerations } from './catalog/catalog-generations';
 import { loadCatalog, type PluginReload, reloadPlugins } from './catalog/plugin-reload';
@@ -178,6 +178,11 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       async (sessionId) => (await store.readStream(sessionId, 0, 1))[0],
     );
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    // fair scheduling across tenants; the per-tenant caps (tenant settings) come as `tenantCaps`
+    const fairness: FairnessOptions = {
+      ...(config.scheduler.window === null ? {} : { window: config.scheduler.window }),
+      ...(config.scheduler.tenantMaxInFlight === null ? {} : { tenantMaxInFlight: config.scheduler.tenantMaxInFlight }),
+    };
     const queue: TurnQueue = config.redisUrl
       ? new BullMqTurnQueue({
           redisUrl: config.redisUrl,
@@ -190,8 +195,10 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
             name: workerId,
           },
           onJobStarted: metrics.jobStarted,
+          fairness,
         })
       : new InProcessQueue({
+          fairness,
           concurrency: config.worker.concurrency,
           onError: (e, { kind, willRetry, job }) =>
             logger.warn(`${kind} job failed${willRetry ? ', will retry' : ' for good'}`, { ...jobLogFields(job), err: e }),

@@ -98,6 +98,20 @@ export const EngineEnv = z.object({
     .meta(about('Embedded data (PGlite, the dev key file) and its lock `pglite.lock`; default `.covel/` in the repository.')),
   COVEL_QUEUE_PREFIX: z.string().default('covel').meta(about("Prefix of the BullMQ queues' and the delta bus's Redis keys.")),
   COVEL_WORKER_CONCURRENCY: z.coerce.number().int().positive().default(8).meta(about('Turn steps and runtime calls each a process runs at once.')),
+  COVEL_SCHEDULER_WINDOW: z
+    .preprocess(emptyAsUnset, z.coerce.number({ error: 'a whole number' }).int().positive().optional())
+    .meta(
+      about(
+        "Fair scheduling: executions admitted to the turn queue at once across tenants; the rest wait on their tenant's list, admitted round robin as others end. Unset: the total `COVEL_WORKER_CONCURRENCY` of the live workers. Larger lets a flood wait in front of other tenants; smaller idles workers.",
+      ),
+    ),
+  COVEL_TENANT_MAX_IN_FLIGHT: z
+    .preprocess(emptyAsUnset, z.coerce.number({ error: 'a whole number' }).int().positive().optional())
+    .meta(
+      about(
+        "A tenant's cap on executions in flight (admitted to the turn queue) when its settings give none. Unset: no cap but the window (one tenant alone may use every worker).",
+      ),
+    ),
   COVEL_JOB_LOCK_MS: z.coerce
     .number()
     .int()
@@ -405,6 +419,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       id: e.COVEL_WORKER_ID,
       turnDeadlineMs: e.COVEL_TURN_DEADLINE_MS,
     },
+    /** Fair scheduling across tenants: the turn queue's window (null: the live workers' total concurrency) and the default tenant cap (null: none). */
+    scheduler: { window: e.COVEL_SCHEDULER_WINDOW ?? null, tenantMaxInFlight: e.COVEL_TENANT_MAX_IN_FLIGHT ?? null },
     /** The async projector: failed attempts at one event before it is quarantined. */
     projector: { quarantineAfter: e.COVEL_PROJECTION_QUARANTINE_AFTER },
     sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },

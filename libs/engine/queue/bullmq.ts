@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { DelayedError, type Job, type JobsOptions, Queue, UnrecoverableError, WaitingChildrenError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { z } from 'zod';
@@ -9,6 +10,7 @@ import { withTraceCarrier } from '../../telemetry';
 import {
   DEFAULT_RETRY_POLICY,
   drainWithin,
+  type FairnessOptions,
   type JobStartedListener,
   type QueueCloseOptions,
   type QueueDepth,
@@ -32,6 +34,7 @@ import {
   WorldGenerationJobSchema,
   worldJobId,
 } from './port';
+import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
 
 /** Bound of one enqueue (and of the health probe's PING): under the API's 2 s answer bound. */
 export const ENQUEUE_TIMEOUT_MS = 1_500;
@@ -72,6 +75,35 @@ export interface BullMqOptions {
   logger?: Pick<Logger, 'log' | 'warn'>;
   /** Told of each job's first start (metrics). */
   onJobStarted?: JobStartedListener;
+  /** Fair scheduling across tenants (see `fair.ts`): the window, the tenants' caps, the consumers' tick. */
+  fairness?: BullMqFairnessOptions;
+}
+
+export interface BullMqFairnessOptions extends FairnessOptions {
+  /** How often a consumer registers its concurrency (the auto window), mends lost admissions and dispatches. */
+  tickMs?: number;
+  /** How long an admission may go unchecked before a tick looks whether its turn job still exists. */
+  staleAfterMs?: number;
+}
+
+/** A consumer's tick: a registration lasts three of them (a consumer gone shrinks the auto window after that). */
+export const FAIR_TICK_MS = 5_000;
+const FAIR_STALE_AFTER_MS = 30_000;
+
+/** The admission scripts as commands on a connection (ioredis sends EVALSHA, EVAL once when Redis lacks it). */
+interface FairCommands {
+  covelFairAdmit(...args: (string | number)[]): Promise<number>;
+  covelFairRelease(...args: (string | number)[]): Promise<string[]>;
+  covelFairTick(...args: (string | number)[]): Promise<(string | number)[]>;
+  covelFairLeave(...args: (string | number)[]): Promise<number>;
+}
+
+function withFairCommands(connection: IORedis): IORedis & FairCommands {
+  connection.defineCommand('covelFairAdmit', { numberOfKeys: 0, lua: ADMIT_SCRIPT });
+  connection.defineCommand('covelFairRelease', { numberOfKeys: 0, lua: RELEASE_SCRIPT });
+  connection.defineCommand('covelFairTick', { numberOfKeys: 0, lua: TICK_SCRIPT });
+  connection.defineCommand('covelFairLeave', { numberOfKeys: 0, lua: LEAVE_SCRIPT });
+  return connection as IORedis & FairCommands;
 }
 
 /** The connection of BullMQ workers: blocking commands, so it retries forever (BullMQ requires it). */
@@ -149,10 +181,19 @@ function forBullMq(error: unknown): unknown {
  * apart from both: a world being written never takes a slot a turn needs.
  */
 export class BullMqTurnQueue implements TurnQueue {
-  private readonly connection: IORedis;
+  private readonly connection: IORedis & FairCommands;
   private readonly queue: Queue;
   private readonly retry: RetryPolicy;
-  private consumer: { connection: IORedis; runtimes: Queue; workers: Worker[] } | null = null;
+  private consumer: {
+    connection: IORedis & FairCommands;
+    runtimes: Queue;
+    /** The turn queue on the consumer's connection: the adds of what a release or a tick admitted. */
+    turns: Queue;
+    workers: Worker[];
+    /** This consumer's name in the auto window's registrations, and its tick's timer. */
+    name: string;
+    tick: NodeJS.Timeout;
+  } | null = null;
   /** The runtime queue as the producer's connection sees it (depth, the dashboard); made when first asked. */
   private runtimesView: Queue | null = null;
   /** The world generation queue on the producer's connection (enqueues, depth, the dashboard); made when first asked. */
@@ -163,7 +204,7 @@ export class BullMqTurnQueue implements TurnQueue {
 
   constructor(private readonly options: BullMqOptions) {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-    this.connection = producerConnection(options.redisUrl);
+    this.connection = withFairCommands(producerConnection(options.redisUrl));
     this.queue = new Queue(TURN_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
     this.connection.on('ready', () => {
       if (this.state === 'down') this.options.logger?.log('queue: redis connection is back');
@@ -180,6 +221,12 @@ export class BullMqTurnQueue implements TurnQueue {
 
   private get prefix() {
     return this.options.prefix ?? 'covel';
+  }
+
+  /** What every admission script is told first: its keys' base, the window (0: the auto window), the default cap (0: none). */
+  private fairArgs(): (string | number)[] {
+    const fairness = this.options.fairness;
+    return [`${this.prefix}:fair`, fairness?.window ?? 0, fairness?.tenantMaxInFlight ?? 0];
   }
 
   /** False once the connection is known lost (or refused); true while up or still making its first connection. */
@@ -204,7 +251,16 @@ export class BullMqTurnQueue implements TurnQueue {
       const counts = await bounded(queue.getJobCounts(...states), PING_TIMEOUT_MS, () => queueUnavailable('no answer to the job counts'));
       return states.map((state) => ({ queue: queue.name, state, jobs: counts[state] ?? 0 }));
     };
-    return (await Promise.all(this.queues().map(read))).flat();
+    const held = async (): Promise<QueueDepth> => {
+      const jobs = await bounded(
+        this.queue.waitUntilReady().then(() => this.connection.scard(`${this.prefix}:fair:held`)),
+        PING_TIMEOUT_MS,
+        () => queueUnavailable('no answer to the held count'),
+      );
+      return { queue: TURN_QUEUE_NAME, state: 'held', jobs };
+    };
+    const [counts, heldJobs] = await Promise.all([Promise.all(this.queues().map(read)), held()]);
+    return [...counts.flat(), heldJobs];
   }
 
   /** The BullMQ queues (turns, runtimes, world generations) on the producer's connection: for the depth and the queue dashboard. */
@@ -218,17 +274,74 @@ export class BullMqTurnQueue implements TurnQueue {
     return this.worldsView;
   }
 
+  /**
+   * One admission script call (admitted or held on the tenant's ready list, atomically), then the
+   * add of an admitted job (also when it was admitted already: a lost add is mended, the job id
+   * makes it idempotent).
+   */
   async enqueue(job: TurnJob): Promise<void> {
-    await this.add('turn', () =>
-      this.queue.add('turn', turnJobOf(withTraceCarrier(job)), {
-        jobId: turnJobId(job.executionId),
-        attempts: this.retry.turnAttempts,
-        backoff: { type: 'exponential', delay: this.retry.backoffMs },
-        // removed when done, so an execution found pending again (hand-off, sweeper) gets a new job
-        removeOnComplete: true,
-        removeOnFail: true,
-      }),
+    const data = turnJobOf(withTraceCarrier(job));
+    await this.add('turn', async () => {
+      const cap = await capOf(this.options.fairness, job.tenantId);
+      await this.queue.waitUntilReady(); // the first connection (this connection queues no command meanwhile)
+      const admitted = await this.connection.covelFairAdmit(...this.fairArgs(), job.tenantId, job.executionId, JSON.stringify(data), cap);
+      if (admitted === 1) await this.queue.add('turn', data, this.turnJobOptions(data));
+    });
+  }
+
+  private turnJobOptions(job: TurnJob): JobsOptions {
+    return {
+      jobId: turnJobId(job.executionId),
+      attempts: this.retry.turnAttempts,
+      backoff: { type: 'exponential', delay: this.retry.backoffMs },
+      // removed when done, so an execution found pending again (hand-off, sweeper) gets a new job
+      removeOnComplete: true,
+      removeOnFail: true,
+    };
+  }
+
+  /** Adds the turn jobs a release or a tick admitted (their JSON as the script answered it). */
+  private async addAdmitted(turns: Queue, payloads: readonly unknown[]): Promise<void> {
+    const jobs = payloads.flatMap((payload) => {
+      const parsed = typeof payload === 'string' ? TurnJobSchema.safeParse(JSON.parse(payload)) : null;
+      return parsed?.success ? [parsed.data] : [];
+    });
+    if (jobs.length) await turns.addBulk(jobs.map((job) => ({ name: 'turn', data: job, opts: this.turnJobOptions(job) })));
+  }
+
+  /**
+   * The execution's turn job has ended for good: one script call frees its place and admits what
+   * waits (round robin across tenants), then the admitted jobs are added. A failure is logged, not
+   * thrown: the turn job's end stands, and a tick frees the place once the job is gone.
+   */
+  private async release(consumer: { connection: FairCommands; turns: Queue }, job: TurnJob): Promise<void> {
+    try {
+      const admitted = await consumer.connection.covelFairRelease(...this.fairArgs(), job.tenantId, job.executionId);
+      await this.addAdmitted(consumer.turns, admitted);
+    } catch (error) {
+      this.options.logger?.warn(`queue: release of execution ${job.executionId} failed (${String(error)}); a consumer's tick frees it once its job is gone`);
+    }
+  }
+
+  /**
+   * A consumer's tick: registers its concurrency (the auto window), frees admissions whose turn job
+   * is gone, dispatches (a cap raised, a window grown), adds what it admitted. One script call.
+   */
+  private async tick(consumer: { connection: FairCommands; turns: Queue }, name: string, concurrency: number): Promise<void> {
+    const tickMs = this.options.fairness?.tickMs ?? FAIR_TICK_MS;
+    const [released, ...admitted] = await consumer.connection.covelFairTick(
+      ...this.fairArgs(),
+      name,
+      concurrency,
+      3 * tickMs,
+      this.options.fairness?.staleAfterMs ?? FAIR_STALE_AFTER_MS,
+      `${this.prefix}:${TURN_QUEUE_NAME}:`,
     );
+    if (Number(released) > 0)
+      this.options.logger?.warn(
+        `queue: ${released} admitted execution(s) without a turn job freed (a process died between admitting and adding, or the job failed for good)`,
+      );
+    await this.addAdmitted(consumer.turns, admitted);
   }
 
   async enqueueWorldGeneration(job: WorldGenerationJob): Promise<void> {
@@ -274,8 +387,9 @@ export class BullMqTurnQueue implements TurnQueue {
       ...(options.name ? { name: options.name } : {}),
     };
     const runtimes = new Queue(RUNTIME_QUEUE_NAME, { connection, prefix: this.prefix });
+    const fair = { connection: withFairCommands(connection), turns: new Queue(TURN_QUEUE_NAME, { connection, prefix: this.prefix }) };
     const workers = [
-      new Worker(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, job, token), workerOptions),
+      new Worker(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, fair, job, token), workerOptions),
       new Worker(RUNTIME_QUEUE_NAME, (job, token) => this.processRuntime(handlers, job, token), workerOptions),
     ];
     const world = handlers.world?.bind(handlers);
@@ -288,6 +402,7 @@ export class BullMqTurnQueue implements TurnQueue {
       failing = true;
     };
     runtimes.on('error', onError);
+    fair.turns.on('error', onError);
     for (const worker of workers) worker.on('error', onError);
     for (const worker of workers) {
       worker.on('active', () => (failing = false));
@@ -301,7 +416,19 @@ export class BullMqTurnQueue implements TurnQueue {
         });
       });
     }
-    this.consumer = { connection, runtimes, workers };
+    const name = options.name ?? `consumer-${randomBytes(4).toString('hex')}`;
+    let ticking = false;
+    const tick = () => {
+      if (ticking || this.closed) return;
+      ticking = true;
+      this.tick(fair, name, options.concurrency)
+        .catch(onError)
+        .finally(() => (ticking = false));
+    };
+    const timer = setInterval(tick, this.options.fairness?.tickMs ?? FAIR_TICK_MS);
+    timer.unref();
+    tick(); // at once: held executions (a producer ran before any consumer) start now
+    this.consumer = { connection: fair.connection, runtimes, turns: fair.turns, workers, name, tick: timer };
   }
 
   /**
@@ -310,12 +437,19 @@ export class BullMqTurnQueue implements TurnQueue {
    * the claimed attempt with it) when every child has ended. When they all ended already, BullMQ
    * answers that there is nothing to wait for and the handler is asked again at once.
    */
-  private async processTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
+  private async processTurn(
+    handlers: QueueHandlers,
+    runtimes: Queue,
+    fair: { connection: FairCommands; turns: Queue },
+    job: Job,
+    token: string | undefined,
+  ): Promise<void> {
     this.started(job);
     let data: TurnJobData = parseData(TurnJobDataSchema, job);
+    const maxAttempts = job.opts.attempts ?? this.retry.turnAttempts;
     const ctx: TurnJobContext = {
       attemptsMade: job.attemptsMade,
-      maxAttempts: job.opts.attempts ?? this.retry.turnAttempts,
+      maxAttempts,
       get claimedAttempt() {
         return data.claimedAttempt ?? null;
       },
@@ -332,9 +466,14 @@ export class BullMqTurnQueue implements TurnQueue {
       try {
         step = await handlers.turn(turnJobOf(data), ctx);
       } catch (error) {
+        // failed for good: the execution's place goes to the next one (a retry keeps it)
+        if (isPermanentFailure(error) || job.attemptsMade + 1 >= maxAttempts) await this.release(fair, data);
         throw forBullMq(error);
       }
-      if (step.kind === 'done') return;
+      if (step.kind === 'done') {
+        await this.release(fair, data);
+        return;
+      }
       if (step.kind === 'later') {
         await job.moveToDelayed(Date.now() + step.delayMs, token);
         throw new DelayedError();
@@ -407,12 +546,16 @@ export class BullMqTurnQueue implements TurnQueue {
   async close(options: QueueCloseOptions = {}): Promise<void> {
     this.closed = true;
     if (this.consumer) {
-      const { workers, runtimes, connection } = this.consumer;
+      const { workers, runtimes, turns, connection, name, tick } = this.consumer;
       this.consumer = null; // closed once: a second close does not wait for a job left running
+      clearInterval(tick);
       // Worker.close stops fetching at once, then waits for the jobs running here to end (their locks renewed meanwhile)
       const closing = Promise.all(workers.map((w) => w.close()));
       const release = async () => {
+        // its concurrency no longer counts in the auto window (bounded: a Redis away does not hold the close)
+        await bounded(connection.covelFairLeave(...this.fairArgs(), name), PING_TIMEOUT_MS, () => queueUnavailable('no answer')).catch(() => undefined);
         await runtimes.close();
+        await turns.close();
         connection.disconnect();
       };
       if (await drainWithin(closing, options)) await release();

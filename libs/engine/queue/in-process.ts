@@ -23,7 +23,9 @@ import {
   WORLD_QUEUE_NAME,
   type WorldGenerationJob,
   worldJobId,
+  type FairnessOptions,
 } from './port';
+import { capOf, MemoryAdmission } from './fair';
 
 type Lane = 'turn' | 'runtime' | 'world';
 const LANES: readonly Lane[] = ['turn', 'runtime', 'world'];
@@ -72,6 +74,8 @@ export interface InProcessQueueOptions {
   onError?: (error: unknown, info: { kind: Lane; willRetry: boolean; job: TurnJob | RuntimeJob | WorldGenerationJob }) => void;
   /** Told of each job's first start (metrics). */
   onJobStarted?: JobStartedListener;
+  /** Fair scheduling across tenants (see `fair.ts`); the window defaults to `concurrency`. */
+  fairness?: FairnessOptions;
 }
 
 /**
@@ -89,6 +93,7 @@ export class InProcessQueue implements TurnQueue {
   /** Ids of jobs waiting for a timer (a retry's backoff, a `later`). */
   private readonly timed = new Set<string>();
   private readonly retry: RetryPolicy;
+  private readonly admission: MemoryAdmission;
   private handlers: QueueHandlers | null = null;
   private closed = false;
   /** `close` waiting for the running jobs to end. */
@@ -96,13 +101,23 @@ export class InProcessQueue implements TurnQueue {
 
   constructor(private readonly options: InProcessQueueOptions = {}) {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.admission = new MemoryAdmission(options.fairness?.window ?? options.concurrency ?? 8);
   }
 
+  /** Admitted now (the job is added) or held on its tenant's ready list until a release admits it. */
   async enqueue(job: TurnJob): Promise<void> {
     if (this.closed) throw queueUnavailable('the in-process queue is closed');
+    const traced = withTraceCarrier(job);
+    const cap = await capOf(this.options.fairness, job.tenantId);
+    if (this.closed) throw queueUnavailable('the in-process queue is closed');
+    if (this.jobs.has(turnJobId(job.executionId)) || this.admission.has(job.executionId)) return;
+    if (this.admission.enqueue(traced, cap)) this.addTurn(traced);
+  }
+
+  /** Adds an admitted execution's turn job (its trace context as its enqueue captured it). */
+  private addTurn(job: TurnJob) {
     const id = turnJobId(job.executionId);
-    if (this.jobs.has(id)) return;
-    this.jobs.set(id, { lane: 'turn', id, job: withTraceCarrier(job), attemptsMade: 0, claimedAttempt: null, waitingOn: null, enqueuedAt: Date.now() });
+    this.jobs.set(id, { lane: 'turn', id, job, attemptsMade: 0, claimedAttempt: null, waitingOn: null, enqueuedAt: Date.now() });
     this.schedule(id);
   }
 
@@ -124,7 +139,7 @@ export class InProcessQueue implements TurnQueue {
   }
 
   async depth(): Promise<QueueDepth[]> {
-    const states = () => ({ waiting: 0, active: 0, delayed: 0, 'waiting-children': 0 });
+    const states = () => ({ held: 0, waiting: 0, active: 0, delayed: 0, 'waiting-children': 0 });
     const count: Record<Lane, ReturnType<typeof states>> = { turn: states(), runtime: states(), world: states() };
     const ready: Record<Lane, Set<string>> = { turn: new Set(this.ready.turn), runtime: new Set(this.ready.runtime), world: new Set(this.ready.world) };
     for (const entry of this.jobs.values()) {
@@ -138,6 +153,7 @@ export class InProcessQueue implements TurnQueue {
               : 'active';
       count[entry.lane][state]++;
     }
+    count.turn.held = this.admission.heldCount;
     return LANES.flatMap((lane) => Object.entries(count[lane]).map(([state, jobs]) => ({ queue: QUEUE_OF[lane], state, jobs })));
   }
 
@@ -280,6 +296,8 @@ export class InProcessQueue implements TurnQueue {
   /** The job is gone (completed, or failed for good); a parent whose children have all ended runs again. */
   private end(entry: Entry) {
     this.jobs.delete(entry.id);
+    // a turn job's end frees its execution's place: what it admits is added (round robin across tenants)
+    if (entry.lane === 'turn') for (const job of this.admission.release(entry.job)) this.addTurn(job);
     if (entry.lane !== 'runtime') return;
     for (const parentId of entry.parents) {
       const parent = this.jobs.get(parentId);

@@ -83,7 +83,7 @@ export interface QueueHealth {
 export interface QueueDepth {
   /** `covel-turns`, `covel-runtimes` or `covel-worlds`. */
   queue: string;
-  /** waiting, active, delayed, waiting-children, ... (the driver's states). */
+  /** waiting, active, delayed, waiting-children, ... (the driver's states); `held` (turns): waiting for admission (fair scheduling). */
   state: string;
   jobs: number;
 }
@@ -91,11 +91,35 @@ export interface QueueDepth {
 /** Told when a job starts for the first time, `waitedMs` after it was enqueued (metrics). */
 export type JobStartedListener = (info: { queue: string; waitedMs: number }) => void;
 
+/** Fair scheduling across tenants: the turn queue's admission (see `fair.ts`). */
+/** Where a tenant's cap on executions in flight comes from (tenant settings); null: the default. */
+export interface TenantCaps {
+  maxInFlight(tenantId: string): Promise<number | null>;
+}
+
+export interface FairnessOptions {
+  /**
+   * How many executions may be admitted at once across all tenants. BullMQ default: the total
+   * concurrency of the consumers alive (each registers it every tick); in-process: its concurrency.
+   */
+  window?: number;
+  /** A tenant's cap on executions in flight when `tenantCaps` has none for it; default: none (the window). */
+  tenantMaxInFlight?: number;
+  /**
+   * Per-tenant caps (tenant settings); asked at each enqueue (keep it cheap: cached), its answer
+   * stored with the tenant's admission state so a dispatch in another process applies it. A failing
+   * source means the default cap.
+   */
+  tenantCaps?: TenantCaps;
+}
+
 export interface TurnProducer {
   /**
-   * Idempotent per execution: enqueueing a turn job that still exists (waiting, running, delayed or
-   * waiting for its children) is a no-op. Bounded: rejects with `UnavailableError` (dependency
-   * `queue`) when the queue is down or does not take the job in time, never waits for a reconnect.
+   * Idempotent per execution: enqueueing a turn job that still exists (held for admission, waiting,
+   * running, delayed or waiting for its children) is a no-op. Fair across tenants: the job is added
+   * when admitted (`FairnessOptions`), else held on its tenant's ready list until a place frees.
+   * Bounded: rejects with `UnavailableError` (dependency `queue`) when the queue is down or does not
+   * take the job in time, never waits for a reconnect.
    */
   enqueue(job: TurnJob): Promise<void>;
   /** Idempotent per world generation job and bounded, like `enqueue`. */

@@ -99,3 +99,16 @@ describe('operations settings: COVEL_METRICS_PORT, COVEL_ADMIN_API_KEY, COVEL_QU
     expect(() => loadConfig({ COVEL_TURN_DEADLINE_MS: '2147483648' })).toThrow(ConfigError);
   });
 });
+
+describe('fair scheduling: COVEL_SCHEDULER_WINDOW, COVEL_TENANT_MAX_IN_FLIGHT', () => {
+  it('unset: the live workers’ total concurrency and no tenant cap (null); set: whole numbers', () => {
+    expect(loadConfig({}).scheduler).toEqual({ window: null, tenantMaxInFlight: null });
+    expect(loadConfig({ COVEL_SCHEDULER_WINDOW: '64', COVEL_TENANT_MAX_IN_FLIGHT: '8' }).scheduler).toEqual({ window: 64, tenantMaxInFlight: 8 });
+    expect(loadConfig({ COVEL_SCHEDULER_WINDOW: '' }).scheduler.window).toBeNull();
+  });
+
+  it.each(['0', '-1', '2.5', 'lots'])('%j is a start-up error naming the variable', (value) => {
+    expect(() => loadConfig({ COVEL_SCHEDULER_WINDOW: value })).toThrow(/COVEL_SCHEDULER_WINDOW: /);
+    expect(() => loadConfig({ COVEL_TENANT_MAX_IN_FLIGHT: value })).toThrow(/COVEL_TENANT_MAX_IN_FLIGHT: /);
+  });
+});

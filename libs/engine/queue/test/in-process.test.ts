@@ -3,5 +3,6 @@ import { queueConformance } from './queue-conformance';
 
 queueConformance({
   name: 'in-process',
-  create: ({ concurrency, retry, onJobStarted }) => new InProcessQueue({ concurrency, retry, ...(onJobStarted ? { onJobStarted } : {}) }),
+  create: ({ concurrency, retry, onJobStarted, fairness }) =>
+    new InProcessQueue({ concurrency, retry, ...(onJobStarted ? { onJobStarted } : {}), ...(fairness ? { fairness } : {}) }),
 });

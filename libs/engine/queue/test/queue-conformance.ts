@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, UnavailableError } from '../../../errors';
 import type {
+  FairnessOptions,
   JobOutcome,
   JobStartedListener,
   QueueDepth,
@@ -17,7 +18,7 @@ import { inSpan, startTracingForTests, type TestTracing, type TraceCarrier } fro
 /** A queue driver under test: a fresh queue per test (BullMQ: its own key prefix). */
 export interface ConformanceDriver {
   name: string;
-  create(options: { concurrency: number; retry: RetryPolicy; onJobStarted?: JobStartedListener }): TurnQueue;
+  create(options: { concurrency: number; retry: RetryPolicy; onJobStarted?: JobStartedListener; fairness?: FairnessOptions }): TurnQueue;
 }
 
 const retry: RetryPolicy = { turnAttempts: 3, runtimeAttempts: 3, worldAttempts: 3, backoffMs: 10 };
@@ -46,8 +47,8 @@ const child = (parent: TurnJob, runtimeId: string, attempt = 1): RuntimeJob => (
 export function queueConformance(driver: ConformanceDriver): void {
   describe(`queue port conformance: ${driver.name}`, () => {
     const open: TurnQueue[] = [];
-    const create = (concurrency: number, onJobStarted?: JobStartedListener) => {
-      const queue = driver.create({ concurrency, retry, ...(onJobStarted ? { onJobStarted } : {}) });
+    const create = (concurrency: number, onJobStarted?: JobStartedListener, fairness?: FairnessOptions) => {
+      const queue = driver.create({ concurrency, retry, ...(onJobStarted ? { onJobStarted } : {}), ...(fairness ? { fairness } : {}) });
       open.push(queue);
       return queue;
     };
@@ -499,6 +500,164 @@ export function queueConformance(driver: ConformanceDriver): void {
       },
       TEST_TIMEOUT_MS,
     );
+
+    describe('fair scheduling across tenants', () => {
+      const tenantJob = (tenantId: string): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId });
+      const held = async (queue: TurnQueue) => (await queue.depth()).find((d) => d.queue === 'covel-turns' && d.state === 'held')?.jobs ?? 0;
+      /** Resolves true once `check` holds, false after the hang guard (a failing test fails fast, on its expectation). */
+      const eventually = async (check: () => boolean, ms = 5_000) => {
+        for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) if (check()) return true;
+        return check();
+      };
+
+      it(
+        "another tenant's job starts while a tenant's backlog beyond the window is held",
+        async () => {
+          const queue = create(4, undefined, { window: 2 });
+          const [a, b] = [randomUUID(), randomUUID()];
+          const started: string[] = [];
+          const gate = deferred();
+          let aStartedBeforeB = -1;
+          queue.consume(
+            handlers({
+              turn: async (job) => {
+                if (job.tenantId === b) aStartedBeforeB = started.length;
+                started.push(job.tenantId);
+                if (job.tenantId === a) await gate.promise;
+                return done;
+              },
+            }),
+          );
+          const backlog = Array.from({ length: 6 }, () => tenantJob(a));
+          for (const job of backlog) await queue.enqueue(job);
+          expect(await eventually(() => started.length === 2)).toBe(true);
+          await queue.enqueue(tenantJob(b));
+          expect(await held(queue)).toBe(5);
+          const firstA = started.length;
+          gate.resolve();
+          expect(await eventually(() => started.length === 7)).toBe(true);
+          expect(firstA).toBe(2);
+          // B waited for a place in the window, not behind A's backlog: of the two places A's first
+          // jobs freed, round robin gave one to A (held first) and the other to B (BullMQ may start those two in either order)
+          expect(aStartedBeforeB).toBeGreaterThanOrEqual(2);
+          expect(aStartedBeforeB).toBeLessThanOrEqual(3);
+          expect(await held(queue)).toBe(0);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'a tenant never has more than its cap in flight: with a cap of 2 the third starts only when one ends; other tenants use the rest of the window',
+        async () => {
+          const [capped, free] = [randomUUID(), randomUUID()];
+          const asked: string[] = [];
+          const queue = create(4, undefined, {
+            window: 10,
+            tenantCaps: { maxInFlight: async (tenantId) => (asked.push(tenantId), tenantId === capped ? 2 : null) },
+          });
+          const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+          const started: string[] = [];
+          let running = 0;
+          let maxRunning = 0;
+          queue.consume(
+            handlers({
+              turn: async (job) => {
+                started.push(job.executionId);
+                if (job.tenantId !== capped) return done;
+                maxRunning = Math.max(maxRunning, ++running);
+                await gates.get(job.executionId)!.promise;
+                running--;
+                return done;
+              },
+            }),
+          );
+          const jobs = Array.from({ length: 4 }, () => tenantJob(capped));
+          for (const job of jobs) gates.set(job.executionId, deferred());
+          for (const job of jobs) await queue.enqueue(job);
+          const other = tenantJob(free);
+          await queue.enqueue(other);
+          expect(await eventually(() => started.includes(other.executionId) && started.length === 3)).toBe(true);
+          await sleep(200);
+          expect(started.filter((id) => gates.has(id))).toEqual([jobs[0].executionId, jobs[1].executionId]);
+          gates.get(jobs[0].executionId)!.resolve();
+          expect(await eventually(() => started.includes(jobs[2].executionId))).toBe(true);
+          await sleep(100);
+          expect(started).not.toContain(jobs[3].executionId);
+          for (const gate of gates.values()) gate.resolve();
+          expect(await eventually(() => started.includes(jobs[3].executionId))).toBe(true);
+          expect(maxRunning).toBe(2);
+          expect(new Set(asked)).toEqual(new Set([capped, free]));
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'FIFO within a tenant, round robin across tenants',
+        async () => {
+          const queue = create(1, undefined, { window: 1 });
+          const [a, b] = [randomUUID(), randomUUID()];
+          const jobs = [tenantJob(a), tenantJob(a), tenantJob(a), tenantJob(b), tenantJob(b)];
+          const name = new Map(jobs.map((job, i) => [job.executionId, i < 3 ? `a${i + 1}` : `b${i - 2}`]));
+          for (const job of jobs) await queue.enqueue(job);
+          const runs: string[] = [];
+          queue.consume(handlers({ turn: async (job) => (runs.push(name.get(job.executionId)!), done) }));
+          expect(await eventually(() => runs.length === 5)).toBe(true);
+          expect(runs).toEqual(['a1', 'a2', 'b1', 'a3', 'b2']);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'enqueue of a held or an admitted execution adds nothing',
+        async () => {
+          const queue = create(1, undefined, { window: 1 });
+          const [admitted, waiting] = [turnJob(), turnJob()];
+          for (let i = 0; i < 3; i++) {
+            await queue.enqueue(admitted);
+            await queue.enqueue(waiting);
+          }
+          const depth = await queue.depth();
+          const turns = (state: string) => depth.find((d) => d.queue === 'covel-turns' && d.state === state)?.jobs ?? 0;
+          expect([turns('waiting'), turns('held')]).toEqual([1, 1]);
+          const runs: string[] = [];
+          queue.consume(handlers({ turn: async (job) => (runs.push(job.executionId), done) }));
+          expect(await eventually(() => runs.length === 2)).toBe(true);
+          await sleep(200);
+          expect(runs).toEqual([admitted.executionId, waiting.executionId]);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'a retried turn job keeps its place; one failed for good (permanently, or out of attempts) gives it to the next',
+        async () => {
+          const queue = create(1, undefined, { window: 1 });
+          const [broken, exhausted, next] = [turnJob(), turnJob(), turnJob()];
+          const name = new Map([
+            [broken.executionId, 'broken'],
+            [exhausted.executionId, 'exhausted'],
+            [next.executionId, 'next'],
+          ]);
+          const runs: string[] = [];
+          for (const job of [broken, exhausted, next]) await queue.enqueue(job);
+          queue.consume(
+            handlers({
+              turn: async (job, ctx) => {
+                const who = name.get(job.executionId)!;
+                runs.push(`${who}${ctx.attemptsMade}`);
+                if (who === 'broken' && ctx.attemptsMade === 0) throw new UnavailableError('database', 'try again');
+                if (who === 'broken') throw new NotFoundError('THING_NOT_FOUND', 'retrying cannot fix this');
+                if (who === 'exhausted') throw new UnavailableError('database', 'still down');
+                return done;
+              },
+            }),
+          );
+          expect(await eventually(() => runs.includes('next0'))).toBe(true);
+          expect(runs).toEqual(['broken0', 'broken1', 'exhausted0', 'exhausted1', 'exhausted2', 'next0']);
+        },
+        TEST_TIMEOUT_MS,
+      );
+    });
 
     describe('with tracing on', () => {
       let tracing: TestTracing;
