@@ -144,7 +144,7 @@ export interface EngineCloseOptions {
 export interface EngineOverrides {
   /** These plugins (already loaded, ids unique) instead of the folders under `config.pluginsDir` (the plugin contract-test harness). */
   plugins?: readonly LoadedPlugin[];
-  /** The usage totals tenant budgets are checked against (default: none, budgets not enforced). */
+  /** The usage totals tenant budgets are checked against (default: the usage projection, `usage`). */
   usage?: UsageTotalsReader;
 }
 
@@ -177,9 +177,20 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       mediaStoreFor(database, { filesDir: config.database.kind === 'pglite' && config.database.dataDir ? config.dataDir : undefined }),
       async (sessionId) => (await store.readStream(sessionId, 0, 1))[0],
     );
+    const usage = new UsageStore({ db: database.db, prices });
+    const limits = new TenantLimitsService({
+      store,
+      reads: new TenantLimitsReads(database.db),
+      defaults: config.limits,
+      rate: config.redisUrl ? new RedisRateLimiter({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new MemoryRateLimiter(),
+      // the budget reads the usage projection (async: a call counts once the projector has applied it)
+      usage: overrides.usage ?? usage,
+    });
+    closers.unshift(() => limits.close());
     const workerId = config.worker.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    // fair scheduling across tenants; the per-tenant caps (tenant settings) come as `tenantCaps`
+    // fair scheduling across tenants; the per-tenant caps are the tenants' limits (`maxInFlight`)
     const fairness: FairnessOptions = {
+      tenantCaps: limits,
       ...(config.scheduler.window === null ? {} : { window: config.scheduler.window }),
       ...(config.scheduler.tenantMaxInFlight === null ? {} : { tenantMaxInFlight: config.scheduler.tenantMaxInFlight }),
     };
@@ -224,14 +235,6 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
     const appends = new SessionAppends({ listen: (channel, onNotify, options) => database.listen(channel, onNotify, options), logger });
     // after the API (its streams end first), before the database
     closers.splice(closers.length - 1, 0, () => appends.close());
-    const limits = new TenantLimitsService({
-      store,
-      reads: new TenantLimitsReads(database.db),
-      defaults: config.limits,
-      rate: config.redisUrl ? new RedisRateLimiter({ redisUrl: config.redisUrl, prefix: config.queuePrefix, logger }) : new MemoryRateLimiter(),
-      usage: overrides.usage ?? null,
-    });
-    closers.unshift(() => limits.close());
     const files = new WorldCatalog(config.worldsDir);
     files.loadAll(); // a bad world file stops start-up, naming the file and the field path
     const worlds = new WorldService({ store, reads: new WorldReads(database.db, store), files });
@@ -352,7 +355,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       providers,
       providerHealth,
       prices,
-      usage: new UsageStore({ db: database.db, prices }),
+      usage,
       emulator,
       workerId,
       logger,

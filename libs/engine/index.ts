@@ -24,7 +24,7 @@ export type { RuntimeRequestInputs, RuntimeRequest } from './request';
 export type { RequestBudget } from './request';
 export { checkSlotLimits, slotLimits, slotEstimator, ContextOverflowError } from './budget';
 export { TenantLimitsService, MemoryRateLimiter, RedisRateLimiter, LIMITS_CACHE_MS, budgetPeriod, BudgetExhaustedError, RateLimitedError } from './limits';
-export type { LimitDefaults, RateDecision, RateLimiter, TenantCaps, TenantLimitsView, UsageTotals, UsageTotalsReader } from './limits';
+export type { LimitDefaults, RateDecision, RateLimiter, TenantLimitsView, UsageTotals, UsageTotalsReader } from './limits';
 export { rebuildRequests } from './audit';
 export { auditTurn, TurnNotFoundError } from './audit';
 export type { TurnAudit } from './audit';
@@ -71,6 +71,8 @@ export type {
   TurnStep,
   TurnJobContext,
   RetryPolicy,
+  TenantCaps,
+  FairnessOptions,
 } from './queue';
 export { InProcessProviderHealth, RedisProviderHealth, SLOW_WINDOW_MS } from './provider-health';
 export type { ProviderHealth, ProviderSlotHealth, DeadlineMiss } from './provider-health';

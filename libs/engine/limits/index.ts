@@ -1,5 +1,5 @@
 export { TenantLimitsService, LIMITS_CACHE_MS } from './tenant-limits-service';
-export type { LimitDefaults, TenantCaps, TenantLimitsServiceOptions, TenantLimitsView } from './tenant-limits-service';
+export type { LimitDefaults, TenantLimitsServiceOptions, TenantLimitsView } from './tenant-limits-service';
 export { MemoryRateLimiter, RedisRateLimiter } from './rate-limiter';
 export type { BucketSpec, RateDecision, RateLimiter } from './rate-limiter';
 export { budgetPeriod, checkBudget } from './budget';

@@ -2,6 +2,7 @@ import { ConcurrencyError, type EventStore, type RecordedTenantLimits, type Tena
 import { NotFoundError } from '../../errors';
 import { checkBudget, type UsageTotalsReader } from './budget';
 import type { RateDecision, RateLimiter } from './rate-limiter';
+import type { TenantCaps } from '../queue';
 
 /** How long a process answers a tenant's limits from memory: a change is in force everywhere within this. */
 export const LIMITS_CACHE_MS = 500;
@@ -14,11 +15,6 @@ export interface LimitDefaults {
   /** Requests per second a tenant's bucket refills; 0: no rate limit by default. */
   requestsPerSecond: number;
   burst: number;
-}
-
-/** What the queue's fair admission reads: a tenant's cap on executions in flight, null = the queue's default. */
-export interface TenantCaps {
-  maxInFlight(tenantId: string): Promise<number | null>;
 }
 
 /** A tenant's limits as the API answers them: what is recorded, and what is in force with the defaults. */
