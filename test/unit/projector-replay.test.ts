@@ -75,7 +75,7 @@ describe('AsyncProjector.replay (PGlite)', () => {
     expect(afterReplay.prefix_reports.length).toBe(afterReplay.trace_events.length / 2);
     // every call answered: one usage row per session (one tenant each, one model, two runtimes), each call counted once
     expect(afterReplay.usage_calls.length).toBe(afterReplay.prefix_reports.length);
-    expect(afterReplay.usage_daily.reduce((n, r) => n + Number((r as { calls: number }).calls), 0)).toBe(afterReplay.prefix_reports.length);
+    expect(afterReplay.usage_daily.reduce<number>((n, r) => n + Number((r as { calls: number }).calls), 0)).toBe(afterReplay.prefix_reports.length);
 
     // the same log built incrementally from scratch, in another database, gives the same rows
     const events = await open.db.selectFrom('events').selectAll().orderBy('global_position').execute();
