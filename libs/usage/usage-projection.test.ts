@@ -131,6 +131,22 @@ describe('usage (async projection): given model-call events, then the rows', () 
     expect(await usageRows(t)).toEqual(once);
   });
 
+  it('a failed execution’s answered calls count (they were paid for), and a retry’s new call counts apart; its unanswered call counts nothing', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const failed: NewEvent = {
+      type: 'execution.failed@1',
+      data: { executionId: id('e'), turnId: id('u'), attempt: 1, error: { code: 'PROVIDER_ERROR', message: 'x' }, discarded: true },
+    };
+    const [first] = await spec.append(
+      { tenant: t, stream: s, events: [calling(id, 'c1'), responded(id, 'c1', usage(10, 0, 1)), calling(id, 'c2')] },
+      { tenant: t, stream: s, events: [failed] },
+      { tenant: t, stream: s, events: [calling(id, 'c3'), responded(id, 'c3', usage(20, 0, 2))] },
+    );
+    const day = first.recordedAt.slice(0, 10);
+    expect(await usageRows(t)).toEqual([row({ day, stream: s, session: s, model: 'gpt-4.1-mini', runtime: 'narrator/narrator' }, 2, usage(30, 0, 3))]);
+  });
+
   it('compaction summaries count under compaction:<plugin>; world generation under world-generation, with no session', async () => {
     const id = uniqueIds();
     const [t, s, job] = [id('t'), id('s'), id('job')];
