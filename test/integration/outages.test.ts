@@ -178,7 +178,7 @@ describe('outages of PostgreSQL and Redis: /health, 503 + Retry-After, recovery'
     expect(h.status).toBe(200);
     expect(h.body).toMatchObject({ status: 'ok', database: { kind: 'postgres', ok: true }, queue: { kind: 'bullmq', ok: true, state: 'ready' } });
     // the async projections (the inline ones are written with each append)
-    expect(h.body.projections!.map((p) => p.name).sort()).toEqual(['prefix_reports', 'trace_events']);
+    expect(h.body.projections!.map((p) => p.name).sort()).toEqual(['prefix_reports', 'trace_events', 'usage']);
     expect(h.body.projections!.every((p) => p.state === 'running' && Number.isInteger(p.lag) && p.lag >= 0)).toBe(true);
   }, 90_000);
 

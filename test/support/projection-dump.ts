@@ -13,5 +13,7 @@ export async function dumpProjections(db: Kysely<Database>) {
     prefix_reports: await q('select * from prefix_reports order by call_id'),
     plugin_data: await q('select * from plugin_data order by session_id, plugin_id, namespace, created_position'),
     plugin_data_namespaces: await q('select * from plugin_data_namespaces order by session_id, plugin_id, namespace'),
+    usage_daily: await q('select * from usage_daily order by tenant_id, day, stream_id, model, runtime'),
+    usage_calls: await q('select * from usage_calls order by stream_id, call_id'),
   };
 }

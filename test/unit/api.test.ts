@@ -31,7 +31,9 @@ describe('API on the embedded default', () => {
       ],
     });
     // the async projections (the inline ones are written with each append: never behind, never stopped)
-    expect(body.projections.map((p) => [p.name, p.state, p.failures])).toEqual(['trace_events', 'prefix_reports'].map((name) => [name, 'running', []]));
+    expect(body.projections.map((p) => [p.name, p.state, p.failures])).toEqual(
+      ['trace_events', 'prefix_reports', 'usage'].map((name) => [name, 'running', []]),
+    );
   });
 
   it('a request without a valid key is 401', async () => {

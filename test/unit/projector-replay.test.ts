@@ -4,7 +4,7 @@ import { AsyncProjector, EventStore, migrateToLatest, type NewEvent, openDatabas
 import { dumpProjections } from '../support/projection-dump';
 
 /**
- * A replay of the async projections (trace_events, prefix_reports) over PGlite, while a live
+ * A replay of the async projections (trace_events, prefix_reports, usage) over PGlite, while a live
  * projector keeps working and events keep coming: the rebuilt rows equal the incremental build.
  */
 describe('AsyncProjector.replay (PGlite)', () => {
@@ -38,8 +38,8 @@ describe('AsyncProjector.replay (PGlite)', () => {
     await store.append({ tenantId: `tenant-${session}`, streamId: session, expectedVersion: version, events });
   }
   const asyncTables = async () => {
-    const { trace_events, prefix_reports } = await dumpProjections(open.db);
-    return { trace_events, prefix_reports };
+    const { trace_events, prefix_reports, usage_daily, usage_calls } = await dumpProjections(open.db);
+    return { trace_events, prefix_reports, usage_daily, usage_calls };
   };
 
   it('rebuilds rows identical to the incremental build, while a live projector and appends go on', async () => {
@@ -61,16 +61,21 @@ describe('AsyncProjector.replay (PGlite)', () => {
     expect(result.projections.map((p) => [p.name, p.quarantined])).toEqual([
       ['trace_events', []],
       ['prefix_reports', []],
+      ['usage', []],
     ]);
-    expect(progress).toHaveLength(2 * 16);
+    expect(progress).toHaveLength(3 * 16);
     // given back at the end: the live projector takes the shards again and reaches the head
     await live.drain();
     expect((await live.status()).map((p) => [p.name, p.state, p.lag])).toEqual([
       ['trace_events', 'running', 0],
       ['prefix_reports', 'running', 0],
+      ['usage', 'running', 0],
     ]);
     const afterReplay = await asyncTables();
     expect(afterReplay.prefix_reports.length).toBe(afterReplay.trace_events.length / 2);
+    // every call answered: one usage row per session (one tenant each, one model, two runtimes), each call counted once
+    expect(afterReplay.usage_calls.length).toBe(afterReplay.prefix_reports.length);
+    expect(afterReplay.usage_daily.reduce<number>((n, r) => n + Number((r as { calls: number }).calls), 0)).toBe(afterReplay.prefix_reports.length);
 
     // the same log built incrementally from scratch, in another database, gives the same rows
     const events = await open.db.selectFrom('events').selectAll().orderBy('global_position').execute();
@@ -91,6 +96,9 @@ describe('AsyncProjector.replay (PGlite)', () => {
       const strip = (rows: unknown[]) => rows.map((r) => ({ ...(r as Record<string, unknown>), recorded_at: null }));
       expect(strip(rebuilt.trace_events)).toEqual(strip(afterReplay.trace_events));
       expect(rebuilt.prefix_reports).toEqual(afterReplay.prefix_reports);
+      expect(rebuilt.usage_calls).toEqual(afterReplay.usage_calls);
+      const undated = (rows: unknown[]) => rows.map((r) => ({ ...(r as Record<string, unknown>), day: null }));
+      expect(undated(rebuilt.usage_daily)).toEqual(undated(afterReplay.usage_daily));
     } finally {
       await fresh.close();
     }

@@ -30,7 +30,7 @@ describe('npm run replay', () => {
     // appended beside each marks progress)
     expect(stdout).toMatch(/inline views \(executions, turn_messages, summaries, plugin_data, worlds, world_generations, tenant_limits\): rebuilt 3 streams from 45 events/);
     expect(stdout).toMatch(/trace_events shard \d+: \d+ events, done/);
-    expect(stdout).toMatch(/replayed 132 events into the async projections/); // the log (66 events) read once per async projection
+    expect(stdout).toMatch(/replayed 198 events into the async projections/); // the log (66 events) read once per async projection (trace_events, prefix_reports, usage)
 
     const reopened = await openDatabase({ kind: 'pglite', dataDir: join(covel.dataDir, 'pglite') });
     try {

@@ -126,7 +126,7 @@ export const EngineEnv = z.object({
     .default(DEFAULT_QUARANTINE_AFTER)
     .meta(
       about(
-        'Failed attempts at one event (retried with backoff from 1 s, doubling) after which an async projection (trace_events, prefix_reports) skips it: the event is quarantined (`GET /admin/quarantine`, `npm run quarantine`), `/health` is `degraded` until an operator acknowledges it, and the shard goes on. Transient failures (SQLSTATE classes 08, 40, 53, 57, 58, the database unreachable) are retried and never count.',
+        'Failed attempts at one event (retried with backoff from 1 s, doubling) after which an async projection (trace_events, prefix_reports, usage) skips it: the event is quarantined (`GET /admin/quarantine`, `npm run quarantine`), `/health` is `degraded` until an operator acknowledges it, and the shard goes on. Transient failures (SQLSTATE classes 08, 40, 53, 57, 58, the database unreachable) are retried and never count.',
       ),
     ),
   COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10).meta(about('PostgreSQL connections per process.')),
