@@ -28,7 +28,9 @@ describe('npm run replay', () => {
     // 57 events: per session created + 3 × (input, started, calling, responded, output, committed); the
     // inline projections handle all but the 3 session.created and the 9 llm.responded (the runtime output
     // appended beside each marks progress)
-    expect(stdout).toMatch(/inline views \(executions, turn_messages, summaries, plugin_data, worlds, world_generations, tenant_limits\): rebuilt 3 streams from 45 events/);
+    expect(stdout).toMatch(
+      /inline views \(executions, turn_messages, summaries, plugin_data, worlds, world_generations, tenant_limits\): rebuilt 3 streams from 45 events/,
+    );
     expect(stdout).toMatch(/trace_events shard \d+: \d+ events, done/);
     expect(stdout).toMatch(/replayed 198 events into the async projections/); // the log (66 events) read once per async projection (trace_events, prefix_reports, usage)
 
