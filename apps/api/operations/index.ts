@@ -9,8 +9,9 @@ export { QUARANTINE_PATH } from './quarantine-routes';
 export { isAdminKey, presentedKey, requireAdminKey } from './admin-key';
 
 /**
- * The operator's routes: `GET /metrics`, and with the admin key the quarantined events
- * (`/admin/quarantine`) and, when configured, the queue dashboard (Express middleware, outside the OpenAPI routes).
+ * The operator's routes, each behind the admin key: `GET /metrics`, the quarantined events
+ * (`/admin/quarantine`) and, when configured, the queue dashboard (Express middleware, outside the
+ * OpenAPI routes). The operator's tenants (`/admin/tenants`) are a controller (admin-tenants.controller.ts).
  */
 export function mountOperations(app: INestApplication, engine: Engine): void {
   mountMetrics(app, engine);
