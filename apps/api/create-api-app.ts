@@ -51,7 +51,7 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   // slow clients are cut off (408), idle connections close, connections past the cap are refused (COVEL_HTTP_*)
   applyServerLimits(app.getHttpServer() as Server, engine.config.http);
   app.use(httpServerSpans()); // first: the request's span is active in everything below (a no-op with tracing off)
-  mountOperations(app, engine); // GET /metrics, the idempotent-replay count, the queue dashboard (off by default)
+  mountOperations(app, engine); // GET /metrics (admin key), the idempotent-replay count, the queue dashboard (off by default)
   const limitBytes = engine.config.bodyLimitBytes;
   // a world document may be larger than any other body (WORLD_LIMITS.documentBytes, then a 413 naming that limit)
   const worldLimitBytes = Math.max(limitBytes, WORLD_BODY_LIMIT_BYTES);

@@ -235,6 +235,8 @@ describe('Prometheus metrics (embedded default)', () => {
       const res = await fetch(`${other.baseUrl}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } });
       expect(res.status).toBe(401);
       expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/COVEL_METRICS_PORT/);
+      // nor are there operator routes for tenants (a 404 like any unknown path)
+      expect((await fetch(`${other.baseUrl}/admin/tenants`, { headers: { authorization: `Bearer ${adminKey}` } })).status).toBe(404);
     } finally {
       await other.stop();
     }

@@ -13,8 +13,10 @@ export { OPERATOR } from './tenant-limits-routes';
 export { isAdminKey, presentedKey, requireAdminKey } from './admin-key';
 
 /**
- * The operator's routes: `GET /metrics`, and with the admin key the quarantined events
- * (`/admin/quarantine`), every tenant's usage (`/admin/usage`), tenants' limits (`/admin/tenants/:id/limits`) and, when configured, the queue dashboard (Express middleware, outside the OpenAPI routes).
+ * The operator's routes, each behind the admin key: `GET /metrics`, the quarantined events
+ * (`/admin/quarantine`), every tenant's usage (`/admin/usage`), tenants' limits (`/admin/tenants/:id/limits`)
+ * and, when configured, the queue dashboard (Express middleware, outside the OpenAPI routes). The
+ * operator's tenants and their keys (`/admin/tenants`) are a controller (admin-tenants.controller.ts).
  */
 export function mountOperations(app: INestApplication, engine: Engine): void {
   mountMetrics(app, engine);
