@@ -8,6 +8,7 @@ import type { CompactionBenchResult } from './compaction-bench';
 import type { ContextBenchRow } from './context-bench';
 import type { ContextPluginsBench } from './context-plugins-bench';
 import { cacheShare, type EmberbackCost, sharedBound, type RuntimeTokens, STEADY_FROM_TURN } from './emberback-bench';
+import type { NoisyJson } from './load/noisy-report';
 import { ACCEPTANCE_SUITE, type RunSpec } from './load/options';
 import type { RunResult } from './load/run';
 
@@ -223,6 +224,59 @@ export function renderLoad(r: LoadJson): string {
     ...(r.scaleOutRatioCOverB === null ? [] : [`(c)/(b) = ${r.scaleOutRatioCOverB.toFixed(2)}×.`, '']),
     `CPU ms per committed turn by process group in the second table. Suite \`${r.suite}\`. Measured ${day(r.date)}, Node ${r.node}, ${r.cores} cores (${r.cpu?.trim() ?? 'unknown CPU'}).`,
   ].join('\n');
+}
+
+/** `--scenario noisy` (issue 32): tenant B alone and while tenant A floods, A's flood, the verdicts. */
+export function renderNoisy(r: NoisyJson): string {
+  const x = r.run;
+  const s = x.spec;
+  const pair = (v: { p50: number | null; p95: number | null }) => (v.p50 === null || v.p95 === null ? '—' : `${int(v.p50)} / ${int(v.p95)}`);
+  const times = (n: number | null) => (n === null ? '—' : `${n.toFixed(2)}×`);
+  const clean = (log: { failed: number; duplicated: number; outOfOrder: number; missing: number }, errors: number) =>
+    !log.failed && !log.duplicated && !log.outOfOrder && !log.missing && !errors;
+  const ratio = r.verdicts[0];
+  return [
+    markdownTable(
+      ['tenant B', 'turns', 'latency p50 / p95 ms', 'in the queue p50 / p95 ms', 'load average start / end'],
+      (
+        [
+          ['alone', x.alone],
+          ['with A flooding', x.withFlood],
+        ] as const
+      ).map(([name, p]) => [
+        name,
+        `${int(p.log.committed)} / ${int(p.turns.expected)}`,
+        pair(p.latencyMs),
+        pair(p.queuedMs),
+        `${p.loadAverage.start.toFixed(1)} / ${p.loadAverage.end.toFixed(1)}`,
+      ]),
+    ),
+    '',
+    markdownTable(
+      ['tenant A', 'committed once, in order', 'total s', 'turns/s', 'turn p50 / p95 ms (server)', 'load average start / end'],
+      [
+        [
+          `${s.flood.sessions} × ${s.flood.inputs}`,
+          clean(x.flood.log, x.flood.turns.errors) && x.flood.log.committed === x.flood.turns.expected
+            ? `yes (${int(x.flood.log.committed)} turns)`
+            : `**no** (${int(x.flood.log.committed)} / ${int(x.flood.turns.expected)}, ${x.flood.log.duplicated} dup, ${x.flood.log.outOfOrder} out of order, ${x.flood.log.missing} lost, ${x.flood.turns.errors} refused)`,
+          (x.flood.windowMs / 1000).toFixed(1),
+          x.flood.turnsPerSecond.toFixed(1),
+          pair(x.flood.serverLatencyMs),
+          `${x.flood.loadAverage.start.toFixed(1)} / ${x.flood.loadAverage.end.toFixed(1)}`,
+        ],
+      ],
+    ),
+    '',
+    `- B with the flood ÷ B alone: p50 ${times(x.ratio.p50)}, p95 **${times(x.ratio.p95)}** (target ≤ ${s.maxP95Ratio}×: ${ratio?.ok ? 'ok' : 'missed'}).`,
+    `- B's turns with the flood that ended before A's last: ${x.playerTurnsDuringFlood} of ${x.withFlood.turns.expected}. A's inputs were all in ${(x.flood.postedMs / 1000).toFixed(1)} s after its first POST (every session had one in after ${(x.flood.startedMs / 1000).toFixed(1)} s), when B's second phase started; ${int(x.flood.turns.retries)} of A's requests and ${int(x.alone.turns.retries + x.withFlood.turns.retries)} of B's were refused (503) and tried again.`,
+    `- ${s.workers} workers × ${s.concurrency}, model ${latency(s.latencyMs)}; B: ${s.players.sessions} closed-loop players × ${s.players.inputs} turns per phase. Commit ${r.commit ?? 'unknown'}. Measured ${day(r.date)}, Node ${r.node}, ${r.cores} cores (${r.cpu?.trim() ?? 'unknown CPU'}).`,
+  ].join('\n');
+}
+
+/** After `npm run bench:load -- --scenario noisy --write-docs`: the `bench:load-noisy` block from its results file. */
+export async function writeNoisyDocs(resultsFile: string, docsFile = BENCHMARKS_DOC): Promise<boolean> {
+  return writeBlocks(docsFile, [{ marker: 'bench:load-noisy', content: renderNoisy(readJson<NoisyJson>(resultsFile)) }, ...staticBenchBlocks()]);
 }
 
 /** The acceptance suite's settings (`bench/load/options.ts`), so the page's table of runs cannot drift from the code. */

@@ -1,8 +1,11 @@
 import { copyFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { writeLoadDocs } from '../bench-docs';
+import { writeLoadDocs, writeNoisyDocs } from '../bench-docs';
+import { verdictExitCode } from '../verdicts';
 import { Cleanups } from './cleanups';
-import { parseBenchArgs, USAGE, UsageError } from './options';
+import { runNoisy } from './noisy';
+import { formatNoisyReport, NOISY_DOCS_RESULTS_FILE, noisyResultsFile, noisyVerdicts, writeNoisyResults } from './noisy-report';
+import { type NoisySpec, parseBenchArgs, USAGE, UsageError } from './options';
 import { DOCS_RESULTS_FILE, formatReport, resultsFile, writeResults } from './report';
 import { runOnce, type RunResult } from './run';
 
@@ -32,6 +35,10 @@ async function main() {
   const progress = (line: string) => process.stderr.write(`${line}\n`);
   const cleanups = new Cleanups();
   cleanups.onSignals(progress);
+  if (options.suite === 'scenario') {
+    await scenario(options.scenario, { cleanups, progress, writeDocs, enforce: options.verdict });
+    return;
+  }
   const results: RunResult[] = [];
   const file = resultsFile(new Date());
   try {
@@ -64,6 +71,39 @@ async function main() {
   if (bad.length) {
     console.error(`not exactly once, in order: run(s) ${bad.map((r) => r.spec.name).join(', ')}`);
     process.exitCode = 1;
+  }
+}
+
+/** `--scenario noisy`: one run, its tables, its JSON (and with `--write-docs` the docs block), then the verdicts. */
+async function scenario(
+  spec: NoisySpec,
+  options: { cleanups: Cleanups; progress: (line: string) => void; writeDocs: boolean; enforce: boolean },
+): Promise<void> {
+  const { cleanups, progress } = options;
+  const file = noisyResultsFile(new Date());
+  progress(
+    `bench:load, scenario noisy on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; B ${spec.players.sessions} players x ${spec.players.inputs}, A ${spec.flood.sessions} x ${spec.flood.inputs}`,
+  );
+  try {
+    const run = await runNoisy(spec, { cleanups, progress });
+    if (cleanups.interrupted) return;
+    const verdicts = noisyVerdicts(run);
+    writeNoisyResults(file, run, verdicts);
+    console.log(`\n${formatNoisyReport(run)}`);
+    console.log(`\nwrote ${file}`);
+    if (options.writeDocs) {
+      copyFileSync(file, NOISY_DOCS_RESULTS_FILE);
+      console.log(
+        `${(await writeNoisyDocs(NOISY_DOCS_RESULTS_FILE)) ? 'rewrote' : 'unchanged:'} bench:load-noisy in docs/benchmarks.md from ${NOISY_DOCS_RESULTS_FILE}`,
+      );
+    }
+    // the ratio may be waived (--no-verdict); exactly once never is
+    const code = verdictExitCode(verdicts, { enforce: options.enforce, log: (l) => console.log(l) });
+    const notOnce = verdicts.slice(1).filter((v) => !v.ok);
+    if (notOnce.length) console.error(`not exactly once, in order (${notOnce.map((v) => v.target.split(':')[0]).join(', ')}): exit code 1`);
+    process.exitCode = notOnce.length ? 1 : code;
+  } finally {
+    await cleanups.runAll();
   }
 }
 

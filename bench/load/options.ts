@@ -33,6 +33,44 @@ export const ACCEPTANCE_SUITE: RunSpec[] = [
   { name: 'e', sessions: 200, inputs: 10, latencyMs: 1000, workers: 2, concurrency: 32, note: 'exactly once at 2,000 turns' },
 ];
 
+/**
+ * Issue 32's noisy neighbour (`--scenario noisy`): on one stack, tenant B's closed-loop players alone,
+ * then again while tenant A floods the queue with every input of its sessions at once.
+ */
+export interface NoisySpec {
+  name: 'noisy';
+  latencyMs: number;
+  workers: number;
+  /** COVEL_WORKER_CONCURRENCY of each worker. */
+  concurrency: number;
+  dbPoolSize?: number;
+  /** Tenant B: closed-loop players (each input posted after the previous turn ended), in each phase on fresh sessions. */
+  players: { sessions: number; inputs: number };
+  /** Tenant A: every session's inputs posted one after another without waiting for a turn; all sessions at once. */
+  flood: { sessions: number; inputs: number };
+  /** The target: B's p95 turn latency during the flood ÷ B's p95 alone, at most this. */
+  maxP95Ratio: number;
+}
+
+export const NOISY_SCENARIO: NoisySpec = {
+  name: 'noisy',
+  latencyMs: 200,
+  workers: 2,
+  concurrency: 8,
+  players: { sessions: 8, inputs: 10 },
+  flood: { sessions: 200, inputs: 10 },
+  maxP95Ratio: 1.5,
+};
+
+/** `--scenario noisy`: one scenario run, its target checked at the end (`verdict: false` under `--no-verdict`). */
+export interface ScenarioOptions {
+  suite: 'scenario';
+  scenario: NoisySpec;
+  verdict: boolean;
+}
+
+export const SCENARIOS = ['noisy'] as const;
+
 export const QUICK_SUITE: RunSpec[] = [{ name: 'quick', sessions: 4, inputs: 2, latencyMs: 200, workers: 1, concurrency: 4, note: 'smoke' }];
 
 export const USAGE = `usage: npm run bench:load -- [options]
@@ -42,6 +80,11 @@ export const USAGE = `usage: npm run bench:load -- [options]
   --sessions N --inputs N --latency-ms N --workers N --concurrency N
                           one run with these settings (each has the default of run a)
   --db-pool-size N        COVEL_DB_POOL_SIZE of the API and workers (default: the engine's)
+  --scenario noisy        issue 32's noisy neighbour: tenant B's 8 closed-loop players x 10 turns alone,
+                          then while tenant A posts 200 sessions x 10 inputs at once (2 workers x 8,
+                          200 ms); target: B's p95 with the flood <= 1.5x B's p95 alone (exit 1 if not).
+                          With it, --sessions/--inputs size A's flood and --workers, --concurrency,
+                          --latency-ms, --db-pool-size change the stack; --no-verdict: exit 0 on a missed target
   --write-docs            then rewrite the bench:load block of docs/benchmarks.md from the results
 Needs PostgreSQL (COVEL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test, an admin
 database) and Redis (COVEL_BENCH_REDIS_URL, default redis://127.0.0.1:6379).`;
@@ -62,6 +105,8 @@ const Flags = z
     workers: count(64).optional(),
     concurrency: count(1_000).optional(),
     'db-pool-size': count(1_000).optional(),
+    scenario: z.enum(SCENARIOS, { message: `one of ${SCENARIOS.join(', ')}` }).optional(),
+    'no-verdict': z.boolean().optional(),
     help: z.boolean().optional(),
   })
   .strict();
@@ -69,7 +114,7 @@ const Flags = z
 export class UsageError extends Error {}
 
 /** Reads the command line; throws a UsageError naming the bad flag. */
-export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
+export function parseBenchArgs(argv: readonly string[]): BenchOptions | ScenarioOptions | 'help' {
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({
@@ -84,6 +129,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
         workers: { type: 'string' },
         concurrency: { type: 'string' },
         'db-pool-size': { type: 'string' },
+        scenario: { type: 'string' },
+        'no-verdict': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }).values;
@@ -98,6 +145,23 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | 'help' {
   if (f.help) return 'help';
   const single = f.sessions ?? f.inputs ?? f['latency-ms'] ?? f.workers ?? f.concurrency;
   const pool = f['db-pool-size'] === undefined ? {} : { dbPoolSize: f['db-pool-size'] };
+  if (f.scenario) {
+    if (f.suite || f.only) throw new UsageError(`--suite and --only do not go with --scenario\n${USAGE}`);
+    const base = NOISY_SCENARIO;
+    return {
+      suite: 'scenario',
+      verdict: !f['no-verdict'],
+      scenario: {
+        ...base,
+        latencyMs: f['latency-ms'] ?? base.latencyMs,
+        workers: f.workers ?? base.workers,
+        concurrency: f.concurrency ?? base.concurrency,
+        flood: { sessions: f.sessions ?? base.flood.sessions, inputs: f.inputs ?? base.flood.inputs },
+        ...pool,
+      },
+    };
+  }
+  if (f['no-verdict']) throw new UsageError(`--no-verdict goes with --scenario (the suite has no target to skip)\n${USAGE}`);
   if (single !== undefined) {
     if (f.suite || f.only) throw new UsageError(`--suite and --only do not go with the flags of a single run\n${USAGE}`);
     const base = ACCEPTANCE_SUITE[0];

@@ -4,7 +4,7 @@ import type { Cleanups } from './cleanups';
 import { backendsCpuMs, cpuSnapshot, type CpuUse, cpuUse } from './cpu';
 import { checkExactlyOnce, efficiencyPercent, type ExactlyOnce, idealThroughput, overheads, type Spread, spread, throughput } from './metrics';
 import type { RunSpec } from './options';
-import { now, runPlayers, type TurnRecord } from './players';
+import { newSessions, now, runPlayers, type TurnRecord } from './players';
 import { startBenchStack } from './stack';
 import { readLog, type TurnStepName } from './verify';
 
@@ -48,15 +48,11 @@ export interface RunResult {
 const PROGRESS_EVERY_MS = 5_000;
 const WARMUP_TURNS_PER_WORKER = 2;
 
-async function newSessions(client: PlayClient, n: number): Promise<string[]> {
-  return (await Promise.all(Array.from({ length: n }, () => client.createSession()))).map((s) => s.id);
-}
-
 /** One run: its own stack, the closed-loop players, the checks; everything stopped and dropped after. */
 export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; progress: (line: string) => void }): Promise<RunResult> {
   const startedAt = new Date().toISOString();
   const setupStart = now();
-  const stack = await startBenchStack(spec, options.cleanups, options.progress);
+  const stack = await startBenchStack({ spec, cleanups: options.cleanups, log: options.progress });
   try {
     const client = new PlayClient(stack.baseUrl, stack.apiKey);
     const sessionIds = await newSessions(client, spec.sessions);

@@ -10,11 +10,32 @@ import { type BenchProcess, spawnProcess } from './processes';
 export const PG_ADMIN_URL = process.env.COVEL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.COVEL_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** What one run plays against: its own database and queue prefix, a tenant, and the processes. */
+/** A tenant of the bench database and its key (made through the engine's TenantStore before the API starts). */
+export interface BenchTenant {
+  id: string;
+  name: string;
+  apiKey: string;
+}
+
+/** What the stack needs of a run: the model latency, the workers and the pool size. */
+export type StackSpec = Pick<RunSpec, 'latencyMs' | 'workers' | 'concurrency' | 'dbPoolSize'>;
+
+export interface StartStackOptions {
+  spec: StackSpec;
+  cleanups: Cleanups;
+  log: (line: string) => void;
+  /** The tenants to make, each with its own key (default: one, `bench-load`). */
+  tenantNames?: readonly string[];
+}
+
+/** What one run plays against: its own database and queue prefix, its tenants, and the processes. */
 export interface BenchStack {
   baseUrl: string;
+  /** The first tenant's key and id. */
   apiKey: string;
   tenantId: string;
+  /** Every tenant made, in the order of `tenantNames`. */
+  tenants: BenchTenant[];
   databaseName: string;
   /** The bench database, as the admin role (for the checks at the end). */
   databaseUrl: string;
@@ -26,11 +47,12 @@ export interface BenchStack {
 }
 
 /**
- * Creates a fresh database (migrated, one tenant) and a unique Redis prefix, then starts the emulator
- * with the run's latency, the API and the workers. Everything made is undone by `stop`, and by
- * `cleanups` if the bench is interrupted or this fails half-way.
+ * Creates a fresh database (migrated, with the tenants) and a unique Redis prefix, then starts the
+ * emulator with the run's latency, the API and the workers. Everything made is undone by `stop`, and
+ * by `cleanups` if the bench is interrupted or this fails half-way.
  */
-export async function startBenchStack(spec: RunSpec, cleanups: Cleanups, log: (line: string) => void): Promise<BenchStack> {
+export async function startBenchStack(options: StartStackOptions): Promise<BenchStack> {
+  const { spec, cleanups, log } = options;
   const tag = randomBytes(5).toString('hex');
   const databaseName = `covel_bench_${tag}`;
   const prefix = `covel-bench-${tag}`;
@@ -56,7 +78,8 @@ export async function startBenchStack(spec: RunSpec, cleanups: Cleanups, log: (l
     const url = new URL(PG_ADMIN_URL);
     url.pathname = `/${databaseName}`;
     const databaseUrl = url.toString();
-    const { tenantId, apiKey } = await migrateWithTenant(databaseUrl);
+    const tenants = await migrateWithTenants(databaseUrl, options.tenantNames ?? ['bench-load']);
+    if (tenants.length === 0) throw new Error('the bench stack needs at least one tenant');
 
     // all at once: each may take its grace period
     const processes: BenchProcess[] = [];
@@ -98,7 +121,8 @@ export async function startBenchStack(spec: RunSpec, cleanups: Cleanups, log: (l
       ),
     );
     log(`  database ${databaseName}, queue prefix ${prefix}, emulator ${emulatorUrl} (${spec.latencyMs} ms), api :${port}, ${spec.workers} worker(s)`);
-    return { baseUrl: `http://127.0.0.1:${port}`, apiKey, tenantId, databaseName, databaseUrl, api, workers, emulator, stop };
+    const [first] = tenants;
+    return { baseUrl: `http://127.0.0.1:${port}`, apiKey: first.apiKey, tenantId: first.id, tenants, databaseName, databaseUrl, api, workers, emulator, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -114,12 +138,17 @@ function processEnv(env: Record<string, string>): Record<string, string> {
   return { ...inherited, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', GEMINI_API_KEY: '', ...env };
 }
 
-async function migrateWithTenant(databaseUrl: string): Promise<{ tenantId: string; apiKey: string }> {
+async function migrateWithTenants(databaseUrl: string, names: readonly string[]): Promise<BenchTenant[]> {
   const database = await openDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 1 });
   try {
     await migrateToLatest(database.db);
-    const { tenant, apiKey } = await new TenantStore(database.db).create('bench-load');
-    return { tenantId: tenant.id, apiKey };
+    const store = new TenantStore(database.db);
+    const tenants: BenchTenant[] = [];
+    for (const name of names) {
+      const { tenant, apiKey } = await store.create(name);
+      tenants.push({ id: tenant.id, name: tenant.name, apiKey });
+    }
+    return tenants;
   } finally {
     await database.close();
   }

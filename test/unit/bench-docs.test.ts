@@ -9,13 +9,16 @@ import {
   renderEmberback,
   renderLoad,
   renderLoadSuite,
+  renderNoisy,
   staticBenchBlocks,
   type EmberbackJson,
   type LoadJson,
 } from '../../bench/bench-docs';
+import type { NoisyResult } from '../../bench/load/noisy';
+import { NOISY_DOCS_RESULTS_FILE, type NoisyJson, noisyVerdicts } from '../../bench/load/noisy-report';
 import { DOCS_RESULTS_FILE } from '../../bench/load/report';
 import { verdictExitCode } from '../../bench/verdicts';
-import { ACCEPTANCE_SUITE } from '../../bench/load/options';
+import { ACCEPTANCE_SUITE, NOISY_SCENARIO } from '../../bench/load/options';
 import type { RunResult } from '../../bench/load/run';
 import { readBlock, renderBlocks } from '../../tools/docs-block';
 
@@ -47,6 +50,44 @@ function run(name: string, over: Partial<RunResult['log']> = {}): RunResult {
     loadAverage: { start: 1.5, end: 3.25 },
     crashed: [],
     errorSamples: [],
+  };
+}
+
+const clean = { committed: 80, failed: 0, duplicated: 0, outOfOrder: 0, missing: 0 };
+
+/** A noisy-neighbour run: B at `aloneP95` ms alone and `floodP95` ms with the flood; A's log as given. */
+function noisy(aloneP95: number, floodP95: number, floodLog: Partial<NoisyResult['flood']['log']> = {}): NoisyResult {
+  const phase = (p95: number): NoisyResult['alone'] => ({
+    turns: { expected: 80, committed: 80, failed: 0, errors: 0, retries: 0 },
+    log: clean,
+    windowMs: 9_000,
+    latencyMs: spread(p95 / 2, p95),
+    serverLatencyMs: spread(p95 / 2 - 50, p95 - 50),
+    queuedMs: spread(10, 20),
+    loadAverage: { start: 2, end: 2.5 },
+    errorSamples: [],
+  });
+  return {
+    spec: NOISY_SCENARIO,
+    startedAt: '2026-12-05T06:00:00.000Z',
+    setupMs: 1000,
+    alone: phase(aloneP95),
+    withFlood: phase(floodP95),
+    flood: {
+      turns: { expected: 2000, posted: 2000, errors: 0, retries: 0 },
+      log: { ...clean, committed: 2000, ...floodLog },
+      startedMs: 300,
+      postedMs: 1500,
+      windowMs: 100_000,
+      turnsPerSecond: 20,
+      serverLatencyMs: spread(4000, 9000),
+      queuedMs: spread(3500, 8000),
+      loadAverage: { start: 3, end: 4 },
+      errorSamples: [],
+    },
+    playerTurnsDuringFlood: 80,
+    ratio: { p50: floodP95 / aloneP95, p95: floodP95 / aloneP95 },
+    crashed: [],
   };
 }
 
@@ -84,6 +125,7 @@ describe('docs/benchmarks.md blocks (bench/bench-docs.ts)', () => {
       { marker: 'bench:compaction', content: renderCompaction(read(join(results, 'compaction.json'))) },
       { marker: 'bench:budget', content: renderBudget(read(join(results, 'budget.json'))) },
       { marker: 'bench:load', content: renderLoad(read(DOCS_RESULTS_FILE)) },
+      { marker: 'bench:load-noisy', content: renderNoisy(read(NOISY_DOCS_RESULTS_FILE)) },
     ];
     expect(existsSync(DOCS_RESULTS_FILE)).toBe(true);
     const text = readFileSync(BENCHMARKS_DOC, 'utf8');
@@ -101,6 +143,43 @@ describe('docs/benchmarks.md blocks (bench/bench-docs.ts)', () => {
       `from turn 2 on (steady state, ${json.steadyCalls!.toLocaleString('en-US')} calls): **${(json.steadyCachedShare! * 100).toFixed(1)} %**`,
     );
     expect(text).toContain('| bound from turn 2 |');
+  });
+});
+
+describe('bench:load --scenario noisy: verdicts and docs block', () => {
+  it("B's p95 ratio passes at 1.5x and fails above; A or B not exactly once fails whatever the ratio", () => {
+    expect(noisyVerdicts(noisy(1000, 1500)).map((v) => v.ok)).toEqual([true, true, true]);
+    const over = noisyVerdicts(noisy(1000, 1510));
+    expect(over.map((v) => v.ok)).toEqual([false, true, true]);
+    expect(over[0].target).toBe("B's p95 with A's flood / alone = 1.51x (1,510 / 1,000 ms), target <= 1.5x");
+    expect(noisyVerdicts(noisy(1000, 1000, { outOfOrder: 2 })).map((v) => v.ok)).toEqual([true, false, true]);
+    expect(noisyVerdicts(noisy(1000, 1000, { committed: 1999, missing: 1 }))[1]).toMatchObject({ ok: false, target: expect.stringContaining('(1,999/2,000)') });
+    const lost = noisy(1000, 1000);
+    lost.withFlood.turns.errors = 1;
+    expect(noisyVerdicts(lost).map((v) => v.ok)).toEqual([true, true, false]);
+    const nothing = noisy(1000, 1000);
+    nothing.ratio.p95 = null;
+    expect(noisyVerdicts(nothing)[0].ok).toBe(false);
+  });
+
+  it('renders both phases of B, A, the ratio and the commit measured', () => {
+    const run = noisy(1000, 4400, { outOfOrder: 3 });
+    const json: NoisyJson = {
+      name: 'noisy',
+      date: '2026-12-05T06:01:00.000Z',
+      node: 'v20.0.0',
+      cores: 2,
+      cpu: 'Test CPU',
+      commit: 'abc1234',
+      verdicts: noisyVerdicts(run),
+      run,
+    };
+    const text = renderNoisy(json);
+    expect(text).toContain('| alone | 80 / 80 | 500 / 1,000 | 10 / 20 | 2.0 / 2.5 |');
+    expect(text).toContain('| with A flooding | 80 / 80 | 2,200 / 4,400 | 10 / 20 | 2.0 / 2.5 |');
+    expect(text).toContain('| 200 × 10 | **no** (2,000 / 2,000, 0 dup, 3 out of order, 0 lost, 0 refused) | 100.0 | 20.0 | 4,000 / 9,000 | 3.0 / 4.0 |');
+    expect(text).toContain('p95 **4.40×** (target ≤ 1.5×: missed)');
+    expect(text).toContain('Commit abc1234. Measured 2026-12-05, Node v20.0.0, 2 cores (Test CPU).');
   });
 });
 

@@ -11,7 +11,7 @@ import {
   spread,
   throughput,
 } from '../../bench/load/metrics';
-import { parseBenchArgs, UsageError } from '../../bench/load/options';
+import { NOISY_SCENARIO, parseBenchArgs, UsageError } from '../../bench/load/options';
 import { formatTable } from '../../bench/load/report';
 
 /** The figures `npm run bench:load` prints, on given data (the bench itself is never run by the tests). */
@@ -107,7 +107,9 @@ describe('bench:load metrics', () => {
 
   it('the command line: the acceptance suite, one run, the quick suite, and bad flags', () => {
     const suite = parseBenchArgs([]);
-    expect(suite !== 'help' && suite.runs.map((r) => [r.name, r.sessions, r.inputs, r.latencyMs, r.workers, r.concurrency])).toEqual([
+    expect(
+      suite !== 'help' && suite.suite !== 'scenario' && suite.runs.map((r) => [r.name, r.sessions, r.inputs, r.latencyMs, r.workers, r.concurrency]),
+    ).toEqual([
       ['a', 64, 5, 1000, 2, 32],
       ['b', 64, 5, 1000, 1, 16],
       ['c', 64, 5, 1000, 2, 16],
@@ -126,6 +128,36 @@ describe('bench:load metrics', () => {
     expect(() => parseBenchArgs(['--sessions', '0'])).toThrow(/--sessions:/);
     expect(() => parseBenchArgs(['--only', 'z'])).toThrow(/--only:/);
     expect(() => parseBenchArgs(['--nope'])).toThrow(UsageError);
+  });
+
+  it('--scenario noisy: issue 32 settings, the stack and the flood adjustable, anything else a usage error naming the flag', () => {
+    expect(parseBenchArgs(['--scenario', 'noisy'])).toEqual({
+      suite: 'scenario',
+      verdict: true,
+      scenario: {
+        name: 'noisy',
+        latencyMs: 200,
+        workers: 2,
+        concurrency: 8,
+        players: { sessions: 8, inputs: 10 },
+        flood: { sessions: 200, inputs: 10 },
+        maxP95Ratio: 1.5,
+      },
+    });
+    expect(parseBenchArgs(['--scenario', 'noisy', '--sessions', '20', '--inputs', '3', '--workers', '1', '--latency-ms', '0', '--no-verdict'])).toEqual({
+      suite: 'scenario',
+      verdict: false,
+      scenario: { ...NOISY_SCENARIO, workers: 1, latencyMs: 0, flood: { sessions: 20, inputs: 3 } },
+    });
+    expect(parseBenchArgs(['--scenario', 'noisy', '--db-pool-size', '12'])).toMatchObject({ scenario: { dbPoolSize: 12 } });
+    expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario: one of noisy\n/);
+    expect(() => parseBenchArgs(['--scenario'])).toThrow(UsageError);
+    expect(() => parseBenchArgs(['--scenario', 'noisy', '--only', 'a'])).toThrow(/--suite and --only do not go with --scenario/);
+    expect(() => parseBenchArgs(['--scenario', 'noisy', '--suite', 'quick'])).toThrow(UsageError);
+    expect(() => parseBenchArgs(['--scenario', 'noisy', '--sessions', '0'])).toThrow(/--sessions:/);
+    expect(() => parseBenchArgs(['--no-verdict'])).toThrow(/--no-verdict goes with --scenario/);
+    // the usage text says how to run it
+    expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario noisy {8}issue 32's noisy neighbour/);
   });
 
   it('formats aligned columns', () => {
