@@ -3,7 +3,7 @@ import type { ApiKeyScope } from '../../libs/events';
 import type { TenantRequest } from './auth.guard';
 import { InsufficientScopeError } from './request-errors';
 
-/** A route that needs another scope than the default rule gives it: `path` is relative to `/v1`. */
+/** A route that needs another scope than the default rule gives it: `path` is relative to `/v1`, matched against the lower-cased path. */
 export interface ScopeOverride {
   /** Any method when absent. */
   methods?: readonly string[];
@@ -21,7 +21,9 @@ export const SCOPE_OVERRIDES: readonly ScopeOverride[] = [{ path: /^\/keys(\/|$)
 /** The scope a `/v1` request needs: an override's, else `read` for GET and HEAD, `play` for any other method. */
 export function requiredScope(method: string, path: string, overrides: readonly ScopeOverride[] = SCOPE_OVERRIDES): ApiKeyScope {
   const upper = method.toUpperCase();
-  const override = overrides.find((o) => o.path.test(path) && (!o.methods || o.methods.includes(upper)));
+  // the router matches paths whatever their letter case (`/v1/KEYS` reaches `/v1/keys`): so does this
+  const lower = path.toLowerCase();
+  const override = overrides.find((o) => o.path.test(lower) && (!o.methods || o.methods.includes(upper)));
   if (override) return override.scope;
   return upper === 'GET' || upper === 'HEAD' ? 'read' : 'play';
 }

@@ -95,11 +95,16 @@ describe('API keys and scopes (embedded)', () => {
       ['GET', '/v1/keys'],
       ['POST', '/v1/keys'],
       ['DELETE', `/v1/keys/${reader.id}`],
+      // the router matches paths whatever their letter case: so does the scope rule
+      ['GET', '/v1/KEYS'],
+      ['POST', '/v1/Keys'],
+      ['DELETE', `/V1/keys/${reader.id}`],
     ])
       for (const key of [reader.key, player.key])
         expect((await call(method, path, key, method === 'POST' ? {} : undefined)).body.details).toEqual({ requiredScope: 'admin' });
     // an unknown route under /v1 is still a 404 for a key with the scope, a 403 without it (scope first: nothing is read)
     expect((await call('GET', '/v1/nothing-here', reader.key)).status).toBe(404);
+    expect((await call('GET', '/v1/nothing-here', player.key)).status).toBe(403);
   });
 
   it("the embedded default's dev key and the bootstrap key have every scope (and are made once)", async () => {

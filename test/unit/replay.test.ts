@@ -29,10 +29,10 @@ describe('npm run replay', () => {
     // inline projections handle all but the 3 session.created and the 9 llm.responded (the runtime output
     // appended beside each marks progress)
     expect(stdout).toMatch(
-      /inline views \(executions, turn_messages, summaries, plugin_data, worlds, world_generations, tenant_limits\): rebuilt 3 streams from 45 events/,
+      /inline views \(executions, turn_messages, summaries, plugin_data, worlds, world_generations, tenant_limits\): rebuilt 4 streams from 45 events/,
     );
     expect(stdout).toMatch(/trace_events shard \d+: \d+ events, done/);
-    expect(stdout).toMatch(/replayed 198 events into the async projections/); // the log (66 events) read once per async projection (trace_events, prefix_reports, usage)
+    expect(stdout).toMatch(/replayed 204 events into the async projections/); // the log (68 events: the dev tenant's creation and key too) read once per async projection (trace_events, prefix_reports, usage)
 
     const reopened = await openDatabase({ kind: 'pglite', dataDir: join(covel.dataDir, 'pglite') });
     try {

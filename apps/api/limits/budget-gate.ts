@@ -2,18 +2,21 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../../libs/engine';
 import type { TenantRequest } from '../auth.guard';
 
-/** The `/v1` routes (paths relative to the mount) whose request starts model calls: a new input, a regeneration, an activation, a world generation. */
+/**
+ * The `/v1` routes (paths relative to the mount) whose request starts model calls: a new input, a
+ * regeneration, an activation, a world generation. Case-blind, as the router is (`/INPUTS` reaches `/inputs`).
+ */
 const STARTS_MODEL_CALLS: readonly { method: string; path: RegExp }[] = [
-  { method: 'POST', path: /^\/sessions\/[^/]+\/inputs\/?$/ },
-  { method: 'POST', path: /^\/sessions\/[^/]+\/turns\/[^/]+\/retry\/?$/ },
-  { method: 'POST', path: /^\/sessions\/[^/]+\/activations\/?$/ },
-  { method: 'POST', path: /^\/worlds\/generate\/?$/ },
+  { method: 'POST', path: /^\/sessions\/[^/]+\/inputs\/?$/i },
+  { method: 'POST', path: /^\/sessions\/[^/]+\/turns\/[^/]+\/retry\/?$/i },
+  { method: 'POST', path: /^\/sessions\/[^/]+\/activations\/?$/i },
+  { method: 'POST', path: /^\/worlds\/generate\/?$/i },
 ];
 
 /** An edit of a message with `regenerate: true` re-runs the turn. */
 const isRegeneratingEdit = (req: Request) =>
   req.method === 'PATCH' &&
-  /^\/sessions\/[^/]+\/messages\/[^/]+\/?$/.test(req.path) &&
+  /^\/sessions\/[^/]+\/messages\/[^/]+\/?$/i.test(req.path) &&
   typeof req.body === 'object' &&
   req.body !== null &&
   (req.body as { regenerate?: unknown }).regenerate === true;

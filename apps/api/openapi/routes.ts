@@ -78,6 +78,7 @@ import {
   TenantList,
   UsageReportSchema,
   TenantLimitsAnswer,
+  TenantLimitsBody,
 } from './schemas';
 
 /** A path parameter: its name in the path template, what it is, and its schema. */
@@ -379,7 +380,6 @@ const WORLD_ROUTES: readonly ApiRoute[] = [
   },
 ];
 
-/** Every route of the API: the one list the document is built from. */
 const keyIdParam: PathParam = { name: 'id', description: 'The key id (a UUID).', schema: uuid };
 const tenantIdParam: PathParam = { name: 'id', description: 'The tenant id (a UUID).', schema: uuid };
 const keyConflict: ErrorResponses = {
@@ -504,8 +504,39 @@ const LIMITS_ROUTES: readonly ApiRoute[] = [
   },
 ];
 
+/** The operator's view and change of a tenant's limits (issue 32), behind `COVEL_ADMIN_API_KEY`. */
+const ADMIN_LIMITS_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'get',
+    path: '/admin/tenants/{id}/limits',
+    operationId: 'getTenantLimits',
+    summary: 'A tenant’s limits: what is set and what is in force',
+    tag: 'admin',
+    auth: 'operator',
+    pathParams: [tenantIdParam],
+    responses: { 200: json(TenantLimitsAnswer, 'The tenant’s limits.') },
+    errors: operatorErrors(['TENANT_NOT_FOUND']),
+  },
+  {
+    method: 'put',
+    path: '/admin/tenants/{id}/limits',
+    operationId: 'setTenantLimits',
+    summary: 'Replace a tenant’s limits (in force on every API process within a second)',
+    description:
+      'The whole object: an absent field is the deployment’s default again. Recorded as `tenant.limits-changed@1` (`by: operator`) in the stream `tenant:<tenantId>`. A bad field is a 400 `INVALID_LIMITS` naming it.',
+    tag: 'admin',
+    auth: 'operator',
+    pathParams: [tenantIdParam],
+    body: TenantLimitsBody,
+    responses: { 200: json(TenantLimitsAnswer, 'The tenant’s limits as now recorded.') },
+    errors: { ...operatorErrors(['TENANT_NOT_FOUND']), ...bodyErrors(['INVALID_LIMITS']), ...keyConflict },
+  },
+];
+
+/** Every route of the API: the one list the document is built from. */
 export const API_ROUTES: readonly ApiRoute[] = [
   ...KEY_ROUTES,
+  ...ADMIN_LIMITS_ROUTES,
   ...ADMIN_ROUTES,
   ...LIMITS_ROUTES,
   ...WORLD_GENERATION_ROUTES,

@@ -784,6 +784,12 @@ export const UsageReportSchema = named(
   'Model calls, tokens and est. cost over a range of UTC days, one row per group, with the totals.',
 );
 sameShape<SameShape<z.infer<typeof UsageReportSchema>, UsageReport>>();
+/** `PUT /admin/tenants/:id/limits`: the limits the operator sets (each absent field: the deployment's default). */
+export const TenantLimitsBody = named(
+  TenantLimits,
+  'TenantLimitsSettings',
+  'A tenant’s limits as the operator sets them: `requestsPerSecond` and `burst` (its request bucket), `maxInFlight` (executions running at once), `budget` (spend per UTC day or calendar month, in tokens and/or est. USD). An absent field is the deployment’s default.',
+);
 /** `GET /v1/limits` (and the operator's `/admin/tenants/:id/limits`). */
 export const TenantLimitsAnswer = named(
   z.object({

@@ -1,8 +1,9 @@
-import { Body, type CanActivate, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, type CanActivate, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Put, UseGuards } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import type { Engine } from '../../../libs/engine';
+import type { Engine, TenantLimitsView } from '../../../libs/engine';
 import { EngineError, NotFoundError } from '../../../libs/errors';
-import { type ApiKeyView, type Tenant, TenantNotFoundError } from '../../../libs/events';
+import { type ApiKeyView, type Tenant, type TenantLimits, TenantNotFoundError } from '../../../libs/events';
+import { TenantLimitsBodyPipe } from '../limits/tenant-limits-body';
 import { CreateKeyBody, CreateTenantBody } from '../bodies';
 import type { CreatedKeyView } from '../keys.controller';
 import { ENGINE } from '../tokens';
@@ -51,8 +52,9 @@ export class OperatorGuard implements CanActivate {
 /**
  * The operator's tenants (issue 32), behind `COVEL_ADMIN_API_KEY`: make a tenant (with its first
  * key, every scope, answered once), list them, and make, list and revoke a tenant's keys (the
- * operator may revoke a tenant's last admin key). Every change is an event of `tenant:<tenantId>`,
- * `by: operator`.
+ * operator may revoke a tenant's last admin key), read and set a tenant's limits (request rate,
+ * executions in flight, spend budget; in force on every API process within `LIMITS_CACHE_MS`).
+ * Every change is an event of `tenant:<tenantId>`, `by: operator`.
  */
 @Controller('admin/tenants')
 @UseGuards(OperatorGuard)
@@ -87,5 +89,15 @@ export class AdminTenantsController {
   @Delete(':id/keys/:keyId')
   async revokeKey(@Param('id', new UuidParamPipe('tenant')) id: string, @Param('keyId', new UuidParamPipe('api-key')) keyId: string): Promise<ApiKeyView> {
     return this.engine.tenants.revokeKey({ tenantId: id, keyId, by: 'operator', keepLastAdmin: false });
+  }
+
+  @Get(':id/limits')
+  async limits(@Param('id', new UuidParamPipe('tenant')) id: string): Promise<TenantLimitsView> {
+    return this.engine.limits.view(id);
+  }
+
+  @Put(':id/limits')
+  async setLimits(@Param('id', new UuidParamPipe('tenant')) id: string, @Body(new TenantLimitsBodyPipe()) limits: TenantLimits): Promise<TenantLimitsView> {
+    return this.engine.limits.change({ tenantId: id, limits, by: 'operator' });
   }
 }
