@@ -183,5 +183,8 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
 function pgliteTemplate(): Blob | undefined {
   const file = process.env.COVEL_PGLITE_TEMPLATE;
   if (!file || !existsSync(file)) return undefined;
-  return new Blob([readFileSync(file)]);
+  // read once per process (a Blob is immutable; PGlite only reads it): a test file opens many databases
+  if (templateBlob?.file !== file) templateBlob = { file, blob: new Blob([readFileSync(file)]) };
+  return templateBlob.blob;
 }
+let templateBlob: { file: string; blob: Blob } | undefined;
