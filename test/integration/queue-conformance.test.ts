@@ -181,6 +181,30 @@ describe('fair scheduling on BullMQ: what only Redis shares', () => {
     expect(runs).toEqual([first.executionId, second.executionId]);
   }, 30_000);
 
+  it('a tenant’s cap holds across two consumers (and a producer of its own)', async () => {
+    const prefix = newPrefix();
+    const fairness = { window: 10, tenantMaxInFlight: 2 };
+    const tenant = randomUUID();
+    let running = 0;
+    let maxRunning = 0;
+    let ended = 0;
+    const handlers = {
+      turn: async () => {
+        maxRunning = Math.max(maxRunning, ++running);
+        await new Promise((r) => setTimeout(r, 100));
+        running--;
+        ended++;
+        return done;
+      },
+      runtime: async () => done,
+    };
+    for (let i = 0; i < 2; i++) queueOn(prefix, { fairness, consumer: { concurrency: 3, lockDurationMs: 5_000, stalledIntervalMs: 2_000 } }).consume(handlers);
+    const producer = queueOn(prefix, { fairness });
+    for (let i = 0; i < 6; i++) await producer.enqueue(turnJob(tenant));
+    expect(await eventually(() => ended === 6)).toBe(true);
+    expect(maxRunning).toBe(2);
+  }, 30_000);
+
   it('an enqueue of an admitted execution whose turn job is there adds nothing (no second add: one Redis round trip)', async () => {
     const prefix = newPrefix();
     const producer = queueOn(prefix, { fairness: { window: 1 } });

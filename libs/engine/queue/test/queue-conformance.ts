@@ -663,6 +663,25 @@ export function queueConformance(driver: ConformanceDriver): void {
       );
 
       it(
+        "a held job's wait (the metrics) counts from its enqueue, its held time included",
+        async () => {
+          const waits: number[] = [];
+          const queue = create(2, ({ queue, waitedMs }) => queue === 'covel-turns' && waits.push(waitedMs), { window: 1 });
+          const [first, second] = [turnJob(), turnJob()];
+          const gate = deferred();
+          queue.consume(handlers({ turn: async (job) => (job.executionId === first.executionId && (await gate.promise), done) }));
+          await queue.enqueue(first);
+          await queue.enqueue(second);
+          expect(await eventually(() => waits.length === 1)).toBe(true);
+          await sleep(400);
+          gate.resolve();
+          expect(await eventually(() => waits.length === 2)).toBe(true);
+          expect(waits[1]).toBeGreaterThanOrEqual(350);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
         'a retried turn job keeps its place; one failed for good (permanently, or out of attempts) gives it to the next',
         async () => {
           const queue = create(1, undefined, { window: 1 });
