@@ -44,7 +44,7 @@ describe('fair scheduling on BullMQ: what only Redis shares', () => {
     prefixes.push(prefix);
     return prefix;
   };
-  const turnJob = (tenantId = randomUUID()): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId });
+  const turnJob = (tenantId: string = randomUUID()): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId });
   const done = { kind: 'done' } as const;
   const eventually = async (check: () => boolean, ms = 5_000) => {
     for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) if (check()) return true;

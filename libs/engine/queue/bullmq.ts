@@ -358,7 +358,7 @@ export class BullMqTurnQueue implements TurnQueue {
     );
     if (Number(released) > 0)
       this.options.logger?.warn(
-        `queue: ${released} admitted execution(s) without a turn job freed (a process died between admitting and adding, or the job failed for good)`,
+        `queue: ${released} admitted execution(s) without a turn job freed (a process died between admitting and adding or before releasing, a release failed, a job removed by hand)`,
       );
     await this.addAdmitted(consumer.turns, admitted);
   }
@@ -437,8 +437,10 @@ export class BullMqTurnQueue implements TurnQueue {
     }
     // A turn job's end for good frees its execution's place once BullMQ has removed the job: done,
     // or failed for good (`finishedOn` is set only then: out of attempts, UnrecoverableError, an
-    // error outside the handler such as a lost lock on the last attempt). What never reaches these
-    // (a job failed by the stalled-job check, removed by hand, a process dying) a tick frees.
+    // error outside the handler such as a lost lock on the last attempt or unreadable data, a job
+    // stalled too often: BullMQ fails it as unrecoverable when a worker next takes it). What never
+    // reaches these (a job removed by hand, a process dying before its release, a failed release)
+    // a tick frees.
     const releasing = new Set<Promise<void>>();
     const released = (job: Job | undefined) => {
       const parsed = TurnJobSchema.safeParse(job?.data);

@@ -301,8 +301,8 @@ return dispatch({})
  * registration lasts (ms), how old an admission must be to be checked (ms). Registers the consumer
  * and sets the auto window (the live consumers' total concurrency, also kept as the last known);
  * releases admitted executions not seen alive for that long whose turn job is gone or finished (a
- * process that died between admitting and adding or before its release, a job failed for good by
- * the stalled-job check, a job removed by hand), re-marking the others as seen; rebuilds the
+ * process that died between admitting and adding or before its release, a release call that
+ * failed, a job removed by hand), re-marking the others as seen; rebuilds the
  * tenants' in-flight sets from the admitted ones; puts back on the ring the parked tenants below
  * their cap (a cap raised); then dispatches. Answers { released, ...the JSON of the jobs admitted }.
  */
