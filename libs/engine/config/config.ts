@@ -102,14 +102,14 @@ export const EngineEnv = z.object({
     .preprocess(emptyAsUnset, z.coerce.number({ error: 'a whole number' }).int().positive().optional())
     .meta(
       about(
-        "Fair scheduling: executions admitted to the turn queue at once across tenants; the rest wait on their tenant's list, admitted round robin as others end. Unset: the total `COVEL_WORKER_CONCURRENCY` of the live workers. Larger lets a flood wait in front of other tenants; smaller idles workers.",
+        "Fair scheduling: executions admitted to the turn queue at once across tenants; the rest wait on their tenant's list, admitted round robin as others end. Unset: the total `COVEL_WORKER_CONCURRENCY` of the live workers. Larger lets a flood wait in front of other tenants; smaller idles workers. Set it alike on every process (API and workers): each admission applies the value of the process deciding it.",
       ),
     ),
   COVEL_TENANT_MAX_IN_FLIGHT: z
     .preprocess(emptyAsUnset, z.coerce.number({ error: 'a whole number' }).int().positive().optional())
     .meta(
       about(
-        "A tenant's cap on executions in flight (admitted to the turn queue) when its settings give none. Unset: no cap but the window (one tenant alone may use every worker).",
+        "A tenant's cap on executions in flight (admitted to the turn queue) when its settings give none. Unset: no cap but the window (one tenant alone may use every worker). Set it alike on every process (API and workers): each admission applies the value of the process deciding it.",
       ),
     ),
   COVEL_JOB_LOCK_MS: z.coerce

@@ -147,6 +147,8 @@ function bounded<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promi
 
 /** A turn job's data: the job, and the attempt it claimed (written with `updateData`). */
 const TurnJobDataSchema = TurnJobSchema.extend({ claimedAttempt: z.number().int().positive().optional() });
+/** A held turn job on its tenant's ready list: the job, and when it was enqueued (ms). */
+const HeldTurnJobSchema = TurnJobSchema.extend({ enqueuedAt: z.number().int().positive().optional() });
 type TurnJobData = z.infer<typeof TurnJobDataSchema>;
 
 /** Job data read back from Redis is a boundary: a malformed job can never succeed. */
@@ -190,9 +192,11 @@ export class BullMqTurnQueue implements TurnQueue {
     /** The turn queue on the consumer's connection: the adds of what a release or a tick admitted. */
     turns: Queue;
     workers: Worker[];
-    /** This consumer's name in the auto window's registrations, and its tick's timer. */
+    /** This consumer's name in the auto window's registrations, and the stop of its tick. */
     name: string;
-    tick: NodeJS.Timeout;
+    stopTicking: () => Promise<void>;
+    /** The releases under way (the jobs that ended while closing): awaited before the connection goes. */
+    releasing: Set<Promise<void>>;
   } | null = null;
   /** The runtime queue as the producer's connection sees it (depth, the dashboard); made when first asked. */
   private runtimesView: Queue | null = null;
@@ -223,10 +227,15 @@ export class BullMqTurnQueue implements TurnQueue {
     return this.options.prefix ?? 'covel';
   }
 
-  /** What every admission script is told first: its keys' base, the window (0: the auto window), the default cap (0: none). */
+  /**
+   * What every admission script is told first: its keys' base, the window (0: the auto window), the
+   * default cap (0: none), the turn jobs' key prefix. The window and the default cap are this
+   * process's: every process of a deployment must be given the same (`COVEL_SCHEDULER_WINDOW`,
+   * `COVEL_TENANT_MAX_IN_FLIGHT`), else each decision applies the values of the process making it.
+   */
   private fairArgs(): (string | number)[] {
     const fairness = this.options.fairness;
-    return [`${this.prefix}:fair`, fairness?.window ?? 0, fairness?.tenantMaxInFlight ?? 0];
+    return [`${this.prefix}:fair`, fairness?.window ?? 0, fairness?.tenantMaxInFlight ?? 0, `${this.prefix}:${TURN_QUEUE_NAME}:`];
   }
 
   /** False once the connection is known lost (or refused); true while up or still making its first connection. */
@@ -276,21 +285,25 @@ export class BullMqTurnQueue implements TurnQueue {
 
   /**
    * One admission script call (admitted or held on the tenant's ready list, atomically), then the
-   * add of an admitted job (also when it was admitted already: a lost add is mended, the job id
-   * makes it idempotent).
+   * add of an admitted job (also when it was admitted already but its job is gone: a lost add is
+   * mended, the job id makes it idempotent); nothing more when its job is there already.
    */
   async enqueue(job: TurnJob): Promise<void> {
     const data = turnJobOf(withTraceCarrier(job));
     await this.add('turn', async () => {
       const cap = await capOf(this.options.fairness, job.tenantId);
       await this.queue.waitUntilReady(); // the first connection (this connection queues no command meanwhile)
-      const admitted = await this.connection.covelFairAdmit(...this.fairArgs(), job.tenantId, job.executionId, JSON.stringify(data), cap);
-      if (admitted === 1) await this.queue.add('turn', data, this.turnJobOptions(data));
+      const enqueuedAt = Date.now();
+      const held = JSON.stringify({ ...data, enqueuedAt });
+      const admitted = await this.connection.covelFairAdmit(...this.fairArgs(), job.tenantId, job.executionId, held, cap);
+      if (admitted === 1) await this.queue.add('turn', data, this.turnJobOptions(data, enqueuedAt));
     });
   }
 
-  private turnJobOptions(job: TurnJob): JobsOptions {
+  /** `enqueuedAt` is the job's timestamp: its wait (the metrics) counts from its enqueue, held time included. */
+  private turnJobOptions(job: TurnJob, enqueuedAt: number): JobsOptions {
     return {
+      timestamp: enqueuedAt,
       jobId: turnJobId(job.executionId),
       attempts: this.retry.turnAttempts,
       backoff: { type: 'exponential', delay: this.retry.backoffMs },
@@ -303,18 +316,21 @@ export class BullMqTurnQueue implements TurnQueue {
   /** Adds the turn jobs a release or a tick admitted (their JSON as the script answered it). */
   private async addAdmitted(turns: Queue, payloads: readonly unknown[]): Promise<void> {
     const jobs = payloads.flatMap((payload) => {
-      const parsed = typeof payload === 'string' ? TurnJobSchema.safeParse(JSON.parse(payload)) : null;
+      const parsed = typeof payload === 'string' ? HeldTurnJobSchema.safeParse(JSON.parse(payload)) : null;
       return parsed?.success ? [parsed.data] : [];
     });
-    if (jobs.length) await turns.addBulk(jobs.map((job) => ({ name: 'turn', data: job, opts: this.turnJobOptions(job) })));
+    if (jobs.length)
+      await turns.addBulk(jobs.map(({ enqueuedAt, ...job }) => ({ name: 'turn', data: job, opts: this.turnJobOptions(job, enqueuedAt ?? Date.now()) })));
   }
 
   /**
-   * The execution's turn job has ended for good: one script call frees its place and admits what
-   * waits (round robin across tenants), then the admitted jobs are added. A failure is logged, not
-   * thrown: the turn job's end stands, and a tick frees the place once the job is gone.
+   * The execution's turn job has ended for good and BullMQ has removed it (called from the worker's
+   * `completed` and final `failed` events, so an enqueue of the same execution in between never
+   * finds the old job: see RELEASE_SCRIPT): one script call frees its place and admits what waits
+   * (round robin across tenants), then the admitted jobs are added. A failure is logged, not thrown:
+   * a tick frees the place once the job is gone.
    */
-  private async release(consumer: { connection: FairCommands; turns: Queue }, job: TurnJob): Promise<void> {
+  private async release(consumer: { connection: FairCommands; turns: Queue }, job: Pick<TurnJob, 'tenantId' | 'executionId'>): Promise<void> {
     try {
       const admitted = await consumer.connection.covelFairRelease(...this.fairArgs(), job.tenantId, job.executionId);
       await this.addAdmitted(consumer.turns, admitted);
@@ -327,19 +343,22 @@ export class BullMqTurnQueue implements TurnQueue {
    * A consumer's tick: registers its concurrency (the auto window), frees admissions whose turn job
    * is gone, dispatches (a cap raised, a window grown), adds what it admitted. One script call.
    */
+  /** How long a consumer's registration lasts: three ticks (a consumer gone shrinks the auto window after that). */
+  private registrationMs(): number {
+    return 3 * (this.options.fairness?.tickMs ?? FAIR_TICK_MS);
+  }
+
   private async tick(consumer: { connection: FairCommands; turns: Queue }, name: string, concurrency: number): Promise<void> {
-    const tickMs = this.options.fairness?.tickMs ?? FAIR_TICK_MS;
     const [released, ...admitted] = await consumer.connection.covelFairTick(
       ...this.fairArgs(),
       name,
       concurrency,
-      3 * tickMs,
+      this.registrationMs(),
       this.options.fairness?.staleAfterMs ?? FAIR_STALE_AFTER_MS,
-      `${this.prefix}:${TURN_QUEUE_NAME}:`,
     );
     if (Number(released) > 0)
       this.options.logger?.warn(
-        `queue: ${released} admitted execution(s) without a turn job freed (a process died between admitting and adding, or the job failed for good)`,
+        `queue: ${released} admitted execution(s) without a turn job freed (a process died between admitting and adding or before releasing, a release failed, a job removed by hand)`,
       );
     await this.addAdmitted(consumer.turns, admitted);
   }
@@ -389,7 +408,7 @@ export class BullMqTurnQueue implements TurnQueue {
     const runtimes = new Queue(RUNTIME_QUEUE_NAME, { connection, prefix: this.prefix });
     const fair = { connection: withFairCommands(connection), turns: new Queue(TURN_QUEUE_NAME, { connection, prefix: this.prefix }) };
     const workers = [
-      new Worker(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, fair, job, token), workerOptions),
+      new Worker(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, job, token), workerOptions),
       new Worker(RUNTIME_QUEUE_NAME, (job, token) => this.processRuntime(handlers, job, token), workerOptions),
     ];
     const world = handlers.world?.bind(handlers);
@@ -416,19 +435,46 @@ export class BullMqTurnQueue implements TurnQueue {
         });
       });
     }
+    // A turn job's end for good frees its execution's place once BullMQ has removed the job: done,
+    // or failed for good (`finishedOn` is set only then: out of attempts, UnrecoverableError, an
+    // error outside the handler such as a lost lock on the last attempt or unreadable data, a job
+    // stalled too often: BullMQ fails it as unrecoverable when a worker next takes it). What never
+    // reaches these (a job removed by hand, a process dying before its release, a failed release)
+    // a tick frees.
+    const releasing = new Set<Promise<void>>();
+    const released = (job: Job | undefined) => {
+      const parsed = TurnJobSchema.safeParse(job?.data);
+      if (!parsed.success) return;
+      const release = this.release(fair, parsed.data).finally(() => releasing.delete(release));
+      releasing.add(release);
+    };
+    workers[0].on('completed', (job) => released(job));
+    workers[0].on('failed', (job) => {
+      if (job?.finishedOn) released(job);
+    });
     const name = options.name ?? `consumer-${randomBytes(4).toString('hex')}`;
-    let ticking = false;
+    let ticking: Promise<void> | null = null;
     const tick = () => {
       if (ticking || this.closed) return;
-      ticking = true;
-      this.tick(fair, name, options.concurrency)
+      ticking = this.tick(fair, name, options.concurrency)
         .catch(onError)
-        .finally(() => (ticking = false));
+        .finally(() => (ticking = null));
     };
     const timer = setInterval(tick, this.options.fairness?.tickMs ?? FAIR_TICK_MS);
     timer.unref();
     tick(); // at once: held executions (a producer ran before any consumer) start now
-    this.consumer = { connection: fair.connection, runtimes, turns: fair.turns, workers, name, tick: timer };
+    this.consumer = {
+      connection: fair.connection,
+      runtimes,
+      turns: fair.turns,
+      workers,
+      name,
+      stopTicking: async () => {
+        clearInterval(timer);
+        await ticking; // a tick in flight would register this consumer again after its leaving
+      },
+      releasing,
+    };
   }
 
   /**
@@ -437,13 +483,7 @@ export class BullMqTurnQueue implements TurnQueue {
    * the claimed attempt with it) when every child has ended. When they all ended already, BullMQ
    * answers that there is nothing to wait for and the handler is asked again at once.
    */
-  private async processTurn(
-    handlers: QueueHandlers,
-    runtimes: Queue,
-    fair: { connection: FairCommands; turns: Queue },
-    job: Job,
-    token: string | undefined,
-  ): Promise<void> {
+  private async processTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
     this.started(job);
     let data: TurnJobData = parseData(TurnJobDataSchema, job);
     const maxAttempts = job.opts.attempts ?? this.retry.turnAttempts;
@@ -466,14 +506,9 @@ export class BullMqTurnQueue implements TurnQueue {
       try {
         step = await handlers.turn(turnJobOf(data), ctx);
       } catch (error) {
-        // failed for good: the execution's place goes to the next one (a retry keeps it)
-        if (isPermanentFailure(error) || job.attemptsMade + 1 >= maxAttempts) await this.release(fair, data);
         throw forBullMq(error);
       }
-      if (step.kind === 'done') {
-        await this.release(fair, data);
-        return;
-      }
+      if (step.kind === 'done') return;
       if (step.kind === 'later') {
         await job.moveToDelayed(Date.now() + step.delayMs, token);
         throw new DelayedError();
@@ -546,14 +581,18 @@ export class BullMqTurnQueue implements TurnQueue {
   async close(options: QueueCloseOptions = {}): Promise<void> {
     this.closed = true;
     if (this.consumer) {
-      const { workers, runtimes, turns, connection, name, tick } = this.consumer;
+      const { workers, runtimes, turns, connection, name, stopTicking, releasing } = this.consumer;
       this.consumer = null; // closed once: a second close does not wait for a job left running
-      clearInterval(tick);
+      await stopTicking();
       // Worker.close stops fetching at once, then waits for the jobs running here to end (their locks renewed meanwhile)
       const closing = Promise.all(workers.map((w) => w.close()));
       const release = async () => {
-        // its concurrency no longer counts in the auto window (bounded: a Redis away does not hold the close)
-        await bounded(connection.covelFairLeave(...this.fairArgs(), name), PING_TIMEOUT_MS, () => queueUnavailable('no answer')).catch(() => undefined);
+        // the places of the jobs that ended here freed, then its concurrency no longer counts in the
+        // auto window (bounded: a Redis away does not hold the close)
+        await bounded(Promise.all(releasing), PING_TIMEOUT_MS, () => queueUnavailable('no answer')).catch(() => undefined);
+        await bounded(connection.covelFairLeave(...this.fairArgs(), name, this.registrationMs()), PING_TIMEOUT_MS, () => queueUnavailable('no answer')).catch(
+          () => undefined,
+        );
         await runtimes.close();
         await turns.close();
         connection.disconnect();

@@ -27,14 +27,22 @@ export async function capOf(options: FairnessOptions | undefined, tenantId: stri
   return Number.isFinite(cap) && cap > 0 ? Math.floor(cap) : 0;
 }
 
+/** A held or admitted job, with when it was enqueued (its wait, held time included, is measured from then). */
+export interface Admitted {
+  job: TurnJob;
+  enqueuedAt: number;
+}
+
 /** The in-memory admission of the in-process driver: the same policy as the Redis scripts. */
 export class MemoryAdmission {
   private readonly admitted = new Map<string, string>(); // executionId → tenantId
   private readonly inFlight = new Map<string, number>();
   private readonly held = new Set<string>();
-  private readonly ready = new Map<string, TurnJob[]>();
-  /** Tenants with held executions, in round-robin order. */
+  private readonly ready = new Map<string, Admitted[]>();
+  /** Tenants with held executions and room under their cap, in round-robin order. */
   private ring: string[] = [];
+  /** Tenants with held executions at their cap: back on the ring when a release brings them below it. */
+  private readonly parked = new Set<string>();
   private readonly caps = new Map<string, number>();
 
   constructor(private readonly window: number) {}
@@ -49,53 +57,61 @@ export class MemoryAdmission {
   }
 
   /** Admits the job now (true) or holds it behind its tenant's earlier ones (false). `cap` 0: none. */
-  enqueue(job: TurnJob, cap: number): boolean {
+  enqueue(job: TurnJob, cap: number, enqueuedAt = Date.now()): boolean {
     this.caps.set(job.tenantId, cap);
+    this.unpark(job.tenantId);
     const queue = this.ready.get(job.tenantId);
     if (!queue?.length && this.room() && this.tenantRoom(job.tenantId)) {
       this.admit(job);
       return true;
     }
     this.held.add(job.executionId);
-    if (queue?.length) queue.push(job);
+    if (queue?.length) queue.push({ job, enqueuedAt });
     else {
-      this.ready.set(job.tenantId, [job]);
-      this.ring.push(job.tenantId);
+      this.ready.set(job.tenantId, [{ job, enqueuedAt }]);
+      if (this.tenantRoom(job.tenantId)) this.ring.push(job.tenantId);
+      else this.parked.add(job.tenantId);
     }
     return false;
   }
 
   /** The execution's job has ended for good: frees its place; the jobs admitted in its stead. */
-  release(job: Pick<TurnJob, 'executionId' | 'tenantId'>): TurnJob[] {
+  release(job: Pick<TurnJob, 'executionId' | 'tenantId'>): Admitted[] {
     if (this.admitted.get(job.executionId) === job.tenantId) {
       this.admitted.delete(job.executionId);
       this.inFlight.set(job.tenantId, (this.inFlight.get(job.tenantId) ?? 1) - 1);
+      this.unpark(job.tenantId);
     }
     return this.dispatch();
   }
 
-  private dispatch(): TurnJob[] {
-    const out: TurnJob[] = [];
-    let misses = 0;
-    while (this.room() && this.ring.length > 0 && misses < this.ring.length) {
+  /** Round robin over the ring; a tenant found at its cap is parked (each step admits or drops one tenant: O(k + n)). */
+  private dispatch(): Admitted[] {
+    const out: Admitted[] = [];
+    while (this.room() && this.ring.length > 0) {
       const tenant = this.ring.shift()!;
       const queue = this.ready.get(tenant) ?? [];
       if (!this.tenantRoom(tenant)) {
-        this.ring.push(tenant);
-        misses++;
+        if (queue.length) this.parked.add(tenant);
         continue;
       }
-      const job = queue.shift();
-      if (job) {
-        this.held.delete(job.executionId);
-        this.admit(job);
-        out.push(job);
-        misses = 0;
+      const next = queue.shift();
+      if (next) {
+        this.held.delete(next.job.executionId);
+        this.admit(next.job);
+        out.push(next);
       }
       if (queue.length) this.ring.push(tenant);
       else this.ready.delete(tenant);
     }
     return out;
+  }
+
+  private unpark(tenant: string) {
+    if (this.parked.has(tenant) && this.tenantRoom(tenant)) {
+      this.parked.delete(tenant);
+      this.ring.push(tenant);
+    }
   }
 
   private admit(job: TurnJob) {
@@ -114,26 +130,36 @@ export class MemoryAdmission {
 }
 
 /**
- * The Redis side (BullMQ driver). Keys under `<prefix>:fair:`: `admitted` (zset of
- * `tenant|execution` → when admitted or last seen alive, ms), `held` (set of held execution ids),
- * `ring` (list of tenants with held executions), `caps` (hash tenant → cap, 0 none: stored at each
+ * The Redis side (BullMQ driver). Keys under `<prefix>:fair:`: `admitted` (zset of members
+ * `<length of tenant>:<tenant>|<execution>` → when admitted or last seen alive, ms; the length makes
+ * the encoding unambiguous whatever the ids hold), `held` (set of held execution ids), `ring` (list
+ * of tenants with held executions and room under their cap, round robin), `parked` (set of tenants
+ * with held executions at their cap: a release that brings one below its cap puts it back on the
+ * ring, so a dispatch never walks capped tenants), `caps` (hash tenant → cap, 0 none: stored at each
  * enqueue so a dispatch in another process applies it), `window` (the auto window, with an expiry),
- * `workers` (hash consumer → `expiresAt|concurrency`), and per tenant `ready:<tenant>` (list of held
- * jobs' JSON, FIFO) and `inflight:<tenant>` (set of admitted execution ids). Tenant keys are built
- * inside the scripts: on Redis Cluster the prefix needs a hash tag (as BullMQ's own keys do).
+ * `window:last` (the last auto window, without one), `workers` (hash consumer →
+ * `expiresAt|concurrency`), `tenants` (set of tenants with an `inflight` set), and per tenant
+ * `ready:<tenant>` (list of held jobs' JSON, FIFO) and `inflight:<tenant>` (set of admitted
+ * execution ids: a tick rebuilds them all from `admitted`, so they never drift). Tenant keys are
+ * built inside the scripts: on Redis Cluster the prefix needs a hash tag (as BullMQ's own keys do).
  *
- * Every script's ARGV starts with: base (`<prefix>:fair`), window (0: the auto window), default cap.
- * An auto window that no consumer has registered (or whose consumers are all gone) means no window:
- * jobs are admitted as before this layer (a producer upgraded before its workers holds nothing).
+ * Every script's ARGV starts with: base (`<prefix>:fair`), window (0: the auto window), default cap,
+ * the turn jobs' key prefix (`<prefix>:covel-turns:`). The auto window is the live consumers' total
+ * concurrency; when they are all gone (a redeploy, a crash loop, producers up before the workers)
+ * the last total known stands. Only when no consumer has ever registered is there no window: jobs
+ * are admitted as before this layer (a producer upgraded before its workers holds nothing).
  */
 const COMMON = `
 local base = ARGV[1]
 local givenWindow = tonumber(ARGV[2])
 local defaultCap = tonumber(ARGV[3])
+local jobPrefix = ARGV[4]
 local admittedKey = base .. ':admitted'
 local heldKey = base .. ':held'
 local ringKey = base .. ':ring'
+local parkedKey = base .. ':parked'
 local capsKey = base .. ':caps'
+local tenantsKey = base .. ':tenants'
 local function now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -142,10 +168,29 @@ local function windowOf()
   if givenWindow > 0 then return givenWindow end
   local auto = tonumber(redis.call('GET', base .. ':window'))
   if auto then return auto end
+  local last = tonumber(redis.call('GET', base .. ':window:last'))
+  if last then return last end
   return -1
 end
 local function room(window)
   return window < 0 or redis.call('ZCARD', admittedKey) < window
+end
+local function memberOf(tenant, execution)
+  return string.len(tenant) .. ':' .. tenant .. '|' .. execution
+end
+local function parseMember(member)
+  local n, rest = string.match(member, '^(%d+):(.*)$')
+  if not n then return nil, nil end
+  n = tonumber(n)
+  if string.sub(rest, n + 1, n + 1) ~= '|' then return nil, nil end
+  return string.sub(rest, 1, n), string.sub(rest, n + 2)
+end
+local function inflightKey(tenant)
+  return base .. ':inflight:' .. tenant
+end
+local function unfinishedJob(execution)
+  local key = jobPrefix .. 'turn-' .. (string.gsub(execution, ':', '_'))
+  return redis.call('EXISTS', key) == 1 and redis.call('HEXISTS', key, 'finishedOn') == 0
 end
 local function capOf(tenant)
   local cap = tonumber(redis.call('HGET', capsKey, tenant))
@@ -153,24 +198,31 @@ local function capOf(tenant)
   return cap
 end
 local function tenantRoom(tenant, cap)
-  return cap <= 0 or redis.call('SCARD', base .. ':inflight:' .. tenant) < cap
+  return cap <= 0 or redis.call('SCARD', inflightKey(tenant)) < cap
+end
+local function unpark(tenant)
+  if redis.call('SISMEMBER', parkedKey, tenant) == 1 and tenantRoom(tenant, capOf(tenant)) then
+    redis.call('SREM', parkedKey, tenant)
+    redis.call('RPUSH', ringKey, tenant)
+  end
 end
 local function admit(tenant, execution, at)
-  redis.call('ZADD', admittedKey, at, tenant .. '|' .. execution)
-  redis.call('SADD', base .. ':inflight:' .. tenant, execution)
+  redis.call('ZADD', admittedKey, at, memberOf(tenant, execution))
+  redis.call('SADD', inflightKey(tenant), execution)
+  redis.call('SADD', tenantsKey, tenant)
 end
 local function release(tenant, execution)
-  redis.call('ZREM', admittedKey, tenant .. '|' .. execution)
-  redis.call('SREM', base .. ':inflight:' .. tenant, execution)
+  redis.call('ZREM', admittedKey, memberOf(tenant, execution))
+  redis.call('SREM', inflightKey(tenant), execution)
+  if redis.call('SCARD', inflightKey(tenant)) == 0 then redis.call('SREM', tenantsKey, tenant) end
+  unpark(tenant)
 end
 local function dispatch(out)
   local window = windowOf()
   local at = now()
-  local misses = 0
   while room(window) do
-    local n = redis.call('LLEN', ringKey)
-    if n == 0 or misses >= n then break end
     local tenant = redis.call('LPOP', ringKey)
+    if not tenant then break end
     local readyKey = base .. ':ready:' .. tenant
     if tenantRoom(tenant, capOf(tenant)) then
       local payload = redis.call('LPOP', readyKey)
@@ -179,83 +231,117 @@ local function dispatch(out)
         redis.call('SREM', heldKey, execution)
         admit(tenant, execution, at)
         out[#out + 1] = payload
-        misses = 0
       end
       if redis.call('LLEN', readyKey) > 0 then redis.call('RPUSH', ringKey, tenant) end
-    else
-      redis.call('RPUSH', ringKey, tenant)
-      misses = misses + 1
+    elseif redis.call('LLEN', readyKey) > 0 then
+      redis.call('SADD', parkedKey, tenant)
     end
   end
   return out
 end
+local function register(name, concurrency, ttl, at)
+  local workersKey = base .. ':workers'
+  if concurrency > 0 then redis.call('HSET', workersKey, name, (at + ttl) .. '|' .. concurrency) end
+  local total = 0
+  local entries = redis.call('HGETALL', workersKey)
+  for i = 1, #entries, 2 do
+    local expires, c = string.match(entries[i + 1], '^(%d+)|(%d+)$')
+    if expires and tonumber(expires) > at then total = total + tonumber(c) else redis.call('HDEL', workersKey, entries[i]) end
+  end
+  if total > 0 then
+    redis.call('SET', base .. ':window', total, 'PX', ttl)
+    redis.call('SET', base .. ':window:last', total)
+  else
+    redis.call('DEL', base .. ':window')
+  end
+end
 `;
 
 /**
- * enqueue. ARGV[4..7]: tenant, execution, the job's JSON, the tenant's cap (0: none). Answers 1:
- * admitted (now, or already: the caller adds the job, idempotent by its id, which also mends an
- * admission whose add was lost), 0: held (now or already).
+ * enqueue. ARGV[5..8]: tenant, execution, the job's JSON, the tenant's cap (0: none). Answers 1:
+ * admitted (now, or already but its turn job is gone or finished: the caller adds the job, which
+ * also mends an admission whose add was lost), 2: admitted already and its turn job is there
+ * (nothing to add), 0: held (now or already).
  */
 export const ADMIT_SCRIPT = `${COMMON}
-local tenant, execution, payload, cap = ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
-if redis.call('ZSCORE', admittedKey, tenant .. '|' .. execution) then return 1 end
+local tenant, execution, payload, cap = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
+if redis.call('ZSCORE', admittedKey, memberOf(tenant, execution)) then
+  if unfinishedJob(execution) then return 2 end
+  return 1
+end
 if redis.call('SISMEMBER', heldKey, execution) == 1 then return 0 end
 redis.call('HSET', capsKey, tenant, cap)
+unpark(tenant)
 local readyKey = base .. ':ready:' .. tenant
 if redis.call('LLEN', readyKey) == 0 and room(windowOf()) and tenantRoom(tenant, cap) then
   admit(tenant, execution, now())
   return 1
 end
 redis.call('SADD', heldKey, execution)
-if redis.call('RPUSH', readyKey, payload) == 1 then redis.call('RPUSH', ringKey, tenant) end
+if redis.call('RPUSH', readyKey, payload) == 1 then
+  if tenantRoom(tenant, cap) then redis.call('RPUSH', ringKey, tenant) else redis.call('SADD', parkedKey, tenant) end
+end
 return 0
 `;
 
-/** release. ARGV[4..5]: tenant, execution. Answers the JSON of the jobs admitted in its stead. */
+/**
+ * release, once the execution's turn job has ended for good and BullMQ has removed it. ARGV[5..6]:
+ * tenant, execution. An unfinished turn job of the execution found there is a new one (enqueued
+ * between the old one's removal and this call, admitted on the old one's place): the place stays
+ * with it. Answers the JSON of the jobs admitted in its stead.
+ */
 export const RELEASE_SCRIPT = `${COMMON}
-release(ARGV[4], ARGV[5])
+local tenant, execution = ARGV[5], ARGV[6]
+if not unfinishedJob(execution) then release(tenant, execution) end
 return dispatch({})
 `;
 
 /**
- * A consumer's periodic tick. ARGV[4..8]: this consumer's name, its concurrency, how long its
- * registration lasts (ms), how old an admission must be to be checked (ms), the turn jobs' key
- * prefix (`<prefix>:covel-turns:`). Registers the consumer and sets the auto window (the live
- * consumers' total concurrency); releases admitted executions not seen alive for that long whose
- * turn job is gone or finished (a process that died between admitting and adding, a job failed for
- * good by the stalled-job check), re-marking the others as seen; then dispatches. Answers
- * { released, ...the JSON of the jobs admitted }.
+ * A consumer's periodic tick. ARGV[5..8]: this consumer's name, its concurrency, how long its
+ * registration lasts (ms), how old an admission must be to be checked (ms). Registers the consumer
+ * and sets the auto window (the live consumers' total concurrency, also kept as the last known);
+ * releases admitted executions not seen alive for that long whose turn job is gone or finished (a
+ * process that died between admitting and adding or before its release, a release call that
+ * failed, a job removed by hand), re-marking the others as seen; rebuilds the
+ * tenants' in-flight sets from the admitted ones; puts back on the ring the parked tenants below
+ * their cap (a cap raised); then dispatches. Answers { released, ...the JSON of the jobs admitted }.
  */
 export const TICK_SCRIPT = `${COMMON}
-local name, concurrency, ttl, staleMs, jobPrefix = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local name, concurrency, ttl, staleMs = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local at = now()
-local workersKey = base .. ':workers'
-if concurrency > 0 then redis.call('HSET', workersKey, name, (at + ttl) .. '|' .. concurrency) end
-local total = 0
-local entries = redis.call('HGETALL', workersKey)
-for i = 1, #entries, 2 do
-  local expires, c = string.match(entries[i + 1], '^(%d+)|(%d+)$')
-  if expires and tonumber(expires) > at then total = total + tonumber(c) else redis.call('HDEL', workersKey, entries[i]) end
-end
-if total > 0 then redis.call('SET', base .. ':window', total, 'PX', ttl) end
+register(name, concurrency, ttl, at)
 local released = 0
 local old = redis.call('ZRANGEBYSCORE', admittedKey, '-inf', at - staleMs, 'LIMIT', 0, 200)
 for _, member in ipairs(old) do
-  local tenant, execution = string.match(member, '^(.-)|(.*)$')
-  local jobKey = jobPrefix .. 'turn-' .. string.gsub(execution, ':', '_')
-  if redis.call('EXISTS', jobKey) == 0 or redis.call('HEXISTS', jobKey, 'finishedOn') == 1 then
+  local tenant, execution = parseMember(member)
+  if not tenant then
+    redis.call('ZREM', admittedKey, member)
+  elseif unfinishedJob(execution) then
+    redis.call('ZADD', admittedKey, 'XX', at, member)
+  else
     release(tenant, execution)
     released = released + 1
-  else
-    redis.call('ZADD', admittedKey, 'XX', at, member)
   end
 end
-local out = dispatch({ released })
-return out
+for _, tenant in ipairs(redis.call('SMEMBERS', tenantsKey)) do redis.call('DEL', inflightKey(tenant)) end
+redis.call('DEL', tenantsKey)
+for _, member in ipairs(redis.call('ZRANGE', admittedKey, 0, -1)) do
+  local tenant, execution = parseMember(member)
+  if tenant then
+    redis.call('SADD', inflightKey(tenant), execution)
+    redis.call('SADD', tenantsKey, tenant)
+  end
+end
+for _, tenant in ipairs(redis.call('SMEMBERS', parkedKey)) do unpark(tenant) end
+return dispatch({ released })
 `;
 
-/** A consumer's leaving: its registration is dropped (the auto window shrinks at the next tick). ARGV[4]: its name. */
+/**
+ * A consumer's leaving: its registration is dropped and the auto window set to the consumers left
+ * (the last known stays when none is). ARGV[5..6]: its name, how long a registration lasts (ms).
+ */
 export const LEAVE_SCRIPT = `${COMMON}
-redis.call('HDEL', base .. ':workers', ARGV[4])
+redis.call('HDEL', base .. ':workers', ARGV[5])
+register(ARGV[5], 0, tonumber(ARGV[6]), now())
 return 0
 `;

@@ -111,13 +111,14 @@ export class InProcessQueue implements TurnQueue {
     const cap = await capOf(this.options.fairness, job.tenantId);
     if (this.closed) throw queueUnavailable('the in-process queue is closed');
     if (this.jobs.has(turnJobId(job.executionId)) || this.admission.has(job.executionId)) return;
-    if (this.admission.enqueue(traced, cap)) this.addTurn(traced);
+    const enqueuedAt = Date.now();
+    if (this.admission.enqueue(traced, cap, enqueuedAt)) this.addTurn(traced, enqueuedAt);
   }
 
-  /** Adds an admitted execution's turn job (its trace context as its enqueue captured it). */
-  private addTurn(job: TurnJob) {
+  /** Adds an admitted execution's turn job (its trace context as its enqueue captured it; its wait counted from its enqueue, held time included). */
+  private addTurn(job: TurnJob, enqueuedAt: number) {
     const id = turnJobId(job.executionId);
-    this.jobs.set(id, { lane: 'turn', id, job, attemptsMade: 0, claimedAttempt: null, waitingOn: null, enqueuedAt: Date.now() });
+    this.jobs.set(id, { lane: 'turn', id, job, attemptsMade: 0, claimedAttempt: null, waitingOn: null, enqueuedAt });
     this.schedule(id);
   }
 
@@ -297,7 +298,7 @@ export class InProcessQueue implements TurnQueue {
   private end(entry: Entry) {
     this.jobs.delete(entry.id);
     // a turn job's end frees its execution's place: what it admits is added (round robin across tenants)
-    if (entry.lane === 'turn') for (const job of this.admission.release(entry.job)) this.addTurn(job);
+    if (entry.lane === 'turn') for (const next of this.admission.release(entry.job)) this.addTurn(next.job, next.enqueuedAt);
     if (entry.lane !== 'runtime') return;
     for (const parentId of entry.parents) {
       const parent = this.jobs.get(parentId);

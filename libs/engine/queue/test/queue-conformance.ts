@@ -608,22 +608,75 @@ export function queueConformance(driver: ConformanceDriver): void {
       );
 
       it(
-        'enqueue of a held or an admitted execution adds nothing',
+        'enqueue of a held or an admitted execution adds nothing: an admitted one again takes no second place in the window',
         async () => {
-          const queue = create(1, undefined, { window: 1 });
-          const [admitted, waiting] = [turnJob(), turnJob()];
-          for (let i = 0; i < 3; i++) {
-            await queue.enqueue(admitted);
-            await queue.enqueue(waiting);
-          }
+          const queue = create(1, undefined, { window: 2 });
+          const [admitted, second, waiting] = [turnJob(), turnJob(), turnJob()];
+          for (const job of [admitted, second, waiting]) for (let i = 0; i < 3; i++) await queue.enqueue(job);
           const depth = await queue.depth();
           const turns = (state: string) => depth.find((d) => d.queue === 'covel-turns' && d.state === state)?.jobs ?? 0;
-          expect([turns('waiting'), turns('held')]).toEqual([1, 1]);
+          // counted twice, `admitted` would have left no place for `second`
+          expect([turns('waiting'), turns('held')]).toEqual([2, 1]);
           const runs: string[] = [];
           queue.consume(handlers({ turn: async (job) => (runs.push(job.executionId), done) }));
-          expect(await eventually(() => runs.length === 2)).toBe(true);
+          expect(await eventually(() => runs.length === 3)).toBe(true);
           await sleep(200);
-          expect(runs).toEqual([admitted.executionId, waiting.executionId]);
+          expect(runs).toEqual([admitted.executionId, second.executionId, waiting.executionId]);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        'a turn job waiting for its children keeps its place: the next starts only once it is done',
+        async () => {
+          const queue = create(2, undefined, { window: 1 });
+          const [parent, next] = [turnJob(), turnJob()];
+          const gate = deferred();
+          const runs: string[] = [];
+          let childRunning = false;
+          queue.consume(
+            handlers({
+              turn: async (job) => {
+                runs.push(job.executionId === parent.executionId ? 'parent' : 'next');
+                if (job.executionId === parent.executionId && runs.filter((r) => r === 'parent').length === 1)
+                  return { kind: 'awaitChildren', children: [child(job, 'slow')] };
+                return done;
+              },
+              runtime: async () => {
+                childRunning = true;
+                await gate.promise;
+                return done;
+              },
+            }),
+          );
+          await queue.enqueue(parent);
+          expect(await eventually(() => childRunning)).toBe(true);
+          await queue.enqueue(next);
+          await sleep(300);
+          expect(runs).toEqual(['parent']);
+          expect(await held(queue)).toBe(1);
+          gate.resolve();
+          expect(await eventually(() => runs.length === 3)).toBe(true);
+          expect(runs).toEqual(['parent', 'parent', 'next']);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
+        "a held job's wait (the metrics) counts from its enqueue, its held time included",
+        async () => {
+          const waits: number[] = [];
+          const queue = create(2, ({ queue, waitedMs }) => queue === 'covel-turns' && waits.push(waitedMs), { window: 1 });
+          const [first, second] = [turnJob(), turnJob()];
+          const gate = deferred();
+          queue.consume(handlers({ turn: async (job) => (job.executionId === first.executionId && (await gate.promise), done) }));
+          await queue.enqueue(first);
+          await queue.enqueue(second);
+          expect(await eventually(() => waits.length === 1)).toBe(true);
+          await sleep(400);
+          gate.resolve();
+          expect(await eventually(() => waits.length === 2)).toBe(true);
+          expect(waits[1]).toBeGreaterThanOrEqual(350);
         },
         TEST_TIMEOUT_MS,
       );
