@@ -206,6 +206,32 @@ describe('tenant limits (embedded)', () => {
     expect(await frank.client.waitFor(next.executionId, 60_000)).toBe('committed');
   }, 120_000);
 
+  it('executions in flight: a tenant with maxInFlight 1 runs one turn at a time (the others held by the queue), another tenant is not held', async () => {
+    const hank = await newTenant('hank');
+    const ivy = await newTenant('ivy');
+    expect((await putLimits(hank.id, { maxInFlight: 1 })).status).toBe(200);
+    await sleep(LIMITS_CACHE_MS + 50);
+    const sessions = await Promise.all([1, 2, 3].map(() => hank.client.createSession({ worldId: 'emberback' })));
+    const submitted = [];
+    for (const { id } of sessions) submitted.push(await hank.client.submit(id, 'look around'));
+    // the first runs, the other two wait on hank's list (an Emberback turn takes far longer than three posts)
+    const held = (await engine.queue.depth()).find((d) => d.queue === 'covel-turns' && d.state === 'held');
+    expect(held?.jobs).toBe(2);
+    // ivy (no cap) is admitted at once and plays meanwhile
+    const { id: ivySession } = await ivy.client.createSession({ worldId: 'emberback' });
+    expect(await ivy.client.waitFor((await ivy.client.submit(ivySession, 'wait')).executionId, 60_000)).toBe('committed');
+    for (const s of submitted) expect(await hank.client.waitFor(s.executionId, 60_000)).toBe('committed');
+    // hank's three turns ran one after another: each started after the one before it ended
+    const spans = [];
+    for (const { id } of sessions) {
+      const events = await engine.store.readStream(id, 0, 1000);
+      const at = (type: string) => events.find((e) => e.type === type)!.globalPosition;
+      spans.push({ started: at('execution.started@1'), ended: at('turn.committed@1') });
+    }
+    spans.sort((a, b) => a.started - b.started);
+    for (let i = 1; i < spans.length; i++) expect(spans[i].started).toBeGreaterThan(spans[i - 1].ended);
+  }, 120_000);
+
   it('a replay rebuilds tenant_limits from the log alone', async () => {
     const before = await engine.database.db.selectFrom('tenant_limits').selectAll().orderBy('stream_id').execute();
     expect(before.length).toBeGreaterThan(0);
