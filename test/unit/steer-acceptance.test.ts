@@ -220,9 +220,68 @@ describe('issue 30 acceptance: every Emberback plugin’s state follows the stor
   const { s, expectSameFolds, client, log, folds, call, emberbackSession, executionOf, commitVersion, storyMap, expectSameTurn, expectReplayIdentical } =
     steerSuite();
 
-  it('1. revert turn 4 of 5: every plugin’s data, the dimensions, memory and affinity are those of a session that played turns 1–3; turn 6’s narrator request is byte-identical to that session’s turn 4 apart from ids', async () => {
-    const a = await emberbackSession();
-    const turnsA = await playTurns(client(), a, INPUTS.slice(0, 5));
+  /**
+   * One session that played turns 1–5: test 1 branches it at turn 2, then test 2 reverts its turn 4
+   * (a branch leaves its parent's log as it was), so the two share its five turns.
+   */
+  let played: Promise<{ sessionId: string; turnIds: string[] }> | undefined;
+  const fiveTurns = () =>
+    (played ??= (async () => {
+      const sessionId = await emberbackSession();
+      return { sessionId, turnIds: await playTurns(client(), sessionId, INPUTS.slice(0, 5)) };
+    })());
+
+  it('1. branch at turn 2 of 5: the branch’s turn 3 requests are the parent’s original turn 3 requests apart from ids, with the root’s prompt_cache_key; prompt:prefix shares ≥ 95 %', async () => {
+    const { sessionId: p, turnIds: turnsP } = await fiveTurns();
+    const made = await call('POST', `/v1/sessions/${p}/branch`, { atTurnId: turnsP[1] });
+    expect(made.status).toBe(201);
+    const q = made.body.sessionId as string;
+    s.sessions.push(q);
+    const [third] = await playTurns(client(), q, [INPUTS[2]]);
+
+    // the root's key, as it is: not mapped
+    const [eq, ep] = [await log(q), await log(p)];
+    const sent = ofType(eq, 'llm.calling@1').filter((e) => e.data.turnId === third);
+    const parentThird = ofType(ep, 'llm.calling@1').filter((e) => e.data.turnId === turnsP[2]);
+    expect(sent.length).toBeGreaterThanOrEqual(KEEPERS.length);
+    const keyOf = (e: Of<'llm.calling@1'>) => (JSON.parse(e.data.body) as { prompt_cache_key?: string }).prompt_cache_key;
+    for (const e of sent) {
+      const parent = parentThird.find((x) => x.data.pluginId === e.data.pluginId && x.data.runtimeId === e.data.runtimeId)!;
+      expect([e.data.pluginId, keyOf(e)]).toEqual([e.data.pluginId, promptCacheKey(p, e.data.pluginId, e.data.runtimeId)]);
+      expect(keyOf(e)).toBe(keyOf(parent));
+    }
+    const throughThird = commitVersion(ep, turnsP[2]);
+    const map = await storyMap({ sessionId: q }, { sessionId: p, throughVersion: throughThird }, { sameRoot: true });
+    await expectSameTurn('the branch’s turn 3 against the parent’s turn 3', { sessionId: q, turnId: third }, { sessionId: p, turnId: turnsP[2] }, map);
+    // and its state is the parent's as it stood after turn 3
+    const branchFolds = await folds(q);
+    const parentAtThree = await foldStory(s.covel.engine, { tenantId: s.tenantId, sessionId: p, throughVersion: throughThird });
+    expect(branchFolds.folded).toEqual({ pluginData: branchFolds.pluginData, history: branchFolds.history, summaries: branchFolds.summaries });
+    const mapped = map.normaliseJson(branchFolds.folded);
+    for (const plugin of new Set([...Object.keys(mapped.pluginData), ...Object.keys(parentAtThree.pluginData)]))
+      expect({ plugin, data: mapped.pluginData[plugin] }).toEqual({ plugin, data: parentAtThree.pluginData[plugin] });
+    expect(mapped.history).toEqual(parentAtThree.history);
+
+    // npm run prompt:prefix on the test's database (a PGlite data directory: the engine lets go of it meanwhile)
+    const dataDir = s.covel.dataDir;
+    await s.covel.stop({ keepData: true });
+    try {
+      const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', COVEL_DATA_DIR: dataDir };
+      const prefix = (...args: string[]) =>
+        run('npm', ['run', '--silent', 'prompt:prefix', '--', dataDir, '--session', q, '--against', p, ...args], { cwd: ROOT, env });
+      const table = (await prefix()).stdout;
+      const json = JSON.parse((await prefix('--json')).stdout) as { rows: { runtime: string; against: string; parentTurnId: string; sharedPercent: number }[] };
+      const narrator = json.rows.find((r) => r.runtime === 'narrator/narrator')!;
+      console.log(`prompt:prefix, branch ${q} against ${p}: the narrator's first request shares ${narrator.sharedPercent.toFixed(2)} %\n${table}`);
+      expect(narrator).toMatchObject({ against: 'same-point', parentTurnId: turnsP[2] });
+      expect(narrator.sharedPercent).toBeGreaterThanOrEqual(95);
+    } finally {
+      await s.restart(dataDir);
+    }
+  }, 300_000);
+
+  it('2. revert turn 4 of 5 (of the session test 1 branched): every plugin’s data, the dimensions, memory and affinity are those of a session that played turns 1–3; turn 6’s narrator request is byte-identical to that session’s turn 4 apart from ids', async () => {
+    const { sessionId: a, turnIds: turnsA } = await fiveTurns();
     const b = await emberbackSession();
     await playTurns(client(), b, INPUTS.slice(0, 3));
     expect(ofType(await log(a), 'session.created@1')[0].data.plugins).toEqual(EMBERBACK_PLUGINS);
@@ -271,7 +330,7 @@ describe('issue 30 acceptance: every Emberback plugin’s state follows the stor
     expectSameFolds('after the next turn', await folds(a), await folds(b), map);
   }, 240_000);
 
-  it('2. regenerate turn 3 with other replies, select alternative 1: the state and the next request are those of a session that played turn 3 once; the regeneration’s bookkeepers read the state before turn 3', async () => {
+  it('3. regenerate turn 3 with other replies, select alternative 1: the state and the next request are those of a session that played turn 3 once; the regeneration’s bookkeepers read the state before turn 3', async () => {
     const c = await emberbackSession();
     const turnsC = await playTurns(client(), c, INPUTS.slice(0, 3));
     const d = await emberbackSession();
@@ -348,56 +407,6 @@ describe('issue 30 acceptance: every Emberback plugin’s state follows the stor
     expectSameFolds('after the next turn', await folds(c), await folds(d), map);
   }, 240_000);
 
-  it('3. branch at turn 2 of 5: the branch’s turn 3 requests are the parent’s original turn 3 requests apart from ids, with the root’s prompt_cache_key; prompt:prefix shares ≥ 95 %', async () => {
-    const p = await emberbackSession();
-    const turnsP = await playTurns(client(), p, INPUTS.slice(0, 5));
-    const made = await call('POST', `/v1/sessions/${p}/branch`, { atTurnId: turnsP[1] });
-    expect(made.status).toBe(201);
-    const q = made.body.sessionId as string;
-    s.sessions.push(q);
-    const [third] = await playTurns(client(), q, [INPUTS[2]]);
-
-    // the root's key, as it is: not mapped
-    const [eq, ep] = [await log(q), await log(p)];
-    const sent = ofType(eq, 'llm.calling@1').filter((e) => e.data.turnId === third);
-    const parentThird = ofType(ep, 'llm.calling@1').filter((e) => e.data.turnId === turnsP[2]);
-    expect(sent.length).toBeGreaterThanOrEqual(KEEPERS.length);
-    const keyOf = (e: Of<'llm.calling@1'>) => (JSON.parse(e.data.body) as { prompt_cache_key?: string }).prompt_cache_key;
-    for (const e of sent) {
-      const parent = parentThird.find((x) => x.data.pluginId === e.data.pluginId && x.data.runtimeId === e.data.runtimeId)!;
-      expect([e.data.pluginId, keyOf(e)]).toEqual([e.data.pluginId, promptCacheKey(p, e.data.pluginId, e.data.runtimeId)]);
-      expect(keyOf(e)).toBe(keyOf(parent));
-    }
-    const throughThird = commitVersion(ep, turnsP[2]);
-    const map = await storyMap({ sessionId: q }, { sessionId: p, throughVersion: throughThird }, { sameRoot: true });
-    await expectSameTurn('the branch’s turn 3 against the parent’s turn 3', { sessionId: q, turnId: third }, { sessionId: p, turnId: turnsP[2] }, map);
-    // and its state is the parent's as it stood after turn 3
-    const branchFolds = await folds(q);
-    const parentAtThree = await foldStory(s.covel.engine, { tenantId: s.tenantId, sessionId: p, throughVersion: throughThird });
-    expect(branchFolds.folded).toEqual({ pluginData: branchFolds.pluginData, history: branchFolds.history, summaries: branchFolds.summaries });
-    const mapped = map.normaliseJson(branchFolds.folded);
-    for (const plugin of new Set([...Object.keys(mapped.pluginData), ...Object.keys(parentAtThree.pluginData)]))
-      expect({ plugin, data: mapped.pluginData[plugin] }).toEqual({ plugin, data: parentAtThree.pluginData[plugin] });
-    expect(mapped.history).toEqual(parentAtThree.history);
-
-    // npm run prompt:prefix on the test's database (a PGlite data directory: the engine lets go of it meanwhile)
-    const dataDir = s.covel.dataDir;
-    await s.covel.stop({ keepData: true });
-    try {
-      const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', COVEL_DATA_DIR: dataDir };
-      const prefix = (...args: string[]) =>
-        run('npm', ['run', '--silent', 'prompt:prefix', '--', dataDir, '--session', q, '--against', p, ...args], { cwd: ROOT, env });
-      const table = (await prefix()).stdout;
-      const json = JSON.parse((await prefix('--json')).stdout) as { rows: { runtime: string; against: string; parentTurnId: string; sharedPercent: number }[] };
-      const narrator = json.rows.find((r) => r.runtime === 'narrator/narrator')!;
-      console.log(`prompt:prefix, branch ${q} against ${p}: the narrator's first request shares ${narrator.sharedPercent.toFixed(2)} %\n${table}`);
-      expect(narrator).toMatchObject({ against: 'same-point', parentTurnId: turnsP[2] });
-      expect(narrator.sharedPercent).toBeGreaterThanOrEqual(95);
-    } finally {
-      await s.restart(dataDir);
-    }
-  }, 300_000);
-
   it('4. edit turn 2’s story text: turn 3’s narrator request has the edited text and not the old one; turn 2’s audit is unchanged', async () => {
     const e = await emberbackSession();
     const turns = await playTurns(client(), e, INPUTS.slice(0, 2));
@@ -432,7 +441,7 @@ describe('issue 30 acceptance: every Emberback plugin’s state follows the stor
   }, 180_000);
 
   it('5. replay: rebuilding every inline projection from the log gives the same rows; every turn of every session audits identical', async () => {
-    await expectReplayIdentical(7);
+    await expectReplayIdentical(6);
   }, 300_000);
 });
 
@@ -467,9 +476,36 @@ describe('issue 30 acceptance with compaction: summaries follow the story', () =
     }));
   }
 
-  it('revert turn 4 of 5 after turn 5 compacted turns 0–2: the summaries, the history view and every plugin’s data are those of a session that played turns 1–3 (which never compacted); the next request is byte-identical apart from ids', async () => {
-    const a = await emberbackSession();
-    const turnsA = await playTurns(client(), a, INPUTS.slice(0, 5));
+  /**
+   * One session that played turns 1–5: the branch test branches it at turn 2, then the next test
+   * reverts its turn 4 (a branch leaves its parent's log as it was), so the two share its five turns.
+   */
+  let played: Promise<{ sessionId: string; turnIds: string[] }> | undefined;
+  const fiveTurns = () =>
+    (played ??= (async () => {
+      const sessionId = await emberbackSession();
+      return { sessionId, turnIds: await playTurns(client(), sessionId, INPUTS.slice(0, 5)) };
+    })());
+
+  it('branch at turn 2 of 5 after turn 5 compacted turns 0–2: the branch reads its parent as it stood at turn 2 (uncompacted); its turn 3 requests are the parent’s original turn 3 requests apart from ids', async () => {
+    const { sessionId: p, turnIds: turnsP } = await fiveTurns();
+    expect(await compactions(p, turnsP)).toEqual([{ inTurn: 5, covers: [0, 1, 2] }]);
+    const made = await call('POST', `/v1/sessions/${p}/branch`, { atTurnId: turnsP[1] });
+    expect(made.status).toBe(201);
+    const q = made.body.sessionId as string;
+    s.sessions.push(q);
+    const [third] = await playTurns(client(), q, [INPUTS[2]]);
+    const throughThird = commitVersion(await log(p), turnsP[2]);
+    const map = await storyMap({ sessionId: q }, { sessionId: p, throughVersion: throughThird }, { sameRoot: true });
+    await expectSameTurn('the branch’s turn 3 against the parent’s turn 3', { sessionId: q, turnId: third }, { sessionId: p, turnId: turnsP[2] }, map);
+    const parentAtThree = await foldStory(s.covel.engine, { tenantId: s.tenantId, sessionId: p, throughVersion: throughThird });
+    const branchFolds = await folds(q);
+    expect(branchFolds.folded).toEqual({ pluginData: branchFolds.pluginData, history: branchFolds.history, summaries: branchFolds.summaries });
+    expect(map.normaliseJson(branchFolds.folded)).toEqual(parentAtThree);
+  }, 300_000);
+
+  it('revert turn 4 of 5 after turn 5 compacted turns 0–2 (of the session the branch test branched): the summaries, the history view and every plugin’s data are those of a session that played turns 1–3 (which never compacted); the next request is byte-identical apart from ids', async () => {
+    const { sessionId: a, turnIds: turnsA } = await fiveTurns();
     const b = await emberbackSession();
     const turnsB = await playTurns(client(), b, INPUTS.slice(0, 3));
     expect(await compactions(a, turnsA)).toEqual([{ inTurn: 5, covers: [0, 1, 2] }]);
@@ -502,25 +538,7 @@ describe('issue 30 acceptance with compaction: summaries follow the story', () =
     expectSameFolds('after the next turn', await folds(a), await folds(b), map);
   }, 300_000);
 
-  it('branch at turn 2 of 5 after turn 5 compacted turns 0–2: the branch reads its parent as it stood at turn 2 (uncompacted); its turn 3 requests are the parent’s original turn 3 requests apart from ids', async () => {
-    const p = await emberbackSession();
-    const turnsP = await playTurns(client(), p, INPUTS.slice(0, 5));
-    expect(await compactions(p, turnsP)).toEqual([{ inTurn: 5, covers: [0, 1, 2] }]);
-    const made = await call('POST', `/v1/sessions/${p}/branch`, { atTurnId: turnsP[1] });
-    expect(made.status).toBe(201);
-    const q = made.body.sessionId as string;
-    s.sessions.push(q);
-    const [third] = await playTurns(client(), q, [INPUTS[2]]);
-    const throughThird = commitVersion(await log(p), turnsP[2]);
-    const map = await storyMap({ sessionId: q }, { sessionId: p, throughVersion: throughThird }, { sameRoot: true });
-    await expectSameTurn('the branch’s turn 3 against the parent’s turn 3', { sessionId: q, turnId: third }, { sessionId: p, turnId: turnsP[2] }, map);
-    const parentAtThree = await foldStory(s.covel.engine, { tenantId: s.tenantId, sessionId: p, throughVersion: throughThird });
-    const branchFolds = await folds(q);
-    expect(branchFolds.folded).toEqual({ pluginData: branchFolds.pluginData, history: branchFolds.history, summaries: branchFolds.summaries });
-    expect(map.normaliseJson(branchFolds.folded)).toEqual(parentAtThree);
-  }, 300_000);
-
   it('replay: the same rows from the log; every turn audits identical', async () => {
-    await expectReplayIdentical(6);
+    await expectReplayIdentical(5);
   }, 300_000);
 });

@@ -1,6 +1,3 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import type { INestApplication } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { BullMqTurnQueue, ConfigError, type Engine } from '../../../libs/engine';
@@ -48,6 +45,13 @@ export function mountQueueDashboard(app: INestApplication, engine: Engine): void
   if (!adminApiKey) throw new ConfigError([{ path: 'COVEL_ADMIN_API_KEY', message: 'the queue dashboard needs it' }]);
   if (!(engine.queue instanceof BullMqTurnQueue))
     throw new ConfigError([{ path: 'COVEL_QUEUE_DASHBOARD', message: 'needs the BullMQ queue (REDIS_URL); the in-process queue has no dashboard' }]);
+  // required here, not at the top: only an API with the dashboard on loads bull-board (every process and
+  // test file that loads the API would otherwise pay for it)
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { createBullBoard } = require('@bull-board/api') as typeof import('@bull-board/api');
+  const { BullMQAdapter } = require('@bull-board/api/bullMQAdapter') as typeof import('@bull-board/api/bullMQAdapter');
+  const { ExpressAdapter } = require('@bull-board/express') as typeof import('@bull-board/express');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({ queues: engine.queue.queues().map((q) => new BullMQAdapter(q)), serverAdapter });
