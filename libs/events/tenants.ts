@@ -75,6 +75,16 @@ export class LastAdminKeyError extends ConflictError {
   }
 }
 
+/**
+ * A key (or tenant) that is already stored: a unique violation of the tenant store, answered
+ * without the database's detail (which names the key's hash).
+ */
+export class ApiKeyExistsError extends ConflictError {
+  constructor() {
+    super('API_KEY_EXISTS', 'this api key (or tenant) is already stored');
+  }
+}
+
 /** A concurrent revoke won: the append is rolled back, the key read again. */
 class AlreadyRevoked extends Error {}
 
@@ -244,6 +254,19 @@ export class TenantStore {
     return caller;
   }
 
+  /**
+   * Whether a presented key is stored, revoked rows too: `active`, `revoked` or `unknown` (a start
+   * that makes a configured key tells a rotated-out key from a new one). Never cached.
+   */
+  async keyStatus(apiKey: string): Promise<'active' | 'revoked' | 'unknown'> {
+    const hmac = hmacApiKey(apiKey, await this.hashWith());
+    const sha = sha256ApiKey(apiKey);
+    const rows = await this.db.selectFrom('api_keys').select(['hash_kind', 'key_hash', 'revoked_at']).where('key_hash', 'in', [hmac, sha]).execute();
+    const own = rows.filter((r) => r.key_hash === (r.hash_kind === 'sha256' ? sha : hmac));
+    if (own.length === 0) return 'unknown';
+    return own.some((r) => r.revoked_at === null) ? 'active' : 'revoked';
+  }
+
   /** The key's tenant, or null (`authenticate` without the key). */
   async findByApiKey(apiKey: string): Promise<Tenant | null> {
     return (await this.authenticate(apiKey))?.tenant ?? null;
@@ -292,8 +315,14 @@ export class TenantStore {
         await this.store.append({ tenantId, streamId, expectedVersion, events, alongside });
         return;
       } catch (error) {
+        // the database's detail of a unique violation names the key's hash: never passed on (nor as the cause)
+        if (isUniqueViolation(error)) throw new ApiKeyExistsError();
         if (!(error instanceof ConcurrencyError) || attempt >= 5) throw error;
       }
     }
   }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 }
