@@ -246,6 +246,7 @@ export class TenantStore {
       .executeTakeFirst();
     // the hash must be of its own kind: an HMAC stored as `sha256` (or the reverse) is no match
     if (!row || row.key_hash !== (row.hash_kind === 'sha256' ? sha : hmac)) return null;
+    if (row.hash_kind === 'sha256') await this.upgradeToHmac({ keyId: row.keyId, sha, hmac });
     const caller: Caller = { tenant: { id: row.tenantId, name: row.name }, key: { id: row.keyId, scopes: scopesOf(row.scopes) } };
     this.touch(caller.key.id);
     if (this.cacheMs <= 0) return caller;
@@ -270,6 +271,23 @@ export class TenantStore {
   /** The key's tenant, or null (`authenticate` without the key). */
   async findByApiKey(apiKey: string): Promise<Tenant | null> {
     return (await this.authenticate(apiKey))?.tenant ?? null;
+  }
+
+  /**
+   * A key migrated from before 0024 (a plain SHA-256) becomes an HMAC at its first use: only then is
+   * the key itself at hand. Conditional on the old hash: a process that raced here first changed it,
+   * and this one changes nothing. A failure leaves the key as it was (it still works): never logged,
+   * the database's detail could name the hash.
+   */
+  private async upgradeToHmac(request: { keyId: string; sha: string; hmac: string }): Promise<void> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ key_hash: request.hmac, hash_kind: 'hmac-sha256' })
+      .where('id', '=', request.keyId)
+      .where('hash_kind', '=', 'sha256')
+      .where('key_hash', '=', request.sha)
+      .execute()
+      .catch(() => undefined);
   }
 
   private touch(keyId: string): void {

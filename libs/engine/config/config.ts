@@ -69,7 +69,7 @@ export const EngineEnv = z.object({
   ),
   COVEL_KEY_PEPPER: strongApiKey.meta(
     about(
-      "The server-side secret tenants' API keys are hashed with (HMAC-SHA-256); keep it out of the database (a secret store, the environment). Same strength rules as `COVEL_BOOTSTRAP_API_KEY`. Unset: one generated at the first start and kept in the database (`key_pepper`), which every process then shares. Changing it makes every key made before unknown (keys migrated from before 0024 keep working).",
+      "The server-side secret tenants' API keys are hashed with (HMAC-SHA-256); keep it out of the database (a secret store, the environment). Same strength rules as `COVEL_BOOTSTRAP_API_KEY`. Unset: one generated at the first start and kept in the database (`key_pepper`), which every process then shares. Changing it makes every key made before unknown (keys migrated from before 0024 and not used since keep working: a first use makes them HMACs).",
     ),
   ),
   COVEL_QUEUE_DASHBOARD: z
