@@ -339,6 +339,19 @@ export const EngineEnv = z.object({
 
 export type EngineConfig = ReturnType<typeof loadConfig>;
 
+/**
+ * What a start logs as a warning about its configuration (none of it stops the start): on
+ * PostgreSQL without `COVEL_KEY_PEPPER`, the keys' pepper is kept in the same database as their hashes.
+ */
+export function configWarnings(config: EngineConfig): string[] {
+  const warnings: string[] = [];
+  if (config.database.kind === 'postgres' && !config.keyPepper)
+    warnings.push(
+      'COVEL_KEY_PEPPER is not set: the API keys are hashed with a pepper kept in the same PostgreSQL database as their hashes, so a copy of the database is enough to test key guesses; set it from a secret store (see docs/operations.md)',
+    );
+  return warnings;
+}
+
 export class ConfigError extends EngineError {
   readonly code = 'CONFIG_INVALID';
   readonly category = 'invalid';
