@@ -137,11 +137,16 @@ describe('tenant limits (embedded)', () => {
     expect(answers.slice(0, 5).map((a) => a.headers.get('ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0']);
     expect(answers[0].headers.get('ratelimit-limit')).toBe('5');
     expect(Number(answers[0].headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+    // draft-ietf-httpapi-ratelimit-headers-08+: the policy (5 tokens, 10 s to fill at 0.5/s) and the state
+    expect(answers.slice(0, 5).map((a) => a.headers.get('ratelimit-policy'))).toEqual(Array(5).fill('"default";q=5;w=10'));
+    expect(answers.slice(0, 5).map((a) => /^"default";r=(\d+);t=(\d+)$/.exec(a.headers.get('ratelimit') ?? '')?.[1])).toEqual(['4', '3', '2', '1', '0']);
+    expect(Number(/;t=(\d+)$/.exec(answers[4].headers.get('ratelimit') ?? '')?.[1])).toBe(Number(answers[4].headers.get('ratelimit-reset')));
     const refused = answers[5];
     expect(refused.body).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED' });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(2);
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(refused.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
     // a body is never read on a refused request: a POST is refused the same way, nothing appended
     const post = await call('POST', '/v1/sessions', dave.apiKey, {});
     expect([post.status, post.body.code]).toEqual([429, 'RATE_LIMITED']);

@@ -15,8 +15,10 @@ export interface RateDecision {
   limit: number;
   /** Whole tokens left after this request (`RateLimit-Remaining`). */
   remaining: number;
-  /** Seconds until the bucket is full again (`RateLimit-Reset`). */
+  /** Seconds until the bucket is full again (`RateLimit-Reset`, the `t` of `RateLimit`). */
   resetSeconds: number;
+  /** Seconds an empty bucket takes to fill (the `w` of `RateLimit-Policy`, with `limit` as its `q`); at least 1. */
+  windowSeconds: number;
   /** Refused: seconds until the next token (`Retry-After`, at least 1); allowed: 0. */
   retryAfterSeconds: number;
 }
@@ -34,6 +36,7 @@ export function decision(allowed: boolean, tokens: number, bucket: Pick<BucketSp
     limit: bucket.burst,
     remaining: Math.max(0, Math.floor(tokens)),
     resetSeconds: Math.max(0, Math.ceil((bucket.burst - tokens) / bucket.ratePerSecond)),
+    windowSeconds: Math.max(1, Math.ceil(bucket.burst / bucket.ratePerSecond)),
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / bucket.ratePerSecond)),
   };
 }
