@@ -96,6 +96,8 @@ class AlreadyRevoked extends Error {}
 export class TenantStore {
   /** By key hash: the caller and until when (ms since epoch) it may be answered from here. */
   private readonly cache = new Map<string, { caller: Caller; until: number }>();
+  /** By key id: whether it was active when read, until when (ms since epoch) that may be answered from here. */
+  private readonly activeCache = new Map<string, { active: boolean; until: number }>();
   /** By key id: when this process last wrote its `last_used_at`. */
   private readonly touched = new Map<string, number>();
   private readonly cacheMs: number;
@@ -218,6 +220,7 @@ export class TenantStore {
         throw error;
       }
       for (const [hash, cached] of this.cache) if (cached.caller.key.id === row.id) this.cache.delete(hash);
+      this.activeCache.delete(row.id);
       return viewOf((await this.keyQuery(this.db, request.tenantId).where('id', '=', row.id).executeTakeFirst())!);
     }
   }
@@ -266,6 +269,24 @@ export class TenantStore {
     const own = rows.filter((r) => r.key_hash === (r.hash_kind === 'sha256' ? sha : hmac));
     if (own.length === 0) return 'unknown';
     return own.some((r) => r.revoked_at === null) ? 'active' : 'revoked';
+  }
+
+  /**
+   * Whether the key (by id) is still there and not revoked: what a long-lived request (an event
+   * stream) checks now and then. Remembered for `cacheMs`, as `authenticate` is: the streams of one
+   * key share one read, and a revocation reaches them within that time (at once in this process).
+   */
+  async keyActive(keyId: string): Promise<boolean> {
+    const cached = this.activeCache.get(keyId);
+    if (cached && cached.until > Date.now()) return cached.active;
+    const row = await this.db.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirst();
+    const active = row !== undefined && row.revoked_at === null;
+    if (this.cacheMs > 0) {
+      this.activeCache.delete(keyId);
+      if (this.activeCache.size >= this.cacheSize) this.activeCache.delete(this.activeCache.keys().next().value!);
+      this.activeCache.set(keyId, { active, until: Date.now() + this.cacheMs });
+    }
+    return active;
   }
 
   /** The key's tenant, or null (`authenticate` without the key). */
