@@ -11,6 +11,7 @@ import { migrateToLatest, openDatabase, TenantStore } from '../libs/events';
 import { Cleanups } from './load/cleanups';
 import { processCpuMs } from './load/cpu';
 import { type BenchProcess, spawnProcess } from './load/processes';
+import { benchKeyPepper, keyPepperEnv } from './load/stack';
 import { formatTable } from './load/report';
 
 const PG_ADMIN_URL = process.env.COVEL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -154,7 +155,8 @@ async function main() {
   try {
     const database = await openDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 1 });
     await migrateToLatest(database.db);
-    const { apiKey } = await new TenantStore(database.db).create('bench-streams');
+    const keyPepper = benchKeyPepper();
+    const { apiKey } = await new TenantStore(database.db, { pepper: keyPepper }).create('bench-streams');
     await database.close();
     const inherited = Object.fromEntries(
       Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !/^(COVEL_|DATABASE_URL$|REDIS_URL$)/.test(e[0])),
@@ -167,6 +169,7 @@ async function main() {
       DATABASE_URL: databaseUrl,
       REDIS_URL,
       COVEL_QUEUE_PREFIX: prefix,
+      ...keyPepperEnv(keyPepper),
     };
     const track = (p: BenchProcess) => processes.push(p);
     const emulator = await spawnProcess(

@@ -1,5 +1,5 @@
 import type { PlayClient } from '../../apps/play/play-client';
-import { now, submitRetrying, type TurnRecord, waitRetrying } from './players';
+import { now, type RetryCount, retryCounter, submitRetrying, type TurnRecord, waitRetrying } from './players';
 
 export interface FloodOptions {
   client: PlayClient;
@@ -17,8 +17,8 @@ export interface Flood {
   started: Promise<{ atMs: number }>;
   /** Resolves once every input was posted (accepted or refused): the backlog is in. */
   posted: Promise<{ atMs: number }>;
-  /** Resolves once every session's last accepted input has ended: one record per input; `retries`: refused requests tried again. */
-  done: Promise<{ turns: TurnRecord[]; endedAt: number; retries: number }>;
+  /** Resolves once every session's last accepted input has ended: one record per input; `retries`: refused requests tried again, `rateLimited` the 429s of them. */
+  done: Promise<{ turns: TurnRecord[]; endedAt: number } & RetryCount>;
 }
 
 /**
@@ -33,8 +33,7 @@ export interface Flood {
 export function startFlood(options: FloodOptions): Flood {
   const start = now();
   const deadline = start + (options.timeoutMs ?? 900_000);
-  let retries = 0;
-  const onRetry = () => void retries++;
+  const { count, onRetry } = retryCounter();
   let resolvePosted!: (v: { atMs: number }) => void;
   const posted = new Promise<{ atMs: number }>((r) => (resolvePosted = r));
   let firstsLeft = options.sessionIds.length;
@@ -93,7 +92,7 @@ export function startFlood(options: FloodOptions): Flood {
       }),
     );
     const turns = sessions.flat();
-    return { turns, endedAt: Math.max(start, ...turns.map((t) => t.endedAt)), retries };
+    return { turns, endedAt: Math.max(start, ...turns.map((t) => t.endedAt)), ...count };
   })();
   return { started, posted, done };
 }

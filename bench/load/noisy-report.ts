@@ -55,11 +55,14 @@ export function noisyVerdicts(r: NoisyResult): Verdict[] {
   ];
 }
 
+/** Requests tried again, and in parentheses the 429s of them (the tenant's rate limit; results from before counted none apart). */
+const retried = (t: { retries: number; rateLimited?: number }) => `${t.retries} (${t.rateLimited ?? '?'})`;
+
 /** The scenario's tables: B alone and with the flood, then A's flood. */
 export function formatNoisyReport(r: NoisyResult): string {
   const s = r.spec;
   const phases = formatTable([
-    ['tenant B', 'turns', 'retried', 'latency p50/p95', 'server p50/p95', 'queued p50/p95', 'wall s', 'load avg'],
+    ['tenant B', 'turns', 'retried (429)', 'latency p50/p95', 'server p50/p95', 'queued p50/p95', 'wall s', 'load avg'],
     ...(
       [
         ['alone', r.alone],
@@ -68,7 +71,7 @@ export function formatNoisyReport(r: NoisyResult): string {
     ).map(([name, p]) => [
       name,
       `${p.log.committed}/${p.turns.expected}`,
-      String(p.turns.retries),
+      retried(p.turns),
       pair(p.latencyMs),
       pair(p.serverLatencyMs),
       pair(p.queuedMs),
@@ -86,7 +89,7 @@ export function formatNoisyReport(r: NoisyResult): string {
       'out of order',
       'lost',
       'refused',
-      'retried',
+      'retried (429)',
       'posted in s',
       'total s',
       'turns/s',
@@ -101,7 +104,7 @@ export function formatNoisyReport(r: NoisyResult): string {
       String(f.log.outOfOrder),
       String(f.log.missing),
       String(f.turns.errors),
-      String(f.turns.retries),
+      retried(f.turns),
       (f.startedMs / 1000).toFixed(1),
       (f.postedMs / 1000).toFixed(1),
       (f.windowMs / 1000).toFixed(1),

@@ -4,14 +4,14 @@ import type { Cleanups } from './cleanups';
 import { startFlood } from './flood';
 import { checkExactlyOnce, type ExactlyOnce, type Spread, spread, throughput } from './metrics';
 import type { NoisySpec } from './options';
-import { newSessions, now, runPlayers, type TurnRecord } from './players';
+import { newSessions, now, type RetryCount, retryCounter, runPlayers, type TurnRecord } from './players';
 import { type BenchStack, startBenchStack } from './stack';
 import { readLog } from './verify';
 
 /** Tenant B's closed-loop players in one phase (alone, or during A's flood). */
 export interface PlayersPhase {
-  /** `retries`: requests refused (503/429) and tried again (the turn's latency includes the wait). */
-  turns: { expected: number; committed: number; failed: number; errors: number; retries: number };
+  /** `retries`: requests refused (503/429) and tried again (the turn's latency includes the wait); `rateLimited`: the 429s of them. */
+  turns: { expected: number; committed: number; failed: number; errors: number } & RetryCount;
   log: ExactlyOnce;
   /** First POST start to the last turn's end (client clock). */
   windowMs: number;
@@ -28,8 +28,8 @@ export interface PlayersPhase {
 
 /** Tenant A's flood. */
 export interface FloodPhase {
-  /** `errors`: inputs not accepted, or whose session's end was not seen; `retries`: requests refused (503/429) and tried again. */
-  turns: { expected: number; posted: number; errors: number; retries: number };
+  /** `errors`: inputs not accepted, or whose session's end was not seen; `retries`: requests refused (503/429) and tried again, `rateLimited` the 429s of them. */
+  turns: { expected: number; posted: number; errors: number } & RetryCount;
   log: ExactlyOnce;
   /** First POST start → every session's first input answered. */
   startedMs: number;
@@ -102,10 +102,10 @@ export async function runNoisy(spec: NoisySpec, options: { cleanups: Cleanups; p
 
     progress(`  phase 1: B alone, ${spec.players.sessions} closed-loop players x ${spec.players.inputs} turns`);
     const aloneLoad = loadavg()[0];
-    let playerRetries = 0;
-    const playing = { client: player, inputs: spec.players.inputs, signal: cleanups.signal, retryRefused: { onRetry: () => void playerRetries++ } };
+    const playerRetries = retryCounter();
+    const playing = { client: player, inputs: spec.players.inputs, signal: cleanups.signal, retryRefused: { onRetry: playerRetries.onRetry } };
     const alone = await runPlayers({ ...playing, sessionIds: aloneSessions });
-    const aloneRetries = playerRetries;
+    const aloneRetries = { ...playerRetries.count };
     const aloneLoadEnd = loadavg()[0];
     if (cleanups.interrupted) throw new Error('interrupted');
 
@@ -134,7 +134,7 @@ export async function runNoisy(spec: NoisySpec, options: { cleanups: Cleanups; p
 
     const read = (tenantId: string, turns: TurnRecord[]) => readLog({ databaseUrl: stack.databaseUrl, databaseName: stack.databaseName, tenantId, turns });
     const [aloneLog, withLog, floodLog] = [await read(b.id, alone), await read(b.id, withFlood), await read(a.id, floodDone.turns)];
-    const playersPhase = (turns: TurnRecord[], reading: typeof aloneLog, load: { start: number; end: number }, retries: number): PlayersPhase => {
+    const playersPhase = (turns: TurnRecord[], reading: typeof aloneLog, load: { start: number; end: number }, retries: RetryCount): PlayersPhase => {
       const committed = turns.filter((t) => t.outcome === 'committed');
       return {
         turns: {
@@ -142,7 +142,7 @@ export async function runNoisy(spec: NoisySpec, options: { cleanups: Cleanups; p
           committed: committed.length,
           failed: turns.filter((t) => t.outcome === 'failed').length,
           errors: turns.filter((t) => t.outcome === 'error').length,
-          retries,
+          ...retries,
         },
         log: checkExactlyOnce(reading.sessions),
         windowMs: turns.length ? Math.max(...turns.map((t) => t.endedAt)) - Math.min(...turns.map((t) => t.startedAt)) : 0,
@@ -154,7 +154,12 @@ export async function runNoisy(spec: NoisySpec, options: { cleanups: Cleanups; p
       };
     };
     const alonePhase = playersPhase(alone, aloneLog, { start: aloneLoad, end: aloneLoadEnd }, aloneRetries);
-    const withPhase = playersPhase(withFlood, withLog, { start: withLoad, end: withLoadEnd }, playerRetries - aloneRetries);
+    const withPhase = playersPhase(
+      withFlood,
+      withLog,
+      { start: withLoad, end: withLoadEnd },
+      { retries: playerRetries.count.retries - aloneRetries.retries, rateLimited: playerRetries.count.rateLimited - aloneRetries.rateLimited },
+    );
     const floodLogCheck = checkExactlyOnce(floodLog.sessions);
     const floodWindowMs = floodDone.endedAt - floodStart;
     return {
@@ -169,6 +174,7 @@ export async function runNoisy(spec: NoisySpec, options: { cleanups: Cleanups; p
           posted: floodDone.turns.filter((t) => t.executionId !== null).length,
           errors: floodDone.turns.filter((t) => t.outcome === 'error').length,
           retries: floodDone.retries,
+          rateLimited: floodDone.rateLimited,
         },
         log: floodLogCheck,
         startedMs,

@@ -36,7 +36,28 @@ export interface PlayersOptions {
    * A POST or long-poll refused with 503/429 is tried again after its Retry-After (a POST with the same
    * Idempotency-Key); the turn's latency includes the waits. Off: a refusal is the turn's error.
    */
-  retryRefused?: { onRetry: () => void };
+  retryRefused?: { onRetry: OnRetry };
+}
+
+/** Told of each refused request tried again: its status (429: the tenant's rate limit; 503: an overloaded API), null when there was no answer. */
+export type OnRetry = (status: number | null) => void;
+
+/** Requests refused and tried again, and the 429s among them (the rate limit: the default should never touch a bench). */
+export interface RetryCount {
+  retries: number;
+  rateLimited: number;
+}
+
+/** A `RetryCount` and the `OnRetry` that counts into it. */
+export function retryCounter(): { count: RetryCount; onRetry: OnRetry } {
+  const count: RetryCount = { retries: 0, rateLimited: 0 };
+  return {
+    count,
+    onRetry: (status) => {
+      count.retries++;
+      if (status === 429) count.rateLimited++;
+    },
+  };
 }
 
 export const now = () => performance.timeOrigin + performance.now();
@@ -126,7 +147,7 @@ export async function submitRetrying(options: {
   sessionId: string;
   text: string;
   deadline: number;
-  onRetry: () => void;
+  onRetry: OnRetry;
 }): Promise<{ executionId: string; turnId: string }> {
   const key = randomUUID();
   for (;;) {
@@ -146,7 +167,7 @@ export async function submitRetrying(options: {
       throw new ApiError(`POST /v1/sessions/${options.sessionId}/inputs: ${res.status} ${body.message ?? ''}`.trim(), res.status, body.code ?? null);
     }
     if (now() >= options.deadline) throw new Error(`POST /v1/sessions/${options.sessionId}/inputs: still refused (${res?.status}) at the deadline`);
-    options.onRetry();
+    options.onRetry(res?.status ?? null);
     await res?.body?.cancel().catch(() => undefined);
     const after = Number(res?.headers.get('retry-after'));
     await sleep(Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 10_000) : RETRY_MS);
@@ -154,13 +175,13 @@ export async function submitRetrying(options: {
 }
 
 /** waitForEnd, its long-poll tried again while it is refused with 503/429. */
-export async function waitRetrying(client: PlayClient, executionId: string, deadline: number, onRetry: () => void) {
+export async function waitRetrying(client: PlayClient, executionId: string, deadline: number, onRetry: OnRetry) {
   for (;;) {
     try {
       return await waitForEnd(client, executionId, deadline);
     } catch (error) {
       if (!(error instanceof ApiError && retryable(error.status)) || now() >= deadline) throw error;
-      onRetry();
+      onRetry(error.status);
       await sleep(RETRY_MS);
     }
   }

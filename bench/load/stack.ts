@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Client } from 'pg';
-import { deleteQueueKeys } from '../../libs/engine';
+import { deleteQueueKeys, loadConfig } from '../../libs/engine';
 import { migrateToLatest, openDatabase, TenantStore } from '../../libs/events';
 import type { Cleanups } from './cleanups';
 import type { RunSpec } from './options';
@@ -9,6 +9,18 @@ import { type BenchProcess, spawnProcess } from './processes';
 
 export const PG_ADMIN_URL = process.env.COVEL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.COVEL_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * The keys' pepper (`COVEL_KEY_PEPPER`, checked as the engine checks it) or null: the bench's tenant
+ * keys are hashed with it and its processes are given it (the rest of COVEL_* is not passed on), so
+ * the keys it makes are the keys its API knows.
+ */
+export function benchKeyPepper(): string | null {
+  return loadConfig({ COVEL_KEY_PEPPER: process.env.COVEL_KEY_PEPPER }).keyPepper;
+}
+
+/** `COVEL_KEY_PEPPER` for a bench process's environment, when one is set. */
+export const keyPepperEnv = (pepper: string | null): Record<string, string> => (pepper ? { COVEL_KEY_PEPPER: pepper } : {});
 
 /** A tenant of the bench database and its key (made through the engine's TenantStore before the API starts). */
 export interface BenchTenant {
@@ -78,7 +90,8 @@ export async function startBenchStack(options: StartStackOptions): Promise<Bench
     const url = new URL(PG_ADMIN_URL);
     url.pathname = `/${databaseName}`;
     const databaseUrl = url.toString();
-    const tenants = await migrateWithTenants(databaseUrl, options.tenantNames ?? ['bench-load']);
+    const keyPepper = benchKeyPepper();
+    const tenants = await migrateWithTenants({ databaseUrl, names: options.tenantNames ?? ['bench-load'], keyPepper });
     if (tenants.length === 0) throw new Error('the bench stack needs at least one tenant');
 
     // all at once: each may take its grace period
@@ -89,6 +102,7 @@ export async function startBenchStack(options: StartStackOptions): Promise<Bench
       DATABASE_URL: databaseUrl,
       REDIS_URL,
       COVEL_QUEUE_PREFIX: prefix,
+      ...keyPepperEnv(keyPepper),
       ...(spec.dbPoolSize === undefined ? {} : { COVEL_DB_POOL_SIZE: String(spec.dbPoolSize) }),
     });
     const emulator = await spawnProcess(
@@ -138,11 +152,12 @@ function processEnv(env: Record<string, string>): Record<string, string> {
   return { ...inherited, OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', GEMINI_API_KEY: '', ...env };
 }
 
-async function migrateWithTenants(databaseUrl: string, names: readonly string[]): Promise<BenchTenant[]> {
+async function migrateWithTenants(request: { databaseUrl: string; names: readonly string[]; keyPepper: string | null }): Promise<BenchTenant[]> {
+  const { databaseUrl, names } = request;
   const database = await openDatabase({ kind: 'postgres', url: databaseUrl, poolSize: 1 });
   try {
     await migrateToLatest(database.db);
-    const store = new TenantStore(database.db);
+    const store = new TenantStore(database.db, { pepper: request.keyPepper });
     const tenants: BenchTenant[] = [];
     for (const name of names) {
       const { tenant, apiKey } = await store.create(name);

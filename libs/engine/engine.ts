@@ -24,7 +24,7 @@ import type { LoadedPlugin } from '../plugins-sdk';
 import { endpointFor, hasRealKey, loadLlmConfig, PriceTable, ProviderRegistry } from '../providers';
 import type { ProviderEmulator } from '../emulator';
 import { startOfflineEmulator } from './startup/offline-emulator';
-import type { EngineConfig } from './config/config';
+import { configWarnings, type EngineConfig } from './config/config';
 import { BullMqTurnQueue, type FairnessOptions, InProcessQueue, type TurnQueue } from './queue';
 import type { RuntimeCatalog } from './catalog/runtime-catalog';
 import { CatalogGenerations } from './catalog/catalog-generations';
@@ -157,7 +157,7 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
     const schema = await prepareSchema(database, config.database);
-    for (const warning of schema.warnings) logger.warn(warning);
+    for (const warning of [...schema.warnings, ...configWarnings(config)]) logger.warn(warning);
     // once, after the upgrade that made them inline: rows the old runner had not caught up on
     const upgraded = await upgradeInline({ db: database.db, projections: engineInlineProjections });
     if (upgraded) {

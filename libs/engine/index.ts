@@ -1,6 +1,6 @@
 export { createEngine } from './engine';
 export type { Engine, EngineCloseOptions, EngineRole, EngineOverrides } from './engine';
-export { loadConfig, ConfigError, EngineEnv } from './config';
+export { loadConfig, ConfigError, configWarnings, EngineEnv } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './config';
 export type { EngineConfig } from './config';
 export { SessionService } from './session';

@@ -75,6 +75,16 @@ export class LastAdminKeyError extends ConflictError {
   }
 }
 
+/**
+ * A key (or tenant) that is already stored: a unique violation of the tenant store, answered
+ * without the database's detail (which names the key's hash).
+ */
+export class ApiKeyExistsError extends ConflictError {
+  constructor() {
+    super('API_KEY_EXISTS', 'this api key (or tenant) is already stored');
+  }
+}
+
 /** A concurrent revoke won: the append is rolled back, the key read again. */
 class AlreadyRevoked extends Error {}
 
@@ -86,6 +96,8 @@ class AlreadyRevoked extends Error {}
 export class TenantStore {
   /** By key hash: the caller and until when (ms since epoch) it may be answered from here. */
   private readonly cache = new Map<string, { caller: Caller; until: number }>();
+  /** By key id: whether it was active when read, until when (ms since epoch) that may be answered from here. */
+  private readonly activeCache = new Map<string, { active: boolean; until: number }>();
   /** By key id: when this process last wrote its `last_used_at`. */
   private readonly touched = new Map<string, number>();
   private readonly cacheMs: number;
@@ -208,6 +220,7 @@ export class TenantStore {
         throw error;
       }
       for (const [hash, cached] of this.cache) if (cached.caller.key.id === row.id) this.cache.delete(hash);
+      this.activeCache.delete(row.id);
       return viewOf((await this.keyQuery(this.db, request.tenantId).where('id', '=', row.id).executeTakeFirst())!);
     }
   }
@@ -236,6 +249,7 @@ export class TenantStore {
       .executeTakeFirst();
     // the hash must be of its own kind: an HMAC stored as `sha256` (or the reverse) is no match
     if (!row || row.key_hash !== (row.hash_kind === 'sha256' ? sha : hmac)) return null;
+    if (row.hash_kind === 'sha256') await this.upgradeToHmac({ keyId: row.keyId, sha, hmac });
     const caller: Caller = { tenant: { id: row.tenantId, name: row.name }, key: { id: row.keyId, scopes: scopesOf(row.scopes) } };
     this.touch(caller.key.id);
     if (this.cacheMs <= 0) return caller;
@@ -244,9 +258,57 @@ export class TenantStore {
     return caller;
   }
 
+  /**
+   * Whether a presented key is stored, revoked rows too: `active`, `revoked` or `unknown` (a start
+   * that makes a configured key tells a rotated-out key from a new one). Never cached.
+   */
+  async keyStatus(apiKey: string): Promise<'active' | 'revoked' | 'unknown'> {
+    const hmac = hmacApiKey(apiKey, await this.hashWith());
+    const sha = sha256ApiKey(apiKey);
+    const rows = await this.db.selectFrom('api_keys').select(['hash_kind', 'key_hash', 'revoked_at']).where('key_hash', 'in', [hmac, sha]).execute();
+    const own = rows.filter((r) => r.key_hash === (r.hash_kind === 'sha256' ? sha : hmac));
+    if (own.length === 0) return 'unknown';
+    return own.some((r) => r.revoked_at === null) ? 'active' : 'revoked';
+  }
+
+  /**
+   * Whether the key (by id) is still there and not revoked: what a long-lived request (an event
+   * stream) checks now and then. Remembered for `cacheMs`, as `authenticate` is: the streams of one
+   * key share one read, and a revocation reaches them within that time (at once in this process).
+   */
+  async keyActive(keyId: string): Promise<boolean> {
+    const cached = this.activeCache.get(keyId);
+    if (cached && cached.until > Date.now()) return cached.active;
+    const row = await this.db.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirst();
+    const active = row !== undefined && row.revoked_at === null;
+    if (this.cacheMs > 0) {
+      this.activeCache.delete(keyId);
+      if (this.activeCache.size >= this.cacheSize) this.activeCache.delete(this.activeCache.keys().next().value!);
+      this.activeCache.set(keyId, { active, until: Date.now() + this.cacheMs });
+    }
+    return active;
+  }
+
   /** The key's tenant, or null (`authenticate` without the key). */
   async findByApiKey(apiKey: string): Promise<Tenant | null> {
     return (await this.authenticate(apiKey))?.tenant ?? null;
+  }
+
+  /**
+   * A key migrated from before 0024 (a plain SHA-256) becomes an HMAC at its first use: only then is
+   * the key itself at hand. Conditional on the old hash: a process that raced here first changed it,
+   * and this one changes nothing. A failure leaves the key as it was (it still works): never logged,
+   * the database's detail could name the hash.
+   */
+  private async upgradeToHmac(request: { keyId: string; sha: string; hmac: string }): Promise<void> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ key_hash: request.hmac, hash_kind: 'hmac-sha256' })
+      .where('id', '=', request.keyId)
+      .where('hash_kind', '=', 'sha256')
+      .where('key_hash', '=', request.sha)
+      .execute()
+      .catch(() => undefined);
   }
 
   private touch(keyId: string): void {
@@ -292,8 +354,14 @@ export class TenantStore {
         await this.store.append({ tenantId, streamId, expectedVersion, events, alongside });
         return;
       } catch (error) {
+        // the database's detail of a unique violation names the key's hash: never passed on (nor as the cause)
+        if (isUniqueViolation(error)) throw new ApiKeyExistsError();
         if (!(error instanceof ConcurrencyError) || attempt >= 5) throw error;
       }
     }
   }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 }

@@ -64,10 +64,14 @@ describe('tenant limits across two API processes (PostgreSQL + Redis)', () => {
     await sleep(1_000);
     const statuses: number[] = [];
     const remaining: (string | null)[] = [];
+    const current: (string | null)[] = [];
+    const policies = new Set<string | null>();
     for (let i = 0; i < 8; i++) {
       const res = await call(i % 2 === 0 ? stack.baseUrl : secondUrl, 'GET', '/v1/sessions', alice.apiKey);
       statuses.push(res.status);
       remaining.push(res.headers.get('ratelimit-remaining'));
+      current.push(/^"default";r=(\d+);t=\d+$/.exec(res.headers.get('ratelimit') ?? '')?.[1] ?? null);
+      policies.add(res.headers.get('ratelimit-policy'));
       if (res.status === 429) {
         expect(res.body.code).toBe('RATE_LIMITED');
         expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -76,6 +80,9 @@ describe('tenant limits across two API processes (PostgreSQL + Redis)', () => {
     // one bucket of 6 for both processes (the GET /v1/limits above took the first token; two buckets would have let all 8 through)
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
     expect(remaining.slice(0, 5)).toEqual(['4', '3', '2', '1', '0']);
+    // the current draft's fields say the same (6 tokens, 30 s to fill at 0.2/s), from either process
+    expect(current.slice(0, 5)).toEqual(['4', '3', '2', '1', '0']);
+    expect([...policies]).toEqual(['"default";q=6;w=30']);
     // bob has his own (the defaults), on both processes
     for (const base of [stack.baseUrl, secondUrl]) {
       const res = await call(base, 'GET', '/v1/sessions', bob.apiKey);

@@ -116,6 +116,28 @@ describe('API keys and scopes (embedded)', () => {
     expect((await covel.engine.tenants.list()).filter((t) => t.name === 'bootstrap')).toHaveLength(1);
   });
 
+  it('a revoked bootstrap key (rotated out) is not made again: the start goes on with a warning naming neither key nor hash', async () => {
+    const tenants = covel.engine.tenants;
+    const caller = (await tenants.authenticate(bootstrapKey))!;
+    await tenants.revokeKey({ tenantId: caller.tenant.id, keyId: caller.key.id, by: 'operator', keepLastAdmin: false });
+    expect(await tenants.keyStatus(bootstrapKey)).toBe('revoked');
+    const before = logLines.length;
+    await ensureBootstrapTenant(covel.engine);
+    expect(logLines.slice(before).join('')).toContain('COVEL_BOOTSTRAP_API_KEY is a revoked key');
+    expect(await tenants.authenticate(bootstrapKey)).toBeNull();
+    expect((await tenants.list()).filter((t) => t.name === 'bootstrap')).toHaveLength(1);
+    // a stored key made again is a 409 API_KEY_EXISTS without the database's detail (which names the hash)
+    const error = (await tenants.create('again', bootstrapKey).catch((e: unknown) => e)) as Error & { code: string; detail?: unknown };
+    expect([error.code, error.message, error.cause, error.detail]).toEqual([
+      'API_KEY_EXISTS',
+      'this api key (or tenant) is already stored',
+      undefined,
+      undefined,
+    ]);
+    const pepper = await loadKeyPepper(covel.engine.database.db, null);
+    for (const secret of [bootstrapKey, hmacApiKey(bootstrapKey, pepper)]) expect(logLines.join('').includes(secret)).toBe(false);
+  });
+
   it('bad input is a 400 naming the field', async () => {
     const bad = async (body: unknown) => ((await call('POST', '/v1/keys', keyA, body)).body.issues as { path: string }[]).map((i) => i.path);
     expect(await bad({ scopes: ['read'] })).toEqual(['name']);

@@ -58,7 +58,7 @@ const clean = { committed: 80, failed: 0, duplicated: 0, outOfOrder: 0, missing:
 /** A noisy-neighbour run: B at `aloneP95` ms alone and `floodP95` ms with the flood; A's log as given. */
 function noisy(aloneP95: number, floodP95: number, floodLog: Partial<NoisyResult['flood']['log']> = {}): NoisyResult {
   const phase = (p95: number): NoisyResult['alone'] => ({
-    turns: { expected: 80, committed: 80, failed: 0, errors: 0, retries: 0 },
+    turns: { expected: 80, committed: 80, failed: 0, errors: 0, retries: 0, rateLimited: 0 },
     log: clean,
     windowMs: 9_000,
     latencyMs: spread(p95 / 2, p95),
@@ -74,7 +74,7 @@ function noisy(aloneP95: number, floodP95: number, floodLog: Partial<NoisyResult
     alone: phase(aloneP95),
     withFlood: phase(floodP95),
     flood: {
-      turns: { expected: 2000, posted: 2000, errors: 0, retries: 0 },
+      turns: { expected: 2000, posted: 2000, errors: 0, retries: 0, rateLimited: 0 },
       log: { ...clean, committed: 2000, ...floodLog },
       startedMs: 300,
       postedMs: 1500,

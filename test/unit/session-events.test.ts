@@ -127,6 +127,30 @@ describe('session event stream (SSE)', () => {
     expect(unauthenticated.status).toBe(401);
   });
 
+  it('a stream whose API key is revoked ends within a few seconds (checked at each heartbeat); another key of the tenant keeps its own', async () => {
+    const { id } = await player.createSession({});
+    const tenant = (await covel.engine.tenants.authenticate(player.authHeaders().authorization.slice('Bearer '.length)))!.tenant;
+    const made = await covel.engine.tenants.createKey({ tenantId: tenant.id, name: 'stream reader', scopes: ['read'], by: 'operator' });
+    const app: INestApplication = await createApiApp(covel.engine, { logger: false, sessionEvents: { pollIntervalMs: 50, heartbeatMs: 200 } });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      const stream = await openEventStream(new PlayClient(baseUrl, made.apiKey), id, undefined, baseUrl);
+      const kept = await openEventStream(player, id, undefined, baseUrl);
+      expect([stream.status, kept.status]).toEqual([200, 200]);
+      while (stream.comments < 2) await new Promise((r) => setTimeout(r, 20));
+      await covel.engine.tenants.revokeKey({ tenantId: tenant.id, keyId: made.key.id, by: 'operator', keepLastAdmin: false });
+      const revokedAt = Date.now();
+      await stream.ended;
+      expect(Date.now() - revokedAt).toBeLessThan(3_000);
+      // the other key's stream goes on
+      const before = kept.comments;
+      while (kept.comments < before + 3) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await app.close();
+    }
+  }, 30_000);
+
   it('sends heartbeats and ends the stream cleanly when the API closes', async () => {
     const { id } = await player.createSession({});
     const app: INestApplication = await createApiApp(covel.engine, { logger: false, sessionEvents: { pollIntervalMs: 50, heartbeatMs: 20 } });

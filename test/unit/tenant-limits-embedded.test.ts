@@ -47,10 +47,10 @@ describe('tenant limits (embedded)', () => {
     const { tenant, apiKey } = await engine.tenants.create(name);
     return { id: tenant.id, apiKey, client: new PlayClient(baseUrl, apiKey) };
   };
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
+  const call = async (method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.text();
@@ -137,11 +137,16 @@ describe('tenant limits (embedded)', () => {
     expect(answers.slice(0, 5).map((a) => a.headers.get('ratelimit-remaining'))).toEqual(['4', '3', '2', '1', '0']);
     expect(answers[0].headers.get('ratelimit-limit')).toBe('5');
     expect(Number(answers[0].headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
+    // draft-ietf-httpapi-ratelimit-headers-08+: the policy (5 tokens, 10 s to fill at 0.5/s) and the state
+    expect(answers.slice(0, 5).map((a) => a.headers.get('ratelimit-policy'))).toEqual(Array(5).fill('"default";q=5;w=10'));
+    expect(answers.slice(0, 5).map((a) => /^"default";r=(\d+);t=(\d+)$/.exec(a.headers.get('ratelimit') ?? '')?.[1])).toEqual(['4', '3', '2', '1', '0']);
+    expect(Number(/;t=(\d+)$/.exec(answers[4].headers.get('ratelimit') ?? '')?.[1])).toBe(Number(answers[4].headers.get('ratelimit-reset')));
     const refused = answers[5];
     expect(refused.body).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED' });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(2);
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(refused.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
     // a body is never read on a refused request: a POST is refused the same way, nothing appended
     const post = await call('POST', '/v1/sessions', dave.apiKey, {});
     expect([post.status, post.body.code]).toEqual([429, 'RATE_LIMITED']);
@@ -161,7 +166,11 @@ describe('tenant limits (embedded)', () => {
     const frank = await newTenant('frank');
     const grace = await newTenant('grace');
     const { id: sessionId } = await frank.client.createSession({ worldId: 'emberback' });
-    const first = await frank.client.submit(sessionId, 'look around');
+    // sent with an Idempotency-Key: its retry (the 202 lost) is answered again at the budget below
+    const idempotent = { 'idempotency-key': 'frank-look-around' };
+    const accepted = await call('POST', `/v1/sessions/${sessionId}/inputs`, frank.apiKey, { text: 'look around' }, idempotent);
+    expect(accepted.status).toBe(202);
+    const first = accepted.body as { executionId: string };
     expect(await frank.client.waitFor(first.executionId, 60_000)).toBe('committed');
     // the usage projection (async) counts the turn's calls
     const usedSoFar = () => engine.usage.totals({ tenantId: frank.id, from: new Date(Date.now() - 60_000), to: new Date() });
@@ -179,6 +188,14 @@ describe('tenant limits (embedded)', () => {
     const tomorrow = new Date();
     tomorrow.setUTCHours(24, 0, 0, 0);
     expect(refused.body.details.resetsAt).toBe(tomorrow.toISOString());
+    // the retry of an input accepted before is replayed, not refused (the idempotency contract): nothing new starts
+    const replayed = await call('POST', `/v1/sessions/${sessionId}/inputs`, frank.apiKey, { text: 'look around' }, idempotent);
+    expect([replayed.status, replayed.headers.get('idempotent-replayed'), replayed.body.executionId]).toEqual([202, 'true', first.executionId]);
+    // another tenant's append under the same key does not let this one through
+    const graceSession = await grace.client.createSession({ worldId: 'emberback' });
+    const otherKey = { 'idempotency-key': 'grace-key' };
+    expect((await call('POST', `/v1/sessions/${graceSession.id}/inputs`, grace.apiKey, { text: 'wait' }, otherKey)).status).toBe(202);
+    expect((await call('POST', `/v1/sessions/${sessionId}/inputs`, frank.apiKey, { text: 'wait' }, otherKey)).status).toBe(402);
     const lastTurnId = (await engine.readModels.execution(frank.id, first.executionId))!.turnId;
     const input = (await engine.store.readStream(sessionId, 0, 100)).find((e) => e.type === 'player-input.submitted@1');
     const inputMessageId = input?.type === 'player-input.submitted@1' ? input.data.messageId : '';

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../../libs/engine';
 import type { TenantRequest } from '../auth.guard';
+import { idempotencyKeyOf } from '../idempotency-key';
 
 /**
  * The `/v1` routes (paths relative to the mount) whose request starts model calls: a new input, a
@@ -26,12 +27,17 @@ const isRegeneratingEdit = (req: Request) =>
  * nothing is appended when it is used up: 402 `BUDGET_EXHAUSTED` with the period and its reset time.
  * Mounted on `/v1` after the body is parsed (an edit regenerates only with `regenerate: true`). A new
  * session is not checked: its opening is rendered from the world, no model runs. Executions already
- * accepted run to their end (a resume of a waiting one too): no turn is cut in half.
+ * accepted run to their end (a resume of a waiting one too): no turn is cut in half. The retry of a
+ * request accepted before (an `Idempotency-Key` the tenant already appended under, its answer lost)
+ * is not checked: the route answers it again (or 422 for another request) and starts nothing new.
  */
 export function budgetGate(engine: Engine) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const startsModelCalls = STARTS_MODEL_CALLS.some((r) => r.method === req.method && r.path.test(req.path)) || isRegeneratingEdit(req);
-    if (startsModelCalls) await engine.limits.checkBudget((req as TenantRequest).tenant.id);
+    if (!startsModelCalls) return next();
+    const tenantId = (req as TenantRequest).tenant.id;
+    const idempotencyKey = idempotencyKeyOf(req); // malformed: the 400 naming the header
+    if (idempotencyKey === undefined || !(await engine.store.findByIdempotencyKey(tenantId, idempotencyKey))) await engine.limits.checkBudget(tenantId);
     next();
   };
 }

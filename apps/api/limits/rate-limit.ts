@@ -5,14 +5,21 @@ import type { TenantRequest } from '../auth.guard';
 /**
  * Per-tenant request rate on `/v1`, mounted right after authentication (before a body byte is read):
  * one token of the tenant's bucket per request (an event stream or a long-poll counts once, when it
- * is asked). Every answer carries `RateLimit-Limit` (the bucket's capacity), `RateLimit-Remaining`
- * and `RateLimit-Reset` (seconds until it is full); over the limit, 429 `RATE_LIMITED` with
- * `Retry-After` (error.filter.ts). No rate in force for the tenant: no headers.
+ * is asked). Every answer carries the fields of draft-ietf-httpapi-ratelimit-headers-08 and later
+ * (`RateLimit-Policy: "default";q=<capacity>;w=<seconds to fill an empty bucket>`,
+ * `RateLimit: "default";r=<remaining>;t=<seconds until full>`) and, for clients of the drafts up to
+ * -06, `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` with the same numbers; over the
+ * limit, 429 `RATE_LIMITED` with `Retry-After` (error.filter.ts). No rate in force for the tenant: no headers.
  */
+/** The one quota policy a tenant has (its request bucket), named in both fields. */
+const POLICY = 'default';
+
 export function rateLimitTenant(engine: Engine) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const decision = await engine.limits.takeRequest((req as TenantRequest).tenant.id);
     if (decision) {
+      res.setHeader('RateLimit-Policy', `"${POLICY}";q=${decision.limit};w=${decision.windowSeconds}`);
+      res.setHeader('RateLimit', `"${POLICY}";r=${decision.remaining};t=${decision.resetSeconds}`);
       res.setHeader('RateLimit-Limit', String(decision.limit));
       res.setHeader('RateLimit-Remaining', String(decision.remaining));
       res.setHeader('RateLimit-Reset', String(decision.resetSeconds));

@@ -27,7 +27,7 @@ export const tenantErrors = (notFound: string[]): ErrorResponses => ({
   },
   429: {
     description:
-      'The tenant’s request rate is used up: `RATE_LIMITED`; `Retry-After` says when the next request may go. Every `/v1` answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the bucket is full).',
+      'The tenant’s request rate is used up: `RATE_LIMITED`; `Retry-After` says when the next request may go. Every `/v1` answer carries `RateLimit-Policy` (`"default";q=<capacity>;w=<seconds to fill>`) and `RateLimit` (`"default";r=<remaining>;t=<seconds until full>`) of draft-ietf-httpapi-ratelimit-headers-08 and later, and the same numbers as `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (drafts up to -06).',
   },
   503: { description: `A dependency is down (\`DATABASE_UNAVAILABLE\`, \`QUEUE_UNAVAILABLE\`); the \`Retry-After\` header says when to try again.` },
   ...internal,

@@ -34,6 +34,7 @@ export interface StreamRequest {
  * log in the database (not this process's memory: any API process serves any stream), woken by
  * the engine's `appends` (one LISTEN for all of them). Counted per tenant and per API key: past
  * `config.streams` a new one is refused (429 `TOO_MANY_STREAMS`) before anything is sent. A stream
+ * whose API key is revoked ends at its next heartbeat (plus the key cache's time). A stream
  * that ends (the client left, shutdown, a failure) leaves nothing behind: its feed is dropped from
  * the registry, its subscriptions and timers released, its count given back. On shutdown
  * (`app.close()`, on SIGTERM through `closeOnSignals`) every stream is completed before the
@@ -81,6 +82,8 @@ export class SessionEvents implements BeforeApplicationShutdown {
         send: (message) => subscriber.next(message),
         pollIntervalMs: this.timings.safetyPollMs ?? DEFAULT_SESSION_EVENTS_TIMINGS.safetyPollMs!,
         heartbeatMs: this.timings.heartbeatMs,
+        // a revoked key keeps no stream: checked at each heartbeat (through the key cache, cacheMs)
+        stillAllowed: () => this.engine.tenants.keyActive(request.keyId),
         onError: (error) => {
           this.engine.logger.warn(`event stream of session ${sessionId} ended: ${String(error)}`);
           subscriber.next({ type: 'error', data: { message: 'the event stream broke; reconnect with Last-Event-ID' } });

@@ -28,6 +28,11 @@ export interface SessionFeedOptions {
   pollIntervalMs: number;
   /** A comment line this often keeps proxies and the client from closing an idle stream. */
   heartbeatMs: number;
+  /**
+   * Asked at each heartbeat whether the stream may go on (its API key not revoked); false: the feed
+   * stops (the stream ends). A failed check lets it go on (the next heartbeat asks again).
+   */
+  stillAllowed?: () => Promise<boolean>;
   /** Log entries read per round trip. */
   batchSize?: number;
   onError: (error: unknown) => void;
@@ -106,7 +111,7 @@ export class SessionFeed {
       // and to the log's appends: one committed after this is heard, one before is read below
       this.unlisten = await this.options.appends.subscribe(this.options.sessionId, () => this.poke());
       if (this.stopped) return;
-      this.heartbeat = setInterval(() => this.options.send({ comment: 'heartbeat' }), this.options.heartbeatMs);
+      this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatMs);
       this.heartbeat.unref();
       while (!this.stopped) {
         this.dirty = false;
@@ -124,6 +129,21 @@ export class SessionFeed {
   stop(): void {
     this.stopped = true;
     this.wake?.();
+  }
+
+  private checking = false;
+
+  private beat(): void {
+    this.options.send({ comment: 'heartbeat' });
+    const stillAllowed = this.options.stillAllowed;
+    if (!stillAllowed || this.checking || this.stopped) return;
+    this.checking = true;
+    void stillAllowed()
+      .then((allowed) => {
+        if (!allowed) this.stop();
+      })
+      .catch(() => undefined)
+      .finally(() => (this.checking = false));
   }
 
   /** Drops what the feed holds (a stopped feed may stay referenced a while: its buffers do not). */

@@ -69,7 +69,7 @@ export const EngineEnv = z.object({
   ),
   COVEL_KEY_PEPPER: strongApiKey.meta(
     about(
-      "The server-side secret tenants' API keys are hashed with (HMAC-SHA-256); keep it out of the database (a secret store, the environment). Same strength rules as `COVEL_BOOTSTRAP_API_KEY`. Unset: one generated at the first start and kept in the database (`key_pepper`), which every process then shares. Changing it makes every key made before unknown (keys migrated from before 0024 keep working).",
+      "The server-side secret tenants' API keys are hashed with (HMAC-SHA-256); keep it out of the database (a secret store, the environment). Same strength rules as `COVEL_BOOTSTRAP_API_KEY`. Unset: one generated at the first start and kept in the database (`key_pepper`), which every process then shares. Changing it makes every key made before unknown (keys migrated from before 0024 and not used since keep working: a first use makes them HMACs).",
     ),
   ),
   COVEL_QUEUE_DASHBOARD: z
@@ -338,6 +338,19 @@ export const EngineEnv = z.object({
 });
 
 export type EngineConfig = ReturnType<typeof loadConfig>;
+
+/**
+ * What a start logs as a warning about its configuration (none of it stops the start): on
+ * PostgreSQL without `COVEL_KEY_PEPPER`, the keys' pepper is kept in the same database as their hashes.
+ */
+export function configWarnings(config: EngineConfig): string[] {
+  const warnings: string[] = [];
+  if (config.database.kind === 'postgres' && !config.keyPepper)
+    warnings.push(
+      'COVEL_KEY_PEPPER is not set: the API keys are hashed with a pepper kept in the same PostgreSQL database as their hashes, so a copy of the database is enough to test key guesses; set it from a secret store (see docs/operations.md)',
+    );
+  return warnings;
+}
 
 export class ConfigError extends EngineError {
   readonly code = 'CONFIG_INVALID';

@@ -1,4 +1,4 @@
 /** The engine's configuration: the environment validated (`loadConfig`) and the API key strength check. */
 export { MIN_API_KEY_BITS, MIN_API_KEY_LENGTH, apiKeyWeakness, estimatedKeyBits } from './api-key-strength';
-export { ConfigError, DEFAULT_HISTORY_MESSAGE_LIMIT, DEFAULT_TURN_DEADLINE_MS, EngineEnv, loadConfig } from './config';
+export { ConfigError, configWarnings, DEFAULT_HISTORY_MESSAGE_LIMIT, DEFAULT_TURN_DEADLINE_MS, EngineEnv, loadConfig } from './config';
 export type { EngineConfig } from './config';

@@ -39,7 +39,7 @@ describe('token buckets', () => {
       [true, 0],
       [false, 0],
     ]);
-    expect(taken[3]).toMatchObject({ limit: 3, retryAfterSeconds: 1, resetSeconds: 2 });
+    expect(taken[3]).toMatchObject({ limit: 3, retryAfterSeconds: 1, resetSeconds: 2, windowSeconds: 2 });
     expect((await limiter.take({ ...bucket, tenantId: 'b' })).allowed).toBe(true); // another tenant's bucket
     now = 500; // one token back
     expect((await limiter.take(bucket)).allowed).toBe(true);

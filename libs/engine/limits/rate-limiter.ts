@@ -15,8 +15,10 @@ export interface RateDecision {
   limit: number;
   /** Whole tokens left after this request (`RateLimit-Remaining`). */
   remaining: number;
-  /** Seconds until the bucket is full again (`RateLimit-Reset`). */
+  /** Seconds until the bucket is full again (`RateLimit-Reset`, the `t` of `RateLimit`). */
   resetSeconds: number;
+  /** Seconds an empty bucket takes to fill (the `w` of `RateLimit-Policy`, with `limit` as its `q`); at least 1. */
+  windowSeconds: number;
   /** Refused: seconds until the next token (`Retry-After`, at least 1); allowed: 0. */
   retryAfterSeconds: number;
 }
@@ -34,6 +36,7 @@ export function decision(allowed: boolean, tokens: number, bucket: Pick<BucketSp
     limit: bucket.burst,
     remaining: Math.max(0, Math.floor(tokens)),
     resetSeconds: Math.max(0, Math.ceil((bucket.burst - tokens) / bucket.ratePerSecond)),
+    windowSeconds: Math.max(1, Math.ceil(bucket.burst / bucket.ratePerSecond)),
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / bucket.ratePerSecond)),
   };
 }
@@ -98,26 +101,27 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1000)
 return { allowed, tostring(tokens) }
 `;
 
+/** The name `TAKE` is defined under on the connection (ioredis `defineCommand`: EVALSHA, EVAL only after NOSCRIPT). */
+const TAKE_COMMAND = 'covelRateTake';
+type TakingRedis = IORedis & { [TAKE_COMMAND]: (key: string, ratePerSecond: string, burst: string) => Promise<[number, string]> };
+
 /** How long a take may wait on Redis before the request goes on without it (fail open). */
 const REDIS_TAKE_TIMEOUT_MS = 250;
 
 /**
- * The buckets in Redis (`REDIS_URL`): one Lua script per request, shared by every API process.
+ * The buckets in Redis (`REDIS_URL`): one Lua script per request (by its SHA), shared by every API process.
  * Redis down or slow: the request goes on (fail open) and one warning is logged per outage; the
  * queue needs Redis too, so what would be limited cannot run meanwhile anyway.
  */
 export class RedisRateLimiter implements RateLimiter {
-  private connection: IORedis | null = null;
+  private connection: TakingRedis | null = null;
   private down = false;
 
   constructor(private readonly options: { redisUrl: string; prefix: string; logger: Pick<Logger, 'warn'> }) {}
 
   async take(bucket: BucketSpec): Promise<RateDecision> {
     try {
-      const [allowed, tokens] = (await this.redis().eval(TAKE, 1, this.key(bucket.tenantId), String(bucket.ratePerSecond), String(bucket.burst))) as [
-        number,
-        string,
-      ];
+      const [allowed, tokens] = await this.redis().covelRateTake(this.key(bucket.tenantId), String(bucket.ratePerSecond), String(bucket.burst));
       this.down = false;
       return decision(allowed === 1, Number(tokens), bucket);
     } catch (error) {
@@ -137,7 +141,7 @@ export class RedisRateLimiter implements RateLimiter {
     return `${this.options.prefix}:rate:${tenantId}`;
   }
 
-  private redis(): IORedis {
+  private redis(): TakingRedis {
     if (this.connection) return this.connection;
     const connection = new IORedis(this.options.redisUrl, {
       maxRetriesPerRequest: 0,
@@ -145,7 +149,9 @@ export class RedisRateLimiter implements RateLimiter {
       commandTimeout: REDIS_TAKE_TIMEOUT_MS,
     });
     connection.on('error', () => undefined); // reported by the failed take
-    this.connection = connection;
-    return connection;
+    // EVALSHA per request (the script's text is sent again only when Redis answers NOSCRIPT)
+    connection.defineCommand(TAKE_COMMAND, { numberOfKeys: 1, lua: TAKE });
+    this.connection = connection as TakingRedis;
+    return this.connection;
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { apiKeyWeakness, ConfigError, estimatedKeyBits, loadConfig } from '../..';
+import { apiKeyWeakness, ConfigError, configWarnings, estimatedKeyBits, loadConfig } from '../..';
 
 describe('COVEL_BOOTSTRAP_API_KEY strength', () => {
   const rejected = (key: string) => () => loadConfig({ COVEL_BOOTSTRAP_API_KEY: key });
@@ -110,5 +110,20 @@ describe('fair scheduling: COVEL_SCHEDULER_WINDOW, COVEL_TENANT_MAX_IN_FLIGHT', 
   it.each(['0', '-1', '2.5', 'lots'])('%j is a start-up error naming the variable', (value) => {
     expect(() => loadConfig({ COVEL_SCHEDULER_WINDOW: value })).toThrow(/COVEL_SCHEDULER_WINDOW: /);
     expect(() => loadConfig({ COVEL_TENANT_MAX_IN_FLIGHT: value })).toThrow(/COVEL_TENANT_MAX_IN_FLIGHT: /);
+  });
+});
+
+describe('configWarnings', () => {
+  const pepper = `cvl_${randomBytes(32).toString('base64url')}`;
+
+  it('warns on PostgreSQL without COVEL_KEY_PEPPER (the pepper would sit beside the hashes), naming no secret', () => {
+    const warnings = configWarnings(loadConfig({ DATABASE_URL: 'postgres://covel:secret@127.0.0.1:5432/covel' }));
+    expect(warnings).toEqual([expect.stringMatching(/^COVEL_KEY_PEPPER is not set: .* same PostgreSQL database/)]);
+    expect(warnings.join('')).not.toContain('secret@');
+  });
+
+  it('is quiet with COVEL_KEY_PEPPER set, and on the embedded default', () => {
+    expect(configWarnings(loadConfig({ DATABASE_URL: 'postgres://127.0.0.1:5432/covel', COVEL_KEY_PEPPER: pepper }))).toEqual([]);
+    expect(configWarnings(loadConfig({}))).toEqual([]);
   });
 });
