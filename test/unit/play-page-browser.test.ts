@@ -348,7 +348,7 @@ describeBrowser('the Play page and the steering marks of the inspector (headless
         const row = page.locator(`tr[data-turn="${n}"]`);
         expect(await row.getAttribute('data-reverted')).toBe('true');
         expect(await row.getAttribute('class')).toBe('reverted');
-        expect(await row.locator('[data-testid="reverted"]').innerText()).toMatch(/^reverted by tenant:[0-9a-f-]{36} · \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+        expect(await row.locator('[data-testid="reverted"]').innerText()).toMatch(/^reverted by key:[0-9a-f-]{36} · \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
         // greyed
         expect(
           await row
@@ -373,7 +373,7 @@ describeBrowser('the Play page and the steering marks of the inspector (headless
       await page.goto(`${baseUrl}/inspector#/sessions/${sessionId}/turns/${turnIds[2]}`);
       await page.waitForSelector('[data-testid="reverted-banner"]');
       expect(flat(await page.locator('[data-testid="reverted-banner"]').innerText())).toMatch(
-        /^Reverted: out of the story since .+ UTC, by tenant:[0-9a-f-]{36} \(with turn 2, the turn the undo named\)\. The log keeps it/,
+        /^Reverted: out of the story since .+ UTC, by key:[0-9a-f-]{36} \(with turn 2, the turn the undo named\)\. The log keeps it/,
       );
     });
   }, 120_000);
