@@ -113,7 +113,7 @@ describe('hostile inputs on PostgreSQL and BullMQ', () => {
     const live = await dumpProjections(open.db);
     expect(live.prefix_reports.length).toBe(2 * HOSTILE.length + 8);
     const { stdout } = await run('npm', ['run', 'replay'], { cwd: root, env: { ...process.env, DATABASE_URL: stack.databaseUrl, REDIS_URL: '' } });
-    expect(stdout).toMatch(/inline views \(executions, turn_messages, summaries, plugin_data, worlds, world_generations\): rebuilt \d+ streams/);
+    expect(stdout).toMatch(/inline views \(executions, turn_messages, summaries, plugin_data, worlds, world_generations, tenant_limits\): rebuilt \d+ streams/);
     expect(stdout).toMatch(/replayed \d+ events into the async projections/);
     expect(await dumpProjections(open.db)).toEqual(live);
     expect(await open.db.selectFrom('projection_failures').selectAll().execute()).toEqual([]);

@@ -31,15 +31,15 @@ describe('replay of the async projections while turns run (PostgreSQL + BullMQ)'
     for (let i = 0; i < 300; i++) {
       const h = (await (await fetch(`${stack.baseUrl}/health`)).json()) as Health;
       const async = h.projections.filter((p) => p.kind === 'async');
-      if (async.length === 2 && async.every((p) => p.state === 'running' && p.lag === 0)) return;
+      if (async.length === 3 && async.every((p) => p.state === 'running' && p.lag === 0)) return; // trace_events, prefix_reports, usage
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error('the async projections did not catch up');
   };
   const replay = () => run('npm', ['run', 'replay', '--', '--async'], { cwd: root, env: { ...process.env, DATABASE_URL: stack.databaseUrl, REDIS_URL: '' } });
   const asyncTables = async () => {
-    const { trace_events, prefix_reports } = await dumpProjections(open.db);
-    return { trace_events, prefix_reports };
+    const { trace_events, prefix_reports, usage_daily, usage_calls } = await dumpProjections(open.db);
+    return { trace_events, prefix_reports, usage_daily, usage_calls };
   };
 
   it('turns keep committing during the replay, and the rebuilt tables equal a fresh build', async () => {
