@@ -6,6 +6,7 @@ import { ConcurrencyError } from './errors';
 import { API_KEY_SCOPES, type ApiKeyScope, type NewEvent, tenantStreamId } from './event-types';
 import { EventStore } from './event-store';
 import type { Database } from './schema';
+import { TtlCache } from './ttl-cache';
 
 export interface Tenant {
   id: string;
@@ -94,13 +95,12 @@ class AlreadyRevoked extends Error {}
  * transaction as the row it changes: nothing is half-written.
  */
 export class TenantStore {
-  /** By key hash: the caller and until when (ms since epoch) it may be answered from here. */
-  private readonly cache = new Map<string, { caller: Caller; until: number }>();
-  /** By key id: whether it was active when read, until when (ms since epoch) that may be answered from here. */
-  private readonly activeCache = new Map<string, { active: boolean; until: number }>();
+  /** By key hash: the caller, answered from here for `cacheMs`. */
+  private readonly cache: TtlCache<string, Caller>;
+  /** By key id: whether it was active when read, answered from here for `cacheMs`. */
+  private readonly activeCache: TtlCache<string, boolean>;
   /** By key id: when this process last wrote its `last_used_at`. */
   private readonly touched = new Map<string, number>();
-  private readonly cacheMs: number;
   private readonly cacheSize: number;
   private readonly touchEveryMs: number;
   private readonly store: EventStore;
@@ -110,8 +110,10 @@ export class TenantStore {
     private readonly db: Kysely<Database>,
     private readonly options: TenantStoreOptions = {},
   ) {
-    this.cacheMs = options.cacheMs ?? 0;
     this.cacheSize = options.cacheSize ?? 10_000;
+    const cached = { ttlMs: options.cacheMs ?? 0, maxEntries: this.cacheSize };
+    this.cache = new TtlCache(cached);
+    this.activeCache = new TtlCache(cached);
     this.touchEveryMs = options.touchEveryMs ?? LAST_USED_EVERY_MS;
     this.store = options.store ?? new EventStore(db);
   }
@@ -219,7 +221,7 @@ export class TenantStore {
         if (error instanceof AlreadyRevoked) continue;
         throw error;
       }
-      for (const [hash, cached] of this.cache) if (cached.caller.key.id === row.id) this.cache.delete(hash);
+      this.cache.deleteWhere((caller) => caller.key.id === row.id);
       this.activeCache.delete(row.id);
       return viewOf((await this.keyQuery(this.db, request.tenantId).where('id', '=', row.id).executeTakeFirst())!);
     }
@@ -234,11 +236,10 @@ export class TenantStore {
     const pepper = await this.hashWith();
     const hmac = hmacApiKey(apiKey, pepper);
     const cached = this.cache.get(hmac);
-    if (cached && cached.until > Date.now()) {
-      this.touch(cached.caller.key.id);
-      return cached.caller;
+    if (cached) {
+      this.touch(cached.key.id);
+      return cached;
     }
-    this.cache.delete(hmac);
     const sha = sha256ApiKey(apiKey);
     const row = await this.db
       .selectFrom('api_keys')
@@ -252,9 +253,7 @@ export class TenantStore {
     if (row.hash_kind === 'sha256') await this.upgradeToHmac({ keyId: row.keyId, sha, hmac });
     const caller: Caller = { tenant: { id: row.tenantId, name: row.name }, key: { id: row.keyId, scopes: scopesOf(row.scopes) } };
     this.touch(caller.key.id);
-    if (this.cacheMs <= 0) return caller;
-    if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(hmac, { caller, until: Date.now() + this.cacheMs });
+    this.cache.set(hmac, caller);
     return caller;
   }
 
@@ -278,14 +277,10 @@ export class TenantStore {
    */
   async keyActive(keyId: string): Promise<boolean> {
     const cached = this.activeCache.get(keyId);
-    if (cached && cached.until > Date.now()) return cached.active;
+    if (cached !== undefined) return cached;
     const row = await this.db.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirst();
     const active = row !== undefined && row.revoked_at === null;
-    if (this.cacheMs > 0) {
-      this.activeCache.delete(keyId);
-      if (this.activeCache.size >= this.cacheSize) this.activeCache.delete(this.activeCache.keys().next().value!);
-      this.activeCache.set(keyId, { active, until: Date.now() + this.cacheMs });
-    }
+    this.activeCache.set(keyId, active);
     return active;
   }
 

@@ -1,4 +1,12 @@
-import { ConcurrencyError, type EventStore, type RecordedTenantLimits, type TenantLimits, type TenantLimitsReads, tenantStreamId } from '../../events';
+import {
+  ConcurrencyError,
+  type EventStore,
+  type RecordedTenantLimits,
+  type TenantLimits,
+  type TenantLimitsReads,
+  tenantStreamId,
+  TtlCache,
+} from '../../events';
 import { NotFoundError } from '../../errors';
 import { checkBudget, type UsageTotalsReader } from './budget';
 import type { RateDecision, RateLimiter } from './rate-limiter';
@@ -46,11 +54,10 @@ export interface TenantLimitsServiceOptions {
  * flight (`TenantCaps`, for the queue's fair admission).
  */
 export class TenantLimitsService implements TenantCaps {
-  private readonly cache = new Map<string, { recorded: RecordedTenantLimits | null; until: number }>();
-  private readonly cacheMs: number;
+  private readonly cache: TtlCache<string, RecordedTenantLimits | null>;
 
   constructor(private readonly options: TenantLimitsServiceOptions) {
-    this.cacheMs = options.cacheMs ?? LIMITS_CACHE_MS;
+    this.cache = new TtlCache({ ttlMs: options.cacheMs ?? LIMITS_CACHE_MS, maxEntries: 10_000 });
   }
 
   /** The tenant's view; 404 `TENANT_NOT_FOUND` for an unknown tenant. */
@@ -98,14 +105,10 @@ export class TenantLimitsService implements TenantCaps {
 
   /** What is recorded for the tenant, from memory for up to `cacheMs`. */
   async recorded(tenantId: string): Promise<RecordedTenantLimits | null> {
-    const now = Date.now();
     const cached = this.cache.get(tenantId);
-    if (cached && cached.until > now) return cached.recorded;
+    if (cached !== undefined) return cached;
     const recorded = await this.options.reads.current(tenantId);
-    if (this.cacheMs > 0) {
-      if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(tenantId, { recorded, until: now + this.cacheMs });
-    }
+    this.cache.set(tenantId, recorded);
     return recorded;
   }
 
