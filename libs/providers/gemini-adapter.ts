@@ -216,9 +216,17 @@ function functionCalls(r: GenerateContentResponse): ToolCall[] {
   );
 }
 
+/**
+ * promptTokenCount includes the cached content; the thinking is counted apart from the candidates
+ * (thoughtsTokenCount, in totalTokenCount) and billed as output: both are output tokens here.
+ */
 function usageOf(r: GenerateContentResponse | null): ModelResponse['usage'] {
   const u = r?.usageMetadata;
-  return { inputTokens: u?.promptTokenCount ?? 0, outputTokens: u?.candidatesTokenCount ?? 0, cachedInputTokens: u?.cachedContentTokenCount ?? 0 };
+  return {
+    inputTokens: u?.promptTokenCount ?? 0,
+    outputTokens: (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
+    cachedInputTokens: u?.cachedContentTokenCount ?? 0,
+  };
 }
 
 const plainText = (p: Part) => typeof p.text === 'string' && Object.keys(p).every((k) => k === 'text' || k === 'thought' || k === 'thoughtSignature');

@@ -24,3 +24,5 @@ export { redactImageData } from './trace-redaction';
 export type { Endpoint, SlotBinding } from './provider-registry';
 export { DEFAULT_PRICES, ModelPrice, PriceOverrides, PriceTable } from './prices';
 export { estimateCostUsd, roundUsd, sumCostUsd, type TokenUsage } from './cost';
+export { WIRE_SHAPES } from './wire-shapes';
+export { parseSse, wireStreamProblems, type WireEvent } from './wire-stream-rules';
