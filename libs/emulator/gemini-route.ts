@@ -97,11 +97,14 @@ export const geminiRoute: EmulatorRoute = {
     const signed = thinking ? signPart(answerPart) : answerPart;
     const thoughtParts = thinking && thoughts ? [{ text: reasoning, thought: true }] : [];
     const parts = [...thoughtParts, signed];
-    const candidatesTokenCount = estimateTokens(reasoning) + estimateTokens(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    // the thinking is counted apart from the candidates (thoughtsTokenCount), as the reference's usageMetadata does
+    const candidatesTokenCount = estimateTokens(reply.kind === 'tool' ? JSON.stringify(reply.args) : text);
+    const thoughtsTokenCount = estimateTokens(reasoning);
     const usageMetadata = {
       promptTokenCount: promptTokens,
       candidatesTokenCount,
-      totalTokenCount: promptTokens + candidatesTokenCount,
+      ...(thinking ? { thoughtsTokenCount } : {}),
+      totalTokenCount: promptTokens + candidatesTokenCount + thoughtsTokenCount,
       cachedContentTokenCount: cached,
     };
     const response = (p: unknown[], finish: string | undefined, usage: unknown) => ({

@@ -146,14 +146,16 @@ export const openAIChatRoute: EmulatorRoute = {
         },
       };
     }
-    const base = { id, object: 'chat.completion.chunk', created, model: body.model };
+    // with include_usage every chunk carries usage: null, and one more chunk (no choices) the usage
+    const withUsage = body.stream_options?.include_usage === true;
+    const base = { id, object: 'chat.completion.chunk', created, model: body.model, ...(withUsage ? { usage: null } : {}) };
     const events: { data: unknown }[] = [{ data: { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] } }];
     for (const word of deltas(reasoning ?? ''))
       events.push({ data: { ...base, choices: [{ index: 0, delta: { reasoning_content: word }, finish_reason: null }] } });
     for (const word of deltas(text)) events.push({ data: { ...base, choices: [{ index: 0, delta: { content: word }, finish_reason: null }] } });
     if (toolCalls) events.push({ data: { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, ...toolCalls[0] }] }, finish_reason: null }] } });
     events.push({ data: { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] } });
-    if (body.stream_options?.include_usage) events.push({ data: { ...base, choices: [], usage } });
+    if (withUsage) events.push({ data: { ...base, choices: [], usage } });
     return sse(events, '[DONE]');
   },
 };

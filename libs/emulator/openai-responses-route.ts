@@ -116,7 +116,9 @@ export const openAIResponsesRoute: EmulatorRoute = {
     if (!body.stream) return { kind: 'json', status: 200, body: response };
     let seq = 0;
     const ev = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: seq++, ...data } });
-    const events = [ev('response.created', { response: { ...response, status: 'in_progress', output: [] } })];
+    // the lifecycle of the reference: created and in_progress (no output, usage null yet), each item added then done
+    const inProgress = { ...response, status: 'in_progress', output: [], usage: null };
+    const events = [ev('response.created', { response: inProgress }), ev('response.in_progress', { response: inProgress })];
     if (thinks) {
       events.push(ev('response.output_item.added', { output_index: 0, item: { ...reasoningItem, summary: [] } }));
       events.push(ev('response.output_item.done', { output_index: 0, item: reasoningItem }));
@@ -129,6 +131,14 @@ export const openAIResponsesRoute: EmulatorRoute = {
       );
       for (const d of deltas(text)) events.push(ev('response.output_text.delta', { output_index: at, item_id: msgId, content_index: 0, delta: d }));
       events.push(ev('response.output_text.done', { output_index: at, item_id: msgId, content_index: 0, text }));
+      events.push(
+        ev('response.content_part.done', { output_index: at, item_id: msgId, content_index: 0, part: { type: 'output_text', text, annotations: [] } }),
+      );
+    } else {
+      const call = answerItem[0] as { id: string; name: string; arguments: string };
+      events.push(ev('response.output_item.added', { output_index: at, item: { ...call, arguments: '', status: 'in_progress' } }));
+      events.push(ev('response.function_call_arguments.delta', { output_index: at, item_id: call.id, delta: call.arguments }));
+      events.push(ev('response.function_call_arguments.done', { output_index: at, item_id: call.id, name: call.name, arguments: call.arguments }));
     }
     events.push(ev('response.output_item.done', { output_index: at, item: answerItem[0] }));
     events.push(ev('response.completed', { response }));

@@ -99,7 +99,12 @@ const chatRequest = loose({
     )
     .min(1),
   tools: z
-    .array(loose({ type: z.literal('function'), function: loose({ name: toolName, description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional() }) }))
+    .array(
+      loose({
+        type: z.literal('function'),
+        function: loose({ name: toolName, description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional() }),
+      }),
+    )
     .optional(),
   tool_choice: z.union([z.enum(['auto', 'none', 'required']), loose({ type: z.literal('function'), function: loose({ name: toolName }) })]).optional(),
   stream: z.boolean().optional(),
@@ -144,7 +149,10 @@ const response = loose({
   error: z.unknown().optional(),
   incomplete_details: loose({ reason: z.string() }).nullish(),
 });
-const inProgress = response.refine((r) => r.status === 'in_progress' && r.output.length === 0 && r.usage == null, 'a response in progress has no output and usage null yet');
+const inProgress = response.refine(
+  (r) => r.status === 'in_progress' && r.output.length === 0 && r.usage == null,
+  'a response in progress has no output and usage null yet',
+);
 const itemEvent = { output_index: count, item: outputItem };
 const partEvent = { item_id: z.string().min(1), output_index: count, content_index: count };
 const responsesEvents = {
@@ -156,6 +164,8 @@ const responsesEvents = {
   'response.content_part.done': loose({ ...partEvent, part: outputText }),
   'response.output_text.delta': loose({ ...partEvent, delta: z.string() }),
   'response.output_text.done': loose({ ...partEvent, text: z.string() }),
+  'response.function_call_arguments.delta': loose({ item_id: z.string().min(1), output_index: count, delta: z.string() }),
+  'response.function_call_arguments.done': loose({ item_id: z.string().min(1), output_index: count, name: toolName, arguments: z.string() }),
   'response.completed': loose({ response: response.refine((r) => r.status === 'completed', 'response.completed carries a completed response') }),
 } as const;
 
@@ -184,7 +194,15 @@ const responsesRequest = loose({
     ),
   ]),
   tools: z
-    .array(loose({ type: z.literal('function'), name: toolName, description: z.string().nullish(), parameters: z.record(z.string(), z.unknown()).nullable(), strict: z.boolean().nullish() }))
+    .array(
+      loose({
+        type: z.literal('function'),
+        name: toolName,
+        description: z.string().nullish(),
+        parameters: z.record(z.string(), z.unknown()).nullable(),
+        strict: z.boolean().nullish(),
+      }),
+    )
     .optional(),
   tool_choice: z.union([z.enum(['auto', 'none', 'required']), loose({ type: z.literal('function'), name: toolName })]).optional(),
   max_output_tokens: z.number().int().positive().optional(),
@@ -202,7 +220,9 @@ const anthropicUsage = loose({
   cache_read_input_tokens: count.nullish(),
   cache_creation: loose({ ephemeral_5m_input_tokens: count, ephemeral_1h_input_tokens: count }).nullish(),
 }).refine(
-  (u) => u.cache_creation == null || u.cache_creation.ephemeral_5m_input_tokens + u.cache_creation.ephemeral_1h_input_tokens === (u.cache_creation_input_tokens ?? 0),
+  (u) =>
+    u.cache_creation == null ||
+    u.cache_creation.ephemeral_5m_input_tokens + u.cache_creation.ephemeral_1h_input_tokens === (u.cache_creation_input_tokens ?? 0),
   'cache_creation splits cache_creation_input_tokens by TTL',
 );
 const contentBlock = z.discriminatedUnion('type', [
@@ -239,7 +259,12 @@ const anthropicEvents = {
   content_block_stop: loose({ index: count }),
   message_delta: loose({
     delta: loose({ stop_reason: stopReason.nullable(), stop_sequence: z.string().nullish() }),
-    usage: loose({ output_tokens: count, input_tokens: count.nullish(), cache_creation_input_tokens: count.nullish(), cache_read_input_tokens: count.nullish() }),
+    usage: loose({
+      output_tokens: count,
+      input_tokens: count.nullish(),
+      cache_creation_input_tokens: count.nullish(),
+      cache_read_input_tokens: count.nullish(),
+    }),
   }),
   message_stop: loose({}),
   ping: loose({}),
@@ -331,13 +356,21 @@ const geminiRequest = loose({
     .array(
       loose({
         functionDeclarations: z
-          .array(loose({ name: toolName, description: z.string().optional() }).refine((d) => !('parameters' in d && 'parametersJsonSchema' in d), 'parameters or parametersJsonSchema, not both'))
+          .array(
+            loose({ name: toolName, description: z.string().optional() }).refine(
+              (d) => !('parameters' in d && 'parametersJsonSchema' in d),
+              'parameters or parametersJsonSchema, not both',
+            ),
+          )
           .optional(),
       }),
     )
     .optional(),
   toolConfig: loose({
-    functionCallingConfig: loose({ mode: z.enum(['AUTO', 'ANY', 'NONE', 'VALIDATED']).optional(), allowedFunctionNames: z.array(toolName).optional() }).optional(),
+    functionCallingConfig: loose({
+      mode: z.enum(['AUTO', 'ANY', 'NONE', 'VALIDATED']).optional(),
+      allowedFunctionNames: z.array(toolName).optional(),
+    }).optional(),
   }).optional(),
   generationConfig: loose({
     maxOutputTokens: z.number().int().positive().optional(),

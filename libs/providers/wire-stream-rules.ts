@@ -21,7 +21,10 @@ const typeOf = (data: unknown) => (data as { type?: unknown } | null)?.type;
 export function wireStreamProblems(protocol: Protocol, events: readonly WireEvent[], options: { includeUsage?: boolean } = {}): string[] {
   if (events.length === 0) return ['the stream has no event'];
   if (protocol === 'openai-chat') return chatStream(events, options.includeUsage === true);
-  if (protocol === 'gemini') return events.flatMap((e, i) => [...(e.event ? [`#${i}: Gemini events are unnamed`] : []), ...issues(`#${i}`, WIRE_SHAPES.gemini.chunk.safeParse(e.data))]).concat(geminiEnd(events));
+  if (protocol === 'gemini')
+    return events
+      .flatMap((e, i) => [...(e.event ? [`#${i}: Gemini events are unnamed`] : []), ...issues(`#${i}`, WIRE_SHAPES.gemini.chunk.safeParse(e.data))])
+      .concat(geminiEnd(events));
   const shapes: Record<string, z.ZodType> = WIRE_SHAPES[protocol].events;
   const problems = events.flatMap((e, i) => {
     const type = typeOf(e.data);
@@ -89,11 +92,18 @@ function anthropicBlocks(events: readonly WireEvent[]): string[] {
   return problems;
 }
 
-/** In-progress events before response.completed; sequence numbers, where sent, count up from 0. */
+/** Each output item is added before it is done; sequence numbers, where sent, count up from 0. */
 function responsesOrder(events: readonly WireEvent[]): string[] {
+  const problems: string[] = [];
+  const added = new Set<unknown>();
+  for (const e of events) {
+    const d = e.data as { type: string; output_index?: number };
+    if (d.type === 'response.output_item.added') added.add(d.output_index);
+    if (d.type === 'response.output_item.done' && !added.has(d.output_index)) problems.push(`output item ${d.output_index} is done without being added`);
+  }
   const seq = events.map((e) => (e.data as { sequence_number?: unknown }).sequence_number);
-  if (seq.every((s) => s === undefined)) return [];
-  return seq.every((s, i) => s === i) ? [] : ['sequence_number counts 0, 1, 2, … over the events'];
+  if (seq.some((s) => s !== undefined) && !seq.every((s, i) => s === i)) problems.push('sequence_number counts 0, 1, 2, … over the events');
+  return problems;
 }
 
 /** The events of a `text/event-stream` body: `event:` and `data:` fields per blank-line-separated block, comments skipped, data JSON-parsed unless `[DONE]`. */

@@ -129,3 +129,38 @@ describe('the request shapes hold the references’ placement rules', () => {
     expect(WIRE_SHAPES['openai-chat'].request.safeParse({ ...chat, stream: true }).success).toBe(true);
   });
 });
+
+describe('the stream rules catch a stream the references would not send', () => {
+  const eventsOf = (protocol: Protocol, name: string) =>
+    structuredClone(wireFixtures(protocol).find(([n]) => n === name)![1].events!) as { event?: string; data: Record<string, unknown> }[];
+
+  it('OpenAI Chat with include_usage: a chunk without usage: null; no usage chunk', () => {
+    const events = eventsOf('openai-chat', 'stream-include-usage');
+    delete events[1].data.usage;
+    expect(wireStreamProblems('openai-chat', events, { includeUsage: true })).toEqual(['with include_usage every chunk carries a usage field']);
+    const noUsageChunk = eventsOf('openai-chat', 'stream-include-usage').filter((e) => !(Array.isArray(e.data.choices) && e.data.choices.length === 0));
+    expect(wireStreamProblems('openai-chat', noUsageChunk, { includeUsage: true })).toEqual(['the last chunk has the usage and an empty choices array']);
+  });
+
+  it('Responses: an output item done without being added; a created response with usage', () => {
+    const events = eventsOf('openai-responses', 'stream').filter((e) => e.event !== 'response.output_item.added');
+    expect(wireStreamProblems('openai-responses', events)).toEqual(['output item 0 is done without being added']);
+    const created = eventsOf('openai-responses', 'stream');
+    (created[0].data.response as Record<string, unknown>).usage = { input_tokens: 1, output_tokens: 0, total_tokens: 1 };
+    expect(wireStreamProblems('openai-responses', created)).toEqual(['#0 response.created.response: a response in progress has no output and usage null yet']);
+  });
+
+  it('Anthropic: a delta of another kind than its block; a block opened inside another', () => {
+    const events = eventsOf('anthropic', 'stream-cached-tool-use');
+    const firstJson = events.findIndex((e) => (e.data.delta as { type?: string } | undefined)?.type === 'input_json_delta');
+    events[firstJson].data.delta = { type: 'text_delta', text: 'x' };
+    expect(wireStreamProblems('anthropic', events)).toEqual(['a text_delta in a tool_use block']);
+    const nested = eventsOf('anthropic', 'stream-cached-tool-use').filter((e, i, all) => !(e.event === 'content_block_stop' && i < all.length - 4));
+    expect(wireStreamProblems('anthropic', nested)).toContain('content_block_start 1 while block 0 is open');
+  });
+
+  it('Gemini: a last chunk without finishReason and usage', () => {
+    const events = eventsOf('gemini', 'stream-cached').slice(0, -1);
+    expect(wireStreamProblems('gemini', events)).toEqual(['the last chunk carries the finishReason', 'the last chunk carries the whole usageMetadata']);
+  });
+});

@@ -13,7 +13,10 @@ const WireFixture = z
     adapted: z.string().min(4),
     request: z.record(z.string(), z.unknown()).optional(),
     response: z.unknown().optional(),
-    events: z.array(z.object({ event: z.string().optional(), data: z.unknown() }).strict()).min(1).optional(),
+    events: z
+      .array(z.object({ event: z.string().optional(), data: z.unknown() }).strict())
+      .min(1)
+      .optional(),
     expect: z
       .object({
         text: z.string(),
