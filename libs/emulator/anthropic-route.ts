@@ -16,6 +16,7 @@ const MessagesBody = z
     system: z.union([z.string(), z.array(Block)]).optional(),
     messages: z.array(z.object({ role: z.string(), content: z.union([z.string(), z.array(Block)]) })).min(1),
     tools: z.array(z.object({ name: z.string(), input_schema: z.unknown() }).passthrough()).optional(),
+    cache_control: z.object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).optional(),
     tool_choice: z
       .object({ type: z.enum(['auto', 'any', 'tool', 'none']), name: z.string().optional() })
       .passthrough()
@@ -42,24 +43,52 @@ const withoutCacheControl = (b: Record<string, unknown>) => {
   return JSON.stringify(rest);
 };
 
+type CachePosition = { text: string; breakpoint: boolean; message: number; ttl?: string; cacheable: boolean };
+const position = (b: Record<string, unknown>, message: number, prefix = ''): CachePosition => ({
+  text: prefix + withoutCacheControl(b),
+  breakpoint: 'cache_control' in b,
+  message,
+  ...('cache_control' in b ? { ttl: (b.cache_control as { ttl?: string } | null)?.ttl ?? '5m' } : {}),
+  // thinking blocks and empty text cannot carry a breakpoint
+  cacheable: b.type !== 'thinking' && b.type !== 'redacted_thinking' && !(b.type === 'text' && b.text === ''),
+});
+
 /**
  * Cacheable positions in prefix order (tools, system blocks, message blocks), each serialized
- * without its cache_control, and whether it carries a breakpoint.
+ * without its cache_control, and whether it carries a breakpoint (and its TTL).
  */
 export function anthropicBlocks(body: {
   tools?: Record<string, unknown>[];
   system?: string | Record<string, unknown>[];
   messages: { role: string; content: string | Record<string, unknown>[] }[];
-}) {
-  const blocks: { text: string; breakpoint: boolean; message: number }[] = [];
-  for (const t of body.tools ?? []) blocks.push({ text: withoutCacheControl(t), breakpoint: 'cache_control' in t, message: -1 });
+}): CachePosition[] {
+  const blocks: CachePosition[] = [];
+  for (const t of body.tools ?? []) blocks.push(position(t, -1));
   const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []);
-  for (const b of system) blocks.push({ text: withoutCacheControl(b), breakpoint: 'cache_control' in b, message: -1 });
+  for (const b of system) blocks.push(position(b, -1));
   body.messages.forEach((m, mi) => {
     const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
-    content.forEach((b, i) => blocks.push({ text: (i === 0 ? `${m.role}:` : '') + withoutCacheControl(b), breakpoint: 'cache_control' in b, message: mi }));
+    content.forEach((b, i) => blocks.push(position(b, mi, i === 0 ? `${m.role}:` : '')));
   });
   return blocks;
+}
+
+/**
+ * Automatic caching (a top-level `cache_control`): the breakpoint goes on the last cacheable block
+ * and takes one of the 4 slots. A no-op where that block already carries one of the same TTL; an
+ * error where it carries another TTL or the 4 slots are taken. Returns the error, or null.
+ */
+function automaticBreakpoint(blocks: CachePosition[], cacheControl: { ttl?: string } | undefined): string | null {
+  if (!cacheControl) return null;
+  const ttl = cacheControl.ttl ?? '5m';
+  let last = blocks.length - 1;
+  while (last >= 0 && !blocks[last].cacheable) last--;
+  if (last < 0) return null;
+  const block = blocks[last];
+  if (block.breakpoint) return block.ttl === ttl ? null : `cache_control: the automatic breakpoint's ttl ${ttl} differs from the last block's ${block.ttl}`;
+  if (blocks.filter((b) => b.breakpoint).length >= 4) return 'A maximum of 4 blocks with cache_control may be provided, the automatic one included.';
+  blocks[last] = { ...block, breakpoint: true, ttl };
+  return null;
 }
 
 /** POST /v1/messages: the Anthropic Messages wire format, with breakpoint caching. */
@@ -84,6 +113,8 @@ export const anthropicRoute: EmulatorRoute = {
     const system = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []);
     const marked = blocks.filter((b) => b.breakpoint).length;
     if (marked > 4) return anthropicError(400, `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`);
+    const automaticError = automaticBreakpoint(blocks, body.cache_control);
+    if (automaticError) return anthropicError(400, automaticError);
     for (const m of body.messages) {
       if (typeof m.content !== 'string' && m.content.some((b) => (b.type === 'thinking' || b.type === 'redacted_thinking') && 'cache_control' in b)) {
         return anthropicError(400, 'thinking blocks cannot carry cache_control');
@@ -126,11 +157,14 @@ export const anthropicRoute: EmulatorRoute = {
         ]
       : [answer_];
     const outputTokens = estimateTokens(reasoning) + estimateTokens(reply.kind === 'tool' ? JSON.stringify(reply.args) : reply.text);
+    // the cache write split by TTL (the emulated cache keeps no TTL apart: a write counts as the last breakpoint's TTL)
+    const writeTtl = blocks.filter((b) => b.breakpoint).pop()?.ttl ?? '5m';
     const usage = {
       input_tokens: cache.uncached,
       output_tokens: outputTokens,
       cache_creation_input_tokens: cache.created,
       cache_read_input_tokens: cache.read,
+      cache_creation: { ephemeral_5m_input_tokens: writeTtl === '1h' ? 0 : cache.created, ephemeral_1h_input_tokens: writeTtl === '1h' ? cache.created : 0 },
     };
     const message = {
       id: `msg_${randomUUID()}`,
@@ -171,7 +205,17 @@ export const anthropicRoute: EmulatorRoute = {
       );
     events.push({
       event: 'message_delta',
-      data: { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: outputTokens } },
+      // the usage of message_delta is cumulative: the input counts again beside the final output count
+      data: {
+        type: 'message_delta',
+        delta: { stop_reason: message.stop_reason, stop_sequence: null },
+        usage: {
+          input_tokens: usage.input_tokens,
+          cache_creation_input_tokens: usage.cache_creation_input_tokens,
+          cache_read_input_tokens: usage.cache_read_input_tokens,
+          output_tokens: outputTokens,
+        },
+      },
     });
     events.push({ event: 'message_stop', data: { type: 'message_stop' } });
     return sse(events);

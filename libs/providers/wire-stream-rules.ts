@@ -35,7 +35,7 @@ export function wireStreamProblems(protocol: Protocol, events: readonly WireEven
   const [first, last] = protocol === 'anthropic' ? ['message_start', 'message_stop'] : ['response.created', 'response.completed'];
   if (names[0] !== first) problems.push(`the stream begins with ${names[0]}, not ${first}`);
   if (names[names.length - 1] !== last) problems.push(`the stream ends with ${names[names.length - 1]}, not ${last}`);
-  return protocol === 'anthropic' ? problems.concat(anthropicBlocks(events)) : problems.concat(responsesOrder(events));
+  return protocol === 'anthropic' ? problems.concat(messagesBlockOrder(events)) : problems.concat(responsesOrder(events));
 }
 
 function chatStream(events: readonly WireEvent[], includeUsage: boolean): string[] {
@@ -65,7 +65,7 @@ function geminiEnd(events: readonly WireEvent[]): string[] {
 }
 
 /** Content blocks open, take deltas of their own kind and close in index order; message_delta comes after the last. */
-function anthropicBlocks(events: readonly WireEvent[]): string[] {
+function messagesBlockOrder(events: readonly WireEvent[]): string[] {
   const problems: string[] = [];
   let open: { index: number; type: string } | null = null;
   let next = 0;

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, parseSse, WIRE_SHAPES, wireStreamProblems } from '../../providers';
 import type { ChatMessage, ModelCall, Protocol, ProviderAdapter } from '../../providers';
 import { ProviderEmulator } from '..';
@@ -130,5 +132,48 @@ describe.each(protocols)('%s: the emulator’s replies have the reference wire s
       if (protocol === 'gemini') expect(dig(text.usage, 'usageMetadata', 'thoughtsTokenCount')).toBeGreaterThan(0);
       expect((await exchange({ ...base, tools: [tool], preferences: { toolChoice: 'required' } })).problems).toEqual([]);
     }
+  });
+});
+
+describe('Anthropic automatic caching (a top-level cache_control), as the reference request has it', () => {
+  const emulator = new ProviderEmulator();
+  beforeAll(() => emulator.start());
+  afterAll(() => emulator.stop());
+  const fixture = JSON.parse(readFileSync(join(__dirname, '../../providers/test/fixtures/wire/anthropic/automatic-caching.json'), 'utf8')) as {
+    request: { system: string; messages: { role: string; content: unknown }[] };
+  };
+  const send = async (body: unknown) => {
+    const res = await fetch(`${emulator.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { usage?: Record<string, number> } };
+  };
+
+  it('writes the prefix through the last block, and the next turn reads it', async () => {
+    // the reference request with a system prompt over the model's minimum
+    const request = { ...fixture.request, system: `${fixture.request.system}\n${long}` };
+    expect(WIRE_SHAPES.anthropic.request.safeParse(request).success).toBe(true);
+    const first = await send(request);
+    expect(first.status).toBe(200);
+    expect(WIRE_SHAPES.anthropic.response.safeParse(first.body).success).toBe(true);
+    expect(first.body.usage).toMatchObject({ cache_read_input_tokens: 0, input_tokens: 0 });
+    expect(first.body.usage?.cache_creation_input_tokens).toBeGreaterThan(1024);
+    const next = {
+      ...request,
+      messages: [...request.messages, { role: 'assistant', content: 'Pride, prejudice and marriage.' }, { role: 'user', content: 'And the characters?' }],
+    };
+    const second = await send(next);
+    expect(second.body.usage?.cache_read_input_tokens).toBe(first.body.usage?.cache_creation_input_tokens);
+  });
+
+  it('a last block already marked with another TTL, or the 4 slots taken: a 400', async () => {
+    const marked = (ttl?: '1h') => ({ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ...(ttl ? { ttl } : {}) } });
+    const base = { model: 'claude-opus-4-7', max_tokens: 64, cache_control: { type: 'ephemeral' } };
+    expect((await send({ ...base, messages: [{ role: 'user', content: [marked('1h')] }] })).status).toBe(400);
+    expect((await send({ ...base, messages: [{ role: 'user', content: [marked()] }] })).status).toBe(200);
+    const four = [marked(), marked(), marked(), marked(), { type: 'text', text: 'y' }];
+    expect((await send({ ...base, messages: [{ role: 'user', content: four }] })).status).toBe(400);
   });
 });

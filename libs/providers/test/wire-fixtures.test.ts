@@ -1,7 +1,7 @@
 import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, PROVIDER_CACHE_BREAK, WIRE_SHAPES, wireStreamProblems } from '..';
 import type { ChatMessage, ModelCall, Protocol, ProviderAdapter } from '..';
 import { FixtureServer } from './wire/fixture-server';
-import { wireFixtures } from './wire/fixtures';
+import { wireFixtures, wireReplies } from './wire/fixtures';
 
 /**
  * Golden wire fixtures: request and reply bodies, cached-token usage and streamed events taken
@@ -49,7 +49,8 @@ const call = (model: string, stream: boolean): ModelCall => ({
 describe.each(protocols)('%s: golden wire fixtures', (protocol, model, make) => {
   const server = new FixtureServer();
   let adapter: ProviderAdapter;
-  const fixtures = wireFixtures(protocol);
+  const fixtures = wireReplies(protocol);
+  const requests = wireFixtures(protocol).filter(([, f]) => f.request);
   beforeAll(async () => {
     await server.start();
     adapter = make(server.url);
@@ -68,7 +69,7 @@ describe.each(protocols)('%s: golden wire fixtures', (protocol, model, make) => 
     else expect(wireStreamProblems(protocol, f.events!, { includeUsage: true })).toEqual([]);
   });
 
-  it.each(fixtures.filter(([, f]) => f.request))('%s: the reference request has the request shape', (_name, f) => {
+  it.each(requests)('%s: the reference request has the request shape', (_name, f) => {
     expect(issues(WIRE_SHAPES[protocol].request.safeParse(f.request))).toEqual([]);
   });
 

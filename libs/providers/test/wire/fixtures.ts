@@ -27,13 +27,18 @@ const WireFixture = z
           .object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number(), cacheCreationInputTokens: z.number().optional() })
           .strict(),
       })
-      .strict(),
+      .strict()
+      .optional(),
   })
   .strict()
-  .refine((f) => (f.response === undefined) !== (f.events === undefined), 'a fixture has a response or events, not both');
+  .refine((f) => f.response === undefined || f.events === undefined, 'a fixture has a response or events, not both')
+  .refine((f) => (f.expect === undefined) === (f.response === undefined && f.events === undefined), 'a reply comes with what an adapter reads from it')
+  .refine((f) => f.request !== undefined || f.expect !== undefined, 'a fixture has a request, a reply or both');
 export type WireFixture = z.infer<typeof WireFixture>;
 
 const ROOT = join(__dirname, '..', 'fixtures', 'wire');
+
+export type WireReplyFixture = WireFixture & { expect: NonNullable<WireFixture['expect']> };
 
 /** Every fixture of a protocol's folder, by file name. */
 export function wireFixtures(protocol: Protocol): [string, WireFixture][] {
@@ -42,3 +47,6 @@ export function wireFixtures(protocol: Protocol): [string, WireFixture][] {
     .sort()
     .map((f) => [f.replace(/\.json$/, ''), WireFixture.parse(JSON.parse(readFileSync(join(ROOT, protocol, f), 'utf8')))]);
 }
+
+/** The fixtures with a reply (a response or events), by file name. */
+export const wireReplies = (protocol: Protocol) => wireFixtures(protocol).filter((e): e is [string, WireReplyFixture] => e[1].expect !== undefined);
