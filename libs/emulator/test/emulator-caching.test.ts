@@ -1,16 +1,7 @@
 import { GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter } from '../../providers';
 import { ProviderEmulator } from '..';
 import type { ChatMessage } from '../../providers';
-
-const long = 'The ember road winds past the sleeping dragon. '.repeat(200); // ~2,400 tokens by the emulator's count
-const turn = (n: number): ChatMessage[] => [
-  { role: 'system', content: long },
-  ...Array.from({ length: n }, (_, i) => [
-    { role: 'user' as const, content: `input ${i}` },
-    { role: 'assistant' as const, content: `story ${i}` },
-  ]).flat(),
-  { role: 'user', content: `input ${n}` },
-];
+import { storyTurns as turn } from './long-story';
 
 describe('emulated prompt caching, reported in the real usage fields', () => {
   const emulator = new ProviderEmulator();

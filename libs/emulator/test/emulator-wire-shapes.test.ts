@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AnthropicAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAIResponsesAdapter, parseSse, WIRE_SHAPES, wireStreamProblems } from '../../providers';
-import type { ChatMessage, ModelCall, Protocol, ProviderAdapter } from '../../providers';
+import type { ModelCall, Protocol, ProviderAdapter } from '../../providers';
 import { ProviderEmulator } from '..';
+import { LONG_SYSTEM, storyTurns as story } from './long-story';
 
 /**
  * The emulator's replies, read raw off the wire, have the shapes of the providers' references
@@ -10,15 +11,6 @@ import { ProviderEmulator } from '..';
  * text, tool calls, thinking, and with cache reads. So the emulator cannot drift from the real
  * wire formats without a failing test.
  */
-const long = 'The ember road winds past the sleeping dragon. '.repeat(200); // ~2,400 tokens: over every cache minimum
-const story = (turns: number): ChatMessage[] => [
-  { role: 'system', content: long },
-  ...Array.from({ length: turns }, (_, i) => [
-    { role: 'user' as const, content: `input ${i}` },
-    { role: 'assistant' as const, content: `story ${i}` },
-  ]).flat(),
-  { role: 'user', content: `input ${turns}`, endsHistory: true },
-];
 const tool = {
   name: 'record_fact',
   description: 'Record one fact.',
@@ -153,7 +145,7 @@ describe('Anthropic automatic caching (a top-level cache_control), as the refere
 
   it('writes the prefix through the last block, and the next turn reads it', async () => {
     // the reference request with a system prompt over the model's minimum
-    const request = { ...fixture.request, system: `${fixture.request.system}\n${long}` };
+    const request = { ...fixture.request, system: `${fixture.request.system}\n${LONG_SYSTEM}` };
     expect(WIRE_SHAPES.anthropic.request.safeParse(request).success).toBe(true);
     const first = await send(request);
     expect(first.status).toBe(200);
