@@ -23,7 +23,7 @@ const B = PROVIDER_CACHE_BREAK;
 /** A tool-loop turn with the engine's cache boundaries: stable system segments, a history, the turn. */
 const turn: ChatMessage[] = [
   { role: 'system', content: `You are the narrator.${B}The world is a salt desert.${B}` },
-  { role: 'user', content: 'What is the weather like in San Francisco?' },
+  { role: 'user', content: 'What is the weather like in San Francisco?', images: [{ mimeType: 'image/png', data: 'iVBORw0KGgo=' }] },
   { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: { location: 'San Francisco, CA' } }] },
   { role: 'tool', content: '{"temperature":15}', toolCallId: 'call_1', toolName: 'get_weather', endsHistory: true },
   { role: 'system', content: 'Answer in one sentence.' },
