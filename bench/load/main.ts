@@ -6,7 +6,7 @@ import { Cleanups } from './cleanups';
 import { runNoisy } from './noisy';
 import { formatNoisyReport, NOISY_DOCS_RESULTS_FILE, noisyResultsFile, noisyVerdicts, writeNoisyResults } from './noisy-report';
 import { type NoisySpec, parseBenchArgs, USAGE, UsageError } from './options';
-import { DOCS_RESULTS_FILE, formatReport, resultsFile, writeResults } from './report';
+import { DOCS_RESULTS_FILE, formatReport, formatRunCounts, resultsFile, writeResults } from './report';
 import { runOnce, type RunResult } from './run';
 
 /**
@@ -58,6 +58,7 @@ async function main() {
   } finally {
     if (results.length && !cleanups.interrupted) {
       console.log(`\n${formatReport(results)}`);
+      console.log(`\n${formatRunCounts(results)}`);
       console.log(`\nwrote ${file}`);
       if (writeDocs) {
         // the figures the docs quote, kept in the repository beside them (the timestamped files are not)
