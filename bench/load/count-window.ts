@@ -6,8 +6,8 @@ import type { BenchStack } from './stack';
 
 /** A window of a run whose round trips are counted: opened before the turns, closed after them. */
 export interface CountWindow {
-  /** The counts per committed turn of `turns` (the players' records of the window). */
-  close(turns: readonly TurnRecord[]): Promise<TurnCounts>;
+  /** The counts per committed turn of `turns` (the players' records of the window); `totals`: not divided (a window without turns). */
+  close(turns: readonly TurnRecord[], options?: { totals?: boolean }): Promise<TurnCounts>;
 }
 
 /**
@@ -23,13 +23,13 @@ export async function openCountWindow(stack: BenchStack): Promise<CountWindow> {
   const before = await scrapeAll(stack.metricsUrls);
   const cpuBefore = cpuSnapshot(groups);
   return {
-    async close(turns) {
+    async close(turns, options = {}) {
       const cpu = cpuUse(cpuBefore, cpuSnapshot(groups));
       const after = await scrapeAll(stack.metricsUrls);
       const log = await logBytesSince(stack.databaseUrl, position);
       const committed = turns.filter((t) => t.outcome === 'committed');
       return turnCounts({
-        turns: committed.length,
+        turns: options.totals ? 1 : committed.length,
         api: diffCounts(before.api, after.api),
         workers: after.workers.map((w, i) => diffCounts(before.workers[i], w)),
         emulatorHost: stack.emulatorHost,

@@ -117,11 +117,13 @@ export interface CountsInput {
   clientRequests: number;
   cpuMs: { api: number; workers: number; emulator: number };
   logBytes: { json: number; stored: number; events: number };
-  /** Rows kept of each breakdown (default 15). */
+  /** Rows kept of each breakdown (default 40; the tables print the first 15). */
   top?: number;
 }
 
-export const TOP_ROWS = 15;
+/** Rows kept of each breakdown in the JSON, and printed. */
+export const TOP_ROWS = 40;
+export const PRINTED_ROWS = 15;
 
 export function turnCounts(input: CountsInput): TurnCounts {
   const n = input.turns;
@@ -235,6 +237,9 @@ export function formatCountsTable(rows: readonly { name: string; counts: TurnCou
 }
 
 /** A breakdown as a table: per turn, API / workers / both. */
-export function formatBreakdown(title: string, rows: readonly BreakdownRow[]): string {
-  return formatTable([[title, 'per turn', 'api', 'workers'], ...rows.map((r) => [r.name, r.total.toFixed(2), r.api.toFixed(2), r.workers.toFixed(2)])]);
+export function formatBreakdown(title: string, rows: readonly BreakdownRow[], printed = PRINTED_ROWS): string {
+  return formatTable([
+    [title, 'per turn', 'api', 'workers'],
+    ...rows.slice(0, printed).map((r) => [r.name, r.total.toFixed(2), r.api.toFixed(2), r.workers.toFixed(2)]),
+  ]);
 }

@@ -135,7 +135,8 @@ export function formatNoisyReport(r: NoisyResult): string {
   ].join('\n');
 }
 
-function gitCommit(): string | null {
+/** `git rev-parse --short HEAD` of this checkout, `(with changes)` when it has any; null outside git. */
+export function gitCommit(): string | null {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: __dirname, encoding: 'utf8' }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: __dirname, encoding: 'utf8' }).trim() !== '';
