@@ -1,30 +1,17 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Verdict } from '../verdicts';
 import { checkTargets, formatBreakdown, formatCountsTable } from './counts';
 import { type CountsResult, phaseClean } from './counts-scenario';
-import { gitCommit } from './noisy-report';
+import { type ScenarioJson, scenarioResultsFile, writeScenarioResults } from './scenario-results';
 
 /** bench/results/counts.json: the run `--scenario counts --write-docs` rendered into docs/benchmarks.md (committed). */
 export const COUNTS_DOCS_RESULTS_FILE = join(__dirname, '..', 'results', 'counts.json');
 
 /** bench/results/load-counts-<ISO time>.json: every run's own file (not committed: `load-*.json`). */
-export function countsResultsFile(startedAt: Date): string {
-  return join(__dirname, '..', 'results', `load-counts-${startedAt.toISOString().replace(/:/g, '-')}.json`);
-}
+export const countsResultsFile = (startedAt: Date): string => scenarioResultsFile('counts', startedAt);
 
 /** The scenario's JSON: the run, the machine and the commit, the verdicts. */
-export interface CountsJson {
-  name: 'counts';
-  date: string;
-  node: string;
-  cores: number;
-  cpu: string | null;
-  commit: string | null;
-  verdicts: Verdict[];
-  run: CountsResult;
-}
+export type CountsJson = ScenarioJson<'counts', CountsResult>;
 
 /** Issue 33's targets (narrator turn; Emberback ≤ 3× it), then both phases exactly once, in order. */
 export function countsVerdicts(r: CountsResult): Verdict[] {
@@ -57,17 +44,5 @@ export function formatCountsReport(r: CountsResult): string {
 }
 
 export function writeCountsResults(file: string, run: CountsResult, verdicts: Verdict[]): CountsJson {
-  const json: CountsJson = {
-    name: 'counts',
-    date: new Date().toISOString(),
-    node: process.version,
-    cores: cpus().length,
-    cpu: cpus()[0]?.model ?? null,
-    commit: gitCommit(),
-    verdicts,
-    run,
-  };
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
-  return json;
+  return writeScenarioResults(file, 'counts', run, verdicts);
 }

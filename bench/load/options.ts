@@ -170,34 +170,23 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
   const pool = f['db-pool-size'] === undefined ? {} : { dbPoolSize: f['db-pool-size'] };
   if (f.scenario) {
     if (f.suite || f.only) throw new UsageError(`--suite and --only do not go with --scenario\n${USAGE}`);
+    // the stack's settings, each from its flag or the scenario's default
+    const stack = (base: NoisySpec | CountsSpec) => ({
+      latencyMs: f['latency-ms'] ?? base.latencyMs,
+      workers: f.workers ?? base.workers,
+      concurrency: f.concurrency ?? base.concurrency,
+      ...pool,
+    });
+    const verdict = !f['no-verdict'];
     if (f.scenario === 'counts') {
       const base = COUNTS_SCENARIO;
-      return {
-        suite: 'scenario',
-        verdict: !f['no-verdict'],
-        scenario: {
-          ...base,
-          latencyMs: f['latency-ms'] ?? base.latencyMs,
-          workers: f.workers ?? base.workers,
-          concurrency: f.concurrency ?? base.concurrency,
-          sessions: f.sessions ?? base.sessions,
-          inputs: f.inputs ?? base.inputs,
-          ...pool,
-        },
-      };
+      return { suite: 'scenario', verdict, scenario: { ...base, ...stack(base), sessions: f.sessions ?? base.sessions, inputs: f.inputs ?? base.inputs } };
     }
     const base = NOISY_SCENARIO;
     return {
       suite: 'scenario',
-      verdict: !f['no-verdict'],
-      scenario: {
-        ...base,
-        latencyMs: f['latency-ms'] ?? base.latencyMs,
-        workers: f.workers ?? base.workers,
-        concurrency: f.concurrency ?? base.concurrency,
-        flood: { sessions: f.sessions ?? base.flood.sessions, inputs: f.inputs ?? base.flood.inputs },
-        ...pool,
-      },
+      verdict,
+      scenario: { ...base, ...stack(base), flood: { sessions: f.sessions ?? base.flood.sessions, inputs: f.inputs ?? base.flood.inputs } },
     };
   }
   if (f['no-verdict']) throw new UsageError(`--no-verdict goes with --scenario (the suite has no target to skip)\n${USAGE}`);
