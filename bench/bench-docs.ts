@@ -8,6 +8,8 @@ import type { CompactionBenchResult } from './compaction-bench';
 import type { ContextBenchRow } from './context-bench';
 import type { ContextPluginsBench } from './context-plugins-bench';
 import { cacheShare, type EmberbackCost, sharedBound, type RuntimeTokens, STEADY_FROM_TURN } from './emberback-bench';
+import type { CountsJson } from './load/counts-report';
+import type { TurnCounts } from './load/counts';
 import type { NoisyJson } from './load/noisy-report';
 import { ACCEPTANCE_SUITE, type RunSpec } from './load/options';
 import type { RunResult } from './load/run';
@@ -277,6 +279,69 @@ export function renderNoisy(r: NoisyJson): string {
 /** After `npm run bench:load -- --scenario noisy --write-docs`: the `bench:load-noisy` block from its results file. */
 export async function writeNoisyDocs(resultsFile: string, docsFile = BENCHMARKS_DOC): Promise<boolean> {
   return writeBlocks(docsFile, [{ marker: 'bench:load-noisy', content: renderNoisy(readJson<NoisyJson>(resultsFile)) }, ...staticBenchBlocks()]);
+}
+
+/** `--scenario counts` (issue 33): round trips per turn of a narrator-only and an Emberback turn, the top commands and statements, the verdicts. */
+export function renderCounts(r: CountsJson): string {
+  const x = r.run;
+  const s = x.spec;
+  const d1 = (n: number) => n.toFixed(1);
+  const split = (v: { api: number; workers: number; total: number }) => `${d1(v.total)} (${d1(v.api)} / ${d1(v.workers)})`;
+  const phases = [
+    ['narrator-only', x.narrator],
+    ['Emberback, every plugin', x.emberback],
+  ] as const;
+  const top = (title: string, read: (c: TurnCounts) => TurnCounts['breakdown']['redis'], rows = 10) => {
+    const names = [...new Set(phases.flatMap(([, p]) => read(p.counts).map((b) => b.name)))];
+    const of = (c: TurnCounts, name: string) => read(c).find((b) => b.name === name)?.total ?? 0;
+    return markdownTable(
+      [title, ...phases.map(([name]) => `${name} per turn`)],
+      names
+        .map((name) => [name, ...phases.map(([, p]) => of(p.counts, name))] as const)
+        .sort((a, b) => Number(b[1]) - Number(a[1]))
+        .slice(0, rows)
+        .map(([name, ...values]) => [`\`${name}\``, ...values.map((v) => Number(v).toFixed(2))]),
+    );
+  };
+  return [
+    markdownTable(
+      [
+        'per turn',
+        'Redis commands (api / workers)',
+        'PG statements',
+        'PG transactions (api / workers)',
+        'HTTP between processes',
+        'model calls',
+        'CPU ms (api / workers)',
+        'events',
+        'log bytes',
+      ],
+      phases.map(([name, p]) => [
+        `${name} (${p.counts.turns} turns)`,
+        split(p.counts.redisCommands),
+        d1(p.counts.pgStatements.total),
+        split(p.counts.pgTransactions),
+        d1(p.counts.httpBetweenProcesses.total),
+        d1(p.counts.modelCalls.total),
+        split(p.counts.cpuMs),
+        d1(p.counts.logEvents),
+        int(p.counts.logBytes.json),
+      ]),
+    ),
+    '',
+    top('Redis command', (c) => c.breakdown.redis),
+    '',
+    top('PostgreSQL statement (first 60 characters)', (c) => c.breakdown.pgStatements),
+    '',
+    ...r.verdicts.map((v) => `- ${v.ok ? 'PASS' : '**FAIL**'}: ${v.target}`),
+    `- Idle for ${x.idle.ms / 1000} s before the phases (no turn; background polls and the bench's two reads of \`/metrics\`), in total: ${split(x.idle.counts.redisCommands)} Redis commands, ${d1(x.idle.counts.pgStatements.total)} statements, ${split(x.idle.counts.pgTransactions)} transactions (API / workers).`,
+    `- ${s.workers} workers × ${s.concurrency}, model ${latency(s.latencyMs)}; ${s.sessions} closed-loop sessions × ${s.inputs} turns per phase. Commit ${r.commit ?? 'unknown'}. Measured ${day(r.date)}, Node ${r.node}, ${r.cores} cores (${r.cpu?.trim() ?? 'unknown CPU'}).`,
+  ].join('\n');
+}
+
+/** After `npm run bench:load -- --scenario counts --write-docs`: the `bench:load-counts` block from its results file. */
+export async function writeCountsDocs(resultsFile: string, docsFile = BENCHMARKS_DOC): Promise<boolean> {
+  return writeBlocks(docsFile, [{ marker: 'bench:load-counts', content: renderCounts(readJson<CountsJson>(resultsFile)) }, ...staticBenchBlocks()]);
 }
 
 /** The acceptance suite's settings (`bench/load/options.ts`), so the page's table of runs cannot drift from the code. */

@@ -1,12 +1,14 @@
 import { copyFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { writeLoadDocs, writeNoisyDocs } from '../bench-docs';
-import { verdictExitCode } from '../verdicts';
+import { writeCountsDocs, writeLoadDocs, writeNoisyDocs } from '../bench-docs';
+import { type Verdict, verdictExitCode } from '../verdicts';
 import { Cleanups } from './cleanups';
-import { runNoisy } from './noisy';
+import { COUNTS_DOCS_RESULTS_FILE, countsResultsFile, countsVerdicts, formatCountsReport, writeCountsResults } from './counts-report';
+import { type CountsResult, runCounts } from './counts-scenario';
+import { type NoisyResult, runNoisy } from './noisy';
 import { formatNoisyReport, NOISY_DOCS_RESULTS_FILE, noisyResultsFile, noisyVerdicts, writeNoisyResults } from './noisy-report';
-import { type NoisySpec, parseBenchArgs, USAGE, UsageError } from './options';
-import { DOCS_RESULTS_FILE, formatReport, resultsFile, writeResults } from './report';
+import { type CountsSpec, type NoisySpec, parseBenchArgs, USAGE, UsageError } from './options';
+import { DOCS_RESULTS_FILE, formatReport, formatRunCounts, resultsFile, writeResults } from './report';
 import { runOnce, type RunResult } from './run';
 
 /**
@@ -36,7 +38,10 @@ async function main() {
   const cleanups = new Cleanups();
   cleanups.onSignals(progress);
   if (options.suite === 'scenario') {
-    await scenario(options.scenario, { cleanups, progress, writeDocs, enforce: options.verdict });
+    const spec = options.scenario;
+    const chosen = { cleanups, progress, writeDocs, enforce: options.verdict };
+    if (spec.name === 'counts') await scenario(countsScenario(spec), chosen);
+    else await scenario(noisyScenario(spec), chosen);
     return;
   }
   const results: RunResult[] = [];
@@ -58,6 +63,7 @@ async function main() {
   } finally {
     if (results.length && !cleanups.interrupted) {
       console.log(`\n${formatReport(results)}`);
+      console.log(`\n${formatRunCounts(results)}`);
       console.log(`\nwrote ${file}`);
       if (writeDocs) {
         // the figures the docs quote, kept in the repository beside them (the timestamped files are not)
@@ -74,32 +80,69 @@ async function main() {
   }
 }
 
-/** `--scenario noisy`: one run, its tables, its JSON (and with `--write-docs` the docs block), then the verdicts. */
-async function scenario(
-  spec: NoisySpec,
+/** A scenario of `--scenario`: how to run it, judge it, write and print it. */
+interface Scenario<R> {
+  banner: string;
+  run(options: { cleanups: Cleanups; progress: (line: string) => void }): Promise<R>;
+  verdicts(run: R): Verdict[];
+  /** The verdicts never waived (every turn exactly once, in order). */
+  always(verdicts: readonly Verdict[]): Verdict[];
+  format(run: R): string;
+  file: string;
+  write(file: string, run: R, verdicts: Verdict[]): void;
+  docs: { file: string; block: string; write(file: string): Promise<boolean> };
+  words?: { ok: string; missed: string };
+}
+
+function noisyScenario(spec: NoisySpec): Scenario<NoisyResult> {
+  return {
+    banner: `scenario noisy on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; B ${spec.players.sessions} players x ${spec.players.inputs}, A ${spec.flood.sessions} x ${spec.flood.inputs}`,
+    run: (options) => runNoisy(spec, options),
+    verdicts: noisyVerdicts,
+    // the ratio may be waived (--no-verdict); exactly once never is
+    always: (verdicts) => verdicts.slice(1),
+    format: formatNoisyReport,
+    file: noisyResultsFile(new Date()),
+    write: writeNoisyResults,
+    docs: { file: NOISY_DOCS_RESULTS_FILE, block: 'bench:load-noisy', write: writeNoisyDocs },
+  };
+}
+
+function countsScenario(spec: CountsSpec): Scenario<CountsResult> {
+  return {
+    banner: `scenario counts on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; ${spec.sessions} narrator-only, then ${spec.sessions} Emberback sessions x ${spec.inputs} turns`,
+    run: (options) => runCounts(spec, options),
+    verdicts: countsVerdicts,
+    // the round-trip targets may be waived (--no-verdict); exactly once never is
+    always: (verdicts) => verdicts.slice(-1),
+    format: formatCountsReport,
+    file: countsResultsFile(new Date()),
+    write: writeCountsResults,
+    docs: { file: COUNTS_DOCS_RESULTS_FILE, block: 'bench:load-counts', write: writeCountsDocs },
+    words: { ok: 'PASS', missed: 'FAIL' },
+  };
+}
+
+/** `--scenario noisy|counts`: one run, its tables, its JSON (and with `--write-docs` the docs block), then the verdicts. */
+async function scenario<R>(
+  s: Scenario<R>,
   options: { cleanups: Cleanups; progress: (line: string) => void; writeDocs: boolean; enforce: boolean },
 ): Promise<void> {
   const { cleanups, progress } = options;
-  const file = noisyResultsFile(new Date());
-  progress(
-    `bench:load, scenario noisy on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; B ${spec.players.sessions} players x ${spec.players.inputs}, A ${spec.flood.sessions} x ${spec.flood.inputs}`,
-  );
+  progress(`bench:load, ${s.banner}`);
   try {
-    const run = await runNoisy(spec, { cleanups, progress });
+    const run = await s.run({ cleanups, progress });
     if (cleanups.interrupted) return;
-    const verdicts = noisyVerdicts(run);
-    writeNoisyResults(file, run, verdicts);
-    console.log(`\n${formatNoisyReport(run)}`);
-    console.log(`\nwrote ${file}`);
+    const verdicts = s.verdicts(run);
+    s.write(s.file, run, verdicts);
+    console.log(`\n${s.format(run)}`);
+    console.log(`\nwrote ${s.file}`);
     if (options.writeDocs) {
-      copyFileSync(file, NOISY_DOCS_RESULTS_FILE);
-      console.log(
-        `${(await writeNoisyDocs(NOISY_DOCS_RESULTS_FILE)) ? 'rewrote' : 'unchanged:'} bench:load-noisy in docs/benchmarks.md from ${NOISY_DOCS_RESULTS_FILE}`,
-      );
+      copyFileSync(s.file, s.docs.file);
+      console.log(`${(await s.docs.write(s.docs.file)) ? 'rewrote' : 'unchanged:'} ${s.docs.block} in docs/benchmarks.md from ${s.docs.file}`);
     }
-    // the ratio may be waived (--no-verdict); exactly once never is
-    const code = verdictExitCode(verdicts, { enforce: options.enforce, log: (l) => console.log(l) });
-    const notOnce = verdicts.slice(1).filter((v) => !v.ok);
+    const code = verdictExitCode(verdicts, { enforce: options.enforce, log: (l) => console.log(l), words: s.words });
+    const notOnce = s.always(verdicts).filter((v) => !v.ok);
     if (notOnce.length) console.error(`not exactly once, in order (${notOnce.map((v) => v.target.split(':')[0]).join(', ')}): exit code 1`);
     process.exitCode = notOnce.length ? 1 : code;
   } finally {

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Verdict } from '../verdicts';
 import { exactlyOnce, type NoisyResult } from './noisy';
 import { formatTable } from './report';
+import { type ScenarioJson, scenarioResultsFile, writeScenarioResults } from './scenario-results';
 
 const DASH = '—';
 const int = (n: number | null) => (n === null ? DASH : Math.round(n).toLocaleString('en-US'));
@@ -15,22 +14,10 @@ const times = (n: number | null) => (n === null ? DASH : `${n.toFixed(2)}x`);
 export const NOISY_DOCS_RESULTS_FILE = join(__dirname, '..', 'results', 'noisy.json');
 
 /** bench/results/load-noisy-<ISO time>.json: every scenario run's own file (not committed: `load-*.json`). */
-export function noisyResultsFile(startedAt: Date): string {
-  return join(__dirname, '..', 'results', `load-noisy-${startedAt.toISOString().replace(/:/g, '-')}.json`);
-}
+export const noisyResultsFile = (startedAt: Date): string => scenarioResultsFile('noisy', startedAt);
 
 /** The scenario's JSON: the run, the machine it ran on and the commit it measured. */
-export interface NoisyJson {
-  name: 'noisy';
-  date: string;
-  node: string;
-  cores: number;
-  cpu: string | null;
-  /** `git rev-parse --short HEAD` of the checkout that ran (null outside git), and whether it had changes. */
-  commit: string | null;
-  verdicts: Verdict[];
-  run: NoisyResult;
-}
+export type NoisyJson = ScenarioJson<'noisy', NoisyResult>;
 
 /** The scenario's targets: B's p95 ratio, and both tenants exactly once, in order. */
 export function noisyVerdicts(r: NoisyResult): Verdict[] {
@@ -135,28 +122,6 @@ export function formatNoisyReport(r: NoisyResult): string {
   ].join('\n');
 }
 
-function gitCommit(): string | null {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: __dirname, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: __dirname, encoding: 'utf8' }).trim() !== '';
-    return dirty ? `${head} (with changes)` : head;
-  } catch {
-    return null;
-  }
-}
-
 export function writeNoisyResults(file: string, run: NoisyResult, verdicts: Verdict[]): NoisyJson {
-  const json: NoisyJson = {
-    name: 'noisy',
-    date: new Date().toISOString(),
-    node: process.version,
-    cores: cpus().length,
-    cpu: cpus()[0]?.model ?? null,
-    commit: gitCommit(),
-    verdicts,
-    run,
-  };
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
-  return json;
+  return writeScenarioResults(file, 'noisy', run, verdicts);
 }

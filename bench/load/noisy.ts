@@ -198,7 +198,8 @@ export async function runNoisy(spec: NoisySpec, options: { cleanups: Cleanups; p
   }
 }
 
-function reportCrashed(stack: BenchStack, cleanups: Cleanups, progress: (line: string) => void) {
+/** Tells `progress` each process of the stack that has exited, with its output (not when interrupted). */
+export function reportCrashed(stack: BenchStack, cleanups: Cleanups, progress: (line: string) => void) {
   const crashed = [stack.api, stack.emulator, ...stack.workers].filter((p) => p.exited());
   if (crashed.length && !cleanups.interrupted) progress(crashed.map((p) => `${p.name} exited:\n${p.output()}`).join('\n'));
 }

@@ -62,14 +62,31 @@ export const NOISY_SCENARIO: NoisySpec = {
   maxP95Ratio: 1.5,
 };
 
-/** `--scenario noisy`: one scenario run, its target checked at the end (`verdict: false` under `--no-verdict`). */
+/**
+ * Issue 33's counts (`--scenario counts`): on one stack, closed-loop narrator-only sessions, then
+ * Emberback sessions with every plugin; round trips per turn of each phase against the issue's targets.
+ */
+export interface CountsSpec {
+  name: 'counts';
+  latencyMs: number;
+  workers: number;
+  concurrency: number;
+  dbPoolSize?: number;
+  /** Closed-loop sessions of each phase, each `inputs` turns. */
+  sessions: number;
+  inputs: number;
+}
+
+export const COUNTS_SCENARIO: CountsSpec = { name: 'counts', latencyMs: 0, workers: 2, concurrency: 4, sessions: 4, inputs: 10 };
+
+/** `--scenario noisy|counts`: one scenario run, its targets checked at the end (`verdict: false` under `--no-verdict`). */
 export interface ScenarioOptions {
   suite: 'scenario';
-  scenario: NoisySpec;
+  scenario: NoisySpec | CountsSpec;
   verdict: boolean;
 }
 
-export const SCENARIOS = ['noisy'] as const;
+export const SCENARIOS = ['noisy', 'counts'] as const;
 
 export const QUICK_SUITE: RunSpec[] = [{ name: 'quick', sessions: 4, inputs: 2, latencyMs: 200, workers: 1, concurrency: 4, note: 'smoke' }];
 
@@ -85,6 +102,12 @@ export const USAGE = `usage: npm run bench:load -- [options]
                           200 ms); target: B's p95 with the flood <= 1.5x B's p95 alone (exit 1 if not).
                           With it, --sessions/--inputs size A's flood and --workers, --concurrency,
                           --latency-ms, --db-pool-size change the stack; --no-verdict: exit 0 on a missed target
+  --scenario counts       issue 33's round trips per turn: 4 narrator-only sessions x 10 turns, then 4 Emberback
+                          sessions (every plugin) x 10 turns (2 workers x 4, 0 ms model); Redis commands, PG
+                          statements and transactions, HTTP, CPU ms, log bytes per turn and the top commands and
+                          statements; targets: narrator <= 30 commands, <= 6 transactions, <= 12 statements,
+                          <= 12 ms CPU (API + workers), Emberback <= 3x narrator (exit 1 if not, --no-verdict: 0).
+                          --sessions/--inputs size each phase; --workers, --concurrency, --latency-ms, --db-pool-size
   --write-docs            then rewrite the bench:load block of docs/benchmarks.md from the results
 Needs PostgreSQL (COVEL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test, an admin
 database) and Redis (COVEL_BENCH_REDIS_URL, default redis://127.0.0.1:6379).`;
@@ -147,18 +170,23 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
   const pool = f['db-pool-size'] === undefined ? {} : { dbPoolSize: f['db-pool-size'] };
   if (f.scenario) {
     if (f.suite || f.only) throw new UsageError(`--suite and --only do not go with --scenario\n${USAGE}`);
+    // the stack's settings, each from its flag or the scenario's default
+    const stack = (base: NoisySpec | CountsSpec) => ({
+      latencyMs: f['latency-ms'] ?? base.latencyMs,
+      workers: f.workers ?? base.workers,
+      concurrency: f.concurrency ?? base.concurrency,
+      ...pool,
+    });
+    const verdict = !f['no-verdict'];
+    if (f.scenario === 'counts') {
+      const base = COUNTS_SCENARIO;
+      return { suite: 'scenario', verdict, scenario: { ...base, ...stack(base), sessions: f.sessions ?? base.sessions, inputs: f.inputs ?? base.inputs } };
+    }
     const base = NOISY_SCENARIO;
     return {
       suite: 'scenario',
-      verdict: !f['no-verdict'],
-      scenario: {
-        ...base,
-        latencyMs: f['latency-ms'] ?? base.latencyMs,
-        workers: f.workers ?? base.workers,
-        concurrency: f.concurrency ?? base.concurrency,
-        flood: { sessions: f.sessions ?? base.flood.sessions, inputs: f.inputs ?? base.flood.inputs },
-        ...pool,
-      },
+      verdict,
+      scenario: { ...base, ...stack(base), flood: { sessions: f.sessions ?? base.flood.sessions, inputs: f.inputs ?? base.flood.inputs } },
     };
   }
   if (f['no-verdict']) throw new UsageError(`--no-verdict goes with --scenario (the suite has no target to skip)\n${USAGE}`);

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
+import { formatBreakdown, formatCountsTable } from './counts';
 import type { RunResult } from './run';
 
 const DASH = '—';
@@ -96,6 +97,20 @@ export function formatReport(results: readonly RunResult[]): string {
     'where the overhead goes, ms per step of a turn: in = POST start → input recorded; queued → claimed (execution.started); claimed → llm.calling; model = llm.calling → llm.responded − model latency; recorded → turn.committed; out → the long-poll returns',
     third,
     ...(notes.length ? ['', ...notes] : []),
+  ].join('\n');
+}
+
+/** Round trips per committed turn of each run, then each run's top Redis commands and PostgreSQL statements. */
+export function formatRunCounts(results: readonly RunResult[]): string {
+  return [
+    'round trips per committed turn (api / workers: the API process, the worker processes together; http: between processes, model calls apart; cpu: /proc, the emulator apart; log bytes: data + metadata as JSON text)',
+    formatCountsTable(results.map((r) => ({ name: r.spec.name, counts: r.counts }))),
+    ...results.flatMap((r) => [
+      '',
+      formatBreakdown(`run ${r.spec.name}: Redis command`, r.counts.breakdown.redis),
+      '',
+      formatBreakdown(`run ${r.spec.name}: PostgreSQL statement`, r.counts.breakdown.pgStatements),
+    ]),
   ].join('\n');
 }
 

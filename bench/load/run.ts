@@ -1,6 +1,8 @@
 import { loadavg } from 'node:os';
 import { PlayClient } from '../../apps/play/play-client';
 import type { Cleanups } from './cleanups';
+import { openCountWindow } from './count-window';
+import type { TurnCounts } from './counts';
 import { backendsCpuMs, cpuSnapshot, type CpuUse, cpuUse } from './cpu';
 import { checkExactlyOnce, efficiencyPercent, type ExactlyOnce, idealThroughput, overheads, type Spread, spread, throughput } from './metrics';
 import type { RunSpec } from './options';
@@ -37,6 +39,8 @@ export interface RunResult {
   /** CPU used over the window: per group, the total, and the PostgreSQL backends of this run's database. */
   cpuMs: CpuUse & { postgresBenchDb: number };
   cpuMsPerTurn: CpuUse & { postgresBenchDb: number };
+  /** Round trips per committed turn (issue 33): Redis commands, PostgreSQL statements and transactions, HTTP, CPU, log bytes; the top commands and statements. */
+  counts: TurnCounts;
   /** The machine's 1-minute load average when the window opened and closed (other work shares the cores). */
   loadAverage: { start: number; end: number };
   /** Processes that exited during the run. */
@@ -72,6 +76,7 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       options.progress(`  [${spec.name}] ${done}/${expected} turns, ${rate.toFixed(1)} turns/s${failed ? `, ${failed} not committed` : ''}`);
     }, PROGRESS_EVERY_MS);
     const groups = { api: [stack.api.pid], workers: stack.workers.map((w) => w.pid), emulator: [stack.emulator.pid] };
+    const counting = await openCountWindow(stack);
     const before = cpuSnapshot(groups);
     const loadAtStart = loadavg()[0];
     let turns: TurnRecord[];
@@ -90,6 +95,7 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       clearInterval(timer);
     }
     const after = cpuSnapshot(groups);
+    const counts = await counting.close(turns);
     const loadAverage = { start: loadAtStart, end: loadavg()[0] };
     const crashed = [stack.api, stack.emulator, ...stack.workers].filter((p) => p.exited());
     if (!options.cleanups.interrupted) for (const p of crashed) options.progress(`  ${p.name} exited during the run:\n${p.output()}`);
@@ -128,6 +134,7 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       pollsPerTurn: turns.length ? turns.reduce((n, t) => n + t.polls, 0) / turns.length : 0,
       cpuMs: used,
       cpuMsPerTurn: perTurn,
+      counts,
       loadAverage,
       crashed: crashed.map((p) => p.name),
       errorSamples: [...new Set(turns.flatMap((t) => (t.error ? [t.error] : [])))].slice(0, 5),

@@ -54,6 +54,10 @@ export interface BenchStack {
   api: BenchProcess;
   workers: BenchProcess[];
   emulator: BenchProcess;
+  /** The emulator's `host:port` (an engine's HTTP requests to it are model calls). */
+  emulatorHost: string;
+  /** Each engine process's /metrics (`COVEL_METRICS_PORT`): its round-trip counters. */
+  metricsUrls: { api: string; workers: string[] };
   /** Stops the processes, deletes the queue's Redis keys, drops the database (once; safe to call again). */
   stop(): Promise<void>;
 }
@@ -117,26 +121,53 @@ export async function startBenchStack(options: StartStackOptions): Promise<Bench
     const emulatorUrl = /listening on (\S+)/.exec(emulator.readyLine)![1];
     const env = { ...baseEnv, COVEL_EMULATOR_URL: emulatorUrl };
     const port = await freePort();
+    const apiMetricsPort = await freePort();
+    const workerMetricsPorts = await Promise.all(Array.from({ length: spec.workers }, () => freePort()));
     const api = await spawnProcess(
-      { name: 'api', script: 'apps/api/main.ts', env: { ...env, PORT: String(port), COVEL_HOST: '127.0.0.1' }, ready: /listening on/ },
+      {
+        name: 'api',
+        script: 'apps/api/main.ts',
+        env: { ...env, PORT: String(port), COVEL_HOST: '127.0.0.1', COVEL_METRICS_PORT: String(apiMetricsPort) },
+        ready: /listening on/,
+      },
       track,
     );
     const workers = await Promise.all(
-      Array.from({ length: spec.workers }, (_, i) =>
+      workerMetricsPorts.map((metricsPort, i) =>
         spawnProcess(
           {
             name: `worker w${i + 1}`,
             script: 'apps/worker/main.ts',
-            env: { ...env, COVEL_WORKER_ID: `w${i + 1}`, COVEL_WORKER_CONCURRENCY: String(spec.concurrency) },
+            env: {
+              ...env,
+              COVEL_WORKER_ID: `w${i + 1}`,
+              COVEL_WORKER_CONCURRENCY: String(spec.concurrency),
+              COVEL_HOST: '127.0.0.1',
+              COVEL_METRICS_PORT: String(metricsPort),
+            },
             ready: /ready/,
           },
           track,
         ),
       ),
     );
+    const metricsUrl = (p: number) => `http://127.0.0.1:${p}/metrics`;
     log(`  database ${databaseName}, queue prefix ${prefix}, emulator ${emulatorUrl} (${spec.latencyMs} ms), api :${port}, ${spec.workers} worker(s)`);
     const [first] = tenants;
-    return { baseUrl: `http://127.0.0.1:${port}`, apiKey: first.apiKey, tenantId: first.id, tenants, databaseName, databaseUrl, api, workers, emulator, stop };
+    return {
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: first.apiKey,
+      tenantId: first.id,
+      tenants,
+      databaseName,
+      databaseUrl,
+      api,
+      workers,
+      emulator,
+      emulatorHost: new URL(emulatorUrl).host,
+      metricsUrls: { api: metricsUrl(apiMetricsPort), workers: workerMetricsPorts.map(metricsUrl) },
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

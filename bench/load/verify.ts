@@ -63,7 +63,7 @@ export async function readLog(options: {
                 (extract(epoch from recorded_at) * 1000)::text as recorded_ms
          from events
          where tenant_id = $1 and type in ('player-input.submitted@1', 'turn.committed@1', 'execution.failed@1', 'llm.calling@1',
-                          'execution.started@1', 'llm.responded@1')
+                          'execution.started@1', 'llm.responded@1', 'session.opened@1')
          order by stream_id, stream_version`,
         [options.tenantId],
       )
@@ -125,7 +125,9 @@ function assemble(
     const at = submittedAt.get(e.execution_id);
     if (at !== undefined) serverLatenciesMs.push(Number(e.recorded_ms) - at);
   }
-  for (const m of messages) bySession.get(m.session_id)?.messages.push({ turnId: m.turn_id, messageId: m.message_id });
+  // a world's opening (turn 0, `session.opened@1`) is the session's first row, of no execution: not a turn the client played
+  const openings = new Set(events.filter((e) => e.type === 'session.opened@1').map((e) => e.turn_id));
+  for (const m of messages) if (!openings.has(m.turn_id)) bySession.get(m.session_id)?.messages.push({ turnId: m.turn_id, messageId: m.message_id });
   return {
     sessions: [...bySession.values()],
     serverLatenciesMs,

@@ -46,7 +46,7 @@ import { WorldService } from './worlds/world-service';
 import { resolveSessionPlugins } from './session/session-plugins';
 import { checkSlotLimits } from './budget';
 import { type DeltaBus, InProcessDeltaBus, RedisDeltaBus } from './live';
-import { EngineMetrics } from './metrics';
+import { EngineMetrics, installIoCounters } from './metrics';
 import { InProcessProviderHealth, type ProviderHealth, RedisProviderHealth } from './provider-health';
 import { engineSharedPrompts, WorldCreation } from './world-creation';
 import { SessionHistoryUse } from './history-use';
@@ -151,6 +151,8 @@ export interface EngineOverrides {
 /** The composition root shared by the API, the worker, the embedded default and the plugin contract-test harness. */
 export async function createEngine(config: EngineConfig, role: EngineRole, given?: Logger, overrides: EngineOverrides = {}): Promise<Engine> {
   const logger = structured(given ?? createLogger(config.log));
+  // covel_redis_commands_total, covel_http_requests_total: hooked once per process, before any client is made
+  installIoCounters();
   // before anything opens: a prompt root without the shared templates stops start-up, naming the paths tried
   const worldCreation = new WorldCreation({ prompts: engineSharedPrompts(config.promptsDir) });
   const database = await openDatabase(config.database);

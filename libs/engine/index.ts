@@ -79,8 +79,8 @@ export type { ProviderHealth, ProviderSlotHealth, DeadlineMiss } from './provide
 export { InProcessDeltaBus, RedisDeltaBus, FINISHED_CALL_GRACE_MS, CALL_DELTAS_TTL_MS } from './live';
 export type { DeltaBus, StoryDelta, RedisDeltaBusOptions } from './live';
 export { Sweeper } from './turn/sweeper';
-export { EngineMetrics, serveMetrics, turnTimeline, unionLength } from './metrics';
-export type { MetricsServer, MetricsSources, QueueDepthSample, TurnTimeline, TimelineEvent } from './metrics';
+export { EngineMetrics, installIoCounters, ioCounts, serveMetrics, turnTimeline, unionLength } from './metrics';
+export type { IoCountsSnapshot, MetricsServer, MetricsSources, QueueDepthSample, TurnTimeline, TimelineEvent } from './metrics';
 export type { SweeperDeps, SweeperOptions } from './turn/sweeper';
 export { WorldCatalog, WorldNotFoundError, worldLorebook } from './catalog';
 export type { WorldLoader, WorldRef } from './catalog';

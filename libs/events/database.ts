@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import { Client, Pool } from 'pg';
 import { migrations } from '../../migrations';
 import { acquireDataDirLock } from './data-dir-lock';
+import { countPgClient } from './pg-counts';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
 import { EngineError } from '../errors';
@@ -63,7 +64,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     // A checked-out client has no error listener of the pool's: a connection that dies between two
     // statements of a transaction would emit an unhandled 'error' and kill the process. With this
     // listener the next statement fails (classified as unavailable) and the pool drops the client.
-    pool.on('connect', (client) => client.on('error', () => undefined));
+    pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+      countPgClient(client); // covel_pg_statements_total, covel_pg_transactions_total
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', listen: (channel, onNotify, options) => listenOnPostgres(config, channel, onNotify, options), close: () => db.destroy() };
   }

@@ -23,6 +23,8 @@ export type {
   OrderedLogEntry,
   ReadAfterOptions,
 } from './event-store';
+export { pgCounts, statementLabel, transactionEffect, BoundedTally, MAX_STATEMENT_LABELS } from './pg-counts';
+export type { PgCountsSnapshot } from './pg-counts';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';
 export type { DatabaseConfig, OpenDatabase, Listening, ListenOptions } from './database';
 export { databaseUnavailable, isDatabaseUnavailable, DATABASE_RETRY_AFTER_SECONDS } from './unavailable';

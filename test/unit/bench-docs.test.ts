@@ -20,6 +20,7 @@ import { DOCS_RESULTS_FILE } from '../../bench/load/report';
 import { verdictExitCode } from '../../bench/verdicts';
 import { ACCEPTANCE_SUITE, NOISY_SCENARIO } from '../../bench/load/options';
 import type { RunResult } from '../../bench/load/run';
+import { emptyCounts, turnCounts } from '../../bench/load/counts';
 import { readBlock, renderBlocks } from '../../tools/docs-block';
 
 const spread = (p50: number, p95: number) => ({ p50, p95, max: p95 });
@@ -47,6 +48,15 @@ function run(name: string, over: Partial<RunResult['log']> = {}): RunResult {
     pollsPerTurn: 1,
     cpuMs: cpu,
     cpuMsPerTurn: cpu,
+    counts: turnCounts({
+      turns,
+      api: emptyCounts(),
+      workers: [],
+      emulatorHost: '127.0.0.1:1',
+      clientRequests: turns,
+      cpuMs: cpu,
+      logBytes: { json: 0, stored: 0, events: 0 },
+    }),
     loadAverage: { start: 1.5, end: 3.25 },
     crashed: [],
     errorSamples: [],

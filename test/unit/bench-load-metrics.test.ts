@@ -11,7 +11,7 @@ import {
   spread,
   throughput,
 } from '../../bench/load/metrics';
-import { NOISY_SCENARIO, parseBenchArgs, UsageError } from '../../bench/load/options';
+import { COUNTS_SCENARIO, NOISY_SCENARIO, parseBenchArgs, UsageError } from '../../bench/load/options';
 import { formatTable } from '../../bench/load/report';
 
 /** The figures `npm run bench:load` prints, on given data (the bench itself is never run by the tests). */
@@ -150,7 +150,7 @@ describe('bench:load metrics', () => {
       scenario: { ...NOISY_SCENARIO, workers: 1, latencyMs: 0, flood: { sessions: 20, inputs: 3 } },
     });
     expect(parseBenchArgs(['--scenario', 'noisy', '--db-pool-size', '12'])).toMatchObject({ scenario: { dbPoolSize: 12 } });
-    expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario: one of noisy\n/);
+    expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario: one of noisy, counts\n/);
     expect(() => parseBenchArgs(['--scenario'])).toThrow(UsageError);
     expect(() => parseBenchArgs(['--scenario', 'noisy', '--only', 'a'])).toThrow(/--suite and --only do not go with --scenario/);
     expect(() => parseBenchArgs(['--scenario', 'noisy', '--suite', 'quick'])).toThrow(UsageError);
@@ -158,6 +158,18 @@ describe('bench:load metrics', () => {
     expect(() => parseBenchArgs(['--no-verdict'])).toThrow(/--no-verdict goes with --scenario/);
     // the usage text says how to run it
     expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario noisy {8}issue 32's noisy neighbour/);
+  });
+
+  it('--scenario counts: issue 33 settings, each phase and the stack adjustable', () => {
+    expect(parseBenchArgs(['--scenario', 'counts'])).toEqual({ suite: 'scenario', verdict: true, scenario: COUNTS_SCENARIO });
+    expect(COUNTS_SCENARIO).toMatchObject({ latencyMs: 0, sessions: 4, inputs: 10 });
+    expect(parseBenchArgs(['--scenario', 'counts', '--sessions', '2', '--inputs', '3', '--workers', '1', '--latency-ms', '50', '--no-verdict'])).toEqual({
+      suite: 'scenario',
+      verdict: false,
+      scenario: { ...COUNTS_SCENARIO, sessions: 2, inputs: 3, workers: 1, latencyMs: 50 },
+    });
+    expect(() => parseBenchArgs(['--scenario', 'counts', '--only', 'a'])).toThrow(/--suite and --only do not go with --scenario/);
+    expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario counts {7}issue 33's round trips per turn/);
   });
 
   it('formats aligned columns', () => {

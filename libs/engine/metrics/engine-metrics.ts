@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppendResult, AsyncProjectionStatus, Database, StoredEvent } from '../../events';
 import { estimateCostUsd, type PriceTable, type ProviderAdapter, type TokenUsage } from '../../providers';
 import type { Logger } from '../logging/logger';
+import { registerIoCounters } from './io-counts';
 import { readTimeline, turnTimeline } from './turn-timeline';
 
 /** What the queue port reports on a scrape: jobs per queue and state. */
@@ -209,6 +210,7 @@ export class EngineMetrics {
         tenants.set((db ? await this.read('active tenants', () => activeTenants(db)) : undefined) ?? 0);
       },
     });
+    registerIoCounters(this.registry);
   }
 
   /** What the on-scrape gauges read, given once the engine has built them. */

@@ -4,3 +4,5 @@ export { serveMetrics } from './http';
 export type { MetricsServer } from './http';
 export { turnTimeline, unionLength, NO_STAGE } from './turn-timeline';
 export type { TurnTimeline, TimelineEvent } from './turn-timeline';
+export { installIoCounters, ioCounts, registerIoCounters } from './io-counts';
+export type { IoCountsSnapshot } from './io-counts';

@@ -1,0 +1,91 @@
+import type { PoolClient } from 'pg';
+
+/**
+ * Process-wide counts of the PostgreSQL statements this process sends through its pools, and of the
+ * transactions they make (`covel_pg_statements_total`, `covel_pg_transactions_total`): a hook on
+ * each pooled client's `query`, installed by `openDatabase` (PGlite and LISTEN connections are not
+ * counted). A transaction is a BEGIN … COMMIT/ROLLBACK, or one statement outside one (autocommit),
+ * as PostgreSQL's `pg_stat_database` xact_commit + xact_rollback count them.
+ */
+export interface PgCountsSnapshot {
+  /** Statements by `statementLabel` (BEGIN and COMMIT included). */
+  statements: ReadonlyMap<string, number>;
+  transactions: number;
+}
+
+/** Distinct statement labels kept; a label beyond them is counted as `other` (labels stay bounded). */
+export const MAX_STATEMENT_LABELS = 256;
+/** Code points of a statement's normalised text kept as its label. */
+export const STATEMENT_LABEL_LENGTH = 60;
+
+/**
+ * Counts by label, at most `max` distinct labels (the rest under `other`): a Prometheus label set
+ * that cannot grow without bound.
+ */
+export class BoundedTally {
+  private readonly counts = new Map<string, number>();
+  constructor(private readonly max: number) {}
+
+  add(label: string, n = 1): void {
+    const key = this.counts.has(label) || this.counts.size < this.max ? label : 'other';
+    this.counts.set(key, (this.counts.get(key) ?? 0) + n);
+  }
+
+  snapshot(): ReadonlyMap<string, number> {
+    return new Map(this.counts);
+  }
+}
+
+const statements = new BoundedTally(MAX_STATEMENT_LABELS);
+let transactions = 0;
+
+export function pgCounts(): PgCountsSnapshot {
+  return { statements: statements.snapshot(), transactions };
+}
+
+/**
+ * A statement's label: whitespace collapsed, parameters (`$1`) as `$n`, number literals as `?`,
+ * the first `STATEMENT_LABEL_LENGTH` code points.
+ */
+export function statementLabel(sql: string): string {
+  const normalised = sql
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/\$\d+/g, '$n')
+    .replace(/\b\d+\b/g, '?');
+  return Array.from(normalised).slice(0, STATEMENT_LABEL_LENGTH).join('');
+}
+
+/** What a statement does to a connection's transaction. */
+export function transactionEffect(sql: string): 'begin' | 'end' | 'inside' {
+  const head = sql.trimStart().slice(0, 32).toLowerCase();
+  if (/^(begin|start transaction)\b/.test(head)) return 'begin';
+  if (/^rollback\s+to\b/.test(head)) return 'inside';
+  if (/^(commit|rollback|end|abort)\b/.test(head)) return 'end';
+  return 'inside';
+}
+
+const COUNTED = Symbol('covel.pgCounted');
+
+/** Wraps `client.query` (once per client) so each statement it sends is counted. */
+export function countPgClient(client: PoolClient): void {
+  const target = client as PoolClient & { [COUNTED]?: true };
+  if (target[COUNTED]) return;
+  target[COUNTED] = true;
+  let inTransaction = false;
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const first = args[0];
+    const text = typeof first === 'string' ? first : typeof (first as { text?: unknown } | null)?.text === 'string' ? (first as { text: string }).text : null;
+    if (text !== null) {
+      statements.add(statementLabel(text));
+      const effect = transactionEffect(text);
+      if (effect === 'begin') inTransaction = true;
+      else if (effect === 'end') {
+        if (inTransaction) transactions++;
+        inTransaction = false;
+      } else if (!inTransaction) transactions++;
+    }
+    return query(...args);
+  };
+}

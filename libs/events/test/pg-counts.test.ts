@@ -1,0 +1,34 @@
+import { BoundedTally, statementLabel, transactionEffect } from '../pg-counts';
+
+describe('statementLabel', () => {
+  it('collapses whitespace, writes parameters as $n and numbers as ?, keeps 60 code points', () => {
+    expect(statementLabel('select *\n   from "events"\twhere "stream_id" = $12 limit 100')).toBe('select * from "events" where "stream_id" = $n limit ?');
+    expect(statementLabel('insert into covel_bench_ab12 values (1)')).toBe('insert into covel_bench_ab12 values (?)');
+    const long = `select '${'é'.repeat(80)}'`;
+    expect(Array.from(statementLabel(long))).toHaveLength(60);
+    // never half of a surrogate pair
+    expect(statementLabel(`select '${'😀'.repeat(70)}'`)).toBe(`select '${'😀'.repeat(52)}`);
+  });
+});
+
+describe('transactionEffect', () => {
+  it('tells BEGIN and its ends from statements and savepoints', () => {
+    expect(['begin', 'BEGIN ISOLATION LEVEL SERIALIZABLE', 'start transaction'].map(transactionEffect)).toEqual(['begin', 'begin', 'begin']);
+    expect(['commit', 'ROLLBACK', 'end', 'abort'].map(transactionEffect)).toEqual(['end', 'end', 'end', 'end']);
+    expect(['rollback to savepoint s1', 'savepoint s1', 'release savepoint s1', 'select 1', 'beginning'].map(transactionEffect)).toEqual([
+      'inside',
+      'inside',
+      'inside',
+      'inside',
+      'inside',
+    ]);
+  });
+});
+
+describe('BoundedTally', () => {
+  it('counts by label, and past its bound counts new labels as other', () => {
+    const tally = new BoundedTally(2);
+    for (const label of ['a', 'b', 'a', 'c', 'd', 'b']) tally.add(label);
+    expect(Object.fromEntries(tally.snapshot())).toEqual({ a: 2, b: 2, other: 2 });
+  });
+});
