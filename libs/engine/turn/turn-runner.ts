@@ -10,7 +10,7 @@ import {
   type TurnJobContext,
   type TurnStep,
 } from '../queue';
-import { annotate, ATTR, withTraceCarrier } from '../../telemetry';
+import { withTraceCarrier } from '../../telemetry';
 import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
@@ -56,7 +56,8 @@ export class TurnRunner implements QueueHandlers {
   }
 
   turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
-    return turnJobSpan(job, ctx, () => withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx)));
+    const inline: string[] = [];
+    return turnJobSpan(job, ctx, () => withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx, inline)), inline);
   }
 
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
@@ -64,7 +65,7 @@ export class TurnRunner implements QueueHandlers {
   }
 
   /** Turn steps, a stage of one runtime run inline between two of them (see the class comment). */
-  private async runTurn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+  private async runTurn(job: TurnJob, ctx: TurnJobContext, inlined: string[]): Promise<TurnStep> {
     const started = new Set<string>();
     const context: TurnJobContext = {
       get attemptsMade() {
@@ -86,9 +87,16 @@ export class TurnRunner implements QueueHandlers {
       const step = await this.turnStep(job, context);
       const inline = step.kind === 'awaitChildren' && step.children.length === 1 && !started.has(runtimeJobId(step.children[0])) ? step.children[0] : null;
       if (!inline) return step;
-      annotate({ [ATTR.stageRuntimes]: [`${inline.pluginId}/${inline.runtimeId}`] });
+      inlined.push(`${inline.pluginId}/${inline.runtimeId}`); // the run's span lists it (turnJobSpan)
       // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
-      const outcome = await this.runtime(withTraceCarrier(inline), ctx);
+      let outcome: JobOutcome;
+      try {
+        outcome = await this.runtime(withTraceCarrier(inline), ctx);
+      } catch (error) {
+        // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would
+        this.deps.logger.warn('inline runtime failed, its turn job will retry', { ...jobLogFields(inline), err: error });
+        throw error;
+      }
       if (outcome.kind === 'later') return outcome;
     }
   }
