@@ -52,6 +52,12 @@ describe('SIGTERM to the API and worker processes (PostgreSQL + BullMQ)', () => 
     return { sessionId, executionId, call };
   };
 
+  /** The execution's jobs that run or wait to run (its turn job while it waits for children is neither). */
+  const jobsOf = async (executionId: string) =>
+    (await Promise.all([crash.runtimes, crash.turns].map((q) => q.getJobs(['active', 'delayed', 'waiting', 'prioritized']))))
+      .flat()
+      .filter((j) => (j.data as { executionId: string }).executionId === executionId);
+
   /** SIGTERM to `child`; its exit code and how long the stop took (signal to exit). */
   const terminate = async (name: string, child: ChildProcess, exited: Promise<number | null>) => {
     const started = Date.now();
@@ -77,9 +83,8 @@ describe('SIGTERM to the API and worker processes (PostgreSQL + BullMQ)', () => 
       expect(worker.output()).toMatch(/SIGTERM: stopping[\s\S]*stopped in \d+ ms/);
       expect(call.clientClosed).toBeUndefined(); // read to its end
       expect(await recorded(executionId)).toEqual({ committed: 1, failed: 0, responded: 1 });
-      // the runtime job completed (it committed the turn); its turn job ends when any worker next takes it
-      const runtimeJobs = await crash.runtimes.getJobs(['active', 'delayed', 'waiting', 'prioritized']);
-      expect(runtimeJobs.filter((j) => (j.data as { executionId: string }).executionId === executionId)).toEqual([]);
+      // the job that ran the narrator (the turn job: a stage of one runtime runs inline) completed: it committed the turn
+      expect(await jobsOf(executionId)).toEqual([]);
       const traces = new Set(collector.spans.filter((span) => span.attributes[ATTR.execution] === executionId).map((span) => span.traceId));
       const spans = collector.spans.filter((span) => span.service === 'covel-worker' && traces.has(span.traceId)).map((span) => span.name);
       expect(spans).toEqual(expect.arrayContaining([SPAN.turnJob, SPAN.runtimeJob, SPAN.modelCall]));
@@ -96,9 +101,7 @@ describe('SIGTERM to the API and worker processes (PostgreSQL + BullMQ)', () => 
     expect(code).toBe(0);
     expect(await clientClosed(call, 5_000)).toBeDefined(); // its model call was aborted
     // back in the queue at once, not active under a lock waiting to expire; no attempt spent
-    const jobs = (await crash.runtimes.getJobs(['active', 'delayed', 'waiting', 'prioritized'])).filter(
-      (j) => (j.data as { executionId: string }).executionId === executionId,
-    );
+    const jobs = await jobsOf(executionId);
     expect(await Promise.all(jobs.map(async (j) => ({ state: await j.getState(), attemptsMade: j.attemptsMade })))).toEqual([
       { state: expect.stringMatching(/^(delayed|waiting|prioritized)$/), attemptsMade: 0 },
     ]);

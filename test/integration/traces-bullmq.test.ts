@@ -40,7 +40,7 @@ describe('OpenTelemetry traces across the API and a BullMQ worker', () => {
     const roots = spans.filter((s) => !s.parentSpanId);
     expect(roots.map((s) => [s.name, s.service])).toEqual([['POST /v1/sessions/:id/inputs', 'covel-api']]);
     const turnRuns = spans.filter((s) => s.name === SPAN.turnJob);
-    expect(turnRuns.length).toBeGreaterThanOrEqual(2); // a stage's fan-out, then done
+    expect(turnRuns.length).toBeGreaterThanOrEqual(1); // a stage of one runtime runs inline: one run can do the whole turn
     for (const run of turnRuns) expect([run.service, run.parentSpanId]).toEqual(['covel-worker', roots[0].spanId]);
     const runtimeJobs = spans.filter((s) => s.name === SPAN.runtimeJob);
     expect(runtimeJobs.length).toBeGreaterThan(0);

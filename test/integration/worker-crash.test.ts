@@ -4,14 +4,16 @@ import { type CrashStack, crashStack, sleep } from '../support/crash-stack';
 import type { Stack } from '../support/stack';
 
 /**
- * A worker killed with SIGKILL while it runs a turn's runtime job (its model call is out), with
- * the default lock, stalled-check and sweep timings. A turn is a flow: the turn job waits for its
- * runtime jobs (waiting-children, on no worker), so the kill cuts only the runtime job, which
- * BullMQ's stalled check gives to the other worker; the turn commits exactly once. When the jobs
- * are lost with Redis too, the sweeper enqueues the session's pending execution again, which claims
- * a new attempt. The 60 s bounds below are hang guards only; the measured times are logged.
+ * A worker killed with SIGKILL while it runs a turn's runtime (its model call is out), with the
+ * default lock, stalled-check and sweep timings. A narrator-only turn runs its one runtime inline in
+ * the turn job, which keeps its claimed attempt with the job: BullMQ's stalled check gives the job to
+ * the other worker, which runs the same attempt's runtime again; the turn commits exactly once. (A
+ * stage of several runtimes is a flow: the kill cuts only the runtime job, retried alone the same
+ * way.) When the jobs are lost with Redis too, the sweeper enqueues the session's pending execution
+ * again, which claims a new attempt. The 60 s bounds below are hang guards only; the measured times
+ * are logged.
  */
-describe('worker killed in the middle of a runtime job (default timings)', () => {
+describe('worker killed in the middle of a runtime (default timings)', () => {
   let crash: CrashStack;
   let stack: Stack;
   let db: Client;
@@ -29,12 +31,12 @@ describe('worker killed in the middle of a runtime job (default timings)', () =>
   }
   const count = (events: { type: string }[], type: string) => events.filter((e) => e.type === type).length;
 
-  it('the runtime job is retried alone on the other worker; the turn commits exactly once; later inputs run in order', async () => {
+  it('the runtime runs again on the other worker under the same attempt; the turn commits exactly once; later inputs run in order', async () => {
     const { client } = stack;
     const { id } = await client.createSession();
     const { executionId, turnId } = await client.submit(id, 'Cross the bridge');
 
-    // the execution's model call is out: kill the worker running its runtime job
+    // the execution's model call is out: kill the worker running its runtime
     const victimId = await crash.workerRunning(executionId, 'llm.calling@1');
     expect(victimId).toMatch(/^w[12]$/);
     await crash.kill(victimId);
@@ -42,7 +44,7 @@ describe('worker killed in the middle of a runtime job (default timings)', () =>
     expect((await client.execution(executionId)).status).toBe('running');
 
     await client.waitFor(executionId, 60_000);
-    console.log(`worker kill -9 during a runtime job: committed ${Date.now() - killedAt} ms after the kill`);
+    console.log(`worker kill -9 during a runtime: committed ${Date.now() - killedAt} ms after the kill`);
     const events = await eventTypes(id);
     // the turn job kept its claim (one attempt); the runtime call went out twice (the killed one
     // and its retry), both recorded under that attempt; one answer, one output, one commit

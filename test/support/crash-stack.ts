@@ -10,20 +10,22 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WAIT_MS = 30_000;
 
 /**
- * A stack for killing a worker in the middle of a runtime job: the processes (`startStack`), a
- * connection to the stack's database (to read the log), and the runtime queue (to see which worker
- * holds a job).
+ * A stack for killing a worker in the middle of a runtime: the processes (`startStack`), a
+ * connection to the stack's database (to read the log), and the queues (to see which worker holds a
+ * job: a runtime job, or the turn job that runs a stage of one runtime inline).
  */
 export interface CrashStack {
   stack: Stack;
   db: Client;
   redis: IORedis;
   runtimes: Queue;
+  turns: Queue;
   /** How many jobs of the execution the queues hold (its turn job, its runtime jobs): 0 once every one has ended. */
   jobsOf(executionId: string): Promise<number>;
   /**
    * Once an event of type `after` is recorded for the execution, the worker id (`w1`, ...) whose
-   * runtime job of that execution is active: the worker to kill at that moment.
+   * runtime job of that execution is active (else whose turn job is: it runs a stage of one runtime
+   * inline): the worker to kill at that moment.
    */
   workerRunning(executionId: string, after: string): Promise<string>;
   /** As `workerRunning`, or null once the execution's turn is committed (the moment has passed). */
@@ -61,12 +63,14 @@ export async function crashStack(options: StackOptions): Promise<CrashStack> {
     await stop();
     throw error;
   }
-  /** The worker whose runtime job of the execution is active once `after` is recorded; null when the wait ends (or the turn commits, with `orCommitted`). */
+  /** The worker running the execution's runtime once `after` is recorded; null when the wait ends (or the turn commits, with `orCommitted`). */
   async function runningOrCommitted(executionId: string, after: string, orCommitted: boolean): Promise<string | null> {
+    const activeOf = async (queue: Queue) => (await queue.getActive()).find((j) => (j.data as { executionId: string }).executionId === executionId);
     for (const deadline = Date.now() + WAIT_MS; Date.now() < deadline; await sleep(20)) {
       const recorded = await db.query(`select type from events where type = any($1) and data->>'executionId' = $2`, [[after, 'turn.committed@1'], executionId]);
       if (!recorded.rows.some((r: { type: string }) => r.type === after)) continue;
-      const active = (await runtimes.getActive()).find((j) => (j.data as { executionId: string }).executionId === executionId);
+      // a runtime job, else the turn job (a stage of one runtime runs inline in it; waiting for its children it is not active)
+      const active = (await activeOf(runtimes)) ?? (await activeOf(turns));
       if (active?.processedBy) return active.processedBy;
       if (orCommitted && recorded.rows.some((r: { type: string }) => r.type === 'turn.committed@1')) return null;
     }
@@ -77,6 +81,7 @@ export async function crashStack(options: StackOptions): Promise<CrashStack> {
     db,
     redis,
     runtimes,
+    turns,
     async jobsOf(executionId) {
       const turn = await turns.getJob(turnJobId(executionId));
       const children = await runtimes.getJobs(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children', 'paused']);

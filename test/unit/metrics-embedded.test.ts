@@ -151,7 +151,8 @@ describe('Prometheus metrics (embedded default)', () => {
 
     // queues: the wait of every job's first start, and the depth of both queues on scrape
     expect(total(e, 'covel_queue_wait_seconds_count', { queue: 'covel-turns' })).toBeGreaterThanOrEqual(executions.length + 1);
-    expect(total(e, 'covel_queue_wait_seconds_count', { queue: 'covel-runtimes' })).toBeGreaterThanOrEqual(responded > 0 ? 1 : 0);
+    // runtime jobs only for stages of several runtimes: this session's narrator runs inline in its turn jobs
+    expect(total(e, 'covel_queue_wait_seconds_count', { queue: 'covel-runtimes' })).toBe(0);
     for (const queue of ['covel-turns', 'covel-runtimes'])
       expect([queue, samplesOf(e, 'covel_queue_jobs', { queue }).map((s) => s.labels.state)]).toEqual([queue, expect.arrayContaining(['waiting', 'active'])]);
     // nothing runs now: no active tenant

@@ -83,13 +83,14 @@ describe('OpenTelemetry traces of a turn (embedded: in-process queue)', () => {
     expect(api.attributes).toMatchObject({ [ATTR.httpRoute]: '/v1/sessions/:id/inputs', [ATTR.httpStatus]: 202 });
     expect(typeof api.attributes[ATTR.tenant]).toBe('string');
 
-    // each run of the turn job is a child of the API span; three stages (pre-turn, narrative, post-turn), then done
+    // each run of the turn job is a child of the API span; three stages (pre-turn, narrative, post-turn) of one
+    // runtime each, run inline (one run may hold several), then done
     const turnRuns = spans.filter((s) => s.name === SPAN.turnJob);
     for (const run of turnRuns) expect(parentOf(run)).toBe(idOf(api));
     const stages = turnRuns
-      .filter((s) => s.attributes[ATTR.step] === 'awaitChildren')
+      .filter((s) => s.attributes[ATTR.stageRuntimes] !== undefined)
       .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1]);
-    expect(stages.map((s) => s.attributes[ATTR.stageRuntimes])).toEqual([['clerk/archivist'], ['narrator/narrator'], ['clerk/clerk']]);
+    expect(stages.flatMap((s) => s.attributes[ATTR.stageRuntimes] as string[])).toEqual(['clerk/archivist', 'narrator/narrator', 'clerk/clerk']);
     for (const run of turnRuns)
       expect(run.attributes).toMatchObject({ [ATTR.tenant]: api.attributes[ATTR.tenant], [ATTR.session]: id, [ATTR.execution]: executionId });
 
@@ -98,7 +99,7 @@ describe('OpenTelemetry traces of a turn (embedded: in-process queue)', () => {
     expect(runtimeJobs.map((s) => s.attributes[ATTR.runtime]).sort()).toEqual(['archivist', 'clerk', 'narrator']);
     for (const job of runtimeJobs) {
       const stage = stages.find((s) => idOf(s) === parentOf(job));
-      expect(stage?.attributes[ATTR.stageRuntimes]).toEqual([`${job.attributes[ATTR.plugin]}/${job.attributes[ATTR.runtime]}`]);
+      expect(stage?.attributes[ATTR.stageRuntimes]).toContain(`${job.attributes[ATTR.plugin]}/${job.attributes[ATTR.runtime]}`);
       expect(job.attributes).toMatchObject({ [ATTR.attempt]: 1, [ATTR.session]: id, [ATTR.runtimeType]: 'agent', [ATTR.runtimeResult]: 'produced' });
     }
     const runtimeOf = (span: ReadableSpan) => ancestors(span).find((a) => a.name === SPAN.runtimeJob)?.attributes[ATTR.runtime];
@@ -162,7 +163,8 @@ describe('OpenTelemetry traces of a turn (embedded: in-process queue)', () => {
     // the handed-off turn is one trace: every run of its turn job and every runtime job, under the hand-off's root
     // (an enqueue repeated by a second ender is a no-op: it may leave an empty enqueue span of its own)
     const ofSecond = tracing.spans().filter((s) => s.attributes[ATTR.execution] === second.executionId && s.name !== SPAN.turnEnqueue);
-    expect(ofSecond.filter((s) => s.name === SPAN.turnJob).length).toBeGreaterThan(1);
+    expect(ofSecond.filter((s) => s.name === SPAN.turnJob).length).toBeGreaterThanOrEqual(1);
+    expect(ofSecond.filter((s) => s.name === SPAN.runtimeJob).length).toBeGreaterThan(0);
     expect(new Set(ofSecond.map(traceOf))).toEqual(new Set([traceOf(b[0])]));
     const roots = b.filter((s) => !parentOf(s));
     expect(roots.map((s) => [s.name, s.attributes[ATTR.enqueuedBy]])).toEqual([[SPAN.turnEnqueue, 'hand-off']]);

@@ -8,14 +8,20 @@ import type { JobAttempt, JobOutcome, RuntimeJob, TurnProducer, TurnJob, TurnJob
  */
 const jobIds = (job: TurnJob) => ({ [ATTR.tenant]: job.tenantId, [ATTR.session]: job.sessionId, [ATTR.execution]: job.executionId });
 
-export function turnJobSpan(job: TurnJob, ctx: TurnJobContext, run: () => Promise<TurnStep>): Promise<TurnStep> {
+/** `inline`: the `plugin/runtime`s the run ran inline (stages of one runtime), filled while it runs. */
+export function turnJobSpan(job: TurnJob, ctx: TurnJobContext, run: () => Promise<TurnStep>, inline: readonly string[] = []): Promise<TurnStep> {
   const attributes = { ...jobIds(job), [ATTR.jobTry]: ctx.attemptsMade + 1, ...(ctx.claimedAttempt !== null ? { [ATTR.attempt]: ctx.claimedAttempt } : {}) };
   return inJobSpan(SPAN.turnJob, job.trace, attributes, async () => {
-    const step = await run();
+    let step: TurnStep;
+    try {
+      step = await run();
+    } finally {
+      if (inline.length) annotate({ [ATTR.stageRuntimes]: [...inline] });
+    }
     annotate({ [ATTR.step]: step.kind, ...(ctx.claimedAttempt !== null ? { [ATTR.attempt]: ctx.claimedAttempt } : {}) });
     if (step.kind !== 'awaitChildren') return step;
     // one stage: its runtime jobs are children of this run's span (a re-added child keeps its first parent)
-    annotate({ [ATTR.stageRuntimes]: step.children.map((c) => `${c.pluginId}/${c.runtimeId}`) });
+    annotate({ [ATTR.stageRuntimes]: [...inline, ...step.children.map((c) => `${c.pluginId}/${c.runtimeId}`)] });
     return { ...step, children: step.children.map((child) => withTraceCarrier(child)) };
   });
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { DelayedError, type Job, type JobsOptions, Queue, UnrecoverableError, WaitingChildrenError, Worker } from 'bullmq';
 import IORedis from 'ioredis';
@@ -151,6 +152,15 @@ const TurnJobDataSchema = TurnJobSchema.extend({ claimedAttempt: z.number().int(
 const HeldTurnJobSchema = TurnJobSchema.extend({ enqueuedAt: z.number().int().positive().optional() });
 type TurnJobData = z.infer<typeof TurnJobDataSchema>;
 
+/** A turn job's run under way, and the enqueue of its session's next execution it handed off to (kept for its release). */
+interface TurnRun {
+  tenantId: string;
+  sessionId: string;
+  /** False once the run has returned: an enqueue after that is made at once. */
+  open: boolean;
+  next: { job: TurnJob; enqueuedAt: number } | null;
+}
+
 /** Job data read back from Redis is a boundary: a malformed job can never succeed. */
 function parseData<T>(schema: z.ZodType<T>, job: Job): T {
   const parsed = schema.safeParse(job.data);
@@ -205,6 +215,10 @@ export class BullMqTurnQueue implements TurnQueue {
   /** starting: first connect in progress (an enqueue waits for it, bounded); down: lost or refused. */
   private state: 'starting' | 'up' | 'down' = 'starting';
   private closed = false;
+  /** The turn job run under way in this async context (an enqueue of its session's next execution is kept for its release). */
+  private readonly turnRuns = new AsyncLocalStorage<TurnRun>();
+  /** The hand-offs of turn jobs that returned done, by job id, until their release admits them. */
+  private readonly handedOff = new Map<string, { job: TurnJob; enqueuedAt: number }>();
 
   constructor(private readonly options: BullMqOptions) {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
@@ -290,6 +304,13 @@ export class BullMqTurnQueue implements TurnQueue {
    */
   async enqueue(job: TurnJob): Promise<void> {
     const data = turnJobOf(withTraceCarrier(job));
+    const run = this.turnRuns.getStore();
+    if (run?.open && run.tenantId === job.tenantId && run.sessionId === job.sessionId) {
+      // the hand-off of a turn job running here to its session's next execution: admitted by the
+      // job's release, in the same script call (kept with the job until then; see processTurn)
+      run.next = { job: data, enqueuedAt: Date.now() };
+      return;
+    }
     await this.add('turn', async () => {
       const cap = await capOf(this.options.fairness, job.tenantId);
       await this.queue.waitUntilReady(); // the first connection (this connection queues no command meanwhile)
@@ -330,12 +351,37 @@ export class BullMqTurnQueue implements TurnQueue {
    * (round robin across tenants), then the admitted jobs are added. A failure is logged, not thrown:
    * a tick frees the place once the job is gone.
    */
-  private async release(consumer: { connection: FairCommands; turns: Queue }, job: Pick<TurnJob, 'tenantId' | 'executionId'>): Promise<void> {
+  private async release(
+    consumer: { connection: FairCommands; turns: Queue },
+    job: Pick<TurnJob, 'tenantId' | 'executionId'>,
+    next?: { job: TurnJob; enqueuedAt: number },
+  ): Promise<void> {
     try {
-      const admitted = await consumer.connection.covelFairRelease(...this.fairArgs(), job.tenantId, job.executionId);
+      const enqueue = next
+        ? [
+            next.job.tenantId,
+            next.job.executionId,
+            JSON.stringify({ ...next.job, enqueuedAt: next.enqueuedAt }),
+            await capOf(this.options.fairness, next.job.tenantId),
+          ]
+        : [];
+      const admitted = await consumer.connection.covelFairRelease(...this.fairArgs(), job.tenantId, job.executionId, ...enqueue);
       await this.addAdmitted(consumer.turns, admitted);
     } catch (error) {
-      this.options.logger?.warn(`queue: release of execution ${job.executionId} failed (${String(error)}); a consumer's tick frees it once its job is gone`);
+      this.options.logger?.warn(
+        `queue: release of execution ${job.executionId} failed (${String(error)}); a consumer's tick frees it once its job is gone` +
+          (next ? `, the sweeper enqueues execution ${next.job.executionId}` : ''),
+      );
+    }
+  }
+
+  /** A hand-off kept with a turn job that will not be released by this process after all: enqueued now. */
+  private async enqueueHandedOff(next: { job: TurnJob } | null | undefined): Promise<void> {
+    if (!next) return;
+    try {
+      await this.enqueue(next.job);
+    } catch (error) {
+      this.options.logger?.warn(`hand-off to execution ${next.job.executionId} failed (${String(error)}); the sweeper will enqueue it`);
     }
   }
 
@@ -443,14 +489,17 @@ export class BullMqTurnQueue implements TurnQueue {
     // a tick frees.
     const releasing = new Set<Promise<void>>();
     const released = (job: Job | undefined) => {
+      const next = this.takeHandedOff(job);
       const parsed = TurnJobSchema.safeParse(job?.data);
-      if (!parsed.success) return;
-      const release = this.release(fair, parsed.data).finally(() => releasing.delete(release));
+      if (!parsed.success) return void this.enqueueHandedOff(next);
+      const release = this.release(fair, parsed.data, next ?? undefined).finally(() => releasing.delete(release));
       releasing.add(release);
     };
     workers[0].on('completed', (job) => released(job));
     workers[0].on('failed', (job) => {
       if (job?.finishedOn) released(job);
+      // done, yet not completed (its lock lost on the way): its hand-off is made now
+      else void this.enqueueHandedOff(this.takeHandedOff(job));
     });
     const name = options.name ?? `consumer-${randomBytes(4).toString('hex')}`;
     let ticking: Promise<void> | null = null;
@@ -477,13 +526,40 @@ export class BullMqTurnQueue implements TurnQueue {
     };
   }
 
+  private takeHandedOff(job: Job | undefined): { job: TurnJob; enqueuedAt: number } | null {
+    const next = job?.id ? this.handedOff.get(job.id) : undefined;
+    if (job?.id) this.handedOff.delete(job.id);
+    return next ?? null;
+  }
+
+  /**
+   * One run of a turn job (`runTurn`) in its `TurnRun`: an enqueue of its session's next execution
+   * made meanwhile (the hand-off) is kept, and made by the job's release once it has completed (one
+   * script call frees its place and admits the next); a run that ends otherwise (later, waiting for
+   * children, failed) makes it at once. A process dying in between loses it: the job, found stalled,
+   * runs again and hands off again (or the sweeper enqueues the execution).
+   */
+  private async processTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
+    const parsed = TurnJobSchema.safeParse(job.data);
+    const run: TurnRun = { tenantId: parsed.data?.tenantId ?? '', sessionId: parsed.data?.sessionId ?? '', open: true, next: null };
+    let done = false;
+    try {
+      await this.turnRuns.run(run, () => this.runTurn(handlers, runtimes, job, token));
+      done = true;
+    } finally {
+      run.open = false;
+      if (done && run.next && job.id) this.handedOff.set(job.id, run.next);
+      else await this.enqueueHandedOff(run.next);
+    }
+  }
+
   /**
    * One run of a turn job: asks the handler for the next step. Children are added as this job's
    * dependencies and the job moves to waiting-children; it is processed again (its data re-read,
    * the claimed attempt with it) when every child has ended. When they all ended already, BullMQ
    * answers that there is nothing to wait for and the handler is asked again at once.
    */
-  private async processTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
+  private async runTurn(handlers: QueueHandlers, runtimes: Queue, job: Job, token: string | undefined): Promise<void> {
     this.started(job);
     let data: TurnJobData = parseData(TurnJobDataSchema, job);
     const maxAttempts = job.opts.attempts ?? this.retry.turnAttempts;

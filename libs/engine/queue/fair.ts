@@ -239,6 +239,27 @@ local function dispatch(out)
   end
   return out
 end
+-- an enqueue: 1 admitted (now, or already but its turn job is gone or finished: the caller adds it),
+-- 2 admitted already and its turn job is there, 0 held (now or already)
+local function enqueue(tenant, execution, payload, cap)
+  if redis.call('ZSCORE', admittedKey, memberOf(tenant, execution)) then
+    if unfinishedJob(execution) then return 2 end
+    return 1
+  end
+  if redis.call('SISMEMBER', heldKey, execution) == 1 then return 0 end
+  redis.call('HSET', capsKey, tenant, cap)
+  unpark(tenant)
+  local readyKey = base .. ':ready:' .. tenant
+  if redis.call('LLEN', readyKey) == 0 and room(windowOf()) and tenantRoom(tenant, cap) then
+    admit(tenant, execution, now())
+    return 1
+  end
+  redis.call('SADD', heldKey, execution)
+  if redis.call('RPUSH', readyKey, payload) == 1 then
+    if tenantRoom(tenant, cap) then redis.call('RPUSH', ringKey, tenant) else redis.call('SADD', parkedKey, tenant) end
+  end
+  return 0
+end
 local function register(name, concurrency, ttl, at)
   local workersKey = base .. ':workers'
   if concurrency > 0 then redis.call('HSET', workersKey, name, (at + ttl) .. '|' .. concurrency) end
@@ -264,36 +285,24 @@ end
  * (nothing to add), 0: held (now or already).
  */
 export const ADMIT_SCRIPT = `${COMMON}
-local tenant, execution, payload, cap = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
-if redis.call('ZSCORE', admittedKey, memberOf(tenant, execution)) then
-  if unfinishedJob(execution) then return 2 end
-  return 1
-end
-if redis.call('SISMEMBER', heldKey, execution) == 1 then return 0 end
-redis.call('HSET', capsKey, tenant, cap)
-unpark(tenant)
-local readyKey = base .. ':ready:' .. tenant
-if redis.call('LLEN', readyKey) == 0 and room(windowOf()) and tenantRoom(tenant, cap) then
-  admit(tenant, execution, now())
-  return 1
-end
-redis.call('SADD', heldKey, execution)
-if redis.call('RPUSH', readyKey, payload) == 1 then
-  if tenantRoom(tenant, cap) then redis.call('RPUSH', ringKey, tenant) else redis.call('SADD', parkedKey, tenant) end
-end
-return 0
+return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]))
 `;
 
 /**
  * release, once the execution's turn job has ended for good and BullMQ has removed it. ARGV[5..6]:
  * tenant, execution. An unfinished turn job of the execution found there is a new one (enqueued
  * between the old one's removal and this call, admitted on the old one's place): the place stays
- * with it. Answers the JSON of the jobs admitted in its stead.
+ * with it. Optionally ARGV[7..10], the enqueue of the session's next execution its turn job handed
+ * off to (tenant, execution, the job's JSON, the tenant's cap: as ADMIT_SCRIPT's), made after the
+ * release and its dispatch (the executions held before it keep their turn): one call instead of two.
+ * Answers the JSON of the jobs admitted (the next execution's among them when admitted).
  */
 export const RELEASE_SCRIPT = `${COMMON}
 local tenant, execution = ARGV[5], ARGV[6]
 if not unfinishedJob(execution) then release(tenant, execution) end
-return dispatch({})
+local out = dispatch({})
+if ARGV[7] and enqueue(ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])) == 1 then out[#out + 1] = ARGV[9] end
+return out
 `;
 
 /**

@@ -1,6 +1,16 @@
 import { isDatabaseUnavailable } from '../../events';
 import { FencedOutError, isPermanentFailure, JobHandedBackError } from '../errors';
-import type { JobAttempt, JobOutcome, QueueHandlers, RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
+import {
+  type JobAttempt,
+  type JobOutcome,
+  type QueueHandlers,
+  type RuntimeJob,
+  runtimeJobId,
+  type TurnJob,
+  type TurnJobContext,
+  type TurnStep,
+} from '../queue';
+import { withTraceCarrier } from '../../telemetry';
 import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
@@ -25,6 +35,17 @@ const handedBack = { kind: 'later', delayMs: 0 } as const;
  * - any other failure is thrown: the queue retries that job alone, with backoff.
  * Each job runs in a log scope (`withLogScope`): every line logged while it runs carries its
  * tenant, session, execution, attempt and runtime ids (and the call id once a model call is sent).
+ *
+ * A stage of one runtime (a narrator-only turn) runs inline, in the turn job's run, instead of as a
+ * child job: no add, no move to waiting-children, no second queue hop and no second run of the turn
+ * job (each hop costs some six Redis commands on BullMQ). It runs exactly as its runtime job would
+ * (`runtime`: the same span, log scope, fencing and failure handling), with the turn job's attempts:
+ * a failure to retry fails the turn job's attempt (retried with backoff, its claim kept with the job,
+ * so the retry runs the same execution attempt and reuses every output recorded), `later` delays the
+ * turn job, a permanent failure or the last attempt records `execution.failed`. A worker that dies
+ * mid-runtime leaves the turn job to the stalled-job check, and the next run finds the claim kept
+ * and the outputs recorded: exactly one output and one commit, as with a runtime job. A stage whose
+ * runtime was started early (`startChildren`: it runs as a child already) is waited for as before.
  */
 export class TurnRunner implements QueueHandlers {
   constructor(readonly deps: TurnDeps) {}
@@ -35,14 +56,52 @@ export class TurnRunner implements QueueHandlers {
   }
 
   turn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
-    return turnJobSpan(job, ctx, () => withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx)));
+    const inline: string[] = [];
+    return turnJobSpan(job, ctx, () => withLogScope({ job: 'turn', ...jobLogFields(job, ctx.claimedAttempt) }, () => this.runTurn(job, ctx, inline)), inline);
   }
 
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
     return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt)));
   }
 
-  private async runTurn(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+  /** Turn steps, a stage of one runtime run inline between two of them (see the class comment). */
+  private async runTurn(job: TurnJob, ctx: TurnJobContext, inlined: string[]): Promise<TurnStep> {
+    const started = new Set<string>();
+    const context: TurnJobContext = {
+      get attemptsMade() {
+        return ctx.attemptsMade;
+      },
+      get maxAttempts() {
+        return ctx.maxAttempts;
+      },
+      get claimedAttempt() {
+        return ctx.claimedAttempt;
+      },
+      recordClaim: (attempt) => ctx.recordClaim(attempt),
+      startChildren: async (children) => {
+        for (const child of children) started.add(runtimeJobId(child));
+        await ctx.startChildren(children);
+      },
+    };
+    for (;;) {
+      const step = await this.turnStep(job, context);
+      const inline = step.kind === 'awaitChildren' && step.children.length === 1 && !started.has(runtimeJobId(step.children[0])) ? step.children[0] : null;
+      if (!inline) return step;
+      inlined.push(`${inline.pluginId}/${inline.runtimeId}`); // the run's span lists it (turnJobSpan)
+      // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
+      let outcome: JobOutcome;
+      try {
+        outcome = await this.runtime(withTraceCarrier(inline), ctx);
+      } catch (error) {
+        // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would
+        this.deps.logger.warn('inline runtime failed, its turn job will retry', { ...jobLogFields(inline), err: error });
+        throw error;
+      }
+      if (outcome.kind === 'later') return outcome;
+    }
+  }
+
+  private async turnStep(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
     try {
       const step = await turnStep(this.deps, job, ctx);
       this.deps.logger.debug?.(`turn step: ${step.kind}`, { step: step.kind });

@@ -592,6 +592,39 @@ export function queueConformance(driver: ConformanceDriver): void {
       );
 
       it(
+        "a turn job's hand-off (an enqueue of its session's next execution while it runs) starts that one once the job has ended; an execution held before it keeps its turn",
+        async () => {
+          const queue = create(1, undefined, { window: 1 });
+          const first = tenantJob(randomUUID());
+          const next: TurnJob = { ...first, executionId: randomUUID() };
+          const other = tenantJob(randomUUID());
+          const started: string[] = [];
+          const gate = deferred();
+          queue.consume(
+            handlers({
+              turn: async (job) => {
+                started.push(job.executionId);
+                if (job.executionId !== first.executionId) return done;
+                await gate.promise;
+                await queue.enqueue(next); // the hand-off, as the engine's at the end of an execution
+                return done;
+              },
+            }),
+          );
+          await queue.enqueue(first);
+          expect(await eventually(() => started.length === 1)).toBe(true);
+          await queue.enqueue(other);
+          expect(await held(queue)).toBe(1);
+          gate.resolve();
+          expect(await eventually(() => started.length === 3)).toBe(true);
+          await sleep(100);
+          expect(started).toEqual([first.executionId, other.executionId, next.executionId]);
+          expect(await held(queue)).toBe(0);
+        },
+        TEST_TIMEOUT_MS,
+      );
+
+      it(
         'FIFO within a tenant, round robin across tenants',
         async () => {
           const queue = create(1, undefined, { window: 1 });

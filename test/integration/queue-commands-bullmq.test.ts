@@ -1,0 +1,98 @@
+import { type MonitoredCommand, RedisMonitor } from '../support/redis-monitor';
+import { type RedisChild, startRedisChild } from '../support/redis-server';
+import { startStack, type Stack } from '../support/stack';
+
+const TURNS = 10;
+/**
+ * The queue's top-level Redis commands per narrator-only turn (fair admission, BullMQ's scripts,
+ * BZPOPMIN; a script is one): 24 when the narrator ran as a child job (a second hop through the
+ * runtime queue and a second run of the turn job), 10 with it inline. Left out: what comes with time,
+ * not with turns (stalled-job checks, the consumers' tick, the idle queues' BZPOPMIN timing out).
+ */
+const QUEUE_COMMANDS_PER_TURN = 12;
+
+/** Commands a consumer makes every so often whatever runs: the stalled-job checks, its tick, the polls of its idle queues. */
+const periodic = (c: MonitoredCommand) =>
+  ['evalsha moveStalledJobsToWait', 'evalsha covelFairTick'].includes(c.name) ||
+  (['bzpopmin', 'evalsha moveToActive'].includes(c.name) && c.args.some((a) => /:covel-(runtimes|worlds):/.test(a)));
+
+/**
+ * Issue 33: Redis commands per narrator-only turn, counted with MONITOR on a private redis-server
+ * (every client of the stack is seen, nothing else is), the API and one worker as their own
+ * processes. Counts, not times.
+ */
+describe('Redis commands of a narrator-only turn (PostgreSQL + BullMQ)', () => {
+  let redis: RedisChild;
+  let stack: Stack;
+  beforeAll(async () => {
+    redis = await startRedisChild();
+    stack = await startStack({ workers: 1, env: { REDIS_URL: redis.url } });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await redis?.kill();
+  }, 60_000);
+
+  it(`the queue issues at most ${QUEUE_COMMANDS_PER_TURN} a turn: no runtime job, no second run of the turn job`, async () => {
+    const { client } = stack;
+    const { id } = await client.createSession();
+    await client.playTurn(id, 'warm up'); // connections made, scripts loaded
+    const monitor = await RedisMonitor.start(redis.url);
+    let seen: MonitoredCommand[];
+    try {
+      for (let i = 0; i < TURNS; i++) {
+        const { executionId } = await client.submit(id, `input ${i}`);
+        expect(await client.waitFor(executionId, 60_000)).toBe('committed');
+      }
+      // the release follows the turn job's end (its `completed` event), a moment after the commit
+      await monitor.until((commands) => commands.filter((c) => c.name === 'evalsha covelFairRelease').length >= TURNS);
+    } finally {
+      seen = monitor.seen();
+      monitor.stop();
+    }
+    const queue = seen.filter((c) => c.area === 'queue' && !periodic(c));
+    const count = (name: string, key = '') => queue.filter((c) => c.name === name && c.args.some((a) => a.includes(key))).length;
+    console.log(
+      `queue commands per narrator-only turn (${TURNS} turns): ${(queue.length / TURNS).toFixed(1)}\n` +
+        RedisMonitor.byName(queue)
+          .map(([name, n]) => `  ${(n / TURNS).toFixed(1)}  ${name}`)
+          .join('\n'),
+    );
+    // one turn job each, admitted and released once; no runtime job, no wait for children
+    expect(count('evalsha covelFairAdmit')).toBe(TURNS);
+    expect(count('evalsha addStandardJob', ':covel-turns:')).toBe(TURNS);
+    expect(count('evalsha addStandardJob', ':covel-runtimes:')).toBe(0);
+    expect(count('evalsha moveToWaitingChildren')).toBe(0);
+    expect(count('evalsha moveToFinished', ':covel-turns:')).toBe(TURNS);
+    expect(count('evalsha covelFairRelease')).toBe(TURNS);
+    expect(queue.length).toBeLessThanOrEqual(QUEUE_COMMANDS_PER_TURN * TURNS);
+  }, 180_000);
+
+  it("a session's next input rides on its turn job's release: no admission call of its own", async () => {
+    const { client } = stack;
+    const { id } = await client.createSession();
+    const monitor = await RedisMonitor.start(redis.url);
+    let seen: MonitoredCommand[];
+    const inputs: { executionId: string }[] = [];
+    try {
+      // posted one after the other: the first turn's end hands off to the second, the second's to the third
+      for (const text of ['one', 'two', 'three']) inputs.push(await client.submit(id, text));
+      for (const input of inputs) expect(await client.waitFor(input.executionId, 60_000)).toBe('committed');
+      await monitor.until((commands) => commands.filter((c) => c.name === 'evalsha covelFairRelease').length >= inputs.length);
+    } finally {
+      seen = monitor.seen();
+      monitor.stop();
+    }
+    const releases = seen.filter((c) => c.name === 'evalsha covelFairRelease');
+    const admits = seen.filter((c) => c.name === 'evalsha covelFairAdmit');
+    // each hand-off is the release's (the execution released, then the next one admitted)
+    for (const [ended, next] of [
+      [inputs[0], inputs[1]],
+      [inputs[1], inputs[2]],
+    ])
+      expect(releases.filter((r) => r.args.includes(ended.executionId) && r.args.includes(next.executionId))).toHaveLength(1);
+    // only the API's enqueues admit on their own (one per input, whatever the session's head was then)
+    expect(admits.length).toBeLessThanOrEqual(inputs.length);
+    expect((await client.messages(id)).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+  }, 180_000);
+});

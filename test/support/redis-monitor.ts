@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import IORedis from 'ioredis';
+import { ADMIT_SCRIPT, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from '../../libs/engine/queue/fair';
+
+/** One top-level command a client sent (a script is one: the commands it runs inside are not counted). */
+export interface MonitoredCommand {
+  /** The command, a script call named by its script (`evalsha moveToActive`, `evalsha covelFairAdmit`). */
+  name: string;
+  args: string[];
+  /** The client that sent it (address:port). */
+  source: string;
+  /** What it is for, from the keys it names: `queue` (BullMQ, fair admission), `deltas`, `rate`, `provider-health`, `other`. */
+  area: string;
+}
+
+/** The area of a command from the keys it names (`<prefix>:covel-turns:…`, `<prefix>:fair:…`, `<prefix>:deltas:…`). */
+function areaOf(args: readonly string[]): string | null {
+  const text = args.join(' ');
+  if (/:covel-(turns|runtimes|worlds)\b|:fair\b/.test(text)) return 'queue';
+  if (text.includes(':deltas:')) return 'deltas';
+  if (text.includes(':rate:')) return 'rate';
+  if (text.includes(':provider-health:')) return 'provider-health';
+  return null;
+}
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+/** sha1 → script name: BullMQ's scripts (as ioredis defines them) and the fair admission scripts. */
+function scriptNames(): Map<string, string> {
+  // BullMQ's script table (name, key count, Lua text), as its connection defines them
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const scripts = require('bullmq/dist/cjs/scripts') as Record<string, { name: string; content: string }>;
+  const names = new Map(Object.values(scripts).map((s) => [sha1(s.content), s.name]));
+  const fair = { covelFairAdmit: ADMIT_SCRIPT, covelFairRelease: RELEASE_SCRIPT, covelFairTick: TICK_SCRIPT, covelFairLeave: LEAVE_SCRIPT };
+  for (const [name, lua] of Object.entries(fair)) names.set(sha1(lua), name);
+  return names;
+}
+
+/**
+ * MONITOR on a Redis (a private one: every client's commands are seen): the top-level commands
+ * sent while it listens, lines run from inside a script (source `lua`) left out.
+ */
+export class RedisMonitor {
+  readonly commands: MonitoredCommand[] = [];
+  private readonly names = scriptNames();
+
+  private constructor(private readonly redis: IORedis) {}
+
+  static async start(redisUrl: string): Promise<RedisMonitor> {
+    const redis = new IORedis(redisUrl);
+    const monitor = await redis.monitor();
+    const self = new RedisMonitor(redis);
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua') return;
+      self.commands.push({ ...self.named(args), source, area: areaOf(args.slice(1)) ?? '' });
+    });
+    self.stopMonitor = () => monitor.disconnect();
+    return self;
+  }
+
+  private stopMonitor: () => void = () => undefined;
+
+  private named(args: string[]): { name: string; args: string[] } {
+    const command = (args[0] ?? '').toLowerCase();
+    if (command === 'evalsha' || command === 'eval') {
+      const script = command === 'evalsha' ? this.names.get(args[1]) : this.names.get(sha1(args[1] ?? ''));
+      return { name: `${command} ${script ?? args[1]?.slice(0, 12)}`, args: args.slice(2) };
+    }
+    return { name: command, args: args.slice(1) };
+  }
+
+  /** Resolves once `check` holds for the commands seen (polling; a hang guard, not a speed bound). */
+  async until(check: (commands: readonly MonitoredCommand[]) => boolean, timeoutMs = 20_000): Promise<void> {
+    for (const deadline = Date.now() + timeoutMs; !check(this.commands); await new Promise((r) => setTimeout(r, 10)))
+      if (Date.now() > deadline) throw new Error(`the commands awaited were not seen within ${timeoutMs} ms`);
+  }
+
+  /**
+   * The commands seen; a command without keys (MULTI, EXEC, PING) in the area
+   * of the nearest command with keys its client sent (the transaction it opens or closes), else `other`.
+   */
+  seen(): MonitoredCommand[] {
+    const out = this.commands.map((c) => ({ ...c }));
+    out.forEach((c, i) => {
+      if (c.area) return;
+      const sameClient = (d: MonitoredCommand) => d.source === c.source && d.area !== '';
+      const next = out.slice(i + 1).find(sameClient);
+      const previous = out.slice(0, i).reverse().find(sameClient);
+      c.area = (c.name === 'exec' ? previous?.area : next?.area) ?? previous?.area ?? 'other';
+    });
+    return out;
+  }
+
+  /** The commands seen, counted by name (most first). */
+  static byName(commands: readonly MonitoredCommand[]): [string, number][] {
+    const counts = new Map<string, number>();
+    for (const c of commands) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
+    return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  }
+
+  stop(): void {
+    this.stopMonitor();
+    this.redis.disconnect();
+  }
+}
