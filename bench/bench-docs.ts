@@ -7,7 +7,7 @@ import type { BudgetBenchResult } from './budget-bench';
 import type { CompactionBenchResult } from './compaction-bench';
 import type { ContextBenchRow } from './context-bench';
 import type { ContextPluginsBench } from './context-plugins-bench';
-import { cacheShare, type EmberbackCost, sharedBound, type RuntimeTokens, STEADY_FROM_TURN } from './emberback-bench';
+import { cacheShare, type EmberbackCost, sharedBound, type RuntimeTokens, STEADY_FROM_TURN, type TurnTokens } from './emberback-bench';
 import type { CountsJson } from './load/counts-report';
 import type { TurnCounts } from './load/counts';
 import type { NoisyJson } from './load/noisy-report';
@@ -76,6 +76,8 @@ export interface EmberbackJson extends Stamped {
   steadyFromTurn?: number;
   steadyCachedShare?: number;
   steadyCalls?: number;
+  /** Mean tokens per turn from turn `steadyFromTurn` on; absent in results written before. */
+  steadyPerTurn?: TurnTokens;
   cacheShareTarget: number;
   layoutBound: number;
   steadyLayoutBound?: number;
@@ -93,7 +95,26 @@ function costLine(cost: EmberbackCost | undefined): string[] {
   if (!cost) return [];
   const prices = cost.prices.map((p) => `\`${p.model}\` $${p.input} / $${p.cachedInput} cached / $${p.output} per M tokens (${p.asOf})`).join('; ');
   return [
-    `- Est. cost per turn at list prices (emulated token counts priced as if real): mean **${usd(cost.meanPerTurnUsd)}**, median ${usd(cost.medianPerTurnUsd)}, max ${usd(cost.maxPerTurnUsd)}; total ${usd(cost.totalUsd)}. Prices: ${prices || 'none'}.`,
+    `- Est. cost per turn at list prices (emulated token counts priced as if real): mean **${usd(cost.meanPerTurnUsd)}**${cost.steadyMeanPerTurnUsd === undefined ? '' : ` (from turn ${STEADY_FROM_TURN} on ${usd(cost.steadyMeanPerTurnUsd)})`}, median ${usd(cost.medianPerTurnUsd)}, max ${usd(cost.maxPerTurnUsd)}; total ${usd(cost.totalUsd)}. Prices: ${prices || 'none'}.`,
+  ];
+}
+
+/** The share lines: the target is the steady state's (results written before it was reported: over all calls). */
+function shareLines(r: EmberbackJson, from: number, calls: number): string[] {
+  const verdict = (share: number) => `target ≥ ${pct(r.cacheShareTarget)}: ${share >= r.cacheShareTarget ? 'reached' : 'not reached'}`;
+  if (r.steadyCachedShare === undefined)
+    return [`- Emulated cache-read share over all ${int(calls)} calls: **${pct(r.cachedShare)}** (${verdict(r.cachedShare)}).`];
+  return [
+    `- Emulated cache-read share from turn ${from} on (steady state, ${int(r.steadyCalls ?? 0)} calls): **${pct(r.steadyCachedShare)}** (${verdict(r.steadyCachedShare)}); over all ${int(calls)} calls, the cold first turn counted: ${pct(r.cachedShare)}.`,
+  ];
+}
+
+/** Tokens per turn in the steady state (results written before they were reported: none). */
+function tokensLine(t: TurnTokens | undefined): string[] {
+  if (!t) return [];
+  const n = (v: number) => int(Math.round(v));
+  return [
+    `- Tokens per turn from turn ${t.fromTurn} on (mean of ${t.turns} turns, ${t.calls.toFixed(1)} calls a turn): input **${n(t.inputTokens)}** (cached ${n(t.cachedTokens)}, uncached **${n(t.uncachedTokens)}**), output ${n(t.outputTokens)}.`,
   ];
 }
 
@@ -136,8 +157,9 @@ export function renderEmberback(r: EmberbackJson): string {
       table,
     ),
     '',
-    `- Emulated cache-read share over all ${int(calls)} calls: **${pct(r.cachedShare)}** (target ≥ ${pct(r.cacheShareTarget)}: ${r.cachedShare >= r.cacheShareTarget ? 'reached' : 'not reached'})${r.steadyCachedShare === undefined ? '' : `; from turn ${from} on (steady state, ${int(r.steadyCalls ?? 0)} calls): **${pct(r.steadyCachedShare)}**`}.`,
+    ...shareLines(r, from, calls),
     `- Layout bound over all runtimes: **${pct(r.layoutBound)}** with the cold first turn; from turn ${from} on: **${pct(r.steadyLayoutBound ?? sharedBound(r.rows, { fromTurn: from }))}**.`,
+    ...tokensLine(r.steadyPerTurn),
     `- Every turn's audit byte-identical: ${r.auditIdentical ? 'yes' : '**no**'}.`,
     ...costLine(r.cost),
     `- ${r.turns} turns; plugins: ${r.plugins.map((p) => `\`${p}\``).join(', ') || 'the default ones'}. ${stamp(r)}`,

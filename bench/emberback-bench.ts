@@ -17,11 +17,26 @@ const MOVES = [
   'Greet the salt-trader the caravan left behind',
 ];
 
-/** Calls and their input and emulated cached tokens. */
+/** Calls and their input, emulated cached and output tokens. */
 export interface CallTokens {
   calls: number;
   inputTokens: number;
   cachedTokens: number;
+  /** Absent in results written before it was counted. */
+  outputTokens?: number;
+}
+
+/** Mean tokens of one Emberback turn (all its calls, every runtime) over a range of turns. */
+export interface TurnTokens {
+  /** The first turn counted (`STEADY_FROM_TURN`: the steady state) and how many turns. */
+  fromTurn: number;
+  turns: number;
+  calls: number;
+  inputTokens: number;
+  cachedTokens: number;
+  /** Input tokens not read from the cache: what the layout sends new (and the cache's steps leave out). */
+  uncachedTokens: number;
+  outputTokens: number;
 }
 
 /** Input and emulated cached tokens of one runtime over all its calls, and over the calls from turn 2 on (`steady`). */
@@ -49,6 +64,8 @@ export interface TurnSystemPrompt {
 export interface EmberbackCost {
   /** Mean est. USD per turn (null: a call's model has no price). */
   meanPerTurnUsd: number | null;
+  /** The same from turn 2 on (`STEADY_FROM_TURN`); absent in results written before. */
+  steadyMeanPerTurnUsd?: number | null;
   medianPerTurnUsd: number | null;
   maxPerTurnUsd: number | null;
   totalUsd: number | null;
@@ -69,6 +86,8 @@ export interface EmberbackResult {
   steadyCachedShare: number;
   /** Calls from turn 2 on. */
   steadyCalls: number;
+  /** Mean tokens per turn from turn 2 on. */
+  steadyPerTurn: TurnTokens;
   byRuntime: RuntimeTokens[];
   systemPrompts: TurnSystemPrompt[];
   /** Plugin-data rows written per plugin over the session (what the bookkeepers kept). */
@@ -126,12 +145,14 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
     const rows = prefixReport(calls);
     const narrator = rows.filter((r) => r.runtime === 'narrator/narrator' && r.sharedPercent !== null);
     const events = await covel.engine.store.readStream(id);
-    const all: CallTokens = { calls: 0, inputTokens: 0, cachedTokens: 0 };
-    const steady: CallTokens = { calls: 0, inputTokens: 0, cachedTokens: 0 };
-    const add = (t: CallTokens, usage: { inputTokens: number; cachedInputTokens: number }) => {
+    const none = (): CallTokens => ({ calls: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0 });
+    const all = none();
+    const steady = none();
+    const add = (t: CallTokens, usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number }) => {
       t.calls += 1;
       t.inputTokens += usage.inputTokens;
       t.cachedTokens += usage.cachedInputTokens;
+      t.outputTokens = (t.outputTokens ?? 0) + usage.outputTokens;
     };
     const byRuntime = new Map<string, RuntimeTokens>();
     const systemPrompts: TurnSystemPrompt[] = [];
@@ -147,7 +168,7 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       }
       if (e.type === 'llm.responded@1') {
         const runtime = `${e.data.pluginId}/${e.data.runtimeId}`;
-        const r = byRuntime.get(runtime) ?? { runtime, calls: 0, inputTokens: 0, cachedTokens: 0, steady: { calls: 0, inputTokens: 0, cachedTokens: 0 } };
+        const r = byRuntime.get(runtime) ?? { runtime, ...none(), steady: none() };
         add(all, e.data.usage);
         add(r, e.data.usage);
         if ((turnNumber.get(e.data.turnId) ?? 0) >= STEADY_FROM_TURN) {
@@ -172,6 +193,7 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       cachedShare: cacheShare(all),
       steadyCachedShare: cacheShare(steady),
       steadyCalls: steady.calls,
+      steadyPerTurn: perTurn(steady, { fromTurn: STEADY_FROM_TURN, turns: turns - STEADY_FROM_TURN + 1 }),
       byRuntime: [...byRuntime.values()],
       systemPrompts,
       writesByPlugin,
@@ -181,6 +203,19 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
   } finally {
     await covel.stop();
   }
+}
+
+/** The mean of `t` over `turns` turns (0 without turns). */
+export function perTurn(t: CallTokens, range: { fromTurn: number; turns: number }): TurnTokens {
+  const mean = (v: number) => (range.turns <= 0 ? 0 : Math.round((v / range.turns) * 10) / 10);
+  return {
+    ...range,
+    calls: mean(t.calls),
+    inputTokens: mean(t.inputTokens),
+    cachedTokens: mean(t.cachedTokens),
+    uncachedTokens: mean(t.inputTokens - t.cachedTokens),
+    outputTokens: mean(t.outputTokens ?? 0),
+  };
 }
 
 /** Per turn est. $ (the sum over a turn's answered calls, as the inspector shows it) and the prices it used. */
@@ -200,12 +235,14 @@ function emberbackCost(events: readonly StoredEvent[], turnIds: readonly string[
     };
   });
   if (perTurn.length === 0 || perTurn.some((c) => c === null))
-    return { meanPerTurnUsd: null, medianPerTurnUsd: null, maxPerTurnUsd: null, totalUsd: null, prices: used };
+    return { meanPerTurnUsd: null, steadyMeanPerTurnUsd: null, medianPerTurnUsd: null, maxPerTurnUsd: null, totalUsd: null, prices: used };
   const known = perTurn as number[];
   const total = known.reduce((a, b) => a + b, 0);
   const sorted = [...known].sort((a, b) => a - b);
+  const steady = known.slice(STEADY_FROM_TURN - 1);
   return {
     meanPerTurnUsd: roundUsd(total / known.length),
+    steadyMeanPerTurnUsd: steady.length === 0 ? null : roundUsd(steady.reduce((a, b) => a + b, 0) / steady.length),
     medianPerTurnUsd: sorted[Math.floor(sorted.length / 2)],
     maxPerTurnUsd: sorted[sorted.length - 1],
     totalUsd: roundUsd(total),

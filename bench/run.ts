@@ -13,7 +13,10 @@ const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
 const selected = (name: string) => !only || only.includes(name);
 /** Where the JSON results go (`BENCH_RESULTS_DIR`, default bench/results: the files docs/benchmarks.md quotes, committed). */
 const resultsDir = process.env.BENCH_RESULTS_DIR ?? join(__dirname, 'results');
-/** Issue 14: with every plugin of Emberback running, the share of input tokens read from the (emulated) cache. */
+/**
+ * Issues 14 and 33: with every plugin of Emberback running, the share of input tokens read from the
+ * (emulated) cache in the steady state (turns 2 on: every runtime has a previous request to share with).
+ */
 const CACHE_SHARE_TARGET = 0.9;
 
 /**
@@ -139,23 +142,31 @@ async function emberbackBench(): Promise<Verdict[]> {
       'cached tok': r.cachedTokens,
       'cache-read %': Math.round(cacheShare(r) * 1000) / 10,
       [`cache-read % from turn ${STEADY_FROM_TURN}`]: r.steady ? Math.round(cacheShare(r.steady) * 1000) / 10 : '-',
+      [`input tok per turn from ${STEADY_FROM_TURN}`]: r.steady ? Math.round(r.steady.inputTokens / Math.max(1, turns - STEADY_FROM_TURN + 1)) : '-',
+      [`uncached tok per turn from ${STEADY_FROM_TURN}`]: r.steady
+        ? Math.round((r.steady.inputTokens - r.steady.cachedTokens) / Math.max(1, turns - STEADY_FROM_TURN + 1))
+        : '-',
     })),
   );
-  const verdict = ember.cachedShare >= CACHE_SHARE_TARGET ? 'ok' : 'UNDER TARGET';
-  console.log(
-    `emulated cache-read share (cached / input tokens, all calls of all runtimes): ${(ember.cachedShare * 100).toFixed(1)}% (target >= ${CACHE_SHARE_TARGET * 100}%): ${verdict}`,
-  );
-  console.log(`  from turn ${STEADY_FROM_TURN} on (steady state, ${ember.steadyCalls} calls): ${(ember.steadyCachedShare * 100).toFixed(1)}%`);
   const bound = sharedBound(ember.rows);
   const steadyBound = sharedBound(ember.rows, { fromTurn: STEADY_FROM_TURN });
+  const steadyOk = ember.steadyCachedShare >= CACHE_SHARE_TARGET;
   console.log(
-    `layout bound: ${(bound * 100).toFixed(1)}% of the first requests' tokens repeat the same runtime's previous-turn request from the first byte (est. tokens), the cold first turn counted; from turn ${STEADY_FROM_TURN} on ${(steadyBound * 100).toFixed(1)}%`,
+    `emulated cache-read share (cached / input tokens, every runtime) from turn ${STEADY_FROM_TURN} on (steady state, ${ember.steadyCalls} calls): ${(ember.steadyCachedShare * 100).toFixed(1)}% (target >= ${CACHE_SHARE_TARGET * 100}%): ${steadyOk ? 'ok' : 'UNDER TARGET'}; layout bound from turn ${STEADY_FROM_TURN} on ${(steadyBound * 100).toFixed(1)}%`,
+  );
+  console.log(`  over all calls, the cold first turn counted: ${(ember.cachedShare * 100).toFixed(1)}%; layout bound ${(bound * 100).toFixed(1)}%`);
+  console.log(
+    `layout bound: the share of the first requests' tokens that repeat the same runtime's previous-turn request from the first byte (est. tokens): the most a prefix cache could read of them`,
+  );
+  const t = ember.steadyPerTurn;
+  console.log(
+    `tokens per Emberback turn from turn ${t.fromTurn} on (mean of ${t.turns} turns, ${t.calls} calls a turn): input ${t.inputTokens} (cached ${t.cachedTokens}, uncached ${t.uncachedTokens}), output ${t.outputTokens}`,
   );
   console.log(`audit of every turn byte-identical: ${ember.auditIdentical ? 'yes' : 'NO'}`);
   const cost = ember.cost;
   const usd = (v: number | null) => (v === null ? 'n/a (a model has no price)' : `$${v.toFixed(6)}`);
   console.log(
-    `est. $ per Emberback turn (emulated token counts at list prices): mean ${usd(cost.meanPerTurnUsd)}, median ${usd(cost.medianPerTurnUsd)}, max ${usd(cost.maxPerTurnUsd)}; ${turns} turns ${usd(cost.totalUsd)}`,
+    `est. $ per Emberback turn (emulated token counts at list prices): mean ${usd(cost.meanPerTurnUsd)} (from turn ${STEADY_FROM_TURN} on ${usd(cost.steadyMeanPerTurnUsd ?? null)}), median ${usd(cost.medianPerTurnUsd)}, max ${usd(cost.maxPerTurnUsd)}; ${turns} turns ${usd(cost.totalUsd)}`,
   );
   console.table(cost.prices.map((p) => ({ model: p.model, 'input $/M': p.input, 'cached input $/M': p.cachedInput, 'output $/M': p.output, 'as of': p.asOf })));
   const emberFile = join(dir, 'emberback.json');
@@ -172,6 +183,7 @@ async function emberbackBench(): Promise<Verdict[]> {
         steadyFromTurn: STEADY_FROM_TURN,
         steadyCachedShare: ember.steadyCachedShare,
         steadyCalls: ember.steadyCalls,
+        steadyPerTurn: ember.steadyPerTurn,
         cacheShareTarget: CACHE_SHARE_TARGET,
         layoutBound: bound,
         steadyLayoutBound: steadyBound,
@@ -189,8 +201,8 @@ async function emberbackBench(): Promise<Verdict[]> {
   return [
     {
       bench: 'emberback',
-      target: `emulated cache-read share over all calls ${(ember.cachedShare * 100).toFixed(1)}% >= ${CACHE_SHARE_TARGET * 100}%`,
-      ok: ember.cachedShare >= CACHE_SHARE_TARGET,
+      target: `emulated cache-read share from turn ${STEADY_FROM_TURN} on ${(ember.steadyCachedShare * 100).toFixed(1)}% >= ${CACHE_SHARE_TARGET * 100}% (layout bound ${(steadyBound * 100).toFixed(1)}%)`,
+      ok: steadyOk,
     },
     { bench: 'emberback', target: "every turn's audit byte-identical", ok: ember.auditIdentical },
   ];

@@ -154,6 +154,21 @@ describe('docs/benchmarks.md blocks (bench/bench-docs.ts)', () => {
     );
     expect(text).toContain('| bound from turn 2 |');
   });
+
+  it('judges the steady-state share against the target and states the tokens and est. $ per turn beside it', () => {
+    const json = JSON.parse(readFileSync(join(__dirname, '..', '..', 'bench', 'results', 'emberback.json'), 'utf8')) as EmberbackJson;
+    const under = renderEmberback({ ...json, cachedShare: 0.95, steadyCachedShare: 0.885 });
+    expect(under).toMatch(
+      /from turn 2 on \(steady state, [\d,]+ calls\): \*\*88\.5 %\*\* \(target ≥ 90\.0 %: not reached\); over all [\d,]+ calls, the cold first turn counted: 95\.0 %/,
+    );
+    expect(renderEmberback({ ...json, cachedShare: 0.85, steadyCachedShare: 0.905 })).toContain('**90.5 %** (target ≥ 90.0 %: reached)');
+    const t = json.steadyPerTurn!;
+    expect(t.fromTurn).toBe(2);
+    expect(under).toContain(
+      `input **${Math.round(t.inputTokens).toLocaleString('en-US')}** (cached ${Math.round(t.cachedTokens).toLocaleString('en-US')}, uncached **`,
+    );
+    expect(under).toContain(`(from turn 2 on $${json.cost!.steadyMeanPerTurnUsd!.toFixed(6)})`);
+  });
 });
 
 describe('bench:load --scenario noisy: verdicts and docs block', () => {

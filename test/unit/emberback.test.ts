@@ -1,4 +1,4 @@
-import { type EmberbackResult, runEmberback, sharedBound } from '../../bench/emberback-bench';
+import { type EmberbackResult, perTurn, runEmberback, sharedBound } from '../../bench/emberback-bench';
 import { type PrefixRow } from '../../libs/reports';
 
 /** Turn numbers grouped by a key, in turn order (consecutive or not). */
@@ -84,5 +84,20 @@ describe('the layout bound the bench prints', () => {
     const rows = [at(1, 100, null), at(2, 200, 150), at(3, 300, 270)];
     expect(sharedBound(rows)).toBeCloseTo(420 / 600, 10);
     expect(sharedBound(rows, { fromTurn: 2 })).toBeCloseTo(420 / 500, 10);
+  });
+});
+
+describe('the tokens per turn the bench prints', () => {
+  it('are the means over the turns counted; uncached is input less cached', () => {
+    expect(perTurn({ calls: 20, inputTokens: 2001, cachedTokens: 1500, outputTokens: 300 }, { fromTurn: 2, turns: 2 })).toEqual({
+      fromTurn: 2,
+      turns: 2,
+      calls: 10,
+      inputTokens: 1000.5,
+      cachedTokens: 750,
+      uncachedTokens: 250.5,
+      outputTokens: 150,
+    });
+    expect(perTurn({ calls: 0, inputTokens: 0, cachedTokens: 0 }, { fromTurn: 2, turns: 0 })).toMatchObject({ inputTokens: 0, outputTokens: 0 });
   });
 });

@@ -103,7 +103,11 @@ export const REPLY_BOOK_FILE = 'emulator-replies.json';
  * The world's lorebook as assembly takes it: the lore text and the character list as constant
  * before-plugin entries the kernel writes itself, then the world's own entries. The lore is the
  * whole body for a story runtime (`story: true`); every other runtime (the player-facing guide,
- * the bookkeepers) gets it without its narrator-only parts.
+ * the bookkeepers) gets it without its narrator-only parts, and only the world's constant entries:
+ * an entry a keyword fires is background for writing the story (spec §4: world content selected
+ * for the task). A runtime after the narrative records what the story text shows; a fired entry
+ * would be sent to it new every turn (at a depth, uncached) or break its system prompt (spec §2:
+ * "a lorebook entry triggered by a keyword has changed"), for text it has no use for.
  */
 export function worldLorebook(world: LoadedWorld, options: { story: boolean }): LorebookEntryInput[] {
   const constant = { keys: [], constant: true, position: 'before-plugin' as const, scanDepth: 0 };
@@ -120,15 +124,17 @@ export function worldLorebook(world: LoadedWorld, options: { story: boolean }): 
   }
   return [
     ...entries,
-    ...world.lorebook.map((e) => ({
-      id: e.id,
-      keys: e.keys,
-      constant: e.constant,
-      content: e.content,
-      position: e.position,
-      order: e.order,
-      scanDepth: e.extra.scanDepth,
-    })),
+    ...world.lorebook
+      .filter((e) => options.story || e.constant)
+      .map((e) => ({
+        id: e.id,
+        keys: e.keys,
+        constant: e.constant,
+        content: e.content,
+        position: e.position,
+        order: e.order,
+        scanDepth: e.extra.scanDepth,
+      })),
   ];
 }
 

@@ -22,13 +22,15 @@ function orderedFields(fields: Record<string, unknown>, declared: readonly strin
   return out;
 }
 
-const block = (tag: string, intro: string, lines: string[]) => [`<${tag}>`, intro, ...lines, `</${tag}>`].join('\n');
+const block = (tag: string, intro: string | null, lines: string[]) => [`<${tag}>`, ...(intro === null ? [] : [intro]), ...lines, `</${tag}>`].join('\n');
 
 /**
  * The tracker's segments (spec §2 "Layout for bookkeeping runtimes"): the roster — id, name, type,
- * description, nothing that changes with a field — and the field schema as session segments (the
- * system prompt), each character's current fields as a turn segment (the turn context). A field
- * change touches only `<character-fields>`; a created character changes the roster.
+ * description, nothing that changes with a field — the field schema and the line saying what
+ * `<character-fields>` is as session segments (the system prompt), each character's current
+ * fields as a turn segment (the turn context, without that constant line: the tracker's history
+ * window slides, so its turn context is sent uncached every turn). A field change touches only
+ * `<character-fields>`; a created character changes the roster.
  */
 export function characterSegments(options: SegmentOptions): ReturnedSegment[] {
   const { ctx, prompts, characters } = options;
@@ -59,11 +61,20 @@ export function characterSegments(options: SegmentOptions): ReturnedSegment[] {
       volatility: 'session',
       order: 1,
     });
+  // what <character-fields> is: the same every turn, so in the system prompt; the turn block has only the values
+  segments.push({
+    id: 'character-fields-intro',
+    content: prompts.loadOrThrow('fields-intro', ctx.locale),
+    position: 'system',
+    audience: 'self',
+    volatility: 'session',
+    order: 2,
+  });
   segments.push({
     id: 'character-fields',
     content: block(
       'character-fields',
-      prompts.loadOrThrow('fields-intro', ctx.locale),
+      null,
       characters.map((c) => {
         const fields = orderedFields(
           c.fields,

@@ -78,13 +78,17 @@ describe('char-creator (contract, through the engine)', () => {
     expect(request.segmentsOf('char-creator').map((s) => [s.id, s.placement, s.volatility, s.audience])).toEqual([
       ['existing-characters', 'system-prompt', 'session', 'self'],
       ['character-schema', 'system-prompt', 'session', 'self'],
+      ['character-fields-intro', 'system-prompt', 'session', 'self'],
       ['character-fields', 'turn-context', 'turn', 'self'],
     ]);
     expect(request.systemPrompt).toContain(ROSTER);
     expect(request.systemPrompt).toContain('- health | integer 0..10 | Wounds and weariness; 0 is unconscious.\n- warmth | integer 0..5 |');
     expect(request.systemPrompt).toContain('- trust | integer -5..5 | How far the village trusts the character.\n- status | string |');
     expect(request.turnContext).toContain('- mira | {"health":9,"warmth":4,"trust":2,"status":"mending a net by the landing"}');
-    expect(request.systemPrompt).not.toContain("Each character's current field values");
+    // spec §2 "Layout for bookkeeping runtimes": the constant line in the system prompt, only the values in the turn context
+    expect(request.systemPrompt).toContain("<character-fields>, in the system message before the player's input: each character's current field values");
+    expect(request.turnContext).toContain('<character-fields>\n- ash | ');
+    expect(request.turnContext).not.toContain('current field values');
     expect(request.body.tool_choice).toBe('required');
     expect(((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
       'runtime-done',

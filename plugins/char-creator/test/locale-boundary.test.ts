@@ -50,7 +50,8 @@ describe('char-creator: zh-Hans, CJK and emoji, the data boundary', () => {
       '本局的所有角色，每行一个：id | 名字 | 类型 | 描述。\n- ash | 阿什 | player | 最后一支商队带来的信使。\n</existing-characters>',
     );
     expect(tracker.systemPrompt).toContain('- 体力 | integer 0..5 | 还能走多远。\n- 备注 | string |\n</character-schema>');
-    expect(tracker.turnContext).toContain('每个角色当前的字段值，每行一个：id | 字段（JSON）。\n- ash | {"体力":3}');
+    expect(tracker.systemPrompt).toContain('玩家输入之前的系统消息中的 <character-fields>：每个角色当前的字段值，每行一个：id | 字段（JSON）。');
+    expect(tracker.turnContext).toContain('<character-fields>\n- ash | {"体力":3}');
     const [created, over, corrected] = turn.eventsOf('tool.completed@1');
     expect([created.ok, created.done]).toEqual([true, undefined]);
     expect([over.ok, over.done]).toEqual([false, undefined]);

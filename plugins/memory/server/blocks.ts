@@ -20,12 +20,13 @@ export interface RenderOptions {
 
 /**
  * The `<memory-blocks>` body: one `<block>` per block in definition order, its text XML-escaped;
- * `usage` adds `used` / `limit` (for the keeper, which must stay within the limits).
+ * `usage` adds `used` / `limit` (for the keeper, which must stay within the limits) and the intro
+ * line, which the story reads once in its system prompt instead (`memory-blocks-intro`).
  */
 async function renderBlocks(options: RenderOptions, usage: boolean): Promise<string> {
   const { ctx, prompts } = options;
   const empty = prompts.loadOrThrow('empty-block', ctx.locale);
-  const lines = ['<memory-blocks>', prompts.loadOrThrow('blocks-intro', ctx.locale)];
+  const lines = ['<memory-blocks>', ...(usage ? [prompts.loadOrThrow('blocks-intro', ctx.locale)] : [])];
   for (const block of options.blocks) {
     const text = await blockText(ctx.pluginData, block);
     const counts = usage ? ` used="${codePoints(text)}" limit="${block.limit}"` : '';
@@ -48,12 +49,22 @@ function renderDefinitions(options: RenderOptions): string {
 }
 
 /**
- * The plugin's segments: the blocks for the story (turn), the blocks with their usage for the
- * keeper (turn), and the definitions for the keeper (session, so its system prompt stays the same).
+ * The plugin's segments: the blocks for the story (turn) with the line that says what they are
+ * (session: spec §2 "Layout for bookkeeping runtimes", what stays the same for the whole game goes
+ * in the system prompt, so the story's turn context carries only the values), the blocks with
+ * their usage for the keeper (turn), and the definitions for the keeper (session).
  */
 export async function memorySegments(options: RenderOptions): Promise<ReturnedSegment[]> {
   if (options.blocks.length === 0) return [];
+  const { ctx, prompts } = options;
   return [
+    {
+      id: 'memory-blocks-intro',
+      content: prompts.loadOrThrow('story-blocks-intro', ctx.locale),
+      position: 'system',
+      audience: 'story',
+      volatility: 'session',
+    },
     { id: 'memory-blocks', content: await renderBlocks(options, false), position: 'system', audience: 'story', volatility: 'turn' },
     { id: 'memory-block-definitions', content: renderDefinitions(options), position: 'system', audience: 'self', volatility: 'session' },
     { id: 'memory-blocks-usage', content: await renderBlocks(options, true), position: 'system', audience: 'self', volatility: 'turn' },

@@ -6,7 +6,7 @@ import { applyEdit, type MemoryEdit, MemoryEditError } from './edit';
 import { editSummary } from './summary';
 
 /** Templates every locale must have (checked at start-up). */
-const TEMPLATES = ['blocks-intro', 'definitions-intro', 'empty-block'] as const;
+const TEMPLATES = ['blocks-intro', 'story-blocks-intro', 'definitions-intro', 'empty-block'] as const;
 
 /**
  * The memory plugin. Written as a plugin outside the repository would be: only types come from

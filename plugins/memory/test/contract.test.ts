@@ -51,14 +51,20 @@ describe('memory (contract, through the engine)', () => {
     });
     afterAll(() => h.close());
 
-    it('the story reads the blocks in its turn context; the keeper gets definitions (session) and usage (turn), maxTurns 0, tool choice required', async () => {
+    it('the story reads the blocks in its turn context and what they are in its system prompt; the keeper gets definitions (session) and usage (turn), maxTurns 0, tool choice required', async () => {
       const turn = turns[0];
       const story = turn.request('narrator');
-      expect(story.segmentsOf('memory').map((s) => [s.id, s.placement, s.volatility])).toEqual([['memory-blocks', 'turn-context', 'turn']]);
+      expect(story.segmentsOf('memory').map((s) => [s.id, s.placement, s.volatility])).toEqual([
+        ['memory-blocks-intro', 'system-prompt', 'session'],
+        ['memory-blocks', 'turn-context', 'turn'],
+      ]);
+      // spec §2 "Layout for bookkeeping runtimes": the constant line is in the system prompt, the turn context has only the blocks
       expect(story.turnContext).toContain(
-        '<block id="courier-notes" label="Courier\'s notes">\nArrived with the last caravan before the snows.\n</block>\n<block id="village-rumours" label="Village rumours">\n(empty)\n</block>',
+        '<memory-blocks>\n<block id="courier-notes" label="Courier\'s notes">\nArrived with the last caravan before the snows.\n</block>\n<block id="village-rumours" label="Village rumours">\n(empty)\n</block>\n</memory-blocks>',
       );
-      expect(story.systemPrompt).not.toContain('memory-block');
+      expect(story.turnContext).not.toContain('Notes kept across the story');
+      expect(story.systemPrompt).toContain("<memory-blocks>, in the system message before the player's input, holds notes kept across the story.");
+      expect(story.systemPrompt).not.toContain('memory-block-definitions');
 
       const request = keeper(turn);
       expect(request.segmentsOf('memory').map((s) => [s.id, s.placement, s.volatility])).toEqual([

@@ -38,7 +38,6 @@ describe('memory: zh-Hans, another provider of block definitions, limits in code
     expect(story.turnContext).toContain(
       [
         '<memory-blocks>',
-        '这些是贯穿整个故事的记录。把它们当作已经发生的事和已知的事；如果本回合的故事与之不符，以本回合为准。',
         '<block id="notes" label="笔记">',
         '（空）',
         '</block>',
@@ -48,7 +47,9 @@ describe('memory: zh-Hans, another provider of block definitions, limits in code
         '</memory-blocks>',
       ].join('\n'),
     );
+    expect(story.systemPrompt).toContain('玩家输入之前的系统消息中的 <memory-blocks> 是贯穿整个故事的记录。');
     const keeper = turn.request('memory', 'keeper');
+    expect(keeper.turnContext).toContain('<memory-blocks>\n这些是贯穿整个故事的记录。');
     expect(keeper.section('runtime-body')).toContain('你负责维护故事的记忆块：');
     expect(keeper.systemPrompt).toContain(
       '你维护的记忆块，每行一个：id | 名称 | 字数上限 | 用途。\n- notes | 笔记 | 20 | 信使记下的事。\n- omens | 征兆 🐉 | 6 | 龙的征兆，每行一条。',

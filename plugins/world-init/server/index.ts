@@ -1,6 +1,6 @@
 import type { HandlerContext, PluginApi, ReturnedSegment, WorldContextResult } from '../../../libs/plugins-sdk';
 import { declaredDimensions, trackedDimensions } from './dimensions';
-import { dimensionRulesSegment, dimensionValuesSegment, worldDimensionsSegment } from './segments';
+import { dimensionRulesSegment, dimensionValuesSegment, worldDimensionsIntroSegment, worldDimensionsSegment } from './segments';
 import { currentSnapshot, PUBLISHED, turnKey } from './state';
 import { dimensionRuleGet, updateDimensions } from './tools';
 
@@ -55,6 +55,7 @@ export function register(api: PluginApi): void {
       if (!world || declaredDimensions(world).length === 0) return [];
       const snapshot = await snapshotOf(ctx);
       return [
+        worldDimensionsIntroSegment(world, ctx.locale),
         worldDimensionsSegment(world, snapshot, ctx.locale, ctx.sdk),
         dimensionRulesSegment(world, ctx.locale, ctx.sdk),
         dimensionValuesSegment(world, snapshot, ctx.locale, ctx.sdk),

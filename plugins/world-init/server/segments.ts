@@ -17,7 +17,9 @@ type Sdk = HandlerContext['sdk'];
 
 const json = (value: unknown, sdk: Sdk) => JSON.stringify(sdk.modelFacingJson(value) ?? null);
 
-const block = (tag: string, body: string[], sdk: Sdk) => `<${tag}>\n${body.map((l) => sdk.escapeXml(l)).join('\n')}\n</${tag}>`;
+/** A tag block: `body` lines escaped (they carry world data), then `fixed` lines as they are (the plugin's own text). */
+const block = (tag: string, body: string[], sdk: Sdk, fixed: string[] = []) =>
+  `<${tag}>\n${[...body.map((l) => sdk.escapeXml(l)), ...fixed].join('\n')}\n</${tag}>`;
 
 /**
  * `<world-dimensions>` (spec §4 "Segment for the narrative"): each dimension's id, version and value
@@ -38,7 +40,7 @@ export function worldDimensionsSegment(world: WorldView, snapshot: Snapshot, loc
     };
   });
   const frame = (lines: string[], cut: number, omitted: number) =>
-    block('world-dimensions', [t.worldHead, ...lines, ...(cut > 0 ? [t.previewNote] : []), ...(omitted > 0 ? [t.omitted(omitted)] : [])], sdk);
+    block('world-dimensions', [...lines, ...(cut > 0 ? [t.previewNote] : []), ...(omitted > 0 ? [t.omitted(omitted)] : [])], sdk);
   const fitted = fitLines(items, { budget: WORLD_DIMENSIONS_BUDGET, cutLength: PREVIEW_CHARS, frame });
   return {
     id: 'world-dimensions',
@@ -47,6 +49,16 @@ export function worldDimensionsSegment(world: WorldView, snapshot: Snapshot, loc
     audience: 'story',
     volatility: 'turn',
   };
+}
+
+/**
+ * What `<world-dimensions>` is, for the story's system prompt (session): the line is the same every
+ * turn, so it stays out of the turn context (spec §2 "Layout for bookkeeping runtimes": only the
+ * values that change go in the turn context), which the story pays for uncached each turn.
+ */
+export function worldDimensionsIntroSegment(world: WorldView, locale: Locale): ReturnedSegment | null {
+  if (declaredDimensions(world).length === 0) return null;
+  return { id: 'world-dimensions-intro', content: segmentText(locale).worldHead, position: 'system', audience: 'story', volatility: 'session' };
 }
 
 /** One tracked dimension's rule entry (name, description, rule, schema): `<dimension-rules>` and dimension-rule-get. */
@@ -84,6 +96,8 @@ export function dimensionRulesSegment(world: WorldView, locale: Locale, sdk: Sdk
         ...(truncated.length > 0 ? ['', t.truncatedHead(truncated.length), ...truncated.map((id) => `- ${id}`)] : []),
       ],
       sdk,
+      // fixed text naming a tag: not data, so not escaped
+      ['', t.valuesHead],
     );
   const entries = tracked.map(([id, d]) => ({ id, text: ruleEntry(id, d, locale, sdk) }));
   let kept = entries.length;
@@ -97,7 +111,8 @@ export function dimensionRulesSegment(world: WorldView, locale: Locale, sdk: Sdk
 }
 
 /**
- * `<dimension-values>` (turn, the tracker's turn context): one line per tracked dimension, `id:
+ * `<dimension-values>` (turn, the tracker's turn context; the line saying what it is closes
+ * `<dimension-rules>`): one line per tracked dimension, `id:
  * <frozen value as JSON>`, the raw value (not localized: the tracker writes raw values), no
  * version. Over the budget the longest values are cut to previews (world-dimension-get reads them).
  */
@@ -111,7 +126,7 @@ export function dimensionValuesSegment(world: WorldView, snapshot: Snapshot, loc
     line: (value, preview) => (preview ? `${id} (${t.preview(PREVIEW_CHARS)}): ${value}` : `${id}: ${value}`),
   }));
   const frame = (lines: string[], cut: number, omitted: number) =>
-    block('dimension-values', [t.valuesHead, ...lines, ...(cut > 0 ? [t.previewNote] : []), ...(omitted > 0 ? [t.omitted(omitted)] : [])], sdk);
+    block('dimension-values', [...lines, ...(cut > 0 ? [t.previewNote] : []), ...(omitted > 0 ? [t.omitted(omitted)] : [])], sdk);
   const fitted = fitLines(items, { budget: VALUES_BUDGET, cutLength: PREVIEW_CHARS, frame });
   return {
     id: 'dimension-values',

@@ -2,6 +2,7 @@ import type { Locale } from '../../../libs/plugins-sdk';
 
 /** The fixed text of the plugin's segments, per locale (the values themselves are data). */
 export interface SegmentText {
+  /** What `<world-dimensions>` is: the story's session segment `world-dimensions-intro` (the block itself comes with each turn). */
   worldHead: string;
   /** A value cut to a preview; `n` is the preview's length in characters. */
   preview(n: number): string;
@@ -11,12 +12,14 @@ export interface SegmentText {
   trackedHead: string;
   constantHead: string;
   truncatedHead(count: number): string;
+  /** What `<dimension-values>` is: the last line of `<dimension-rules>` (session), not of the turn block. */
   valuesHead: string;
   labels: { name: string; description: string; rule: string; schema: string };
 }
 
 const en: SegmentText = {
-  worldHead: "The world's dimensions as this turn begins (read-only during the turn): id, version and value as JSON.",
+  worldHead:
+    "<world-dimensions>, in the system message before the player's input: the world's dimensions as this turn begins (read-only during the turn), one per line: id, version and value as JSON.",
   preview: (n) => `preview, the first ${n} characters only, not complete JSON`,
   previewNote: 'A preview is not the whole value: read it in full with world-dimension-get by id (and a JSON pointer path).',
   omitted: (count) =>
@@ -26,12 +29,13 @@ const en: SegmentText = {
   constantHead: 'Constant dimensions (no update rule: never change them):',
   truncatedHead: (count) =>
     `Truncated (${count} tracked ${count === 1 ? 'dimension' : 'dimensions'} whose rule and schema are not shown here; read them page by page with dimension-rule-get):`,
-  valuesHead: 'The current value of each tracked dimension (frozen for this turn), one per line: id: value as JSON.',
+  valuesHead:
+    "<dimension-values>, in the system message before the player's input: the current value of each tracked dimension (frozen for this turn), one per line: id: value as JSON.",
   labels: { name: 'name', description: 'description', rule: 'rule', schema: 'schema' },
 };
 
 const zhHans: SegmentText = {
-  worldHead: '本回合开始时的世界维度（本回合内只读）：id、版本和值（JSON）。',
+  worldHead: '玩家输入之前的系统消息中的 <world-dimensions>：本回合开始时的世界维度（本回合内只读），每行一个：id、版本和值（JSON）。',
   preview: (n) => `预览，仅前 ${n} 个字符，不是完整的 JSON`,
   previewNote: '预览不是完整的值：用 world-dimension-get 按 id（以及 JSON 指针路径）读取完整值。',
   omitted: (count) =>
@@ -40,7 +44,7 @@ const zhHans: SegmentText = {
   trackedHead: '被追踪的维度：',
   constantHead: '常量维度（没有更新规则：永远不要修改）：',
   truncatedHead: (count) => `已截断（${count} 个被追踪维度的规则和 schema 未在此列出；用 dimension-rule-get 分页读取）：`,
-  valuesHead: '每个被追踪维度的当前值（本回合内冻结），每行一个：id: 值（JSON）。',
+  valuesHead: '玩家输入之前的系统消息中的 <dimension-values>：每个被追踪维度的当前值（本回合内冻结），每行一个：id: 值（JSON）。',
   labels: { name: '名称', description: '描述', rule: '规则', schema: 'schema' },
 };
 

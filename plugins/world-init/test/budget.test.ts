@@ -5,7 +5,8 @@ jest.setTimeout(120_000);
 
 const STORY = 'The snow falls on the terraces.';
 const codePoints = (s: string) => Array.from(s).length;
-const linesOf = (block: string) => block.split('\n').slice(2, -1);
+/** A block's lines without its tags (the line saying what it is sits in a session segment, not here). */
+const linesOf = (block: string) => block.split('\n').slice(1, -1);
 
 /** A world with only dimensions (and a line of lore). */
 type Dimension = { name: string; value: unknown; schema?: Record<string, unknown>; updateRule?: string };

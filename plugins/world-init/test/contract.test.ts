@@ -45,10 +45,16 @@ describe('world-init on Emberback (contract, through the engine)', () => {
   it('turn 1: <world-dimensions> in the narrative’s turn context (story audience), the tracker’s segments self-only, placed by volatility', async () => {
     const turn = await h.turn('I listen to the dragon breathing');
     const narrator = turn.request('narrator');
-    expect(narrator.segmentsOf('world-init').map((s) => [s.id, s.volatility, s.placement])).toEqual([['world-dimensions', 'turn', 'turn-context']]);
+    expect(narrator.segmentsOf('world-init').map((s) => [s.id, s.volatility, s.placement])).toEqual([
+      ['world-dimensions-intro', 'session', 'system-prompt'],
+      ['world-dimensions', 'turn', 'turn-context'],
+    ]);
+    // spec §2 "Layout for bookkeeping runtimes": the constant line in the system prompt, only the values in the turn context
+    expect(narrator.systemPrompt).toContain(
+      "<world-dimensions>, in the system message before the player's input: the world's dimensions as this turn begins (read-only during the turn), one per line: id, version and value as JSON.",
+    );
     expect(blockOf(narrator.turnContext, 'world-dimensions').split('\n')).toEqual([
       '<world-dimensions>',
-      "The world's dimensions as this turn begins (read-only during the turn): id, version and value as JSON.",
       '- caravan-road (v1): "closing"',
       '- dragon-sleep (v1): 8',
       '- season (v1): "late autumn"',
@@ -58,7 +64,7 @@ describe('world-init on Emberback (contract, through the engine)', () => {
     // the story never sees a rule (spec §4 "Projection does not change the source data")
     expect(narrator.raw).not.toContain('Lower it by 1');
     expect(narrator.raw).not.toContain('updateRule');
-    expect(narrator.systemPrompt).not.toContain('world-dimensions');
+    expect(narrator.systemPrompt).not.toContain('</world-dimensions>');
 
     const [tracker] = turn.requestsOf('world-init', 'dimension-tracker');
     expect(tracker.segmentsOf('world-init').map((s) => [s.id, s.volatility, s.audience, s.placement])).toEqual([
@@ -72,7 +78,8 @@ describe('world-init on Emberback (contract, through the engine)', () => {
     // a dimension without an update rule: in the session segment, as a constant
     expect(rules).toContain('Constant dimensions (no update rule: never change them):\n- caravan-road (Caravan road): "closing"');
     expect(rules).not.toContain('- id: caravan-road');
-    expect(blockOf(tracker.turnContext, 'dimension-values').split('\n').slice(2, -1)).toEqual([
+    expect(rules).toContain("\n<dimension-values>, in the system message before the player's input: the current value of each tracked dimension");
+    expect(blockOf(tracker.turnContext, 'dimension-values').split('\n').slice(1, -1)).toEqual([
       'dragon-sleep: 8',
       'season: "late autumn"',
       'village-mood: "Wary but curious about the courier who came with the last caravan."',

@@ -19,9 +19,11 @@ describe('world-init in Simplified Chinese (zh-CN session)', () => {
     });
     try {
       const one = await h.turn('我看着天空');
+      expect(one.request('narrator').systemPrompt).toContain(
+        '玩家输入之前的系统消息中的 <world-dimensions>：本回合开始时的世界维度（本回合内只读），每行一个：id、版本和值（JSON）。',
+      );
       expect(blockOf(one.request('narrator').turnContext, 'world-dimensions').split('\n')).toEqual([
         '<world-dimensions>',
-        '本回合开始时的世界维度（本回合内只读）：id、版本和值（JSON）。',
         '- mood (v1): "late autumn"', // plain JSON is not guessed to be translated
         '- season (v1): "深秋"',
         '</world-dimensions>',
@@ -30,11 +32,13 @@ describe('world-init in Simplified Chinese (zh-CN session)', () => {
       expect(tracker.section('runtime-body')).toContain('你负责让世界维度保持最新。');
       const rules = blockOf(tracker.systemPrompt, 'dimension-rules');
       expect(rules).toContain('被追踪的维度：');
+      expect(rules).toContain(
+        '\n玩家输入之前的系统消息中的 <dimension-values>：每个被追踪维度的当前值（本回合内冻结），每行一个：id: 值（JSON）。\n</dimension-rules>',
+      );
       expect(rules).toContain('  规则: Move to winter when the snows close the road.');
       // the tracker writes raw values: it reads them raw
       expect(blockOf(tracker.turnContext, 'dimension-values').split('\n')).toEqual([
         '<dimension-values>',
-        '每个被追踪维度的当前值（本回合内冻结），每行一个：id: 值（JSON）。',
         'mood: "late autumn"',
         'season: "late autumn"',
         '</dimension-values>',

@@ -76,3 +76,17 @@ describe('§4 the kernel’s <world-lore> rewrites only its closing tag', () => 
     expect(bytes(worldInfo)).toBe(bytes(`World rules:\n\n${block}`));
   });
 });
+
+describe('§4 world content selected for the task: the entries a keyword fires go to story runtimes only', () => {
+  const emberback = loadWorld(join(__dirname, '..', '..', '..', '..', 'worlds', 'emberback', 'WORLD.md'));
+  const ids = (story: boolean, world = emberback) => worldLorebook(world, { story }).map((e) => e.id);
+
+  it("a story runtime gets every entry; a runtime after the narrative gets the kernel's constant entries and the world's constant ones", () => {
+    expect(ids(true)).toEqual(['world-lore', 'world-characters', 'ember-wardens', 'ash-river', 'the-vents']);
+    expect(ids(false)).toEqual(['world-lore', 'world-characters']);
+    const [first] = emberback.lorebook;
+    const withConstant = { ...emberback, lorebook: [...emberback.lorebook, { ...first, id: 'always', keys: [], constant: true }] };
+    expect(ids(false, withConstant)).toEqual(['world-lore', 'world-characters', 'always']);
+    expect(ids(true, withConstant)).toEqual(['world-lore', 'world-characters', 'ember-wardens', 'ash-river', 'the-vents', 'always']);
+  });
+});
