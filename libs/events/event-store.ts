@@ -246,14 +246,20 @@ export class EventStore {
 
   /**
    * A session's events from its earliest pending input on (the `executions` view, applied inline
-   * with every append, says which; the whole stream when none is pending), in one read. `after` is
-   * the stream version just before the first event returned.
+   * with every append, says which), in one read. When none is pending: from its latest input on
+   * (the execution that just ended and anything after it, not every turn the session ever had);
+   * the whole stream when the view holds none of the session's inputs. `after` is the stream
+   * version just before the first event returned.
    */
   async readPendingSuffix(streamId: string): Promise<{ after: number; events: StoredEvent[] }> {
+    // both reads of `executions` are served by its (session_id, submitted_version) indexes
     const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number }>`
       with p as (
-        select coalesce(min(submitted_version), 1) as from_version
-        from executions where session_id = ${streamId} and status in ('queued', 'running')
+        select coalesce(
+          (select min(submitted_version) from executions where session_id = ${streamId} and status in ('queued', 'running')),
+          (select max(submitted_version) from executions where session_id = ${streamId}),
+          1
+        ) as from_version
       )
       select e.*, p.from_version from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
       order by e.stream_version`.execute(this.db);

@@ -76,15 +76,23 @@ export class DeadlineAdapter implements ProviderAdapter {
     const deadline = new AbortController();
     let phase: DeadlinePhase = streamed ? 'first-byte' : 'total';
     let timer: NodeJS.Timeout | undefined;
-    const arm = (next: DeadlinePhase, ms: number) => {
+    // when the stream's last event came: an event only moves this, the idle timer checks it when it fires
+    // (no timer made and cleared per streamed chunk)
+    let lastEventAt = 0;
+    const arm = (next: DeadlinePhase, ms: number, waitMs = ms) => {
       clearTimeout(timer);
       phase = next;
-      timer = setTimeout(() => deadline.abort(new ProviderDeadlineError(slot, this.protocol, next, ms)), ms);
+      timer = setTimeout(() => {
+        const quietMs = next === 'idle' ? performance.now() - lastEventAt : ms;
+        if (quietMs < ms) arm(next, ms, ms - quietMs);
+        else deadline.abort(new ProviderDeadlineError(slot, this.protocol, next, ms));
+      }, waitMs);
     };
     arm(phase, streamed ? deadlines.firstByteMs : deadlines.totalMs);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
     const onProgress = () => {
-      if (!deadline.signal.aborted) arm('idle', deadlines.idleMs);
+      lastEventAt = performance.now();
+      if (phase !== 'idle' && !deadline.signal.aborted) arm('idle', deadlines.idleMs);
       options.onProgress?.();
     };
     try {
