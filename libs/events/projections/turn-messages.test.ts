@@ -2,6 +2,8 @@ import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec
 import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
 import { type CommittedMessage, type NewEvent, openingMessage } from '../event-types';
 import { turnMessagesProjection } from './turn-messages';
+import { EventStore } from '../event-store';
+import { QueryCounter } from '../../../test/support/query-counter';
 
 const spec = projectionSpec({ inline: turnMessagesProjection });
 beforeAll(() => spec.start(), 120_000);
@@ -103,6 +105,29 @@ describe('turn_messages (inline projection)', () => {
         history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }],
       }),
     });
+  });
+
+  it('a commit writes its messages and counts its turn in one statement (besides the append’s own)', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    await spec.append({ tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'look'), story(id('m2'), 'A river.'))] });
+    const counter = new QueryCounter();
+    const store = new EventStore(spec.db.withPlugin(counter), { inline: [turnMessagesProjection] });
+    await store.append({
+      tenantId: t,
+      streamId: s,
+      expectedVersion: 1,
+      events: [committed(id('e2'), id('u2'), player(id('m3'), 'swim'), story(id('m4'), 'Cold.'))],
+    });
+    // the append (lock, version check, insert), then the rows and the watermark
+    expect(counter.queries).toBe(2);
+    expect((await spec.rows([s], ['turn_messages'])).turn_messages?.map((r) => [r.message_id, r.ord])).toEqual([
+      [id('m1'), 1],
+      [id('m2'), 2],
+      [id('m3'), 3],
+      [id('m4'), 4],
+    ]);
+    expect((await spec.rows([s], ['history_watermarks'])).history_watermarks).toEqual([{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }]);
   });
 
   it('a compaction marks exactly the uncompacted prefix it names and moves the watermark to its last message; the next goes on from there', async () => {
