@@ -159,6 +159,22 @@ export class EventStore {
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
+    return this.appendAt(request, request.expectedVersion);
+  }
+
+  /**
+   * Appends after the stream's head, whatever its version, for events that depend on nothing the
+   * stream holds (a player's input): no read of the head first, the append's own statement reads it
+   * under the stream's lock. The stream must exist and be the tenant's, else
+   * `StreamTenantMismatchError` and nothing is written (a stream is never started here). A
+   * `ConcurrencyError` is still possible (an append committed between the statement's snapshot and
+   * its lock): the caller tries again.
+   */
+  async appendAtHead(request: Omit<AppendRequest, 'expectedVersion'>): Promise<AppendResult> {
+    return this.appendAt(request, null);
+  }
+
+  private async appendAt(request: Omit<AppendRequest, 'expectedVersion'>, expectedVersion: number | null): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
     const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
@@ -174,10 +190,11 @@ export class EventStore {
       const { head, rows: written } = await insertAtVersion(executor, {
         tenantId: request.tenantId,
         streamId: request.streamId,
-        expectedVersion: request.expectedVersion,
+        expectedVersion,
         rows,
       });
-      if (head.version !== request.expectedVersion) throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
+      if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
+      if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
       if (head.tenantId !== null && head.tenantId !== request.tenantId) throw new StreamTenantMismatchError(request.streamId);
       const stored = events.map(
         (e, i) =>
@@ -193,7 +210,7 @@ export class EventStore {
           }) as StoredEvent,
       );
       return {
-        version: request.expectedVersion + events.length,
+        version: head.version + events.length,
         firstPosition: stored[0].globalPosition,
         lastPosition: stored[stored.length - 1].globalPosition,
         events: stored,
@@ -214,7 +231,7 @@ export class EventStore {
       const constraint = uniqueViolationConstraint(error);
       if (constraint === STREAM_VERSION_CONSTRAINT) {
         const head = await streamHead(this.db, request.streamId);
-        throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
+        throw new ConcurrencyError(request.streamId, expectedVersion ?? head.version - 1, head.version);
       }
       if (constraint === IDEMPOTENCY_KEY_CONSTRAINT && request.idempotency) {
         throw new IdempotencyKeyTakenError(request.tenantId, request.idempotency.key);

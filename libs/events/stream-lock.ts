@@ -34,13 +34,15 @@ export interface InsertAtVersion {
  * An append's lock, check and insert in one statement (one round trip; a transaction of its own when
  * `executor` is not one): takes the stream's lock (as `lockStream`), reads the stream's head, and
  * inserts `rows` at `expectedVersion + 1...` only when the head is `expectedVersion` and the stream
- * is new or the tenant's. The head is read with the statement's snapshot, which may predate the
+ * is new or the tenant's (`expectedVersion` null: after the head of a stream that exists and is the
+ * tenant's). The head is read with the statement's snapshot, which may predate the
  * lock: an append that committed in between makes the insert fail on the unique
  * (stream_id, stream_version) index, so a stale head never lets two appends take one version.
  */
 export async function insertAtVersion(
   executor: Kysely<Database> | Transaction<Database>,
-  request: { tenantId: string; streamId: string; expectedVersion: number; rows: readonly AppendRow[] },
+  /** `expectedVersion` null: at the head of a stream that exists (whatever its version). */
+  request: { tenantId: string; streamId: string; expectedVersion: number | null; rows: readonly AppendRow[] },
 ): Promise<InsertAtVersion> {
   const { tenantId, streamId, expectedVersion } = request;
   const values = sql.join(request.rows.map((r, i) => sql`(${i + 1}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`));
@@ -60,9 +62,10 @@ export async function insertAtVersion(
       ) last on true
     ), ins as (
       insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
-      select ${tenantId}::text, ${streamId}::text, ${expectedVersion}::int + v.n, v.type, v.data, v.metadata
-      from (values ${values}) as v(n, type, data, metadata)
-      where exists (select 1 from h where h.version = ${expectedVersion}::int and (h.tenant_id is null or h.tenant_id = ${tenantId}::text))
+      select ${tenantId}::text, ${streamId}::text, h.version + v.n, v.type, v.data, v.metadata
+      from h, (values ${values}) as v(n, type, data, metadata)
+      where (h.version = ${expectedVersion}::int or (${expectedVersion}::int is null and h.version > 0))
+        and (h.tenant_id is null or h.tenant_id = ${tenantId}::text)
       returning global_position, stream_version, recorded_at
     )
     select h.version as head_version, h.tenant_id as head_tenant, ins.global_position, ins.stream_version, ins.recorded_at

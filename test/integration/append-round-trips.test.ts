@@ -94,4 +94,30 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConcurrencyError);
     expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
   });
+
+  it('an input appended at the head: no read before it, one transaction of BEGIN, the append, the executions row, COMMIT; concurrent ones all land in order', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    counting.reset();
+    const appended = await store.appendAtHead({ tenantId: 't', streamId, events: [input(1)] });
+    expect(appended.version).toBe(2);
+    expect(counting.statements).toHaveLength(4);
+    expect(counting.transactions()).toBe(1);
+    // as the API does: a ConcurrencyError (an append between the statement's snapshot and its lock) is tried again
+    const atHead = async (n: number): Promise<number> => {
+      for (;;) {
+        try {
+          return (await store.appendAtHead({ tenantId: 't', streamId, events: [input(n)] })).version;
+        } catch (error) {
+          if (!(error instanceof ConcurrencyError)) throw error;
+        }
+      }
+    };
+    const versions = await Promise.all(Array.from({ length: 20 }, (_, i) => atHead(i + 2)));
+    expect([...versions].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 3));
+    expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+    await expect(store.appendAtHead({ tenantId: 'other', streamId, events: [input(99)] })).rejects.toEqual(expect.any(StreamTenantMismatchError));
+    await expect(store.appendAtHead({ tenantId: 't', streamId: randomUUID(), events: [input(99)] })).rejects.toEqual(expect.any(StreamTenantMismatchError));
+  });
 });
