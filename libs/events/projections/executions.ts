@@ -1,11 +1,14 @@
-import type { StoredEvent } from '../event-types';
+import type { EventType, StoredEvent } from '../event-types';
 import { eventByEvent, type InlineProjection } from './projection';
 
+/** The events that make an execution's row (insert, on conflict nothing). */
+const CREATES: readonly EventType[] = ['player-input.submitted@1', 'runtime.activated@1'];
+
 /**
- * The events of this projection that set `updated_at` whenever the execution is running, and change
+ * The events that update it: each sets `updated_at` whenever the execution is running, and changes
  * nothing a progress mark depends on (an insert, which sets nothing on an existing row, is not one).
  */
-const SETS_UPDATED_AT_WHEN_RUNNING: ReadonlySet<string> = new Set([
+const UPDATES: readonly EventType[] = [
   'execution.started@1',
   'runtime.output.produced@1',
   'llm.calling@1',
@@ -14,7 +17,7 @@ const SETS_UPDATED_AT_WHEN_RUNNING: ReadonlySet<string> = new Set([
   'execution.suspended@1',
   'execution.resumed@1',
   'execution.cancelled@1',
-]);
+];
 
 const executionOf = (event: StoredEvent): string | undefined => (event.data as { executionId?: unknown }).executionId as string | undefined;
 
@@ -28,24 +31,13 @@ const executionOf = (event: StoredEvent): string | undefined => (event.data as {
 function progressCovered(event: StoredEvent, later: readonly StoredEvent[]): boolean {
   if (event.type !== 'runtime.output.produced@1' && event.type !== 'llm.calling@1') return false;
   const next = later.find((e) => executionsProjection.handles.includes(e.type) && executionOf(e) === event.data.executionId);
-  return next !== undefined && next.recordedAt === event.recordedAt && SETS_UPDATED_AT_WHEN_RUNNING.has(next.type);
+  return next !== undefined && next.recordedAt === event.recordedAt && UPDATES.includes(next.type);
 }
 
 /** `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed | cancelled). */
 export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
-  handles: [
-    'player-input.submitted@1',
-    'runtime.activated@1',
-    'execution.started@1',
-    'runtime.output.produced@1',
-    'llm.calling@1',
-    'turn.committed@1',
-    'execution.failed@1',
-    'execution.suspended@1',
-    'execution.resumed@1',
-    'execution.cancelled@1',
-  ],
+  handles: [...CREATES, ...UPDATES],
   tables: ['executions'],
   coveredBy: progressCovered,
   async apply(trx, event) {
