@@ -8,7 +8,7 @@ import { toStoredEvent } from './stored-event';
 export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
-import { lockStreamAndReadHead } from './stream-lock';
+import { insertAtVersion } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
 /** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
@@ -159,68 +159,79 @@ export class EventStore {
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
+    return this.appendAt(request, request.expectedVersion);
+  }
+
+  /**
+   * Appends after the stream's head, whatever its version, for events that depend on nothing the
+   * stream holds (a player's input): no read of the head first, the append's own statement reads it
+   * under the stream's lock. The stream must exist and be the tenant's, else
+   * `StreamTenantMismatchError` and nothing is written (a stream is never started here). A
+   * `ConcurrencyError` is still possible (an append committed between the statement's snapshot and
+   * its lock): the caller tries again.
+   */
+  async appendAtHead(request: Omit<AppendRequest, 'expectedVersion'>): Promise<AppendResult> {
+    return this.appendAt(request, null);
+  }
+
+  private async appendAt(request: Omit<AppendRequest, 'expectedVersion'>, expectedVersion: number | null): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
     const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
       index === 0 && request.idempotency
         ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
         : (event.metadata ?? {});
-    try {
-      const result = await this.db.transaction().execute(async (trx): Promise<AppendResult> => {
-        // this stream's appends wait for each other (and for an inline rebuild of it); others don't.
-        // One round trip: the head is read by the same statement (its snapshot may predate the
-        // lock; an append that slipped in between then fails the insert on the unique index).
-        const head = await lockStreamAndReadHead(trx, request.streamId);
-        if (head.version !== request.expectedVersion) {
-          throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
-        }
-        if (head.tenantId !== null && head.tenantId !== request.tenantId) {
-          throw new StreamTenantMismatchError(request.streamId);
-        }
-        const rows = await trx
-          .insertInto('events')
-          .values(
-            events.map((e, i) => ({
-              tenant_id: request.tenantId,
-              stream_id: request.streamId,
-              stream_version: request.expectedVersion + i + 1,
-              type: e.type,
-              data: JSON.stringify(e.data),
-              metadata: JSON.stringify(metadataOf(e, i)),
-            })),
-          )
-          .returning(['global_position', 'stream_version', 'recorded_at'])
-          .execute();
-        rows.sort((a, b) => a.stream_version - b.stream_version);
-        const stored = events.map(
-          (e, i) =>
-            ({
-              globalPosition: Number(rows[i].global_position),
-              tenantId: request.tenantId,
-              streamId: request.streamId,
-              streamVersion: rows[i].stream_version,
-              type: e.type,
-              data: e.data,
-              metadata: metadataOf(e, i),
-              recordedAt: new Date(rows[i].recorded_at).toISOString(),
-            }) as StoredEvent,
-        );
-        if (this.inline.length > 0) await applyInline(trx, this.inline, stored);
-        if (request.alongside) await request.alongside(trx);
-        return {
-          version: request.expectedVersion + events.length,
-          firstPosition: Number(rows[0].global_position),
-          lastPosition: Number(rows[rows.length - 1].global_position),
-          events: stored,
-        };
+    const rows = events.map((e, i) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(metadataOf(e, i)) }));
+    // lock, version check and insert are one statement; a transaction around it only when more
+    // must be written with it (inline projections that handle these events, `alongside`)
+    const inTransaction = request.alongside !== undefined || this.inline.some((p) => events.some((e) => p.handles.includes(e.type)));
+    const appendIn = async (executor: Executor): Promise<AppendResult> => {
+      // this stream's appends wait for each other (and for an inline rebuild of it); others don't
+      const { head, rows: written } = await insertAtVersion(executor, {
+        tenantId: request.tenantId,
+        streamId: request.streamId,
+        expectedVersion,
+        rows,
       });
+      if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
+      if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
+      if (head.tenantId !== null && head.tenantId !== request.tenantId) throw new StreamTenantMismatchError(request.streamId);
+      const stored = events.map(
+        (e, i) =>
+          ({
+            globalPosition: Number(written[i].global_position),
+            tenantId: request.tenantId,
+            streamId: request.streamId,
+            streamVersion: written[i].stream_version,
+            type: e.type,
+            data: e.data,
+            metadata: metadataOf(e, i),
+            recordedAt: new Date(written[i].recorded_at).toISOString(),
+          }) as StoredEvent,
+      );
+      return {
+        version: head.version + events.length,
+        firstPosition: stored[0].globalPosition,
+        lastPosition: stored[stored.length - 1].globalPosition,
+        events: stored,
+      };
+    };
+    try {
+      const result = inTransaction
+        ? await this.db.transaction().execute(async (trx): Promise<AppendResult> => {
+            const appended = await appendIn(trx);
+            if (this.inline.length > 0) await applyInline(trx, this.inline, appended.events);
+            if (request.alongside) await request.alongside(trx);
+            return appended;
+          })
+        : await appendIn(this.db);
       this.onAppended?.(result);
       return result;
     } catch (error) {
       const constraint = uniqueViolationConstraint(error);
       if (constraint === STREAM_VERSION_CONSTRAINT) {
         const head = await streamHead(this.db, request.streamId);
-        throw new ConcurrencyError(request.streamId, request.expectedVersion, head.version);
+        throw new ConcurrencyError(request.streamId, expectedVersion ?? head.version - 1, head.version);
       }
       if (constraint === IDEMPOTENCY_KEY_CONSTRAINT && request.idempotency) {
         throw new IdempotencyKeyTakenError(request.tenantId, request.idempotency.key);

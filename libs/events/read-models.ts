@@ -320,6 +320,7 @@ export class ReadModels {
     sessionId: string,
     limits: { bound: number; scan: number; without?: string },
   ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[]; stats: HistoryStats; overBound: boolean }> {
+    if (limits.without === undefined) return this.historyViewInOneRead(tenantId, sessionId, limits);
     // two index reads, whatever the session's length: its watermark row (tenant-checked) and its
     // last message's ord (max over the (session_id, ord) index: no tenant filter there, which would
     // keep the planner from reading just the index's end; the rows themselves are read
@@ -340,6 +341,44 @@ export class ReadModels {
     const from = Math.min(compacted, scanFrom);
     const rows = total > from ? await this.messages(tenantId, sessionId, { afterOrder: from, limit: total - from }) : [];
     return { uncompacted: rows.filter((r) => r.order > compacted), scanTail: rows.filter((r) => r.order > scanFrom), stats, overBound: false };
+  }
+
+  /**
+   * `historyView` without a left-out turn, in one statement: the same two index reads (watermark
+   * row, highest ord) and, when the uncompacted messages are within `bound`, the ord range of rows
+   * they decide, read in the same snapshot.
+   */
+  private async historyViewInOneRead(
+    tenantId: string,
+    sessionId: string,
+    limits: { bound: number; scan: number },
+  ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[]; stats: HistoryStats; overBound: boolean }> {
+    const { rows } = await sql<
+      Partial<Selectable<TurnMessagesTable>> & { head_mark: number | null; head_last: number | null; head_turns: number | string | null }
+    >`
+      with h as (
+        select
+          coalesce((select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}), 0) as mark,
+          coalesce((select max(ord) from turn_messages where session_id = ${sessionId}), 0) as last,
+          (select turns from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as turns
+      )
+      select h.mark as head_mark, h.last as head_last, h.turns as head_turns, m.*
+      from h left join lateral (
+        select * from turn_messages
+        where tenant_id = ${tenantId} and session_id = ${sessionId}
+          and h.last - least(h.last, h.mark) <= ${limits.bound}::int
+          and ord > least(least(h.last, h.mark), greatest(0, h.last - ${limits.scan}::int)) and ord <= h.last
+        order by ord
+      ) m on true
+      order by m.ord`.execute(this.db);
+    const [head] = rows;
+    const total = Number(head.head_last ?? 0);
+    const compacted = Math.min(total, Number(head.head_mark ?? 0));
+    const stats: HistoryStats = { total, compacted, uncompacted: total - compacted, turns: Number(head.head_turns ?? 0) };
+    if (stats.uncompacted > limits.bound) return { uncompacted: [], scanTail: [], stats, overBound: true };
+    const scanFrom = Math.max(0, total - limits.scan);
+    const messages = rows.filter((r) => r.message_id != null).map((r) => toMessageView(r as Selectable<TurnMessagesTable>));
+    return { uncompacted: messages.filter((r) => r.order > compacted), scanTail: messages.filter((r) => r.order > scanFrom), stats, overBound: false };
   }
 
   /** How many of the session's last rows (through ord `last`) are `turnId`'s: 0 when its rows are not the last ones. */

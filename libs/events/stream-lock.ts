@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from './schema';
 
 /** Seed of the stream lock's key: keeps its key space apart from other advisory locks. */
@@ -10,17 +10,72 @@ const STREAM_LOCK_SEED = 7_411_002;
  * appends to different streams never wait for each other (a hash collision only serializes two
  * streams, it never breaks anything: the version check and the unique index still decide).
  */
-/** Takes the stream's lock (as `lockStream`) and reads the stream's head in the same statement. */
-export async function lockStreamAndReadHead(trx: Transaction<Database>, streamId: string): Promise<{ version: number; tenantId: string | null }> {
-  const { rows } = await sql<{ version: number | null; tenant_id: string | null }>`
-    select h.stream_version as version, h.tenant_id
-    from (select pg_advisory_xact_lock(hashtextextended(${streamId}, ${STREAM_LOCK_SEED}))) l
-    left join lateral (
-      select stream_version, tenant_id from events where stream_id = ${streamId} order by stream_version desc limit 1
-    ) h on true`.execute(trx);
-  return { version: rows[0]?.version ?? 0, tenantId: rows[0]?.tenant_id ?? null };
-}
-
 export async function lockStream(trx: Transaction<Database>, streamId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${streamId}, ${STREAM_LOCK_SEED}))`.execute(trx);
+}
+
+/** One row of an append, as `insertAtVersion` writes it. */
+export interface AppendRow {
+  type: string;
+  /** JSON text of the event's data and metadata. */
+  data: string;
+  metadata: string;
+}
+
+/** What `insertAtVersion` found and wrote. */
+export interface InsertAtVersion {
+  /** The stream's head as read under the lock (0 and null: the stream does not exist yet). */
+  head: { version: number; tenantId: string | null };
+  /** The rows written, in stream order; none when the head was not the expected one (or not the tenant's). */
+  rows: { global_position: string; stream_version: number; recorded_at: Date | string }[];
+}
+
+/**
+ * An append's lock, check and insert in one statement (one round trip; a transaction of its own when
+ * `executor` is not one): takes the stream's lock (as `lockStream`), reads the stream's head, and
+ * inserts `rows` at `expectedVersion + 1...` only when the head is `expectedVersion` and the stream
+ * is new or the tenant's (`expectedVersion` null: after the head of a stream that exists and is the
+ * tenant's). The head is read with the statement's snapshot, which may predate the
+ * lock: an append that committed in between makes the insert fail on the unique
+ * (stream_id, stream_version) index, so a stale head never lets two appends take one version.
+ */
+export async function insertAtVersion(
+  executor: Kysely<Database> | Transaction<Database>,
+  /** `expectedVersion` null: at the head of a stream that exists (whatever its version). */
+  request: { tenantId: string; streamId: string; expectedVersion: number | null; rows: readonly AppendRow[] },
+): Promise<InsertAtVersion> {
+  const { tenantId, streamId, expectedVersion } = request;
+  const values = sql.join(request.rows.map((r, i) => sql`(${i + 1}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`));
+  const { rows } = await sql<{
+    head_version: number;
+    head_tenant: string | null;
+    global_position: string | null;
+    stream_version: number | null;
+    recorded_at: Date | string | null;
+  }>`
+    with l as materialized (
+      select pg_advisory_xact_lock(hashtextextended(${streamId}::text, ${STREAM_LOCK_SEED})) as locked
+    ), h as materialized (
+      select coalesce(last.stream_version, 0) as version, last.tenant_id
+      from l left join lateral (
+        select stream_version, tenant_id from events where stream_id = ${streamId}::text order by stream_version desc limit 1
+      ) last on true
+    ), ins as (
+      insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
+      select ${tenantId}::text, ${streamId}::text, h.version + v.n, v.type, v.data, v.metadata
+      from h, (values ${values}) as v(n, type, data, metadata)
+      where (h.version = ${expectedVersion}::int or (${expectedVersion}::int is null and h.version > 0))
+        and (h.tenant_id is null or h.tenant_id = ${tenantId}::text)
+      returning global_position, stream_version, recorded_at
+    )
+    select h.version as head_version, h.tenant_id as head_tenant, ins.global_position, ins.stream_version, ins.recorded_at
+    from h left join ins on true
+    order by ins.stream_version`.execute(executor);
+  const [first] = rows;
+  return {
+    head: { version: Number(first.head_version), tenantId: first.head_tenant },
+    rows: rows
+      .filter((r) => r.stream_version !== null)
+      .map((r) => ({ global_position: String(r.global_position), stream_version: r.stream_version!, recorded_at: r.recorded_at! })),
+  };
 }

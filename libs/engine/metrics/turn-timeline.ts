@@ -102,13 +102,7 @@ export async function readTimeline(
   db: Kysely<Database>,
   ref: { tenantId: string; sessionId: string; executionId: string; committedVersion: number },
 ): Promise<TimelineEvent[]> {
-  const execution = await db
-    .selectFrom('executions')
-    .select('submitted_version')
-    .where('tenant_id', '=', ref.tenantId)
-    .where('execution_id', '=', ref.executionId)
-    .executeTakeFirst();
-  if (!execution) return [];
+  // one statement: the execution's input version is a subquery (no execution: no rows)
   const rows = await db
     .selectFrom('events')
     .select([
@@ -123,7 +117,9 @@ export async function readTimeline(
     ])
     .where('stream_id', '=', ref.sessionId)
     .where('tenant_id', '=', ref.tenantId)
-    .where('stream_version', '>=', execution.submitted_version)
+    .where('stream_version', '>=', (eb) =>
+      eb.selectFrom('executions').select('submitted_version').where('tenant_id', '=', ref.tenantId).where('execution_id', '=', ref.executionId),
+    )
     .where('stream_version', '<=', ref.committedVersion)
     .where('type', 'in', TYPES)
     .orderBy('stream_version')

@@ -7,7 +7,8 @@ export const MAX_APPEND_TRIES = 50;
 /** What one pass decided: the events to append to `streamId` at the version it read (none: answer without appending). */
 export interface AppendPlan<T> {
   streamId: string;
-  expectedVersion: number;
+  /** `head`: after the head of the tenant's existing stream, for events that depend on nothing it holds (`EventStore.appendAtHead`). */
+  expectedVersion: number | 'head';
   events: NewEvent[];
   answer: T;
 }
@@ -34,7 +35,7 @@ export interface IdempotentAppendRequest<T> {
  * checks and decides again (then answers the winner's append), at most `MAX_APPEND_TRIES` times.
  */
 export async function appendIdempotent<T>(
-  store: Pick<EventStore, 'append' | 'findByIdempotencyKey'>,
+  store: Pick<EventStore, 'append' | 'appendAtHead' | 'findByIdempotencyKey'>,
   request: IdempotentAppendRequest<T>,
 ): Promise<IdempotentAnswer<T>> {
   const { tenantId, idempotency } = request;
@@ -50,13 +51,9 @@ export async function appendIdempotent<T>(
     const plan = await request.plan(attempt);
     if (plan.events.length === 0) return { answer: plan.answer, replayed: false };
     try {
-      await store.append({
-        tenantId,
-        streamId: plan.streamId,
-        expectedVersion: plan.expectedVersion,
-        events: plan.events,
-        ...(idempotency ? { idempotency } : {}),
-      });
+      const append = { tenantId, streamId: plan.streamId, events: plan.events, ...(idempotency ? { idempotency } : {}) };
+      if (plan.expectedVersion === 'head') await store.appendAtHead(append);
+      else await store.append({ ...append, expectedVersion: plan.expectedVersion });
       return { answer: plan.answer, replayed: false };
     } catch (error) {
       const again = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;

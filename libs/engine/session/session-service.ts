@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventData, type EventStore, hasEnded, type NewEvent, type ReadModels } from '../../events';
+import { type EventData, type EventStore, hasEnded, type NewEvent, type ReadModels, StreamTenantMismatchError } from '../../events';
 import { InvalidInputError } from '../../errors';
 import { canonicalLocaleTag, languageNameOf, type LoadedWorld } from '../../plugins-sdk';
 import { SessionNotFoundError } from '../errors';
@@ -161,9 +161,6 @@ export class SessionService {
    */
   async submitInput(request: SubmitInputRequest): Promise<IdempotentAnswer<{ executionId: string; turnId: string }>> {
     const { tenantId, sessionId, text, formValues, idempotencyKey } = request;
-    // ownership and the version of the first try in one read
-    const head = await this.deps.store.streamHead(sessionId);
-    if (head.tenantId !== tenantId) throw new SessionNotFoundError(sessionId);
     const idempotency =
       idempotencyKey === undefined
         ? undefined
@@ -178,12 +175,16 @@ export class SessionService {
       tenantId,
       ...(idempotency ? { idempotency } : {}),
       replay: (e) => (e.type === 'player-input.submitted@1' && e.streamId === sessionId ? { executionId: e.data.executionId, turnId: e.data.turnId } : null),
-      plan: async (attempt) => {
+      plan: async () => {
         // a repeat is answered before this even with the queue away; a new input is not recorded then
         if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
-        const version = attempt === 0 ? head.version : await this.deps.store.streamVersion(sessionId);
-        return { streamId: sessionId, expectedVersion: version, events: [event], answer: { executionId, turnId } };
+        // an input depends on nothing the log holds: appended after its head, whatever it is, and
+        // only to the tenant's existing session (the append's own statement checks both)
+        return { streamId: sessionId, expectedVersion: 'head', events: [event], answer: { executionId, turnId } };
       },
+    }).catch((error: unknown) => {
+      if (error instanceof StreamTenantMismatchError) throw new SessionNotFoundError(sessionId);
+      throw error;
     });
     if (result.replayed) await this.resumeIfUnfinished({ tenantId, sessionId, executionId: result.answer.executionId });
     else await this.enqueueSessionHead({ tenantId, sessionId, executionId });

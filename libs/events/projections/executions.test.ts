@@ -1,6 +1,8 @@
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
 import type { NewEvent } from '../event-types';
 import { executionsProjection } from './executions';
+import { EventStore } from '../event-store';
+import { QueryCounter } from '../../../test/support/query-counter';
 
 const spec = projectionSpec({ inline: executionsProjection });
 beforeAll(() => spec.start(), 120_000);
@@ -113,6 +115,35 @@ describe('executions (inline projection)', () => {
         ],
       }),
     });
+  });
+
+  it('a progress mark appended with its commit is one update, the commit’s; the rows are the same', async () => {
+    const id = uniqueIds();
+    const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];
+    await spec.append({ tenant: t, stream: s, events: [ev.submitted(e, u)] }, { tenant: t, stream: s, events: [ev.started(e, u, 1, 'worker-a')] });
+    const counter = new QueryCounter();
+    const store = new EventStore(spec.db.withPlugin(counter), { inline: [executionsProjection] });
+    const { events } = await store.append({ tenantId: t, streamId: s, expectedVersion: 2, events: [ev.calling(e, u), ev.committed(e, u)] });
+    // the append, then the commit's update (the mark's would write the same updated_at)
+    expect(counter.queries).toBe(2);
+    expect((await spec.rows([s], ['executions'])).executions).toEqual([
+      row({
+        execution_id: e,
+        tenant_id: t,
+        session_id: s,
+        turn_id: u,
+        status: 'committed',
+        attempts: 1,
+        worker_id: 'worker-a',
+        submitted_version: 1,
+        submitted_at: expect.any(Date),
+        updated_at: new Date(events[1].recordedAt),
+      }),
+    ]);
+    // alone, or before an event of another execution, a mark is applied
+    counter.queries = 0;
+    await store.append({ tenantId: t, streamId: s, expectedVersion: 4, events: [ev.calling(e, u), ev.submitted(id('e2'), id('u2'))] });
+    expect(counter.queries).toBe(3);
   });
 
   it('progress of an execution that is not running does not touch it; a failure after the commit changes nothing', async () => {

@@ -1,21 +1,45 @@
+import type { EventType, StoredEvent } from '../event-types';
 import { eventByEvent, type InlineProjection } from './projection';
+
+/** The events that make an execution's row (insert, on conflict nothing). */
+const CREATES: readonly EventType[] = ['player-input.submitted@1', 'runtime.activated@1'];
+
+/**
+ * The events that update it: each sets `updated_at` whenever the execution is running, and changes
+ * nothing a progress mark depends on (an insert, which sets nothing on an existing row, is not one).
+ */
+const UPDATES: readonly EventType[] = [
+  'execution.started@1',
+  'runtime.output.produced@1',
+  'llm.calling@1',
+  'turn.committed@1',
+  'execution.failed@1',
+  'execution.suspended@1',
+  'execution.resumed@1',
+  'execution.cancelled@1',
+];
+
+const executionOf = (event: StoredEvent): string | undefined => (event.data as { executionId?: unknown }).executionId as string | undefined;
+
+/**
+ * A progress mark (`runtime.output.produced@1`, `llm.calling@1`: `updated_at` while running) is
+ * covered when the next event of the same append for the same execution also sets `updated_at`
+ * whenever it is running, to the same time: the mark changes no status, so that event finds the
+ * row as the mark would have left it and writes the same `updated_at` (a commit appended with the
+ * last output: one update instead of two).
+ */
+function progressCovered(event: StoredEvent, later: readonly StoredEvent[]): boolean {
+  if (event.type !== 'runtime.output.produced@1' && event.type !== 'llm.calling@1') return false;
+  const next = later.find((e) => executionsProjection.handles.includes(e.type) && executionOf(e) === event.data.executionId);
+  return next !== undefined && next.recordedAt === event.recordedAt && UPDATES.includes(next.type);
+}
 
 /** `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed | cancelled). */
 export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
-  handles: [
-    'player-input.submitted@1',
-    'runtime.activated@1',
-    'execution.started@1',
-    'runtime.output.produced@1',
-    'llm.calling@1',
-    'turn.committed@1',
-    'execution.failed@1',
-    'execution.suspended@1',
-    'execution.resumed@1',
-    'execution.cancelled@1',
-  ],
+  handles: [...CREATES, ...UPDATES],
   tables: ['executions'],
+  coveredBy: progressCovered,
   async apply(trx, event) {
     const at = new Date(event.recordedAt);
     switch (event.type) {

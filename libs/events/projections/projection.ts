@@ -15,6 +15,12 @@ export interface Projection<T extends keyof Database = keyof Database> {
   readonly tables: readonly T[];
   /** The column of its tables that holds the stream id, for an inline projection (default `session_id`). */
   readonly streamKey?: StreamKey;
+  /**
+   * Inline only: true when the events after `event` in the same append (`later`, recorded at the
+   * same time) write every row `event` would, so `applyInline` leaves it out (a statement saved).
+   * Absent: every event is applied.
+   */
+  readonly coveredBy?: (event: StoredEvent, later: readonly StoredEvent[]) => boolean;
   applyBatch(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void>;
 }
 
@@ -41,6 +47,7 @@ export interface EventByEventProjection<T extends keyof Database = keyof Databas
   handles: readonly EventType[];
   tables: readonly T[];
   streamKey?: StreamKey;
+  coveredBy?: (event: StoredEvent, later: readonly StoredEvent[]) => boolean;
   apply(trx: Transaction<Database>, event: StoredEvent): Promise<void>;
 }
 

@@ -2,6 +2,9 @@ import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec
 import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
 import { type CommittedMessage, type NewEvent, openingMessage } from '../event-types';
 import { turnMessagesProjection } from './turn-messages';
+import { EventStore } from '../event-store';
+import { ReadModels } from '../read-models';
+import { QueryCounter } from '../../../test/support/query-counter';
 
 const spec = projectionSpec({ inline: turnMessagesProjection });
 beforeAll(() => spec.start(), 120_000);
@@ -102,6 +105,74 @@ describe('turn_messages (inline projection)', () => {
         // the session's row counts its committed turns (no compaction yet)
         history_watermarks: [{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }],
       }),
+    });
+  });
+
+  it('a commit writes its messages and counts its turn in one statement (besides the append’s own)', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    await spec.append({ tenant: t, stream: s, events: [committed(id('e1'), id('u1'), player(id('m1'), 'look'), story(id('m2'), 'A river.'))] });
+    const counter = new QueryCounter();
+    const store = new EventStore(spec.db.withPlugin(counter), { inline: [turnMessagesProjection] });
+    await store.append({
+      tenantId: t,
+      streamId: s,
+      expectedVersion: 1,
+      events: [committed(id('e2'), id('u2'), player(id('m3'), 'swim'), story(id('m4'), 'Cold.'))],
+    });
+    // the append (lock, version check, insert), then the rows and the watermark
+    expect(counter.queries).toBe(2);
+    expect((await spec.rows([s], ['turn_messages'])).turn_messages?.map((r) => [r.message_id, r.ord])).toEqual([
+      [id('m1'), 1],
+      [id('m2'), 2],
+      [id('m3'), 3],
+      [id('m4'), 4],
+    ]);
+    expect((await spec.rows([s], ['history_watermarks'])).history_watermarks).toEqual([{ session_id: s, tenant_id: t, compacted_through: 0, turns: 2 }]);
+  });
+
+  it('the history view (statistics, uncompacted rows, scan tail, bound) is one statement', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const m = [1, 2, 3, 4, 5, 6].map((n) => (n % 2 ? player(id(`m${n}`), `p${n}`) : story(id(`m${n}`), `s${n}`)));
+    await spec.append(
+      { tenant: t, stream: s, events: [committed(id('e1'), id('u1'), m[0], m[1])] },
+      { tenant: t, stream: s, events: [committed(id('e2'), id('u2'), m[2], m[3])] },
+      { tenant: t, stream: s, events: [committed(id('e3'), id('u3'), m[4], m[5])] },
+      { tenant: t, stream: s, events: [compacted(id('sum'), [id('m1'), id('m2')])] },
+    );
+    const counter = new QueryCounter();
+    const readModels = new ReadModels(spec.db.withPlugin(counter));
+    const view = await readModels.historyView(t, s, { bound: 100, scan: 3 });
+    expect(counter.queries).toBe(1);
+    expect(view.stats).toEqual({ total: 6, compacted: 2, uncompacted: 4, turns: 3 });
+    expect(view.uncompacted.map((r) => [r.order, r.text])).toEqual([
+      [3, 'p3'],
+      [4, 's4'],
+      [5, 'p5'],
+      [6, 's6'],
+    ]);
+    expect(view.scanTail.map((r) => r.order)).toEqual([4, 5, 6]);
+    // a scan range reaching into the compacted prefix reads it too (only for the scan tail)
+    const wide = await readModels.historyView(t, s, { bound: 100, scan: 5 });
+    expect([wide.uncompacted.map((r) => r.order), wide.scanTail.map((r) => r.order)]).toEqual([
+      [3, 4, 5, 6],
+      [2, 3, 4, 5, 6],
+    ]);
+    expect(await readModels.historyView(t, s, { bound: 3, scan: 3 })).toEqual({
+      uncompacted: [],
+      scanTail: [],
+      stats: { total: 6, compacted: 2, uncompacted: 4, turns: 3 },
+      overBound: true,
+    });
+    // another tenant reads no rows of it
+    expect((await readModels.historyView('other', s, { bound: 100, scan: 3 })).uncompacted).toEqual([]);
+    // an unknown session: nothing
+    expect(await readModels.historyView(t, id('none'), { bound: 100, scan: 3 })).toEqual({
+      uncompacted: [],
+      scanTail: [],
+      stats: { total: 0, compacted: 0, uncompacted: 0, turns: 0 },
+      overBound: false,
     });
   });
 

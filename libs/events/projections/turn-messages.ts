@@ -136,43 +136,31 @@ async function appendTurn(
   turn: { tenantId: string; sessionId: string; turnId: string; executionId: string; committedAt: Date; messages: readonly CommittedMessage[] },
   options: { counted: boolean } = { counted: true },
 ): Promise<void> {
-  const { max } = await trx
-    .selectFrom('turn_messages')
-    .select(sql<number | null>`max(ord)`.as('max'))
-    .where('session_id', '=', turn.sessionId)
-    .executeTakeFirstOrThrow();
-  const base = Number(max ?? 0);
-  const inserted = await trx
-    .insertInto('turn_messages')
-    .values(
-      turn.messages.map((m, i) => ({
-        message_id: m.messageId,
-        tenant_id: turn.tenantId,
-        session_id: turn.sessionId,
-        turn_id: turn.turnId,
-        execution_id: turn.executionId,
-        ord: base + i + 1,
-        role: m.role,
-        source_type: m.sourceType,
-        plugin_id: m.pluginId,
-        runtime_id: m.runtimeId,
-        output_kind: m.outputKind,
-        text: m.text,
-        media: m.media ? JSON.stringify(m.media) : null,
-        compacted: false,
-        committed_at: turn.committedAt,
-      })),
+  if (turn.messages.length === 0) return;
+  // one statement: the rows after the session's last ord and, when any was new and the turn counts,
+  // one more turn on its watermark row (a commit whose rows are there already adds none)
+  const rows = sql.join(
+    turn.messages.map(
+      (m, i) =>
+        sql`(${i + 1}::int, ${m.messageId}::text, ${m.role}::text, ${m.sourceType}::text, ${m.pluginId}::text, ${m.runtimeId}::text, ${m.outputKind}::text, ${m.text}::text, ${m.media ? JSON.stringify(m.media) : null}::jsonb)`,
+    ),
+  );
+  await sql`
+    with base as (
+      select coalesce(max(ord), 0) as ord from turn_messages where session_id = ${turn.sessionId}::text
+    ), inserted as (
+      insert into turn_messages (message_id, tenant_id, session_id, turn_id, execution_id, ord, role, source_type, plugin_id, runtime_id, output_kind, text, media, compacted, committed_at)
+      select v.message_id, ${turn.tenantId}::text, ${turn.sessionId}::text, ${turn.turnId}::text, ${turn.executionId}::text, base.ord + v.n,
+        v.role, v.source_type, v.plugin_id, v.runtime_id, v.output_kind, v.text, v.media, false, ${turn.committedAt}::timestamptz
+      from base, (values ${rows}) as v(n, message_id, role, source_type, plugin_id, runtime_id, output_kind, text, media)
+      order by v.n
+      on conflict (session_id, message_id) do nothing
+      returning message_id
     )
-    .onConflict((oc) => oc.columns(['session_id', 'message_id']).doNothing())
-    .returning('message_id')
-    .execute();
-  // one more turn, counted once (a commit whose rows are there already adds none)
-  if (inserted.length === 0 || !options.counted) return;
-  await trx
-    .insertInto('history_watermarks')
-    .values({ session_id: turn.sessionId, tenant_id: turn.tenantId, compacted_through: 0, turns: 1 })
-    .onConflict((oc) => oc.column('session_id').doUpdateSet({ turns: sql<number>`history_watermarks.turns + 1` }))
-    .execute();
+    insert into history_watermarks (session_id, tenant_id, compacted_through, turns)
+    select ${turn.sessionId}::text, ${turn.tenantId}::text, 0, 1
+    where ${options.counted}::boolean and exists (select 1 from inserted)
+    on conflict (session_id) do update set turns = history_watermarks.turns + 1`.execute(trx);
 }
 
 /** The turn's rows are the session's last ords and uncompacted; anything else is refused (`SupersededTurnNotLatestError`). */

@@ -106,6 +106,24 @@ describe('event log (PGlite)', () => {
     );
   });
 
+  it('appends at the head of the tenant’s existing stream, whatever its version; never starts a stream or writes into another tenant’s', async () => {
+    await store.append({ tenantId: 't1', streamId: 'head', expectedVersion: 0, events: [created('head')] });
+    const input = (n: number) => ({
+      type: 'player-input.submitted@1' as const,
+      data: { executionId: `he${n}`, turnId: `hu${n}`, messageId: `hm${n}`, text: `${n}` },
+    });
+    const first = await store.appendAtHead({ tenantId: 't1', streamId: 'head', events: [input(1)] });
+    expect([first.version, first.events[0].streamVersion]).toEqual([2, 2]);
+    // concurrent ones all land, one after the other
+    const all = await Promise.all([2, 3, 4].map((n) => store.appendAtHead({ tenantId: 't1', streamId: 'head', events: [input(n), input(n + 10)] })));
+    expect(all.map((r) => r.version).sort((a, b) => a - b)).toEqual([4, 6, 8]);
+    expect((await store.readStream('head')).map((e) => e.streamVersion)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    await expect(store.appendAtHead({ tenantId: 't2', streamId: 'head', events: [input(5)] })).rejects.toBeInstanceOf(StreamTenantMismatchError);
+    await expect(store.appendAtHead({ tenantId: 't1', streamId: 'no-such-stream', events: [input(6)] })).rejects.toBeInstanceOf(StreamTenantMismatchError);
+    expect(await store.streamVersion('head')).toBe(8);
+    expect(await store.streamVersion('no-such-stream')).toBe(0);
+  });
+
   it('UPDATE, DELETE and TRUNCATE on events fail', async () => {
     await expect(sql`update events set type = 'x'`.execute(open.db)).rejects.toThrow(/append-only/);
     await expect(sql`delete from events`.execute(open.db)).rejects.toThrow(/append-only/);

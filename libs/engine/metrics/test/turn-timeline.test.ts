@@ -1,4 +1,7 @@
+import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase } from '../../../events';
+import { QueryCounter } from '../../../../test/support/query-counter';
 import { type TimelineEvent, turnTimeline, unionLength } from '..';
+import { readTimeline } from '../turn-timeline';
 
 const at = (type: string, recordedAt: number, extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
   type,
@@ -66,5 +69,36 @@ describe('turnTimeline', () => {
     );
     expect(t?.runtimes).toEqual([{ runtime: 'p/s', stage: '(none)', ms: 50 }]);
     expect(turnTimeline([at('turn.committed@1', 5)], 1)).toBeNull();
+  });
+});
+
+describe('readTimeline', () => {
+  it('reads a committed execution’s events in one statement, not another execution’s', async () => {
+    const open = await openDatabase({ kind: 'pglite' });
+    try {
+      await migrateToLatest(open.db);
+      const store = new EventStore(open.db, { inline: inlineProjections });
+      const s = 'session-1';
+      const input = (n: number): NewEvent => ({
+        type: 'player-input.submitted@1',
+        data: { executionId: `e${n}`, turnId: `t${n}`, messageId: `m${n}`, text: `${n}` },
+      });
+      const started = (n: number): NewEvent => ({ type: 'execution.started@1', data: { executionId: `e${n}`, turnId: `t${n}`, attempt: 1, workerId: 'w' } });
+      const committed = (n: number): NewEvent => ({ type: 'turn.committed@1', data: { executionId: `e${n}`, turnId: `t${n}`, attempt: 1, messages: [] } });
+      let version = 0;
+      for (const events of [[input(1)], [started(1)], [committed(1)], [input(2)], [started(2)], [committed(2)]])
+        version = (await store.append({ tenantId: 't', streamId: s, expectedVersion: version, events })).version;
+      const counter = new QueryCounter();
+      const events = await readTimeline(open.db.withPlugin(counter), { tenantId: 't', sessionId: s, executionId: 'e2', committedVersion: version });
+      expect(counter.queries).toBe(1);
+      expect(events.map((e) => [e.type, e.attempt])).toEqual([
+        ['player-input.submitted@1', null],
+        ['execution.started@1', 1],
+        ['turn.committed@1', 1],
+      ]);
+      expect(await readTimeline(open.db, { tenantId: 'other', sessionId: s, executionId: 'e2', committedVersion: version })).toEqual([]);
+    } finally {
+      await open.close();
+    }
   });
 });

@@ -15,9 +15,10 @@ import type { InlineProjection } from '../projection';
  * that is no longer so, e.g. `CompactionPrefixMismatchError`), which its caller handles.
  */
 export async function applyInline(trx: Transaction<Database>, projections: readonly InlineProjection[], events: readonly StoredEvent[]): Promise<void> {
-  for (const event of events) {
+  for (const [index, event] of events.entries()) {
     for (const projection of projections) {
       if (!projection.handles.includes(event.type)) continue;
+      if (projection.coveredBy?.(event, events.slice(index + 1))) continue;
       try {
         await projection.applyBatch(trx, [event]);
       } catch (error) {

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { ConcurrencyError, EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, StreamTenantMismatchError } from '../../libs/events';
+import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
+import { createTestDatabase } from '../support/stack';
+
+const created = (sessionId: string): NewEvent => ({ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } });
+const input = (i: number): NewEvent => ({
+  type: 'player-input.submitted@1',
+  data: { executionId: `e${i}-${randomUUID()}`, turnId: `t${i}`, messageId: `m${i}-${randomUUID()}`, text: String(i) },
+});
+/** An event no inline projection handles. */
+const barrier = (executionId: string): NewEvent => ({
+  type: 'compaction.barrier-passed@1',
+  data: {
+    executionId,
+    turnId: 't1',
+    attempt: 1,
+    pluginId: 'narrator',
+    runtimeId: 'story',
+    estimatedTokens: 10,
+    triggerWindow: 100,
+    thresholdTokens: 75,
+    outcome: 'nothing',
+  },
+});
+
+describe('an append on the real PostgreSQL: statements and transactions', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let counting: CountingDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
+    await migrateToLatest(open.db);
+    await open.close();
+    counting = countingDatabase(database.url);
+  });
+  afterAll(async () => {
+    await counting.close();
+    await database.drop();
+  });
+  beforeEach(() => counting.reset());
+
+  it('with no inline projection to apply: one statement (lock, version check and insert), no transaction block', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    counting.reset();
+    const result = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier('e1')] });
+    expect(counting.statements).toHaveLength(1);
+    expect(counting.transactions()).toBe(0);
+    expect(result.version).toBe(2);
+    expect((await store.readStream(streamId)).map((e) => [e.streamVersion, e.type])).toEqual([
+      [1, 'session.created@1'],
+      [2, 'compaction.barrier-passed@1'],
+    ]);
+  });
+
+  it('with inline projections: one transaction of BEGIN, the append, the projection statements and COMMIT (no separate head read)', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    counting.reset();
+    const event = input(1);
+    await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [event] });
+    // BEGIN, the append, the executions row, COMMIT
+    expect(counting.statements).toHaveLength(4);
+    expect(counting.statements[0]).toMatch(/^begin/i);
+    expect(counting.statements[1]).toMatch(/pg_advisory_xact_lock.*insert into events/is);
+    expect(counting.statements[2]).toMatch(/insert into "executions"/);
+    expect(counting.statements[3]).toMatch(/^commit/i);
+    expect(counting.transactions()).toBe(1);
+  });
+
+  it('a wrong expected version, or another tenant’s stream, writes nothing in that one statement', async () => {
+    const store = new EventStore(counting.db);
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await expect(store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [barrier('e1')] })).rejects.toEqual(expect.any(ConcurrencyError));
+    await expect(store.append({ tenantId: 't', streamId, expectedVersion: 2, events: [barrier('e1')] })).rejects.toEqual(expect.any(ConcurrencyError));
+    await expect(store.append({ tenantId: 'other', streamId, expectedVersion: 1, events: [barrier('e1')] })).rejects.toEqual(
+      expect.any(StreamTenantMismatchError),
+    );
+    expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1]);
+  });
+
+  it('20 concurrent single-statement appends at one version: one wins, the rest get ConcurrencyError', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier(`e${i}`), barrier(`f${i}`)] })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConcurrencyError);
+    expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
+  });
+
+  it('an input appended at the head: no read before it, one transaction of BEGIN, the append, the executions row, COMMIT; concurrent ones all land in order', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    counting.reset();
+    const appended = await store.appendAtHead({ tenantId: 't', streamId, events: [input(1)] });
+    expect(appended.version).toBe(2);
+    expect(counting.statements).toHaveLength(4);
+    expect(counting.transactions()).toBe(1);
+    // as the API does: a ConcurrencyError (an append between the statement's snapshot and its lock) is tried again
+    const atHead = async (n: number): Promise<number> => {
+      for (;;) {
+        try {
+          return (await store.appendAtHead({ tenantId: 't', streamId, events: [input(n)] })).version;
+        } catch (error) {
+          if (!(error instanceof ConcurrencyError)) throw error;
+        }
+      }
+    };
+    const versions = await Promise.all(Array.from({ length: 20 }, (_, i) => atHead(i + 2)));
+    expect([...versions].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 3));
+    expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+    await expect(store.appendAtHead({ tenantId: 'other', streamId, events: [input(99)] })).rejects.toEqual(expect.any(StreamTenantMismatchError));
+    await expect(store.appendAtHead({ tenantId: 't', streamId: randomUUID(), events: [input(99)] })).rejects.toEqual(expect.any(StreamTenantMismatchError));
+  });
+});
