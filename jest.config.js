@@ -28,6 +28,8 @@ module.exports = {
   // seconds on 2 busy cores, past Jest's 5 s default for hooks; tests that need longer still say so. A global
   // option: Jest ignores it inside a project.
   testTimeout: 30_000,
+  // the slowest suites first, from committed timings when Jest has none (CI): the two workers end together
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   projects: [
     {
       ...common,

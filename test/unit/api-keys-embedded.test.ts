@@ -27,7 +27,7 @@ describe('API keys and scopes (embedded)', () => {
   beforeAll(async () => {
     // every line the engine logs, at debug, with player text: the strictest place a key could leak to
     const logger = createLogger({ format: 'json', level: 'debug', playerText: true, destination: { write: (line: string) => void logLines.push(line) } });
-    covel = await startEmbedded({ COVEL_ADMIN_API_KEY: adminKey, COVEL_BOOTSTRAP_API_KEY: bootstrapKey }, undefined, logger);
+    covel = await startEmbedded({ COVEL_ADMIN_API_KEY: adminKey, COVEL_BOOTSTRAP_API_KEY: bootstrapKey }, undefined, { logger });
     const a = await covel.engine.tenants.create('a');
     [keyA, tenantA] = [a.apiKey, a.tenant.id];
     keyB = (await covel.engine.tenants.create('b')).apiKey;

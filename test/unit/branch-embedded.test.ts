@@ -373,7 +373,7 @@ describe('npm run prompt:prefix -- <database> --session <branch> --against <pare
   const root = join(__dirname, '..', '..');
 
   it('compares each runtime’s first request of the branch with the parent’s first request after the branch point', async () => {
-    const covel = await startEmbedded();
+    const covel = await startEmbedded({}, undefined, { onDisk: true });
     let parent = '';
     let child = '';
     let turnIds: string[] = [];

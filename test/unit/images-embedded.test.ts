@@ -59,14 +59,15 @@ describe('images shown to the player (issue 12 part 5)', () => {
   let blind: EmbeddedEngine;
   beforeAll(async () => {
     emulator = await new ProviderEmulator({ script }).start();
-    seeing = await startEmbedded({ COVEL_PLUGINS_DIR: PLUGINS, COVEL_EMULATOR_URL: emulator.url });
+    // on disk: its media are files beside the database (read below)
+    seeing = await startEmbedded({ COVEL_PLUGINS_DIR: PLUGINS, COVEL_EMULATOR_URL: emulator.url }, undefined, { onDisk: true });
     const llm = join(seeing.dataDir, 'text-only.toml');
     writeFileSync(
       llm,
       '[slots.story]\nprotocol = "openai-chat"\nmodel = "gpt-4.1-mini"\ncontextWindow = 128000\nmaxOutputTokens = 1024\nimageInput = false\n\n' +
         '[slots.fast]\nprotocol = "openai-chat"\nmodel = "gpt-4.1-nano"\ncontextWindow = 128000\nmaxOutputTokens = 512\n',
     );
-    blind = await startEmbedded({ COVEL_PLUGINS_DIR: PLUGINS, COVEL_EMULATOR_URL: emulator.url, COVEL_LLM_CONFIG: llm });
+    blind = await startEmbedded({ COVEL_PLUGINS_DIR: PLUGINS, COVEL_EMULATOR_URL: emulator.url, COVEL_LLM_CONFIG: llm }, undefined, { onDisk: true });
   }, 120_000);
   afterAll(async () => {
     await blind?.stop();

@@ -21,11 +21,9 @@ describe('a plugin whose synchronous code blocks the event loop (embedded defaul
   };
 
   beforeAll(async () => {
-    covel = await startEmbedded(
-      { COVEL_PLUGINS_DIR: BUSY_PLUGINS, COVEL_PLUGIN_BLOCKING_WARN_MS: '300', COVEL_PLUGIN_HANDLER_TIMEOUT_MS: '1500' },
-      undefined,
+    covel = await startEmbedded({ COVEL_PLUGINS_DIR: BUSY_PLUGINS, COVEL_PLUGIN_BLOCKING_WARN_MS: '300', COVEL_PLUGIN_HANDLER_TIMEOUT_MS: '1500' }, undefined, {
       logger,
-    );
+    });
   }, 60_000);
   afterAll(() => covel?.stop());
   beforeEach(() => {

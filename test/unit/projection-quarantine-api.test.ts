@@ -23,7 +23,7 @@ describe('a quarantined event: health, admin routes, metrics, views, replay (emb
   let covel: EmbeddedEngine;
   let stopped = false;
   beforeAll(async () => {
-    covel = await startEmbedded({ COVEL_PROJECTION_QUARANTINE_AFTER: '2', COVEL_ADMIN_API_KEY: adminKey });
+    covel = await startEmbedded({ COVEL_PROJECTION_QUARANTINE_AFTER: '2', COVEL_ADMIN_API_KEY: adminKey }, undefined, { onDisk: true });
   });
   afterAll(async () => {
     if (!stopped) await covel?.stop();

@@ -9,7 +9,7 @@ const run = promisify(execFile);
 
 describe('npm run replay', () => {
   it('rebuilds turn_messages and trace_events identical to the live ones', async () => {
-    const covel = await startEmbedded();
+    const covel = await startEmbedded({}, undefined, { onDisk: true });
     const client = await covel.newTenant();
     for (let s = 0; s < 3; s++) {
       const { id } = await client.createSession();

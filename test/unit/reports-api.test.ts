@@ -8,7 +8,7 @@ const root = join(__dirname, '..', '..');
 
 describe('prefix report and turn audit: API and commands', () => {
   it('GET prefix-report and audit, then npm run prompt:prefix and npm run audit on the same data', async () => {
-    const covel = await startEmbedded();
+    const covel = await startEmbedded({}, undefined, { onDisk: true });
     let sessionId = '';
     const turnIds: string[] = [];
     try {

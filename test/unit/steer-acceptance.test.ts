@@ -79,7 +79,7 @@ function steerSuite(options: { env?: Record<string, string>; storyPadding?: stri
   };
   beforeAll(async () => {
     s.emulator = await new ProviderEmulator({ script: steerScript((input) => s.variants.get(input) ?? 'a', { storyPadding: options.storyPadding }) }).start();
-    s.covel = await startEmbedded({ ...options.env, COVEL_EMULATOR_URL: s.emulator.url });
+    s.covel = await startEmbedded({ ...options.env, COVEL_EMULATOR_URL: s.emulator.url }, undefined, { onDisk: true });
     const made = await s.covel.engine.tenants.create('steer');
     [s.apiKey, s.tenantId] = [made.apiKey, made.tenant.id];
   }, 120_000);
