@@ -19,6 +19,8 @@ export interface ShardRow {
   failedPosition: number | null;
   /** Milliseconds left of the lease (0 when none or run out). */
   leaseLeftMs: number;
+  /** Milliseconds until a failing shard's retry is due (0 when due or not failing). */
+  retryLeftMs: number;
   /**
    * Whether the log holds an event after the cursor that a reader may see now (known only for rows
    * read by `readShards`; claimed rows say true).
@@ -30,11 +32,12 @@ export interface ShardRow {
 const verdicts = sql<boolean>`coalesce(lease_until > now(), false)`.as('lease_live');
 const due = sql<boolean>`coalesce(next_retry_at <= now(), true)`.as('retry_due');
 const leaseLeft = sql<number>`greatest(0, coalesce(extract(epoch from (lease_until - now())) * 1000, 0))::float8`.as('lease_left_ms');
+const retryLeft = sql<number>`greatest(0, coalesce(extract(epoch from (next_retry_at - now())) * 1000, 0))::float8`.as('retry_left_ms');
 
-type Verdicts = { lease_live: boolean; retry_due: boolean; lease_left_ms: number | string; has_work?: boolean };
+type Verdicts = { lease_live: boolean; retry_due: boolean; lease_left_ms: number | string; retry_left_ms: number | string; has_work?: boolean };
 
 function toShardRow(r: Selectable<ProjectionShardsTable> & Verdicts): ShardRow {
-  const { lease_live, retry_due, lease_left_ms, has_work, ...raw } = r;
+  const { lease_live, retry_due, lease_left_ms, retry_left_ms, has_work, ...raw } = r;
   return {
     projection: raw.projection,
     shard: Number(raw.shard),
@@ -45,6 +48,7 @@ function toShardRow(r: Selectable<ProjectionShardsTable> & Verdicts): ShardRow {
     retryDue: Boolean(retry_due),
     failedPosition: raw.failed_position === null ? null : Number(raw.failed_position),
     leaseLeftMs: Number(lease_left_ms),
+    retryLeftMs: raw.failing_since === null ? 0 : Number(retry_left_ms),
     hasWork: has_work ?? true,
     raw,
   };
@@ -75,7 +79,7 @@ export async function readShards(db: Executor, names: readonly string[]): Promis
   const rows = await db
     .selectFrom('projection_shards')
     .selectAll()
-    .select([verdicts, due, leaseLeft, hasWork])
+    .select([verdicts, due, leaseLeft, retryLeft, hasWork])
     .where('projection', 'in', names)
     .orderBy('projection')
     .orderBy('shard')
@@ -107,7 +111,7 @@ export async function claimShards(
         : eb.or([eb('owner', 'is', null), eb('owner', '=', request.owner), eb('lease_until', '<', sql<Date>`now()`)]),
     )
     .returningAll()
-    .returning([verdicts, due, leaseLeft])
+    .returning([verdicts, due, leaseLeft, retryLeft])
     .execute();
   return rows.map(toShardRow).sort((a, b) => a.shard - b.shard || a.projection.localeCompare(b.projection));
 }
