@@ -1,5 +1,15 @@
 import { sql } from 'kysely';
-import { AsyncProjector, type AppendWakes, EventStore, migrateToLatest, openDatabase, type OpenDatabase, SessionAppends, traceEventsProjection } from '..';
+import {
+  AsyncProjector,
+  type AppendWakes,
+  EventStore,
+  migrateToLatest,
+  type NewEvent,
+  openDatabase,
+  type OpenDatabase,
+  SessionAppends,
+  traceEventsProjection,
+} from '..';
 import { QueryCounter } from '../../../test/support/query-counter';
 
 /**
@@ -26,28 +36,24 @@ describe('AsyncProjector woken by appends (PGlite)', () => {
   let calls = 0;
   async function append(session: string): Promise<void> {
     const version = await store.streamVersion(session);
-    await store.append({
-      tenantId: 'tenant',
-      streamId: session,
-      expectedVersion: version,
-      events: [
-        ...(version === 0 ? [{ type: 'session.created@1', data: { sessionId: session, worldId: null, locale: 'en' } }] : []),
-        {
-          type: 'llm.calling@1',
-          data: {
-            executionId: 'e',
-            turnId: 't',
-            attempt: 1,
-            callId: `c${++calls}`,
-            pluginId: 'p',
-            runtimeId: 'r',
-            provider: 'openai-chat',
-            model: 'm',
-            body: '{}',
-          },
+    const events: NewEvent[] = [
+      {
+        type: 'llm.calling@1',
+        data: {
+          executionId: 'e',
+          turnId: 't',
+          attempt: 1,
+          callId: `c${++calls}`,
+          pluginId: 'p',
+          runtimeId: 'r',
+          provider: 'openai-chat',
+          model: 'm',
+          body: '{}',
         },
-      ],
-    });
+      },
+    ];
+    if (version === 0) events.unshift({ type: 'session.created@1', data: { sessionId: session, worldId: null, locale: 'en' } });
+    await store.append({ tenantId: 'tenant', streamId: session, expectedVersion: version, events });
   }
   const traced = async () => Number((await sql<{ n: number }>`select count(*)::int as n from trace_events`.execute(open.db)).rows[0].n);
   const reach = (p: AsyncProjector, streamId: string) => p.waitFor({ projection: traceEventsProjection.name, streamId, timeoutMs: 20_000 });

@@ -14,7 +14,7 @@ import { workShard } from './work-shard';
 interface Pass {
   applied: number;
   moved: number;
-  /** Nothing given back, taken from another owner or wanted but not free: the shares have settled. */
+  /** Nothing given back, taken from another owner or wanted but not free, no held event waiting: nothing to look at again soon. */
   settled: boolean;
   /** The soonest retry of a held shard backing off (null: none). */
   retryInMs: number | null;
@@ -219,7 +219,12 @@ export class AsyncProjector {
     }
     this.retriedAtStart = true;
     // a partition given back, taken from another owner, or wanted but not free: the shares settle pass by pass
-    const settled = plan.release.length === 0 && plan.steal === null && new Set(held.map((r) => r.shard)).size >= plan.claim.length;
+    // or an event committed behind a transaction still running (no notification follows that one's end)
+    const settled =
+      plan.release.length === 0 &&
+      plan.steal === null &&
+      new Set(held.map((r) => r.shard)).size >= plan.claim.length &&
+      !rows.some((r) => r.hasHeldWork && plan.claim.includes(r.shard));
     const backingOff = held.filter((r) => r.failing && !r.retryDue).map((r) => r.retryLeftMs);
     return { applied, moved, settled, retryInMs: backingOff.length > 0 ? Math.min(...backingOff) : null };
   }
