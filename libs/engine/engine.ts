@@ -250,7 +250,8 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       worlds,
       plugins: ({ world, requested }) => resolveSessionPlugins({ catalog: generations.current, world, ...(requested ? { requested } : {}) }),
     });
-    const projector = createAsyncProjector(database.db, { owner: workerId, logger, quarantineAfter: config.projector.quarantineAfter });
+    // woken by the appends it has to project (the events table's NOTIFY, on this process's one LISTEN connection), not by polling
+    const projector = createAsyncProjector(database.db, { owner: workerId, logger, quarantineAfter: config.projector.quarantineAfter, appends });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
     metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
 

@@ -52,6 +52,7 @@ export { ReplayInterruptedError } from './projections/async/replay';
 export { DEFAULT_QUARANTINE_AFTER, QUARANTINE_ID_PATTERN, QuarantineRecords } from './projections/async/quarantine';
 export type { QuarantinedEvent, QuarantineFilter } from './projections/async/quarantine';
 export type {
+  AppendWakes,
   AsyncProjectorOptions,
   AsyncProjectionStatus,
   ProjectorLogger,

@@ -28,6 +28,8 @@ const MAX_RECONNECT_DELAY_MS = 10_000;
  */
 export class SessionAppends {
   private readonly subscribers = new Map<string, Set<() => void>>();
+  /** Subscribers of every stream (the async projector: any append is work for it). */
+  private readonly everyStream = new Set<() => void>();
   private state: ListenState = 'idle';
   private listening: Listening | null = null;
   private connecting: Promise<void> | null = null;
@@ -48,7 +50,7 @@ export class SessionAppends {
 
   /** Subscriptions held (every stream's), for metrics and leak checks. */
   get size(): number {
-    let n = 0;
+    let n = this.everyStream.size;
     for (const set of this.subscribers.values()) n += set.size;
     return n;
   }
@@ -65,10 +67,25 @@ export class SessionAppends {
     if (!set) this.subscribers.set(streamId, (set = new Set()));
     const subscriber = () => onAppend();
     set.add(subscriber);
-    const unsubscribe = () => {
+    return this.listened(() => {
       set.delete(subscriber);
       if (set.size === 0 && this.subscribers.get(streamId) === set) this.subscribers.delete(streamId);
-      if (this.subscribers.size === 0 && this.fallbackTimer) {
+    });
+  }
+
+  /** Like `subscribe`, for the appends to every stream (one call per notification: a burst of appends is a burst of calls, the caller coalesces). */
+  async subscribeAll(onAppend: () => void): Promise<() => void> {
+    if (this.state === 'closed') return () => undefined;
+    const subscriber = () => onAppend();
+    this.everyStream.add(subscriber);
+    return this.listened(() => this.everyStream.delete(subscriber));
+  }
+
+  /** Listens (when the connection can be made) for a subscription just registered; resolves to its end. */
+  private async listened(remove: () => void): Promise<() => void> {
+    const unsubscribe = () => {
+      remove();
+      if (this.size === 0 && this.fallbackTimer) {
         clearTimeout(this.fallbackTimer);
         this.fallbackTimer = null;
       }
@@ -90,15 +107,16 @@ export class SessionAppends {
     const listening = this.listening;
     this.listening = null;
     this.subscribers.clear();
+    this.everyStream.clear();
     await listening?.close().catch(() => undefined);
   }
 
   private notify(streamId: string): void {
-    for (const subscriber of [...(this.subscribers.get(streamId) ?? [])]) subscriber();
+    for (const subscriber of [...(this.subscribers.get(streamId) ?? []), ...this.everyStream]) subscriber();
   }
 
   private wakeAll(): void {
-    for (const set of [...this.subscribers.values()]) for (const subscriber of [...set]) subscriber();
+    for (const set of [...this.subscribers.values(), this.everyStream]) for (const subscriber of [...set]) subscriber();
   }
 
   /** A method, not a comparison: the state changes across awaits. */
@@ -155,7 +173,7 @@ export class SessionAppends {
 
   /** The fallback: while not listening, every subscriber is woken every `fallbackIntervalMs`. */
   private scheduleFallback(): void {
-    if (this.fallbackTimer || this.state !== 'down' || this.subscribers.size === 0) return;
+    if (this.fallbackTimer || this.state !== 'down' || this.size === 0) return;
     this.fallbackTimer = setTimeout(() => {
       this.fallbackTimer = null;
       if (this.state !== 'down') return;

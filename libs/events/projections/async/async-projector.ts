@@ -6,9 +6,19 @@ import { DEFAULT_QUARANTINE_AFTER, QuarantineRecords } from './quarantine';
 import { replayProjection } from './replay';
 import { claimShards, ensureShards, readShards, releaseShards, type ShardRow } from './shard-rows';
 import { readStatus } from './status';
-import type { AsyncProjectionStatus, AsyncProjectorOptions, ReplayOptions, ReplayResult, WaitForRequest, WaitResult } from './types';
+import type { AppendWakes, AsyncProjectionStatus, AsyncProjectorOptions, ReplayOptions, ReplayResult, WaitForRequest, WaitResult } from './types';
 import { waitForPosition } from './wait-for';
 import { workShard } from './work-shard';
+
+/** What a pass did, for the loop's pause after it. */
+interface Pass {
+  applied: number;
+  moved: number;
+  /** Nothing given back, taken from another owner or wanted but not free, no held event waiting: nothing to look at again soon. */
+  settled: boolean;
+  /** The soonest retry of a held shard backing off (null: none). */
+  retryInMs: number | null;
+}
 
 /** An unknown projection name given to waitFor or replay (a programming or usage error). */
 export class UnknownProjectionError extends Error {
@@ -33,6 +43,8 @@ export class AsyncProjector {
   private readonly projections: readonly Projection[];
   private readonly apply: ApplyContext;
   private readonly idleDelayMs: number;
+  private readonly appends: AppendWakes | null;
+  private readonly safetyNetMs: number;
   private readonly batchSize: number;
   private readonly batchesPerShard: number;
   /** The events the projections skipped: every tenant's for the operator, one session's for its views. */
@@ -45,6 +57,10 @@ export class AsyncProjector {
   private loop: Promise<void> | null = null;
   private stopping = false;
   private wake: (() => void) | null = null;
+  /** An append was notified since the current pass started (its events may be missed by it). */
+  private notified = false;
+  /** The loop sleeps waiting for work (a notification ends the sleep; during the gathering pause it does not). */
+  private awaitingWork = false;
   private loopFailing = false;
   /** Whether a pass of this instance has taken shards (stop() gives them back). */
   private claimed = false;
@@ -62,6 +78,8 @@ export class AsyncProjector {
       logger: options.logger ?? console,
     };
     this.idleDelayMs = options.idleDelayMs ?? 500;
+    this.appends = options.appends ?? null;
+    this.safetyNetMs = Math.max(1, Math.min(options.safetyNetMs ?? 5_000, this.apply.leaseMs / 4));
     this.batchSize = options.batchSize ?? 500;
     this.batchesPerShard = options.batchesPerShard ?? 10;
     this.quarantine = new QuarantineRecords(options.db);
@@ -75,7 +93,11 @@ export class AsyncProjector {
     return this.apply.owner;
   }
 
-  /** Runs passes in the background until stop() (which also gives back what runOnce/drain took): at once while there is a backlog, every `idleDelayMs` otherwise. */
+  /**
+   * Runs passes in the background until stop() (which also gives back what runOnce/drain took): at
+   * once while there is a backlog; otherwise, with `appends`, `idleDelayMs` after a notification
+   * (one pass per burst) or after `safetyNetMs` without one, and without `appends` every `idleDelayMs`.
+   */
   start(): void {
     if (this.loop) return;
     this.stopping = false;
@@ -158,7 +180,7 @@ export class AsyncProjector {
     this.ensured = true;
   }
 
-  private async pass(options: { retryNow?: boolean }): Promise<{ applied: number; moved: number }> {
+  private async pass(options: { retryNow?: boolean }): Promise<Pass> {
     await this.ensureShards();
     const retryAll = options.retryNow === true || !this.retriedAtStart;
     const { db, owner, leaseMs } = this.apply;
@@ -196,28 +218,70 @@ export class AsyncProjector {
       moved += done.moved;
     }
     this.retriedAtStart = true;
-    return { applied, moved };
+    // a partition given back, taken from another owner, or wanted but not free: the shares settle pass by pass
+    // or an event committed behind a transaction still running (no notification follows that one's end)
+    const settled =
+      plan.release.length === 0 &&
+      plan.steal === null &&
+      new Set(held.map((r) => r.shard)).size >= plan.claim.length &&
+      !rows.some((r) => r.hasHeldWork && plan.claim.includes(r.shard));
+    const backingOff = held.filter((r) => r.failing && !r.retryDue).map((r) => r.retryLeftMs);
+    return { applied, moved, settled, retryInMs: backingOff.length > 0 ? Math.min(...backingOff) : null };
   }
 
   private async run(): Promise<void> {
-    while (!this.stopping) {
-      let pass = { applied: 0, moved: 0 };
-      try {
-        pass = await this.serial(() => this.pass({}));
-        if (this.loopFailing) this.apply.logger.log(`projector ${this.apply.owner}: working again`);
-        this.loopFailing = false;
-      } catch (error) {
-        // one line when passes start failing (an outage), not one per pass
-        if (!this.loopFailing) this.apply.logger.warn(`projector ${this.apply.owner}: a pass failed (retrying quietly until one succeeds): ${String(error)}`);
-        this.loopFailing = true;
+    const unsubscribe = await this.subscribe();
+    try {
+      while (!this.stopping) {
+        this.notified = false;
+        let pass: Pass = { applied: 0, moved: 0, settled: true, retryInMs: null };
+        try {
+          pass = await this.serial(() => this.pass({}));
+          if (this.loopFailing) this.apply.logger.log(`projector ${this.apply.owner}: working again`);
+          this.loopFailing = false;
+        } catch (error) {
+          // one line when passes start failing (an outage), not one per pass
+          if (!this.loopFailing) this.apply.logger.warn(`projector ${this.apply.owner}: a pass failed (retrying quietly until one succeeds): ${String(error)}`);
+          this.loopFailing = true;
+        }
+        // at once again only while there is a backlog (a full batch's worth applied): under a steady
+        // trickle, waiting lets events gather so each shard's transaction carries many of them
+        const backlog = pass.moved > 0 && pass.applied >= this.batchSize;
+        if (!backlog && !this.stopping) await this.idle(pass);
       }
-      // at once again only while there is a backlog (a full batch's worth applied): under a steady
-      // trickle, waiting lets events gather so each shard's transaction carries many of them
-      const backlog = pass.moved > 0 && pass.applied >= this.batchSize;
-      if (!backlog && !this.stopping) await this.sleep(this.loopFailing ? Math.max(this.idleDelayMs, 1_000) : this.idleDelayMs);
+    } finally {
+      unsubscribe();
     }
   }
 
+  /** Registers the wake on appends before the first pass: an append committed later is heard, an earlier one is in that pass. */
+  private async subscribe(): Promise<() => void> {
+    if (!this.appends) return () => undefined;
+    try {
+      return await this.appends.subscribeAll(() => {
+        this.notified = true;
+        if (this.awaitingWork) this.wake?.();
+      });
+    } catch (error) {
+      this.apply.logger.warn(`projector ${this.apply.owner}: cannot hear appends (it polls every ${this.idleDelayMs} ms): ${String(error)}`);
+      return () => undefined;
+    }
+  }
+
+  /** The pause after a pass without a backlog (see start()). */
+  private async idle(pass: Pass): Promise<void> {
+    if (this.loopFailing) return this.sleep(Math.max(this.idleDelayMs, 1_000));
+    if (!this.appends || !pass.settled) return this.sleep(this.idleDelayMs);
+    if (!this.notified) {
+      // a shard backing off is retried when due; a notification ends the wait at once
+      const wait = pass.retryInMs === null ? this.safetyNetMs : Math.min(this.safetyNetMs, Math.max(this.idleDelayMs, pass.retryInMs));
+      this.awaitingWork = true;
+      await this.sleep(wait);
+      this.awaitingWork = false;
+    }
+    // the rest of the burst gathers for the same pass
+    if (this.notified && !this.stopping) await this.sleep(this.idleDelayMs);
+  }
   private sleep(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);

@@ -19,22 +19,38 @@ export interface ShardRow {
   failedPosition: number | null;
   /** Milliseconds left of the lease (0 when none or run out). */
   leaseLeftMs: number;
+  /** Milliseconds until a failing shard's retry is due (0 when due or not failing). */
+  retryLeftMs: number;
   /**
    * Whether the log holds an event after the cursor that a reader may see now (known only for rows
    * read by `readShards`; claimed rows say true).
    */
   hasWork: boolean;
+  /**
+   * Whether the partition holds a committed event after the cursor that may not be applied yet: an
+   * older transaction still runs (it may append before it). No notification follows its end, so the
+   * projector looks again soon (known only for rows read by `readShards`).
+   */
+  hasHeldWork: boolean;
   raw: Selectable<ProjectionShardsTable>;
 }
 
 const verdicts = sql<boolean>`coalesce(lease_until > now(), false)`.as('lease_live');
 const due = sql<boolean>`coalesce(next_retry_at <= now(), true)`.as('retry_due');
 const leaseLeft = sql<number>`greatest(0, coalesce(extract(epoch from (lease_until - now())) * 1000, 0))::float8`.as('lease_left_ms');
+const retryLeft = sql<number>`greatest(0, coalesce(extract(epoch from (next_retry_at - now())) * 1000, 0))::float8`.as('retry_left_ms');
 
-type Verdicts = { lease_live: boolean; retry_due: boolean; lease_left_ms: number | string; has_work?: boolean };
+type Verdicts = {
+  lease_live: boolean;
+  retry_due: boolean;
+  lease_left_ms: number | string;
+  retry_left_ms: number | string;
+  has_work?: boolean;
+  has_held_work?: boolean;
+};
 
 function toShardRow(r: Selectable<ProjectionShardsTable> & Verdicts): ShardRow {
-  const { lease_live, retry_due, lease_left_ms, has_work, ...raw } = r;
+  const { lease_live, retry_due, lease_left_ms, retry_left_ms, has_work, has_held_work, ...raw } = r;
   return {
     projection: raw.projection,
     shard: Number(raw.shard),
@@ -45,7 +61,9 @@ function toShardRow(r: Selectable<ProjectionShardsTable> & Verdicts): ShardRow {
     retryDue: Boolean(retry_due),
     failedPosition: raw.failed_position === null ? null : Number(raw.failed_position),
     leaseLeftMs: Number(lease_left_ms),
+    retryLeftMs: raw.failing_since === null ? 0 : Number(retry_left_ms),
     hasWork: has_work ?? true,
+    hasHeldWork: has_held_work ?? false,
     raw,
   };
 }
@@ -63,19 +81,22 @@ export async function ensureShards(db: Executor, names: readonly string[]): Prom
 
 /**
  * The rows of these projections, each with whether its partition holds an event after its cursor
- * that a reader may see now (one index probe per row: an idle pass costs this one query).
+ * that a reader may see now, and whether it holds one that may not be applied yet (two index probes
+ * per row: an idle pass costs this one query).
  */
 export async function readShards(db: Executor, names: readonly string[]): Promise<ShardRow[]> {
   if (names.length === 0) return [];
-  const hasWork = sql<boolean>`exists (
+  const after = (visible: 'visible' | 'held') => sql<boolean>`exists (
     select 1 from events e
     where e.log_partition = projection_shards.shard
       and (e.transaction_id, e.global_position) > (projection_shards.transaction_id, projection_shards.global_position)
-      and e.transaction_id < pg_snapshot_xmin(pg_current_snapshot()))`.as('has_work');
+      and ${visible === 'visible' ? sql`e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())` : sql`e.transaction_id >= pg_snapshot_xmin(pg_current_snapshot())`})`;
+  const hasWork = after('visible').as('has_work');
+  const hasHeldWork = after('held').as('has_held_work');
   const rows = await db
     .selectFrom('projection_shards')
     .selectAll()
-    .select([verdicts, due, leaseLeft, hasWork])
+    .select([verdicts, due, leaseLeft, retryLeft, hasWork, hasHeldWork])
     .where('projection', 'in', names)
     .orderBy('projection')
     .orderBy('shard')
@@ -107,7 +128,7 @@ export async function claimShards(
         : eb.or([eb('owner', 'is', null), eb('owner', '=', request.owner), eb('lease_until', '<', sql<Date>`now()`)]),
     )
     .returningAll()
-    .returning([verdicts, due, leaseLeft])
+    .returning([verdicts, due, leaseLeft, retryLeft])
     .execute();
   return rows.map(toShardRow).sort((a, b) => a.shard - b.shard || a.projection.localeCompare(b.projection));
 }

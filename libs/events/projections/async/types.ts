@@ -9,6 +9,11 @@ export interface ProjectorLogger {
   warn(message: string): void;
 }
 
+/** A source of "events were appended" wakes: resolves (once listening) to the subscription's end. */
+export interface AppendWakes {
+  subscribeAll(onAppend: () => void): Promise<() => void>;
+}
+
 export interface AsyncProjectorOptions {
   db: Kysely<Database>;
   /** The async projections this projector runs (each has a row per log partition in `projection_shards`). */
@@ -19,8 +24,25 @@ export interface AsyncProjectorOptions {
   logger?: ProjectorLogger;
   /** How long a shard stays with its owner without a renewal. Default 20 s. */
   leaseMs?: number;
-  /** Pause of the background loop after a pass without a backlog: events gather meanwhile, so each shard transaction carries many (fewer round trips per event). Default 500 ms. */
+  /**
+   * Tells the background loop that events were appended (`SessionAppends.subscribeAll`: the events
+   * table's NOTIFY). With it the loop sleeps until an append (or `safetyNetMs`); without it, it
+   * polls every `idleDelayMs`.
+   */
+  appends?: AppendWakes;
+  /**
+   * Pause of the background loop before a pass without a backlog: events gather meanwhile, so each
+   * shard transaction carries many (fewer round trips per event). With `appends`, the pause between
+   * a notification and its pass (the appends of a burst share one pass); without, the poll interval.
+   * Default 500 ms.
+   */
   idleDelayMs?: number;
+  /**
+   * With `appends`: the longest sleep without a notification (leases renewed, dead owners' shards
+   * taken, a missed notification caught up). At most a quarter of `leaseMs`, so a lease is renewed
+   * (at half its length) well before it runs out. Default 5 s.
+   */
+  safetyNetMs?: number;
   /** Events read per batch. Default 500. */
   batchSize?: number;
   /** First retry delay of a failing shard; doubles with each failed retry. Default 1 s. */
