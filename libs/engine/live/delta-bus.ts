@@ -4,10 +4,10 @@ import { DeltaCoalescer } from './coalescer';
  * Story text as it streams from a model, between the worker that calls the model and the API
  * processes that serve `GET /v1/sessions/:id/events`.
  *
- * Why not the log: deltas are transient and high-rate (a few a second per call, coalesced from the token chunks). The append-only log
- * keeps what a turn did (the call's request in `llm.calling@1`, its whole reply in
- * `llm.responded@1`, the committed messages); writing every chunk there would multiply the log and
- * the replay/audit work for text the reply records whole anyway. So deltas go through a bus:
+ * Why not the log: deltas are transient and frequent (up to 20 a second per call, coalesced from
+ * the model's chunks). The append-only log keeps what a turn did (the call's request in
+ * `llm.calling@1`, its whole reply in `llm.responded@1`, the committed messages); writing every
+ * delta there would multiply the log and the replay/audit work for text the reply records whole. So deltas go through a bus:
  * in-process in the embedded default, Redis pub/sub when the worker and the API are separate
  * processes. Each call's deltas are also kept for a while (`recent`) so a stream that resumes in
  * the middle of a call gets the ones it missed; once the call has ended its text is in the log.
