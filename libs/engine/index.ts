@@ -76,8 +76,8 @@ export type {
 } from './queue';
 export { InProcessProviderHealth, RedisProviderHealth, SLOW_WINDOW_MS } from './provider-health';
 export type { ProviderHealth, ProviderSlotHealth, DeadlineMiss } from './provider-health';
-export { InProcessDeltaBus, RedisDeltaBus, FINISHED_CALL_GRACE_MS, CALL_DELTAS_TTL_MS } from './live';
-export type { DeltaBus, StoryDelta, RedisDeltaBusOptions } from './live';
+export { InProcessDeltaBus, RedisDeltaBus, FINISHED_CALL_GRACE_MS, CALL_DELTAS_TTL_MS, DELTA_MAX_CHARS, DELTA_WINDOW_MS, LISTENED_TTL_MS } from './live';
+export type { CallDeltas, DeltaBus, StoryDelta, RedisDeltaBusOptions } from './live';
 export { Sweeper } from './turn/sweeper';
 export { EngineMetrics, installIoCounters, ioCounts, serveMetrics, turnTimeline, unionLength } from './metrics';
 export type { IoCountsSnapshot, MetricsServer, MetricsSources, QueueDepthSample, TurnTimeline, TimelineEvent } from './metrics';

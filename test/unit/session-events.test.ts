@@ -50,7 +50,8 @@ describe('session event stream (SSE)', () => {
     hold.release();
     const committed = await stream.until((e) => e.type === 'committed' && e.data.executionId === executionId);
     const deltas = stream.events.filter((e) => e.type === 'delta' && e.data.executionId === executionId);
-    expect(deltas.length).toBeGreaterThan(3);
+    // coalesced (one per 50 ms): at least the one sent while the model was paused, and the rest after it
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
     expect(deltas.map((d) => d.data.seq)).toEqual(deltas.map((_, i) => i + 1));
     expect(
       deltas

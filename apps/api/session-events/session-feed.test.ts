@@ -99,6 +99,15 @@ describe('SessionFeed', () => {
     await h.stop();
   });
 
+  it('resumed from a delta id of a call that has ended since: the rest of its kept deltas, then its end, each once', async () => {
+    const h = harness('3-1');
+    for (const seq of [1, 2, 3]) h.bus.publish(delta(seq));
+    h.log.push(...LOG); // the call ended before the resumed stream read the log
+    await h.settle(2);
+    expect(idsOf(h.sent)).toEqual(['3-2', '3-3', '4', '5']);
+    await h.stop();
+  });
+
   it('resumed from a log id: only what comes after it; an ended call sends no deltas', async () => {
     const h = harness('2');
     h.log.push(...LOG);

@@ -66,10 +66,11 @@ const ENDED_CALLS_KEPT = 100;
  *  - `P` (a log event): every shown log event after P, once; the deltas of a call that starts
  *    after P and still streams, from its first (those already published are read from the bus's
  *    keep of the call);
- *  - `P-n` (a delta): the call at P continues after its n-th delta (if it still streams), then
+ *  - `P-n` (a delta): the call at P continues after its n-th delta (the ones the bus still keeps,
+ *    even when the call has ended meanwhile: the client was in the middle of its text), then
  *    every shown log event after P, once.
- * A call that has ended by the time the stream reaches it sends no deltas: its text is in its
- * `call-ended`/`committed` events. Deltas are live data: they are never read from the log.
+ * Any other call that has ended by the time the stream reaches it sends no deltas: its text is in
+ * its `call-ended`/`committed` events. Deltas are live data: they are never read from the log.
  *
  * Without a resume point the feed starts after `startAfter` (the API passes the session's latest
  * committed turn, or the whole session on `?from=0`). Once caught up it reads nothing until woken:
@@ -196,7 +197,10 @@ export class SessionFeed {
       const { executionId, turnId, callId, pluginId, runtimeId } = event.data;
       const call: OpenCall = { position: event.globalPosition, executionId, turnId, callId, pluginId, runtimeId, lastSeq: resumed?.seq ?? 0 };
       if (this.queue.some((later) => ends(call, later))) {
-        this.markEnded(callId); // ended already: no deltas to stream
+        // ended already: its text is in the log; but a client resumed in the middle of it gets the
+        // rest of its text first (kept a while after the end for this), so its text is never cut short
+        if (resumed) this.sendAll(call, await this.options.deltas.recent(call.callId));
+        this.markEnded(callId);
         continue;
       }
       await this.catchUp(call);
@@ -210,11 +214,16 @@ export class SessionFeed {
    */
   private async catchUp(call: OpenCall): Promise<void> {
     const kept = await this.options.deltas.recent(call.callId);
-    const bySeq = new Map<number, StoryDelta>();
-    for (const delta of [...kept, ...(this.early.get(call.callId) ?? [])]) bySeq.set(delta.seq, delta);
+    this.sendAll(call, [...kept, ...(this.early.get(call.callId) ?? [])]);
     this.dropEarly(call.callId);
-    for (const seq of [...bySeq.keys()].sort((a, b) => a - b)) this.sendDelta(call, bySeq.get(seq)!);
     this.open = call;
+  }
+
+  /** Sends deltas of a call in order, each once (by seq; the ones the client has are skipped). */
+  private sendAll(call: OpenCall, deltas: readonly StoryDelta[]): void {
+    const bySeq = new Map<number, StoryDelta>();
+    for (const delta of deltas) bySeq.set(delta.seq, delta);
+    for (const seq of [...bySeq.keys()].sort((a, b) => a - b)) this.sendDelta(call, bySeq.get(seq)!);
   }
 
   private onDelta(delta: StoryDelta): void {

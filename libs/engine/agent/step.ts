@@ -97,9 +97,8 @@ export async function runModelStep(
   ]);
   addToLogScope({ callId }); // recorded: the job's later lines (its failure too) name the call
   // the story text as it streams, for the session's event stream (transient: the reply is recorded whole)
-  const live = deps.deltas;
-  let seq = 0;
-  const onText = live ? (text: string) => live.publish({ sessionId: job.sessionId, callId, seq: ++seq, text }) : undefined;
+  const live = deps.deltas?.open({ sessionId: job.sessionId, callId });
+  const onText = live ? (text: string) => live.write(text) : undefined;
   // a streamed step the provider refuses (or whose stream breaks before any text) goes once more without streaming, recorded first
   const sent = await sendWithFallback({
     adapter: timedAdapter(deps.metrics, adapter, slot.model),
@@ -113,7 +112,7 @@ export async function runModelStep(
       addToLogScope({ callId: fallback.callId });
       await run.append(() => [...unchanged(), calling(fallback.callId, fallback.body, 'non-streaming')]);
     },
-  }).finally(() => live?.finish(callId));
+  }).finally(() => live?.end()); // its last delta goes before the reply is recorded
   const response = sent.response;
   const reply = recordReply(response);
   return {

@@ -1,11 +1,13 @@
+import { DeltaCoalescer } from './coalescer';
+
 /**
  * Story text as it streams from a model, between the worker that calls the model and the API
  * processes that serve `GET /v1/sessions/:id/events`.
  *
- * Why not the log: deltas are transient and high-rate (one per token chunk). The append-only log
- * keeps what a turn did (the call's request in `llm.calling@1`, its whole reply in
- * `llm.responded@1`, the committed messages); writing every chunk there would multiply the log and
- * the replay/audit work for text the reply records whole anyway. So deltas go through a bus:
+ * Why not the log: deltas are transient and frequent (up to 20 a second per call, coalesced from
+ * the model's chunks). The append-only log keeps what a turn did (the call's request in
+ * `llm.calling@1`, its whole reply in `llm.responded@1`, the committed messages); writing every
+ * delta there would multiply the log and the replay/audit work for text the reply records whole. So deltas go through a bus:
  * in-process in the embedded default, Redis pub/sub when the worker and the API are separate
  * processes. Each call's deltas are also kept for a while (`recent`) so a stream that resumes in
  * the middle of a call gets the ones it missed; once the call has ended its text is in the log.
@@ -19,12 +21,27 @@ export interface StoryDelta {
   text: string;
 }
 
-export interface DeltaBus {
+/** The text stream of one model call, as the worker writes it. */
+export interface CallDeltas {
   /** Fire and forget: the model's stream never waits for its readers (a failure is logged). */
-  publish(delta: StoryDelta): void;
-  /** The call has ended (its reply is about to be recorded): its kept deltas may go. */
-  finish(callId: string): void;
-  /** The deltas of a session as they are published, from now on; resolves to its unsubscribe. */
+  write(text: string): void;
+  /**
+   * The call has ended (its reply is about to be recorded): what was written and not published yet
+   * goes now, so the last delta precedes the reply; then its kept deltas may go. Never rejects.
+   */
+  end(): Promise<void>;
+}
+
+export interface DeltaBus {
+  /**
+   * A model call's stream: its text, coalesced (`DeltaCoalescer`: at most one delta per 50 ms or
+   * 400 characters), published as deltas numbered 1, 2, 3… while someone listens to the session.
+   */
+  open(call: { sessionId: string; callId: string }): CallDeltas;
+  /**
+   * The deltas of a session as they are published, from now on; resolves (to its unsubscribe) once
+   * they are heard, and the session counts as listened to (its calls publish) while it is held.
+   */
   subscribe(sessionId: string, onDelta: (delta: StoryDelta) => void): Promise<() => Promise<void>>;
   /** The deltas of a call still kept, in order (none once it has ended and its grace has passed). */
   recent(callId: string): Promise<StoryDelta[]>;
@@ -41,6 +58,22 @@ export class InProcessDeltaBus implements DeltaBus {
   private readonly listeners = new Map<string, Set<(delta: StoryDelta) => void>>();
   private readonly kept = new Map<string, { deltas: StoryDelta[]; timer: NodeJS.Timeout }>();
 
+  /** Keeps every call's deltas whether or not anyone listens: in memory they cost no round trip (and `keepPartial` has them). */
+  open(call: { sessionId: string; callId: string }): CallDeltas {
+    let seq = 0;
+    const coalescer = new DeltaCoalescer({ emit: (text) => this.publish({ ...call, seq: ++seq, text }) });
+    return {
+      write: (text) => coalescer.write(text),
+      end: () => {
+        const rest = coalescer.end();
+        if (rest !== '') this.publish({ ...call, seq: ++seq, text: rest });
+        this.finish(call.callId);
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** One delta, as is (the calls' streams publish through this; tests may too). */
   publish(delta: StoryDelta): void {
     let entry = this.kept.get(delta.callId);
     if (!entry) {
@@ -51,7 +84,7 @@ export class InProcessDeltaBus implements DeltaBus {
     for (const listener of this.listeners.get(delta.sessionId) ?? []) listener(delta);
   }
 
-  finish(callId: string): void {
+  private finish(callId: string): void {
     const entry = this.kept.get(callId);
     if (!entry) return;
     clearTimeout(entry.timer);

@@ -1,7 +1,8 @@
 import IORedis from 'ioredis';
 import { z } from 'zod';
 import type { Logger } from '../logging/logger';
-import { CALL_DELTAS_TTL_MS, type DeltaBus, FINISHED_CALL_GRACE_MS, type StoryDelta } from './delta-bus';
+import { CALL_DELTAS_TTL_MS, type CallDeltas, type DeltaBus, FINISHED_CALL_GRACE_MS, type StoryDelta } from './delta-bus';
+import { DeltaCoalescer } from './coalescer';
 
 const StoryDeltaMessage = z.object({ sessionId: z.string(), callId: z.string(), seq: z.number().int().positive(), text: z.string() });
 
@@ -12,52 +13,134 @@ export interface RedisDeltaBusOptions {
   logger: Pick<Logger, 'warn' | 'log'>;
 }
 
+/** How long a session counts as listened to after its last stream left (the streams' API processes refresh it a third of this). */
+export const LISTENED_TTL_MS = 60_000;
+/** How long a call's end waits at most for its last delta to reach Redis (deltas are best effort; the reply is not held up). */
+const LAST_DELTA_WAIT_MS = 2_000;
+/** Marks refreshed per command (a script's keys: one Redis command each, kept short). */
+const MARKS_PER_COMMAND = 500;
+
+/** One delta pushed on its call's list (KEYS[1]) and published on its session's channel, then the list's TTL set: one command. An empty delta only sets the TTL (a call's end). */
+const PUSH_SCRIPT = `if ARGV[1] ~= '' then
+  redis.call('RPUSH', KEYS[1], ARGV[1])
+  redis.call('PUBLISH', ARGV[3], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 0`;
+
+/** Sessions marked listened (KEYS, their ids in ARGV[3..]) for ARGV[1] ms; a mark that is new is announced on ARGV[2]. */
+const LISTENED_SCRIPT = `for i, key in ipairs(KEYS) do
+  if redis.call('SET', key, '1', 'PX', ARGV[1], 'NX') then
+    redis.call('PUBLISH', ARGV[2], ARGV[2 + i])
+  else
+    redis.call('PEXPIRE', key, ARGV[1])
+  end
+end
+return 0`;
+
+interface ScriptedRedis extends IORedis {
+  covelDeltaPush(key: string, json: string, ttlMs: number, channel: string): Promise<number>;
+  covelDeltasListened(keyCount: number, ...args: (string | number)[]): Promise<number>;
+}
+
+function scripted(redis: IORedis): ScriptedRedis {
+  redis.defineCommand('covelDeltaPush', { numberOfKeys: 1, lua: PUSH_SCRIPT });
+  redis.defineCommand('covelDeltasListened', { lua: LISTENED_SCRIPT });
+  return redis as ScriptedRedis;
+}
+
+/** A session's stream subscription in this process: its listeners, and the subscription under way. */
+interface Channel {
+  listeners: Set<(delta: StoryDelta) => void>;
+  ready: Promise<void>;
+}
+
 /**
- * The bus when worker and API are separate processes: each delta is PUBLISHed on its session's
- * channel (every API process that streams that session hears it) and pushed onto its call's list
- * (read by `recent` when a stream resumes mid-call), which expires a minute after the call ends
- * (30 minutes at most). Pub/sub rather than a Redis stream per reader: an API process holds one
- * subscriber connection for all its clients, and the publisher never waits for readers.
- * Connections are opened on first use: a worker only publishes, an API process only reads.
+ * The bus when worker and API are separate processes. Deltas are published only while someone
+ * listens to their session, coalesced (`DeltaCoalescer`: at most one per 50 ms or 400 characters),
+ * each one Redis command (a script): pushed onto its call's list (read by `recent` when a stream
+ * resumes mid-call; it expires a minute after the call ends, 30 minutes at most) and PUBLISHed on
+ * its session's channel (every API process that streams that session hears it). Pub/sub rather
+ * than a Redis stream per reader: an API process holds one subscriber connection for all its
+ * clients, and the publisher never waits for readers.
+ *
+ * Who listens: an API process that streams a session marks it (`<prefix>:deltas:listened:<session>`,
+ * TTL `LISTENED_TTL_MS`, refreshed while it streams; a new mark is announced on
+ * `<prefix>:delta-listeners`). A worker reads the mark once per model call (one command), after
+ * subscribing to the announcements (once per process): a listener that comes later is heard, and the
+ * call then publishes what it has written so far as one delta (the catch-up), and coalesces from
+ * there. Nobody listening: a call costs that one read and nothing else (its text is in the log at
+ * its end). Connections are opened on first use.
  */
 export class RedisDeltaBus implements DeltaBus {
-  private publisher: IORedis | null = null;
+  private publisher: ScriptedRedis | null = null;
   private subscriber: IORedis | null = null;
-  private readonly listeners = new Map<string, Set<(delta: StoryDelta) => void>>();
+  private readonly channels = new Map<string, Channel>();
+  /** Calls of this process not publishing yet (nobody listened when they began), by session. */
+  private readonly unheard = new Map<string, Set<DeltaCoalescer>>();
+  private announcements: Promise<void> | null = null;
+  /** Sessions this process streams, and the timer that refreshes their marks. */
+  private readonly listened = new Set<string>();
+  private refresher: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: RedisDeltaBusOptions) {}
 
-  publish(delta: StoryDelta): void {
-    const json = JSON.stringify(delta);
-    const key = this.callKey(delta.callId);
-    this.pub()
-      .multi()
-      .rpush(key, json)
-      .pexpire(key, CALL_DELTAS_TTL_MS)
-      .publish(this.channel(delta.sessionId), json)
-      .exec()
-      .catch((error: unknown) => this.publisherFailed(error));
-  }
-
-  finish(callId: string): void {
-    this.pub()
-      .pexpire(this.callKey(callId), FINISHED_CALL_GRACE_MS)
-      .catch((error: unknown) => this.options.logger.warn(`story deltas of call ${callId} kept longer: ${String(error)}`));
+  open(call: { sessionId: string; callId: string }): CallDeltas {
+    const key = this.callKey(call.callId);
+    const channel = this.channel(call.sessionId);
+    let seq = 0;
+    const push = (text: string, ttlMs: number) =>
+      this.pub()
+        .covelDeltaPush(key, text === '' ? '' : JSON.stringify({ ...call, seq: ++seq, text }), ttlMs, channel)
+        .catch((error: unknown) => this.publisherFailed(error));
+    const coalescer = new DeltaCoalescer({ started: false, emit: (text) => void push(text, CALL_DELTAS_TTL_MS) });
+    this.addUnheard(call.sessionId, coalescer);
+    void this.isListened(call.sessionId).then((listened) => {
+      if (listened) this.hear(call.sessionId);
+    });
+    return {
+      write: (text) => coalescer.write(text),
+      end: async () => {
+        this.dropUnheard(call.sessionId, coalescer);
+        const started = coalescer.isStarted;
+        const rest = coalescer.end();
+        if (!started) return; // nothing was published: nothing to end
+        // the rest and the grace of the call's list in one command, before the reply is recorded
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_DELTA_WAIT_MS)));
+        await Promise.race([push(rest, FINISHED_CALL_GRACE_MS), bound]);
+        clearTimeout(timer);
+      },
+    };
   }
 
   async subscribe(sessionId: string, onDelta: (delta: StoryDelta) => void): Promise<() => Promise<void>> {
-    const channel = this.channel(sessionId);
-    let set = this.listeners.get(channel);
-    const first = !set;
-    if (!set) this.listeners.set(channel, (set = new Set()));
+    const name = this.channel(sessionId);
+    let channel = this.channels.get(name);
+    if (!channel) {
+      channel = { listeners: new Set(), ready: this.listen(sessionId, name) };
+      const started = channel;
+      this.channels.set(name, started);
+      // a failed subscription is not kept: the next stream tries again
+      started.ready.catch(() => {
+        if (this.channels.get(name) === started) this.channels.delete(name);
+      });
+    }
     const listener = (delta: StoryDelta) => onDelta(delta);
-    set.add(listener);
-    if (first) await this.sub().subscribe(channel);
+    const held = channel;
+    held.listeners.add(listener);
+    try {
+      await held.ready; // heard from here on (the first stream's subscription may still be under way)
+    } catch (error) {
+      held.listeners.delete(listener);
+      throw error;
+    }
     return async () => {
-      set.delete(listener);
-      if (set.size > 0 || this.listeners.get(channel) !== set) return;
-      this.listeners.delete(channel);
-      await this.subscriber?.unsubscribe(channel).catch(() => undefined);
+      held.listeners.delete(listener);
+      if (held.listeners.size > 0 || this.channels.get(name) !== held) return;
+      this.channels.delete(name);
+      this.listened.delete(sessionId);
+      await this.subscriber?.unsubscribe(name).catch(() => undefined);
     };
   }
 
@@ -67,10 +150,75 @@ export class RedisDeltaBus implements DeltaBus {
   }
 
   async close(): Promise<void> {
-    this.listeners.clear();
+    this.channels.clear();
+    this.unheard.clear();
+    this.listened.clear();
+    if (this.refresher) clearInterval(this.refresher);
+    this.refresher = null;
     const connections = [this.publisher, this.subscriber].filter((c): c is IORedis => c !== null);
     this.publisher = this.subscriber = null;
     await Promise.all(connections.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+
+  /** Subscribes to a session's deltas, then marks it listened (announced: a call under way starts publishing). */
+  private async listen(sessionId: string, channel: string): Promise<void> {
+    await this.sub().subscribe(channel);
+    this.listened.add(sessionId);
+    // not marked (Redis is failing): the stream still has the log; the refresh marks it again
+    await this.mark([sessionId]).catch((error: unknown) => this.options.logger.warn(`story deltas of session ${sessionId} not asked for: ${String(error)}`));
+    if (this.refresher) return;
+    this.refresher = setInterval(() => void this.refresh(), LISTENED_TTL_MS / 3);
+    this.refresher.unref();
+  }
+
+  private async refresh(): Promise<void> {
+    const sessions = [...this.listened];
+    try {
+      for (let i = 0; i < sessions.length; i += MARKS_PER_COMMAND) await this.mark(sessions.slice(i, i + MARKS_PER_COMMAND));
+    } catch (error) {
+      this.options.logger.warn(`story delta listeners not refreshed: ${String(error)}`);
+    }
+  }
+
+  private mark(sessions: string[]): Promise<number> {
+    if (sessions.length === 0) return Promise.resolve(0);
+    const keys = sessions.map((id) => this.listenedKey(id));
+    return this.pub().covelDeltasListened(keys.length, ...keys, LISTENED_TTL_MS, this.announcementsChannel(), ...sessions);
+  }
+
+  /** Whether someone listens to the session, asked once the announcements are heard (so a listener that comes later is heard of). */
+  private async isListened(sessionId: string): Promise<boolean> {
+    try {
+      this.announcements ??= this.sub()
+        .subscribe(this.announcementsChannel())
+        .then(() => undefined);
+      await this.announcements;
+      return (await this.pub().exists(this.listenedKey(sessionId))) > 0;
+    } catch (error) {
+      this.announcements = null;
+      this.publisherFailed(error);
+      return false;
+    }
+  }
+
+  /** Someone listens to the session: its calls still quiet publish what they have, and go on. */
+  private hear(sessionId: string): void {
+    const calls = this.unheard.get(sessionId);
+    if (!calls) return;
+    this.unheard.delete(sessionId);
+    for (const coalescer of calls) coalescer.start();
+  }
+
+  private addUnheard(sessionId: string, coalescer: DeltaCoalescer): void {
+    let calls = this.unheard.get(sessionId);
+    if (!calls) this.unheard.set(sessionId, (calls = new Set()));
+    calls.add(coalescer);
+  }
+
+  private dropUnheard(sessionId: string, coalescer: DeltaCoalescer): void {
+    const calls = this.unheard.get(sessionId);
+    if (!calls?.delete(coalescer) || calls.size > 0) return;
+    this.unheard.delete(sessionId);
   }
 
   private publisherDown = false;
@@ -81,9 +229,9 @@ export class RedisDeltaBus implements DeltaBus {
     this.options.logger.warn(`story delta publisher: ${String(error)}; deltas are dropped until Redis is back (the log keeps the text)`);
   }
 
-  private pub(): IORedis {
+  private pub(): ScriptedRedis {
     if (this.publisher) return this.publisher;
-    const publisher = new IORedis(this.options.redisUrl, { maxRetriesPerRequest: 1 });
+    const publisher = scripted(new IORedis(this.options.redisUrl, { maxRetriesPerRequest: 1 }));
     // without a listener ioredis reports every reconnect attempt as an unhandled error event; deltas
     // are best effort (the log has the text): say it once per outage, and when it is back
     publisher.on('error', (error: unknown) => this.publisherFailed(error));
@@ -99,10 +247,15 @@ export class RedisDeltaBus implements DeltaBus {
   private sub(): IORedis {
     if (this.subscriber) return this.subscriber;
     const subscriber = new IORedis(this.options.redisUrl, { maxRetriesPerRequest: null });
+    const announcements = this.announcementsChannel();
     subscriber.on('message', (channel: string, message: string) => {
+      if (channel === announcements) {
+        this.hear(message);
+        return;
+      }
       const delta = parseDelta(message);
       if (!delta) return;
-      for (const listener of this.listeners.get(channel) ?? []) listener(delta);
+      for (const listener of this.channels.get(channel)?.listeners ?? []) listener(delta);
     });
     subscriber.on('error', (error: unknown) => this.options.logger.warn(`story delta subscriber: ${String(error)}`));
     this.subscriber = subscriber;
@@ -115,6 +268,14 @@ export class RedisDeltaBus implements DeltaBus {
 
   private callKey(callId: string): string {
     return `${this.options.prefix}:deltas:call:${callId}`;
+  }
+
+  private listenedKey(sessionId: string): string {
+    return `${this.options.prefix}:deltas:listened:${sessionId}`;
+  }
+
+  private announcementsChannel(): string {
+    return `${this.options.prefix}:delta-listeners`;
   }
 }
 
