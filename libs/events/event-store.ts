@@ -8,7 +8,7 @@ import { toStoredEvent } from './stored-event';
 export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
-import { lockStreamAndReadHead } from './stream-lock';
+import { lockStream, lockStreamAndReadHead } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
 /** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
@@ -40,6 +40,25 @@ export interface AppendRequest {
    * throws fails the append whole: nothing of it is written.
    */
   alongside?: (trx: Transaction<Database>) => Promise<void>;
+}
+
+/** `EventStore.appendCatchingUp`: events built for the stream at `afterVersion`, and how to build them again past it. */
+export interface CatchingUpAppendRequest {
+  tenantId: string;
+  streamId: string;
+  /** The stream version the caller has read up to (0: none). */
+  afterVersion: number;
+  /** What to append when the stream is still at `afterVersion` (at least one event). */
+  events: NewEvent[];
+  /** What to append when the stream holds `missed` past `afterVersion` (in order; none: append nothing). */
+  rebuild: (missed: StoredEvent[]) => NewEvent[];
+}
+
+export interface CatchingUpAppendResult {
+  /** What the stream held past `afterVersion` before the append, in order. */
+  missed: StoredEvent[];
+  /** The append; null when `rebuild` returned none. */
+  appended: AppendResult | null;
 }
 
 /** The first append made under an idempotency key: its first event and the request hash recorded. */
@@ -161,10 +180,6 @@ export class EventStore {
   async append(request: AppendRequest): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
-    const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
-      index === 0 && request.idempotency
-        ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
-        : (event.metadata ?? {});
     try {
       const result = await this.db.transaction().execute(async (trx): Promise<AppendResult> => {
         // this stream's appends wait for each other (and for an inline rebuild of it); others don't.
@@ -177,42 +192,7 @@ export class EventStore {
         if (head.tenantId !== null && head.tenantId !== request.tenantId) {
           throw new StreamTenantMismatchError(request.streamId);
         }
-        const rows = await trx
-          .insertInto('events')
-          .values(
-            events.map((e, i) => ({
-              tenant_id: request.tenantId,
-              stream_id: request.streamId,
-              stream_version: request.expectedVersion + i + 1,
-              type: e.type,
-              data: JSON.stringify(e.data),
-              metadata: JSON.stringify(metadataOf(e, i)),
-            })),
-          )
-          .returning(['global_position', 'stream_version', 'recorded_at'])
-          .execute();
-        rows.sort((a, b) => a.stream_version - b.stream_version);
-        const stored = events.map(
-          (e, i) =>
-            ({
-              globalPosition: Number(rows[i].global_position),
-              tenantId: request.tenantId,
-              streamId: request.streamId,
-              streamVersion: rows[i].stream_version,
-              type: e.type,
-              data: e.data,
-              metadata: metadataOf(e, i),
-              recordedAt: new Date(rows[i].recorded_at).toISOString(),
-            }) as StoredEvent,
-        );
-        if (this.inline.length > 0) await applyInline(trx, this.inline, stored);
-        if (request.alongside) await request.alongside(trx);
-        return {
-          version: request.expectedVersion + events.length,
-          firstPosition: Number(rows[0].global_position),
-          lastPosition: Number(rows[rows.length - 1].global_position),
-          events: stored,
-        };
+        return this.insertAt(trx, request, request.expectedVersion, events);
       });
       this.onAppended?.(result);
       return result;
@@ -227,6 +207,83 @@ export class EventStore {
       }
       throw error;
     }
+  }
+
+  /**
+   * An append that waits for the stream instead of failing when others append to it first: under
+   * the stream's lock it reads what the stream holds past `afterVersion` (one indexed read, in a
+   * snapshot taken after the lock) and, when that is not nothing, asks `rebuild` for the events to
+   * append in place of `events`, at the head. Nothing can come in between: the lock is held to the
+   * commit. `rebuild` returning none appends nothing; throwing (a fence that moved on) rolls the
+   * transaction back and nothing is written. For a writer whose events depend on the stream only
+   * through what it folds from `missed` (`ExecutionRun`).
+   */
+  async appendCatchingUp(request: CatchingUpAppendRequest): Promise<CatchingUpAppendResult> {
+    const { tenantId, streamId, afterVersion } = request;
+    if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
+    const outcome = await this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
+      await lockStream(trx, streamId);
+      // from the caller's last event on (its tenant is checked with the rest): a fresh snapshot, after the lock
+      const read = (await readStreamQuery(trx, streamId, Math.max(afterVersion - 1, 0)).execute()).map(toStoredEvent);
+      if (read.some((e) => e.tenantId !== tenantId)) throw new StreamTenantMismatchError(streamId);
+      const missed = afterVersion > 0 ? read.slice(1) : read;
+      if (afterVersion > 0 && read[0]?.streamVersion !== afterVersion) throw new ConcurrencyError(streamId, afterVersion, 0);
+      const events = (missed.length === 0 ? request.events : request.rebuild(missed)).map(validateEvent);
+      const version = afterVersion + missed.length;
+      if (events.length === 0) return { missed, appended: null };
+      return { missed, appended: await this.insertAt(trx, { tenantId, streamId }, version, events) };
+    });
+    if (outcome.appended) this.onAppended?.(outcome.appended);
+    return outcome;
+  }
+
+  /** Inserts `events` (validated) at `version + 1...` of a stream locked by `trx`, with the inline projections and `alongside`. */
+  private async insertAt(
+    trx: Transaction<Database>,
+    request: Pick<AppendRequest, 'tenantId' | 'streamId' | 'idempotency' | 'alongside'>,
+    version: number,
+    events: NewEvent[],
+  ): Promise<AppendResult> {
+    const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
+      index === 0 && request.idempotency
+        ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
+        : (event.metadata ?? {});
+    const rows = await trx
+      .insertInto('events')
+      .values(
+        events.map((e, i) => ({
+          tenant_id: request.tenantId,
+          stream_id: request.streamId,
+          stream_version: version + i + 1,
+          type: e.type,
+          data: JSON.stringify(e.data),
+          metadata: JSON.stringify(metadataOf(e, i)),
+        })),
+      )
+      .returning(['global_position', 'stream_version', 'recorded_at'])
+      .execute();
+    rows.sort((a, b) => a.stream_version - b.stream_version);
+    const stored = events.map(
+      (e, i) =>
+        ({
+          globalPosition: Number(rows[i].global_position),
+          tenantId: request.tenantId,
+          streamId: request.streamId,
+          streamVersion: rows[i].stream_version,
+          type: e.type,
+          data: e.data,
+          metadata: metadataOf(e, i),
+          recordedAt: new Date(rows[i].recorded_at).toISOString(),
+        }) as StoredEvent,
+    );
+    if (this.inline.length > 0) await applyInline(trx, this.inline, stored);
+    if (request.alongside) await request.alongside(trx);
+    return {
+      version: version + events.length,
+      firstPosition: Number(rows[0].global_position),
+      lastPosition: Number(rows[rows.length - 1].global_position),
+      events: stored,
+    };
   }
 
   /** The tenant's append made under this idempotency key, or null (keys of other tenants are not seen). */
