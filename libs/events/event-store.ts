@@ -210,58 +210,78 @@ export class EventStore {
   }
 
   /**
-   * An append that waits for the stream instead of failing when others append to it first: under
-   * the stream's lock it reads what the stream holds past `afterVersion` (one indexed read, in a
-   * snapshot taken after the lock) and, when that is not nothing, asks `rebuild` for the events to
-   * append in place of `events`, at the head. Nothing can come in between: the lock is held to the
-   * commit. `rebuild` returning none appends nothing; throwing (a fence that moved on) rolls the
-   * transaction back and nothing is written. For a writer whose events depend on the stream only
-   * through what it folds from `missed` (`ExecutionRun`).
+   * An append that waits for the stream instead of failing when others append to it first: it
+   * takes the stream's lock, then inserts `events` at `afterVersion` when nothing came past it
+   * (one conditional insert, in a snapshot taken after the lock); else it reads what came (one
+   * indexed read) and appends what `rebuild` makes of it, at the head. Nothing can come in between:
+   * the lock is held to the commit. `rebuild` returning none appends nothing; throwing (a fence that
+   * moved on) rolls the transaction back and nothing is written. For a writer whose events depend
+   * on the stream only through what it folds from `missed` (`ExecutionRun`).
    */
   async appendCatchingUp(request: CatchingUpAppendRequest): Promise<CatchingUpAppendResult> {
     const { tenantId, streamId, afterVersion } = request;
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const outcome = await this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
       await lockStream(trx, streamId);
-      // from the caller's last event on (its tenant is checked with the rest): a fresh snapshot, after the lock
+      // statements after the lock read what every append before it committed: when nothing came
+      // past `afterVersion` (and the stream is the tenant's) the events go in, else nothing does
+      const first = request.events.map(validateEvent);
+      const appended = await this.insertAt(trx, { tenantId, streamId }, afterVersion, first, { onlyAtHead: true });
+      if (appended) return { missed: [], appended };
+      // from the caller's last event on: what came first, and the stream's tenant
       const read = (await readStreamQuery(trx, streamId, Math.max(afterVersion - 1, 0)).execute()).map(toStoredEvent);
       if (read.some((e) => e.tenantId !== tenantId)) throw new StreamTenantMismatchError(streamId);
-      const missed = afterVersion > 0 ? read.slice(1) : read;
       if (afterVersion > 0 && read[0]?.streamVersion !== afterVersion) throw new ConcurrencyError(streamId, afterVersion, 0);
-      const events = (missed.length === 0 ? request.events : request.rebuild(missed)).map(validateEvent);
-      const version = afterVersion + missed.length;
+      const missed = afterVersion > 0 ? read.slice(1) : read;
+      const events = request.rebuild(missed).map(validateEvent);
       if (events.length === 0) return { missed, appended: null };
-      return { missed, appended: await this.insertAt(trx, { tenantId, streamId }, version, events) };
+      return { missed, appended: await this.insertAt(trx, { tenantId, streamId }, afterVersion + missed.length, events) };
     });
     if (outcome.appended) this.onAppended?.(outcome.appended);
     return outcome;
   }
 
-  /** Inserts `events` (validated) at `version + 1...` of a stream locked by `trx`, with the inline projections and `alongside`. */
+  /**
+   * Inserts `events` (validated) at `version + 1...` of a stream locked by `trx`, with the inline
+   * projections and `alongside`; with `onlyAtHead`, only when the stream's head is `version` and
+   * the tenant's (null, nothing written, when not), in the same statement.
+   */
   private async insertAt(
     trx: Transaction<Database>,
     request: Pick<AppendRequest, 'tenantId' | 'streamId' | 'idempotency' | 'alongside'>,
     version: number,
     events: NewEvent[],
-  ): Promise<AppendResult> {
+  ): Promise<AppendResult>;
+  private async insertAt(
+    trx: Transaction<Database>,
+    request: Pick<AppendRequest, 'tenantId' | 'streamId'>,
+    version: number,
+    events: NewEvent[],
+    options: { onlyAtHead: true },
+  ): Promise<AppendResult | null>;
+  private async insertAt(
+    trx: Transaction<Database>,
+    request: Pick<AppendRequest, 'tenantId' | 'streamId' | 'idempotency' | 'alongside'>,
+    version: number,
+    events: NewEvent[],
+    options: { onlyAtHead?: true } = {},
+  ): Promise<AppendResult | null> {
     const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
       index === 0 && request.idempotency
         ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
         : (event.metadata ?? {});
-    const rows = await trx
-      .insertInto('events')
-      .values(
-        events.map((e, i) => ({
-          tenant_id: request.tenantId,
-          stream_id: request.streamId,
-          stream_version: version + i + 1,
-          type: e.type,
-          data: JSON.stringify(e.data),
-          metadata: JSON.stringify(metadataOf(e, i)),
-        })),
-      )
-      .returning(['global_position', 'stream_version', 'recorded_at'])
-      .execute();
+    const values = events.map((e, i) => ({
+      tenant_id: request.tenantId,
+      stream_id: request.streamId,
+      stream_version: version + i + 1,
+      type: e.type,
+      data: JSON.stringify(e.data),
+      metadata: JSON.stringify(metadataOf(e, i)),
+    }));
+    const rows = options.onlyAtHead
+      ? await insertAtHead(trx, { tenantId: request.tenantId, streamId: request.streamId, version }, values)
+      : await trx.insertInto('events').values(values).returning(['global_position', 'stream_version', 'recorded_at']).execute();
+    if (rows.length === 0) return null;
     rows.sort((a, b) => a.stream_version - b.stream_version);
     const stored = events.map(
       (e, i) =>
@@ -440,6 +460,30 @@ export function streamHeadQuery(executor: Executor, streamId: string) {
 async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
   const row = await streamHeadQuery(executor, streamId).executeTakeFirst();
   return { version: row?.stream_version ?? 0, tenantId: row?.tenant_id ?? null };
+}
+
+/**
+ * Inserts `rows` (at `version + 1...`) only when the stream has nothing past `version`, has
+ * `version` (or is new, version 0) and is the tenant's, in one statement: none written otherwise.
+ */
+async function insertAtHead(
+  executor: Executor,
+  head: { tenantId: string; streamId: string; version: number },
+  rows: readonly { tenant_id: string; stream_id: string; stream_version: number; type: string; data: string; metadata: string }[],
+): Promise<{ global_position: string; stream_version: number; recorded_at: Date }[]> {
+  const { tenantId, streamId, version } = head;
+  const values = sql.join(
+    rows.map((r) => sql`(${r.tenant_id}::text, ${r.stream_id}::text, ${r.stream_version}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`),
+  );
+  const { rows: written } = await sql<{ global_position: string; stream_version: number; recorded_at: Date }>`
+    insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
+    select * from (values ${values}) as v(tenant_id, stream_id, stream_version, type, data, metadata)
+    where not exists (select 1 from events where stream_id = ${streamId}::text and stream_version > ${version}::int)
+      and (${version}::int = 0 or exists (
+        select 1 from events where stream_id = ${streamId}::text and stream_version = ${version}::int and tenant_id = ${tenantId}::text
+      ))
+    returning global_position, stream_version, recorded_at`.execute(executor);
+  return written;
 }
 
 /** The constraint (or unique index) a unique violation names, or null for any other error. */
