@@ -8,7 +8,7 @@ import { toStoredEvent } from './stored-event';
 export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
-import { insertAtVersion } from './stream-lock';
+import { insertAtVersion, lockStream } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
 /** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
@@ -40,6 +40,25 @@ export interface AppendRequest {
    * throws fails the append whole: nothing of it is written.
    */
   alongside?: (trx: Transaction<Database>) => Promise<void>;
+}
+
+/** `EventStore.appendCatchingUp`: events built for the stream at `afterVersion`, and how to build them again past it. */
+export interface CatchingUpAppendRequest {
+  tenantId: string;
+  streamId: string;
+  /** The stream version the caller has read up to (0: none). */
+  afterVersion: number;
+  /** What to append when the stream is still at `afterVersion` (at least one event). */
+  events: NewEvent[];
+  /** What to append when the stream holds `missed` past `afterVersion` (in order; none: append nothing). */
+  rebuild: (missed: StoredEvent[]) => NewEvent[];
+}
+
+export interface CatchingUpAppendResult {
+  /** What the stream held past `afterVersion` before the append, in order. */
+  missed: StoredEvent[];
+  /** The append; null when `rebuild` returned none. */
+  appended: AppendResult | null;
 }
 
 /** The first append made under an idempotency key: its first event and the request hash recorded. */
@@ -240,6 +259,91 @@ export class EventStore {
     }
   }
 
+  /**
+   * An append that waits for the stream instead of failing when others append to it first: it
+   * takes the stream's lock, then inserts `events` at `afterVersion` when nothing came past it
+   * (one conditional insert, in a snapshot taken after the lock, that returns what came past it
+   * when it writes nothing); else it appends what `rebuild` makes of what came, at the head. Nothing can come in between:
+   * the lock is held to the commit. `rebuild` returning none appends nothing; throwing (a fence that
+   * moved on) rolls the transaction back and nothing is written. For a writer whose events depend
+   * on the stream only through what it folds from `missed` (`ExecutionRun`).
+   */
+  async appendCatchingUp(request: CatchingUpAppendRequest): Promise<CatchingUpAppendResult> {
+    const { tenantId, streamId, afterVersion } = request;
+    if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
+    const outcome = await this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
+      await lockStream(trx, streamId);
+      // statements after the lock read what every append before it committed: when nothing came
+      // past `afterVersion` (and the stream is the tenant's) the events go in, else nothing does
+      let head: HeadRead = { atTenant: null, missed: [] };
+      const appended = await this.insertAt(trx, { tenantId, streamId }, afterVersion, request.events.map(validateEvent), async (values) => {
+        const r = await insertAtHead(trx, { tenantId, streamId, version: afterVersion }, values);
+        head = r;
+        return r.written;
+      });
+      if (appended) return { missed: [], appended };
+      if (afterVersion > 0 && head.atTenant === null) throw new ConcurrencyError(streamId, afterVersion, 0);
+      const missed = head.missed.map(toStoredEvent);
+      if ((afterVersion > 0 && head.atTenant !== tenantId) || missed.some((e) => e.tenantId !== tenantId)) throw new StreamTenantMismatchError(streamId);
+      const events = request.rebuild(missed).map(validateEvent);
+      if (events.length === 0) return { missed, appended: null };
+      return { missed, appended: await this.insertAt(trx, { tenantId, streamId }, afterVersion + missed.length, events) };
+    });
+    if (outcome.appended) this.onAppended?.(outcome.appended);
+    return outcome;
+  }
+
+  /**
+   * Inserts `events` (validated) at `version + 1...` of a stream locked by `trx`, with the inline
+   * projections and `alongside`. `write` makes the insert (default: a plain one); when it writes
+   * none (a conditional insert that found the head moved), nothing else is done: null.
+   */
+  private async insertAt(
+    trx: Transaction<Database>,
+    request: Pick<AppendRequest, 'tenantId' | 'streamId' | 'idempotency' | 'alongside'>,
+    version: number,
+    events: NewEvent[],
+    write: (values: EventRow[]) => Promise<WrittenRow[]> = (values) =>
+      trx.insertInto('events').values(values).returning(['global_position', 'stream_version', 'recorded_at']).execute(),
+  ): Promise<AppendResult | null> {
+    const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
+      index === 0 && request.idempotency
+        ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
+        : (event.metadata ?? {});
+    const values = events.map((e, i): EventRow => ({
+      tenant_id: request.tenantId,
+      stream_id: request.streamId,
+      stream_version: version + i + 1,
+      type: e.type,
+      data: JSON.stringify(e.data),
+      metadata: JSON.stringify(metadataOf(e, i)),
+    }));
+    const rows = await write(values);
+    if (rows.length === 0) return null;
+    rows.sort((a, b) => a.stream_version - b.stream_version);
+    const stored = events.map(
+      (e, i) =>
+        ({
+          globalPosition: Number(rows[i].global_position),
+          tenantId: request.tenantId,
+          streamId: request.streamId,
+          streamVersion: rows[i].stream_version,
+          type: e.type,
+          data: e.data,
+          metadata: metadataOf(e, i),
+          recordedAt: new Date(rows[i].recorded_at).toISOString(),
+        }) as StoredEvent,
+    );
+    if (this.inline.length > 0) await applyInline(trx, this.inline, stored);
+    if (request.alongside) await request.alongside(trx);
+    return {
+      version: version + events.length,
+      firstPosition: Number(rows[0].global_position),
+      lastPosition: Number(rows[rows.length - 1].global_position),
+      events: stored,
+    };
+  }
+
   /** The tenant's append made under this idempotency key, or null (keys of other tenants are not seen). */
   async findByIdempotencyKey(tenantId: string, key: string): Promise<IdempotentAppend | null> {
     const row = await this.db
@@ -400,6 +504,70 @@ export function streamHeadQuery(executor: Executor, streamId: string) {
 async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
   const row = await streamHeadQuery(executor, streamId).executeTakeFirst();
   return { version: row?.stream_version ?? 0, tenantId: row?.tenant_id ?? null };
+}
+
+/** An `events` row as an append writes it (data and metadata as JSON text). */
+interface EventRow {
+  tenant_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+/** What an insert returns of each row it wrote. */
+interface WrittenRow {
+  global_position: string;
+  stream_version: number;
+  recorded_at: Date;
+}
+
+type EventsRow = Parameters<typeof toStoredEvent>[0];
+
+/** What `insertAtHead` read of the stream: the tenant of the row at its version (null: none), and the rows past it. */
+interface HeadRead {
+  atTenant: string | null;
+  missed: EventsRow[];
+}
+
+/**
+ * Inserts `rows` (at `version + 1...`) only when the stream has nothing past `version`, and
+ * `version` is 0 or the tenant's row; in the same statement, reads the rows past `version` and the
+ * tenant of the row at it (so a caller that finds its insert not made reads nothing more).
+ */
+async function insertAtHead(
+  executor: Executor,
+  head: { tenantId: string; streamId: string; version: number },
+  rows: readonly EventRow[],
+): Promise<HeadRead & { written: WrittenRow[] }> {
+  const { tenantId, streamId, version } = head;
+  const values = sql.join(
+    rows.map((r) => sql`(${r.tenant_id}::text, ${r.stream_id}::text, ${r.stream_version}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`),
+  );
+  const { rows: read } = await sql<Partial<EventsRow> & { part: 'head' | 'missed' | 'written'; at_tenant: string | null }>`
+    with at as materialized (
+      select (select tenant_id from events where stream_id = ${streamId}::text and stream_version = ${version}::int) as tenant_id
+    ), missed as materialized (
+      select * from events where stream_id = ${streamId}::text and stream_version > ${version}::int
+    ), ins as (
+      insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
+      select * from (values ${values}) as v(tenant_id, stream_id, stream_version, type, data, metadata)
+      where not exists (select 1 from missed) and (${version}::int = 0 or (select tenant_id from at) = ${tenantId}::text)
+      returning global_position, stream_version, recorded_at
+    )
+    select 'head' as part, at.tenant_id as at_tenant, null::bigint as global_position, null::int as stream_version, null::timestamptz as recorded_at,
+      null::text as tenant_id, null::text as stream_id, null::text as type, null::jsonb as data, null::jsonb as metadata from at
+    union all
+    select 'written', null, global_position, stream_version, recorded_at, null, null, null, null, null from ins
+    union all
+    select 'missed', null, global_position, stream_version, recorded_at, tenant_id, stream_id, type, data, metadata from missed
+    order by 1, 4`.execute(executor);
+  return {
+    atTenant: read.find((r) => r.part === 'head')?.at_tenant ?? null,
+    written: read.filter((r) => r.part === 'written') as WrittenRow[],
+    missed: read.filter((r) => r.part === 'missed') as EventsRow[],
+  };
 }
 
 /** The constraint (or unique index) a unique violation names, or null for any other error. */

@@ -15,6 +15,8 @@ export {
 export type {
   AppendRequest,
   AppendResult,
+  CatchingUpAppendRequest,
+  CatchingUpAppendResult,
   EventStoreOptions,
   IdempotencyRecord,
   IdempotentAppend,

@@ -1,9 +1,6 @@
-import { ConcurrencyError, type EventStore, type NewEvent } from '../../events';
+import type { EventStore, NewEvent } from '../../events';
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
-
-/** How many times an append is tried again when other appends to the session come first. */
-const MAX_APPEND_TRIES = 100;
 
 export interface ExecutionRef {
   tenantId: string;
@@ -17,11 +14,13 @@ export function isCurrentAttempt(execution: ExecutionJournal | undefined, attemp
 }
 
 /**
- * Appends of one attempt of one execution, fenced by the attempt: each append is made at the
- * journal's version after checking that the attempt is still the current one and the execution
- * still pending. An append that loses to another append of the session (an input, another attempt)
- * reads what came first into the journal and is checked and tried again, so a stale attempt can
- * never write. Appends of one run are serialized.
+ * Appends of one attempt of one execution, fenced by the attempt: each append is built from the
+ * journal after checking that the attempt is still the current one and the execution still
+ * pending. Other appends to the session (an input, a sibling runtime's output, another attempt)
+ * do not make it fail: it waits for the session's lock and, holding it, reads what came first
+ * into the journal, checks the fence and builds again (`EventStore.appendCatchingUp`), so a stale
+ * attempt can never write and what is written is what a retry after a conflict would have
+ * written. Appends of one run are serialized.
  */
 export class ExecutionRun {
   private appendChain: Promise<unknown> = Promise.resolve();
@@ -52,19 +51,24 @@ export class ExecutionRun {
   }
 
   private async appendNow(build: (execution: ExecutionJournal) => NewEvent[]): Promise<number> {
-    for (let tries = 0; ; tries++) {
-      const events = build(this.execution);
-      if (events.length === 0) return this.journal.version;
-      try {
-        const r = await this.store.append({ tenantId: this.ref.tenantId, streamId: this.ref.sessionId, expectedVersion: this.journal.version, events });
-        // made at the journal's version: the journal plus these events is the stream up to them
-        this.journal.apply(r.events);
-        return r.version;
-      } catch (error) {
-        if (!(error instanceof ConcurrencyError) || tries >= MAX_APPEND_TRIES) throw error;
-        await this.catchUp();
-      }
-    }
+    const events = build(this.execution);
+    if (events.length === 0) return this.journal.version;
+    const { appended } = await this.store.appendCatchingUp({
+      tenantId: this.ref.tenantId,
+      streamId: this.ref.sessionId,
+      afterVersion: this.journal.version,
+      events,
+      // what came first (another runtime's output, an input, a cancel), read under the stream's
+      // lock: folded into the journal, the fence checked again and the events built again from it
+      rebuild: (missed) => {
+        this.journal.apply(missed);
+        return build(this.execution);
+      },
+    });
+    if (!appended) return this.journal.version;
+    // made at the head, right after what the journal now holds
+    this.journal.apply(appended.events);
+    return appended.version;
   }
 
   /**
