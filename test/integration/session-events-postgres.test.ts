@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { PlayClient } from '../../apps/play/play-client';
 import { ProviderEmulator } from '../../libs/emulator';
 import { type GatedProvider, startGatedProvider } from '../support/gated-provider';
@@ -85,7 +86,9 @@ describe('session event stream across API processes (PostgreSQL + Redis)', () =>
 
   it("another tenant's session is a 404 on either API", async () => {
     const { id } = await stack.client.createSession({});
-    const created = execFileSync(process.execPath, ['-r', './tools/register.js', 'tools/tenant-create.ts', 'intruder'], {
+    // not execFileSync: a loop blocked for the CLI's seconds misses the API closing its idle keep-alive
+    // socket, and the next fetch goes out on that dead socket ("other side closed")
+    const { stdout: created } = await promisify(execFile)(process.execPath, ['-r', './tools/register.js', 'tools/tenant-create.ts', 'intruder'], {
       env: { ...process.env, ...stack.env },
       encoding: 'utf8',
     });
