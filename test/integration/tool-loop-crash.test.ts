@@ -10,8 +10,13 @@ import { type CrashStack, crashStack } from '../support/crash-stack';
 describe('worker killed between a tool call and the next model call (PostgreSQL + BullMQ)', () => {
   let crash: CrashStack;
   beforeAll(async () => {
-    // the API and the workers load the same plugins
-    crash = await crashStack({ workers: 2, env: { COVEL_PLUGINS_DIR: join(__dirname, '..', 'fixtures', 'crash-tool-plugins') } });
+    // the API and the workers load the same plugins; a short job lock and stalled check: the killed
+    // worker's job is taken over within ~3 s instead of ~10 s (a live worker renews its lock)
+    crash = await crashStack({
+      workers: 2,
+      env: { COVEL_PLUGINS_DIR: join(__dirname, '..', 'fixtures', 'crash-tool-plugins') },
+      workerEnv: { COVEL_JOB_LOCK_MS: '2000', COVEL_STALLED_INTERVAL_MS: '500' },
+    });
   }, 120_000);
   afterAll(() => crash?.stop(), 60_000);
 

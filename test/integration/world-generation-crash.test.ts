@@ -12,8 +12,12 @@ describe('worker killed in the middle of a world generation job', () => {
   let crash: CrashStack;
   let worlds: Queue;
   beforeAll(async () => {
-    // slow model calls so the kill lands while the call is out
-    crash = await crashStack({ workers: 2, workerEnv: { COVEL_EMULATOR_DELAY_MS: '2500' } });
+    // slow model calls so the kill lands while the call is out; a short job lock and stalled check:
+    // the killed worker's job is taken over within ~3 s instead of ~10 s (a live worker renews its lock)
+    crash = await crashStack({
+      workers: 2,
+      workerEnv: { COVEL_EMULATOR_DELAY_MS: '2500', COVEL_JOB_LOCK_MS: '2000', COVEL_STALLED_INTERVAL_MS: '500' },
+    });
     worlds = new Queue(WORLD_QUEUE_NAME, { connection: crash.redis, prefix: crash.stack.env.COVEL_QUEUE_PREFIX });
   }, 120_000);
   afterAll(async () => {
