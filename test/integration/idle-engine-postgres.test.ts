@@ -34,12 +34,15 @@ describe('an idle engine (PostgreSQL + BullMQ)', () => {
       await pause(100);
     }
     await pause(1_000);
-    // pg_stat_database is updated when a backend's transaction ends (and reported within 1 s): read, wait, read
+    // pg_stat_database is updated when a backend's transaction ends, but a backend reports at most once a
+    // second (an idle one after up to 10 s): a window's edges are fuzzy by a few transactions, so the
+    // window is 10 s long. Read, wait, read
     const before = await transactions();
-    await pause(5_000);
+    await pause(10_000);
     const idle = (await transactions()) - before - 1;
-    // per 5 s: sweepers 2 × 2.5 passes × 2 reads, lease renewals, the counters' own read; was ~69 with the projectors polling
-    expect(idle).toBeLessThanOrEqual(30);
+    // per 10 s: sweepers 2 × 5 passes × 2 reads, lease renewals, the counters' own read (~26 measured);
+    // was ~78–138 with the projectors polling every 500 ms
+    expect(idle).toBeLessThanOrEqual(50);
 
     const { id } = await stack.client.createSession({ worldId: 'emberback' });
     const turn = await stack.client.submit(id, 'Look around');
