@@ -93,7 +93,7 @@ function steerSuite(options: { env?: Record<string, string>; storyPadding?: stri
   const folds = (sessionId: string) => sessionFolds(s.covel.engine, s.tenantId, sessionId);
 
   async function call(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${s.covel.baseUrl}${path}`, {
+    const init: RequestInit = {
       method,
       headers: {
         authorization: `Bearer ${s.apiKey}`,
@@ -101,6 +101,12 @@ function steerSuite(options: { env?: Record<string, string>; storyPadding?: stri
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    };
+    // the server and this client share one loop, which a rebuild blocks for seconds: the server may close an
+    // idle keep-alive socket just as the next request takes it; once more on a fresh one (same Idempotency-Key)
+    const res = await fetch(`${s.covel.baseUrl}${path}`, init).catch((error: unknown) => {
+      if (!isSocketReset(error)) throw error;
+      return fetch(`${s.covel.baseUrl}${path}`, init);
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   }
@@ -542,3 +548,9 @@ describe('issue 30 acceptance with compaction: summaries follow the story', () =
     await expectReplayIdentical(5);
   }, 300_000);
 });
+
+/** fetch's error when the socket it took was closed by the other side (ECONNRESET, "other side closed"). */
+function isSocketReset(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
+  return cause?.code === 'ECONNRESET' || cause?.code === 'UND_ERR_SOCKET';
+}
