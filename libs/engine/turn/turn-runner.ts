@@ -15,7 +15,8 @@ import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
 import { runRuntimeStep } from './runtime-step';
-import { turnStep } from './turn-step';
+import { turnStepReading } from './turn-step';
+import type { SessionJournal } from '../journal/journal';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
 const done = { kind: 'done' } as const;
@@ -61,7 +62,12 @@ export class TurnRunner implements QueueHandlers {
   }
 
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
-    return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt)));
+    return this.runtimeOn(job, attempt);
+  }
+
+  /** A runtime job's run; inline (`journal`: the turn job's), it goes on from the journal its turn step left. */
+  private runtimeOn(job: RuntimeJob, attempt: JobAttempt, journal?: SessionJournal): Promise<JobOutcome> {
+    return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt, journal)));
   }
 
   /** Turn steps, a stage of one runtime run inline between two of them (see the class comment). */
@@ -84,14 +90,15 @@ export class TurnRunner implements QueueHandlers {
       },
     };
     for (;;) {
-      const step = await this.turnStep(job, context);
+      const { step, journal } = await this.turnStep(job, context);
       const inline = step.kind === 'awaitChildren' && step.children.length === 1 && !started.has(runtimeJobId(step.children[0])) ? step.children[0] : null;
       if (!inline) return step;
       inlined.push(`${inline.pluginId}/${inline.runtimeId}`); // the run's span lists it (turnJobSpan)
       // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
       let outcome: JobOutcome;
       try {
-        outcome = await this.runtime(withTraceCarrier(inline), ctx);
+        // the journal the step read and appended with: no second read of the log
+        outcome = await this.runtimeOn(withTraceCarrier(inline), ctx, journal);
       } catch (error) {
         // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would
         this.deps.logger.warn('inline runtime failed, its turn job will retry', { ...jobLogFields(inline), err: error });
@@ -101,22 +108,22 @@ export class TurnRunner implements QueueHandlers {
     }
   }
 
-  private async turnStep(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+  private async turnStep(job: TurnJob, ctx: TurnJobContext): Promise<{ step: TurnStep; journal?: SessionJournal }> {
     try {
-      const step = await turnStep(this.deps, job, ctx);
-      this.deps.logger.debug?.(`turn step: ${step.kind}`, { step: step.kind });
-      return step;
+      const read = await turnStepReading(this.deps, job, ctx);
+      this.deps.logger.debug?.(`turn step: ${read.step.kind}`, { step: read.step.kind });
+      return read;
     } catch (error) {
       const outcome = await this.onFailure(job, ctx, error, undefined);
       // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
       if (outcome.kind === 'done' && isPermanentFailure(error)) throw error;
-      return outcome;
+      return { step: outcome };
     }
   }
 
-  private async runRuntime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
+  private async runRuntime(job: RuntimeJob, attempt: JobAttempt, journal: SessionJournal | undefined): Promise<JobOutcome> {
     try {
-      const result = await runRuntimeStep(this.deps, job);
+      const result = await runRuntimeStep(this.deps, job, journal ? { journal } : {});
       this.deps.logger.debug?.(`runtime step: ${result}`, { result });
       return done;
     } catch (error) {
