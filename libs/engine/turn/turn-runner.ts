@@ -105,6 +105,12 @@ export class TurnRunner implements QueueHandlers {
         throw error;
       }
       if (outcome.kind === 'later') return outcome;
+      // the runtime's append ended the execution (its output completed the turn: committed, and
+      // handed off there, as every end is by whoever appends it): nothing is left for a step to do,
+      // no read of the log to find it out. Else the next step reads it again (a worker dying
+      // anywhere leaves the job to the stalled-job check, whose run reads the log afresh).
+      const status = journal?.get(job.executionId)?.status;
+      if (status !== undefined && status !== 'pending') return done;
     }
   }
 
