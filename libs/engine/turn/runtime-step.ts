@@ -93,7 +93,8 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, 
   const runtime = catalog.find(job.pluginId, job.runtimeId);
   if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
   const key = runtimeKey(job.pluginId, job.runtimeId);
-  const run = new ExecutionRun(deps.store, journal, job, job.attempt);
+  // the journal was just read (or kept current by the turn step's appends): the first model call needs no catch-up read
+  const run = new ExecutionRun(deps.store, journal, job, job.attempt, { current: true });
   const execution = run.execution;
   if (execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
   // `schedule.when` says no: skipped, recorded as an empty output (no model or function call)
