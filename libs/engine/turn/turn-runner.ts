@@ -39,7 +39,9 @@ const handedBack = { kind: 'later', delayMs: 0 } as const;
  *
  * A stage of one runtime (a narrator-only turn) runs inline, in the turn job's run, instead of as a
  * child job: no add, no move to waiting-children, no second queue hop and no second run of the turn
- * job (each hop costs some six Redis commands on BullMQ). It runs exactly as its runtime job would
+ * job (each hop costs some six Redis commands on BullMQ). It goes on from the journal the turn step
+ * read and appended with (no second read of the log), and when its append ends the execution (the
+ * output that commits the turn) the run ends with it (no third). It runs as its runtime job would
  * (`runtime`: the same span, log scope, fencing and failure handling), with the turn job's attempts:
  * a failure to retry fails the turn job's attempt (retried with backoff, its claim kept with the job,
  * so the retry runs the same execution attempt and reuses every output recorded), `later` delays the
