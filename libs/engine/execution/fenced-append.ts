@@ -24,13 +24,18 @@ export function isCurrentAttempt(execution: ExecutionJournal | undefined, attemp
  */
 export class ExecutionRun {
   private appendChain: Promise<unknown> = Promise.resolve();
+  /** The journal is the log as it stands now (just read): the first `refresh` has nothing to catch up. */
+  private current: boolean;
 
   constructor(
     private readonly store: EventStore,
     readonly journal: SessionJournal,
     readonly ref: ExecutionRef,
     readonly attempt: number,
-  ) {}
+    options: { current?: boolean } = {},
+  ) {
+    this.current = options.current ?? false;
+  }
 
   /** The execution as the journal has it now (kept current by every append). */
   get execution(): ExecutionJournal {
@@ -74,10 +79,14 @@ export class ExecutionRun {
   /**
    * Reads what the session's log holds past the journal (a mid-turn message, another job's output),
    * serialized with this run's appends; then checks the fence (`FencedOutError` if it moved on).
+   * The first refresh of a run made `current` (right after its read of the log) reads nothing: what
+   * came in the moment since is met by the next append, which catches up under the stream's lock
+   * (a mid-turn message it missed joins the next model call, or the commit after the output).
    */
   refresh(): Promise<ExecutionJournal> {
     const next = this.appendChain.then(async () => {
-      await this.catchUp();
+      if (!this.current) await this.catchUp();
+      this.current = false;
       return this.execution;
     });
     this.appendChain = next.catch(() => undefined);

@@ -5,7 +5,7 @@ import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history/history-handoff';
 import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
 import { hasCompactionProvider } from '../history-use';
-import { runtimeKey } from '../journal/journal';
+import { runtimeKey, type SessionJournal } from '../journal/journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
 import { ExecutionRun, isCurrentAttempt } from '../execution/fenced-append';
@@ -24,6 +24,17 @@ import { preferencesBefore } from '../preferences';
  */
 export type RuntimeStepResult = 'produced' | 'reused' | 'fenced' | 'suspended';
 
+export interface RuntimeStepOptions {
+  /**
+   * The session's journal as the caller holds it (a turn job running the runtime inline: the stream
+   * as its read or its last append left it), instead of a read of the log. The runtime's appends
+   * keep it current. What came since (an input, a cancel) is met by the fenced appends, which catch
+   * up under the stream's lock, and by the end watch; a call is sent only after its `llm.calling`
+   * append, so never on an attempt fenced out before it.
+   */
+  journal?: SessionJournal;
+}
+
 /**
  * One runtime of one attempt: rebuilds the journal, checks the fence, reuses an output already
  * produced, else runs a function runtime's code or an agent runtime's loop (libs/engine/agent: each
@@ -35,10 +46,10 @@ export type RuntimeStepResult = 'produced' | 'reused' | 'fenced' | 'suspended';
  * instead of two, and no wait for the turn job to wake), and the session is handed off from here;
  * the turn job then only finds the execution ended.
  */
-export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob): Promise<RuntimeStepResult> {
+export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob, options: RuntimeStepOptions = {}): Promise<RuntimeStepResult> {
   const watch = await watchEnd(deps, job);
   try {
-    const result = await runtimeStep(deps, job, watch.ended);
+    const result = await runtimeStep(deps, job, watch.ended, options.journal);
     annotate({ [ATTR.runtimeResult]: result });
     return result;
   } catch (error) {
@@ -72,8 +83,8 @@ async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: Abort
   return { ended: ended.signal, release: () => stop.abort() };
 }
 
-async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal): Promise<RuntimeStepResult> {
-  const journal = await loadSessionJournal(deps, job.sessionId);
+async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, given: SessionJournal | undefined): Promise<RuntimeStepResult> {
+  const journal = given ?? (await loadSessionJournal(deps, job.sessionId));
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
   // the world revision in effect before the execution's input (a rebuild reads the same)
   const settings = await loadSessionSettings(deps, job.sessionId, { before: journal.get(job.executionId)?.submittedVersion });
@@ -82,7 +93,8 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal):
   const runtime = catalog.find(job.pluginId, job.runtimeId);
   if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
   const key = runtimeKey(job.pluginId, job.runtimeId);
-  const run = new ExecutionRun(deps.store, journal, job, job.attempt);
+  // the journal was just read (or kept current by the turn step's appends): the first model call needs no catch-up read
+  const run = new ExecutionRun(deps.store, journal, job, job.attempt, { current: true });
   const execution = run.execution;
   if (execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
   // `schedule.when` says no: skipped, recorded as an empty output (no model or function call)

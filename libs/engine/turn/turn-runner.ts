@@ -15,7 +15,8 @@ import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
 import { runRuntimeStep } from './runtime-step';
-import { turnStep } from './turn-step';
+import { turnStepReading } from './turn-step';
+import type { SessionJournal } from '../journal/journal';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
 const done = { kind: 'done' } as const;
@@ -38,7 +39,9 @@ const handedBack = { kind: 'later', delayMs: 0 } as const;
  *
  * A stage of one runtime (a narrator-only turn) runs inline, in the turn job's run, instead of as a
  * child job: no add, no move to waiting-children, no second queue hop and no second run of the turn
- * job (each hop costs some six Redis commands on BullMQ). It runs exactly as its runtime job would
+ * job (each hop costs some six Redis commands on BullMQ). It goes on from the journal the turn step
+ * read and appended with (no second read of the log), and when its append ends the execution (the
+ * output that commits the turn) the run ends with it (no third). It runs as its runtime job would
  * (`runtime`: the same span, log scope, fencing and failure handling), with the turn job's attempts:
  * a failure to retry fails the turn job's attempt (retried with backoff, its claim kept with the job,
  * so the retry runs the same execution attempt and reuses every output recorded), `later` delays the
@@ -61,7 +64,12 @@ export class TurnRunner implements QueueHandlers {
   }
 
   runtime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
-    return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt)));
+    return this.runtimeOn(job, attempt);
+  }
+
+  /** A runtime job's run; inline (`journal`: the turn job's), it goes on from the journal its turn step left. */
+  private runtimeOn(job: RuntimeJob, attempt: JobAttempt, journal?: SessionJournal): Promise<JobOutcome> {
+    return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt, journal)));
   }
 
   /** Turn steps, a stage of one runtime run inline between two of them (see the class comment). */
@@ -84,39 +92,46 @@ export class TurnRunner implements QueueHandlers {
       },
     };
     for (;;) {
-      const step = await this.turnStep(job, context);
+      const { step, journal } = await this.turnStep(job, context);
       const inline = step.kind === 'awaitChildren' && step.children.length === 1 && !started.has(runtimeJobId(step.children[0])) ? step.children[0] : null;
       if (!inline) return step;
       inlined.push(`${inline.pluginId}/${inline.runtimeId}`); // the run's span lists it (turnJobSpan)
       // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
       let outcome: JobOutcome;
       try {
-        outcome = await this.runtime(withTraceCarrier(inline), ctx);
+        // the journal the step read and appended with: no second read of the log
+        outcome = await this.runtimeOn(withTraceCarrier(inline), ctx, journal);
       } catch (error) {
         // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would
         this.deps.logger.warn('inline runtime failed, its turn job will retry', { ...jobLogFields(inline), err: error });
         throw error;
       }
       if (outcome.kind === 'later') return outcome;
+      // the runtime's append ended the execution (its output completed the turn: committed, and
+      // handed off there, as every end is by whoever appends it): nothing is left for a step to do,
+      // no read of the log to find it out. Else the next step reads it again (a worker dying
+      // anywhere leaves the job to the stalled-job check, whose run reads the log afresh).
+      const status = journal?.get(job.executionId)?.status;
+      if (status !== undefined && status !== 'pending') return done;
     }
   }
 
-  private async turnStep(job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+  private async turnStep(job: TurnJob, ctx: TurnJobContext): Promise<{ step: TurnStep; journal?: SessionJournal }> {
     try {
-      const step = await turnStep(this.deps, job, ctx);
-      this.deps.logger.debug?.(`turn step: ${step.kind}`, { step: step.kind });
-      return step;
+      const read = await turnStepReading(this.deps, job, ctx);
+      this.deps.logger.debug?.(`turn step: ${read.step.kind}`, { step: read.step.kind });
+      return read;
     } catch (error) {
       const outcome = await this.onFailure(job, ctx, error, undefined);
       // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
       if (outcome.kind === 'done' && isPermanentFailure(error)) throw error;
-      return outcome;
+      return { step: outcome };
     }
   }
 
-  private async runRuntime(job: RuntimeJob, attempt: JobAttempt): Promise<JobOutcome> {
+  private async runRuntime(job: RuntimeJob, attempt: JobAttempt, journal: SessionJournal | undefined): Promise<JobOutcome> {
     try {
-      const result = await runRuntimeStep(this.deps, job);
+      const result = await runRuntimeStep(this.deps, job, journal ? { journal } : {});
       this.deps.logger.debug?.(`runtime step: ${result}`, { result });
       return done;
     } catch (error) {

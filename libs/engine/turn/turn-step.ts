@@ -9,7 +9,7 @@ import { handOff } from '../execution/hand-off';
 import { executionCatalog } from '../catalog/catalog-generations';
 import { loadSessionJournal, loadSessionSettings } from '../session/session-reads';
 import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
-import { waitingSuspension } from '../journal/journal';
+import { type SessionJournal, waitingSuspension } from '../journal/journal';
 import { addToLogScope } from '../logging';
 
 const done: TurnStep = { kind: 'done' };
@@ -31,7 +31,20 @@ const done: TurnStep = { kind: 'done' };
  *   run then finds the execution ended.)
  */
 export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext): Promise<TurnStep> {
+  return (await turnStepReading(deps, job, ctx)).step;
+}
+
+/**
+ * `turnStep`, with the journal it read: the stream as it stood at that read or at the step's last
+ * append (its claim, the barrier's), which every append of the step was made at. A runtime the turn
+ * job runs inline goes on from it instead of reading the log again (`runRuntimeStep`).
+ */
+export async function turnStepReading(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext): Promise<{ step: TurnStep; journal: SessionJournal }> {
   const journal = await loadSessionJournal(deps, job.sessionId);
+  return { step: await stepFrom(deps, job, ctx, journal), journal };
+}
+
+async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journal: SessionJournal): Promise<TurnStep> {
   const execution = journal.get(job.executionId);
   let attempt = ctx.claimedAttempt;
   if (!execution) {

@@ -146,8 +146,9 @@ describe('streaming for story runtimes with a non-streaming fallback', () => {
     };
     const from = h.emulator.requests.length;
     // the crash: the append of the second step's first llm.calling never happens
-    const append = h.deps.store.append.bind(h.deps.store);
-    const spy = jest.spyOn(h.deps.store, 'append').mockImplementation(async (args) => {
+    // a run's appends catch up under the stream's lock (ExecutionRun: appendCatchingUp)
+    const append = h.deps.store.appendCatchingUp.bind(h.deps.store);
+    const spy = jest.spyOn(h.deps.store, 'appendCatchingUp').mockImplementation(async (args) => {
       if (args.events.some((e) => e.type === 'llm.calling@1' && e.data.step === 2)) throw new Error('killed');
       return append(args);
     });

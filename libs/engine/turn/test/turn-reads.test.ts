@@ -1,0 +1,41 @@
+import { turnContext } from '../../../../test/support/turn-context';
+import { TurnRunner } from '../turn-runner';
+import { type TurnHarness, turnHarness } from './harness';
+
+/**
+ * What one narrator-only turn reads of the session's log (issue 33: statements per turn): the turn
+ * job reads the journal once; its inline runtime goes on from that journal (no second read), the
+ * turn ends once the runtime committed (no third), and the first model call follows that read
+ * with no catch-up read of its own. Counted on the real store (PGlite), one turn run directly.
+ */
+describe('the reads of a narrator-only turn', () => {
+  let h: TurnHarness;
+  let runner!: TurnRunner;
+  beforeAll(async () => {
+    h = await turnHarness({
+      pluginFilter: (p) => p.manifest.id === 'narrator',
+      handlers: (deps) => (runner = new TurnRunner(deps)),
+    });
+  });
+  afterAll(() => h.close());
+
+  it('one journal read and no catch-up read: the inline runtime reuses the turn job journal, and the turn ends with its commit', async () => {
+    const session = await h.session();
+    // a first turn: the process reads what it keeps per session (session.created) before the counted one
+    const first = await h.input(session, 'first');
+    expect(await runner.turn(first, turnContext())).toEqual({ kind: 'done' });
+    const job = await h.input(session, 'second');
+    const journalReads = jest.spyOn(h.deps.store, 'readPendingSuffix');
+    const streamReads = jest.spyOn(h.deps.store, 'readStream');
+    try {
+      expect(await runner.turn(job, turnContext())).toEqual({ kind: 'done' });
+      expect((await h.types(job.sessionId)).filter((t) => t === 'turn.committed@1')).toHaveLength(2);
+      expect(journalReads).toHaveBeenCalledTimes(1);
+      // catch-up reads (past a version), not the head reads of session.created
+      expect(streamReads.mock.calls.filter(([, after]) => (after ?? 0) > 0)).toEqual([]);
+    } finally {
+      journalReads.mockRestore();
+      streamReads.mockRestore();
+    }
+  });
+});
