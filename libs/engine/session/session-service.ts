@@ -9,7 +9,7 @@ import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { SessionPluginResolver } from './session-plugins';
 import { chooseOpening, renderOpening } from './session-opening';
 import { appendIdempotent } from './append-idempotent';
-import { type IdempotentAnswer, requestHash } from './idempotency';
+import { IdempotencyKeyMismatchError, type IdempotentAnswer, requestHash } from './idempotency';
 import { queueUnavailable, type TurnJob, type TurnProducer } from '../queue';
 import { type MidTurnAnswer, type MidTurnRequest, submitMidTurnMessage } from './mid-turn';
 import { type ChangePreferencesRequest, changeSessionPreferences, normalizePreferences, type SessionPreferences } from '../preferences';
@@ -182,8 +182,13 @@ export class SessionService {
         // only to the tenant's existing session (the append's own statement checks both)
         return { streamId: sessionId, expectedVersion: 'head', events: [event], answer: { executionId, turnId } };
       },
-    }).catch((error: unknown) => {
+    }).catch(async (error: unknown) => {
       if (error instanceof StreamTenantMismatchError) throw new SessionNotFoundError(sessionId);
+      // a key used for another request: unless the session is the tenant's, the answer is still 404 (a
+      // key never tells whether another tenant's session exists); read only on this path
+      if (error instanceof IdempotencyKeyMismatchError && (await this.deps.store.streamHead(sessionId)).tenantId !== tenantId) {
+        throw new SessionNotFoundError(sessionId);
+      }
       throw error;
     });
     if (result.replayed) await this.resumeIfUnfinished({ tenantId, sessionId, executionId: result.answer.executionId });
