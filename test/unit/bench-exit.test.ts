@@ -18,12 +18,13 @@ describe('npm run bench enforces its verdicts', () => {
   let dir: string;
   beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'covel-bench-exit-'))));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  // two Emberback turns: the cold first turn keeps the cache-read share far under the 90 % target
+  // two Emberback turns: the verdict is on the share from turn 2 on, under the 90 % target today (88.9 %);
+  // when the layout reaches it, this test needs another way to miss a target
   const env = () => ({ BENCH_ONLY: 'emberback', BENCH_EMBERBACK_TURNS: '2', BENCH_RESULTS_DIR: dir });
 
   it('a missed target exits 1 after writing its results; --no-verdict exits 0', async () => {
     const missed = await runBench([], env());
-    expect(missed.out).toMatch(/MISSED emberback: emulated cache-read share over all calls [\d.]+% >= 90%/);
+    expect(missed.out).toMatch(/MISSED emberback: emulated cache-read share from turn 2 on [\d.]+% >= 90%/);
     expect(missed.out).toMatch(/ok {5}emberback: every turn's audit byte-identical/);
     expect(missed.code).toBe(1);
     expect(existsSync(join(dir, 'emberback.json'))).toBe(true);
