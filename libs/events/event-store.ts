@@ -196,10 +196,7 @@ export class EventStore {
   private async appendAt(request: Omit<AppendRequest, 'expectedVersion'>, expectedVersion: number | null): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
-    const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
-      index === 0 && request.idempotency
-        ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
-        : (event.metadata ?? {});
+    const metadataOf = (event: NewEvent, index: number) => metadataWithKey(request, event, index);
     const rows = events.map((e, i) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(metadataOf(e, i)) }));
     // lock, version check and insert are one statement; a transaction around it only when more
     // must be written with it (inline projections that handle these events, `alongside`)
@@ -215,19 +212,7 @@ export class EventStore {
       if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
       if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
       if (head.tenantId !== null && head.tenantId !== request.tenantId) throw new StreamTenantMismatchError(request.streamId);
-      const stored = events.map(
-        (e, i) =>
-          ({
-            globalPosition: Number(written[i].global_position),
-            tenantId: request.tenantId,
-            streamId: request.streamId,
-            streamVersion: written[i].stream_version,
-            type: e.type,
-            data: e.data,
-            metadata: metadataOf(e, i),
-            recordedAt: new Date(written[i].recorded_at).toISOString(),
-          }) as StoredEvent,
-      );
+      const stored = storedAsWritten(request, events, written);
       return {
         version: head.version + events.length,
         firstPosition: stored[0].globalPosition,
@@ -306,10 +291,7 @@ export class EventStore {
     write: (values: EventRow[]) => Promise<WrittenRow[]> = (values) =>
       trx.insertInto('events').values(values).returning(['global_position', 'stream_version', 'recorded_at']).execute(),
   ): Promise<AppendResult | null> {
-    const metadataOf = (event: NewEvent, index: number): Record<string, unknown> =>
-      index === 0 && request.idempotency
-        ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
-        : (event.metadata ?? {});
+    const metadataOf = (event: NewEvent, index: number) => metadataWithKey(request, event, index);
     const values = events.map((e, i): EventRow => ({
       tenant_id: request.tenantId,
       stream_id: request.streamId,
@@ -321,19 +303,7 @@ export class EventStore {
     const rows = await write(values);
     if (rows.length === 0) return null;
     rows.sort((a, b) => a.stream_version - b.stream_version);
-    const stored = events.map(
-      (e, i) =>
-        ({
-          globalPosition: Number(rows[i].global_position),
-          tenantId: request.tenantId,
-          streamId: request.streamId,
-          streamVersion: rows[i].stream_version,
-          type: e.type,
-          data: e.data,
-          metadata: metadataOf(e, i),
-          recordedAt: new Date(rows[i].recorded_at).toISOString(),
-        }) as StoredEvent,
-    );
+    const stored = storedAsWritten(request, events, rows);
     if (this.inline.length > 0) await applyInline(trx, this.inline, stored);
     if (request.alongside) await request.alongside(trx);
     return {
@@ -568,6 +538,34 @@ async function insertAtHead(
     written: read.filter((r) => r.part === 'written') as WrittenRow[],
     missed: read.filter((r) => r.part === 'missed') as EventsRow[],
   };
+}
+
+/** An event's metadata as appended: the first event of an idempotent append carries its key and request hash. */
+function metadataWithKey(request: Pick<AppendRequest, 'idempotency'>, event: NewEvent, index: number): Record<string, unknown> {
+  return index === 0 && request.idempotency
+    ? { ...event.metadata, [IDEMPOTENCY_KEY_FIELD]: request.idempotency.key, [IDEMPOTENCY_REQUEST_HASH_FIELD]: request.idempotency.requestHash }
+    : (event.metadata ?? {});
+}
+
+/** The events of an append as stored, from the rows the insert returned (in the events' order). */
+function storedAsWritten(
+  request: Pick<AppendRequest, 'tenantId' | 'streamId' | 'idempotency'>,
+  events: readonly NewEvent[],
+  written: readonly { global_position: string; stream_version: number; recorded_at: string | Date }[],
+): StoredEvent[] {
+  return events.map(
+    (e, i) =>
+      ({
+        globalPosition: Number(written[i].global_position),
+        tenantId: request.tenantId,
+        streamId: request.streamId,
+        streamVersion: written[i].stream_version,
+        type: e.type,
+        data: e.data,
+        metadata: metadataWithKey(request, e, i),
+        recordedAt: new Date(written[i].recorded_at).toISOString(),
+      }) as StoredEvent,
+  );
 }
 
 /** The constraint (or unique index) a unique violation names, or null for any other error. */
