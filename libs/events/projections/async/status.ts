@@ -1,6 +1,6 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, type Transaction, sql } from 'kysely';
 import type { Database, ProjectionShardsTable } from '../../schema';
-import { QuarantineRecords } from './quarantine';
+import { type QuarantinedEvent, QuarantineRecords } from './quarantine';
 import type { AsyncProjectionStatus, ShardStatus } from './types';
 
 /** A shard's lag is counted up to this many events (through the partition index), so status() stays cheap. */
@@ -13,9 +13,22 @@ type Row = Selectable<ProjectionShardsTable> & { lag: string | number };
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-/** Per projection, in the order given: every shard's cursor, owner, lag and failure, and its open quarantined events (the newest `QUARANTINE_STATUS_LIMIT`, and their count). */
+/**
+ * Per projection, in the order given: every shard's cursor, owner, lag and failure, and its open
+ * quarantined events (the newest `QUARANTINE_STATUS_LIMIT`, and their count). One snapshot (a
+ * read-only REPEATABLE READ transaction): a quarantine commits its record and clears its shard's
+ * failure together, and the status never shows one without the other.
+ */
 export async function readStatus(db: Kysely<Database>, names: readonly string[]): Promise<AsyncProjectionStatus[]> {
   if (names.length === 0) return [];
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute((trx) => readInSnapshot(trx, names));
+}
+
+async function readInSnapshot(db: Transaction<Database>, names: readonly string[]): Promise<AsyncProjectionStatus[]> {
   const { rows } = await sql<Row>`
     select s.*, (
       select count(*) from (
@@ -29,10 +42,10 @@ export async function readStatus(db: Kysely<Database>, names: readonly string[])
     where s.projection in (${sql.join(names)})
     order by s.projection, s.shard`.execute(db);
   const records = new QuarantineRecords(db);
-  const [open, counts] = await Promise.all([
-    Promise.all(names.map((name) => records.list({ state: 'open', projections: [name], limit: QUARANTINE_STATUS_LIMIT }))),
-    records.counts(),
-  ]);
+  // one after another: the statements of a transaction share its connection
+  const open: QuarantinedEvent[][] = [];
+  for (const name of names) open.push(await records.list({ state: 'open', projections: [name], limit: QUARANTINE_STATUS_LIMIT }));
+  const counts = await records.counts();
   return names.map((name, i) => {
     const shards = rows.filter((r) => r.projection === name).map(toShardStatus);
     const failing = shards.filter((s) => s.state === 'failing').length;

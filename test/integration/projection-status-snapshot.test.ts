@@ -1,0 +1,66 @@
+import {
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  sql,
+} from 'kysely';
+import { migrateToLatest, openDatabase, type OpenDatabase } from '../../libs/events';
+import { createAsyncProjector } from '../../libs/engine';
+import { createTestDatabase } from '../support/stack';
+
+/** Runs `between` once, right after the first raw statement's result (the status's shard rows) and before the next statement. */
+class BetweenStatements implements KyselyPlugin {
+  private target: unknown = null;
+  constructor(private readonly between: () => Promise<void>) {}
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (this.target === null && args.node.kind === 'RawNode') this.target = args.queryId;
+    return args.node;
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (args.queryId === this.target) await this.between();
+    return args.result;
+  }
+}
+
+describe('an async projection status on the real PostgreSQL', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let open: OpenDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 4 });
+    await migrateToLatest(open.db);
+  });
+  afterAll(async () => {
+    await open.close();
+    await database.drop();
+  });
+
+  it('is one snapshot: a quarantine committed while the status is read never shows up beside the failure it cleared', async () => {
+    const shard = 3;
+    await createAsyncProjector(open.db, { owner: 'w1' }).status(); // the shard rows
+    await sql`update projection_shards set failing_since = now(), attempts = 2, failed_position = 7, failed_event_type = 'llm.calling@1',
+              error_code = 'SyntaxError', last_error = 'x' where projection = 'prefix_reports' and shard = ${shard}`.execute(open.db);
+    // what a quarantine commits (apply-batch.ts): the record, and the shard's failure cleared, in one transaction
+    const quarantine = () =>
+      open.db.transaction().execute(async (trx) => {
+        await sql`insert into projection_quarantine (projection, shard, global_position, transaction_id, event_type, tenant_id, stream_id, error_code, error, attempts)
+                  values ('prefix_reports', ${shard}, 7, '1', 'llm.calling@1', 't', 's', 'SyntaxError', 'x', 3)`.execute(trx);
+        await sql`update projection_shards set failing_since = null, attempts = 0, failed_position = null, failed_event_type = null,
+                  error_code = null, last_error = null where projection = 'prefix_reports' and shard = ${shard}`.execute(trx);
+      });
+    const reading = createAsyncProjector(open.db.withPlugin(new BetweenStatements(quarantine)), { owner: 'w1' });
+    const [during] = (await reading.status()).filter((p) => p.name === 'prefix_reports');
+    // as it was when the read began: failing, nothing quarantined yet (not: failing and quarantined)
+    expect({ failing: during.failing, quarantined: during.quarantined.length, open: during.quarantinedOpen }).toEqual({ failing: 1, quarantined: 0, open: 0 });
+    const [after] = (await reading.status()).filter((p) => p.name === 'prefix_reports');
+    expect({ state: after.state, failing: after.failing, quarantined: after.quarantined.length, open: after.quarantinedOpen }).toEqual({
+      state: 'running',
+      failing: 0,
+      quarantined: 1,
+      open: 1,
+    });
+  });
+});
