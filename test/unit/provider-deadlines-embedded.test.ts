@@ -99,7 +99,9 @@ describe('a provider that never answers (embedded default)', () => {
     const events = await covel.engine.store.readStream(sessionId);
     expect(ofExecution(events, executionId, 'llm.calling@1')).toHaveLength(1);
     expect(ofExecution(events, executionId, 'execution.started@1')).toHaveLength(1);
-    expect(silent.requests - requestsBefore).toBe(1);
+    // at most once (never retried): on a loaded machine the 300 ms deadline can end the call before the
+    // silent server, on this process's own loop, has read the request line, so 0 is possible too
+    expect(silent.requests - requestsBefore).toBeLessThanOrEqual(1);
 
     const slow = await health(covel);
     expect(slow.status).toBe(503);
