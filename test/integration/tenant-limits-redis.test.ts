@@ -80,6 +80,9 @@ describe('tenant limits across two API processes (PostgreSQL + Redis)', () => {
     // one bucket of 6 for both processes (the GET /v1/limits above took the first token; two buckets would have let all 8 through)
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
     expect(remaining.slice(0, 5)).toEqual(['4', '3', '2', '1', '0']);
+    // the refused ones carry the headers too, from either process (Retry-After checked above)
+    expect(remaining.slice(5)).toEqual(['0', '0', '0']);
+    expect(current.slice(5)).toEqual(['0', '0', '0']);
     // the current draft's fields say the same (6 tokens, 30 s to fill at 0.2/s), from either process
     expect(current.slice(0, 5)).toEqual(['4', '3', '2', '1', '0']);
     expect([...policies]).toEqual(['"default";q=6;w=30']);

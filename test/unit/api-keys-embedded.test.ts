@@ -23,6 +23,7 @@ describe('API keys and scopes (embedded)', () => {
   let keyA: string;
   let tenantA: string;
   let keyB: string;
+  let tenantB: string;
 
   beforeAll(async () => {
     // every line the engine logs, at debug, with player text: the strictest place a key could leak to
@@ -30,7 +31,8 @@ describe('API keys and scopes (embedded)', () => {
     covel = await startEmbedded({ COVEL_ADMIN_API_KEY: adminKey, COVEL_BOOTSTRAP_API_KEY: bootstrapKey }, undefined, { logger });
     const a = await covel.engine.tenants.create('a');
     [keyA, tenantA] = [a.apiKey, a.tenant.id];
-    keyB = (await covel.engine.tenants.create('b')).apiKey;
+    const b = await covel.engine.tenants.create('b');
+    [keyB, tenantB] = [b.apiKey, b.tenant.id];
   }, 60_000);
   afterAll(() => covel?.stop(), 30_000);
 
@@ -233,6 +235,33 @@ describe('API keys and scopes (embedded)', () => {
         ['api-key.created@1', 'operator'],
         ['api-key.revoked@1', 'operator'],
       ]);
+    });
+    it("every operator route refuses a tenant's key (every scope; its own tenant or another's, any letter case): 401, nothing changes", async () => {
+      const ofB = await makeKey(keyB, 'b-target', ['read']);
+      const eventsBefore = [(await tenantEvents(tenantA)).length, (await tenantEvents(tenantB)).length];
+      const keysOfB = (await call('GET', '/v1/keys', keyB)).body.keys;
+      // keyA has every scope, admin included: the tenant's admin scope is not the operator's key
+      expect((await covel.engine.tenants.authenticate(keyA))?.key.scopes).toEqual(['play', 'read', 'admin']);
+      for (const id of [tenantA, tenantB])
+        for (const [method, path, body] of [
+          ['GET', '/admin/tenants', undefined],
+          ['POST', '/admin/tenants', { name: 'intruder' }],
+          ['GET', `/admin/tenants/${id}/keys`, undefined],
+          ['POST', `/admin/tenants/${id}/keys`, { name: 'intruder', scopes: ['play', 'read', 'admin'] }],
+          ['DELETE', `/admin/tenants/${id}/keys/${ofB.id}`, undefined],
+          ['GET', `/admin/tenants/${id}/limits`, undefined],
+          ['PUT', `/admin/tenants/${id}/limits`, { requestsPerSecond: 1e6, burst: 1e6 }],
+          ['GET', `/admin/usage?from=2026-01-01&to=2026-01-02&tenantId=${id}`, undefined],
+          ['GET', `/Admin/Tenants/${id}/KEYS`, undefined],
+          ['PUT', `/ADMIN/tenants/${id}/Limits`, { burst: 1e6 }],
+        ] as const)
+          for (const key of [keyA, keyB]) expect([method, path, (await call(method, path, key, body)).status]).toEqual([method, path, 401]);
+      expect([(await tenantEvents(tenantA)).length, (await tenantEvents(tenantB)).length]).toEqual(eventsBefore);
+      expect((await call('GET', '/v1/keys', keyB)).body.keys).toEqual(keysOfB);
+      expect((await call('GET', '/v1/sessions', ofB.key)).status).toBe(200);
+      expect((await covel.engine.tenants.list()).map((t) => t.name)).not.toContain('intruder');
+      // the operator's key reaches the same routes (the refusals above were the key's, not the paths')
+      expect((await call('GET', `/Admin/Tenants/${tenantB}/KEYS`, adminKey)).status).toBe(200);
     });
   });
 

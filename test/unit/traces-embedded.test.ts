@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { PlayClient } from '../../apps/play/play-client';
 import { ProviderEmulator, type Reply, type ScriptedCall } from '../../libs/emulator';
+import { hmacApiKey, loadKeyPepper, sha256ApiKey } from '../../libs/events';
 import { ATTR, SPAN, startTracingForTests, type TestTracing } from '../../libs/telemetry';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
 import { auditedIdentical } from '../support/turns';
@@ -168,5 +170,38 @@ describe('OpenTelemetry traces of a turn (embedded: in-process queue)', () => {
     expect(new Set(ofSecond.map(traceOf))).toEqual(new Set([traceOf(b[0])]));
     const roots = b.filter((s) => !parentOf(s));
     expect(roots.map((s) => [s.name, s.attributes[ATTR.enqueuedBy]])).toEqual([[SPAN.turnEnqueue, 'hand-off']]);
+  }, 60_000);
+
+  it('no API key or hash of one in any span (issue 32): a key made through the API plays a turn, is revoked and refused', async () => {
+    const { apiKey } = await covel.engine.tenants.create('keys-in-traces');
+    const call = async (method: string, path: string, key: string, body?: unknown) => {
+      const res = await fetch(`${covel.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as { id: string; key: string } };
+    };
+    const made = await call('POST', '/v1/keys', apiKey, { name: 'traced', scopes: ['play', 'read'] });
+    expect(made.status).toBe(201);
+    const client = new PlayClient(covel.baseUrl, made.body.key);
+    const { id } = await client.createSession({});
+    const { executionId } = await client.submit(id, 'Count the lamps');
+    expect(await client.waitFor(executionId, 20_000)).toBe('committed');
+    await traceOfExecution(executionId);
+    expect((await call('DELETE', `/v1/keys/${made.body.id}`, apiKey)).status).toBe(200);
+    expect((await call('GET', '/v1/sessions', made.body.key)).status).toBe(401);
+    // the server span of each request ends as its answer is sent: wait for the refused one's
+    const deadline = Date.now() + 5_000;
+    while (!tracing.spans().some((s) => s.attributes[ATTR.httpStatus] === 401)) {
+      if (Date.now() > deadline) throw new Error('no span of the refused request');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const spans = tracing.spans();
+    expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(['POST /v1/keys', 'DELETE /v1/keys/:id', SPAN.modelCall]));
+    const text = JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status, s.links, s.resource.attributes, s.instrumentationScope]));
+    const pepper = await loadKeyPepper(covel.engine.database.db, null);
+    for (const key of [apiKey, made.body.key])
+      for (const secret of [key, hmacApiKey(key, pepper), sha256ApiKey(key)]) expect(text.includes(secret)).toBe(false);
   }, 60_000);
 });
