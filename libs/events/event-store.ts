@@ -336,9 +336,15 @@ export class EventStore {
    * the whole stream when the view holds none of the session's inputs. `after` is the stream
    * version just before the first event returned.
    */
-  async readPendingSuffix(streamId: string): Promise<{ after: number; events: StoredEvent[] }> {
-    // both reads of `executions` are served by its (session_id, submitted_version) indexes
-    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number }>`
+  async readPendingSuffix<T extends EventType = never>(
+    streamId: string,
+    options: { lastBefore?: T } = {},
+  ): Promise<{ after: number; events: StoredEvent[]; lastBefore?: Extract<StoredEvent, { type: T }> | null }> {
+    // both reads of `executions` are served by its (session_id, submitted_version) indexes; with
+    // `lastBefore`, the last event of that type before the suffix comes in the same statement
+    // (what `lastOfType` at the suffix's start reads), after the suffix's rows
+    const before = options.lastBefore;
+    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number; before_suffix: boolean }>`
       with p as (
         select coalesce(
           (select min(submitted_version) from executions where session_id = ${streamId} and status in ('queued', 'running')),
@@ -346,9 +352,22 @@ export class EventStore {
           1
         ) as from_version
       )
-      select e.*, p.from_version from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
-      order by e.stream_version`.execute(this.db);
-    return { after: rows.length > 0 ? rows[0].stream_version - 1 : 0, events: rows.map(toStoredEvent) };
+      select e.*, p.from_version, false as before_suffix from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
+      ${
+        before === undefined
+          ? sql``
+          : sql`union all
+      select b.*, p.from_version, true as before_suffix from p cross join lateral (
+        select * from events where stream_id = ${streamId} and type = ${before} and stream_version < p.from_version
+        order by stream_version desc limit 1
+      ) b`
+      }
+      order by before_suffix, stream_version`.execute(this.db);
+    const suffix = rows.filter((r) => !r.before_suffix);
+    const result = { after: suffix.length > 0 ? suffix[0].stream_version - 1 : 0, events: suffix.map(toStoredEvent) };
+    if (before === undefined) return result;
+    const last = rows.find((r) => r.before_suffix);
+    return { ...result, lastBefore: last ? (toStoredEvent(last) as Extract<StoredEvent, { type: T }>) : null };
   }
 
   /** Events of one stream with version > afterVersion, in order. */
