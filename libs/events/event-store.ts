@@ -77,6 +77,8 @@ export interface AppendResult {
    * reader holding the stream up to that version is current with these applied (no read needed).
    */
   events: StoredEvent[];
+  /** `appendAtHead` with `earliestPending`: the session's earliest execution queued or running before this append (null: none). */
+  earliestPending?: string | null;
 }
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -187,13 +189,18 @@ export class EventStore {
    * under the stream's lock. The stream must exist and be the tenant's, else
    * `StreamTenantMismatchError` and nothing is written (a stream is never started here). A
    * `ConcurrencyError` is still possible (an append committed between the statement's snapshot and
-   * its lock): the caller tries again.
+   * its lock): the caller tries again. With `earliestPending`, the statement also reads the
+   * session's earliest pending execution before the append (`AppendResult.earliestPending`): the
+   * enqueue decision of an input needs no read after it.
    */
-  async appendAtHead(request: Omit<AppendRequest, 'expectedVersion'>): Promise<AppendResult> {
+  async appendAtHead(request: Omit<AppendRequest, 'expectedVersion'> & { earliestPending?: boolean }): Promise<AppendResult> {
     return this.appendAt(request, null);
   }
 
-  private async appendAt(request: Omit<AppendRequest, 'expectedVersion'>, expectedVersion: number | null): Promise<AppendResult> {
+  private async appendAt(
+    request: Omit<AppendRequest, 'expectedVersion'> & { earliestPending?: boolean },
+    expectedVersion: number | null,
+  ): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
     const metadataOf = (event: NewEvent, index: number) => metadataWithKey(request, event, index);
@@ -203,11 +210,16 @@ export class EventStore {
     const inTransaction = request.alongside !== undefined || this.inline.some((p) => events.some((e) => p.handles.includes(e.type)));
     const appendIn = async (executor: Executor): Promise<AppendResult> => {
       // this stream's appends wait for each other (and for an inline rebuild of it); others don't
-      const { head, rows: written } = await insertAtVersion(executor, {
+      const {
+        head,
+        rows: written,
+        earliestPending,
+      } = await insertAtVersion(executor, {
         tenantId: request.tenantId,
         streamId: request.streamId,
         expectedVersion,
         rows,
+        ...(request.earliestPending ? { earliestPending: true } : {}),
       });
       if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
       if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
@@ -218,6 +230,7 @@ export class EventStore {
         firstPosition: stored[0].globalPosition,
         lastPosition: stored[stored.length - 1].globalPosition,
         events: stored,
+        ...(earliestPending === undefined ? {} : { earliestPending }),
       };
     };
     try {
