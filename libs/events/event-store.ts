@@ -77,6 +77,8 @@ export interface AppendResult {
    * reader holding the stream up to that version is current with these applied (no read needed).
    */
   events: StoredEvent[];
+  /** `appendAtHead` with `earliestPending`: the session's earliest execution queued or running before this append (null: none). */
+  earliestPending?: string | null;
 }
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -187,13 +189,18 @@ export class EventStore {
    * under the stream's lock. The stream must exist and be the tenant's, else
    * `StreamTenantMismatchError` and nothing is written (a stream is never started here). A
    * `ConcurrencyError` is still possible (an append committed between the statement's snapshot and
-   * its lock): the caller tries again.
+   * its lock): the caller tries again. With `earliestPending`, the statement also reads the
+   * session's earliest pending execution before the append (`AppendResult.earliestPending`): the
+   * enqueue decision of an input needs no read after it.
    */
-  async appendAtHead(request: Omit<AppendRequest, 'expectedVersion'>): Promise<AppendResult> {
+  async appendAtHead(request: Omit<AppendRequest, 'expectedVersion'> & { earliestPending?: boolean }): Promise<AppendResult> {
     return this.appendAt(request, null);
   }
 
-  private async appendAt(request: Omit<AppendRequest, 'expectedVersion'>, expectedVersion: number | null): Promise<AppendResult> {
+  private async appendAt(
+    request: Omit<AppendRequest, 'expectedVersion'> & { earliestPending?: boolean },
+    expectedVersion: number | null,
+  ): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
     const metadataOf = (event: NewEvent, index: number) => metadataWithKey(request, event, index);
@@ -203,11 +210,16 @@ export class EventStore {
     const inTransaction = request.alongside !== undefined || this.inline.some((p) => events.some((e) => p.handles.includes(e.type)));
     const appendIn = async (executor: Executor): Promise<AppendResult> => {
       // this stream's appends wait for each other (and for an inline rebuild of it); others don't
-      const { head, rows: written } = await insertAtVersion(executor, {
+      const {
+        head,
+        rows: written,
+        earliestPending,
+      } = await insertAtVersion(executor, {
         tenantId: request.tenantId,
         streamId: request.streamId,
         expectedVersion,
         rows,
+        ...(request.earliestPending ? { earliestPending: true } : {}),
       });
       if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
       if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
@@ -218,6 +230,7 @@ export class EventStore {
         firstPosition: stored[0].globalPosition,
         lastPosition: stored[stored.length - 1].globalPosition,
         events: stored,
+        ...(earliestPending === undefined ? {} : { earliestPending }),
       };
     };
     try {
@@ -336,9 +349,15 @@ export class EventStore {
    * the whole stream when the view holds none of the session's inputs. `after` is the stream
    * version just before the first event returned.
    */
-  async readPendingSuffix(streamId: string): Promise<{ after: number; events: StoredEvent[] }> {
-    // both reads of `executions` are served by its (session_id, submitted_version) indexes
-    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number }>`
+  async readPendingSuffix<T extends EventType = never>(
+    streamId: string,
+    options: { lastBefore?: T } = {},
+  ): Promise<{ after: number; events: StoredEvent[]; lastBefore?: Extract<StoredEvent, { type: T }> | null }> {
+    // both reads of `executions` are served by its (session_id, submitted_version) indexes; with
+    // `lastBefore`, the last event of that type before the suffix comes in the same statement
+    // (what `lastOfType` at the suffix's start reads), after the suffix's rows
+    const before = options.lastBefore;
+    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number; before_suffix: boolean }>`
       with p as (
         select coalesce(
           (select min(submitted_version) from executions where session_id = ${streamId} and status in ('queued', 'running')),
@@ -346,9 +365,22 @@ export class EventStore {
           1
         ) as from_version
       )
-      select e.*, p.from_version from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
-      order by e.stream_version`.execute(this.db);
-    return { after: rows.length > 0 ? rows[0].stream_version - 1 : 0, events: rows.map(toStoredEvent) };
+      select e.*, p.from_version, false as before_suffix from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
+      ${
+        before === undefined
+          ? sql``
+          : sql`union all
+      select b.*, p.from_version, true as before_suffix from p cross join lateral (
+        select * from events where stream_id = ${streamId} and type = ${before} and stream_version < p.from_version
+        order by stream_version desc limit 1
+      ) b`
+      }
+      order by before_suffix, stream_version`.execute(this.db);
+    const suffix = rows.filter((r) => !r.before_suffix);
+    const result = { after: suffix.length > 0 ? suffix[0].stream_version - 1 : 0, events: suffix.map(toStoredEvent) };
+    if (before === undefined) return result;
+    const last = rows.find((r) => r.before_suffix);
+    return { ...result, lastBefore: last ? (toStoredEvent(last) as Extract<StoredEvent, { type: T }>) : null };
   }
 
   /** Events of one stream with version > afterVersion, in order. */

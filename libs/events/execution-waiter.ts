@@ -1,5 +1,6 @@
+import { z } from 'zod';
 import type { Listening, OpenDatabase } from './database';
-import type { ExecutionView } from './read-models';
+import { type ExecutionView, executionView } from './read-models';
 
 /** The channel migration 0010's trigger notifies (0021: a cancel too), with the execution id as payload, when an execution ends. */
 export const EXECUTION_ENDED_CHANNEL = 'covel_execution_ended';
@@ -51,14 +52,55 @@ interface Waiter {
 
 const MAX_RECONNECT_DELAY_MS = 10_000;
 
+/** The `executions` row an end notifies (migration 0027: `row_to_json`, at the commit). */
+const NotifiedRow = z.object({
+  execution_id: z.string(),
+  tenant_id: z.string(),
+  session_id: z.string(),
+  turn_id: z.string(),
+  status: z.enum(['queued', 'running', 'committed', 'failed', 'cancelled']),
+  attempts: z.number().int(),
+  worker_id: z.string().nullable(),
+  submitted_version: z.number().int(),
+  error_code: z.string().nullable(),
+  error_message: z.string().nullable(),
+  submitted_at: z.string(),
+  updated_at: z.string(),
+  waiting_for: z.string().nullable().optional(),
+});
+
+/**
+ * What an end's notification says: the execution's id and, from migration 0027 on, its row as the
+ * commit left it (tenant and view); an id alone (a row too long to notify, an older database), or a
+ * payload that does not parse, is only a "look again".
+ */
+export function parseEndedNotification(payload: string): { executionId: string; ended?: { tenantId: string; view: ExecutionView } } {
+  if (!payload.startsWith('{')) return { executionId: payload };
+  let json: unknown;
+  try {
+    json = JSON.parse(payload);
+  } catch {
+    return { executionId: payload };
+  }
+  const row = NotifiedRow.safeParse(json);
+  if (!row.success) {
+    const id = (json as { execution_id?: unknown } | null)?.execution_id;
+    return { executionId: typeof id === 'string' ? id : payload };
+  }
+  const view = executionView({ ...row.data, waiting_for: row.data.waiting_for ?? null });
+  return { executionId: row.data.execution_id, ...(hasEnded(view) ? { ended: { tenantId: row.data.tenant_id, view } } : {}) };
+}
+
 export function hasEnded(view: Pick<ExecutionView, 'status'>): boolean {
   return view.status === 'committed' || view.status === 'failed' || view.status === 'cancelled';
 }
 
 /**
  * Waits for executions to end, for many callers at once, on one LISTEN connection per process
- * (opened at the first wait, kept until `close`). Each waiter has its own timer. A notification or a
- * poll only says "look again": the state answered is always read from the read model, tenant-scoped.
+ * (opened at the first wait, kept until `close`). Each waiter has its own timer. A notification
+ * that carries the ended execution's row (migration 0027) answers its tenant's waiters with it, no
+ * read; one with the id alone, or a poll, only says "look again": the state is then read from the
+ * read model, tenant-scoped.
  * While the connection is down, the waiters are polled every `pollIntervalMs` and the connection is
  * opened again (with a backoff); once it is back, every waiter is read once more, since
  * notifications sent meanwhile are lost.
@@ -224,6 +266,16 @@ export class ExecutionWaiter {
     );
   }
 
+  /** An end's notification: the row it carries answers that execution's waiters of its tenant; an id alone has them read. */
+  private notified(payload: string) {
+    const { executionId, ended } = parseEndedNotification(payload);
+    if (!ended) return void this.recheck(executionId);
+    // the row answers its own tenant's waiters only: another tenant's first read answers them (null)
+    for (const w of [...(this.waiters.get(executionId) ?? [])]) {
+      if (w.tenantId === ended.tenantId && this.remove(w)) w.resolve(ended.view);
+    }
+  }
+
   private rejectAll(executionId: string, tenantId: string, error: unknown) {
     for (const w of [...(this.waiters.get(executionId) ?? [])]) {
       if (w.tenantId === tenantId && !w.quiet && this.remove(w)) w.reject(error);
@@ -239,7 +291,7 @@ export class ExecutionWaiter {
     const wasDown = this.state === 'down';
     this.state = 'connecting';
     try {
-      const listening = await this.options.listen(EXECUTION_ENDED_CHANNEL, (id) => void this.recheck(id), { onLost: (e) => this.lost(e) });
+      const listening = await this.options.listen(EXECUTION_ENDED_CHANNEL, (payload) => this.notified(payload), { onLost: (e) => this.lost(e) });
       if (this.isClosed()) {
         await listening.close();
         return;

@@ -33,6 +33,25 @@ export interface ExecutionView {
   waitingFor?: EventData<'execution.suspended@1'>['waitingFor'];
 }
 
+/** An `executions` row as the API answers it (a read's, or the row an execution's end notifies: `ExecutionWaiter`). */
+export function executionView(
+  r: Omit<Selectable<Database['executions']>, 'submitted_at' | 'updated_at'> & { submitted_at: Date | string; updated_at: Date | string },
+): ExecutionView {
+  const waiting = r.status === 'running' && r.waiting_for !== null;
+  return {
+    executionId: r.execution_id,
+    sessionId: r.session_id,
+    turnId: r.turn_id,
+    status: waiting ? 'waiting' : r.status,
+    attempts: r.attempts,
+    workerId: r.worker_id,
+    error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
+    submittedAt: new Date(r.submitted_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+    ...(waiting ? { waitingFor: WaitingFor.parse(JSON.parse(r.waiting_for!)) } : {}),
+  };
+}
+
 export interface TurnMessageView {
   messageId: string;
   sessionId: string;
@@ -171,20 +190,7 @@ export class ReadModels {
 
   async execution(tenantId: string, executionId: string): Promise<ExecutionView | null> {
     const r = await this.db.selectFrom('executions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).executeTakeFirst();
-    if (!r) return null;
-    const waiting = r.status === 'running' && r.waiting_for !== null;
-    return {
-      executionId: r.execution_id,
-      sessionId: r.session_id,
-      turnId: r.turn_id,
-      status: waiting ? 'waiting' : r.status,
-      attempts: r.attempts,
-      workerId: r.worker_id,
-      error: r.error_code ? { code: r.error_code, message: r.error_message ?? '' } : null,
-      submittedAt: new Date(r.submitted_at).toISOString(),
-      updatedAt: new Date(r.updated_at).toISOString(),
-      ...(waiting ? { waitingFor: WaitingFor.parse(JSON.parse(r.waiting_for!)) } : {}),
-    };
+    return r ? executionView(r) : null;
   }
 
   /**

@@ -28,6 +28,8 @@ export interface InsertAtVersion {
   head: { version: number; tenantId: string | null };
   /** The rows written, in stream order; none when the head was not the expected one (or not the tenant's). */
   rows: { global_position: string; stream_version: number; recorded_at: Date | string }[];
+  /** With `earliestPending`: the session's earliest execution queued or running before these rows (the `executions` view), null: none. */
+  earliestPending?: string | null;
 }
 
 /**
@@ -38,17 +40,26 @@ export interface InsertAtVersion {
  * tenant's). The head is read with the statement's snapshot, which may predate the
  * lock: an append that committed in between makes the insert fail on the unique
  * (stream_id, stream_version) index, so a stale head never lets two appends take one version.
+ * With `earliestPending`, the same statement reads the stream's (a session's) earliest pending
+ * execution (`ReadModels.earliestPendingExecution`, tenant-scoped): the snapshot holds every append
+ * to the stream before the lock when the insert succeeds (see above), and the `executions` view is
+ * written only in those appends' transactions (inline), so it is what a read after the lock sees.
  */
 export async function insertAtVersion(
   executor: Kysely<Database> | Transaction<Database>,
   /** `expectedVersion` null: at the head of a stream that exists (whatever its version). */
-  request: { tenantId: string; streamId: string; expectedVersion: number | null; rows: readonly AppendRow[] },
+  request: { tenantId: string; streamId: string; expectedVersion: number | null; rows: readonly AppendRow[]; earliestPending?: boolean },
 ): Promise<InsertAtVersion> {
   const { tenantId, streamId, expectedVersion } = request;
+  const pending = request.earliestPending
+    ? sql`(select execution_id from executions where session_id = ${streamId}::text and tenant_id = ${tenantId}::text
+        and status in ('queued', 'running') order by submitted_version limit 1)`
+    : sql`null::text`;
   const values = sql.join(request.rows.map((r, i) => sql`(${i + 1}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`));
   const { rows } = await sql<{
     head_version: number;
     head_tenant: string | null;
+    earliest_pending: string | null;
     global_position: string | null;
     stream_version: number | null;
     recorded_at: Date | string | null;
@@ -68,7 +79,7 @@ export async function insertAtVersion(
         and (h.tenant_id is null or h.tenant_id = ${tenantId}::text)
       returning global_position, stream_version, recorded_at
     )
-    select h.version as head_version, h.tenant_id as head_tenant, ins.global_position, ins.stream_version, ins.recorded_at
+    select h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ins.global_position, ins.stream_version, ins.recorded_at
     from h left join ins on true
     order by ins.stream_version`.execute(executor);
   const [first] = rows;
@@ -77,5 +88,6 @@ export async function insertAtVersion(
     rows: rows
       .filter((r) => r.stream_version !== null)
       .map((r) => ({ global_position: String(r.global_position), stream_version: r.stream_version!, recorded_at: r.recorded_at! })),
+    ...(request.earliestPending ? { earliestPending: first.earliest_pending } : {}),
   };
 }

@@ -27,14 +27,17 @@ const barrier = (executionId: string): NewEvent => ({
 describe('an append on the real PostgreSQL: statements and transactions', () => {
   let database: { url: string; drop(): Promise<void> };
   let counting: CountingDatabase;
+  let open2: Awaited<ReturnType<typeof openDatabase>> | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
     const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
     await migrateToLatest(open.db);
     await open.close();
     counting = countingDatabase(database.url);
+    open2 = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 2 });
   });
   afterAll(async () => {
+    await open2?.close();
     await counting.close();
     await database.drop();
   });
@@ -81,6 +84,56 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
       expect.any(StreamTenantMismatchError),
     );
     expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1]);
+  });
+
+  it('an input at the head with `earliestPending`: the same four statements say which earlier execution of the session is pending (none: null)', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    counting.reset();
+    const first = input(1);
+    const alone = await store.appendAtHead({ tenantId: 't', streamId, events: [first], earliestPending: true });
+    expect(alone.earliestPending).toBeNull();
+    expect(counting.statements).toHaveLength(4);
+    const second = await store.appendAtHead({ tenantId: 't', streamId, events: [input(2)], earliestPending: true });
+    expect(second.earliestPending).toBe((first.data as { executionId: string }).executionId);
+    expect(counting.statements).toHaveLength(8);
+    expect(counting.transactions()).toBe(2);
+    // without it: nothing read, nothing said
+    expect((await store.appendAtHead({ tenantId: 't', streamId, events: [input(3)] })).earliestPending).toBeUndefined();
+  });
+
+  it('`earliestPending` racing the end of the execution before: an end committed first is never seen pending (the input is the head), one committed after sees the input', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const other = new EventStore(open2!.db, { inline: inlineProjections });
+    for (let round = 0; round < 40; round++) {
+      const streamId = randomUUID();
+      const first = input(1);
+      const firstId = (first.data as { executionId: string; turnId: string }).executionId;
+      await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId), first] });
+      const failed: NewEvent = {
+        type: 'execution.failed@1',
+        data: { executionId: firstId, turnId: 't1', attempt: 0, error: { code: 'X', message: 'x' } },
+      };
+      const atHead = async () => {
+        for (;;) {
+          try {
+            return await store.appendAtHead({ tenantId: 't', streamId, events: [input(2)], earliestPending: true });
+          } catch (error) {
+            if (!(error instanceof ConcurrencyError)) throw error;
+          }
+        }
+      };
+      // the end as a worker appends it: waits for the lock, catches up on what came
+      const end = other.appendCatchingUp({ tenantId: 't', streamId, afterVersion: 2, events: [failed], rebuild: () => [failed] });
+      const [appended, ended] = await Promise.all([atHead(), end]);
+      const endVersion = ended.appended!.version;
+      if (endVersion < appended.version) expect(appended.earliestPending).toBeNull();
+      else {
+        expect(appended.earliestPending).toBe(firstId);
+        expect(ended.missed.map((e) => e.type)).toEqual(['player-input.submitted@1']);
+      }
+    }
   });
 
   it('20 concurrent single-statement appends at one version: one wins, the rest get ConcurrencyError', async () => {

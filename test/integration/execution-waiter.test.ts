@@ -150,11 +150,44 @@ describe('ExecutionWaiter on PostgreSQL', () => {
     await setStatus(left, 'committed');
     await setStatus(cancelled, 'cancelled');
     expect((await watch.ended).status).toBe('cancelled');
-    expect(reads).toBe(1); // the notified one, and only it
+    expect(reads).toBe(0); // the end's notification carries the row (migration 0027)
     let heard = false;
     void leftWatch.ended.then(() => (heard = true));
     await waiter.close();
     expect(heard).toBe(false);
+  }, 20_000);
+
+  it('a wait reads once, when it starts: the end’s notification carries the row as its transaction committed it, to its tenant only; a row too long to notify is read', async () => {
+    let reads = 0;
+    const waiter = newWaiter({
+      pollIntervalMs: NEVER,
+      read: (tenantId, executionId) => {
+        reads++;
+        return readModels.execution(tenantId, executionId);
+      },
+    });
+    const tenant = randomUUID();
+    const other = randomUUID();
+    const [one, long] = [await execution(tenant), await execution(tenant)];
+    const waits = [
+      waiter.wait({ tenantId: tenant, executionId: one, timeoutMs: NEVER }),
+      waiter.wait({ tenantId: tenant, executionId: long, timeoutMs: NEVER }),
+    ];
+    // another tenant's wait for the same id: answered by its first read (null), never with the row
+    expect(await waiter.wait({ tenantId: other, executionId: one, timeoutMs: NEVER })).toBeNull();
+    await until(() => waiter.listenState === 'listening' && waiter.pending === 2, 'listening');
+    const started = reads;
+    // the end and a later write to the row in one transaction: the row notified is the committed one
+    await admin.query('begin');
+    await admin.query(`update executions set status = 'failed', error_code = 'X', error_message = 'first' where execution_id = $1`, [one]);
+    await admin.query(`update executions set error_message = 'as committed', attempts = 7 where execution_id = $1`, [one]);
+    await admin.query('commit');
+    await admin.query(`update executions set status = 'failed', error_code = 'Y', error_message = $2 where execution_id = $1`, [long, 'é'.repeat(5_000)]);
+    const [a, b] = await Promise.all(waits);
+    expect(a).toEqual(await readModels.execution(tenant, one));
+    expect([a?.status, a?.attempts, a?.error]).toEqual(['failed', 7, { code: 'X', message: 'as committed' }]);
+    expect(b?.error?.message).toBe('é'.repeat(5_000));
+    expect(reads - started).toBe(1); // the row too long to notify, only
   }, 20_000);
 
   it('while the LISTEN connection is down, the fallback poll answers', async () => {

@@ -20,7 +20,7 @@ import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { TurnJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { buildRuntimeRequest } from '../request/runtime-request';
-import { preferencesBefore } from '../preferences';
+import { executionPreferences } from '../preferences';
 import { readSelfData, selfDataUnchanged } from '../request/self-data';
 import { createToolSet } from '../tools';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
@@ -121,7 +121,7 @@ export async function runCompactionBarrier(
   const [{ locale, languageName, world, pluginSettings, rootSessionId }, history, preferences] = await Promise.all([
     loadSessionSettings(deps, job.sessionId, { before: execution.submittedVersion }),
     loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { ...retryRead(execution), compaction: true }),
-    preferencesBefore(deps.store, job.sessionId, execution.submittedVersion),
+    executionPreferences(deps.store, job.sessionId, execution, run.journal),
   ]);
   const scope: ExecutionScope = {
     tenantId: job.tenantId,

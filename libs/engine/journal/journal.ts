@@ -1,7 +1,8 @@
 import type { ContextMessage, ExecutionOutput, InputSlot, LedgerEntry } from '../../context';
-import { type EventData, type EventType, type StoredEvent, summariesProjection, turnMessagesProjection } from '../../events';
+import { type EventData, type EventType, type SessionPreferences, type StoredEvent, summariesProjection, turnMessagesProjection } from '../../events';
 import { JournalGapError } from '../errors';
 import { resultKey } from './input-hash';
+import { NO_PREFERENCES } from '../preferences/session-preferences';
 
 export interface RuntimeOutput {
   stage: string | null;
@@ -149,10 +150,38 @@ export class SessionJournal {
   historyVersion = 0;
   private readonly executions = new Map<string, ExecutionJournal>();
   private readonly order: string[] = [];
+  /** The stream version the journal starts after (its first event is the next). */
+  private readonly startVersion: number;
+  /** The player's preferences before the journal's first event, when known: a journal from the stream's start knows them (none). */
+  private preferencesAtStart: SessionPreferences | undefined;
+  /** The `session.preferences-changed@1` events applied, in stream order. */
+  private readonly preferenceChanges: { version: number; preferences: SessionPreferences }[] = [];
 
   constructor(events: readonly StoredEvent[] = [], startVersion = 0) {
     this.version = startVersion;
+    this.startVersion = startVersion;
+    this.preferencesAtStart = startVersion === 0 ? NO_PREFERENCES : undefined;
     this.apply(events);
+  }
+
+  /**
+   * What the log held before the journal's first event: its last `session.preferences-changed@1`
+   * before it (null: none), read with the suffix (`loadSessionJournal` with `preferences`).
+   */
+  knowPreferencesAtStart(last: EventData<'session.preferences-changed@1'> | null): void {
+    this.preferencesAtStart = last?.preferences ?? NO_PREFERENCES;
+  }
+
+  /**
+   * The player's preferences as the log held them before `version` (the last change before it),
+   * from this journal alone; undefined when it cannot tell: `version` outside the journal, or no
+   * change in it before `version` and its start's not known.
+   */
+  preferencesBefore(version: number): SessionPreferences | undefined {
+    if (version <= this.startVersion || version > this.version + 1) return undefined;
+    let preferences = this.preferencesAtStart;
+    for (const change of this.preferenceChanges) if (change.version < version) preferences = change.preferences;
+    return preferences;
   }
 
   apply(events: readonly StoredEvent[]): void {
@@ -163,6 +192,7 @@ export class SessionJournal {
       this.version = event.streamVersion;
       if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1') this.pluginDataVersion = event.streamVersion;
       if (HISTORY_EVENTS.has(event.type)) this.historyVersion = event.streamVersion;
+      if (event.type === 'session.preferences-changed@1') this.preferenceChanges.push({ version: event.streamVersion, preferences: event.data.preferences });
       this.applyOne(event);
     }
   }

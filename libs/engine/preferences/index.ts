@@ -10,4 +10,11 @@ export {
   type SlotPreference,
   type SlotPreferencePatch,
 } from './session-preferences';
-export { changeSessionPreferences, preferencesBefore, type ChangePreferencesRequest } from './preference-log';
+export {
+  changeSessionPreferences,
+  executionPreferences,
+  preferencesBefore,
+  preferencesKnown,
+  type ChangePreferencesRequest,
+  type PreferencesSource,
+} from './preference-log';

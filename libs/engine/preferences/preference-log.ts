@@ -4,22 +4,60 @@ import { applyPreferencesPatch, NO_PREFERENCES, type PreferencesPatch, samePrefe
 
 const CHANGED = 'session.preferences-changed@1';
 
-/** Answers already read, by session and version: what the log holds before a version never changes. */
+/** Answers already known, by session and version: what the log holds before a version never changes. */
 const readCache = new Map<string, SessionPreferences>();
 const READ_CACHE_SIZE = 10_000;
+
+/** The part of a session's journal this needs (`SessionJournal`): its answer, when it can tell alone. */
+export interface PreferencesSource {
+  preferencesBefore(version: number): SessionPreferences | undefined;
+}
+
+const cacheKey = (sessionId: string, version: number) => `${sessionId}@${version}`;
+
+/** The input's version of executions whose preferences this process answered (`preferencesKnown`). */
+const executionVersions = new Map<string, number>();
+const executionKey = (sessionId: string, executionId: string) => `${sessionId}/${executionId}`;
+
+/**
+ * True when this process knows the execution's preferences without a read: a job that has them
+ * need not ask its journal read for them (`loadSessionJournal` with `preferences`).
+ */
+export function preferencesKnown(sessionId: string, executionId: string): boolean {
+  const version = executionVersions.get(executionKey(sessionId, executionId));
+  return version !== undefined && readCache.has(cacheKey(sessionId, version));
+}
 
 /**
  * The player's preferences as the log holds them before `version` (an execution's: before its
  * input, `ExecutionJournal.submittedVersion`): the last `session.preferences-changed@1` before it,
- * else none. Every request of the execution reads the same, a rebuild too.
+ * else none. Every request of the execution reads the same, a rebuild too. From this process's
+ * answers, else from `journal` when it can tell (it holds the last change before `version`, or its
+ * read brought the one before its start: `loadSessionJournal` with `preferences`), else read.
  */
-export async function preferencesBefore(store: EventStore, sessionId: string, version: number): Promise<SessionPreferences> {
-  const key = `${sessionId}@${version}`;
+export async function preferencesBefore(store: EventStore, sessionId: string, version: number, journal?: PreferencesSource): Promise<SessionPreferences> {
+  const key = cacheKey(sessionId, version);
   const cached = readCache.get(key);
   if (cached) return cached;
-  const preferences = (await store.lastOfType(sessionId, CHANGED, version))?.data.preferences ?? NO_PREFERENCES;
+  const preferences = journal?.preferencesBefore(version) ?? (await store.lastOfType(sessionId, CHANGED, version))?.data.preferences ?? NO_PREFERENCES;
   if (readCache.size >= READ_CACHE_SIZE) readCache.delete(readCache.keys().next().value!);
   readCache.set(key, preferences);
+  return preferences;
+}
+
+/** `preferencesBefore` the execution's input, remembered for `preferencesKnown`. */
+export async function executionPreferences(
+  store: EventStore,
+  sessionId: string,
+  execution: { executionId: string; submittedVersion: number },
+  journal?: PreferencesSource,
+): Promise<SessionPreferences> {
+  const preferences = await preferencesBefore(store, sessionId, execution.submittedVersion, journal);
+  const key = executionKey(sessionId, execution.executionId);
+  if (!executionVersions.has(key)) {
+    if (executionVersions.size >= READ_CACHE_SIZE) executionVersions.delete(executionVersions.keys().next().value!);
+    executionVersions.set(key, execution.submittedVersion);
+  }
   return preferences;
 }
 

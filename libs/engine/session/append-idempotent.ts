@@ -1,4 +1,12 @@
-import { ConcurrencyError, type EventStore, IdempotencyKeyTakenError, type IdempotencyRecord, type NewEvent, type StoredEvent } from '../../events';
+import {
+  type AppendResult,
+  ConcurrencyError,
+  type EventStore,
+  IdempotencyKeyTakenError,
+  type IdempotencyRecord,
+  type NewEvent,
+  type StoredEvent,
+} from '../../events';
 import { type IdempotentAnswer, IdempotencyKeyMismatchError } from './idempotency';
 
 /** How many times a pass is taken again when other appends to the stream (or the same key) come first. */
@@ -11,6 +19,13 @@ export interface AppendPlan<T> {
   expectedVersion: number | 'head';
   events: NewEvent[];
   answer: T;
+  /**
+   * `head` only: the append's statement also reads the session's earliest execution queued or
+   * running before it, handed to `appended` (`EventStore.appendAtHead` `earliestPending`).
+   */
+  earliestPending?: boolean;
+  /** Called with the append's result once it is committed. */
+  appended?: (result: AppendResult) => void;
 }
 
 export interface IdempotentAppendRequest<T> {
@@ -52,8 +67,11 @@ export async function appendIdempotent<T>(
     if (plan.events.length === 0) return { answer: plan.answer, replayed: false };
     try {
       const append = { tenantId, streamId: plan.streamId, events: plan.events, ...(idempotency ? { idempotency } : {}) };
-      if (plan.expectedVersion === 'head') await store.appendAtHead(append);
-      else await store.append({ ...append, expectedVersion: plan.expectedVersion });
+      const result =
+        plan.expectedVersion === 'head'
+          ? await store.appendAtHead({ ...append, ...(plan.earliestPending ? { earliestPending: true } : {}) })
+          : await store.append({ ...append, expectedVersion: plan.expectedVersion });
+      plan.appended?.(result);
       return { answer: plan.answer, replayed: false };
     } catch (error) {
       const again = error instanceof ConcurrencyError || error instanceof IdempotencyKeyTakenError;

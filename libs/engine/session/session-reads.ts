@@ -7,11 +7,20 @@ import type { WorldLoader } from '../catalog/world-catalog';
 /**
  * The session's execution journal, rebuilt from its events: from the earliest pending input on
  * (a finished execution before it is not in it). A stale `executions` view only makes the read
- * start earlier, never later: the journal itself is always exact.
+ * start earlier, never later: the journal itself is always exact. With `preferences`, the same
+ * statement brings the player's last preferences change before the suffix: the journal then
+ * tells the preferences before any of its versions (`SessionJournal.preferencesBefore`) with no
+ * read of its own.
  */
-export async function loadSessionJournal(deps: { store: EventStore }, sessionId: string): Promise<SessionJournal> {
-  const { after, events } = await deps.store.readPendingSuffix(sessionId);
-  return new SessionJournal(events, after);
+export async function loadSessionJournal(deps: { store: EventStore }, sessionId: string, options: { preferences?: boolean } = {}): Promise<SessionJournal> {
+  if (!options.preferences) {
+    const { after, events } = await deps.store.readPendingSuffix(sessionId);
+    return new SessionJournal(events, after);
+  }
+  const { after, events, lastBefore } = await deps.store.readPendingSuffix(sessionId, { lastBefore: 'session.preferences-changed@1' });
+  const journal = new SessionJournal(events, after);
+  if (events.length > 0) journal.knowPreferencesAtStart(lastBefore?.data ?? null);
+  return journal;
 }
 
 export interface SessionSettings {

@@ -153,7 +153,10 @@ export class SessionService {
   /**
    * Appends the input (retrying on concurrent appends to the same session), then enqueues its
    * turn job when it is the session's earliest pending execution (else the end of the one before
-   * it hands off to it, see `handOff`). When the queue is known to be down, nothing is appended
+   * it hands off to it, see `handOff`). The append's own statement says whether one is pending
+   * before it (`earliestPending`): its snapshot holds every append to the session before its lock
+   * (an append in between fails it, and it is tried again), and the `executions` view is written
+   * in those appends' transactions, so it decides as `enqueueSessionHead`'s read after the commit would. When the queue is known to be down, nothing is appended
    * and the caller gets `UnavailableError` (retry later). The input is durable once appended: if
    * the enqueue fails after that (bounded wait), the turn is still accepted and the sweeper enqueues it.
    * Under an idempotency key, the key is recorded in the input's event (one row, one
@@ -171,6 +174,7 @@ export class SessionService {
       type: 'player-input.submitted@1',
       data: { executionId, turnId, messageId: randomUUID(), text, ...(formValues ? { formValues } : {}) },
     };
+    let pendingBefore: string | null | undefined;
     const result = await appendIdempotent(this.deps.store, {
       tenantId,
       ...(idempotency ? { idempotency } : {}),
@@ -180,7 +184,15 @@ export class SessionService {
         if (!this.deps.queue.isAvailable()) throw queueUnavailable('the turn queue is unavailable; nothing was recorded, retry later');
         // an input depends on nothing the log holds: appended after its head, whatever it is, and
         // only to the tenant's existing session (the append's own statement checks both)
-        return { streamId: sessionId, expectedVersion: 'head', events: [event], answer: { executionId, turnId } };
+        // the append's statement also says whether an earlier execution of the session is pending (the enqueue decision)
+        return {
+          streamId: sessionId,
+          expectedVersion: 'head',
+          events: [event],
+          answer: { executionId, turnId },
+          earliestPending: true,
+          appended: (r) => (pendingBefore = r.earliestPending),
+        };
       },
     }).catch(async (error: unknown) => {
       if (error instanceof StreamTenantMismatchError) throw new SessionNotFoundError(sessionId);
@@ -192,7 +204,9 @@ export class SessionService {
       throw error;
     });
     if (result.replayed) await this.resumeIfUnfinished({ tenantId, sessionId, executionId: result.answer.executionId });
-    else await this.enqueueSessionHead({ tenantId, sessionId, executionId });
+    // none pending before the input (read by its append's statement, under the session's lock): it is the session's head
+    else if (pendingBefore === null) await this.enqueue({ tenantId, sessionId, executionId });
+    else if (pendingBefore === undefined) await this.enqueueSessionHead({ tenantId, sessionId, executionId });
     return result;
   }
 

@@ -16,7 +16,7 @@ import { runAgentLoop } from '../agent';
 import { conditionHolds } from './runtime-condition';
 import { recordRuntimeOutput } from '../execution/record-output';
 import { annotate, ATTR } from '../../telemetry';
-import { preferencesBefore } from '../preferences';
+import { executionPreferences, preferencesKnown } from '../preferences';
 
 /**
  * produced: this job called the model and recorded the output; reused: an earlier job had; fenced:
@@ -84,7 +84,8 @@ async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: Abort
 }
 
 async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, given: SessionJournal | undefined): Promise<RuntimeStepResult> {
-  const journal = given ?? (await loadSessionJournal(deps, job.sessionId));
+  // the read brings the preferences the execution runs with, unless this process knows them
+  const journal = given ?? (await loadSessionJournal(deps, job.sessionId, { preferences: !preferencesKnown(job.sessionId, job.executionId) }));
   if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
   // the world revision in effect before the execution's input (a rebuild reads the same)
   const settings = await loadSessionSettings(deps, job.sessionId, { before: journal.get(job.executionId)?.submittedVersion });
@@ -126,7 +127,7 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, 
   };
   if (m.type === 'function') return runFunctionStep(deps, { job, run, runtime, catalog, scope, inputs: functionInputs(catalog, runtime, execution) });
   // the player's preferences as the log held them before the execution's input (a rebuild reads the same)
-  const preferences = await preferencesBefore(deps.store, job.sessionId, execution.submittedVersion);
+  const preferences = await executionPreferences(deps.store, job.sessionId, execution, journal);
   // past the turn's deadline (counted from this attempt's first model call) the call running is aborted and the turn fails
   const deadline = turnDeadlineTimer(deps, job);
   // the agent loop: each step recorded, resumed from the last recorded one (libs/engine/agent)

@@ -11,6 +11,7 @@ import { loadSessionJournal, loadSessionSettings } from '../session/session-read
 import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
 import { type SessionJournal, waitingSuspension } from '../journal/journal';
 import { addToLogScope } from '../logging';
+import { preferencesKnown } from '../preferences';
 
 const done: TurnStep = { kind: 'done' };
 
@@ -40,7 +41,8 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
  * job runs inline goes on from it instead of reading the log again (`runRuntimeStep`).
  */
 export async function turnStepReading(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext): Promise<{ step: TurnStep; journal: SessionJournal }> {
-  const journal = await loadSessionJournal(deps, job.sessionId);
+  // the read brings the preferences the execution runs with (its barrier's, its inline runtime's), unless this process knows them
+  const journal = await loadSessionJournal(deps, job.sessionId, { preferences: !preferencesKnown(job.sessionId, job.executionId) });
   return { step: await stepFrom(deps, job, ctx, journal), journal };
 }
 

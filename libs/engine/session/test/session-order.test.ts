@@ -58,6 +58,38 @@ describe('who enqueues a turn job', () => {
     expect(enqueuedFor(session.id)).toEqual([first.executionId, first.executionId]);
   });
 
+  it('the decision comes with the input’s append (its statement reads the earlier pending execution): no read of the executions view after it', async () => {
+    const tenantId = randomUUID();
+    const { answer: session } = await sessions.createSession({ tenantId });
+    const after = jest.spyOn(readModels, 'earliestPendingExecution');
+    const fail = async (execution: { executionId: string; turnId: string }) =>
+      store.append({
+        tenantId,
+        streamId: session.id,
+        expectedVersion: (await store.readStream(session.id)).length,
+        events: [{ type: 'execution.failed@1', data: { ...execution, attempt: 0, error: { code: 'X', message: 'x' } } }],
+      });
+    try {
+      const first = (await sessions.submitInput({ tenantId, sessionId: session.id, text: 'one' })).answer;
+      const second = (await sessions.submitInput({ tenantId, sessionId: session.id, text: 'two' })).answer;
+      expect(enqueuedFor(session.id)).toEqual([first.executionId]);
+      // the first ends: the second is the head now (its hand-off's), a third waits for it
+      await fail(first);
+      await sessions.submitInput({ tenantId, sessionId: session.id, text: 'three' });
+      expect(enqueuedFor(session.id)).toEqual([first.executionId]);
+      // the second and the third end too: nothing pending, the next input is enqueued at once
+      await fail(second);
+      const [, , third] = (await store.readStream(session.id)).filter((e) => e.type === 'player-input.submitted@1');
+      if (third?.type !== 'player-input.submitted@1') throw new Error('no third input');
+      await fail(third.data);
+      const fourth = (await sessions.submitInput({ tenantId, sessionId: session.id, text: 'four' })).answer;
+      expect(enqueuedFor(session.id)).toEqual([first.executionId, fourth.executionId]);
+      expect(after).not.toHaveBeenCalled();
+    } finally {
+      after.mockRestore();
+    }
+  });
+
   it("the sweeper enqueues each session's earliest pending execution, once it is idle, and no later one", async () => {
     const tenantId = randomUUID();
     const heads: string[] = [];

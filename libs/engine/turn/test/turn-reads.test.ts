@@ -6,7 +6,7 @@ import { type TurnHarness, turnHarness } from './harness';
  * What one narrator-only turn reads of the session's log (issue 33: statements per turn): the turn
  * job reads the journal once; its inline runtime goes on from that journal (no second read), the
  * turn ends once the runtime committed (no third), and the first model call follows that read
- * with no catch-up read of its own. Counted on the real store (PGlite), one turn run directly.
+ * with no catch-up read of its own, and the player's preferences come with the journal. Counted on the real store (PGlite), one turn run directly.
  */
 describe('the reads of a narrator-only turn', () => {
   let h: TurnHarness;
@@ -27,13 +27,17 @@ describe('the reads of a narrator-only turn', () => {
     const job = await h.input(session, 'second');
     const journalReads = jest.spyOn(h.deps.store, 'readPendingSuffix');
     const streamReads = jest.spyOn(h.deps.store, 'readStream');
+    const lastReads = jest.spyOn(h.deps.store, 'lastOfType');
     try {
       expect(await runner.turn(job, turnContext())).toEqual({ kind: 'done' });
       expect((await h.types(job.sessionId)).filter((t) => t === 'turn.committed@1')).toHaveLength(2);
       expect(journalReads).toHaveBeenCalledTimes(1);
       // catch-up reads (past a version), not the head reads of session.created
       expect(streamReads.mock.calls.filter(([, after]) => (after ?? 0) > 0)).toEqual([]);
+      // the player's preferences before the input came with the journal's read: no read of their own
+      expect(lastReads).not.toHaveBeenCalled();
     } finally {
+      lastReads.mockRestore();
       journalReads.mockRestore();
       streamReads.mockRestore();
     }

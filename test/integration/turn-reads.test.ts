@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, type SessionPreferences } from '../../libs/events';
+import { loadSessionJournal } from '../../libs/engine/session/session-reads';
+import { executionPreferences, NO_PREFERENCES, preferencesBefore, preferencesKnown } from '../../libs/engine/preferences';
+import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
+import { createTestDatabase } from '../support/stack';
+
+const changed = (effort: 'low' | 'high'): NewEvent => ({
+  type: 'session.preferences-changed@1',
+  data: { preferences: { slots: { narrator: { reasoning: { enabled: true, effort } } } } },
+});
+const input = (executionId: string): NewEvent => ({
+  type: 'player-input.submitted@1',
+  data: { executionId, turnId: randomUUID(), messageId: randomUUID(), text: 'go' },
+});
+const slots = (effort: 'low' | 'high'): SessionPreferences => ({ slots: { narrator: { reasoning: { enabled: true, effort } } } });
+
+/**
+ * Reads a turn's worker makes on the real PostgreSQL (issue 33): the player's preferences an
+ * execution runs with come with the journal's read, not from a read of their own each turn.
+ */
+describe('a turn’s reads on the real PostgreSQL', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let counting: CountingDatabase;
+  let store: EventStore;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
+    await migrateToLatest(open.db);
+    await open.close();
+    counting = countingDatabase(database.url);
+    store = new EventStore(counting.db, { inline: inlineProjections });
+  });
+  afterAll(async () => {
+    await counting.close();
+    await database.drop();
+  });
+
+  /** A session: created, preferences `low`, input e1 (pending), preferences `high`, input e2 (pending). */
+  async function session(options: { before?: boolean } = {}) {
+    const sessionId = randomUUID();
+    const e1 = randomUUID();
+    const e2 = randomUUID();
+    const head: NewEvent[] = [{ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } }];
+    if (options.before !== false) head.push(changed('low'));
+    await store.append({ tenantId: 't', streamId: sessionId, expectedVersion: 0, events: head });
+    await store.appendAtHead({ tenantId: 't', streamId: sessionId, events: [input(e1)] });
+    await store.appendAtHead({ tenantId: 't', streamId: sessionId, events: [changed('high')] });
+    await store.appendAtHead({ tenantId: 't', streamId: sessionId, events: [input(e2)] });
+    return { sessionId, e1, e2 };
+  }
+
+  it('the journal’s read brings the preferences before its first event: each execution’s preferences with no statement of their own, as the log holds them', async () => {
+    for (const before of [true, false]) {
+      const { sessionId, e1, e2 } = await session({ before });
+      expect(preferencesKnown(sessionId, e1)).toBe(false);
+      counting.reset();
+      const journal = await loadSessionJournal({ store }, sessionId, { preferences: true });
+      expect(counting.statements).toHaveLength(1);
+      const first = journal.get(e1)!;
+      const second = journal.get(e2)!;
+      // the suffix starts at e1's input: its preferences are the change before the suffix (none, without one)
+      expect(await executionPreferences(store, sessionId, first, journal)).toEqual(before ? slots('low') : NO_PREFERENCES);
+      expect(await executionPreferences(store, sessionId, second, journal)).toEqual(slots('high'));
+      expect(counting.statements).toHaveLength(1);
+      expect(preferencesKnown(sessionId, e1)).toBe(true);
+      // the same as a read of the log answers
+      for (const version of [first.submittedVersion, second.submittedVersion]) {
+        expect(journal.preferencesBefore(version)).toEqual(
+          (await store.lastOfType(sessionId, 'session.preferences-changed@1', version))?.data.preferences ?? NO_PREFERENCES,
+        );
+      }
+    }
+  });
+
+  it('a journal read without them cannot tell the preferences before its first change: read from the log', async () => {
+    const { sessionId, e1 } = await session();
+    const journal = await loadSessionJournal({ store }, sessionId);
+    const first = journal.get(e1)!;
+    expect(journal.preferencesBefore(first.submittedVersion)).toBeUndefined();
+    counting.reset();
+    expect(await preferencesBefore(store, sessionId, first.submittedVersion, journal)).toEqual(slots('low'));
+    expect(counting.statements).toHaveLength(1);
+    expect(counting.statements[0]).toMatch(/"type" = \$3 order by "stream_version" desc limit \$4/);
+  });
+
+  it('a journal from the stream’s start knows them all; versions outside a journal are not answered from it', async () => {
+    const { sessionId, e2 } = await session();
+    const { SessionJournal } = await import('../../libs/engine/journal/journal');
+    const whole = new SessionJournal(await store.readStream(sessionId));
+    expect(whole.preferencesBefore(1)).toEqual(NO_PREFERENCES);
+    expect(whole.preferencesBefore(3)).toEqual(slots('low'));
+    expect(whole.preferencesBefore(whole.version + 1)).toEqual(slots('high'));
+    expect(whole.preferencesBefore(whole.version + 2)).toBeUndefined();
+    const suffix = await loadSessionJournal({ store }, sessionId, { preferences: true });
+    expect(suffix.preferencesBefore(suffix.get(e2)!.submittedVersion - 3)).toBeUndefined();
+  });
+});
