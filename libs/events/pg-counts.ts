@@ -65,6 +65,43 @@ export function transactionEffect(sql: string): 'begin' | 'end' | 'inside' {
   return 'inside';
 }
 
+/** Statement texts whose label and transaction effect are kept (`statementFacts`); past it the memo starts over. */
+export const STATEMENT_FACTS_KEPT = 512;
+/** Longer texts (a multi-row insert, say) are labelled each time, not kept. */
+const STATEMENT_FACTS_MAX_TEXT = 4096;
+
+interface StatementFacts {
+  label: string;
+  effect: 'begin' | 'end' | 'inside';
+}
+
+/**
+ * `statementLabel` and `transactionEffect` of a text, memoised by the text: a process sends the same
+ * few dozen statement texts over and over, and the label's regular expressions were a visible share
+ * of a turn's CPU (issue 33). Bounded: at `STATEMENT_FACTS_KEPT` texts the memo is cleared.
+ */
+export class StatementFactsMemo {
+  private readonly facts = new Map<string, StatementFacts>();
+  constructor(private readonly kept = STATEMENT_FACTS_KEPT) {}
+
+  of(sql: string): StatementFacts {
+    const known = this.facts.get(sql);
+    if (known) return known;
+    const facts = { label: statementLabel(sql), effect: transactionEffect(sql) };
+    if (sql.length <= STATEMENT_FACTS_MAX_TEXT) {
+      if (this.facts.size >= this.kept) this.facts.clear();
+      this.facts.set(sql, facts);
+    }
+    return facts;
+  }
+
+  get size(): number {
+    return this.facts.size;
+  }
+}
+
+const memo = new StatementFactsMemo();
+
 const COUNTED = Symbol('covel.pgCounted');
 
 /** Wraps `client.query` (once per client) so each statement it sends is counted. */
@@ -78,8 +115,8 @@ export function countPgClient(client: PoolClient): void {
     const first = args[0];
     const text = typeof first === 'string' ? first : typeof (first as { text?: unknown } | null)?.text === 'string' ? (first as { text: string }).text : null;
     if (text !== null) {
-      statements.add(statementLabel(text));
-      const effect = transactionEffect(text);
+      const { label, effect } = memo.of(text);
+      statements.add(label);
       if (effect === 'begin') inTransaction = true;
       else if (effect === 'end') {
         if (inTransaction) transactions++;

@@ -1,5 +1,4 @@
-import { estimateTokens } from '../context';
-import { commonGraphemePrefix, sliceAround } from '../text';
+import { commonGraphemePrefix, joinTallies, sliceAround, tallyTokens, tokensOfTally } from '../text';
 import { type PrefixUnit, prefixUnits } from './prefix-units';
 
 export interface RecordedRequest {
@@ -30,26 +29,28 @@ export interface PrefixComparison {
 
 const CONTEXT = 60;
 
-/** Compares a request with the previous turn's, unit by unit and then character by character. */
+/**
+ * Compares a request with the previous turn's, unit by unit and then character by character. Each
+ * unit's text is scanned for the estimate once: the shared prefix's and the previous request's
+ * figures are joined from the units' tallies (`joinTallies`), never re-estimated from their text.
+ */
 export function comparePrefix(previous: RecordedRequest, current: RecordedRequest): PrefixComparison {
   const a = prefixUnits(previous.protocol, previous.body);
   const b = prefixUnits(current.protocol, current.body);
-  const requestTokens = b.reduce((t, u) => t + estimateTokens(u.text), 0);
-  let shared = '';
+  const tallies = b.map((u) => tallyTokens(u.text));
+  const requestTokens = tallies.reduce((t, x) => t + tokensOfTally(x), 0);
+  // the previous request's units before `upTo` are the current one's (same text): their tallies are known
+  const previousTokens = (upTo: number) => tokensOfTally(joinTallies(a.map((p, j) => (j < upTo ? tallies[j] : tallyTokens(p.text)))));
   for (let i = 0; i < b.length; i++) {
     const u = b[i];
     const p = a[i];
-    if (p && p.kind === u.kind && p.role === u.role && p.text === u.text) {
-      shared += u.text;
-      continue;
-    }
+    if (p && p.kind === u.kind && p.role === u.role && p.text === u.text) continue;
     const offset = p && p.role === u.role ? commonGraphemePrefix(p.text, u.text) : 0;
-    shared += u.text.slice(0, offset);
-    const sharedTokens = estimateTokens(shared);
+    const sharedTokens = tokensOfTally(joinTallies([...tallies.slice(0, i), tallyTokens(u.text.slice(0, offset))]));
     return {
       requestTokens,
       sharedTokens,
-      sharedPercent: percent(sharedTokens, estimateTokens(a.map((x) => x.text).join(''))),
+      sharedPercent: percent(sharedTokens, previousTokens(i)),
       firstDifference: {
         messageIndex: u.messageIndex,
         role: u.role,
@@ -60,8 +61,8 @@ export function comparePrefix(previous: RecordedRequest, current: RecordedReques
       },
     };
   }
-  const sharedTokens = estimateTokens(shared);
-  return { requestTokens, sharedTokens, sharedPercent: percent(sharedTokens, estimateTokens(a.map((x) => x.text).join(''))), firstDifference: null };
+  const sharedTokens = tokensOfTally(joinTallies(tallies));
+  return { requestTokens, sharedTokens, sharedPercent: percent(sharedTokens, previousTokens(b.length)), firstDifference: null };
 }
 
 /** "shared %": the part of the previous turn's request the new one repeats from its first byte. */

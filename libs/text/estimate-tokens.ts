@@ -12,15 +12,37 @@
  * every turn.
  */
 export function estimateTokens(text: string): number {
+  return tokensOfTally(tallyTokens(text));
+}
+
+/**
+ * What the estimate counts in a text: its CJK and other code points, and its first and last UTF-16
+ * units (-1: empty), so that tallies of parts join into the tally of the parts' concatenation
+ * without scanning it again (`joinTallies`).
+ */
+export interface TokenTally {
+  readonly cjk: number;
+  readonly other: number;
+  readonly first: number;
+  readonly last: number;
+}
+
+/** `estimateTokens` of the text a tally is of. */
+export function tokensOfTally(tally: TokenTally): number {
+  return tally.cjk + Math.ceil(tally.other / 4);
+}
+
+/** The tally of a text (see `estimateTokens`). */
+export function tallyTokens(text: string): TokenTally {
   let cjk = 0;
   let other = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
     let c = text.charCodeAt(i);
     // a high surrogate followed by a low one: one code point, its second unit is not counted again
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+    if (isHighSurrogate(c) && i + 1 < n) {
       const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
+      if (isLowSurrogate(d)) {
         c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
         i++;
       }
@@ -28,8 +50,36 @@ export function estimateTokens(text: string): number {
     if (isCjkCodePoint(c)) cjk++;
     else other++;
   }
-  return cjk + Math.ceil(other / 4);
+  return { cjk, other, first: n ? text.charCodeAt(0) : -1, last: n ? text.charCodeAt(n - 1) : -1 };
 }
+
+/**
+ * The tally of the concatenation of the texts `tallies` are of, in order: their counts added, but a
+ * high surrogate ending one text and a low one starting the next (each a lone surrogate there,
+ * counted as one other character) are one code point of the concatenation.
+ */
+export function joinTallies(tallies: readonly TokenTally[]): TokenTally {
+  let cjk = 0;
+  let other = 0;
+  let first = -1;
+  let last = -1;
+  for (const t of tallies) {
+    if (t.first === -1) continue;
+    cjk += t.cjk;
+    other += t.other;
+    if (isHighSurrogate(last) && isLowSurrogate(t.first)) {
+      other -= 2;
+      if (isCjkCodePoint(0x10000 + ((last - 0xd800) << 10) + (t.first - 0xdc00))) cjk++;
+      else other++;
+    }
+    if (first === -1) first = t.first;
+    last = t.last;
+  }
+  return { cjk, other, first, last };
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /**
  * A CJK character for the estimate: every code point of the Han, Hiragana, Katakana, Hangul and

@@ -121,4 +121,5 @@ export function canonicalLocaleTag(tag: string): string | null {
   }
 }
 
-export { estimateTokens, isCjkCodePoint } from './estimate-tokens';
+export { estimateTokens, isCjkCodePoint, tallyTokens, tokensOfTally, joinTallies } from './estimate-tokens';
+export type { TokenTally } from './estimate-tokens';

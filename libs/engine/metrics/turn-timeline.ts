@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../../events';
+import { type Database, precompiled } from '../../events';
 
 /** One event of an execution, as the timeline reads it (no bodies, no text). */
 export interface TimelineEvent {
@@ -94,6 +94,44 @@ export function unionLength(intervals: readonly [number, number][]): number {
   return total + (current ? current[1] - current[0] : 0);
 }
 
+interface TimelineRow {
+  type: string;
+  recorded_at: Date | string;
+  execution_id: string | null;
+  call_id: string | null;
+  attempt: string | null;
+  stage: string | null;
+  plugin_id: string | null;
+  runtime_id: string | null;
+}
+
+/** The timeline's one statement, compiled once (it runs on every committed turn's metrics). */
+const timelineRows = precompiled<Database, { tenantId: string; sessionId: string; executionId: string; committedVersion: number }, TimelineRow>(
+  ['tenantId', 'sessionId', 'executionId', 'committedVersion'],
+  (db, p) =>
+    // one statement: the execution's input version is a subquery (no execution: no rows)
+    db
+      .selectFrom('events')
+      .select([
+        'type',
+        'recorded_at',
+        sql<string | null>`data->>'executionId'`.as('execution_id'),
+        sql<string | null>`data->>'callId'`.as('call_id'),
+        sql<string | null>`data->>'attempt'`.as('attempt'),
+        sql<string | null>`data->>'stage'`.as('stage'),
+        sql<string | null>`data->>'pluginId'`.as('plugin_id'),
+        sql<string | null>`data->>'runtimeId'`.as('runtime_id'),
+      ])
+      .where('stream_id', '=', p.sessionId)
+      .where('tenant_id', '=', p.tenantId)
+      .where('stream_version', '>=', (eb) =>
+        eb.selectFrom('executions').select('submitted_version').where('tenant_id', '=', p.tenantId).where('execution_id', '=', p.executionId),
+      )
+      .where('stream_version', '<=', p.committedVersion)
+      .where('type', 'in', TYPES)
+      .orderBy('stream_version'),
+);
+
 /**
  * Reads the events of one execution, from its input (`executions.submitted_version`) up to its
  * commit: one range of the stream's unique index, only the few fields the timeline needs.
@@ -102,28 +140,7 @@ export async function readTimeline(
   db: Kysely<Database>,
   ref: { tenantId: string; sessionId: string; executionId: string; committedVersion: number },
 ): Promise<TimelineEvent[]> {
-  // one statement: the execution's input version is a subquery (no execution: no rows)
-  const rows = await db
-    .selectFrom('events')
-    .select([
-      'type',
-      'recorded_at',
-      sql<string | null>`data->>'executionId'`.as('execution_id'),
-      sql<string | null>`data->>'callId'`.as('call_id'),
-      sql<string | null>`data->>'attempt'`.as('attempt'),
-      sql<string | null>`data->>'stage'`.as('stage'),
-      sql<string | null>`data->>'pluginId'`.as('plugin_id'),
-      sql<string | null>`data->>'runtimeId'`.as('runtime_id'),
-    ])
-    .where('stream_id', '=', ref.sessionId)
-    .where('tenant_id', '=', ref.tenantId)
-    .where('stream_version', '>=', (eb) =>
-      eb.selectFrom('executions').select('submitted_version').where('tenant_id', '=', ref.tenantId).where('execution_id', '=', ref.executionId),
-    )
-    .where('stream_version', '<=', ref.committedVersion)
-    .where('type', 'in', TYPES)
-    .orderBy('stream_version')
-    .execute();
+  const { rows } = await timelineRows(db, ref);
   return rows
     .filter((r) => r.execution_id === ref.executionId)
     .map((r) => ({

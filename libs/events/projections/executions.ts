@@ -1,4 +1,6 @@
 import type { EventType, StoredEvent } from '../event-types';
+import { precompiled } from '../precompiled';
+import type { Database } from '../schema';
 import { eventByEvent, type InlineProjection } from './projection';
 
 /** The events that make an execution's row (insert, on conflict nothing). */
@@ -34,7 +36,77 @@ function progressCovered(event: StoredEvent, later: readonly StoredEvent[]): boo
   return next !== undefined && next.recordedAt === event.recordedAt && UPDATES.includes(next.type);
 }
 
-/** `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed | cancelled). */
+type Db = Database;
+
+/** The row of a new execution (insert, on conflict nothing). */
+const insertExecution = precompiled<Db, { executionId: string; tenantId: string; sessionId: string; turnId: string; version: number; at: Date }>(
+  ['executionId', 'tenantId', 'sessionId', 'turnId', 'version', 'at'],
+  (db, p) =>
+    db
+      .insertInto('executions')
+      .values({
+        execution_id: p.executionId,
+        tenant_id: p.tenantId,
+        session_id: p.sessionId,
+        turn_id: p.turnId,
+        status: 'queued',
+        attempts: 0,
+        worker_id: null,
+        submitted_version: p.version,
+        error_code: null,
+        error_message: null,
+        submitted_at: p.at,
+        updated_at: p.at,
+      })
+      .onConflict((oc) => oc.column('execution_id').doNothing()),
+);
+
+const markStarted = precompiled<Db, { attempt: number; workerId: string; at: Date; executionId: string }>(
+  ['attempt', 'workerId', 'at', 'executionId'],
+  (db, p) =>
+    db
+      .updateTable('executions')
+      .set({ status: 'running', attempts: p.attempt, worker_id: p.workerId, updated_at: p.at })
+      .where('execution_id', '=', p.executionId)
+      .where('status', 'in', ['queued', 'running']),
+);
+
+const markProgress = precompiled<Db, { at: Date; executionId: string }>(['at', 'executionId'], (db, p) =>
+  db.updateTable('executions').set({ updated_at: p.at }).where('execution_id', '=', p.executionId).where('status', '=', 'running'),
+);
+
+const markSuspended = precompiled<Db, { waitingFor: string; at: Date; executionId: string }>(['waitingFor', 'at', 'executionId'], (db, p) =>
+  db.updateTable('executions').set({ waiting_for: p.waitingFor, updated_at: p.at }).where('execution_id', '=', p.executionId).where('status', '=', 'running'),
+);
+
+const markResumed = precompiled<Db, { at: Date; executionId: string }>(['at', 'executionId'], (db, p) =>
+  db.updateTable('executions').set({ waiting_for: null, updated_at: p.at }).where('execution_id', '=', p.executionId),
+);
+
+const markCommitted = precompiled<Db, { at: Date; executionId: string }>(['at', 'executionId'], (db, p) =>
+  db.updateTable('executions').set({ status: 'committed', waiting_for: null, updated_at: p.at }).where('execution_id', '=', p.executionId),
+);
+
+const markFailed = precompiled<Db, { code: string; message: string; at: Date; executionId: string }>(['code', 'message', 'at', 'executionId'], (db, p) =>
+  db
+    .updateTable('executions')
+    .set({ status: 'failed', error_code: p.code, error_message: p.message, updated_at: p.at })
+    .where('execution_id', '=', p.executionId)
+    .where('status', 'not in', ['committed', 'cancelled']),
+);
+
+const markCancelled = precompiled<Db, { at: Date; executionId: string }>(['at', 'executionId'], (db, p) =>
+  db
+    .updateTable('executions')
+    .set({ status: 'cancelled', waiting_for: null, updated_at: p.at })
+    .where('execution_id', '=', p.executionId)
+    .where('status', 'in', ['queued', 'running']),
+);
+
+/**
+ * `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed | cancelled).
+ * Its statements are compiled once (`precompiled`): it runs several times in every turn's appends.
+ */
 export const executionsProjection: InlineProjection = eventByEvent({
   name: 'executions',
   handles: [...CREATES, ...UPDATES],
@@ -45,80 +117,41 @@ export const executionsProjection: InlineProjection = eventByEvent({
     switch (event.type) {
       case 'player-input.submitted@1':
       case 'runtime.activated@1':
-        await trx
-          .insertInto('executions')
-          .values({
-            execution_id: event.data.executionId,
-            tenant_id: event.tenantId,
-            session_id: event.streamId,
-            turn_id: event.data.turnId,
-            status: 'queued',
-            attempts: 0,
-            worker_id: null,
-            submitted_version: event.streamVersion,
-            error_code: null,
-            error_message: null,
-            submitted_at: at,
-            updated_at: at,
-          })
-          .onConflict((oc) => oc.column('execution_id').doNothing())
-          .execute();
+        await insertExecution(trx, {
+          executionId: event.data.executionId,
+          tenantId: event.tenantId,
+          sessionId: event.streamId,
+          turnId: event.data.turnId,
+          version: event.streamVersion,
+          at,
+        });
         return;
       case 'execution.started@1':
-        await trx
-          .updateTable('executions')
-          .set({ status: 'running', attempts: event.data.attempt, worker_id: event.data.workerId, updated_at: at })
-          .where('execution_id', '=', event.data.executionId)
-          .where('status', 'in', ['queued', 'running'])
-          .execute();
+        await markStarted(trx, { attempt: event.data.attempt, workerId: event.data.workerId, at, executionId: event.data.executionId });
         return;
       case 'runtime.output.produced@1':
       case 'llm.calling@1':
         // progress: keeps a live execution from looking stalled to the sweeper (llm.responded is
         // always appended together with its runtime.output.produced, which marks it)
-        await trx
-          .updateTable('executions')
-          .set({ updated_at: at })
-          .where('execution_id', '=', event.data.executionId)
-          .where('status', '=', 'running')
-          .execute();
+        await markProgress(trx, { at, executionId: event.data.executionId });
         return;
       case 'execution.suspended@1':
         // shown as `waiting` (with what for) until its resume; the sweeper leaves it
-        await trx
-          .updateTable('executions')
-          .set({ waiting_for: JSON.stringify(event.data.waitingFor), updated_at: at })
-          .where('execution_id', '=', event.data.executionId)
-          .where('status', '=', 'running')
-          .execute();
+        await markSuspended(trx, { waitingFor: JSON.stringify(event.data.waitingFor), at, executionId: event.data.executionId });
         return;
       case 'execution.resumed@1':
         // running again; idle from now on, the sweeper enqueues it (a resume whose enqueue was lost)
-        await trx.updateTable('executions').set({ waiting_for: null, updated_at: at }).where('execution_id', '=', event.data.executionId).execute();
+        await markResumed(trx, { at, executionId: event.data.executionId });
         return;
       case 'turn.committed@1':
-        await trx
-          .updateTable('executions')
-          .set({ status: 'committed', waiting_for: null, updated_at: at })
-          .where('execution_id', '=', event.data.executionId)
-          .execute();
+        await markCommitted(trx, { at, executionId: event.data.executionId });
         return;
       case 'execution.failed@1':
-        await trx
-          .updateTable('executions')
-          .set({ status: 'failed', error_code: event.data.error.code, error_message: event.data.error.message, updated_at: at })
-          .where('execution_id', '=', event.data.executionId)
-          .where('status', 'not in', ['committed', 'cancelled'])
-          .execute();
+        await markFailed(trx, { code: event.data.error.code, message: event.data.error.message, at, executionId: event.data.executionId });
         return;
       case 'execution.cancelled@1':
         // appended only while the execution is pending (its journal says so): it ends here, never runs again
-        await trx
-          .updateTable('executions')
-          .set({ status: 'cancelled', waiting_for: null, updated_at: at })
-          .where('execution_id', '=', event.data.executionId)
-          .where('status', 'in', ['queued', 'running'])
-          .execute();
+        await markCancelled(trx, { at, executionId: event.data.executionId });
         return;
       default:
         return;

@@ -1,4 +1,4 @@
-import { BoundedTally, statementLabel, transactionEffect } from '../pg-counts';
+import { BoundedTally, StatementFactsMemo, statementLabel, transactionEffect } from '../pg-counts';
 
 describe('statementLabel', () => {
   it('collapses whitespace, writes parameters as $n and numbers as ?, keeps 60 code points', () => {
@@ -30,5 +30,23 @@ describe('BoundedTally', () => {
     const tally = new BoundedTally(2);
     for (const label of ['a', 'b', 'a', 'c', 'd', 'b']) tally.add(label);
     expect(Object.fromEntries(tally.snapshot())).toEqual({ a: 2, b: 2, other: 2 });
+  });
+});
+
+describe('StatementFactsMemo', () => {
+  it('gives a text the same label and effect as computing them, keeps at most its bound of texts', () => {
+    const memo = new StatementFactsMemo(2);
+    const texts = ['select *\n from "events" where "stream_id" = $1', 'BEGIN', 'commit', 'select *\n from "events" where "stream_id" = $1', 'select 7'];
+    for (const text of texts) {
+      expect(memo.of(text)).toEqual({ label: statementLabel(text), effect: transactionEffect(text) });
+      expect(memo.size).toBeLessThanOrEqual(2);
+    }
+    // a text seen again is answered from the memo (the same object)
+    const memo2 = new StatementFactsMemo(8);
+    expect(memo2.of('select 1')).toBe(memo2.of('select 1'));
+    // a long text is labelled, not kept
+    const long = `select '${'x'.repeat(5000)}'`;
+    expect(memo2.of(long).label).toBe(statementLabel(long));
+    expect(memo2.size).toBe(1);
   });
 });

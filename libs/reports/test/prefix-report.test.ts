@@ -1,6 +1,8 @@
 import { buildContext, type BuildContextParams, type HistoryMessage } from '../../context';
 import { OpenAIChatAdapter } from '../../providers';
 import { comparePrefix, formatPrefixTables, prefixReport, type RecordedCall } from '..';
+import { estimateTokens } from '../../text';
+import { prefixUnits } from '../prefix-units';
 
 const chat = new OpenAIChatAdapter({ apiKey: 'k' });
 const hist = (n: number): HistoryMessage[] =>
@@ -47,6 +49,32 @@ async function record(over: Partial<BuildContextParams> & { body?: string }, tur
 }
 
 describe('prefix measurement on recorded requests', () => {
+  it('its token figures are the estimate of the texts themselves: the request, the shared prefix, the previous request', async () => {
+    // CJK, emoji and accents in the history: the figures joined from each unit's tally are the text's
+    const cjk = (n: number) => hist(n).map((m) => ({ ...m, text: `${m.text} 地図の🚀é ${'한'.repeat(m.turnId.length)}` }));
+    for (const [prev, next] of [
+      [await record({ history: cjk(2) }, 2), await record({ history: cjk(3) }, 3)],
+      [await record({ body: 'Ash 地図' }, 1), await record({ body: 'Ash 地図の courier 🚀' }, 2)],
+      [await record({}, 2), await record({}, 2)],
+    ]) {
+      const cmp = comparePrefix(prev, next);
+      const a = prefixUnits(prev.protocol, prev.body).map((u) => u.text);
+      const b = prefixUnits(next.protocol, next.body);
+      expect(cmp.requestTokens).toBe(b.reduce((t, u) => t + estimateTokens(u.text), 0));
+      let shared = '';
+      for (const [i, u] of b.entries()) {
+        if (cmp.firstDifference && (cmp.firstDifference.messageIndex ?? -1) <= (u.messageIndex ?? -1) && a[i] !== u.text) {
+          shared += u.text.slice(0, cmp.firstDifference.offset);
+          break;
+        }
+        shared += u.text;
+      }
+      expect(cmp.sharedTokens).toBe(estimateTokens(shared));
+      const previousTotal = estimateTokens(a.join(''));
+      expect(cmp.sharedPercent).toBe(previousTotal === 0 ? 100 : Math.round((Math.min(cmp.sharedTokens, previousTotal) / previousTotal) * 1000) / 10);
+    }
+  });
+
   it('an unchanged prefix: the previous request is shared in full', async () => {
     const cmp = comparePrefix(await record({}, 1), await record({}, 2));
     expect(cmp.sharedPercent).toBe(100);

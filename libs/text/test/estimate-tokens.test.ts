@@ -1,6 +1,6 @@
 import { estimateTokens as contextEstimate } from '../../context';
 import { estimateTokens as sdkEstimate } from '../../plugins-sdk';
-import { estimateTokens, isCjkCodePoint } from '..';
+import { estimateTokens, isCjkCodePoint, joinTallies, tallyTokens, tokensOfTally } from '..';
 
 /** The scripts whose every code point is one CJK character for the estimate. */
 const CJK_SCRIPTS = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]$/u;
@@ -131,6 +131,25 @@ describe('estimateTokens (spec §5: about one token per CJK character, one per f
     for (let n = 0; n < 300; n++) {
       const text = Array.from({ length: Math.floor(next() * 60) }, () => pool[Math.floor(next() * pool.length)]).join('');
       expect(estimateTokens(text)).toBe(reference(text));
+    }
+  });
+
+  it('joined tallies of parts give the estimate of the parts concatenated, a surrogate pair split between two parts one code point', () => {
+    const join = (...parts: string[]) => tokensOfTally(joinTallies(parts.map(tallyTokens)));
+    // 𠮷 (U+20BB7, CJK) and 🚀 (other) cut between their two halves
+    expect(join('abc\ud842', '\udfb7de')).toBe(estimateTokens('abc𠮷de'));
+    // one CJK character and five others (two halves added apart would be seven others: 2)
+    expect(join('abc\ud842', '\udfb7de')).toBe(3);
+    expect(join('\ud83d', '', '\ude80')).toBe(estimateTokens('🚀'));
+    expect(join()).toBe(0);
+    expect(tallyTokens('')).toEqual({ cjk: 0, other: 0, first: -1, last: -1 });
+    const next = random(7);
+    const pool = ['a', ' ', '地', 'の', '한', '🚀', '𠮷', '\ud800', '\udc00', '\ud842', '\udfb7', 'é'];
+    for (let n = 0; n < 300; n++) {
+      const parts = Array.from({ length: Math.floor(next() * 6) }, () =>
+        Array.from({ length: Math.floor(next() * 8) }, () => pool[Math.floor(next() * pool.length)]).join(''),
+      );
+      expect(join(...parts)).toBe(estimateTokens(parts.join('')));
     }
   });
 });
