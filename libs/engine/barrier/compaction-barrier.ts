@@ -179,11 +179,15 @@ export async function runCompactionBarrier(
   // runs once per input and execution), and a rebuild reads them as it reads any other
   const unchanged = () => selfDataUnchanged(run.journal, { job: runtimeJob, read: selfData.length > 0, dataVersion });
   let appended = 0;
+  // a run whose claim is still pending (`ClaimingRun`) stores it with its first events: one more event of this run's
+  const unclaimed = () => run.journal.get(job.executionId)?.latestAttempt !== run.attempt;
+  const claimPending = unclaimed();
   await run.append((current) => {
     const events = [...unchanged(), ...resolvedEvents(resolver.fresh, current, run.attempt)];
     appended = events.length;
     return events;
   });
+  if (claimPending && !unclaimed()) appended += 1;
   const windows = compactionWindows(deps.providers);
   const estimatedTokens = estimateRequestTokens(request.call);
   if (estimatedTokens <= windows.threshold) {

@@ -1,0 +1,77 @@
+import type { EventStore, NewEvent } from '../../events';
+import { FencedOutError } from '../errors';
+import type { ExecutionJournal, SessionJournal } from '../journal/journal';
+import { type ExecutionRef, ExecutionRun } from './fenced-append';
+
+/**
+ * An attempt's claim (`execution.started@1`, made from the journal at `latestAttempt + 1`) not
+ * appended yet: it goes in front of the first events the attempt appends (`ClaimingRun`).
+ */
+export interface PendingClaim {
+  readonly attempt: number;
+  /** The registry generation the claim records (the execution's, else the process's current one). */
+  readonly generation: string;
+  readonly event: NewEvent;
+  /** Set once an append that carries the claim is stored. */
+  landed: boolean;
+}
+
+/**
+ * An `ExecutionRun` whose attempt is claimed by its first append: until an append carrying the
+ * claim is stored, every append puts `execution.started@1` in front of its events (one append, one
+ * transaction, instead of the claim's own before them), and the fence is the claim's: the
+ * execution still pending and no attempt started since the claim was made (`latestAttempt` one
+ * below this attempt). Another claim stored first (a stall twin's copy of the turn job claiming
+ * the same attempt number, or a newer attempt) fences this run out, under the stream's lock, so
+ * two claims of one attempt are never both stored. The builds see the execution as the claim
+ * leaves it (this attempt the latest). An append that builds nothing carries no claim either.
+ * Once the claim is stored it is an `ExecutionRun` like any other.
+ */
+export class ClaimingRun extends ExecutionRun {
+  private claimChain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    store: EventStore,
+    journal: SessionJournal,
+    ref: ExecutionRef,
+    readonly claim: PendingClaim,
+    options: { current?: boolean } = {},
+  ) {
+    super(store, journal, ref, claim.attempt, options);
+  }
+
+  /** The execution as the claim leaves it while the claim is pending; `FencedOutError` when another claim came first or it ended. */
+  override get execution(): ExecutionJournal {
+    if (this.claim.landed) return super.execution;
+    const execution = this.journal.get(this.ref.executionId);
+    if (execution === undefined || execution.status !== 'pending' || execution.latestAttempt !== this.attempt - 1) {
+      throw new FencedOutError(this.ref.executionId, this.attempt);
+    }
+    return { ...execution, latestAttempt: this.attempt, generation: execution.generation ?? this.claim.generation };
+  }
+
+  override append(build: (execution: ExecutionJournal) => NewEvent[]): Promise<number> {
+    const next = this.claimChain.then(() => (this.claim.landed ? super.append(build) : this.appendClaiming(build)));
+    this.claimChain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Stores the claim alone when no append carried it yet (before recording a failure of the attempt). */
+  land(): Promise<number> {
+    const next = this.claimChain.then(() => (this.claim.landed ? this.journal.version : this.appendClaiming(() => [], true)));
+    this.claimChain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async appendClaiming(build: (execution: ExecutionJournal) => NewEvent[], alone = false): Promise<number> {
+    let carried = false;
+    const version = await super.append((execution) => {
+      const events = build(execution);
+      // the last build is what was stored (a catch-up builds again)
+      carried = events.length > 0 || alone;
+      return carried ? [this.claim.event, ...events] : [];
+    });
+    if (carried) this.claim.landed = true;
+    return version;
+  }
+}
