@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { FencedOutError } from '../../libs/engine';
 import { ClaimingRun } from '../../libs/engine/execution/claiming-run';
 import { nextClaim } from '../../libs/engine/turn/claim';
@@ -28,7 +29,9 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
     await open.close();
     counting = countingDatabase(database.url);
     h = await turnHarness({
-      pluginFilter: (p) => p.manifest.id === 'narrator',
+      // the default narrator-only session's plugins: the narrator (a prompt.segment@1 handler) and the compaction provider
+      pluginsDir: join(__dirname, '..', '..', 'plugins'),
+      pluginFilter: (p) => ['narrator', 'history-compaction'].includes(p.manifest.id),
       handlers: (deps) => (runner = new TurnRunner(deps)),
       database: {
         db: counting.db,
@@ -57,15 +60,23 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
       const statements = [...counting.statements];
       const appended = [...appends.mock.calls.map(([r]) => r.events), ...catchingUp.mock.calls.map(([r]) => r.events)];
       expect(appended.map((events) => events.map((e) => e.type))).toEqual([
-        ['execution.started@1', 'llm.calling@1'],
+        // the claim, the handler result the compaction barrier's estimate obtained (the model call reuses it), the call
+        ['execution.started@1', 'extension.resolved@1', 'llm.calling@1'],
         ['llm.responded@1', 'runtime.output.produced@1', 'turn.committed@1'],
       ]);
       // every transaction is an append's (BEGIN ... COMMIT); was three (the claim's own)
       expect(counting.transactions()).toBe(2);
       expect(statements.filter((s) => /^commit\b/i.test(s))).toHaveLength(2);
-      // the log holds the turn as a rebuild reads it: claim, call, reply, output, commit, in that order
+      // the log holds the turn as a rebuild reads it: claim, handler result, call, reply, output, commit, in that order
       const events = (await h.events(session.sessionId)).slice(before);
-      expect(events.map((e) => e.type)).toEqual(['execution.started@1', 'llm.calling@1', 'llm.responded@1', 'runtime.output.produced@1', 'turn.committed@1']);
+      expect(events.map((e) => e.type)).toEqual([
+        'execution.started@1',
+        'extension.resolved@1',
+        'llm.calling@1',
+        'llm.responded@1',
+        'runtime.output.produced@1',
+        'turn.committed@1',
+      ]);
       expect(events[0].data).toEqual({
         executionId: job.executionId,
         turnId: job.turnId,
@@ -73,6 +84,7 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
         workerId: 'harness',
         generation: h.deps.catalog.generation,
       });
+      expect(events[1].data).toMatchObject({ executionId: job.executionId, attempt: 1, point: 'prompt.segment@1', pluginId: 'narrator' });
       expect((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status).toBe('committed');
     } finally {
       appends.mockRestore();

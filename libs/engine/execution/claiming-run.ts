@@ -1,6 +1,7 @@
 import type { EventStore, NewEvent } from '../../events';
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
+import type { FreshResult } from '../plugin-host/resolver';
 import { type ExecutionRef, ExecutionRun } from './fenced-append';
 
 /**
@@ -14,6 +15,17 @@ export interface PendingClaim {
   readonly event: NewEvent;
   /** Set once an append that carries the claim is stored. */
   landed: boolean;
+  /** Events carried with the claim, after it (`ClaimingRun.carry`). */
+  carried?: CarriedEvents;
+}
+
+/**
+ * Handler results obtained before the claim is stored (the compaction barrier's estimate), recorded
+ * with it: `build` makes their events (and checks what they were read from) at the claim's append.
+ */
+export interface CarriedEvents {
+  results: readonly FreshResult[];
+  build: (execution: ExecutionJournal) => NewEvent[];
 }
 
 /**
@@ -40,9 +52,31 @@ export class ClaimingRun extends ExecutionRun {
     super(store, journal, ref, claim.attempt, options);
   }
 
-  /** The execution as the claim leaves it while the claim is pending; `FencedOutError` when another claim came first or it ended. */
+  /**
+   * The execution as the claim (and the results carried with it) leave it while the claim is
+   * pending; `FencedOutError` when another claim came first or it ended.
+   */
   override get execution(): ExecutionJournal {
     if (this.claim.landed) return super.execution;
+    const claimed = this.claimed();
+    const carried = this.claim.carried?.results.filter((r) => !claimed.extensionResults.has(r.key)) ?? [];
+    if (carried.length === 0) return claimed;
+    return { ...claimed, extensionResults: new Map([...claimed.extensionResults, ...carried.map((r) => [r.key, r.result] as const)]) };
+  }
+
+  /**
+   * While the claim is pending, `carried` is recorded with it (events after the claim, before those
+   * of the append that stores it) instead of in an append of its own; the builds see its results
+   * as recorded. False when the claim is stored already (append them) or carries some already.
+   */
+  carry(carried: CarriedEvents): boolean {
+    if (this.claim.landed || this.claim.carried) return false;
+    this.claim.carried = carried;
+    return true;
+  }
+
+  /** The execution as the claim leaves it (nothing carried), after the claim's fence. */
+  private claimed(): ExecutionJournal {
     const execution = this.journal.get(this.ref.executionId);
     if (execution === undefined || execution.status !== 'pending' || execution.latestAttempt !== this.attempt - 1) {
       throw new FencedOutError(this.ref.executionId, this.attempt);
@@ -69,7 +103,7 @@ export class ClaimingRun extends ExecutionRun {
       const events = build(execution);
       // the last build is what was stored (a catch-up builds again)
       carried = events.length > 0 || alone;
-      return carried ? [this.claim.event, ...events] : [];
+      return carried ? [this.claim.event, ...(this.claim.carried?.build(this.claimed()) ?? []), ...events] : [];
     });
     if (carried) this.claim.landed = true;
     return version;
