@@ -128,4 +128,27 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
     await a.append((e) => resolved(e));
     expect((await h.events(session.sessionId)).filter((e) => e.type === 'compaction.barrier-passed@1')).toHaveLength(2);
   });
+
+  it('an attempt that fails before its first append stores its claim alone, without what it carried', async () => {
+    const session = await h.session();
+    const job = await h.input(session, 'fails');
+    const journal = await loadSessionJournal(h.deps, session.sessionId);
+    const run = new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!));
+    expect(
+      run.carry({
+        results: [],
+        build: () => {
+          throw new Error('a carried check that would fail');
+        },
+      }),
+    ).toBe(true);
+    await run.land();
+    expect(run.claim.landed).toBe(true);
+    expect((await h.events(session.sessionId)).slice(-1).map((e) => [e.type, e.data])).toEqual([
+      ['execution.started@1', expect.objectContaining({ executionId: job.executionId, attempt: 1 })],
+    ]);
+    // stored: the run goes on as any run of its attempt, and the claim is not stored twice
+    expect(await run.land()).toBe(journal.version);
+    expect((await h.events(session.sessionId)).filter((e) => e.type === 'execution.started@1')).toHaveLength(1);
+  });
 });

@@ -90,7 +90,10 @@ export class ClaimingRun extends ExecutionRun {
     return next;
   }
 
-  /** Stores the claim alone when no append carried it yet (before recording a failure of the attempt). */
+  /**
+   * Stores the claim alone when no append carried it yet (before recording a failure of the
+   * attempt): what it carries is left (results no call used; their checks cannot fail the claim).
+   */
   land(): Promise<number> {
     const next = this.claimChain.then(() => (this.claim.landed ? this.journal.version : this.appendClaiming(() => [], true)));
     this.claimChain = next.catch(() => undefined);
@@ -103,7 +106,8 @@ export class ClaimingRun extends ExecutionRun {
       const events = build(execution);
       // the last build is what was stored (a catch-up builds again)
       carried = events.length > 0 || alone;
-      return carried ? [this.claim.event, ...(this.claim.carried?.build(this.claimed()) ?? []), ...events] : [];
+      if (!carried) return [];
+      return [this.claim.event, ...(alone ? [] : (this.claim.carried?.build(this.claimed()) ?? [])), ...events];
     });
     if (carried) this.claim.landed = true;
     return version;
