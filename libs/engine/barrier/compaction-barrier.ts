@@ -25,6 +25,7 @@ import { readSelfData, selfDataUnchanged } from '../request/self-data';
 import { createToolSet } from '../tools';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
 import type { ExecutionRun } from '../execution/fenced-append';
+import { ClaimingRun } from '../execution/claiming-run';
 import { loadSessionSettings } from '../session/session-reads';
 import { RecordedSummaryModel } from './summary-model';
 import { compactionWindows, estimateRequestTokens } from './trigger';
@@ -179,11 +180,18 @@ export async function runCompactionBarrier(
   // runs once per input and execution), and a rebuild reads them as it reads any other
   const unchanged = () => selfDataUnchanged(run.journal, { job: runtimeJob, read: selfData.length > 0, dataVersion });
   let appended = 0;
-  await run.append((current) => {
-    const events = [...unchanged(), ...resolvedEvents(resolver.fresh, current, run.attempt)];
-    appended = events.length;
-    return events;
-  });
+  // a run whose claim is still pending (`ClaimingRun`, the stage's one runtime runs next, inline)
+  // records them with its claim, in the run's next append (the runtime's model call, or the
+  // barrier's end below): no append of their own
+  const fresh = [...resolver.fresh]; // the estimate's (a compaction below may resolve more: not recorded here)
+  const build = (current: ExecutionJournal) => [...unchanged(), ...resolvedEvents(fresh, current, run.attempt)];
+  if (!(run instanceof ClaimingRun && run.carry({ results: fresh, build }))) {
+    await run.append((current) => {
+      const events = build(current);
+      appended = events.length;
+      return events;
+    });
+  }
   const windows = compactionWindows(deps.providers);
   const estimatedTokens = estimateRequestTokens(request.call);
   if (estimatedTokens <= windows.threshold) {

@@ -1,13 +1,30 @@
-import { ConcurrencyError } from '../../events';
+import { ConcurrencyError, type NewEvent } from '../../events';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
 import type { TurnJob } from '../queue';
 import type { TurnDeps } from '../execution/deps';
+import type { PendingClaim } from '../execution/claiming-run';
+
+/**
+ * The claim of the execution's next attempt, made from the journal: `execution.started` with
+ * `latestAttempt + 1`, not appended yet. The registry generation is captured once, at the first
+ * start: a retried attempt keeps it.
+ */
+export function nextClaim(deps: Pick<TurnDeps, 'options' | 'catalog'>, execution: ExecutionJournal): PendingClaim {
+  const attempt = execution.latestAttempt + 1;
+  const generation = execution.generation ?? deps.catalog.generation;
+  const event: NewEvent = {
+    type: 'execution.started@1',
+    data: { executionId: execution.executionId, turnId: execution.turnId, attempt, workerId: deps.options.workerId, generation },
+  };
+  return { attempt, generation, event, landed: false };
+}
 
 /**
  * Claims the execution for a new attempt: `execution.started` with the next attempt number,
  * appended at the version the journal was read at (so no other append of the session, another
  * claim included, came in between). Every attempt before it is fenced out from then on. Resolves
  * to the claimed attempt, or null when the session moved on first (read it again and decide again).
+ * (A turn job that runs its stage's one runtime inline defers the claim to its first append instead: `ClaimingRun`.)
  */
 export async function claimExecution(
   deps: Pick<TurnDeps, 'store' | 'options' | 'catalog'>,
@@ -15,31 +32,14 @@ export async function claimExecution(
   journal: SessionJournal,
   execution: ExecutionJournal,
 ): Promise<number | null> {
-  const attempt = execution.latestAttempt + 1;
+  const claim = nextClaim(deps, execution);
   try {
-    const appended = await deps.store.append({
-      tenantId: job.tenantId,
-      streamId: job.sessionId,
-      expectedVersion: journal.version,
-      events: [
-        {
-          type: 'execution.started@1',
-          // the registry generation is captured once, at the first start: a retried attempt keeps it
-          data: {
-            executionId: execution.executionId,
-            turnId: execution.turnId,
-            attempt,
-            workerId: deps.options.workerId,
-            generation: execution.generation ?? deps.catalog.generation,
-          },
-        },
-      ],
-    });
+    const appended = await deps.store.append({ tenantId: job.tenantId, streamId: job.sessionId, expectedVersion: journal.version, events: [claim.event] });
     // made at the journal's version: the journal plus this event is the stream up to it
     journal.apply(appended.events);
   } catch (error) {
     if (error instanceof ConcurrencyError) return null;
     throw error;
   }
-  return attempt;
+  return claim.attempt;
 }

@@ -5,10 +5,11 @@ import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history/history-handoff';
 import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
 import { hasCompactionProvider } from '../history-use';
-import { runtimeKey, type SessionJournal } from '../journal/journal';
+import { type ExecutionJournal, runtimeKey, type SessionJournal } from '../journal/journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
-import { ExecutionRun, isCurrentAttempt } from '../execution/fenced-append';
+import { ExecutionRun } from '../execution/fenced-append';
+import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
 import { loadSessionJournal, loadSessionSettings } from '../session/session-reads';
 import { functionInputs } from '../inputs';
 import { executionCatalog } from '../catalog/catalog-generations';
@@ -33,6 +34,11 @@ export interface RuntimeStepOptions {
    * append, so never on an attempt fenced out before it.
    */
   journal?: SessionJournal;
+  /**
+   * The attempt's claim when the turn step left it pending (not appended: `ClaimingRun`), with
+   * `journal`: the runtime's first append carries it.
+   */
+  claim?: PendingClaim;
 }
 
 /**
@@ -49,7 +55,7 @@ export interface RuntimeStepOptions {
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob, options: RuntimeStepOptions = {}): Promise<RuntimeStepResult> {
   const watch = await watchEnd(deps, job);
   try {
-    const result = await runtimeStep(deps, job, watch.ended, options.journal);
+    const result = await runtimeStep(deps, job, watch.ended, options);
     annotate({ [ATTR.runtimeResult]: result });
     return result;
   } catch (error) {
@@ -83,19 +89,23 @@ async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: Abort
   return { ended: ended.signal, release: () => stop.abort() };
 }
 
-async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, given: SessionJournal | undefined): Promise<RuntimeStepResult> {
+async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, given: RuntimeStepOptions): Promise<RuntimeStepResult> {
   // the read brings the preferences the execution runs with, unless this process knows them
-  const journal = given ?? (await loadSessionJournal(deps, job.sessionId, { preferences: !preferencesKnown(job.sessionId, job.executionId) }));
-  if (!isCurrentAttempt(journal.get(job.executionId), job.attempt)) return 'fenced';
+  const journal = given.journal ?? (await loadSessionJournal(deps, job.sessionId, { preferences: !preferencesKnown(job.sessionId, job.executionId) }));
+  // the journal was just read (or kept current by the turn step's appends): the first model call needs no catch-up read
+  const run =
+    given.claim && !given.claim.landed && given.claim.attempt === job.attempt
+      ? new ClaimingRun(deps.store, journal, job, given.claim, { current: true })
+      : new ExecutionRun(deps.store, journal, job, job.attempt, { current: true });
+  const current = currentOf(run);
+  if (!current) return 'fenced';
   // the world revision in effect before the execution's input (a rebuild reads the same)
-  const settings = await loadSessionSettings(deps, job.sessionId, { before: journal.get(job.executionId)?.submittedVersion });
+  const settings = await loadSessionSettings(deps, job.sessionId, { before: current.submittedVersion });
   // the generation the execution captured, as far as the session's plugins go
-  const catalog = executionCatalog(deps, journal.get(job.executionId)).forSession(settings.plugins);
+  const catalog = executionCatalog(deps, current).forSession(settings.plugins);
   const runtime = catalog.find(job.pluginId, job.runtimeId);
   if (!runtime) throw new RuntimeNotFoundError(job.pluginId, job.runtimeId);
   const key = runtimeKey(job.pluginId, job.runtimeId);
-  // the journal was just read (or kept current by the turn step's appends): the first model call needs no catch-up read
-  const run = new ExecutionRun(deps.store, journal, job, job.attempt, { current: true });
   const execution = run.execution;
   if (execution.outputs.has(key)) return 'reused'; // produced by an earlier job or attempt: never called again
   // `schedule.when` says no: skipped, recorded as an empty output (no model or function call)
@@ -151,6 +161,16 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, 
     });
   } finally {
     deadline.clear();
+  }
+}
+
+/** The execution as the run's fence sees it, or null when the run's attempt is not (or cannot become) the current one. */
+function currentOf(run: ExecutionRun): ExecutionJournal | null {
+  try {
+    return run.execution;
+  } catch (error) {
+    if (error instanceof FencedOutError) return null;
+    throw error;
   }
 }
 

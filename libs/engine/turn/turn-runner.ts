@@ -14,12 +14,25 @@ import { withTraceCarrier } from '../../telemetry';
 import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
-import { runRuntimeStep } from './runtime-step';
-import { turnStepReading } from './turn-step';
+import { runRuntimeStep, type RuntimeStepOptions } from './runtime-step';
+import { type InlineStage, turnStepReading } from './turn-step';
+import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
 import type { SessionJournal } from '../journal/journal';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
 const done = { kind: 'done' } as const;
+
+/** What a runtime run inline goes on from: the journal its turn step left, and the claim it made there when no append carried it yet. */
+type InlineRun = RuntimeStepOptions & { journal: SessionJournal };
+
+/** Stores a pending claim alone; a claim fenced out (another came first, or the execution ended) is left. */
+async function landClaim(deps: TurnDeps, job: TurnJob, pending: { journal: SessionJournal; claim: PendingClaim }): Promise<void> {
+  try {
+    await new ClaimingRun(deps.store, pending.journal, job, pending.claim).land();
+  } catch (error) {
+    if (!(error instanceof FencedOutError)) throw error;
+  }
+}
 const handedBack = { kind: 'later', delayMs: 0 } as const;
 
 /**
@@ -68,8 +81,8 @@ export class TurnRunner implements QueueHandlers {
   }
 
   /** A runtime job's run; inline (`journal`: the turn job's), it goes on from the journal its turn step left. */
-  private runtimeOn(job: RuntimeJob, attempt: JobAttempt, journal?: SessionJournal): Promise<JobOutcome> {
-    return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt, journal)));
+  private runtimeOn(job: RuntimeJob, attempt: JobAttempt, inline?: InlineRun): Promise<JobOutcome> {
+    return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt, inline)));
   }
 
   /** Turn steps, a stage of one runtime run inline between two of them (see the class comment). */
@@ -91,16 +104,18 @@ export class TurnRunner implements QueueHandlers {
         await ctx.startChildren(children);
       },
     };
+    const runsInline = (children: readonly RuntimeJob[]) => children.length === 1 && !started.has(runtimeJobId(children[0]));
     for (;;) {
-      const { step, journal } = await this.turnStep(job, context);
-      const inline = step.kind === 'awaitChildren' && step.children.length === 1 && !started.has(runtimeJobId(step.children[0])) ? step.children[0] : null;
+      const stage: InlineStage = { runs: runsInline };
+      const { step, journal } = await this.turnStep(job, context, stage);
+      const inline = step.kind === 'awaitChildren' && runsInline(step.children) ? step.children[0] : null;
       if (!inline) return step;
       inlined.push(`${inline.pluginId}/${inline.runtimeId}`); // the run's span lists it (turnJobSpan)
       // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
       let outcome: JobOutcome;
       try {
         // the journal the step read and appended with: no second read of the log
-        outcome = await this.runtimeOn(withTraceCarrier(inline), ctx, journal);
+        outcome = await this.runtimeOn(withTraceCarrier(inline), ctx, journal && { journal, ...(stage.pending ? { claim: stage.pending.claim } : {}) });
       } catch (error) {
         // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would
         this.deps.logger.warn('inline runtime failed, its turn job will retry', { ...jobLogFields(inline), err: error });
@@ -116,32 +131,41 @@ export class TurnRunner implements QueueHandlers {
     }
   }
 
-  private async turnStep(job: TurnJob, ctx: TurnJobContext): Promise<{ step: TurnStep; journal?: SessionJournal }> {
+  private async turnStep(job: TurnJob, ctx: TurnJobContext, stage: InlineStage): Promise<{ step: TurnStep; journal?: SessionJournal }> {
     try {
-      const read = await turnStepReading(this.deps, job, ctx);
+      const read = await turnStepReading(this.deps, job, ctx, stage);
       this.deps.logger.debug?.(`turn step: ${read.step.kind}`, { step: read.step.kind });
       return read;
     } catch (error) {
-      const outcome = await this.onFailure(job, ctx, error, undefined);
+      const outcome = await this.onFailure(job, ctx, error, undefined, stage.pending);
       // recorded: the queue fails the job at once (BullMQ: UnrecoverableError), no retry
       if (outcome.kind === 'done' && isPermanentFailure(error)) throw error;
       return { step: outcome };
     }
   }
 
-  private async runRuntime(job: RuntimeJob, attempt: JobAttempt, journal: SessionJournal | undefined): Promise<JobOutcome> {
+  private async runRuntime(job: RuntimeJob, attempt: JobAttempt, inline: InlineRun | undefined): Promise<JobOutcome> {
     try {
-      const result = await runRuntimeStep(this.deps, job, journal ? { journal } : {});
+      const result = await runRuntimeStep(this.deps, job, inline ?? {});
       this.deps.logger.debug?.(`runtime step: ${result}`, { result });
       return done;
     } catch (error) {
       // a permanent failure is recorded there: the runtime job itself completes
-      return await this.onFailure(job, attempt, error, job.attempt);
+      return await this.onFailure(job, attempt, error, job.attempt, inline?.claim ? { journal: inline.journal, claim: inline.claim } : undefined);
     }
   }
 
-  /** Resolves to the job's outcome, or throws for the queue to retry the job. */
-  private async onFailure(job: TurnJob, attempt: JobAttempt, error: unknown, fence: number | undefined): Promise<JobOutcome> {
+  /**
+   * Resolves to the job's outcome, or throws for the queue to retry the job. `pending`: a claim of
+   * this run no append carried yet, stored before the failure is (a retry of the job claims afresh).
+   */
+  private async onFailure(
+    job: TurnJob,
+    attempt: JobAttempt,
+    error: unknown,
+    fence: number | undefined,
+    pending?: { journal: SessionJournal; claim: PendingClaim },
+  ): Promise<JobOutcome> {
     // this process is stopping: the job runs again (elsewhere, or at the next start), no attempt spent
     if (error instanceof JobHandedBackError) return handedBack;
     if (error instanceof FencedOutError) return done;
@@ -149,6 +173,8 @@ export class TurnRunner implements QueueHandlers {
     const permanent = isPermanentFailure(error);
     if (!permanent && attempt.attemptsMade + 1 < attempt.maxAttempts) throw error;
     try {
+      // the attempt the failure is recorded for is stored first (unless another claim came first: then that one's)
+      if (pending && !pending.claim.landed) await landClaim(this.deps, job, pending);
       // logs the failed turn's one line once `execution.failed` is recorded
       await recordFailure(this.deps, job, { error, attempt: fence, ...(permanent ? {} : { jobAttempts: attempt.maxAttempts }) });
     } catch (recording) {

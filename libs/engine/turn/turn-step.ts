@@ -1,10 +1,11 @@
 import { hasEnded } from '../../events';
 import { ExecutionNotFoundError } from '../errors';
 import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
-import { claimExecution } from './claim';
+import { claimExecution, nextClaim } from './claim';
 import { commitTurn, missingRuntimes } from '../execution/commit';
 import type { TurnDeps } from '../execution/deps';
 import { ExecutionRun } from '../execution/fenced-append';
+import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
 import { handOff } from '../execution/hand-off';
 import { executionCatalog } from '../catalog/catalog-generations';
 import { loadSessionJournal, loadSessionSettings } from '../session/session-reads';
@@ -40,13 +41,31 @@ export async function turnStep(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext
  * append (its claim, the barrier's), which every append of the step was made at. A runtime the turn
  * job runs inline goes on from it instead of reading the log again (`runRuntimeStep`).
  */
-export async function turnStepReading(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext): Promise<{ step: TurnStep; journal: SessionJournal }> {
+export async function turnStepReading(
+  deps: TurnDeps,
+  job: TurnJob,
+  ctx: TurnJobContext,
+  inline?: InlineStage,
+): Promise<{ step: TurnStep; journal: SessionJournal }> {
   // the read brings the preferences the execution runs with (its barrier's, its inline runtime's), unless this process knows them
   const journal = await loadSessionJournal(deps, job.sessionId, { preferences: !preferencesKnown(job.sessionId, job.executionId) });
-  return { step: await stepFrom(deps, job, ctx, journal), journal };
+  return { step: await stepFrom(deps, job, ctx, journal, inline), journal };
 }
 
-async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journal: SessionJournal): Promise<TurnStep> {
+/**
+ * How the caller runs a stage (`TurnRunner`): `runs(children)` true when it runs that stage inline,
+ * in this job's run, right after the step. A claim the step makes for such a stage is not appended
+ * on its own: it is left in `pending` and goes in front of the attempt's first append (the
+ * barrier's, or the runtime's `llm.calling` / output: `ClaimingRun`); the caller stores it alone
+ * if the attempt fails before any append (`ClaimingRun.land`).
+ */
+export interface InlineStage {
+  runs(children: readonly RuntimeJob[]): boolean;
+  /** Set by the step that defers its claim: the claim, and the journal it was made from. */
+  pending?: { claim: PendingClaim; journal: SessionJournal };
+}
+
+async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journal: SessionJournal, inline?: InlineStage): Promise<TurnStep> {
   const execution = journal.get(job.executionId);
   let attempt = ctx.claimedAttempt;
   if (!execution) {
@@ -64,32 +83,39 @@ async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journ
   if (journal.pending()[0].executionId !== execution.executionId) return done;
   // a runtime suspended on a tool: the job ends without failing; the resume enqueues the execution again
   if (waitingSuspension(execution)) return done;
+  // the catalog and the stage depend on nothing the claim writes (its generation is the execution's, else the current one)
+  const catalog = executionCatalog(deps, execution).forSession((await loadSessionSettings(deps, job.sessionId)).plugins);
+  const missing = missingRuntimes(catalog, execution.outputs, execution.activation);
+  const childrenOf = (claimed: number) =>
+    missing.map((r): RuntimeJob => ({ executionId: job.executionId, sessionId: job.sessionId, tenantId: job.tenantId, attempt: claimed, ...r }));
+  let claim: PendingClaim | undefined;
   if (attempt === null || attempt !== execution.latestAttempt) {
     // the views this attempt's runtimes read (turn_messages, summaries) are applied with each
     // append: every earlier turn of the session is in them once its commit is
-    attempt = await claimExecution(deps, job, journal, execution);
-    if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
+    const next = nextClaim(deps, execution);
+    const children = childrenOf(next.attempt);
+    // a stage run inline, with no runtime started before the barrier: the claim goes with the attempt's first append
+    if (inline && missing.length > 0 && inline.runs(children) && unwaitingRuntimes(catalog, execution, children).length === 0) {
+      claim = next;
+      inline.pending = { claim, journal };
+      attempt = claim.attempt;
+    } else {
+      attempt = await claimExecution(deps, job, journal, execution);
+      if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
+    }
     await ctx.recordClaim(attempt);
     addToLogScope({ attempt });
   }
-  const catalog = executionCatalog(deps, execution).forSession((await loadSessionSettings(deps, job.sessionId)).plugins);
-  const missing = missingRuntimes(catalog, execution.outputs, execution.activation);
   if (missing.length > 0) {
-    const claimed = attempt;
-    const children = missing.map((r): RuntimeJob => ({
-      executionId: job.executionId,
-      sessionId: job.sessionId,
-      tenantId: job.tenantId,
-      attempt: claimed,
-      ...r,
-    }));
+    const children = childrenOf(attempt);
     // spec §1 step 5: a runtime with a history window does not wait for the barrier: the stage's
     // windowed agents start now, the rest of the stage after the barrier
     const unwaiting = unwaitingRuntimes(catalog, execution, children);
     if (unwaiting.length > 0) await ctx.startChildren(unwaiting);
     // the compaction barrier, once, before the stage of the first shared-history agent starts (its
     // runtimes, on other workers, then read the compacted history)
-    await runCompactionBarrier(deps, { job, run: new ExecutionRun(deps.store, journal, job, attempt), catalog, stage: missing });
+    const run = claim ? new ClaimingRun(deps.store, journal, job, claim) : new ExecutionRun(deps.store, journal, job, attempt);
+    await runCompactionBarrier(deps, { job, run, catalog, stage: missing });
     return { kind: 'awaitChildren', children };
   }
   const run = new ExecutionRun(deps.store, journal, job, attempt);

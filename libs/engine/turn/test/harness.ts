@@ -55,10 +55,12 @@ export async function turnHarness(
     llm?: (config: LlmConfig) => LlmConfig;
     /** `TurnDeps.options.turnDeadlineMs` (default: the engine's default). */
     turnDeadlineMs?: number;
+    /** The database, migrated here and closed with the harness (default: PGlite in memory). */
+    database?: OpenDatabase;
   } = {},
 ): Promise<TurnHarness> {
   const config = loadConfig({ PORT: '0' });
-  const database = await openDatabase({ kind: 'pglite' });
+  const database = options.database ?? (await openDatabase({ kind: 'pglite' }));
   await migrateToLatest(database.db);
   const emulator = await new ProviderEmulator({ responseDelayMs: options.emulatorDelayMs ?? 0, ...(options.script ? { script: options.script } : {}) }).start();
   const store = new EventStore(database.db, { inline: engineInlineProjections });

@@ -1,0 +1,115 @@
+import type { EventStore, NewEvent } from '../../events';
+import { FencedOutError } from '../errors';
+import type { ExecutionJournal, SessionJournal } from '../journal/journal';
+import type { FreshResult } from '../plugin-host/resolver';
+import { type ExecutionRef, ExecutionRun } from './fenced-append';
+
+/**
+ * An attempt's claim (`execution.started@1`, made from the journal at `latestAttempt + 1`) not
+ * appended yet: it goes in front of the first events the attempt appends (`ClaimingRun`).
+ */
+export interface PendingClaim {
+  readonly attempt: number;
+  /** The registry generation the claim records (the execution's, else the process's current one). */
+  readonly generation: string;
+  readonly event: NewEvent;
+  /** Set once an append that carries the claim is stored. */
+  landed: boolean;
+  /** Events carried with the claim, after it (`ClaimingRun.carry`). */
+  carried?: CarriedEvents;
+}
+
+/**
+ * Handler results obtained before the claim is stored (the compaction barrier's estimate), recorded
+ * with it: `build` makes their events (and checks what they were read from) at the claim's append.
+ */
+export interface CarriedEvents {
+  results: readonly FreshResult[];
+  build: (execution: ExecutionJournal) => NewEvent[];
+}
+
+/**
+ * An `ExecutionRun` whose attempt is claimed by its first append: until an append carrying the
+ * claim is stored, every append puts `execution.started@1` in front of its events (one append, one
+ * transaction, instead of the claim's own before them), and the fence is the claim's: the
+ * execution still pending and no attempt started since the claim was made (`latestAttempt` one
+ * below this attempt). Another claim stored first (a stall twin's copy of the turn job claiming
+ * the same attempt number, or a newer attempt) fences this run out, under the stream's lock, so
+ * two claims of one attempt are never both stored. The builds see the execution as the claim
+ * leaves it (this attempt the latest). An append that builds nothing carries no claim either.
+ * Once the claim is stored it is an `ExecutionRun` like any other.
+ */
+export class ClaimingRun extends ExecutionRun {
+  private claimChain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    store: EventStore,
+    journal: SessionJournal,
+    ref: ExecutionRef,
+    readonly claim: PendingClaim,
+    options: { current?: boolean } = {},
+  ) {
+    super(store, journal, ref, claim.attempt, options);
+  }
+
+  /**
+   * The execution as the claim (and the results carried with it) leave it while the claim is
+   * pending; `FencedOutError` when another claim came first or it ended.
+   */
+  override get execution(): ExecutionJournal {
+    if (this.claim.landed) return super.execution;
+    const claimed = this.claimed();
+    const carried = this.claim.carried?.results.filter((r) => !claimed.extensionResults.has(r.key)) ?? [];
+    if (carried.length === 0) return claimed;
+    return { ...claimed, extensionResults: new Map([...claimed.extensionResults, ...carried.map((r) => [r.key, r.result] as const)]) };
+  }
+
+  /**
+   * While the claim is pending, `carried` is recorded with it (events after the claim, before those
+   * of the append that stores it) instead of in an append of its own; the builds see its results
+   * as recorded. False when the claim is stored already (append them) or carries some already.
+   */
+  carry(carried: CarriedEvents): boolean {
+    if (this.claim.landed || this.claim.carried) return false;
+    this.claim.carried = carried;
+    return true;
+  }
+
+  /** The execution as the claim leaves it (nothing carried), after the claim's fence. */
+  private claimed(): ExecutionJournal {
+    const execution = this.journal.get(this.ref.executionId);
+    if (execution === undefined || execution.status !== 'pending' || execution.latestAttempt !== this.attempt - 1) {
+      throw new FencedOutError(this.ref.executionId, this.attempt);
+    }
+    return { ...execution, latestAttempt: this.attempt, generation: execution.generation ?? this.claim.generation };
+  }
+
+  override append(build: (execution: ExecutionJournal) => NewEvent[]): Promise<number> {
+    const next = this.claimChain.then(() => (this.claim.landed ? super.append(build) : this.appendClaiming(build)));
+    this.claimChain = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Stores the claim alone when no append carried it yet (before recording a failure of the
+   * attempt): what it carries is left (results no call used; their checks cannot fail the claim).
+   */
+  land(): Promise<number> {
+    const next = this.claimChain.then(() => (this.claim.landed ? this.journal.version : this.appendClaiming(() => [], true)));
+    this.claimChain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async appendClaiming(build: (execution: ExecutionJournal) => NewEvent[], alone = false): Promise<number> {
+    let carried = false;
+    const version = await super.append((execution) => {
+      const events = build(execution);
+      // the last build is what was stored (a catch-up builds again)
+      carried = events.length > 0 || alone;
+      if (!carried) return [];
+      return [this.claim.event, ...(alone ? [] : (this.claim.carried?.build(this.claimed()) ?? [])), ...events];
+    });
+    if (carried) this.claim.landed = true;
+    return version;
+  }
+}

@@ -1,0 +1,154 @@
+import { join } from 'node:path';
+import { FencedOutError } from '../../libs/engine';
+import { ClaimingRun } from '../../libs/engine/execution/claiming-run';
+import { nextClaim } from '../../libs/engine/turn/claim';
+import { TurnRunner } from '../../libs/engine/turn/turn-runner';
+import { type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
+import { loadSessionJournal } from '../../libs/engine/session/session-reads';
+import { migrateToLatest, openDatabase } from '../../libs/events';
+import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
+import { createTestDatabase } from '../support/stack';
+import { turnContext } from '../support/turn-context';
+
+/**
+ * Issue 33: the appends (and so the transactions) of one narrator-only turn on the real PostgreSQL.
+ * The turn job runs the stage's one runtime inline, and its claim (`execution.started@1`) is not an
+ * append of its own: it goes in front of the attempt's first append (the model call's
+ * `llm.calling@1`). Two appends a turn, each one transaction: the claim with the call, then the
+ * reply with the output and the commit. The reads around them are single statements.
+ */
+describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let counting: CountingDatabase;
+  let h: TurnHarness;
+  let runner!: TurnRunner;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
+    await migrateToLatest(open.db);
+    await open.close();
+    counting = countingDatabase(database.url);
+    h = await turnHarness({
+      // the default narrator-only session's plugins: the narrator (a prompt.segment@1 handler) and the compaction provider
+      pluginsDir: join(__dirname, '..', '..', 'plugins'),
+      pluginFilter: (p) => ['narrator', 'history-compaction'].includes(p.manifest.id),
+      handlers: (deps) => (runner = new TurnRunner(deps)),
+      database: {
+        db: counting.db,
+        kind: 'postgres',
+        listen: () => Promise.reject(new Error('no LISTEN in this test')),
+        close: () => counting.close(),
+      },
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+    await database.drop();
+  });
+
+  it('two appends, two transactions: the claim goes with the first model call, the reply with the output and the commit', async () => {
+    const session = await h.session();
+    const first = await h.input(session, 'first');
+    expect(await runner.turn(first, turnContext())).toEqual({ kind: 'done' });
+    const job = await h.input(session, 'second');
+    const before = (await h.events(session.sessionId)).length;
+    const appends = jest.spyOn(h.deps.store, 'append');
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    counting.reset();
+    try {
+      expect(await runner.turn(job, turnContext())).toEqual({ kind: 'done' });
+      const statements = [...counting.statements];
+      const appended = [...appends.mock.calls.map(([r]) => r.events), ...catchingUp.mock.calls.map(([r]) => r.events)];
+      expect(appended.map((events) => events.map((e) => e.type))).toEqual([
+        // the claim, the handler result the compaction barrier's estimate obtained (the model call reuses it), the call
+        ['execution.started@1', 'extension.resolved@1', 'llm.calling@1'],
+        ['llm.responded@1', 'runtime.output.produced@1', 'turn.committed@1'],
+      ]);
+      // every transaction is an append's (BEGIN ... COMMIT); was three (the claim's own)
+      expect(counting.transactions()).toBe(2);
+      expect(statements.filter((s) => /^commit\b/i.test(s))).toHaveLength(2);
+      // the log holds the turn as a rebuild reads it: claim, handler result, call, reply, output, commit, in that order
+      const events = (await h.events(session.sessionId)).slice(before);
+      expect(events.map((e) => e.type)).toEqual([
+        'execution.started@1',
+        'extension.resolved@1',
+        'llm.calling@1',
+        'llm.responded@1',
+        'runtime.output.produced@1',
+        'turn.committed@1',
+      ]);
+      expect(events[0].data).toEqual({
+        executionId: job.executionId,
+        turnId: job.turnId,
+        attempt: 1,
+        workerId: 'harness',
+        generation: h.deps.catalog.generation,
+      });
+      expect(events[1].data).toMatchObject({ executionId: job.executionId, attempt: 1, point: 'prompt.segment@1', pluginId: 'narrator' });
+      expect((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status).toBe('committed');
+    } finally {
+      appends.mockRestore();
+      catchingUp.mockRestore();
+    }
+  });
+
+  it('two copies of a turn job claiming the same attempt: the claim that lands first fences the other out, one claim is stored', async () => {
+    const session = await h.session();
+    const job = await h.input(session, 'twice');
+    const [mine, twin] = [await loadSessionJournal(h.deps, session.sessionId), await loadSessionJournal(h.deps, session.sessionId)];
+    const runOf = (journal: typeof mine) => new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!));
+    const [a, b] = [runOf(mine), runOf(twin)];
+    const resolved = (e: { executionId: string; turnId: string }) => [
+      {
+        type: 'compaction.barrier-passed@1' as const,
+        data: {
+          executionId: e.executionId,
+          turnId: e.turnId,
+          attempt: 1,
+          pluginId: 'narrator',
+          runtimeId: 'story',
+          estimatedTokens: 10,
+          triggerWindow: 100,
+          thresholdTokens: 75,
+          outcome: 'nothing' as const,
+        },
+      },
+    ];
+    // a build that appends nothing carries no claim either
+    expect(await a.append(() => [])).toBe(mine.version);
+    expect(a.claim.landed).toBe(false);
+    await a.append((e) => resolved(e));
+    expect(a.claim.landed).toBe(true);
+    // the twin's journal has not seen it: under the stream's lock it catches up, meets the claim, writes nothing
+    await expect(b.append((e) => resolved(e))).rejects.toBeInstanceOf(FencedOutError);
+    await expect(b.land()).rejects.toBeInstanceOf(FencedOutError);
+    const started = (await h.events(session.sessionId)).filter((e) => e.type === 'execution.started@1');
+    expect(started.map((e) => e.data.attempt)).toEqual([1]);
+    // the run that claimed goes on as any run of its attempt
+    await a.append((e) => resolved(e));
+    expect((await h.events(session.sessionId)).filter((e) => e.type === 'compaction.barrier-passed@1')).toHaveLength(2);
+  });
+
+  it('an attempt that fails before its first append stores its claim alone, without what it carried', async () => {
+    const session = await h.session();
+    const job = await h.input(session, 'fails');
+    const journal = await loadSessionJournal(h.deps, session.sessionId);
+    const run = new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!));
+    expect(
+      run.carry({
+        results: [],
+        build: () => {
+          throw new Error('a carried check that would fail');
+        },
+      }),
+    ).toBe(true);
+    await run.land();
+    expect(run.claim.landed).toBe(true);
+    expect((await h.events(session.sessionId)).slice(-1).map((e) => [e.type, e.data])).toEqual([
+      ['execution.started@1', expect.objectContaining({ executionId: job.executionId, attempt: 1 })],
+    ]);
+    // stored: the run goes on as any run of its attempt, and the claim is not stored twice
+    expect(await run.land()).toBe(journal.version);
+    expect((await h.events(session.sessionId)).filter((e) => e.type === 'execution.started@1')).toHaveLength(1);
+  });
+});
