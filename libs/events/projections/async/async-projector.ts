@@ -10,6 +10,9 @@ import type { AppendWakes, AsyncProjectionStatus, AsyncProjectorOptions, ReplayO
 import { waitForPosition } from './wait-for';
 import { workShard } from './work-shard';
 
+/** Default of `AsyncProjectorOptions.idleDelayMs` (`COVEL_PROJECTION_IDLE_DELAY_MS`). */
+export const DEFAULT_PROJECTION_IDLE_DELAY_MS = 500;
+
 /** What a pass did, for the loop's pause after it. */
 interface Pass {
   applied: number;
@@ -77,7 +80,7 @@ export class AsyncProjector {
       quarantineAfter: Math.max(1, options.quarantineAfter ?? DEFAULT_QUARANTINE_AFTER),
       logger: options.logger ?? console,
     };
-    this.idleDelayMs = options.idleDelayMs ?? 500;
+    this.idleDelayMs = options.idleDelayMs ?? DEFAULT_PROJECTION_IDLE_DELAY_MS;
     this.appends = options.appends ?? null;
     this.safetyNetMs = Math.max(1, Math.min(options.safetyNetMs ?? 5_000, this.apply.leaseMs / 4));
     this.batchSize = options.batchSize ?? 500;
