@@ -11,7 +11,7 @@ import { waitForPosition } from './wait-for';
 import { workShard } from './work-shard';
 
 /** Default of `AsyncProjectorOptions.idleDelayMs` (`COVEL_PROJECTION_IDLE_DELAY_MS`). */
-export const DEFAULT_PROJECTION_IDLE_DELAY_MS = 500;
+export const DEFAULT_PROJECTION_IDLE_DELAY_MS = 200;
 
 /** What a pass did, for the loop's pause after it. */
 interface Pass {
