@@ -251,7 +251,13 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       plugins: ({ world, requested }) => resolveSessionPlugins({ catalog: generations.current, world, ...(requested ? { requested } : {}) }),
     });
     // woken by the appends it has to project (the events table's NOTIFY, on this process's one LISTEN connection), not by polling
-    const projector = createAsyncProjector(database.db, { owner: workerId, logger, quarantineAfter: config.projector.quarantineAfter, appends });
+    const projector = createAsyncProjector(database.db, {
+      owner: workerId,
+      logger,
+      quarantineAfter: config.projector.quarantineAfter,
+      idleDelayMs: config.projector.idleDelayMs,
+      appends,
+    });
     closers.unshift(() => projector.stop()); // a no-op unless it ran (WorkerLifecycle stops it first)
     metrics.attach({ db: database.db, queueDepth: () => queue.depth(), projections: () => projector.status() });
 

@@ -48,7 +48,7 @@ export {
 export type { SchemaStatus, ConnectionRole, MissingPrivilege } from './schema-access';
 export { acquireDataDirLock, lockFileFor } from './data-dir-lock';
 export type { DataDirLock } from './data-dir-lock';
-export { AsyncProjector, UnknownProjectionError } from './projections/async/async-projector';
+export { AsyncProjector, DEFAULT_PROJECTION_IDLE_DELAY_MS, UnknownProjectionError } from './projections/async/async-projector';
 export { REPLAY_OWNER_PREFIX } from './projections/async/claim-plan';
 export { LAG_COUNT_LIMIT, QUARANTINE_STATUS_LIMIT } from './projections/async/status';
 export { ReplayInterruptedError } from './projections/async/replay';

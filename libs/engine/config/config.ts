@@ -1,7 +1,7 @@
 import { delimiter, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../../errors';
-import { APP_ROLE_PATTERN, DEFAULT_QUARANTINE_AFTER } from '../../events';
+import { APP_ROLE_PATTERN, DEFAULT_PROJECTION_IDLE_DELAY_MS, DEFAULT_QUARANTINE_AFTER } from '../../events';
 import { apiKeyWeakness } from './api-key-strength';
 import { SHARED_PROMPTS_DIR } from '../../plugins-sdk';
 import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logging';
@@ -150,6 +150,17 @@ export const EngineEnv = z.object({
     .meta(
       about(
         'Failed attempts at one event (retried with backoff from 1 s, doubling) after which an async projection (trace_events, prefix_reports, usage) skips it: the event is quarantined (`GET /admin/quarantine`, `npm run quarantine`), `/health` is `degraded` until an operator acknowledges it, and the shard goes on. Transient failures (SQLSTATE classes 08, 40, 53, 57, 58, the database unreachable) are retried and never count.',
+      ),
+    ),
+  COVEL_PROJECTION_IDLE_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(10_000)
+    .default(DEFAULT_PROJECTION_IDLE_DELAY_MS)
+    .meta(
+      about(
+        "How long a worker's async projector (trace_events, prefix_reports, usage) waits after an append's notification before it applies the log: the appends of a burst gather meanwhile and share one transaction per shard. Shorter: the traces, prefix reports and usage (and the budget read from it) are current sooner, at more transactions per turn under a trickle of turns; longer: fewer, larger transactions. Without notifications (a failed LISTEN) it is the poll interval.",
       ),
     ),
   COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10).meta(about('PostgreSQL connections per process.')),
@@ -434,8 +445,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     /** Fair scheduling across tenants: the turn queue's window (null: the live workers' total concurrency) and the default tenant cap (null: none). */
     scheduler: { window: e.COVEL_SCHEDULER_WINDOW ?? null, tenantMaxInFlight: e.COVEL_TENANT_MAX_IN_FLIGHT ?? null },
-    /** The async projector: failed attempts at one event before it is quarantined. */
-    projector: { quarantineAfter: e.COVEL_PROJECTION_QUARANTINE_AFTER },
+    /** The async projector: failed attempts at one event before it is quarantined; its pause after a notification. */
+    projector: { quarantineAfter: e.COVEL_PROJECTION_QUARANTINE_AFTER, idleDelayMs: e.COVEL_PROJECTION_IDLE_DELAY_MS },
     sweep: { intervalMs: e.COVEL_SWEEP_INTERVAL_MS, stalledAfterMs: e.COVEL_SWEEP_STALLED_MS },
     /** On SIGTERM/SIGINT: how long running jobs may take before they are handed back (apps/process-lifecycle.ts). */
     shutdown: { graceMs: e.COVEL_SHUTDOWN_GRACE_MS },

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_PROJECTION_IDLE_DELAY_MS } from '../../../events';
 import { apiKeyWeakness, ConfigError, configWarnings, estimatedKeyBits, loadConfig } from '../..';
 
 describe('COVEL_BOOTSTRAP_API_KEY strength', () => {
@@ -110,6 +111,16 @@ describe('fair scheduling: COVEL_SCHEDULER_WINDOW, COVEL_TENANT_MAX_IN_FLIGHT', 
   it.each(['0', '-1', '2.5', 'lots'])('%j is a start-up error naming the variable', (value) => {
     expect(() => loadConfig({ COVEL_SCHEDULER_WINDOW: value })).toThrow(/COVEL_SCHEDULER_WINDOW: /);
     expect(() => loadConfig({ COVEL_TENANT_MAX_IN_FLIGHT: value })).toThrow(/COVEL_TENANT_MAX_IN_FLIGHT: /);
+  });
+});
+
+describe('the async projector: COVEL_PROJECTION_IDLE_DELAY_MS', () => {
+  it('defaults to the projector’s default; takes whole milliseconds from 10 to 10,000, and names the variable otherwise', () => {
+    expect(loadConfig({}).projector.idleDelayMs).toBe(DEFAULT_PROJECTION_IDLE_DELAY_MS);
+    expect(loadConfig({ COVEL_PROJECTION_IDLE_DELAY_MS: '100' }).projector.idleDelayMs).toBe(100);
+    for (const bad of ['0', '5', '10001', '2.5', 'soon']) {
+      expect(() => loadConfig({ COVEL_PROJECTION_IDLE_DELAY_MS: bad })).toThrow(/COVEL_PROJECTION_IDLE_DELAY_MS: /);
+    }
   });
 });
 

@@ -50,13 +50,13 @@ export type ApplyOutcome =
   | { kind: 'quarantined'; cursor: LogCursor; applied: number; quarantineId: string };
 
 /** The compare-and-set of the cursor found the row moved or taken: the transaction rolls back. */
-class ShardLost extends Error {
+export class ShardLost extends Error {
   constructor() {
     super('the shard was taken by another owner');
   }
 }
 
-const handles = (projection: Projection, entry: OrderedLogEntry) => (projection.handles as readonly string[]).includes(entry.type);
+export const handles = (projection: Projection, entry: OrderedLogEntry) => (projection.handles as readonly string[]).includes(entry.type);
 
 /**
  * Applies `entries` (read once for every projection at this cursor) to one projection: its events
@@ -78,14 +78,18 @@ export async function applyBatch(ctx: ApplyContext, target: ApplyTarget, entries
       await target.onApplied?.(trx, entries);
       await moveCursor(ctx, trx, target, to);
     });
-    if (target.failedPosition !== null) {
-      ctx.logger.log(`projection ${target.projection.name} shard ${target.shard} runs again: the event at global position ${target.failedPosition} is applied`);
-    }
+    logRecovery(ctx, target);
     return { kind: 'advanced', cursor: to, applied: mine.length };
   } catch (error) {
     if (error instanceof ShardLost) return { kind: 'lost' };
     return applyEventByEvent(ctx, target, entries);
   }
+}
+
+/** A row that was failing applied its event: one line (the failure was logged once too). */
+export function logRecovery(ctx: ApplyContext, target: Pick<ApplyTarget, 'projection' | 'shard' | 'failedPosition'>): void {
+  if (target.failedPosition === null) return;
+  ctx.logger.log(`projection ${target.projection.name} shard ${target.shard} runs again: the event at global position ${target.failedPosition} is applied`);
 }
 
 async function moveCursor(ctx: ApplyContext, trx: Transaction<Database>, target: ApplyTarget, to: LogCursor) {
@@ -100,7 +104,12 @@ async function moveCursor(ctx: ApplyContext, trx: Transaction<Database>, target:
   if (!moved) throw new ShardLost();
 }
 
-async function applyEventByEvent(ctx: ApplyContext, target: ApplyTarget, entries: readonly OrderedLogEntry[]): Promise<ApplyOutcome> {
+/**
+ * The events one by one, each in a savepoint, in one transaction: the ones before the first that fails
+ * commit with the cursor after them; the failure is recorded on the row (and quarantined after
+ * `quarantineAfter` attempts). For a batch that failed as a whole.
+ */
+export async function applyEventByEvent(ctx: ApplyContext, target: ApplyTarget, entries: readonly OrderedLogEntry[]): Promise<ApplyOutcome> {
   let failed: { entry: OrderedLogEntry; error: unknown } | null = null;
   let good = 0;
   let applied = 0;

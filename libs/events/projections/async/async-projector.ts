@@ -10,6 +10,9 @@ import type { AppendWakes, AsyncProjectionStatus, AsyncProjectorOptions, ReplayO
 import { waitForPosition } from './wait-for';
 import { workShard } from './work-shard';
 
+/** Default of `AsyncProjectorOptions.idleDelayMs` (`COVEL_PROJECTION_IDLE_DELAY_MS`). */
+export const DEFAULT_PROJECTION_IDLE_DELAY_MS = 200;
+
 /** What a pass did, for the loop's pause after it. */
 interface Pass {
   applied: number;
@@ -31,10 +34,10 @@ export class UnknownProjectionError extends Error {
 /**
  * Runs async projections off the turn's path. Each projection has a cursor per log partition
  * (`projection_shards`); a process works the partitions it holds (try-lock + lease, a fair share
- * of the live owners), reads each batch once for every projection at that cursor, and writes each
- * projection's rows with its new cursor in one transaction, the cursor by compare-and-set, so
- * several processes share the work and none applies an event twice. A shard that cannot apply an
- * event stops alone (recorded on its row, logged once, retried with backoff); every other shard and
+ * of the live owners), reads each batch once for every projection at that cursor, and writes those
+ * projections' rows with their new cursors in one transaction, the cursors by compare-and-set, so
+ * several processes share the work and none applies an event twice. A projection that cannot apply an
+ * event stops alone on that shard (the shared transaction is rolled back and each projection applied alone) (recorded on its row, logged once, retried with backoff); every other shard and
  * projection goes on. After `quarantineAfter` failed attempts the event is quarantined (recorded in
  * `projection_quarantine`, logged) and the shard goes on after it. Callers that need a view current `waitFor` it instead of doing the work.
  */
@@ -77,7 +80,7 @@ export class AsyncProjector {
       quarantineAfter: Math.max(1, options.quarantineAfter ?? DEFAULT_QUARANTINE_AFTER),
       logger: options.logger ?? console,
     };
-    this.idleDelayMs = options.idleDelayMs ?? 500;
+    this.idleDelayMs = options.idleDelayMs ?? DEFAULT_PROJECTION_IDLE_DELAY_MS;
     this.appends = options.appends ?? null;
     this.safetyNetMs = Math.max(1, Math.min(options.safetyNetMs ?? 5_000, this.apply.leaseMs / 4));
     this.batchSize = options.batchSize ?? 500;

@@ -175,6 +175,19 @@ export async function advanceCursor(
   trx: Executor,
   request: { projection: string; shard: number; owner: string; from: LogCursor; to: LogCursor; leaseMs: number },
 ): Promise<boolean> {
+  const { projection, ...rest } = request;
+  return (await advanceCursors(trx, { ...rest, projections: [projection] })) === 1;
+}
+
+/**
+ * `advanceCursor` for several projections of one shard at the same cursor, in one statement.
+ * Returns the rows moved: fewer than the projections when one is not at `from` or not ours any more.
+ */
+export async function advanceCursors(
+  trx: Executor,
+  request: { projections: readonly string[]; shard: number; owner: string; from: LogCursor; to: LogCursor; leaseMs: number },
+): Promise<number> {
+  if (request.projections.length === 0) return 0;
   const result = await trx
     .updateTable('projection_shards')
     .set({
@@ -189,13 +202,13 @@ export async function advanceCursor(
       failed_event_type: null,
       next_retry_at: null,
     })
-    .where('projection', '=', request.projection)
+    .where('projection', 'in', request.projections)
     .where('shard', '=', request.shard)
     .where('owner', '=', request.owner)
     .where(sql<boolean>`transaction_id = ${request.from.transactionId}::xid8`)
     .where('global_position', '=', String(request.from.globalPosition))
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return Number(result.numUpdatedRows);
 }
 
 /** Puts the cursors of the owner's rows of a projection back at `to` and clears their failures; returns the rows changed. */

@@ -34,7 +34,7 @@ export interface AsyncProjectorOptions {
    * Pause of the background loop before a pass without a backlog: events gather meanwhile, so each
    * shard transaction carries many (fewer round trips per event). With `appends`, the pause between
    * a notification and its pass (the appends of a burst share one pass); without, the poll interval.
-   * Default 500 ms.
+   * Default `DEFAULT_PROJECTION_IDLE_DELAY_MS` (200 ms).
    */
   idleDelayMs?: number;
   /**

@@ -1,6 +1,7 @@
 import type { EventStore, LogCursor, OrderedLogEntry } from '../../event-store';
 import type { Projection } from '../projection';
-import { type ApplyContext, applyBatch } from './apply-batch';
+import type { ApplyContext } from './apply-batch';
+import { applyGroup } from './apply-group';
 import type { ShardRow } from './shard-rows';
 
 export interface ShardWork {
@@ -24,7 +25,9 @@ const key = (c: LogCursor) => `${c.transactionId}:${c.globalPosition}`;
 
 /**
  * Brings the shard's projections forward, batch by batch. Projections at the same cursor (the usual
- * case) share each batch, read once; one at another cursor (after a replay of it) reads its own.
+ * case) share each batch, read once, and apply it in one transaction that moves all their cursors in
+ * one statement (see applyGroup); one at another cursor (after a replay of it, or stopped at an event)
+ * reads its own.
  * A projection that fails or loses the row drops out; the others go on (one that quarantines an event
  * goes on after it). Returns the events applied
  * (of the projections' types) and the events the cursors moved past.
@@ -40,12 +43,10 @@ export async function workShard(work: ShardWork): Promise<{ applied: number; mov
     for (const group of groups.values()) {
       const entries: OrderedLogEntry[] = await work.store.readAfter(group[0].cursor, { partition: work.shard, limit: work.batchSize });
       if (entries.length === 0) continue; // caught up
-      for (const lane of group) {
-        const outcome = await applyBatch(
-          work.apply,
-          { projection: lane.projection, shard: work.shard, from: lane.cursor, failedPosition: lane.failedPosition },
-          entries,
-        );
+      // the group's projections in one transaction (each alone again when one of them fails)
+      const outcomes = await applyGroup(work.apply, { shard: work.shard, from: group[0].cursor, lanes: group }, entries);
+      for (const [i, lane] of group.entries()) {
+        const outcome = outcomes[i];
         if (outcome.kind === 'lost') continue;
         applied += outcome.applied;
         if (outcome.kind === 'advanced') moved += entries.length;

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { AsyncProjector, EventStore, migrateToLatest, type NewEvent, openDatabase, type Projection } from '../../libs/events';
+import { ASYNC_PROJECTIONS } from '../../libs/engine/startup/projections';
+import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
+import { createTestDatabase } from '../support/stack';
+
+/**
+ * Issue 33: the async projector's pass on the real PostgreSQL. The engine's projections (trace_events,
+ * prefix_reports, usage) whose rows of a shard stand at the same cursor apply a batch in ONE
+ * transaction and move their cursors in ONE statement (before: a transaction and a cursor update per
+ * projection). A projection that throws is rolled back with the others and each is then applied
+ * alone: the others' cursors move, it stops at the event with its failure recorded, as before.
+ */
+describe('the async projector on the real PostgreSQL: statements per pass', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let counting: CountingDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
+    await migrateToLatest(open.db);
+    await open.close();
+    counting = countingDatabase(database.url);
+  });
+  afterAll(async () => {
+    await counting.close();
+    await database.drop();
+  });
+
+  let calls = 0;
+  const llmCalling = (callId: string): NewEvent => ({
+    type: 'llm.calling@1',
+    data: {
+      executionId: 'e',
+      turnId: 't',
+      attempt: 1,
+      callId,
+      pluginId: 'p',
+      runtimeId: 'r',
+      provider: 'openai-chat',
+      model: 'm',
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }] }),
+    },
+  });
+  /** A new session (its own shard) with `count` llm.calling events. */
+  async function session(store: EventStore, count: number): Promise<string> {
+    const id = randomUUID();
+    const events: NewEvent[] = [{ type: 'session.created@1', data: { sessionId: id, worldId: null, locale: 'en' } }];
+    for (let i = 0; i < count; i++) events.push(llmCalling(`${id}-c${++calls}`));
+    await store.append({ tenantId: `tenant-${id}`, streamId: id, expectedVersion: 0, events });
+    return id;
+  }
+  const commits = () => counting.statements.filter((s) => /^commit\b/i.test(s)).length;
+  const cursorUpdates = () => counting.statements.filter((s) => /^update "projection_shards" set "transaction_id"/.test(s)).length;
+  /**
+   * Passes until one applies something (an event is not applied while a transaction older than it
+   * runs anywhere on the server, other suites' included); the statements counted are that pass's.
+   */
+  async function firstWorkingPass(projector: AsyncProjector): Promise<number> {
+    for (let i = 0; i < 200; i++) {
+      counting.reset();
+      const applied = await projector.runOnce();
+      if (applied > 0) return applied;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('no pass applied anything in 5 s');
+  }
+  const quiet = { log: () => undefined, warn: () => undefined };
+
+  it('three projections at the same cursor: one transaction and one cursor update for the shard', async () => {
+    const store = new EventStore(counting.db);
+    const projector = new AsyncProjector({ db: counting.db, projections: ASYNC_PROJECTIONS, owner: 'w-shared', logger: quiet });
+    await projector.drain(); // takes the shards
+    await session(store, 3);
+    expect(await firstWorkingPass(projector)).toBe(9); // 3 events × 3 projections
+    const statements = counting.statements.length;
+    // before: BEGIN, the projection's rows, the cursor, COMMIT for each projection (3 transactions, 3 cursor updates)
+    expect({ transactions: counting.transactions(), commits: commits(), cursorUpdates: cursorUpdates() }).toEqual({
+      transactions: 1,
+      commits: 1,
+      cursorUpdates: 1,
+    });
+    // the read of the rows, the read of the batch, BEGIN, the projections' statements, the cursors, COMMIT
+    expect(counting.statements[0]).toMatch(/from "projection_shards"/);
+    expect(counting.statements[1]).toMatch(/from "events" where "log_partition"/);
+    expect(counting.statements[2]).toMatch(/^begin/i);
+    expect(counting.statements[statements - 2]).toMatch(/^update "projection_shards" set "transaction_id"/);
+    expect(counting.statements[statements - 1]).toMatch(/^commit/i);
+    // the projector's own statements (not the projections' rows): 5, before 2 + 3 × 3 = 11
+    expect(counting.statements.filter((s) => !/"?(trace_events|prefix_reports|usage_calls|usage_daily)"?/.test(s))).toHaveLength(5);
+    // every projection's cursor is at the head
+    expect((await projector.status()).map((p) => [p.name, p.lag])).toEqual(ASYNC_PROJECTIONS.map((p) => [p.name, 0]));
+    await projector.stop();
+  });
+
+  it('one projection that throws: the others commit, it stops at the event with its failure recorded, and rejoins them once it applies', async () => {
+    const store = new EventStore(counting.db);
+    const fault = { on: true, callId: '' };
+    const [trace, ...rest] = ASYNC_PROJECTIONS;
+    const flaky: Projection = {
+      ...trace,
+      name: 'flaky_trace',
+      async applyBatch(trx, events) {
+        if (fault.on && events.some((e) => e.type === 'llm.calling@1' && e.data.callId === fault.callId)) throw new Error(`cannot apply ${fault.callId}`);
+        await trace.applyBatch(trx, events);
+      },
+    };
+    // flaky_trace writes trace_events as trace_events would: only one of the two runs here
+    const projections = [flaky, ...rest];
+    const warnings: string[] = [];
+    const logs: string[] = [];
+    const logger = { log: (l: string) => logs.push(l), warn: (l: string) => warnings.push(l) };
+    const projector = new AsyncProjector({ db: counting.db, projections, owner: 'w-fault', logger, retryDelayMs: 3_600_000 });
+    await projector.drain();
+    calls = 100;
+    fault.callId = `-c${calls + 2}`; // the second event of the session
+    const id = await session(store, 3);
+    fault.callId = `${id}${fault.callId}`;
+    counting.reset();
+    // the shared transaction rolls back; each alone: the others apply the 3 events, flaky_trace the one before the fault
+    expect(await firstWorkingPass(projector)).toBe(3 + 3 + 1);
+    const byName = new Map((await projector.status()).map((p) => [p.name, p]));
+    expect(byName.get('flaky_trace')).toMatchObject({ state: 'failing', failing: 1, lag: 2 }); // the faulty event and the one after it
+    expect(byName.get('flaky_trace')!.shards.find((s) => s.failure !== null)!.failure).toMatchObject({ attempts: 1, eventType: 'llm.calling@1' });
+    for (const p of rest) expect(byName.get(p.name)).toMatchObject({ state: 'running', lag: 0 });
+    expect(warnings.filter((w) => w.includes('flaky_trace'))).toHaveLength(1);
+
+    // the fault is gone: flaky_trace catches up alone, then the three share the next batch again
+    fault.on = false;
+    expect(await projector.runOnce({ retryNow: true })).toBe(2);
+    expect(logs.filter((l) => l.includes('flaky_trace') && l.includes('runs again'))).toHaveLength(1);
+    const { log_partition: shard } = await counting.db
+      .selectFrom('events')
+      .select('log_partition')
+      .where('stream_id', '=', id)
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    const rows = await counting.db
+      .selectFrom('projection_shards')
+      .select(['global_position', 'failing_since'])
+      .where('shard', '=', shard)
+      .where('projection', 'in', projector.names)
+      .execute();
+    expect(rows).toHaveLength(3);
+    expect(new Set(rows.map((r) => String(r.global_position))).size).toBe(1);
+    expect(rows.every((r) => r.failing_since === null)).toBe(true);
+    await store.append({ tenantId: `tenant-${id}`, streamId: id, expectedVersion: 4, events: [llmCalling(`${id}-c${++calls}`)] });
+    expect(await firstWorkingPass(projector)).toBe(3);
+    expect({ transactions: counting.transactions(), cursorUpdates: cursorUpdates() }).toEqual({ transactions: 1, cursorUpdates: 1 });
+    await projector.stop();
+  });
+});
