@@ -8,6 +8,7 @@ import { toStoredEvent } from './stored-event';
 export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
+import { StreamContention } from './stream-contention';
 import { insertAtVersion, lockStream } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
@@ -90,6 +91,8 @@ export interface EventStoreOptions {
   inline?: readonly InlineProjection[];
   /** Told of each append once it has committed (metrics); must not throw, is not awaited. */
   onAppended?: (result: AppendResult) => void;
+  /** Which streams others appended to first lately (`appendCatchingUp`'s choice of path). Default: a memory of its own. */
+  contention?: StreamContention;
 }
 
 /** How many partitions the log is split into (migration 0008: a hash of the stream id). */
@@ -168,6 +171,7 @@ export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
 export class EventStore {
   private readonly inline: readonly InlineProjection[];
   private readonly onAppended: EventStoreOptions['onAppended'];
+  private readonly contention: StreamContention;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -175,6 +179,7 @@ export class EventStore {
   ) {
     this.inline = options.inline ?? [];
     this.onAppended = options.onAppended;
+    this.contention = options.contention ?? new StreamContention();
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -298,6 +303,9 @@ export class EventStore {
    * first try met a later append on the unique index (its transaction is then over), it is a
    * transaction of its own. For a writer whose events depend on the stream only through what it
    * folds from `missed` (`ExecutionRun`).
+   *
+   * On a stream others appended to first lately (`StreamContention`: sibling runtimes of a turn
+   * appending at once) the first try would mostly be wasted: the locked path is taken directly.
    */
   async appendCatchingUp(request: CatchingUpAppendRequest): Promise<CatchingUpAppendResult> {
     const { tenantId, streamId, afterVersion } = request;
@@ -312,12 +320,16 @@ export class EventStore {
         throw error;
       }
     };
+    /** Set when the first try wrote nothing: others appended first, or held the lock. */
+    let wasted = false;
     const tryFirst = (): Promise<CatchingUpAppendResult> => {
       if (!this.handledInline(events)) {
         // one statement; when it wrote nothing, the locked path in a transaction of its own
-        return tryAtVersion(this.db).then((first) =>
-          first.appended ? { missed: [], appended: first.appended } : this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events)),
-        );
+        return tryAtVersion(this.db).then((first) => {
+          if (first.appended) return { missed: [], appended: first.appended };
+          wasted = true;
+          return this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+        });
       }
       return this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
         const first = await tryAtVersion(trx);
@@ -325,19 +337,26 @@ export class EventStore {
           await applyInline(trx, this.inline, first.appended.events);
           return { missed: [], appended: first.appended };
         }
+        wasted = true;
         // the locked path, in this transaction: the statement holds the lock when it took it
         if (!first.locked) await lockStream(trx, streamId);
         return this.catchUpUnderLock(trx, request, events);
       });
     };
     let outcome: CatchingUpAppendResult;
-    try {
-      outcome = await tryFirst();
-    } catch (error) {
-      if (!(error instanceof SnapshotBehind)) throw error;
-      // nothing written, the first try's transaction over: the locked path in a new one
+    if (this.contention.contended(streamId)) {
       outcome = await this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+    } else {
+      try {
+        outcome = await tryFirst();
+      } catch (error) {
+        if (!(error instanceof SnapshotBehind)) throw error;
+        // nothing written, the first try's transaction over: the locked path in a new one
+        wasted = true;
+        outcome = await this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+      }
     }
+    if (wasted || outcome.missed.length > 0) this.contention.record(streamId);
     if (outcome.appended) this.onAppended?.(outcome.appended);
     return outcome;
   }

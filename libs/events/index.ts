@@ -25,6 +25,7 @@ export type {
   OrderedLogEntry,
   ReadAfterOptions,
 } from './event-store';
+export { StreamContention, CONTENTION_MEMORY_MS } from './stream-contention';
 export { pgCounts, statementLabel, transactionEffect, BoundedTally, MAX_STATEMENT_LABELS } from './pg-counts';
 export type { PgCountsSnapshot } from './pg-counts';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';

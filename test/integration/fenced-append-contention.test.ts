@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, type OpenDatabase, StreamTenantMismatchError } from '../../libs/events';
+import {
+  EventStore,
+  inlineProjections,
+  migrateToLatest,
+  type NewEvent,
+  openDatabase,
+  type OpenDatabase,
+  StreamContention,
+  StreamTenantMismatchError,
+} from '../../libs/events';
 import { lockStream } from '../../libs/events/stream-lock';
 import { FencedOutError, SessionJournal } from '../../libs/engine';
 import { ExecutionRun } from '../../libs/engine/execution/fenced-append';
@@ -275,6 +284,33 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
     ]);
     expect(run.journal.version).toBe(5);
     expect(run.execution.agentLoops.get('p/b')?.replies.has(1)).toBe(true);
+  });
+
+  it('a stream others appended to first lately: the next appends take the locked path directly (no wasted first try); once it is quiet, the first try again', async () => {
+    const sessionId = await claimedSession();
+    let now = 0;
+    const store = new EventStore(counting[0].db, { contention: new StreamContention(1_000, 16, () => now) });
+    const run = new ExecutionRun(store, new SessionJournal(await store.readStream(sessionId)), { tenantId: 'tenant', sessionId, ...TURN }, 1);
+    await (await runtimeRun(sessionId, counting[1])).append(reply('b', 1));
+    counting[0].reset();
+    // behind: the first try, then begin, lock, the conditional insert, the insert built again, commit
+    expect(await run.append(reply('a', 1))).toBe(5);
+    expect(counting[0].statements).toHaveLength(6);
+    counting[0].reset();
+    // nothing came since, but the stream counts as contended: the locked path at once
+    expect(await run.append(reply('a', 2))).toBe(6);
+    expect(counting[0].statements).toEqual([
+      expect.stringMatching(/^begin/i),
+      expect.stringMatching(/^select pg_advisory_xact_lock/),
+      expect.stringMatching(/^with at as materialized/),
+      expect.stringMatching(/^commit/i),
+    ]);
+    // quiet for the memory's length: tried first again
+    now += 1_000;
+    counting[0].reset();
+    expect(await run.append(reply('a', 3))).toBe(7);
+    expect(counting[0].statements).toEqual([expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i)]);
+    expect(await respondedOf(sessionId)).toEqual(['b 1', 'a 1', 'a 2', 'a 3']);
   });
 
   it('a run of the same runtime and attempt elsewhere appends nothing twice; a newer attempt fences both out', async () => {
