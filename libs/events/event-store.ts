@@ -8,6 +8,7 @@ import { toStoredEvent } from './stored-event';
 export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
+import { StreamContention } from './stream-contention';
 import { insertAtVersion, lockStream } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
@@ -92,6 +93,8 @@ export interface EventStoreOptions {
   inline?: readonly InlineProjection[];
   /** Told of each append once it has committed (metrics); must not throw, is not awaited. */
   onAppended?: (result: AppendResult) => void;
+  /** Which streams others appended to first lately (`appendCatchingUp`'s choice of path). Default: a memory of its own. */
+  contention?: StreamContention;
 }
 
 /** How many partitions the log is split into (migration 0008: a hash of the stream id). */
@@ -170,6 +173,7 @@ export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
 export class EventStore {
   private readonly inline: readonly InlineProjection[];
   private readonly onAppended: EventStoreOptions['onAppended'];
+  private readonly contention: StreamContention;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -177,6 +181,7 @@ export class EventStore {
   ) {
     this.inline = options.inline ?? [];
     this.onAppended = options.onAppended;
+    this.contention = options.contention ?? new StreamContention();
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -203,35 +208,17 @@ export class EventStore {
   ): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
-    const metadataOf = (event: NewEvent, index: number) => metadataWithKey(request, event, index);
-    const rows = events.map((e, i) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(metadataOf(e, i)) }));
     // lock, version check and insert are one statement; a transaction around it only when more
     // must be written with it (inline projections that handle these events, `alongside`)
-    const inTransaction = request.alongside !== undefined || this.inline.some((p) => events.some((e) => p.handles.includes(e.type)));
+    const inTransaction = request.alongside !== undefined || this.handledInline(events);
     const appendIn = async (executor: Executor): Promise<AppendResult> => {
       // this stream's appends wait for each other (and for an inline rebuild of it); others don't
-      const {
-        head,
-        rows: written,
-        earliestPending,
-      } = await insertAtVersion(executor, {
-        tenantId: request.tenantId,
-        streamId: request.streamId,
-        expectedVersion,
-        rows,
-        ...(request.earliestPending ? { earliestPending: true } : {}),
-      });
+      const { head, appended } = await this.writeAtVersion(executor, request, expectedVersion, events);
       if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
       if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
       if (head.tenantId !== null && head.tenantId !== request.tenantId) throw new StreamTenantMismatchError(request.streamId);
-      const stored = storedAsWritten(request, events, written);
-      return {
-        version: head.version + events.length,
-        firstPosition: stored[0].globalPosition,
-        lastPosition: stored[stored.length - 1].globalPosition,
-        events: stored,
-        ...(earliestPending === undefined ? {} : { earliestPending }),
-      };
+      if (!appended) throw new Error('an append at its version wrote nothing');
+      return appended;
     };
     try {
       const result = inTransaction
@@ -257,38 +244,160 @@ export class EventStore {
     }
   }
 
+  /** True when an inline projection handles one of `events` (an append of them needs a transaction). */
+  private handledInline(events: readonly NewEvent[]): boolean {
+    return this.inline.some((p) => events.some((e) => p.handles.includes(e.type)));
+  }
+
   /**
-   * An append that waits for the stream instead of failing when others append to it first: it
-   * takes the stream's lock, then inserts `events` at `afterVersion` when nothing came past it
-   * (one conditional insert, in a snapshot taken after the lock, that returns what came past it
-   * when it writes nothing); else it appends what `rebuild` makes of what came, at the head. Nothing can come in between:
-   * the lock is held to the commit. `rebuild` returning none appends nothing; throwing (a fence that
-   * moved on) rolls the transaction back and nothing is written. For a writer whose events depend
-   * on the stream only through what it folds from `missed` (`ExecutionRun`).
+   * The one-statement append (`insertAtVersion`): `events` (validated) at `expectedVersion + 1...`
+   * (null: at the head of a stream that exists), in `executor`. Resolves to what the statement
+   * found (the lock taken or not, the head) and the append, null when it wrote nothing. Neither the
+   * inline projections nor `alongside` are applied here. A unique violation (an append committed
+   * between the statement's snapshot and its lock, a key taken) is thrown as the driver's error.
+   */
+  private async writeAtVersion(
+    executor: Executor,
+    request: Pick<AppendRequest, 'tenantId' | 'streamId' | 'idempotency'> & { earliestPending?: boolean },
+    expectedVersion: number | null,
+    events: readonly NewEvent[],
+    lock: 'wait' | 'try' = 'wait',
+  ): Promise<{ locked: boolean; head: { version: number; tenantId: string | null }; appended: AppendResult | null }> {
+    const rows = events.map((e, i) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(metadataWithKey(request, e, i)) }));
+    const {
+      locked,
+      head,
+      rows: written,
+      earliestPending,
+    } = await insertAtVersion(executor, {
+      tenantId: request.tenantId,
+      streamId: request.streamId,
+      expectedVersion,
+      rows,
+      lock,
+      ...(request.earliestPending ? { earliestPending: true } : {}),
+    });
+    if (written.length === 0) return { locked, head, appended: null };
+    const stored = storedAsWritten(request, events, written);
+    return {
+      locked,
+      head,
+      appended: {
+        version: head.version + events.length,
+        firstPosition: stored[0].globalPosition,
+        lastPosition: stored[stored.length - 1].globalPosition,
+        events: stored,
+        ...(earliestPending === undefined ? {} : { earliestPending }),
+      },
+    };
+  }
+
+  /**
+   * An append that waits for the stream instead of failing when others append to it first.
+   *
+   * It is tried first as an append at `afterVersion` (`insertAtVersion`, taking the stream's lock
+   * only when it is free): one statement, or one transaction without a lock statement when an
+   * inline projection handles `events`. The events were built from the stream up to
+   * `afterVersion`, and the statement writes them only at `afterVersion + 1...` under the lock, so
+   * what it writes is what the locked path below would write (the unique
+   * (stream_id, stream_version) index turns away an insert past a snapshot that predates the lock).
+   *
+   * When it writes nothing (another append came first, one is being made, or the stream is not the
+   * tenant's), the locked path, which never fails for others appending first: under the stream's
+   * lock one conditional insert (in a snapshot taken after the lock) writes `events` when nothing
+   * came past `afterVersion`, else returns what came; the append is then what `rebuild` makes of it,
+   * at the head. Nothing can come in between: the lock is held to the commit. `rebuild` returning
+   * none appends nothing; throwing (a fence that moved on) rolls the transaction back and nothing is
+   * written. With an inline projection the locked path goes on in the first try's transaction (its
+   * statement holds the lock when it took it, else the lock is waited for); without one, or when the
+   * first try met a later append on the unique index (its transaction is then over), it is a
+   * transaction of its own. For a writer whose events depend on the stream only through what it
+   * folds from `missed` (`ExecutionRun`).
+   *
+   * On a stream others appended to first lately (`StreamContention`: sibling runtimes of a turn
+   * appending at once) the first try would mostly be wasted: the locked path is taken directly.
    */
   async appendCatchingUp(request: CatchingUpAppendRequest): Promise<CatchingUpAppendResult> {
     const { tenantId, streamId, afterVersion } = request;
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
-    const outcome = await this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
-      await lockStream(trx, streamId);
-      // statements after the lock read what every append before it committed: when nothing came
-      // past `afterVersion` (and the stream is the tenant's) the events go in, else nothing does
-      let head: HeadRead = { atTenant: null, missed: [] };
-      const appended = await this.insertAt(trx, { tenantId, streamId }, afterVersion, request.events.map(validateEvent), async (values) => {
-        const r = await insertAtHead(trx, { tenantId, streamId, version: afterVersion }, values);
-        head = r;
-        return r.written;
+    const events = request.events.map(validateEvent);
+    /** The first try: the append at `afterVersion`, when the lock is free; `SnapshotBehind` when the unique index turned it away. */
+    const tryAtVersion = async (executor: Executor) => {
+      try {
+        return await this.writeAtVersion(executor, { tenantId, streamId }, afterVersion, events, 'try');
+      } catch (error) {
+        if (uniqueViolationConstraint(error) === STREAM_VERSION_CONSTRAINT) throw new SnapshotBehind();
+        throw error;
+      }
+    };
+    /** Set when the first try wrote nothing: others appended first, or held the lock. */
+    let wasted = false;
+    const tryFirst = (): Promise<CatchingUpAppendResult> => {
+      if (!this.handledInline(events)) {
+        // one statement; when it wrote nothing, the locked path in a transaction of its own
+        return tryAtVersion(this.db).then((first) => {
+          if (first.appended) return { missed: [], appended: first.appended };
+          wasted = true;
+          return this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+        });
+      }
+      return this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
+        const first = await tryAtVersion(trx);
+        if (first.appended) {
+          await applyInline(trx, this.inline, first.appended.events);
+          return { missed: [], appended: first.appended };
+        }
+        wasted = true;
+        // the locked path, in this transaction: the statement holds the lock when it took it
+        if (!first.locked) await lockStream(trx, streamId);
+        return this.catchUpUnderLock(trx, request, events);
       });
-      if (appended) return { missed: [], appended };
-      if (afterVersion > 0 && head.atTenant === null) throw new ConcurrencyError(streamId, afterVersion, 0);
-      const missed = head.missed.map(toStoredEvent);
-      if ((afterVersion > 0 && head.atTenant !== tenantId) || missed.some((e) => e.tenantId !== tenantId)) throw new StreamTenantMismatchError(streamId);
-      const events = request.rebuild(missed).map(validateEvent);
-      if (events.length === 0) return { missed, appended: null };
-      return { missed, appended: await this.insertAt(trx, { tenantId, streamId }, afterVersion + missed.length, events) };
-    });
+    };
+    let outcome: CatchingUpAppendResult;
+    if (this.contention.contended(streamId)) {
+      outcome = await this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+    } else {
+      try {
+        outcome = await tryFirst();
+      } catch (error) {
+        if (!(error instanceof SnapshotBehind)) throw error;
+        // nothing written, the first try's transaction over: the locked path in a new one
+        wasted = true;
+        outcome = await this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+      }
+    }
+    if (wasted || outcome.missed.length > 0) this.contention.record(streamId);
     if (outcome.appended) this.onAppended?.(outcome.appended);
     return outcome;
+  }
+
+  /** The locked path of `appendCatchingUp` in `trx`: the stream's lock, then `catchUpUnderLock`. */
+  private async catchUpLocking(trx: Transaction<Database>, request: CatchingUpAppendRequest, events: NewEvent[]): Promise<CatchingUpAppendResult> {
+    await lockStream(trx, request.streamId);
+    return this.catchUpUnderLock(trx, request, events);
+  }
+
+  /**
+   * `appendCatchingUp` under the stream's lock (held by `trx`): statements from here on read what
+   * every append before the lock committed. When nothing came past `afterVersion` (and the stream
+   * is the tenant's) `events` (validated) go in, else nothing does and `rebuild` makes the append
+   * from what came, at the head.
+   */
+  private async catchUpUnderLock(trx: Transaction<Database>, request: CatchingUpAppendRequest, events: NewEvent[]): Promise<CatchingUpAppendResult> {
+    const { tenantId, streamId, afterVersion } = request;
+    let head: HeadRead = { atTenant: null, missed: [] };
+    const appended = await this.insertAt(trx, { tenantId, streamId }, afterVersion, events, async (values) => {
+      const r = await insertAtHead(trx, { tenantId, streamId, version: afterVersion }, values);
+      head = r;
+      return r.written;
+    });
+    if (appended) return { missed: [], appended };
+    if (afterVersion > 0 && head.atTenant === null) throw new ConcurrencyError(streamId, afterVersion, 0);
+    const missed = head.missed.map(toStoredEvent);
+    if ((afterVersion > 0 && head.atTenant !== tenantId) || missed.some((e) => e.tenantId !== tenantId)) throw new StreamTenantMismatchError(streamId);
+    const rebuilt = request.rebuild(missed).map(validateEvent);
+    if (rebuilt.length === 0) return { missed, appended: null };
+    return { missed, appended: await this.insertAt(trx, { tenantId, streamId }, afterVersion + missed.length, rebuilt) };
   }
 
   /**
@@ -599,6 +708,13 @@ function storedAsWritten(
       }) as StoredEvent,
   );
 }
+
+/**
+ * The first try of `appendCatchingUp` met, on the unique (stream_id, stream_version) index, an
+ * append that committed between its statement's snapshot and the lock: nothing was written, and
+ * its transaction (if any) must end before the locked path.
+ */
+class SnapshotBehind extends Error {}
 
 /** The constraint (or unique index) a unique violation names, or null for any other error. */
 function uniqueViolationConstraint(error: unknown): string | null {

@@ -26,6 +26,7 @@ export type {
   ReadAfterOptions,
 } from './event-store';
 export { precompiled } from './precompiled';
+export { StreamContention, CONTENTION_MEMORY_MS } from './stream-contention';
 export { pgCounts, statementLabel, transactionEffect, BoundedTally, MAX_STATEMENT_LABELS } from './pg-counts';
 export type { PgCountsSnapshot } from './pg-counts';
 export { openDatabase, migrateToLatest, MigrationError, DATABASE_CONNECT_TIMEOUT_MS } from './database';

@@ -24,6 +24,12 @@ export interface AppendRow {
 
 /** What `insertAtVersion` found and wrote. */
 export interface InsertAtVersion {
+  /**
+   * Whether the statement holds the stream's lock (to the end of its transaction): always when it
+   * waits for it; with `lock: 'try'`, only when no other transaction held it (else nothing is read
+   * or written: head 0 and null, no rows).
+   */
+  locked: boolean;
   /** The stream's head as read under the lock (0 and null: the stream does not exist yet). */
   head: { version: number; tenantId: string | null };
   /** The rows written, in stream order; none when the head was not the expected one (or not the tenant's). */
@@ -44,19 +50,32 @@ export interface InsertAtVersion {
  * execution (`ReadModels.earliestPendingExecution`, tenant-scoped): the snapshot holds every append
  * to the stream before the lock when the insert succeeds (see above), and the `executions` view is
  * written only in those appends' transactions (inline), so it is what a read after the lock sees.
+ * `lock: 'try'` does not wait: when another transaction holds the lock the statement reads and
+ * writes nothing (`locked` false), and whatever it does write is still written under the lock.
  */
 export async function insertAtVersion(
   executor: Kysely<Database> | Transaction<Database>,
   /** `expectedVersion` null: at the head of a stream that exists (whatever its version). */
-  request: { tenantId: string; streamId: string; expectedVersion: number | null; rows: readonly AppendRow[]; earliestPending?: boolean },
+  request: {
+    tenantId: string;
+    streamId: string;
+    expectedVersion: number | null;
+    rows: readonly AppendRow[];
+    earliestPending?: boolean;
+    lock?: 'wait' | 'try';
+  },
 ): Promise<InsertAtVersion> {
   const { tenantId, streamId, expectedVersion } = request;
   const pending = request.earliestPending
     ? sql`(select execution_id from executions where session_id = ${streamId}::text and tenant_id = ${tenantId}::text
         and status in ('queued', 'running') order by submitted_version limit 1)`
     : sql`null::text`;
+  const key = sql`hashtextextended(${streamId}::text, ${STREAM_LOCK_SEED})`;
+  // waiting, the lock is held once `l` is read; trying, only when `l.locked` says so
+  const [lock, locked] = request.lock === 'try' ? [sql`pg_try_advisory_xact_lock(${key})`, sql`l.locked`] : [sql`pg_advisory_xact_lock(${key})`, sql`true`];
   const values = sql.join(request.rows.map((r, i) => sql`(${i + 1}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`));
   const { rows } = await sql<{
+    locked: boolean;
     head_version: number;
     head_tenant: string | null;
     earliest_pending: string | null;
@@ -65,25 +84,27 @@ export async function insertAtVersion(
     recorded_at: Date | string | null;
   }>`
     with l as materialized (
-      select pg_advisory_xact_lock(hashtextextended(${streamId}::text, ${STREAM_LOCK_SEED})) as locked
+      select ${lock} as locked
     ), h as materialized (
-      select coalesce(last.stream_version, 0) as version, last.tenant_id
+      select ${locked} as locked, coalesce(last.stream_version, 0) as version, last.tenant_id
       from l left join lateral (
         select stream_version, tenant_id from events where stream_id = ${streamId}::text order by stream_version desc limit 1
-      ) last on true
+      ) last on ${locked}
     ), ins as (
       insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
       select ${tenantId}::text, ${streamId}::text, h.version + v.n, v.type, v.data, v.metadata
       from h, (values ${values}) as v(n, type, data, metadata)
-      where (h.version = ${expectedVersion}::int or (${expectedVersion}::int is null and h.version > 0))
+      where h.locked
+        and (h.version = ${expectedVersion}::int or (${expectedVersion}::int is null and h.version > 0))
         and (h.tenant_id is null or h.tenant_id = ${tenantId}::text)
       returning global_position, stream_version, recorded_at
     )
-    select h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ins.global_position, ins.stream_version, ins.recorded_at
+    select h.locked, h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ins.global_position, ins.stream_version, ins.recorded_at
     from h left join ins on true
     order by ins.stream_version`.execute(executor);
   const [first] = rows;
   return {
+    locked: first.locked,
     head: { version: Number(first.head_version), tenantId: first.head_tenant },
     rows: rows
       .filter((r) => r.stream_version !== null)

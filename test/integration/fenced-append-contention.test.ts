@@ -1,5 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { EventStore, migrateToLatest, type NewEvent, openDatabase, type OpenDatabase, StreamTenantMismatchError } from '../../libs/events';
+import { sql } from 'kysely';
+import {
+  EventStore,
+  inlineProjections,
+  migrateToLatest,
+  type NewEvent,
+  openDatabase,
+  type OpenDatabase,
+  StreamContention,
+  StreamTenantMismatchError,
+} from '../../libs/events';
+import { lockStream } from '../../libs/events/stream-lock';
 import { FencedOutError, SessionJournal } from '../../libs/engine';
 import { ExecutionRun } from '../../libs/engine/execution/fenced-append';
 import type { ExecutionJournal } from '../../libs/engine/journal/journal';
@@ -10,7 +21,9 @@ import { createTestDatabase } from '../support/stack';
  * Sibling runtimes of one turn append to the same session from different processes (each its own
  * journal, its own pool). Issue 33 measured them losing to each other: every append that came
  * second was rolled back, caught up and tried again. They now wait for the session's lock and
- * catch up under it: no append fails, and what each writes is what it wrote before.
+ * catch up under it: no append fails, and what each writes is what it wrote before. An append
+ * that nothing came before is tried first without the lock statement (and, with no inline
+ * projection to apply, without a transaction).
  */
 describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
   let database: { url: string; drop(): Promise<void> };
@@ -46,9 +59,9 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
     return sessionId;
   }
 
-  /** One runtime's run of attempt 1 in its own "process": its own store, pool and journal. */
-  async function runtimeRun(sessionId: string, db: CountingDatabase, attempt = 1): Promise<ExecutionRun> {
-    const store = new EventStore(db.db);
+  /** One runtime's run of attempt 1 in its own "process": its own store (the engine's inline projections with `inline`), pool and journal. */
+  async function runtimeRun(sessionId: string, db: CountingDatabase, attempt = 1, options: { inline?: boolean } = {}): Promise<ExecutionRun> {
+    const store = new EventStore(db.db, options.inline ? { inline: inlineProjections } : {});
     return new ExecutionRun(store, new SessionJournal(await store.readStream(sessionId)), { tenantId: 'tenant', sessionId, ...TURN }, attempt);
   }
 
@@ -77,12 +90,44 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
   const STEPS = 6;
   const countOf = (db: CountingDatabase, start: string) => db.statements.filter((s) => s.toLowerCase().startsWith(start)).length;
 
+  /** The runtime's model call for a step (the executions view applies it inline). */
+  const calling =
+    (runtimeId: string, step: number) =>
+    (execution: ExecutionJournal): NewEvent[] => [
+      {
+        type: 'llm.calling@1',
+        data: {
+          ...TURN,
+          attempt: execution.latestAttempt,
+          callId: `${runtimeId}-${step}`,
+          pluginId: 'p',
+          runtimeId,
+          provider: 'x',
+          model: 'm',
+          step,
+          body: '{}',
+        },
+      },
+    ];
+
+  /** Until a connection of the test database waits for a lock of this kind (`advisory`: the stream's; `transactionid`: a row another transaction wrote). */
+  async function waitForWaiter(kind: 'advisory' | 'transactionid'): Promise<void> {
+    for (let tries = 0; tries < 500; tries++) {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and wait_event = ${kind}`.execute(open.db);
+      if (rows[0].n > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`no connection waited for a lock (${kind})`);
+  }
+
   async function respondedOf(sessionId: string) {
     const events = await new EventStore(open.db).readStream(sessionId);
     return events.flatMap((e) => (e.type === 'llm.responded@1' ? [`${e.data.runtimeId} ${e.data.step}`] : []));
   }
 
-  it('two runtimes taking turns: every append lands on its first try (no ROLLBACK), each step once', async () => {
+  it('two runtimes taking turns: every append lands in one transaction at most (no ROLLBACK, no second try), each step once', async () => {
     const sessionId = await claimedSession();
     const [a, b] = [await runtimeRun(sessionId, counting[0]), await runtimeRun(sessionId, counting[1])];
     for (const c of counting) c.reset();
@@ -91,12 +136,15 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
       await a.append(reply('a', step));
       await b.append(reply('b', step));
     }
+    // a's first append is at the head: its one statement writes it. Every later one is behind: that
+    // statement writes nothing, then the catch-up's transaction (no ROLLBACK, no second try)
+    expect(countOf(counting[0], 'begin')).toBe(STEPS - 1);
+    expect(countOf(counting[1], 'begin')).toBe(STEPS);
     for (const c of counting) {
       expect(countOf(c, 'rollback')).toBe(0);
-      expect(countOf(c, 'begin')).toBe(STEPS);
-      expect(countOf(c, 'commit')).toBe(STEPS);
-      // begin, lock, a conditional insert that returns what came first, the insert built again from it, commit
-      expect(c.statements.length).toBeLessThanOrEqual(5 * STEPS);
+      expect(countOf(c, 'commit')).toBe(countOf(c, 'begin'));
+      // per append: the first try; behind, then begin, lock, a conditional insert that returns what came first, the insert built again from it, commit
+      expect(c.statements.length).toBeLessThanOrEqual(STEPS + 5 * countOf(c, 'begin'));
     }
     expect(await respondedOf(sessionId)).toEqual(Array.from({ length: STEPS }, (_, i) => [`a ${i + 1}`, `b ${i + 1}`]).flat());
     // each journal is the stream: it caught up with the other's appends
@@ -115,11 +163,154 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
     );
     for (const c of counting) {
       expect(countOf(c, 'rollback')).toBe(0);
-      expect(countOf(c, 'begin')).toBe(STEPS);
+      // a transaction only for an append that another came before
+      expect(countOf(c, 'begin')).toBeLessThanOrEqual(STEPS);
     }
     const responded = await respondedOf(sessionId);
     expect(responded.filter((r) => r.startsWith('a '))).toEqual(Array.from({ length: STEPS }, (_, i) => `a ${i + 1}`));
     expect(responded.filter((r) => r.startsWith('b '))).toEqual(Array.from({ length: STEPS }, (_, i) => `b ${i + 1}`));
+  });
+
+  it('two runtimes appending at once with the inline projections: no append fails or repeats, whatever the interleaving', async () => {
+    const sessionId = await claimedSession();
+    const runs = [await runtimeRun(sessionId, counting[0], 1, { inline: true }), await runtimeRun(sessionId, counting[1], 1, { inline: true })];
+    await Promise.all(
+      runs.map(async (run, i) => {
+        const runtimeId = i === 0 ? 'a' : 'b';
+        // a model call (the executions view applies it inline) and its reply (none applies it)
+        for (let step = 1; step <= STEPS; step++) {
+          await run.append(calling(runtimeId, step));
+          await run.append(reply(runtimeId, step));
+        }
+      }),
+    );
+    const responded = await respondedOf(sessionId);
+    expect(responded.filter((r) => r.startsWith('a '))).toEqual(Array.from({ length: STEPS }, (_, i) => `a ${i + 1}`));
+    expect(responded.filter((r) => r.startsWith('b '))).toEqual(Array.from({ length: STEPS }, (_, i) => `b ${i + 1}`));
+    const stream = await new EventStore(open.db).readStream(sessionId);
+    expect(stream.map((e) => e.streamVersion)).toEqual(Array.from({ length: 3 + 4 * STEPS }, (_, i) => i + 1));
+    for (const run of runs) expect(run.journal.version).toBeLessThanOrEqual(stream.length);
+  });
+
+  it('an append that nothing came before: one statement, or with an inline projection to apply BEGIN, that statement, its rows and COMMIT (no lock statement)', async () => {
+    const sessionId = await claimedSession();
+    const run = await runtimeRun(sessionId, counting[0], 1, { inline: true });
+    counting[0].reset();
+    // no inline projection handles a reply: lock, version check and insert in one statement, no transaction
+    expect(await run.append(reply('a', 1))).toBe(4);
+    expect(counting[0].statements).toEqual([expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i)]);
+    counting[0].reset();
+    // the executions view applies a model call, in the append's transaction
+    expect(await run.append(calling('a', 2))).toBe(5);
+    expect(counting[0].statements).toEqual([
+      expect.stringMatching(/^begin/i),
+      expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i),
+      expect.stringMatching(/^update "executions"/),
+      expect.stringMatching(/^commit/i),
+    ]);
+    expect((await new EventStore(open.db).readStream(sessionId, 3)).map((e) => [e.streamVersion, e.type])).toEqual([
+      [4, 'llm.responded@1'],
+      [5, 'llm.calling@1'],
+    ]);
+    expect(run.journal.version).toBe(5);
+  });
+
+  it('while another append holds the lock: the first try neither waits nor writes; the same transaction waits for the lock and catches up (no ROLLBACK)', async () => {
+    const sessionId = await claimedSession();
+    const run = await runtimeRun(sessionId, counting[0], 1, { inline: true });
+    counting[0].reset();
+    let pending: Promise<number> | undefined;
+    await open.db.transaction().execute(async (trx) => {
+      await lockStream(trx, sessionId);
+      pending = run.append(calling('a', 1));
+      await waitForWaiter('advisory');
+      // another runtime's reply comes first, made under the lock (the same transaction holds it)
+      await new EventStore(trx).append({ tenantId: 'tenant', streamId: sessionId, expectedVersion: 3, events: reply('b', 1)(run.execution) });
+    });
+    expect(await pending).toBe(5);
+    expect(counting[0].statements).toEqual([
+      expect.stringMatching(/^begin/i),
+      expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i),
+      expect.stringMatching(/^select pg_advisory_xact_lock/),
+      expect.stringMatching(/^with at as materialized/),
+      expect.stringMatching(/^insert into "events"/),
+      expect.stringMatching(/^update "executions"/),
+      expect.stringMatching(/^commit/i),
+    ]);
+    expect((await new EventStore(open.db).readStream(sessionId, 3)).map((e) => [e.streamVersion, e.type])).toEqual([
+      [4, 'llm.responded@1'],
+      [5, 'llm.calling@1'],
+    ]);
+    // the run's journal holds what came first
+    expect(run.journal.version).toBe(5);
+    expect(run.execution.agentLoops.get('p/b')?.replies.has(1)).toBe(true);
+  });
+
+  it.each([
+    ['with an inline projection to apply (its transaction rolled back)', true],
+    ['with none (its one statement failed)', false],
+  ])('a first try turned away by the unique index (an append its snapshot did not hold), %s: then the locked catch-up', async (_, inline) => {
+    const sessionId = await claimedSession();
+    const run = await runtimeRun(sessionId, counting[0], 1, { inline: true });
+    counting[0].reset();
+    let pending: Promise<number> | undefined;
+    await open.db.transaction().execute(async (trx) => {
+      // version 4 written and not committed yet: the first try does not see it, takes the free
+      // lock and finds the stream at 3; its insert waits on the unique index, then fails there
+      const [first] = reply('b', 1)(run.execution);
+      await trx
+        .insertInto('events')
+        .values({ tenant_id: 'tenant', stream_id: sessionId, stream_version: 4, type: first.type, data: JSON.stringify(first.data), metadata: '{}' })
+        .execute();
+      pending = run.append(inline ? calling('a', 1) : reply('a', 1));
+      await waitForWaiter('transactionid');
+    });
+    expect(await pending).toBe(5);
+    const locked = [
+      expect.stringMatching(/^begin/i),
+      expect.stringMatching(/^select pg_advisory_xact_lock/),
+      expect.stringMatching(/^with at as materialized/),
+      expect.stringMatching(/^insert into "events"/),
+      ...(inline ? [expect.stringMatching(/^update "executions"/)] : []),
+      expect.stringMatching(/^commit/i),
+    ];
+    const first = expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i);
+    expect(counting[0].statements).toEqual(
+      inline ? [expect.stringMatching(/^begin/i), first, expect.stringMatching(/^rollback/i), ...locked] : [first, ...locked],
+    );
+    expect((await new EventStore(open.db).readStream(sessionId, 3)).map((e) => [e.streamVersion, e.type])).toEqual([
+      [4, 'llm.responded@1'],
+      [5, inline ? 'llm.calling@1' : 'llm.responded@1'],
+    ]);
+    expect(run.journal.version).toBe(5);
+    expect(run.execution.agentLoops.get('p/b')?.replies.has(1)).toBe(true);
+  });
+
+  it('a stream others appended to first lately: the next appends take the locked path directly (no wasted first try); once it is quiet, the first try again', async () => {
+    const sessionId = await claimedSession();
+    let now = 0;
+    const store = new EventStore(counting[0].db, { contention: new StreamContention(1_000, 16, () => now) });
+    const run = new ExecutionRun(store, new SessionJournal(await store.readStream(sessionId)), { tenantId: 'tenant', sessionId, ...TURN }, 1);
+    await (await runtimeRun(sessionId, counting[1])).append(reply('b', 1));
+    counting[0].reset();
+    // behind: the first try, then begin, lock, the conditional insert, the insert built again, commit
+    expect(await run.append(reply('a', 1))).toBe(5);
+    expect(counting[0].statements).toHaveLength(6);
+    counting[0].reset();
+    // nothing came since, but the stream counts as contended: the locked path at once
+    expect(await run.append(reply('a', 2))).toBe(6);
+    expect(counting[0].statements).toEqual([
+      expect.stringMatching(/^begin/i),
+      expect.stringMatching(/^select pg_advisory_xact_lock/),
+      expect.stringMatching(/^with at as materialized/),
+      expect.stringMatching(/^commit/i),
+    ]);
+    // quiet for the memory's length: tried first again
+    now += 1_000;
+    counting[0].reset();
+    expect(await run.append(reply('a', 3))).toBe(7);
+    expect(counting[0].statements).toEqual([expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i)]);
+    expect(await respondedOf(sessionId)).toEqual(['b 1', 'a 1', 'a 2', 'a 3']);
   });
 
   it('a run of the same runtime and attempt elsewhere appends nothing twice; a newer attempt fences both out', async () => {

@@ -16,8 +16,9 @@ export function isCurrentAttempt(execution: ExecutionJournal | undefined, attemp
 /**
  * Appends of one attempt of one execution, fenced by the attempt: each append is built from the
  * journal after checking that the attempt is still the current one and the execution still
- * pending. Other appends to the session (an input, a sibling runtime's output, another attempt)
- * do not make it fail: it waits for the session's lock and, holding it, reads what came first
+ * pending. An append is made at the journal's version when nothing came past it (one statement, no
+ * lock wait). Other appends to the session (an input, a sibling runtime's output, another attempt)
+ * do not make it fail: it then waits for the session's lock and, holding it, reads what came first
  * into the journal, checks the fence and builds again (`EventStore.appendCatchingUp`), so a stale
  * attempt can never write and what is written is what a retry after a conflict would have
  * written. Appends of one run are serialized.
@@ -63,8 +64,9 @@ export class ExecutionRun {
       streamId: this.ref.sessionId,
       afterVersion: this.journal.version,
       events,
-      // what came first (another runtime's output, an input, a cancel), read under the stream's
-      // lock: folded into the journal, the fence checked again and the events built again from it
+      // only when the events could not go in at the journal's version: what came first (another
+      // runtime's output, an input, a cancel), read under the stream's lock, is folded into the
+      // journal, the fence checked again and the events built again from it
       rebuild: (missed) => {
         this.journal.apply(missed);
         return build(this.execution);
