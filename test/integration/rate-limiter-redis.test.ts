@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import IORedis from 'ioredis';
 import { RedisRateLimiter } from '../../libs/engine';
-import { REDIS_URL } from '../support/stack';
+import { startRedisChild } from '../support/redis-server';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -11,9 +11,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 describe('RedisRateLimiter (real Redis)', () => {
   it('takes with EVALSHA, not EVAL per request, and still decides right', async () => {
+    // a private server: MONITOR on the shared one also streams the other suites' commands, and a line
+    // arriving before ioredis has seen MONITOR's own reply breaks its command queue
+    const redis = await startRedisChild();
     const prefix = `covel-test-${randomUUID()}`;
-    const limiter = new RedisRateLimiter({ redisUrl: REDIS_URL, prefix, logger: { warn: () => undefined } });
-    const client = new IORedis(REDIS_URL);
+    const limiter = new RedisRateLimiter({ redisUrl: redis.url, prefix, logger: { warn: () => undefined } });
+    const client = new IORedis(redis.url);
     const monitor = await client.monitor(); // a connection of its own
     const seen: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
@@ -38,6 +41,7 @@ describe('RedisRateLimiter (real Redis)', () => {
       monitor.disconnect();
       client.disconnect();
       await limiter.close();
+      await redis.kill();
     }
   });
 });
