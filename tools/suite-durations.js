@@ -1,6 +1,6 @@
 // Writes test/support/suite-durations.json (what the unit project's sequencer orders by, the slowest
 // suite first) from the result file of a whole run:
-//   npm run jest -- --selectProjects unit --maxWorkers=2 --json --outputFile=/tmp/unit-times.json
+//   npm run jest -- --selectProjects unit --maxWorkers=3 --json --outputFile=/tmp/unit-times.json
 //   node tools/suite-durations.js /tmp/unit-times.json
 const { readFileSync, writeFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
@@ -14,7 +14,7 @@ const root = join(__dirname, '..');
 const { testResults } = JSON.parse(readFileSync(file, 'utf8'));
 const durations = Object.fromEntries(
   testResults
-    .map((r) => [relative(root, r.name).split('\\').join('/'), Math.round((r.perfStats.end - r.perfStats.start) / 100) / 10])
+    .map((r) => [relative(root, r.name).split('\\').join('/'), Math.round((r.endTime - r.startTime) / 100) / 10])
     .sort(([a], [b]) => (a < b ? -1 : 1)),
 );
 const out = join(root, 'test', 'support', 'suite-durations.json');
