@@ -13,9 +13,7 @@ if (!file) {
 const root = join(__dirname, '..');
 const { testResults } = JSON.parse(readFileSync(file, 'utf8'));
 const durations = Object.fromEntries(
-  testResults
-    .map((r) => [relative(root, r.name).split('\\').join('/'), Math.round((r.endTime - r.startTime) / 100) / 10])
-    .sort(([a], [b]) => (a < b ? -1 : 1)),
+  testResults.map((r) => [relative(root, r.name).split('\\').join('/'), Math.round((r.endTime - r.startTime) / 100) / 10]).sort(([a], [b]) => (a < b ? -1 : 1)),
 );
 const out = join(root, 'test', 'support', 'suite-durations.json');
 writeFileSync(out, `${JSON.stringify(durations, null, 2)}\n`);
