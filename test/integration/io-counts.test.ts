@@ -6,7 +6,8 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import { EngineMetrics, installIoCounters, ioCounts } from '../../libs/engine';
 import { openDatabase, pgCounts } from '../../libs/events';
-import { createTestDatabase, PG_ADMIN_URL, REDIS_URL } from '../support/stack';
+import { startRedisChild } from '../support/redis-server';
+import { createTestDatabase, PG_ADMIN_URL } from '../support/stack';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -27,10 +28,13 @@ describe('round-trip counters (real Redis and PostgreSQL)', () => {
   beforeAll(() => installIoCounters());
 
   it('counts every Redis command as MONITOR shows it: pipelines, MULTI/EXEC, EVALSHA, BZPOPMIN', async () => {
+    // a private server: MONITOR on the shared one also streams other suites' and benches' commands, and
+    // one arriving before ioredis has seen MONITOR's own reply breaks its command queue
+    const redis = await startRedisChild();
     const key = `covel-test-counts-${randomUUID()}`;
-    const client = new IORedis(REDIS_URL);
+    const client = new IORedis(redis.url);
     client.defineCommand('bump', { numberOfKeys: 1, lua: "return redis.call('incr', KEYS[1])" });
-    const watcher = new IORedis(REDIS_URL);
+    const watcher = new IORedis(redis.url);
     const monitor = await watcher.monitor();
     try {
       await client.ping(); // connected and ready: the handshake is not part of the sequence
@@ -68,10 +72,20 @@ describe('round-trip counters (real Redis and PostgreSQL)', () => {
       monitor.disconnect();
       watcher.disconnect();
       client.disconnect();
+      await redis.kill();
     }
   });
 
   it('counts PostgreSQL transactions as pg_stat_database does (xact_commit + xact_rollback), and every statement', async () => {
+    // pg_stat_database counts every transaction in the database, PostgreSQL's own background work
+    // included (an autovacuum worker visiting the new database): a run it disturbed is tried again
+    // on a new database; the counter's own figures must hold on every run
+    const runs: { counted: number; seen: number }[] = [];
+    for (let attempt = 0; attempt < 3 && !runs.some((r) => r.seen === r.counted); attempt++) runs.push(await countedRun());
+    expect(runs.some((r) => r.seen === r.counted)).toBe(true);
+  });
+
+  async function countedRun(): Promise<{ counted: number; seen: number }> {
     const database = await createTestDatabase();
     const admin = new Client({ connectionString: PG_ADMIN_URL }); // on another database: its own statements are not counted there
     await admin.connect();
@@ -119,7 +133,6 @@ describe('round-trip counters (real Redis and PostgreSQL)', () => {
         seen = now;
       }
       expect(after.transactions - before.transactions).toBe(5);
-      expect(seen - base).toBe(after.transactions - before.transactions);
       expect(delta(before.statements, after.statements)).toEqual({
         'create table counted (n int)': 1,
         begin: 2,
@@ -129,12 +142,13 @@ describe('round-trip counters (real Redis and PostgreSQL)', () => {
         'select ? / (select count(*) - ? from counted)': 1,
         'select count(*) from counted': 1,
       });
+      return { counted: after.transactions - before.transactions, seen: seen - base };
     } finally {
       if (!closed) await opened.close();
       await admin.end();
       await database.drop();
     }
-  });
+  }
 
   it('counts outbound HTTP requests by host, and exposes every count on the engine metrics', async () => {
     const server = createServer((_req, res) => res.end('ok'));
