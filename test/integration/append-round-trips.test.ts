@@ -74,6 +74,36 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     expect(counting.transactions()).toBe(1);
   });
 
+  it('a stage’s start with its first model call (one append): BEGIN, the append, the start’s update, COMMIT (the call’s progress mark is left out: the start wrote the same row)', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    const event = input(1);
+    const { executionId, turnId } = event.data as { executionId: string; turnId: string };
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId), event] });
+    counting.reset();
+    const started: NewEvent = { type: 'execution.started@1', data: { executionId, turnId, attempt: 1, workerId: 'w' } };
+    const calling: NewEvent = {
+      type: 'llm.calling@1',
+      data: {
+        executionId,
+        turnId,
+        attempt: 1,
+        callId: `${executionId}-c`,
+        pluginId: 'narrator',
+        runtimeId: 'story',
+        provider: 'openai',
+        model: 'm',
+        body: '{}',
+      },
+    };
+    const { events } = await store.append({ tenantId: 't', streamId, expectedVersion: 2, events: [started, calling] });
+    expect(counting.statements).toHaveLength(4);
+    expect(counting.statements[2]).toMatch(/^update "executions" set "status" = \$1, "attempts"/);
+    expect(counting.statements.filter((s) => /^update "executions" set "updated_at"/.test(s))).toEqual([]);
+    const row = await counting.db.selectFrom('executions').selectAll().where('execution_id', '=', executionId).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'running', attempts: 1, worker_id: 'w', updated_at: new Date(events[1].recordedAt) });
+  });
+
   it('a wrong expected version, or another tenant’s stream, writes nothing in that one statement', async () => {
     const store = new EventStore(counting.db);
     const streamId = randomUUID();

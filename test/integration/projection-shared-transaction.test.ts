@@ -70,7 +70,8 @@ describe('the async projector on the real PostgreSQL: statements per pass', () =
     const store = new EventStore(counting.db);
     const projector = new AsyncProjector({ db: counting.db, projections: ASYNC_PROJECTIONS, owner: 'w-shared', logger: quiet });
     await projector.drain(); // takes the shards
-    await session(store, 3);
+    const first = calls;
+    const id = await session(store, 3);
     expect(await firstWorkingPass(projector)).toBe(9); // 3 events × 3 projections
     const statements = counting.statements.length;
     // before: BEGIN, the projection's rows, the cursor, COMMIT for each projection (3 transactions, 3 cursor updates)
@@ -87,8 +88,13 @@ describe('the async projector on the real PostgreSQL: statements per pass', () =
     expect(counting.statements[statements - 1]).toMatch(/^commit/i);
     // the projector's own statements (not the projections' rows): 5, before 2 + 3 × 3 = 11
     expect(counting.statements.filter((s) => !/"?(trace_events|prefix_reports|usage_calls|usage_daily)"?/.test(s))).toHaveLength(5);
+    // trace_events: the batch's three rows in one insert (before: one a row)
+    expect(counting.statements.filter((s) => /^insert into "trace_events"/.test(s))).toHaveLength(1);
     // every projection's cursor is at the head
     expect((await projector.status()).map((p) => [p.name, p.lag])).toEqual(ASYNC_PROJECTIONS.map((p) => [p.name, 0]));
+    expect(await counting.db.selectFrom('trace_events').select('call_id').where('session_id', '=', id).orderBy('global_position').execute()).toEqual(
+      [1, 2, 3].map((k) => ({ call_id: `${id}-c${first + k}` })),
+    );
     await projector.stop();
   });
 

@@ -146,6 +146,50 @@ describe('executions (inline projection)', () => {
     expect(counter.queries).toBe(3);
   });
 
+  it('a progress mark appended after its execution’s start (or another update of the same time) is left out; the rows are those of every event applied', async () => {
+    const id = uniqueIds();
+    const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];
+    await spec.append({ tenant: t, stream: s, events: [ev.submitted(e, u)] });
+    const counter = new QueryCounter();
+    const store = new EventStore(spec.db.withPlugin(counter), { inline: [executionsProjection] });
+    /** Appends `events`, returns the statements it took; the rows must be those of every event applied in order, none left out. */
+    const append = async (events: NewEvent[]): Promise<number> => {
+      counter.queries = 0;
+      await store.append({ tenantId: t, streamId: s, expectedVersion: await spec.store.streamVersion(s), events });
+      const queries = counter.queries;
+      const inline = await spec.rows([s], ['executions']);
+      await spec.db.deleteFrom('executions').where('session_id', '=', s).execute();
+      await spec.reapply(await spec.store.readStream(s));
+      expect(await spec.rows([s], ['executions'])).toEqual(inline);
+      return queries;
+    };
+    // a stage's first call rides with its start: the append, the start's update (before: and the mark's)
+    expect(await append([ev.started(e, u, 1, 'worker-a'), ev.calling(e, u)])).toBe(2);
+    const [row1] = (await spec.rows([s], ['executions'])).executions;
+    const started = (await spec.store.readStream(s)).at(-1)!;
+    expect(row1).toMatchObject({ status: 'running', attempts: 1, worker_id: 'worker-a', updated_at: new Date(started.recordedAt) });
+    // after a resume: both marks left out (the first is covered by the second, the second by the resume)
+    expect(await append([ev.suspended(e, u)])).toBe(2);
+    expect(await append([ev.resumed(e, u), ev.calling(e, u), ev.calling(e, u)])).toBe(2);
+    // two marks alone: the second is applied (it covers the first), the row moves to their time
+    expect(await append([ev.calling(e, u), ev.calling(e, u)])).toBe(2);
+    const marks = (await spec.store.readStream(s)).at(-1)!;
+    expect((await spec.rows([s], ['executions'])).executions[0]).toMatchObject({ status: 'running', updated_at: new Date(marks.recordedAt) });
+    // after an event of another execution, or its own input only (an insert writes no time on a row it finds): applied
+    const [e2, u2] = [id('e2'), id('u2')];
+    expect(await append([ev.submitted(e2, u2), ev.started(e2, u2, 1, 'w'), ev.calling(e, u)])).toBe(4);
+    expect(await append([ev.submitted(e, u), ev.calling(e, u)])).toBe(3);
+    // after its commit (nothing left running): left out
+    expect(await append([ev.committed(e, u), ev.calling(e, u)])).toBe(2);
+    const statuses = (await spec.rows([s], ['executions'])).executions.map((r) => [r.execution_id, r.status]);
+    expect(statuses).toEqual(
+      expect.arrayContaining([
+        [e, 'committed'],
+        [e2, 'running'],
+      ]),
+    );
+  });
+
   it('progress of an execution that is not running does not touch it; a failure after the commit changes nothing', async () => {
     const id = uniqueIds();
     const [t, s, e, u] = [id('t'), id('s'), id('e'), id('u')];

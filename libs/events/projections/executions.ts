@@ -1,7 +1,7 @@
 import type { EventType, StoredEvent } from '../event-types';
 import { precompiled } from '../precompiled';
 import type { Database } from '../schema';
-import { eventByEvent, type InlineProjection } from './projection';
+import { type Covered, eventByEvent, type InlineProjection } from './projection';
 
 /** The events that make an execution's row (insert, on conflict nothing). */
 const CREATES: readonly EventType[] = ['player-input.submitted@1', 'runtime.activated@1'];
@@ -23,17 +23,39 @@ const UPDATES: readonly EventType[] = [
 
 const executionOf = (event: StoredEvent): string | undefined => (event.data as { executionId?: unknown }).executionId as string | undefined;
 
+/** The progress marks: `updated_at` while running, nothing else. */
+const isMark = (event: StoredEvent) => event.type === 'runtime.output.produced@1' || event.type === 'llm.calling@1';
+
 /**
  * A progress mark (`runtime.output.produced@1`, `llm.calling@1`: `updated_at` while running) is
- * covered when the next event of the same append for the same execution also sets `updated_at`
- * whenever it is running, to the same time: the mark changes no status, so that event finds the
- * row as the mark would have left it and writes the same `updated_at` (a commit appended with the
- * last output: one update instead of two).
+ * covered by the other events of its append for the same execution, recorded at the same time:
+ *
+ * - LATER: the next of them also sets `updated_at` whenever the execution is running, to the same
+ *   time: the mark changes no status, so that event finds the row as the mark would have left it
+ *   and writes the same `updated_at` (a commit appended with the last output: one update, not two).
+ * - EARLIER: one of them before it is an update that is not a mark (a mark may itself be left out),
+ *   and those between the two are of the same time. Such an update leaves the row running with
+ *   `updated_at` = its time (started, suspended, resumed, on a row they change) or not running
+ *   (committed, failed, cancelled; or a row the others leave as it is, which then was not running);
+ *   a mark of the same time keeps that so, applied or left out, and so does an insert (on conflict
+ *   nothing, or a queued row). The mark would write nothing new (`execution.started@1` appended
+ *   with the stage's first `llm.calling@1`: one update, not two).
+ *
+ * Either way the rows are those of every event applied (a rebuild, a replay: the same rows).
  */
-function progressCovered(event: StoredEvent, later: readonly StoredEvent[]): boolean {
-  if (event.type !== 'runtime.output.produced@1' && event.type !== 'llm.calling@1') return false;
-  const next = later.find((e) => executionsProjection.handles.includes(e.type) && executionOf(e) === event.data.executionId);
-  return next !== undefined && next.recordedAt === event.recordedAt && UPDATES.includes(next.type);
+function progressCovered(event: StoredEvent, { earlier, later }: Parameters<Covered>[1]): boolean {
+  if (!isMark(event)) return false;
+  const id = executionOf(event);
+  const sameExecution = (e: StoredEvent) => executionsProjection.handles.includes(e.type) && executionOf(e) === id;
+  const next = later.find(sameExecution);
+  if (next !== undefined && next.recordedAt === event.recordedAt && UPDATES.includes(next.type)) return true;
+  for (let i = earlier.length - 1; i >= 0; i--) {
+    const before = earlier[i];
+    if (!sameExecution(before)) continue;
+    if (before.recordedAt !== event.recordedAt) return false;
+    if (UPDATES.includes(before.type) && !isMark(before)) return true;
+  }
+  return false;
 }
 
 type Db = Database;

@@ -16,13 +16,17 @@ export interface Projection<T extends keyof Database = keyof Database> {
   /** The column of its tables that holds the stream id, for an inline projection (default `session_id`). */
   readonly streamKey?: StreamKey;
   /**
-   * Inline only: true when the events after `event` in the same append (`later`, recorded at the
-   * same time) write every row `event` would, so `applyInline` leaves it out (a statement saved).
-   * Absent: every event is applied.
+   * Inline only: true when applying `event` would change nothing the other events of the same
+   * append do not: the events after it (`later`) write every row it would, or the events before it
+   * (`earlier`, already applied) left its rows as it would leave them. `applyInline` then leaves it
+   * out (a statement saved). Absent: every event is applied.
    */
-  readonly coveredBy?: (event: StoredEvent, later: readonly StoredEvent[]) => boolean;
+  readonly coveredBy?: Covered;
   applyBatch(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void>;
 }
+
+/** See `Projection.coveredBy`: `event` and the events of its append before and after it, in stream order. */
+export type Covered = (event: StoredEvent, append: { earlier: readonly StoredEvent[]; later: readonly StoredEvent[] }) => boolean;
 
 /** The column of an inline projection's tables that holds the stream id: a session's, a world's, a world generation job's, or another stream's (`stream_id`: a tenant's). */
 export type StreamKey = 'session_id' | 'world_id' | 'job_id' | 'stream_id';
@@ -47,7 +51,7 @@ export interface EventByEventProjection<T extends keyof Database = keyof Databas
   handles: readonly EventType[];
   tables: readonly T[];
   streamKey?: StreamKey;
-  coveredBy?: (event: StoredEvent, later: readonly StoredEvent[]) => boolean;
+  coveredBy?: Covered;
   apply(trx: Transaction<Database>, event: StoredEvent): Promise<void>;
 }
 

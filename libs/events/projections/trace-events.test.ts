@@ -1,6 +1,7 @@
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
 import type { NewEvent } from '../event-types';
 import { traceEventsProjection } from './trace-events';
+import { QueryCounter } from '../../../test/support/query-counter';
 
 const spec = projectionSpec({ async: traceEventsProjection });
 beforeAll(() => spec.start(), 120_000);
@@ -91,6 +92,40 @@ describe('trace_events (async projection)', () => {
     });
     expect(await spec.readModels.llmCalls(theirs('t'), mine('s'))).toEqual([]);
     expect(await spec.readModels.llmCalls(mine('t'), theirs('s'))).toEqual([]);
+  });
+
+  it('a batch is one statement whatever its size (500 rows at most in one); its rows are those of its events applied one by one', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const call = (k: number) => {
+      const ofCall = (n: string) => id(`${n}${k}`);
+      return [calling(ofCall, JSON.stringify({ k, text: `😀 ${k} שלום "q" \\ e\u0301` })), responded(ofCall)];
+    };
+    await spec.store.append({ tenantId: t, streamId: s, expectedVersion: 0, events: [input(id), ...[0, 1, 2].flatMap(call)] });
+    const traced = (await spec.store.readStream(s)).filter((e) => traceEventsProjection.handles.includes(e.type));
+    expect(traced).toHaveLength(6);
+    const counter = new QueryCounter();
+    const counted = spec.db.withPlugin(counter);
+    await counted.transaction().execute((trx) => traceEventsProjection.applyBatch(trx, traced));
+    expect(counter.queries).toBe(1); // before: one a row
+    const batched = await spec.rows([s]);
+    expect(batched.trace_events).toHaveLength(6);
+    // one by one, as the projector applies a batch that failed: the same rows
+    await spec.db.deleteFrom('trace_events').where('session_id', '=', s).execute();
+    for (const event of traced) await spec.db.transaction().execute((trx) => traceEventsProjection.applyBatch(trx, [event]));
+    expect(await spec.rows([s])).toEqual(batched);
+    expect(batched.trace_events[0]).toEqual(
+      trace(traced[0] as ReturnType<typeof calling>, { tenant: t, session: s, position: traced[0].globalPosition, recordedAt: new Date(traced[0].recordedAt) }),
+    );
+
+    // a batch of 1,002: three statements (500, 500, 2)
+    const [t2, s2] = [id('t2'), id('s2')];
+    await spec.store.append({ tenantId: t2, streamId: s2, expectedVersion: 0, events: Array.from({ length: 501 }, (_, k) => call(k)).flat() });
+    const many = await spec.store.readStream(s2);
+    counter.queries = 0;
+    await counted.transaction().execute((trx) => traceEventsProjection.applyBatch(trx, many));
+    expect(counter.queries).toBe(3);
+    expect((await spec.rows([s2])).trace_events.map((r) => Number(r.global_position))).toEqual(many.map((e) => e.globalPosition));
   });
 
   it('applying the same events again gives the same rows (one row per global position)', async () => {

@@ -18,7 +18,7 @@ export async function applyInline(trx: Transaction<Database>, projections: reado
   for (const [index, event] of events.entries()) {
     for (const projection of projections) {
       if (!projection.handles.includes(event.type)) continue;
-      if (projection.coveredBy?.(event, events.slice(index + 1))) continue;
+      if (projection.coveredBy?.(event, { earlier: events.slice(0, index), later: events.slice(index + 1) })) continue;
       try {
         await projection.applyBatch(trx, [event]);
       } catch (error) {
