@@ -26,6 +26,7 @@ import * as m0024 from './0024_api_keys';
 import * as m0025 from './0025_usage';
 import * as m0026 from './0026_tenant_limits';
 import * as m0027 from './0027_execution_ended_payload';
+import * as m0028 from './0028_events_append_locked';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0025_usage': m0025,
   '0026_tenant_limits': m0026,
   '0027_execution_ended_payload': m0027,
+  '0028_events_append_locked': m0028,
 };

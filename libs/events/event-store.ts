@@ -9,7 +9,7 @@ export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
 import { StreamContention } from './stream-contention';
-import { insertAtVersion, lockStream } from './stream-lock';
+import { appendLocked, type EventsRow, insertAtVersion } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
 /** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
@@ -303,15 +303,16 @@ export class EventStore {
    * (stream_id, stream_version) index turns away an insert past a snapshot that predates the lock).
    *
    * When it writes nothing (another append came first, one is being made, or the stream is not the
-   * tenant's), the locked path, which never fails for others appending first: under the stream's
-   * lock one conditional insert (in a snapshot taken after the lock) writes `events` when nothing
-   * came past `afterVersion`, else returns what came; the append is then what `rebuild` makes of it,
-   * at the head. Nothing can come in between: the lock is held to the commit. `rebuild` returning
-   * none appends nothing; throwing (a fence that moved on) rolls the transaction back and nothing is
-   * written. With an inline projection the locked path goes on in the first try's transaction (its
-   * statement holds the lock when it took it, else the lock is waited for); without one, or when the
-   * first try met a later append on the unique index (its transaction is then over), it is a
-   * transaction of its own. For a writer whose events depend on the stream only through what it
+   * tenant's), the locked path, which never fails for others appending first: one statement
+   * (`appendLocked`, a PL/pgSQL function) takes the stream's lock, then its conditional insert (in a
+   * snapshot taken after the lock) writes `events` when nothing came past `afterVersion`, else
+   * returns what came; the append is then what `rebuild` makes of it, at the head. Nothing can come
+   * in between: the lock is held to the commit. `rebuild` returning none appends nothing; throwing
+   * (a fence that moved on) rolls the transaction back and nothing is written. With an inline
+   * projection the locked path goes on in the first try's transaction (its statement takes the lock
+   * again at once when the first try took it, else waits for it); without one, or when the first try
+   * met a later append on the unique index (its transaction is then over), it is a transaction of
+   * its own. For a writer whose events depend on the stream only through what it
    * folds from `missed` (`ExecutionRun`).
    *
    * On a stream others appended to first lately (`StreamContention`: sibling runtimes of a turn
@@ -338,7 +339,7 @@ export class EventStore {
         return tryAtVersion(this.db).then((first) => {
           if (first.appended) return { missed: [], appended: first.appended };
           wasted = true;
-          return this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+          return this.db.transaction().execute((trx) => this.catchUpLocked(trx, request, events));
         });
       }
       return this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
@@ -348,14 +349,13 @@ export class EventStore {
           return { missed: [], appended: first.appended };
         }
         wasted = true;
-        // the locked path, in this transaction: the statement holds the lock when it took it
-        if (!first.locked) await lockStream(trx, streamId);
-        return this.catchUpUnderLock(trx, request, events);
+        // the locked path, in this transaction (its statement takes the lock again at once when the first try took it)
+        return this.catchUpLocked(trx, request, events);
       });
     };
     let outcome: CatchingUpAppendResult;
     if (this.contention.contended(streamId)) {
-      outcome = await this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+      outcome = await this.db.transaction().execute((trx) => this.catchUpLocked(trx, request, events));
     } else {
       try {
         outcome = await tryFirst();
@@ -363,7 +363,7 @@ export class EventStore {
         if (!(error instanceof SnapshotBehind)) throw error;
         // nothing written, the first try's transaction over: the locked path in a new one
         wasted = true;
-        outcome = await this.db.transaction().execute((trx) => this.catchUpLocking(trx, request, events));
+        outcome = await this.db.transaction().execute((trx) => this.catchUpLocked(trx, request, events));
       }
     }
     if (wasted || outcome.missed.length > 0) this.contention.record(streamId);
@@ -371,23 +371,18 @@ export class EventStore {
     return outcome;
   }
 
-  /** The locked path of `appendCatchingUp` in `trx`: the stream's lock, then `catchUpUnderLock`. */
-  private async catchUpLocking(trx: Transaction<Database>, request: CatchingUpAppendRequest, events: NewEvent[]): Promise<CatchingUpAppendResult> {
-    await lockStream(trx, request.streamId);
-    return this.catchUpUnderLock(trx, request, events);
-  }
-
   /**
-   * `appendCatchingUp` under the stream's lock (held by `trx`): statements from here on read what
-   * every append before the lock committed. When nothing came past `afterVersion` (and the stream
-   * is the tenant's) `events` (validated) go in, else nothing does and `rebuild` makes the append
-   * from what came, at the head.
+   * The locked path of `appendCatchingUp` in `trx`: one statement (`appendLocked`) takes the
+   * stream's lock, held to the commit, and then, in a snapshot taken after the lock (it reads what
+   * every append before the lock committed), inserts `events` (validated) when nothing came past
+   * `afterVersion` (and the stream is the tenant's), else inserts nothing and returns what came;
+   * `rebuild` then makes the append from it, at the head.
    */
-  private async catchUpUnderLock(trx: Transaction<Database>, request: CatchingUpAppendRequest, events: NewEvent[]): Promise<CatchingUpAppendResult> {
+  private async catchUpLocked(trx: Transaction<Database>, request: CatchingUpAppendRequest, events: NewEvent[]): Promise<CatchingUpAppendResult> {
     const { tenantId, streamId, afterVersion } = request;
     let head: HeadRead = { atTenant: null, missed: [] };
     const appended = await this.insertAt(trx, { tenantId, streamId }, afterVersion, events, async (values) => {
-      const r = await insertAtHead(trx, { tenantId, streamId, version: afterVersion }, values);
+      const r = await appendLocked(trx, { tenantId, streamId, version: afterVersion, rows: values });
       head = r;
       return r.written;
     });
@@ -631,54 +626,13 @@ interface EventRow {
 interface WrittenRow {
   global_position: string;
   stream_version: number;
-  recorded_at: Date;
+  recorded_at: Date | string;
 }
 
-type EventsRow = Parameters<typeof toStoredEvent>[0];
-
-/** What `insertAtHead` read of the stream: the tenant of the row at its version (null: none), and the rows past it. */
+/** What `appendLocked` read of the stream: the tenant of the row at its version (null: none), and the rows past it. */
 interface HeadRead {
   atTenant: string | null;
   missed: EventsRow[];
-}
-
-/**
- * Inserts `rows` (at `version + 1...`) only when the stream has nothing past `version`, and
- * `version` is 0 or the tenant's row; in the same statement, reads the rows past `version` and the
- * tenant of the row at it (so a caller that finds its insert not made reads nothing more).
- */
-async function insertAtHead(
-  executor: Executor,
-  head: { tenantId: string; streamId: string; version: number },
-  rows: readonly EventRow[],
-): Promise<HeadRead & { written: WrittenRow[] }> {
-  const { tenantId, streamId, version } = head;
-  const values = sql.join(
-    rows.map((r) => sql`(${r.tenant_id}::text, ${r.stream_id}::text, ${r.stream_version}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`),
-  );
-  const { rows: read } = await sql<Partial<EventsRow> & { part: 'head' | 'missed' | 'written'; at_tenant: string | null }>`
-    with at as materialized (
-      select (select tenant_id from events where stream_id = ${streamId}::text and stream_version = ${version}::int) as tenant_id
-    ), missed as materialized (
-      select * from events where stream_id = ${streamId}::text and stream_version > ${version}::int
-    ), ins as (
-      insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
-      select * from (values ${values}) as v(tenant_id, stream_id, stream_version, type, data, metadata)
-      where not exists (select 1 from missed) and (${version}::int = 0 or (select tenant_id from at) = ${tenantId}::text)
-      returning global_position, stream_version, recorded_at
-    )
-    select 'head' as part, at.tenant_id as at_tenant, null::bigint as global_position, null::int as stream_version, null::timestamptz as recorded_at,
-      null::text as tenant_id, null::text as stream_id, null::text as type, null::jsonb as data, null::jsonb as metadata from at
-    union all
-    select 'written', null, global_position, stream_version, recorded_at, null, null, null, null, null from ins
-    union all
-    select 'missed', null, global_position, stream_version, recorded_at, tenant_id, stream_id, type, data, metadata from missed
-    order by 1, 4`.execute(executor);
-  return {
-    atTenant: read.find((r) => r.part === 'head')?.at_tenant ?? null,
-    written: read.filter((r) => r.part === 'written') as WrittenRow[],
-    missed: read.filter((r) => r.part === 'missed') as EventsRow[],
-  };
 }
 
 /** An event's metadata as appended: the first event of an idempotent append carries its key and request hash. */

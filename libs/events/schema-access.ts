@@ -12,6 +12,11 @@ import type { Database } from './schema';
  */
 export const EVENT_LOG_TABLE = 'events';
 export const MIGRATION_TABLES = ['kysely_migration', 'kysely_migration_lock'] as const;
+/**
+ * Functions the app role calls, as `to_regprocedure` reads them: the locked append (migration 0028,
+ * SECURITY INVOKER: it runs with the caller's SELECT and INSERT on `events`, nothing more).
+ */
+export const APP_FUNCTIONS = ['events_append_locked(bigint, text, text, integer, jsonb)'] as const;
 
 /** An app role name: a plain SQL identifier (quoted where used anyway). */
 export const APP_ROLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
@@ -33,6 +38,7 @@ export interface ConnectionRole {
 }
 
 export interface MissingPrivilege {
+  /** The table (or, for EXECUTE, the function). */
   table: string;
   privilege: string;
 }
@@ -123,6 +129,12 @@ export async function missingAppPrivileges(db: Kysely<Database>): Promise<Missin
       if (!r.rows[0].ok) missing.push({ table, privilege });
     }
   }
+  for (const signature of APP_FUNCTIONS) {
+    // a function the schema does not have yet is the schema check's to report
+    const r = await sql<{ ok: boolean }>`
+      select to_regprocedure(${signature}) is null or has_function_privilege(to_regprocedure(${signature}), 'EXECUTE') as ok`.execute(db);
+    if (!r.rows[0].ok) missing.push({ table: signature.slice(0, signature.indexOf('(')), privilege: 'EXECUTE' });
+  }
   return missing;
 }
 
@@ -132,7 +144,8 @@ const GRANT_LOCK_KEY = 0x636f76656c67; // "covelg": concurrent GRANTs on one obj
  * Grants the app role exactly what it needs on every table of the schema, and nothing else (run as
  * the owner, after migrating; idempotent). In one transaction: whatever the role had is revoked,
  * then SELECT, INSERT on `events`; SELECT on the migration tables; SELECT, INSERT, UPDATE, DELETE on
- * every other table (projections, tenants, checkpoints); USAGE on the schema and its sequences.
+ * every other table (projections, tenants, checkpoints); USAGE on the schema and its sequences;
+ * EXECUTE on the functions it calls (`APP_FUNCTIONS`; PUBLIC has it too unless revoked).
  */
 export async function grantAppRole(db: Kysely<Database>, role: string): Promise<void> {
   if (!APP_ROLE_PATTERN.test(role)) throw new AppRoleError(role, 'not a plain SQL identifier');
@@ -152,10 +165,15 @@ export async function grantAppRole(db: Kysely<Database>, role: string): Promise<
     const ns = sql.id(schema);
     await sql`revoke all on all tables in schema ${ns} from ${id}`.execute(trx);
     await sql`revoke all on all sequences in schema ${ns} from ${id}`.execute(trx);
+    await sql`revoke all on all functions in schema ${ns} from ${id}`.execute(trx);
     await sql`grant usage on schema ${ns} to ${id}`.execute(trx);
     for (const table of await schemaTables(trx)) {
       await sql`grant ${sql.raw(privilegesFor(table).join(', '))} on table ${sql.id(schema, table)} to ${id}`.execute(trx);
     }
     await sql`grant usage on all sequences in schema ${ns} to ${id}`.execute(trx);
+    for (const signature of APP_FUNCTIONS) {
+      const found = await sql<{ ok: boolean }>`select to_regprocedure(quote_ident(${schema}) || '.' || ${signature}) is not null as ok`.execute(trx);
+      if (found.rows[0].ok) await sql`grant execute on function ${sql.id(schema)}.${sql.raw(signature)} to ${id}`.execute(trx);
+    }
   });
 }

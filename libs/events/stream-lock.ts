@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from './schema';
+import type { toStoredEvent } from './stored-event';
 
 /** Seed of the stream lock's key: keeps its key space apart from other advisory locks. */
 const STREAM_LOCK_SEED = 7_411_002;
@@ -110,5 +111,45 @@ export async function insertAtVersion(
       .filter((r) => r.stream_version !== null)
       .map((r) => ({ global_position: String(r.global_position), stream_version: r.stream_version!, recorded_at: r.recorded_at! })),
     ...(request.earliestPending ? { earliestPending: first.earliest_pending } : {}),
+  };
+}
+
+/** An `events` row as read whole (what `toStoredEvent` decodes). */
+export type EventsRow = Parameters<typeof toStoredEvent>[0];
+
+/** What `appendLocked` found and wrote. */
+export interface AppendLocked {
+  /** The tenant of the stream's row at `version` (null: none). */
+  atTenant: string | null;
+  /** The rows written, in stream order; none when something came past `version` (or it is not the tenant's row). */
+  written: { global_position: string; stream_version: number; recorded_at: Date | string }[];
+  /** The stream's rows past `version`, in order, as read under the lock. */
+  missed: EventsRow[];
+}
+
+/**
+ * The locked path of a catching-up append in one statement (one round trip; `executor` a
+ * transaction, which holds the lock to its end): the function `events_append_locked` (migration
+ * 0028) takes the stream's lock (the key `lockStream` takes; held already by the transaction, it is
+ * taken again at once), then in a statement of its own, whose snapshot is taken after the lock and
+ * so holds every append committed before it, inserts `rows` at `version + 1...` only when nothing
+ * came past `version` and `version` is 0 or the tenant's row, and reads the rows past `version` and
+ * the tenant of the row at it (so a caller whose insert was not made reads nothing more).
+ */
+export async function appendLocked(
+  executor: Transaction<Database>,
+  request: { tenantId: string; streamId: string; version: number; rows: readonly AppendRow[] },
+): Promise<AppendLocked> {
+  const { tenantId, streamId, version } = request;
+  // one JSON array of the rows (their data and metadata are JSON text already, embedded as is)
+  const rows = `[${request.rows.map((r) => `{"type":${JSON.stringify(r.type)},"data":${r.data},"metadata":${r.metadata}}`).join(',')}]`;
+  const { rows: read } = await sql<Partial<EventsRow> & { part: 'head' | 'missed' | 'written'; at_tenant: string | null }>`
+    select * from events_append_locked(hashtextextended(${streamId}::text, ${STREAM_LOCK_SEED}), ${tenantId}::text, ${streamId}::text, ${version}::int, ${rows}::jsonb)`.execute(
+    executor,
+  );
+  return {
+    atTenant: read.find((r) => r.part === 'head')?.at_tenant ?? null,
+    written: read.filter((r) => r.part === 'written') as AppendLocked['written'],
+    missed: read.filter((r) => r.part === 'missed') as EventsRow[],
   };
 }

@@ -64,6 +64,19 @@ describe('the app role on PostgreSQL', () => {
         REFERENCES: [false, false],
         TRIGGER: [false, false],
       });
+      // the locked append (migration 0028) runs as its caller: EXECUTE granted, not SECURITY DEFINER
+      const fn = await c.query(
+        `select has_function_privilege(p.oid, 'EXECUTE') as execute, p.prosecdef as definer,
+           exists (select 1 from aclexplode(p.proacl) a join pg_roles r on r.oid = a.grantee where r.rolname = current_user and a.privilege_type = 'EXECUTE') as granted
+         from pg_proc p where p.oid = to_regprocedure('events_append_locked(bigint, text, text, integer, jsonb)')`,
+      );
+      // granted to the app role itself by the grants step (not only through PUBLIC's default)
+      expect(fn.rows).toEqual([{ execute: true, definer: false, granted: true }]);
+      const called = await c.query(`select part, at_tenant from events_append_locked(hashtextextended($1, 0), 'tenant', $1, 1, '[]')`, [id]);
+      // nothing to write: the head's tenant and the session's events past version 1
+      expect(called.rows[0]).toEqual({ part: 'head', at_tenant: expect.any(String) });
+      expect(called.rows.length).toBeGreaterThan(1);
+      expect(called.rows.slice(1).every((r) => r.part === 'missed')).toBe(true);
     } finally {
       await c.end();
     }

@@ -166,6 +166,67 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     }
   });
 
+  it('a catching-up append behind the head: the lock and the conditional insert that returns what came first are one statement (BEGIN, it, the append built again, COMMIT)', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId), barrier('e0')] });
+    const missedOf: string[][] = [];
+    const catchUp = (afterVersion: number, executionId: string) =>
+      store.appendCatchingUp({
+        tenantId: 't',
+        streamId,
+        afterVersion,
+        events: [barrier(executionId)],
+        rebuild: (missed) => {
+          missedOf.push(missed.map((e) => `${e.streamVersion} ${e.type}`));
+          return [barrier(`${executionId}-again`)];
+        },
+      });
+    // another writer came first (3): the caller read up to 2
+    await new EventStore(open2!.db).append({ tenantId: 't', streamId, expectedVersion: 2, events: [barrier('other')] });
+    counting.reset();
+    // the first try writes nothing, then BEGIN, the locked statement (nothing written, what came
+    // returned), the append built again at the head, COMMIT
+    expect((await catchUp(2, 'e1')).appended?.version).toBe(4);
+    expect(counting.statements).toEqual([
+      expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i),
+      expect.stringMatching(/^begin/i),
+      expect.stringMatching(/^select \* from events_append_locked\(/),
+      expect.stringMatching(/^insert into "events"/),
+      expect.stringMatching(/^commit/i),
+    ]);
+    expect(missedOf).toEqual([['3 compaction.barrier-passed@1']]);
+    // the stream is contended now: the locked path directly; behind again, 4 statements; at the
+    // head, 3 (its one statement writes the events)
+    await new EventStore(open2!.db).append({ tenantId: 't', streamId, expectedVersion: 4, events: [barrier('other2')] });
+    counting.reset();
+    expect((await catchUp(4, 'e2')).appended?.version).toBe(6);
+    expect(counting.statements).toHaveLength(4);
+    expect(counting.transactions()).toBe(1);
+    counting.reset();
+    expect((await catchUp(6, 'e3')).appended?.version).toBe(7);
+    expect(counting.statements).toHaveLength(3);
+    expect(counting.statements.some((s) => /pg_advisory_xact_lock|with at as/.test(s))).toBe(false);
+    expect(missedOf).toEqual([['3 compaction.barrier-passed@1'], ['5 compaction.barrier-passed@1']]);
+    expect((await store.readStream(streamId)).map((e) => (e.data as { executionId: string }).executionId ?? e.type)).toEqual([
+      'session.created@1',
+      'e0',
+      'other',
+      'e1-again',
+      'other2',
+      'e2-again',
+      'e3',
+    ]);
+    // another tenant's writer, behind or not, writes nothing
+    await expect(
+      store.appendCatchingUp({ tenantId: 'other', streamId, afterVersion: 7, events: [barrier('x')], rebuild: () => [barrier('x')] }),
+    ).rejects.toEqual(expect.any(StreamTenantMismatchError));
+    await expect(
+      store.appendCatchingUp({ tenantId: 'other', streamId, afterVersion: 5, events: [barrier('x')], rebuild: () => [barrier('x')] }),
+    ).rejects.toEqual(expect.any(StreamTenantMismatchError));
+    expect(await store.streamVersion(streamId)).toBe(7);
+  });
+
   it('20 concurrent single-statement appends at one version: one wins, the rest get ConcurrencyError', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();

@@ -89,6 +89,20 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
 
   const STEPS = 6;
   const countOf = (db: CountingDatabase, start: string) => db.statements.filter((s) => s.toLowerCase().startsWith(start)).length;
+  /** The locked path's one statement: takes the stream's lock, then the conditional insert that returns what came first (migration 0028). */
+  const LOCKED = /^select \* from events_append_locked\(/;
+  /** The first try: lock if free, version check and insert in one statement. */
+  const FIRST_TRY = /pg_try_advisory_xact_lock.*insert into events/i;
+  const KINDS: [string, RegExp][] = [
+    ['begin', /^begin/i],
+    ['commit', /^commit/i],
+    ['rollback', /^rollback/i],
+    ['try', FIRST_TRY],
+    ['locked', LOCKED],
+    ['insert', /^insert into "events"/],
+  ];
+  /** The statements sent, by kind, in order (any other: its start). */
+  const kinds = (db: CountingDatabase) => db.statements.map((s) => KINDS.find(([, re]) => re.test(s))?.[0] ?? s.slice(0, 40));
 
   /** The runtime's model call for a step (the executions view applies it inline). */
   const calling =
@@ -136,16 +150,16 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
       await a.append(reply('a', step));
       await b.append(reply('b', step));
     }
-    // a's first append is at the head: its one statement writes it. Every later one is behind: that
-    // statement writes nothing, then the catch-up's transaction (no ROLLBACK, no second try)
-    expect(countOf(counting[0], 'begin')).toBe(STEPS - 1);
-    expect(countOf(counting[1], 'begin')).toBe(STEPS);
-    for (const c of counting) {
-      expect(countOf(c, 'rollback')).toBe(0);
-      expect(countOf(c, 'commit')).toBe(countOf(c, 'begin'));
-      // per append: the first try; behind, then begin, lock, a conditional insert that returns what came first, the insert built again from it, commit
-      expect(c.statements.length).toBeLessThanOrEqual(STEPS + 5 * countOf(c, 'begin'));
-    }
+    // a's first append is at the head: its one statement writes it. Every later one is behind: the
+    // first behind tries first and writes nothing; the stream then counts as contended, so the
+    // others go to the catch-up's transaction directly: BEGIN, one statement that takes the lock and
+    // returns what came first (the lock and the conditional insert: one round trip), the insert built
+    // again from it, COMMIT (no ROLLBACK, no second try, no lock statement of its own)
+    const caughtUp = ['begin', 'locked', 'insert', 'commit'];
+    expect(kinds(counting[0])).toEqual(['try', 'try', ...caughtUp, ...Array.from({ length: STEPS - 2 }, () => caughtUp).flat()]);
+    expect(kinds(counting[1])).toEqual(['try', ...caughtUp, ...Array.from({ length: STEPS - 1 }, () => caughtUp).flat()]);
+    expect(counting[0].statements).toHaveLength(2 + 4 * (STEPS - 1));
+    expect(counting[1].statements).toHaveLength(1 + 4 * STEPS);
     expect(await respondedOf(sessionId)).toEqual(Array.from({ length: STEPS }, (_, i) => [`a ${i + 1}`, `b ${i + 1}`]).flat());
     // each journal is the stream: it caught up with the other's appends
     expect(a.journal.version).toBe(3 + 2 * STEPS - 1);
@@ -228,11 +242,12 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
       await new EventStore(trx).append({ tenantId: 'tenant', streamId: sessionId, expectedVersion: 3, events: reply('b', 1)(run.execution) });
     });
     expect(await pending).toBe(5);
+    // the locked path in the first try's transaction: one statement waits for the lock and, in a
+    // snapshot taken after it, finds the reply that committed meanwhile (no unique violation)
     expect(counting[0].statements).toEqual([
       expect.stringMatching(/^begin/i),
-      expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i),
-      expect.stringMatching(/^select pg_advisory_xact_lock/),
-      expect.stringMatching(/^with at as materialized/),
+      expect.stringMatching(FIRST_TRY),
+      expect.stringMatching(LOCKED),
       expect.stringMatching(/^insert into "events"/),
       expect.stringMatching(/^update "executions"/),
       expect.stringMatching(/^commit/i),
@@ -268,8 +283,7 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
     expect(await pending).toBe(5);
     const locked = [
       expect.stringMatching(/^begin/i),
-      expect.stringMatching(/^select pg_advisory_xact_lock/),
-      expect.stringMatching(/^with at as materialized/),
+      expect.stringMatching(LOCKED),
       expect.stringMatching(/^insert into "events"/),
       ...(inline ? [expect.stringMatching(/^update "executions"/)] : []),
       expect.stringMatching(/^commit/i),
@@ -293,24 +307,43 @@ describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
     const run = new ExecutionRun(store, new SessionJournal(await store.readStream(sessionId)), { tenantId: 'tenant', sessionId, ...TURN }, 1);
     await (await runtimeRun(sessionId, counting[1])).append(reply('b', 1));
     counting[0].reset();
-    // behind: the first try, then begin, lock, the conditional insert, the insert built again, commit
+    // behind: the first try, then begin, the lock with the conditional insert, the insert built again, commit
     expect(await run.append(reply('a', 1))).toBe(5);
-    expect(counting[0].statements).toHaveLength(6);
+    expect(kinds(counting[0])).toEqual(['try', 'begin', 'locked', 'insert', 'commit']);
     counting[0].reset();
-    // nothing came since, but the stream counts as contended: the locked path at once
+    // nothing came since, but the stream counts as contended: the locked path at once, its one
+    // statement writes the reply
     expect(await run.append(reply('a', 2))).toBe(6);
-    expect(counting[0].statements).toEqual([
-      expect.stringMatching(/^begin/i),
-      expect.stringMatching(/^select pg_advisory_xact_lock/),
-      expect.stringMatching(/^with at as materialized/),
-      expect.stringMatching(/^commit/i),
-    ]);
+    expect(counting[0].statements).toEqual([expect.stringMatching(/^begin/i), expect.stringMatching(LOCKED), expect.stringMatching(/^commit/i)]);
     // quiet for the memory's length: tried first again
     now += 1_000;
     counting[0].reset();
     expect(await run.append(reply('a', 3))).toBe(7);
-    expect(counting[0].statements).toEqual([expect.stringMatching(/pg_try_advisory_xact_lock.*insert into events/i)]);
+    expect(counting[0].statements).toEqual([expect.stringMatching(FIRST_TRY)]);
     expect(await respondedOf(sessionId)).toEqual(['b 1', 'a 1', 'a 2', 'a 3']);
+  });
+
+  it('a contended append while another transaction holds the lock: its one locked statement waits, then sees what that transaction committed (no unique violation, no ROLLBACK)', async () => {
+    const sessionId = await claimedSession();
+    // the stream counts as contended: the locked path directly, no first try
+    const contention = new StreamContention(60_000, 16);
+    contention.record(sessionId);
+    const store = new EventStore(counting[0].db, { contention });
+    const run = new ExecutionRun(store, new SessionJournal(await store.readStream(sessionId)), { tenantId: 'tenant', sessionId, ...TURN }, 1);
+    counting[0].reset();
+    let pending: Promise<number> | undefined;
+    await open.db.transaction().execute(async (trx) => {
+      await lockStream(trx, sessionId);
+      pending = run.append(reply('a', 1));
+      await waitForWaiter('advisory');
+      // the statement waiting for the lock started before this reply was written: its snapshot does
+      // not hold it, the insert the function runs after the lock does
+      await new EventStore(trx).append({ tenantId: 'tenant', streamId: sessionId, expectedVersion: 3, events: reply('b', 1)(run.execution) });
+    });
+    expect(await pending).toBe(5);
+    expect(kinds(counting[0])).toEqual(['begin', 'locked', 'insert', 'commit']);
+    expect(await respondedOf(sessionId)).toEqual(['b 1', 'a 1']);
+    expect(run.execution.agentLoops.get('p/b')?.replies.has(1)).toBe(true);
   });
 
   it('a run of the same runtime and attempt elsewhere appends nothing twice; a newer attempt fences both out', async () => {
