@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
 import { eventSchemas, type EventType, type NewEvent, type StoredEvent } from './event-types';
 import { applyInline } from './projections/inline/apply-inline';
@@ -455,13 +455,16 @@ export class EventStore {
    */
   async readPendingSuffix<T extends EventType = never>(
     streamId: string,
-    options: { lastBefore?: T } = {},
-  ): Promise<{ after: number; events: StoredEvent[]; lastBefore?: Extract<StoredEvent, { type: T }> | null }> {
+    options: { lastBefore?: T; alongside?: RawBuilder<unknown> } = {},
+  ): Promise<{ after: number; events: StoredEvent[]; lastBefore?: Extract<StoredEvent, { type: T }> | null; alongside?: unknown }> {
     // both reads of `executions` are served by its (session_id, submitted_version) indexes; with
     // `lastBefore`, the last event of that type before the suffix comes in the same statement
-    // (what `lastOfType` at the suffix's start reads), after the suffix's rows
+    // (what `lastOfType` at the suffix's start reads), after the suffix's rows; with `alongside`
+    // (one value, a read of the session's views: `historyViewJson`), that value in a last row of
+    // its own, read in the same snapshot
     const before = options.lastBefore;
-    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number; before_suffix: boolean }>`
+    const alongside = options.alongside;
+    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number; before_suffix: boolean | null; alongside?: unknown }>`
       with p as (
         select coalesce(
           (select min(submitted_version) from executions where session_id = ${streamId} and status in ('queued', 'running')),
@@ -469,21 +472,32 @@ export class EventStore {
           1
         ) as from_version
       )
-      select e.*, p.from_version, false as before_suffix from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
+      select e.*, p.from_version, false as before_suffix${alongside === undefined ? sql`` : sql`, null::json as alongside`}
+      from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
       ${
         before === undefined
           ? sql``
           : sql`union all
-      select b.*, p.from_version, true as before_suffix from p cross join lateral (
+      select b.*, p.from_version, true as before_suffix${alongside === undefined ? sql`` : sql`, null::json`} from p cross join lateral (
         select * from events where stream_id = ${streamId} and type = ${before} and stream_version < p.from_version
         order by stream_version desc limit 1
       ) b`
       }
+      ${
+        alongside === undefined
+          ? sql``
+          : sql`union all
+      select (null::events).*, null::int, null::boolean, ${alongside}`
+      }
       order by before_suffix, stream_version`.execute(this.db);
-    const suffix = rows.filter((r) => !r.before_suffix);
-    const result = { after: suffix.length > 0 ? suffix[0].stream_version - 1 : 0, events: suffix.map(toStoredEvent) };
+    const suffix = rows.filter((r) => r.before_suffix === false);
+    const result = {
+      after: suffix.length > 0 ? suffix[0].stream_version - 1 : 0,
+      events: suffix.map(toStoredEvent),
+      ...(alongside === undefined ? {} : { alongside: rows.find((r) => r.before_suffix === null)?.alongside ?? null }),
+    };
     if (before === undefined) return result;
-    const last = rows.find((r) => r.before_suffix);
+    const last = rows.find((r) => r.before_suffix === true);
     return { ...result, lastBefore: last ? (toStoredEvent(last) as Extract<StoredEvent, { type: T }>) : null };
   }
 

@@ -86,7 +86,7 @@ export type { ApiKeyView, AuthenticatedKey } from './api-keys';
 export { TenantLimitsReads } from './tenant-limits';
 export type { RecordedTenantLimits } from './tenant-limits';
 export { tenantLimitsProjection } from './projections/tenant-limits';
-export { ReadModels } from './read-models';
+export { ReadModels, historyViewJson, historyViewOf } from './read-models';
 export type { BranchOriginView, SessionBranchView } from './session-branches';
 export { WorldReads } from './world-reads';
 export type { WorldRow, WorldListRow, WorldRevision } from './world-reads';
@@ -106,6 +106,8 @@ export type {
   RecordedCallView,
   PrefixReportView,
   HistoryStats,
+  HistoryView,
+  HistoryViewLimits,
   SessionSummaryView,
   SessionModelUsageView,
 } from './read-models';

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { readUncompactedPrefix } from './projections/turn-messages';
 import type { Database, TurnMessagesTable } from './schema';
 import { type EventData, ExecutionCancelledV1, type MediaReference, WaitingFor } from './event-types';
@@ -66,6 +66,31 @@ export interface TurnMessageView {
   compacted: boolean;
   /** A generated asset's message (the player sees it; its text is empty): fetch its bytes from `GET /v1/sessions/:id/media/:mediaId`. */
   media?: MediaReference;
+}
+
+/** Saved summaries a read returns at most (compaction keeps a few segments). */
+const SUMMARIES_LIMIT = 64;
+
+/** What `ReadModels.historyView` reads. */
+export interface HistoryViewLimits {
+  /** More uncompacted messages than this: no rows are read (`overBound`). */
+  bound: number;
+  /** The last committed messages (compacted or not) the lorebook scans. */
+  scan: number;
+  /** A regenerated turn's read: this turn (the session's last rows) left out. */
+  without?: string;
+  /** The saved summaries too, as `summaries` reads them with these options, in the same statement where the view is one. */
+  summaries?: { withMessageIds?: boolean };
+}
+
+/** The shared history view (`ReadModels.historyView`). */
+export interface HistoryView {
+  uncompacted: TurnMessageView[];
+  scanTail: TurnMessageView[];
+  stats: HistoryStats;
+  overBound: boolean;
+  /** Read when asked for (`HistoryViewLimits.summaries`). */
+  summaries?: SummaryView[];
 }
 
 export interface SummaryView {
@@ -321,12 +346,16 @@ export class ReadModels {
    * session's index range (no rows read). More than `bound` uncompacted messages: no rows are
    * read, `overBound` says so (the caller fails clearly; nothing is cut silently).
    */
-  async historyView(
-    tenantId: string,
-    sessionId: string,
-    limits: { bound: number; scan: number; without?: string },
-  ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[]; stats: HistoryStats; overBound: boolean }> {
+  async historyView(tenantId: string, sessionId: string, limits: HistoryViewLimits): Promise<HistoryView> {
     if (limits.without === undefined) return this.historyViewInOneRead(tenantId, sessionId, limits);
+    if (limits.summaries !== undefined) {
+      // a regenerated turn's view takes reads of its own: the summaries come beside them
+      const [view, summaries] = await Promise.all([
+        this.historyView(tenantId, sessionId, { bound: limits.bound, scan: limits.scan, without: limits.without }),
+        this.summaries(tenantId, sessionId, limits.summaries),
+      ]);
+      return { ...view, summaries };
+    }
     // two index reads, whatever the session's length: its watermark row (tenant-checked) and its
     // last message's ord (max over the (session_id, ord) index: no tenant filter there, which would
     // keep the planner from reading just the index's end; the rows themselves are read
@@ -354,37 +383,9 @@ export class ReadModels {
    * row, highest ord) and, when the uncompacted messages are within `bound`, the ord range of rows
    * they decide, read in the same snapshot.
    */
-  private async historyViewInOneRead(
-    tenantId: string,
-    sessionId: string,
-    limits: { bound: number; scan: number },
-  ): Promise<{ uncompacted: TurnMessageView[]; scanTail: TurnMessageView[]; stats: HistoryStats; overBound: boolean }> {
-    const { rows } = await sql<
-      Partial<Selectable<TurnMessagesTable>> & { head_mark: number | null; head_last: number | null; head_turns: number | string | null }
-    >`
-      with h as (
-        select
-          coalesce((select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}), 0) as mark,
-          coalesce((select max(ord) from turn_messages where session_id = ${sessionId}), 0) as last,
-          (select turns from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as turns
-      )
-      select h.mark as head_mark, h.last as head_last, h.turns as head_turns, m.*
-      from h left join lateral (
-        select * from turn_messages
-        where tenant_id = ${tenantId} and session_id = ${sessionId}
-          and h.last - least(h.last, h.mark) <= ${limits.bound}::int
-          and ord > least(least(h.last, h.mark), greatest(0, h.last - ${limits.scan}::int)) and ord <= h.last
-        order by ord
-      ) m on true
-      order by m.ord`.execute(this.db);
-    const [head] = rows;
-    const total = Number(head.head_last ?? 0);
-    const compacted = Math.min(total, Number(head.head_mark ?? 0));
-    const stats: HistoryStats = { total, compacted, uncompacted: total - compacted, turns: Number(head.head_turns ?? 0) };
-    if (stats.uncompacted > limits.bound) return { uncompacted: [], scanTail: [], stats, overBound: true };
-    const scanFrom = Math.max(0, total - limits.scan);
-    const messages = rows.filter((r) => r.message_id != null).map((r) => toMessageView(r as Selectable<TurnMessagesTable>));
-    return { uncompacted: messages.filter((r) => r.order > compacted), scanTail: messages.filter((r) => r.order > scanFrom), stats, overBound: false };
+  private async historyViewInOneRead(tenantId: string, sessionId: string, limits: HistoryViewLimits): Promise<HistoryView> {
+    const { rows } = await sql<{ view: unknown }>`select ${historyViewJson(tenantId, sessionId, limits)} as view`.execute(this.db);
+    return historyViewOf(rows[0].view, limits);
   }
 
   /** How many of the session's last rows (through ord `last`) are `turnId`'s: 0 when its rows are not the last ones. */
@@ -418,13 +419,9 @@ export class ReadModels {
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
       .orderBy('seq')
-      .limit(options.limit ?? 64)
+      .limit(options.limit ?? SUMMARIES_LIMIT)
       .execute();
-    return rows.map((r) => ({
-      id: r.summary_id,
-      content: r.content,
-      ...('message_ids' in r ? { messageIds: r.message_ids as string[], truncated: r.truncated } : {}),
-    }));
+    return rows.map(toSummaryView);
   }
 
   /**
@@ -660,6 +657,83 @@ function requestObject(body: string): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/**
+ * `historyView` without a left-out turn as one JSON value (`historyViewOf` reads it), for a
+ * statement of its own or beside another read (`EventStore.readPendingSuffix`'s `alongside`): the
+ * two index reads (watermark row, highest ord) and, when the uncompacted messages are within
+ * `bound`, the ord range of rows they decide, read in the same snapshot; with `summaries`, the saved
+ * summaries as `summaries` reads them. Every read tenant-scoped but the highest ord (the index's
+ * end; the rows themselves are read tenant-scoped).
+ */
+export function historyViewJson(tenantId: string, sessionId: string, limits: Omit<HistoryViewLimits, 'without'>): RawBuilder<unknown> {
+  const summary = limits.summaries?.withMessageIds
+    ? sql`json_build_object('summary_id', x.summary_id, 'content', x.content, 'message_ids', x.message_ids, 'truncated', x.truncated)`
+    : sql`json_build_object('summary_id', x.summary_id, 'content', x.content)`;
+  const summaries =
+    limits.summaries === undefined
+      ? sql`null::json`
+      : sql`(select coalesce(json_agg(${summary} order by x.seq), '[]'::json) from (
+          select * from summaries where tenant_id = ${tenantId} and session_id = ${sessionId} order by seq limit ${SUMMARIES_LIMIT}
+        ) x)`;
+  return sql`(
+    with h as (
+      select
+        coalesce((select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}), 0) as mark,
+        coalesce((select max(ord) from turn_messages where session_id = ${sessionId}), 0) as last,
+        (select turns from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}) as turns
+    )
+    select json_build_object(
+      'mark', h.mark,
+      'last', h.last,
+      'turns', h.turns,
+      'rows', (
+        select coalesce(json_agg(m order by m.ord), '[]'::json) from (
+          select * from turn_messages
+          where tenant_id = ${tenantId} and session_id = ${sessionId}
+            and h.last - least(h.last, h.mark) <= ${limits.bound}::int
+            and ord > least(least(h.last, h.mark), greatest(0, h.last - ${limits.scan}::int)) and ord <= h.last
+        ) m
+      ),
+      'summaries', ${summaries}
+    ) from h
+  )`;
+}
+
+/** The history view `historyViewJson` read (the same `limits`). */
+export function historyViewOf(json: unknown, limits: Omit<HistoryViewLimits, 'without'>): HistoryView {
+  const head = json as {
+    mark: number | string | null;
+    last: number | string | null;
+    turns: number | string | null;
+    rows: Selectable<TurnMessagesTable>[];
+    summaries: SummaryRow[] | null;
+  };
+  const read = limits.summaries === undefined ? {} : { summaries: (head.summaries ?? []).map(toSummaryView) };
+  const total = Number(head.last ?? 0);
+  const compacted = Math.min(total, Number(head.mark ?? 0));
+  const stats: HistoryStats = { total, compacted, uncompacted: total - compacted, turns: Number(head.turns ?? 0) };
+  if (stats.uncompacted > limits.bound) return { uncompacted: [], scanTail: [], stats, overBound: true, ...read };
+  const scanFrom = Math.max(0, total - limits.scan);
+  const messages = head.rows.map(toMessageView);
+  return { uncompacted: messages.filter((r) => r.order > compacted), scanTail: messages.filter((r) => r.order > scanFrom), stats, overBound: false, ...read };
+}
+
+/** A summary row as `summaries` selects it (the message ids and `truncated` only when asked for). */
+interface SummaryRow {
+  summary_id: string;
+  content: string;
+  message_ids?: unknown;
+  truncated?: boolean;
+}
+
+function toSummaryView(r: SummaryRow): SummaryView {
+  return {
+    id: r.summary_id,
+    content: r.content,
+    ...('message_ids' in r ? { messageIds: r.message_ids as string[], truncated: r.truncated as boolean } : {}),
+  };
 }
 
 function toMessageView(r: Selectable<TurnMessagesTable>): TurnMessageView {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, type SessionPreferences } from '../../libs/events';
+import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, ReadModels, type SessionPreferences } from '../../libs/events';
 import { loadSessionJournal } from '../../libs/engine/session/session-reads';
+import { loadRuntimeHistory } from '../../libs/engine/history/history-loader';
+import type { CommittedMessage } from '../../libs/events/event-types';
 import { executionPreferences, NO_PREFERENCES, preferencesBefore, preferencesKnown } from '../../libs/engine/preferences';
 import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
 import { createTestDatabase } from '../support/stack';
@@ -94,5 +96,82 @@ describe('a turn’s reads on the real PostgreSQL', () => {
     expect(whole.preferencesBefore(whole.version + 2)).toBeUndefined();
     const suffix = await loadSessionJournal({ store }, sessionId, { preferences: true });
     expect(suffix.preferencesBefore(suffix.get(e2)!.submittedVersion - 3)).toBeUndefined();
+  });
+
+  it('a runtime’s history read brings the saved summaries in the same statement, as their own read gives them, tenant-scoped', async () => {
+    const sessionId = randomUUID();
+    const m = (n: number, session: string = sessionId) => `${session}-m${n}`;
+    const message = (n: number, text: string, session: string): CommittedMessage =>
+      n % 2
+        ? { messageId: m(n, session), role: 'user', sourceType: 'player', pluginId: null, runtimeId: null, outputKind: null, text }
+        : { messageId: m(n, session), role: 'assistant', sourceType: 'runtime', pluginId: 'narrator', runtimeId: 'story', outputKind: 'story', text };
+    const commit = (n: number, session: string = sessionId): NewEvent => ({
+      type: 'turn.committed@1',
+      data: {
+        executionId: randomUUID(),
+        turnId: randomUUID(),
+        attempt: 1,
+        messages: [message(2 * n - 1, `p${n}`, session), message(2 * n, `s${n} 👨‍👩‍👧`, session)],
+      },
+    });
+    const content = '摘要：他们在河边相遇 😀👨‍👩‍👧 — ملخص — "quoted" \\ back';
+    await store.append({
+      tenantId: 't',
+      streamId: sessionId,
+      expectedVersion: 0,
+      events: [{ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } }],
+    });
+    for (const n of [1, 2, 3]) await store.appendAtHead({ tenantId: 't', streamId: sessionId, events: [commit(n)] });
+    await store.appendAtHead({
+      tenantId: 't',
+      streamId: sessionId,
+      events: [
+        {
+          type: 'history.compacted@1',
+          data: {
+            compactionId: randomUUID(),
+            summaries: [
+              { summaryId: `${sessionId}-a`, messageIds: [m(1)], replacesSummaryIds: [], content },
+              { summaryId: `${sessionId}-b`, messageIds: [m(2)], replacesSummaryIds: [], content: 'two', truncated: true },
+            ],
+          },
+        },
+      ],
+    });
+    const readModels = new ReadModels(counting.db);
+    for (const withCoverage of [false, true]) {
+      counting.reset();
+      const loaded = await loadRuntimeHistory(readModels, 't', sessionId, 100, { withCoverage });
+      expect(counting.statements).toHaveLength(1);
+      expect(loaded.summaries).toEqual(await readModels.summaries('t', sessionId, { withMessageIds: withCoverage }));
+      expect(loaded.summaries.map((x) => x.content)).toEqual([content, 'two']);
+      const view = await readModels.historyView('t', sessionId, { bound: 100, scan: 20 });
+      expect(loaded.messages.map((x) => [x.messageId, x.text])).toEqual(view.uncompacted.map((x) => [x.messageId, x.text]));
+      expect(loaded.stats).toEqual({ total: 6, compacted: 2, uncompacted: 4, turns: 3 });
+    }
+    expect((await loadRuntimeHistory(readModels, 't', sessionId, 100, { withCoverage: true })).summaries[1]).toEqual({
+      id: `${sessionId}-b`,
+      content: 'two',
+      messageIds: [m(2)],
+      truncated: true,
+    });
+    // over the bound: no rows, the summaries all the same
+    const over = await readModels.historyView('t', sessionId, { bound: 1, scan: 20, summaries: {} });
+    expect([over.overBound, over.summaries?.length]).toEqual([true, 2]);
+    // another tenant reads none of it
+    const other = await loadRuntimeHistory(readModels, 'other', sessionId, 100);
+    expect([other.messages, other.summaries]).toEqual([[], []]);
+    // no summaries yet: an empty list, from the same statement
+    const fresh = randomUUID();
+    await store.append({
+      tenantId: 't',
+      streamId: fresh,
+      expectedVersion: 0,
+      events: [{ type: 'session.created@1', data: { sessionId: fresh, worldId: null, locale: 'en' } }, commit(1, fresh)],
+    });
+    counting.reset();
+    const first = await loadRuntimeHistory(readModels, 't', fresh, 100);
+    expect(counting.statements).toHaveLength(1);
+    expect([first.messages.length, first.summaries]).toEqual([2, []]);
   });
 });

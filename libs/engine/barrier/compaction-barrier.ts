@@ -6,7 +6,7 @@ import { CompactResult, type CompactInput, type CompactionContext, type PluginHi
 import { agentRequestInputs } from '../agent/request-inputs';
 import { compactionEvent } from '../compaction';
 import { FencedOutError } from '../errors';
-import { keepHistory } from '../history/history-handoff';
+import { keepHistory, keptHistory } from '../history/history-handoff';
 import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
 import { type ExecutionJournal, runtimeKey } from '../journal/journal';
 import { handlerContext, type ExecutionScope } from '../plugin-host/handler-context';
@@ -119,9 +119,11 @@ export async function runCompactionBarrier(
   // the history as the stage's runtime jobs read it (the summaries' coverage, which grows with the
   // session, only once compaction is needed); read at the journal's version
   const readAt = run.journal.version;
+  // the history that came with the journal's read (the turn step's), when nothing was appended since
+  const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: readAt });
   const [{ locale, languageName, world, pluginSettings, rootSessionId }, history, preferences] = await Promise.all([
     loadSessionSettings(deps, job.sessionId, { before: execution.submittedVersion }),
-    loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { ...retryRead(execution), compaction: true }),
+    kept ?? loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), { ...retryRead(execution), compaction: true }),
     executionPreferences(deps.store, job.sessionId, execution, run.journal),
   ]);
   const scope: ExecutionScope = {

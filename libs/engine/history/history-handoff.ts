@@ -1,13 +1,14 @@
 import type { LoadedHistory } from './history-loader';
 
 /**
- * The shared history view a compaction barrier read, kept in its process for the runtime jobs of
- * the same execution that start after it (each of them reads the same view otherwise: three queries).
+ * The shared history view a compaction barrier read (or a turn step read with the journal, in the
+ * same statement: `turnStepReading`), kept in its process for the barrier and the runtime jobs of
+ * the same execution that start after it (each of them reads the same view otherwise).
  * Keyed by the session's stream version at which it was read: the views (turn_messages, summaries,
  * history_watermarks) are projections of the session's stream, applied with each append, so a
  * runtime job whose journal has that same version reads exactly these rows; any append in between
  * (a compaction, a recorded handler result, an input) changes the version and the job reads anew.
- * Only a process that ran the barrier has an entry (another worker reads as before); bounded.
+ * Only a process that ran the barrier (or that read) has an entry (another worker reads as before); bounded.
  */
 const kept = new Map<string, LoadedHistory>();
 const MAX_KEPT = 64;

@@ -1,5 +1,5 @@
 import type { HistoryMessage, HistorySummary } from '../../context';
-import type { HistoryStats, ReadModels } from '../../events';
+import type { HistoryStats, HistoryView, ReadModels } from '../../events';
 import { HistoryRaceError } from '../errors';
 import { HistoryTooLongError } from './history-limit';
 import { type ImageReference, recentImageReferences } from './picture-attachments';
@@ -35,10 +35,13 @@ export async function loadRuntimeHistory(
   bound: number,
   options: { withCoverage?: boolean; without?: string; compaction?: boolean } = {},
 ): Promise<LoadedHistory> {
-  const [view, summaries] = await Promise.all([
-    readModels.historyView(tenantId, sessionId, { bound, scan: LORE_SCAN_LIMIT, ...(options.without !== undefined ? { without: options.without } : {}) }),
-    readModels.summaries(tenantId, sessionId, { withMessageIds: options.withCoverage === true }),
-  ]);
+  // the summaries come with the view (one statement, in its snapshot, unless it is a regenerated turn's)
+  const view = await readModels.historyView(tenantId, sessionId, {
+    bound,
+    scan: LORE_SCAN_LIMIT,
+    ...(options.without !== undefined ? { without: options.without } : {}),
+    summaries: { withMessageIds: options.withCoverage === true },
+  });
   if (view.overBound) {
     throw new HistoryTooLongError({
       sessionId,
@@ -47,6 +50,11 @@ export async function loadRuntimeHistory(
       ...(options.compaction === undefined ? {} : { compaction: options.compaction }),
     });
   }
+  return loadedHistory(view);
+}
+
+/** The shared history view and summaries as a runtime reads them (`loadRuntimeHistory`), from a view read within its bound. */
+export function loadedHistory(view: HistoryView): LoadedHistory {
   const messages = view.uncompacted.map((r): HistoryMessage => ({
     messageId: r.messageId,
     turnId: r.turnId,
@@ -59,11 +67,19 @@ export async function loadRuntimeHistory(
   }));
   return {
     messages,
-    summaries,
+    summaries: view.summaries ?? [],
     scanTail: view.scanTail.map((m) => ({ text: m.text })),
     stats: view.stats,
     images: recentImageReferences(view.uncompacted),
   };
+}
+
+/**
+ * The limits of a runtime's read (`loadRuntimeHistory` without coverage or a left-out turn), for a
+ * read of the view made beside another (`historyViewJson`).
+ */
+export function runtimeHistoryLimits(bound: number): { bound: number; scan: number; summaries: { withMessageIds: false } } {
+  return { bound, scan: LORE_SCAN_LIMIT, summaries: { withMessageIds: false } };
 }
 
 /**

@@ -4,7 +4,8 @@ import type { AppendResult, AsyncProjectionStatus, Database, StoredEvent } from 
 import { estimateCostUsd, type PriceTable, type ProviderAdapter, type TokenUsage } from '../../providers';
 import type { Logger } from '../logging/logger';
 import { registerIoCounters } from './io-counts';
-import { readTimeline, turnTimeline } from './turn-timeline';
+import { StreamTails } from './stream-tails';
+import { readTimeline, type TimelineEvent, turnTimeline } from './turn-timeline';
 
 /** What the queue port reports on a scrape: jobs per queue and state. */
 export interface QueueDepthSample {
@@ -47,6 +48,8 @@ export class EngineMetrics {
   readonly registry = new Registry();
   private sources: MetricsSources = {};
   private readonly pending = new Set<Promise<void>>();
+  /** What this process holds of sessions' logs (journal reads, its appends): a committed turn's timeline without a read. */
+  private readonly tails = new StreamTails();
   private readonly errorCodes = new Set<string>();
   private statusRead: Promise<readonly AsyncProjectionStatus[] | undefined> | null = null;
 
@@ -231,7 +234,21 @@ export class EngineMetrics {
   /** The event store's hook: counts what each committed append recorded. Never throws. */
   readonly onAppended = (result: AppendResult): void => {
     try {
+      this.tails.appended(result.events);
       for (const event of result.events) this.observeEvent(event);
+    } catch (error) {
+      this.logger?.warn(`metrics: ${String(error)}`);
+    }
+  };
+
+  /**
+   * A read of a session's events this process made (a journal's: contiguous, up to the stream's
+   * head as it read it): with this process's appends after it, the timeline of a turn it commits
+   * comes from them, not from a read of the log. Never throws.
+   */
+  readonly heard = (events: readonly StoredEvent[]): void => {
+    try {
+      this.tails.read(events);
     } catch (error) {
       this.logger?.warn(`metrics: ${String(error)}`);
     }
@@ -324,20 +341,26 @@ export class EngineMetrics {
 
   /** Latency, overhead, stage and runtime durations of a committed turn, read from its events after the append. */
   private observeTimeline(event: StoredEvent, executionId: string, attempt: number) {
+    const ref = { tenantId: event.tenantId, sessionId: event.streamId, executionId, committedVersion: event.streamVersion };
+    const held = this.tails.timeline(ref);
     const db = this.sources.db;
     if (!db) return;
-    const read = readTimeline(db, { tenantId: event.tenantId, sessionId: event.streamId, executionId, committedVersion: event.streamVersion })
-      .then((events) => {
-        const t = turnTimeline(events, attempt);
-        if (!t) return;
-        this.turnLatency.observe(t.latencyMs / MS);
-        this.turnOverhead.observe(t.overheadMs / MS);
-        for (const s of t.stages) this.stageDuration.observe({ stage: s.stage }, s.ms / MS);
-        for (const r of t.runtimes) this.runtimeDuration.observe({ runtime: r.runtime, stage: r.stage }, r.ms / MS);
-      })
+    // the events this process read and appended, when they hold the whole execution (no statement)
+    if (held) return this.observeTurn(held, attempt);
+    const read = readTimeline(db, ref)
+      .then((events) => this.observeTurn(events, attempt))
       .catch((error: unknown) => this.logger?.warn(`metrics: the timeline of a committed turn was not read: ${String(error)}`))
       .finally(() => this.pending.delete(read));
     this.pending.add(read);
+  }
+
+  private observeTurn(events: readonly TimelineEvent[], attempt: number) {
+    const t = turnTimeline(events, attempt);
+    if (!t) return;
+    this.turnLatency.observe(t.latencyMs / MS);
+    this.turnOverhead.observe(t.overheadMs / MS);
+    for (const s of t.stages) this.stageDuration.observe({ stage: s.stage }, s.ms / MS);
+    for (const r of t.runtimes) this.runtimeDuration.observe({ runtime: r.runtime, stage: r.stage }, r.ms / MS);
   }
 
   /** A source read on scrape: a failure leaves its gauge without samples (the scrape still answers). */

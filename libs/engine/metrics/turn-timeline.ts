@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { type Database, precompiled } from '../../events';
+import { type Database, precompiled, type StoredEvent } from '../../events';
 
 /** One event of an execution, as the timeline reads it (no bodies, no text). */
 export interface TimelineEvent {
@@ -37,6 +37,9 @@ const TYPES = [
   'runtime.output.produced@1',
   'turn.committed@1',
 ] as const;
+
+/** The event types a turn's timeline reads. */
+export const TIMELINE_TYPES: ReadonlySet<string> = new Set(TYPES);
 
 /**
  * The wall time of one committed turn from its events (pure). Intervals come from `recorded_at`, so
@@ -141,14 +144,36 @@ export async function readTimeline(
   ref: { tenantId: string; sessionId: string; executionId: string; committedVersion: number },
 ): Promise<TimelineEvent[]> {
   const { rows } = await timelineRows(db, ref);
-  return rows
-    .filter((r) => r.execution_id === ref.executionId)
-    .map((r) => ({
-      type: r.type,
-      recordedAt: new Date(r.recorded_at).getTime(),
-      callId: r.call_id,
-      attempt: r.attempt === null ? null : Number(r.attempt),
-      stage: r.stage,
-      runtime: r.type === 'runtime.output.produced@1' && r.plugin_id && r.runtime_id ? `${r.plugin_id}/${r.runtime_id}` : null,
-    }));
+  return rows.filter((r) => r.execution_id === ref.executionId).map(fromRow);
+}
+
+function fromRow(r: Omit<TimelineRow, 'execution_id'>): TimelineEvent {
+  return {
+    type: r.type,
+    recordedAt: new Date(r.recorded_at).getTime(),
+    callId: r.call_id,
+    attempt: r.attempt === null ? null : Number(r.attempt),
+    stage: r.stage,
+    runtime: r.type === 'runtime.output.produced@1' && r.plugin_id && r.runtime_id ? `${r.plugin_id}/${r.runtime_id}` : null,
+  };
+}
+
+/** A stored event as `readTimeline` gives it (its JSON fields as `->>` reads them). */
+export function timelineEvent(e: StoredEvent): TimelineEvent {
+  const data = e.data as Record<string, unknown>;
+  return fromRow({
+    type: e.type,
+    recorded_at: e.recordedAt,
+    call_id: textOf(data.callId),
+    attempt: textOf(data.attempt),
+    stage: textOf(data.stage),
+    plugin_id: textOf(data.pluginId),
+    runtime_id: textOf(data.runtimeId),
+  });
+}
+
+/** A JSON field as PostgreSQL's `->>` gives it for a string or a number (the fields read here), null when absent. */
+export function textOf(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
 }

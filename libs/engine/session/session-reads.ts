@@ -2,7 +2,9 @@ import { type LoadedWorld, type Locale, promptLocaleOf } from '../../plugins-sdk
 import { SessionJournal } from '../journal/journal';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { EventStore } from '../../events';
+import type { RawBuilder } from 'kysely';
 import type { WorldLoader } from '../catalog/world-catalog';
+import type { EngineMetrics } from '../metrics';
 
 /**
  * The session's execution journal, rebuilt from its events: from the earliest pending input on
@@ -12,15 +14,32 @@ import type { WorldLoader } from '../catalog/world-catalog';
  * tells the preferences before any of its versions (`SessionJournal.preferencesBefore`) with no
  * read of its own.
  */
-export async function loadSessionJournal(deps: { store: EventStore }, sessionId: string, options: { preferences?: boolean } = {}): Promise<SessionJournal> {
-  if (!options.preferences) {
-    const { after, events } = await deps.store.readPendingSuffix(sessionId);
-    return new SessionJournal(events, after);
-  }
-  const { after, events, lastBefore } = await deps.store.readPendingSuffix(sessionId, { lastBefore: 'session.preferences-changed@1' });
-  const journal = new SessionJournal(events, after);
-  if (events.length > 0) journal.knowPreferencesAtStart(lastBefore?.data ?? null);
-  return journal;
+export async function loadSessionJournal(
+  deps: { store: EventStore; metrics?: Pick<EngineMetrics, 'heard'> },
+  sessionId: string,
+  options: { preferences?: boolean } = {},
+): Promise<SessionJournal> {
+  return (await readSessionJournal(deps, sessionId, options)).journal;
+}
+
+/**
+ * `loadSessionJournal`; with `alongside` (one value read from the session's views, e.g.
+ * `historyViewJson`), that value too, read in the same statement and snapshot as the journal.
+ */
+export async function readSessionJournal(
+  deps: { store: EventStore; metrics?: Pick<EngineMetrics, 'heard'> },
+  sessionId: string,
+  options: { preferences?: boolean; alongside?: RawBuilder<unknown> } = {},
+): Promise<{ journal: SessionJournal; alongside?: unknown }> {
+  const read = await deps.store.readPendingSuffix<'session.preferences-changed@1'>(sessionId, {
+    ...(options.preferences ? { lastBefore: 'session.preferences-changed@1' as const } : {}),
+    ...(options.alongside === undefined ? {} : { alongside: options.alongside }),
+  });
+  // the metrics take a committed turn's timeline from these events and this process's appends after them
+  deps.metrics?.heard(read.events);
+  const journal = new SessionJournal(read.events, read.after);
+  if (options.preferences && read.events.length > 0) journal.knowPreferencesAtStart(read.lastBefore?.data ?? null);
+  return { journal, ...(options.alongside === undefined ? {} : { alongside: read.alongside }) };
 }
 
 export interface SessionSettings {

@@ -1,14 +1,16 @@
-import { hasEnded } from '../../events';
+import { hasEnded, type HistoryView, historyViewJson, historyViewOf } from '../../events';
 import { ExecutionNotFoundError } from '../errors';
 import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
 import { claimExecution, nextClaim } from './claim';
 import { commitTurn, missingRuntimes } from '../execution/commit';
-import type { TurnDeps } from '../execution/deps';
 import { ExecutionRun } from '../execution/fenced-append';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
 import { handOff } from '../execution/hand-off';
 import { executionCatalog } from '../catalog/catalog-generations';
-import { loadSessionJournal, loadSessionSettings } from '../session/session-reads';
+import { loadSessionSettings, readSessionCreated, readSessionJournal } from '../session/session-reads';
+import { historyReadLimit, type TurnDeps } from '../execution/deps';
+import { keepHistory } from '../history/history-handoff';
+import { loadedHistory, runtimeHistoryLimits } from '../history/history-loader';
 import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
 import { type SessionJournal, waitingSuspension } from '../journal/journal';
 import { addToLogScope } from '../logging';
@@ -47,9 +49,37 @@ export async function turnStepReading(
   ctx: TurnJobContext,
   inline?: InlineStage,
 ): Promise<{ step: TurnStep; journal: SessionJournal }> {
-  // the read brings the preferences the execution runs with (its barrier's, its inline runtime's), unless this process knows them
-  const journal = await loadSessionJournal(deps, job.sessionId, { preferences: !preferencesKnown(job.sessionId, job.executionId) });
+  // the read brings the preferences the execution runs with (its barrier's, its inline runtime's), unless this process knows them;
+  // on a job's first run whose first stage is one runtime (run inline), the history it reads too
+  const history =
+    inline && ctx.claimedAttempt === null && (await firstStageIsOne(deps, job.sessionId)) ? runtimeHistoryLimits(historyReadLimit(deps)) : undefined;
+  const { journal, alongside } = await readSessionJournal(deps, job.sessionId, {
+    preferences: !preferencesKnown(job.sessionId, job.executionId),
+    ...(history ? { alongside: historyViewJson(job.tenantId, job.sessionId, history) } : {}),
+  });
+  if (history) keepReadHistory(job, journal, historyViewOf(alongside, history));
   return { step: await stepFrom(deps, job, ctx, journal, inline), journal };
+}
+
+/**
+ * Whether the session's first stage is one runtime (as the current catalog has it: a guess, which
+ * only decides whether the history is read with the journal).
+ */
+async function firstStageIsOne(deps: TurnDeps, sessionId: string): Promise<boolean> {
+  const created = await readSessionCreated(deps, sessionId);
+  return missingRuntimes(deps.catalog.forSession(created?.plugins), new Map()).length === 1;
+}
+
+/**
+ * The history read with the journal, at its version, kept for this execution's barrier and
+ * runtime in this process (`keptHistory`: taken while nothing was appended since). Not for a
+ * regenerated turn (its read leaves the turn it re-runs out) nor past the bound (the runtime's own
+ * read fails it).
+ */
+function keepReadHistory(job: TurnJob, journal: SessionJournal, view: HistoryView) {
+  const execution = journal.get(job.executionId);
+  if (!execution || execution.status !== 'pending' || execution.retryFromTurnId !== undefined || view.overBound) return;
+  keepHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version }, loadedHistory(view));
 }
 
 /**

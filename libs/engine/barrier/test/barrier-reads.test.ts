@@ -10,7 +10,7 @@ describe('the barrier reads what the stage reads (default plugins, 8k window)', 
   });
   afterAll(() => h.close());
 
-  it('a turn without compaction reads the history once (the runtime job takes the barrier rows); the coverage is read only to compact', async () => {
+  it('a turn without compaction reads the history with the journal only (the barrier and the runtime take those rows); the coverage is read only to compact', async () => {
     const session = await h.session();
     const views = jest.spyOn(h.deps.readModels, 'historyView');
     const summaries = jest.spyOn(h.deps.readModels, 'summaries');
@@ -34,10 +34,10 @@ describe('the barrier reads what the stage reads (default plugins, 8k window)', 
     const compacting = perTurn.filter((t) => t.compacted);
     expect(compacting.length).toBeGreaterThanOrEqual(1);
     expect(quiet.length).toBeGreaterThanOrEqual(4);
-    // one history read for the barrier and the narrator's job together; no coverage read
-    expect(quiet).toEqual(quiet.map(() => ({ views: 1, covered: 0, compacted: false })));
+    // the history came with the turn step's journal read: the barrier and the narrator's job take it, no read of their own; no coverage read
+    expect(quiet).toEqual(quiet.map(() => ({ views: 0, covered: 0, compacted: false })));
     // a compaction moves the session: the runtime job reads the compacted view anew; the provider gets the coverage
-    expect(compacting).toEqual(compacting.map(() => ({ views: 2, covered: 1, compacted: true })));
+    expect(compacting).toEqual(compacting.map(() => ({ views: 1, covered: 1, compacted: true })));
     const lastCall = of(await h.events(session.sessionId), 'llm.calling@1').at(-1)!;
     expect(lastCall.body as string).toContain('<compacted_history>');
     for (const turnId of turnIds)

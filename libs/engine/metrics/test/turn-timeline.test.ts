@@ -1,7 +1,9 @@
 import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase } from '../../../events';
 import { QueryCounter } from '../../../../test/support/query-counter';
-import { type TimelineEvent, turnTimeline, unionLength } from '..';
+import { EngineMetrics, type TimelineEvent, turnTimeline, unionLength } from '..';
 import { readTimeline } from '../turn-timeline';
+import { StreamTails } from '../stream-tails';
+import { parseExposition, total } from '../../../../test/support/prometheus-text';
 
 const at = (type: string, recordedAt: number, extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
   type,
@@ -100,5 +102,105 @@ describe('readTimeline', () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe('a committed turn’s timeline from what the process holds', () => {
+  const s = 'session-1';
+  const input = (n: number): NewEvent => ({
+    type: 'player-input.submitted@1',
+    data: { executionId: `e${n}`, turnId: `t${n}`, messageId: `m${n}`, text: `${n}` },
+  });
+  const started = (n: number, attempt = 1): NewEvent => ({
+    type: 'execution.started@1',
+    data: { executionId: `e${n}`, turnId: `t${n}`, attempt, workerId: 'w' },
+  });
+  const committed = (n: number, attempt = 1): NewEvent => ({
+    type: 'turn.committed@1',
+    data: { executionId: `e${n}`, turnId: `t${n}`, attempt, messages: [] },
+  });
+  const ref = (executionId: string, committedVersion: number) => ({ tenantId: 't', sessionId: s, executionId, committedVersion });
+
+  async function withStore(run: (store: EventStore, db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<void>) {
+    const open = await openDatabase({ kind: 'pglite' });
+    try {
+      await migrateToLatest(open.db);
+      const store = new EventStore(open.db, { inline: inlineProjections });
+      await run(store, open.db);
+    } finally {
+      await open.close();
+    }
+  }
+
+  it('a journal read and the appends after it give the events the log read gives; a gap, another tenant or an input before the read: not answered', async () => {
+    await withStore(async (store, db) => {
+      const tails = new StreamTails();
+      let version = 0;
+      const append = async (events: NewEvent[], heard = true) => {
+        const result = await store.append({ tenantId: 't', streamId: s, expectedVersion: version, events });
+        version = result.version;
+        if (heard) tails.appended(result.events);
+        return result;
+      };
+      await append([input(1)]);
+      await append([started(1)]);
+      await append([committed(1)]);
+      await append([input(2), input(3)]);
+      // the journal's read: the pending suffix, from e2's input on
+      tails.read((await store.readPendingSuffix(s)).events);
+      await append([started(2, 1)]);
+      await append([started(2, 2)]);
+      await append([committed(2, 2)]);
+      expect(tails.timeline(ref('e2', version))).toEqual(await readTimeline(db, ref('e2', version)));
+      expect((await readTimeline(db, ref('e2', version))).map((e) => [e.type, e.attempt])).toEqual([
+        ['player-input.submitted@1', null],
+        ['execution.started@1', 1],
+        ['execution.started@1', 2],
+        ['turn.committed@1', 2],
+      ]);
+      expect(tails.timeline(ref('e2', version))).toBeUndefined(); // let go once asked
+      // e3: its input is in the read, but an append this process did not make comes between
+      tails.read((await store.readPendingSuffix(s)).events);
+      await append([started(3)], false);
+      await append([committed(3)]);
+      expect(tails.timeline(ref('e3', version))).toBeUndefined();
+      // another tenant's ref, or an execution whose input is before the read
+      await append([input(4)]);
+      tails.read((await store.readPendingSuffix(s)).events);
+      await append([started(4)]);
+      await append([committed(4)]);
+      expect(tails.timeline({ ...ref('e4', version), tenantId: 'other' })).toBeUndefined();
+      // a read that starts after the execution's input
+      await append([input(5)]);
+      await append([started(5)]);
+      tails.read(await store.readStream(s, version - 1));
+      await append([committed(5)]);
+      expect(tails.timeline(ref('e5', version))).toBeUndefined();
+    });
+  });
+
+  it('the metrics observe a turn committed after a journal read with no statement of their own; without the read, the log is read', async () => {
+    await withStore(async (store, db) => {
+      const metrics = new EngineMetrics();
+      const counter = new QueryCounter();
+      metrics.attach({ db: db.withPlugin(counter) });
+      const hooked = new EventStore(db, { inline: inlineProjections, onAppended: metrics.onAppended });
+      let version = (await store.append({ tenantId: 't', streamId: s, expectedVersion: 0, events: [input(1)] })).version;
+      metrics.heard((await store.readPendingSuffix(s)).events);
+      version = (await hooked.append({ tenantId: 't', streamId: s, expectedVersion: version, events: [started(1)] })).version;
+      version = (await hooked.append({ tenantId: 't', streamId: s, expectedVersion: version, events: [committed(1)] })).version;
+      await metrics.settled();
+      expect(counter.queries).toBe(0);
+      const scrape = async () => parseExposition((await metrics.exposition()).body);
+      expect(total(await scrape(), 'covel_turn_latency_seconds_count')).toBe(1);
+      // not heard: read from the log, observed the same (the scrape's own reads not counted)
+      counter.queries = 0;
+      version = (await store.append({ tenantId: 't', streamId: s, expectedVersion: version, events: [input(2)] })).version;
+      version = (await hooked.append({ tenantId: 't', streamId: s, expectedVersion: version, events: [started(2)] })).version;
+      await hooked.append({ tenantId: 't', streamId: s, expectedVersion: version, events: [committed(2)] });
+      await metrics.settled();
+      expect(counter.queries).toBe(1);
+      expect(total(await scrape(), 'covel_turn_latency_seconds_count')).toBe(2);
+    });
   });
 });

@@ -1,4 +1,12 @@
 import { turnContext } from '../../../../test/support/turn-context';
+import { QueryCounter } from '../../../../test/support/query-counter';
+import { parseExposition, total } from '../../../../test/support/prometheus-text';
+import { EventStore } from '../../../events';
+import { auditTurn } from '../../audit/turn-audit';
+import { historyReadLimit } from '../../execution/deps';
+import { loadRuntimeHistory } from '../../history';
+import { EngineMetrics } from '../../metrics';
+import { engineInlineProjections } from '../../startup/projections';
 import { TurnRunner } from '../turn-runner';
 import { type TurnHarness, turnHarness } from './harness';
 
@@ -41,5 +49,45 @@ describe('the reads of a narrator-only turn', () => {
       journalReads.mockRestore();
       streamReads.mockRestore();
     }
+  });
+
+  it('the history and summaries the runtime reads come with the journal’s read (no read of their own), as their own read gives them', async () => {
+    const session = await h.session();
+    const first = await h.input(session, 'first');
+    expect(await runner.turn(first, turnContext())).toEqual({ kind: 'done' });
+    const job = await h.input(session, 'second');
+    const before = await loadRuntimeHistory(h.deps.readModels, job.tenantId, job.sessionId, historyReadLimit(h.deps));
+    expect(before.messages.length).toBeGreaterThan(0);
+    const views = jest.spyOn(h.deps.readModels, 'historyView');
+    const summaries = jest.spyOn(h.deps.readModels, 'summaries');
+    try {
+      expect(await runner.turn(job, turnContext())).toEqual({ kind: 'done' });
+      expect(views).not.toHaveBeenCalled();
+      expect(summaries).not.toHaveBeenCalled();
+    } finally {
+      views.mockRestore();
+      summaries.mockRestore();
+    }
+    // the request the model got is the one a rebuild from the log makes (with the history read on its own)
+    const audit = await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps) }, job.sessionId, job.turnId);
+    expect(audit.identical).toBe(true);
+  });
+
+  it('the metrics take a committed turn’s timeline from the journal’s read and the turn’s appends: no statement of their own', async () => {
+    const metrics = new EngineMetrics();
+    const counter = new QueryCounter();
+    metrics.attach({ db: h.database.db.withPlugin(counter) });
+    const deps = { ...h.deps, metrics, store: new EventStore(h.database.db, { inline: engineInlineProjections, onAppended: metrics.onAppended }) };
+    const hooked = new TurnRunner(deps);
+    const session = await h.session();
+    for (const text of ['first', 'second']) {
+      const job = await h.input(session, text);
+      expect(await hooked.turn(job, turnContext())).toEqual({ kind: 'done' });
+    }
+    await metrics.settled();
+    expect(counter.queries).toBe(0);
+    const body = parseExposition((await metrics.exposition()).body);
+    expect(total(body, 'covel_turn_latency_seconds_count')).toBe(2);
+    expect(total(body, 'covel_turn_engine_overhead_seconds_count')).toBe(2);
   });
 });
