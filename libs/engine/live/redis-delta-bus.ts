@@ -11,10 +11,21 @@ export interface RedisDeltaBusOptions {
   /** Namespaces the channels and keys (the queue's prefix). */
   prefix: string;
   logger: Pick<Logger, 'warn' | 'log'>;
+  /** How long a worker trusts what it knows of a session's listeners before asking Redis again (`LISTENED_CHECK_MS`). */
+  listenedCheckMs?: number;
 }
 
 /** How long a session counts as listened to after its last stream left (the streams' API processes refresh it a third of this). */
 export const LISTENED_TTL_MS = 60_000;
+/**
+ * How long a worker trusts what it knows of a session's listeners (a check's answer, an
+ * announcement) before asking Redis again. A new listener does not wait for it: its announcement is
+ * heard at once. What it bounds: a session nobody listens to costs one check per this per worker,
+ * and a listener that has left is still published to for up to this (its mark outlives it anyway).
+ */
+export const LISTENED_CHECK_MS = 10_000;
+/** Sessions known before the expired ones are swept (on the next one learnt). */
+const KNOWN_SWEEP_AT = 1_000;
 /** How long a call's end waits at most for its last delta to reach Redis (deltas are best effort; the reply is not held up). */
 const LAST_DELTA_WAIT_MS = 2_000;
 /** Marks refreshed per command (a script's keys: one Redis command each, kept short). */
@@ -66,11 +77,15 @@ interface Channel {
  *
  * Who listens: an API process that streams a session marks it (`<prefix>:deltas:listened:<session>`,
  * TTL `LISTENED_TTL_MS`, refreshed while it streams; a new mark is announced on
- * `<prefix>:delta-listeners`). A worker reads the mark once per model call (one command), after
- * subscribing to the announcements (once per process): a listener that comes later is heard, and the
- * call then publishes what it has written so far as one delta (the catch-up), and coalesces from
- * there. Nobody listening: a call costs that one read and nothing else (its text is in the log at
- * its end). Connections are opened on first use.
+ * `<prefix>:delta-listeners`). A worker subscribes to the announcements (once per process), then
+ * keeps a view of who listens: a session's mark is read (one command) when the view has nothing on
+ * it younger than `LISTENED_CHECK_MS`; an announcement makes it listened at once. A listener that
+ * comes while a call runs is heard, and the call then publishes what it has written so far as one
+ * delta (the catch-up), and coalesces from there. Nobody listening: a session costs one read per
+ * `LISTENED_CHECK_MS` per worker, whatever its calls (their text is in the log at their end). The
+ * view holds only while the announcements are heard without a break: when the subscriber's
+ * connection closes it is dropped, and the subscription is made again before anything is read.
+ * Connections are opened on first use.
  */
 export class RedisDeltaBus implements DeltaBus {
   private publisher: ScriptedRedis | null = null;
@@ -79,6 +94,12 @@ export class RedisDeltaBus implements DeltaBus {
   /** Calls of this process not publishing yet (nobody listened when they began), by session. */
   private readonly unheard = new Map<string, Set<DeltaCoalescer>>();
   private announcements: Promise<void> | null = null;
+  /** What this process knows of sessions' listeners, until when (then their mark is read again). */
+  private readonly known = new Map<string, { listened: boolean; until: number }>();
+  /** Reads of marks under way, by session (the calls that begin meanwhile wait for the same answer). */
+  private readonly checks = new Map<string, Promise<boolean>>();
+  /** Counts the subscriber's closes: an answer read across one is not kept (an announcement may have been missed). */
+  private subscriberEpoch = 0;
   /** Sessions this process streams, and the timer that refreshes their marks. */
   private readonly listened = new Set<string>();
   private refresher: NodeJS.Timeout | null = null;
@@ -95,9 +116,12 @@ export class RedisDeltaBus implements DeltaBus {
         .catch((error: unknown) => this.publisherFailed(error));
     const coalescer = new DeltaCoalescer({ started: false, emit: (text) => void push(text, CALL_DELTAS_TTL_MS) });
     this.addUnheard(call.sessionId, coalescer);
-    void this.isListened(call.sessionId).then((listened) => {
-      if (listened) this.hear(call.sessionId);
-    });
+    const known = this.knownListened(call.sessionId);
+    if (known === true) this.hear(call.sessionId);
+    else if (known === undefined)
+      void this.isListened(call.sessionId).then((listened) => {
+        if (listened) this.hear(call.sessionId);
+      });
     return {
       write: (text) => coalescer.write(text),
       end: async () => {
@@ -153,6 +177,9 @@ export class RedisDeltaBus implements DeltaBus {
     this.channels.clear();
     this.unheard.clear();
     this.listened.clear();
+    this.known.clear();
+    this.checks.clear();
+    this.announcements = null;
     if (this.refresher) clearInterval(this.refresher);
     this.refresher = null;
     const connections = [this.publisher, this.subscriber].filter((c): c is IORedis => c !== null);
@@ -186,14 +213,46 @@ export class RedisDeltaBus implements DeltaBus {
     return this.pub().covelDeltasListened(keys.length, ...keys, LISTENED_TTL_MS, this.announcementsChannel(), ...sessions);
   }
 
-  /** Whether someone listens to the session, asked once the announcements are heard (so a listener that comes later is heard of). */
-  private async isListened(sessionId: string): Promise<boolean> {
+  /** What the view says of the session (undefined: nothing young enough, its mark is to be read). */
+  private knownListened(sessionId: string): boolean | undefined {
+    const entry = this.known.get(sessionId);
+    if (!entry) return undefined;
+    if (entry.until > Date.now()) return entry.listened;
+    this.known.delete(sessionId);
+    return undefined;
+  }
+
+  private learn(sessionId: string, listened: boolean): void {
+    const now = Date.now();
+    if (this.known.size >= KNOWN_SWEEP_AT) for (const [id, entry] of this.known) if (entry.until <= now) this.known.delete(id);
+    this.known.delete(sessionId); // re-inserted: the map stays in the order of learning
+    this.known.set(sessionId, { listened, until: now + (this.options.listenedCheckMs ?? LISTENED_CHECK_MS) });
+  }
+
+  /** Whether someone listens to the session: its mark read once the announcements are heard (so a listener that comes later is heard of); one read at a time per session. */
+  private isListened(sessionId: string): Promise<boolean> {
+    let check = this.checks.get(sessionId);
+    if (!check) {
+      check = this.check(sessionId).finally(() => this.checks.delete(sessionId));
+      this.checks.set(sessionId, check);
+    }
+    return check;
+  }
+
+  private async check(sessionId: string): Promise<boolean> {
     try {
+      const epoch = this.subscriberEpoch;
       this.announcements ??= this.sub()
         .subscribe(this.announcementsChannel())
         .then(() => undefined);
       await this.announcements;
-      return (await this.pub().exists(this.listenedKey(sessionId))) > 0;
+      const listened = (await this.pub().exists(this.listenedKey(sessionId))) > 0;
+      // kept only if the announcements were heard all along; "nobody" never overrides an announcement heard meanwhile
+      if (epoch === this.subscriberEpoch && this.announcements !== null) {
+        if (listened) this.learn(sessionId, true);
+        else if (this.knownListened(sessionId) === undefined) this.learn(sessionId, false);
+      }
+      return listened || this.knownListened(sessionId) === true;
     } catch (error) {
       this.announcements = null;
       this.publisherFailed(error);
@@ -250,6 +309,7 @@ export class RedisDeltaBus implements DeltaBus {
     const announcements = this.announcementsChannel();
     subscriber.on('message', (channel: string, message: string) => {
       if (channel === announcements) {
+        this.learn(message, true);
         this.hear(message);
         return;
       }
@@ -258,6 +318,12 @@ export class RedisDeltaBus implements DeltaBus {
       for (const listener of this.channels.get(channel)?.listeners ?? []) listener(delta);
     });
     subscriber.on('error', (error: unknown) => this.options.logger.warn(`story delta subscriber: ${String(error)}`));
+    // announcements may be missed while the connection is down: the view is dropped, the subscription made again on the next read
+    subscriber.on('close', () => {
+      this.subscriberEpoch++;
+      this.announcements = null;
+      this.known.clear();
+    });
     this.subscriber = subscriber;
     return subscriber;
   }
