@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { readUncompactedPrefix } from './projections/turn-messages';
+import { precompiled } from './precompiled';
 import type { Database, TurnMessagesTable } from './schema';
 import { type EventData, ExecutionCancelledV1, type MediaReference, WaitingFor } from './event-types';
 import { readLatestTurn, readTurnAlternatives, type TurnAlternativesRecord } from './turn-alternatives';
@@ -174,6 +175,12 @@ export interface SessionModelUsageView {
   outputTokens: number;
 }
 
+/** An execution's row, the tenant's only: compiled once (`precompiled`), the API reads it for every long-poll of a turn. */
+const executionRow = precompiled<Database, { tenantId: string; executionId: string }, Selectable<Database['executions']>>(
+  ['tenantId', 'executionId'],
+  (db, p) => db.selectFrom('executions').selectAll().where('tenant_id', '=', p.tenantId).where('execution_id', '=', p.executionId),
+);
+
 /** Tenant-scoped queries over the projections; every method takes the tenant first. */
 export class ReadModels {
   constructor(private readonly db: Kysely<Database>) {}
@@ -214,7 +221,7 @@ export class ReadModels {
   }
 
   async execution(tenantId: string, executionId: string): Promise<ExecutionView | null> {
-    const r = await this.db.selectFrom('executions').selectAll().where('tenant_id', '=', tenantId).where('execution_id', '=', executionId).executeTakeFirst();
+    const [r] = (await executionRow(this.db, { tenantId, executionId })).rows;
     return r ? executionView(r) : null;
   }
 
