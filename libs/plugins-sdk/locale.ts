@@ -11,6 +11,28 @@ export { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH };
  * zh-Hans-*); zh-TW, zh-HK, zh-MO and zh-Hant-* are Traditional and read English.
  */
 export function promptLocaleOf(tag: string): Locale {
+  let locale = promptLocales.get(tag);
+  if (locale === undefined) {
+    locale = promptLocaleOfTag(tag);
+    if (tag.length <= MAX_LOCALE_TAG_LENGTH) {
+      if (promptLocales.size >= PROMPT_LOCALES_KEPT) promptLocales.delete(promptLocales.keys().next().value!);
+      promptLocales.set(tag, locale);
+    }
+  }
+  return locale;
+}
+
+/**
+ * `promptLocaleOf`'s answers by tag: a worker asks once per request built (each turn, twice), and
+ * ICU's canonicalization and likely subtags cost more than the rest of the session settings read
+ * (issue 33: ~1 % of a worker's CPU per narrator turn). A tag's answer never changes (for a given
+ * ICU); the latest tags are kept, at most {@link PROMPT_LOCALES_KEPT} (the oldest one goes), and
+ * only tags of at most `MAX_LOCALE_TAG_LENGTH` characters (a longer one is ill-formed: `en`).
+ */
+const promptLocales = new Map<string, Locale>();
+export const PROMPT_LOCALES_KEPT = 256;
+
+function promptLocaleOfTag(tag: string): Locale {
   const canonical = canonicalLocaleTag(tag);
   if (canonical === null) return 'en';
   const likely = new Intl.Locale(canonical).maximize();

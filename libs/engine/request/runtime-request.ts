@@ -392,5 +392,21 @@ export function requestLayout(context: AssembledContext, messageSections: readon
  * the prefix its parent's requests cached.
  */
 export function promptCacheKey(sessionId: string, pluginId: string, runtimeId: string): string {
-  return `covel-${createHash('sha256').update(`${sessionId}/${pluginId}/${runtimeId}`).digest('hex').slice(0, 32)}`;
+  const named = `${sessionId}/${pluginId}/${runtimeId}`;
+  let key = cacheKeys.get(named);
+  if (key === undefined) {
+    key = `covel-${createHash('sha256').update(named).digest('hex').slice(0, 32)}`;
+    if (cacheKeys.size >= CACHE_KEYS_KEPT) cacheKeys.delete(cacheKeys.keys().next().value!);
+    cacheKeys.set(named, key);
+  }
+  return key;
 }
+
+/**
+ * `promptCacheKey`'s answers for the latest sessions and runtimes (the oldest one goes past the
+ * bound): every request of a session's runtime sends the same key, and a worker builds each
+ * turn's requests more than once (the compaction barrier's estimate, then each step); a SHA-256
+ * each time was ~0.3 % of a worker's CPU per narrator turn (issue 33).
+ */
+const cacheKeys = new Map<string, string>();
+const CACHE_KEYS_KEPT = 1_024;

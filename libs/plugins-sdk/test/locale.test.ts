@@ -1,4 +1,5 @@
 import { canonicalLocaleTag, languageNameOf, promptLocaleOf } from '..';
+import { PROMPT_LOCALES_KEPT } from '../locale';
 
 describe('session language tags (spec §6)', () => {
   it.each([
@@ -34,6 +35,22 @@ describe('session language tags (spec §6)', () => {
     ['', 'en'],
   ])('%s → %s', (tag, locale) => {
     expect(promptLocaleOf(tag)).toBe(locale);
+  });
+
+  it('answers a tag asked again alike, also once more tags than it keeps were asked (the oldest forgotten)', () => {
+    const tags = Array.from({ length: PROMPT_LOCALES_KEPT + 20 }, (_, i) => (i % 2 === 0 ? `zh-CN-x-t${i}` : `zh-TW-x-t${i}`));
+    const first = tags.map(promptLocaleOf);
+    expect(first.filter((l) => l === 'zh-Hans')).toHaveLength(tags.length / 2);
+    expect(tags.map(promptLocaleOf)).toEqual(first);
+    for (const [tag, locale] of [
+      ['zh-CN', 'zh-Hans'],
+      ['ZH-cn', 'zh-Hans'],
+      ['zh-TW', 'en'],
+      ['en_US!!', 'en'],
+      [`zh-${'x'.repeat(300)}`, 'en'],
+    ] as const) {
+      expect([promptLocaleOf(tag), promptLocaleOf(tag)]).toEqual([locale, locale]);
+    }
   });
 
   it('keeps well-formed tags in canonical form and refuses ill-formed ones', () => {
