@@ -86,8 +86,15 @@ async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: Abort
     const watch = await deps.ends.watch({ tenantId: job.tenantId, executionId: job.executionId, signal: stop.signal });
     void watch.ended.then(() => ended.abort(new FencedOutError(job.executionId, job.attempt)));
   }
-  return { ended: ended.signal, release: () => stop.abort() };
+  return { ended: ended.signal, release: () => stop.abort(RELEASED) };
 }
+
+/**
+ * The reason a job's watch is let go with: what listens on it (the stop listener, the execution's
+ * watch) only stops listening, nobody reads the reason. `abort()` without one makes a new
+ * `DOMException` with its stack each time, once per runtime job (issue 33: CPU per turn).
+ */
+const RELEASED = Symbol('runtime job watch released');
 
 async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, given: RuntimeStepOptions): Promise<RuntimeStepResult> {
   // the read brings the preferences the execution runs with, unless this process knows them
