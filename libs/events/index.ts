@@ -78,7 +78,6 @@ export { inlineProjections, asyncProjections } from './projections/sets';
 export { traceEventsProjection } from './projections/trace-events';
 export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inline';
 export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure, RebuildInlineResult } from './projections/inline/rebuild-inline';
-export { TtlCache } from './ttl-cache';
 export { TenantStore, ApiKeyExistsError, ApiKeyNotFoundError, TenantNotFoundError, LastAdminKeyError } from './tenants';
 export type { Tenant, TenantStoreOptions, Caller, AdminActor } from './tenants';
 export { newApiKey, hmacApiKey, sha256ApiKey, loadKeyPepper, KEY_PREFIX_LENGTH } from './api-keys';

@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { BoundedMemo } from '../memo';
 
 /**
  * Process-wide counts of the PostgreSQL statements this process sends through its pools, and of the
@@ -65,7 +66,7 @@ export function transactionEffect(sql: string): 'begin' | 'end' | 'inside' {
   return 'inside';
 }
 
-/** Statement texts whose label and transaction effect are kept (`statementFacts`); past it the memo starts over. */
+/** Statement texts whose label and transaction effect are kept (`statementFacts`); past it the oldest is forgotten. */
 export const STATEMENT_FACTS_KEPT = 512;
 /** Longer texts (a multi-row insert, say) are labelled each time, not kept. */
 const STATEMENT_FACTS_MAX_TEXT = 4096;
@@ -78,20 +79,19 @@ interface StatementFacts {
 /**
  * `statementLabel` and `transactionEffect` of a text, memoised by the text: a process sends the same
  * few dozen statement texts over and over, and the label's regular expressions were a visible share
- * of a turn's CPU (issue 33). Bounded: at `STATEMENT_FACTS_KEPT` texts the memo is cleared.
+ * of a turn's CPU (issue 33). Bounded: at most `STATEMENT_FACTS_KEPT` texts, the oldest forgotten first.
  */
 export class StatementFactsMemo {
-  private readonly facts = new Map<string, StatementFacts>();
-  constructor(private readonly kept = STATEMENT_FACTS_KEPT) {}
+  private readonly facts: BoundedMemo<string, StatementFacts>;
+  constructor(kept = STATEMENT_FACTS_KEPT) {
+    this.facts = new BoundedMemo({ maxEntries: kept });
+  }
 
   of(sql: string): StatementFacts {
     const known = this.facts.get(sql);
     if (known) return known;
     const facts = { label: statementLabel(sql), effect: transactionEffect(sql) };
-    if (sql.length <= STATEMENT_FACTS_MAX_TEXT) {
-      if (this.facts.size >= this.kept) this.facts.clear();
-      this.facts.set(sql, facts);
-    }
+    if (sql.length <= STATEMENT_FACTS_MAX_TEXT) this.facts.set(sql, facts);
     return facts;
   }
 

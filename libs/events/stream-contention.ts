@@ -1,3 +1,5 @@
+import { BoundedMemo } from '../memo';
+
 /** How long a stream counts as contended after others last appended to it first (ms). */
 export const CONTENTION_MEMORY_MS = 2_000;
 /** At most this many streams are remembered; past it the expired ones go, then the oldest. */
@@ -10,34 +12,20 @@ export const CONTENTION_MEMORY_STREAMS = 1_024;
  * until the stream has been quiet for `memoryMs`. Only a choice of path: both write the same.
  */
 export class StreamContention {
-  /** Stream id → the time its contention is forgotten (insertion order: oldest first). */
-  private readonly until = new Map<string, number>();
+  /** Stream ids whose contention is remembered for `memoryMs`. */
+  private readonly streams: BoundedMemo<string, true>;
 
-  constructor(
-    private readonly memoryMs = CONTENTION_MEMORY_MS,
-    private readonly maxStreams = CONTENTION_MEMORY_STREAMS,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(memoryMs = CONTENTION_MEMORY_MS, maxStreams = CONTENTION_MEMORY_STREAMS, now: () => number = Date.now) {
+    this.streams = new BoundedMemo({ maxEntries: maxStreams, ttlMs: memoryMs, now });
+  }
 
   /** True when others appended to the stream first within the last `memoryMs`. */
   contended(streamId: string): boolean {
-    const until = this.until.get(streamId);
-    if (until === undefined) return false;
-    if (until > this.now()) return true;
-    this.until.delete(streamId);
-    return false;
+    return this.streams.has(streamId);
   }
 
   /** Others appended to the stream first just now. */
   record(streamId: string): void {
-    const now = this.now();
-    this.until.delete(streamId);
-    this.until.set(streamId, now + this.memoryMs);
-    if (this.until.size <= this.maxStreams) return;
-    for (const [id, until] of this.until) if (until <= now) this.until.delete(id);
-    for (const id of this.until.keys()) {
-      if (this.until.size <= this.maxStreams) break;
-      this.until.delete(id);
-    }
+    this.streams.set(streamId, true);
   }
 }

@@ -6,7 +6,7 @@ import { ConcurrencyError } from './errors';
 import { API_KEY_SCOPES, type ApiKeyScope, type NewEvent, tenantStreamId } from './event-types';
 import { EventStore } from './event-store';
 import type { Database } from './schema';
-import { TtlCache } from './ttl-cache';
+import { BoundedMemo } from '../memo';
 
 export interface Tenant {
   id: string;
@@ -96,11 +96,11 @@ class AlreadyRevoked extends Error {}
  */
 export class TenantStore {
   /** By key hash: the caller, answered from here for `cacheMs`. */
-  private readonly cache: TtlCache<string, Caller>;
+  private readonly cache: BoundedMemo<string, Caller>;
   /** By key id: whether it was active when read, answered from here for `cacheMs`. */
-  private readonly activeCache: TtlCache<string, boolean>;
+  private readonly activeCache: BoundedMemo<string, boolean>;
   /** By key id: when this process last wrote its `last_used_at`. */
-  private readonly touched = new Map<string, number>();
+  private readonly touched: BoundedMemo<string, number>;
   private readonly cacheSize: number;
   private readonly touchEveryMs: number;
   private readonly store: EventStore;
@@ -112,8 +112,9 @@ export class TenantStore {
   ) {
     this.cacheSize = options.cacheSize ?? 10_000;
     const cached = { ttlMs: options.cacheMs ?? 0, maxEntries: this.cacheSize };
-    this.cache = new TtlCache(cached);
-    this.activeCache = new TtlCache(cached);
+    this.cache = new BoundedMemo(cached);
+    this.activeCache = new BoundedMemo(cached);
+    this.touched = new BoundedMemo({ maxEntries: this.cacheSize });
     this.touchEveryMs = options.touchEveryMs ?? LAST_USED_EVERY_MS;
     this.store = options.store ?? new EventStore(db);
   }
@@ -309,7 +310,6 @@ export class TenantStore {
   private touch(keyId: string): void {
     const now = Date.now();
     if (now - (this.touched.get(keyId) ?? 0) < this.touchEveryMs) return;
-    if (this.touched.size >= this.cacheSize) this.touched.delete(this.touched.keys().next().value!);
     this.touched.set(keyId, now);
     // another process may have written it this minute: the condition keeps it to about once a minute in all
     void this.db

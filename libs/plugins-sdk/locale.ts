@@ -1,5 +1,6 @@
 import type { Locale } from './manifest';
 
+import { BoundedMemo } from '../memo';
 import { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH } from '../text';
 
 export { canonicalLocaleTag, MAX_LOCALE_TAG_LENGTH };
@@ -14,10 +15,7 @@ export function promptLocaleOf(tag: string): Locale {
   let locale = promptLocales.get(tag);
   if (locale === undefined) {
     locale = promptLocaleOfTag(tag);
-    if (tag.length <= MAX_LOCALE_TAG_LENGTH) {
-      if (promptLocales.size >= PROMPT_LOCALES_KEPT) promptLocales.delete(promptLocales.keys().next().value!);
-      promptLocales.set(tag, locale);
-    }
+    if (tag.length <= MAX_LOCALE_TAG_LENGTH) promptLocales.set(tag, locale);
   }
   return locale;
 }
@@ -29,8 +27,8 @@ export function promptLocaleOf(tag: string): Locale {
  * ICU); the latest tags are kept, at most {@link PROMPT_LOCALES_KEPT} (the oldest one goes), and
  * only tags of at most `MAX_LOCALE_TAG_LENGTH` characters (a longer one is ill-formed: `en`).
  */
-const promptLocales = new Map<string, Locale>();
 export const PROMPT_LOCALES_KEPT = 256;
+const promptLocales = new BoundedMemo<string, Locale>({ maxEntries: PROMPT_LOCALES_KEPT });
 
 function promptLocaleOfTag(tag: string): Locale {
   const canonical = canonicalLocaleTag(tag);

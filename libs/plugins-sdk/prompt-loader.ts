@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { EngineError } from '../errors';
+import { BoundedMemo } from '../memo';
 import { truncateText } from '../text';
 import { canonicalLocaleTag } from './locale';
 
@@ -131,7 +132,7 @@ export function createPromptLoader(root: string, options: PromptLoaderOptions = 
   } catch (error) {
     throw new PromptTemplateError('PROMPT_ROOT_INVALID', `prompt root ${resolve(root)} is not a readable directory: ${String(error)}`);
   }
-  const cache = new Map<string, ResolvedPrompt | null>();
+  const cache = new BoundedMemo<string, ResolvedPrompt | null>({ maxEntries: opts.cache === false ? 1 : opts.cache.maxEntries });
 
   const checkName = (name: unknown): string => {
     if (typeof name !== 'string' || !PROMPT_TEMPLATE_NAME.test(name)) {
@@ -244,7 +245,6 @@ export function createPromptLoader(root: string, options: PromptLoaderOptions = 
       const key = `${checked}\u0000${wanted.tag ?? ''}`;
       if (cache.has(key)) return cache.get(key) ?? null;
       const result = resolveUncached(checked, wanted);
-      if (cache.size >= opts.cache.maxEntries) cache.delete(cache.keys().next().value as string);
       cache.set(key, result);
       return result;
     },

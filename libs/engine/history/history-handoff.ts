@@ -1,3 +1,4 @@
+import { BoundedMemo } from '../../memo';
 import type { LoadedHistory } from './history-loader';
 
 /**
@@ -10,8 +11,8 @@ import type { LoadedHistory } from './history-loader';
  * (a compaction, a recorded handler result, an input) changes the version and the job reads anew.
  * Only a process that ran the barrier (or that read) has an entry (another worker reads as before); bounded.
  */
-const kept = new Map<string, LoadedHistory>();
 const MAX_KEPT = 64;
+const kept = new BoundedMemo<string, LoadedHistory>({ maxEntries: MAX_KEPT });
 
 const key = (ref: HistoryHandoffKey) => `${ref.tenantId}/${ref.sessionId}/${ref.executionId}@${ref.streamVersion}`;
 
@@ -25,8 +26,7 @@ export interface HistoryHandoffKey {
 
 /** Keeps the history a barrier read at `streamVersion` (no coverage: what a runtime job reads). */
 export function keepHistory(ref: HistoryHandoffKey, history: LoadedHistory): void {
-  for (const k of kept.keys()) if (k.startsWith(`${ref.tenantId}/${ref.sessionId}/`)) kept.delete(k); // one per session: the latest
-  if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value!);
+  kept.deleteWhere((_, k) => k.startsWith(`${ref.tenantId}/${ref.sessionId}/`)); // one per session: the latest
   kept.set(key(ref), history);
 }
 

@@ -1,12 +1,5 @@
-import {
-  ConcurrencyError,
-  type EventStore,
-  type RecordedTenantLimits,
-  type TenantLimits,
-  type TenantLimitsReads,
-  tenantStreamId,
-  TtlCache,
-} from '../../events';
+import { ConcurrencyError, type EventStore, type RecordedTenantLimits, type TenantLimits, type TenantLimitsReads, tenantStreamId } from '../../events';
+import { BoundedMemo } from '../../memo';
 import { NotFoundError } from '../../errors';
 import { checkBudget, type UsageTotalsReader } from './budget';
 import type { RateDecision, RateLimiter } from './rate-limiter';
@@ -54,10 +47,10 @@ export interface TenantLimitsServiceOptions {
  * flight (`TenantCaps`, for the queue's fair admission).
  */
 export class TenantLimitsService implements TenantCaps {
-  private readonly cache: TtlCache<string, RecordedTenantLimits | null>;
+  private readonly cache: BoundedMemo<string, RecordedTenantLimits | null>;
 
   constructor(private readonly options: TenantLimitsServiceOptions) {
-    this.cache = new TtlCache({ ttlMs: options.cacheMs ?? LIMITS_CACHE_MS, maxEntries: 10_000 });
+    this.cache = new BoundedMemo({ ttlMs: options.cacheMs ?? LIMITS_CACHE_MS, maxEntries: 10_000 });
   }
 
   /** The tenant's view; 404 `TENANT_NOT_FOUND` for an unknown tenant. */

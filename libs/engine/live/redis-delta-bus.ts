@@ -1,5 +1,6 @@
 import IORedis from 'ioredis';
 import { z } from 'zod';
+import { BoundedMemo } from '../../memo';
 import type { Logger } from '../logging/logger';
 import { CALL_DELTAS_TTL_MS, type CallDeltas, type DeltaBus, FINISHED_CALL_GRACE_MS, type StoryDelta } from './delta-bus';
 import { DeltaCoalescer } from './coalescer';
@@ -24,8 +25,8 @@ export const LISTENED_TTL_MS = 60_000;
  * and a listener that has left is still published to for up to this (its mark outlives it anyway).
  */
 export const LISTENED_CHECK_MS = 10_000;
-/** Sessions known before the expired ones are swept (on the next one learnt). */
-const KNOWN_SWEEP_AT = 1_000;
+/** Sessions known at most (the expired ones go as others are learnt; past the bound, the oldest learnt too). */
+const KNOWN_MAX = 10_000;
 /** How long a call's end waits at most for its last delta to reach Redis (deltas are best effort; the reply is not held up). */
 const LAST_DELTA_WAIT_MS = 2_000;
 /** Marks refreshed per command (a script's keys: one Redis command each, kept short). */
@@ -95,7 +96,7 @@ export class RedisDeltaBus implements DeltaBus {
   private readonly unheard = new Map<string, Set<DeltaCoalescer>>();
   private announcements: Promise<void> | null = null;
   /** What this process knows of sessions' listeners, until when (then their mark is read again). */
-  private readonly known = new Map<string, { listened: boolean; until: number }>();
+  private readonly known: BoundedMemo<string, boolean>;
   /** Reads of marks under way, by session (the calls that begin meanwhile wait for the same answer). */
   private readonly checks = new Map<string, Promise<boolean>>();
   /** Counts the subscriber's closes: an answer read across one is not kept (an announcement may have been missed). */
@@ -104,7 +105,9 @@ export class RedisDeltaBus implements DeltaBus {
   private readonly listened = new Set<string>();
   private refresher: NodeJS.Timeout | null = null;
 
-  constructor(private readonly options: RedisDeltaBusOptions) {}
+  constructor(private readonly options: RedisDeltaBusOptions) {
+    this.known = new BoundedMemo({ maxEntries: KNOWN_MAX, ttlMs: options.listenedCheckMs ?? LISTENED_CHECK_MS });
+  }
 
   open(call: { sessionId: string; callId: string }): CallDeltas {
     const key = this.callKey(call.callId);
@@ -215,18 +218,11 @@ export class RedisDeltaBus implements DeltaBus {
 
   /** What the view says of the session (undefined: nothing young enough, its mark is to be read). */
   private knownListened(sessionId: string): boolean | undefined {
-    const entry = this.known.get(sessionId);
-    if (!entry) return undefined;
-    if (entry.until > Date.now()) return entry.listened;
-    this.known.delete(sessionId);
-    return undefined;
+    return this.known.get(sessionId);
   }
 
   private learn(sessionId: string, listened: boolean): void {
-    const now = Date.now();
-    if (this.known.size >= KNOWN_SWEEP_AT) for (const [id, entry] of this.known) if (entry.until <= now) this.known.delete(id);
-    this.known.delete(sessionId); // re-inserted: the map stays in the order of learning
-    this.known.set(sessionId, { listened, until: now + (this.options.listenedCheckMs ?? LISTENED_CHECK_MS) });
+    this.known.set(sessionId, listened); // set again: the newest, answered for listenedCheckMs from now
   }
 
   /** Whether someone listens to the session: its mark read once the announcements are heard (so a listener that comes later is heard of); one read at a time per session. */

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppendResult, AsyncProjectionStatus, Database, StoredEvent } from '../../events';
 import { estimateCostUsd, type PriceTable, type ProviderAdapter, type TokenUsage } from '../../providers';
+import { BoundedMemo } from '../../memo';
 import type { Logger } from '../logging/logger';
 import { registerIoCounters } from './io-counts';
 import { StreamTails } from './stream-tails';
@@ -143,7 +144,7 @@ export class EngineMetrics {
   });
 
   /** callId / requestId → the runtime label and model, for the usage its answer reports (appended by the same process). */
-  private readonly callRuntimes = new Map<string, { runtime: string; model: string }>();
+  private readonly callRuntimes = new BoundedMemo<string, { runtime: string; model: string }>({ maxEntries: 10_000 });
   private readonly prices: PriceTable | undefined;
 
   constructor(
@@ -329,7 +330,6 @@ export class EngineMetrics {
   /** Bounded: an id whose answer never comes (a crash) is dropped with the oldest. */
   private remember(id: string, runtime: string, model: string) {
     this.callRuntimes.set(id, { runtime, model });
-    if (this.callRuntimes.size > 10_000) this.callRuntimes.delete(this.callRuntimes.keys().next().value!);
   }
 
   private boundedCode(code: string): string {

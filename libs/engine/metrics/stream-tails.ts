@@ -1,4 +1,5 @@
 import type { StoredEvent } from '../../events';
+import { BoundedMemo } from '../../memo';
 import { type TimelineEvent, TIMELINE_TYPES, textOf, timelineEvent } from './turn-timeline';
 
 /** The timeline's fields of one event of a tail, with what picks it out. */
@@ -32,7 +33,7 @@ const INPUT_TYPES: ReadonlySet<string> = new Set(['player-input.submitted@1', 'r
  * of order) drops the stream's tail: the timeline is read from the log then.
  */
 export class StreamTails {
-  private readonly tails = new Map<string, Tail>();
+  private readonly tails = new BoundedMemo<string, Tail>({ maxEntries: MAX_STREAMS });
 
   /** A read of the stream's events, contiguous, up to its head as the read saw it. */
   read(events: readonly StoredEvent[]): void {
@@ -41,7 +42,7 @@ export class StreamTails {
     this.tails.delete(streamId);
     if (events.length > MAX_EVENTS || !events.every((e, i) => e.streamId === streamId && e.streamVersion === events[0].streamVersion + i)) return;
     const tail: Tail = { tenantId, from: events[0].streamVersion, through: events[0].streamVersion - 1, events: [] };
-    if (this.extend(tail, events)) this.hold(streamId, tail);
+    if (this.extend(tail, events)) this.tails.set(streamId, tail);
   }
 
   /** Events this process appended (one append): they extend the stream's tail when they follow it directly. */
@@ -78,10 +79,5 @@ export class StreamTails {
     }
     tail.through += events.length;
     return true;
-  }
-
-  private hold(streamId: string, tail: Tail) {
-    if (this.tails.size >= MAX_STREAMS) this.tails.delete(this.tails.keys().next().value!);
-    this.tails.set(streamId, tail);
   }
 }

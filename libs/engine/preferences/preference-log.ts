@@ -1,12 +1,13 @@
 import { ConcurrencyError, type EventStore } from '../../events';
+import { BoundedMemo } from '../../memo';
 import { SessionNotFoundError } from '../errors';
 import { applyPreferencesPatch, NO_PREFERENCES, type PreferencesPatch, samePreferences, type SessionPreferences } from './session-preferences';
 
 const CHANGED = 'session.preferences-changed@1';
 
 /** Answers already known, by session and version: what the log holds before a version never changes. */
-const readCache = new Map<string, SessionPreferences>();
 const READ_CACHE_SIZE = 10_000;
+const readCache = new BoundedMemo<string, SessionPreferences>({ maxEntries: READ_CACHE_SIZE });
 
 /** The part of a session's journal this needs (`SessionJournal`): its answer, when it can tell alone. */
 export interface PreferencesSource {
@@ -16,7 +17,7 @@ export interface PreferencesSource {
 const cacheKey = (sessionId: string, version: number) => `${sessionId}@${version}`;
 
 /** The input's version of executions whose preferences this process answered (`preferencesKnown`). */
-const executionVersions = new Map<string, number>();
+const executionVersions = new BoundedMemo<string, number>({ maxEntries: READ_CACHE_SIZE });
 const executionKey = (sessionId: string, executionId: string) => `${sessionId}/${executionId}`;
 
 /**
@@ -40,7 +41,6 @@ export async function preferencesBefore(store: EventStore, sessionId: string, ve
   const cached = readCache.get(key);
   if (cached) return cached;
   const preferences = journal?.preferencesBefore(version) ?? (await store.lastOfType(sessionId, CHANGED, version))?.data.preferences ?? NO_PREFERENCES;
-  if (readCache.size >= READ_CACHE_SIZE) readCache.delete(readCache.keys().next().value!);
   readCache.set(key, preferences);
   return preferences;
 }
@@ -54,10 +54,7 @@ export async function executionPreferences(
 ): Promise<SessionPreferences> {
   const preferences = await preferencesBefore(store, sessionId, execution.submittedVersion, journal);
   const key = executionKey(sessionId, execution.executionId);
-  if (!executionVersions.has(key)) {
-    if (executionVersions.size >= READ_CACHE_SIZE) executionVersions.delete(executionVersions.keys().next().value!);
-    executionVersions.set(key, execution.submittedVersion);
-  }
+  if (!executionVersions.has(key)) executionVersions.set(key, execution.submittedVersion);
   return preferences;
 }
 

@@ -26,6 +26,7 @@ import {
   type LedgerEntry,
 } from '../../context';
 import type { AgentConfig, LoadedWorld, Locale } from '../../plugins-sdk';
+import { BoundedMemo } from '../../memo';
 import { FunctionRuntimeHasNoModelCallError } from '../errors';
 import { worldLorebook } from '../catalog/world-catalog';
 import {
@@ -396,7 +397,6 @@ export function promptCacheKey(sessionId: string, pluginId: string, runtimeId: s
   let key = cacheKeys.get(named);
   if (key === undefined) {
     key = `covel-${createHash('sha256').update(named).digest('hex').slice(0, 32)}`;
-    if (cacheKeys.size >= CACHE_KEYS_KEPT) cacheKeys.delete(cacheKeys.keys().next().value!);
     cacheKeys.set(named, key);
   }
   return key;
@@ -408,5 +408,5 @@ export function promptCacheKey(sessionId: string, pluginId: string, runtimeId: s
  * turn's requests more than once (the compaction barrier's estimate, then each step); a SHA-256
  * each time was ~0.3 % of a worker's CPU per narrator turn (issue 33).
  */
-const cacheKeys = new Map<string, string>();
 const CACHE_KEYS_KEPT = 1_024;
+const cacheKeys = new BoundedMemo<string, string>({ maxEntries: CACHE_KEYS_KEPT });

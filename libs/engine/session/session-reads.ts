@@ -1,4 +1,5 @@
 import { type LoadedWorld, type Locale, promptLocaleOf } from '../../plugins-sdk';
+import { BoundedMemo } from '../../memo';
 import { SessionJournal } from '../journal/journal';
 import type { PluginSettings } from '../plugin-host/plugin-settings';
 import type { EventStore } from '../../events';
@@ -85,8 +86,8 @@ export interface SessionCreated {
 }
 
 /** Sessions whose `session.created` was read (an event never changes): a read per turn saved. */
-const createdCache = new Map<string, SessionCreated | null>();
 const CREATED_CACHE_SIZE = 10_000;
+const createdCache = new BoundedMemo<string, SessionCreated | null>({ maxEntries: CREATED_CACHE_SIZE });
 
 /**
  * The session's `session.created@1`, read once per process (a stream not started yet is read again
@@ -122,10 +123,7 @@ export async function readSessionCreated(deps: { store: EventStore }, sessionId:
               : {}),
           }
         : null;
-    if (first !== undefined) {
-      if (createdCache.size >= CREATED_CACHE_SIZE) createdCache.delete(createdCache.keys().next().value!);
-      createdCache.set(sessionId, created);
-    }
+    if (first !== undefined) createdCache.set(sessionId, created);
   }
   return created;
 }
@@ -160,7 +158,7 @@ export async function loadSessionSettings(
 const LAST_VERSION = 2 ** 31 - 1;
 
 /** Revisions already read, by session and version (what the log holds before a version never changes). */
-const revisionCache = new Map<string, number>();
+const revisionCache = new BoundedMemo<string, number>({ maxEntries: CREATED_CACHE_SIZE });
 
 /** The world revision a session runs before `version`: its last `session.world-revised@1` before it, else the one it started on. */
 export async function worldRevisionBefore(deps: { store: EventStore }, sessionId: string, started: number, before: number | undefined): Promise<number> {
@@ -169,9 +167,6 @@ export async function worldRevisionBefore(deps: { store: EventStore }, sessionId
   if (cached !== undefined) return cached;
   const moved = await deps.store.lastOfType(sessionId, 'session.world-revised@1', before ?? LAST_VERSION);
   const revision = moved?.data.toRevision ?? started;
-  if (key !== null) {
-    if (revisionCache.size >= CREATED_CACHE_SIZE) revisionCache.delete(revisionCache.keys().next().value!);
-    revisionCache.set(key, revision);
-  }
+  if (key !== null) revisionCache.set(key, revision);
   return revision;
 }

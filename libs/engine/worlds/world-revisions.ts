@@ -1,6 +1,7 @@
 import type { WorldReads } from '../../events';
 import { type LoadedWorld, toLoadedWorld } from '../../plugins-sdk';
 import type { WorldCatalog, WorldLoader, WorldRef } from '../catalog/world-catalog';
+import { BoundedMemo } from '../../memo';
 import { validWorldDocument } from './world-document';
 
 /** Revisions kept loaded per process. */
@@ -12,7 +13,7 @@ const LOADED_CACHE_SIZE = 1_000;
  * never changes) and kept by tenant, world and revision.
  */
 export class WorldRevisions implements WorldLoader {
-  private readonly loaded = new Map<string, LoadedWorld>();
+  private readonly loaded = new BoundedMemo<string, LoadedWorld>({ maxEntries: LOADED_CACHE_SIZE });
   constructor(private readonly deps: { reads: WorldReads; files: WorldCatalog }) {}
 
   /** Null when there is no such world (or revision) for the tenant. */
@@ -24,7 +25,6 @@ export class WorldRevisions implements WorldLoader {
     const recorded = await this.deps.reads.revision(ref.tenantId, ref.worldId, ref.revision);
     if (!recorded) return null;
     const world = loadedRevision(ref.worldId, recorded.document);
-    if (this.loaded.size >= LOADED_CACHE_SIZE) this.loaded.delete(this.loaded.keys().next().value!);
     this.loaded.set(key, world);
     return world;
   }

@@ -1,0 +1,3 @@
+/** Small in-process memories shared by every library: no dependencies, nothing imported from another library. */
+export { BoundedMemo } from './bounded-memo';
+export type { BoundedMemoOptions } from './bounded-memo';
