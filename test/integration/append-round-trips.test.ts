@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, StreamTenantMismatchError } from '../../libs/events';
-import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
-import { createTestDatabase } from '../support/stack';
+import { ConcurrencyError, EventStore, inlineProjections, type NewEvent, openDatabase, StreamTenantMismatchError } from '../../libs/events';
+import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 
 const created = (sessionId: string): NewEvent => ({ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } });
 const input = (i: number): NewEvent => ({
@@ -25,20 +24,16 @@ const barrier = (executionId: string): NewEvent => ({
 });
 
 describe('an append on the real PostgreSQL: statements and transactions', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: CountedDatabase;
   let counting: CountingDatabase;
   let open2: Awaited<ReturnType<typeof openDatabase>> | undefined;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
-    await migrateToLatest(open.db);
-    await open.close();
-    counting = countingDatabase(database.url);
+    database = await countedDatabase();
+    counting = database.counting;
     open2 = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 2 });
   });
   afterAll(async () => {
     await open2?.close();
-    await counting.close();
     await database.drop();
   });
   beforeEach(() => counting.reset());

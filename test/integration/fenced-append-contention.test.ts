@@ -1,21 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import {
-  EventStore,
-  inlineProjections,
-  migrateToLatest,
-  type NewEvent,
-  openDatabase,
-  type OpenDatabase,
-  StreamContention,
-  StreamTenantMismatchError,
-} from '../../libs/events';
+import { EventStore, inlineProjections, type NewEvent, openDatabase, type OpenDatabase, StreamContention, StreamTenantMismatchError } from '../../libs/events';
 import { lockStream } from '../../libs/events/stream-lock';
 import { FencedOutError, SessionJournal } from '../../libs/engine';
 import { ExecutionRun } from '../../libs/engine/execution/fenced-append';
 import type { ExecutionJournal } from '../../libs/engine/journal/journal';
-import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
-import { createTestDatabase } from '../support/stack';
+import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 
 /**
  * Sibling runtimes of one turn append to the same session from different processes (each its own
@@ -26,17 +16,15 @@ import { createTestDatabase } from '../support/stack';
  * projection to apply, without a transaction).
  */
 describe('fenced appends of sibling runtimes on the real PostgreSQL', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: CountedDatabase;
   let open: OpenDatabase;
   let counting: CountingDatabase[];
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await countedDatabase({ counters: 2 });
     open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 4 });
-    await migrateToLatest(open.db);
-    counting = [countingDatabase(database.url), countingDatabase(database.url)];
+    counting = database.all;
   });
   afterAll(async () => {
-    for (const c of counting) await c.close();
     await open.close();
     await database.drop();
   });

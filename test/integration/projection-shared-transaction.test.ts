@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { AsyncProjector, EventStore, migrateToLatest, type NewEvent, openDatabase, type Projection } from '../../libs/events';
+import { AsyncProjector, EventStore, type NewEvent, type Projection } from '../../libs/events';
 import { ASYNC_PROJECTIONS } from '../../libs/engine/startup/projections';
-import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
-import { createTestDatabase } from '../support/stack';
+import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 
 /**
  * Issue 33: the async projector's pass on the real PostgreSQL. The engine's projections (trace_events,
@@ -12,19 +11,13 @@ import { createTestDatabase } from '../support/stack';
  * alone: the others' cursors move, it stops at the event with its failure recorded, as before.
  */
 describe('the async projector on the real PostgreSQL: statements per pass', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: CountedDatabase;
   let counting: CountingDatabase;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
-    await migrateToLatest(open.db);
-    await open.close();
-    counting = countingDatabase(database.url);
+    database = await countedDatabase();
+    counting = database.counting;
   });
-  afterAll(async () => {
-    await counting.close();
-    await database.drop();
-  });
+  afterAll(() => database.drop());
 
   let calls = 0;
   const llmCalling = (callId: string): NewEvent => ({

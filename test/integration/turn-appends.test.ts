@@ -5,9 +5,7 @@ import { nextClaim } from '../../libs/engine/turn/claim';
 import { TurnRunner } from '../../libs/engine/turn/turn-runner';
 import { type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
 import { loadSessionJournal } from '../../libs/engine/session/session-reads';
-import { migrateToLatest, openDatabase } from '../../libs/events';
-import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
-import { createTestDatabase } from '../support/stack';
+import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 import { turnContext } from '../support/turn-context';
 
 /**
@@ -18,16 +16,13 @@ import { turnContext } from '../support/turn-context';
  * reply with the output and the commit. The reads around them are single statements.
  */
 describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: CountedDatabase;
   let counting: CountingDatabase;
   let h: TurnHarness;
   let runner!: TurnRunner;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
-    await migrateToLatest(open.db);
-    await open.close();
-    counting = countingDatabase(database.url);
+    database = await countedDatabase();
+    counting = database.counting;
     h = await turnHarness({
       // the default narrator-only session's plugins: the narrator (a prompt.segment@1 handler) and the compaction provider
       pluginsDir: join(__dirname, '..', '..', 'plugins'),

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { EventStore, inlineProjections, migrateToLatest, type NewEvent, openDatabase, ReadModels, type SessionPreferences } from '../../libs/events';
+import { EventStore, inlineProjections, type NewEvent, ReadModels, type SessionPreferences } from '../../libs/events';
 import { loadSessionJournal } from '../../libs/engine/session/session-reads';
 import { loadRuntimeHistory } from '../../libs/engine/history/history-loader';
 import type { CommittedMessage } from '../../libs/events/event-types';
 import { executionPreferences, NO_PREFERENCES, preferencesBefore, preferencesKnown } from '../../libs/engine/preferences';
-import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
-import { createTestDatabase } from '../support/stack';
+import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 
 const changed = (effort: 'low' | 'high'): NewEvent => ({
   type: 'session.preferences-changed@1',
@@ -22,21 +21,15 @@ const slots = (effort: 'low' | 'high'): SessionPreferences => ({ slots: { narrat
  * execution runs with come with the journal's read, not from a read of their own each turn.
  */
 describe('a turn’s reads on the real PostgreSQL', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: CountedDatabase;
   let counting: CountingDatabase;
   let store: EventStore;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
-    await migrateToLatest(open.db);
-    await open.close();
-    counting = countingDatabase(database.url);
+    database = await countedDatabase();
+    counting = database.counting;
     store = new EventStore(counting.db, { inline: inlineProjections });
   });
-  afterAll(async () => {
-    await counting.close();
-    await database.drop();
-  });
+  afterAll(() => database.drop());
 
   /** A session: created, preferences `low`, input e1 (pending), preferences `high`, input e2 (pending). */
   async function session(options: { before?: boolean } = {}) {

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
-import type { Database } from '../../libs/events';
+import { type Database, migrateToLatest, openDatabase } from '../../libs/events';
+import { createTestDatabase } from './stack';
 
 /** A Kysely over its own pool on the real PostgreSQL that records every statement its connections send (BEGIN and COMMIT included). */
 export interface CountingDatabase {
@@ -35,5 +36,38 @@ export function countingDatabase(url: string): CountingDatabase {
     transactions: () => statements.filter((s) => /^begin\b/i.test(s)).length,
     reset: () => void statements.splice(0),
     close: () => db.destroy(),
+  };
+}
+
+/** A fresh database on the real PostgreSQL, migrated to the latest, and counting databases over it. */
+export interface CountedDatabase {
+  url: string;
+  /** The first of `all`. */
+  counting: CountingDatabase;
+  /** `counters` counting databases (`countingDatabase`), each over its own pool. */
+  all: CountingDatabase[];
+  /** Closes the counting databases (again is harmless) and drops the database with its connections. */
+  drop(): Promise<void>;
+}
+
+/**
+ * The set-up of a suite that counts statements: a new database (`createTestDatabase`), migrated by a
+ * connection of its own that is closed after (its statements are nobody's count), then `counters`
+ * counting databases over it (one by default).
+ */
+export async function countedDatabase(options: { counters?: number } = {}): Promise<CountedDatabase> {
+  const database = await createTestDatabase();
+  const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
+  await migrateToLatest(open.db);
+  await open.close();
+  const all = Array.from({ length: Math.max(1, options.counters ?? 1) }, () => countingDatabase(database.url));
+  return {
+    url: database.url,
+    counting: all[0],
+    all,
+    drop: async () => {
+      for (const c of all) await c.close();
+      await database.drop();
+    },
   };
 }
