@@ -451,9 +451,11 @@ export class EventStore {
    * with every append, says which), in one read. When none is pending: from its latest input on
    * (the execution that just ended and anything after it, not every turn the session ever had);
    * the whole stream when the view holds none of the session's inputs. `after` is the stream
-   * version just before the first event returned.
+   * version just before the first event returned. Only the tenant's: another tenant's session id
+   * reads nothing (an empty stream).
    */
   async readPendingSuffix<T extends EventType = never>(
+    tenantId: string,
     streamId: string,
     options: { lastBefore?: T; alongside?: RawBuilder<unknown> } = {},
   ): Promise<{ after: number; events: StoredEvent[]; lastBefore?: Extract<StoredEvent, { type: T }> | null; alongside?: unknown }> {
@@ -467,19 +469,19 @@ export class EventStore {
     const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number; before_suffix: boolean | null; alongside?: unknown }>`
       with p as (
         select coalesce(
-          (select min(submitted_version) from executions where session_id = ${streamId} and status in ('queued', 'running')),
-          (select max(submitted_version) from executions where session_id = ${streamId}),
+          (select min(submitted_version) from executions where tenant_id = ${tenantId} and session_id = ${streamId} and status in ('queued', 'running')),
+          (select max(submitted_version) from executions where tenant_id = ${tenantId} and session_id = ${streamId}),
           1
         ) as from_version
       )
       select e.*, p.from_version, false as before_suffix${alongside === undefined ? sql`` : sql`, null::json as alongside`}
-      from p join events e on e.stream_id = ${streamId} and e.stream_version >= p.from_version
+      from p join events e on e.stream_id = ${streamId} and e.tenant_id = ${tenantId} and e.stream_version >= p.from_version
       ${
         before === undefined
           ? sql``
           : sql`union all
       select b.*, p.from_version, true as before_suffix${alongside === undefined ? sql`` : sql`, null::json`} from p cross join lateral (
-        select * from events where stream_id = ${streamId} and type = ${before} and stream_version < p.from_version
+        select * from events where stream_id = ${streamId} and tenant_id = ${tenantId} and type = ${before} and stream_version < p.from_version
         order by stream_version desc limit 1
       ) b`
       }

@@ -90,7 +90,7 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
   it('two copies of a turn job claiming the same attempt: the claim that lands first fences the other out, one claim is stored', async () => {
     const session = await h.session();
     const job = await h.input(session, 'twice');
-    const [mine, twin] = [await loadSessionJournal(h.deps, session.sessionId), await loadSessionJournal(h.deps, session.sessionId)];
+    const [mine, twin] = [await loadSessionJournal(h.deps, session), await loadSessionJournal(h.deps, session)];
     const runOf = (journal: typeof mine) => new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!));
     const [a, b] = [runOf(mine), runOf(twin)];
     const resolved = (e: { executionId: string; turnId: string }) => [
@@ -127,7 +127,7 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
   it('an attempt that fails before its first append stores its claim alone, without what it carried', async () => {
     const session = await h.session();
     const job = await h.input(session, 'fails');
-    const journal = await loadSessionJournal(h.deps, session.sessionId);
+    const journal = await loadSessionJournal(h.deps, session);
     const run = new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!));
     expect(
       run.carry({

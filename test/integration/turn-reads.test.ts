@@ -50,7 +50,7 @@ describe('a turn’s reads on the real PostgreSQL', () => {
       const { sessionId, e1, e2 } = await session({ before });
       expect(preferencesKnown(sessionId, e1)).toBe(false);
       counting.reset();
-      const journal = await loadSessionJournal({ store }, sessionId, { preferences: true });
+      const journal = await loadSessionJournal({ store }, { tenantId: 't', sessionId }, { preferences: true });
       expect(counting.statements).toHaveLength(1);
       const first = journal.get(e1)!;
       const second = journal.get(e2)!;
@@ -70,7 +70,7 @@ describe('a turn’s reads on the real PostgreSQL', () => {
 
   it('a journal read without them cannot tell the preferences before its first change: read from the log', async () => {
     const { sessionId, e1 } = await session();
-    const journal = await loadSessionJournal({ store }, sessionId);
+    const journal = await loadSessionJournal({ store }, { tenantId: 't', sessionId });
     const first = journal.get(e1)!;
     expect(journal.preferencesBefore(first.submittedVersion)).toBeUndefined();
     counting.reset();
@@ -87,7 +87,7 @@ describe('a turn’s reads on the real PostgreSQL', () => {
     expect(whole.preferencesBefore(3)).toEqual(slots('low'));
     expect(whole.preferencesBefore(whole.version + 1)).toEqual(slots('high'));
     expect(whole.preferencesBefore(whole.version + 2)).toBeUndefined();
-    const suffix = await loadSessionJournal({ store }, sessionId, { preferences: true });
+    const suffix = await loadSessionJournal({ store }, { tenantId: 't', sessionId }, { preferences: true });
     expect(suffix.preferencesBefore(suffix.get(e2)!.submittedVersion - 3)).toBeUndefined();
   });
 

@@ -106,7 +106,7 @@ export class CancelService {
         if (first) return { answer: answerOf(first), replayed: true };
       }
       if (hasEnded(view)) throw new ExecutionEndedError(executionId, view.status);
-      const { after, events } = await this.deps.store.readPendingSuffix(view.sessionId);
+      const { after, events } = await this.deps.store.readPendingSuffix(tenantId, view.sessionId);
       const journal = new SessionJournal(events, after);
       const execution = journal.get(executionId);
       // ended between the two reads: the next pass reads how

@@ -59,7 +59,7 @@ export class ResumeService {
       plan: async () => {
         const view = await this.deps.readModels.execution(tenantId, executionId);
         if (!view) throw notFound(executionId);
-        const journal = await loadSessionJournal(this.deps, view.sessionId);
+        const journal = await loadSessionJournal(this.deps, { tenantId, sessionId: view.sessionId });
         const execution = journal.get(executionId);
         const waiting = execution?.status === 'pending' ? waitingSuspension(execution) : undefined;
         if (!execution || !waiting) throw new ConflictError('EXECUTION_NOT_WAITING', `execution ${executionId} is not waiting for a resume (${view.status})`);

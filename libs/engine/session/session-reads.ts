@@ -7,6 +7,12 @@ import type { RawBuilder } from 'kysely';
 import type { WorldLoader } from '../catalog/world-catalog';
 import type { EngineMetrics } from '../metrics';
 
+/** A session of a tenant (a job, a session): the journal's read is the tenant's only. */
+export interface SessionRef {
+  tenantId: string;
+  sessionId: string;
+}
+
 /**
  * The session's execution journal, rebuilt from its events: from the earliest pending input on
  * (a finished execution before it is not in it). A stale `executions` view only makes the read
@@ -17,10 +23,10 @@ import type { EngineMetrics } from '../metrics';
  */
 export async function loadSessionJournal(
   deps: { store: EventStore; metrics?: Pick<EngineMetrics, 'heard'> },
-  sessionId: string,
+  session: SessionRef,
   options: { preferences?: boolean } = {},
 ): Promise<SessionJournal> {
-  return (await readSessionJournal(deps, sessionId, options)).journal;
+  return (await readSessionJournal(deps, session, options)).journal;
 }
 
 /**
@@ -29,10 +35,10 @@ export async function loadSessionJournal(
  */
 export async function readSessionJournal(
   deps: { store: EventStore; metrics?: Pick<EngineMetrics, 'heard'> },
-  sessionId: string,
+  session: SessionRef,
   options: { preferences?: boolean; alongside?: RawBuilder<unknown> } = {},
 ): Promise<{ journal: SessionJournal; alongside?: unknown }> {
-  const read = await deps.store.readPendingSuffix<'session.preferences-changed@1'>(sessionId, {
+  const read = await deps.store.readPendingSuffix<'session.preferences-changed@1'>(session.tenantId, session.sessionId, {
     ...(options.preferences ? { lastBefore: 'session.preferences-changed@1' as const } : {}),
     ...(options.alongside === undefined ? {} : { alongside: options.alongside }),
   });

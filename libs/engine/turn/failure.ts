@@ -27,7 +27,7 @@ export interface FailureToRecord {
  */
 export async function recordFailure(deps: TurnDeps, job: TurnJob, failure: FailureToRecord): Promise<boolean> {
   for (let tries = 0; ; tries++) {
-    const journal = await loadSessionJournal(deps, job.sessionId);
+    const journal = await loadSessionJournal(deps, job);
     const execution = journal.get(job.executionId);
     if (!execution || execution.status !== 'pending') return false;
     if (failure.attempt !== undefined && execution.latestAttempt !== failure.attempt) return false;

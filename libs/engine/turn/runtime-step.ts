@@ -98,7 +98,7 @@ const RELEASED = Symbol('runtime job watch released');
 
 async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, given: RuntimeStepOptions): Promise<RuntimeStepResult> {
   // the read brings the preferences the execution runs with, unless this process knows them
-  const journal = given.journal ?? (await loadSessionJournal(deps, job.sessionId, { preferences: !preferencesKnown(job.sessionId, job.executionId) }));
+  const journal = given.journal ?? (await loadSessionJournal(deps, job, { preferences: !preferencesKnown(job.sessionId, job.executionId) }));
   // the journal was just read (or kept current by the turn step's appends): the first model call needs no catch-up read
   const run =
     given.claim && !given.claim.landed && given.claim.attempt === job.attempt

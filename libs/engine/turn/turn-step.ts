@@ -53,7 +53,7 @@ export async function turnStepReading(
   // on a job's first run whose first stage is one runtime (run inline), the history it reads too
   const history =
     inline && ctx.claimedAttempt === null && (await firstStageIsOne(deps, job.sessionId)) ? runtimeHistoryLimits(historyReadLimit(deps)) : undefined;
-  const { journal, alongside } = await readSessionJournal(deps, job.sessionId, {
+  const { journal, alongside } = await readSessionJournal(deps, job, {
     preferences: !preferencesKnown(job.sessionId, job.executionId),
     ...(history ? { alongside: historyViewJson(job.tenantId, job.sessionId, history) } : {}),
   });

@@ -28,8 +28,8 @@ describe('readPendingSuffix (PGlite)', () => {
     let version = await store.streamVersion(streamId);
     for (const event of events) version = (await store.append({ tenantId: 't1', streamId, expectedVersion: version, events: [event] })).version;
   };
-  const read = async (streamId: string) => {
-    const { after, events } = await store.readPendingSuffix(streamId);
+  const read = async (streamId: string, tenantId = 't1') => {
+    const { after, events } = await store.readPendingSuffix(tenantId, streamId);
     return { after, versions: events.map((e) => e.streamVersion) };
   };
 
@@ -51,5 +51,14 @@ describe('readPendingSuffix (PGlite)', () => {
     await bare.append({ tenantId: 't1', streamId: 's-bare', expectedVersion: 0, events: [created('s-bare'), input(7), input(8)] });
     expect(await read('s-bare')).toEqual({ after: 0, versions: [1, 2, 3] });
     expect(await read('s-unknown')).toEqual({ after: 0, versions: [] });
+  });
+
+  it("reads the tenant's session only: another tenant's id reads nothing (nor the last event before the suffix)", async () => {
+    await appendAll('s-tenant', [created('s-tenant'), input(1), failed(1), input(2)]);
+    expect(await read('s-tenant')).toEqual({ after: 3, versions: [4] });
+    expect(await read('s-tenant', 't2')).toEqual({ after: 0, versions: [] });
+    const other = await store.readPendingSuffix('t2', 's-tenant', { lastBefore: 'player-input.submitted@1' });
+    expect({ events: other.events, lastBefore: other.lastBefore }).toEqual({ events: [], lastBefore: null });
+    expect((await store.readPendingSuffix('t1', 's-tenant', { lastBefore: 'player-input.submitted@1' })).lastBefore?.streamVersion).toBe(2);
   });
 });

@@ -66,7 +66,7 @@ describe('the agent loop', () => {
 
   async function claimed(job?: TurnJob & { turnId: string }): Promise<TurnJob & { turnId: string; attempt: number }> {
     const j = job ?? (await h.input(await h.session()));
-    const journal = await loadSessionJournal(h.deps, j.sessionId);
+    const journal = await loadSessionJournal(h.deps, j);
     return { ...j, attempt: (await claimExecution(h.deps, j, journal, journal.get(j.executionId)!))! };
   }
   const run = (job: TurnJob & { attempt: number }, id: string) => runRuntimeStep(h.deps, { ...job, pluginId: id, runtimeId: id });

@@ -141,7 +141,7 @@ describe('streaming for story runtimes with a non-streaming fallback', () => {
     const session = await h.session();
     const input = await h.input(session, 'Walk to the gate');
     const claim = async () => {
-      const journal = await loadSessionJournal(h.deps, input.sessionId);
+      const journal = await loadSessionJournal(h.deps, input);
       return { ...input, attempt: (await claimExecution(h.deps, input, journal, journal.get(input.executionId)!))! };
     };
     const from = h.emulator.requests.length;

@@ -50,7 +50,7 @@ describe('registry generations (spec §6): running executions keep the plugins t
   });
 
   const claim = async (job: { sessionId: string; executionId: string; tenantId: string }) => {
-    const journal = await loadSessionJournal(deps, job.sessionId);
+    const journal = await loadSessionJournal(deps, job);
     return (await claimExecution(deps, job, journal, journal.get(job.executionId)!))!;
   };
   const step = (job: { sessionId: string; executionId: string; tenantId: string }, attempt: number, id: string) =>
@@ -122,7 +122,7 @@ describe('registry generations (spec §6): running executions keep the plugins t
 
     // the next execution runs with the generation that process holds
     const next = await h.input(session, 'fresh');
-    const journal = await loadSessionJournal(other, next.sessionId);
+    const journal = await loadSessionJournal(other, next);
     const a = (await claimExecution(other, next, journal, journal.get(next.executionId)!))!;
     expect(await runRuntimeStep(other, { ...next, attempt: a, pluginId: 'lookout', runtimeId: 'lookout' })).toBe('produced');
     const call = of(await h.events(session.sessionId), 'llm.calling@1')[0];

@@ -21,11 +21,11 @@ describe('the commit', () => {
    */
   async function produced() {
     const job = await h.input(await h.session(), 'Light the lamp');
-    let journal = await loadSessionJournal(h.deps, job.sessionId);
+    let journal = await loadSessionJournal(h.deps, job);
     const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
     const [last, ...rest] = [...h.deps.catalog.all()].reverse();
     for (const r of rest.reverse()) await runRuntimeStep(h.deps, { ...job, attempt, pluginId: r.pluginId, runtimeId: r.runtimeId });
-    journal = await loadSessionJournal(h.deps, job.sessionId);
+    journal = await loadSessionJournal(h.deps, job);
     const run = new ExecutionRun(h.deps.store, journal, job, attempt);
     await run.append((e) => [
       {
@@ -61,14 +61,14 @@ describe('the commit', () => {
     expect(data.messages[0].text).toBe('Light the lamp');
     // again, or from another copy: the execution has ended, nothing is written
     await expect(commitTurn(h.deps.catalog, run)).rejects.toBeInstanceOf(FencedOutError);
-    const copy = new ExecutionRun(h.deps.store, await loadSessionJournal(h.deps, job.sessionId), job, run.attempt);
+    const copy = new ExecutionRun(h.deps.store, await loadSessionJournal(h.deps, job), job, run.attempt);
     await expect(commitTurn(h.deps.catalog, copy)).rejects.toBeInstanceOf(FencedOutError);
     expect((await h.types(job.sessionId)).filter((t) => t === 'turn.committed@1')).toHaveLength(1);
   });
 
   it('a stale attempt cannot commit', async () => {
     const { job, run } = await produced();
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     await claimExecution(h.deps, job, journal, journal.get(job.executionId)!);
     await expect(commitTurn(h.deps.catalog, run)).rejects.toBeInstanceOf(FencedOutError);
     expect(await h.types(job.sessionId)).not.toContain('turn.committed@1');

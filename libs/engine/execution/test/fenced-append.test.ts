@@ -16,7 +16,7 @@ describe('the fenced append (ExecutionRun)', () => {
   async function claimedRun() {
     const session = await h.session();
     const job = await h.input(session);
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
     return { job, run: new ExecutionRun(h.deps.store, journal, job, attempt) };
   }
@@ -58,7 +58,7 @@ describe('the fenced append (ExecutionRun)', () => {
 
   it('a stale attempt cannot write: a newer claim fences it out', async () => {
     const { job, run } = await claimedRun();
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     expect(await claimExecution(h.deps, job, journal, journal.get(job.executionId)!)).toBe(2);
     await expect(run.append((e) => [responded(e.executionId, e.turnId)])).rejects.toBeInstanceOf(FencedOutError);
     expect((await h.types(job.sessionId)).filter((t) => t === 'llm.responded@1')).toHaveLength(0);

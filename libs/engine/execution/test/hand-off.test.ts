@@ -12,10 +12,10 @@ describe('the hand-off', () => {
 
   it("enqueues the session's earliest pending execution, and nothing when none is pending", async () => {
     const session = await h.session();
-    await handOff(h.deps, session, await loadSessionJournal(h.deps, session.sessionId));
+    await handOff(h.deps, session, await loadSessionJournal(h.deps, session));
     const first = await h.input(session, 'first');
     await h.input(session, 'second');
-    await handOff(h.deps, session, await loadSessionJournal(h.deps, session.sessionId));
+    await handOff(h.deps, session, await loadSessionJournal(h.deps, session));
     await eventually(async () => h.enqueued.some((j) => j.sessionId === session.sessionId), 'an enqueue');
     expect(h.enqueued.filter((j) => j.sessionId === session.sessionId)).toEqual([{ ...session, executionId: first.executionId }]);
   });
@@ -25,7 +25,7 @@ describe('the hand-off', () => {
     const job = await h.input(session);
     const closed = new InProcessQueue();
     await closed.close();
-    await handOff({ ...h.deps, queue: closed }, session, await loadSessionJournal(h.deps, session.sessionId));
+    await handOff({ ...h.deps, queue: closed }, session, await loadSessionJournal(h.deps, session));
     expect(h.warnings.at(-1)).toMatch(new RegExp(`^hand-off to execution ${job.executionId} failed \\(.*closed.*\\); the sweeper will enqueue it$`));
   });
 });

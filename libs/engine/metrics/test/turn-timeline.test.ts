@@ -147,7 +147,7 @@ describe('a committed turn’s timeline from what the process holds', () => {
       await append([committed(1)]);
       await append([input(2), input(3)]);
       // the journal's read: the pending suffix, from e2's input on
-      tails.read((await store.readPendingSuffix(s)).events);
+      tails.read((await store.readPendingSuffix('t', s)).events);
       await append([started(2, 1)]);
       await append([started(2, 2)]);
       await append([committed(2, 2)]);
@@ -160,13 +160,13 @@ describe('a committed turn’s timeline from what the process holds', () => {
       ]);
       expect(tails.timeline(ref('e2', version))).toBeUndefined(); // let go once asked
       // e3: its input is in the read, but an append this process did not make comes between
-      tails.read((await store.readPendingSuffix(s)).events);
+      tails.read((await store.readPendingSuffix('t', s)).events);
       await append([started(3)], false);
       await append([committed(3)]);
       expect(tails.timeline(ref('e3', version))).toBeUndefined();
       // another tenant's ref, or an execution whose input is before the read
       await append([input(4)]);
-      tails.read((await store.readPendingSuffix(s)).events);
+      tails.read((await store.readPendingSuffix('t', s)).events);
       await append([started(4)]);
       await append([committed(4)]);
       expect(tails.timeline({ ...ref('e4', version), tenantId: 'other' })).toBeUndefined();
@@ -186,7 +186,7 @@ describe('a committed turn’s timeline from what the process holds', () => {
       metrics.attach({ db: db.withPlugin(counter) });
       const hooked = new EventStore(db, { inline: inlineProjections, onAppended: metrics.onAppended });
       let version = (await store.append({ tenantId: 't', streamId: s, expectedVersion: 0, events: [input(1)] })).version;
-      metrics.heard((await store.readPendingSuffix(s)).events);
+      metrics.heard((await store.readPendingSuffix('t', s)).events);
       version = (await hooked.append({ tenantId: 't', streamId: s, expectedVersion: version, events: [started(1)] })).version;
       version = (await hooked.append({ tenantId: 't', streamId: s, expectedVersion: version, events: [committed(1)] })).version;
       await metrics.settled();

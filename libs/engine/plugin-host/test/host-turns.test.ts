@@ -75,7 +75,7 @@ describe('plugin server entries in real turns (status plugin: a prompt.segment@1
   it('a retried attempt reuses the results its execution recorded: the handler is not called again', async () => {
     const job = await h.input(await h.session(), 'again');
     const claim = async () => {
-      const journal = await loadSessionJournal(h.deps, job.sessionId);
+      const journal = await loadSessionJournal(h.deps, job);
       return (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
     };
     const first = await claim();
@@ -92,7 +92,7 @@ describe('plugin server entries in real turns (status plugin: a prompt.segment@1
 
   it('two copies of one runtime job at once, the handler answering differently: the first result is kept, the other copy sends nothing; a retry reuses it', async () => {
     const job = await h.input(await h.session(), 'twice');
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
     Object.assign(behaviour, { mode: 'varying' });
     const scene = { ...job, attempt, pluginId: 'scene', runtimeId: 'scene' };

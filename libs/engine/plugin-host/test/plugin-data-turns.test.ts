@@ -63,7 +63,7 @@ describe('plugin data in real turns (ledger: a function runtime writes in pre-tu
       values (${session.tenantId}, ${session.sessionId}, 'ledger', 'big', ${rows})`.execute(h.database.db);
   };
   const claimed = async (job: TurnJob) => {
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     return (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
   };
 

@@ -50,7 +50,7 @@ describe('runtime bodies are templates (spec §4), rendered once from the real t
   /** One turn: the structured pre-turn output is the model's JSON answer (recorded as the engine records it), then the teller's step runs for real. */
   async function turn(s: { tenantId: string; sessionId: string }, text: string, facts: string) {
     const job = await h.input(s, text);
-    const journal = await loadSessionJournal(deps, job.sessionId);
+    const journal = await loadSessionJournal(deps, job);
     const attempt = (await claimExecution(deps, job, journal, journal.get(job.executionId)!))!;
     await deps.store.append({
       tenantId: s.tenantId,

@@ -12,7 +12,7 @@ describe('failure recording', () => {
   afterAll(() => h.close());
 
   async function claim(job: { tenantId: string; sessionId: string; executionId: string }) {
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     return claimExecution(h.deps, job, journal, journal.get(job.executionId)!);
   }
 

@@ -17,7 +17,7 @@ describe('one runtime step', () => {
 
   async function claimed(): Promise<TurnJob & { attempt: number }> {
     const job = await h.input(await h.session());
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     return { ...job, attempt: (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))! };
   }
 
@@ -39,7 +39,7 @@ describe('one runtime step', () => {
 
   it('a job of an attempt that is no longer current does nothing', async () => {
     const job = await claimed();
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     await claimExecution(h.deps, job, journal, journal.get(job.executionId)!);
     const before = await h.types(job.sessionId);
     expect(await runRuntimeStep(h.deps, { ...job, attempt: 1, pluginId: 'scene', runtimeId: 'scene' })).toBe('fenced');

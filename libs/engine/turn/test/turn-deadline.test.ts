@@ -43,7 +43,7 @@ describe('the turn deadline counts only the time an attempt waits on its model',
   afterAll(() => h.close());
 
   async function claim(job: { tenantId: string; sessionId: string; executionId: string; turnId: string }) {
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     return { ...job, attempt: (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!, pluginId: 'teller', runtimeId: 'teller' };
   }
 

@@ -62,7 +62,7 @@ describe('the turn runner: turns through the real in-process queue, and what a f
 
   it('a retryable failure is thrown for the queue to retry, except on the last attempt: then the execution fails', async () => {
     const job = await h.input(await h.session(), 'wait');
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
     const runtime = { ...job, attempt, pluginId: 'mood', runtimeId: 'mood' };
     // the SDK's own retries (3) are spent first: 4 answers of 503 make one failed attempt

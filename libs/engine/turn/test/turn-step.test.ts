@@ -60,7 +60,7 @@ describe('the turn step machine', () => {
 
   it('a job whose claim is not the latest (a crash before it was kept, a newer claim) claims again; runtime jobs of the old attempt are fenced out', async () => {
     const job = await h.input(await h.session());
-    const journal = await loadSessionJournal(h.deps, job.sessionId);
+    const journal = await loadSessionJournal(h.deps, job);
     await claimExecution(h.deps, job, journal, journal.get(job.executionId)!); // attempt 1, never kept with the job
     const ctx = turnContext();
     const step = await turnStep(h.deps, job, ctx);
