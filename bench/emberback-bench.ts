@@ -43,10 +43,10 @@ export interface TurnTokens {
   cachedTokens: number;
   /** Input tokens not read from the cache: what the layout sends new (and the cache's steps leave out). */
   uncachedTokens: number;
-  /** Of those, the tokens no earlier request had from the first byte (the layout's part). */
-  newTokens: number;
-  /** And the tokens an earlier request shared that the cache's 1,024-token minimum and 128-token steps left out. */
-  stepLossTokens: number;
+  /** Of those, the tokens no earlier request had from the first byte (the layout's part; absent without `sharedTokens`). */
+  newTokens?: number;
+  /** And the tokens an earlier request shared that the cache's 1,024-token minimum and 128-token steps left out (absent without `sharedTokens`). */
+  stepLossTokens?: number;
   outputTokens: number;
 }
 
@@ -258,8 +258,7 @@ export function perTurn(t: CallTokens, range: { fromTurn: number; turns: number 
     inputTokens: mean(t.inputTokens),
     cachedTokens: mean(t.cachedTokens),
     uncachedTokens: mean(t.inputTokens - t.cachedTokens),
-    newTokens: mean(t.inputTokens - (t.sharedTokens ?? 0)),
-    stepLossTokens: mean((t.sharedTokens ?? 0) - t.cachedTokens),
+    ...(t.sharedTokens === undefined ? {} : { newTokens: mean(t.inputTokens - t.sharedTokens), stepLossTokens: mean(t.sharedTokens - t.cachedTokens) }),
     outputTokens: mean(t.outputTokens ?? 0),
   };
 }
