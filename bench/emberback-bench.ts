@@ -1,4 +1,5 @@
 import { type PlayClient } from '../apps/play/play-client';
+import { AutomaticPrefixCache, automaticCacheText } from '../libs/emulator';
 import type { StoredEvent } from '../libs/events';
 import { auditTurn, DEFAULT_HISTORY_READ_LIMIT } from '../libs/engine';
 import { type PriceTable, roundUsd } from '../libs/providers';
@@ -24,6 +25,12 @@ export interface CallTokens {
   cachedTokens: number;
   /** Absent in results written before it was counted. */
   outputTokens?: number;
+  /**
+   * Input tokens that repeat an earlier request under the same cache key from the first byte, on the
+   * emulator's own text and token estimate, without its minimum and its 128-token steps (`cacheBound`):
+   * the most the cache could read. Absent in results written before it was counted.
+   */
+  sharedTokens?: number;
 }
 
 /** Mean tokens of one Emberback turn (all its calls, every runtime) over a range of turns. */
@@ -36,6 +43,10 @@ export interface TurnTokens {
   cachedTokens: number;
   /** Input tokens not read from the cache: what the layout sends new (and the cache's steps leave out). */
   uncachedTokens: number;
+  /** Of those, the tokens no earlier request had from the first byte (the layout's part; absent without `sharedTokens`). */
+  newTokens?: number;
+  /** And the tokens an earlier request shared that the cache's 1,024-token minimum and 128-token steps left out (absent without `sharedTokens`). */
+  stepLossTokens?: number;
   outputTokens: number;
 }
 
@@ -86,6 +97,11 @@ export interface EmberbackResult {
   steadyCachedShare: number;
   /** Calls from turn 2 on. */
   steadyCalls: number;
+  /**
+   * The cache bound from turn 2 on: shared / input tokens over the same calls as `steadyCachedShare`, on
+   * the same text and estimate (`CallTokens.sharedTokens`); the share can reach it only without steps.
+   */
+  steadyCacheBound: number;
   /** Mean tokens per turn from turn 2 on. */
   steadyPerTurn: TurnTokens;
   byRuntime: RuntimeTokens[];
@@ -126,6 +142,23 @@ export function sharedBound(rows: readonly PrefixRow[], options: { fromTurn?: nu
   return request === 0 ? 0 : shared / request;
 }
 
+/**
+ * The exact shared prefix of each request: the request replayed, in log order, through the emulator's
+ * automatic cache model with no minimum and 1-token steps (the same text, key and token estimate the
+ * emulator bills with, `automaticCacheText`). Unlike `sharedBound` it counts every call (tool-loop steps
+ * too), compares with every earlier request under the key, and counts what the wire carries (message
+ * envelopes, JSON escapes), as `cachedTokens` does. Null for a protocol without an automatic cache.
+ */
+export class CacheBound {
+  private readonly exact = new AutomaticPrefixCache({ minTokens: 0, stepTokens: 1 });
+
+  /** Shared tokens of this request (then remembered for the next ones). */
+  shared(call: { provider: string; model: string; body: string }): number | null {
+    const text = automaticCacheText(call.provider, call.model, JSON.parse(call.body) as Record<string, unknown>);
+    return text === null ? null : this.exact.lookup(text.key, text.prompt);
+  }
+}
+
 /** A 50-turn Emberback session on the emulator: prefix report, emulated cache-read share, audit. */
 export async function runEmberback(turns: number, log: (line: string) => void): Promise<EmberbackResult> {
   const covel = await startEmbedded();
@@ -145,15 +178,18 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
     const rows = prefixReport(calls);
     const narrator = rows.filter((r) => r.runtime === 'narrator/narrator' && r.sharedPercent !== null);
     const events = await covel.engine.store.readStream(id);
-    const none = (): CallTokens => ({ calls: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0 });
+    const none = (): CallTokens => ({ calls: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, sharedTokens: 0 });
     const all = none();
     const steady = none();
-    const add = (t: CallTokens, usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number }) => {
+    const add = (t: CallTokens, usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number }, shared: number) => {
       t.calls += 1;
       t.inputTokens += usage.inputTokens;
       t.cachedTokens += usage.cachedInputTokens;
       t.outputTokens = (t.outputTokens ?? 0) + usage.outputTokens;
+      t.sharedTokens = (t.sharedTokens ?? 0) + shared;
     };
+    const bound = new CacheBound();
+    const sharedByCall = new Map<string, number>();
     const byRuntime = new Map<string, RuntimeTokens>();
     const systemPrompts: TurnSystemPrompt[] = [];
     const turnNumber = new Map(turnIds.map((t, i) => [t, i + 1]));
@@ -162,6 +198,11 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
     for (const e of events) {
       if (e.type === 'plugin-data.written@1') writesByPlugin[e.data.pluginId] = (writesByPlugin[e.data.pluginId] ?? 0) + 1;
       if (e.type === 'session.created@1') plugins = e.data.plugins ?? [];
+      // every request the emulator saw, in order (a non-streaming fallback is one more request)
+      if (e.type === 'llm.calling@1') {
+        const shared = bound.shared(e.data) ?? 0;
+        if (!sharedByCall.has(e.data.callId)) sharedByCall.set(e.data.callId, shared);
+      }
       if (e.type === 'llm.calling@1' && (e.data.step ?? 1) === 1 && turnNumber.has(e.data.turnId)) {
         const runtime = `${e.data.pluginId}/${e.data.runtimeId}`;
         systemPrompts.push({ turn: turnNumber.get(e.data.turnId)!, turnId: e.data.turnId, runtime, system: leadingSystem(e.data.body) });
@@ -169,11 +210,13 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       if (e.type === 'llm.responded@1') {
         const runtime = `${e.data.pluginId}/${e.data.runtimeId}`;
         const r = byRuntime.get(runtime) ?? { runtime, ...none(), steady: none() };
-        add(all, e.data.usage);
-        add(r, e.data.usage);
+        // the shared prefix is counted once, with the answer that billed it (shared never exceeds input)
+        const shared = Math.min(sharedByCall.get(e.data.callId) ?? 0, e.data.usage.inputTokens);
+        add(all, e.data.usage, shared);
+        add(r, e.data.usage, shared);
         if ((turnNumber.get(e.data.turnId) ?? 0) >= STEADY_FROM_TURN) {
-          add(steady, e.data.usage);
-          add(r.steady!, e.data.usage);
+          add(steady, e.data.usage, shared);
+          add(r.steady!, e.data.usage, shared);
         }
         byRuntime.set(runtime, r);
       }
@@ -193,6 +236,7 @@ export async function runEmberback(turns: number, log: (line: string) => void): 
       cachedShare: cacheShare(all),
       steadyCachedShare: cacheShare(steady),
       steadyCalls: steady.calls,
+      steadyCacheBound: steady.inputTokens === 0 ? 0 : (steady.sharedTokens ?? 0) / steady.inputTokens,
       steadyPerTurn: perTurn(steady, { fromTurn: STEADY_FROM_TURN, turns: turns - STEADY_FROM_TURN + 1 }),
       byRuntime: [...byRuntime.values()],
       systemPrompts,
@@ -214,6 +258,7 @@ export function perTurn(t: CallTokens, range: { fromTurn: number; turns: number 
     inputTokens: mean(t.inputTokens),
     cachedTokens: mean(t.cachedTokens),
     uncachedTokens: mean(t.inputTokens - t.cachedTokens),
+    ...(t.sharedTokens === undefined ? {} : { newTokens: mean(t.inputTokens - t.sharedTokens), stepLossTokens: mean(t.sharedTokens - t.cachedTokens) }),
     outputTokens: mean(t.outputTokens ?? 0),
   };
 }

@@ -4,7 +4,7 @@ import { anthropicRoute } from './anthropic-route';
 import { geminiRoute } from './gemini-route';
 import { openAIChatRoute } from './openai-chat-route';
 import { openAIResponsesRoute } from './openai-responses-route';
-import { AutomaticPrefixCache, BreakpointCache } from './prefix-cache';
+import { AutomaticPrefixCache, OPENAI_PREFIX_CACHE, BreakpointCache } from './prefix-cache';
 import { emulatedReply, type Reply, type ReplyInput } from './reply';
 import type { EmulatedCall, EmulatorReply, EmulatorRoute, EmulatorState } from './route';
 
@@ -83,8 +83,7 @@ export class ProviderEmulator {
 
   constructor(private readonly options: EmulatorOptions = {}) {
     this.state = {
-      // OpenAI: automatic from 1024 tokens, in 128-token steps, routed by prompt_cache_key
-      openAICache: new AutomaticPrefixCache({ minTokens: 1024, stepTokens: 128 }),
+      openAICache: new AutomaticPrefixCache(OPENAI_PREFIX_CACHE),
       geminiCache: new AutomaticPrefixCache({ minTokens: options.geminiMinCacheTokens ?? 1024, stepTokens: 1 }),
       anthropicCache: new BreakpointCache(options.anthropicMinCacheTokens ?? (() => 1024)),
     };

@@ -4,6 +4,7 @@ import { estimateTokens } from '../text';
 import { geminiDeclarationError, geminiLoopError, geminiThinking, signPart } from './gemini-checks';
 import { emulatedReasoning } from './reasoning';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse } from './route';
+import { geminiCacheText } from './cache-text';
 import { schemaInText } from './schema-instance';
 
 const Part = z
@@ -85,9 +86,9 @@ export const geminiRoute: EmulatorRoute = {
       },
       { protocol: 'gemini', model, cacheKey: null },
     );
-    const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.systemInstruction ?? null) + body.contents.map((c) => JSON.stringify(c)).join('');
+    const { key, prompt } = geminiCacheText(model, body);
     const promptTokens = estimateTokens(prompt);
-    const cached = state.geminiCache.lookup(model, prompt);
+    const cached = state.geminiCache.lookup(key, prompt);
     const text = reply.kind === 'text' ? reply.text : '';
     // thinking: a signature on the function call (or the text), the thought itself when asked for
     const thinking = geminiThinking(model, body.generationConfig);

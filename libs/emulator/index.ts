@@ -11,3 +11,5 @@ export { anthropicBlocks } from './anthropic-route';
 export { commonPrefixLength } from './prefix-cache';
 export { ReplyBook, ReplyBookRule, replyBookScript } from './reply-book';
 export { worldCreationReply } from './world-reply';
+export { AutomaticPrefixCache, OPENAI_PREFIX_CACHE } from './prefix-cache';
+export { automaticCacheText, type CacheText } from './cache-text';

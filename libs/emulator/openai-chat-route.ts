@@ -8,6 +8,7 @@ import { rejectEffort } from './openai-reasoning';
 import { textOf } from './reply';
 import { truncateText } from '../text';
 import { deltas, type EmulatorReply, type EmulatorRoute, sse, streamFlag } from './route';
+import { openAIChatCacheText } from './cache-text';
 import { schemaInText } from './schema-instance';
 
 const ChatBody = z
@@ -93,9 +94,9 @@ export const openAIChatRoute: EmulatorRoute = {
       },
       { protocol: 'openai-chat', model: body.model, cacheKey: body.prompt_cache_key ?? null },
     );
-    const prompt = JSON.stringify(body.tools ?? []) + body.messages.map((m) => JSON.stringify(m)).join('');
+    const { key, prompt } = openAIChatCacheText(body);
     const promptTokens = estimateTokens(prompt);
-    const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);
+    const cached = state.openAICache.lookup(key, prompt);
     let text = reply.kind === 'text' ? reply.text : '';
     let finish = reply.kind === 'tool' ? 'tool_calls' : 'stop';
     const limit = body.max_completion_tokens ?? body.max_tokens;

@@ -8,6 +8,7 @@ import { emulatedReasoning, signReasoning } from './reasoning';
 import { rejectEffort } from './openai-reasoning';
 import { textOf } from './reply';
 import { deltas, type EmulatorRoute, sse, streamFlag } from './route';
+import { openAIResponsesCacheText } from './cache-text';
 import { schemaInText } from './schema-instance';
 
 const Item = z.object({ type: z.string().optional(), role: z.string().optional(), content: z.unknown().optional() }).passthrough();
@@ -64,9 +65,9 @@ export const openAIResponsesRoute: EmulatorRoute = {
       },
       { protocol: 'openai-responses', model: body.model, cacheKey: body.prompt_cache_key ?? null },
     );
-    const prompt = JSON.stringify(body.tools ?? []) + JSON.stringify(body.instructions ?? '') + items.map((i) => JSON.stringify(i)).join('');
+    const { key, prompt } = openAIResponsesCacheText(body);
     const inputTokens = estimateTokens(prompt);
-    const cached = state.openAICache.lookup(`${body.model}|${body.prompt_cache_key ?? ''}`, prompt);
+    const cached = state.openAICache.lookup(key, prompt);
     const id = `resp_${randomUUID().replace(/-/g, '')}`;
     const msgId = `msg_${randomUUID().replace(/-/g, '')}`;
     const text = reply.kind === 'text' ? reply.text : '';

@@ -2,6 +2,14 @@ import { createHash } from 'node:crypto';
 import { estimateTokens } from '../text';
 
 /**
+ * OpenAI's automatic cache: prompts of 1,024 tokens or more (provider-caching.md §2 [V]), hits in
+ * 128-token increments (1,024, 1,152, 1,280, ...) on the models before GPT-5.6 (the fact sheet's [U];
+ * stated in OpenAI's "Prompt Caching 201" cookbook, openai/openai-cookbook
+ * examples/Prompt_Caching_201.ipynb §1.1); routed by model and `prompt_cache_key`.
+ */
+export const OPENAI_PREFIX_CACHE = { minTokens: 1024, stepTokens: 128 } as const;
+
+/**
  * Automatic prefix caching (OpenAI, Gemini implicit): the longest common prefix with an earlier
  * request under the same key counts as cached once it reaches the minimum, in `step`-token steps.
  */

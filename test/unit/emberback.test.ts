@@ -1,4 +1,5 @@
-import { type EmberbackResult, perTurn, runEmberback, sharedBound } from '../../bench/emberback-bench';
+import { CacheBound, type EmberbackResult, perTurn, runEmberback, sharedBound } from '../../bench/emberback-bench';
+import { estimateTokens } from '../../libs/text';
 import { type PrefixRow } from '../../libs/reports';
 
 /** Turn numbers grouped by a key, in turn order (consecutive or not). */
@@ -99,5 +100,30 @@ describe('the tokens per turn the bench prints', () => {
       outputTokens: 150,
     });
     expect(perTurn({ calls: 0, inputTokens: 0, cachedTokens: 0 }, { fromTurn: 2, turns: 0 })).toMatchObject({ inputTokens: 0, outputTokens: 0 });
+  });
+
+  it('split the uncached tokens into new (no earlier request had them) and left out by the cache steps (shared, not read)', () => {
+    expect(perTurn({ calls: 20, inputTokens: 2000, cachedTokens: 1500, sharedTokens: 1800, outputTokens: 0 }, { fromTurn: 2, turns: 2 })).toMatchObject({
+      uncachedTokens: 250,
+      newTokens: 100,
+      stepLossTokens: 150,
+    });
+  });
+});
+
+describe('the cache bound the bench prints beside the share', () => {
+  it("counts, per request, the tokens an earlier request under the same cache key had from the first byte, in the emulator's wire text (no minimum, no steps); other keys share nothing; Anthropic (breakpoints) has no such bound", () => {
+    const system = { role: 'system', content: 'You keep the codex. '.repeat(50) };
+    const chat = (key: string, user: string) => ({
+      provider: 'openai-chat',
+      model: 'gpt-4.1-nano',
+      body: JSON.stringify({ model: 'gpt-4.1-nano', prompt_cache_key: key, messages: [system, { role: 'user', content: user }] }),
+    });
+    const bound = new CacheBound();
+    expect(bound.shared(chat('a', 'first turn'))).toBe(0);
+    const prefix = `[]${JSON.stringify(system)}{"role":"user","content":"`;
+    expect(bound.shared(chat('a', 'second turn'))).toBe(estimateTokens(prefix));
+    expect(bound.shared(chat('b', 'second turn'))).toBe(0);
+    expect(bound.shared({ provider: 'anthropic', model: 'claude-sonnet-4-5', body: '{"messages":[]}' })).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import type { HandlerContext, PluginApi, ReturnedSegment, ToolContext } from '../../../libs/plugins-sdk';
 import { advance, type Clock, clockOf, clockTime, startOf, timeOfDay } from './clock';
 import { advanceSummary } from './summary';
-import { nowText, rulesText } from './text';
+import { describeClock, nowText, rulesText, storyIntroText } from './text';
 
 export const NAMESPACE = 'clock';
 export const KEY = 'now';
@@ -15,10 +15,14 @@ async function currentClock(ctx: HandlerContext | ToolContext): Promise<Clock> {
 
 /**
  * `<world-time-rules>` (session: the start and the bands, fixed for the session) for the advance
- * runtime's system prompt; `<world-time>` (turn) for it and, as a second segment, for the story.
+ * runtime's system prompt; `<world-time>` (turn) for it and, as a second segment, for the story. The
+ * story's block carries only the clock: the line that says what it is, the same every turn, is a
+ * session segment in the story's system prompt (the turn context comes after the history, so every
+ * byte of it is new each turn).
  */
 async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
-  const now = `<world-time>\n${nowText(await currentClock(ctx), ctx.locale)}\n</world-time>`;
+  const clock = await currentClock(ctx);
+  const now = `<world-time>\n${nowText(clock, ctx.locale)}\n</world-time>`;
   return [
     {
       id: 'world-time-rules',
@@ -28,7 +32,14 @@ async function segments(ctx: HandlerContext): Promise<ReturnedSegment[]> {
       volatility: 'session',
     },
     { id: 'world-time-now', content: now, position: 'system', audience: 'self', volatility: 'turn' },
-    { id: 'world-time-story', content: now, position: 'system', audience: 'story', volatility: 'turn' },
+    { id: 'world-time-story-intro', content: storyIntroText(ctx.locale), position: 'system', audience: 'story', volatility: 'session' },
+    {
+      id: 'world-time-story',
+      content: `<world-time>\n${describeClock(clock, ctx.locale)}\n</world-time>`,
+      position: 'system',
+      audience: 'story',
+      volatility: 'turn',
+    },
   ];
 }
 

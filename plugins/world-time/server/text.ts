@@ -29,3 +29,11 @@ export function rulesText(start: Clock, locale: Locale): string {
 export function nowText(clock: Clock, locale: Locale): string {
   return locale === 'zh-Hans' ? `故事中的当前时间：${describeClock(clock, locale)}` : `The time in the story now: ${describeClock(clock, locale)}`;
 }
+
+/**
+ * The line the story reads once in its system prompt (session) about its `<world-time>` block, which
+ * then carries only the clock: spec §2, what stays the same for the whole game goes in the system prompt.
+ */
+export function storyIntroText(locale: Locale): string {
+  return locale === 'zh-Hans' ? '<world-time> 给出故事中的当前时间。' : '<world-time> gives the time in the story now.';
+}

@@ -98,9 +98,22 @@ describe('world-time/advance (contract, through the engine)', () => {
       ['world-time-now', 'turn', 'turn-context'],
     ]);
     expect(request.section('segments')).toContain("The story's clock started on Day 1, 08:00 (morning)");
+    expect(request.turnContext).toContain('The time in the story now: Day 1, 08:00 (morning)');
     const narrator = turns[0].request('narrator');
-    expect(narrator.segmentsOf('world-time').map((s) => [s.id, s.placement])).toEqual([['world-time-story', 'turn-context']]);
-    expect(narrator.turnContext).toContain('The time in the story now: Day 1, 08:00 (morning)');
+    expect(narrator.segmentsOf('world-time').map((s) => [s.id, s.volatility, s.placement])).toEqual([
+      ['world-time-story-intro', 'session', 'system-prompt'],
+      ['world-time-story', 'turn', 'turn-context'],
+    ]);
+    expect(narrator.turnContext).toContain('<world-time>\nDay 1, 08:00 (morning)\n</world-time>');
+  });
+
+  it("the story's turn context carries only the clock: the line that says what <world-time> is sits once in its system prompt (issue 33: the turn context is new every turn)", () => {
+    const narrators = turns.map((t) => t.request('narrator'));
+    for (const narrator of narrators) {
+      expect(narrator.systemPrompt).toContain('<world-time> gives the time in the story now.');
+      expect(narrator.turnContext).not.toContain('The time in the story now');
+    }
+    expect(new Set(narrators.map((r) => r.systemPrompt)).size).toBe(1);
   });
 
   it('writes the clock after a scripted call, shows it next turn, and announces each advance (not a 0-minute one)', async () => {
