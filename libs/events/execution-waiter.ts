@@ -123,6 +123,9 @@ export function hasEnded(view: Pick<ExecutionView, 'status'>): boolean {
  * While the connection is down, the waiters are polled every `pollIntervalMs` and the connection is
  * opened again (with a backoff); once it is back, every waiter is read once more, since
  * notifications sent meanwhile are lost.
+ * A wait for an execution this process appended after its LISTEN was up (`beforeSubmit`,
+ * `submittedAfter`), with nothing heard of it since on that same connection, reads nothing at
+ * all: it has not ended, or this process would have heard it (issue 33: one statement per turn).
  */
 export class ExecutionWaiter {
   private readonly waiters = new Map<string, Set<Waiter>>();
@@ -187,7 +190,7 @@ export class ExecutionWaiter {
 
   /**
    * Before appending an execution (a player input): listening, when the connection can be made, and
-   * what `submitted` needs to know the append came after the LISTEN. Null when not listening.
+   * what `submittedAfter` needs to know the append came after the LISTEN. Null when not listening.
    */
   async beforeSubmit(): Promise<SubmitMark | null> {
     await this.ensureListening();
