@@ -1,11 +1,12 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { Engine } from '../../libs/engine';
-import { type ExecutionView, ExecutionWaiter } from '../../libs/events';
+import { type ExecutionView, ExecutionWaiter, type ListenState } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 /**
- * The API process's one ExecutionWaiter (one LISTEN connection, opened at the first wait). Closed
- * with the module, before the HTTP server: every pending long-poll is answered with its current state.
+ * The API process's one ExecutionWaiter (one LISTEN connection, opened at the first wait or
+ * submission). Closed with the module, before the HTTP server: every pending long-poll is answered
+ * with its current state.
  */
 @Injectable()
 export class ExecutionWaits implements OnModuleDestroy {
@@ -19,8 +20,30 @@ export class ExecutionWaits implements OnModuleDestroy {
     });
   }
 
+  get listenState(): ListenState {
+    return this.waiter.listenState;
+  }
+
+  /** Long-polls not answered yet. */
+  get pending(): number {
+    return this.waiter.pending;
+  }
+
   wait(request: { tenantId: string; executionId: string; timeoutMs: number; signal?: AbortSignal }): Promise<ExecutionView | null> {
     return this.waiter.wait(request);
+  }
+
+  /**
+   * Runs `submit` (an append that creates an execution) after this process LISTENs: a long-poll here
+   * for the execution it created then waits for the end's notification without reading it first
+   * (issue 33: one statement per turn), until anything makes that unprovable (see `ExecutionWaiter.submittedAfter`).
+   * A repeat (`replayed`: the execution was created before) is not taken as created here.
+   */
+  async submitting<T extends { answer: { executionId: string }; replayed: boolean }>(tenantId: string, submit: () => Promise<T>): Promise<T> {
+    const mark = await this.waiter.beforeSubmit();
+    const result = await submit();
+    if (!result.replayed) this.waiter.submittedAfter(mark, tenantId, result.answer.executionId);
+    return result;
   }
 
   onModuleDestroy(): Promise<void> {

@@ -86,15 +86,19 @@ export class SessionsController {
     @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody,
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
+    const tenantId = req.tenant.id;
+    // a new turn's execution: appended after this process LISTENs, so its long-poll here reads nothing until its end
     const { answer, replayed } = body.midTurn
-      ? await this.engine.sessions.submitMidTurn({ tenantId: req.tenant.id, sessionId: id, text: body.text, idempotencyKey })
-      : await this.engine.sessions.submitInput({
-          tenantId: req.tenant.id,
-          sessionId: id,
-          text: body.text,
-          ...(body.formValues ? { formValues: body.formValues } : {}),
-          idempotencyKey,
-        });
+      ? await this.engine.sessions.submitMidTurn({ tenantId, sessionId: id, text: body.text, idempotencyKey })
+      : await this.waits.submitting(tenantId, () =>
+          this.engine.sessions.submitInput({
+            tenantId,
+            sessionId: id,
+            text: body.text,
+            ...(body.formValues ? { formValues: body.formValues } : {}),
+            idempotencyKey,
+          }),
+        );
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
   }
@@ -109,7 +113,10 @@ export class SessionsController {
     @Body(new ZodBodyPipe(ActivationBody)) body: ActivationBody,
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
-    const { answer, replayed } = await this.engine.activations.activateManual({ tenantId: req.tenant.id, sessionId: id, ...body, idempotencyKey });
+    const tenantId = req.tenant.id;
+    const { answer, replayed } = await this.waits.submitting(tenantId, () =>
+      this.engine.activations.activateManual({ tenantId, sessionId: id, ...body, idempotencyKey }),
+    );
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
   }
@@ -182,7 +189,10 @@ export class SessionsController {
     @Param('turnId', new UuidParamPipe('turn')) turnId: string,
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
-    const { answer, replayed } = await this.engine.alternatives.retry({ tenantId: req.tenant.id, sessionId: id, turnId, idempotencyKey });
+    const tenantId = req.tenant.id;
+    const { answer, replayed } = await this.waits.submitting(tenantId, () =>
+      this.engine.alternatives.retry({ tenantId, sessionId: id, turnId, idempotencyKey }),
+    );
     if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return answer;
   }

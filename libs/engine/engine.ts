@@ -326,7 +326,13 @@ export async function createEngine(config: EngineConfig, role: EngineRole, given
       projector,
       readModels,
       // every API request looks its key up: remembered for half a second per process (a revoke reaches every process within it)
-      tenants: new TenantStore(database.db, { cacheMs: TENANT_CACHE_MS, pepper: config.keyPepper, store }),
+      // and a key read brings its tenant's limits along (the request's rate limit then reads nothing)
+      tenants: new TenantStore(database.db, {
+        cacheMs: TENANT_CACHE_MS,
+        pepper: config.keyPepper,
+        store,
+        onLimitsRead: (tenantId, recorded) => limits.remember(tenantId, recorded),
+      }),
       limits,
       media,
       queue,

@@ -52,6 +52,25 @@ interface Waiter {
 
 const MAX_RECONNECT_DELAY_MS = 10_000;
 
+/** Executions this process submitted whose end it has not heard yet, kept (the oldest forgotten past it: they are read). */
+export const SUBMITTED_KEPT = 10_000;
+/** Ids of the last notifications heard: what a submission checks was not notified while it was appended. */
+export const RECENT_NOTIFICATIONS_KEPT = 1_024;
+
+/**
+ * Taken before an execution is appended (`beforeSubmit`): the LISTEN connection that was up then
+ * (its generation) and how many notifications it had heard.
+ */
+export interface SubmitMark {
+  readonly generation: number;
+  readonly heard: number;
+}
+
+interface Submitted {
+  tenantId: string;
+  generation: number;
+}
+
 /** The `executions` row an end notifies (migration 0027: `row_to_json`, at the commit). */
 const NotifiedRow = z.object({
   execution_id: z.string(),
@@ -104,6 +123,9 @@ export function hasEnded(view: Pick<ExecutionView, 'status'>): boolean {
  * While the connection is down, the waiters are polled every `pollIntervalMs` and the connection is
  * opened again (with a backoff); once it is back, every waiter is read once more, since
  * notifications sent meanwhile are lost.
+ * A wait for an execution this process appended after its LISTEN was up (`beforeSubmit`,
+ * `submittedAfter`), with nothing heard of it since on that same connection, reads nothing at
+ * all: it has not ended, or this process would have heard it (issue 33: one statement per turn).
  */
 export class ExecutionWaiter {
   private readonly waiters = new Map<string, Set<Waiter>>();
@@ -113,6 +135,13 @@ export class ExecutionWaiter {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
   private failures = 0;
+  /** Counts the connections that reached LISTEN: a submission proves nothing across two of them. */
+  private generation = 0;
+  /** Notifications heard so far (any payload), and the ids of the last `RECENT_NOTIFICATIONS_KEPT` of them (a ring). */
+  private heard = 0;
+  private readonly recent: string[] = [];
+  /** Executions this process appended while listening, whose end (or any notification of them) it has not heard since. */
+  private readonly submitted = new Map<string, Submitted>();
   private readonly pollIntervalMs: number;
   private readonly reconnectDelayMs: number;
 
@@ -152,8 +181,42 @@ export class ExecutionWaiter {
     // registered first, listening next, read last: an end committed at any point is seen
     await this.ensureListening();
     if (this.state !== 'listening') this.schedulePoll();
-    await this.recheck(executionId, { answerUnknown: true });
+    // unless this process appended it while listening and has heard nothing of it since: then it
+    // has not ended (its end would have been heard), and the registered waiter hears it when it does
+    else if (this.unended(tenantId, executionId)) return answer;
+    await this.recheck(executionId, { answerUnknown: true, tenantId });
     return answer;
+  }
+
+  /**
+   * Before appending an execution (a player input): listening, when the connection can be made, and
+   * what `submittedAfter` needs to know the append came after the LISTEN. Null when not listening.
+   */
+  async beforeSubmit(): Promise<SubmitMark | null> {
+    await this.ensureListening();
+    return this.state === 'listening' ? { generation: this.generation, heard: this.heard } : null;
+  }
+
+  /**
+   * The execution `mark` was taken before is appended (its commit is done): a wait for it reads
+   * nothing until its end's notification, as long as the connection listens without a gap since
+   * the mark and nothing about it was heard in between. Anything this cannot prove (the connection
+   * lost or replaced, more notifications meanwhile than are kept, one of them about this execution)
+   * leaves the waits to read, as for an execution submitted by another process.
+   */
+  submittedAfter(mark: SubmitMark | null, tenantId: string, executionId: string): void {
+    if (!mark || this.state !== 'listening' || mark.generation !== this.generation) return;
+    const since = this.heard - mark.heard;
+    if (since > RECENT_NOTIFICATIONS_KEPT) return;
+    for (let n = this.heard - since; n < this.heard; n++) if (this.recent[n % RECENT_NOTIFICATIONS_KEPT] === executionId) return;
+    if (this.submitted.size >= SUBMITTED_KEPT) this.submitted.delete(this.submitted.keys().next().value!);
+    this.submitted.set(executionId, { tenantId, generation: this.generation });
+  }
+
+  /** Proven not ended: appended here after the LISTEN, on the connection still listening, nothing heard of it since. */
+  private unended(tenantId: string, executionId: string): boolean {
+    const entry = this.submitted.get(executionId);
+    return entry !== undefined && entry.tenantId === tenantId && entry.generation === this.generation && this.state === 'listening';
   }
 
   /**
@@ -198,6 +261,7 @@ export class ExecutionWaiter {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.reconnectTimer = this.pollTimer = null;
+    this.submitted.clear();
     await this.connecting;
     const listening = this.listening;
     this.listening = null;
@@ -241,12 +305,13 @@ export class ExecutionWaiter {
   /**
    * Reads the execution once per tenant waiting for it and answers the waiters if it has ended (or,
    * with `answerUnknown`, if the tenant has no such execution). A failed read leaves the waiters to
-   * their timers, unless it is the first read of a wait.
+   * their timers, unless it is the first read of a wait. A wait's first read is its tenant's only
+   * (the others' waiters read theirs when they start, or wait for the notification).
    */
-  private async recheck(executionId: string, options: { answerUnknown?: boolean } = {}) {
+  private async recheck(executionId: string, options: { answerUnknown?: boolean; tenantId?: string } = {}) {
     const set = this.waiters.get(executionId);
     if (!set) return;
-    const tenants = new Set([...set].map((w) => w.tenantId));
+    const tenants = options.tenantId === undefined ? new Set([...set].map((w) => w.tenantId)) : [options.tenantId];
     await Promise.all(
       [...tenants].map(async (tenantId) => {
         let view: ExecutionView | null;
@@ -269,6 +334,10 @@ export class ExecutionWaiter {
   /** An end's notification: the row it carries answers that execution's waiters of its tenant; an id alone has them read. */
   private notified(payload: string) {
     const { executionId, ended } = parseEndedNotification(payload);
+    this.recent[this.heard % RECENT_NOTIFICATIONS_KEPT] = executionId;
+    this.heard++;
+    // whatever it says (an end, or only "look again"), a wait for it reads from now on
+    this.submitted.delete(executionId);
     if (!ended) return void this.recheck(executionId);
     // the row answers its own tenant's waiters only: another tenant's first read answers them (null)
     for (const w of [...(this.waiters.get(executionId) ?? [])]) {
@@ -298,6 +367,7 @@ export class ExecutionWaiter {
       }
       this.listening = listening;
       this.state = 'listening';
+      this.generation++;
       this.failures = 0;
       if (this.pollTimer) clearTimeout(this.pollTimer);
       this.pollTimer = null;
@@ -321,6 +391,8 @@ export class ExecutionWaiter {
     this.options.logger?.warn(`the LISTEN connection for ended executions was lost (polling meanwhile): ${error.message}`);
     this.listening = null;
     this.state = 'down';
+    // notifications may be lost from here on: nothing submitted before is known not to have ended
+    this.submitted.clear();
     this.scheduleReconnect();
     this.schedulePoll();
   }

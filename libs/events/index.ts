@@ -94,7 +94,7 @@ export { worldGenerationsProjection } from './projections/world-generations';
 export { WorldGenerationReads } from './world-generation-reads';
 export type { WorldGenerationRow, WorldGenerationStatus } from './world-generation-reads';
 export { ExecutionWaiter, EXECUTION_ENDED_CHANNEL, MAX_EXECUTION_WAIT_MS, hasEnded } from './execution-waiter';
-export type { ExecutionWaiterOptions, ExecutionWait, ExecutionWatch, ListenState } from './execution-waiter';
+export type { ExecutionWaiterOptions, ExecutionWait, ExecutionWatch, ListenState, SubmitMark } from './execution-waiter';
 export { SessionAppends, SESSION_APPENDED_CHANNEL } from './session-appends';
 export type { SessionAppendsOptions } from './session-appends';
 export type {

@@ -10,6 +10,15 @@ export interface RecordedTenantLimits {
   updatedAt: Date;
 }
 
+/** A `tenant_limits` row (its columns as read, or all null: none) as recorded limits; null when there is none. */
+export function recordedTenantLimits(
+  row: { limits: unknown; changed_by: string | null; updated_at: Date | string | null } | null,
+): RecordedTenantLimits | null {
+  if (!row || row.changed_by === null || row.updated_at === null || row.limits === null) return null;
+  const limits = typeof row.limits === 'string' ? (JSON.parse(row.limits) as unknown) : row.limits;
+  return { limits: TenantLimits.parse(limits), changedBy: row.changed_by, updatedAt: new Date(row.updated_at) };
+}
+
 /** Reads of `tenant_limits` (one row per tenant, by its stream id) and of whether a tenant exists. */
 export class TenantLimitsReads {
   constructor(private readonly db: Kysely<Database>) {}
@@ -20,9 +29,7 @@ export class TenantLimitsReads {
       .select(['limits', 'changed_by', 'updated_at'])
       .where('stream_id', '=', tenantStreamId(tenantId))
       .executeTakeFirst();
-    if (!row) return null;
-    const limits = typeof row.limits === 'string' ? (JSON.parse(row.limits) as unknown) : row.limits;
-    return { limits: TenantLimits.parse(limits), changedBy: row.changed_by, updatedAt: new Date(row.updated_at) };
+    return recordedTenantLimits(row ?? null);
   }
 
   async tenantExists(tenantId: string): Promise<boolean> {

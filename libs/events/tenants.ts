@@ -7,6 +7,7 @@ import { API_KEY_SCOPES, type ApiKeyScope, type NewEvent, tenantStreamId } from 
 import { EventStore } from './event-store';
 import type { Database } from './schema';
 import { BoundedMemo } from '../memo';
+import { type RecordedTenantLimits, recordedTenantLimits } from './tenant-limits';
 
 export interface Tenant {
   id: string;
@@ -36,6 +37,12 @@ export interface TenantStoreOptions {
   store?: EventStore;
   /** A key's `last_used_at` is written at most once per this many ms per process (default one minute). */
   touchEveryMs?: number;
+  /**
+   * Set: a key looked up in the database brings its tenant's limits (`tenant_limits`) in the same
+   * statement, handed here as read (null: none recorded), so that the request's limits need no read
+   * of their own (issue 33: a statement per request that found neither cached).
+   */
+  onLimitsRead?: (tenantId: string, recorded: RecordedTenantLimits | null) => void;
 }
 
 const LAST_USED_EVERY_MS = 60_000;
@@ -245,12 +252,25 @@ export class TenantStore {
     const row = await this.db
       .selectFrom('api_keys')
       .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+      // the tenant's limits in the same statement, when someone takes them (see `onLimitsRead`)
+      .$if(this.options.onLimitsRead !== undefined, (q) =>
+        q
+          .leftJoin('tenant_limits', 'tenant_limits.tenant_id', 'tenants.id')
+          .select(['tenant_limits.limits', 'tenant_limits.changed_by', 'tenant_limits.updated_at']),
+      )
       .select(['api_keys.id as keyId', 'api_keys.scopes', 'api_keys.hash_kind', 'api_keys.key_hash', 'tenants.id as tenantId', 'tenants.name'])
       .where('api_keys.key_hash', 'in', [hmac, sha])
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();
     // the hash must be of its own kind: an HMAC stored as `sha256` (or the reverse) is no match
     if (!row || row.key_hash !== (row.hash_kind === 'sha256' ? sha : hmac)) return null;
+    if (this.options.onLimitsRead) {
+      const limitsRow = row as typeof row & { limits?: unknown; changed_by?: string | null; updated_at?: Date | string | null };
+      this.options.onLimitsRead(
+        row.tenantId,
+        recordedTenantLimits({ limits: limitsRow.limits ?? null, changed_by: limitsRow.changed_by ?? null, updated_at: limitsRow.updated_at ?? null }),
+      );
+    }
     if (row.hash_kind === 'sha256') await this.upgradeToHmac({ keyId: row.keyId, sha, hmac });
     const caller: Caller = { tenant: { id: row.tenantId, name: row.name }, key: { id: row.keyId, scopes: scopesOf(row.scopes) } };
     this.touch(caller.key.id);

@@ -209,4 +209,101 @@ describe('ExecutionWaiter on PostgreSQL', () => {
     expect((await secondWait)?.status).toBe('failed');
     expect(waiter.listenState).toBe('down');
   }, 20_000);
+
+  /** `promise`, or a failure after `ms`: a wait that should be answered at once must not sit until its own timeout. */
+  function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms)));
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  }
+
+  function countingWaiter(options: Partial<ExecutionWaiterOptions> = {}) {
+    const reads: string[] = [];
+    const waiter = newWaiter({
+      pollIntervalMs: NEVER,
+      read: (tenantId, executionId) => {
+        reads.push(executionId);
+        return readModels.execution(tenantId, executionId);
+      },
+      ...options,
+    });
+    return { waiter, reads };
+  }
+
+  /** As the API submits: the mark taken while listening, the execution appended (here inserted), then registered. */
+  async function submit(waiter: ExecutionWaiter, tenant: string): Promise<string> {
+    const mark = await waiter.beforeSubmit();
+    expect(mark).not.toBeNull();
+    const id = await execution(tenant, 'queued');
+    waiter.submittedAfter(mark, tenant, id);
+    return id;
+  }
+
+  it('a wait for an execution this process submitted while listening reads nothing: its end’s notification answers it; any other tenant’s, a later wait and another process read', async () => {
+    const { waiter, reads } = countingWaiter();
+    const tenant = randomUUID();
+    const id = await submit(waiter, tenant);
+    const waiting = waiter.wait({ tenantId: tenant, executionId: id, timeoutMs: NEVER });
+    // another tenant naming the id is read (and answered: not found), never told anything of the submission
+    expect(await waiter.wait({ tenantId: randomUUID(), executionId: id, timeoutMs: NEVER })).toBeNull();
+    await until(() => waiter.pending === 1, 'waiting');
+    expect(reads).toEqual([id]); // the other tenant's only
+    // a wait that times out reads the state it answers
+    expect((await waiter.wait({ tenantId: tenant, executionId: id, timeoutMs: 30 }))?.status).toBe('queued');
+    expect(reads).toEqual([id, id]);
+    await setStatus(id, 'committed');
+    expect((await waiting)?.status).toBe('committed');
+    expect(reads).toHaveLength(2);
+    // the end heard: a later wait reads, and is answered at once
+    expect((await within(waiter.wait({ tenantId: tenant, executionId: id, timeoutMs: NEVER }), 5_000, 'a wait after the end'))?.status).toBe('committed');
+    expect(reads).toHaveLength(3);
+    // another process (its own waiter) knows nothing of the submission: it reads
+    const { waiter: elsewhere, reads: elsewhereReads } = countingWaiter();
+    expect((await within(elsewhere.wait({ tenantId: tenant, executionId: id, timeoutMs: NEVER }), 5_000, 'another process'))?.status).toBe('committed');
+    expect(elsewhereReads).toEqual([id]);
+    await Promise.all([waiter.close(), elsewhere.close()]);
+  }, 30_000);
+
+  it('an end heard while the execution was being submitted leaves its waits to read (answered at once)', async () => {
+    const { waiter, reads } = countingWaiter();
+    const tenant = randomUUID();
+    const mark = await waiter.beforeSubmit();
+    const id = await execution(tenant, 'queued');
+    // the end commits before the submission is registered; a later end, waited for, shows it was heard
+    const probe = await execution(tenant);
+    const probeWait = waiter.wait({ tenantId: tenant, executionId: probe, timeoutMs: NEVER });
+    await until(() => waiter.pending === 1, 'waiting for the probe');
+    await setStatus(id, 'committed');
+    await setStatus(probe, 'committed');
+    await probeWait;
+    waiter.submittedAfter(mark, tenant, id);
+    expect((await within(waiter.wait({ tenantId: tenant, executionId: id, timeoutMs: NEVER }), 5_000, 'ended while submitted'))?.status).toBe('committed');
+    expect(reads).toContain(id);
+    await waiter.close();
+  }, 30_000);
+
+  it('a lost LISTEN connection leaves every submitted execution’s waits to read: lost after the submission, or between the mark and the append’s end', async () => {
+    const { waiter } = countingWaiter({ reconnectDelayMs: 200 });
+    const tenant = randomUUID();
+    const drop = async () => {
+      await admin.query('select pg_terminate_backend(pid) from unnest($1::int[]) as pid', [await listenerPids()]);
+      await until(() => waiter.listenState === 'down', 'down');
+    };
+    // submitted, then the connection lost, the end committed while nobody listened, the connection back
+    const after = await submit(waiter, tenant);
+    await drop();
+    await setStatus(after, 'committed');
+    await until(() => waiter.listenState === 'listening', 'listening again');
+    expect((await within(waiter.wait({ tenantId: tenant, executionId: after, timeoutMs: NEVER }), 5_000, 'lost after'))?.status).toBe('committed');
+
+    // the mark taken on one connection, the append registered on the next: proves nothing
+    const mark = await waiter.beforeSubmit();
+    const between = await execution(tenant, 'queued');
+    await drop();
+    await setStatus(between, 'failed');
+    await until(() => waiter.listenState === 'listening', 'listening again');
+    waiter.submittedAfter(mark, tenant, between);
+    expect((await within(waiter.wait({ tenantId: tenant, executionId: between, timeoutMs: NEVER }), 5_000, 'lost between'))?.status).toBe('failed');
+    await waiter.close();
+  }, 30_000);
 });

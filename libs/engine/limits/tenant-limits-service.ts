@@ -105,6 +105,14 @@ export class TenantLimitsService implements TenantCaps {
     return recorded;
   }
 
+  /**
+   * The tenant's limits as just read by another statement (the key lookup's, `TenantStoreOptions.onLimitsRead`):
+   * remembered as `recorded` would remember its own read.
+   */
+  remember(tenantId: string, recorded: RecordedTenantLimits | null): void {
+    this.cache.set(tenantId, recorded);
+  }
+
   close(): Promise<void> {
     return this.options.rate.close();
   }
