@@ -69,6 +69,10 @@ export async function insertAtVersion(
      * writes, `inlineStatement`): each reads its event's row with `insertedRow`, so it writes only
      * when the insert does. They share the statement's snapshot (see above: when the insert writes,
      * it holds every earlier append of the stream), and a failure of one fails the statement whole.
+     * Not held by that snapshot: an inline rebuild of the stream (`rebuildInline`: under the lock,
+     * no append) that committed between the snapshot and the lock; an update of a row it wrote
+     * again then finds its old version deleted and writes nothing (a known limit, rebuilds being
+     * for replay and repair).
      */
     writes?: readonly { name: string; body: RawBuilder<unknown> }[];
   },
