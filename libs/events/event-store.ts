@@ -2,6 +2,7 @@ import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
 import { eventSchemas, type EventType, type NewEvent, type StoredEvent } from './event-types';
 import { applyInline } from './projections/inline/apply-inline';
+import { inlineFailure, inlineStatement, type InlineStatement } from './projections/inline/inline-sql';
 import { readInheritedStory } from './story-log';
 import { toStoredEvent } from './stored-event';
 
@@ -9,7 +10,7 @@ export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
 import type { Database } from './schema';
 import { StreamContention } from './stream-contention';
-import { appendLocked, type EventsRow, insertAtVersion } from './stream-lock';
+import { appendLocked, type EventsRow, insertAtVersion, insertedRow } from './stream-lock';
 import { InvalidInputError } from '../errors';
 
 /** Unique (stream_id, stream_version): a concurrent append to the same stream (migration 0001). */
@@ -86,8 +87,10 @@ type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface EventStoreOptions {
   /**
-   * Read models applied in the transaction of each append, to the appended events they handle
-   * (in stream order): they are never behind the log. One that throws fails the append whole
+   * Read models written with each append, to the appended events they handle (in stream order):
+   * they are never behind the log. When every write has a SQL form (`Projection.sqlFor`) and no
+   * row is written twice, as CTEs of the append's one statement (no transaction); else in the
+   * append's transaction (`applyInline`). One that fails fails the append whole
    * (`InlineProjectionFailedError`). Default: none (a store that only reads, or a test's).
    */
   inline?: readonly InlineProjection[];
@@ -208,12 +211,13 @@ export class EventStore {
   ): Promise<AppendResult> {
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
-    // lock, version check and insert are one statement; a transaction around it only when more
-    // must be written with it (inline projections that handle these events, `alongside`)
-    const inTransaction = request.alongside !== undefined || this.handledInline(events);
-    const appendIn = async (executor: Executor): Promise<AppendResult> => {
+    // lock, version check, insert and the inline projections' writes are one statement; a
+    // transaction around it only when more must be written with it that it cannot hold (`alongside`,
+    // an inline projection's write with no SQL form, or two writes of one row: `inlineStatement`)
+    const statement = request.alongside === undefined ? this.inlineStatement(request, events) : undefined;
+    const appendIn = async (executor: Executor, writes?: InlineStatement): Promise<AppendResult> => {
       // this stream's appends wait for each other (and for an inline rebuild of it); others don't
-      const { head, appended } = await this.writeAtVersion(executor, request, expectedVersion, events);
+      const { head, appended } = await this.writeAtVersion(executor, request, expectedVersion, events, 'wait', writes);
       if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
       if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
       if (head.tenantId !== null && head.tenantId !== request.tenantId) throw new StreamTenantMismatchError(request.streamId);
@@ -221,14 +225,15 @@ export class EventStore {
       return appended;
     };
     try {
-      const result = inTransaction
-        ? await this.db.transaction().execute(async (trx): Promise<AppendResult> => {
-            const appended = await appendIn(trx);
-            if (this.inline.length > 0) await applyInline(trx, this.inline, appended.events);
-            if (request.alongside) await request.alongside(trx);
-            return appended;
-          })
-        : await appendIn(this.db);
+      const result =
+        statement === undefined
+          ? await this.db.transaction().execute(async (trx): Promise<AppendResult> => {
+              const appended = await appendIn(trx);
+              if (this.inline.length > 0) await applyInline(trx, this.inline, appended.events);
+              if (request.alongside) await request.alongside(trx);
+              return appended;
+            })
+          : await appendIn(this.db, statement);
       this.onAppended?.(result);
       return result;
     } catch (error) {
@@ -240,20 +245,20 @@ export class EventStore {
       if (constraint === IDEMPOTENCY_KEY_CONSTRAINT && request.idempotency) {
         throw new IdempotencyKeyTakenError(request.tenantId, request.idempotency.key);
       }
-      throw error;
+      throw (statement && inlineFailure(statement, request, error)) ?? error;
     }
   }
 
-  /** True when an inline projection handles one of `events` (an append of them needs a transaction). */
-  private handledInline(events: readonly NewEvent[]): boolean {
-    return this.inline.some((p) => events.some((e) => p.handles.includes(e.type)));
+  /** The inline projections' writes for `events` as CTEs of the append's statement; undefined: the append takes a transaction (`inlineStatement`). */
+  private inlineStatement(request: { tenantId: string; streamId: string }, events: readonly NewEvent[]): InlineStatement | undefined {
+    return inlineStatement(this.inline, request, events, insertedRow);
   }
 
   /**
    * The one-statement append (`insertAtVersion`): `events` (validated) at `expectedVersion + 1...`
    * (null: at the head of a stream that exists), in `executor`. Resolves to what the statement
-   * found (the lock taken or not, the head) and the append, null when it wrote nothing. Neither the
-   * inline projections nor `alongside` are applied here. A unique violation (an append committed
+   * found (the lock taken or not, the head) and the append, null when it wrote nothing. The inline
+   * projections are written here only as `writes` (CTEs of the statement), `alongside` never. A unique violation (an append committed
    * between the statement's snapshot and its lock, a key taken) is thrown as the driver's error.
    */
   private async writeAtVersion(
@@ -262,6 +267,7 @@ export class EventStore {
     expectedVersion: number | null,
     events: readonly NewEvent[],
     lock: 'wait' | 'try' = 'wait',
+    writes?: InlineStatement,
   ): Promise<{ locked: boolean; head: { version: number; tenantId: string | null }; appended: AppendResult | null }> {
     const rows = events.map((e, i) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(metadataWithKey(request, e, i)) }));
     const {
@@ -276,6 +282,7 @@ export class EventStore {
       rows,
       lock,
       ...(request.earliestPending ? { earliestPending: true } : {}),
+      ...(writes?.ctes.length ? { writes: writes.ctes } : {}),
     });
     if (written.length === 0) return { locked, head, appended: null };
     const stored = storedAsWritten(request, events, written);
@@ -296,8 +303,9 @@ export class EventStore {
    * An append that waits for the stream instead of failing when others append to it first.
    *
    * It is tried first as an append at `afterVersion` (`insertAtVersion`, taking the stream's lock
-   * only when it is free): one statement, or one transaction without a lock statement when an
-   * inline projection handles `events`. The events were built from the stream up to
+   * only when it is free): one statement, the inline projections' writes in it when they have a
+   * SQL form (`inlineStatement`: the statement's snapshot holds every earlier append of the stream
+   * when its insert writes), else one transaction without a lock statement. The events were built from the stream up to
    * `afterVersion`, and the statement writes them only at `afterVersion + 1...` under the lock, so
    * what it writes is what the locked path below would write (the unique
    * (stream_id, stream_version) index turns away an insert past a snapshot that predates the lock).
@@ -308,11 +316,13 @@ export class EventStore {
    * snapshot taken after the lock) writes `events` when nothing came past `afterVersion`, else
    * returns what came; the append is then what `rebuild` makes of it, at the head. Nothing can come
    * in between: the lock is held to the commit. `rebuild` returning none appends nothing; throwing
-   * (a fence that moved on) rolls the transaction back and nothing is written. With an inline
-   * projection the locked path goes on in the first try's transaction (its statement takes the lock
-   * again at once when the first try took it, else waits for it); without one, or when the first try
-   * met a later append on the unique index (its transaction is then over), it is a transaction of
-   * its own. For a writer whose events depend on the stream only through what it
+   * (a fence that moved on) rolls the transaction back and nothing is written; the locked path
+   * applies the inline projections in its transaction (`applyInline`; its insert reads a later
+   * snapshot than the statement's). After a first try in a transaction (writes with no SQL form)
+   * the locked path goes on in that transaction (its statement takes the lock again at once when
+   * the first try took it, else waits for it); after a first try of one statement, or one that met
+   * a later append on the unique index (its transaction is then over), it is a transaction of its
+   * own. For a writer whose events depend on the stream only through what it
    * folds from `missed` (`ExecutionRun`).
    *
    * On a stream others appended to first lately (`StreamContention`: sibling runtimes of a turn
@@ -322,21 +332,23 @@ export class EventStore {
     const { tenantId, streamId, afterVersion } = request;
     if (request.events.length === 0) throw new InvalidInputError([{ path: 'events', message: 'an append needs at least one event' }]);
     const events = request.events.map(validateEvent);
+    const statement = this.inlineStatement(request, events);
     /** The first try: the append at `afterVersion`, when the lock is free; `SnapshotBehind` when the unique index turned it away. */
-    const tryAtVersion = async (executor: Executor) => {
+    const tryAtVersion = async (executor: Executor, writes?: InlineStatement) => {
       try {
-        return await this.writeAtVersion(executor, { tenantId, streamId }, afterVersion, events, 'try');
+        return await this.writeAtVersion(executor, { tenantId, streamId }, afterVersion, events, 'try', writes);
       } catch (error) {
         if (uniqueViolationConstraint(error) === STREAM_VERSION_CONSTRAINT) throw new SnapshotBehind();
-        throw error;
+        throw (writes && inlineFailure(writes, request, error)) ?? error;
       }
     };
     /** Set when the first try wrote nothing: others appended first, or held the lock. */
     let wasted = false;
     const tryFirst = (): Promise<CatchingUpAppendResult> => {
-      if (!this.handledInline(events)) {
-        // one statement; when it wrote nothing, the locked path in a transaction of its own
-        return tryAtVersion(this.db).then((first) => {
+      if (statement !== undefined) {
+        // one statement, the inline projections' writes in it; when it wrote nothing, the locked
+        // path in a transaction of its own
+        return tryAtVersion(this.db, statement).then((first) => {
           if (first.appended) return { missed: [], appended: first.appended };
           wasted = true;
           return this.db.transaction().execute((trx) => this.catchUpLocked(trx, request, events));

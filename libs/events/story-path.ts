@@ -1,4 +1,5 @@
 import type { StoredEvent } from './event-types';
+import type { PendingEvent } from './projections/projection';
 
 /**
  * The story path of a session (issue 30): which of its events the read models fold. The log keeps
@@ -40,7 +41,7 @@ export const PATH_EVENT_TYPES = [
 ] as const satisfies readonly StoredEvent['type'][];
 
 /** True when folding `event` incrementally could be wrong: the path changed (see `PATH_EVENT_TYPES`, and an isolated regeneration's input). */
-export function changesPath(event: StoredEvent): boolean {
+export function changesPath(event: PendingEvent): boolean {
   if ((PATH_EVENT_TYPES as readonly string[]).includes(event.type)) return true;
   return event.type === 'player-input.submitted@1' && event.data.isolated === true;
 }

@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from './schema';
 import type { toStoredEvent } from './stored-event';
 
@@ -64,6 +64,17 @@ export async function insertAtVersion(
     rows: readonly AppendRow[];
     earliestPending?: boolean;
     lock?: 'wait' | 'try';
+    /**
+     * More data-modifying CTEs of the statement, after the insert (an append's inline projection
+     * writes, `inlineStatement`): each reads its event's row with `insertedRow`, so it writes only
+     * when the insert does. They share the statement's snapshot (see above: when the insert writes,
+     * it holds every earlier append of the stream), and a failure of one fails the statement whole.
+     * Not held by that snapshot: an inline rebuild of the stream (`rebuildInline`: under the lock,
+     * no append) that committed between the snapshot and the lock; an update of a row it wrote
+     * again then finds its old version deleted and writes nothing (a known limit, rebuilds being
+     * for replay and repair).
+     */
+    writes?: readonly { name: string; body: RawBuilder<unknown> }[];
   },
 ): Promise<InsertAtVersion> {
   const { tenantId, streamId, expectedVersion } = request;
@@ -74,6 +85,12 @@ export async function insertAtVersion(
   const key = sql`hashtextextended(${streamId}::text, ${STREAM_LOCK_SEED})`;
   // waiting, the lock is held once `l` is read; trying, only when `l.locked` says so
   const [lock, locked] = request.lock === 'try' ? [sql`pg_try_advisory_xact_lock(${key})`, sql`l.locked`] : [sql`pg_advisory_xact_lock(${key})`, sql`true`];
+  const writes = request.writes?.length
+    ? sql.join(
+        request.writes.map((w) => sql`, ${sql.id(w.name)} as (${w.body})`),
+        sql``,
+      )
+    : sql``;
   const values = sql.join(request.rows.map((r, i) => sql`(${i + 1}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`));
   const { rows } = await sql<{
     locked: boolean;
@@ -99,7 +116,7 @@ export async function insertAtVersion(
         and (h.version = ${expectedVersion}::int or (${expectedVersion}::int is null and h.version > 0))
         and (h.tenant_id is null or h.tenant_id = ${tenantId}::text)
       returning global_position, stream_version, recorded_at
-    )
+    )${writes}
     select h.locked, h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ins.global_position, ins.stream_version, ins.recorded_at
     from h left join ins on true
     order by ins.stream_version`.execute(executor);
@@ -112,6 +129,14 @@ export async function insertAtVersion(
       .map((r) => ({ global_position: String(r.global_position), stream_version: r.stream_version!, recorded_at: r.recorded_at! })),
     ...(request.earliestPending ? { earliestPending: first.earliest_pending } : {}),
   };
+}
+
+/**
+ * The row `insertAtVersion` inserts for its `index`-th row (from 0), as a subquery with columns
+ * `stream_version` and `recorded_at`, for its `writes`; no row when the statement inserts none.
+ */
+export function insertedRow(index: number): RawBuilder<unknown> {
+  return sql`(select ins.stream_version, ins.recorded_at from ins, h where ins.stream_version = h.version + ${index + 1}::int)`;
 }
 
 /** An `events` row as read whole (what `toStoredEvent` decodes). */

@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyError, EventStore, inlineProjections, type NewEvent, openDatabase, StreamTenantMismatchError } from '../../libs/events';
+import { sql } from 'kysely';
+import {
+  ConcurrencyError,
+  EventStore,
+  InlineProjectionFailedError,
+  inlineProjections,
+  type NewEvent,
+  openDatabase,
+  StreamTenantMismatchError,
+} from '../../libs/events';
+import type { InlineProjection } from '../../libs/events/projections/projection';
 import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 
 const created = (sessionId: string): NewEvent => ({ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } });
@@ -53,23 +63,83 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     ]);
   });
 
-  it('with inline projections: one transaction of BEGIN, the append, the projection statements and COMMIT (no separate head read)', async () => {
+  it('with inline projections whose writes have a SQL form: one statement, their writes in it (data-modifying CTEs), no transaction block', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
     await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
     counting.reset();
     const event = input(1);
-    await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [event] });
-    // BEGIN, the append, the executions row, COMMIT
-    expect(counting.statements).toHaveLength(4);
-    expect(counting.statements[0]).toMatch(/^begin/i);
-    expect(counting.statements[1]).toMatch(/pg_advisory_xact_lock.*insert into events/is);
-    expect(counting.statements[2]).toMatch(/insert into "executions"/);
-    expect(counting.statements[3]).toMatch(/^commit/i);
+    const { events } = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [event] });
+    // the append and the executions row (was BEGIN, the append, the executions row, COMMIT)
+    expect(counting.statements).toHaveLength(1);
+    expect(counting.statements[0]).toMatch(/pg_advisory_xact_lock.*insert into events.*insert into executions/is);
+    expect(counting.transactions()).toBe(0);
+    const row = await counting.db
+      .selectFrom('executions')
+      .selectAll()
+      .where('execution_id', '=', (event.data as { executionId: string }).executionId)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'queued', submitted_version: 2, submitted_at: new Date(events[0].recordedAt), tenant_id: 't', session_id: streamId });
+  });
+
+  it('with writes a statement cannot hold (two writes of one execution’s row; an edit): one transaction, as before', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    const event = input(1);
+    const { executionId, turnId } = event.data as { executionId: string; turnId: string };
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    counting.reset();
+    // the execution's row inserted, then updated: an update cannot see a row another CTE of its statement inserts
+    const started: NewEvent = { type: 'execution.started@1', data: { executionId, turnId, attempt: 1, workerId: 'w' } };
+    await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [event, started] });
+    expect(counting.statements.map((s) => s.slice(0, 30))).toEqual([
+      expect.stringMatching(/^begin/i),
+      expect.stringMatching(/^with l as materialized/),
+      expect.stringMatching(/^insert into "executions"/),
+      expect.stringMatching(/^update "executions"/),
+      expect.stringMatching(/^commit/i),
+    ]);
+    expect(await counting.db.selectFrom('executions').select(['status', 'attempts']).where('execution_id', '=', executionId).executeTakeFirstOrThrow()).toEqual(
+      {
+        status: 'running',
+        attempts: 1,
+      },
+    );
+    counting.reset();
+    // an edit has no SQL form
+    const edited: NewEvent = { type: 'message.edited@1', data: { messageId: 'm', turnId, text: 'edited', by: 'player' } };
+    await store.append({ tenantId: 't', streamId, expectedVersion: 3, events: [edited] });
     expect(counting.transactions()).toBe(1);
   });
 
-  it('a stage’s start with its first model call (one append): BEGIN, the append, the start’s update, COMMIT (the call’s progress mark is left out: the start wrote the same row)', async () => {
+  it('a projection’s write that fails in the statement fails the append whole (InlineProjectionFailedError naming it), nothing written', async () => {
+    const broken: InlineProjection = {
+      name: 'broken',
+      handles: ['compaction.barrier-passed@1'],
+      tables: ['executions'],
+      // no tenant: the not-null constraint of executions refuses it
+      sqlFor: (_event, ctx) => ({
+        ctes: [{ name: 'w', body: sql`insert into executions (execution_id) select 'x' from ${ctx.row} e` }],
+        rows: ['executions:x'],
+      }),
+      applyBatch: () => Promise.reject(new Error('not applied here')),
+    };
+    const store = new EventStore(counting.db, { inline: [...inlineProjections, broken] });
+    const streamId = randomUUID();
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    counting.reset();
+    const failure = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier('e1')] }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(InlineProjectionFailedError);
+    expect(failure).toMatchObject({ projection: 'broken', eventType: 'compaction.barrier-passed@1', streamId, tenantId: 't' });
+    expect(counting.transactions()).toBe(0);
+    const caught = await store
+      .appendCatchingUp({ tenantId: 't', streamId, afterVersion: 1, events: [barrier('e2')], rebuild: () => [] })
+      .catch((e: unknown) => e);
+    expect(caught).toBeInstanceOf(InlineProjectionFailedError);
+    expect(await store.streamVersion(streamId)).toBe(1);
+  });
+
+  it('a stage’s start with its first model call (one append): one statement, the start’s update in it (the call’s progress mark is left out: the start wrote the same row)', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
     const event = input(1);
@@ -92,9 +162,9 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
       },
     };
     const { events } = await store.append({ tenantId: 't', streamId, expectedVersion: 2, events: [started, calling] });
-    expect(counting.statements).toHaveLength(4);
-    expect(counting.statements[2]).toMatch(/^update "executions" set "status" = \$1, "attempts"/);
-    expect(counting.statements.filter((s) => /^update "executions" set "updated_at"/.test(s))).toEqual([]);
+    expect(counting.statements).toHaveLength(1);
+    expect(counting.statements[0]).toMatch(/update executions set status = 'running', attempts/);
+    expect(counting.statements.filter((s) => /update executions set updated_at/.test(s))).toEqual([]);
     const row = await counting.db.selectFrom('executions').selectAll().where('execution_id', '=', executionId).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'running', attempts: 1, worker_id: 'w', updated_at: new Date(events[1].recordedAt) });
   });
@@ -111,7 +181,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1]);
   });
 
-  it('an input at the head with `earliestPending`: the same four statements say which earlier execution of the session is pending (none: null)', async () => {
+  it('an input at the head with `earliestPending`: the same one statement says which earlier execution of the session is pending (none: null)', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
     await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
@@ -119,11 +189,11 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     const first = input(1);
     const alone = await store.appendAtHead({ tenantId: 't', streamId, events: [first], earliestPending: true });
     expect(alone.earliestPending).toBeNull();
-    expect(counting.statements).toHaveLength(4);
+    expect(counting.statements).toHaveLength(1);
     const second = await store.appendAtHead({ tenantId: 't', streamId, events: [input(2)], earliestPending: true });
     expect(second.earliestPending).toBe((first.data as { executionId: string }).executionId);
-    expect(counting.statements).toHaveLength(8);
-    expect(counting.transactions()).toBe(2);
+    expect(counting.statements).toHaveLength(2);
+    expect(counting.transactions()).toBe(0);
     // without it: nothing read, nothing said
     expect((await store.appendAtHead({ tenantId: 't', streamId, events: [input(3)] })).earliestPending).toBeUndefined();
   });
@@ -234,15 +304,15 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
   });
 
-  it('an input appended at the head: no read before it, one transaction of BEGIN, the append, the executions row, COMMIT; concurrent ones all land in order', async () => {
+  it('an input appended at the head: no read before it, one statement with the executions row, no transaction; concurrent ones all land in order', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
     await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
     counting.reset();
     const appended = await store.appendAtHead({ tenantId: 't', streamId, events: [input(1)] });
     expect(appended.version).toBe(2);
-    expect(counting.statements).toHaveLength(4);
-    expect(counting.transactions()).toBe(1);
+    expect(counting.statements).toHaveLength(1);
+    expect(counting.transactions()).toBe(0);
     // as the API does: a ConcurrencyError (an append between the statement's snapshot and its lock) is tried again
     const atHead = async (n: number): Promise<number> => {
       for (;;) {
@@ -256,6 +326,14 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     const versions = await Promise.all(Array.from({ length: 20 }, (_, i) => atHead(i + 2)));
     expect([...versions].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 3));
     expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+    // each input's row, at its own version
+    const rows = await counting.db
+      .selectFrom('executions')
+      .select(['submitted_version'])
+      .where('session_id', '=', streamId)
+      .orderBy('submitted_version')
+      .execute();
+    expect(rows.map((r) => r.submitted_version)).toEqual(Array.from({ length: 21 }, (_, i) => i + 2));
     await expect(store.appendAtHead({ tenantId: 'other', streamId, events: [input(99)] })).rejects.toEqual(expect.any(StreamTenantMismatchError));
     await expect(store.appendAtHead({ tenantId: 't', streamId: randomUUID(), events: [input(99)] })).rejects.toEqual(expect.any(StreamTenantMismatchError));
   });

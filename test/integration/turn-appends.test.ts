@@ -12,8 +12,9 @@ import { turnContext } from '../support/turn-context';
  * Issue 33: the appends (and so the transactions) of one narrator-only turn on the real PostgreSQL.
  * The turn job runs the stage's one runtime inline, and its claim (`execution.started@1`) is not an
  * append of its own: it goes in front of the attempt's first append (the model call's
- * `llm.calling@1`). Two appends a turn, each one transaction: the claim with the call, then the
- * reply with the output and the commit. The reads around them are single statements.
+ * `llm.calling@1`). Two appends a turn, each one statement (its inline projections' writes in it,
+ * no transaction): the claim with the call, then the reply with the output and the commit. The
+ * reads around them are single statements.
  */
 describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
   let database: CountedDatabase;
@@ -41,7 +42,7 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
     await database.drop();
   });
 
-  it('two appends, two transactions: the claim goes with the first model call, the reply with the output and the commit', async () => {
+  it('two appends, each one statement and no transaction: the claim goes with the first model call, the reply with the output and the commit', async () => {
     const session = await h.session();
     const first = await h.input(session, 'first');
     expect(await runner.turn(first, turnContext())).toEqual({ kind: 'done' });
@@ -59,9 +60,15 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
         ['execution.started@1', 'extension.resolved@1', 'llm.calling@1'],
         ['llm.responded@1', 'runtime.output.produced@1', 'turn.committed@1'],
       ]);
-      // every transaction is an append's (BEGIN ... COMMIT); was three (the claim's own)
-      expect(counting.transactions()).toBe(2);
-      expect(statements.filter((s) => /^commit\b/i.test(s))).toHaveLength(2);
+      // each append is one statement, its inline projections' writes (the execution's row, the
+      // committed messages) in it: no transaction at all (was two, BEGIN + append + the executions
+      // update (+ the turn's messages) + COMMIT each; before that three, the claim's own)
+      expect(counting.transactions()).toBe(0);
+      expect(statements.filter((s) => /^(begin|commit)\b/i.test(s))).toEqual([]);
+      expect(statements.filter((s) => /^with l as materialized/i.test(s))).toHaveLength(2);
+      expect(statements.filter((s) => /^(update|insert into) "?(executions|turn_messages|history_watermarks)\b/i.test(s) || /^with base as/i.test(s))).toEqual(
+        [],
+      );
       // the log holds the turn as a rebuild reads it: claim, handler result, call, reply, output, commit, in that order
       const events = (await h.events(session.sessionId)).slice(before);
       expect(events.map((e) => e.type)).toEqual([
@@ -80,7 +87,15 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
         generation: h.deps.catalog.generation,
       });
       expect(events[1].data).toMatchObject({ executionId: job.executionId, attempt: 1, point: 'prompt.segment@1', pluginId: 'narrator' });
-      expect((await h.deps.readModels.execution(job.tenantId, job.executionId))?.status).toBe('committed');
+      const execution = await h.deps.readModels.execution(job.tenantId, job.executionId);
+      expect(execution).toMatchObject({ status: 'committed', attempts: 1 });
+      const messages = await h.database.db
+        .selectFrom('turn_messages')
+        .select(['turn_id', 'ord'])
+        .where('session_id', '=', session.sessionId)
+        .orderBy('ord')
+        .execute();
+      expect(messages.filter((m) => m.turn_id === job.turnId).length).toBeGreaterThan(0);
     } finally {
       appends.mockRestore();
       catchingUp.mockRestore();

@@ -1,7 +1,8 @@
+import { type RawBuilder, sql } from 'kysely';
 import type { EventType, StoredEvent } from '../event-types';
 import { precompiled } from '../precompiled';
 import type { Database } from '../schema';
-import { type Covered, eventByEvent, type InlineProjection } from './projection';
+import { type Covered, eventByEvent, type InlineProjection, type PendingEvent, type SqlWrite, type SqlWriteContext } from './projection';
 
 /** The events that make an execution's row (insert, on conflict nothing). */
 const CREATES: readonly EventType[] = ['player-input.submitted@1', 'runtime.activated@1'];
@@ -126,6 +127,60 @@ const markCancelled = precompiled<Db, { at: Date; executionId: string }>(['at', 
 );
 
 /**
+ * `event`'s write in the append's statement (`Projection.sqlFor`): the statements of `apply` above,
+ * with the event's stream version and time read from its inserted row (`ctx.row`). One row each.
+ */
+function executionSql(event: PendingEvent, ctx: SqlWriteContext): SqlWrite | null {
+  const write = (executionId: string, body: RawBuilder<unknown>): SqlWrite => ({ ctes: [{ name: 'w', body }], rows: [`executions:${executionId}`] });
+  const update = (executionId: string, set: RawBuilder<unknown>, where: RawBuilder<unknown> = sql``) =>
+    write(executionId, sql`update executions set ${set} from ${ctx.row} e where execution_id = ${executionId}::text ${where}`);
+  switch (event.type) {
+    case 'player-input.submitted@1':
+    case 'runtime.activated@1':
+      return write(
+        event.data.executionId,
+        sql`insert into executions (execution_id, tenant_id, session_id, turn_id, status, attempts, worker_id, submitted_version, error_code, error_message, submitted_at, updated_at)
+          select ${event.data.executionId}::text, ${event.tenantId}::text, ${event.streamId}::text, ${event.data.turnId}::text, 'queued', 0, null, e.stream_version, null, null, e.recorded_at, e.recorded_at
+          from ${ctx.row} e
+          on conflict (execution_id) do nothing`,
+      );
+    case 'execution.started@1':
+      return update(
+        event.data.executionId,
+        sql`status = 'running', attempts = ${event.data.attempt}::int, worker_id = ${event.data.workerId}::text, updated_at = e.recorded_at`,
+        sql`and status in ('queued', 'running')`,
+      );
+    case 'runtime.output.produced@1':
+    case 'llm.calling@1':
+      return update(event.data.executionId, sql`updated_at = e.recorded_at`, sql`and status = 'running'`);
+    case 'execution.suspended@1':
+      return update(
+        event.data.executionId,
+        sql`waiting_for = ${JSON.stringify(event.data.waitingFor)}::text, updated_at = e.recorded_at`,
+        sql`and status = 'running'`,
+      );
+    case 'execution.resumed@1':
+      return update(event.data.executionId, sql`waiting_for = null, updated_at = e.recorded_at`);
+    case 'turn.committed@1':
+      return update(event.data.executionId, sql`status = 'committed', waiting_for = null, updated_at = e.recorded_at`);
+    case 'execution.failed@1':
+      return update(
+        event.data.executionId,
+        sql`status = 'failed', error_code = ${event.data.error.code}::text, error_message = ${event.data.error.message}::text, updated_at = e.recorded_at`,
+        sql`and status not in ('committed', 'cancelled')`,
+      );
+    case 'execution.cancelled@1':
+      return update(
+        event.data.executionId,
+        sql`status = 'cancelled', waiting_for = null, updated_at = e.recorded_at`,
+        sql`and status in ('queued', 'running')`,
+      );
+    default:
+      return null;
+  }
+}
+
+/**
  * `executions`: status of every player input's execution (queued → running (⇄ waiting) → committed | failed | cancelled).
  * Its statements are compiled once (`precompiled`): it runs several times in every turn's appends.
  */
@@ -134,6 +189,7 @@ export const executionsProjection: InlineProjection = eventByEvent({
   handles: [...CREATES, ...UPDATES],
   tables: ['executions'],
   coveredBy: progressCovered,
+  sqlFor: executionSql,
   async apply(trx, event) {
     const at = new Date(event.recordedAt);
     switch (event.type) {

@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { RawBuilder, Transaction } from 'kysely';
 import type { EventType, StoredEvent } from '../event-types';
 import type { Database } from '../schema';
 
@@ -22,8 +22,46 @@ export interface Projection<T extends keyof Database = keyof Database> {
    * out (a statement saved). Absent: every event is applied.
    */
   readonly coveredBy?: Covered;
+  /**
+   * Inline only, optional: `event`'s write as SQL for the append's own statement (see `SqlWrite`),
+   * so an append whose every handled event has one is one statement, no transaction. Must write
+   * exactly the rows `applyBatch([event])` would (a test compares them). Absent, or undefined for
+   * an event: the append takes a transaction and `applyBatch`.
+   */
+  readonly sqlFor?: SqlFor;
   applyBatch(trx: Transaction<Database>, events: readonly StoredEvent[]): Promise<void>;
 }
+
+/** An event of an append not written yet: its stream version, position and time are known only in the append's statement. */
+export type PendingEvent = WithoutPlace<StoredEvent>;
+type WithoutPlace<E> = E extends unknown ? Omit<E, 'globalPosition' | 'streamVersion' | 'recordedAt'> : never;
+
+/** What `sqlFor` writes with: the event's row, and names for its CTEs. */
+export interface SqlWriteContext {
+  /**
+   * The event's row as the append inserts it: a subquery (use it as `from ${row} e`) with columns
+   * `stream_version` and `recorded_at`; it has no row when the append writes nothing, so a write
+   * that reads from it writes only when the append does.
+   */
+  readonly row: RawBuilder<unknown>;
+  /** The name (an identifier) of one of this write's CTEs, unique in the statement. */
+  ref(local: string): RawBuilder<unknown>;
+}
+
+/**
+ * One event's write as data-modifying CTEs of the append's statement. Every CTE of a statement
+ * sees the same snapshot (not each other's writes), and a row must not be written twice in one
+ * statement: `rows` names each row written (`table:key`), and an append in which two writes name
+ * one row takes the transaction path (`applyBatch`) instead.
+ */
+export interface SqlWrite {
+  /** In order; a later one may read an earlier one's `returning` by its `ref`. */
+  ctes: readonly { name: string; body: RawBuilder<unknown> }[];
+  rows: readonly string[];
+}
+
+/** `Projection.sqlFor`: a write, null when the event changes nothing, undefined when it has no SQL form. */
+export type SqlFor = (event: PendingEvent, ctx: SqlWriteContext) => SqlWrite | null | undefined;
 
 /** See `Projection.coveredBy`: `event` and the events of its append before and after it, in stream order. */
 export type Covered = (event: StoredEvent, append: { earlier: readonly StoredEvent[]; later: readonly StoredEvent[] }) => boolean;
@@ -52,6 +90,7 @@ export interface EventByEventProjection<T extends keyof Database = keyof Databas
   tables: readonly T[];
   streamKey?: StreamKey;
   coveredBy?: Covered;
+  sqlFor?: SqlFor;
   apply(trx: Transaction<Database>, event: StoredEvent): Promise<void>;
 }
 

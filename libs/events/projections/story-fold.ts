@@ -20,10 +20,17 @@ export function followingStory<T extends StreamKeyedTable>(
     check?: (trx: Transaction<Database>, event: StoredEvent) => Promise<void>;
   },
 ): InlineProjection {
-  const { apply, handles, check, ...rest } = definition;
+  const { apply, handles, check, sqlFor, ...rest } = definition;
   return eventByEvent({
     ...rest,
     handles: [...new Set([...handles, ...PATH_EVENT_TYPES, 'player-input.submitted@1' as const])],
+    // as `apply`: a refold has no SQL form (the append takes a transaction); an event it handles
+    // only to see the path change (a player's input that does not) writes nothing
+    sqlFor(event, ctx) {
+      if (changesPath(event)) return undefined;
+      if (!handles.includes(event.type)) return null;
+      return sqlFor?.(event, ctx);
+    },
     async apply(trx, event) {
       if (!changesPath(event)) {
         if (handles.includes(event.type)) await apply(trx, event);

@@ -1,8 +1,8 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { CompactionPrefixMismatchError, SupersededTurnNotLatestError } from '../errors';
 import { type CommittedMessage, openingMessage } from '../event-types';
 import type { Database } from '../schema';
-import type { InlineProjection } from './projection';
+import type { InlineProjection, PendingEvent, SqlWrite, SqlWriteContext } from './projection';
 import { followingStory } from './story-fold';
 
 /**
@@ -45,6 +45,7 @@ export const turnMessagesProjection: InlineProjection = followingStory({
   name: 'turn_messages',
   handles: ['session.opened@1', 'history.compacted@1', 'turn.committed@1', 'message.edited@1', 'execution.cancelled@1'],
   tables: ['turn_messages', 'history_watermarks'],
+  sqlFor: turnMessagesSql,
   // only the latest turn, uncompacted, is ever superseded (an isolated regeneration's source left its rows when it started)
   check: async (trx, event) => {
     if (event.type !== 'turn.superseded@1') return;
@@ -127,40 +128,86 @@ export const turnMessagesProjection: InlineProjection = followingStory({
   },
 });
 
+/** A turn to append (`appendTurn`), its commit time aside. */
+interface Turn {
+  tenantId: string;
+  sessionId: string;
+  turnId: string;
+  executionId: string;
+  messages: readonly CommittedMessage[];
+}
+
 /**
  * A turn's messages after the session's last row, counted as one more turn (once: rows already
  * there add none) unless `counted: false` (the opening, turn 0).
  */
-async function appendTurn(
-  trx: Kysely<Database>,
-  turn: { tenantId: string; sessionId: string; turnId: string; executionId: string; committedAt: Date; messages: readonly CommittedMessage[] },
-  options: { counted: boolean } = { counted: true },
-): Promise<void> {
+async function appendTurn(trx: Kysely<Database>, turn: Turn & { committedAt: Date }, options: { counted: boolean } = { counted: true }): Promise<void> {
   if (turn.messages.length === 0) return;
   // one statement: the rows after the session's last ord and, when any was new and the turn counts,
   // one more turn on its watermark row (a commit whose rows are there already adds none)
+  const [base, inserted, watermark] = appendTurnCtes(turn, { ...options, at: { time: sql`${turn.committedAt}::timestamptz` }, ref: (local) => sql.id(local) });
+  await sql`with base as (${base.body}), inserted as (${inserted.body}) ${watermark.body}`.execute(trx);
+}
+
+/**
+ * `appendTurn`'s statement as three CTE bodies (`base`, `inserted`, `watermark`; `ref` names them):
+ * the commit time is `at.time`, read from `at.from` when given (an append's inserted row, which then
+ * also guards the insert: no row, no write).
+ */
+function appendTurnCtes(
+  turn: Turn,
+  options: { counted: boolean; at: { time: RawBuilder<unknown>; from?: RawBuilder<unknown> }; ref: (local: string) => RawBuilder<unknown> },
+): [{ name: 'base'; body: RawBuilder<unknown> }, { name: 'inserted'; body: RawBuilder<unknown> }, { name: 'watermark'; body: RawBuilder<unknown> }] {
   const rows = sql.join(
     turn.messages.map(
       (m, i) =>
         sql`(${i + 1}::int, ${m.messageId}::text, ${m.role}::text, ${m.sourceType}::text, ${m.pluginId}::text, ${m.runtimeId}::text, ${m.outputKind}::text, ${m.text}::text, ${m.media ? JSON.stringify(m.media) : null}::jsonb)`,
     ),
   );
-  await sql`
-    with base as (
-      select coalesce(max(ord), 0) as ord from turn_messages where session_id = ${turn.sessionId}::text
-    ), inserted as (
-      insert into turn_messages (message_id, tenant_id, session_id, turn_id, execution_id, ord, role, source_type, plugin_id, runtime_id, output_kind, text, media, compacted, committed_at)
+  const { ref, at } = options;
+  return [
+    { name: 'base', body: sql`select coalesce(max(ord), 0) as ord from turn_messages where session_id = ${turn.sessionId}::text` },
+    {
+      name: 'inserted',
+      body: sql`insert into turn_messages (message_id, tenant_id, session_id, turn_id, execution_id, ord, role, source_type, plugin_id, runtime_id, output_kind, text, media, compacted, committed_at)
       select v.message_id, ${turn.tenantId}::text, ${turn.sessionId}::text, ${turn.turnId}::text, ${turn.executionId}::text, base.ord + v.n,
-        v.role, v.source_type, v.plugin_id, v.runtime_id, v.output_kind, v.text, v.media, false, ${turn.committedAt}::timestamptz
-      from base, (values ${rows}) as v(n, message_id, role, source_type, plugin_id, runtime_id, output_kind, text, media)
+        v.role, v.source_type, v.plugin_id, v.runtime_id, v.output_kind, v.text, v.media, false, ${at.time}
+      from ${ref('base')} base${at.from === undefined ? sql`` : sql`, ${at.from} e`}, (values ${rows}) as v(n, message_id, role, source_type, plugin_id, runtime_id, output_kind, text, media)
       order by v.n
       on conflict (session_id, message_id) do nothing
-      returning message_id
-    )
-    insert into history_watermarks (session_id, tenant_id, compacted_through, turns)
+      returning message_id`,
+    },
+    {
+      name: 'watermark',
+      body: sql`insert into history_watermarks (session_id, tenant_id, compacted_through, turns)
     select ${turn.sessionId}::text, ${turn.tenantId}::text, 0, 1
-    where ${options.counted}::boolean and exists (select 1 from inserted)
-    on conflict (session_id) do update set turns = history_watermarks.turns + 1`.execute(trx);
+    where ${options.counted}::boolean and exists (select 1 from ${ref('inserted')})
+    on conflict (session_id) do update set turns = history_watermarks.turns + 1`,
+    },
+  ];
+}
+
+/**
+ * `event`'s write in the append's statement (`Projection.sqlFor`): a commit's (or the opening's)
+ * `appendTurn`, its time the event's inserted row's. It reads the session's last ord in the
+ * statement's snapshot, which holds every earlier append of the stream when the append writes
+ * (`insertAtVersion`); it writes the session's rows, so two in one append take the transaction path.
+ * A compaction (its prefix check), an edit and the path's events have none.
+ */
+function turnMessagesSql(event: PendingEvent, ctx: SqlWriteContext): SqlWrite | null | undefined {
+  let turn: Turn & { counted: boolean };
+  if (event.type === 'turn.committed@1') {
+    const { turnId, executionId, messages } = event.data;
+    turn = { tenantId: event.tenantId, sessionId: event.streamId, turnId, executionId, messages, counted: true };
+  } else if (event.type === 'session.opened@1') {
+    const { turnId } = event.data;
+    turn = { tenantId: event.tenantId, sessionId: event.streamId, turnId, executionId: turnId, messages: [openingMessage(event.data)], counted: false };
+  } else return undefined;
+  if (turn.messages.length === 0) return null;
+  return {
+    ctes: appendTurnCtes(turn, { counted: turn.counted, at: { time: sql`e.recorded_at`, from: ctx.row }, ref: (local) => ctx.ref(local) }),
+    rows: [`turn_messages:${event.streamId}`, `history_watermarks:${event.streamId}`],
+  };
 }
 
 /** The turn's rows are the session's last ords and uncompacted; anything else is refused (`SupersededTurnNotLatestError`). */

@@ -1,0 +1,67 @@
+import { sql } from 'kysely';
+import { EventStore, InlineProjectionFailedError, inlineProjections, migrateToLatest, openDatabase, type OpenDatabase } from '../..';
+import type { InlineProjection } from '../projection';
+import { runStatementRowsCase, statementRowsCases } from './test/statement-rows';
+
+/**
+ * The inline projections' writes made in the append's own statement (data-modifying CTEs) write
+ * the rows `applyBatch` writes (a rebuild of the session), on PGlite (the embedded database);
+ * `test/integration/inline-statement-rows.test.ts` runs the same cases on PostgreSQL.
+ */
+describe('inline projection writes in the append’s statement (PGlite)', () => {
+  let open: OpenDatabase;
+  beforeAll(async () => {
+    open = await openDatabase({ kind: 'pglite' });
+    await migrateToLatest(open.db);
+  }, 120_000);
+  afterAll(() => open.close());
+
+  describe.each(['append', 'catchingUp'] as const)('through %s', (via) => {
+    it.each(statementRowsCases.map((c) => [c.name, c] as const))('given a session, when %s in one statement each, then the rows of a rebuild', async (_, c) => {
+      const { appended, rebuilt, oneStatement } = await runStatementRowsCase(open.db, c, via);
+      expect(oneStatement.every(Boolean)).toBe(true);
+      expect(appended.executions.length + appended.turn_messages.length).toBeGreaterThan(0);
+      expect(appended).toEqual(rebuilt);
+    });
+  });
+
+  it('given a projection whose write fails in the statement, when appended, then InlineProjectionFailedError names it and nothing is written', async () => {
+    const broken: InlineProjection = {
+      name: 'broken',
+      handles: ['compaction.barrier-passed@1'],
+      tables: ['executions'],
+      // no tenant: the not-null constraint of executions refuses it
+      sqlFor: (_event, ctx) => ({
+        ctes: [{ name: 'w', body: sql`insert into executions (execution_id) select 'x' from ${ctx.row} e` }],
+        rows: ['executions:x'],
+      }),
+      applyBatch: () => Promise.reject(new Error('not applied here')),
+    };
+    const store = new EventStore(open.db, { inline: [...inlineProjections, broken] });
+    const streamId = 'broken-stream';
+    await store.append({
+      tenantId: 't',
+      streamId,
+      expectedVersion: 0,
+      events: [{ type: 'session.created@1', data: { sessionId: streamId, worldId: null, locale: 'en' } }],
+    });
+    const barrier = {
+      type: 'compaction.barrier-passed@1' as const,
+      data: {
+        executionId: 'e',
+        turnId: 'u',
+        attempt: 1,
+        pluginId: 'p',
+        runtimeId: 'r',
+        estimatedTokens: 1,
+        triggerWindow: 10,
+        thresholdTokens: 5,
+        outcome: 'nothing' as const,
+      },
+    };
+    const failure = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier] }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(InlineProjectionFailedError);
+    expect(failure).toMatchObject({ projection: 'broken', eventType: 'compaction.barrier-passed@1', streamId, tenantId: 't' });
+    expect(await store.streamVersion(streamId)).toBe(1);
+  });
+});
