@@ -60,18 +60,12 @@ describe('a runtime job’s reads (real PostgreSQL)', () => {
   const reads = (statements: readonly string[]) =>
     statements.filter((s) => /^\s*(with|select)\b/i.test(s) && !/events_append_locked|\binsert\s+into\b|\bupdate\s+\w+\s+set\b/i.test(s));
 
-  it('on a worker that kept no history of the execution: the journal and the history view in one statement, the request as a rebuild gives it', async () => {
+  it('the journal and the history view in one statement, the request as a rebuild gives it', async () => {
     const { session, child } = await secondTurnChild();
-    // another worker's child job: this process keeps no history of the execution (the barrier's, if any, is forgotten)
+    // this process keeps a history of the execution, from an earlier version (an earlier stage's barrier): stale, not taken, no read of its own
     keepHistory(
-      { tenantId: session.tenantId, sessionId: session.sessionId, executionId: 'elsewhere', streamVersion: 0 },
-      {
-        messages: [],
-        summaries: [],
-        scanTail: [],
-        stats: { total: 0, compacted: 0, uncompacted: 0, turns: 0 },
-        images: [],
-      },
+      { tenantId: session.tenantId, sessionId: session.sessionId, executionId: child.executionId, streamVersion: 1 },
+      { messages: [], summaries: [], scanTail: [], stats: { total: 0, compacted: 0, uncompacted: 0, turns: 0 }, images: [] },
     );
     counting.reset();
     expect(await runner.runtime(child, { attemptsMade: 0, maxAttempts: 3 })).toEqual({ kind: 'done' });

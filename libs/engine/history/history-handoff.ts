@@ -34,10 +34,3 @@ export function keepHistory(ref: HistoryHandoffKey, history: LoadedHistory): voi
 export function keptHistory(ref: HistoryHandoffKey): LoadedHistory | undefined {
   return kept.get(key(ref));
 }
-
-/** Whether a history is kept for this execution at any stream version (a runtime job then reads the view only if its version misses). */
-export function keepsHistoryFor(ref: Omit<HistoryHandoffKey, 'streamVersion'>): boolean {
-  const prefix = `${ref.tenantId}/${ref.sessionId}/${ref.executionId}@`;
-  for (const k of kept.keys()) if (k.startsWith(prefix)) return true;
-  return false;
-}

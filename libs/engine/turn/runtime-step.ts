@@ -2,7 +2,7 @@ import { FencedOutError, JobHandedBackError, RuntimeNotFoundError, TurnDeadlineE
 import { type TurnDeadline, turnDeadline } from '../execution/turn-deadline';
 import { DEFAULT_TURN_DEADLINE_MS } from '../config';
 import { runFunctionStep } from './function-step';
-import { keepsHistoryFor, keptHistory } from '../history/history-handoff';
+import { keptHistory } from '../history/history-handoff';
 import { type HistoryView, historyViewJson, historyViewOf } from '../../events';
 import { loadedHistory, loadRuntimeHistory, previousTurnScope, retryRead, retryScope, runtimeHistoryLimits } from '../history/history-loader';
 import { hasCompactionProvider } from '../history-use';
@@ -11,7 +11,7 @@ import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
 import { ExecutionRun } from '../execution/fenced-append';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
-import { loadSessionJournal, loadSessionSettings, readSessionJournal } from '../session/session-reads';
+import { loadSessionSettings, readSessionJournal } from '../session/session-reads';
 import { functionInputs } from '../inputs';
 import { executionCatalog } from '../catalog/catalog-generations';
 import { runAgentLoop } from '../agent';
@@ -179,17 +179,14 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, 
  * A runtime job's read of the log (issue 33): the session's journal and, in the same statement and
  * snapshot, the shared history view as the runtime's own read gives it (`loadRuntimeHistory`, one
  * statement of its own otherwise, per runtime job: nine in an Emberback turn's post-turn stage).
- * The view is then at the journal's version exactly, as `historyUnchanged` fences it. Not when this
- * process keeps the history a barrier (or the turn step) of this execution read (`keptHistory`):
- * that one is taken instead, when the versions match.
+ * The view is then at the journal's version exactly, as `historyUnchanged` fences it. Read also
+ * when this process keeps a history of the execution (`keptHistory`): which version it was kept at
+ * tells nothing before the journal is read, and one kept by an earlier stage's barrier is stale.
  */
-async function readWithHistory(deps: TurnDeps, job: RuntimeJob): Promise<{ journal: SessionJournal; view?: HistoryView }> {
-  const preferences = !preferencesKnown(job.sessionId, job.executionId);
-  if (keepsHistoryFor({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId }))
-    return { journal: await loadSessionJournal(deps, job.sessionId, { preferences }) };
+async function readWithHistory(deps: TurnDeps, job: RuntimeJob): Promise<{ journal: SessionJournal; view: HistoryView }> {
   const limits = runtimeHistoryLimits(historyReadLimit(deps));
   const { journal, alongside } = await readSessionJournal(deps, job.sessionId, {
-    preferences,
+    preferences: !preferencesKnown(job.sessionId, job.executionId),
     alongside: historyViewJson(job.tenantId, job.sessionId, limits),
   });
   return { journal, view: historyViewOf(alongside, limits) };
