@@ -36,11 +36,17 @@ export class PluginDataStore {
         .where('plugin_id', '=', scope.pluginId)
         .where('namespace', '=', namespace)
         .where('tenant_id', '=', scope.tenantId);
+    const read = async (namespace: string, keys: readonly string[]): Promise<Map<string, JsonValue>> => {
+      if (keys.length === 1) {
+        const row = await rows(namespace).select('value').where('key', '=', keys[0]).executeTakeFirst();
+        return new Map(row ? [[keys[0], row.value as JsonValue]] : []);
+      }
+      const found = await rows(namespace).select(['key', 'value']).where('key', 'in', keys).execute();
+      return new Map(found.map((r) => [r.key, r.value as JsonValue]));
+    };
+    const get = coalescedGets(read);
     return {
-      async get(namespace, key) {
-        const row = await rows(namespace).select('value').where('key', '=', key).executeTakeFirst();
-        return row ? (row.value as JsonValue) : undefined;
-      },
+      get,
       async list(namespace, options = {}) {
         const limit = options.limit ?? DEFAULT_LIST_LIMIT;
         checkLimit('list', limit, MAX_LIST_LIMIT);
@@ -53,6 +59,44 @@ export class PluginDataStore {
       },
     };
   }
+}
+
+/**
+ * `get`s of one reader asked in the same tick (a handler's `Promise.all` over its keys: affinity
+ * reads one key per tracked character) as one statement per namespace (`key in (...)`), each
+ * caller given its own key's value (issue 33: a statement, and a transaction, per key before). A
+ * lone `get` is the one-key statement it always was. A failed read fails every `get` it carried.
+ */
+export function coalescedGets(
+  read: (namespace: string, keys: readonly string[]) => Promise<ReadonlyMap<string, JsonValue>>,
+): (namespace: string, key: string) => Promise<JsonValue | undefined> {
+  let batch: Map<string, Map<string, { resolve: (value: JsonValue | undefined) => void; reject: (error: unknown) => void }[]>> | null = null;
+  const flush = () => {
+    const asked = batch!;
+    batch = null;
+    for (const [namespace, waiting] of asked) {
+      read(namespace, [...waiting.keys()]).then(
+        (values) => {
+          for (const [key, callers] of waiting) for (const caller of callers) caller.resolve(values.get(key));
+        },
+        (error: unknown) => {
+          for (const callers of waiting.values()) for (const caller of callers) caller.reject(error);
+        },
+      );
+    }
+  };
+  return (namespace, key) =>
+    new Promise((resolve, reject) => {
+      if (batch === null) {
+        batch = new Map();
+        queueMicrotask(flush);
+      }
+      let waiting = batch.get(namespace);
+      if (!waiting) batch.set(namespace, (waiting = new Map()));
+      let callers = waiting.get(key);
+      if (!callers) waiting.set(key, (callers = []));
+      callers.push({ resolve, reject });
+    });
 }
 
 /**

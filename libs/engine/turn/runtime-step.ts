@@ -3,14 +3,15 @@ import { type TurnDeadline, turnDeadline } from '../execution/turn-deadline';
 import { DEFAULT_TURN_DEADLINE_MS } from '../config';
 import { runFunctionStep } from './function-step';
 import { keptHistory } from '../history/history-handoff';
-import { loadRuntimeHistory, previousTurnScope, retryRead, retryScope } from '../history/history-loader';
+import { type HistoryView, historyViewJson, historyViewOf } from '../../events';
+import { loadedHistory, loadRuntimeHistory, previousTurnScope, retryRead, retryScope, runtimeHistoryLimits } from '../history/history-loader';
 import { hasCompactionProvider } from '../history-use';
 import { type ExecutionJournal, runtimeKey, type SessionJournal } from '../journal/journal';
 import type { RuntimeJob } from '../queue';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
 import { ExecutionRun } from '../execution/fenced-append';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
-import { loadSessionJournal, loadSessionSettings } from '../session/session-reads';
+import { loadSessionSettings, readSessionJournal } from '../session/session-reads';
 import { functionInputs } from '../inputs';
 import { executionCatalog } from '../catalog/catalog-generations';
 import { runAgentLoop } from '../agent';
@@ -97,8 +98,8 @@ async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: Abort
 const RELEASED = Symbol('runtime job watch released');
 
 async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, given: RuntimeStepOptions): Promise<RuntimeStepResult> {
-  // the read brings the preferences the execution runs with, unless this process knows them
-  const journal = given.journal ?? (await loadSessionJournal(deps, job, { preferences: !preferencesKnown(job.sessionId, job.executionId) }));
+  // the read brings the preferences the execution runs with, unless this process knows them, and the history view (`readWithHistory`)
+  const { journal, view } = given.journal ? { journal: given.journal, view: undefined } : await readWithHistory(deps, job);
   // the journal was just read (or kept current by the turn step's appends): the first model call needs no catch-up read
   const run =
     given.claim && !given.claim.landed && given.claim.attempt === job.attempt
@@ -126,10 +127,13 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, 
   const { locale, languageName, world, pluginSettings, rootSessionId } = settings;
   const history =
     kept ??
-    (await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), {
-      ...retryRead(execution),
-      compaction: hasCompactionProvider(catalog),
-    }));
+    // the view read with the journal, when it is the one this runtime's own read would give: not a regenerated turn's (its read leaves a turn out), within the bound (else that read fails it, naming the fix)
+    (view && execution.retryFromTurnId === undefined && !view.overBound
+      ? loadedHistory(view)
+      : await loadRuntimeHistory(deps.readModels, job.tenantId, job.sessionId, historyReadLimit(deps), {
+          ...retryRead(execution),
+          compaction: hasCompactionProvider(catalog),
+        }));
   const m = runtime.manifest;
   annotate({ [ATTR.runtimeType]: m.type });
   const scope = {
@@ -169,6 +173,23 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, 
   } finally {
     deadline.clear();
   }
+}
+
+/**
+ * A runtime job's read of the log (issue 33): the session's journal and, in the same statement and
+ * snapshot, the shared history view as the runtime's own read gives it (`loadRuntimeHistory`, one
+ * statement of its own otherwise, per runtime job: nine in an Emberback turn's post-turn stage).
+ * The view is then at the journal's version exactly, as `historyUnchanged` fences it. Read also
+ * when this process keeps a history of the execution (`keptHistory`): which version it was kept at
+ * tells nothing before the journal is read, and one kept by an earlier stage's barrier is stale.
+ */
+async function readWithHistory(deps: TurnDeps, job: RuntimeJob): Promise<{ journal: SessionJournal; view: HistoryView }> {
+  const limits = runtimeHistoryLimits(historyReadLimit(deps));
+  const { journal, alongside } = await readSessionJournal(deps, job, {
+    preferences: !preferencesKnown(job.sessionId, job.executionId),
+    alongside: historyViewJson(job.tenantId, job.sessionId, limits),
+  });
+  return { journal, view: historyViewOf(alongside, limits) };
 }
 
 /** The execution as the run's fence sees it, or null when the run's attempt is not (or cannot become) the current one. */
