@@ -17,17 +17,61 @@ export interface SseMessage {
  * parsing was ~2 % of a worker's CPU per narrator turn).
  */
 export async function* sseMessages(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseMessage> {
-  const decoder = new TextDecoder();
-  let text = '';
-  let event: string | null = null;
-  let data: string[] = [];
+  const decoder = new SseDecoder();
+  for await (const chunk of body) yield* decoder.push(chunk);
+  yield* decoder.end();
+}
+
+/**
+ * `sseMessages`' decoder, fed one read at a time: each read's whole events at once (one async step
+ * per read, not per event, for the reader that takes them).
+ */
+export class SseDecoder {
+  private readonly decoder = new TextDecoder();
+  private text = '';
+  private event: string | null = null;
+  private data: string[] = [];
+
+  /** The events a read completes. */
+  push(chunk: Uint8Array): SseMessage[] {
+    this.text += this.decoder.decode(chunk, { stream: true });
+    return this.lines(false);
+  }
+
+  /** The body ended: the events its last lines complete (one not ended by an empty line is dropped). */
+  end(): SseMessage[] {
+    this.text += this.decoder.decode();
+    const out = this.lines(true);
+    if (this.text.length > 0) this.line(this.text);
+    this.text = '';
+    return out;
+  }
+
+  private lines(ended: boolean): SseMessage[] {
+    const out: SseMessage[] = [];
+    const text = this.text;
+    let start = 0;
+    for (;;) {
+      const end = lineEnd(text, start);
+      if (end === -1) break;
+      const cr = text.charCodeAt(end) === CR;
+      // a `\r` last in what came so far: its `\n` may be in the next read (one line end, not two)
+      if (cr && end + 1 === text.length && !ended) break;
+      const message = this.line(text.slice(start, end));
+      start = end + (cr && text.charCodeAt(end + 1) === LF ? 2 : 1);
+      if (message) out.push(message);
+    }
+    if (start > 0) this.text = text.slice(start);
+    return out;
+  }
+
   /** Takes one line; the event it ends, if any. */
-  const line = (l: string): SseMessage | null => {
+  private line(l: string): SseMessage | null {
     if (l === '') {
-      if (event === null && data.length === 0) return null;
-      const message = { event, data: data.join('\n') };
-      event = null;
-      data = [];
+      if (this.event === null && this.data.length === 0) return null;
+      const message = { event: this.event, data: this.data.join('\n') };
+      this.event = null;
+      this.data = [];
       return message;
     }
     if (l.startsWith(':')) return null;
@@ -35,35 +79,10 @@ export async function* sseMessages(body: AsyncIterable<Uint8Array>): AsyncGenera
     const field = colon === -1 ? l : l.slice(0, colon);
     let value = colon === -1 ? '' : l.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
     return null;
-  };
-  for await (const chunk of body) {
-    text += decoder.decode(chunk, { stream: true });
-    let start = 0;
-    for (;;) {
-      const end = lineEnd(text, start);
-      if (end === -1) break;
-      // a `\r` last in what came so far: its `\n` may be in the next chunk (one line end, not two)
-      if (text.charCodeAt(end) === CR && end + 1 === text.length) break;
-      const message = line(text.slice(start, end));
-      start = end + (text.charCodeAt(end) === CR && text.charCodeAt(end + 1) === LF ? 2 : 1);
-      if (message) yield message;
-    }
-    if (start > 0) text = text.slice(start);
   }
-  text += decoder.decode();
-  // what is left: whole lines, then one without an end; nothing dispatches without an empty line after it
-  let start = 0;
-  for (;;) {
-    const end = lineEnd(text, start);
-    if (end === -1) break;
-    const message = line(text.slice(start, end));
-    start = end + (text.charCodeAt(end) === CR && text.charCodeAt(end + 1) === LF ? 2 : 1);
-    if (message) yield message;
-  }
-  if (start < text.length) line(text.slice(start));
 }
 
 const CR = 13;
@@ -86,8 +105,10 @@ function lineEnd(text: string, from: number): number {
 export async function* openAIStreamItems<T>(response: Response): AsyncGenerator<T> {
   if (!response.body) throw new OpenAIError('Attempted to iterate over a response with no body');
   let done = false;
-  try {
-    for await (const sse of sseMessages(response.body as AsyncIterable<Uint8Array>)) {
+  const decoder = new SseDecoder();
+  /** The items of one read's events, into `out` (an item that throws comes after those before it, which the caller yields first). */
+  const items = (messages: readonly SseMessage[], out: T[]): void => {
+    for (const sse of messages) {
       if (done) continue;
       if (sse.data.startsWith('[DONE]')) {
         done = true;
@@ -96,12 +117,27 @@ export async function* openAIStreamItems<T>(response: Response): AsyncGenerator<
       const data = JSON.parse(sse.data) as { error?: unknown; message?: string } | null;
       if (sse.event === null || !sse.event.startsWith('thread.')) {
         if (data && data.error) throw new APIError(undefined, data.error as object, undefined, response.headers);
-        yield data as T;
+        out.push(data as T);
       } else {
         if (sse.event === 'error') throw new APIError(undefined, data?.error as object, data?.message, undefined);
-        yield { event: sse.event, data } as T;
+        out.push({ event: sse.event, data } as T);
       }
     }
+  };
+  const read = function* (messages: readonly SseMessage[]): Generator<T> {
+    const out: T[] = [];
+    let failure: { error: unknown } | undefined;
+    try {
+      items(messages, out);
+    } catch (error) {
+      failure = { error };
+    }
+    yield* out;
+    if (failure) throw failure.error;
+  };
+  try {
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) yield* read(decoder.push(chunk));
+    yield* read(decoder.end());
   } catch (error) {
     if (isAbortError(error)) return;
     throw error;
