@@ -1,10 +1,11 @@
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
+import type { ChatCompletionChunk, ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { stripCacheBreaks } from './cache-break';
 import { continuationFor } from './continuation';
 import { wrapSystemInstruction, splitLeadingSystem } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { StreamWatch, toProviderError } from './provider-errors';
+import { openAIStreamItems } from './sse-stream';
 import { openAIEffort, resolveReasoning, resolveToolChoice } from './request-preferences';
 import { type ChatMessage, type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions, type ToolCall } from './types';
 
@@ -114,8 +115,12 @@ export class OpenAIChatAdapter implements ProviderAdapter {
   }
 
   private async sendStreaming(body: Record<string, unknown>, options: SendOptions, watch: StreamWatch): Promise<ModelResponse> {
-    const stream = await this.client.chat.completions.create(body as unknown as ChatCompletionCreateParams & { stream: true }, { signal: options.signal });
+    // the SDK sends the request (its retries, its errors by status); the events are read here (`openAIStreamItems`: as the SDK's `Stream` reads them, at a fraction of its CPU)
+    const response = await this.client.chat.completions
+      .create(body as unknown as ChatCompletionCreateParams & { stream: true }, { signal: options.signal })
+      .asResponse();
     watch.opened = true;
+    const stream = openAIStreamItems<ChatCompletionChunk>(response);
     let chunks = 0;
     let text = '';
     let reasoning: string | undefined;

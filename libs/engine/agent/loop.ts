@@ -7,7 +7,7 @@ import { foldLoop } from './completion';
 import { AgentLoopError } from './errors';
 import { FencedOutError } from '../errors';
 import { finalizeRuntime } from './finalization';
-import { createToolSet } from '../tools';
+import { toolSetOf } from '../tools';
 import { agentPolicy } from './policy';
 import type { AgentRunContext } from './run-context';
 import { runModelStep } from './step';
@@ -29,7 +29,7 @@ export type AgentLoopArgs = Omit<AgentRunContext, 'deps' | 'policy' | 'tools' | 
  */
 export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise<'produced' | 'reused' | 'suspended'> {
   const policy = agentPolicy(args.runtime);
-  const tools = deps.tools ?? createToolSet({ pluginData: deps.pluginData });
+  const tools = toolSetOf(deps);
   const ctx: AgentRunContext = {
     deps,
     ...args,

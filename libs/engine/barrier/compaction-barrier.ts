@@ -22,7 +22,7 @@ import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog'
 import { buildRuntimeRequest } from '../request/runtime-request';
 import { executionPreferences } from '../preferences';
 import { readSelfData, selfDataUnchanged } from '../request/self-data';
-import { createToolSet } from '../tools';
+import { toolSetOf } from '../tools';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
 import type { ExecutionRun } from '../execution/fenced-append';
 import { ClaimingRun } from '../execution/claiming-run';
@@ -145,7 +145,7 @@ export async function runCompactionBarrier(
   );
   const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData)));
   const plugins: RequestPlugins = { registry: catalog.host.registry, resolver };
-  const definitions = (deps.tools ?? createToolSet({ pluginData: deps.pluginData })).definitions(runtime, catalog);
+  const definitions = toolSetOf(deps).definitions(runtime, catalog);
   let request: Awaited<ReturnType<typeof buildRuntimeRequest>>;
   try {
     request = await buildRuntimeRequest(

@@ -1,6 +1,6 @@
 export { TOOL_ERROR_CODES } from './port';
 export type { ToolErrorCode, ToolOutcome, ToolRunContext, ToolSet } from './port';
-export { createToolSet, frameworkAndPluginTools } from './tool-set';
+export { createToolSet, frameworkAndPluginTools, toolSetOf } from './tool-set';
 export type { ToolSetOptions } from './tool-set';
 export type { ToolPluginData } from './plugin-tools';
 export { MAX_TOOL_RESULT_CHARS, checkedEmit } from './plugin-tools';

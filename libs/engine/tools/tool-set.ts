@@ -85,3 +85,21 @@ export function createToolSet(options: ToolSetOptions): ToolSet {
 
 /** The default tool set the agent loop uses: the framework tools and the loaded plugins' tools. */
 export const frameworkAndPluginTools = createToolSet;
+
+const toolSets = new WeakMap<ToolPluginData, ToolSet>();
+
+/**
+ * The tool set of a worker's deps: `deps.tools`, else the one `createToolSet` over `pluginData` made
+ * for the first caller (per store: a tool set holds nothing else). A new one per agent loop and
+ * per compaction barrier rebuilt every catalog's tools (the plugins' declared events, their tools,
+ * the emit-event tool) twice per narrator turn (issue 33).
+ */
+export function toolSetOf(deps: { tools?: ToolSet; pluginData: ToolPluginData }): ToolSet {
+  if (deps.tools) return deps.tools;
+  let set = toolSets.get(deps.pluginData);
+  if (!set) {
+    set = createToolSet({ pluginData: deps.pluginData });
+    toolSets.set(deps.pluginData, set);
+  }
+  return set;
+}

@@ -3,7 +3,7 @@ import { loadPlugins, type LoadedWorld, WorldManifest } from '../../../plugins-s
 import type { ExecutionJournal } from '../../journal/journal';
 import { ExtensionRegistry, PluginHost, pluginSdk } from '../../plugin-host';
 import { RuntimeCatalog } from '../../catalog/runtime-catalog';
-import { createToolSet, type ToolOutcome, type ToolRunContext } from '..';
+import { createToolSet, toolSetOf, type ToolOutcome, type ToolRunContext } from '..';
 
 const FIXTURES = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'tool-plugins');
 /** The framework's staged notice (en): a call's emissions and media take effect when the turn ends. */
@@ -315,6 +315,20 @@ describe('the tool set (issue 11 part 2)', () => {
 
     it('a result that is not JSON answers TOOL_FAILED', async () => {
       expect(body(await call('not-json')).error).toEqual({ code: 'TOOL_FAILED', message: 'tool "not-json" returned a value that is not JSON' });
+    });
+  });
+
+  describe('the tool set of a worker', () => {
+    it('is one per plugin data store (issue 33: not rebuilt for every agent loop and compaction barrier), and deps.tools when given', () => {
+      const pluginData = memoryData();
+      const set = toolSetOf({ pluginData });
+      expect(toolSetOf({ pluginData })).toBe(set);
+      expect(toolSetOf({ pluginData: memoryData() })).not.toBe(set);
+      expect(toolSetOf({ pluginData, tools })).toBe(tools);
+      // the same definitions as a set of its own, each call a copy of its own
+      const keeper = catalog.find('ledger', 'keeper')!;
+      expect(set.definitions(keeper, catalog)).toEqual(createToolSet({ pluginData }).definitions(keeper, catalog));
+      expect(set.definitions(keeper, catalog)[0]).not.toBe(set.definitions(keeper, catalog)[0]);
     });
   });
 });
