@@ -168,7 +168,7 @@ describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)',
     body: { text },
   });
 
-  it('API and worker killed with their appends half-way through the transaction (rows written, no commit): nothing of them stays; the repeats do each once', async () => {
+  it('API and worker killed with their appends half-way (rows written, no commit): nothing of the API’s transactions stays, the worker’s one-statement commit stands once; the repeats do each once', async () => {
     const { client } = stack;
     const parent = (await client.createSession()).id;
     const played = [];
@@ -206,7 +206,8 @@ describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)',
 
       await lock.query('rollback');
       locked = false;
-      // the held transactions end without a commit: their connections are gone
+      // the held transactions end without a commit: their connections are gone; the turn's commit was
+      // one statement (sent whole, like a COMMIT): PostgreSQL finishes it after its worker's death
       await waitUntil(
         async () => (await db.query('select 1 from pg_stat_activity where pid = any($1)', [held.map((h) => h.pid)])).rowCount === 0,
         'the killed processes’ connections to end',
@@ -214,8 +215,8 @@ describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)',
       expect(await appendsUnder('held-revert')).toEqual([]);
       expect(await appendsUnder('held-branch')).toEqual([]);
       expect((await db.query(`select 1 from events where type = 'session.branched@1' and data->>'parentSessionId' = $1`, [parent])).rowCount).toBe(0);
-      expect((await db.query(`select 1 from events where type = 'turn.committed@1' and data->>'executionId' = $1`, [turn.executionId])).rowCount).toBe(0);
-      expect((await db.query('select status from executions where execution_id = $1', [turn.executionId])).rows).toEqual([{ status: 'running' }]);
+      expect((await db.query(`select 1 from events where type = 'turn.committed@1' and data->>'executionId' = $1`, [turn.executionId])).rowCount).toBe(1);
+      expect((await db.query('select status from executions where execution_id = $1', [turn.executionId])).rows).toEqual([{ status: 'committed' }]);
       expect(await halfBranches()).toEqual([]);
       await expectRowsEqualRebuild([parent, other]);
 
@@ -232,7 +233,7 @@ describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)',
       expect(await appendsUnder('held-branch')).toEqual([{ stream_id: branchId, type: 'session.branched@1' }]);
       expect((await eventTypes(branchId)).slice(0, 2)).toEqual(['session.branched@1', 'session.created@1']);
 
-      // the held turn is taken over and commits exactly once
+      // the held turn's job is taken over and commits nothing more: exactly once
       await committed(turn.executionId);
       expect((await db.query(`select 1 from events where type = 'turn.committed@1' and data->>'executionId' = $1`, [turn.executionId])).rowCount).toBe(1);
 
@@ -422,7 +423,7 @@ describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)',
     expect((await client.messages(sessionId)).filter((m) => m.turnId === turn.turnId)).toEqual([]);
   }, 60_000);
 
-  it('the cancel waits for the commit held half-way through its transaction; the worker committing is killed: the commit is rolled back, the cancel wins, exactly once', async () => {
+  it('the commit held before its one statement runs (waiting on turn_messages); the cancel takes the session first; the worker committing is killed and its statement, run after, writes nothing: the cancel wins, exactly once', async () => {
     const { client } = stack;
     const sessionId = (await client.createSession()).id;
     const lock = new Client({ connectionString: stack.adminUrl });
@@ -435,17 +436,18 @@ describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)',
       const [commit] = await waitForHeldWrites(db, 1);
       expect(heldWrite(commit.query)).toBe('append with its turn_messages rows');
       const victim = await crash.workerRunning(turn.executionId, 'llm.calling@1');
-      // the cancel has read the execution pending; its append waits for the session's lock, which the commit holds
+      // the commit's statement waits for turn_messages before it runs (a table's lock is taken before
+      // the statement's snapshot and its stream lock): the cancel's append takes the session's lock
+      // first, and its fold (a cancel changes the story path) waits for turn_messages too
       const cancel = answered(cancelRequest(turn.executionId, 'cancel-meets-commit'));
-      await waitUntil(
-        async () => (await db.query(`select 1 from pg_locks where locktype = 'advisory' and not granted`)).rowCount === 1,
-        'the cancel to wait for the session lock',
-      );
+      await waitForHeldWrites(db, 2);
       await crash.kill(victim);
       const restarted = crash.restartWorker(victim);
       await lock.query('rollback');
       locked = false;
       expect(await cancel).toMatchObject({ status: 200, body: { executionId: turn.executionId, status: 'cancelled' } });
+      // the killed worker's statement ran after the cancel's lock: its append is not made (the lock
+      // was taken, or the head moved on), nothing of it is written
       await waitUntil(
         async () => (await db.query('select 1 from pg_stat_activity where pid = $1', [commit.pid])).rowCount === 0,
         'the killed worker’s connection to end',
