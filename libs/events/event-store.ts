@@ -213,27 +213,32 @@ export class EventStore {
     const events = request.events.map(validateEvent);
     // lock, version check, insert and the inline projections' writes are one statement; a
     // transaction around it only when more must be written with it that it cannot hold (`alongside`,
-    // an inline projection's write with no SQL form, or two writes of one row: `inlineStatement`)
+    // an inline projection's write with no SQL form, or two writes of one row: `inlineStatement`),
+    // or when the statement went stale (an inline rebuild of the stream committed between its
+    // snapshot and its lock: it wrote nothing, `insertAtVersion`)
     const statement = request.alongside === undefined ? this.inlineStatement(request, events) : undefined;
-    const appendIn = async (executor: Executor, writes?: InlineStatement): Promise<AppendResult> => {
+    /** The append in `executor`; null: `writes` went stale (an inline rebuild of the stream committed between the statement's snapshot and its lock), nothing written. */
+    const appendIn = async (executor: Executor, writes?: InlineStatement): Promise<AppendResult | null> => {
       // this stream's appends wait for each other (and for an inline rebuild of it); others don't
-      const { head, appended } = await this.writeAtVersion(executor, request, expectedVersion, events, 'wait', writes);
+      const { head, appended, stale } = await this.writeAtVersion(executor, request, expectedVersion, events, 'wait', writes);
+      if (stale) return null;
       if (expectedVersion === null && head.version === 0) throw new StreamTenantMismatchError(request.streamId);
       if (expectedVersion !== null && head.version !== expectedVersion) throw new ConcurrencyError(request.streamId, expectedVersion, head.version);
       if (head.tenantId !== null && head.tenantId !== request.tenantId) throw new StreamTenantMismatchError(request.streamId);
       if (!appended) throw new Error('an append at its version wrote nothing');
       return appended;
     };
+    const inTransaction = () =>
+      this.db.transaction().execute(async (trx): Promise<AppendResult> => {
+        const appended = await appendIn(trx);
+        if (!appended) throw new Error('an append without writes went stale');
+        if (this.inline.length > 0) await applyInline(trx, this.inline, appended.events);
+        if (request.alongside) await request.alongside(trx);
+        return appended;
+      });
     try {
-      const result =
-        statement === undefined
-          ? await this.db.transaction().execute(async (trx): Promise<AppendResult> => {
-              const appended = await appendIn(trx);
-              if (this.inline.length > 0) await applyInline(trx, this.inline, appended.events);
-              if (request.alongside) await request.alongside(trx);
-              return appended;
-            })
-          : await appendIn(this.db, statement);
+      // a statement gone stale wrote nothing: the transaction, whose statements read after the lock
+      const result = (statement && (await appendIn(this.db, statement))) ?? (await inTransaction());
       this.onAppended?.(result);
       return result;
     } catch (error) {
@@ -268,13 +273,14 @@ export class EventStore {
     events: readonly NewEvent[],
     lock: 'wait' | 'try' = 'wait',
     writes?: InlineStatement,
-  ): Promise<{ locked: boolean; head: { version: number; tenantId: string | null }; appended: AppendResult | null }> {
+  ): Promise<{ locked: boolean; stale: boolean; head: { version: number; tenantId: string | null }; appended: AppendResult | null }> {
     const rows = events.map((e, i) => ({ type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(metadataWithKey(request, e, i)) }));
     const {
       locked,
       head,
       rows: written,
       earliestPending,
+      stale,
     } = await insertAtVersion(executor, {
       tenantId: request.tenantId,
       streamId: request.streamId,
@@ -284,10 +290,11 @@ export class EventStore {
       ...(request.earliestPending ? { earliestPending: true } : {}),
       ...(writes?.ctes.length ? { writes: writes.ctes } : {}),
     });
-    if (written.length === 0) return { locked, head, appended: null };
+    if (written.length === 0) return { locked, stale, head, appended: null };
     const stored = storedAsWritten(request, events, written);
     return {
       locked,
+      stale,
       head,
       appended: {
         version: head.version + events.length,
@@ -305,7 +312,9 @@ export class EventStore {
    * It is tried first as an append at `afterVersion` (`insertAtVersion`, taking the stream's lock
    * only when it is free): one statement, the inline projections' writes in it when they have a
    * SQL form (`inlineStatement`: the statement's snapshot holds every earlier append of the stream
-   * when its insert writes), else one transaction without a lock statement. The events were built from the stream up to
+   * when its insert writes), else one transaction without a lock statement (so too when that
+   * statement went stale: an inline rebuild of the stream committed between its snapshot and its
+   * lock, and it wrote nothing). The events were built from the stream up to
    * `afterVersion`, and the statement writes them only at `afterVersion + 1...` under the lock, so
    * what it writes is what the locked path below would write (the unique
    * (stream_id, stream_version) index turns away an insert past a snapshot that predates the lock).
@@ -344,15 +353,17 @@ export class EventStore {
     };
     /** Set when the first try wrote nothing: others appended first, or held the lock. */
     let wasted = false;
-    const tryFirst = (): Promise<CatchingUpAppendResult> => {
+    const tryFirst = async (): Promise<CatchingUpAppendResult> => {
       if (statement !== undefined) {
         // one statement, the inline projections' writes in it; when it wrote nothing, the locked
-        // path in a transaction of its own
-        return tryAtVersion(this.db, statement).then((first) => {
-          if (first.appended) return { missed: [], appended: first.appended };
+        // path in a transaction of its own; when it went stale (an inline rebuild of the stream
+        // committed between its snapshot and its lock), the first try again in a transaction
+        const first = await tryAtVersion(this.db, statement);
+        if (first.appended) return { missed: [], appended: first.appended };
+        if (!first.stale) {
           wasted = true;
           return this.db.transaction().execute((trx) => this.catchUpLocked(trx, request, events));
-        });
+        }
       }
       return this.db.transaction().execute(async (trx): Promise<CatchingUpAppendResult> => {
         const first = await tryAtVersion(trx);

@@ -14,9 +14,11 @@ export const EVENT_LOG_TABLE = 'events';
 export const MIGRATION_TABLES = ['kysely_migration', 'kysely_migration_lock'] as const;
 /**
  * Functions the app role calls, as `to_regprocedure` reads them: the locked append (migration 0028,
- * SECURITY INVOKER: it runs with the caller's SELECT and INSERT on `events`, nothing more).
+ * SECURITY INVOKER: it runs with the caller's SELECT and INSERT on `events`, nothing more) and a
+ * stream's inline rebuild epoch (migration 0029, SECURITY INVOKER: the caller's SELECT on
+ * `inline_rebuilds`).
  */
-export const APP_FUNCTIONS = ['events_append_locked(bigint, text, text, integer, jsonb)'] as const;
+export const APP_FUNCTIONS = ['events_append_locked(bigint, text, text, integer, jsonb)', 'inline_rebuild_epoch(text, text)'] as const;
 
 /** An app role name: a plain SQL identifier (quoted where used anyway). */
 export const APP_ROLE_PATTERN = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;

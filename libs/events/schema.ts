@@ -301,6 +301,16 @@ export interface TenantLimitsTable {
   updated_at: ColumnType<Date, string, string>;
 }
 
+/**
+ * Each stream's count of inline rebuilds (migration 0029): bumped by `rebuildInline` under the
+ * stream's lock; a one-statement append checks it did not move between its snapshot and its lock.
+ */
+export interface InlineRebuildsTable {
+  stream_id: string;
+  tenant_id: string;
+  epoch: ColumnType<string, number | string, number | string>;
+}
+
 export interface Database {
   events: EventsTable;
   tenants: TenantsTable;
@@ -324,4 +334,5 @@ export interface Database {
   usage_daily: UsageDailyTable;
   usage_calls: UsageCallsTable;
   tenant_limits: TenantLimitsTable;
+  inline_rebuilds: InlineRebuildsTable;
 }

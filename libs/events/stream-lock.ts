@@ -37,6 +37,12 @@ export interface InsertAtVersion {
   rows: { global_position: string; stream_version: number; recorded_at: Date | string }[];
   /** With `earliestPending`: the session's earliest execution queued or running before these rows (the `executions` view), null: none. */
   earliestPending?: string | null;
+  /**
+   * With `writes`: an inline rebuild of the stream committed between the statement's snapshot and
+   * its lock, so nothing was written (no rows) though the head may have been the expected one; the
+   * caller appends in a transaction whose statements read after the lock. False without `writes`.
+   */
+  stale: boolean;
 }
 
 /**
@@ -70,9 +76,11 @@ export async function insertAtVersion(
      * when the insert does. They share the statement's snapshot (see above: when the insert writes,
      * it holds every earlier append of the stream), and a failure of one fails the statement whole.
      * Not held by that snapshot: an inline rebuild of the stream (`rebuildInline`: under the lock,
-     * no append) that committed between the snapshot and the lock; an update of a row it wrote
-     * again then finds its old version deleted and writes nothing (a known limit, rebuilds being
-     * for replay and repair).
+     * no append) that committed between the snapshot and the lock (an update of a row it wrote
+     * again would find its old version deleted and write nothing). So with `writes` the statement
+     * reads the stream's rebuild epoch (`inline_rebuilds`, migration 0029) in its snapshot and,
+     * after the lock, in a fresh one (`inline_rebuild_epoch`, VOLATILE); when they differ it writes
+     * nothing and says so (`stale`).
      */
     writes?: readonly { name: string; body: RawBuilder<unknown> }[];
   },
@@ -91,12 +99,26 @@ export async function insertAtVersion(
         sql``,
       )
     : sql``;
+  // with writes, the guard: the stream's rebuild epoch as the snapshot sees it and as read after the
+  // lock (the function's own snapshot; evaluated per row of `h`, so once `l` took the lock)
+  const [guard, fresh, stale] = request.writes?.length
+    ? [
+        sql`, g as materialized (
+      select coalesce((select r.epoch from inline_rebuilds r where r.stream_id = ${streamId}::text and r.tenant_id = ${tenantId}::text), 0)
+        = inline_rebuild_epoch(${tenantId}::text, ${streamId}::text) as fresh
+      from h where h.locked
+    )`,
+        sql`and (select g.fresh from g)`,
+        sql`not coalesce((select g.fresh from g), true)`,
+      ]
+    : [sql``, sql``, sql`false`];
   const values = sql.join(request.rows.map((r, i) => sql`(${i + 1}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`));
   const { rows } = await sql<{
     locked: boolean;
     head_version: number;
     head_tenant: string | null;
     earliest_pending: string | null;
+    stale: boolean;
     global_position: string | null;
     stream_version: number | null;
     recorded_at: Date | string | null;
@@ -108,16 +130,17 @@ export async function insertAtVersion(
       from l left join lateral (
         select stream_version, tenant_id from events where stream_id = ${streamId}::text order by stream_version desc limit 1
       ) last on ${locked}
-    ), ins as (
+    )${guard}, ins as (
       insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
       select ${tenantId}::text, ${streamId}::text, h.version + v.n, v.type, v.data, v.metadata
       from h, (values ${values}) as v(n, type, data, metadata)
       where h.locked
         and (h.version = ${expectedVersion}::int or (${expectedVersion}::int is null and h.version > 0))
         and (h.tenant_id is null or h.tenant_id = ${tenantId}::text)
+        ${fresh}
       returning global_position, stream_version, recorded_at
     )${writes}
-    select h.locked, h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ins.global_position, ins.stream_version, ins.recorded_at
+    select h.locked, h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ${stale} as stale, ins.global_position, ins.stream_version, ins.recorded_at
     from h left join ins on true
     order by ins.stream_version`.execute(executor);
   const [first] = rows;
@@ -128,6 +151,7 @@ export async function insertAtVersion(
       .filter((r) => r.stream_version !== null)
       .map((r) => ({ global_position: String(r.global_position), stream_version: r.stream_version!, recorded_at: r.recorded_at! })),
     ...(request.earliestPending ? { earliestPending: first.earliest_pending } : {}),
+    stale: first.stale,
   };
 }
 

@@ -77,6 +77,25 @@ describe('the app role on PostgreSQL', () => {
       expect(called.rows[0]).toEqual({ part: 'head', at_tenant: expect.any(String) });
       expect(called.rows.length).toBeGreaterThan(1);
       expect(called.rows.slice(1).every((r) => r.part === 'missed')).toBe(true);
+      // a stream's inline rebuild epoch (migration 0029), read by a one-statement append after its
+      // lock: granted the same way, SECURITY INVOKER; its table is written by the rebuild (replay)
+      const epoch = await c.query(
+        `select has_function_privilege(p.oid, 'EXECUTE') as execute, p.prosecdef as definer, p.provolatile as volatility,
+           exists (select 1 from aclexplode(p.proacl) a join pg_roles r on r.oid = a.grantee where r.rolname = current_user and a.privilege_type = 'EXECUTE') as granted
+         from pg_proc p where p.oid = to_regprocedure('inline_rebuild_epoch(text, text)')`,
+      );
+      expect(epoch.rows).toEqual([{ execute: true, definer: false, volatility: 'v', granted: true }]);
+      expect((await c.query(`select inline_rebuild_epoch('tenant', $1) as epoch`, [id])).rows).toEqual([{ epoch: '0' }]);
+      const rebuilds = await c.query(
+        `select p as privilege, has_table_privilege('inline_rebuilds', p) as granted from unnest(array['SELECT','INSERT','UPDATE','DELETE','TRUNCATE']) p`,
+      );
+      expect(Object.fromEntries(rebuilds.rows.map((row) => [row.privilege, row.granted]))).toEqual({
+        SELECT: true,
+        INSERT: true,
+        UPDATE: true,
+        DELETE: true,
+        TRUNCATE: false,
+      });
     } finally {
       await c.end();
     }

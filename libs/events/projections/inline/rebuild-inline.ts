@@ -43,8 +43,9 @@ export interface RebuildInlineResult {
 
 /**
  * Rebuilds inline projections from the log, stream by stream, each stream in its own transaction
- * holding that stream's lock: its rows are deleted from the projections' tables (and any failure
- * an old projection runner recorded for it), then its events applied again. Never one long
+ * holding that stream's lock: its rebuild epoch is bumped (`inline_rebuilds`, migration 0029), its
+ * rows are deleted from the projections' tables (and any failure an old projection runner recorded
+ * for it), then its events applied again. Never one long
  * transaction: a stream being appended to waits at most for its own rebuild, others never wait,
  * and an append that commits during the rebuild is either read by its stream's rebuild or applied
  * on top of it. For replay and repair, and to bring an existing deployment's rows up to date.
@@ -90,9 +91,17 @@ export async function rebuildInline(options: RebuildInlineOptions): Promise<Rebu
   }
 }
 
-/** One stream, in the caller's transaction: returns the number of events applied. */
-async function rebuildStream(trx: Transaction<Database>, projections: readonly InlineProjection[], streamId: string): Promise<number> {
+/**
+ * One stream, in the caller's transaction (`rebuildInline`'s step; exported for the test that holds
+ * the stream's lock before it): returns the number of events applied.
+ */
+export async function rebuildStream(trx: Transaction<Database>, projections: readonly InlineProjection[], streamId: string): Promise<number> {
   await lockStream(trx, streamId);
+  // the stream's rebuild epoch moves with its rows: a one-statement append whose snapshot predates
+  // this commit and whose lock follows it sees the epoch move, and writes nothing (`insertAtVersion`)
+  await sql`insert into inline_rebuilds (stream_id, tenant_id, epoch)
+    select stream_id, tenant_id, 1 from events where stream_id = ${streamId} and stream_version = 1
+    on conflict (stream_id) do update set epoch = inline_rebuilds.epoch + 1`.execute(trx);
   for (const projection of projections) {
     for (const table of projection.tables)
       await sql`delete from ${sql.table(table)} where ${sql.ref(projection.streamKey ?? 'session_id')} = ${streamId}`.execute(trx);

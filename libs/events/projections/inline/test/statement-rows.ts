@@ -37,7 +37,8 @@ const say = (messageId: string, text: string, role: CommittedMessage['role'] = '
   text,
 });
 
-const ev = {
+/** The events of the cases, for one session's `Ids` (also used by the inline rebuild race test). */
+export const ev = {
   created: (ids: Ids): NewEvent => ({ type: 'session.created@1', data: { sessionId: ids.sessionId, worldId: null, locale: 'en' } }),
   opened: (ids: Ids): NewEvent => ({
     type: 'session.opened@1',
@@ -159,7 +160,7 @@ const ev = {
 };
 
 /** A whole turn n, appended as a narrator turn's three appends are. */
-const turn = (ids: Ids, n: number): NewEvent[][] => [
+export const turn = (ids: Ids, n: number): NewEvent[][] => [
   [ev.input(ids, n)],
   [ev.started(ids, n), ev.resolved(ids, n), ev.calling(ids, n)],
   [ev.responded(ids, n), ev.output(ids, n), ev.committed(ids, n)],
@@ -206,7 +207,7 @@ export const statementRowsCases: readonly StatementRowsCase[] = [
 ];
 
 /** The rows of one session in the tables the statement's writes touch, in a fixed order. */
-async function sessionRows(db: Kysely<Database>, sessionId: string) {
+export async function sessionRows(db: Kysely<Database>, sessionId: string) {
   const q = async (table: string, order: string) =>
     (await sql`select * from ${sql.table(table)} where session_id = ${sessionId} order by ${sql.raw(order)}`.execute(db)).rows;
   return {
