@@ -26,7 +26,9 @@ describe('Redis commands of a narrator-only turn (PostgreSQL + BullMQ)', () => {
   let stack: Stack;
   beforeAll(async () => {
     redis = await startRedisChild();
-    stack = await startStack({ workers: 1, env: { REDIS_URL: redis.url } });
+    // each model call waits 300 ms: a session's next input, posted right after the one before, is
+    // queued before that turn ends (the hand-off below), however fast a turn runs or slow a POST is
+    stack = await startStack({ workers: 1, env: { REDIS_URL: redis.url, COVEL_EMULATOR_DELAY_MS: '300' } });
   }, 120_000);
   afterAll(async () => {
     await stack?.stop();
