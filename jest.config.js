@@ -28,6 +28,10 @@ module.exports = {
   // seconds on 2 busy cores, past Jest's 5 s default for hooks; tests that need longer still say so. A global
   // option: Jest ignores it inside a project.
   testTimeout: 30_000,
+  // a worker that holds more than this after a test file is replaced by a new one: suites that start
+  // embedded engines leave heap behind (3 GiB per worker by the end of a unit run), and the garbage
+  // collector's work on it slowed the last third of the run
+  workerIdleMemoryLimit: '1536MB',
   // the slowest suites first, from committed timings when Jest has none (CI): the two workers end together
   testSequencer: '<rootDir>/test/support/sequencer.js',
   projects: [
