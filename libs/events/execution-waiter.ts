@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BoundedMemo } from '../memo';
 import type { Listening, OpenDatabase } from './database';
 import { type ExecutionView, executionView } from './read-models';
 
@@ -141,7 +142,7 @@ export class ExecutionWaiter {
   private heard = 0;
   private readonly recent: string[] = [];
   /** Executions this process appended while listening, whose end (or any notification of them) it has not heard since. */
-  private readonly submitted = new Map<string, Submitted>();
+  private readonly submitted = new BoundedMemo<string, Submitted>({ maxEntries: SUBMITTED_KEPT });
   private readonly pollIntervalMs: number;
   private readonly reconnectDelayMs: number;
 
@@ -209,7 +210,6 @@ export class ExecutionWaiter {
     const since = this.heard - mark.heard;
     if (since > RECENT_NOTIFICATIONS_KEPT) return;
     for (let n = this.heard - since; n < this.heard; n++) if (this.recent[n % RECENT_NOTIFICATIONS_KEPT] === executionId) return;
-    if (this.submitted.size >= SUBMITTED_KEPT) this.submitted.delete(this.submitted.keys().next().value!);
     this.submitted.set(executionId, { tenantId, generation: this.generation });
   }
 
