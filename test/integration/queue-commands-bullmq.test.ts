@@ -70,6 +70,38 @@ describe('Redis commands of a narrator-only turn (PostgreSQL + BullMQ)', () => {
     expect(queue.length).toBeLessThanOrEqual(QUEUE_COMMANDS_PER_TURN * TURNS);
   }, 180_000);
 
+  it('an Emberback turn with every plugin runs its stages of several runtimes inline: no runtime job, no wait for children', async () => {
+    const { client } = stack;
+    const { id } = await client.createSession({ worldId: 'emberback' });
+    await client.playTurn(id, 'warm up');
+    const monitor = await RedisMonitor.start(redis.url);
+    const turns = 3;
+    let seen: MonitoredCommand[];
+    try {
+      for (let i = 0; i < turns; i++) {
+        const { executionId } = await client.submit(id, `look around ${i}`);
+        expect(await client.waitFor(executionId, 120_000)).toBe('committed');
+      }
+      await monitor.until((commands) => commands.filter((c) => c.name === 'evalsha covelFairRelease').length >= turns);
+    } finally {
+      seen = monitor.seen();
+      monitor.stop();
+    }
+    const queue = seen.filter((c) => c.area === 'queue' && !periodic(c));
+    const count = (name: string, key = '') => queue.filter((c) => c.name === name && c.args.some((a) => a.includes(key))).length;
+    console.log(
+      `queue commands per Emberback turn (${turns} turns): ${(queue.length / turns).toFixed(1)}\n` +
+        RedisMonitor.byName(queue)
+          .map(([name, n]) => `  ${(n / turns).toFixed(1)}  ${name}`)
+          .join('\n'),
+    );
+    // each stage's runtimes (the post-turn stage: nine) run in the turn job's one run
+    expect(count('evalsha addStandardJob', ':covel-runtimes:')).toBe(0);
+    expect(count('evalsha moveToWaitingChildren')).toBe(0);
+    expect(count('evalsha moveToFinished', ':covel-turns:')).toBe(turns);
+    expect(queue.length).toBeLessThanOrEqual(QUEUE_COMMANDS_PER_TURN * turns);
+  }, 240_000);
+
   it("a session's next input rides on its turn job's release: no admission call of its own", async () => {
     const { client } = stack;
     const { id } = await client.createSession();

@@ -8,8 +8,8 @@ import type { Stack } from '../support/stack';
  * default lock, stalled-check and sweep timings. A narrator-only turn runs its one runtime inline in
  * the turn job, which keeps its claimed attempt with the job: BullMQ's stalled check gives the job to
  * the other worker, which runs the same attempt's runtime again; the turn commits exactly once. (A
- * stage of several runtimes is a flow: the kill cuts only the runtime job, retried alone the same
- * way.) When the jobs are lost with Redis too, the sweeper enqueues the session's pending execution
+ * stage of several runtimes runs inline in the turn job too: the retry runs those without an output
+ * again, reusing what was recorded.) When the jobs are lost with Redis too, the sweeper enqueues the session's pending execution
  * again, which claims a new attempt. The 60 s bounds below are hang guards only; the measured times
  * are logged.
  */

@@ -40,8 +40,6 @@ export interface CarriedEvents {
  * Once the claim is stored it is an `ExecutionRun` like any other.
  */
 export class ClaimingRun extends ExecutionRun {
-  private claimChain: Promise<unknown> = Promise.resolve();
-
   constructor(
     store: EventStore,
     journal: SessionJournal,
@@ -85,9 +83,7 @@ export class ClaimingRun extends ExecutionRun {
   }
 
   override append(build: (execution: ExecutionJournal) => NewEvent[]): Promise<number> {
-    const next = this.claimChain.then(() => (this.claim.landed ? super.append(build) : this.appendClaiming(build)));
-    this.claimChain = next.catch(() => undefined);
-    return next;
+    return this.appendClaiming(build);
   }
 
   /**
@@ -95,21 +91,30 @@ export class ClaimingRun extends ExecutionRun {
    * attempt): what it carries is left (results no call used; their checks cannot fail the claim).
    */
   land(): Promise<number> {
-    const next = this.claimChain.then(() => (this.claim.landed ? this.journal.version : this.appendClaiming(() => [], true)));
-    this.claimChain = next.catch(() => undefined);
-    return next;
+    return this.appendClaiming(() => [], true);
   }
 
-  private async appendClaiming(build: (execution: ExecutionJournal) => NewEvent[], alone = false): Promise<number> {
+  /**
+   * Whether the claim goes with the events is decided in the build, which runs in turn with every
+   * other append on the journal (`ExecutionRun`): runs sharing one claim (the runtimes of a stage
+   * run inline) carry it once, with the first of their appends to store events; `landed` is set
+   * before the next one builds.
+   */
+  private appendClaiming(build: (execution: ExecutionJournal) => NewEvent[], alone = false): Promise<number> {
     let carried = false;
-    const version = await super.append((execution) => {
-      const events = build(execution);
-      // the last build is what was stored (a catch-up builds again)
-      carried = events.length > 0 || alone;
-      if (!carried) return [];
-      return [this.claim.event, ...(alone ? [] : (this.claim.carried?.build(this.claimed()) ?? [])), ...events];
-    });
-    if (carried) this.claim.landed = true;
-    return version;
+    return this.appendStoring(
+      (execution) => {
+        carried = false;
+        if (this.claim.landed) return alone ? [] : build(execution);
+        const events = build(execution);
+        // the last build is what was stored (a catch-up builds again)
+        carried = events.length > 0 || alone;
+        if (!carried) return [];
+        return [this.claim.event, ...(alone ? [] : (this.claim.carried?.build(this.claimed()) ?? [])), ...events];
+      },
+      () => {
+        if (carried) this.claim.landed = true;
+      },
+    );
   }
 }

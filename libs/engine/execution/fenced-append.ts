@@ -21,10 +21,11 @@ export function isCurrentAttempt(execution: ExecutionJournal | undefined, attemp
  * do not make it fail: it then waits for the session's lock and, holding it, reads what came first
  * into the journal, checks the fence and builds again (`EventStore.appendCatchingUp`), so a stale
  * attempt can never write and what is written is what a retry after a conflict would have
- * written. Appends of one run are serialized.
+ * written. Appends of every run on one journal are serialized (`onJournal`): sibling runtimes a
+ * turn job runs inline share its journal, so each appends at the version the one before left, in
+ * this process, instead of contending for the stream's lock.
  */
 export class ExecutionRun {
-  private appendChain: Promise<unknown> = Promise.resolve();
   /** The journal is the log as it stands now (just read): the first `refresh` has nothing to catch up. */
   private current: boolean;
 
@@ -51,12 +52,15 @@ export class ExecutionRun {
    * stream version after the append (the journal's version when nothing was appended).
    */
   append(build: (execution: ExecutionJournal) => NewEvent[]): Promise<number> {
-    const next = this.appendChain.then(() => this.appendNow(build));
-    this.appendChain = next.catch(() => undefined);
-    return next;
+    return this.appendStoring(build);
   }
 
-  private async appendNow(build: (execution: ExecutionJournal) => NewEvent[]): Promise<number> {
+  /** `append`, calling `stored` in turn (before the next append on the journal builds) once its events are stored. */
+  protected appendStoring(build: (execution: ExecutionJournal) => NewEvent[], stored?: () => void): Promise<number> {
+    return onJournal(this.journal, () => this.appendNow(build, stored));
+  }
+
+  private async appendNow(build: (execution: ExecutionJournal) => NewEvent[], stored?: () => void): Promise<number> {
     const events = build(this.execution);
     if (events.length === 0) return this.journal.version;
     const { appended } = await this.store.appendCatchingUp({
@@ -75,6 +79,7 @@ export class ExecutionRun {
     if (!appended) return this.journal.version;
     // made at the head, right after what the journal now holds
     this.journal.apply(appended.events);
+    stored?.();
     return appended.version;
   }
 
@@ -86,16 +91,32 @@ export class ExecutionRun {
    * (a mid-turn message it missed joins the next model call, or the commit after the output).
    */
   refresh(): Promise<ExecutionJournal> {
-    const next = this.appendChain.then(async () => {
+    return onJournal(this.journal, async () => {
       if (!this.current) await this.catchUp();
       this.current = false;
       return this.execution;
     });
-    this.appendChain = next.catch(() => undefined);
-    return next;
   }
 
   private async catchUp() {
     this.journal.apply(await this.store.readStream(this.ref.sessionId, this.journal.version));
   }
+}
+
+/** The last write queued on each journal (an append, a catch-up read): the next one starts after it. */
+const journalChains = new WeakMap<SessionJournal, Promise<unknown>>();
+
+/**
+ * Runs `write` once every write queued before it on `journal` has settled: the writes of every run
+ * holding this journal object (the runtimes of a stage run inline share the turn job's) go one at a
+ * time, each applying what it stored before the next builds, so none of them appends at a version
+ * another of them left behind (no contention for the stream's lock between them, no gap in the journal).
+ */
+function onJournal<T>(journal: SessionJournal, write: () => Promise<T>): Promise<T> {
+  const next = (journalChains.get(journal) ?? Promise.resolve()).then(write);
+  journalChains.set(
+    journal,
+    next.catch(() => undefined),
+  );
+  return next;
 }

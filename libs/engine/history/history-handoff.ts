@@ -34,3 +34,13 @@ export function keepHistory(ref: HistoryHandoffKey, history: LoadedHistory): voi
 export function keptHistory(ref: HistoryHandoffKey): LoadedHistory | undefined {
   return kept.get(key(ref));
 }
+
+/**
+ * The shared history view a turn step read with its journal, handed to the runtimes of the stage
+ * it runs inline: valid for a runtime while the journal's `historyVersion` is still this one (the
+ * views change only with the events that move it), however many appends its siblings made since.
+ */
+export interface StageHistory {
+  history: LoadedHistory;
+  historyVersion: number;
+}

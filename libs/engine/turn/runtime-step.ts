@@ -2,7 +2,7 @@ import { FencedOutError, JobHandedBackError, RuntimeNotFoundError, TurnDeadlineE
 import { type TurnDeadline, turnDeadline } from '../execution/turn-deadline';
 import { DEFAULT_TURN_DEADLINE_MS } from '../config';
 import { runFunctionStep } from './function-step';
-import { keptHistory } from '../history/history-handoff';
+import { keptHistory, type StageHistory } from '../history/history-handoff';
 import { type HistoryView, historyViewJson, historyViewOf } from '../../events';
 import { loadedHistory, loadRuntimeHistory, previousTurnScope, retryRead, retryScope, runtimeHistoryLimits } from '../history/history-loader';
 import { hasCompactionProvider } from '../history-use';
@@ -40,6 +40,11 @@ export interface RuntimeStepOptions {
    * `journal`: the runtime's first append carries it.
    */
   claim?: PendingClaim;
+  /**
+   * The shared history view the turn step read with `journal` (a stage run inline): used while the
+   * journal's `historyVersion` is still the one it was read at, instead of a read of its own.
+   */
+  history?: StageHistory;
 }
 
 /**
@@ -121,7 +126,10 @@ async function runtimeStep(deps: TurnDeps, job: RuntimeJob, ended: AbortSignal, 
     return recordRuntimeOutput({ deps, job, run, runtime, catalog, text: '' });
   }
   // the rows the barrier of this execution read in this process, when the session has not moved since
-  const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
+  // (or the view its turn step read, for a stage run inline, while no event moved the history since: its siblings' appends do not)
+  const kept =
+    (given.history?.historyVersion === journal.historyVersion ? given.history.history : undefined) ??
+    keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
   // read at this version of the history views or later: a model call is recorded only while they are still there
   const historyVersion = journal.historyVersion;
   const { locale, languageName, world, pluginSettings, rootSessionId } = settings;

@@ -1,5 +1,6 @@
 import { isDatabaseUnavailable } from '../../events';
-import { FencedOutError, isPermanentFailure, JobHandedBackError } from '../errors';
+import { FencedOutError, HistoryRaceError, isPermanentFailure, JobHandedBackError } from '../errors';
+import { PluginDataRaceError } from '../plugin-host/plugin-data-errors';
 import {
   type JobAttempt,
   type JobOutcome,
@@ -14,13 +15,16 @@ import { withTraceCarrier } from '../../telemetry';
 import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
-import { runRuntimeStep, type RuntimeStepOptions } from './runtime-step';
+import { runRuntimeStep, type RuntimeStepOptions, type RuntimeStepResult } from './runtime-step';
 import { type InlineStage, turnStepReading } from './turn-step';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
 import type { SessionJournal } from '../journal/journal';
+import { keptHistory } from '../history/history-handoff';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
 const done = { kind: 'done' } as const;
+/** Runs of an inline runtime that races its siblings (`runInlineStep`) before the race fails the turn job's attempt. */
+const INLINE_RACE_RUNS = 3;
 
 /** What a runtime run inline goes on from: the journal its turn step left, and the claim it made there when no append carried it yet. */
 type InlineRun = RuntimeStepOptions & { journal: SessionJournal };
@@ -50,18 +54,22 @@ const handedBack = { kind: 'later', delayMs: 0 } as const;
  * Each job runs in a log scope (`withLogScope`): every line logged while it runs carries its
  * tenant, session, execution, attempt and runtime ids (and the call id once a model call is sent).
  *
- * A stage of one runtime (a narrator-only turn) runs inline, in the turn job's run, instead of as a
- * child job: no add, no move to waiting-children, no second queue hop and no second run of the turn
- * job (each hop costs some six Redis commands on BullMQ). It goes on from the journal the turn step
- * read and appended with (no second read of the log), and when its append ends the execution (the
- * output that commits the turn) the run ends with it (no third). It runs as its runtime job would
- * (`runtime`: the same span, log scope, fencing and failure handling), with the turn job's attempts:
- * a failure to retry fails the turn job's attempt (retried with backoff, its claim kept with the job,
- * so the retry runs the same execution attempt and reuses every output recorded), `later` delays the
- * turn job, a permanent failure or the last attempt records `execution.failed`. A worker that dies
- * mid-runtime leaves the turn job to the stalled-job check, and the next run finds the claim kept
- * and the outputs recorded: exactly one output and one commit, as with a runtime job. A stage whose
- * runtime was started early (`startChildren`: it runs as a child already) is waited for as before.
+ * A stage runs inline, in the turn job's run, instead of as child jobs (one per runtime): no add, no
+ * move to waiting-children, no second queue hop and no second run of the turn job (each hop costs
+ * some six Redis commands on BullMQ), and no read of the log per runtime. Its runtimes run at once
+ * (`runStage`) and go on from the journal the turn step read and appended with, sharing it: their
+ * appends are made one after another in this process, each at the version the one before left, so
+ * siblings never contend for the stream's lock. When an append ends the execution (the output that
+ * commits the turn) the run ends with it. Each runs as its runtime job would (`runtime`: the same
+ * span, log scope, fencing and failure handling), with the turn job's attempts: a failure to retry
+ * fails the turn job's attempt once every sibling has ended (retried with backoff, its claim kept
+ * with the job, so the retry runs the same execution attempt and reuses every output and reply
+ * recorded), `later` delays the turn job, a permanent failure or the last attempt records
+ * `execution.failed`. A runtime racing its siblings' plugin-data or history writes is run again at
+ * once (`runInlineStep`). A worker that dies mid-stage leaves the turn job to the stalled-job check,
+ * and the next run finds the claim kept and the outputs recorded: exactly one output per runtime and
+ * one commit, as with runtime jobs. Runtimes started early (`startChildren`: windowed agents before
+ * the compaction barrier) run as child jobs and are waited for once the rest of their stage is done.
  */
 export class TurnRunner implements QueueHandlers {
   constructor(readonly deps: TurnDeps) {}
@@ -85,7 +93,7 @@ export class TurnRunner implements QueueHandlers {
     return runtimeJobSpan(job, attempt, () => withLogScope({ job: 'runtime', ...jobLogFields(job) }, () => this.runRuntime(job, attempt, inline)));
   }
 
-  /** Turn steps, a stage of one runtime run inline between two of them (see the class comment). */
+  /** Turn steps, each stage run inline between two of them (see the class comment). */
   private async runTurn(job: TurnJob, ctx: TurnJobContext, inlined: string[]): Promise<TurnStep> {
     const started = new Set<string>();
     const context: TurnJobContext = {
@@ -104,31 +112,62 @@ export class TurnRunner implements QueueHandlers {
         await ctx.startChildren(children);
       },
     };
-    const runsInline = (children: readonly RuntimeJob[]) => children.length === 1 && !started.has(runtimeJobId(children[0]));
+    // the runtimes of a stage run inline, but those started early, as child jobs (windowed agents before the barrier): waited for as children once the others are done
+    const inlineOf = (children: readonly RuntimeJob[]) => children.filter((child) => !started.has(runtimeJobId(child)));
+    const runsInline = (children: readonly RuntimeJob[]) => inlineOf(children).length > 0;
     for (;;) {
       const stage: InlineStage = { runs: runsInline };
       const { step, journal } = await this.turnStep(job, context, stage);
-      const inline = step.kind === 'awaitChildren' && runsInline(step.children) ? step.children[0] : null;
-      if (!inline) return step;
-      inlined.push(`${inline.pluginId}/${inline.runtimeId}`); // the run's span lists it (turnJobSpan)
-      // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
-      let outcome: JobOutcome;
-      try {
-        // the journal the step read and appended with: no second read of the log
-        outcome = await this.runtimeOn(withTraceCarrier(inline), ctx, journal && { journal, ...(stage.pending ? { claim: stage.pending.claim } : {}) });
-      } catch (error) {
-        // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would
-        this.deps.logger.warn('inline runtime failed, its turn job will retry', { ...jobLogFields(inline), err: error });
-        throw error;
-      }
+      if (step.kind !== 'awaitChildren' || !runsInline(step.children)) return step;
+      const children = inlineOf(step.children);
+      for (const child of children) inlined.push(`${child.pluginId}/${child.runtimeId}`); // the run's span lists them (turnJobSpan)
+      const outcome = await this.runStage(job, ctx, children, journal && this.inlineRun(job, journal, stage));
       if (outcome.kind === 'later') return outcome;
-      // the runtime's append ended the execution (its output completed the turn: committed, and
+      // a runtime's append ended the execution (the output that completed the turn: committed, and
       // handed off there, as every end is by whoever appends it): nothing is left for a step to do,
       // no read of the log to find it out. Else the next step reads it again (a worker dying
       // anywhere leaves the job to the stalled-job check, whose run reads the log afresh).
       const status = journal?.get(job.executionId)?.status;
       if (status !== undefined && status !== 'pending') return done;
     }
+  }
+
+  /**
+   * What the runtimes of a stage run inline go on from: the step's journal, its pending claim, and
+   * the history view the step read (or the barrier, when it compacted: kept at the journal's version).
+   */
+  private inlineRun(job: TurnJob, journal: SessionJournal, stage: InlineStage): InlineRun {
+    const kept = keptHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version });
+    const history =
+      stage.history?.historyVersion === journal.historyVersion ? stage.history : kept ? { history: kept, historyVersion: journal.historyVersion } : undefined;
+    return { journal, ...(stage.pending ? { claim: stage.pending.claim } : {}), ...(history ? { history } : {}) };
+  }
+
+  /**
+   * The runtimes of one stage, run inline at once (see the class comment), each as its runtime job
+   * would: its own span (a child of this run's), log scope, fencing and failure handling. They go on
+   * from the journal the step read and share it (and the attempt's claim, which the first of their
+   * appends to store events carries): their appends are made one after another in this process,
+   * each at the version the one before left (`ExecutionRun`), never contending for the stream's lock.
+   * Every runtime runs to its end even when a sibling fails (what it records is kept); then a
+   * failure to retry fails the turn job's attempt, whose retry reuses every output recorded and
+   * runs only the runtimes that lack one (from their last recorded step); `later` from any delays
+   * the job; a permanent failure, or any failure on the last attempt, recorded `execution.failed`
+   * (the siblings' next appends are fenced out).
+   */
+  private async runStage(job: TurnJob, ctx: TurnJobContext, children: readonly RuntimeJob[], inline: InlineRun | undefined): Promise<JobOutcome> {
+    const settled = await Promise.allSettled(
+      // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
+      children.map((child) => this.runtimeOn(withTraceCarrier(child), ctx, inline)),
+    );
+    const failed = settled.flatMap((result, i) => (result.status === 'rejected' ? [{ child: children[i], error: result.reason as unknown }] : []));
+    for (const { child, error } of failed) {
+      // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would
+      this.deps.logger.warn('inline runtime failed, its turn job will retry', { ...jobLogFields(child), err: error });
+    }
+    if (failed.length > 0) throw failed[0].error;
+    const later = settled.find((result): result is PromiseFulfilledResult<JobOutcome> => result.status === 'fulfilled' && result.value.kind === 'later');
+    return later ? later.value : done;
   }
 
   private async turnStep(job: TurnJob, ctx: TurnJobContext, stage: InlineStage): Promise<{ step: TurnStep; journal?: SessionJournal }> {
@@ -146,12 +185,30 @@ export class TurnRunner implements QueueHandlers {
 
   private async runRuntime(job: RuntimeJob, attempt: JobAttempt, inline: InlineRun | undefined): Promise<JobOutcome> {
     try {
-      const result = await runRuntimeStep(this.deps, job, inline ?? {});
+      const result = inline ? await this.runInlineStep(job, inline) : await runRuntimeStep(this.deps, job, {});
       this.deps.logger.debug?.(`runtime step: ${result}`, { result });
       return done;
     } catch (error) {
       // a permanent failure is recorded there: the runtime job itself completes
       return await this.onFailure(job, attempt, error, job.attempt, inline?.claim ? { journal: inline.journal, claim: inline.claim } : undefined);
+    }
+  }
+
+  /**
+   * A runtime run inline. A race with what its siblings record meanwhile (plugin data written after
+   * its `io.selfData` read, the history changed after its read: `PluginDataRaceError`,
+   * `HistoryRaceError`, nothing sent) runs it again at once from the shared journal, which holds
+   * what came, as a retry of its runtime job would (its recorded steps are kept), instead of failing
+   * the turn job's attempt and with it every sibling's wait for the backoff.
+   */
+  private async runInlineStep(job: RuntimeJob, inline: InlineRun): Promise<RuntimeStepResult> {
+    for (let race = 0; ; race++) {
+      try {
+        return await runRuntimeStep(this.deps, job, inline);
+      } catch (error) {
+        if (!(error instanceof PluginDataRaceError || error instanceof HistoryRaceError) || race + 1 >= INLINE_RACE_RUNS) throw error;
+        this.deps.logger.debug?.('inline runtime raced a sibling, running it again', { code: error.code });
+      }
     }
   }
 

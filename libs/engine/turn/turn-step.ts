@@ -7,9 +7,9 @@ import { ExecutionRun } from '../execution/fenced-append';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
 import { handOff } from '../execution/hand-off';
 import { executionCatalog } from '../catalog/catalog-generations';
-import { loadSessionSettings, readSessionCreated, readSessionJournal } from '../session/session-reads';
+import { loadSessionSettings, readSessionJournal } from '../session/session-reads';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
-import { keepHistory } from '../history/history-handoff';
+import { keepHistory, type StageHistory } from '../history/history-handoff';
 import { loadedHistory, runtimeHistoryLimits } from '../history/history-loader';
 import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
 import { type SessionJournal, waitingSuspension } from '../journal/journal';
@@ -49,25 +49,18 @@ export async function turnStepReading(
   ctx: TurnJobContext,
   inline?: InlineStage,
 ): Promise<{ step: TurnStep; journal: SessionJournal }> {
-  // the read brings the preferences the execution runs with (its barrier's, its inline runtime's), unless this process knows them;
-  // on a job's first run whose first stage is one runtime (run inline), the history it reads too
-  const history =
-    inline && ctx.claimedAttempt === null && (await firstStageIsOne(deps, job.sessionId)) ? runtimeHistoryLimits(historyReadLimit(deps)) : undefined;
+  // the read brings the preferences the execution runs with (its barrier's, its inline runtimes'), unless this process knows them;
+  // when the job runs the stage inline, the history its runtimes (and the barrier) read too: once a stage, not once a runtime
+  const history = inline ? runtimeHistoryLimits(historyReadLimit(deps)) : undefined;
   const { journal, alongside } = await readSessionJournal(deps, job, {
     preferences: !preferencesKnown(job.sessionId, job.executionId),
     ...(history ? { alongside: historyViewJson(job.tenantId, job.sessionId, history) } : {}),
   });
-  if (history) keepReadHistory(job, journal, historyViewOf(alongside, history));
+  if (history) {
+    const kept = keepReadHistory(job, journal, historyViewOf(alongside, history));
+    if (kept && inline) inline.history = kept;
+  }
   return { step: await stepFrom(deps, job, ctx, journal, inline), journal };
-}
-
-/**
- * Whether the session's first stage is one runtime (as the current catalog has it: a guess, which
- * only decides whether the history is read with the journal).
- */
-async function firstStageIsOne(deps: TurnDeps, sessionId: string): Promise<boolean> {
-  const created = await readSessionCreated(deps, sessionId);
-  return missingRuntimes(deps.catalog.forSession(created?.plugins), new Map()).length === 1;
 }
 
 /**
@@ -76,10 +69,12 @@ async function firstStageIsOne(deps: TurnDeps, sessionId: string): Promise<boole
  * regenerated turn (its read leaves the turn it re-runs out) nor past the bound (the runtime's own
  * read fails it).
  */
-function keepReadHistory(job: TurnJob, journal: SessionJournal, view: HistoryView) {
+function keepReadHistory(job: TurnJob, journal: SessionJournal, view: HistoryView): StageHistory | undefined {
   const execution = journal.get(job.executionId);
-  if (!execution || execution.status !== 'pending' || execution.retryFromTurnId !== undefined || view.overBound) return;
-  keepHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version }, loadedHistory(view));
+  if (!execution || execution.status !== 'pending' || execution.retryFromTurnId !== undefined || view.overBound) return undefined;
+  const history = loadedHistory(view);
+  keepHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version }, history);
+  return { history, historyVersion: journal.historyVersion };
 }
 
 /**
@@ -93,6 +88,8 @@ export interface InlineStage {
   runs(children: readonly RuntimeJob[]): boolean;
   /** Set by the step that defers its claim: the claim, and the journal it was made from. */
   pending?: { claim: PendingClaim; journal: SessionJournal };
+  /** Set by the step's read: the shared history view read with the journal, for the stage's runtimes (`RuntimeStepOptions.history`). */
+  history?: StageHistory;
 }
 
 async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journal: SessionJournal, inline?: InlineStage): Promise<TurnStep> {

@@ -8,7 +8,7 @@ import { eventually, type TurnHarness, turnHarness } from './harness';
 describe('the turn runner: turns through the real in-process queue, and what a failure means for a job', () => {
   let h: TurnHarness;
   let runner!: TurnRunner;
-  /** The runtime jobs the queue ran (a stage of one runtime runs inline in its turn job instead). */
+  /** The runtime jobs the queue ran (none: every stage runs inline in its turn job). */
   const runtimeJobs: RuntimeJob[] = [];
   beforeAll(async () => {
     h = await turnHarness({
@@ -79,53 +79,59 @@ describe('the turn runner: turns through the real in-process queue, and what a f
     expect(await runner.turn(job, turnContext())).toEqual({ kind: 'done' });
   }, 60_000);
 
-  it('a stage of one runtime runs inline in the turn job, no runtime job; a stage of several runs as runtime jobs', async () => {
+  it('every stage runs inline in the turn job, the two runtimes of pre-turn at once: no runtime job, one output each, one commit', async () => {
     const job = await h.input(await h.session(), 'inline');
     await h.queue.enqueue(job);
     await eventually(async () => (await status(job)) === 'committed', 'the turn committed');
-    const outputs = (await h.events(job.sessionId))
-      .filter((e) => e.type === 'runtime.output.produced@1')
-      .map((e) => (e.data as { runtimeId: string }).runtimeId);
-    // pre-turn holds two runtimes (mood, scene): two jobs; the narrator's stage holds one: none
-    expect(outputs).toEqual(expect.arrayContaining(['mood', 'scene', 'narrator']));
-    expect(
-      runtimeJobs
-        .filter((r) => r.executionId === job.executionId)
-        .map((r) => r.runtimeId)
-        .sort(),
-    ).toEqual(['mood', 'scene']);
+    const events = await h.events(job.sessionId);
+    const outputs = events.filter((e) => e.type === 'runtime.output.produced@1').map((e) => (e.data as { runtimeId: string }).runtimeId);
+    // pre-turn holds two runtimes (mood, scene), the narrator's stage and post-turn one each (recap): all run in the turn job
+    expect([...outputs].sort()).toEqual(['mood', 'narrator', 'recap', 'scene']);
+    expect(runtimeJobs.filter((r) => r.executionId === job.executionId)).toEqual([]);
+    // one claim, carried by the first append of the siblings; one commit
+    expect(events.filter((e) => e.type === 'execution.started@1')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'turn.committed@1')).toHaveLength(1);
   });
 
-  it('an inline runtime fails as its runtime job would: a retryable failure fails the turn job attempt, the retry keeps the claim; the last attempt fails the execution', async () => {
+  it('an inline runtime fails as its runtime job would: a retryable failure fails the turn job attempt once its siblings end, the retry keeps the claim; the last attempt fails the execution', async () => {
     const job = await h.input(await h.session(), 'retry inline');
     const ctx = turnContext();
-    const first = await runner.turn(job, ctx);
-    if (first.kind !== 'awaitChildren') throw new Error(`expected the pre-turn stage, got ${first.kind}`);
-    expect(first.children.map((c) => c.runtimeId).sort()).toEqual(['mood', 'scene']);
-    for (const child of first.children) expect(await runner.runtime(child, { attemptsMade: 0, maxAttempts: 5 })).toEqual({ kind: 'done' });
-    // the narrator's stage runs inline: its failure (the SDK's 3 retries spent) is thrown for the queue to retry the turn job
-    h.emulator.injectFault({ status: 503, times: 4 });
+    // both pre-turn runtimes run at once in the turn job: each spends the SDK's 3 retries (4 answers of 503 each) and fails
+    h.emulator.injectFault({ status: 503, times: 8 });
     await expect(runner.turn(job, ctx)).rejects.toMatchObject({ code: 'PROVIDER_503' });
     expect(await h.types(job.sessionId)).not.toContain('execution.failed@1');
-    // the retry: the same claim, the same attempt, one output and one commit
+    // the retry: the same claim, the same attempt, one output each and one commit
     expect(await runner.turn(job, { ...ctx, attemptsMade: 1 })).toEqual({ kind: 'done' });
     const events = await h.events(job.sessionId);
     expect(ctx.claims).toEqual([1]);
     expect(events.filter((e) => e.type === 'execution.started@1')).toHaveLength(1);
     const outputs = events.filter((e) => e.type === 'runtime.output.produced@1').map((e) => e.data as { attempt: number; runtimeId: string });
-    expect(outputs.filter((o) => o.runtimeId === 'narrator')).toHaveLength(1);
+    expect(outputs.map((o) => o.runtimeId).sort()).toEqual(['mood', 'narrator', 'recap', 'scene']);
     expect(new Set(outputs.map((o) => o.attempt))).toEqual(new Set([1]));
     expect(events.filter((e) => e.type === 'turn.committed@1')).toHaveLength(1);
+    expect(runtimeJobs.filter((r) => r.executionId === job.executionId)).toEqual([]);
 
-    // on the turn job's last attempt the inline runtime's failure fails the execution, and the job ends
+    // on the turn job's last attempt an inline runtime's failure fails the execution, and the job ends
     const last = await h.input(await h.session(), 'last attempt');
     const lastCtx = turnContext({ attemptsMade: 4, maxAttempts: 5 });
-    const stage = await runner.turn(last, lastCtx);
-    for (const child of stage.kind === 'awaitChildren' ? stage.children : []) await runner.runtime(child, { attemptsMade: 0, maxAttempts: 5 });
-    h.emulator.injectFault({ status: 503, times: 4 });
+    h.emulator.injectFault({ status: 503, times: 8 });
     expect(await runner.turn(last, lastCtx)).toEqual({ kind: 'done' });
     expect((await h.events(last.sessionId)).filter((e) => e.type === 'execution.failed@1').map((e) => e.data)).toEqual([
       expect.objectContaining({ attempt: 1, error: expect.objectContaining({ code: 'PROVIDER_503' }) }),
     ]);
-  }, 60_000);
+    expect(await h.types(last.sessionId)).not.toContain('turn.committed@1');
+  }, 90_000);
+
+  it('a permanent failure of one runtime of an inline stage fails the execution once; its sibling is fenced out or done, the job ends', async () => {
+    const job = await h.input(await h.session(), 'permanent');
+    h.emulator.injectFault({ status: 400, times: 1, message: 'context too long' });
+    expect(await runner.turn(job, turnContext())).toEqual({ kind: 'done' });
+    const events = await h.events(job.sessionId);
+    expect(events.filter((e) => e.type === 'execution.failed@1').map((e) => e.data)).toEqual([
+      expect.objectContaining({ attempt: 1, error: { code: 'PROVIDER_400', message: expect.stringContaining('context too long') } }),
+    ]);
+    expect(events.filter((e) => e.type === 'execution.started@1')).toHaveLength(1);
+    expect(events.map((e) => e.type)).not.toContain('turn.committed@1');
+    expect(events.filter((e) => e.type === 'runtime.output.produced@1').length).toBeLessThanOrEqual(1);
+  });
 });
