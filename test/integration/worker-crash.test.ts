@@ -108,4 +108,33 @@ describe('worker killed in the middle of a runtime (default timings)', () => {
     expect(execution.workerId).not.toBe(victimId);
     expect((await client.messages(id)).map((m) => m.role)).toEqual(['user', 'assistant']);
   }, 120_000);
+
+  it('an Emberback turn killed mid-stage (its runtimes run at once in the turn job): the job re-runs elsewhere under the same attempt, every recorded reply, tool result and output is reused, one commit', async () => {
+    if (stack.workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null).length < 2) stack.workers.push(await stack.startWorker('w4'));
+    const { client } = stack;
+    const { id } = await client.createSession({ worldId: 'emberback' });
+    const { executionId } = await client.submit(id, 'Ask the ferryman about the tide');
+
+    // a tool has completed: a stage of agents is running in the turn job, model calls out
+    const victimId = await crash.workerRunning(executionId, 'tool.completed@1');
+    await crash.kill(victimId);
+    const killedAt = Date.now();
+    expect(await client.waitFor(executionId, 120_000)).toBe('committed');
+    console.log(`worker kill -9 during an Emberback stage: committed ${Date.now() - killedAt} ms after the kill`);
+
+    const r = await db.query(`select type, data from events where stream_id = $1 order by stream_version`, [id]);
+    const events = r.rows as { type: string; data: Record<string, unknown> }[];
+    const keys = (type: string, key: (d: Record<string, unknown>) => string) => events.filter((e) => e.type === type).map((e) => key(e.data));
+    const once = (list: string[]) => expect(list.filter((k, i) => list.indexOf(k) !== i)).toEqual([]);
+    // one claim (the job kept it), one commit
+    expect(keys('execution.started@1', (d) => String(d.attempt))).toEqual(['1']);
+    expect(keys('turn.committed@1', (d) => String(d.executionId))).toEqual([executionId]);
+    // each runtime's output once, each reply once, each tool run once (what was recorded before the kill was reused)
+    const outputs = keys('runtime.output.produced@1', (d) => `${String(d.pluginId)}/${String(d.runtimeId)}`);
+    expect(outputs.length).toBeGreaterThan(2);
+    once(outputs);
+    once(keys('llm.responded@1', (d) => `${String(d.pluginId)}/${String(d.runtimeId)}#${String(d.step)}`));
+    once(keys('tool.completed@1', (d) => `${String(d.pluginId)}/${String(d.runtimeId)}#${String(d.step)}/${String(d.toolCallId)}`));
+    expect(events.filter((e) => e.type === 'runtime.output.produced@1').every((e) => e.data.attempt === 1)).toBe(true);
+  }, 180_000);
 });
