@@ -21,7 +21,7 @@ const periodic = (c: MonitoredCommand) =>
  * (every client of the stack is seen, nothing else is), the API and one worker as their own
  * processes. Counts, not times.
  */
-describe('Redis commands of a narrator-only turn (PostgreSQL + BullMQ)', () => {
+describe('Redis commands of a turn, narrator-only or Emberback (PostgreSQL + BullMQ)', () => {
   let redis: RedisChild;
   let stack: Stack;
   beforeAll(async () => {
