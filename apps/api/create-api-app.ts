@@ -15,6 +15,7 @@ import { rateLimitTenant } from './limits/rate-limit';
 import type { Server } from 'node:http';
 import { json } from 'express';
 import { applyServerLimits } from './server-limits';
+import { inOrder } from './in-order';
 import { cappedRawBody } from './capped-body';
 import { WORLD_BODY_LIMIT_BYTES, WORLD_IMPORT_LIMIT_BYTES } from './world-limits';
 import {
@@ -55,18 +56,21 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   const limitBytes = engine.config.bodyLimitBytes;
   // a world document may be larger than any other body (WORLD_LIMITS.documentBytes, then a 413 naming that limit)
   const worldLimitBytes = Math.max(limitBytes, WORLD_BODY_LIMIT_BYTES);
+  // one layer, the gates in this order (inOrder: as five layers would run them)
   app.use(
     '/v1',
-    authenticateTenant(engine),
-    requireScope, // 403 before any body byte is read
-    rateLimitTenant(engine), // the tenant's request rate (429 RATE_LIMITED), before any body byte is read
-    rejectUndecodablePath,
-    jsonBodyGate({
-      limitBytes,
-      limitFor: (req) => (isWorldImport(req) ? WORLD_IMPORT_LIMIT_BYTES : isWorldWrite(req) ? worldLimitBytes : limitBytes),
-      // an imported world is a file (a card's PNG or JSON, a zip), read as bytes below
-      skip: isWorldImport,
-    }),
+    inOrder(
+      authenticateTenant(engine),
+      requireScope, // 403 before any body byte is read
+      rateLimitTenant(engine), // the tenant's request rate (429 RATE_LIMITED), before any body byte is read
+      rejectUndecodablePath,
+      jsonBodyGate({
+        limitBytes,
+        limitFor: (req) => (isWorldImport(req) ? WORLD_IMPORT_LIMIT_BYTES : isWorldWrite(req) ? worldLimitBytes : limitBytes),
+        // an imported world is a file (a card's PNG or JSON, a zip), read as bytes below
+        skip: isWorldImport,
+      }),
+    ),
   );
   // the operator's tenants: its key first (401), then the same body checks
   app.use(ADMIN_TENANTS_PATH, operatorGate(engine), rejectUndecodablePath, jsonBodyGate({ limitBytes }));

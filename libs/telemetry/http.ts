@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { ProxyTracerProvider, trace } from '@opentelemetry/api';
 import { ATTR } from './attributes';
 import { markFailed, startServerSpan } from './spans';
 
@@ -7,14 +8,28 @@ type RoutedRequest = IncomingMessage & { route?: { path?: unknown }; baseUrl?: s
 
 const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0];
 
+/** The API's own no-op provider (the one a proxy with no SDK behind it answers with). */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether an SDK is registered (startTracing): asked per request, so one registered later counts from
+ * then on. With none, every span would be a non-recording one, made through a new ProxyTracer.
+ */
+function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_PROVIDER;
+}
+
 /**
  * One SERVER span per HTTP request, the root of a turn's trace when the request enqueues one (or a
  * child of the caller's `traceparent`). Named `METHOD /route/:param` once the router has matched
  * (no ids in the name); the tenant id, when the request was authenticated, is an attribute.
- * A 5xx answer marks the span ERROR. With no SDK registered this costs one no-op span per request.
+ * A 5xx answer marks the span ERROR. With no SDK registered the request goes on at once: no span,
+ * not even a no-op one (it would not record; issue 33: CPU per request).
  */
 export function httpServerSpans(): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   return (req, res, next) => {
+    if (!tracing()) return next();
     const method = req.method ?? 'GET';
     const { span, run } = startServerSpan(method, req.headers as IncomingHttpHeaders, { [ATTR.httpMethod]: method, [ATTR.urlPath]: pathOf(req.url) });
     if (!span.isRecording()) return next();
