@@ -32,6 +32,18 @@ export async function sessionCharacters(world: HandlerContext['world'], data: Pl
 }
 
 /**
+ * The session's characters as a handler's `ctx.world` has them — this plugin's rows already applied
+ * by the engine (`session.world-context@1`, below), so a segment handler reads no rows itself (one
+ * statement a turn fewer) — sorted by id. Tools read the rows (`sessionCharacters`): a tool sees the
+ * writes made earlier in the same turn.
+ */
+export function worldCharacters(world: HandlerContext['world']): SessionCharacter[] {
+  return (world?.characters ?? [])
+    .map((c) => ({ id: c.id, name: c.name, type: c.type, description: c.description, fields: { ...c.fields } }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
  * What this plugin publishes through `session.world-context@1` (`characters`): each character it
  * keeps — a world character one of whose fields changed, a character the story created — by id,
  * fields in the schema's order then by name. The engine applies them to the world every runtime's
