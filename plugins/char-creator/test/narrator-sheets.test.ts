@@ -75,6 +75,35 @@ describe('char-creator → the narrator’s character sheets', () => {
     expect(new Set(turns.map((t) => narrator(t).systemPrompt)).size).toBe(1);
   });
 
+  it('the published characters are resolved once per execution and recorded, so a rebuild reads them without running a handler', () => {
+    for (const turn of turns) {
+      const published = turn
+        .eventsOf('extension.resolved@1')
+        .filter((e) => e.point === 'session.world-context@1' && e.pluginId === 'char-creator' && e.extensionId === 'characters');
+      expect(published).toHaveLength(1);
+    }
+    const [second] = turns[1].eventsOf('extension.resolved@1').filter((e) => e.point === 'session.world-context@1' && e.pluginId === 'char-creator');
+    expect(JSON.parse(second.result)).toEqual({
+      characters: [
+        {
+          id: 'ash',
+          name: 'Ash',
+          type: 'player',
+          description: 'A courier who arrived on the last caravan before the snows.',
+          fields: expect.objectContaining({ warmth: 2 }),
+        },
+        { id: 'bren', name: 'Old Bren', type: 'npc', description: 'A lantern-keeper on the far bank.', fields: { health: 4, trust: 1 } },
+        {
+          id: 'mira',
+          name: 'Mira',
+          type: 'npc',
+          description: 'The ferrywoman of the ash river; hears everything, says little.',
+          fields: expect.objectContaining({ trust: 3 }),
+        },
+      ],
+    });
+  });
+
   it('every request rebuilds from the log byte for byte', async () => {
     expect(await h.audit()).toMatchObject({ identical: true });
   });
