@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ExtensionPoint, Locale } from './manifest';
 import { SegmentPosition } from './manifest';
 import { JsonSchemaObject, type LoadedWorld, WorldDimension } from './world';
+import { PublishedCharacters } from './session-characters';
 import type { characterSheetSegments, currentCharacterOf, primarySeat, worldCharacterSheets } from '../data-boundary';
 import type { createPromptLoader } from './prompt-loader';
 import type { byCodeUnits, foldKey, rosterLines } from './roster';
@@ -65,13 +66,16 @@ export type RequestMessage = z.infer<typeof RequestMessage>;
 
 /**
  * What a `session.world-context@1` provider returns (spec §3): more of the world's schema, more
- * structured entries, and the current value of dynamic dimensions keyed by dimension id.
+ * structured entries, the current value of dynamic dimensions keyed by dimension id, and the
+ * session's characters as they are now (spec §4: `player.character` and `characters.npcs` "change
+ * as the story goes on"; `withPublishedCharacters`).
  */
 export const WorldContextResult = z
   .object({
     schema: JsonSchemaObject.optional(),
     entries: z.array(z.record(z.string(), z.unknown())).optional(),
     dimensions: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/), WorldDimension).optional(),
+    characters: PublishedCharacters.optional(),
   })
   .strict();
 export type WorldContextResult = z.infer<typeof WorldContextResult>;

@@ -20,6 +20,7 @@ export {
   WorldCharacter,
 } from './world';
 export type { LoadedWorld, WorldDocumentInput } from './world';
+export { PublishedCharacter, PublishedCharacters, MAX_PUBLISHED_CHARACTERS, withPublishedCharacters } from './session-characters';
 export { canonicalLocaleTag, languageNameOf, promptLocaleOf, MAX_LOCALE_TAG_LENGTH } from './locale';
 export {
   createPromptLoader,

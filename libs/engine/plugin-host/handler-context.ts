@@ -54,12 +54,15 @@ export function deepFreeze<T>(value: T): T {
 
 const frozenWorlds = new WeakMap<LoadedWorld, LoadedWorld>();
 
-/** A frozen copy of the world, made once per loaded world. */
-export function worldView(world: LoadedWorld | null): LoadedWorld | null {
+/**
+ * A frozen copy of the world, made once per loaded world; with `characters` (the session's, as the
+ * `session.world-context@1` providers publish them), the same view with those characters instead.
+ */
+export function worldView(world: LoadedWorld | null, characters?: LoadedWorld['characters']): LoadedWorld | null {
   if (!world) return null;
   let view = frozenWorlds.get(world);
   if (!view) frozenWorlds.set(world, (view = deepFreeze(structuredClone(world))));
-  return view;
+  return characters ? Object.freeze({ ...view, characters: deepFreeze(structuredClone(characters)) }) : view;
 }
 
 /** What a handler of this execution is told: the same for every runtime of the execution. */
@@ -69,6 +72,11 @@ export interface ExecutionScope {
   turnNumber: number;
   locale: Locale;
   world: LoadedWorld | null;
+  /**
+   * The session's characters as the `session.world-context@1` providers publish them
+   * (`publishedCharacters`), which `ctx.world.characters` shows instead of the world's; none: the world's.
+   */
+  characters?: LoadedWorld['characters'];
   /** The player's configuration of plugins (`ctx.settings` composes it over each plugin's defaults). */
   pluginSettings?: PluginSettings;
   /** A regenerated turn: the turn it re-runs (`ctx.session.retryFromTurnId`; its artifacts are read through it). */
@@ -103,7 +111,7 @@ export function handlerContext(
       ...(scope.previousTurnId !== undefined ? { previousTurnId: scope.previousTurnId } : {}),
       ...(scope.retryFromTurnId !== undefined ? { retryFromTurnId: scope.retryFromTurnId } : {}),
     }),
-    world: worldView(scope.world),
+    world: worldView(scope.world, scope.characters),
     settings: pluginSettingsFor(plugin, scope.pluginSettings),
     pluginData: pluginData.reader({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }),
     sdk: pluginSdkFor(plugin, pluginSdk),

@@ -4,6 +4,7 @@ import { PluginHandlerError } from '../errors';
 import { deepFreeze, type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
 import type { ExtensionRegistry, RegisteredExtension, RegisteredHook } from './registry';
 import { isServicePoint, serviceReader, type ServiceRun } from './services';
+import { publishedCharacters } from './world-context';
 
 /** What a hook is given to hash and to run: the payload and the runtime whose request it is. */
 export interface HookInput {
@@ -100,7 +101,16 @@ export function executionInvoker(
       run,
       refusal: run ? 'no extension registry here' : `a provider of a service point (${point}) cannot call ctx.services`,
     });
-    const ctx = handlerContext(scope, entry.pluginId, options.pluginData, options.plugins?.get(entry.pluginId), services);
+    // ctx.world's characters as the session.world-context@1 providers publish them (a provider itself sees the world's)
+    const resolveRun = invokeOptions?.resolveService ?? (async (provider, given) => JSON.parse(await invoke(provider, given)) as unknown);
+    const characters = options.registry && point !== 'session.world-context@1' ? await publishedCharacters(options.registry, resolveRun, scope.world) : null;
+    const ctx = handlerContext(
+      characters ? { ...scope, characters } : scope,
+      entry.pluginId,
+      options.pluginData,
+      options.plugins?.get(entry.pluginId),
+      services,
+    );
     const failure = (kind: 'threw' | 'timed-out' | 'invalid-result', detail: string, cause?: unknown) =>
       new PluginHandlerError(kind, entry.pluginId, point, entry.id, detail, cause === undefined ? undefined : { cause });
     const given = structuredClone(input);

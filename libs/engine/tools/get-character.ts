@@ -2,12 +2,14 @@ import { characterSheet } from '../../data-boundary';
 import type { Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
 import { GET_CHARACTER } from '../catalog/framework-tools';
+import { publishedCharacters } from '../plugin-host/world-context';
 
 /** Names compare case-insensitively, Unicode-normalized, ignoring surrounding spaces. */
 const fold = (name: string) => name.normalize('NFKC').trim().toLocaleLowerCase('und');
 
 /**
- * `get-character`: a character of the session's world by name or alias (case-insensitive), as its
+ * `get-character`: a character of the session by name or alias (case-insensitive) — the world's, as
+ * the `session.world-context@1` providers publish them (a character the story created included) — as its
  * model-facing sheet (spec §4 data boundary: no UUIDs, no ISO times; ranged numbers as "value/max").
  */
 export const getCharacterTool: Tool = {
@@ -23,9 +25,12 @@ export const getCharacterTool: Tool = {
     },
   },
   async run(args, context) {
-    const world = context.scope.world;
+    const { plugins, scope } = context;
+    const world = scope.world;
+    // the session's characters as the step's request showed them (the recorded session.world-context@1 results)
+    const published = plugins ? await publishedCharacters(plugins.registry, (provider, input) => plugins.resolver.resolve(provider, input), world) : null;
     const wanted = fold(args.name as string);
-    const characters = world?.characters ?? [];
+    const characters = published ?? world?.characters ?? [];
     const found = characters.find((c) => fold(c.name) === wanted) ?? characters.find((c) => c.aliases.some((a) => fold(a) === wanted));
     if (!found) return toolError('NOT_FOUND', `no character named "${String(args.name)}"`);
     return toolSuccess(characterSheet(found, world?.characterSchema));

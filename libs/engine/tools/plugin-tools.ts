@@ -9,6 +9,7 @@ import { within } from '../plugin-host/invoke';
 import { PluginDataBuffer } from '../plugin-host/plugin-data-buffer';
 import { executionServices } from '../plugin-host/execution-services';
 import { storePluginData } from '../plugin-host/store-plugin-data';
+import { publishedCharacters } from '../plugin-host/world-context';
 import type { DeclaredEvent } from './event-catalog';
 import { checkSchema } from './json-schema';
 import type { Tool } from './tool';
@@ -72,7 +73,12 @@ export function pluginTool(options: {
         pluginData: storePluginData(options.pluginData),
         recorded: context.execution.extensionResults,
       });
-      const base = handlerContext(scope, pluginId, emptyPluginData, plugin, services); // its pluginData is replaced below;
+      // ctx.world's characters as the step's request saw them (its recorded session.world-context@1 results)
+      const plugins = context.plugins;
+      const characters = plugins
+        ? await publishedCharacters(plugins.registry, (provider, input) => plugins.resolver.resolve(provider, input), scope.world)
+        : null;
+      const base = handlerContext(characters ? { ...scope, characters } : scope, pluginId, emptyPluginData, plugin, services); // its pluginData is replaced below;
       const suspensions = new WeakMap<object, ToolSuspension>();
       const ctx: ToolContext = Object.freeze({
         ...base,

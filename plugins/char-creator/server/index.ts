@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { PluginApi, ToolContext } from '../../../libs/plugins-sdk';
-import { CHARACTERS_NAMESPACE, type KeptCharacter, sessionCharacters } from './characters';
+import { CHARACTERS_NAMESPACE, type KeptCharacter, publishedCharacters, sessionCharacters, worldCharacters } from './characters';
 import { characterSegments } from './segments';
 import { type CharacterChange, createdSummary, updatedSummary } from './summary';
 import { CharacterToolError, checkFields } from './validate';
@@ -19,7 +19,12 @@ export function register(api: PluginApi): void {
   for (const name of TEMPLATES) for (const locale of ['en', 'zh-Hans'] as const) prompts.loadOrThrow(name, locale);
 
   api.provideExtension('prompt.segment@1', 'characters', {
-    handler: async (_input, ctx) => characterSegments({ ctx, prompts, characters: await sessionCharacters(ctx.world, ctx.pluginData) }),
+    handler: (_input, ctx) => characterSegments({ ctx, prompts, characters: worldCharacters(ctx.world) }),
+  });
+
+  // the session's characters as this plugin keeps them, for every runtime's world (the narrator's sheets)
+  api.provideExtension('session.world-context@1', 'characters', {
+    handler: async (_input, ctx) => ({ characters: await publishedCharacters(ctx.world, ctx.pluginData) }),
   });
 
   api.registerTool('create-character', async (args, ctx: ToolContext) => {

@@ -15,7 +15,7 @@ const oneLine = (ctx: SegmentOptions['ctx'], text: string) => ctx.sdk.escapeXml(
  * Field values in a stable order (the store does not keep key order): the schema's properties in
  * its order, then any others by name.
  */
-function orderedFields(fields: Record<string, unknown>, declared: readonly string[]): Record<string, unknown> {
+export function orderedFields(fields: Record<string, unknown>, declared: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const name of declared) if (Object.hasOwn(fields, name)) out[name] = fields[name];
   for (const name of Object.keys(fields).sort()) if (!Object.hasOwn(out, name)) out[name] = fields[name];

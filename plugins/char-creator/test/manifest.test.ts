@@ -5,9 +5,12 @@ import { checkFields, describeType } from '../server/validate';
 describe('char-creator plugin manifest', () => {
   const plugin = loadPlugin(join(__dirname, '..'));
 
-  it('is off by default, provides its segments and contributes the two write tools', () => {
+  it('is off by default, provides its segments and the session characters, and contributes the two write tools', () => {
     expect(plugin.manifest).toMatchObject({ id: 'char-creator', enabledByDefault: false });
-    expect(plugin.manifest.contributes.extensions).toEqual([{ point: 'prompt.segment@1', id: 'characters' }]);
+    expect(plugin.manifest.contributes.extensions).toEqual([
+      { point: 'prompt.segment@1', id: 'characters' },
+      { point: 'session.world-context@1', id: 'characters' },
+    ]);
     expect(plugin.manifest.contributes.tools.map((t) => t.name)).toEqual(['create-character', 'update-character-fields']);
     // a successful update-character-fields (also "no change", updates: []) ends the tracker's turn; create-character does not
     expect(plugin.manifest.contributes.tools.map((t) => [t.name, t.completesRuntime])).toEqual([

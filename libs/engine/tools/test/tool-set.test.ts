@@ -266,6 +266,41 @@ describe('the tool set (issue 11 part 2)', () => {
     it('an unknown name answers NOT_FOUND', async () => {
       expect(body(await call('get-character', { name: 'Nobody' })).error).toEqual({ code: 'NOT_FOUND', message: 'no character named "Nobody"' });
     });
+
+    it('reads the characters the session.world-context@1 providers publish, as the step’s request saw them (a created one included)', async () => {
+      const registry = new ExtensionRegistry();
+      registry.apiFor('keeper', pluginSdk).provideExtension('session.world-context@1', 'characters', { handler: () => ({}) });
+      const published = {
+        characters: [
+          { id: 'mira', name: 'Mira Vell', type: 'npc', description: 'Keeps the lights.', fields: { might: 4 } },
+          { id: 'bren', name: 'Old Bren', description: 'A lantern-keeper.', fields: { might: 1 } },
+        ],
+      };
+      const asked: unknown[] = [];
+      // the step's resolver: a recorded result, no handler run
+      const plugins = { registry, resolver: { resolve: async (entry: unknown, input: unknown) => (asked.push([entry, input]), published) } };
+      const extra = { plugins } as Partial<ToolRunContext>;
+      // a world character: the published fields, its aliases kept from the world
+      expect(body(await call('get-character', { name: 'the lamplighter' }, 'keeper', extra)).data).toEqual({
+        id: 'mira',
+        name: 'Mira Vell',
+        aliases: ['The Lamplighter'],
+        type: 'npc',
+        description: 'Keeps the lights.',
+        fields: { might: '4/5' },
+      });
+      expect(body(await call('get-character', { name: 'old bren' }, 'keeper', extra)).data).toEqual({
+        id: 'bren',
+        name: 'Old Bren',
+        type: 'npc',
+        description: 'A lantern-keeper.',
+        fields: { might: '1/5' },
+      });
+      expect(asked).toEqual([
+        [registry.providers('session.world-context@1')[0], {}],
+        [registry.providers('session.world-context@1')[0], {}],
+      ]);
+    });
   });
 
   describe('plugin tools (api.registerTool)', () => {

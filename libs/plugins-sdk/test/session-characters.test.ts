@@ -1,0 +1,62 @@
+import { WorldCharacter, WorldContextResult, withPublishedCharacters } from '..';
+
+const world = [
+  WorldCharacter.parse({
+    id: 'mira',
+    name: 'Mira',
+    aliases: ['the ferrywoman'],
+    description: 'The ferrywoman.',
+    fields: { trust: 2, status: 'mending a net' },
+    blueprint: { tone: 'dry' },
+  }),
+  WorldCharacter.parse({ id: 'ash', name: 'Ash', type: 'player', fields: { warmth: 3 } }),
+];
+
+describe('withPublishedCharacters (session.world-context@1 `characters`)', () => {
+  it('replaces what a published character gives of the world’s, in place; aliases and blueprint stay; fields are replaced, not merged', () => {
+    const out = withPublishedCharacters(world, [{ id: 'mira', name: 'Mira', description: 'The ferrywoman.', fields: { trust: 3 } }]);
+    expect(out.map((c) => c.id)).toEqual(['mira', 'ash']);
+    expect(out[0]).toEqual({
+      id: 'mira',
+      name: 'Mira',
+      aliases: ['the ferrywoman'],
+      type: 'npc',
+      description: 'The ferrywoman.',
+      fields: { trust: 3 },
+      blueprint: { tone: 'dry' },
+    });
+    expect(out[1]).toEqual(world[1]);
+  });
+
+  it('adds a new character after the world’s, in the published order, with the defaults of a world character', () => {
+    const out = withPublishedCharacters(world, [
+      { id: 'zed', name: 'Zed' },
+      { id: 'bren', name: 'Old Bren', fields: { trust: 1 } },
+    ]);
+    expect(out.map((c) => c.id)).toEqual(['mira', 'ash', 'zed', 'bren']);
+    expect(out[3]).toEqual({ id: 'bren', name: 'Old Bren', aliases: [], type: 'npc', description: '', fields: { trust: 1 } });
+  });
+
+  it('changes neither input', () => {
+    const before = structuredClone(world);
+    const published = [{ id: 'mira', name: 'Mira', fields: { trust: 5 } }];
+    const out = withPublishedCharacters(world, published);
+    (out[0].fields as Record<string, unknown>).trust = 9;
+    expect(world).toEqual(before);
+    expect(published[0].fields.trust).toBe(5);
+  });
+
+  it('a provider result naming a character twice, or a character without a name, or a blueprint, is refused', () => {
+    expect(WorldContextResult.safeParse({ characters: [{ id: 'a', name: 'A' }] }).success).toBe(true);
+    const twice = WorldContextResult.safeParse({
+      characters: [
+        { id: 'a', name: 'A' },
+        { id: 'a', name: 'B' },
+      ],
+    });
+    expect(twice.success).toBe(false);
+    expect(twice.error?.issues[0]).toMatchObject({ path: ['characters', 1, 'id'], message: 'character "a" is published twice' });
+    expect(WorldContextResult.safeParse({ characters: [{ id: 'a' }] }).success).toBe(false);
+    expect(WorldContextResult.safeParse({ characters: [{ id: 'a', name: 'A', blueprint: { tone: 'x' } }] }).success).toBe(false);
+  });
+});
