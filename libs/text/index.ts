@@ -39,9 +39,15 @@ export function retreatCodePoints(text: string, from: number, count: number): nu
 
 /** Number of code points (a surrogate pair counts once). */
 export function codePointLength(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; n++) i = advanceCodePoints(text, i, 1);
-  return n;
+  // the UTF-16 length less one for each well-formed pair (a lone surrogate counts as one)
+  let pairs = 0;
+  for (let i = 0; i < text.length - 1; i++) {
+    if (isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1))) {
+      pairs++;
+      i++;
+    }
+  }
+  return text.length - pairs;
 }
 
 /** The longest prefix of at most `maxCodePoints` code points that ends on a grapheme boundary. */

@@ -130,3 +130,10 @@ describe('isWellFormedText', () => {
     expect(sliceAround(text, 41, 3)).toBe('😀'.repeat(6)); // offset 41 is inside the 20th emoji: moved to its start
   });
 });
+
+describe('codePointLength', () => {
+  it('counts code points as the string iterator does, a lone surrogate as one', () => {
+    const texts = [...Object.values(SAMPLES), '', 'a', '\ud83d', '\ude00', 'x\ud83dy', '\ude00\ud83d', '\ud83d\ud83d\ude00', '😀\ud83d', 'مرحبا 你好 👩‍👩‍👧'];
+    for (const text of texts) expect(codePointLength(text)).toBe([...text].length);
+  });
+});
