@@ -20,6 +20,7 @@ import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { TurnJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { buildRuntimeRequest } from '../request/runtime-request';
+import { workerAssemblies } from '../request/assembly-reuse';
 import { executionPreferences } from '../preferences';
 import { readSelfData, selfDataUnchanged } from '../request/self-data';
 import { toolSetOf } from '../tools';
@@ -170,6 +171,8 @@ export async function runCompactionBarrier(
       ),
       deps.providers,
       plugins,
+      // the step's build (with its budget) takes this assembly again when its params are the same
+      { assemblies: workerAssemblies },
     );
   } catch (error) {
     // the request cannot be built (a plugin handler failed): no estimate, no barrier; the runtime's
