@@ -19,7 +19,7 @@ import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { TurnJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
-import { buildRuntimeRequest } from '../request/runtime-request';
+import { buildRuntimeCall } from '../request/runtime-request';
 import { workerAssemblies } from '../request/assembly-reuse';
 import { executionPreferences } from '../preferences';
 import { readSelfData, selfDataUnchanged } from '../request/self-data';
@@ -147,9 +147,10 @@ export async function runCompactionBarrier(
   const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData)));
   const plugins: RequestPlugins = { registry: catalog.host.registry, resolver };
   const definitions = toolSetOf(deps).definitions(runtime, catalog);
-  let request: Awaited<ReturnType<typeof buildRuntimeRequest>>;
+  let request: Awaited<ReturnType<typeof buildRuntimeCall>>;
   try {
-    request = await buildRuntimeRequest(
+    // the call the estimate reads, without its wire body (the step builds that)
+    request = await buildRuntimeCall(
       agentRequestInputs(
         {
           deps,

@@ -167,6 +167,12 @@ export interface RuntimeRequest {
   layout: ReturnType<typeof requestLayout>;
 }
 
+/** How a runtime's request is built (`buildRuntimeRequest`, `buildRuntimeCall`). */
+export interface RequestBuildOptions {
+  /** The worker's assemblies of earlier builds (`workerAssemblies`): one built from the same params is given again. None: built (a rebuild). */
+  assemblies?: AssemblyReuse;
+}
+
 /**
  * Assembles the context and the exact wire body of one runtime's model call. With `plugins`, the
  * plugins' code takes part (spec §1 steps 2 and 6, §3): history transforms, dynamic segments,
@@ -177,11 +183,22 @@ export async function buildRuntimeRequest(
   inputs: RuntimeRequestInputs,
   providers: ProviderRegistry,
   plugins?: RequestPlugins,
-  options: {
-    /** The worker's assemblies of earlier builds (`workerAssemblies`): one built from the same params is given again. None: built (a rebuild). */
-    assemblies?: AssemblyReuse;
-  } = {},
+  options: RequestBuildOptions = {},
 ): Promise<RuntimeRequest> {
+  const request = await buildRuntimeCall(inputs, providers, plugins, options);
+  return { ...request, body: request.adapter.buildRequest(request.call) };
+}
+
+/**
+ * `buildRuntimeRequest` without the wire body (`adapter.buildRequest`): what an estimate of the
+ * request reads (the compaction barrier's: the call's messages and tools), the same handlers run.
+ */
+export async function buildRuntimeCall(
+  inputs: RuntimeRequestInputs,
+  providers: ProviderRegistry,
+  plugins?: RequestPlugins,
+  options: RequestBuildOptions = {},
+): Promise<Omit<RuntimeRequest, 'body'>> {
   const m = inputs.runtime.manifest;
   const agent = agentOf(inputs.runtime);
   const lorebook = inputs.world
@@ -281,7 +298,7 @@ export async function buildRuntimeRequest(
           stats: allChecks((hooks.length > 0 ? [atAssembly!, first, second] : [first, second]).map((c) => c.stats)),
         }
       : undefined;
-  return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };
+  return { context, lorebook, slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { DeadlineAdapter } from '../../../providers';
 import { auditTurn } from '../../audit/turn-audit';
 import { historyReadLimit } from '../../execution/deps';
 import type { TurnHarness } from '../../turn/test/harness';
@@ -35,16 +36,21 @@ describe('a turn assembles its first agent’s context once: the compaction barr
   });
   afterAll(() => h.close());
 
-  it('one assembly built and one reused per narrator turn; every request as its rebuild from the log, byte for byte', async () => {
+  it('one assembly built and one reused, one wire body built per narrator turn; every request as its rebuild from the log, byte for byte', async () => {
     const session = await h.session();
     const turnIds: string[] = [];
+    const wireBodies = jest.spyOn(DeadlineAdapter.prototype, 'buildRequest');
     for (let i = 1; i <= 3; i++) {
       const before = { ...workerAssemblies.counts };
+      wireBodies.mockClear();
       const job = await playTurn(h, session, `Turn ${i}: I open the door.`);
       turnIds.push(job.turnId);
       // the barrier's estimate (no budget) and the step (with it) assembled the same params: built once
       expect({ built: workerAssemblies.counts.built - before.built, reused: workerAssemblies.counts.reused - before.reused }).toEqual({ built: 1, reused: 1 });
+      // the estimate reads the call, not its wire body: the step's is the turn's one body
+      expect(wireBodies).toHaveBeenCalledTimes(1);
     }
+    wireBodies.mockRestore();
     const events = await h.events(session.sessionId);
     expect(eventData(events, 'compaction.barrier-passed@1')).toEqual([]); // the estimates were under the threshold
     expect(eventData(events, 'llm.calling@1')).toHaveLength(3);
