@@ -95,6 +95,16 @@ const NotifiedRow = z.object({
  * payload that does not parse, is only a "look again".
  */
 export function parseEndedNotification(payload: string): { executionId: string; ended?: { tenantId: string; view: ExecutionView } } {
+  const { executionId, json } = notifiedId(payload);
+  return { executionId, ...endedIn(json) };
+}
+
+/**
+ * The execution a notification names, and its payload as JSON (undefined: an id alone, or not
+ * JSON): the id is what `parseEndedNotification` answers, read without validating the row, which
+ * only a process waiting for that execution needs (every process hears every end).
+ */
+function notifiedId(payload: string): { executionId: string; json?: unknown } {
   if (!payload.startsWith('{')) return { executionId: payload };
   let json: unknown;
   try {
@@ -102,13 +112,17 @@ export function parseEndedNotification(payload: string): { executionId: string; 
   } catch {
     return { executionId: payload };
   }
+  const id = (json as { execution_id?: unknown } | null)?.execution_id;
+  return { executionId: typeof id === 'string' ? id : payload, json };
+}
+
+/** The end a notified row says (tenant and view): none for an id alone, a row that does not parse, or one not ended. */
+function endedIn(json: unknown): { ended?: { tenantId: string; view: ExecutionView } } {
+  if (json === undefined) return {};
   const row = NotifiedRow.safeParse(json);
-  if (!row.success) {
-    const id = (json as { execution_id?: unknown } | null)?.execution_id;
-    return { executionId: typeof id === 'string' ? id : payload };
-  }
+  if (!row.success) return {};
   const view = executionView({ ...row.data, waiting_for: row.data.waiting_for ?? null });
-  return { executionId: row.data.execution_id, ...(hasEnded(view) ? { ended: { tenantId: row.data.tenant_id, view } } : {}) };
+  return hasEnded(view) ? { ended: { tenantId: row.data.tenant_id, view } } : {};
 }
 
 export function hasEnded(view: Pick<ExecutionView, 'status'>): boolean {
@@ -333,11 +347,14 @@ export class ExecutionWaiter {
 
   /** An end's notification: the row it carries answers that execution's waiters of its tenant; an id alone has them read. */
   private notified(payload: string) {
-    const { executionId, ended } = parseEndedNotification(payload);
+    const { executionId, json } = notifiedId(payload);
     this.recent[this.heard % RECENT_NOTIFICATIONS_KEPT] = executionId;
     this.heard++;
     // whatever it says (an end, or only "look again"), a wait for it reads from now on
     this.submitted.delete(executionId);
+    // the row is read only for this process's waiters of it (issue 33: every process hears every end)
+    if (!this.waiters.has(executionId)) return;
+    const { ended } = endedIn(json);
     if (!ended) return void this.recheck(executionId);
     // the row answers its own tenant's waiters only: another tenant's first read answers them (null)
     for (const w of [...(this.waiters.get(executionId) ?? [])]) {

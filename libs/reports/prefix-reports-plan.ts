@@ -80,17 +80,15 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     const turn = session.turnOf.get(d.turnId) ?? replaced ?? session.turns + 1;
     const firstInTurn = !session.seen.has(seenKey(d.turnId, runtime));
     const current: RecordedRequest = { protocol: d.provider, body: JSON.parse(d.body) as Record<string, unknown>, layout: d.layout };
-    let figures = comparePrefix(current, current);
-    let compared = false;
     const earlier = firstInTurn && replaced !== undefined ? latestBefore(session, runtime, d.retryFromTurnId!, replaced) : undefined;
     // a regeneration of this regeneration (later in the batch) has the same turn before it
     if (earlier) session.before.set(beforeKey(runtime, d.turnId), earlier);
     const previous = !firstInTurn ? undefined : replaced === undefined ? session.previous.get(runtime) : earlier;
-    if (previous) {
-      figures = comparePrefix(previous.request, current);
-      compared = true;
-    }
     if (state.existing.has(d.callId) || pending.has(d.callId)) continue; // the insert would do nothing
+    // one comparison per request: with the previous one when there is one (its request tokens are
+    // the current request's all the same), else with itself for the request tokens alone
+    const compared = previous !== undefined;
+    const figures = comparePrefix(previous ? previous.request : current, current);
     pending.set(d.callId, {
       call_id: d.callId,
       tenant_id: event.tenantId,

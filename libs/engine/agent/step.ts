@@ -10,6 +10,7 @@ import { runLedger } from '../budget';
 import { runtimeKey } from '../journal/journal';
 import { addToLogScope } from '../logging';
 import { buildRuntimeRequest } from '../request/runtime-request';
+import { workerAssemblies } from '../request/assembly-reuse';
 import { readSelfData, selfDataUnchanged } from '../request/self-data';
 import { historyUnchanged } from '../history/history-loader';
 import { agentRequestInputs } from './request-inputs';
@@ -63,6 +64,8 @@ export async function runModelStep(
     }),
     deps.providers,
     { registry: catalog.host.registry, resolver },
+    // the barrier's estimate or an earlier step assembled the same params: that context is taken again
+    { assemblies: workerAssemblies },
   );
   const ids = { executionId: job.executionId, turnId: execution.turnId, pluginId: job.pluginId, runtimeId: runtime.runtimeId };
   const calling = (callId: string, sent: Record<string, unknown>, fallback?: 'non-streaming'): NewEvent => ({

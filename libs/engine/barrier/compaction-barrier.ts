@@ -19,7 +19,8 @@ import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import type { TurnJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
-import { buildRuntimeRequest } from '../request/runtime-request';
+import { buildRuntimeCall } from '../request/runtime-request';
+import { workerAssemblies } from '../request/assembly-reuse';
 import { executionPreferences } from '../preferences';
 import { readSelfData, selfDataUnchanged } from '../request/self-data';
 import { toolSetOf } from '../tools';
@@ -146,9 +147,10 @@ export async function runCompactionBarrier(
   const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData)));
   const plugins: RequestPlugins = { registry: catalog.host.registry, resolver };
   const definitions = toolSetOf(deps).definitions(runtime, catalog);
-  let request: Awaited<ReturnType<typeof buildRuntimeRequest>>;
+  let request: Awaited<ReturnType<typeof buildRuntimeCall>>;
   try {
-    request = await buildRuntimeRequest(
+    // the call the estimate reads, without its wire body (the step builds that)
+    request = await buildRuntimeCall(
       agentRequestInputs(
         {
           deps,
@@ -170,6 +172,8 @@ export async function runCompactionBarrier(
       ),
       deps.providers,
       plugins,
+      // the step's build (with its budget) takes this assembly again when its params are the same
+      { assemblies: workerAssemblies },
     );
   } catch (error) {
     // the request cannot be built (a plugin handler failed): no estimate, no barrier; the runtime's

@@ -60,6 +60,7 @@ import { extendedWorld } from '../plugin-host/world-context';
 import type { MediaStore } from '../../events';
 import { attachImages, type ImageReference, readRecentImages } from '../history/picture-attachments';
 import { playerOverrides, type SessionPreferences } from '../preferences';
+import type { AssemblyReuse } from './assembly-reuse';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
@@ -166,13 +167,38 @@ export interface RuntimeRequest {
   layout: ReturnType<typeof requestLayout>;
 }
 
+/** How a runtime's request is built (`buildRuntimeRequest`, `buildRuntimeCall`). */
+export interface RequestBuildOptions {
+  /** The worker's assemblies of earlier builds (`workerAssemblies`): one built from the same params is given again. None: built (a rebuild). */
+  assemblies?: AssemblyReuse;
+}
+
 /**
  * Assembles the context and the exact wire body of one runtime's model call. With `plugins`, the
  * plugins' code takes part (spec §1 steps 2 and 6, §3): history transforms, dynamic segments,
  * PostContextAssembly and PreLLMCall hooks, each result obtained through the plugins' resolver
  * (the worker's runs handlers once per execution and input; a rebuild's reads recorded results).
  */
-export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, providers: ProviderRegistry, plugins?: RequestPlugins): Promise<RuntimeRequest> {
+export async function buildRuntimeRequest(
+  inputs: RuntimeRequestInputs,
+  providers: ProviderRegistry,
+  plugins?: RequestPlugins,
+  options: RequestBuildOptions = {},
+): Promise<RuntimeRequest> {
+  const request = await buildRuntimeCall(inputs, providers, plugins, options);
+  return { ...request, body: request.adapter.buildRequest(request.call) };
+}
+
+/**
+ * `buildRuntimeRequest` without the wire body (`adapter.buildRequest`): what an estimate of the
+ * request reads (the compaction barrier's: the call's messages and tools), the same handlers run.
+ */
+export async function buildRuntimeCall(
+  inputs: RuntimeRequestInputs,
+  providers: ProviderRegistry,
+  plugins?: RequestPlugins,
+  options: RequestBuildOptions = {},
+): Promise<Omit<RuntimeRequest, 'body'>> {
   const m = inputs.runtime.manifest;
   const agent = agentOf(inputs.runtime);
   const lorebook = inputs.world
@@ -223,7 +249,11 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   // spec §5: checked when the context is assembled, after PostContextAssembly (the hooks get the
   // trimmed assembly), then on the actual request after PreLLMCall; without hooks the first two are one
   const budget = inputs.budget ? await requestBudget({ ...inputs.budget, locale: inputs.locale }, slot, { tools, responseSchema: m.output.schema }) : undefined;
-  const bare = await buildContext(params);
+  // an assembly no hook is given is reused from an earlier build of the same params (the barrier's estimate, an earlier step)
+  const bare =
+    options.assemblies && !withHooks
+      ? await options.assemblies.assemble(`${inputs.sessionId}/${ids.pluginId}/${ids.runtimeId}`, params)
+      : await buildContext(params);
   const bareMessages = requestMessages(bare);
   const atAssembly = budget?.check(bareMessages, contextKinds(bare), budget.start, 'assembly');
   const hookParams = withHooks && atAssembly ? { ...params, trimmedAssembly: trimmedAssembly(bare, bareMessages, atAssembly) } : params;
@@ -268,7 +298,7 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
           stats: allChecks((hooks.length > 0 ? [atAssembly!, first, second] : [first, second]).map((c) => c.stats)),
         }
       : undefined;
-  return { context, lorebook, body: adapter.buildRequest(call), slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };
+  return { context, lorebook, slot, adapter, segments, messages, call, layout, ...(recorded ? { budget: recorded } : {}) };
 }
 
 /**
