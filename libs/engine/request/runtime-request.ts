@@ -24,6 +24,7 @@ import {
   type BudgetMode,
   type BudgetStats,
   type LedgerEntry,
+  withPostContextAssembly,
 } from '../../context';
 import type { AgentConfig, LoadedWorld, Locale } from '../../plugins-sdk';
 import { BoundedMemo } from '../../memo';
@@ -227,8 +228,9 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
   const bareMessages = requestMessages(bare);
   const atAssembly = budget?.check(bareMessages, contextKinds(bare), budget.start, 'assembly');
   const hookParams = withHooks && atAssembly ? { ...params, trimmedAssembly: trimmedAssembly(bare, bareMessages, atAssembly) } : params;
-  const hooks = plugins && withHooks ? await postContextHooks(plugins, hookParams, ids) : [];
-  const context = hooks.length > 0 ? await buildContext({ ...hookParams, postContextAssembly: hooks }) : bare;
+  // the hooks run on the assembly made once: buildContext with hooks is `bare` with them applied
+  const hooks = plugins && withHooks ? await postContextHooks(plugins, hookParams, bare, ids) : [];
+  const context = hooks.length > 0 ? withPostContextAssembly(bare, { ...hookParams, postContextAssembly: hooks }) : bare;
   const assembled = hooks.length > 0 ? requestMessages(context) : bareMessages;
   const first = hooks.length > 0 ? budget?.check(assembled, contextKinds(context), atAssembly!.ledger, 'post-context-assembly') : atAssembly;
   const conversation = inputs.loop?.conversation ?? [];
