@@ -42,6 +42,7 @@ export {
   BudgetKindsError,
   budgetTarget,
   estimateMessage,
+  estimateFixed,
   canonicalJson,
   findToolGroups,
   callsKey,

@@ -24,6 +24,7 @@ import {
   type BudgetMode,
   type BudgetStats,
   type LedgerEntry,
+  estimateFixed,
   withPostContextAssembly,
 } from '../../context';
 import type { AgentConfig, LoadedWorld, Locale } from '../../plugins-sdk';
@@ -49,6 +50,7 @@ import {
   contextKinds,
   hookedKinds,
   sentSections,
+  rememberingEstimator,
   slotEstimator,
   slotLimits,
   trimmedAssembly,
@@ -317,8 +319,10 @@ async function requestBudget(
   slot: SlotConfig,
   sent: { tools: ToolDefinition[] | undefined; responseSchema: Record<string, unknown> | undefined },
 ) {
-  const estimator = await slotEstimator(slot);
+  // the checks read the same texts (and the same tools and schema) again: each is counted once
+  const estimator = rememberingEstimator(await slotEstimator(slot));
   const limits = slotLimits(slot);
+  const fixedTokens = estimateFixed({ tools: sent.tools, responseSchema: sent.responseSchema }, estimator);
   return {
     mode: given.mode,
     start: given.ledger,
@@ -328,6 +332,7 @@ async function requestBudget(
         kinds,
         ...(sent.tools ? { tools: sent.tools } : {}),
         ...(sent.responseSchema ? { responseSchema: sent.responseSchema } : {}),
+        fixedTokens,
         limits,
         estimator,
         ledger,
