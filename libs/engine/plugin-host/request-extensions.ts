@@ -72,7 +72,7 @@ export async function postContextHooks(
   runtime: RuntimeIds,
 ): Promise<PostContextAssemblyHook[]> {
   const resolved: PostContextAssemblyHook[] = [];
-  for (const hook of plugins.registry.hooksOf('PostContextAssembly')) {
+  for (const hook of plugins.registry.hooksOf('PostContextAssembly', runtime)) {
     let payload: PostContextAssemblyPayload | undefined;
     const capture: PostContextAssemblyHook = (p) => {
       payload = p;
@@ -88,7 +88,7 @@ export async function postContextHooks(
 /** `PreLLMCall`: each hook may replace the request's messages (system first); the model and settings stay. */
 export async function preLlmCall(plugins: RequestPlugins, runtime: RuntimeIds, model: string, messages: ChatMessage[]): Promise<ChatMessage[]> {
   let current = messages;
-  for (const hook of plugins.registry.hooksOf('PreLLMCall')) {
+  for (const hook of plugins.registry.hooksOf('PreLLMCall', runtime)) {
     const result = (await plugins.resolver.resolve(hook, { runtime, payload: { model, messages: current } } satisfies HookInput)) as {
       messages?: ChatMessage[];
     } | null;

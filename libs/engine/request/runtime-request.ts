@@ -196,8 +196,9 @@ export async function buildRuntimeRequest(inputs: RuntimeRequestInputs, provider
       ? await readRecentImages(inputs.recentImages!, inputs.media.store, { tenantId: inputs.media.tenantId, sessionId: inputs.sessionId })
       : null;
   const template = inputs.runtime.bodies[inputs.locale];
-  // what only PostContextAssembly hooks read (their sources, the trimmed assembly) is built only when there are some
-  const withHooks = (plugins?.registry.hooksOf('PostContextAssembly').length ?? 0) > 0;
+  // what only PostContextAssembly hooks read (their sources, the trimmed assembly) is built only when
+  // some are asked about this runtime's request (a hook of another plugin's runtimes only is not)
+  const withHooks = (plugins?.registry.hooksOf('PostContextAssembly', ids).length ?? 0) > 0;
   const params: BuildContextParams = {
     locale: inputs.locale,
     ...(inputs.languageName === undefined ? {} : { languageName: inputs.languageName }),
