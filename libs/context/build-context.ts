@@ -19,6 +19,12 @@ import type { AssembledContext, BuildContextParams, ContextMessage, MessageSecti
  * and everything it needs is in `params`.
  */
 export async function buildContext(params: BuildContextParams): Promise<AssembledContext> {
+  const assembled = assemble(params);
+  return (params.postContextAssembly ?? []).length === 0 ? assembled : withPostContextAssembly(assembled, params);
+}
+
+/** Everything before the PostContextAssembly hooks: what buildContext returns without hooks. */
+function assemble(params: BuildContextParams): AssembledContext {
   const { runtime, locale } = params;
   assertNoHiddenData(params);
   const t = fixedText(locale);
@@ -92,7 +98,7 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
 
   const messages = withDepth.map((m) => m.message);
   const messageSections = withDepth.map((m) => m.section);
-  const assembled: AssembledContext = {
+  return {
     systemPrompt,
     systemSections: sections.filter((s) => s.text.trim() !== ''),
     messages,
@@ -100,13 +106,25 @@ export async function buildContext(params: BuildContextParams): Promise<Assemble
     ...protectionOf(messages, messageSections),
     continuation: { currentTurnUserMessages },
   };
+}
+
+/**
+ * The PostContextAssembly phase of buildContext (spec §3): `params.postContextAssembly` applied to
+ * `assembled`, which must be buildContext's answer for the same params without hooks (any
+ * `trimmedAssembly` aside: only this phase reads it). `buildContext(params)` equals
+ * `withPostContextAssembly(await buildContext({ ...params, postContextAssembly: [] }), params)`, so a
+ * caller that runs hooks one at a time, or tries several, assembles the context once.
+ */
+export function withPostContextAssembly(assembled: AssembledContext, params: BuildContextParams): AssembledContext {
+  const { runtime, locale } = params;
   const hooks = params.postContextAssembly ?? [];
   if (hooks.length === 0) return assembled;
 
   // PostContextAssembly (§3), on the assembly as the caller's budget check left it (§5); then the
   // sections, the protected messages and the turn context are read again from the messages the
   // hooks returned, each known by where it came from
-  const start = params.trimmedAssembly ?? { messages, messageSections };
+  const start = params.trimmedAssembly ?? { messages: assembled.messages, messageSections: assembled.messageSections };
+  const preamble = frameworkPreamble(locale, runtime, params.languageName);
   const frameworkHead = serializeSystemPrompt([{ name: 'preamble', text: preamble }], true);
   const rewritten = applyPostContextAssembly(
     hooks,

@@ -1,4 +1,4 @@
-export { buildContext } from './build-context';
+export { buildContext, withPostContextAssembly } from './build-context';
 export { historyWindow, includesSummaries } from './history-window';
 export { serializeSystemPrompt, stripCacheBreaks, splitAtCacheBreaks, historyBoundary, CACHE_BREAK, CACHE_BOUNDARY_SECTIONS } from './cache-boundaries';
 export { placeSegments, placementOf, matchesAudience, compareSegments } from './extension-segments';
@@ -42,6 +42,7 @@ export {
   BudgetKindsError,
   budgetTarget,
   estimateMessage,
+  estimateFixed,
   canonicalJson,
   findToolGroups,
   callsKey,

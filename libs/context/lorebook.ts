@@ -12,11 +12,12 @@ export interface LorebookEntryInput {
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-function matches(keyword: string, text: string): boolean {
-  // whole words for latin keywords; plain containment for CJK (no word boundaries)
-  return /^[\p{Script=Latin}\d\s'-]+$/u.test(keyword)
-    ? new RegExp(`(^|[^\\p{L}\\d])${escapeRe(keyword)}($|[^\\p{L}\\d])`, 'iu').test(text)
-    : text.includes(keyword);
+/** Whether a text holds a keyword: whole words for latin keywords; plain containment for CJK (no word boundaries). */
+function matcher(keyword: string): (text: string) => boolean {
+  if (!/^[\p{Script=Latin}\d\s'-]+$/u.test(keyword)) return (text) => text.includes(keyword);
+  // not global: `test` keeps no state between texts
+  const re = new RegExp(`(^|[^\\p{L}\\d])${escapeRe(keyword)}($|[^\\p{L}\\d])`, 'iu');
+  return (text) => re.test(text);
 }
 
 /**
@@ -27,6 +28,16 @@ export function activateLorebook(
   entries: readonly LorebookEntryInput[],
   scan: { playerInput: string; committedTail: readonly { text: string }[] },
 ): ActivatedLoreEntry[] {
+  // each keyword compiled once per scan, not once per text it is tried on
+  const matchers = new Map<string, (text: string) => boolean>();
+  const matches = (keyword: string, text: string) => {
+    let m = matchers.get(keyword);
+    if (m === undefined) {
+      m = matcher(keyword);
+      matchers.set(keyword, m);
+    }
+    return m(text);
+  };
   const active: ActivatedLoreEntry[] = [];
   for (const e of entries) {
     const base = { id: e.id, content: e.content, position: e.position, order: e.order };

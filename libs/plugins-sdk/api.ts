@@ -328,6 +328,15 @@ export type ExtensionHandler<P extends ExtensionPoint> = (
 
 export type HookFn<H extends HookName> = (payload: HookPayloads[H], ctx: HookContext) => HookResults[H] | Promise<HookResults[H]>;
 
+/**
+ * Which requests a hook is asked about. `runtimes: 'own'`: only the requests of the registering
+ * plugin's own runtimes; every other runtime's request goes on as if the hook were not there (it
+ * is not run, nothing is recorded for it). Default: every runtime's request.
+ */
+export interface HookOptions {
+  runtimes?: 'own' | 'all';
+}
+
 /** What a `type: function` runtime's code is given: the handler context, its inputs, and its own data read and write. */
 export type FunctionContext = Omit<HandlerContext, 'pluginData'> & {
   readonly inputs: Readonly<Record<string, unknown>>;
@@ -441,7 +450,7 @@ export interface PluginApi {
   readonly pluginId: string;
   readonly sdk: PluginSdk;
   provideExtension<P extends ExtensionPoint>(point: P, id: string, provider: { handler: ExtensionHandler<P> }): void;
-  hook<H extends HookName>(name: H, fn: HookFn<H>): void;
+  hook<H extends HookName>(name: H, fn: HookFn<H>, options?: HookOptions): void;
   runFunction(runtimeId: string, fn: FunctionRuntimeFn): void;
   registerTool(name: string, fn: ToolFn): void;
 }

@@ -35,7 +35,7 @@ export function applyBudget<M extends BudgetMessage>(req: BudgetRequest<M>): Bud
   const { estimator, locale, limits } = req;
   const limit = inputLimit(limits);
   const target = budgetTarget(limit);
-  const fixed = estimateFixed(req, estimator);
+  const fixed = req.fixedTokens ?? estimateFixed(req, estimator);
   const original: Slot<M>[] = req.messages.map((message, i) => ({ message, kind: req.kinds[i]!, tokens: estimateMessage(message, estimator) }));
   const before = fixed + slotTokens(original);
 

@@ -1,5 +1,5 @@
 export { applyBudget, overflowText, BudgetKindsError, estimateRequest, inputLimit, limitProblems } from './apply-budget';
-export { budgetTarget, estimateMessage } from './estimate-request';
+export { budgetTarget, estimateFixed, estimateMessage } from './estimate-request';
 export { canonicalJson } from './canonical-json';
 export { findToolGroups, callsKey } from './tool-groups';
 export type { ToolGroup } from './tool-groups';

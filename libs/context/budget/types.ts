@@ -79,6 +79,11 @@ export interface BudgetRequest<M extends BudgetMessage> {
   tools?: readonly { name: string; description: string; parameters: Record<string, unknown> }[];
   /** The response schema: counted twice (the bridge writes it into the system prompt; Responses and Gemini send it natively too). */
   responseSchema?: Record<string, unknown>;
+  /**
+   * `estimateFixed` of `tools` and `responseSchema` with `estimator`, when the caller has it already
+   * (a request checked more than once); absent: counted here.
+   */
+  fixedTokens?: number;
   limits: BudgetLimits;
   estimator: Estimator;
   /** The run's ledger so far (replayed first). */

@@ -1,4 +1,4 @@
-import { buildContext, CACHE_BREAK, HookResultError, stripCacheBreaks } from '..';
+import { buildContext, CACHE_BREAK, HookResultError, stripCacheBreaks, withPostContextAssembly } from '..';
 import { narrator, params, tracker } from './fixtures';
 
 describe('§3 Framework preamble', () => {
@@ -125,5 +125,35 @@ describe('§3 PostContextAssembly', () => {
   it('an invalid hook result is a typed error naming the field', async () => {
     await expect(buildContext(params({ postContextAssembly: [() => ({ systemPrompt: 42 })] }))).rejects.toThrow(HookResultError);
     await expect(buildContext(params({ postContextAssembly: [() => ({ messages: [{ role: 'tool', content: '' }] })] }))).rejects.toThrow(/messages\.0\.role/);
+  });
+
+  it('withPostContextAssembly on the assembly without hooks is buildContext with them, the trimmed assembly and the payloads included', async () => {
+    const seen: unknown[] = [];
+    const hooks = [
+      (p: { systemPrompt: string; messages: { content: string }[] }) => {
+        seen.push(structuredClone(p));
+        return { systemPrompt: `${p.systemPrompt}\n\nEXTRA`, messages: p.messages.slice(1) };
+      },
+      (p: { messages: unknown[] }) => {
+        seen.push(structuredClone(p));
+        return { messages: [...p.messages, { role: 'user' as const, content: 'added' }] };
+      },
+    ];
+    for (const runtime of [narrator, { ...tracker, outputSchema: { type: 'object' } }]) {
+      const bare = params({ runtime, languageName: 'English (en)' });
+      const assembled = await buildContext(bare);
+      const trimmedAssembly = { messages: assembled.messages.slice(1), messageSections: assembled.messageSections.slice(1) };
+      for (const extra of [{}, { trimmedAssembly, promptTemplate: 'raw {{ body }}', characterSummary: 'Ash' }]) {
+        const withHooks = { ...bare, ...extra, postContextAssembly: hooks };
+        seen.length = 0;
+        const whole = await buildContext(withHooks);
+        const payloads = [...seen];
+        seen.length = 0;
+        expect(withPostContextAssembly(assembled, withHooks)).toEqual(whole);
+        expect(seen).toEqual(payloads);
+      }
+      // no hooks: the assembly itself
+      expect(withPostContextAssembly(assembled, bare)).toBe(assembled);
+    }
   });
 });

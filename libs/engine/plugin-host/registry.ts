@@ -26,6 +26,8 @@ export interface RegisteredHook {
   /** `<name>#<n>`: the n-th hook of this name the plugin registered (stable across start-ups). */
   id: string;
   fn: (payload: never, ctx: HookContext) => unknown;
+  /** `hook(name, fn, { runtimes: 'own' })`: asked only about this plugin's own runtimes' requests. */
+  ownRuntimesOnly?: true;
 }
 
 /**
@@ -42,8 +44,9 @@ export class ExtensionRegistry {
     return this.extensions.filter((e) => e.point === point);
   }
 
-  hooksOf(name: HookName): readonly RegisteredHook[] {
-    return this.hooks.filter((h) => h.name === name);
+  /** The hooks of a name in the order they run; with `runtime`, those asked about that runtime's requests. */
+  hooksOf(name: HookName, runtime?: { pluginId: string }): readonly RegisteredHook[] {
+    return this.hooks.filter((h) => h.name === name && (runtime === undefined || !h.ownRuntimesOnly || h.pluginId === runtime.pluginId));
   }
 
   /** What these plugins registered, nothing of the others (a session's plugins: `RuntimeCatalog.forSession`). */
@@ -84,11 +87,19 @@ export class ExtensionRegistry {
         }
         extensions.push({ point, pluginId, id, handler: provider.handler as unknown as RegisteredExtension['handler'] });
       },
-      hook(name, fn) {
+      hook(name, fn, options) {
         if (!(HOOK_NAMES as readonly string[]).includes(name)) throw fail(`hook: unknown hook "${String(name)}"`);
         if (typeof fn !== 'function') throw fail(`hook(${name}): not a function`);
+        const runtimes = options?.runtimes ?? 'all';
+        if (runtimes !== 'all' && runtimes !== 'own') throw fail(`hook(${name}): runtimes must be "own" or "all", not ${JSON.stringify(runtimes)}`);
         const n = hooks.filter((h) => h.pluginId === pluginId && h.name === name).length;
-        hooks.push({ name, pluginId, id: `${name}#${n}`, fn: fn as unknown as RegisteredHook['fn'] });
+        hooks.push({
+          name,
+          pluginId,
+          id: `${name}#${n}`,
+          fn: fn as unknown as RegisteredHook['fn'],
+          ...(runtimes === 'own' ? { ownRuntimesOnly: true as const } : {}),
+        });
       },
       runFunction(runtimeId, fn) {
         if (typeof fn !== 'function') throw fail(`runFunction(${runtimeId}): not a function`);

@@ -1,10 +1,11 @@
 import {
-  buildContext,
+  type AssembledContext,
   type BuildContextParams,
   type ExtensionSegment,
   type HistoryMessage,
   type PostContextAssemblyHook,
   type PostContextAssemblyPayload,
+  withPostContextAssembly,
 } from '../../context';
 import type { ReturnedSegment } from '../../plugins-sdk';
 import type { ChatMessage } from '../../providers';
@@ -61,17 +62,23 @@ export async function dynamicSegments(plugins: RequestPlugins, playerInput: { te
 /**
  * Spec §1 step 6: the `PostContextAssembly` hooks, as buildContext hooks returning each hook's
  * resolved (recorded) result. Hooks may be async and buildContext runs its hooks synchronously, so
- * hook n's payload is captured from an assembly with hooks 0..n-1 applied, then resolved.
+ * hook n's payload is captured from `assembled` (buildContext's answer for `params` without hooks)
+ * with hooks 0..n-1 applied, then resolved; the context is not assembled again for each hook.
  */
-export async function postContextHooks(plugins: RequestPlugins, params: BuildContextParams, runtime: RuntimeIds): Promise<PostContextAssemblyHook[]> {
+export async function postContextHooks(
+  plugins: RequestPlugins,
+  params: BuildContextParams,
+  assembled: AssembledContext,
+  runtime: RuntimeIds,
+): Promise<PostContextAssemblyHook[]> {
   const resolved: PostContextAssemblyHook[] = [];
-  for (const hook of plugins.registry.hooksOf('PostContextAssembly')) {
+  for (const hook of plugins.registry.hooksOf('PostContextAssembly', runtime)) {
     let payload: PostContextAssemblyPayload | undefined;
     const capture: PostContextAssemblyHook = (p) => {
       payload = p;
       return undefined;
     };
-    await buildContext({ ...params, postContextAssembly: [...resolved, capture] });
+    withPostContextAssembly(assembled, { ...params, postContextAssembly: [...resolved, capture] });
     const result = await plugins.resolver.resolve(hook, { runtime, payload } satisfies HookInput);
     resolved.push(() => structuredClone(result));
   }
@@ -81,7 +88,7 @@ export async function postContextHooks(plugins: RequestPlugins, params: BuildCon
 /** `PreLLMCall`: each hook may replace the request's messages (system first); the model and settings stay. */
 export async function preLlmCall(plugins: RequestPlugins, runtime: RuntimeIds, model: string, messages: ChatMessage[]): Promise<ChatMessage[]> {
   let current = messages;
-  for (const hook of plugins.registry.hooksOf('PreLLMCall')) {
+  for (const hook of plugins.registry.hooksOf('PreLLMCall', runtime)) {
     const result = (await plugins.resolver.resolve(hook, { runtime, payload: { model, messages: current } } satisfies HookInput)) as {
       messages?: ChatMessage[];
     } | null;

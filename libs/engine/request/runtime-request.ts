@@ -24,6 +24,8 @@ import {
   type BudgetMode,
   type BudgetStats,
   type LedgerEntry,
+  estimateFixed,
+  withPostContextAssembly,
 } from '../../context';
 import type { AgentConfig, LoadedWorld, Locale } from '../../plugins-sdk';
 import { BoundedMemo } from '../../memo';
@@ -48,6 +50,7 @@ import {
   contextKinds,
   hookedKinds,
   sentSections,
+  rememberingEstimator,
   slotEstimator,
   slotLimits,
   trimmedAssembly,
@@ -219,8 +222,9 @@ export async function buildRuntimeCall(
       ? await readRecentImages(inputs.recentImages!, inputs.media.store, { tenantId: inputs.media.tenantId, sessionId: inputs.sessionId })
       : null;
   const template = inputs.runtime.bodies[inputs.locale];
-  // what only PostContextAssembly hooks read (their sources, the trimmed assembly) is built only when there are some
-  const withHooks = (plugins?.registry.hooksOf('PostContextAssembly').length ?? 0) > 0;
+  // what only PostContextAssembly hooks read (their sources, the trimmed assembly) is built only when
+  // some are asked about this runtime's request (a hook of another plugin's runtimes only is not)
+  const withHooks = (plugins?.registry.hooksOf('PostContextAssembly', ids).length ?? 0) > 0;
   const params: BuildContextParams = {
     locale: inputs.locale,
     ...(inputs.languageName === undefined ? {} : { languageName: inputs.languageName }),
@@ -257,8 +261,9 @@ export async function buildRuntimeCall(
   const bareMessages = requestMessages(bare);
   const atAssembly = budget?.check(bareMessages, contextKinds(bare), budget.start, 'assembly');
   const hookParams = withHooks && atAssembly ? { ...params, trimmedAssembly: trimmedAssembly(bare, bareMessages, atAssembly) } : params;
-  const hooks = plugins && withHooks ? await postContextHooks(plugins, hookParams, ids) : [];
-  const context = hooks.length > 0 ? await buildContext({ ...hookParams, postContextAssembly: hooks }) : bare;
+  // the hooks run on the assembly made once: buildContext with hooks is `bare` with them applied
+  const hooks = plugins && withHooks ? await postContextHooks(plugins, hookParams, bare, ids) : [];
+  const context = hooks.length > 0 ? withPostContextAssembly(bare, { ...hookParams, postContextAssembly: hooks }) : bare;
   const assembled = hooks.length > 0 ? requestMessages(context) : bareMessages;
   const first = hooks.length > 0 ? budget?.check(assembled, contextKinds(context), atAssembly!.ledger, 'post-context-assembly') : atAssembly;
   const conversation = inputs.loop?.conversation ?? [];
@@ -345,8 +350,10 @@ async function requestBudget(
   slot: SlotConfig,
   sent: { tools: ToolDefinition[] | undefined; responseSchema: Record<string, unknown> | undefined },
 ) {
-  const estimator = await slotEstimator(slot);
+  // the checks read the same texts (and the same tools and schema) again: each is counted once
+  const estimator = rememberingEstimator(await slotEstimator(slot));
   const limits = slotLimits(slot);
+  const fixedTokens = estimateFixed({ tools: sent.tools, responseSchema: sent.responseSchema }, estimator);
   return {
     mode: given.mode,
     start: given.ledger,
@@ -356,6 +363,7 @@ async function requestBudget(
         kinds,
         ...(sent.tools ? { tools: sent.tools } : {}),
         ...(sent.responseSchema ? { responseSchema: sent.responseSchema } : {}),
+        fixedTokens,
         limits,
         estimator,
         ledger,

@@ -22,6 +22,8 @@ export interface ToolSetOptions {
 /** The tools of one catalog generation, built once per catalog. */
 interface CatalogTools {
   tools: Map<string, Tool>;
+  /** Each tool's definition as sent: a deep-frozen copy, made once and shared by every request. */
+  sent: Map<string, ToolDefinition>;
   pluginTools: ReadonlySet<string>;
   hasEvents: boolean;
 }
@@ -47,7 +49,8 @@ export function createToolSet(options: ToolSetOptions): ToolSet {
         [getCharacterTool.definition.name, getCharacterTool],
       ]);
       for (const [name, tool] of plugin) if (!tools.has(name)) tools.set(name, tool);
-      entry = { tools, pluginTools: new Set([...plugin.keys()].filter((n) => !isFrameworkTool(n))), hasEvents: events.length > 0 };
+      const sent = new Map([...tools].map(([name, tool]) => [name, deepFrozen(structuredClone(tool.definition))]));
+      entry = { tools, sent, pluginTools: new Set([...plugin.keys()].filter((n) => !isFrameworkTool(n))), hasEvents: events.length > 0 };
       perCatalog.set(catalog, entry);
     }
     return entry;
@@ -60,7 +63,7 @@ export function createToolSet(options: ToolSetOptions): ToolSet {
   return {
     definitions(runtime, catalog): ToolDefinition[] {
       const { entry, names } = authorized(runtime, catalog);
-      return names.map((name) => structuredClone(entry.tools.get(name)!.definition));
+      return names.map((name) => entry.sent.get(name)!);
     },
 
     async execute(call: ToolCall, context: ToolRunContext): Promise<ToolOutcome> {
@@ -81,6 +84,19 @@ export function createToolSet(options: ToolSetOptions): ToolSet {
       }
     },
   };
+}
+
+/**
+ * A value frozen at every depth: a definition sent with every request of a catalog is one object,
+ * not a copy per request (a copy of every definition on every step was ~0.5 % of a worker's CPU
+ * per Emberback turn, issue 33), so no request can change what the next one sends.
+ */
+function deepFrozen<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFrozen(v);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** The default tool set the agent loop uses: the framework tools and the loaded plugins' tools. */

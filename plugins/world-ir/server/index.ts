@@ -19,6 +19,7 @@ interface Fact {
  * Other runtimes' requests are left alone.
  */
 async function ownRequest(payload: HookPayloads['PostContextAssembly'], ctx: HookContext): Promise<HookResults['PostContextAssembly']> {
+  // registered for its own runtimes only (other runtimes' requests never ask it); kept for a host that asks anyway
   if (ctx.runtime.pluginId !== ctx.pluginId) return null;
   return { messages: [{ role: 'user', content: await userMessage(ctx, storyText(payload.sources.inputSlots)) }] };
 }
@@ -59,6 +60,6 @@ async function recordWorldIr(args: Record<string, unknown>, ctx: ToolContext): P
 }
 
 export function register(api: PluginApi): void {
-  api.hook('PostContextAssembly', ownRequest);
+  api.hook('PostContextAssembly', ownRequest, { runtimes: 'own' });
   api.registerTool('record-world-ir', recordWorldIr);
 }

@@ -1,4 +1,4 @@
-import { applyBudget, canonicalJson, elideResult, estimateRequest, fixedText, frozenDigest, type LedgerCall } from '../..';
+import { applyBudget, canonicalJson, elideResult, estimateFixed, estimateRequest, fixedText, frozenDigest, type LedgerCall } from '../..';
 import { envelope, limitWithTarget, msg, request, single, type Item } from './fixtures';
 
 /** Five tool groups with large results and reasoning, four history messages, the protected turn. */
@@ -173,5 +173,18 @@ describe('§5 budget: estimate', () => {
     const once = 100 + JSON.stringify(schema).length;
     expect(applyBudget({ ...request(items, { limit: once }), responseSchema: schema }).kind).toBe('overflow');
     expect(applyBudget({ ...request(items, { limit: once + JSON.stringify(schema).length }), responseSchema: schema }).kind).toBe('fits');
+  });
+
+  it("a caller's fixedTokens stands for the tools and the schema (counted once for several checks): the same outcome as counting them", () => {
+    const items = [msg('user', 'x'.repeat(100), 'protected')];
+    const schema = { d: 'y'.repeat(40) };
+    const tool = { name: 't', description: 'd', parameters: {} };
+    const base = { ...request(items, { limit: 100 + 2 * JSON.stringify(schema).length + JSON.stringify(tool).length }), responseSchema: schema, tools: [tool] };
+    const fixedTokens = estimateFixed(base, base.estimator);
+    expect(fixedTokens).toBe(2 * JSON.stringify(schema).length + JSON.stringify(tool).length);
+    expect(applyBudget({ ...base, fixedTokens })).toEqual(applyBudget(base));
+    expect(applyBudget(base).kind).toBe('fits');
+    // the given figure is the one counted (here one token too many: over the limit)
+    expect(applyBudget({ ...base, fixedTokens: fixedTokens + 1 }).kind).toBe('overflow');
   });
 });

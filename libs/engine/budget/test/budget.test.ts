@@ -4,7 +4,7 @@ import type { StoredEvent } from '../../../events';
 import { callOutputLimit, type ChatMessage, parseLlmConfig, SlotConfigError } from '../../../providers';
 import { inputWindow } from '../../barrier/trigger';
 import { runtimeKey, SessionJournal } from '../../journal/journal';
-import { checkSlotLimits, contextKinds, hookedKinds, runLedger, slotEstimator, slotLimits } from '..';
+import { checkSlotLimits, contextKinds, hookedKinds, rememberingEstimator, runLedger, slotEstimator, slotLimits } from '..';
 
 const llm = (story: string, fast = 'contextWindow = 128000\nmaxOutputTokens = 512') =>
   parseLlmConfig(`
@@ -129,5 +129,25 @@ describe('the per-run ledger', () => {
     expect(runLedger(ledgers, 2).entries).toEqual([entry('a')]);
     expect(runLedger(ledgers, 4).entries).toEqual([entry('a'), entry('b')]);
     expect(runLedger(undefined, 4).entries).toEqual([]);
+  });
+});
+
+describe("one request's estimator", () => {
+  it('counts each text once, with the figures of the estimator it keeps', () => {
+    const counted: string[] = [];
+    const estimator = rememberingEstimator((text) => {
+      counted.push(text);
+      return estimateTokens(text);
+    });
+    const texts = ['You are the narrator.', '门开了。', 'You are the narrator.', `${'You are the'} narrator.`, ''];
+    expect(texts.map(estimator)).toEqual(texts.map(estimateTokens));
+    expect(counted).toEqual(['You are the narrator.', '门开了。', '']);
+    // another request's estimator starts empty
+    const again = rememberingEstimator((text) => {
+      counted.push(text);
+      return 1;
+    });
+    expect(again('门开了。')).toBe(1);
+    expect(counted).toHaveLength(4);
   });
 });

@@ -360,10 +360,26 @@ describe('the tool set (issue 11 part 2)', () => {
       expect(toolSetOf({ pluginData })).toBe(set);
       expect(toolSetOf({ pluginData: memoryData() })).not.toBe(set);
       expect(toolSetOf({ pluginData, tools })).toBe(tools);
-      // the same definitions as a set of its own, each call a copy of its own
+      // the same definitions as a set of its own
       const keeper = catalog.find('ledger', 'keeper')!;
       expect(set.definitions(keeper, catalog)).toEqual(createToolSet({ pluginData }).definitions(keeper, catalog));
-      expect(set.definitions(keeper, catalog)[0]).not.toBe(set.definitions(keeper, catalog)[0]);
+    });
+
+    it('sends one frozen copy of each definition per catalog (issue 33: no copy per request); no request can change the next one', () => {
+      const set = createToolSet({ pluginData: memoryData() });
+      const keeper = catalog.find('ledger', 'keeper')!;
+      const first = set.definitions(keeper, catalog);
+      const again = set.definitions(keeper, catalog);
+      expect(again).not.toBe(first);
+      first.forEach((d, i) => expect(again[i]).toBe(d));
+      const emit = first.find((d) => d.name === 'emit-event')!;
+      expect(Object.isFrozen(emit) && Object.isFrozen(emit.parameters)).toBe(true);
+      const before = JSON.stringify(again);
+      expect(() => {
+        (emit.parameters as { properties: Record<string, unknown> }).properties.topic = { type: 'string' };
+      }).toThrow(TypeError);
+      expect(() => first.push({ name: 'x', description: '', parameters: {} })).not.toThrow();
+      expect(JSON.stringify(set.definitions(keeper, catalog))).toBe(before);
     });
   });
 });
