@@ -1,7 +1,8 @@
 import { diffCounts, type TurnCounts, turnCounts } from './counts';
-import { backendsCpuMs, cpuSnapshot, cpuUse } from './cpu';
+import { watchBackends } from './backend-cpu';
+import { cpuSnapshot, cpuUse } from './cpu';
 import type { TurnRecord } from './players';
-import { databaseBackends, logBytesSince, logPosition, scrapeAll } from './scrape';
+import { logBytesSince, logPosition, scrapeAll } from './scrape';
 import type { BenchStack } from './stack';
 
 /** A window of a run whose round trips are counted: opened before the turns, closed after them. */
@@ -22,15 +23,12 @@ export async function openCountWindow(stack: BenchStack): Promise<CountWindow> {
   const groups = { api: [stack.api.pid], workers: stack.workers.map((w) => w.pid), emulator: [stack.emulator.pid] };
   const position = await logPosition(stack.databaseUrl);
   const before = await scrapeAll(stack.metricsUrls);
-  const backendsBefore = await databaseBackends(stack.databaseUrl, stack.databaseName);
+  const backends = await watchBackends(stack.databaseUrl, stack.databaseName);
   const cpuBefore = cpuSnapshot(groups);
   return {
     async close(turns, options = {}) {
-      const backendsAfter = await databaseBackends(stack.databaseUrl, stack.databaseName);
-      const cpuAfter = cpuSnapshot(groups);
-      const cpu = cpuUse(cpuBefore, cpuAfter);
-      // the run database's backends at either end (one that came and went in between is not seen)
-      const benchDb = backendsCpuMs(cpuBefore, cpuAfter, [...new Set([...backendsBefore, ...backendsAfter])]);
+      const cpu = cpuUse(cpuBefore, cpuSnapshot(groups));
+      const benchDb = await backends.stop();
       const after = await scrapeAll(stack.metricsUrls);
       const log = await logBytesSince(stack.databaseUrl, position);
       const committed = turns.filter((t) => t.outcome === 'committed');
@@ -41,7 +39,8 @@ export async function openCountWindow(stack: BenchStack): Promise<CountWindow> {
         emulatorHost: stack.emulatorHost,
         clientRequests: turns.reduce((n, t) => n + 1 + t.polls, 0),
         cpuMs: { api: cpu.api, workers: cpu.workers, emulator: cpu.emulator },
-        pgCpuMs: { all: cpu.postgres, benchDb },
+        pgCpuMs: { all: cpu.postgres, benchDb: benchDb.cpuMs },
+        pgBackends: benchDb.backends,
         logBytes: log,
       });
     },

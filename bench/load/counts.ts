@@ -104,6 +104,8 @@ export interface TurnCounts {
    * Absent in a result written before the figure existed.
    */
   pgCpuMs?: { all: number; benchDb: number };
+  /** The run database's backends seen over the window (a total, not per turn): more than the pools hold means connections were closed and opened again. */
+  pgBackends?: number;
   /** Bytes of the events appended: `octet_length(data::text) + octet_length(metadata::text)`, and `pg_column_size` of both (stored, after compression). */
   logBytes: { json: number; stored: number };
   /** Events appended. */
@@ -124,6 +126,8 @@ export interface CountsInput {
   cpuMs: { api: number; workers: number; emulator: number };
   /** PostgreSQL's CPU ms over the window (see `TurnCounts.pgCpuMs`); absent: 0. */
   pgCpuMs?: { all: number; benchDb: number };
+  /** The run database's backends seen over the window. */
+  pgBackends?: number;
   logBytes: { json: number; stored: number; events: number };
   /** Rows kept of each breakdown (default 40; the tables print the first 15). */
   top?: number;
@@ -166,6 +170,7 @@ export function turnCounts(input: CountsInput): TurnCounts {
       emulator: per(input.cpuMs.emulator),
     },
     pgCpuMs: { all: per(input.pgCpuMs?.all ?? 0), benchDb: per(input.pgCpuMs?.benchDb ?? 0) },
+    pgBackends: input.pgBackends ?? 0,
     logBytes: { json: per(input.logBytes.json), stored: per(input.logBytes.stored) },
     logEvents: per(input.logBytes.events),
     breakdown: { redis: breakdown((c) => c.redis), pgStatements: breakdown((c) => c.pgStatements) },
@@ -225,6 +230,7 @@ export function formatCountsTable(rows: readonly { name: string; counts: TurnCou
       'api / workers',
       'pg cpu ms',
       'bench db',
+      'backends',
       'events',
       'log bytes',
     ],
@@ -244,6 +250,7 @@ export function formatCountsTable(rows: readonly { name: string; counts: TurnCou
       // a result written before the figure existed has none
       c.pgCpuMs ? d1(c.pgCpuMs.all) : '-',
       c.pgCpuMs ? d1(c.pgCpuMs.benchDb) : '-',
+      c.pgBackends === undefined ? '-' : String(c.pgBackends),
       d1(c.logEvents),
       Math.round(c.logBytes.json).toLocaleString('en-US'),
     ]),

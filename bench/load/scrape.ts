@@ -36,13 +36,6 @@ export async function logBytesSince(databaseUrl: string, position: string): Prom
   });
 }
 
-/** The PostgreSQL backends connected to `databaseName` now (other than the one asking). */
-export async function databaseBackends(databaseUrl: string, databaseName: string): Promise<number[]> {
-  return withClient(databaseUrl, async (db) =>
-    (await db.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName])).rows.map((r) => r.pid),
-  );
-}
-
 async function withClient<T>(url: string, use: (db: Client) => Promise<T>): Promise<T> {
   const db = new Client({ connectionString: url });
   await db.connect();
