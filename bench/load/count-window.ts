@@ -1,4 +1,5 @@
 import { diffCounts, type TurnCounts, turnCounts } from './counts';
+import { watchBackends } from './backend-cpu';
 import { cpuSnapshot, cpuUse } from './cpu';
 import type { TurnRecord } from './players';
 import { logBytesSince, logPosition, scrapeAll } from './scrape';
@@ -11,7 +12,8 @@ export interface CountWindow {
 }
 
 /**
- * Reads every engine process's counters, the log's position and the processes' CPU now; `close`
+ * Reads every engine process's counters, the log's position and the processes' CPU (PostgreSQL's
+ * too: all its processes, and the backends of the run's database) now; `close`
  * reads them again and divides the differences by the window's committed turns. What the
  * processes did in the background meanwhile (BullMQ's blocking pops and stalled checks, the
  * projector's polls) is in the figures, and so are the two scrapes' own reads of the queue depth
@@ -21,10 +23,12 @@ export async function openCountWindow(stack: BenchStack): Promise<CountWindow> {
   const groups = { api: [stack.api.pid], workers: stack.workers.map((w) => w.pid), emulator: [stack.emulator.pid] };
   const position = await logPosition(stack.databaseUrl);
   const before = await scrapeAll(stack.metricsUrls);
+  const backends = await watchBackends(stack.databaseUrl, stack.databaseName);
   const cpuBefore = cpuSnapshot(groups);
   return {
     async close(turns, options = {}) {
       const cpu = cpuUse(cpuBefore, cpuSnapshot(groups));
+      const benchDb = await backends.stop();
       const after = await scrapeAll(stack.metricsUrls);
       const log = await logBytesSince(stack.databaseUrl, position);
       const committed = turns.filter((t) => t.outcome === 'committed');
@@ -35,6 +39,8 @@ export async function openCountWindow(stack: BenchStack): Promise<CountWindow> {
         emulatorHost: stack.emulatorHost,
         clientRequests: turns.reduce((n, t) => n + 1 + t.polls, 0),
         cpuMs: { api: cpu.api, workers: cpu.workers, emulator: cpu.emulator },
+        pgCpuMs: { all: cpu.postgres, benchDb: benchDb.cpuMs },
+        pgBackends: benchDb.backends,
         logBytes: log,
       });
     },

@@ -29,7 +29,7 @@ export function formatCountsReport(r: CountsResult): string {
   ] as const;
   return [
     `per committed turn, ${r.spec.workers} workers x ${r.spec.concurrency}, model ${r.spec.latencyMs} ms, ${r.spec.sessions} sessions x ${r.spec.inputs} turns per phase`,
-    '(api / workers: the API process, the worker processes together; http: between processes, model calls apart; cpu: /proc utime + stime, the emulator apart; log bytes: data + metadata of the events appended, as JSON text)',
+    '(api / workers: the API process, the worker processes together; http: between processes, model calls apart; cpu: /proc utime + stime, the emulator apart; pg cpu ms: every postgres process of the machine (the load of others included), bench db: the backends of the run database alone (schedstat), backends: how many were seen in the window (a total); log bytes: data + metadata of the events appended, as JSON text)',
     formatCountsTable(phases.map(([name, p]) => ({ name, counts: p.counts }))),
     '',
     `idle ${r.idle.ms / 1000} s with no turn, totals (background polls and the bench's two reads of /metrics):`,

@@ -98,6 +98,14 @@ export interface TurnCounts {
   clientRequests: number;
   /** CPU ms (/proc utime + stime) of the API and the worker processes; the emulator apart. */
   cpuMs: Split & { emulator: number };
+  /**
+   * CPU ms of PostgreSQL: `all` its processes on the machine (others' load included), `benchDb` the
+   * backends connected to the run's database only (what the engine's statements cost the server).
+   * Absent in a result written before the figure existed.
+   */
+  pgCpuMs?: { all: number; benchDb: number };
+  /** The run database's backends seen over the window (a total, not per turn): more than the pools hold means connections were closed and opened again. */
+  pgBackends?: number;
   /** Bytes of the events appended: `octet_length(data::text) + octet_length(metadata::text)`, and `pg_column_size` of both (stored, after compression). */
   logBytes: { json: number; stored: number };
   /** Events appended. */
@@ -116,6 +124,10 @@ export interface CountsInput {
   emulatorHost: string;
   clientRequests: number;
   cpuMs: { api: number; workers: number; emulator: number };
+  /** PostgreSQL's CPU ms over the window (see `TurnCounts.pgCpuMs`); absent: 0. */
+  pgCpuMs?: { all: number; benchDb: number };
+  /** The run database's backends seen over the window. */
+  pgBackends?: number;
   logBytes: { json: number; stored: number; events: number };
   /** Rows kept of each breakdown (default 40; the tables print the first 15). */
   top?: number;
@@ -157,6 +169,8 @@ export function turnCounts(input: CountsInput): TurnCounts {
       total: per(input.cpuMs.api + input.cpuMs.workers),
       emulator: per(input.cpuMs.emulator),
     },
+    pgCpuMs: { all: per(input.pgCpuMs?.all ?? 0), benchDb: per(input.pgCpuMs?.benchDb ?? 0) },
+    pgBackends: input.pgBackends ?? 0,
     logBytes: { json: per(input.logBytes.json), stored: per(input.logBytes.stored) },
     logEvents: per(input.logBytes.events),
     breakdown: { redis: breakdown((c) => c.redis), pgStatements: breakdown((c) => c.pgStatements) },
@@ -214,6 +228,9 @@ export function formatCountsTable(rows: readonly { name: string; counts: TurnCou
       'client reqs',
       'cpu ms',
       'api / workers',
+      'pg cpu ms',
+      'bench db',
+      'backends',
       'events',
       'log bytes',
     ],
@@ -230,6 +247,10 @@ export function formatCountsTable(rows: readonly { name: string; counts: TurnCou
       d1(c.clientRequests),
       d1(c.cpuMs.total),
       pair(c.cpuMs),
+      // a result written before the figure existed has none
+      c.pgCpuMs ? d1(c.pgCpuMs.all) : '-',
+      c.pgCpuMs ? d1(c.pgCpuMs.benchDb) : '-',
+      c.pgBackends === undefined ? '-' : String(c.pgBackends),
       d1(c.logEvents),
       Math.round(c.logBytes.json).toLocaleString('en-US'),
     ]),

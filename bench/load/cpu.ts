@@ -100,6 +100,26 @@ export function cpuUse(before: CpuSnapshot, after: CpuSnapshot): CpuUse {
   return use;
 }
 
+/**
+ * CPU ms each process has run (/proc/<pid>/schedstat: nanoseconds, where /proc/<pid>/stat counts
+ * 10 ms ticks, which a short-lived backend's few ms round to 0); a process gone is left out, and
+ * one without schedstat is read from stat.
+ */
+export function runtimeSnapshot(pids: readonly number[]): Map<number, number> {
+  const found = new Map<number, number>();
+  for (const pid of pids) {
+    let ms: number | null = null;
+    try {
+      const ns = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+      if (Number.isFinite(ns)) ms = ns / 1e6;
+    } catch {
+      ms = processCpuMs(pid);
+    }
+    if (ms !== null) found.set(pid, ms);
+  }
+  return found;
+}
+
 /** The CPU ms the given PostgreSQL backends used between the snapshots (e.g. those of the bench's database). */
 export function backendsCpuMs(before: CpuSnapshot, after: CpuSnapshot, pids: readonly number[]): number {
   return pids.reduce((sum, pid) => {

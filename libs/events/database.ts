@@ -6,6 +6,7 @@ import { Client, Pool } from 'pg';
 import { migrations } from '../../migrations';
 import { acquireDataDirLock } from './data-dir-lock';
 import { countPgClient } from './pg-counts';
+import { prepareHotStatements } from './pg-prepared';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
 import { EngineError } from '../errors';
@@ -59,6 +60,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
       connectionTimeoutMillis: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
       // lets the OS notice a peer that vanished without closing the connection
       keepAlive: true,
+      // the named statements (pg-prepared.ts) keep one generic plan from their first run: with the
+      // default (auto) each of a connection's first five runs of a text is planned anew, and with a
+      // pool of connections and a few dozen hot texts that was most runs (issue 33); the hot
+      // statements are key lookups and index ranges, planned alike whatever their parameters
+      options: '-c plan_cache_mode=force_generic_plan',
     });
     pool.on('error', () => undefined); // a dropped idle client is replaced on next checkout
     // A checked-out client has no error listener of the pool's: a connection that dies between two
@@ -66,6 +72,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     // listener the next statement fails (classified as unavailable) and the pool drops the client.
     pool.on('connect', (client) => {
       client.on('error', () => undefined);
+      prepareHotStatements(client); // the texts sent over and over go as named prepared statements
       countPgClient(client); // covel_pg_statements_total, covel_pg_transactions_total
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

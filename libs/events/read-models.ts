@@ -684,8 +684,10 @@ export function historyViewJson(tenantId: string, sessionId: string, limits: Omi
       : sql`(select coalesce(json_agg(${summary} order by x.seq), '[]'::json) from (
           select * from summaries where tenant_id = ${tenantId} and session_id = ${sessionId} order by seq limit ${SUMMARIES_LIMIT}
         ) x)`;
+  // `h` materialized: read once; inlined, each use of h.mark and h.last ran its own copy of the
+  // index reads (16 init plans where 3 do, issue 33)
   return sql`(
-    with h as (
+    with h as materialized (
       select
         coalesce((select compacted_through from history_watermarks where session_id = ${sessionId} and tenant_id = ${tenantId}), 0) as mark,
         coalesce((select max(ord) from turn_messages where session_id = ${sessionId}), 0) as last,

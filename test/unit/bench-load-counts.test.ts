@@ -50,6 +50,7 @@ describe('turnCounts', () => {
     emulatorHost: 'emu:1',
     clientRequests: 25,
     cpuMs: { api: 50, workers: 150, emulator: 30 },
+    pgCpuMs: { all: 400, benchDb: 170 },
     logBytes: { json: 12_000, stored: 9_000, events: 70 },
     top: 2,
   };
@@ -63,6 +64,7 @@ describe('turnCounts', () => {
     expect(c.httpBetweenProcesses).toEqual({ api: 0, workers: 0.2, total: 0.2 });
     expect(c.clientRequests).toBe(2.5);
     expect(c.cpuMs).toEqual({ api: 5, workers: 15, total: 20, emulator: 3 });
+    expect(c.pgCpuMs).toEqual({ all: 40, benchDb: 17 });
     expect(c.logBytes).toEqual({ json: 1200, stored: 900 });
     expect(c.logEvents).toBe(7);
   });
