@@ -5,6 +5,7 @@ import { redactImageData } from '../../providers';
 import { LiveResolver } from '../plugin-host/resolver';
 import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
+import { pluginDataAt } from '../plugin-host/journal-plugin-data';
 import type { BudgetMode } from '../../context';
 import { runLedger } from '../budget';
 import { runtimeKey } from '../journal/journal';
@@ -48,9 +49,11 @@ export async function runModelStep(
   const midTurnMessages = [...execution.midTurnMessages];
   // the plugin data version the selfData read saw at the latest: the call is not recorded if it moved
   const dataVersion = run.journal.pluginDataVersion;
-  const selfData = await readSelfData(deps.pluginData, { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId }, m.io.selfData);
+  // reads at the journal's plugin-data version its siblings (and this run's earlier steps) made are answered once
+  const pluginData = pluginDataAt(deps.pluginData, run.journal);
+  const selfData = await readSelfData(pluginData, { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId }, m.io.selfData);
   // results this execution recorded already are reused; a handler runs only for a new input
-  const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(ctx.scope, storePluginData(deps.pluginData)));
+  const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(ctx.scope, storePluginData(pluginData)));
   const mode = args.mode ?? 'normal';
   // the run's ledger as its earlier steps recorded it (spec §5): a ContextOverflowError stops the step before anything is recorded or sent
   const ledger = runLedger(execution.agentLoops.get(runtimeKey(job.pluginId, runtime.runtimeId))?.ledgers, args.step, resumedStep(execution, runtime));

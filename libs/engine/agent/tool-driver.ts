@@ -1,3 +1,4 @@
+import { pluginDataAt } from '../plugin-host/journal-plugin-data';
 import type { NewEvent } from '../../events';
 import type { ToolCall } from '../../providers';
 import { emittedEventActivations } from '../activations/activation-events';
@@ -54,6 +55,8 @@ export async function executeToolCalls(ctx: AgentRunContext, args: { step: numbe
       inputSlots: executionRequestInputs(catalog, runtime, execution).inputs,
       exports: resolveRuntimeExports({ catalog, runtime, outputs: execution.outputs.values(), history: ctx.history.messages }),
       emittedTopics: execution.emittedTopics,
+      // plugin data as the shared journal sees it: reads its siblings made at the same version are answered once
+      pluginData: pluginDataAt(ctx.deps.pluginData, run.journal),
       // the world the step's request saw: its recorded session.world-context@1 results, no handler run again
       plugins: { registry: catalog.host.registry, resolver: new RecordedResolver(job.executionId, execution.extensionResults) },
     });

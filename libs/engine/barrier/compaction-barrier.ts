@@ -17,6 +17,7 @@ import { LiveResolver } from '../plugin-host/resolver';
 import { executionServices } from '../plugin-host/execution-services';
 import { resolvedEvents } from '../plugin-host/resolved-events';
 import { storePluginData } from '../plugin-host/store-plugin-data';
+import { pluginDataAt } from '../plugin-host/journal-plugin-data';
 import type { TurnJob } from '../queue';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
 import { buildRuntimeCall } from '../request/runtime-request';
@@ -139,12 +140,14 @@ export async function runCompactionBarrier(
   };
   const runtimeJob = { ...job, attempt: run.attempt, pluginId: runtime.pluginId, runtimeId: runtime.runtimeId };
   const dataVersion = run.journal.pluginDataVersion;
+  // the stage's runtimes read the same at the same version of the journal: answered once (`pluginDataAt`)
+  const pluginData = pluginDataAt(deps.pluginData, run.journal);
   const selfData = await readSelfData(
-    deps.pluginData,
+    pluginData,
     { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: runtime.pluginId },
     runtime.manifest.io.selfData,
   );
-  const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(deps.pluginData)));
+  const resolver = new LiveResolver(execution.extensionResults, catalog.host.invoker(scope, storePluginData(pluginData)));
   const plugins: RequestPlugins = { registry: catalog.host.registry, resolver };
   const definitions = toolSetOf(deps).definitions(runtime, catalog);
   let request: Awaited<ReturnType<typeof buildRuntimeCall>>;
@@ -272,17 +275,18 @@ async function compact(
 ): Promise<CompactResult> {
   const { provider, catalog } = args;
   const model = new RecordedSummaryModel({ run: args.run, providers: deps.providers, pluginId: provider.pluginId, metrics: deps.metrics });
+  const source = storePluginData(pluginDataAt(deps.pluginData, args.run.journal));
   const ctx: CompactionContext = Object.freeze({
     ...handlerContext(
       args.scope,
       provider.pluginId,
-      storePluginData(deps.pluginData),
+      source,
       catalog.host.plugins.get(provider.pluginId),
       executionServices({
         pluginId: provider.pluginId,
         host: catalog.host,
         scope: args.scope,
-        pluginData: storePluginData(deps.pluginData),
+        pluginData: source,
         recorded: args.run.execution.extensionResults,
       }),
     ),

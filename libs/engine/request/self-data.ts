@@ -1,4 +1,5 @@
-import type { PluginDataFold, PluginDataStore } from '../../events';
+import type { PluginDataFold } from '../../events';
+import type { PluginDataScopes } from '../plugin-host/journal-plugin-data';
 import { PluginDataRaceError } from '../plugin-host/plugin-data-errors';
 import type { SelfDataBlock } from '../../context';
 import type { SelfDataEntry } from '../../plugins-sdk';
@@ -8,7 +9,7 @@ import type { SelfDataEntry } from '../../plugins-sdk';
  * own plugin, in declaration order; one statement per namespace (never the whole namespace).
  */
 export async function readSelfData(
-  store: PluginDataStore,
+  store: PluginDataScopes,
   scope: { tenantId: string; sessionId: string; pluginId: string },
   entries: readonly SelfDataEntry[],
 ): Promise<SelfDataBlock[]> {

@@ -63,14 +63,17 @@ export function pluginTool(options: {
       if (!registered || registered.pluginId !== pluginId)
         return toolError('TOOL_FAILED', `tool "${contribution.name}" has no api.registerTool registration in plugin ${pluginId}'s server entry`);
       const { scope } = context;
-      const buffer = new PluginDataBuffer(pluginId, options.pluginData.scope({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }));
+      const buffer = new PluginDataBuffer(
+        pluginId,
+        (context.pluginData ?? options.pluginData).scope({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId }),
+      );
       const emissions = new EmissionBuffer(pluginId, new Set(events.keys()));
       const assets = new AssetBuffer(pluginId);
       const services = executionServices({
         pluginId,
         host,
         scope,
-        pluginData: storePluginData(options.pluginData),
+        pluginData: storePluginData(context.pluginData ?? options.pluginData),
         recorded: context.execution.extensionResults,
       });
       // ctx.world's characters as the step's request saw them (its recorded session.world-context@1 results)

@@ -13,6 +13,7 @@ import type { ActivationPayload } from '../plugin-host/event-emissions';
 import type { ExecutionJournal } from '../journal/journal';
 import type { ExecutionScope } from '../plugin-host/handler-context';
 import type { PluginDataChange } from '../plugin-host/plugin-data-buffer';
+import type { PluginDataScopes as ToolPluginData } from '../plugin-host/journal-plugin-data';
 import type { GeneratedAsset } from '../plugin-host/asset-buffer';
 import type { RequestPlugins } from '../plugin-host/request-extensions';
 import type { CatalogRuntime, RuntimeCatalog } from '../catalog/runtime-catalog';
@@ -50,6 +51,12 @@ export interface ToolRunContext {
    * Without it they read `scope.world` as it is.
    */
   plugins?: RequestPlugins;
+  /**
+   * Where a plugin tool reads its plugin's data in this call: the store as the step's journal sees it
+   * (`pluginDataAt`: a read its siblings made at the same plugin-data version is answered once).
+   * Without it, the tool set's own (`createToolSet`'s `pluginData`).
+   */
+  pluginData?: ToolPluginData;
 }
 
 /** What one tool call came to. `content` is the JSON text the model gets as the tool result. */

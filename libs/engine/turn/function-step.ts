@@ -6,6 +6,7 @@ import { type ExecutionScope, handlerContext } from '../plugin-host/handler-cont
 import { within } from '../plugin-host/invoke';
 import { inSpan, SPAN } from '../../telemetry';
 import { changeEvent, PluginDataBuffer, type PluginDataChange } from '../plugin-host/plugin-data-buffer';
+import { pluginDataAt } from '../plugin-host/journal-plugin-data';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import { executionServices } from '../plugin-host/execution-services';
 import type { RuntimeJob } from '../queue';
@@ -90,9 +91,11 @@ async function runFunction(
   const registered = args.catalog.host.registry.functions.get(runtimeKey(job.pluginId, runtime.runtimeId));
   if (!registered) throw fail('not-registered', "has no api.runFunction registration in the plugin's server entry");
   const host = args.catalog.host;
-  const source = storePluginData(deps.pluginData);
+  // reads at the journal's plugin-data version the stage's other runs made are answered once (`pluginDataAt`)
+  const pluginData = pluginDataAt(deps.pluginData, args.run.journal);
+  const source = storePluginData(pluginData);
   const scope = { tenantId: job.tenantId, sessionId: job.sessionId, pluginId: job.pluginId };
-  const buffer = new PluginDataBuffer(job.pluginId, deps.pluginData.scope(scope));
+  const buffer = new PluginDataBuffer(job.pluginId, pluginData.scope(scope));
   const services = executionServices({ pluginId: job.pluginId, host, scope: args.scope, pluginData: source, recorded: args.run.execution.extensionResults });
   const base = handlerContext(args.scope, job.pluginId, source, undefined, services);
   const events = new Map(declaredEvents(args.catalog.plugins).map((e) => [e.topic, e]));

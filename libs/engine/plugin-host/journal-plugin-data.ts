@@ -1,0 +1,75 @@
+import type { JsonValue, PluginDataReader, PluginDataRow, PluginDataScope, SelfDataView } from '../../events';
+import { BoundedMemo } from '../../memo';
+
+/** What reads plugin data: the store (`PluginDataStore`), or the store seen from a journal (`pluginDataAt`). */
+export interface PluginDataScopes {
+  scope(scope: PluginDataScope): PluginDataReader;
+}
+
+/** Reads one journal's runs keep (each a namespace read, or one key's); the oldest forgotten first. */
+export const JOURNAL_PLUGIN_DATA_READS = 512;
+
+/** The reads made at one journal: answers by scope, read and plugin-data version, and the store's reader of each scope. */
+interface JournalReads {
+  answers: BoundedMemo<string, Promise<unknown>>;
+  readers: BoundedMemo<string, PluginDataReader>;
+}
+
+const journalReads = new WeakMap<object, JournalReads>();
+
+/**
+ * The plugin data store as the runs sharing one journal read it (a turn job's step and the runtimes
+ * of its stage, run inline: issue 33): a read asked again at the same `pluginDataVersion` of the
+ * journal (the stream version of the session's last plugin-data event the journal holds) is answered
+ * from the first one, not the store; any plugin-data event the journal takes in (a sibling's append,
+ * a catch-up) moves the version, and the next read goes to the store again.
+ *
+ * Why that holds: plugin data is a projection of the session's events (only `plugin-data.written@1`
+ * and `plugin-data.deleted@1` change it), and the journal takes an event in only after the append
+ * that stored it committed, so a read made while the journal is at version V answers with what the
+ * store held at V or later. A write of another process the journal has not caught up with may be in
+ * a read or not, as without this; a run that must not miss it (a request's `io.selfData`) takes the
+ * version before its read and checks it at its append (`selfDataUnchanged`), after the catch-up.
+ *
+ * Keyed by tenant, session and plugin with the read (each scope's reads apart), kept per journal
+ * object (a journal read from a later suffix of the log starts with nothing), bounded. Every caller
+ * gets its own copy of the value (a plugin may change what it read). A failed read is not kept.
+ */
+export function pluginDataAt(store: PluginDataScopes, journal: { readonly pluginDataVersion: number }): PluginDataScopes {
+  let reads = journalReads.get(journal);
+  if (!reads) {
+    reads = {
+      answers: new BoundedMemo({ maxEntries: JOURNAL_PLUGIN_DATA_READS }),
+      readers: new BoundedMemo({ maxEntries: 64 }),
+    };
+    journalReads.set(journal, reads);
+  }
+  const { answers, readers } = reads;
+  return {
+    scope(scope) {
+      const scopeKey = JSON.stringify([scope.tenantId, scope.sessionId, scope.pluginId]);
+      let reader = readers.get(scopeKey);
+      if (!reader) readers.set(scopeKey, (reader = store.scope({ tenantId: scope.tenantId, sessionId: scope.sessionId, pluginId: scope.pluginId })));
+      const data = reader;
+      const once = <T>(read: readonly unknown[], ask: () => Promise<T>): Promise<T> => {
+        const key = JSON.stringify([scopeKey, journal.pluginDataVersion, ...read]);
+        let answer = answers.get(key) as Promise<T> | undefined;
+        if (!answer) {
+          const asked = ask();
+          answer = asked;
+          answers.set(key, asked);
+          asked.catch(() => {
+            if (answers.get(key) === asked) answers.delete(key);
+          });
+        }
+        return answer.then((value) => structuredClone(value));
+      };
+      return {
+        get: (namespace, key): Promise<JsonValue | undefined> => once(['get', namespace, key], () => data.get(namespace, key)),
+        list: (namespace, options = {}): Promise<PluginDataRow[]> => once(['list', namespace, options.limit ?? null], () => data.list(namespace, options)),
+        selfData: (namespace, options = {}): Promise<SelfDataView> =>
+          once(['selfData', namespace, options.limit ?? null], () => data.selfData(namespace, options)),
+      };
+    },
+  };
+}
