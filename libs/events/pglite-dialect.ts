@@ -10,6 +10,7 @@ import {
   PostgresQueryCompiler,
   type QueryResult,
 } from 'kysely';
+import { PGlitePreparedStatements } from './pglite-prepared';
 
 /**
  * Kysely dialect over an in-process PGlite (no fitting dialect package exists for PGlite 0.5,
@@ -33,9 +34,13 @@ export class PGliteDialect implements Dialect {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  private readonly statements: PGlitePreparedStatements;
+  constructor(pglite: PGlite) {
+    this.statements = new PGlitePreparedStatements(pglite);
+  }
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pglite.query<R>(query.sql, [...query.parameters]);
+    // a text run again goes as a named prepared statement (pglite-prepared.ts)
+    const result = await this.statements.query<R>(query.sql, query.parameters);
     const affected = result.affectedRows;
     return {
       rows: result.rows,
