@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { FencedOutError } from '../../libs/engine';
 import { ClaimingRun } from '../../libs/engine/execution/claiming-run';
+import { ExecutionRun } from '../../libs/engine/execution/fenced-append';
 import { nextClaim } from '../../libs/engine/turn/claim';
 import { TurnRunner } from '../../libs/engine/turn/turn-runner';
 import { type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
@@ -137,6 +138,45 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
     // the run that claimed goes on as any run of its attempt
     await a.append((e) => resolved(e));
     expect((await h.events(session.sessionId)).filter((e) => e.type === 'compaction.barrier-passed@1')).toHaveLength(2);
+  });
+
+  it('once the claim is stored, what a run made to carry carries (the barrier estimate’s results) goes with the attempt’s next append on the journal, any run’s', async () => {
+    const session = await h.session();
+    const job = await h.input(session, 'carried');
+    const journal = await loadSessionJournal(h.deps, session);
+    await new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!)).land();
+    const passed = (e: { executionId: string; turnId: string }, estimatedTokens: number) => ({
+      type: 'compaction.barrier-passed@1' as const,
+      data: {
+        executionId: e.executionId,
+        turnId: e.turnId,
+        attempt: 1,
+        pluginId: 'narrator',
+        runtimeId: 'story',
+        estimatedTokens,
+        triggerWindow: 100,
+        thresholdTokens: 75,
+        outcome: 'nothing' as const,
+      },
+    });
+    // a run not made to carry (no append of the attempt is sure to follow on its journal): its caller appends them
+    expect(new ExecutionRun(h.deps.store, journal, job, 1).carry({ results: [], build: (e) => [passed(e, 1)] })).toBe(false);
+    const carrier = new ExecutionRun(h.deps.store, journal, job, 1, { carries: true });
+    expect(carrier.carry({ results: [], build: (e) => [passed(e, 10)] })).toBe(true);
+    expect(carrier.carry({ results: [], build: (e) => [passed(e, 11)] })).toBe(false); // one carry at a time
+    const sibling = new ExecutionRun(h.deps.store, journal, job, 1);
+    const before = journal.version;
+    const appends = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      // a build that appends nothing carries nothing either
+      expect(await sibling.append(() => [])).toBe(before);
+      await sibling.append((e) => [passed(e, 20)]);
+      await sibling.append((e) => [passed(e, 30)]);
+      expect(appends.mock.calls.map(([r]) => r.events.map((e) => (e.data as { estimatedTokens: number }).estimatedTokens))).toEqual([[10, 20], [30]]);
+    } finally {
+      appends.mockRestore();
+    }
+    expect((await h.events(session.sessionId)).slice(before).map((e) => (e.data as { estimatedTokens?: number }).estimatedTokens)).toEqual([10, 20, 30]);
   });
 
   it('an attempt that fails before its first append stores its claim alone, without what it carried', async () => {

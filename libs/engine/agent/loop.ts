@@ -51,8 +51,9 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
     if (next.kind === 'fail') throw fail(next.failure, next.detail);
     if (deadline !== undefined && Date.now() >= deadline) throw fail('timeout', `did not complete within ${policy.timeoutMs} ms`);
     if (next.kind === 'execute') {
-      // a tool suspended the runtime (or it still waits for its resume): the job ends, nothing retries it
-      if ((await executeToolCalls(ctx, next)) === 'suspended') return 'suspended';
+      // a tool suspended the runtime (the job ends, nothing retries it), or the last outcome completed it
+      const executed = await executeToolCalls(ctx, next);
+      if (executed !== 'executed') return executed;
     } else {
       const timeout = deadline !== undefined ? AbortSignal.timeout(Math.max(1, deadline - Date.now())) : undefined;
       // the call is aborted at the deadline, at the turn's deadline, or when the execution ends elsewhere (a cancel)
@@ -80,6 +81,15 @@ export async function runAgentLoop(deps: TurnDeps, args: AgentLoopArgs): Promise
       };
       const after = foldLoop({ policy, locale: args.locale, record: withReply }).next;
       if (after.kind === 'complete') return finalizeRuntime(ctx, after.text, [sent.responded]);
+      // a reply with tool calls is recorded with the first call's tool.called@1 (one append, before
+      // the tool runs: nothing runs between them), unless the loop would stop before executing them
+      const stopped =
+        args.ended?.aborted || args.turnDeadline?.signal.aborted || (deadline !== undefined && Date.now() >= deadline) || args.run.execution.outputs.has(key);
+      if (after.kind === 'execute' && !stopped) {
+        const executed = await executeToolCalls(ctx, after, [sent.responded]);
+        if (executed !== 'executed') return executed;
+        continue;
+      }
       await args.run.append(() => [sent.responded]);
     }
   }

@@ -27,7 +27,6 @@ import { readSelfData, selfDataUnchanged } from '../request/self-data';
 import { toolSetOf } from '../tools';
 import { historyReadLimit, type TurnDeps } from '../execution/deps';
 import type { ExecutionRun } from '../execution/fenced-append';
-import { ClaimingRun } from '../execution/claiming-run';
 import { loadSessionSettings } from '../session/session-reads';
 import { RecordedSummaryModel } from './summary-model';
 import { compactionWindows, estimateRequestTokens } from './trigger';
@@ -189,12 +188,12 @@ export async function runCompactionBarrier(
   // runs once per input and execution), and a rebuild reads them as it reads any other
   const unchanged = () => selfDataUnchanged(run.journal, { job: runtimeJob, read: selfData.length > 0, dataVersion });
   let appended = 0;
-  // a run whose claim is still pending (`ClaimingRun`, the stage's one runtime runs next, inline)
-  // records them with its claim, in the run's next append (the runtime's model call, or the
-  // barrier's end below): no append of their own
+  // recorded with the attempt's next append on the journal (with its claim when that is still
+  // pending: `ClaimingRun`), the runtime's model call or the barrier's end below: no append of
+  // their own (issue 33); a runtime job started early (`startChildren`) has its own journal: appended now
   const fresh = [...resolver.fresh]; // the estimate's (a compaction below may resolve more: not recorded here)
   const build = (current: ExecutionJournal) => [...unchanged(), ...resolvedEvents(fresh, current, run.attempt)];
-  if (!(run instanceof ClaimingRun && run.carry({ results: fresh, build }))) {
+  if (!run.carry({ results: fresh, build })) {
     await run.append((current) => {
       const events = build(current);
       appended = events.length;

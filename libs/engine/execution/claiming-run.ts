@@ -1,8 +1,9 @@
 import type { EventStore, NewEvent } from '../../events';
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
-import type { FreshResult } from '../plugin-host/resolver';
-import { type ExecutionRef, ExecutionRun } from './fenced-append';
+import { type CarriedEvents, type ExecutionRef, ExecutionRun } from './fenced-append';
+
+export type { CarriedEvents } from './fenced-append';
 
 /**
  * An attempt's claim (`execution.started@1`, made from the journal at `latestAttempt + 1`) not
@@ -17,15 +18,6 @@ export interface PendingClaim {
   landed: boolean;
   /** Events carried with the claim, after it (`ClaimingRun.carry`). */
   carried?: CarriedEvents;
-}
-
-/**
- * Handler results obtained before the claim is stored (the compaction barrier's estimate), recorded
- * with it: `build` makes their events (and checks what they were read from) at the claim's append.
- */
-export interface CarriedEvents {
-  results: readonly FreshResult[];
-  build: (execution: ExecutionJournal) => NewEvent[];
 }
 
 /**
@@ -45,7 +37,7 @@ export class ClaimingRun extends ExecutionRun {
     journal: SessionJournal,
     ref: ExecutionRef,
     readonly claim: PendingClaim,
-    options: { current?: boolean } = {},
+    options: { current?: boolean; carries?: boolean } = {},
   ) {
     super(store, journal, ref, claim.attempt, options);
   }
@@ -65,12 +57,19 @@ export class ClaimingRun extends ExecutionRun {
   /**
    * While the claim is pending, `carried` is recorded with it (events after the claim, before those
    * of the append that stores it) instead of in an append of its own; the builds see its results
-   * as recorded. False when the claim is stored already (append them) or carries some already.
+   * as recorded. Once it is stored, `ExecutionRun.carry`. False when the claim (or the journal) carries some already.
    */
-  carry(carried: CarriedEvents): boolean {
-    if (this.claim.landed || this.claim.carried) return false;
+  override carry(carried: CarriedEvents): boolean {
+    // stored already: carried to the attempt's next append like any run's
+    if (this.claim.landed) return super.carry(carried);
+    if (this.claim.carried) return false;
     this.claim.carried = carried;
     return true;
+  }
+
+  /** The execution the builds see, nothing carried: the claim's while it is pending. */
+  protected override fenced(): ExecutionJournal {
+    return this.claim.landed ? super.fenced() : this.claimed();
   }
 
   /** The execution as the claim leaves it (nothing carried), after the claim's fence. */

@@ -1,6 +1,17 @@
 import type { EventStore, NewEvent } from '../../events';
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
+import type { FreshResult } from '../plugin-host/resolver';
+
+/**
+ * Handler results obtained before any append records them (the compaction barrier's estimate),
+ * recorded with the next append of the attempt on the journal: `build` makes their events (and
+ * checks what they were read from) at that append, from the journal as it stands.
+ */
+export interface CarriedEvents {
+  results: readonly FreshResult[];
+  build: (execution: ExecutionJournal) => NewEvent[];
+}
 
 export interface ExecutionRef {
   tenantId: string;
@@ -28,22 +39,52 @@ export function isCurrentAttempt(execution: ExecutionJournal | undefined, attemp
 export class ExecutionRun {
   /** The journal is the log as it stands now (just read): the first `refresh` has nothing to catch up. */
   private current: boolean;
+  /** Whether `carry` may leave events to the attempt's next append on the journal (one is sure to come: the stage's runtimes run inline next). */
+  private readonly carries: boolean;
 
   constructor(
     private readonly store: EventStore,
     readonly journal: SessionJournal,
     readonly ref: ExecutionRef,
     readonly attempt: number,
-    options: { current?: boolean } = {},
+    options: { current?: boolean; carries?: boolean } = {},
   ) {
     this.current = options.current ?? false;
+    this.carries = options.carries ?? false;
   }
 
-  /** The execution as the journal has it now (kept current by every append). */
+  /**
+   * The execution as the journal has it now (kept current by every append), with the results
+   * carried to the attempt's next append (`carry`) as if recorded.
+   */
   get execution(): ExecutionJournal {
+    return withCarried(this.fenced(), this.carried());
+  }
+
+  /** The execution as the journal has it (nothing carried), after the fence check. */
+  protected fenced(): ExecutionJournal {
     const execution = this.journal.get(this.ref.executionId);
     if (!isCurrentAttempt(execution, this.attempt)) throw new FencedOutError(this.ref.executionId, this.attempt);
     return execution;
+  }
+
+  /**
+   * `carried` is recorded with the next append of this attempt on the journal (any run's: the
+   * runtimes of a stage run inline share it), in front of its events, instead of in an append of its
+   * own (nothing is sent or run on them between); until then the builds see its results as
+   * recorded. False when the run was not made to carry (no append of the attempt may follow on
+   * this journal) or the journal carries some already: append them.
+   */
+  carry(carried: CarriedEvents): boolean {
+    if (!this.carries || journalCarries.has(this.journal)) return false;
+    journalCarries.set(this.journal, { executionId: this.ref.executionId, attempt: this.attempt, carried });
+    return true;
+  }
+
+  /** What the journal carries for this attempt's next append, if anything. */
+  private carried(): CarriedEvents | undefined {
+    const carry = journalCarries.get(this.journal);
+    return carry && carry.executionId === this.ref.executionId && carry.attempt === this.attempt ? carry.carried : undefined;
   }
 
   /**
@@ -60,7 +101,15 @@ export class ExecutionRun {
     return onJournal(this.journal, () => this.appendNow(build, stored));
   }
 
-  private async appendNow(build: (execution: ExecutionJournal) => NewEvent[], stored?: () => void): Promise<number> {
+  private async appendNow(built: (execution: ExecutionJournal) => NewEvent[], stored?: () => void): Promise<number> {
+    const carried = this.carried();
+    // what the journal carries goes in front of the first events this attempt appends (checked and built at that append)
+    const build = carried
+      ? (execution: ExecutionJournal) => {
+          const events = built(execution);
+          return events.length === 0 ? [] : [...carried.build(this.fenced()), ...events];
+        }
+      : built;
     const events = build(this.execution);
     if (events.length === 0) return this.journal.version;
     const { appended } = await this.store.appendCatchingUp({
@@ -79,6 +128,7 @@ export class ExecutionRun {
     if (!appended) return this.journal.version;
     // made at the head, right after what the journal now holds
     this.journal.apply(appended.events);
+    if (carried) journalCarries.delete(this.journal);
     stored?.();
     return appended.version;
   }
@@ -101,6 +151,16 @@ export class ExecutionRun {
   private async catchUp() {
     this.journal.apply(await this.store.readStream(this.ref.sessionId, this.journal.version));
   }
+}
+
+/** Handler results carried to the next append on each journal (`ExecutionRun.carry`), for one attempt of one execution. */
+const journalCarries = new WeakMap<SessionJournal, { executionId: string; attempt: number; carried: CarriedEvents }>();
+
+/** `execution` with the carried results as if recorded (those it holds already stand). */
+function withCarried(execution: ExecutionJournal, carried: CarriedEvents | undefined): ExecutionJournal {
+  const results = carried?.results.filter((r) => !execution.extensionResults.has(r.key)) ?? [];
+  if (results.length === 0) return execution;
+  return { ...execution, extensionResults: new Map([...execution.extensionResults, ...results.map((r) => [r.key, r.result] as const)]) };
 }
 
 /** The last write queued on each journal (an append, a catch-up read): the next one starts after it. */

@@ -30,21 +30,40 @@ export interface RecordOutputArgs {
  * agent runtime's and a function runtime's output is recorded.
  */
 export async function recordRuntimeOutput(args: RecordOutputArgs): Promise<'produced' | 'reused'> {
+  const { text, leading = [], ...rest } = args;
+  const result = await recordRuntimeOutputLed({ ...rest, lead: () => ({ events: leading, text }) });
+  if (result === 'declined') throw new Error('an output whose lead is unconditional was declined');
+  return result;
+}
+
+/**
+ * `recordRuntimeOutput` whose leading events and output text are built from the journal at the
+ * append, like the rest (again on every rebuild): `lead` answering `undefined` (what the output
+ * rested on is no longer so, e.g. a copy of this job recorded the completing tool's outcome first)
+ * appends nothing at all ('declined'), and the caller goes on from the journal.
+ */
+export async function recordRuntimeOutputLed(
+  args: Omit<RecordOutputArgs, 'text' | 'leading'> & {
+    lead: (current: ExecutionJournal) => { events: readonly NewEvent[]; text: string } | undefined;
+  },
+): Promise<'produced' | 'reused' | 'declined'> {
   const { deps, job, run, runtime, catalog } = args;
   const key = runtimeKey(job.pluginId, job.runtimeId);
-  const leading = args.leading ?? [];
-  let produced = false;
+  let result: 'produced' | 'reused' | 'declined' = 'declined';
   let committed = false;
   await run.append((current) => {
-    produced = !current.outputs.has(key);
-    if (!produced) return [...leading];
+    committed = false;
+    const lead = args.lead(current);
+    result = lead === undefined ? 'declined' : current.outputs.has(key) ? 'reused' : 'produced';
+    if (lead === undefined) return [];
+    if (result === 'reused') return [...lead.events];
     const output: RuntimeOutput = {
       stage: runtime.stage,
       pluginId: job.pluginId,
       runtimeId: runtime.runtimeId,
       outputKind: runtime.manifest.outputKind,
       messageId: randomUUID(),
-      text: args.text,
+      text: lead.text,
       attempt: job.attempt,
       midTurnBefore: current.midTurnMessages.length,
     };
@@ -54,7 +73,7 @@ export async function recordRuntimeOutput(args: RecordOutputArgs): Promise<'prod
     // the assets this append records (a function's) are shown by the commit it carries too
     const assets = [...current.assets, ...effects.before.flatMap((e) => (e.type === 'asset.generated@1' ? [e.data] : []))];
     return [
-      ...leading,
+      ...lead.events,
       ...effects.before,
       { type: 'runtime.output.produced@1', data: { executionId: job.executionId, turnId: current.turnId, ...outputData(output) } },
       ...effects.after,
@@ -62,7 +81,7 @@ export async function recordRuntimeOutput(args: RecordOutputArgs): Promise<'prod
     ];
   });
   if (committed) await handOff(deps, job, run.journal);
-  return produced ? 'produced' : 'reused';
+  return result;
 }
 
 /** The output as `runtime.output.produced@1` records it (the journal derives `midTurnBefore` from the log). */

@@ -141,7 +141,9 @@ async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journ
     if (unwaiting.length > 0) await ctx.startChildren(unwaiting);
     // the compaction barrier, once, before the stage of the first shared-history agent starts (its
     // runtimes, on other workers, then read the compacted history)
-    const run = claim ? new ClaimingRun(deps.store, journal, job, claim) : new ExecutionRun(deps.store, journal, job, attempt);
+    // the stage runs inline next, on this journal: what the barrier records goes with the attempt's next append (`carry`)
+    const carries = inline !== undefined && inline.runs(children) && unwaiting.length === 0;
+    const run = claim ? new ClaimingRun(deps.store, journal, job, claim, { carries }) : new ExecutionRun(deps.store, journal, job, attempt, { carries });
     await runCompactionBarrier(deps, { job, run, catalog, stage: missing });
     return { kind: 'awaitChildren', children };
   }

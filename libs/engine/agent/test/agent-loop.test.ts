@@ -113,6 +113,46 @@ describe('the agent loop', () => {
     expect((await auditTurn({ ...h.deps, historyReadLimit: historyReadLimit(h.deps), tools: undefined }, job.sessionId, job.turnId)).identical).toBe(false);
   });
 
+  it('appends of a tool step (issue 33): the reply goes with the call before the tool runs, a completing outcome with the output; the log reads as before', async () => {
+    queues.set('keeper', [tool('lookup', { q: 'door' }), tool('runtime-done', {})]);
+    const job = await claimed();
+    const before = (await h.events(job.sessionId)).length;
+    const appends = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      expect(await run(job, 'keeper')).toBe('produced');
+      const appended = await Promise.all(
+        appends.mock.results.map(async (r) => ((await r.value) as Awaited<ReturnType<typeof h.deps.store.appendCatchingUp>>).appended),
+      );
+      expect(appended.map((a) => a?.events.map((e) => e.type))).toEqual([
+        ['llm.calling@1'],
+        // recorded before the lookup runs: a crash after it finds the call recorded and runs it again
+        ['llm.responded@1', 'tool.called@1'],
+        // the next request is built from the log with this result in it: recorded before that build
+        ['tool.completed@1'],
+        ['llm.calling@1'],
+        ['llm.responded@1', 'tool.called@1'],
+        // runtime-done completes the runtime: its outcome and the output in one append (with the commit, were it the last)
+        ['tool.completed@1', 'runtime.output.produced@1'],
+      ]);
+    } finally {
+      appends.mockRestore();
+    }
+    const events = (await h.events(job.sessionId)).slice(before);
+    expect(events.map((e) => e.type)).toEqual([
+      'llm.calling@1',
+      'llm.responded@1',
+      'tool.called@1',
+      'tool.completed@1',
+      'llm.calling@1',
+      'llm.responded@1',
+      'tool.called@1',
+      'tool.completed@1',
+      'runtime.output.produced@1',
+    ]);
+    expect(executed.map((c) => c.name)).toEqual(['lookup', 'runtime-done']);
+    expect((await rebuilt(await h.events(job.sessionId))).map((c) => c.identical)).toEqual([true, true]);
+  });
+
   it("a tool's plugin-data writes and emitted events are appended with its outcome; the next step reads the written data, the rebuild too", async () => {
     queues.set('keeper', [tool('note', { key: 'march' }), tool('lookup', { q: 'march' }), text('Balanced.')]);
     const job = await claimed();
