@@ -28,7 +28,9 @@ describe('tenant limits (embedded)', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'covel-test-'));
     const { DATABASE_URL, REDIS_URL, OPENAI_API_KEY, COVEL_EMULATOR_URL, ...inherited } = process.env;
-    const config = loadConfig({ ...inherited, COVEL_DATA_DIR: dir, PORT: '0', COVEL_ADMIN_API_KEY: adminKey });
+    // model calls wait 300 ms: a turn then lasts longer than a few posts (the in-flight test holds the
+    // posts made while the first turn runs; with its stages inline an Emberback turn can end within them)
+    const config = loadConfig({ ...inherited, COVEL_DATA_DIR: dir, PORT: '0', COVEL_ADMIN_API_KEY: adminKey, COVEL_EMULATOR_DELAY_MS: '300' });
     engine = await createEngine(config, 'all', quiet);
     worker = await createWorkerApp(engine);
     await worker.init();

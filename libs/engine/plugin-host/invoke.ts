@@ -4,7 +4,7 @@ import { PluginHandlerError } from '../errors';
 import { deepFreeze, type ExecutionScope, handlerContext, type PluginDataSource } from './handler-context';
 import type { ExtensionRegistry, RegisteredExtension, RegisteredHook } from './registry';
 import { isServicePoint, serviceReader, type ServiceRun } from './services';
-import { publishedCharacters } from './world-context';
+import { publishedCharacters } from './published-characters';
 
 /** What a hook is given to hash and to run: the payload and the runtime whose request it is. */
 export interface HookInput {

@@ -2,7 +2,7 @@ import { characterSheet } from '../../data-boundary';
 import type { Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
 import { GET_CHARACTER } from '../catalog/framework-tools';
-import { publishedCharacters } from '../plugin-host/world-context';
+import { publishedCharacters } from '../plugin-host/published-characters';
 
 /** Names compare case-insensitively, Unicode-normalized, ignoring surrounding spaces. */
 const fold = (name: string) => name.normalize('NFKC').trim().toLocaleLowerCase('und');

@@ -9,7 +9,7 @@ import { within } from '../plugin-host/invoke';
 import { PluginDataBuffer } from '../plugin-host/plugin-data-buffer';
 import { executionServices } from '../plugin-host/execution-services';
 import { storePluginData } from '../plugin-host/store-plugin-data';
-import { publishedCharacters } from '../plugin-host/world-context';
+import { publishedCharacters } from '../plugin-host/published-characters';
 import type { DeclaredEvent } from './event-catalog';
 import { checkSchema } from './json-schema';
 import type { Tool } from './tool';
