@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canonicalLocaleTag, codePointLength, isWellFormedText } from '../text';
+import { canonicalLocaleTag, codePointLength, isWellFormedText, recordableText } from '../text';
 
 /** Versioned event names with the zod schema of each payload (ARCHITECTURE.md "Event log"). */
 const id = z.string().min(1);
@@ -271,10 +271,11 @@ const noNul = (s: string) => !s.includes('\u0000');
 
 /**
  * A diagnostic text (an error message, a plugin's failure detail) as an event can hold it: each
- * U+0000, which PostgreSQL jsonb refuses, becomes U+FFFD. For text the engine reports, never for
- * recorded content (that is refused instead, so nothing recorded is changed).
+ * U+0000 and each lone surrogate, which PostgreSQL jsonb refuses, becomes U+FFFD (a plugin may
+ * throw either). For text the engine reports, never for recorded content (that is refused
+ * instead, so nothing recorded is changed).
  */
-export const diagnosticText = (text: string): string => text.replaceAll('\u0000', '\uFFFD');
+export const diagnosticText = (text: string): string => recordableText(text);
 
 /**
  * A generated asset as the log and the history reference it: the bytes live in the MediaStore

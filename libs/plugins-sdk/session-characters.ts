@@ -1,12 +1,14 @@
 import { z } from 'zod';
-import type { WorldCharacter } from './world';
+import { addMalformedTextIssues, type WorldCharacter } from './world';
 
 /**
  * A character as a `session.world-context@1` provider publishes it: the character as it is now in
  * the session (a character-keeping plugin's record). `id` names the world's character it stands
  * for, or a character the story introduced; what is left out keeps the world's (a new character:
  * no aliases, type `npc`, no description, no fields). A character's roleplay notes (`blueprint`)
- * are the world file's and are never published.
+ * are the world file's and are never published. Every string, a field's key or value included, is
+ * well-formed Unicode without NUL, as a world's characters are (`WorldDocument`): what replaces
+ * them holds no text the log, a plugin's data or another plugin reading `ctx.world` cannot keep.
  */
 export const PublishedCharacter = z
   .object({
@@ -18,7 +20,8 @@ export const PublishedCharacter = z
     /** The character's fields as they are now (replacing the world's, not merged into them). */
     fields: z.record(z.string(), z.unknown()).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine(addMalformedTextIssues);
 export type PublishedCharacter = z.infer<typeof PublishedCharacter>;
 
 /** Characters one provider may publish (a character-keeping plugin's bound). */

@@ -236,9 +236,14 @@ export const WorldDocument = z
   .superRefine((world, ctx) => {
     checkWorld(world, ctx);
     for (const issue of narratorOnlyIssues(world.lore)) ctx.addIssue({ code: 'custom', path: ['lore'], message: `line ${issue.line}: ${issue.message}` });
-    for (const path of badStrings(world, []))
-      ctx.addIssue({ code: 'custom', path, message: 'must be well-formed Unicode without NUL (found a lone surrogate or U+0000)' });
+    addMalformedTextIssues(world, ctx);
   });
+
+/** One issue per string (key included) of `value` that holds a lone surrogate or U+0000, at its path. */
+export function addMalformedTextIssues(value: unknown, ctx: z.RefinementCtx): void {
+  for (const path of badStrings(value, []))
+    ctx.addIssue({ code: 'custom', path, message: 'must be well-formed Unicode without NUL (found a lone surrogate or U+0000)' });
+}
 
 /** Paths of the strings (keys included) in a JSON-like value that hold a lone surrogate or NUL. */
 function badStrings(value: unknown, path: (string | number)[]): (string | number)[][] {

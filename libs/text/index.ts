@@ -99,6 +99,34 @@ export function isWellFormedText(text: string): boolean {
   return true;
 }
 
+/** A lone surrogate (a high one not followed by a low one, or a low one not preceded by a high one). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Text well-formed: each lone surrogate becomes U+FFFD. */
+export function wellFormedText(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+/**
+ * Text as PostgreSQL text and jsonb can hold it: they refuse U+0000 and lone surrogates (the JSON
+ * escape of one included), so each becomes U+FFFD. For text the engine reports or takes from a
+ * model, never for content a plugin or a player gave (that is refused instead).
+ */
+export function recordableText(text: string): string {
+  return wellFormedText(text).replaceAll('\u0000', '\uFFFD');
+}
+
+/**
+ * A dotted path (`characters.0.name`) as an error can name it. A key that is not well-formed text
+ * (a lone surrogate, a NUL) is written as a JSON string (`fields."\ud800"`), so the text naming it
+ * stays well-formed and holds no NUL; so is `__proto__`.
+ */
+export function dottedPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key) => (typeof key === 'string' && (key === '__proto__' || key.includes('\u0000') || !isWellFormedText(key)) ? JSON.stringify(key) : String(key)))
+    .join('.');
+}
+
 function isHigh(c: number): boolean {
   return c >= 0xd800 && c <= 0xdbff;
 }

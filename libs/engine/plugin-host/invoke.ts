@@ -5,6 +5,7 @@ import { deepFreeze, type ExecutionScope, handlerContext, type PluginDataSource 
 import type { ExtensionRegistry, RegisteredExtension, RegisteredHook } from './registry';
 import { isServicePoint, serviceReader, type ServiceRun } from './services';
 import { publishedCharacters } from './published-characters';
+import { dottedPath } from '../../text';
 
 /** What a hook is given to hash and to run: the payload and the runtime whose request it is. */
 export interface HookInput {
@@ -76,7 +77,8 @@ export const watchFor = (
   handler: { pluginId: string; point: string; handlerId: string },
 ): BlockingWatch | null => (watch ? { thresholdMs: watch.thresholdMs, onBlocked: (ms) => watch.report({ ...handler, ms }) } : null);
 
-const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+/** The issues, each at its path (a key that is not well-formed text as a JSON string: the message stays recordable). */
+const issuesOf = (error: z.ZodError) => error.issues.map((i) => `${dottedPath(i.path) || '(root)'}: ${i.message}`).join('; ');
 
 /** The invoker of one execution: handlers get the execution's context, a time limit, and their schema. */
 export function executionInvoker(

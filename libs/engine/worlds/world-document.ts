@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../errors';
 import { WORLD_LIMITS, WorldDocument } from '../../plugins-sdk';
-import { isWellFormedText } from '../../text';
+import { dottedPath } from '../../text';
 import { WorldTooLargeError } from './errors';
 
 /**
@@ -16,7 +16,7 @@ export function validWorldDocument(input: unknown, options: { prefix?: string } 
   const parsed = WorldDocument.safeParse(input);
   if (parsed.success) return parsed.data;
   throw new InvalidInputError(
-    parsed.error.issues.map((issue) => ({ path: `${prefix}${pathText(issue.path)}`.replace(/\.$/, '') || '(body)', message: issue.message })),
+    parsed.error.issues.map((issue) => ({ path: `${prefix}${dottedPath(issue.path)}`.replace(/\.$/, '') || '(body)', message: issue.message })),
     'INVALID_WORLD',
   );
 }
@@ -28,7 +28,7 @@ export function validWorldDocument(input: unknown, options: { prefix?: string } 
 export function checkWorldJson(input: unknown, options: { prefix?: string } = {}): void {
   const prefix = options.prefix ? `${options.prefix}.` : '';
   const problem = structureProblem(input);
-  if (problem !== null) throw new InvalidInputError([{ path: `${prefix}${pathText(problem.path)}` || '(body)', message: problem.message }], 'INVALID_WORLD');
+  if (problem !== null) throw new InvalidInputError([{ path: `${prefix}${dottedPath(problem.path)}` || '(body)', message: problem.message }], 'INVALID_WORLD');
 }
 
 /** The deepest a world document's JSON may nest (its own structure needs 6; `entries` and `extensions` hold free JSON). */
@@ -52,13 +52,3 @@ function structureProblem(input: unknown): { path: PropertyKey[]; message: strin
   return null;
 }
 
-/**
- * A dotted path (`characters.0.name`). A key that is not well-formed text (a lone surrogate, a NUL)
- * is written as a JSON string (`extensions."\ud800"`), so the answer naming it stays well-formed
- * and holds no NUL; so is `__proto__`, as the card reader writes it.
- */
-function pathText(path: readonly PropertyKey[]): string {
-  return path
-    .map((key) => (typeof key === 'string' && (key === '__proto__' || key.includes('\u0000') || !isWellFormedText(key)) ? JSON.stringify(key) : String(key)))
-    .join('.');
-}

@@ -59,4 +59,17 @@ describe('withPublishedCharacters (session.world-context@1 `characters`)', () =>
     expect(WorldContextResult.safeParse({ characters: [{ id: 'a' }] }).success).toBe(false);
     expect(WorldContextResult.safeParse({ characters: [{ id: 'a', name: 'A', blueprint: { tone: 'x' } }] }).success).toBe(false);
   });
+
+  it('a string holding U+0000 or a lone surrogate is refused at its path (a field key or nested value too); emoji, CJK and RTL pass as they are', () => {
+    const text = '🧑🏽‍🚀 宇航员 رائد ‏עברית‎';
+    const ok = WorldContextResult.parse({ characters: [{ id: 'a', name: text, aliases: [text], description: text, fields: { [text]: [text] } }] });
+    expect(ok.characters?.[0]).toEqual({ id: 'a', name: text, aliases: [text], description: text, fields: { [text]: [text] } });
+    const issues = (character: Record<string, unknown>) =>
+      WorldContextResult.safeParse({ characters: [{ id: 'a', name: 'A', ...character }] }).error?.issues.map((i) => i.path);
+    expect(issues({ name: 'A\u0000' })).toEqual([['characters', 0, 'name']]);
+    expect(issues({ description: '\ud83e' })).toEqual([['characters', 0, 'description']]);
+    expect(issues({ aliases: ['ok', 'x\udc00'] })).toEqual([['characters', 0, 'aliases', 1]]);
+    expect(issues({ fields: { mood: { now: ['calm', 'a\u0000'] } } })).toEqual([['characters', 0, 'fields', 'mood', 'now', 1]]);
+    expect(issues({ fields: { 'k\u0000': 1 } })).toEqual([['characters', 0, 'fields', 'k\u0000']]);
+  });
 });

@@ -2,9 +2,11 @@ import {
   advanceCodePoints,
   codePointLength,
   commonGraphemePrefix,
+  dottedPath,
   graphemeEnd,
   graphemeStart,
   isWellFormedText,
+  recordableText,
   retreatCodePoints,
   sliceAround,
   truncateText,
@@ -135,5 +137,16 @@ describe('codePointLength', () => {
   it('counts code points as the string iterator does, a lone surrogate as one', () => {
     const texts = [...Object.values(SAMPLES), '', 'a', '\ud83d', '\ude00', 'x\ud83dy', '\ude00\ud83d', '\ud83d\ud83d\ude00', '😀\ud83d', 'مرحبا 你好 👩‍👩‍👧'];
     for (const text of texts) expect(codePointLength(text)).toBe([...text].length);
+  });
+});
+
+describe('recordableText and dottedPath (what an event can hold)', () => {
+  it('recordableText turns each U+0000 and lone surrogate into U+FFFD, and leaves pairs, ZWJ, CJK and RTL alone', () => {
+    expect(recordableText('a\u0000b\ud83d c\ude00 😀 👩‍👩‍👧 地図 مرحبا')).toBe('a\ufffdb\ufffd c\ufffd 😀 👩‍👩‍👧 地図 مرحبا');
+  });
+
+  it('dottedPath writes a key that is not recordable text (or __proto__) as a JSON string', () => {
+    expect(dottedPath(['characters', 0, 'name'])).toBe('characters.0.name');
+    expect(dottedPath(['fields', '\udc00k', 'a\u0000', '__proto__', '地図'])).toBe('fields."\\udc00k"."a\\u0000"."__proto__".地図');
   });
 });
