@@ -43,12 +43,12 @@ describe('failure recording', () => {
     expect(failed.map((e) => e.data)).toEqual([expect.objectContaining({ attempt: 2, error: { code: 'Error', message: 'boom' } })]);
   });
 
-  it("records a plugin's error message whatever its text: emoji, ZWJ, RTL and CJK kept, a U+0000 (which jsonb refuses) as U+FFFD", async () => {
+  it("records a plugin's error message whatever its text: emoji, ZWJ, RTL and CJK kept, a U+0000 or a lone surrogate (which jsonb refuses) as U+FFFD", async () => {
     const job = await h.input(await h.session());
     await claim(job);
-    const message = 'plugin broke: 👩‍👩‍👧 مرحبا 地図 \u0000 end';
+    const message = 'plugin broke: 👩‍👩‍👧 مرحبا 地図 \u0000 \uD800 \uDC00 end';
     expect(await recordFailure(h.deps, job, { error: new Error(message), attempt: 1 })).toBe(true);
     const failed = (await h.events(job.sessionId)).filter((e) => e.type === 'execution.failed@1');
-    expect(failed.map((e) => e.data)).toEqual([expect.objectContaining({ error: { code: 'Error', message: 'plugin broke: 👩‍👩‍👧 مرحبا 地図 \uFFFD end' } })]);
+    expect(failed.map((e) => e.data)).toEqual([expect.objectContaining({ error: { code: 'Error', message: 'plugin broke: 👩‍👩‍👧 مرحبا 地図 \uFFFD \uFFFD \uFFFD end' } })]);
   });
 });
