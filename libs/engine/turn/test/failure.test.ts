@@ -49,6 +49,8 @@ describe('failure recording', () => {
     const message = 'plugin broke: 👩‍👩‍👧 مرحبا 地図 \u0000 \uD800 \uDC00 end';
     expect(await recordFailure(h.deps, job, { error: new Error(message), attempt: 1 })).toBe(true);
     const failed = (await h.events(job.sessionId)).filter((e) => e.type === 'execution.failed@1');
-    expect(failed.map((e) => e.data)).toEqual([expect.objectContaining({ error: { code: 'Error', message: 'plugin broke: 👩‍👩‍👧 مرحبا 地図 \uFFFD \uFFFD \uFFFD end' } })]);
+    expect(failed.map((e) => e.data)).toEqual([
+      expect.objectContaining({ error: { code: 'Error', message: 'plugin broke: 👩‍👩‍👧 مرحبا 地図 \uFFFD \uFFFD \uFFFD end' } }),
+    ]);
   });
 });
