@@ -301,6 +301,18 @@ describe('the tool set (issue 11 part 2)', () => {
         [registry.providers('session.world-context@1')[0], {}],
       ]);
     });
+
+    it('finds and returns a published character whose text is emoji with ZWJ, CJK and RTL, code point for code point', async () => {
+      const registry = new ExtensionRegistry();
+      registry.apiFor('keeper', pluginSdk).provideExtension('session.world-context@1', 'characters', { handler: () => ({}) });
+      const name = '🧑🏽‍🚀 宇航员 رائد';
+      const description = 'Family 👩‍👩‍👧‍👦, 墨と地図, ‏עברית‎ and مرحبا — 𝄞';
+      const published = { characters: [{ id: 'astro', name, aliases: ['‏עברית‎ 🚀'], description }] };
+      const extra = { plugins: { registry, resolver: { resolve: async () => published } } } as Partial<ToolRunContext>;
+      const sheet = { id: 'astro', name, aliases: ['‏עברית‎ 🚀'], type: 'npc', description, fields: {} };
+      expect(body(await call('get-character', { name: ` ${name} ` }, 'keeper', extra)).data).toEqual(sheet);
+      expect(body(await call('get-character', { name: '‏עברית‎ 🚀' }, 'keeper', extra)).data).toEqual(sheet);
+    });
   });
 
   describe('plugin tools (api.registerTool)', () => {
