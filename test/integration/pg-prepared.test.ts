@@ -1,26 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { Client } from 'pg';
-import { EventStore, inlineProjections, migrateToLatest, type NewEvent, type OpenDatabase, openDatabase, pgCounts, statementLabel } from '../../libs/events';
+import { EventStore, inlineProjections, migrateToLatest, type OpenDatabase, openDatabase, pgCounts, statementLabel } from '../../libs/events';
 import { PREPARE_AFTER_SENDS, prepareHotStatements } from '../../libs/events/pg-prepared';
+import { barrierPassed, sessionCreated } from '../support/log-events';
 import { createTestDatabase } from '../support/stack';
-
-const created = (sessionId: string): NewEvent => ({ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } });
-/** An event no inline projection handles: each append of one sends the same statement text. */
-const barrier = (executionId: string): NewEvent => ({
-  type: 'compaction.barrier-passed@1',
-  data: {
-    executionId,
-    turnId: 't1',
-    attempt: 1,
-    pluginId: 'narrator',
-    runtimeId: 'story',
-    estimatedTokens: 10,
-    triggerWindow: 100,
-    thresholdTokens: 75,
-    outcome: 'nothing',
-  },
-});
 
 interface Prepared {
   name: string;
@@ -54,15 +38,15 @@ describe('named prepared statements (real PostgreSQL)', () => {
   it('sends the append as a named statement, each later run without a new parse; the counts stay by text', async () => {
     const store = new EventStore(open.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
-    await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier('e1')] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrierPassed('e1')] });
     const appends = async () => (await prepared()).filter((p) => p.statement.includes('pg_advisory_xact_lock'));
     // sent twice by now (the creation's append has the same text): prepared under a name
     const [warm] = await appends();
     expect(warm.name).toMatch(/^covel_\d+$/);
     const label = statementLabel(warm.statement);
     const before = pgCounts();
-    for (let v = 2; v <= 4; v++) await store.append({ tenantId: 't', streamId, expectedVersion: v, events: [barrier(`e${v}`)] });
+    for (let v = 2; v <= 4; v++) await store.append({ tenantId: 't', streamId, expectedVersion: v, events: [barrierPassed(`e${v}`)] });
     // the same one statement, run three more times (no other name made for the text)
     expect(await appends()).toEqual([{ ...warm, runs: warm.runs + 3 }]);
     // covel_pg_statements_total still counts each send under the statement's text
