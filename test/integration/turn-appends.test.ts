@@ -6,7 +6,7 @@ import { nextClaim } from '../../libs/engine/turn/claim';
 import { TurnRunner } from '../../libs/engine/turn/turn-runner';
 import { type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
 import { loadSessionJournal } from '../../libs/engine/session/session-reads';
-import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
+import { asOpenDatabase, type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 import { barrierPassed } from '../support/log-events';
 import { turnContext } from '../support/turn-context';
 
@@ -34,12 +34,7 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
       pluginsDir: join(__dirname, '..', '..', 'plugins'),
       pluginFilter: (p) => ['narrator', 'history-compaction'].includes(p.manifest.id),
       handlers: (deps) => (runner = new TurnRunner(deps)),
-      database: {
-        db: counting.db,
-        kind: 'postgres',
-        listen: () => Promise.reject(new Error('no LISTEN in this test')),
-        close: () => counting.close(),
-      },
+      database: asOpenDatabase(counting),
     });
   });
   afterAll(async () => {
