@@ -1,5 +1,5 @@
-import { TurnRunner } from '../../libs/engine/turn/turn-runner';
-import { STAGED_PLUGINS, type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
+import type { TurnRunner } from '../../libs/engine/turn/turn-runner';
+import { runnerNotingRuntimeJobs, STAGED_PLUGINS, type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
 import type { RuntimeJob } from '../../libs/engine/queue';
 import { asOpenDatabase, type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 import { turnContext } from '../support/turn-context';
@@ -22,16 +22,7 @@ describe('the runtimes of a stage run inline in the turn job (real PostgreSQL)',
     counting = database.counting;
     h = await turnHarness({
       pluginsDir: STAGED_PLUGINS,
-      handlers: (deps) => {
-        runner = new TurnRunner(deps);
-        return {
-          turn: (job, ctx) => runner.turn(job, ctx),
-          runtime: (job, attempt) => {
-            runtimeJobs.push(job);
-            return runner.runtime(job, attempt);
-          },
-        };
-      },
+      handlers: runnerNotingRuntimeJobs(runtimeJobs, (made) => (runner = made)),
       database: asOpenDatabase(counting),
     });
   });
