@@ -82,11 +82,20 @@ describe('named prepared statements: bounds and a changed result type (real Post
   const names = async () =>
     (await client.query<{ statement: string }>('select statement from pg_prepared_statements where not from_sql order by name')).rows.map((r) => r.statement);
 
-  it('names a text from its PREPARE_AFTER_SENDS-th send in the process on', async () => {
+  /** Runs `use` on a wrapped connection of its own (its own bound of names, none made yet), ended after. */
+  async function onNewConnection(use: (c2: Client) => Promise<void>): Promise<void> {
     const c2 = new Client({ connectionString: database.url });
     await c2.connect();
     try {
       prepareHotStatements(c2);
+      await use(c2);
+    } finally {
+      await c2.end();
+    }
+  }
+
+  it('names a text from its PREPARE_AFTER_SENDS-th send in the process on', async () => {
+    await onNewConnection(async (c2) => {
       const text = 'select $1::int * 10 as ten';
       const runs = async () =>
         (await c2.query<{ runs: number }>('select (generic_plans + custom_plans)::int as runs from pg_prepared_statements where statement = $1', [text]))
@@ -95,9 +104,7 @@ describe('named prepared statements: bounds and a changed result type (real Post
       expect(await runs()).toBeUndefined();
       expect((await c2.query(text, [5])).rows).toEqual([{ ten: 50 }]);
       expect(await runs()).toBe(1);
-    } finally {
-      await c2.end();
-    }
+    });
   });
 
   it('names at most its bound of texts on a connection; past it a text goes unnamed (and still runs)', async () => {
@@ -108,10 +115,7 @@ describe('named prepared statements: bounds and a changed result type (real Post
 
   it('after DDL that changes a named statement result columns: outside a transaction sent again unnamed, inside one the error stands once', async () => {
     // the bound of 2 is taken: a fresh connection for this case
-    const c2 = new Client({ connectionString: database.url });
-    await c2.connect();
-    try {
-      prepareHotStatements(c2);
+    await onNewConnection(async (c2) => {
       const outside = 'select * from t where id = $1';
       const inside = 'select * from t where id = $1 and true';
       for (let i = 0; i < 3; i++) {
@@ -126,8 +130,6 @@ describe('named prepared statements: bounds and a changed result type (real Post
       // the spoiled name is not used again: the text runs unnamed from then on
       expect((await c2.query(inside, [1])).rows).toEqual([{ id: 1, x: 7 }]);
       expect((await c2.query(outside, [1])).rows).toEqual([{ id: 1, x: 7 }]);
-    } finally {
-      await c2.end();
-    }
+    });
   });
 });
