@@ -1,5 +1,5 @@
 import type { PGlite, Results } from '@electric-sql/pglite';
-import { BoundedMemo } from '../memo';
+import { PREPARE_AFTER_USES, PreparedNaming } from './prepared-naming';
 
 /**
  * Named prepared statements on PGlite (the embedded default), as `pg-prepared.ts` does on the
@@ -10,17 +10,11 @@ import { BoundedMemo } from '../memo';
  * times is parsed once under a name (its parameter types and row description kept), then run
  * with Bind, Execute and Sync alone; PostgreSQL keeps its plan (generic after five runs).
  *
- * Bounded: only texts with parameters of at most `PREPARED_MAX_TEXT` characters, at most
- * `PGLITE_PREPARED_MAX` names (then texts go unnamed as before). A statement PostgreSQL refuses to
- * run again under its name ("cached plan must not change result type" after DDL, 0A000) loses the
- * name: outside a transaction it is sent once more unnamed, inside one the error stands (the
- * transaction is aborted already) and the caller's retry sends it unnamed.
+ * When a text is named, and what a spoiled name does, is `prepared-naming.ts` (shared with the pool's
+ * connections): here the runs are counted by this database, which names at most `PGLITE_PREPARED_MAX` texts.
  */
-export const PREPARE_AFTER_RUNS = 2;
-export const PREPARED_MAX_TEXT = 16_384;
+export const PREPARE_AFTER_RUNS = PREPARE_AFTER_USES;
 export const PGLITE_PREPARED_MAX = 200;
-/** Texts whose runs are counted (the oldest counted is forgotten first). */
-const RUNS_KEPT = 512;
 
 type PGliteModule = typeof import('@electric-sql/pglite');
 type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
@@ -34,28 +28,24 @@ interface Named {
 }
 
 export class PGlitePreparedStatements {
-  private readonly runs = new BoundedMemo<string, number>({ maxEntries: RUNS_KEPT });
-  /** Text → its statement; null: the name was spoiled (the text goes unnamed from then on). */
-  private readonly named = new Map<string, Named | null>();
-  private made = 0;
-  private inTransaction = false;
+  private readonly naming: PreparedNaming<Named>;
   private module: Promise<PGliteModule> | null = null;
 
   constructor(
     private readonly pglite: PGlite,
-    private readonly limits = { max: PGLITE_PREPARED_MAX },
-  ) {}
+    limits = { max: PGLITE_PREPARED_MAX },
+  ) {
+    this.naming = new PreparedNaming({ max: limits.max });
+  }
 
   /** How many texts run under a name now (tests and metrics). */
   get size(): number {
-    let n = 0;
-    for (const statement of this.named.values()) if (statement) n++;
-    return n;
+    return this.naming.size;
   }
 
   async query<R>(text: string, values: readonly unknown[]): Promise<Results<R>> {
     if (values.length === 0) {
-      this.noteTransaction(text);
+      this.naming.noteUnparameterised(text);
       return this.pglite.query<R>(text);
     }
     const statement = await this.statementFor(text);
@@ -63,29 +53,18 @@ export class PGlitePreparedStatements {
     try {
       return await this.run<R>(statement, values);
     } catch (error) {
-      if ((error as { code?: unknown }).code !== '0A000') throw error;
-      this.named.set(text, null);
-      if (this.inTransaction) throw error;
+      if (!this.naming.sendUnnamedAfter(error, text, statement)) throw error;
       return this.pglite.query<R>(text, [...values]);
     }
   }
 
-  private noteTransaction(text: string): void {
-    const verb = text.trimStart().slice(0, 8).toLowerCase();
-    if (verb.startsWith('begin') || verb.startsWith('start')) this.inTransaction = true;
-    else if (verb.startsWith('commit') || verb.startsWith('rollback') || verb.startsWith('end') || verb.startsWith('abort')) this.inTransaction = false;
-  }
-
   /** The text's named statement, made on its `PREPARE_AFTER_RUNS`th run; null: it goes unnamed this time. */
   private async statementFor(text: string): Promise<Named | null> {
-    const known = this.named.get(text);
+    const known = this.naming.known(text);
     if (known !== undefined) return known;
-    if (text.length > PREPARED_MAX_TEXT || this.made >= this.limits.max) return null;
-    const runs = (this.runs.get(text) ?? 0) + 1;
-    this.runs.set(text, runs);
-    if (runs < PREPARE_AFTER_RUNS) return null;
+    const name = this.naming.nameNow(text);
+    if (name === undefined) return null;
     const { protocol } = await this.pgliteModule();
-    const name = `covel_${++this.made}`;
     try {
       const described = await this.exchange([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name })]);
       const parameters = described.find((m) => m.name === 'parameterDescription') as { dataTypeIDs?: number[] } | undefined;
@@ -94,8 +73,7 @@ export class PGlitePreparedStatements {
         paramTypes: parameters?.dataTypeIDs ?? [],
         rowDescription: described.find((m) => m.name === 'rowDescription') ?? null,
       };
-      this.named.set(text, statement);
-      this.runs.delete(text);
+      this.naming.remember(text, statement);
       return statement;
     } catch {
       // a text PostgreSQL cannot parse here (or not now: an aborted transaction) goes unnamed, which reports its error as PGlite does

@@ -10,27 +10,12 @@ import {
   StreamTenantMismatchError,
 } from '../../libs/events';
 import type { InlineProjection } from '../../libs/events/projections/projection';
+import { barrierPassed, sessionCreated } from '../support/log-events';
 import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 
-const created = (sessionId: string): NewEvent => ({ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } });
 const input = (i: number): NewEvent => ({
   type: 'player-input.submitted@1',
   data: { executionId: `e${i}-${randomUUID()}`, turnId: `t${i}`, messageId: `m${i}-${randomUUID()}`, text: String(i) },
-});
-/** An event no inline projection handles. */
-const barrier = (executionId: string): NewEvent => ({
-  type: 'compaction.barrier-passed@1',
-  data: {
-    executionId,
-    turnId: 't1',
-    attempt: 1,
-    pluginId: 'narrator',
-    runtimeId: 'story',
-    estimatedTokens: 10,
-    triggerWindow: 100,
-    thresholdTokens: 75,
-    outcome: 'nothing',
-  },
 });
 
 describe('an append on the real PostgreSQL: statements and transactions', () => {
@@ -51,9 +36,9 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
   it('with no inline projection to apply: one statement (lock, version check and insert), no transaction block', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
     counting.reset();
-    const result = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier('e1')] });
+    const result = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrierPassed('e1')] });
     expect(counting.statements).toHaveLength(1);
     expect(counting.transactions()).toBe(0);
     expect(result.version).toBe(2);
@@ -66,7 +51,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
   it('with inline projections whose writes have a SQL form: one statement, their writes in it (data-modifying CTEs), no transaction block', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
     counting.reset();
     const event = input(1);
     const { events } = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [event] });
@@ -87,7 +72,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     const streamId = randomUUID();
     const event = input(1);
     const { executionId, turnId } = event.data as { executionId: string; turnId: string };
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
     counting.reset();
     // the execution's row inserted, then updated: an update cannot see a row another CTE of its statement inserts
     const started: NewEvent = { type: 'execution.started@1', data: { executionId, turnId, attempt: 1, workerId: 'w' } };
@@ -126,14 +111,14 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     };
     const store = new EventStore(counting.db, { inline: [...inlineProjections, broken] });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
     counting.reset();
-    const failure = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier('e1')] }).catch((e: unknown) => e);
+    const failure = await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrierPassed('e1')] }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(InlineProjectionFailedError);
     expect(failure).toMatchObject({ projection: 'broken', eventType: 'compaction.barrier-passed@1', streamId, tenantId: 't' });
     expect(counting.transactions()).toBe(0);
     const caught = await store
-      .appendCatchingUp({ tenantId: 't', streamId, afterVersion: 1, events: [barrier('e2')], rebuild: () => [] })
+      .appendCatchingUp({ tenantId: 't', streamId, afterVersion: 1, events: [barrierPassed('e2')], rebuild: () => [] })
       .catch((e: unknown) => e);
     expect(caught).toBeInstanceOf(InlineProjectionFailedError);
     expect(await store.streamVersion(streamId)).toBe(1);
@@ -144,7 +129,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     const streamId = randomUUID();
     const event = input(1);
     const { executionId, turnId } = event.data as { executionId: string; turnId: string };
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId), event] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId), event] });
     counting.reset();
     const started: NewEvent = { type: 'execution.started@1', data: { executionId, turnId, attempt: 1, workerId: 'w' } };
     const calling: NewEvent = {
@@ -172,10 +157,10 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
   it('a wrong expected version, or another tenant’s stream, writes nothing in that one statement', async () => {
     const store = new EventStore(counting.db);
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
-    await expect(store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [barrier('e1')] })).rejects.toEqual(expect.any(ConcurrencyError));
-    await expect(store.append({ tenantId: 't', streamId, expectedVersion: 2, events: [barrier('e1')] })).rejects.toEqual(expect.any(ConcurrencyError));
-    await expect(store.append({ tenantId: 'other', streamId, expectedVersion: 1, events: [barrier('e1')] })).rejects.toEqual(
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
+    await expect(store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [barrierPassed('e1')] })).rejects.toEqual(expect.any(ConcurrencyError));
+    await expect(store.append({ tenantId: 't', streamId, expectedVersion: 2, events: [barrierPassed('e1')] })).rejects.toEqual(expect.any(ConcurrencyError));
+    await expect(store.append({ tenantId: 'other', streamId, expectedVersion: 1, events: [barrierPassed('e1')] })).rejects.toEqual(
       expect.any(StreamTenantMismatchError),
     );
     expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1]);
@@ -184,7 +169,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
   it('an input at the head with `earliestPending`: the same one statement says which earlier execution of the session is pending (none: null)', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
     counting.reset();
     const first = input(1);
     const alone = await store.appendAtHead({ tenantId: 't', streamId, events: [first], earliestPending: true });
@@ -205,7 +190,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
       const streamId = randomUUID();
       const first = input(1);
       const firstId = (first.data as { executionId: string; turnId: string }).executionId;
-      await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId), first] });
+      await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId), first] });
       const failed: NewEvent = {
         type: 'execution.failed@1',
         data: { executionId: firstId, turnId: 't1', attempt: 0, error: { code: 'X', message: 'x' } },
@@ -234,21 +219,21 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
   it('a catching-up append behind the head: the lock and the conditional insert that returns what came first are one statement (BEGIN, it, the append built again, COMMIT)', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId), barrier('e0')] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId), barrierPassed('e0')] });
     const missedOf: string[][] = [];
     const catchUp = (afterVersion: number, executionId: string) =>
       store.appendCatchingUp({
         tenantId: 't',
         streamId,
         afterVersion,
-        events: [barrier(executionId)],
+        events: [barrierPassed(executionId)],
         rebuild: (missed) => {
           missedOf.push(missed.map((e) => `${e.streamVersion} ${e.type}`));
-          return [barrier(`${executionId}-again`)];
+          return [barrierPassed(`${executionId}-again`)];
         },
       });
     // another writer came first (3): the caller read up to 2
-    await new EventStore(open2!.db).append({ tenantId: 't', streamId, expectedVersion: 2, events: [barrier('other')] });
+    await new EventStore(open2!.db).append({ tenantId: 't', streamId, expectedVersion: 2, events: [barrierPassed('other')] });
     counting.reset();
     // the first try writes nothing, then BEGIN, the locked statement (nothing written, what came
     // returned), the append built again at the head, COMMIT
@@ -263,7 +248,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     expect(missedOf).toEqual([['3 compaction.barrier-passed@1']]);
     // the stream is contended now: the locked path directly; behind again, 4 statements; at the
     // head, 3 (its one statement writes the events)
-    await new EventStore(open2!.db).append({ tenantId: 't', streamId, expectedVersion: 4, events: [barrier('other2')] });
+    await new EventStore(open2!.db).append({ tenantId: 't', streamId, expectedVersion: 4, events: [barrierPassed('other2')] });
     counting.reset();
     expect((await catchUp(4, 'e2')).appended?.version).toBe(6);
     expect(counting.statements).toHaveLength(4);
@@ -284,10 +269,10 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     ]);
     // another tenant's writer, behind or not, writes nothing
     await expect(
-      store.appendCatchingUp({ tenantId: 'other', streamId, afterVersion: 7, events: [barrier('x')], rebuild: () => [barrier('x')] }),
+      store.appendCatchingUp({ tenantId: 'other', streamId, afterVersion: 7, events: [barrierPassed('x')], rebuild: () => [barrierPassed('x')] }),
     ).rejects.toEqual(expect.any(StreamTenantMismatchError));
     await expect(
-      store.appendCatchingUp({ tenantId: 'other', streamId, afterVersion: 5, events: [barrier('x')], rebuild: () => [barrier('x')] }),
+      store.appendCatchingUp({ tenantId: 'other', streamId, afterVersion: 5, events: [barrierPassed('x')], rebuild: () => [barrierPassed('x')] }),
     ).rejects.toEqual(expect.any(StreamTenantMismatchError));
     expect(await store.streamVersion(streamId)).toBe(7);
   });
@@ -295,9 +280,11 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
   it('20 concurrent single-statement appends at one version: one wins, the rest get ConcurrencyError', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier(`e${i}`), barrier(`f${i}`)] })),
+      Array.from({ length: 20 }, (_, i) =>
+        store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrierPassed(`e${i}`), barrierPassed(`f${i}`)] }),
+      ),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConcurrencyError);
@@ -307,7 +294,7 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
   it('an input appended at the head: no read before it, one statement with the executions row, no transaction; concurrent ones all land in order', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
     counting.reset();
     const appended = await store.appendAtHead({ tenantId: 't', streamId, events: [input(1)] });
     expect(appended.version).toBe(2);

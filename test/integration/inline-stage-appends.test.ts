@@ -1,9 +1,7 @@
-import { TurnRunner } from '../../libs/engine/turn/turn-runner';
-import { STAGED_PLUGINS, type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
+import type { TurnRunner } from '../../libs/engine/turn/turn-runner';
+import { runnerNotingRuntimeJobs, STAGED_PLUGINS, type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
 import type { RuntimeJob } from '../../libs/engine/queue';
-import { migrateToLatest, openDatabase } from '../../libs/events';
-import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
-import { createTestDatabase } from '../support/stack';
+import { asOpenDatabase, type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 import { turnContext } from '../support/turn-context';
 
 /**
@@ -14,35 +12,18 @@ import { turnContext } from '../support/turn-context';
  * a transaction; no runtime job is added and no runtime reads the log or the history on its own.
  */
 describe('the runtimes of a stage run inline in the turn job (real PostgreSQL)', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: CountedDatabase;
   let counting: CountingDatabase;
   let h: TurnHarness;
   let runner!: TurnRunner;
   const runtimeJobs: RuntimeJob[] = [];
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
-    await migrateToLatest(open.db);
-    await open.close();
-    counting = countingDatabase(database.url);
+    database = await countedDatabase();
+    counting = database.counting;
     h = await turnHarness({
       pluginsDir: STAGED_PLUGINS,
-      handlers: (deps) => {
-        runner = new TurnRunner(deps);
-        return {
-          turn: (job, ctx) => runner.turn(job, ctx),
-          runtime: (job, attempt) => {
-            runtimeJobs.push(job);
-            return runner.runtime(job, attempt);
-          },
-        };
-      },
-      database: {
-        db: counting.db,
-        kind: 'postgres',
-        listen: () => Promise.reject(new Error('no LISTEN in this test')),
-        close: () => counting.close(),
-      },
+      handlers: runnerNotingRuntimeJobs(runtimeJobs, (made) => (runner = made)),
+      database: asOpenDatabase(counting),
     });
   });
   afterAll(async () => {

@@ -1,26 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { Client } from 'pg';
-import { EventStore, inlineProjections, migrateToLatest, type NewEvent, type OpenDatabase, openDatabase, pgCounts, statementLabel } from '../../libs/events';
+import { EventStore, inlineProjections, migrateToLatest, type OpenDatabase, openDatabase, pgCounts, statementLabel } from '../../libs/events';
 import { PREPARE_AFTER_SENDS, prepareHotStatements } from '../../libs/events/pg-prepared';
+import { barrierPassed, sessionCreated } from '../support/log-events';
 import { createTestDatabase } from '../support/stack';
-
-const created = (sessionId: string): NewEvent => ({ type: 'session.created@1', data: { sessionId, worldId: null, locale: 'en' } });
-/** An event no inline projection handles: each append of one sends the same statement text. */
-const barrier = (executionId: string): NewEvent => ({
-  type: 'compaction.barrier-passed@1',
-  data: {
-    executionId,
-    turnId: 't1',
-    attempt: 1,
-    pluginId: 'narrator',
-    runtimeId: 'story',
-    estimatedTokens: 10,
-    triggerWindow: 100,
-    thresholdTokens: 75,
-    outcome: 'nothing',
-  },
-});
 
 interface Prepared {
   name: string;
@@ -54,15 +38,15 @@ describe('named prepared statements (real PostgreSQL)', () => {
   it('sends the append as a named statement, each later run without a new parse; the counts stay by text', async () => {
     const store = new EventStore(open.db, { inline: inlineProjections });
     const streamId = randomUUID();
-    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [created(streamId)] });
-    await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrier('e1')] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId)] });
+    await store.append({ tenantId: 't', streamId, expectedVersion: 1, events: [barrierPassed('e1')] });
     const appends = async () => (await prepared()).filter((p) => p.statement.includes('pg_advisory_xact_lock'));
     // sent twice by now (the creation's append has the same text): prepared under a name
     const [warm] = await appends();
     expect(warm.name).toMatch(/^covel_\d+$/);
     const label = statementLabel(warm.statement);
     const before = pgCounts();
-    for (let v = 2; v <= 4; v++) await store.append({ tenantId: 't', streamId, expectedVersion: v, events: [barrier(`e${v}`)] });
+    for (let v = 2; v <= 4; v++) await store.append({ tenantId: 't', streamId, expectedVersion: v, events: [barrierPassed(`e${v}`)] });
     // the same one statement, run three more times (no other name made for the text)
     expect(await appends()).toEqual([{ ...warm, runs: warm.runs + 3 }]);
     // covel_pg_statements_total still counts each send under the statement's text
@@ -98,11 +82,20 @@ describe('named prepared statements: bounds and a changed result type (real Post
   const names = async () =>
     (await client.query<{ statement: string }>('select statement from pg_prepared_statements where not from_sql order by name')).rows.map((r) => r.statement);
 
-  it('names a text from its PREPARE_AFTER_SENDS-th send in the process on', async () => {
+  /** Runs `use` on a wrapped connection of its own (its own bound of names, none made yet), ended after. */
+  async function onNewConnection(use: (c2: Client) => Promise<void>): Promise<void> {
     const c2 = new Client({ connectionString: database.url });
     await c2.connect();
     try {
       prepareHotStatements(c2);
+      await use(c2);
+    } finally {
+      await c2.end();
+    }
+  }
+
+  it('names a text from its PREPARE_AFTER_SENDS-th send in the process on', async () => {
+    await onNewConnection(async (c2) => {
       const text = 'select $1::int * 10 as ten';
       const runs = async () =>
         (await c2.query<{ runs: number }>('select (generic_plans + custom_plans)::int as runs from pg_prepared_statements where statement = $1', [text]))
@@ -111,9 +104,7 @@ describe('named prepared statements: bounds and a changed result type (real Post
       expect(await runs()).toBeUndefined();
       expect((await c2.query(text, [5])).rows).toEqual([{ ten: 50 }]);
       expect(await runs()).toBe(1);
-    } finally {
-      await c2.end();
-    }
+    });
   });
 
   it('names at most its bound of texts on a connection; past it a text goes unnamed (and still runs)', async () => {
@@ -124,10 +115,7 @@ describe('named prepared statements: bounds and a changed result type (real Post
 
   it('after DDL that changes a named statement result columns: outside a transaction sent again unnamed, inside one the error stands once', async () => {
     // the bound of 2 is taken: a fresh connection for this case
-    const c2 = new Client({ connectionString: database.url });
-    await c2.connect();
-    try {
-      prepareHotStatements(c2);
+    await onNewConnection(async (c2) => {
       const outside = 'select * from t where id = $1';
       const inside = 'select * from t where id = $1 and true';
       for (let i = 0; i < 3; i++) {
@@ -142,8 +130,6 @@ describe('named prepared statements: bounds and a changed result type (real Post
       // the spoiled name is not used again: the text runs unnamed from then on
       expect((await c2.query(inside, [1])).rows).toEqual([{ id: 1, x: 7 }]);
       expect((await c2.query(outside, [1])).rows).toEqual([{ id: 1, x: 7 }]);
-    } finally {
-      await c2.end();
-    }
+    });
   });
 });

@@ -35,31 +35,42 @@ describe('Redis commands of a turn, narrator-only or Emberback (PostgreSQL + Bul
     await redis?.kill();
   }, 60_000);
 
-  it(`the queue issues at most ${QUEUE_COMMANDS_PER_TURN} a turn: no runtime job, no second run of the turn job`, async () => {
+  /**
+   * The queue's commands (the periodic ones left out) while a new session, warmed up by one turn
+   * (connections made, scripts loaded), plays `turns` more, each released; logged by name, per turn.
+   */
+  async function queueCommandsOfTurns(options: { kind: string; session: { worldId?: string }; turns: number; input: (i: number) => string; waitMs: number }) {
     const { client } = stack;
-    const { id } = await client.createSession();
-    await client.playTurn(id, 'warm up'); // connections made, scripts loaded
+    const { id } = await client.createSession(options.session);
+    await client.playTurn(id, 'warm up');
     const monitor = await RedisMonitor.start(redis.url);
     let seen: MonitoredCommand[];
     try {
-      for (let i = 0; i < TURNS; i++) {
-        const { executionId } = await client.submit(id, `input ${i}`);
-        expect(await client.waitFor(executionId, 60_000)).toBe('committed');
+      for (let i = 0; i < options.turns; i++) {
+        const { executionId } = await client.submit(id, options.input(i));
+        expect(await client.waitFor(executionId, options.waitMs)).toBe('committed');
       }
       // the release follows the turn job's end (its `completed` event), a moment after the commit
-      await monitor.until((commands) => commands.filter((c) => c.name === 'evalsha covelFairRelease').length >= TURNS);
+      await monitor.until((commands) => commands.filter((c) => c.name === 'evalsha covelFairRelease').length >= options.turns);
     } finally {
       seen = monitor.seen();
       monitor.stop();
     }
     const queue = seen.filter((c) => c.area === 'queue' && !periodic(c));
-    const count = (name: string, key = '') => queue.filter((c) => c.name === name && c.args.some((a) => a.includes(key))).length;
     console.log(
-      `queue commands per narrator-only turn (${TURNS} turns): ${(queue.length / TURNS).toFixed(1)}\n` +
+      `queue commands per ${options.kind} turn (${options.turns} turns): ${(queue.length / options.turns).toFixed(1)}\n` +
         RedisMonitor.byName(queue)
-          .map(([name, n]) => `  ${(n / TURNS).toFixed(1)}  ${name}`)
+          .map(([name, n]) => `  ${(n / options.turns).toFixed(1)}  ${name}`)
           .join('\n'),
     );
+    return {
+      queue,
+      count: (name: string, key = '') => queue.filter((c) => c.name === name && c.args.some((a) => a.includes(key))).length,
+    };
+  }
+
+  it(`the queue issues at most ${QUEUE_COMMANDS_PER_TURN} a turn: no runtime job, no second run of the turn job`, async () => {
+    const { queue, count } = await queueCommandsOfTurns({ kind: 'narrator-only', session: {}, turns: TURNS, input: (i) => `input ${i}`, waitMs: 60_000 });
     // one turn job each, admitted and released once; no runtime job, no wait for children
     expect(count('evalsha covelFairAdmit')).toBe(TURNS);
     expect(count('evalsha addStandardJob', ':covel-turns:')).toBe(TURNS);
@@ -71,30 +82,14 @@ describe('Redis commands of a turn, narrator-only or Emberback (PostgreSQL + Bul
   }, 180_000);
 
   it('an Emberback turn with every plugin runs its stages of several runtimes inline: no runtime job, no wait for children', async () => {
-    const { client } = stack;
-    const { id } = await client.createSession({ worldId: 'emberback' });
-    await client.playTurn(id, 'warm up');
-    const monitor = await RedisMonitor.start(redis.url);
     const turns = 3;
-    let seen: MonitoredCommand[];
-    try {
-      for (let i = 0; i < turns; i++) {
-        const { executionId } = await client.submit(id, `look around ${i}`);
-        expect(await client.waitFor(executionId, 120_000)).toBe('committed');
-      }
-      await monitor.until((commands) => commands.filter((c) => c.name === 'evalsha covelFairRelease').length >= turns);
-    } finally {
-      seen = monitor.seen();
-      monitor.stop();
-    }
-    const queue = seen.filter((c) => c.area === 'queue' && !periodic(c));
-    const count = (name: string, key = '') => queue.filter((c) => c.name === name && c.args.some((a) => a.includes(key))).length;
-    console.log(
-      `queue commands per Emberback turn (${turns} turns): ${(queue.length / turns).toFixed(1)}\n` +
-        RedisMonitor.byName(queue)
-          .map(([name, n]) => `  ${(n / turns).toFixed(1)}  ${name}`)
-          .join('\n'),
-    );
+    const { queue, count } = await queueCommandsOfTurns({
+      kind: 'Emberback',
+      session: { worldId: 'emberback' },
+      turns,
+      input: (i) => `look around ${i}`,
+      waitMs: 120_000,
+    });
     // each stage's runtimes (the post-turn stage: nine) run in the turn job's one run
     expect(count('evalsha addStandardJob', ':covel-runtimes:')).toBe(0);
     expect(count('evalsha moveToWaitingChildren')).toBe(0);

@@ -6,9 +6,7 @@ import { TurnRunner } from '../../libs/engine/turn/turn-runner';
 import { turnStep } from '../../libs/engine/turn/turn-step';
 import { type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
 import type { RuntimeJob } from '../../libs/engine/queue';
-import { migrateToLatest, openDatabase } from '../../libs/events';
-import { type CountingDatabase, countingDatabase } from '../support/statement-counter';
-import { createTestDatabase } from '../support/stack';
+import { asOpenDatabase, type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
 import { turnContext } from '../support/turn-context';
 
 /**
@@ -18,26 +16,18 @@ import { turnContext } from '../support/turn-context';
  * the one a rebuild from the events gives.
  */
 describe('a runtime job’s reads (real PostgreSQL)', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: CountedDatabase;
   let counting: CountingDatabase;
   let h: TurnHarness;
   let runner!: TurnRunner;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    const open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 1 });
-    await migrateToLatest(open.db);
-    await open.close();
-    counting = countingDatabase(database.url);
+    database = await countedDatabase();
+    counting = database.counting;
     h = await turnHarness({
       pluginsDir: join(__dirname, '..', '..', 'plugins'),
       pluginFilter: (p) => ['narrator', 'history-compaction'].includes(p.manifest.id),
       handlers: (deps) => (runner = new TurnRunner(deps)),
-      database: {
-        db: counting.db,
-        kind: 'postgres',
-        listen: () => Promise.reject(new Error('no LISTEN in this test')),
-        close: () => counting.close(),
-      },
+      database: asOpenDatabase(counting),
     });
   });
   afterAll(async () => {

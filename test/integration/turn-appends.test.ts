@@ -6,8 +6,12 @@ import { nextClaim } from '../../libs/engine/turn/claim';
 import { TurnRunner } from '../../libs/engine/turn/turn-runner';
 import { type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
 import { loadSessionJournal } from '../../libs/engine/session/session-reads';
-import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
+import { asOpenDatabase, type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
+import { barrierPassed } from '../support/log-events';
 import { turnContext } from '../support/turn-context';
+
+/** What the runs below append: the barrier passed, for the execution `e` and its turn. */
+const passed = (e: { executionId: string; turnId: string }, estimatedTokens = 10) => barrierPassed(e.executionId, { turnId: e.turnId, estimatedTokens });
 
 /**
  * Issue 33: the appends (and so the transactions) of one narrator-only turn on the real PostgreSQL.
@@ -30,12 +34,7 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
       pluginsDir: join(__dirname, '..', '..', 'plugins'),
       pluginFilter: (p) => ['narrator', 'history-compaction'].includes(p.manifest.id),
       handlers: (deps) => (runner = new TurnRunner(deps)),
-      database: {
-        db: counting.db,
-        kind: 'postgres',
-        listen: () => Promise.reject(new Error('no LISTEN in this test')),
-        close: () => counting.close(),
-      },
+      database: asOpenDatabase(counting),
     });
   });
   afterAll(async () => {
@@ -109,34 +108,18 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
     const [mine, twin] = [await loadSessionJournal(h.deps, session), await loadSessionJournal(h.deps, session)];
     const runOf = (journal: typeof mine) => new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!));
     const [a, b] = [runOf(mine), runOf(twin)];
-    const resolved = (e: { executionId: string; turnId: string }) => [
-      {
-        type: 'compaction.barrier-passed@1' as const,
-        data: {
-          executionId: e.executionId,
-          turnId: e.turnId,
-          attempt: 1,
-          pluginId: 'narrator',
-          runtimeId: 'story',
-          estimatedTokens: 10,
-          triggerWindow: 100,
-          thresholdTokens: 75,
-          outcome: 'nothing' as const,
-        },
-      },
-    ];
     // a build that appends nothing carries no claim either
     expect(await a.append(() => [])).toBe(mine.version);
     expect(a.claim.landed).toBe(false);
-    await a.append((e) => resolved(e));
+    await a.append((e) => [passed(e)]);
     expect(a.claim.landed).toBe(true);
     // the twin's journal has not seen it: under the stream's lock it catches up, meets the claim, writes nothing
-    await expect(b.append((e) => resolved(e))).rejects.toBeInstanceOf(FencedOutError);
+    await expect(b.append((e) => [passed(e)])).rejects.toBeInstanceOf(FencedOutError);
     await expect(b.land()).rejects.toBeInstanceOf(FencedOutError);
     const started = (await h.events(session.sessionId)).filter((e) => e.type === 'execution.started@1');
     expect(started.map((e) => e.data.attempt)).toEqual([1]);
     // the run that claimed goes on as any run of its attempt
-    await a.append((e) => resolved(e));
+    await a.append((e) => [passed(e)]);
     expect((await h.events(session.sessionId)).filter((e) => e.type === 'compaction.barrier-passed@1')).toHaveLength(2);
   });
 
@@ -145,20 +128,6 @@ describe('the appends of a narrator-only turn (real PostgreSQL)', () => {
     const job = await h.input(session, 'carried');
     const journal = await loadSessionJournal(h.deps, session);
     await new ClaimingRun(h.deps.store, journal, job, nextClaim(h.deps, journal.get(job.executionId)!)).land();
-    const passed = (e: { executionId: string; turnId: string }, estimatedTokens: number) => ({
-      type: 'compaction.barrier-passed@1' as const,
-      data: {
-        executionId: e.executionId,
-        turnId: e.turnId,
-        attempt: 1,
-        pluginId: 'narrator',
-        runtimeId: 'story',
-        estimatedTokens,
-        triggerWindow: 100,
-        thresholdTokens: 75,
-        outcome: 'nothing' as const,
-      },
-    });
     // a run not made to carry (no append of the attempt is sure to follow on its journal): its caller appends them
     expect(new ExecutionRun(h.deps.store, journal, job, 1).carry({ results: [], build: (e) => [passed(e, 1)] })).toBe(false);
     const carrier = new ExecutionRun(h.deps.store, journal, job, 1, { carries: true });

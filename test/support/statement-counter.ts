@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
-import { type Database, migrateToLatest, openDatabase } from '../../libs/events';
+import { type Database, migrateToLatest, type OpenDatabase, openDatabase } from '../../libs/events';
 import { createTestDatabase } from './stack';
 
 /** A Kysely over its own pool on the real PostgreSQL that records every statement its connections send (BEGIN and COMMIT included). */
@@ -36,6 +36,16 @@ export function countingDatabase(url: string): CountingDatabase {
     transactions: () => statements.filter((s) => /^begin\b/i.test(s)).length,
     reset: () => void statements.splice(0),
     close: () => db.destroy(),
+  };
+}
+
+/** The counting database as the engine opens one (a turn harness's `database`): closed with it; no LISTEN. */
+export function asOpenDatabase(counting: CountingDatabase): OpenDatabase {
+  return {
+    db: counting.db,
+    kind: 'postgres',
+    listen: () => Promise.reject(new Error('no LISTEN in this test')),
+    close: () => counting.close(),
   };
 }
 

@@ -7,11 +7,12 @@ import { type LoadedPlugin, loadPlugins } from '../../../plugins-sdk';
 import { endpointFor, type LlmConfig, loadLlmConfig, ProviderRegistry } from '../../../providers';
 import { loadConfig } from '../../config/config';
 import { engineInlineProjections } from '../../startup/projections';
-import { InProcessQueue, type QueueHandlers, type TurnJob } from '../../queue';
+import { InProcessQueue, type QueueHandlers, type RuntimeJob, type TurnJob } from '../../queue';
 import { RuntimeCatalog } from '../../catalog/runtime-catalog';
 import { PluginHost } from '../../plugin-host';
 import { WorldCatalog } from '../../catalog/world-catalog';
 import type { TurnDeps } from '../../execution/deps';
+import { TurnRunner } from '../turn-runner';
 
 /** Plugins with two runtimes in pre-turn (mood: no output text, scene), narrator (narrative), recap (no stage). */
 export const STAGED_PLUGINS = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'staged-plugins');
@@ -128,6 +129,24 @@ export async function turnHarness(
       await emulator.stop();
       await database.close();
     },
+  };
+}
+
+/**
+ * `handlers` of a turn runner over the harness's deps (`made` is given it) that notes in
+ * `runtimeJobs` each runtime job the queue runs (none while every stage runs inline in its turn job).
+ */
+export function runnerNotingRuntimeJobs(runtimeJobs: RuntimeJob[], made: (runner: TurnRunner) => void): (deps: TurnDeps) => QueueHandlers {
+  return (deps) => {
+    const runner = new TurnRunner(deps);
+    made(runner);
+    return {
+      turn: (job, ctx) => runner.turn(job, ctx),
+      runtime: (job, attempt) => {
+        runtimeJobs.push(job);
+        return runner.runtime(job, attempt);
+      },
+    };
   };
 }
 

@@ -2,8 +2,8 @@ import { turnContext } from '../../../../test/support/turn-context';
 import type { RuntimeJob, TurnJob } from '../../queue';
 import { claimExecution } from '../claim';
 import { loadSessionJournal } from '../../session/session-reads';
-import { TurnRunner } from '../turn-runner';
-import { eventually, type TurnHarness, turnHarness } from './harness';
+import type { TurnRunner } from '../turn-runner';
+import { eventually, runnerNotingRuntimeJobs, type TurnHarness, turnHarness } from './harness';
 
 describe('the turn runner: turns through the real in-process queue, and what a failure means for a job', () => {
   let h: TurnHarness;
@@ -12,16 +12,7 @@ describe('the turn runner: turns through the real in-process queue, and what a f
   const runtimeJobs: RuntimeJob[] = [];
   beforeAll(async () => {
     h = await turnHarness({
-      handlers: (deps) => {
-        runner = new TurnRunner(deps);
-        return {
-          turn: (job, ctx) => runner.turn(job, ctx),
-          runtime: (job, attempt) => {
-            runtimeJobs.push(job);
-            return runner.runtime(job, attempt);
-          },
-        };
-      },
+      handlers: runnerNotingRuntimeJobs(runtimeJobs, (made) => (runner = made)),
     });
   });
   afterAll(() => h.close());
