@@ -228,9 +228,12 @@ class Harness implements PluginHarness {
       events.flatMap((e) => (e.type === 'llm.calling@1' && e.data.executionId === executionId ? [[e.data.callId, e.data] as const] : [])),
     );
     const views: RequestView[] = [];
+    // an execution's calls are of one turn: only that turn's are re-derived
+    const [first] = calling.values();
     await rebuildRequests(events, this.engine.catalog, this.engine.providers, this.engine.worlds, {
       historyReadLimit: DEFAULT_HISTORY_READ_LIMIT,
       media: this.engine.media,
+      ...(first ? { turnId: first.turnId } : {}),
       inspect: (call, request) => {
         const recorded = calling.get(call.callId);
         if (recorded) views.push(requestView(recorded, call, request));

@@ -39,6 +39,17 @@ describe('the assembled context of a committed call is rebuilt from the event lo
       });
       expect(rebuilt).toHaveLength(20);
       expect(rebuilt.filter((c) => !c.identical)).toEqual([]);
+      // one turn's calls (an audit's): only they are re-derived, as they are among all of them
+      const turnId = rebuilt[11].turnId;
+      const seen: string[] = [];
+      const oneTurn = await rebuildRequests(events, covel.engine.catalog, covel.engine.providers, covel.engine.worlds, {
+        historyReadLimit: covel.engine.turns!.historyReadLimit,
+        turnId,
+        inspect: (call) => seen.push(call.turnId),
+      });
+      expect(oneTurn).toEqual(rebuilt.filter((c) => c.turnId === turnId));
+      expect(oneTurn).toHaveLength(2);
+      expect(seen).toEqual([turnId, turnId]);
       // the tracker after the narrative saw this turn's story text; the narrator saw the whole history
       const lastTracker = JSON.parse(rebuilt.at(-1)!.rebuilt) as { messages: { role: string; content: string }[] };
       expect(rebuilt.at(-1)!.pluginId).toBe('tracker');

@@ -65,6 +65,12 @@ export async function rebuildRequests(
     inspect?: (call: RebuiltCall, request: RuntimeRequest & { inputs: RuntimeRequestInputs }) => void;
     /** A branch's read of its parent (`EventStore.inheritedStory`), folded before its own events; none for other sessions. */
     inherited?: readonly StoredEvent[];
+    /**
+     * Only the calls of this turn (an audit's): the others are not re-derived (every event is still
+     * folded in order, and each call still finds its execution and runtime). No call looks at a
+     * later one, so this turn's come out as they do among all of them.
+     */
+    turnId?: string;
   },
 ): Promise<RebuiltCall[]> {
   const journal = new SessionJournal();
@@ -82,6 +88,10 @@ export async function rebuildRequests(
   // the player's preferences from each change on (stream version, preferences), in log order
   const preferenceChanges: { version: number; preferences: SessionPreferences }[] = [];
   const results: RebuiltCall[] = [];
+  const fold = (event: StoredEvent) => {
+    story.apply(event);
+    journal.apply([event]);
+  };
   for (const event of events) {
     if (event.type === 'session.branched@1') rootSessionId = event.data.rootSessionId ?? event.data.parentSessionId;
     if (event.type === 'session.created@1') {
@@ -100,7 +110,7 @@ export async function rebuildRequests(
         world: await worlds.load({ tenantId: event.tenantId, worldId: event.data.worldId, revision: event.data.toRevision }),
       });
     if (event.type === 'session.preferences-changed@1') preferenceChanges.push({ version: event.streamVersion, preferences: event.data.preferences });
-    if (event.type === 'compaction.summary-requested@1') {
+    if (event.type === 'compaction.summary-requested@1' && (options.turnId === undefined || event.data.turnId === options.turnId)) {
       // the compaction provider's summary call: re-derived from the request it recorded (no plugin runs)
       results.push(rebuiltSummaryCall(event.data, providers));
     }
@@ -113,6 +123,10 @@ export async function rebuildRequests(
       const generation = executionCatalog({ catalog: current, generations: options.generations }, execution).forSession(sessionPlugins);
       const runtime = generation.find(d.pluginId, d.runtimeId);
       if (!runtime) throw new RuntimeNotInCatalogError(d.callId, d.pluginId, d.runtimeId);
+      if (options.turnId !== undefined && d.turnId !== options.turnId) {
+        fold(event);
+        continue;
+      }
       // a regenerated turn reads the history without the turn it re-runs, as its worker did
       const without = execution.retryFromTurnId;
       const uncompacted = history.uncompacted(event.streamId, options.historyReadLimit, without);
@@ -170,8 +184,7 @@ export async function rebuildRequests(
       });
       options.inspect?.(results[results.length - 1], { ...request, inputs });
     }
-    story.apply(event);
-    journal.apply([event]);
+    fold(event);
   }
   return results;
 }

@@ -51,6 +51,7 @@ export async function auditTurn(
       tools: deps.tools,
       media: deps.media,
       inherited: await deps.store.inheritedStory(sessionId),
+      turnId,
     })
   ).filter((c) => c.turnId === turnId);
   const calls = rebuilt.map(({ recorded, rebuilt: again, ...rest }) => ({
