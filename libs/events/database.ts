@@ -2,7 +2,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import { Client, Pool } from 'pg';
 import { migrations } from '../../migrations';
 import { acquireDataDirLock } from './data-dir-lock';
 import { countPgClient } from './pg-counts';
@@ -53,6 +52,8 @@ export interface OpenDatabase {
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
+    // loaded here: the embedded default (PGlite) never needs the driver, and every process and test file would pay for it
+    const { Pool } = await import('pg');
     const pool = new Pool({
       connectionString: config.url,
       max: config.poolSize ?? 10,
@@ -106,6 +107,7 @@ async function listenOnPostgres(
   onNotify: (payload: string) => void,
   options: ListenOptions = {},
 ): Promise<Listening> {
+  const { Client } = await import('pg');
   const client = new Client({
     connectionString: config.url,
     connectionTimeoutMillis: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { stripCacheBreaks } from './cache-break';
 import { continuationFor } from './continuation';
@@ -22,6 +22,9 @@ export interface OpenAIAdapterOptions {
 }
 
 export function openAIClient(options: OpenAIAdapterOptions): OpenAI {
+  // required here, not at the top: only a process with a slot on an OpenAI protocol loads the SDK
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { OpenAI } = require('openai') as typeof import('openai');
   return new OpenAI({ apiKey: options.apiKey, baseURL: options.baseURL, maxRetries: options.maxRetries ?? 3, timeout: options.timeoutMs ?? 120_000 });
 }
 

@@ -1,5 +1,4 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { APIError, OpenAIError } from 'openai';
 
 /** One server-sent event: its `event` field (null: none or empty) and its data lines joined by `\n`. */
 export interface SseMessage {
@@ -78,6 +77,9 @@ export class SseDecoder {
  * ends the items without an error (as the SDK's iterator does: the caller checks its signal).
  */
 export async function* openAIStreamItems<T>(response: Response): AsyncGenerator<T> {
+  // the SDK's errors, required at the first stream (the client that made the request loaded it)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { APIError, OpenAIError } = require('openai') as typeof import('openai');
   if (!response.body) throw new OpenAIError('Attempted to iterate over a response with no body');
   let done = false;
   const decoder = new SseDecoder();

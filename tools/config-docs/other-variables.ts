@@ -104,7 +104,27 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
   {
     title: 'Running TypeScript',
     readBy: '`tools/register.js` (every `npm run` script that starts Node on a `.ts` file)',
-    variables: [{ name: 'SWC_NODE_PROJECT', default: '`tsconfig.json` of the repository', description: 'The tsconfig `@swc-node/register` compiles with.' }],
+    variables: [
+      { name: 'SWC_NODE_PROJECT', default: '`tsconfig.json` of the repository', description: 'The tsconfig `@swc-node/register` compiles with.' },
+      {
+        name: 'SWC_NODE_CACHE_DIR',
+        default: '`node_modules/.cache/covel-register`',
+        description: 'The transform cache: each compiled file, shared by every process (made on demand; the image warms `/app/.swc-cache`).',
+      },
+      { name: 'SWC_NODE_CACHE', default: 'on', description: '`0`, `false`, `off` or `no`: no transform cache, every process compiles every file.' },
+      {
+        name: 'SWCRC',
+        default: null,
+        description: 'Set: `@swc-node/register` compiles with `.swcrc` (or `SWC_CONFIG_FILE`) instead of the tsconfig, without the transform cache.',
+      },
+      {
+        name: 'SWC_NODE_SOURCE_MAP_MODE',
+        default: '`auto`',
+        description: '`inline`, `store`, `both` or `none`: where `@swc-node/register` keeps source maps (`SWC_NODE_INLINE_SOURCE_MAP` set means `inline`).',
+      },
+      { name: 'SWC_NODE_INLINE_SOURCE_MAP', default: null, description: 'Set: `SWC_NODE_SOURCE_MAP_MODE=inline`.' },
+      { name: 'SWC_NODE_IGNORE_DYNAMIC', default: null, description: 'Set: SWC leaves `import()` as it is.' },
+    ],
   },
   {
     title: 'Plugins outside the repository',

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { DelayedError, type Job, type JobsOptions, Queue, UnrecoverableError, WaitingChildrenError, Worker } from 'bullmq';
+import type { Job, JobsOptions, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { z } from 'zod';
 import { UnavailableError } from '../../errors';
@@ -36,6 +36,16 @@ import {
   worldJobId,
 } from './port';
 import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
+
+/**
+ * BullMQ, required at first use rather than at the top: only a process on Redis queues needs it,
+ * and the embedded default (in-process queue) and every engine test file would load it (~0.1 s of
+ * CPU, ~150 ms under Jest, which evaluates it anew per file).
+ */
+function bullmq(): typeof import('bullmq') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('bullmq') as typeof import('bullmq');
+}
 
 /** Bound of one enqueue (and of the health probe's PING): under the API's 2 s answer bound. */
 export const ENQUEUE_TIMEOUT_MS = 1_500;
@@ -164,7 +174,7 @@ interface TurnRun {
 /** Job data read back from Redis is a boundary: a malformed job can never succeed. */
 function parseData<T>(schema: z.ZodType<T>, job: Job): T {
   const parsed = schema.safeParse(job.data);
-  if (!parsed.success) throw new UnrecoverableError(`job ${job.id}: malformed data: ${parsed.error.message}`);
+  if (!parsed.success) throw new (bullmq().UnrecoverableError)(`job ${job.id}: malformed data: ${parsed.error.message}`);
   return parsed.data;
 }
 
@@ -180,7 +190,7 @@ function failedJobFields(job: Job): LogFields {
 
 /** A failure retrying cannot fix is BullMQ's UnrecoverableError: the job fails at once. */
 function forBullMq(error: unknown): unknown {
-  return isPermanentFailure(error) ? new UnrecoverableError(`${error.code}: ${error.message}`) : error;
+  return isPermanentFailure(error) ? new (bullmq().UnrecoverableError)(`${error.code}: ${error.message}`) : error;
 }
 
 /**
@@ -223,7 +233,7 @@ export class BullMqTurnQueue implements TurnQueue {
   constructor(private readonly options: BullMqOptions) {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.connection = withFairCommands(producerConnection(options.redisUrl));
-    this.queue = new Queue(TURN_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
+    this.queue = new (bullmq().Queue)(TURN_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
     this.connection.on('ready', () => {
       if (this.state === 'down') this.options.logger?.log('queue: redis connection is back');
       this.state = 'up';
@@ -288,12 +298,12 @@ export class BullMqTurnQueue implements TurnQueue {
 
   /** The BullMQ queues (turns, runtimes, world generations) on the producer's connection: for the depth and the queue dashboard. */
   queues(): Queue[] {
-    this.runtimesView ??= new Queue(RUNTIME_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
+    this.runtimesView ??= new (bullmq().Queue)(RUNTIME_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
     return [this.queue, this.runtimesView, this.worlds()];
   }
 
   private worlds(): Queue {
-    this.worldsView ??= new Queue(WORLD_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
+    this.worldsView ??= new (bullmq().Queue)(WORLD_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
     return this.worldsView;
   }
 
@@ -451,15 +461,15 @@ export class BullMqTurnQueue implements TurnQueue {
       maxStalledCount: options.maxStalledCount ?? 10,
       ...(options.name ? { name: options.name } : {}),
     };
-    const runtimes = new Queue(RUNTIME_QUEUE_NAME, { connection, prefix: this.prefix });
-    const fair = { connection: withFairCommands(connection), turns: new Queue(TURN_QUEUE_NAME, { connection, prefix: this.prefix }) };
+    const runtimes = new (bullmq().Queue)(RUNTIME_QUEUE_NAME, { connection, prefix: this.prefix });
+    const fair = { connection: withFairCommands(connection), turns: new (bullmq().Queue)(TURN_QUEUE_NAME, { connection, prefix: this.prefix }) };
     const workers = [
-      new Worker(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, job, token), workerOptions),
-      new Worker(RUNTIME_QUEUE_NAME, (job, token) => this.processRuntime(handlers, job, token), workerOptions),
+      new (bullmq().Worker)(TURN_QUEUE_NAME, (job, token) => this.processTurn(handlers, runtimes, job, token), workerOptions),
+      new (bullmq().Worker)(RUNTIME_QUEUE_NAME, (job, token) => this.processRuntime(handlers, job, token), workerOptions),
     ];
     const world = handlers.world?.bind(handlers);
     // world generation jobs only where a handler runs them
-    if (world) workers.push(new Worker(WORLD_QUEUE_NAME, (job, token) => this.processWorld(world, job, token), workerOptions));
+    if (world) workers.push(new (bullmq().Worker)(WORLD_QUEUE_NAME, (job, token) => this.processWorld(world, job, token), workerOptions));
     let failing = false;
     // without a listener an 'error' event would crash the process; one line per outage
     const onError = (error: Error) => {
@@ -473,7 +483,7 @@ export class BullMqTurnQueue implements TurnQueue {
       worker.on('active', () => (failing = false));
       worker.on('failed', (job, error) => {
         const attempts = job?.opts.attempts ?? 1;
-        const willRetry = !(error instanceof UnrecoverableError) && (job?.attemptsMade ?? attempts) < attempts;
+        const willRetry = !(error instanceof bullmq().UnrecoverableError) && (job?.attemptsMade ?? attempts) < attempts;
         // the error's message only as a field (it may quote the model: written with COVEL_LOG_PLAYER_TEXT only)
         this.options.logger?.warn(`${job?.name ?? 'job'} job ${job?.id ?? '?'} failed${willRetry ? ', will retry' : ' for good'}`, {
           ...(job ? failedJobFields(job) : {}),
@@ -587,10 +597,10 @@ export class BullMqTurnQueue implements TurnQueue {
       if (step.kind === 'done') return;
       if (step.kind === 'later') {
         await job.moveToDelayed(Date.now() + step.delayMs, token);
-        throw new DelayedError();
+        throw new (bullmq().DelayedError)();
       }
       await this.addChildren(runtimes, job, step.children);
-      if (await job.moveToWaitingChildren(token ?? '')) throw new WaitingChildrenError();
+      if (await job.moveToWaitingChildren(token ?? '')) throw new (bullmq().WaitingChildrenError)();
     }
   }
 
@@ -624,7 +634,7 @@ export class BullMqTurnQueue implements TurnQueue {
     }
     if (outcome.kind === 'later') {
       await job.moveToDelayed(Date.now() + outcome.delayMs, token);
-      throw new DelayedError();
+      throw new (bullmq().DelayedError)();
     }
   }
 
@@ -639,7 +649,7 @@ export class BullMqTurnQueue implements TurnQueue {
     }
     if (outcome.kind === 'later') {
       await job.moveToDelayed(Date.now() + outcome.delayMs, token);
-      throw new DelayedError();
+      throw new (bullmq().DelayedError)();
     }
   }
 
