@@ -41,13 +41,15 @@ if (process.env.SWCRC || cacheOff) {
   requireSwcNode('register.js').register(compilerOptions(process.env.SWC_NODE_PROJECT));
 } else {
   const mode = sourceMapMode();
-  const cache = transformCache(cacheDirectory(join(__dirname, '..')), cacheSalt(options, mode));
+  // the raw mode too: @swc-node/register compiles with other settings for 'inline' than for the
+  // default whose inline/store pair is the same
+  const cache = transformCache(cacheDirectory(join(__dirname, '..')), cacheSalt(options, { ...mode, raw: process.env.SWC_NODE_SOURCE_MAP_MODE ?? 'auto' }));
   // register() installs it in this mode; compile() keeps each file's map there
-  const sourcemaps = mode.store ? require('@swc-node/sourcemap-support') : undefined;
+  const sourcemaps = mode.store ? require(require.resolve('@swc-node/sourcemap-support', { paths: [registerDir] })) : undefined;
   if (sourcemaps) sourcemaps.installSourceMapSupport();
   let swcNode;
   const extensions = ['.js', '.ts', '.jsx', '.tsx', '.mjs', '.mts', '.cjs', '.cts', '.es6', '.es'];
-  require('pirates').addHook(
+  require(require.resolve('pirates', { paths: [registerDir] })).addHook(
     (source, filename) => {
       const hit = cache.get(filename, source);
       if (hit) {

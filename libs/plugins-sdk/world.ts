@@ -241,17 +241,51 @@ export const WorldDocument = z
 
 /** One issue per string (key included) of `value` that holds a lone surrogate or U+0000, at its path. */
 export function addMalformedTextIssues(value: unknown, ctx: z.RefinementCtx): void {
-  for (const path of badStrings(value, []))
+  for (const path of badStrings(value))
     ctx.addIssue({ code: 'custom', path, message: 'must be well-formed Unicode without NUL (found a lone surrogate or U+0000)' });
 }
 
-/** Paths of the strings (keys included) in a JSON-like value that hold a lone surrogate or NUL. */
-function badStrings(value: unknown, path: (string | number)[]): (string | number)[][] {
+/** At most this many malformed strings are reported for one value (the rest are refused with them). */
+const MALFORMED_REPORTED = 20;
+
+/**
+ * Paths of the strings (keys included) in a JSON-like value that hold a lone surrogate or NUL, at
+ * most `MALFORMED_REPORTED`. Walked with a stack of its own, each object once: a plugin's result
+ * may nest deeper than the call stack or refer to itself (its JSON check refuses that later).
+ */
+function badStrings(root: unknown): (string | number)[][] {
   const bad = (s: string) => !isWellFormedText(s) || s.includes('\u0000');
-  if (typeof value === 'string') return bad(value) ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((v, i) => badStrings(v, [...path, i]));
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => (bad(k) ? [[...path, k]] : badStrings(v, [...path, k])));
-  return [];
+  interface Step {
+    value: unknown;
+    key: string | number | null;
+    parent: Step | null;
+  }
+  const pathOf = (step: Step, last?: string): (string | number)[] => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let at: Step | null = step; at && at.key !== null; at = at.parent) path.unshift(at.key);
+    return path;
+  };
+  const found: (string | number)[][] = [];
+  const seen = new WeakSet<object>();
+  const stack: Step[] = [{ value: root, key: null, parent: null }];
+  while (stack.length && found.length < MALFORMED_REPORTED) {
+    const step = stack.pop()!;
+    const { value } = step;
+    if (typeof value === 'string') {
+      if (bad(value)) found.push(pathOf(step));
+      continue;
+    }
+    if (value === null || typeof value !== 'object' || seen.has(value)) continue;
+    seen.add(value);
+    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+    // pushed last first: reported in the value's own order
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      if (typeof key === 'string' && bad(key)) found.push(pathOf(step, key));
+      else stack.push({ value: child, key, parent: step });
+    }
+  }
+  return found;
 }
 
 export type LoreEntry = z.infer<typeof LoreEntry>;

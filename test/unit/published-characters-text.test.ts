@@ -62,6 +62,28 @@ describe('published characters with hostile text (embedded engine)', () => {
   }, 60_000);
 
   it.each([
+    [
+      'refers to itself',
+      () => {
+        const fields: Record<string, unknown> = { mood: 'calm' };
+        fields.self = fields;
+        return fields;
+      },
+    ],
+  ] as [string, () => Record<string, unknown>][])(
+    'a character whose fields %s: the plugin fails visibly as an invalid result, once (not retried as an engine error)',
+    async (_what, fields) => {
+      const { status, events } = await turnWith([{ id: 'oren', name: 'Oren', fields: fields() }]);
+      expect(status).toContain('turn failed: plugin roster: session.world-context@1 "roster" returned');
+      const failed = events.filter((e) => e.type === 'execution.failed@1').map((e) => (e.data as { error: { code: string } }).error);
+      expect(failed).toHaveLength(1);
+      expect(failed[0].code).toBe('PLUGIN_RESULT_INVALID');
+      expect(events.map((e) => e.type)).not.toContain('llm.calling@1');
+    },
+    60_000,
+  );
+
+  it.each([
     ['U+0000 in a name', [{ id: 'oren', name: 'Or\u0000en' }], 'characters.0.name'],
     ['a lone surrogate in a description', [{ id: 'astro', name: NAME, description: `${DESCRIPTION} \uD83E` }], 'characters.0.description'],
     ['U+0000 in a field value', [{ id: 'oren', name: 'Oren', fields: { might: 3, mood: ['calm', 'a\u0000b'] } }], 'characters.0.fields.mood.1'],

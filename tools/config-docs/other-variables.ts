@@ -109,13 +109,15 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
       {
         name: 'SWC_NODE_CACHE_DIR',
         default: '`node_modules/.cache/covel-register`',
-        description: 'The transform cache: each compiled file, shared by every process (made on demand; the image warms `/app/.swc-cache`).',
+        description:
+          'Where compiled files are kept, shared by every process (made on demand; the image warms `/app/.swc-cache`): `tools/register.js`’s cache and, for a file it compiles, `@swc-node/register`’s own (default `$TMPDIR/swc-node-<uid>`).',
       },
-      { name: 'SWC_NODE_CACHE', default: 'on', description: '`0`, `false`, `off` or `no`: no transform cache, every process compiles every file.' },
+      { name: 'SWC_NODE_CACHE', default: 'on', description: '`0`, `false`, `off` or `no`: neither cache, every process compiles every file.' },
       {
         name: 'SWCRC',
         default: null,
-        description: 'Set: `@swc-node/register` compiles with `.swcrc` (or `SWC_CONFIG_FILE`) instead of the tsconfig, without the transform cache.',
+        description:
+          'Set: `@swc-node/register` compiles with `.swcrc` (or `SWC_CONFIG_FILE`) instead of the tsconfig; `tools/register.js`’s cache is not used (`@swc-node/register`’s own still is).',
       },
       {
         name: 'SWC_NODE_SOURCE_MAP_MODE',

@@ -136,7 +136,13 @@ export function executionInvoker(
       throw failure('threw', `threw: ${error instanceof Error ? error.message : String(error)}`, error);
     }
     const schema = 'point' in entry ? extensionResultSchemas[entry.point] : hookResultSchemas[entry.name as HookName];
-    const parsed = schema.safeParse(raw);
+    let parsed: ReturnType<typeof schema.safeParse>;
+    try {
+      parsed = schema.safeParse(raw);
+    } catch (error) {
+      // a value no schema check can walk (a getter that throws, say): refused like any invalid result
+      throw failure('invalid-result', `returned a result that could not be checked: ${error instanceof Error ? error.message : String(error)}`, error);
+    }
     if (!parsed.success) throw failure('invalid-result', `returned an invalid result: ${issuesOf(parsed.error)}`);
     let text: string | undefined;
     try {

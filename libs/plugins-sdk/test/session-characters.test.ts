@@ -72,4 +72,21 @@ describe('withPublishedCharacters (session.world-context@1 `characters`)', () =>
     expect(issues({ fields: { mood: { now: ['calm', 'a\u0000'] } } })).toEqual([['characters', 0, 'fields', 'mood', 'now', 1]]);
     expect(issues({ fields: { 'k\u0000': 1 } })).toEqual([['characters', 0, 'fields', 'k\u0000']]);
   });
+
+  it('fields that refer to themselves or nest deeper than the call stack are walked without overflowing: the bad string is found at its path, each object walked once', () => {
+    const cyclic: Record<string, unknown> = { mood: 'a\u0000' };
+    cyclic.self = cyclic;
+    const result = WorldContextResult.safeParse({ characters: [{ id: 'a', name: 'A', fields: cyclic }] });
+    // (zod hands the refinement a copy of the record, whose `self` is the original: two objects, each walked once)
+    expect(result.error?.issues.map((i) => i.path)).toEqual([
+      ['characters', 0, 'fields', 'mood'],
+      ['characters', 0, 'fields', 'self', 'mood'],
+    ]);
+    let deep: Record<string, unknown> = { leaf: 'a\u0000b' };
+    for (let i = 0; i < 100_000; i++) deep = { deeper: deep };
+    const paths = WorldContextResult.safeParse({ characters: [{ id: 'a', name: 'A', fields: deep }] }).error?.issues.map((i) => i.path);
+    expect(paths).toHaveLength(1);
+    expect(paths![0]).toHaveLength(3 + 100_000 + 1);
+    expect(paths![0].slice(-2)).toEqual(['deeper', 'leaf']);
+  });
 });
