@@ -14,7 +14,8 @@ import { type SilentServer, startSilentServer } from '../support/silent-server';
  * embedded default: the turn ends `failed` with a clear code within its deadline (not held for
  * minutes by the SDK's timeout, its retries, a non-streaming fallback and the job's five attempts),
  * `/health` says the slot is slow, and the session takes its next input, which commits once the
- * provider answers again. The deadlines are short settings (300 ms, 3 s); the bounds asserted are
+ * provider answers again. The deadlines are short settings (1.5 s, 3 s: the first byte's also applies to the
+ * next input's call, which a loaded machine's emulator answered later than 300 ms once); the bounds asserted are
  * generous ("it ended at all"), not a speed check.
  */
 const ENDED_WITHIN_MS = 20_000;
@@ -82,7 +83,7 @@ describe('a provider that never answers (embedded default)', () => {
     events.filter((e) => e.type === type && (e.data as { executionId?: string }).executionId === executionId);
 
   it('a first byte that never comes: the turn fails PROVIDER_DEADLINE (sent once, no fallback, no retry), /health says slow, the next input commits', async () => {
-    const { covel, player, sessionId } = await start({ firstByteTimeoutMs: 300, turnDeadlineMs: 3_000 });
+    const { covel, player, sessionId } = await start({ firstByteTimeoutMs: 1_500, turnDeadlineMs: 3_000 });
     expect((await health(covel)).body.providers).toEqual([
       { slot: 'story', state: 'ok', lastDeadlineMiss: null },
       { slot: 'fast', state: 'ok', lastDeadlineMiss: null },
@@ -92,14 +93,14 @@ describe('a provider that never answers (embedded default)', () => {
     const { executionId } = await player.submit(sessionId, 'Ring the bell');
     const end = await ended(player, executionId, submittedAt);
     expect({ status: end.status, code: end.error?.code }).toEqual({ status: 'failed', code: 'PROVIDER_DEADLINE' });
-    expect(end.error?.message).toMatch(/slot story.*no first byte.*300 ms/);
+    expect(end.error?.message).toMatch(/slot story.*no first byte.*1500 ms/);
     expect(end.afterMs).toBeLessThan(ENDED_WITHIN_MS);
 
     // one call, sent once: no SDK retry, no non-streaming fallback, one attempt of the execution
     const events = await covel.engine.store.readStream(sessionId);
     expect(ofExecution(events, executionId, 'llm.calling@1')).toHaveLength(1);
     expect(ofExecution(events, executionId, 'execution.started@1')).toHaveLength(1);
-    // at most once (never retried): on a loaded machine the 300 ms deadline can end the call before the
+    // at most once (never retried): on a loaded machine the first-byte deadline can end the call before the
     // silent server, on this process's own loop, has read the request line, so 0 is possible too
     expect(silent.requests - requestsBefore).toBeLessThanOrEqual(1);
 
@@ -109,7 +110,7 @@ describe('a provider that never answers (embedded default)', () => {
     expect(slow.body.providers?.find((p) => p.slot === 'story')).toEqual({
       slot: 'story',
       state: 'slow',
-      lastDeadlineMiss: { at: expect.any(String), protocol: 'openai-chat', phase: 'first-byte', deadlineMs: 300, code: 'PROVIDER_DEADLINE' },
+      lastDeadlineMiss: { at: expect.any(String), protocol: 'openai-chat', phase: 'first-byte', deadlineMs: 1_500, code: 'PROVIDER_DEADLINE' },
     });
 
     // the provider answers again: the session's next input commits, and the slot is no longer slow
