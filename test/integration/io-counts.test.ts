@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import { EngineMetrics, installIoCounters, ioCounts } from '../../libs/engine';
 import { openDatabase, pgCounts } from '../../libs/events';
+import { openMonitor } from '../support/redis-monitor';
 import { startRedisChild } from '../support/redis-server';
 import { createTestDatabase, PG_ADMIN_URL } from '../support/stack';
 
@@ -35,7 +36,7 @@ describe('round-trip counters (real Redis and PostgreSQL)', () => {
     const client = new IORedis(redis.url);
     client.defineCommand('bump', { numberOfKeys: 1, lua: "return redis.call('incr', KEYS[1])" });
     const watcher = new IORedis(redis.url);
-    const monitor = await watcher.monitor();
+    const monitor = await openMonitor(watcher);
     try {
       await client.ping(); // connected and ready: the handshake is not part of the sequence
       await (client as IORedis & { bump(k: string): Promise<number> }).bump(`${key}:warm`); // the script known to Redis (EVAL at most once)

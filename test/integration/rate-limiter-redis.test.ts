@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import IORedis from 'ioredis';
 import { RedisRateLimiter } from '../../libs/engine';
+import { openMonitor } from '../support/redis-monitor';
 import { startRedisChild } from '../support/redis-server';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -17,7 +18,7 @@ describe('RedisRateLimiter (real Redis)', () => {
     const prefix = `covel-test-${randomUUID()}`;
     const limiter = new RedisRateLimiter({ redisUrl: redis.url, prefix, logger: { warn: () => undefined } });
     const client = new IORedis(redis.url);
-    const monitor = await client.monitor(); // a connection of its own
+    const monitor = await openMonitor(client); // a connection of its own
     const seen: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args.some((a) => a.startsWith(prefix))) seen.push(String(args[0]).toLowerCase());

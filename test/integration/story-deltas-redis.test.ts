@@ -2,24 +2,9 @@ import IORedis from 'ioredis';
 import { DELTA_MAX_CHARS, DELTA_WINDOW_MS } from '../../libs/engine';
 import { ProviderEmulator } from '../../libs/emulator';
 import { type GatedProvider, startGatedProvider } from '../support/gated-provider';
+import { openMonitor } from '../support/redis-monitor';
 import { openEventStream, type ReceivedEvent } from '../support/sse-client';
 import { REDIS_URL, type Stack, startStack } from '../support/stack';
-
-/**
- * A MONITOR connection. ioredis can fail one as it starts ("Command queue state error": another
- * client's command is echoed before MONITOR's own answer) on a busy Redis: then it tries again.
- */
-async function startMonitor(client: IORedis): Promise<IORedis> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const monitor = await client.monitor();
-      monitor.on('error', () => undefined);
-      return monitor;
-    } catch (error) {
-      if (attempt >= 5) throw error;
-    }
-  }
-}
 
 /** A top-level Redis command of the delta bus, as MONITOR saw it (a script's own commands are not counted). */
 interface Seen {
@@ -58,7 +43,7 @@ describe('story deltas on Redis: only while someone listens, coalesced', () => {
     stack = await startStack({ workers: 1, env: { COVEL_EMULATOR_URL: gate.url } });
     const prefix = stack.env.COVEL_QUEUE_PREFIX;
     client = new IORedis(REDIS_URL, { enableReadyCheck: false });
-    monitor = await startMonitor(client);
+    monitor = await openMonitor(client);
     monitor.on('monitor', (time: string, args: string[], source: string) => {
       if (source === 'lua') return; // inside a script: the script is the one command
       if (!args.some((a) => a.startsWith(`${prefix}:deltas`) || a.startsWith(`${prefix}:delta-`))) return;
