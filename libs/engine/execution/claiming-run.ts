@@ -97,7 +97,7 @@ export class ClaimingRun extends ExecutionRun {
    * Whether the claim goes with the events is decided in the build, which runs in turn with every
    * other append on the journal (`ExecutionRun`): runs sharing one claim (the runtimes of a stage
    * run inline) carry it once, with the first of their appends to store events; `landed` is set
-   * before the next one builds.
+   * before the next one builds (in a group, for its pass: `ExecutionRun.appendStoring`).
    */
   private appendClaiming(build: (execution: ExecutionJournal) => NewEvent[], alone = false): Promise<number> {
     let carried = false;
@@ -112,7 +112,12 @@ export class ClaimingRun extends ExecutionRun {
         return [this.claim.event, ...(alone ? [] : (this.claim.carried?.build(this.claimed()) ?? [])), ...events];
       },
       () => {
-        if (carried) this.claim.landed = true;
+        if (!carried || this.claim.landed) return;
+        this.claim.landed = true;
+        // a later append of the same group builds as if the claim were stored; its pass then undoes it
+        return () => {
+          this.claim.landed = false;
+        };
       },
     );
   }

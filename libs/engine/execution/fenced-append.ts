@@ -1,4 +1,4 @@
-import type { EventStore, NewEvent } from '../../events';
+import { type EventStore, type NewEvent, type StoredEvent, validateEvent } from '../../events';
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
 import type { FreshResult } from '../plugin-host/resolver';
@@ -34,7 +34,9 @@ export function isCurrentAttempt(execution: ExecutionJournal | undefined, attemp
  * attempt can never write and what is written is what a retry after a conflict would have
  * written. Appends of every run on one journal are serialized (`onJournal`): sibling runtimes a
  * turn job runs inline share its journal, so each appends at the version the one before left, in
- * this process, instead of contending for the stream's lock.
+ * this process, instead of contending for the stream's lock. Appends queued on the journal while
+ * one is being made (siblings' model calls and outputs) are made together when it is stored, as one
+ * append of the store (group commit, `appendGroup`): each built as if those before it were stored.
  */
 export class ExecutionRun {
   /** The journal is the log as it stands now (just read): the first `refresh` has nothing to catch up. */
@@ -96,12 +98,27 @@ export class ExecutionRun {
     return this.appendStoring(build);
   }
 
-  /** `append`, calling `stored` in turn (before the next append on the journal builds) once its events are stored. */
-  protected appendStoring(build: (execution: ExecutionJournal) => NewEvent[], stored?: () => void): Promise<number> {
-    return onJournal(this.journal, () => this.appendNow(build, stored));
+  /**
+   * `append`, calling `stored` in turn (before the next append on the journal builds) once its
+   * events are stored. `stored` is also called when a later append of the same group builds
+   * (`appendGroup`: as if the events were stored), and then undone with what it returns.
+   */
+  protected appendStoring(build: (execution: ExecutionJournal) => NewEvent[], stored?: Stored): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const queued: QueuedAppend = { run: this, build, stored, resolve, reject };
+      const open = openGroups.get(this.journal);
+      if (open && open.store === this.store) {
+        open.appends.push(queued);
+        return;
+      }
+      const group: AppendGroup = { store: this.store, appends: [queued] };
+      openGroups.set(this.journal, group);
+      void onJournal(this.journal, () => ExecutionRun.appendGroup(this.journal, group), group);
+    });
   }
 
-  private async appendNow(built: (execution: ExecutionJournal) => NewEvent[], stored?: () => void): Promise<number> {
+  /** One append alone (a group of one): as the attempt's appends always were made. */
+  private async appendNow(built: (execution: ExecutionJournal) => NewEvent[], stored?: Stored): Promise<number> {
     const carried = this.carried();
     // what the journal carries goes in front of the first events this attempt appends (checked and built at that append)
     const build = carried
@@ -131,6 +148,108 @@ export class ExecutionRun {
     if (carried) journalCarries.delete(this.journal);
     stored?.();
     return appended.version;
+  }
+
+  /**
+   * Builds one append of a group (`appendGroup`) from the journal as it stands (in the group's
+   * tentative pass): its events, with what the journal carries for this attempt in front of them
+   * when it builds any (`carried`: the carry is then taken, as the append that stores it takes it).
+   */
+  private buildInGroup(built: (execution: ExecutionJournal) => NewEvent[]): { events: NewEvent[]; carried: boolean } {
+    const carried = this.carried();
+    const events = built(this.execution);
+    if (events.length === 0) return { events: [], carried: false };
+    return carried ? { events: [...carried.build(this.fenced()), ...events], carried: true } : { events, carried: false };
+  }
+
+  /**
+   * Makes a group's appends, in the order they were queued, as ONE append of the store (one
+   * statement when nothing came first; the append at the head under the stream's lock when
+   * something did): group commit. Each is built (with its fence check) from the journal as the
+   * builds before it in the group leave it, their events applied to the journal tentatively
+   * (`SessionJournal.tentatively`; their `stored` called and undone), so each builds exactly what it
+   * would have built appended alone after them; an append whose build throws (fenced out, a race)
+   * fails alone and the rest go on without it, as they would have. When something came first, the
+   * whole pass is made again from the journal that now holds it. What is stored is then applied for
+   * real and each append's `stored` called, in order. Nothing is stored for any of them unless all
+   * their events are (one transaction), and a failure of the store's append fails every one of them.
+   */
+  private static async appendGroup(journal: SessionJournal, group: AppendGroup): Promise<void> {
+    if (openGroups.get(journal) === group) openGroups.delete(journal);
+    const { appends } = group;
+    if (appends.length === 1) {
+      const [only] = appends;
+      await only.run.appendNow(only.build, only.stored).then(only.resolve, only.reject);
+      return;
+    }
+    const pass = (): Built[] =>
+      journal.tentatively((apply) => {
+        const undo: (() => void)[] = [];
+        // what the journal carried, once an append of the pass took it
+        let taken: CarriedOn | undefined;
+        try {
+          return appends.map((queued): Built => {
+            let built: { events: NewEvent[]; carried: boolean };
+            let valid: NewEvent[];
+            try {
+              built = queued.run.buildInGroup(queued.build);
+              valid = built.events.map(validateEvent);
+            } catch (error) {
+              return { error };
+            }
+            if (valid.length === 0) return { events: [], version: journal.version, carried: false };
+            apply(valid.map((event, i) => tentativeEvent(queued.run, event, journal.version + i + 1)));
+            if (built.carried) {
+              taken = journalCarries.get(journal);
+              journalCarries.delete(journal);
+            }
+            const undone = queued.stored?.();
+            if (undone) undo.push(undone);
+            return { events: built.events, version: journal.version, carried: built.carried };
+          });
+        } finally {
+          for (const u of undo.reverse()) u();
+          if (taken) journalCarries.set(journal, taken);
+        }
+      });
+    const eventsOf = (builds: Built[]) => builds.flatMap((b) => ('events' in b ? b.events : []));
+    let builds: Built[] = [];
+    try {
+      builds = pass();
+      const events = eventsOf(builds);
+      if (events.length > 0) {
+        const { ref } = appends[0].run;
+        const { appended } = await group.store.appendCatchingUp({
+          tenantId: ref.tenantId,
+          streamId: ref.sessionId,
+          afterVersion: journal.version,
+          events,
+          // something came first: the journal takes it, and every append of the group is built again after it
+          rebuild: (missed) => {
+            journal.apply(missed);
+            builds = pass();
+            return eventsOf(builds);
+          },
+        });
+        if (appended) {
+          // made at the head, right after what the journal now holds
+          journal.apply(appended.events);
+          for (const [i, b] of builds.entries()) {
+            if (!('events' in b) || b.events.length === 0) continue;
+            if (b.carried) journalCarries.delete(journal);
+            appends[i].stored?.();
+          }
+        }
+      }
+    } catch (error) {
+      // nothing stored (one append of the store): every append of the group fails
+      for (const queued of appends) queued.reject(error);
+      return;
+    }
+    builds.forEach((b, i) => {
+      if ('error' in b) appends[i].reject(b.error);
+      else appends[i].resolve(b.version);
+    });
   }
 
   /**
@@ -172,11 +291,58 @@ const journalChains = new WeakMap<SessionJournal, Promise<unknown>>();
  * time, each applying what it stored before the next builds, so none of them appends at a version
  * another of them left behind (no contention for the stream's lock between them, no gap in the journal).
  */
-function onJournal<T>(journal: SessionJournal, write: () => Promise<T>): Promise<T> {
+function onJournal<T>(journal: SessionJournal, write: () => Promise<T>, group?: AppendGroup): Promise<T> {
+  // a write queued behind an open group closes it: an append queued after this write builds after it
+  if (openGroups.get(journal) !== group) openGroups.delete(journal);
   const next = (journalChains.get(journal) ?? Promise.resolve()).then(write);
   journalChains.set(
     journal,
     next.catch(() => undefined),
   );
   return next;
+}
+
+/** What `stored` of an append returns: how to undo it (after a group's tentative pass), if anything. */
+type Stored = () => (() => void) | void;
+
+/** An append queued on a journal, not made yet. */
+interface QueuedAppend {
+  run: ExecutionRun;
+  build: (execution: ExecutionJournal) => NewEvent[];
+  stored: Stored | undefined;
+  resolve: (version: number) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Appends queued one after another on a journal with nothing else between them: made as one append of the store. */
+interface AppendGroup {
+  store: EventStore;
+  appends: QueuedAppend[];
+}
+
+/** What one append of a group built in a pass: its events (none: nothing to append) and the version after them, or the error its build threw. */
+type Built = { events: NewEvent[]; version: number; carried: boolean } | { error: unknown };
+
+/**
+ * The group of appends queued last on each journal while it waits for its turn on the chain
+ * (`onJournal`): appends queued on the journal meanwhile join it, until its turn comes or anything
+ * else (a catch-up read) is queued behind it.
+ */
+const openGroups = new WeakMap<SessionJournal, AppendGroup>();
+
+/** What the journal carried, taken by an append of a pass. */
+type CarriedOn = NonNullable<ReturnType<(typeof journalCarries)['get']>>;
+
+/** `event` as the journal would read it back once stored at `version` (the fold reads its type, data and version). */
+function tentativeEvent(run: ExecutionRun, event: NewEvent, version: number): StoredEvent {
+  return {
+    globalPosition: 0,
+    tenantId: run.ref.tenantId,
+    streamId: run.ref.sessionId,
+    streamVersion: version,
+    type: event.type,
+    data: event.data,
+    metadata: {},
+    recordedAt: new Date(0).toISOString(),
+  } as StoredEvent;
 }

@@ -148,14 +148,16 @@ export class SessionJournal {
   pluginDataVersion = 0;
   /** Stream version of the session's last event that changes its history views (0: none in this journal): a commit, a supersede, a compaction. */
   historyVersion = 0;
-  private readonly executions = new Map<string, ExecutionJournal>();
-  private readonly order: string[] = [];
+  private executions = new Map<string, ExecutionJournal>();
+  private order: string[] = [];
+  /** During `tentatively`: the executions the pass copied already (its events change the copies, never the journal's). */
+  private copied: Set<string> | undefined;
   /** The stream version the journal starts after (its first event is the next). */
   private readonly startVersion: number;
   /** The player's preferences before the journal's first event, when known: a journal from the stream's start knows them (none). */
   private preferencesAtStart: SessionPreferences | undefined;
   /** The `session.preferences-changed@1` events applied, in stream order. */
-  private readonly preferenceChanges: { version: number; preferences: SessionPreferences }[] = [];
+  private preferenceChanges: { version: number; preferences: SessionPreferences }[] = [];
 
   constructor(events: readonly StoredEvent[] = [], startVersion = 0) {
     this.version = startVersion;
@@ -197,6 +199,35 @@ export class SessionJournal {
     }
   }
 
+  /**
+   * Runs `pass` (synchronous: nothing else reads the journal meanwhile) on the journal as it would
+   * stand with the events `pass` applies (`apply`, as `apply` takes them: the next stream versions),
+   * then puts the journal back as it was: the executions those events change are copies made for the
+   * pass, so an execution read before it (or held across it) is never changed by them. For builds
+   * that must each see the events of the builds before them as recorded before any is stored.
+   */
+  tentatively<T>(pass: (apply: (events: readonly StoredEvent[]) => void) => T): T {
+    if (this.copied) throw new Error('SessionJournal.tentatively: a pass is running already');
+    const saved = {
+      version: this.version,
+      pluginDataVersion: this.pluginDataVersion,
+      historyVersion: this.historyVersion,
+      executions: this.executions,
+      order: this.order,
+      preferenceChanges: this.preferenceChanges,
+    };
+    this.executions = new Map(saved.executions);
+    this.order = [...saved.order];
+    this.preferenceChanges = [...saved.preferenceChanges];
+    this.copied = new Set();
+    try {
+      return pass((events) => this.apply(events));
+    } finally {
+      this.copied = undefined;
+      Object.assign(this, saved);
+    }
+  }
+
   get(executionId: string): ExecutionJournal | undefined {
     return this.executions.get(executionId);
   }
@@ -204,6 +235,15 @@ export class SessionJournal {
   /** Executions not ended (neither committed, failed nor cancelled), in submission order. */
   pending(): ExecutionJournal[] {
     return this.order.map((id) => this.executions.get(id)!).filter((e) => e.status === 'pending');
+  }
+
+  /** In a `tentatively` pass: the execution `event` names is replaced by a copy of its own before the event changes it. */
+  private copyForPass(event: StoredEvent) {
+    const id = (event.data as { executionId?: unknown }).executionId;
+    if (typeof id !== 'string' || this.copied!.has(id)) return;
+    this.copied!.add(id);
+    const execution = this.executions.get(id);
+    if (execution) this.executions.set(id, structuredClone(execution));
   }
 
   private agentLoop(executionId: string, key: string): AgentLoopRecord | undefined {
@@ -215,6 +255,7 @@ export class SessionJournal {
   }
 
   private applyOne(event: StoredEvent) {
+    if (this.copied) this.copyForPass(event);
     switch (event.type) {
       case 'player-input.submitted@1': {
         const d = event.data;

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { FencedOutError } from '../../errors';
+import { claimExecution, nextClaim } from '../../turn/claim';
+import { ClaimingRun } from '../claiming-run';
+import { ExecutionRun } from '../fenced-append';
+import type { ExecutionJournal } from '../../journal/journal';
+import { loadSessionJournal } from '../../session/session-reads';
+import { type TurnHarness, turnHarness } from '../../turn/test/harness';
+
+/**
+ * Issue 33: appends queued on one journal while an append of it is being made (sibling runtimes
+ * of a stage run inline) are made together as one append of the store (group commit), each built
+ * from the journal as the builds before it in the group leave it.
+ */
+describe('group commit of the appends queued on one journal (ExecutionRun)', () => {
+  let h: TurnHarness;
+  beforeAll(async () => {
+    h = await turnHarness();
+  });
+  afterAll(() => h.close());
+
+  /** A session's input, its journal, and runs of `runtimes` sharing it (the runtimes of an inline stage). */
+  async function siblings(runtimes: readonly string[], claimed = true) {
+    const session = await h.session();
+    const job = await h.input(session);
+    const journal = await loadSessionJournal(h.deps, job);
+    if (!claimed) {
+      const claim = nextClaim(h.deps, journal.get(job.executionId)!);
+      return { job, journal, claim, runs: runtimes.map(() => new ClaimingRun(h.deps.store, journal, job, claim)) };
+    }
+    const attempt = (await claimExecution(h.deps, job, journal, journal.get(job.executionId)!))!;
+    return { job, journal, runs: runtimes.map(() => new ExecutionRun(h.deps.store, journal, job, attempt)) };
+  }
+
+  /** A step-1 reply of `runtimeId`, with the reply the journal folds (so a later build can see it). */
+  const responded = (e: ExecutionJournal, runtimeId: string) => ({
+    type: 'llm.responded@1' as const,
+    data: {
+      executionId: e.executionId,
+      turnId: e.turnId,
+      callId: randomUUID(),
+      pluginId: runtimeId,
+      runtimeId,
+      finishReason: 'stop',
+      usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0 },
+      step: 1,
+      reply: JSON.stringify({ text: runtimeId, toolCalls: [] }),
+    },
+  });
+  const replied = (e: ExecutionJournal, runtimeId: string) => e.agentLoops.get(`${runtimeId}/${runtimeId}`)?.replies.has(1) ?? false;
+  const runtimeOf = (e: { data: unknown }) => (e.data as { runtimeId?: string }).runtimeId;
+
+  it('appends queued behind one in flight go as one append, in order, each built seeing those before it', async () => {
+    const { job, journal, runs } = await siblings(['a', 'b', 'c', 'd']);
+    const start = journal.version;
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      const seen: Record<string, string[]> = {};
+      const append = (i: number) => {
+        const id = ['a', 'b', 'c', 'd'][i];
+        return runs[i].append((e) => {
+          seen[id] = ['a', 'b', 'c', 'd'].filter((other) => replied(e, other));
+          return [responded(e, id)];
+        });
+      };
+      // the first starts at once (the chain is free: its build runs and its append is in flight) ...
+      const first = append(0);
+      while (seen.a === undefined) await Promise.resolve();
+      // ... the three queued behind it are made as one when it is stored
+      const versions = await Promise.all([first, append(1), append(2), append(3)]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a'], ['b', 'c', 'd']]);
+      expect(seen).toEqual({ a: [], b: ['a'], c: ['a', 'b'], d: ['a', 'b', 'c'] });
+      expect(versions).toEqual([start + 1, start + 2, start + 3, start + 4]);
+    } finally {
+      catchingUp.mockRestore();
+    }
+    const events = await h.events(job.sessionId);
+    expect(events.slice(-4).map(runtimeOf)).toEqual(['a', 'b', 'c', 'd']);
+    expect(journal.version).toBe(events.length);
+    expect(['a', 'b', 'c', 'd'].every((id) => replied(journal.get(job.executionId)!, id))).toBe(true);
+  });
+
+  it('a build of the group that throws fails alone: the others are stored, and what it saw stays out of the journal', async () => {
+    const { job, journal, runs } = await siblings(['a', 'b', 'c', 'd']);
+    const held = journal.get(job.executionId)!;
+    const results = await Promise.allSettled([
+      runs[0].append((e) => [responded(e, 'a')]),
+      runs[1].append((e) => [responded(e, 'b')]),
+      runs[2].append(() => {
+        throw new FencedOutError(job.executionId, runs[2].attempt);
+      }),
+      runs[3].append((e) => [responded(e, 'd')]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((await h.events(job.sessionId)).slice(-3).map(runtimeOf)).toEqual(['a', 'b', 'd']);
+    // the execution read before the group is the journal's own: only stored events changed it
+    expect(journal.get(job.executionId)).toBe(held);
+    expect(['a', 'b', 'd'].map((id) => replied(held, id))).toEqual([true, true, true]);
+    expect(replied(held, 'c')).toBe(false);
+  });
+
+  it('a group others appended before is built again after what came, every build of it once more', async () => {
+    const { job, journal, runs } = await siblings(['a', 'b', 'c']);
+    // another writer (an input) lands first: the journal is one version behind
+    const other = await h.input(job, 'meanwhile');
+    const builds: string[] = [];
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      // queued at once (in one tick): one group, one append of the store
+      await Promise.all(
+        ['a', 'b', 'c'].map((id, i) =>
+          runs[i].append((e) => {
+            builds.push(id);
+            return [responded(e, id)];
+          }),
+        ),
+      );
+      expect(catchingUp).toHaveBeenCalledTimes(1);
+    } finally {
+      catchingUp.mockRestore();
+    }
+    expect(builds).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+    const events = await h.events(job.sessionId);
+    expect(events.slice(-4).map((e) => runtimeOf(e) ?? e.type)).toEqual(['player-input.submitted@1', 'a', 'b', 'c']);
+    expect(journal.version).toBe(events.length);
+    expect(journal.get(other.executionId)?.status).toBe('pending');
+    expect(['a', 'b', 'c'].every((id) => replied(journal.get(job.executionId)!, id))).toBe(true);
+  });
+
+  it('runs sharing a pending claim: the group carries it once, in front of its first events', async () => {
+    const { job, claim, runs } = await siblings(['a', 'b', 'c'], false);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      // the first builds nothing (carries no claim), the two queued behind it go as one
+      await Promise.all([runs[0].append(() => []), runs[1].append((e) => [responded(e, 'b')]), runs[2].append((e) => [responded(e, 'c')])]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map((e) => runtimeOf(e) ?? e.type))).toEqual([['execution.started@1', 'b', 'c']]);
+    } finally {
+      catchingUp.mockRestore();
+    }
+    expect(claim!.landed).toBe(true);
+    const events = await h.events(job.sessionId);
+    expect(events.filter((e) => e.type === 'execution.started@1')).toHaveLength(1);
+    expect(runs[2].execution.latestAttempt).toBe(claim!.attempt);
+  });
+});
