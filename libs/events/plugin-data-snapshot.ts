@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { PluginDataFold } from './plugin-data-fold';
 import type { JsonValue, PluginDataRow, SelfDataView } from './plugin-data-view';
 import type { Database } from './schema';
@@ -55,31 +55,21 @@ export class PluginDataSnapshot {
   }
 }
 
-/**
- * The session's plugin data of one tenant in one statement (issue 33: a statement, and an autocommit
- * transaction, per key and namespace a turn's hooks and runtimes read before). Driven by the
- * session's namespaces (`plugin_data_namespaces`, by plugin and namespace): the rows of each
- * namespace of at most `bounds.perNamespace` rows, in creation order (index `plugin_data_created`);
- * a larger namespace comes back as one row without a key (not held: never read whole, spec §4). At
- * most `bounds.rows` rows, values only while their running size stays within `bounds.bytes` (a row
- * past it comes back without its value); the namespace the bounds cut into, and every one after it,
- * are not held (`covers` false).
- */
-export async function readSessionPluginData(
-  db: Kysely<Database>,
-  scope: { tenantId: string; sessionId: string },
-  bounds: SessionPluginDataBounds = SESSION_PLUGIN_DATA_BOUNDS,
-): Promise<PluginDataSnapshot> {
-  const { rows: found } = await sql<{
-    plugin_id: string;
-    namespace: string;
-    row_count: number | string;
-    key: string | null;
-    value: JsonValue;
-    created_position: number | string | null;
-    updated_position: number | string | null;
-    taken: number | string;
-  }>`
+/** A row of `sessionPluginDataQuery`: a namespace's row (`taken`: the running bytes of values), or a large namespace without one. */
+interface SessionPluginDataRow {
+  plugin_id: string;
+  namespace: string;
+  row_count: number | string;
+  key: string | null;
+  value: JsonValue;
+  created_position: number | string | null;
+  updated_position: number | string | null;
+  taken: number | string;
+}
+
+/** The statement of `readSessionPluginData`: rows by plugin, namespace and creation (a large namespace's as one row without a key). */
+export function sessionPluginDataQuery(scope: { tenantId: string; sessionId: string }, bounds: SessionPluginDataBounds): RawBuilder<SessionPluginDataRow> {
+  return sql<SessionPluginDataRow>`
     select plugin_id, namespace, row_count, key, case when taken <= ${bounds.bytes} then value end as value, created_position, updated_position, taken
     from (
       select n.plugin_id, n.namespace, n.row_count, d.key, d.value, d.created_position, d.updated_position,
@@ -95,7 +85,25 @@ export async function readSessionPluginData(
       where n.session_id = ${scope.sessionId} and n.tenant_id = ${scope.tenantId}
     ) as session_rows
     order by plugin_id, namespace, created_position
-    limit ${bounds.rows + 1}`.execute(db);
+    limit ${bounds.rows + 1}`;
+}
+
+/**
+ * The session's plugin data of one tenant in one statement (issue 33: a statement, and an autocommit
+ * transaction, per key and namespace a turn's hooks and runtimes read before). Driven by the
+ * session's namespaces (`plugin_data_namespaces`, by plugin and namespace): the rows of each
+ * namespace of at most `bounds.perNamespace` rows, in creation order (index `plugin_data_created`);
+ * a larger namespace comes back as one row without a key (not held: never read whole, spec §4). At
+ * most `bounds.rows` rows, values only while their running size stays within `bounds.bytes` (a row
+ * past it comes back without its value); the namespace the bounds cut into, and every one after it,
+ * are not held (`covers` false).
+ */
+export async function readSessionPluginData(
+  db: Kysely<Database>,
+  scope: { tenantId: string; sessionId: string },
+  bounds: SessionPluginDataBounds = SESSION_PLUGIN_DATA_BOUNDS,
+): Promise<PluginDataSnapshot> {
+  const { rows: found } = await sessionPluginDataQuery(scope, bounds).execute(db);
   const cut = found.findIndex((r, i) => i >= bounds.rows || Number(r.taken) > bounds.bytes);
   const taken = cut === -1 ? found : found.slice(0, cut);
   const held = taken.flatMap((r) =>
