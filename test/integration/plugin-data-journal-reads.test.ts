@@ -122,6 +122,27 @@ describe('plugin data read through a turn job’s journal (real PostgreSQL)', ()
     expect(counter.queries).toBe(3);
   });
 
+  it('journals of one process at the same plugin-data version (a turn job’s, then its runtime job’s, loaded anew) share one snapshot; at version 0 each journal reads its own', async () => {
+    const counter = new QueryCounter();
+    const store = new PluginDataStore(open.db.withPlugin(counter));
+    const turnJob = { pluginDataVersion: 70 };
+    const runtimeJob = { pluginDataVersion: 70 };
+    expect(await pluginDataAt(store, turnJob).scope(scope).get('affinity', 'mira')).toEqual({ score: 3 });
+    expect((await pluginDataAt(store, runtimeJob).scope(scope).list('affinity')).map((r) => r.key)).toEqual(['mira', 'Ōkami 狼']);
+    expect(counter.queries).toBe(1);
+    // another tenant at the same version: a snapshot of its own, none of A's rows
+    expect(
+      await pluginDataAt(store, runtimeJob)
+        .scope({ ...scope, tenantId: 'tenant-b' })
+        .get('affinity', 'mira'),
+    ).toBeUndefined();
+    expect(counter.queries).toBe(2);
+    // version 0 (no plugin-data event in a suffix journal): not shared
+    for (const journal of [{ pluginDataVersion: 0 }, { pluginDataVersion: 0 }])
+      expect(await pluginDataAt(store, journal).scope(scope).get('affinity', 'mira')).toEqual({ score: 3 });
+    expect(counter.queries).toBe(4);
+  });
+
   it('a sibling’s write moves the journal’s version: the next read in the turn sees it', async () => {
     const counter = new QueryCounter();
     const store = new PluginDataStore(open.db.withPlugin(counter));

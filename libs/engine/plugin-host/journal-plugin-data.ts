@@ -20,6 +20,11 @@ interface JournalReads {
 
 const journalReads = new WeakMap<object, JournalReads>();
 
+/** Session snapshots at a plugin-data version above 0 the journals of one store share: that many, the oldest forgotten first. */
+export const SHARED_PLUGIN_DATA_SNAPSHOTS = 16;
+
+const sharedSnapshots = new WeakMap<PluginDataScopes, BoundedMemo<string, Promise<PluginDataSnapshot>>>();
+
 /**
  * The plugin data store as the runs sharing one journal read it (a turn job's step and the runtimes
  * of its stage, run inline: issue 33): a read asked again at the same `pluginDataVersion` of the
@@ -39,7 +44,12 @@ const journalReads = new WeakMap<object, JournalReads>();
  * and every read of that version of a namespace the snapshot holds whole is answered from it: a
  * stage's hooks, tools, functions and `io.selfData` of every plugin take one statement between two
  * plugin-data events of the journal. A namespace beyond the snapshot's bounds is read from the store
- * as before, one statement per read (`get`s of a tick together).
+ * as before, one statement per read (`get`s of a tick together). A snapshot at a version V above 0
+ * serves every journal of the store at V (a turn job's and its runtime jobs' in one process): it
+ * holds every plugin-data event up to V, and a journal at V has taken in none after it, so it answers
+ * as a read of the store would (a write the journal has not caught up with in it or not, as above).
+ * At 0 (no plugin-data event in the journal: none in the session, or none in the suffix it read) it
+ * serves that journal only.
  *
  * Keyed by tenant, session and plugin with the read (each scope's reads apart), kept per journal
  * object (a journal read from a later suffix of the log starts with nothing), bounded. Every caller
@@ -59,14 +69,20 @@ export function pluginDataAt(store: PluginDataScopes, journal: { readonly plugin
   // the session's snapshot at the journal's version now (one statement per version), or null: no such read
   const snapshotOf = (scope: PluginDataScope): Promise<PluginDataSnapshot> | null => {
     if (!store.session) return null;
-    const key = JSON.stringify([scope.tenantId, scope.sessionId, journal.pluginDataVersion]);
-    let snapshot = snapshots.get(key);
+    const version = journal.pluginDataVersion;
+    let memo = snapshots;
+    if (version > 0) {
+      memo = sharedSnapshots.get(store) ?? new BoundedMemo({ maxEntries: SHARED_PLUGIN_DATA_SNAPSHOTS });
+      sharedSnapshots.set(store, memo);
+    }
+    const key = JSON.stringify([scope.tenantId, scope.sessionId, version]);
+    let snapshot = memo.get(key);
     if (!snapshot) {
       const asked = store.session({ tenantId: scope.tenantId, sessionId: scope.sessionId });
       snapshot = asked;
-      snapshots.set(key, asked);
+      memo.set(key, asked);
       asked.catch(() => {
-        if (snapshots.get(key) === asked) snapshots.delete(key);
+        if (memo.get(key) === asked) memo.delete(key);
       });
     }
     return snapshot;
