@@ -114,6 +114,8 @@ export { pluginDataProjection } from './projections/plugin-data';
 export { PluginDataStore, selfDataQuery } from './plugin-data-store';
 export type { PluginDataReader } from './plugin-data-store';
 export { PluginDataFold } from './plugin-data-fold';
+export { PluginDataSnapshot, readSessionPluginData, sessionPluginDataQuery, SESSION_PLUGIN_DATA_BOUNDS } from './plugin-data-snapshot';
+export type { SessionPluginDataBounds } from './plugin-data-snapshot';
 export { storyEvents, changesPath, branchRead, PATH_EVENT_TYPES } from './story-path';
 export { readStoryLog, readInheritedStory, STORY_EVENT_TYPES } from './story-log';
 export { DEFAULT_SELF_DATA_LIMIT, MAX_SELF_DATA_LIMIT, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, selfDataSplit } from './plugin-data-view';

@@ -41,6 +41,15 @@ export class PluginDataFold {
     }
   }
 
+  /**
+   * One row as the `plugin_data` projection holds it (`created` / `updated`: its created_position
+   * and updated_position, the global positions `apply` would have given it): a snapshot of the
+   * store read into a fold (`PluginDataSnapshot`), answered by the same reads.
+   */
+  load(row: { pluginId: string; namespace: string; key: string; value: JsonValue; created: number; updated: number }): void {
+    this.rowsOf(row.pluginId, row.namespace, true).set(row.key, { key: row.key, value: row.value, created: row.created, updated: row.updated });
+  }
+
   get(pluginId: string, namespace: string, key: string): JsonValue | undefined {
     return this.rowsOf(pluginId, namespace, false)?.get(key)?.value;
   }

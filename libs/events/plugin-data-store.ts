@@ -10,6 +10,7 @@ import {
   selfDataSplit,
   type SelfDataView,
 } from './plugin-data-view';
+import { type PluginDataSnapshot, readSessionPluginData, type SessionPluginDataBounds } from './plugin-data-snapshot';
 import type { Database } from './schema';
 
 /** One plugin's data in one session of one tenant: the reads `ctx.pluginData` and `io.selfData` need. */
@@ -24,7 +25,16 @@ export interface PluginDataReader {
 
 /** Reads of the `plugin_data` inline projection; each scoped to a tenant, a session and a plugin. */
 export class PluginDataStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** How much of a session `session` reads in its one statement (default `SESSION_PLUGIN_DATA_BOUNDS`). */
+    private readonly sessionBounds?: SessionPluginDataBounds,
+  ) {}
+
+  /** Every plugin's data in one session of one tenant, bounded, in one statement (`readSessionPluginData`). */
+  session(scope: { tenantId: string; sessionId: string }): Promise<PluginDataSnapshot> {
+    return readSessionPluginData(this.db, scope, this.sessionBounds);
+  }
 
   /** The reads of one plugin in one session of one tenant. */
   scope(scope: PluginDataScope): PluginDataReader {

@@ -1,5 +1,15 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { type Database, migrateToLatest, openDatabase, type OpenDatabase, PluginDataStore, selfDataQuery } from '../../libs/events';
+import {
+  type Database,
+  migrateToLatest,
+  openDatabase,
+  type OpenDatabase,
+  PluginDataStore,
+  readSessionPluginData,
+  SESSION_PLUGIN_DATA_BOUNDS,
+  selfDataQuery,
+  sessionPluginDataQuery,
+} from '../../libs/events';
 import { QueryCounter } from '../support/query-counter';
 import { createTestDatabase } from '../support/stack';
 
@@ -76,6 +86,42 @@ describe('plugin data on PostgreSQL: the bounded selfData read of a 100,000-row 
       .filter((n) => n['Relation Name'] !== undefined)
       .reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1), 0);
     expect(read).toBe(52);
+  });
+
+  it('the session’s snapshot (issue 33): its large namespaces are not read, one row each in their place, from the indexes; tenant B naming the session gets none', async () => {
+    const explained = async (sessionId: string, tenantId = 'tenant-a') =>
+      planNodes(await explainAnalyze(open.db, sessionPluginDataQuery({ tenantId, sessionId }, SESSION_PLUGIN_DATA_BOUNDS).compile(open.db)));
+    // session-1: three namespaces of 20,000 rows or more, none read
+    const nodes = await explained('session-1');
+    expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+    const read = nodes
+      .filter((n) => n['Relation Name'] !== undefined)
+      .reduce((sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1), 0);
+    expect(read).toBe(3);
+    const snapshot = await readSessionPluginData(open.db, { tenantId: 'tenant-a', sessionId: 'session-1' });
+    expect(snapshot.covers('tracker', 'facts')).toBe(false);
+    expect(snapshot.covers('tracker', 'other')).toBe(false);
+    expect(snapshot.covers('other', 'facts')).toBe(false);
+    // a session of small namespaces: its rows through plugin_data_created, no more than it holds
+    await sql`
+      insert into plugin_data (tenant_id, session_id, plugin_id, namespace, key, value, created_position, updated_position)
+      select 'tenant-a', 'session-small', p, 'n', 'k' || g, jsonb_build_object('n', g), g, g
+      from (values ('memory'), ('world-time')) as x(p), generate_series(1, 3) g`.execute(open.db);
+    await sql`
+      insert into plugin_data_namespaces (tenant_id, session_id, plugin_id, namespace, row_count)
+      values ('tenant-a', 'session-small', 'memory', 'n', 3), ('tenant-a', 'session-small', 'world-time', 'n', 3)`.execute(open.db);
+    const small = await explained('session-small');
+    expect(small.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+    expect(
+      small.filter((n) => n['Relation Name'] === 'plugin_data').map((n) => [n['Node Type'], n['Index Name'], n['Actual Rows'] * (n['Actual Loops'] ?? 1)]),
+    ).toEqual([['Index Scan', 'plugin_data_created', 6]]);
+    const whole = await readSessionPluginData(open.db, { tenantId: 'tenant-a', sessionId: 'session-small' });
+    expect(whole.list('world-time', 'n').map((r) => r.key)).toEqual(['k1', 'k2', 'k3']);
+    expect(whole.get('memory', 'n', 'k2')).toEqual({ n: 2 });
+    // tenant B naming A's sessions: nothing, and nothing read of A's rows
+    const asB = await readSessionPluginData(open.db, { tenantId: 'tenant-b', sessionId: 'session-small' });
+    expect(asB.list('world-time', 'n')).toEqual([]);
+    expect(asB.get('memory', 'n', 'k2')).toBeUndefined();
   });
 
   it('tenant B reads none of tenant A’s rows, even naming A’s session, plugin and namespace', async () => {

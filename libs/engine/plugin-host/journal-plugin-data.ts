@@ -1,21 +1,29 @@
-import type { JsonValue, PluginDataReader, PluginDataRow, PluginDataScope, SelfDataView } from '../../events';
+import type { JsonValue, PluginDataReader, PluginDataRow, PluginDataScope, PluginDataSnapshot, SelfDataView } from '../../events';
 import { BoundedMemo } from '../../memo';
 
 /** What reads plugin data: the store (`PluginDataStore`), or the store seen from a journal (`pluginDataAt`). */
 export interface PluginDataScopes {
   scope(scope: PluginDataScope): PluginDataReader;
+  /** Every plugin's data of the session, bounded, in one read (`PluginDataStore.session`); without it, each read is the scope's. */
+  session?(scope: { tenantId: string; sessionId: string }): Promise<PluginDataSnapshot>;
 }
 
 /** Reads one journal's runs keep (each a namespace read, or one key's); the oldest forgotten first. */
 export const JOURNAL_PLUGIN_DATA_READS = 512;
 
-/** The reads made at one journal: answers by scope, read and plugin-data version, and the store's reader of each scope. */
+/** The reads made at one journal: answers by scope, read and plugin-data version, the store's reader of each scope, the session snapshots by version. */
 interface JournalReads {
   answers: BoundedMemo<string, Promise<unknown>>;
   readers: BoundedMemo<string, PluginDataReader>;
+  snapshots: BoundedMemo<string, Promise<PluginDataSnapshot>>;
 }
 
 const journalReads = new WeakMap<object, JournalReads>();
+
+/** Session snapshots at a plugin-data version above 0 the journals of one store share: that many, the oldest forgotten first. */
+export const SHARED_PLUGIN_DATA_SNAPSHOTS = 16;
+
+const sharedSnapshots = new WeakMap<PluginDataScopes, BoundedMemo<string, Promise<PluginDataSnapshot>>>();
 
 /**
  * The plugin data store as the runs sharing one journal read it (a turn job's step and the runtimes
@@ -31,6 +39,18 @@ const journalReads = new WeakMap<object, JournalReads>();
  * a read or not, as without this; a run that must not miss it (a request's `io.selfData`) takes the
  * version before its read and checks it at its append (`selfDataUnchanged`), after the catch-up.
  *
+ * The first read at a version reads the whole session's plugin data, every plugin's, in one statement
+ * (`store.session`, bounded: issue 33, a statement and a transaction per key or namespace before),
+ * and every read of that version of a namespace the snapshot holds whole is answered from it: a
+ * stage's hooks, tools, functions and `io.selfData` of every plugin take one statement between two
+ * plugin-data events of the journal. A namespace beyond the snapshot's bounds is read from the store
+ * as before, one statement per read (`get`s of a tick together). A snapshot at a version V above 0
+ * serves every journal of the store at V (a turn job's and its runtime jobs' in one process): it
+ * holds every plugin-data event up to V, and a journal at V has taken in none after it, so it answers
+ * as a read of the store would (a write the journal has not caught up with in it or not, as above).
+ * At 0 (no plugin-data event in the journal: none in the session, or none in the suffix it read) it
+ * serves that journal only.
+ *
  * Keyed by tenant, session and plugin with the read (each scope's reads apart), kept per journal
  * object (a journal read from a later suffix of the log starts with nothing), bounded. Every caller
  * gets its own copy of the value (a plugin may change what it read). A failed read is not kept.
@@ -41,10 +61,32 @@ export function pluginDataAt(store: PluginDataScopes, journal: { readonly plugin
     reads = {
       answers: new BoundedMemo({ maxEntries: JOURNAL_PLUGIN_DATA_READS }),
       readers: new BoundedMemo({ maxEntries: 64 }),
+      snapshots: new BoundedMemo({ maxEntries: 4 }),
     };
     journalReads.set(journal, reads);
   }
-  const { answers, readers } = reads;
+  const { answers, readers, snapshots } = reads;
+  // the session's snapshot at the journal's version now (one statement per version), or null: no such read
+  const snapshotOf = (scope: PluginDataScope): Promise<PluginDataSnapshot> | null => {
+    if (!store.session) return null;
+    const version = journal.pluginDataVersion;
+    let memo = snapshots;
+    if (version > 0) {
+      memo = sharedSnapshots.get(store) ?? new BoundedMemo({ maxEntries: SHARED_PLUGIN_DATA_SNAPSHOTS });
+      sharedSnapshots.set(store, memo);
+    }
+    const key = JSON.stringify([scope.tenantId, scope.sessionId, version]);
+    let snapshot = memo.get(key);
+    if (!snapshot) {
+      const asked = store.session({ tenantId: scope.tenantId, sessionId: scope.sessionId });
+      snapshot = asked;
+      memo.set(key, asked);
+      asked.catch(() => {
+        if (memo.get(key) === asked) memo.delete(key);
+      });
+    }
+    return snapshot;
+  };
   return {
     scope(scope) {
       const scopeKey = JSON.stringify([scope.tenantId, scope.sessionId, scope.pluginId]);
@@ -64,11 +106,38 @@ export function pluginDataAt(store: PluginDataScopes, journal: { readonly plugin
         }
         return answer.then((value) => structuredClone(value));
       };
+      // the snapshot's answer when it holds the namespace whole, else the store's (asked at the same version)
+      const held = <T>(namespace: string, fromSnapshot: (snapshot: PluginDataSnapshot) => T, fromStore: () => Promise<T>): Promise<T> => {
+        const snapshot = snapshotOf(scope);
+        if (!snapshot) return fromStore();
+        return snapshot.then((s) => (s.covers(scope.pluginId, namespace) ? fromSnapshot(s) : fromStore()));
+      };
+      const { pluginId } = scope;
       return {
-        get: (namespace, key): Promise<JsonValue | undefined> => once(['get', namespace, key], () => data.get(namespace, key)),
-        list: (namespace, options = {}): Promise<PluginDataRow[]> => once(['list', namespace, options.limit ?? null], () => data.list(namespace, options)),
+        get: (namespace, key): Promise<JsonValue | undefined> =>
+          once(['get', namespace, key], () =>
+            held(
+              namespace,
+              (s) => s.get(pluginId, namespace, key),
+              () => data.get(namespace, key),
+            ),
+          ),
+        list: (namespace, options = {}): Promise<PluginDataRow[]> =>
+          once(['list', namespace, options.limit ?? null], () =>
+            held(
+              namespace,
+              (s) => s.list(pluginId, namespace, options),
+              () => data.list(namespace, options),
+            ),
+          ),
         selfData: (namespace, options = {}): Promise<SelfDataView> =>
-          once(['selfData', namespace, options.limit ?? null], () => data.selfData(namespace, options)),
+          once(['selfData', namespace, options.limit ?? null], () =>
+            held(
+              namespace,
+              (s) => s.selfData(pluginId, namespace, options),
+              () => data.selfData(namespace, options),
+            ),
+          ),
       };
     },
   };

@@ -1,0 +1,129 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { PluginDataFold } from './plugin-data-fold';
+import type { JsonValue, PluginDataRow, SelfDataView } from './plugin-data-view';
+import type { Database } from './schema';
+
+/**
+ * How much of a session's plugin data one snapshot statement brings back: rows in all, bytes of
+ * values (as JSON text) in all, and rows of one namespace (a namespace with more is not read at all:
+ * its reads go to the store, `selfData` as its bounded projection, spec §4).
+ */
+export interface SessionPluginDataBounds {
+  rows: number;
+  bytes: number;
+  perNamespace: number;
+}
+
+/** Up to 256 rows and 512 KiB of values of the session's namespaces of at most 64 rows each. */
+export const SESSION_PLUGIN_DATA_BOUNDS: SessionPluginDataBounds = Object.freeze({ rows: 256, bytes: 512 * 1024, perNamespace: 64 });
+
+const groupId = (pluginId: string, namespace: string) => JSON.stringify([pluginId, namespace]);
+
+/**
+ * One session's plugin data (every plugin's) as one statement read it, bounded: the namespaces it
+ * holds whole (`covers`) answer `get`, `list` and `selfData` from memory with the same rows, in the
+ * same order, as `PluginDataStore` (the reads of `PluginDataFold`); any other namespace must be read
+ * from the store. When the bounds cut no row, a namespace it has no row of is empty.
+ */
+export class PluginDataSnapshot {
+  private readonly fold = new PluginDataFold();
+
+  constructor(
+    rows: readonly { pluginId: string; namespace: string; key: string; value: JsonValue; created: number; updated: number }[],
+    /** Which namespaces (`groupId`) are held whole: every one but `except`, or `only` these. */
+    private readonly held: { except: ReadonlySet<string> } | { only: ReadonlySet<string> },
+  ) {
+    for (const row of rows) this.fold.load(row);
+  }
+
+  /** Whether the snapshot holds all of the plugin's namespace (none of its rows left out). */
+  covers(pluginId: string, namespace: string): boolean {
+    const id = groupId(pluginId, namespace);
+    return 'only' in this.held ? this.held.only.has(id) : !this.held.except.has(id);
+  }
+
+  get(pluginId: string, namespace: string, key: string): JsonValue | undefined {
+    return this.fold.get(pluginId, namespace, key);
+  }
+
+  list(pluginId: string, namespace: string, options: { limit?: number } = {}): PluginDataRow[] {
+    return this.fold.list(pluginId, namespace, options);
+  }
+
+  selfData(pluginId: string, namespace: string, options: { limit?: number } = {}): SelfDataView {
+    return this.fold.selfData(pluginId, namespace, options);
+  }
+}
+
+/** A row of `sessionPluginDataQuery`: a namespace's row (`taken`: the running bytes of values), or a large namespace without one. */
+interface SessionPluginDataRow {
+  plugin_id: string;
+  namespace: string;
+  row_count: number | string;
+  key: string | null;
+  value: JsonValue;
+  created_position: number | string | null;
+  updated_position: number | string | null;
+  taken: number | string;
+}
+
+/** The statement of `readSessionPluginData`: rows by plugin, namespace and creation (a large namespace's as one row without a key). */
+export function sessionPluginDataQuery(scope: { tenantId: string; sessionId: string }, bounds: SessionPluginDataBounds): RawBuilder<SessionPluginDataRow> {
+  return sql<SessionPluginDataRow>`
+    select plugin_id, namespace, row_count, key, case when taken <= ${bounds.bytes} then value end as value, created_position, updated_position, taken
+    from (
+      select n.plugin_id, n.namespace, n.row_count, d.key, d.value, d.created_position, d.updated_position,
+        sum(coalesce(octet_length(d.value::text), 0))
+          over (order by n.plugin_id, n.namespace, d.created_position rows between unbounded preceding and current row) as taken
+      from plugin_data_namespaces n
+      left join lateral (
+        select key, value, created_position, updated_position from plugin_data d
+        where d.session_id = n.session_id and d.plugin_id = n.plugin_id and d.namespace = n.namespace and d.tenant_id = n.tenant_id
+        order by created_position
+        limit case when n.row_count <= ${bounds.perNamespace} then ${bounds.perNamespace} else 0 end
+      ) d on true
+      where n.session_id = ${scope.sessionId} and n.tenant_id = ${scope.tenantId}
+    ) as session_rows
+    order by plugin_id, namespace, created_position
+    limit ${bounds.rows + 1}`;
+}
+
+/**
+ * The session's plugin data of one tenant in one statement (issue 33: a statement, and an autocommit
+ * transaction, per key and namespace a turn's hooks and runtimes read before). Driven by the
+ * session's namespaces (`plugin_data_namespaces`, by plugin and namespace): the rows of each
+ * namespace of at most `bounds.perNamespace` rows, in creation order (index `plugin_data_created`);
+ * a larger namespace comes back as one row without a key (not held: never read whole, spec §4). At
+ * most `bounds.rows` rows, values only while their running size stays within `bounds.bytes` (a row
+ * past it comes back without its value); the namespace the bounds cut into, and every one after it,
+ * are not held (`covers` false).
+ */
+export async function readSessionPluginData(
+  db: Kysely<Database>,
+  scope: { tenantId: string; sessionId: string },
+  bounds: SessionPluginDataBounds = SESSION_PLUGIN_DATA_BOUNDS,
+): Promise<PluginDataSnapshot> {
+  const { rows: found } = await sessionPluginDataQuery(scope, bounds).execute(db);
+  const cut = found.findIndex((r, i) => i >= bounds.rows || Number(r.taken) > bounds.bytes);
+  const taken = cut === -1 ? found : found.slice(0, cut);
+  const held = taken.flatMap((r) =>
+    r.key === null
+      ? []
+      : [
+          {
+            pluginId: r.plugin_id,
+            namespace: r.namespace,
+            key: r.key,
+            value: r.value,
+            created: Number(r.created_position),
+            updated: Number(r.updated_position),
+          },
+        ],
+  );
+  // a namespace of more rows than one may bring: not held (nor, when rows were cut, the cut's namespace)
+  const large = new Set(taken.filter((r) => Number(r.row_count) > bounds.perNamespace).map((r) => groupId(r.plugin_id, r.namespace)));
+  if (cut === -1) return new PluginDataSnapshot(held, { except: large });
+  const only = new Set(taken.map((r) => groupId(r.plugin_id, r.namespace)).filter((id) => !large.has(id)));
+  only.delete(groupId(found[cut].plugin_id, found[cut].namespace));
+  return new PluginDataSnapshot(held, { only });
+}
