@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { escapeXml, type LorebookEntryInput } from '../../context';
 import { type LoadedWorld, parseWorldFile, toLoadedWorld, type WorldDocument } from '../../plugins-sdk';
 import { EngineError } from '../../errors';
+import { deepFreeze } from '../../memo';
 
 export class WorldNotFoundError extends EngineError {
   readonly code = 'WORLD_NOT_FOUND';
@@ -109,7 +110,22 @@ export const REPLY_BOOK_FILE = 'emulator-replies.json';
  * would be sent to it new every turn (at a depth, uncached) or break its system prompt (spec §2:
  * "a lorebook entry triggered by a keyword has changed"), for text it has no use for.
  */
-export function worldLorebook(world: LoadedWorld, options: { story: boolean }): LorebookEntryInput[] {
+export function worldLorebook(world: LoadedWorld, options: { story: boolean }): readonly LorebookEntryInput[] {
+  let kept = lorebooks.get(world);
+  if (!kept) lorebooks.set(world, (kept = {}));
+  const kind = options.story ? 'story' : 'other';
+  return (kept[kind] ??= deepFreeze(lorebookOf(world, options)));
+}
+
+/**
+ * `worldLorebook`'s answers per loaded world (frozen): each runtime's request of every turn takes
+ * its world's lorebook, whose lore text and character list are rebuilt and escaped otherwise
+ * (issue 33: ten requests an Emberback turn). A world is loaded once and not changed (its catalog
+ * loads a new object for a changed file), so the answer for an object holds as long as it lives.
+ */
+const lorebooks = new WeakMap<LoadedWorld, { story?: readonly LorebookEntryInput[]; other?: readonly LorebookEntryInput[] }>();
+
+function lorebookOf(world: LoadedWorld, options: { story: boolean }): LorebookEntryInput[] {
   const constant = { keys: [], constant: true, position: 'before-plugin' as const, scanDepth: 0 };
   const lore = (options.story ? world.lore : world.sharedLore).replace(/<\/world-lore>/g, '&lt;/world-lore>'); // spec §4: only this tag is rewritten
   const entries: LorebookEntryInput[] = [{ ...constant, id: 'world-lore', order: -2, content: `<world-lore>\n${lore}\n</world-lore>` }];

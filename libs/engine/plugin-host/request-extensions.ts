@@ -11,7 +11,7 @@ import type { ReturnedSegment } from '../../plugins-sdk';
 import type { ChatMessage } from '../../providers';
 import type { HookInput } from './invoke';
 import type { ExtensionRegistry } from './registry';
-import type { ExtensionResolver } from './resolver';
+import { type ExtensionResolver, resolveShared } from './resolver';
 
 /** The plugins' part of one runtime's request: what is registered, and how a result is obtained. */
 export interface RequestPlugins {
@@ -40,7 +40,8 @@ export async function transformHistory(plugins: RequestPlugins, history: readonl
 export async function dynamicSegments(plugins: RequestPlugins, playerInput: { text: string }): Promise<ExtensionSegment[]> {
   const out: ExtensionSegment[] = [];
   for (const provider of plugins.registry.providers('prompt.segment@1')) {
-    const returned = (await plugins.resolver.resolve(provider, { playerInput: { text: playerInput.text } })) as Required<
+    // read-only: each field is copied into the segment below
+    const returned = (await resolveShared(plugins.resolver, provider, { playerInput: { text: playerInput.text } })) as Required<
       Omit<ReturnedSegment, 'providerPluginId'>
     >[];
     for (const s of returned) {

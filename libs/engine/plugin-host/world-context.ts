@@ -1,5 +1,6 @@
 import { type LoadedWorld, withPublishedCharacters, type WorldContextResult } from '../../plugins-sdk';
 import type { RequestPlugins } from './request-extensions';
+import { resolveShared } from './resolver';
 
 /**
  * Spec §3: "Supplementary world structure is returned by session.world-context@1: schema / entries,
@@ -20,7 +21,8 @@ export async function extendedWorld(plugins: RequestPlugins, world: LoadedWorld 
   let dimensions = world.dimensions;
   let characters = world.characters;
   for (const provider of providers) {
-    const result = (await plugins.resolver.resolve(provider, {})) as WorldContextResult;
+    // read-only: merged into new objects below (the characters copied by withPublishedCharacters)
+    const result = (await resolveShared(plugins.resolver, provider, {})) as WorldContextResult;
     if (result.schema) schema = mergeSchema(schema, result.schema);
     if (result.entries) entries = [...entries, ...result.entries];
     if (result.dimensions) dimensions = { ...dimensions, ...result.dimensions };

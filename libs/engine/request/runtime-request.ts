@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import {
   type Activation,
   type ActivatedLoreEntry,
-  activateLorebook,
   buildContext,
   currentCharacterSummary,
   type AssembledContext,
@@ -64,6 +63,7 @@ import type { MediaStore } from '../../events';
 import { attachImages, type ImageReference, readRecentImages } from '../history/picture-attachments';
 import { playerOverrides, type SessionPreferences } from '../preferences';
 import type { AssemblyReuse } from './assembly-reuse';
+import { activeLore } from './lore-activation';
 
 /** Everything a runtime's request is built from; each field can be derived from the event log. */
 export interface RuntimeRequestInputs {
@@ -204,11 +204,14 @@ export async function buildRuntimeCall(
 ): Promise<Omit<RuntimeRequest, 'body'>> {
   const m = inputs.runtime.manifest;
   const agent = agentOf(inputs.runtime);
+  // the same world, tail and text as a sibling runtime's (or the barrier's estimate): activated once
   const lorebook = inputs.world
-    ? activateLorebook(worldLorebook(inputs.world, { story: m.outputKind === 'story' }), {
-        playerInput: inputs.playerInput.text,
-        committedTail: inputs.scanTail,
-      })
+    ? [
+        ...activeLore(worldLorebook(inputs.world, { story: m.outputKind === 'story' }), {
+          playerInput: inputs.playerInput.text,
+          committedTail: inputs.scanTail,
+        }),
+      ]
     : [];
   const history = plugins ? await transformHistory(plugins, inputs.history) : inputs.history;
   const segments = plugins ? [...inputs.segments, ...(await dynamicSegments(plugins, inputs.playerInput))] : inputs.segments;

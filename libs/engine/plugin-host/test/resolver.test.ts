@@ -1,9 +1,10 @@
 import { PluginHandlerError } from '../../errors';
 import { emptyPluginData } from '../handler-context';
-import { inputHash } from '../../journal/input-hash';
+import { createHash } from 'node:crypto';
+import { canonicalJson, inputHash } from '../../journal/input-hash';
 import { executionInvoker } from '../invoke';
 import type { RegisteredExtension } from '../registry';
-import { LiveResolver, RecordedResolver } from '../resolver';
+import { LiveResolver, RecordedResolver, resolveShared } from '../resolver';
 
 const scope = { tenantId: 't', sessionId: 's', turnNumber: 3, locale: 'en' as const, world: null };
 
@@ -15,6 +16,41 @@ describe('resolving handler results', () => {
   it('the input hash ignores key order and tells different inputs apart (Unicode included)', () => {
     expect(inputHash({ a: 1, b: { c: '火', d: [1, 2] } })).toBe(inputHash({ b: { d: [1, 2], c: '火' }, a: 1 }));
     expect(inputHash({ text: '火' })).not.toBe(inputHash({ text: '灯' }));
+  });
+
+  it('the input hash is the SHA-256 of the canonical JSON, short (kept) and long inputs alike, asked again or not', () => {
+    const sha = (input: unknown) => createHash('sha256').update(canonicalJson(input)).digest('hex');
+    const short = { playerInput: { text: 'Listen for the bell 🔔' } };
+    const long = { messages: Array.from({ length: 200 }, (_, i) => ({ role: 'user', text: `message ${i} 火` })) };
+    for (const input of [short, short, long, long, {}]) expect(inputHash(input)).toBe(sha(input));
+    expect(inputHash({ playerInput: { text: 'Listen for the bell' } })).not.toBe(inputHash(short));
+  });
+
+  it('resolveShared: the parse of the same recorded text, one frozen value for every resolver; resolve a copy of its own', async () => {
+    let reply = 'a';
+    const provider = segmentProvider(() => [{ id: 'a', content: reply, position: 'system', volatility: 'turn' }]);
+    const live = new LiveResolver(new Map(), executionInvoker(scope, { timeoutMs: 1000, pluginData: emptyPluginData }));
+    const input = { playerInput: { text: 'x' } };
+    const shared = await live.resolveShared(provider, input);
+    expect(shared).toEqual(await live.resolve(provider, input));
+    expect(Object.isFrozen(shared) && Object.isFrozen((shared as object[])[0])).toBe(true);
+    // another runtime of the execution, and a rebuild: the recorded text, the same value
+    const recorded = new Map(live.fresh.map((r) => [r.key, r.result]));
+    const sibling = new LiveResolver(recorded, executionInvoker(scope, { timeoutMs: 1000, pluginData: emptyPluginData }));
+    expect(await sibling.resolveShared(provider, input)).toBe(shared);
+    expect(await new RecordedResolver('e', recorded).resolveShared(provider, input)).toBe(shared);
+    expect(await resolveShared(sibling, provider, input)).toBe(shared);
+    // what plugin code gets (ctx.services goes through resolve) is its own, changeable copy
+    const own = (await sibling.resolve(provider, input)) as { content: string }[];
+    expect(Object.isFrozen(own)).toBe(false);
+    own[0].content = 'changed';
+    expect((shared as { content: string }[])[0].content).toBe('a');
+    // another execution whose handler answered otherwise: its text, its value
+    reply = 'b';
+    const next = new LiveResolver(new Map(), executionInvoker(scope, { timeoutMs: 1000, pluginData: emptyPluginData }));
+    expect(((await next.resolveShared(provider, input)) as { content: string }[])[0].content).toBe('b');
+    // a resolver without resolveShared: resolve
+    expect(await resolveShared({ resolve: async () => 'plain' }, provider, input)).toBe('plain');
   });
 
   it('a handler answering after the limit fails the runtime; its late result is recorded nowhere', async () => {

@@ -53,6 +53,20 @@ describe('§4 the kernel’s <world-lore> rewrites only its closing tag', () => 
   const world = loadWorld(join(dir, 'WORLD.md'));
   const block = `<world-lore>\n${EXPECTED}\n</world-lore>`;
 
+  it('one lorebook per loaded world and kind, frozen: a world loaded again (a changed file) has its own', () => {
+    for (const story of [true, false]) {
+      const lorebook = worldLorebook(world, { story });
+      expect(worldLorebook(world, { story })).toBe(lorebook);
+      expect(Object.isFrozen(lorebook) && Object.isFrozen(lorebook[0])).toBe(true);
+    }
+    expect(worldLorebook(world, { story: true })).not.toBe(worldLorebook(world, { story: false }));
+    writeFileSync(join(dir, 'WORLD.md'), `---\nid: archive\nname: Salt Archive\n---\nThe archive burned.\n`);
+    const changed = loadWorld(join(dir, 'WORLD.md'));
+    writeFileSync(join(dir, 'WORLD.md'), `---\nid: archive\nname: Salt Archive\n---\n${BODY}\n`);
+    expect(worldLorebook(changed, { story: true })[0].content).toBe('<world-lore>\nThe archive burned.\n</world-lore>');
+    expect(worldLorebook(world, { story: true })[0].content).toBe(block);
+  });
+
   it('the lorebook entry: the body byte for byte but the exact closing tags; the block closes once, at its end', () => {
     expect(world.lore).toBe(BODY);
     for (const story of [true, false]) {
