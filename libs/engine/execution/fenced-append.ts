@@ -1,4 +1,4 @@
-import { type EventStore, type NewEvent, type StoredEvent, validateEvent } from '../../events';
+import { type EventStore, isDatabaseUnavailable, type NewEvent, type StoredEvent, validateEvent } from '../../events';
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
 import type { FreshResult } from '../plugin-host/resolver';
@@ -172,7 +172,7 @@ export class ExecutionRun {
    * fails alone and the rest go on without it, as they would have. When something came first, the
    * whole pass is made again from the journal that now holds it. What is stored is then applied for
    * real and each append's `stored` called, in order. Nothing is stored for any of them unless all
-   * their events are (one transaction), and a failure of the store's append fails every one of them.
+   * their events are (one transaction); a group the store refuses is made again one by one (see below).
    */
   private static async appendGroup(journal: SessionJournal, group: AppendGroup): Promise<void> {
     if (openGroups.get(journal) === group) openGroups.delete(journal);
@@ -242,8 +242,13 @@ export class ExecutionRun {
         }
       }
     } catch (error) {
-      // nothing stored (one append of the store): every append of the group fails
-      for (const queued of appends) queued.reject(error);
+      // Nothing of the group was stored (one append of the store). The database out of reach (or a
+      // commit whose outcome is unknown): every append of the group fails with it, as each would
+      // have. Refused (an inline projection failing on one runtime's events, a row the database
+      // rejects): the appends are made again one by one, so the one whose events are refused fails
+      // alone, with its own error, and each keeps the outcome of its own build (fenced out, a race).
+      if (isDatabaseUnavailable(error)) for (const queued of appends) queued.reject(error);
+      else for (const queued of appends) await queued.run.appendNow(queued.build, queued.stored).then(queued.resolve, queued.reject);
       return;
     }
     builds.forEach((b, i) => {

@@ -99,6 +99,50 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
     expect(replied(held, 'c')).toBe(false);
   });
 
+  it('a group the store refuses is made again one by one: the refused events fail alone, each other append keeps its own outcome', async () => {
+    const { job, journal, runs } = await siblings(['a', 'b', 'c', 'd']);
+    const refused = new Error('the store refused the events of c');
+    const original = h.deps.store.appendCatchingUp.bind(h.deps.store);
+    const catchingUp = jest
+      .spyOn(h.deps.store, 'appendCatchingUp')
+      .mockImplementation((request) => (request.events.some((e) => runtimeOf(e) === 'c') ? Promise.reject(refused) : original(request)));
+    let results: PromiseSettledResult<number>[];
+    try {
+      results = await Promise.allSettled([
+        runs[0].append((e) => [responded(e, 'a')]),
+        runs[1].append(() => {
+          throw new FencedOutError(job.executionId, runs[1].attempt);
+        }),
+        runs[2].append((e) => [responded(e, 'c')]),
+        runs[3].append((e) => [responded(e, 'd')]),
+      ]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a', 'c', 'd'], ['a'], ['c'], ['d']]);
+    } finally {
+      catchingUp.mockRestore();
+    }
+    expect(results.map((r) => (r.status === 'fulfilled' ? 'stored' : r.reason))).toEqual(['stored', expect.any(FencedOutError), refused, 'stored']);
+    const events = await h.events(job.sessionId);
+    expect(events.slice(-2).map(runtimeOf)).toEqual(['a', 'd']);
+    expect(journal.version).toBe(events.length);
+  });
+
+  it('a group that cannot reach the database fails whole with that error (its outcome may be unknown: nothing is tried again here)', async () => {
+    const { job, journal, runs } = await siblings(['a', 'b']);
+    const start = journal.version;
+    const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp').mockRejectedValue(down);
+    let results: PromiseSettledResult<number>[];
+    try {
+      results = await Promise.allSettled([runs[0].append((e) => [responded(e, 'a')]), runs[1].append((e) => [responded(e, 'b')])]);
+      expect(catchingUp).toHaveBeenCalledTimes(1);
+    } finally {
+      catchingUp.mockRestore();
+    }
+    expect(results.map((r) => (r.status === 'rejected' ? r.reason : r.value))).toEqual([down, down]);
+    expect(journal.version).toBe(start);
+    expect((await h.events(job.sessionId)).length).toBe(start);
+  });
+
   it('a group others appended before is built again after what came, every build of it once more', async () => {
     const { job, journal, runs } = await siblings(['a', 'b', 'c']);
     // another writer (an input) lands first: the journal is one version behind
