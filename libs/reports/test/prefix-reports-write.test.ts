@@ -1,5 +1,5 @@
-import { type KyselyPlugin, type QueryId, type RootOperationNode, sql } from 'kysely';
-import { migrateToLatest, openDatabase, type OpenDatabase } from '../../events';
+import { type KyselyPlugin, type QueryId, type RootOperationNode, sql, type Transaction } from 'kysely';
+import { type Database, migrateToLatest, openDatabase, type OpenDatabase } from '../../events';
 import type { NewPrefixReport } from '../prefix-reports-plan';
 import { insertReports } from '../prefix-reports-write';
 
@@ -34,7 +34,7 @@ const row = (callId: string, over: Partial<NewPrefixReport> = {}): NewPrefixRepo
 });
 
 /** The SQL texts sent through `db` while `run` runs. */
-async function textsOf(run: (db: OpenDatabase['db']) => Promise<void>): Promise<string[]> {
+async function textsOf(run: (trx: Transaction<Database>) => Promise<void>): Promise<string[]> {
   const texts: string[] = [];
   const db = open.db.withPlugin({
     transformQuery: ({ node, queryId }: { node: RootOperationNode; queryId: QueryId }) => {
