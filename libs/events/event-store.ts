@@ -136,7 +136,11 @@ export interface LogEntry {
   tenantId: string;
   streamId: string;
   type: string;
-  /** Validates and returns the event; throws `InvalidEventError` when the log holds what no schema reads. */
+  /**
+   * Validates and returns the event; throws `InvalidEventError` when the log holds what no schema reads.
+   * Parsed once per entry: every later call answers the same event (read-only: a projection must not
+   * change it) or throws the same error, so the projections applying one batch do not parse it again each.
+   */
   decode(): StoredEvent;
 }
 
@@ -159,7 +163,23 @@ export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {
     tenantId: row.tenant_id,
     streamId: row.stream_id,
     type: row.type,
-    decode: () => toStoredEvent(row),
+    decode: once(() => toStoredEvent(row)),
+  };
+}
+
+/** `f`'s first answer (or error), kept: later calls answer it without calling `f` again. */
+function once<T>(f: () => T): () => T {
+  let done: { value: T } | { error: unknown } | undefined;
+  return () => {
+    if (!done) {
+      try {
+        done = { value: f() };
+      } catch (error) {
+        done = { error };
+      }
+    }
+    if ('error' in done) throw done.error;
+    return done.value;
   };
 }
 

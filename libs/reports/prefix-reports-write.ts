@@ -2,21 +2,36 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../events';
 import type { NewPrefixReport, UsageUpdate } from './prefix-reports-plan';
 
-/** PostgreSQL's limit on the parameters of one statement. */
-const MAX_PARAMETERS = 65_535;
-const COLUMNS = 19;
-/** Rows per insert statement, so that one never exceeds `MAX_PARAMETERS`. */
-export const INSERT_CHUNK = Math.floor(MAX_PARAMETERS / COLUMNS);
-
-/** New rows in multi-row inserts (one per `INSERT_CHUNK` rows); a call id that has a row is left as it is. */
+/**
+ * New rows in one statement whose text never changes (the parameters are one array per column, as
+ * `applyUsage`'s): no query to build per batch, and one text for the pool to send as a named
+ * prepared statement (issue 33: kysely building a 19-column multi-row insert was most of this
+ * projection's CPU in a worker). A call id that has a row is left as it is.
+ */
 export async function insertReports(trx: Transaction<Database>, rows: readonly NewPrefixReport[]): Promise<void> {
-  for (let at = 0; at < rows.length; at += INSERT_CHUNK) {
-    await trx
-      .insertInto('prefix_reports')
-      .values(rows.slice(at, at + INSERT_CHUNK))
-      .onConflict((oc) => oc.column('call_id').doNothing())
-      .execute();
-  }
+  if (rows.length === 0) return;
+  const column = <K extends keyof NewPrefixReport>(name: K) => rows.map((r) => r[name] ?? null);
+  await sql`
+    insert into prefix_reports (
+      call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, body, layout, request_tokens,
+      shared_tokens, shared_percent, first_difference, provider_cached_tokens, provider_input_tokens, model, provider_output_tokens
+    )
+    select u.call_id, u.tenant_id, u.session_id, u.turn_id, u.turn, u.runtime, u.position, u.first_in_turn, u.protocol, u.body, u.layout::jsonb,
+      u.request_tokens, u.shared_tokens, u.shared_percent, u.first_difference::jsonb, u.provider_cached_tokens, u.provider_input_tokens,
+      u.model, u.provider_output_tokens
+    from unnest(
+      ${column('call_id')}::text[], ${column('tenant_id')}::text[], ${column('session_id')}::text[], ${column('turn_id')}::text[],
+      ${column('turn')}::int[], ${column('runtime')}::text[], ${column('position')}::bigint[], ${column('first_in_turn')}::boolean[],
+      ${column('protocol')}::text[], ${column('body')}::text[], ${column('layout')}::text[], ${column('request_tokens')}::int[],
+      ${column('shared_tokens')}::int[], ${column('shared_percent')}::real[], ${column('first_difference')}::text[],
+      ${column('provider_cached_tokens')}::int[], ${column('provider_input_tokens')}::int[], ${column('model')}::text[],
+      ${column('provider_output_tokens')}::int[]
+    ) with ordinality as u(
+      call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, body, layout, request_tokens,
+      shared_tokens, shared_percent, first_difference, provider_cached_tokens, provider_input_tokens, model, provider_output_tokens, n
+    )
+    order by u.n
+    on conflict (call_id) do nothing`.execute(trx);
 }
 
 /** Provider usage onto rows written before, in one statement (the parameters are five arrays). */

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type Selectable, sql, type Transaction } from 'kysely';
 import type { Database, Projection } from '../events';
 import { callKey, callKeys, type KnownCall, planUsage, USAGE_EVENT_TYPES } from './usage-plan';
 
@@ -8,8 +8,13 @@ type CallRef = { streamId: string; callId: string };
 /** The projection's name (its shards, its quarantine records, `npm run replay -- --projection usage`). */
 export const USAGE_PROJECTION = 'usage';
 
-/** `(stream_id, call_id) in (...)` for these calls. */
-const callsIn = (keys: readonly CallRef[]) => sql<boolean>`(stream_id, call_id) in (${sql.join(keys.map((k) => sql`(${k.streamId}, ${k.callId})`))})`;
+/**
+ * `(stream_id, call_id) in (...)` for these calls. Every statement of a batch is one text whatever
+ * its number of rows (the rows are arrays, one per column): none is built per batch, and the pool
+ * sends each as a named prepared statement (issue 33: building them was most of this projection's CPU).
+ */
+const callsIn = (keys: readonly CallRef[]) =>
+  sql<boolean>`(stream_id, call_id) in (select * from unnest(${keys.map((k) => k.streamId)}::text[], ${keys.map((k) => k.callId)}::text[]))`;
 
 /**
  * `usage_daily`: every answered model call the engine recorded — runtimes' calls (`llm.responded@1`),
@@ -32,48 +37,31 @@ export const usageProjection: Projection<'usage_daily' | 'usage_calls'> = {
   async applyBatch(trx, events) {
     const plan = planUsage(events, await loadCalls(trx, callKeys(events)));
     if (plan.increments.length > 0) {
-      await trx
-        .insertInto('usage_daily')
-        .values(
-          plan.increments.map((r) => ({
-            tenant_id: r.tenantId,
-            day: r.day,
-            stream_id: r.streamId,
-            session_id: r.sessionId,
-            model: r.model,
-            runtime: r.runtime,
-            calls: r.calls,
-            input_tokens: r.inputTokens,
-            cached_input_tokens: r.cachedInputTokens,
-            output_tokens: r.outputTokens,
-          })),
+      const rows = plan.increments;
+      await sql`
+        insert into usage_daily (tenant_id, day, stream_id, session_id, model, runtime, calls, input_tokens, cached_input_tokens, output_tokens)
+        select * from unnest(
+          ${rows.map((r) => r.tenantId)}::text[], ${rows.map((r) => r.day)}::date[], ${rows.map((r) => r.streamId)}::text[],
+          ${rows.map((r) => r.sessionId)}::text[], ${rows.map((r) => r.model)}::text[], ${rows.map((r) => r.runtime)}::text[],
+          ${rows.map((r) => r.calls)}::int[], ${rows.map((r) => r.inputTokens)}::bigint[], ${rows.map((r) => r.cachedInputTokens)}::bigint[],
+          ${rows.map((r) => r.outputTokens)}::bigint[]
         )
-        .onConflict((oc) =>
-          oc.columns(['tenant_id', 'day', 'stream_id', 'model', 'runtime']).doUpdateSet({
-            calls: sql`usage_daily.calls + excluded.calls`,
-            input_tokens: sql`usage_daily.input_tokens + excluded.input_tokens`,
-            cached_input_tokens: sql`usage_daily.cached_input_tokens + excluded.cached_input_tokens`,
-            output_tokens: sql`usage_daily.output_tokens + excluded.output_tokens`,
-          }),
-        )
-        .execute();
+        on conflict (tenant_id, day, stream_id, model, runtime) do update set
+          calls = usage_daily.calls + excluded.calls,
+          input_tokens = usage_daily.input_tokens + excluded.input_tokens,
+          cached_input_tokens = usage_daily.cached_input_tokens + excluded.cached_input_tokens,
+          output_tokens = usage_daily.output_tokens + excluded.output_tokens`.execute(trx);
     }
-    if (plan.answered.length > 0) await trx.updateTable('usage_calls').set({ answered: true }).where(callsIn(plan.answered)).execute();
+    if (plan.answered.length > 0) await sql`update usage_calls set answered = true where ${callsIn(plan.answered)}`.execute(trx);
     if (plan.recorded.length > 0) {
-      await trx
-        .insertInto('usage_calls')
-        .values(
-          plan.recorded.map((c) => ({
-            stream_id: c.streamId,
-            call_id: c.callId,
-            tenant_id: c.tenantId,
-            model: c.model,
-            runtime: c.runtime,
-            answered: c.answered,
-          })),
+      const calls = plan.recorded;
+      await sql`
+        insert into usage_calls (stream_id, call_id, tenant_id, model, runtime, answered)
+        select * from unnest(
+          ${calls.map((c) => c.streamId)}::text[], ${calls.map((c) => c.callId)}::text[], ${calls.map((c) => c.tenantId)}::text[],
+          ${calls.map((c) => c.model)}::text[], ${calls.map((c) => c.runtime)}::text[], ${calls.map((c) => c.answered)}::boolean[]
         )
-        .onConflict((oc) => oc.columns(['stream_id', 'call_id']).doNothing())
-        .execute();
+        on conflict (stream_id, call_id) do nothing`.execute(trx);
     }
   },
 };
@@ -81,7 +69,7 @@ export const usageProjection: Projection<'usage_daily' | 'usage_calls'> = {
 /** What earlier batches recorded of these calls, by `callKey`. */
 async function loadCalls(trx: Trx, keys: readonly CallRef[]): Promise<Map<string, KnownCall>> {
   if (keys.length === 0) return new Map();
-  const rows = await trx.selectFrom('usage_calls').selectAll().where(callsIn(keys)).execute();
+  const { rows } = await sql<Selectable<Database['usage_calls']>>`select * from usage_calls where ${callsIn(keys)}`.execute(trx);
   return new Map(
     rows.map((r) => [
       callKey(r.stream_id, r.call_id),
