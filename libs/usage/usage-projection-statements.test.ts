@@ -1,5 +1,6 @@
-import { type KyselyPlugin, type QueryId, type RootOperationNode, sql, type Transaction } from 'kysely';
-import { type Database, migrateToLatest, openDatabase, type OpenDatabase, type StoredEvent } from '../events';
+import { sql } from 'kysely';
+import { sqlTextsOf } from '../../test/support/query-counter';
+import { migrateToLatest, openDatabase, type OpenDatabase, type StoredEvent } from '../events';
 import { usageProjection } from './usage-projection';
 
 let open: OpenDatabase;
@@ -45,18 +46,7 @@ const responded = (callId: string) =>
   });
 
 /** The SQL texts `events` are applied with, in one transaction. */
-async function textsOf(events: StoredEvent[]): Promise<string[]> {
-  const texts: string[] = [];
-  const db = open.db.withPlugin({
-    transformQuery: ({ node, queryId }: { node: RootOperationNode; queryId: QueryId }) => {
-      texts.push(open.db.getExecutor().compileQuery(node, queryId).sql);
-      return node;
-    },
-    transformResult: ({ result }) => Promise.resolve(result),
-  } satisfies KyselyPlugin);
-  await db.transaction().execute((trx: Transaction<Database>) => usageProjection.applyBatch(trx, events));
-  return texts;
-}
+const textsOf = (events: StoredEvent[]) => sqlTextsOf(open.db, (trx) => usageProjection.applyBatch(trx, events));
 
 describe('usage (async projection): its statements', () => {
   it('are the same texts whatever the number of calls in a batch (none built per batch)', async () => {

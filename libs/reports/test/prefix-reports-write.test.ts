@@ -1,4 +1,5 @@
-import { type KyselyPlugin, type QueryId, type RootOperationNode, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import { sqlTextsOf } from '../../../test/support/query-counter';
 import { type Database, migrateToLatest, openDatabase, type OpenDatabase } from '../../events';
 import type { NewPrefixReport } from '../prefix-reports-plan';
 import { insertReports } from '../prefix-reports-write';
@@ -33,19 +34,7 @@ const row = (callId: string, over: Partial<NewPrefixReport> = {}): NewPrefixRepo
   ...over,
 });
 
-/** The SQL texts sent through `db` while `run` runs. */
-async function textsOf(run: (trx: Transaction<Database>) => Promise<void>): Promise<string[]> {
-  const texts: string[] = [];
-  const db = open.db.withPlugin({
-    transformQuery: ({ node, queryId }: { node: RootOperationNode; queryId: QueryId }) => {
-      texts.push(open.db.getExecutor().compileQuery(node, queryId).sql);
-      return node;
-    },
-    transformResult: ({ result }) => Promise.resolve(result),
-  } satisfies KyselyPlugin);
-  await db.transaction().execute(run);
-  return texts;
-}
+const textsOf = (run: (trx: Transaction<Database>) => Promise<void>) => sqlTextsOf(open.db, run);
 
 const read = async (callIds: string[]) =>
   (await sql<Record<string, unknown>>`select * from prefix_reports where call_id = any(${callIds}::text[]) order by call_id`.execute(open.db)).rows;
