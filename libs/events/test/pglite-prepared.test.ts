@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, sql } from 'kysely';
 import { PGliteDialect } from '../pglite-dialect';
@@ -11,8 +12,12 @@ async function prepared(pglite: PGlite): Promise<string[]> {
 
 describe('PGlite named prepared statements', () => {
   let pglite: PGlite;
+  // the unit project's migrated database (test/support/pglite-template.ts) when there is one: a new
+  // PGlite without it runs initdb, 3-5 s of CPU each time
+  const template = process.env.COVEL_PGLITE_TEMPLATE;
+  const templateBytes = template && existsSync(template) ? readFileSync(template) : undefined;
   beforeEach(async () => {
-    pglite = new PGlite();
+    pglite = new PGlite(templateBytes ? { loadDataDir: new Blob([templateBytes]) } : {});
     await pglite.exec(`create table t (id int primary key, body jsonb, note text)`);
   });
   afterEach(() => pglite.close());
