@@ -18,7 +18,7 @@ import { recordFailure } from './failure';
 import { runRuntimeStep, type RuntimeStepOptions, type RuntimeStepResult } from './runtime-step';
 import { type InlineStage, turnStepReading } from './turn-step';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
-import type { SessionJournal } from '../journal/journal';
+import { runtimeKey, type SessionJournal } from '../journal/journal';
 import { keptHistory } from '../history/history-handoff';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
@@ -133,7 +133,11 @@ export class TurnRunner implements QueueHandlers {
       // worker dying anywhere leaves the job to the stalled-job check, whose run reads the log afresh).
       const status = journal?.get(job.executionId)?.status;
       if (status !== undefined && status !== 'pending') return done;
-      from = journal && inline?.history ? { journal, history: inline.history } : undefined;
+      // only when every runtime of the stage recorded its output on that journal (else, as before, a read: a
+      // failure recorded or an output appended by another run is in the log, not in this journal)
+      const execution = journal?.get(job.executionId);
+      const produced = execution !== undefined && children.every((c) => execution.outputs.has(runtimeKey(c.pluginId, c.runtimeId)));
+      from = journal && produced && inline?.history ? { journal, history: inline.history } : undefined;
     }
   }
 

@@ -14,6 +14,8 @@ import { loadedHistory, runtimeHistoryLimits } from '../history/history-loader';
 import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
 import { type SessionJournal, waitingSuspension } from '../journal/journal';
 import { addToLogScope } from '../logging';
+import { offerSessionSnapshot, readsSessionPluginData } from '../plugin-host/journal-plugin-data';
+import { sql } from 'kysely';
 import { preferencesKnown } from '../preferences';
 
 const done: TurnStep = { kind: 'done' };
@@ -61,12 +63,20 @@ export async function turnStepReading(
   // the read brings the preferences the execution runs with (its barrier's, its inline runtimes'), unless this process knows them;
   // when the job runs the stage inline, the history its runtimes (and the barrier) read too: once a stage, not once a runtime
   const history = inline ? runtimeHistoryLimits(historyReadLimit(deps)) : undefined;
+  // and, when its runs read the session's plugin data in this process before, that too (a statement saved: issue 33)
+  const pluginData = history && readsSessionPluginData(job) ? deps.pluginData.sessionAlongside(job) : undefined;
+  const views = history && {
+    history: historyViewJson(job.tenantId, job.sessionId, history),
+    ...(pluginData ? { pluginData: pluginData.read } : {}),
+  };
   const { journal, alongside } = await readSessionJournal(deps, job, {
     preferences: !preferencesKnown(job.sessionId, job.executionId),
-    ...(history ? { alongside: historyViewJson(job.tenantId, job.sessionId, history) } : {}),
+    ...(views ? { alongside: views.pluginData ? sql`json_build_object('history', ${views.history}, 'pluginData', ${views.pluginData})` : views.history } : {}),
   });
   if (history) {
-    const kept = keepReadHistory(job, journal, historyViewOf(alongside, history));
+    const read = (pluginData ? alongside : { history: alongside }) as { history: unknown; pluginData?: unknown };
+    if (pluginData) offerSessionSnapshot(deps.pluginData, journal, job, pluginData.snapshot(read.pluginData));
+    const kept = keepReadHistory(job, journal, historyViewOf(read.history, history));
     if (kept && inline) inline.history = kept;
   }
   return { step: await stepFrom(deps, job, ctx, journal, inline), journal };
