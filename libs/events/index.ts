@@ -114,7 +114,14 @@ export { pluginDataProjection } from './projections/plugin-data';
 export { PluginDataStore, selfDataQuery } from './plugin-data-store';
 export type { PluginDataReader } from './plugin-data-store';
 export { PluginDataFold } from './plugin-data-fold';
-export { PluginDataSnapshot, readSessionPluginData, sessionPluginDataQuery, SESSION_PLUGIN_DATA_BOUNDS } from './plugin-data-snapshot';
+export {
+  PluginDataSnapshot,
+  readSessionPluginData,
+  sessionPluginDataJson,
+  sessionPluginDataOf,
+  sessionPluginDataQuery,
+  SESSION_PLUGIN_DATA_BOUNDS,
+} from './plugin-data-snapshot';
 export type { SessionPluginDataBounds } from './plugin-data-snapshot';
 export { storyEvents, changesPath, branchRead, PATH_EVENT_TYPES } from './story-path';
 export { readStoryLog, readInheritedStory, STORY_EVENT_TYPES } from './story-log';

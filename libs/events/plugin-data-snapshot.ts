@@ -104,6 +104,27 @@ export async function readSessionPluginData(
   bounds: SessionPluginDataBounds = SESSION_PLUGIN_DATA_BOUNDS,
 ): Promise<PluginDataSnapshot> {
   const { rows: found } = await sessionPluginDataQuery(scope, bounds).execute(db);
+  return snapshotOfRows(found, bounds);
+}
+
+/**
+ * `readSessionPluginData`'s statement as one JSON value (its rows, in its order), for a read beside
+ * another in the same statement and snapshot (`EventStore.readPendingSuffix`'s `alongside`: the
+ * turn step's read of the journal, issue 33); `sessionPluginDataOf` makes the snapshot of it.
+ */
+export function sessionPluginDataJson(
+  scope: { tenantId: string; sessionId: string },
+  bounds: SessionPluginDataBounds = SESSION_PLUGIN_DATA_BOUNDS,
+): RawBuilder<unknown> {
+  return sql`(select coalesce(json_agg(r order by r.plugin_id, r.namespace, r.created_position), '[]'::json) from (${sessionPluginDataQuery(scope, bounds)}) r)`;
+}
+
+/** The snapshot of what `sessionPluginDataJson` read (the same `bounds`): the one `readSessionPluginData` makes of the same rows. */
+export function sessionPluginDataOf(json: unknown, bounds: SessionPluginDataBounds = SESSION_PLUGIN_DATA_BOUNDS): PluginDataSnapshot {
+  return snapshotOfRows((json ?? []) as SessionPluginDataRow[], bounds);
+}
+
+function snapshotOfRows(found: readonly SessionPluginDataRow[], bounds: SessionPluginDataBounds): PluginDataSnapshot {
   const cut = found.findIndex((r, i) => i >= bounds.rows || Number(r.taken) > bounds.bytes);
   const taken = cut === -1 ? found : found.slice(0, cut);
   const held = taken.flatMap((r) =>

@@ -10,7 +10,13 @@ import {
   selfDataSplit,
   type SelfDataView,
 } from './plugin-data-view';
-import { type PluginDataSnapshot, readSessionPluginData, type SessionPluginDataBounds } from './plugin-data-snapshot';
+import {
+  type PluginDataSnapshot,
+  readSessionPluginData,
+  type SessionPluginDataBounds,
+  sessionPluginDataJson,
+  sessionPluginDataOf,
+} from './plugin-data-snapshot';
 import type { Database } from './schema';
 
 /** One plugin's data in one session of one tenant: the reads `ctx.pluginData` and `io.selfData` need. */
@@ -34,6 +40,15 @@ export class PluginDataStore {
   /** Every plugin's data in one session of one tenant, bounded, in one statement (`readSessionPluginData`). */
   session(scope: { tenantId: string; sessionId: string }): Promise<PluginDataSnapshot> {
     return readSessionPluginData(this.db, scope, this.sessionBounds);
+  }
+
+  /**
+   * `session`'s read as one value for another statement to read beside its own, in its snapshot
+   * (`read`), and the snapshot made of what it read (`snapshot`).
+   */
+  sessionAlongside(scope: { tenantId: string; sessionId: string }): { read: RawBuilder<unknown>; snapshot(value: unknown): PluginDataSnapshot } {
+    const bounds = this.sessionBounds;
+    return { read: sessionPluginDataJson(scope, bounds), snapshot: (value) => sessionPluginDataOf(value, bounds) };
   }
 
   /** The reads of one plugin in one session of one tenant. */

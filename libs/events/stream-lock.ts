@@ -157,10 +157,10 @@ export async function insertAtVersion(
 
 /**
  * The row `insertAtVersion` inserts for its `index`-th row (from 0), as a subquery with columns
- * `stream_version` and `recorded_at`, for its `writes`; no row when the statement inserts none.
+ * `global_position`, `stream_version` and `recorded_at`, for its `writes`; no row when the statement inserts none.
  */
 export function insertedRow(index: number): RawBuilder<unknown> {
-  return sql`(select ins.stream_version, ins.recorded_at from ins, h where ins.stream_version = h.version + ${index + 1}::int)`;
+  return sql`(select ins.global_position, ins.stream_version, ins.recorded_at from ins, h where ins.stream_version = h.version + ${index + 1}::int)`;
 }
 
 /** An `events` row as read whole (what `toStoredEvent` decodes). */

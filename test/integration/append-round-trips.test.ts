@@ -67,6 +67,40 @@ describe('an append on the real PostgreSQL: statements and transactions', () => 
     expect(row).toMatchObject({ status: 'queued', submitted_version: 2, submitted_at: new Date(events[0].recordedAt), tenant_id: 't', session_id: streamId });
   });
 
+  it('with a plugin-data write (the claim with a function’s write; a rewrite, catching up): one statement each, the rows in it (was a transaction of six)', async () => {
+    const store = new EventStore(counting.db, { inline: inlineProjections });
+    const streamId = randomUUID();
+    const event = input(1);
+    const { executionId, turnId } = event.data as { executionId: string; turnId: string };
+    await store.append({ tenantId: 't', streamId, expectedVersion: 0, events: [sessionCreated(streamId), event] });
+    const write = (value: unknown): NewEvent => ({
+      type: 'plugin-data.written@1',
+      data: { executionId, turnId, attempt: 1, pluginId: 'world-time', namespace: 'clock', key: 'now ⏰', value: value as never },
+    });
+    counting.reset();
+    const first = await store.append({
+      tenantId: 't',
+      streamId,
+      expectedVersion: 2,
+      events: [{ type: 'execution.started@1', data: { executionId, turnId, attempt: 1, workerId: 'w' } }, write({ day: 1 })],
+    });
+    const { appended } = await store.appendCatchingUp({ tenantId: 't', streamId, afterVersion: 4, events: [write({ day: 2 })], rebuild: () => [] });
+    expect(counting.statements).toHaveLength(2);
+    expect(counting.statements[0]).toMatch(/insert into events.*insert into plugin_data .*insert into plugin_data_namespaces/is);
+    expect(counting.transactions()).toBe(0);
+    const rows = await counting.db.selectFrom('plugin_data').selectAll().where('session_id', '=', streamId).execute();
+    expect(rows).toEqual([
+      expect.objectContaining({
+        key: 'now ⏰',
+        value: { day: 2 },
+        created_position: String(first.events[1].globalPosition),
+        updated_position: String(appended!.events[0].globalPosition),
+      }),
+    ]);
+    const counted = await counting.db.selectFrom('plugin_data_namespaces').selectAll().where('session_id', '=', streamId).execute();
+    expect(counted).toEqual([expect.objectContaining({ namespace: 'clock', row_count: 1 })]);
+  });
+
   it('with writes a statement cannot hold (two writes of one execution’s row; an edit): one transaction, as before', async () => {
     const store = new EventStore(counting.db, { inline: inlineProjections });
     const streamId = randomUUID();

@@ -8,6 +8,64 @@ export interface PluginDataScopes {
   session?(scope: { tenantId: string; sessionId: string }): Promise<PluginDataSnapshot>;
 }
 
+/** Sessions this process kept (most recent first forgotten last): those whose runs read their plugin data snapshot here. */
+export const SESSIONS_READING_PLUGIN_DATA = 10_000;
+const readingSessions = new BoundedMemo<string, true>({ maxEntries: SESSIONS_READING_PLUGIN_DATA });
+const sessionKey = (scope: { tenantId: string; sessionId: string }) => JSON.stringify([scope.tenantId, scope.sessionId]);
+
+/**
+ * Whether the runs of the session read its plugin data snapshot in this process before (a hook, a
+ * tool, `io.selfData`): a turn step's read of the log then brings the snapshot in its own statement
+ * (`offerSessionSnapshot`), instead of the first run's read after it.
+ */
+export function readsSessionPluginData(scope: { tenantId: string; sessionId: string }): boolean {
+  return readingSessions.get(sessionKey(scope)) === true;
+}
+
+/**
+ * A snapshot of the session's plugin data read in the same statement and snapshot as `journal`
+ * (the turn step's read of the log): it holds exactly the plugin-data events the journal holds, so
+ * it is the one the first read at the journal's `pluginDataVersion` would make (`pluginDataAt`),
+ * and the reads at that version take it instead (kept as that read's would be).
+ */
+export function offerSessionSnapshot(
+  store: PluginDataScopes,
+  journal: { readonly pluginDataVersion: number },
+  scope: { tenantId: string; sessionId: string },
+  snapshot: PluginDataSnapshot,
+): void {
+  const { memo, key } = snapshotPlace(store, journal, scope);
+  if (!memo.get(key)) memo.set(key, Promise.resolve(snapshot));
+}
+
+/** Where `pluginDataAt` keeps the session's snapshot at the journal's version: shared above version 0, the journal's own at 0. */
+function snapshotPlace(
+  store: PluginDataScopes,
+  journal: { readonly pluginDataVersion: number },
+  scope: { tenantId: string; sessionId: string },
+): { memo: BoundedMemo<string, Promise<PluginDataSnapshot>>; key: string } {
+  const version = journal.pluginDataVersion;
+  let memo = readsOf(journal).snapshots;
+  if (version > 0) {
+    memo = sharedSnapshots.get(store) ?? new BoundedMemo({ maxEntries: SHARED_PLUGIN_DATA_SNAPSHOTS });
+    sharedSnapshots.set(store, memo);
+  }
+  return { memo, key: JSON.stringify([scope.tenantId, scope.sessionId, version]) };
+}
+
+function readsOf(journal: object): JournalReads {
+  let reads = journalReads.get(journal);
+  if (!reads) {
+    reads = {
+      answers: new BoundedMemo({ maxEntries: JOURNAL_PLUGIN_DATA_READS }),
+      readers: new BoundedMemo({ maxEntries: 64 }),
+      snapshots: new BoundedMemo({ maxEntries: 4 }),
+    };
+    journalReads.set(journal, reads);
+  }
+  return reads;
+}
+
 /** Reads one journal's runs keep (each a namespace read, or one key's); the oldest forgotten first. */
 export const JOURNAL_PLUGIN_DATA_READS = 512;
 
@@ -56,26 +114,13 @@ const sharedSnapshots = new WeakMap<PluginDataScopes, BoundedMemo<string, Promis
  * gets its own copy of the value (a plugin may change what it read). A failed read is not kept.
  */
 export function pluginDataAt(store: PluginDataScopes, journal: { readonly pluginDataVersion: number }): PluginDataScopes {
-  let reads = journalReads.get(journal);
-  if (!reads) {
-    reads = {
-      answers: new BoundedMemo({ maxEntries: JOURNAL_PLUGIN_DATA_READS }),
-      readers: new BoundedMemo({ maxEntries: 64 }),
-      snapshots: new BoundedMemo({ maxEntries: 4 }),
-    };
-    journalReads.set(journal, reads);
-  }
-  const { answers, readers, snapshots } = reads;
+  const { answers, readers } = readsOf(journal);
   // the session's snapshot at the journal's version now (one statement per version), or null: no such read
   const snapshotOf = (scope: PluginDataScope): Promise<PluginDataSnapshot> | null => {
     if (!store.session) return null;
-    const version = journal.pluginDataVersion;
-    let memo = snapshots;
-    if (version > 0) {
-      memo = sharedSnapshots.get(store) ?? new BoundedMemo({ maxEntries: SHARED_PLUGIN_DATA_SNAPSHOTS });
-      sharedSnapshots.set(store, memo);
-    }
-    const key = JSON.stringify([scope.tenantId, scope.sessionId, version]);
+    // the session's turn steps bring it with their read of the log from now on (`readsSessionPluginData`)
+    readingSessions.set(sessionKey(scope), true);
+    const { memo, key } = snapshotPlace(store, journal, scope);
     let snapshot = memo.get(key);
     if (!snapshot) {
       const asked = store.session({ tenantId: scope.tenantId, sessionId: scope.sessionId });

@@ -18,7 +18,7 @@ import { recordFailure } from './failure';
 import { runRuntimeStep, type RuntimeStepOptions, type RuntimeStepResult } from './runtime-step';
 import { type InlineStage, turnStepReading } from './turn-step';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
-import type { SessionJournal } from '../journal/journal';
+import { runtimeKey, type SessionJournal } from '../journal/journal';
 import { keptHistory } from '../history/history-handoff';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
 
@@ -115,20 +115,29 @@ export class TurnRunner implements QueueHandlers {
     // the runtimes of a stage run inline, but those started early, as child jobs (windowed agents before the barrier): waited for as children once the others are done
     const inlineOf = (children: readonly RuntimeJob[]) => children.filter((child) => !started.has(runtimeJobId(child)));
     const runsInline = (children: readonly RuntimeJob[]) => inlineOf(children).length > 0;
+    // what the next step goes on from: the journal and history the stage before left (`InlineStage.from`)
+    let from: InlineStage['from'];
     for (;;) {
-      const stage: InlineStage = { runs: runsInline };
+      const stage: InlineStage = { runs: runsInline, ...(from ? { from } : {}) };
       const { step, journal } = await this.turnStep(job, context, stage);
       if (step.kind !== 'awaitChildren' || !runsInline(step.children)) return step;
       const children = inlineOf(step.children);
       for (const child of children) inlined.push(`${child.pluginId}/${child.runtimeId}`); // the run's span lists them (turnJobSpan)
-      const outcome = await this.runStage(job, ctx, children, journal && this.inlineRun(job, journal, stage));
+      const inline = journal && this.inlineRun(job, journal, stage);
+      const outcome = await this.runStage(job, ctx, children, inline);
       if (outcome.kind === 'later') return outcome;
       // a runtime's append ended the execution (the output that completed the turn: committed, and
       // handed off there, as every end is by whoever appends it): nothing is left for a step to do,
-      // no read of the log to find it out. Else the next step reads it again (a worker dying
-      // anywhere leaves the job to the stalled-job check, whose run reads the log afresh).
+      // no read of the log to find it out. Else the next step goes on from the journal the stage's
+      // appends kept current, with no read of the log (issue 33), unless the history moved (a
+      // worker dying anywhere leaves the job to the stalled-job check, whose run reads the log afresh).
       const status = journal?.get(job.executionId)?.status;
       if (status !== undefined && status !== 'pending') return done;
+      // only when every runtime of the stage recorded its output on that journal (else, as before, a read: a
+      // failure recorded or an output appended by another run is in the log, not in this journal)
+      const execution = journal?.get(job.executionId);
+      const produced = execution !== undefined && children.every((c) => execution.outputs.has(runtimeKey(c.pluginId, c.runtimeId)));
+      from = journal && produced && inline?.history ? { journal, history: inline.history } : undefined;
     }
   }
 

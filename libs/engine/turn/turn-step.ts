@@ -14,6 +14,8 @@ import { loadedHistory, runtimeHistoryLimits } from '../history/history-loader';
 import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
 import { type SessionJournal, waitingSuspension } from '../journal/journal';
 import { addToLogScope } from '../logging';
+import { offerSessionSnapshot, readsSessionPluginData } from '../plugin-host/journal-plugin-data';
+import { sql } from 'kysely';
 import { preferencesKnown } from '../preferences';
 
 const done: TurnStep = { kind: 'done' };
@@ -49,15 +51,32 @@ export async function turnStepReading(
   ctx: TurnJobContext,
   inline?: InlineStage,
 ): Promise<{ step: TurnStep; journal: SessionJournal }> {
+  // after a stage run inline: its journal, current as of the stage's last append, and its history while no event moved it (no read)
+  const from = inline?.from;
+  if (from && from.history.historyVersion === from.journal.historyVersion) {
+    const { journal, history } = from;
+    inline.history = history;
+    // the views are what they were at the history's version: the barrier of the next stage takes them at the journal's version
+    keepHistory({ tenantId: job.tenantId, sessionId: job.sessionId, executionId: job.executionId, streamVersion: journal.version }, history.history);
+    return { step: await stepFrom(deps, job, ctx, journal, inline), journal };
+  }
   // the read brings the preferences the execution runs with (its barrier's, its inline runtimes'), unless this process knows them;
   // when the job runs the stage inline, the history its runtimes (and the barrier) read too: once a stage, not once a runtime
   const history = inline ? runtimeHistoryLimits(historyReadLimit(deps)) : undefined;
+  // and, when its runs read the session's plugin data in this process before, that too (a statement saved: issue 33)
+  const pluginData = history && readsSessionPluginData(job) ? deps.pluginData.sessionAlongside(job) : undefined;
+  const views = history && {
+    history: historyViewJson(job.tenantId, job.sessionId, history),
+    ...(pluginData ? { pluginData: pluginData.read } : {}),
+  };
   const { journal, alongside } = await readSessionJournal(deps, job, {
     preferences: !preferencesKnown(job.sessionId, job.executionId),
-    ...(history ? { alongside: historyViewJson(job.tenantId, job.sessionId, history) } : {}),
+    ...(views ? { alongside: views.pluginData ? sql`json_build_object('history', ${views.history}, 'pluginData', ${views.pluginData})` : views.history } : {}),
   });
   if (history) {
-    const kept = keepReadHistory(job, journal, historyViewOf(alongside, history));
+    const read = (pluginData ? alongside : { history: alongside }) as { history: unknown; pluginData?: unknown };
+    if (pluginData) offerSessionSnapshot(deps.pluginData, journal, job, pluginData.snapshot(read.pluginData));
+    const kept = keepReadHistory(job, journal, historyViewOf(read.history, history));
     if (kept && inline) inline.history = kept;
   }
   return { step: await stepFrom(deps, job, ctx, journal, inline), journal };
@@ -90,6 +109,17 @@ export interface InlineStage {
   pending?: { claim: PendingClaim; journal: SessionJournal };
   /** Set by the step's read: the shared history view read with the journal, for the stage's runtimes (`RuntimeStepOptions.history`). */
   history?: StageHistory;
+  /**
+   * Set by the caller after a stage it ran inline (issue 33: a read of the log per stage): the
+   * journal that stage's runs left and the history view they used. The step goes on from them with
+   * no read of the log while the journal's `historyVersion` is still the view's (else it reads).
+   * That journal is as current as a read would be: each of the stage's appends was made at the
+   * stream's head (the one-statement append checks it under the stream's lock) or caught up under
+   * the lock with what came first, and the stage ends with its runtimes' last appends (or reads);
+   * whatever comes after it is met by the next append, which catches up and checks the fence, as
+   * what comes after a read is (a model call is sent only once its `llm.calling` is recorded).
+   */
+  from?: { journal: SessionJournal; history: StageHistory };
 }
 
 async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journal: SessionJournal, inline?: InlineStage): Promise<TurnStep> {

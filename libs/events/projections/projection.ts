@@ -40,7 +40,7 @@ type WithoutPlace<E> = E extends unknown ? Omit<E, 'globalPosition' | 'streamVer
 export interface SqlWriteContext {
   /**
    * The event's row as the append inserts it: a subquery (use it as `from ${row} e`) with columns
-   * `stream_version` and `recorded_at`; it has no row when the append writes nothing, so a write
+   * `global_position`, `stream_version` and `recorded_at`; it has no row when the append writes nothing, so a write
    * that reads from it writes only when the append does.
    */
   readonly row: RawBuilder<unknown>;

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
 import { QueryCounter } from '../../../test/support/query-counter';
 import type { NewEvent } from '../event-types';
-import { readSessionPluginData } from '../plugin-data-snapshot';
+import { sql } from 'kysely';
+import { readSessionPluginData, sessionPluginDataJson, sessionPluginDataOf } from '../plugin-data-snapshot';
 import { PluginDataStore } from '../plugin-data-store';
 import { pluginDataProjection } from '../projections/plugin-data';
 
@@ -107,7 +108,7 @@ describe('readSessionPluginData (a session’s plugin data in one statement)', (
     expect(snapshot.list('c', 'none')).toEqual([]);
   });
 
-  it('property: every namespace a snapshot holds reads as the store reads it (get, list, selfData), whatever the bounds', async () => {
+  it('property: every namespace a snapshot holds reads as the store reads it (get, list, selfData), whatever the bounds; its JSON form (read beside another read) makes the same snapshot', async () => {
     const op = fc.oneof(
       fc.record({
         kind: fc.constant('write' as const),
@@ -138,6 +139,10 @@ describe('readSessionPluginData (a session’s plugin data in one statement)', (
             await spec.append({ tenant: t, stream: s, events });
           }
           const snapshot = await readSessionPluginData(spec.db, { tenantId: t, sessionId: s }, { rows, bytes, perNamespace });
+          // read as one JSON value beside another read (the turn step's read of the log): the same snapshot
+          const bounds = { rows, bytes, perNamespace };
+          const { rows: read } = await sql<{ v: unknown }>`select ${sessionPluginDataJson({ tenantId: t, sessionId: s }, bounds)} as v`.execute(spec.db);
+          expect(sessionPluginDataOf(read[0].v, bounds)).toEqual(snapshot);
           const whole = await readSessionPluginData(spec.db, { tenantId: t, sessionId: s }, huge);
           for (const pluginId of ['p', 'q']) {
             const data = new PluginDataStore(spec.db).scope({ tenantId: t, sessionId: s, pluginId });

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { EventStore, InlineProjectionFailedError, inlineProjections, migrateToLatest, openDatabase, type OpenDatabase } from '../..';
 import type { InlineProjection } from '../projection';
-import { runStatementRowsCase, statementRowsCases } from './test/statement-rows';
+import { ev, type Ids, runStatementRowsCase, statementRowsCases } from './test/statement-rows';
 
 /**
  * The inline projections' writes made in the append's own statement (data-modifying CTEs) write
@@ -23,6 +23,23 @@ describe('inline projection writes in the append’s statement (PGlite)', () => 
       expect(appended.executions.length + appended.turn_messages.length).toBeGreaterThan(0);
       expect(appended).toEqual(rebuilt);
     });
+  });
+
+  it('given two writes of one plugin namespace in one append (its count written twice), when appended, then a transaction, and the rows of a rebuild', async () => {
+    const c = {
+      name: 'two keys of one namespace',
+      given: (ids: Ids) => [[ev.created(ids)], [ev.input(ids, 1)], [ev.started(ids, 1)]],
+      when: (ids: Ids) => [
+        [ev.written(ids, 1, { key: 'mira', value: 1 }), ev.written(ids, 1, { key: 'tom', value: 2 })],
+        [ev.deleted(ids, 1, { key: 'mira' }), ev.deleted(ids, 1, { key: 'tom' })],
+      ],
+    };
+    for (const via of ['append', 'catchingUp'] as const) {
+      const { appended, rebuilt, oneStatement } = await runStatementRowsCase(open.db, c, via);
+      expect(oneStatement).toEqual([false, false]);
+      expect(appended.plugin_data_namespaces).toEqual([expect.objectContaining({ namespace: 'scores', row_count: 0 })]);
+      expect(appended).toEqual(rebuilt);
+    }
   });
 
   it('given a projection whose write fails in the statement, when appended, then InlineProjectionFailedError names it and nothing is written', async () => {

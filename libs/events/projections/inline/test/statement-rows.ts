@@ -144,6 +144,29 @@ export const ev = {
       waitingFor: { kind: 'approval', prompt: 'Ouvrir la chambre forte ? 🔐' },
     },
   }),
+  written: (ids: Ids, n: number, row: { pluginId?: string; namespace?: string; key: string; value: unknown }): NewEvent => ({
+    type: 'plugin-data.written@1',
+    data: {
+      executionId: ids.execution(n),
+      turnId: ids.turn(n),
+      attempt: 1,
+      pluginId: row.pluginId ?? 'affinity',
+      namespace: row.namespace ?? 'scores',
+      key: row.key,
+      value: row.value as never,
+    },
+  }),
+  deleted: (ids: Ids, n: number, row: { pluginId?: string; namespace?: string; key: string }): NewEvent => ({
+    type: 'plugin-data.deleted@1',
+    data: {
+      executionId: ids.execution(n),
+      turnId: ids.turn(n),
+      attempt: 1,
+      pluginId: row.pluginId ?? 'affinity',
+      namespace: row.namespace ?? 'scores',
+      key: row.key,
+    },
+  }),
   resumed: (ids: Ids, n: number): NewEvent => ({
     type: 'execution.resumed@1',
     data: {
@@ -204,6 +227,27 @@ export const statementRowsCases: readonly StatementRowsCase[] = [
     given: (ids) => [[ev.created(ids)], ...turn(ids, 1)],
     when: (ids) => [[ev.started(ids, 1, 2)], [ev.committed(ids, 1)], [ev.output(ids, 1)], [ev.input(ids, 2)], [ev.calling(ids, 2)]],
   },
+  {
+    name: 'a plugin’s rows: a new key (its namespace counted), a rewrite (counted once), another key, a delete, a delete of a key not there',
+    given: (ids) => [[ev.created(ids)], [ev.input(ids, 1)], [ev.started(ids, 1)]],
+    when: (ids) => [
+      [ev.written(ids, 1, { key: 'mira', value: { score: 3 } })],
+      [ev.written(ids, 1, { key: 'mira', value: { score: 4, feeling: 'wary ☂' } })],
+      [ev.written(ids, 1, { key: 'Ōkami 狼', value: -2 })],
+      [ev.deleted(ids, 1, { key: 'mira' })],
+      [ev.deleted(ids, 1, { key: 'nobody' })],
+      [ev.written(ids, 1, { key: 'mira', value: 'again 😀' })],
+    ],
+  },
+  {
+    name: 'the claim with a function’s plugin-data write and its output; the commit with a rewrite; two plugins’ rows in one append',
+    given: (ids) => [[ev.created(ids), ev.opened(ids)], ...turn(ids, 1), [ev.input(ids, 2)]],
+    when: (ids) => [
+      [ev.started(ids, 2), ev.written(ids, 2, { pluginId: 'world-time', namespace: 'clock', key: 'now', value: { day: 1 } }), ev.output(ids, 2)],
+      [ev.written(ids, 2, { key: 'mira', value: 1 }), ev.written(ids, 2, { pluginId: 'memory', namespace: 'blocks', key: 'mira', value: null })],
+      [ev.responded(ids, 2), ev.written(ids, 2, { pluginId: 'world-time', namespace: 'clock', key: 'now', value: { day: 2 } }), ev.committed(ids, 2)],
+    ],
+  },
 ];
 
 /** The rows of one session in the tables the statement's writes touch, in a fixed order. */
@@ -214,6 +258,8 @@ export async function sessionRows(db: Kysely<Database>, sessionId: string) {
     executions: await q('executions', 'execution_id'),
     turn_messages: await q('turn_messages', 'ord'),
     history_watermarks: await q('history_watermarks', 'session_id'),
+    plugin_data: await q('plugin_data', 'plugin_id, namespace, key'),
+    plugin_data_namespaces: await q('plugin_data_namespaces', 'plugin_id, namespace'),
   };
 }
 
