@@ -1,5 +1,13 @@
 import type { ContextMessage, ExecutionOutput, InputSlot, LedgerEntry } from '../../context';
-import { type EventData, type EventType, type SessionPreferences, type StoredEvent, summariesProjection, turnMessagesProjection } from '../../events';
+import {
+  changesPath,
+  type EventData,
+  type EventType,
+  type SessionPreferences,
+  type StoredEvent,
+  summariesProjection,
+  turnMessagesProjection,
+} from '../../events';
 import { JournalGapError } from '../errors';
 import { resultKey } from './input-hash';
 import { NO_PREFERENCES } from '../preferences/session-preferences';
@@ -144,7 +152,11 @@ const HISTORY_EVENTS: ReadonlySet<EventType> = new Set([...turnMessagesProjectio
  */
 export class SessionJournal {
   version = 0;
-  /** Stream version of the session's last plugin-data event (0: none): moves whenever plugin data changes. */
+  /**
+   * Stream version of the session's last event that changes its plugin data (0: none): a plugin-data
+   * event, or one that folds the story again (`changesPath`: a failure, a cancel, a revert... drops
+   * or restores a turn's rows without a plugin-data event). Moves whenever plugin data changes.
+   */
   pluginDataVersion = 0;
   /** Stream version of the session's last event that changes its history views (0: none in this journal): a commit, a supersede, a compaction. */
   historyVersion = 0;
@@ -192,7 +204,7 @@ export class SessionJournal {
         throw new JournalGapError(this.version, event.streamVersion);
       }
       this.version = event.streamVersion;
-      if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1') this.pluginDataVersion = event.streamVersion;
+      if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1' || changesPath(event)) this.pluginDataVersion = event.streamVersion;
       if (HISTORY_EVENTS.has(event.type)) this.historyVersion = event.streamVersion;
       if (event.type === 'session.preferences-changed@1') this.preferenceChanges.push({ version: event.streamVersion, preferences: event.data.preferences });
       this.applyOne(event);
