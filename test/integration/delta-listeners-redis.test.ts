@@ -51,8 +51,11 @@ describe('delta listeners on Redis: a per-process view, announcements, one read 
     for (const part of parts) deltas.write(part);
     await deltas.end();
   };
-  /** Lets MONITOR's lines (they follow the answers) and the checks under way come in. */
-  const settle = () => sleep(200);
+  /** Lets the checks under way go out (a moment), then every MONITOR line of what the server ran so far come in. */
+  const settle = async () => {
+    await sleep(200);
+    await monitor.flushed();
+  };
 
   it('nobody listens: ten model calls of a session read its mark once, and publish nothing', async () => {
     const from = monitor.commands.length;

@@ -99,6 +99,20 @@ export class RedisMonitor {
       if (Date.now() > deadline) throw new Error(`the commands awaited were not seen within ${timeoutMs} ms`);
   }
 
+  private marks = 0;
+
+  /**
+   * Resolves once every command the server ran before this call has been seen: an `ECHO` of a
+   * unique mark sent now (on the client the monitor was opened from), awaited on the monitor's
+   * feed, which follows the server's order. A fixed sleep was not enough on a loaded machine
+   * (MONITOR's lines came in later than 200 ms and a count read short).
+   */
+  async flushed(timeoutMs = 20_000): Promise<void> {
+    const mark = `covel-monitor-mark-${process.pid}-${++this.marks}`;
+    await this.redis.echo(mark);
+    await this.until((commands) => commands.some((c) => c.name === 'echo' && c.args[0] === mark), timeoutMs);
+  }
+
   /**
    * The commands seen; a command without keys (MULTI, EXEC, PING) in the area
    * of the nearest command with keys its client sent (the transaction it opens or closes), else `other`.
