@@ -8,7 +8,19 @@ export interface PluginDataScopes {
   session?(scope: { tenantId: string; sessionId: string }): Promise<PluginDataSnapshot>;
 }
 
-/** Sessions this process kept (most recent first forgotten last): those whose runs read their plugin data snapshot here. */
+/**
+ * The most sessions `readingSessions` holds. It holds the sessions (tenant and session id) whose runs
+ * read the session's plugin data snapshot in this process: `pluginDataAt` adds the session at each
+ * snapshot read. A turn step of a session it holds, before a stage it runs inline, brings the
+ * snapshot with its read of the log (`readsSessionPluginData`, `offerSessionSnapshot`), so the
+ * stage's runs skip the snapshot's own statement. It is the process's, not a journal's: each read of the log makes a new journal, and a
+ * turn's first step reads the log before any run of that turn reads plugin data, so what tells that
+ * step to bring it is what the session's earlier turns read here. Past the bound, the session read
+ * least recently is forgotten: its next run reads the snapshot with a statement of its own, as in a
+ * process that never saw it, and adds it again. A session it holds whose run needs no plugin data
+ * still gets the snapshot with the step's read (more rows in that statement, bounded by
+ * `SESSION_PLUGIN_DATA_BOUNDS`, no statement more); it is kept unused and changes no answer.
+ */
 export const SESSIONS_READING_PLUGIN_DATA = 10_000;
 const readingSessions = new BoundedMemo<string, true>({ maxEntries: SESSIONS_READING_PLUGIN_DATA });
 const sessionKey = (scope: { tenantId: string; sessionId: string }) => JSON.stringify([scope.tenantId, scope.sessionId]);

@@ -131,11 +131,10 @@ export class TurnRunner implements QueueHandlers {
       // no read of the log to find it out. Else the next step goes on from the journal the stage's
       // appends kept current, with no read of the log (issue 33), unless the history moved (a
       // worker dying anywhere leaves the job to the stalled-job check, whose run reads the log afresh).
-      const status = journal?.get(job.executionId)?.status;
-      if (status !== undefined && status !== 'pending') return done;
+      const execution = journal?.get(job.executionId);
+      if (execution !== undefined && execution.status !== 'pending') return done;
       // only when every runtime of the stage recorded its output on that journal (else, as before, a read: a
       // failure recorded or an output appended by another run is in the log, not in this journal)
-      const execution = journal?.get(job.executionId);
       const produced = execution !== undefined && children.every((c) => execution.outputs.has(runtimeKey(c.pluginId, c.runtimeId)));
       from = journal && produced && inline?.history ? { journal, history: inline.history } : undefined;
     }

@@ -15,7 +15,7 @@ import { runCompactionBarrier, unwaitingRuntimes } from '../barrier';
 import { type SessionJournal, waitingSuspension } from '../journal/journal';
 import { addToLogScope } from '../logging';
 import { offerSessionSnapshot, readsSessionPluginData } from '../plugin-host/journal-plugin-data';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { preferencesKnown } from '../preferences';
 
 const done: TurnStep = { kind: 'done' };
@@ -65,21 +65,36 @@ export async function turnStepReading(
   const history = inline ? runtimeHistoryLimits(historyReadLimit(deps)) : undefined;
   // and, when its runs read the session's plugin data in this process before, that too (a statement saved: issue 33)
   const pluginData = history && readsSessionPluginData(job) ? deps.pluginData.sessionAlongside(job) : undefined;
-  const views = history && {
-    history: historyViewJson(job.tenantId, job.sessionId, history),
-    ...(pluginData ? { pluginData: pluginData.read } : {}),
-  };
+  const views = history && stageViews(historyViewJson(job.tenantId, job.sessionId, history), pluginData?.read);
   const { journal, alongside } = await readSessionJournal(deps, job, {
     preferences: !preferencesKnown(job.sessionId, job.executionId),
-    ...(views ? { alongside: views.pluginData ? sql`json_build_object('history', ${views.history}, 'pluginData', ${views.pluginData})` : views.history } : {}),
+    ...(views ? { alongside: views.alongside } : {}),
   });
-  if (history) {
-    const read = (pluginData ? alongside : { history: alongside }) as { history: unknown; pluginData?: unknown };
+  if (history && views) {
+    const read = views.split(alongside);
     if (pluginData) offerSessionSnapshot(deps.pluginData, journal, job, pluginData.snapshot(read.pluginData));
     const kept = keepReadHistory(job, journal, historyViewOf(read.history, history));
     if (kept && inline) inline.history = kept;
   }
   return { step: await stepFrom(deps, job, ctx, journal, inline), journal };
+}
+
+/**
+ * What a stage's step reads beside the log (`readSessionJournal`'s `alongside`): the history view
+ * alone, or with the session's plugin data as one JSON object; `split` takes the value read apart.
+ */
+function stageViews(
+  history: RawBuilder<unknown>,
+  pluginData: RawBuilder<unknown> | undefined,
+): { alongside: RawBuilder<unknown>; split(read: unknown): { history: unknown; pluginData?: unknown } } {
+  if (!pluginData) return { alongside: history, split: (read) => ({ history: read }) };
+  return {
+    alongside: sql`json_build_object('history', ${history}, 'pluginData', ${pluginData})`,
+    split: (read) => {
+      const both: object = typeof read === 'object' && read !== null ? read : {};
+      return { history: 'history' in both ? both.history : undefined, pluginData: 'pluginData' in both ? both.pluginData : undefined };
+    },
+  };
 }
 
 /**

@@ -37,6 +37,23 @@ const say = (messageId: string, text: string, role: CommittedMessage['role'] = '
   text,
 });
 
+/** A plugin-data row of execution `n` (plugin `affinity`, namespace `scores` unless named). */
+interface PluginRow {
+  pluginId?: string;
+  namespace?: string;
+  key: string;
+}
+
+/** What a plugin-data event of execution `n` says of its row (`ev.written`, `ev.deleted`). */
+const pluginRowOf = (ids: Ids, n: number, row: PluginRow) => ({
+  executionId: ids.execution(n),
+  turnId: ids.turn(n),
+  attempt: 1,
+  pluginId: row.pluginId ?? 'affinity',
+  namespace: row.namespace ?? 'scores',
+  key: row.key,
+});
+
 /** The events of the cases, for one session's `Ids` (also used by the inline rebuild race test). */
 export const ev = {
   created: (ids: Ids): NewEvent => ({ type: 'session.created@1', data: { sessionId: ids.sessionId, worldId: null, locale: 'en' } }),
@@ -144,29 +161,11 @@ export const ev = {
       waitingFor: { kind: 'approval', prompt: 'Ouvrir la chambre forte ? 🔐' },
     },
   }),
-  written: (ids: Ids, n: number, row: { pluginId?: string; namespace?: string; key: string; value: unknown }): NewEvent => ({
+  written: (ids: Ids, n: number, row: PluginRow & { value: unknown }): NewEvent => ({
     type: 'plugin-data.written@1',
-    data: {
-      executionId: ids.execution(n),
-      turnId: ids.turn(n),
-      attempt: 1,
-      pluginId: row.pluginId ?? 'affinity',
-      namespace: row.namespace ?? 'scores',
-      key: row.key,
-      value: row.value as never,
-    },
+    data: { ...pluginRowOf(ids, n, row), value: row.value as never },
   }),
-  deleted: (ids: Ids, n: number, row: { pluginId?: string; namespace?: string; key: string }): NewEvent => ({
-    type: 'plugin-data.deleted@1',
-    data: {
-      executionId: ids.execution(n),
-      turnId: ids.turn(n),
-      attempt: 1,
-      pluginId: row.pluginId ?? 'affinity',
-      namespace: row.namespace ?? 'scores',
-      key: row.key,
-    },
-  }),
+  deleted: (ids: Ids, n: number, row: PluginRow): NewEvent => ({ type: 'plugin-data.deleted@1', data: pluginRowOf(ids, n, row) }),
   resumed: (ids: Ids, n: number): NewEvent => ({
     type: 'execution.resumed@1',
     data: {
