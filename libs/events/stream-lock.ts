@@ -160,8 +160,18 @@ export async function insertAtVersion(
  * `global_position`, `stream_version` and `recorded_at`, for its `writes`; no row when the statement inserts none.
  */
 export function insertedRow(index: number): RawBuilder<unknown> {
-  return sql`(select ins.global_position, ins.stream_version, ins.recorded_at from ins, h where ins.stream_version = h.version + ${index + 1}::int)`;
+  // asked for each event by each inline projection that handles it, every append: made once per index (a builder is immutable)
+  let row = insertedRows[index];
+  if (row === undefined) {
+    row = sql`(select ins.global_position, ins.stream_version, ins.recorded_at from ins, h where ins.stream_version = h.version + ${index + 1}::int)`;
+    if (index < INSERTED_ROWS_KEPT) insertedRows[index] = row;
+  }
+  return row;
 }
+
+/** `insertedRow`'s builders for the first rows of an append (more rows than that are built each time). */
+const INSERTED_ROWS_KEPT = 64;
+const insertedRows: RawBuilder<unknown>[] = [];
 
 /** An `events` row as read whole (what `toStoredEvent` decodes). */
 export type EventsRow = Parameters<typeof toStoredEvent>[0];

@@ -5,7 +5,7 @@ import { continuationFor } from './continuation';
 import { wrapSystemInstruction, splitLeadingSystem } from './late-system';
 import { capabilitiesOf, type ModelCapabilities } from './model-table';
 import { StreamWatch, toProviderError } from './provider-errors';
-import { openAIStreamItems } from './sse-stream';
+import { openAIStreamBatches } from './sse-stream';
 import { openAIEffort, resolveReasoning, resolveToolChoice } from './request-preferences';
 import { type ChatMessage, type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions, type ToolCall } from './types';
 
@@ -118,39 +118,41 @@ export class OpenAIChatAdapter implements ProviderAdapter {
   }
 
   private async sendStreaming(body: Record<string, unknown>, options: SendOptions, watch: StreamWatch): Promise<ModelResponse> {
-    // the SDK sends the request (its retries, its errors by status); the events are read here (`openAIStreamItems`: as the SDK's `Stream` reads them, at a fraction of its CPU)
+    // the SDK sends the request (its retries, its errors by status); the events are read here (`openAIStreamItems`: as the SDK's `Stream` reads them, at a fraction of its CPU),
+    // a read's chunks at a time (`openAIStreamBatches`: one async step per read, not per chunk)
     const response = await this.client.chat.completions
       .create(body as unknown as ChatCompletionCreateParams & { stream: true }, { signal: options.signal })
       .asResponse();
     watch.opened = true;
-    const stream = openAIStreamItems<ChatCompletionChunk>(response);
+    const batches = openAIStreamBatches<ChatCompletionChunk>(response);
     let chunks = 0;
     let text = '';
     let reasoning: string | undefined;
     let finishReason: string | null = null;
     let usage = mapUsage(undefined);
     const calls = new Map<number, { id: string; name: string; args: string }>();
-    for await (const chunk of stream) {
-      options.onProgress?.();
-      chunks++;
-      const choice = chunk.choices[0];
-      const reasoningDelta = (choice?.delta as { reasoning_content?: string | null } | undefined)?.reasoning_content;
-      if (typeof reasoningDelta === 'string') reasoning = (reasoning ?? '') + reasoningDelta;
-      const delta = choice?.delta?.content ?? '';
-      if (delta) {
-        text += delta;
-        options.onText?.(delta);
+    for await (const batch of batches)
+      for (const chunk of batch) {
+        options.onProgress?.();
+        chunks++;
+        const choice = chunk.choices[0];
+        const reasoningDelta = (choice?.delta as { reasoning_content?: string | null } | undefined)?.reasoning_content;
+        if (typeof reasoningDelta === 'string') reasoning = (reasoning ?? '') + reasoningDelta;
+        const delta = choice?.delta?.content ?? '';
+        if (delta) {
+          text += delta;
+          options.onText?.(delta);
+        }
+        for (const tc of choice?.delta?.tool_calls ?? []) {
+          const c = calls.get(tc.index) ?? { id: '', name: '', args: '' };
+          c.id ||= tc.id ?? '';
+          c.name ||= tc.function?.name ?? '';
+          c.args += tc.function?.arguments ?? '';
+          calls.set(tc.index, c);
+        }
+        if (choice?.finish_reason) finishReason = choice.finish_reason;
+        if (chunk.usage) usage = mapUsage(chunk.usage);
       }
-      for (const tc of choice?.delta?.tool_calls ?? []) {
-        const c = calls.get(tc.index) ?? { id: '', name: '', args: '' };
-        c.id ||= tc.id ?? '';
-        c.name ||= tc.function?.name ?? '';
-        c.args += tc.function?.arguments ?? '';
-        calls.set(tc.index, c);
-      }
-      if (choice?.finish_reason) finishReason = choice.finish_reason;
-      if (chunk.usage) usage = mapUsage(chunk.usage);
-    }
     // the SDK ends an aborted stream without an error (its iterator swallows the abort): what came is not the answer
     if (options.signal?.aborted) throw new ProviderError('openai-chat: the call was aborted mid-stream', null, false);
     // the SDK ends a stream cut before its first chunk without an error: nothing was answered

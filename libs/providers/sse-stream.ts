@@ -77,6 +77,17 @@ export class SseDecoder {
  * ends the items without an error (as the SDK's iterator does: the caller checks its signal).
  */
 export async function* openAIStreamItems<T>(response: Response): AsyncGenerator<T> {
+  for await (const batch of openAIStreamBatches<T>(response)) yield* batch;
+}
+
+/**
+ * `openAIStreamItems` a read of the body at a time: the items of each read's events as one array
+ * (never empty), in order; an item that throws comes after the batch of those before it. A reply
+ * streams a chunk per word or so, and a read brings many: its reader takes them in one async step
+ * instead of one per item (issue 33: an async generator's yield and the reader's `for await` are
+ * some promises each, with the async hooks' work on every one, per chunk of every streamed reply).
+ */
+export async function* openAIStreamBatches<T>(response: Response): AsyncGenerator<readonly T[]> {
   // the SDK's errors, required at the first stream (the client that made the request loaded it)
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { APIError, OpenAIError } = require('openai') as typeof import('openai');
@@ -101,20 +112,25 @@ export async function* openAIStreamItems<T>(response: Response): AsyncGenerator<
       }
     }
   };
-  const read = function* (messages: readonly SseMessage[]): Generator<T> {
+  /** One read's items, and what it threw after them. */
+  const read = (messages: readonly SseMessage[]): { out: T[]; failure?: { error: unknown } } => {
     const out: T[] = [];
-    let failure: { error: unknown } | undefined;
     try {
       items(messages, out);
+      return { out };
     } catch (error) {
-      failure = { error };
+      return { out, failure: { error } };
     }
-    yield* out;
-    if (failure) throw failure.error;
   };
   try {
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>) yield* read(decoder.push(chunk));
-    yield* read(decoder.end());
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      const { out, failure } = read(decoder.push(chunk));
+      if (out.length > 0) yield out;
+      if (failure) throw failure.error;
+    }
+    const { out, failure } = read(decoder.end());
+    if (out.length > 0) yield out;
+    if (failure) throw failure.error;
   } catch (error) {
     if (isAbortError(error)) return;
     throw error;

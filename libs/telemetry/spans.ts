@@ -1,4 +1,16 @@
-import { type Attributes, context, isSpanContextValid, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import { EngineError } from '../errors';
 import type { TraceCarrier } from './carrier';
 
@@ -7,7 +19,16 @@ import type { TraceCarrier } from './carrier';
  * `startTracing`) the API answers with its no-op tracer: spans are not recorded, nothing is injected
  * into job data, and the cost is a few function calls per span.
  */
-const tracer = () => trace.getTracer('covel-engine');
+function tracer(): Tracer {
+  // asked per span (several a turn): the tracer is kept while the global provider is the same one
+  // (`trace.getTracer` looks the provider up and makes a tracer each time; a provider set or
+  // disabled later, as tests and `startTracing` do, is met by the check)
+  const provider = trace.getTracerProvider();
+  if (kept?.provider !== provider) kept = { provider, tracer: provider.getTracer(TRACER_NAME) };
+  return kept.tracer;
+}
+const TRACER_NAME = 'covel-engine';
+let kept: { provider: TracerProvider; tracer: Tracer } | undefined;
 
 export { SpanKind };
 export type { Attributes, Span };

@@ -29,7 +29,7 @@ import { historyReadLimit, type TurnDeps } from '../execution/deps';
 import type { ExecutionRun } from '../execution/fenced-append';
 import { loadSessionSettings } from '../session/session-reads';
 import { RecordedSummaryModel } from './summary-model';
-import { compactionWindows, estimateRequestTokens } from './trigger';
+import { compactionWindows, requestTokensOver } from './trigger';
 
 /** How long a `history.compact@2` provider may take (it calls the summary model, possibly several times). */
 export const COMPACTION_TIMEOUT_MS = 10 * 60_000;
@@ -41,6 +41,7 @@ export type BarrierResult =
   | { kind: 'not-here' }
   /** No `history.compact@2` provider is registered: nothing compacts. */
   | { kind: 'no-provider' }
+  /** `estimatedTokens`: the estimate, or a bound of it (the texts' lengths) when that is under the threshold already. */
   | { kind: 'not-needed'; estimatedTokens: number; threshold: number }
   | { kind: 'ran'; outcome: Outcome; estimatedTokens: number; threshold: number };
 
@@ -201,8 +202,9 @@ export async function runCompactionBarrier(
     });
   }
   const windows = compactionWindows(deps.providers);
-  const estimatedTokens = estimateRequestTokens(request.call);
-  if (estimatedTokens <= windows.threshold) {
+  // far under the threshold, the texts' lengths tell (no character counted); `estimatedTokens` is then that bound
+  const { over, tokens: estimatedTokens } = requestTokensOver(request.call, windows.threshold);
+  if (!over) {
     // nothing appended since the read but the handler results above (which change no history view):
     // the stage's runtime jobs in this process take the same rows
     if (run.journal.version === readAt + appended)

@@ -37,6 +37,30 @@ export function compactionWindows(providers: Pick<ProviderRegistry, 'config'>): 
 
 /** The framework's estimate of a request's input tokens: every message's text, 1,500 per inline image (spec §1), and the tool definitions. */
 export function estimateRequestTokens(call: Pick<ModelCall, 'messages' | 'tools'>): number {
-  const messages = call.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0) + imageTokens(call.messages);
-  return messages + (call.tools && call.tools.length > 0 ? estimateTokens(JSON.stringify(call.tools)) : 0);
+  return requestTokens(call, toolsJson(call), estimateTokens);
+}
+
+/**
+ * Whether `estimateRequestTokens(call)` is above `threshold`, and that estimate (or, when it is not
+ * above, a bound it does not exceed). The estimate of a text is never more than its length in
+ * UTF-16 units (a code point is one unit or two; a CJK one counts one token, the others a quarter
+ * each, rounded up once), so a request whose texts are no longer than the threshold is under it
+ * without counting a character: the barrier of a turn far from its window reads the lengths only,
+ * not every character of the history again (issue 33: ~0.6 % of a worker's CPU per narrator turn).
+ */
+export function requestTokensOver(call: Pick<ModelCall, 'messages' | 'tools'>, threshold: number): { over: boolean; tokens: number } {
+  const tools = toolsJson(call);
+  const bound = requestTokens(call, tools, (text) => text.length);
+  if (bound <= threshold) return { over: false, tokens: bound };
+  const tokens = requestTokens(call, tools, estimateTokens);
+  return { over: tokens > threshold, tokens };
+}
+
+function toolsJson(call: Pick<ModelCall, 'tools'>): string | null {
+  return call.tools && call.tools.length > 0 ? JSON.stringify(call.tools) : null;
+}
+
+function requestTokens(call: Pick<ModelCall, 'messages'>, tools: string | null, count: (text: string) => number): number {
+  const messages = call.messages.reduce((sum, m) => sum + count(m.content), 0) + imageTokens(call.messages);
+  return messages + (tools === null ? 0 : count(tools));
 }

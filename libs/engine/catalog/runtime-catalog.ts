@@ -47,6 +47,8 @@ export const DEFAULT_STAGES = ['pre-turn', 'narrative', 'post-turn'] as const;
  */
 export class RuntimeCatalog {
   private readonly runtimes: readonly CatalogRuntime[];
+  /** `groups()`, once asked. */
+  private autoGroups: readonly RuntimeGroup[] | undefined;
   /** The registry generation: a content hash of manifests, bodies and static segments (recorded by `execution.started`). */
   readonly generation: string;
 
@@ -83,6 +85,9 @@ export class RuntimeCatalog {
   }
 
   private readonly sessionViews = new Map<string, RuntimeCatalog>();
+  /** `forSession`'s answers by the list given (the same array: the same view), and for no list. */
+  private readonly viewsByList = new WeakMap<readonly string[], RuntimeCatalog>();
+  private defaultView: RuntimeCatalog | undefined;
 
   /** Ids of the plugins a session runs when neither its world nor its creation names them. */
   defaultPluginIds(): string[] {
@@ -97,6 +102,18 @@ export class RuntimeCatalog {
    * manifest error that names it.
    */
   forSession(pluginIds: readonly string[] | null | undefined): RuntimeCatalog {
+    // a session's list is one array for as long as its settings are kept (`readSessionCreated`), and
+    // every turn asks several times (its step, its barrier, its runtimes): answered by the array
+    const known = pluginIds ? this.viewsByList.get(pluginIds) : this.defaultView;
+    if (known) return known;
+    const view = this.viewFor(pluginIds);
+    if (pluginIds) this.viewsByList.set(pluginIds, view);
+    else this.defaultView = view;
+    return view;
+  }
+
+  /** `forSession`'s view of a list, made once per set of plugin ids. */
+  private viewFor(pluginIds: readonly string[] | null | undefined): RuntimeCatalog {
     const loaded = new Set(this.plugins.map((p) => p.manifest.id));
     const ids = new Set((pluginIds ?? this.defaultPluginIds()).filter((id) => loaded.has(id)));
     if (ids.size === loaded.size) return this;
@@ -270,15 +287,24 @@ export class RuntimeCatalog {
    * parallel): the `trigger: auto` runtimes only — event-triggered and manual runtimes do not run
    * as part of a turn's stages.
    */
-  groups(): { stage: string | null; runtimes: CatalogRuntime[] }[] {
-    const auto = this.runtimes.filter((r) => r.manifest.schedule.trigger === 'auto');
-    const groups: { stage: string | null; runtimes: CatalogRuntime[] }[] = this.stages.map((stage) => ({
-      stage,
-      runtimes: auto.filter((r) => r.stage === stage),
-    }));
-    groups.push({ stage: null, runtimes: auto.filter((r) => r.stage === null) });
-    return groups.filter((g) => g.runtimes.length > 0);
+  groups(): readonly RuntimeGroup[] {
+    // the catalog never changes: made once (a turn step, the barrier and the commit each ask, every turn: issue 33)
+    this.autoGroups ??= Object.freeze(autoGroups(this.runtimes, this.stages));
+    return this.autoGroups;
   }
+}
+
+/** One group of `RuntimeCatalog.groups`: a stage (null: the runtimes with none) and its `trigger: auto` runtimes. */
+export interface RuntimeGroup {
+  readonly stage: string | null;
+  readonly runtimes: readonly CatalogRuntime[];
+}
+
+function autoGroups(runtimes: readonly CatalogRuntime[], stages: readonly string[]): RuntimeGroup[] {
+  const auto = runtimes.filter((r) => r.manifest.schedule.trigger === 'auto');
+  const groups: RuntimeGroup[] = stages.map((stage) => Object.freeze({ stage, runtimes: Object.freeze(auto.filter((r) => r.stage === stage)) }));
+  groups.push(Object.freeze({ stage: null, runtimes: Object.freeze(auto.filter((r) => r.stage === null)) }));
+  return groups.filter((g) => g.runtimes.length > 0);
 }
 
 const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -31,5 +31,11 @@ export function logScope(): LogFields {
 }
 
 function defined(fields: LogFields): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined && value !== null));
+  // a plain loop: every job of a worker opens a scope, and a model call adds to it
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(fields)) {
+    const value = (fields as Record<string, unknown>)[key];
+    if (value !== undefined && value !== null) out[key] = value;
+  }
+  return out;
 }

@@ -389,11 +389,27 @@ export class EngineMetrics {
  */
 export function timedAdapter(metrics: EngineMetrics | undefined, adapter: ProviderAdapter, model: string): ProviderAdapter {
   if (!metrics) return adapter;
-  const labels = { provider: adapter.protocol, model };
-  return Object.create(adapter, {
-    send: { value: (...args: Parameters<ProviderAdapter['send']>) => metrics.modelCall(labels, () => adapter.send(...args)) },
-  }) as ProviderAdapter;
+  // every model step asks for its slot's adapter and model: the timed one is made once for them
+  // (`Object.create` with a property descriptor makes a slow object each time), for as long as both are held
+  let byModel = timedAdapters.get(metrics)?.get(adapter);
+  if (!byModel) {
+    const byAdapter = timedAdapters.get(metrics) ?? new WeakMap<ProviderAdapter, Map<string, ProviderAdapter>>();
+    timedAdapters.set(metrics, byAdapter);
+    byAdapter.set(adapter, (byModel = new Map()));
+  }
+  let timed = byModel.get(model);
+  if (!timed) {
+    const labels = { provider: adapter.protocol, model };
+    timed = Object.create(adapter, {
+      send: { value: (...args: Parameters<ProviderAdapter['send']>) => metrics.modelCall(labels, () => adapter.send(...args)) },
+    }) as ProviderAdapter;
+    byModel.set(model, timed);
+  }
+  return timed;
 }
+
+/** `timedAdapter`'s adapters, by metrics, adapter and model (a slot's model is one of a few). */
+const timedAdapters = new WeakMap<EngineMetrics, WeakMap<ProviderAdapter, Map<string, ProviderAdapter>>>();
 
 /** Tenants with an execution queued or running (a suspended one is running), through the pending-executions index. */
 async function activeTenants(db: Kysely<Database>): Promise<number> {

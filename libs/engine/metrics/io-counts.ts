@@ -1,6 +1,7 @@
 import { Command } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import { BoundedTally, pgCounts } from '../../events';
+import { BoundedMemo } from '../../memo';
 
 /**
  * Process-wide counts of the engine's round trips besides PostgreSQL's (libs/events counts those):
@@ -52,12 +53,26 @@ export function installIoCounters(): void {
 }
 
 function requestHost(input: Parameters<typeof fetch>[0]): string {
+  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  // a process calls a few URLs again and again (a provider's endpoint per model call): each parsed once
+  let host = hosts.get(url);
+  if (host === undefined) {
+    host = hostOf(url);
+    hosts.set(url, host);
+  }
+  return host;
+}
+
+function hostOf(url: string): string {
   try {
-    return new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url).host;
+    return new URL(url).host;
   } catch {
     return 'unknown';
   }
 }
+
+/** `requestHost`'s answers for the latest URLs (a URL with a query of its own each time only pushes out the oldest). */
+const hosts = new BoundedMemo<string, string>({ maxEntries: 256 });
 
 /**
  * The process's round-trip counters on `registry`, read on scrape: `covel_redis_commands_total{command}`,

@@ -1,6 +1,6 @@
 import { APIError } from 'openai';
 import { Stream } from 'openai/core/streaming';
-import { openAIStreamItems } from '../sse-stream';
+import { openAIStreamBatches, openAIStreamItems } from '../sse-stream';
 
 /**
  * The OpenAI Chat adapter reads a streamed reply's events itself (`openAIStreamItems`, framed by
@@ -144,5 +144,38 @@ describe('openAIStreamItems yields what the SDK Stream yields', () => {
     const expected = await outcome(Stream.fromSSEResponse(broken(), new AbortController()));
     expect(expected.error).toBe('TypeError: terminated');
     expect(await outcome(openAIStreamItems(broken()))).toEqual(expected);
+  });
+});
+
+describe('openAIStreamBatches: the same items, a read at a time', () => {
+  /** The batches (as arrays of items) and the error after them. */
+  async function batches(chunks: readonly Uint8Array[]): Promise<{ batches: unknown[][]; error?: string }> {
+    const seen: unknown[][] = [];
+    try {
+      for await (const batch of openAIStreamBatches(response(chunks))) seen.push([...batch]);
+      return { batches: seen };
+    } catch (error) {
+      return { batches: seen, error: `${error instanceof APIError ? 'APIError' : (error as Error).name}: ${(error as Error).message}` };
+    }
+  }
+
+  it('every body, cut anywhere: the batches in order are the items, none empty, the error after them', async () => {
+    for (const text of Object.values(BODIES)) {
+      for (const chunks of cuts(encoder.encode(text))) {
+        const { batches: got, error } = await batches(chunks);
+        expect(got.every((b) => b.length > 0)).toBe(true);
+        expect({ items: got.flat(), ...(error === undefined ? {} : { error }) }).toEqual(await ours(chunks));
+      }
+    }
+  });
+
+  it("a read's events come as one batch (one async step for the reader); an item that throws comes after the batch before it", async () => {
+    const chat = encoder.encode(BODIES['a chat stream (LF)']);
+    expect((await batches([chat])).batches.map((b) => b.length)).toEqual([3]);
+    const half = BODIES['a chat stream (LF)'].indexOf('data: [DONE]');
+    expect((await batches([chat.slice(0, half), chat.slice(half)])).batches.map((b) => b.length)).toEqual([3]);
+    const failing = await batches([encoder.encode(BODIES['an error item'])]);
+    expect(failing.batches).toEqual([[JSON.parse(chunk('a'))]]);
+    expect(failing.error).toMatch(/^APIError: .*overloaded/);
   });
 });

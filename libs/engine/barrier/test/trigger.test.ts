@@ -1,6 +1,6 @@
 import { parseLlmConfig } from '../../../providers';
 import { summaryCall, summaryFinish } from '../summary-model';
-import { COMPACTION_TRIGGER_SHARE, compactionWindows, estimateRequestTokens, inputWindow } from '../trigger';
+import { COMPACTION_TRIGGER_SHARE, compactionWindows, estimateRequestTokens, inputWindow, requestTokensOver } from '../trigger';
 
 const slots = (story: [number, number], fast: [number, number]) =>
   parseLlmConfig(`
@@ -40,6 +40,30 @@ describe('the compaction trigger and the summary call', () => {
     const image = { mimeType: 'image/png' as const, data: 'iVBORw0KGgo=' };
     const shown = [...messages, { role: 'user' as const, content: 'pictures', images: [image, image] }];
     expect(estimateRequestTokens({ messages: shown })).toBe(104 + 2 + 2 * 1_500);
+  });
+
+  it('the barrier decides as the estimate does, and under the threshold by the lengths alone (no character counted)', () => {
+    const image = { mimeType: 'image/png' as const, data: 'iVBORw0KGgo=' };
+    const texts = ['a'.repeat(400), '你好世界', '𠮷😀'.repeat(50), '\ud800x\udc00', '', '👨‍👩‍👧 and 中文 mixed'];
+    const calls = [
+      ...texts.map((t) => ({ messages: [{ role: 'system' as const, content: t }] })),
+      { messages: texts.map((t) => ({ role: 'user' as const, content: t })) },
+      { messages: [{ role: 'user' as const, content: texts[2], images: [image] }], tools: [{ name: 'note', description: '笔记', parameters: {} }] },
+    ];
+    for (const call of calls) {
+      const estimate = estimateRequestTokens(call);
+      for (const threshold of [0, 1, estimate - 1, estimate, estimate + 1, 2 * estimate, 10_000]) {
+        const decided = requestTokensOver(call, threshold);
+        expect(decided.over).toBe(estimate > threshold);
+        if (decided.over) expect(decided.tokens).toBe(estimate);
+        // a bound: never under the estimate, never over the threshold
+        else expect(decided.tokens).toBeGreaterThanOrEqual(estimate);
+        if (!decided.over) expect(decided.tokens).toBeLessThanOrEqual(threshold);
+      }
+    }
+    // 400 Latin letters are 100 tokens: under a threshold of 1,000 the answer is their length, not their count
+    expect(requestTokensOver({ messages: [{ role: 'user', content: 'a'.repeat(400) }] }, 1_000)).toEqual({ over: false, tokens: 400 });
+    expect(requestTokensOver({ messages: [{ role: 'user', content: 'a'.repeat(400) }] }, 399)).toEqual({ over: false, tokens: 100 });
   });
 
   it("a reply cut at its output limit is 'length' on every protocol", () => {

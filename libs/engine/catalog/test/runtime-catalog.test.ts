@@ -53,6 +53,9 @@ describe('the runtime catalog', () => {
       ['narrative', ['narrator/narrator']],
       ['post-turn', ['keeper/scribe']],
     ]);
+    // made once (every turn asks several times): the same frozen groups each time
+    expect(catalog.groups()).toBe(catalog.groups());
+    expect(Object.isFrozen(catalog.groups()) && catalog.groups().every((g) => Object.isFrozen(g) && Object.isFrozen(g.runtimes))).toBe(true);
     expect(catalog.find('keeper', 'tally')?.manifest.type).toBe('function');
     expect(catalog.stageIndex(catalog.find('keeper', 'scribe')!)).toBe(2);
   });
@@ -159,6 +162,31 @@ describe('the runtime catalog', () => {
     expect(child.message).toBe(
       `${join(child.dir, 'ledger', 'runtimes', 'clerk', 'RUNTIME.md')}: agent.tools.0: plugin ledger: runtime clerk declares tool "get-charcter", which is neither a framework tool nor a tool any loaded plugin declares in contributes.tools (known tools: ${known})`,
     );
+  });
+
+  it("a session's view: one per set of plugin ids, the same list answering at once; no list: the plugins enabled by default", () => {
+    const { plugins: loaded } = plugins({
+      'keeper/PLUGIN.md': plugin('keeper', 'enabledByDefault: false\nruntime:\n  schedule: { stage: pre-turn }\n  type: function'),
+      'narrator/PLUGIN.md': plugin('narrator', 'runtime:\n  schedule: { stage: narrative }\n  outputKind: story'),
+    });
+    const catalog = new RuntimeCatalog(loaded);
+    const list = ['narrator', 'gone'];
+    const view = catalog.forSession(list);
+    expect(view.all().map((r) => r.fullId)).toEqual(['narrator/narrator']);
+    expect(view.generation).toBe(catalog.generation);
+    // asked every turn with the session's one list: the same view
+    expect(catalog.forSession(list)).toBe(view);
+    // another array of the same ids: the same view too
+    expect(catalog.forSession(['narrator'])).toBe(view);
+    expect(catalog.forSession(null)).toBe(view);
+    expect(catalog.forSession(undefined)).toBe(view);
+    expect(catalog.forSession(['keeper', 'narrator'])).toBe(catalog);
+    expect(
+      catalog
+        .forSession(['keeper'])
+        .all()
+        .map((r) => r.fullId),
+    ).toEqual(['keeper/keeper']);
   });
 
   it('a stage the turn does not have is still refused', () => {

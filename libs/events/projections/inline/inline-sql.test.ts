@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { EventStore, InlineProjectionFailedError, inlineProjections, migrateToLatest, openDatabase, type OpenDatabase } from '../..';
 import type { InlineProjection } from '../projection';
+import { insertedRow } from '../../stream-lock';
 import { ev, type Ids, runStatementRowsCase, statementRowsCases } from './test/statement-rows';
 
 /**
@@ -23,6 +24,17 @@ describe('inline projection writes in the append’s statement (PGlite)', () => 
       expect(appended.executions.length + appended.turn_messages.length).toBeGreaterThan(0);
       expect(appended).toEqual(rebuilt);
     });
+  });
+
+  it('the inserted row of an index is one builder, made once, and reads that row (with its own parameter)', () => {
+    expect(insertedRow(0)).toBe(insertedRow(0));
+    expect(insertedRow(3)).not.toBe(insertedRow(0));
+    const compiled = (i: number) => insertedRow(i).compile(open.db);
+    expect(compiled(3).sql).toBe(compiled(0).sql);
+    expect(compiled(0).parameters).toEqual([1]);
+    expect(compiled(3).parameters).toEqual([4]);
+    // past the rows kept, each is built (and still reads its row)
+    expect(insertedRow(500).compile(open.db).parameters).toEqual([501]);
   });
 
   it('given two writes of one plugin namespace in one append (its count written twice), when appended, then a transaction, and the rows of a rebuild', async () => {
