@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FencedOutError } from '../../errors';
 import { claimExecution, nextClaim } from '../../turn/claim';
 import { ClaimingRun } from '../claiming-run';
-import { ExecutionRun } from '../fenced-append';
+import { ExecutionRun, gatherStage } from '../fenced-append';
 import type { ExecutionJournal } from '../../journal/journal';
 import { loadSessionJournal } from '../../session/session-reads';
 import { type TurnHarness, turnHarness } from '../../turn/test/harness';
@@ -169,6 +169,74 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
     expect(journal.version).toBe(events.length);
     expect(journal.get(other.executionId)?.status).toBe('pending');
     expect(['a', 'b', 'c'].every((id) => replied(journal.get(job.executionId)!, id))).toBe(true);
+  });
+
+  /** Runs of `runtimes` sharing one journal, each with a job of its own (the runtimes of a stage run inline), gathered as their stage gathers them. */
+  async function stage(runtimes: readonly string[]) {
+    const { job, journal } = await siblings([]);
+    const attempt = journal.get(job.executionId)!.latestAttempt;
+    const jobs = runtimes.map((runtimeId) => ({ ...job, pluginId: runtimeId, runtimeId }));
+    // a bound no test reaches: each group below is made because every sibling arrived or left
+    const gathering = gatherStage(journal, jobs, { boundMs: 600_000 });
+    return { job, journal, jobs, gathering, runs: jobs.map((j) => new ExecutionRun(h.deps.store, journal, j, attempt)) };
+  }
+  /** A few turns of the event loop (a sibling's reads and request building between two appends). */
+  const ticks = async (n = 5) => {
+    for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('a stage’s runs gathered: the first append waits for its siblings’ first appends, all go as ONE append of the store', async () => {
+    const { job, gathering, runs } = await stage(['a', 'b', 'c', 'd']);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      const first = runs[0].append((e) => [responded(e, 'a')]);
+      await ticks();
+      // nothing stored yet: b and c are still on their way (d will leave without appending)
+      expect(catchingUp).not.toHaveBeenCalled();
+      const second = runs[1].append((e) => [responded(e, 'b')]);
+      await ticks();
+      const third = runs[2].append((e) => [responded(e, 'c')]);
+      await ticks();
+      expect(catchingUp).not.toHaveBeenCalled();
+      gathering.left({});
+      gathering.left(runs[3].ref);
+      await Promise.all([first, second, third]);
+      // was two: the first alone, the others queued behind it
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a', 'b', 'c']]);
+      // gathered once: later appends go as before
+      await runs[1].append((e) => [responded(e, 'd')]);
+      expect(catchingUp).toHaveBeenCalledTimes(2);
+    } finally {
+      catchingUp.mockRestore();
+      gathering.end();
+    }
+    expect((await h.events(job.sessionId)).slice(-4).map(runtimeOf)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('a sibling that reads the log behind the waiting group counts as arrived (it cannot append before it): no wait for the bound', async () => {
+    const { gathering, runs } = await stage(['a', 'b']);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      const first = runs[0].append((e) => [responded(e, 'a')]);
+      await ticks();
+      expect(catchingUp).not.toHaveBeenCalled();
+      // b's catch-up read is queued behind a's group: the group is made, then the read, then b's append
+      const read = runs[1].refresh();
+      await Promise.all([first, read]);
+      await runs[1].append((e) => [responded(e, 'b')]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a'], ['b']]);
+    } finally {
+      catchingUp.mockRestore();
+      gathering.end();
+    }
+  });
+
+  it('the stage’s end releases a waiting group', async () => {
+    const { gathering, runs } = await stage(['a', 'b']);
+    const first = runs[0].append((e) => [responded(e, 'a')]);
+    await ticks();
+    gathering.end();
+    await expect(first).resolves.toBeGreaterThan(0);
   });
 
   it('runs sharing a pending claim: the group carries it once, in front of its first events', async () => {
