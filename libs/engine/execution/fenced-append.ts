@@ -2,6 +2,7 @@ import { type EventStore, isDatabaseUnavailable, type NewEvent, type StoredEvent
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
 import type { FreshResult } from '../plugin-host/resolver';
+import { stageGathering } from './stage-gathering';
 
 /**
  * Handler results obtained before any append records them (the compaction barrier's estimate),
@@ -105,9 +106,23 @@ export class ExecutionRun {
    */
   protected appendStoring(build: (execution: ExecutionJournal) => NewEvent[], stored?: Stored): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      const queued: QueuedAppend = { run: this, build, stored, resolve, reject };
-      const gathering = stageGatherings.get(this.journal);
-      gathering?.arrive(this.ref);
+      const gathering = stageGathering(this.journal);
+      gathering?.queued(this.ref);
+      // settled: the run goes on with its own work, on its way to its next append
+      const settled = gathering ? () => gathering.resumed(this.ref) : () => undefined;
+      const queued: QueuedAppend = {
+        run: this,
+        build,
+        stored,
+        resolve: (version) => {
+          settled();
+          resolve(version);
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      };
       const open = openGroups.get(this.journal);
       if (open && open.store === this.store) {
         open.appends.push(queued);
@@ -115,7 +130,7 @@ export class ExecutionRun {
       }
       const group: AppendGroup = { store: this.store, appends: [queued] };
       openGroups.set(this.journal, group);
-      // while siblings of the stage are still on their way to their first append, the group waits for them (`gatherStage`)
+      // while siblings of the stage are on their way to an append (their own work, no model call), the group waits for them (`gatherStage`)
       const append = () => ExecutionRun.appendGroup(this.journal, group);
       void onJournal(this.journal, gathering ? gathering.waitingFor(append) : append, group);
     });
@@ -269,115 +284,29 @@ export class ExecutionRun {
    * (a mid-turn message it missed joins the next model call, or the commit after the output).
    */
   refresh(): Promise<ExecutionJournal> {
-    // queued behind a group that waits for this run's first append: it cannot come before, so the group waits no more for it
-    stageGatherings.get(this.journal)?.blocked(this.ref);
-    return onJournal(this.journal, async () => {
+    // queued behind a group that waits for this run's next append: it cannot come before, so the group waits no more for it
+    const gathering = stageGathering(this.journal);
+    gathering?.blocked(this.ref);
+    const read = onJournal(this.journal, async () => {
       if (!this.current) await this.catchUp();
       this.current = false;
       return this.execution;
     });
+    return gathering ? read.finally(() => gathering.resumed(this.ref)) : read;
+  }
+
+  /**
+   * `call` (this run's model call, sent once its `llm.calling` is stored) while it is in flight: the
+   * groups of appends of the run's stage do not wait for this run meanwhile (`gatherStage`).
+   */
+  sending<T>(call: Promise<T>): Promise<T> {
+    return stageGathering(this.journal)?.away(this.ref, call) ?? call;
   }
 
   private async catchUp() {
     this.journal.apply(await this.store.readStream(this.ref.sessionId, this.journal.version));
   }
 }
-
-/**
- * The runs of a stage started at once on one journal (the runtimes of a stage run inline, issue 33):
- * until each has queued its first append (its first `llm.calling`, or its output), left, or been
- * held behind the journal's chain, a group of appends on the journal waits for them before it is
- * made, so their first appends go as one append of the store (group commit) instead of the first
- * alone and the others behind it. Nothing is built or stored while a group waits (each append is
- * built at the group's turn, from the journal as it stands then, fenced as always), and no model
- * call is sent before its `llm.calling` is stored: the wait only moves when the group is made. It
- * is bounded (`STAGE_GATHER_MS`): a sibling slow to its first append (a long handler, a read) holds
- * the others that long at most.
- */
-export interface StageGathering {
-  /** `member` (a run's `ref`, the job it runs) will append no more: the groups wait no more for it. */
-  left(member: object): void;
-  /** The stage is over: nothing waits for any of its members any more. */
-  end(): void;
-}
-
-/** The longest a group of appends waits for the stage's siblings (`gatherStage`). */
-export const STAGE_GATHER_MS = 25;
-
-/**
- * Gathers the first appends of `members` (the `ref` each of their runs is made with: the runtime
- * jobs a stage runs inline on `journal`) into one group (`StageGathering`).
- */
-export function gatherStage(journal: SessionJournal, members: readonly object[], options: { boundMs?: number } = {}): StageGathering {
-  const gathering = new Gathering(new Set(members), options.boundMs ?? STAGE_GATHER_MS, () => {
-    if (stageGatherings.get(journal) === gathering) stageGatherings.delete(journal);
-  });
-  if (members.length > 1) stageGatherings.set(journal, gathering);
-  return { left: (member) => gathering.arrive(member), end: () => gathering.close() };
-}
-
-class Gathering {
-  /** Set while a group waits: resolves it (every member arrived, or the bound passed). */
-  private waiting: { promise: Promise<void>; release: () => void } | undefined;
-  /** Groups queued on the journal's chain that have not been made yet (`waitingFor`). */
-  private groups = 0;
-
-  constructor(
-    private readonly outstanding: Set<object>,
-    private readonly boundMs: number,
-    private readonly closed: () => void,
-  ) {}
-
-  /** `member` queued its first append (or left): no group waits for it any more. */
-  arrive(member: object): void {
-    if (!this.outstanding.delete(member)) return;
-    if (this.outstanding.size === 0) this.close();
-  }
-
-  /** `member` queued a write on the journal's chain: behind a group that waits, it arrived (it cannot append before that group is made). */
-  blocked(member: object): void {
-    if (this.groups > 0) this.arrive(member);
-  }
-
-  /** `write` (a group's append), made once the gathering allows (`gathered`); until then the group counts as waiting. */
-  waitingFor<T>(write: () => Promise<T>): () => Promise<T> {
-    this.groups++;
-    return () =>
-      this.gathered().then(() => {
-        this.groups--;
-        return write();
-      });
-  }
-
-  /** Resolves once no member is on its way to its first append (at once when none is), or after the bound. */
-  private gathered(): Promise<void> {
-    if (this.outstanding.size === 0) return Promise.resolve();
-    if (!this.waiting) {
-      let release!: () => void;
-      const promise = new Promise<void>((resolve) => (release = resolve));
-      const timer = setTimeout(() => this.close(), this.boundMs);
-      this.waiting = {
-        promise,
-        release: () => {
-          clearTimeout(timer);
-          release();
-        },
-      };
-    }
-    return this.waiting.promise;
-  }
-
-  close(): void {
-    this.outstanding.clear();
-    this.closed();
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    waiting?.release();
-  }
-}
-
-/** The stage gathering its runs' first appends on each journal (`gatherStage`). */
-const stageGatherings = new WeakMap<SessionJournal, Gathering>();
 
 /** Handler results carried to the next append on each journal (`ExecutionRun.carry`), for one attempt of one execution. */
 const journalCarries = new WeakMap<SessionJournal, { executionId: string; attempt: number; carried: CarriedEvents }>();

@@ -18,7 +18,7 @@ import { recordFailure } from './failure';
 import { runRuntimeStep, type RuntimeStepOptions, type RuntimeStepResult } from './runtime-step';
 import { type InlineStage, turnStepReading } from './turn-step';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
-import { gatherStage } from '../execution/fenced-append';
+import { gatherStage } from '../execution/stage-gathering';
 import { runtimeKey, type SessionJournal } from '../journal/journal';
 import { keptHistory } from '../history/history-handoff';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { FencedOutError } from '../../errors';
 import { claimExecution, nextClaim } from '../../turn/claim';
 import { ClaimingRun } from '../claiming-run';
-import { ExecutionRun, gatherStage } from '../fenced-append';
+import { ExecutionRun } from '../fenced-append';
+import { gatherStage } from '../stage-gathering';
 import type { ExecutionJournal } from '../../journal/journal';
 import { loadSessionJournal } from '../../session/session-reads';
 import { type TurnHarness, turnHarness } from '../../turn/test/harness';
@@ -185,7 +186,7 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
     for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
   };
 
-  it('a stage’s runs gathered: the first append waits for its siblings’ first appends, all go as ONE append of the store', async () => {
+  it('a stage’s runs gathered: an append waits for its siblings still on their way to theirs, all go as ONE append of the store', async () => {
     const { job, gathering, runs } = await stage(['a', 'b', 'c', 'd']);
     const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
     try {
@@ -203,7 +204,9 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
       await Promise.all([first, second, third]);
       // was two: the first alone, the others queued behind it
       expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a', 'b', 'c']]);
-      // gathered once: later appends go as before
+      // a and c ran to their end: b's next append waits for nobody
+      gathering.left(runs[0].ref);
+      gathering.left(runs[2].ref);
       await runs[1].append((e) => [responded(e, 'd')]);
       expect(catchingUp).toHaveBeenCalledTimes(2);
     } finally {
@@ -223,8 +226,33 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
       // b's catch-up read is queued behind a's group: the group is made, then the read, then b's append
       const read = runs[1].refresh();
       await Promise.all([first, read]);
+      gathering.left(runs[0].ref); // a ran to its end
       await runs[1].append((e) => [responded(e, 'b')]);
       expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a'], ['b']]);
+    } finally {
+      catchingUp.mockRestore();
+      gathering.end();
+    }
+  });
+
+  it('a sibling whose model call is in flight is not waited for; once it answers, the next group waits for its append', async () => {
+    const { gathering, runs } = await stage(['a', 'b', 'c']);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    let answer!: (reply: string) => void;
+    try {
+      gathering.left(runs[2].ref);
+      // b's call is in flight: a's append goes at once, alone
+      const call = runs[1].sending(new Promise<string>((resolve) => (answer = resolve)));
+      await runs[0].append((e) => [responded(e, 'a')]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a']]);
+      // b answers: a's next append waits for b's (its own work, then its append), one append for both
+      answer('b');
+      const next = runs[0].append((e) => [responded(e, 'c')]);
+      await ticks();
+      expect(catchingUp).toHaveBeenCalledTimes(1);
+      await call;
+      await Promise.all([next, runs[1].append((e) => [responded(e, 'b')])]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a'], ['c', 'b']]);
     } finally {
       catchingUp.mockRestore();
       gathering.end();
