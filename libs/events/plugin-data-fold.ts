@@ -50,6 +50,18 @@ export class PluginDataFold {
     this.rowsOf(row.pluginId, row.namespace, true).set(row.key, { key: row.key, value: row.value, created: row.created, updated: row.updated });
   }
 
+  /** A fold of its own holding the same rows (the values shared: never changed in place). */
+  copy(): PluginDataFold {
+    const copy = new PluginDataFold();
+    for (const [id, rows] of this.namespaces) copy.namespaces.set(id, new Map(rows));
+    return copy;
+  }
+
+  /** How many rows the plugin's namespace holds. */
+  rowCount(pluginId: string, namespace: string): number {
+    return this.rowsOf(pluginId, namespace, false)?.size ?? 0;
+  }
+
   get(pluginId: string, namespace: string, key: string): JsonValue | undefined {
     return this.rowsOf(pluginId, namespace, false)?.get(key)?.value;
   }

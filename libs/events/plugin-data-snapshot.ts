@@ -1,4 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { StoredEvent } from './event-types';
 import { PluginDataFold } from './plugin-data-fold';
 import type { JsonValue, PluginDataRow, SelfDataView } from './plugin-data-view';
 import type { Database } from './schema';
@@ -26,7 +27,7 @@ const groupId = (pluginId: string, namespace: string) => JSON.stringify([pluginI
  * from the store. When the bounds cut no row, a namespace it has no row of is empty.
  */
 export class PluginDataSnapshot {
-  private readonly fold = new PluginDataFold();
+  private fold = new PluginDataFold();
 
   constructor(
     rows: readonly { pluginId: string; namespace: string; key: string; value: JsonValue; created: number; updated: number }[],
@@ -34,6 +35,37 @@ export class PluginDataSnapshot {
     private readonly held: { except: ReadonlySet<string> } | { only: ReadonlySet<string> },
   ) {
     for (const row of rows) this.fold.load(row);
+  }
+
+  /**
+   * The snapshot as the store holds the session's plugin data once `events` (its plugin-data events
+   * appended after this snapshot's state, in stream order, none that folds the story again) are
+   * applied, as the `plugin_data` projection applies them one by one: a namespace held whole stays
+   * held with them applied (unless it grows past `bounds.perNamespace` rows: then it is read from the
+   * store, as a read of the snapshot would leave it out); one not held stays not held. An event it
+   * held already (the snapshot's read saw a write the journal had not caught up with) is applied again
+   * to the same end: a write keeps the row's creation, a delete of a row gone is nothing.
+   */
+  after(events: readonly StoredEvent[], bounds: SessionPluginDataBounds = SESSION_PLUGIN_DATA_BOUNDS): PluginDataSnapshot {
+    const grown = new Set<string>();
+    const fold = this.fold.copy();
+    for (const event of events) {
+      if (event.type !== 'plugin-data.written@1' && event.type !== 'plugin-data.deleted@1') continue;
+      // the value as the projection's jsonb column gives it back (its keys reordered)
+      fold.apply({
+        ...event,
+        data: { ...event.data, ...(event.type === 'plugin-data.written@1' ? { value: asJsonb(event.data.value as JsonValue) } : {}) },
+      } as StoredEvent);
+      const { pluginId, namespace } = event.data;
+      if (this.covers(pluginId, namespace) && fold.rowCount(pluginId, namespace) > bounds.perNamespace) grown.add(groupId(pluginId, namespace));
+    }
+    const held =
+      'only' in this.held
+        ? { only: new Set([...this.held.only].filter((id) => !grown.has(id))) }
+        : { except: grown.size === 0 ? this.held.except : new Set([...this.held.except, ...grown]) };
+    const next = new PluginDataSnapshot([], held);
+    next.fold = fold;
+    return next;
   }
 
   /** Whether the snapshot holds all of the plugin's namespace (none of its rows left out). */
@@ -147,4 +179,19 @@ function snapshotOfRows(found: readonly SessionPluginDataRow[], bounds: SessionP
   const only = new Set(taken.map((r) => groupId(r.plugin_id, r.namespace)).filter((id) => !large.has(id)));
   only.delete(groupId(found[cut].plugin_id, found[cut].namespace));
   return new PluginDataSnapshot(held, { only });
+}
+
+/**
+ * `value` as PostgreSQL's jsonb gives it back (the `plugin_data` projection's column): every
+ * object's keys in jsonb's order, shorter keys first, then by their UTF-8 bytes (arrays keep theirs).
+ */
+export function asJsonb(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(asJsonb);
+  if (value === null || typeof value !== 'object') return value;
+  // a key without a value is not in the JSON text the column was written from
+  const keys = Object.entries(value)
+    .filter((entry) => entry[1] !== undefined)
+    .map(([key]) => ({ key, bytes: Buffer.from(key, 'utf8') }));
+  keys.sort((a, b) => a.bytes.length - b.bytes.length || Buffer.compare(a.bytes, b.bytes));
+  return Object.fromEntries(keys.map(({ key }) => [key, asJsonb((value as Record<string, JsonValue>)[key])]));
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { TurnRunner } from '../../libs/engine/turn/turn-runner';
 import { runnerNotingRuntimeJobs, STAGED_PLUGINS, type TurnHarness, turnHarness } from '../../libs/engine/turn/test/harness';
 import type { RuntimeJob } from '../../libs/engine/queue';
@@ -60,5 +61,12 @@ describe('the runtimes of a stage run inline in the turn job (real PostgreSQL)',
       (s) => /^\s*(with|select)\b/i.test(s) && !/events_append_locked|\binsert\s+into\b|\bupdate\s+\w+\s+set\b/i.test(s),
     );
     expect(reads.filter((s) => /compacted_through/.test(s) && !/min\(submitted_version\)/.test(s))).toEqual([]);
+    // the pre-turn's two model calls are recorded by ONE append (the stage gathers its runtimes' first
+    // appends, `gatherStage`): was two, the first alone and the other behind it
+    const { rows } = await sql<{ runtime: string; xid: string }>`
+      select data->>'runtimeId' as runtime, transaction_id::text as xid from events
+      where stream_id = ${session.sessionId} and type = 'llm.calling@1' and data->>'runtimeId' in ('mood', 'scene')`.execute(counting.db);
+    expect(rows.map((r) => r.runtime).sort()).toEqual(['mood', 'scene']);
+    expect(new Set(rows.map((r) => r.xid)).size).toBe(1);
   });
 });

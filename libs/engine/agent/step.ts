@@ -106,19 +106,24 @@ export async function runModelStep(
   const live = deps.deltas?.open({ sessionId: job.sessionId, callId });
   const onText = live ? (text: string) => live.write(text) : undefined;
   // a streamed step the provider refuses (or whose stream breaks before any text) goes once more without streaming, recorded first
-  const sent = await sendWithFallback({
-    adapter: timedAdapter(deps.metrics, adapter, slot.model),
-    call,
-    body,
-    callId,
-    ...(args.signal ? { signal: args.signal } : {}),
-    ...(onText ? { onText } : {}),
-    // the fallback carries the same selfData: recorded only while the log's plugin data is still what was read
-    record: async (fallback) => {
-      addToLogScope({ callId: fallback.callId });
-      await run.append(() => [...unchanged(), calling(fallback.callId, fallback.body, 'non-streaming')]);
-    },
-  }).finally(() => live?.end()); // its last delta goes before the reply is recorded
+  // in flight: the stage's groups of appends do not wait for this run's next one meanwhile (`ExecutionRun.sending`)
+  const sent = await run
+    .sending(
+      sendWithFallback({
+        adapter: timedAdapter(deps.metrics, adapter, slot.model),
+        call,
+        body,
+        callId,
+        ...(args.signal ? { signal: args.signal } : {}),
+        ...(onText ? { onText } : {}),
+        // the fallback carries the same selfData: recorded only while the log's plugin data is still what was read
+        record: async (fallback) => {
+          addToLogScope({ callId: fallback.callId });
+          await run.append(() => [...unchanged(), calling(fallback.callId, fallback.body, 'non-streaming')]);
+        },
+      }),
+    )
+    .finally(() => live?.end()); // its last delta goes before the reply is recorded
   const response = sent.response;
   const reply = recordReply(response);
   return {

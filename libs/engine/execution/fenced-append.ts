@@ -2,6 +2,7 @@ import { type EventStore, isDatabaseUnavailable, type NewEvent, type StoredEvent
 import { FencedOutError } from '../errors';
 import type { ExecutionJournal, SessionJournal } from '../journal/journal';
 import type { FreshResult } from '../plugin-host/resolver';
+import { stageGathering } from './stage-gathering';
 
 /**
  * Handler results obtained before any append records them (the compaction barrier's estimate),
@@ -105,7 +106,23 @@ export class ExecutionRun {
    */
   protected appendStoring(build: (execution: ExecutionJournal) => NewEvent[], stored?: Stored): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      const queued: QueuedAppend = { run: this, build, stored, resolve, reject };
+      const gathering = stageGathering(this.journal);
+      gathering?.queued(this.ref);
+      // settled: the run goes on with its own work, on its way to its next append
+      const settled = gathering ? () => gathering.resumed(this.ref) : () => undefined;
+      const queued: QueuedAppend = {
+        run: this,
+        build,
+        stored,
+        resolve: (version) => {
+          settled();
+          resolve(version);
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      };
       const open = openGroups.get(this.journal);
       if (open && open.store === this.store) {
         open.appends.push(queued);
@@ -113,7 +130,9 @@ export class ExecutionRun {
       }
       const group: AppendGroup = { store: this.store, appends: [queued] };
       openGroups.set(this.journal, group);
-      void onJournal(this.journal, () => ExecutionRun.appendGroup(this.journal, group), group);
+      // while siblings of the stage are on their way to an append (their own work, no model call), the group waits for them (`gatherStage`)
+      const append = () => ExecutionRun.appendGroup(this.journal, group);
+      void onJournal(this.journal, gathering ? gathering.waitingFor(append) : append, group);
     });
   }
 
@@ -265,11 +284,23 @@ export class ExecutionRun {
    * (a mid-turn message it missed joins the next model call, or the commit after the output).
    */
   refresh(): Promise<ExecutionJournal> {
-    return onJournal(this.journal, async () => {
+    // queued behind a group that waits for this run's next append: it cannot come before, so the group waits no more for it
+    const gathering = stageGathering(this.journal);
+    gathering?.blocked(this.ref);
+    const read = onJournal(this.journal, async () => {
       if (!this.current) await this.catchUp();
       this.current = false;
       return this.execution;
     });
+    return gathering ? read.finally(() => gathering.resumed(this.ref)) : read;
+  }
+
+  /**
+   * `call` (this run's model call, sent once its `llm.calling` is stored) while it is in flight: the
+   * groups of appends of the run's stage do not wait for this run meanwhile (`gatherStage`).
+   */
+  sending<T>(call: Promise<T>): Promise<T> {
+    return stageGathering(this.journal)?.away(this.ref, call) ?? call;
   }
 
   private async catchUp() {

@@ -160,6 +160,10 @@ export class SessionJournal {
   pluginDataVersion = 0;
   /** Stream version of the session's last event that changes its history views (0: none in this journal): a commit, a supersede, a compaction. */
   historyVersion = 0;
+  /** The plugin-data events the journal holds, in stream order (`pluginDataSince`). */
+  private pluginDataEvents: StoredEvent[] = [];
+  /** Stream version of the journal's last event that folds the story again (`changesPath`; 0: none). */
+  private pathChangeVersion = 0;
   private executions = new Map<string, ExecutionJournal>();
   private order: string[] = [];
   /** During `tentatively`: the executions the pass copied already (its events change the copies, never the journal's). */
@@ -204,7 +208,12 @@ export class SessionJournal {
         throw new JournalGapError(this.version, event.streamVersion);
       }
       this.version = event.streamVersion;
-      if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1' || changesPath(event)) this.pluginDataVersion = event.streamVersion;
+      if (event.type === 'plugin-data.written@1' || event.type === 'plugin-data.deleted@1') {
+        this.pluginDataVersion = event.streamVersion;
+        this.pluginDataEvents.push(event);
+      } else if (changesPath(event)) {
+        this.pluginDataVersion = this.pathChangeVersion = event.streamVersion;
+      }
       if (HISTORY_EVENTS.has(event.type)) this.historyVersion = event.streamVersion;
       if (event.type === 'session.preferences-changed@1') this.preferenceChanges.push({ version: event.streamVersion, preferences: event.data.preferences });
       this.applyOne(event);
@@ -227,8 +236,11 @@ export class SessionJournal {
       executions: this.executions,
       order: this.order,
       preferenceChanges: this.preferenceChanges,
+      pluginDataEvents: this.pluginDataEvents,
+      pathChangeVersion: this.pathChangeVersion,
     };
     this.executions = new Map(saved.executions);
+    this.pluginDataEvents = [...saved.pluginDataEvents];
     this.order = [...saved.order];
     this.preferenceChanges = [...saved.preferenceChanges];
     this.copied = new Set();
@@ -238,6 +250,18 @@ export class SessionJournal {
       this.copied = undefined;
       Object.assign(this, saved);
     }
+  }
+
+  /**
+   * The plugin-data events past `version` (a `pluginDataVersion` this journal was at; 0: its start),
+   * in stream order: what moved the session's plugin data since, folded one by one as the
+   * `plugin_data` projection applies them as they are appended. Undefined when that does not tell
+   * (`version` before the journal's start, or an event that folds the story again since: the
+   * projection then folds the session again from the log).
+   */
+  pluginDataSince(version: number): readonly StoredEvent[] | undefined {
+    if ((version !== 0 && version < this.startVersion) || version > this.version || this.pathChangeVersion > version) return undefined;
+    return this.pluginDataEvents.filter((e) => e.streamVersion > version);
   }
 
   get(executionId: string): ExecutionJournal | undefined {

@@ -1,4 +1,4 @@
-import type { JsonValue, PluginDataReader, PluginDataRow, PluginDataScope, PluginDataSnapshot, SelfDataView } from '../../events';
+import type { JsonValue, PluginDataReader, PluginDataRow, PluginDataScope, PluginDataSnapshot, SelfDataView, StoredEvent } from '../../events';
 import { BoundedMemo } from '../../memo';
 
 /** What reads plugin data: the store (`PluginDataStore`), or the store seen from a journal (`pluginDataAt`). */
@@ -42,12 +42,66 @@ export function readsSessionPluginData(scope: { tenantId: string; sessionId: str
  */
 export function offerSessionSnapshot(
   store: PluginDataScopes,
-  journal: { readonly pluginDataVersion: number },
+  journal: JournalPluginData,
   scope: { tenantId: string; sessionId: string },
   snapshot: PluginDataSnapshot,
 ): void {
-  const { memo, key } = snapshotPlace(store, journal, scope);
-  if (!memo.get(key)) memo.set(key, Promise.resolve(snapshot));
+  const place = snapshotPlace(store, journal, scope);
+  if (!place.memo.get(place.key)) keepSnapshot(place, store, scope, Promise.resolve(snapshot));
+}
+
+/** What `pluginDataAt` reads of a journal: its plugin-data version, and the plugin-data events it holds past an earlier one (`SessionJournal.pluginDataSince`). */
+export interface JournalPluginData {
+  readonly pluginDataVersion: number;
+  pluginDataSince?(version: number): readonly StoredEvent[] | undefined;
+}
+
+/**
+ * The session's snapshot at the journal's plugin-data version made in memory (issue 33: a statement
+ * per stage that follows one writing plugin data, the pre-turn's world-init before the narrator's):
+ * the latest snapshot kept at an earlier version of this journal (its own at 0, or the store's
+ * shared one above 0) with the plugin-data events the journal took in since applied, as the
+ * `plugin_data` projection applied them (`PluginDataSnapshot.after`). That is what a read at the
+ * journal's version would give: the projection is the fold of those events, applied as they were
+ * appended. Undefined (read the store) when no such snapshot is kept, or the journal cannot tell
+ * what came since: an event that folds the story again (a failure, a cancel, a revert: the
+ * projection folds the session from the log then), or a snapshot from before the journal's start.
+ */
+function derivedSnapshot(
+  store: PluginDataScopes,
+  journal: JournalPluginData,
+  scope: { tenantId: string; sessionId: string },
+): Promise<PluginDataSnapshot> | undefined {
+  if (!journal.pluginDataSince) return undefined;
+  const own = readsOf(journal).snapshots.get(JSON.stringify([scope.tenantId, scope.sessionId, 0]));
+  const shared = latestSnapshots.get(store)?.get(sessionKey(scope));
+  const bases = [...(shared && shared.version < journal.pluginDataVersion ? [shared] : []), ...(own ? [{ version: 0, snapshot: own }] : [])];
+  for (const base of bases) {
+    const events = journal.pluginDataSince(base.version);
+    if (events) return base.snapshot.then((snapshot) => snapshot.after(events));
+  }
+  return undefined;
+}
+
+/** The latest snapshot above version 0 kept of each session (`derivedSnapshot`'s base), by store. */
+const latestSnapshots = new WeakMap<PluginDataScopes, BoundedMemo<string, { version: number; snapshot: Promise<PluginDataSnapshot> }>>();
+
+/** Keeps `snapshot` at `key` of `memo`, and as the session's latest at a version above 0. */
+function keepSnapshot(
+  place: { memo: BoundedMemo<string, Promise<PluginDataSnapshot>>; key: string; version: number },
+  store: PluginDataScopes,
+  scope: { tenantId: string; sessionId: string },
+  snapshot: Promise<PluginDataSnapshot>,
+): void {
+  place.memo.set(place.key, snapshot);
+  if (place.version === 0) return;
+  const latest = latestSnapshots.get(store) ?? new BoundedMemo({ maxEntries: SHARED_PLUGIN_DATA_SNAPSHOTS });
+  latestSnapshots.set(store, latest);
+  const session = sessionKey(scope);
+  if ((latest.get(session)?.version ?? 0) <= place.version) latest.set(session, { version: place.version, snapshot });
+  snapshot.catch(() => {
+    if (latest.get(session)?.snapshot === snapshot) latest.delete(session);
+  });
 }
 
 /** Where `pluginDataAt` keeps the session's snapshot at the journal's version: shared above version 0, the journal's own at 0. */
@@ -55,14 +109,14 @@ function snapshotPlace(
   store: PluginDataScopes,
   journal: { readonly pluginDataVersion: number },
   scope: { tenantId: string; sessionId: string },
-): { memo: BoundedMemo<string, Promise<PluginDataSnapshot>>; key: string } {
+): { memo: BoundedMemo<string, Promise<PluginDataSnapshot>>; key: string; version: number } {
   const version = journal.pluginDataVersion;
   let memo = readsOf(journal).snapshots;
   if (version > 0) {
     memo = sharedSnapshots.get(store) ?? new BoundedMemo({ maxEntries: SHARED_PLUGIN_DATA_SNAPSHOTS });
     sharedSnapshots.set(store, memo);
   }
-  return { memo, key: JSON.stringify([scope.tenantId, scope.sessionId, version]) };
+  return { memo, key: JSON.stringify([scope.tenantId, scope.sessionId, version]), version };
 }
 
 function readsOf(journal: object): JournalReads {
@@ -125,19 +179,20 @@ const sharedSnapshots = new WeakMap<PluginDataScopes, BoundedMemo<string, Promis
  * object (a journal read from a later suffix of the log starts with nothing), bounded. Every caller
  * gets its own copy of the value (a plugin may change what it read). A failed read is not kept.
  */
-export function pluginDataAt(store: PluginDataScopes, journal: { readonly pluginDataVersion: number }): PluginDataScopes {
+export function pluginDataAt(store: PluginDataScopes, journal: JournalPluginData): PluginDataScopes {
   const { answers, readers } = readsOf(journal);
   // the session's snapshot at the journal's version now (one statement per version), or null: no such read
   const snapshotOf = (scope: PluginDataScope): Promise<PluginDataSnapshot> | null => {
     if (!store.session) return null;
     // the session's turn steps bring it with their read of the log from now on (`readsSessionPluginData`)
     readingSessions.set(sessionKey(scope), true);
-    const { memo, key } = snapshotPlace(store, journal, scope);
+    const place = snapshotPlace(store, journal, scope);
+    const { memo, key } = place;
     let snapshot = memo.get(key);
     if (!snapshot) {
-      const asked = store.session({ tenantId: scope.tenantId, sessionId: scope.sessionId });
+      const asked = derivedSnapshot(store, journal, scope) ?? store.session({ tenantId: scope.tenantId, sessionId: scope.sessionId });
       snapshot = asked;
-      memo.set(key, asked);
+      keepSnapshot(place, store, scope, asked);
       asked.catch(() => {
         if (memo.get(key) === asked) memo.delete(key);
       });

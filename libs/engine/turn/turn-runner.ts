@@ -18,6 +18,7 @@ import { recordFailure } from './failure';
 import { runRuntimeStep, type RuntimeStepOptions, type RuntimeStepResult } from './runtime-step';
 import { type InlineStage, turnStepReading } from './turn-step';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
+import { gatherStage } from '../execution/stage-gathering';
 import { runtimeKey, type SessionJournal } from '../journal/journal';
 import { keptHistory } from '../history/history-handoff';
 import { runtimeJobSpan, turnJobSpan } from '../execution/trace-spans';
@@ -164,9 +165,12 @@ export class TurnRunner implements QueueHandlers {
    * (the siblings' next appends are fenced out).
    */
   private async runStage(job: TurnJob, ctx: TurnJobContext, children: readonly RuntimeJob[], inline: InlineRun | undefined): Promise<JobOutcome> {
-    const settled = await Promise.allSettled(
-      // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
-      children.map((child) => this.runtimeOn(withTraceCarrier(child), ctx, inline)),
+    // the runtime's span is a child of this run's, as a runtime job's is of the run that added it
+    const jobs = children.map((child) => withTraceCarrier(child));
+    // their first appends (their first model calls, or outputs) go as one append of the store, not the first alone
+    const gathering = inline && gatherStage(inline.journal, jobs);
+    const settled = await Promise.allSettled(jobs.map((job) => this.runtimeOn(job, ctx, inline).finally(() => gathering?.left(job)))).finally(() =>
+      gathering?.end(),
     );
     const failed = settled.flatMap((result, i) => (result.status === 'rejected' ? [{ child: children[i], error: result.reason as unknown }] : []));
     for (const { child, error } of failed) {

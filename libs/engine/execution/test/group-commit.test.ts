@@ -3,6 +3,7 @@ import { FencedOutError } from '../../errors';
 import { claimExecution, nextClaim } from '../../turn/claim';
 import { ClaimingRun } from '../claiming-run';
 import { ExecutionRun } from '../fenced-append';
+import { gatherStage } from '../stage-gathering';
 import type { ExecutionJournal } from '../../journal/journal';
 import { loadSessionJournal } from '../../session/session-reads';
 import { type TurnHarness, turnHarness } from '../../turn/test/harness';
@@ -169,6 +170,101 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
     expect(journal.version).toBe(events.length);
     expect(journal.get(other.executionId)?.status).toBe('pending');
     expect(['a', 'b', 'c'].every((id) => replied(journal.get(job.executionId)!, id))).toBe(true);
+  });
+
+  /** Runs of `runtimes` sharing one journal, each with a job of its own (the runtimes of a stage run inline), gathered as their stage gathers them. */
+  async function stage(runtimes: readonly string[]) {
+    const { job, journal } = await siblings([]);
+    const attempt = journal.get(job.executionId)!.latestAttempt;
+    const jobs = runtimes.map((runtimeId) => ({ ...job, pluginId: runtimeId, runtimeId }));
+    // a bound no test reaches: each group below is made because every sibling arrived or left
+    const gathering = gatherStage(journal, jobs, { boundMs: 600_000 });
+    return { job, journal, jobs, gathering, runs: jobs.map((j) => new ExecutionRun(h.deps.store, journal, j, attempt)) };
+  }
+  /** A few turns of the event loop (a sibling's reads and request building between two appends). */
+  const ticks = async (n = 5) => {
+    for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('a stage’s runs gathered: an append waits for its siblings still on their way to theirs, all go as ONE append of the store', async () => {
+    const { job, gathering, runs } = await stage(['a', 'b', 'c', 'd']);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      const first = runs[0].append((e) => [responded(e, 'a')]);
+      await ticks();
+      // nothing stored yet: b and c are still on their way (d will leave without appending)
+      expect(catchingUp).not.toHaveBeenCalled();
+      const second = runs[1].append((e) => [responded(e, 'b')]);
+      await ticks();
+      const third = runs[2].append((e) => [responded(e, 'c')]);
+      await ticks();
+      expect(catchingUp).not.toHaveBeenCalled();
+      gathering.left({});
+      gathering.left(runs[3].ref);
+      await Promise.all([first, second, third]);
+      // was two: the first alone, the others queued behind it
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a', 'b', 'c']]);
+      // a and c ran to their end: b's next append waits for nobody
+      gathering.left(runs[0].ref);
+      gathering.left(runs[2].ref);
+      await runs[1].append((e) => [responded(e, 'd')]);
+      expect(catchingUp).toHaveBeenCalledTimes(2);
+    } finally {
+      catchingUp.mockRestore();
+      gathering.end();
+    }
+    expect((await h.events(job.sessionId)).slice(-4).map(runtimeOf)).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('a sibling that reads the log behind the waiting group counts as arrived (it cannot append before it): no wait for the bound', async () => {
+    const { gathering, runs } = await stage(['a', 'b']);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    try {
+      const first = runs[0].append((e) => [responded(e, 'a')]);
+      await ticks();
+      expect(catchingUp).not.toHaveBeenCalled();
+      // b's catch-up read is queued behind a's group: the group is made, then the read, then b's append
+      const read = runs[1].refresh();
+      await Promise.all([first, read]);
+      gathering.left(runs[0].ref); // a ran to its end
+      await runs[1].append((e) => [responded(e, 'b')]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a'], ['b']]);
+    } finally {
+      catchingUp.mockRestore();
+      gathering.end();
+    }
+  });
+
+  it('a sibling whose model call is in flight is not waited for; once it answers, the next group waits for its append', async () => {
+    const { gathering, runs } = await stage(['a', 'b', 'c']);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    let answer!: (reply: string) => void;
+    try {
+      gathering.left(runs[2].ref);
+      // b's call is in flight: a's append goes at once, alone
+      const call = runs[1].sending(new Promise<string>((resolve) => (answer = resolve)));
+      await runs[0].append((e) => [responded(e, 'a')]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a']]);
+      // b answers: a's next append waits for b's (its own work, then its append), one append for both
+      answer('b');
+      const next = runs[0].append((e) => [responded(e, 'c')]);
+      await ticks();
+      expect(catchingUp).toHaveBeenCalledTimes(1);
+      await call;
+      await Promise.all([next, runs[1].append((e) => [responded(e, 'b')])]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a'], ['c', 'b']]);
+    } finally {
+      catchingUp.mockRestore();
+      gathering.end();
+    }
+  });
+
+  it('the stage’s end releases a waiting group', async () => {
+    const { gathering, runs } = await stage(['a', 'b']);
+    const first = runs[0].append((e) => [responded(e, 'a')]);
+    await ticks();
+    gathering.end();
+    await expect(first).resolves.toBeGreaterThan(0);
   });
 
   it('runs sharing a pending claim: the group carries it once, in front of its first events', async () => {

@@ -1,0 +1,149 @@
+import type { SessionJournal } from '../journal/journal';
+
+/**
+ * The runs of a stage started at once on one journal (the runtimes of a stage run inline, issue
+ * 33), as the journal's groups of appends (`ExecutionRun`: group commit) see them. A group waits,
+ * before it is made, for every sibling still on its way to an append: one doing its own work (its
+ * reads, its request, its handlers and tools), not one whose model call is in flight (`away`: its
+ * next append comes when the provider answers), nor one that queued an append already, is held
+ * behind the journal's chain (`blocked`: it cannot append before the group is made) or left. So
+ * the first appends of the stage's runtimes (their `llm.calling`) go as ONE append of the store,
+ * and so do appends its runtimes make about together after their own work (tool outcomes and
+ * outputs), instead of the first alone and the others behind it. Nothing is built or stored while a
+ * group waits (each append is built at the group's turn, from the journal as it stands then, fenced
+ * as always) and no model call is sent before its `llm.calling` is stored: the wait only moves when
+ * the group is made. It is bounded (`STAGE_GATHER_MS`, each wait): a sibling slow to its next
+ * append (a long handler or tool, a read) holds the others that long at most.
+ */
+export interface StageGathering {
+  /** `member` (a run's `ref`: the job it runs) ran to its end: no group waits for it any more. */
+  left(member: object): void;
+  /** The stage is over: nothing waits for any of its members any more. */
+  end(): void;
+}
+
+/** The longest a group of appends waits for the stage's siblings (`gatherStage`). */
+export const STAGE_GATHER_MS = 25;
+
+/**
+ * Gathers the appends of `members` (the `ref` each of their runs is made with: the runtime jobs a
+ * stage runs inline on `journal`), see `StageGathering`. One member alone gathers nothing.
+ */
+export function gatherStage(journal: SessionJournal, members: readonly object[], options: { boundMs?: number } = {}): StageGathering {
+  const gathering = new Gathering(members, options.boundMs ?? STAGE_GATHER_MS, () => {
+    if (gatherings.get(journal) === gathering) gatherings.delete(journal);
+  });
+  if (members.length > 1) gatherings.set(journal, gathering);
+  return { left: (member) => gathering.left(member), end: () => gathering.close() };
+}
+
+/** The gathering of the stage running on `journal`, if any (`gatherStage`). */
+export function stageGathering(journal: SessionJournal): Gathering | undefined {
+  return gatherings.get(journal);
+}
+
+/** What the appends of a gathered stage tell it (`ExecutionRun`), and how its groups wait. */
+export class Gathering {
+  /** Members on their way to an append (their own work): a group waits for them. */
+  private readonly busy: Set<object>;
+  private readonly members: ReadonlySet<object>;
+  private readonly gone = new Set<object>();
+  /** Members with a model call in flight (how many), not waited for. */
+  private readonly calling = new Map<object, number>();
+  /** Set while a group waits: resolves it (no member busy, or the bound passed). */
+  private waiting: { promise: Promise<void>; release: () => void } | undefined;
+  /** Groups queued on the journal's chain that have not been made yet (`waitingFor`). */
+  private groups = 0;
+  private open = true;
+
+  constructor(
+    members: readonly object[],
+    private readonly boundMs: number,
+    private readonly closed: () => void,
+  ) {
+    this.members = new Set(members);
+    this.busy = new Set(members);
+  }
+
+  /** `member` queued an append: groups wait no more for it until that append is made. */
+  queued(member: object): void {
+    this.idle(member);
+  }
+
+  /** `member`'s append (or read) settled: it goes on with its own work, on its way to its next append. */
+  resumed(member: object): void {
+    if (this.open && this.members.has(member) && !this.gone.has(member) && !this.calling.get(member)) this.busy.add(member);
+  }
+
+  /** `member` queued a read on the journal's chain: behind a group that waits, it cannot append before that group is made. */
+  blocked(member: object): void {
+    if (this.groups > 0) this.idle(member);
+  }
+
+  /** `member`'s model call, in flight until `call` settles: no group waits for it meanwhile. */
+  async away<T>(member: object, call: Promise<T>): Promise<T> {
+    if (!this.members.has(member)) return call;
+    this.calling.set(member, (this.calling.get(member) ?? 0) + 1);
+    this.idle(member);
+    try {
+      return await call;
+    } finally {
+      const n = this.calling.get(member)! - 1;
+      if (n > 0) this.calling.set(member, n);
+      else this.calling.delete(member);
+      this.resumed(member);
+    }
+  }
+
+  left(member: object): void {
+    this.gone.add(member);
+    this.idle(member);
+  }
+
+  /** `write` (a group's append), made once no member is busy (or after the bound); until then the group counts as waiting. */
+  waitingFor<T>(write: () => Promise<T>): () => Promise<T> {
+    this.groups++;
+    return () =>
+      this.gathered().then(() => {
+        this.groups--;
+        return write();
+      });
+  }
+
+  close(): void {
+    this.open = false;
+    this.busy.clear();
+    this.closed();
+    this.release();
+  }
+
+  private idle(member: object): void {
+    if (this.busy.delete(member) && this.busy.size === 0) this.release();
+  }
+
+  /** Resolves once no member is busy (at once when none is), or after the bound. */
+  private gathered(): Promise<void> {
+    if (this.busy.size === 0) return Promise.resolve();
+    if (!this.waiting) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      const timer = setTimeout(() => this.release(), this.boundMs);
+      this.waiting = {
+        promise,
+        release: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+    }
+    return this.waiting.promise;
+  }
+
+  private release(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.release();
+  }
+}
+
+const gatherings = new WeakMap<SessionJournal, Gathering>();
