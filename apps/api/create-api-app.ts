@@ -16,6 +16,7 @@ import type { Server } from 'node:http';
 import { json } from 'express';
 import { applyServerLimits } from './server-limits';
 import { inOrder } from './in-order';
+import { JsonReplyAdapter } from './json-reply-adapter';
 import { cappedRawBody } from './capped-body';
 import { WORLD_BODY_LIMIT_BYTES, WORLD_IMPORT_LIMIT_BYTES } from './world-limits';
 import {
@@ -44,6 +45,7 @@ const isWorldWrite = (req: { path: string }) => req.path === '/worlds' || req.pa
 export async function createApiApp(engine: Engine, options: { logger?: boolean; sessionEvents?: SessionEventsTimings } = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
     ApiModule.forEngine(engine, options.sessionEvents ? { sessionEvents: options.sessionEvents } : {}),
+    new JsonReplyAdapter(), // a write's JSON answer without express's ETag of it
     {
       logger: options.logger === false ? false : new NestEngineLogger(engine.logger),
       bodyParser: false,

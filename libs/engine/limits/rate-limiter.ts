@@ -1,45 +1,9 @@
 import IORedis from 'ioredis';
 import type { Logger } from '../logging/logger';
+import { TokenLeases } from './token-leases';
+import { type BucketSpec, decision, type RateDecision, type RateLimiter } from './rate-decision';
 
-/** One tenant's bucket: `ratePerSecond` tokens refilled each second, at most `burst` held. */
-export interface BucketSpec {
-  tenantId: string;
-  ratePerSecond: number;
-  burst: number;
-}
-
-/** The answer to one request: whether it may go on, and what the `RateLimit-*` headers say. */
-export interface RateDecision {
-  allowed: boolean;
-  /** The bucket's capacity (`RateLimit-Limit`). */
-  limit: number;
-  /** Whole tokens left after this request (`RateLimit-Remaining`). */
-  remaining: number;
-  /** Seconds until the bucket is full again (`RateLimit-Reset`, the `t` of `RateLimit`). */
-  resetSeconds: number;
-  /** Seconds an empty bucket takes to fill (the `w` of `RateLimit-Policy`, with `limit` as its `q`); at least 1. */
-  windowSeconds: number;
-  /** Refused: seconds until the next token (`Retry-After`, at least 1); allowed: 0. */
-  retryAfterSeconds: number;
-}
-
-/** Per-tenant token buckets: in memory (one process) or in Redis (every API process shares them). */
-export interface RateLimiter {
-  take(bucket: BucketSpec): Promise<RateDecision>;
-  close(): Promise<void>;
-}
-
-/** The decision for a bucket holding `tokens` (fractional) after the take. */
-export function decision(allowed: boolean, tokens: number, bucket: Pick<BucketSpec, 'ratePerSecond' | 'burst'>): RateDecision {
-  return {
-    allowed,
-    limit: bucket.burst,
-    remaining: Math.max(0, Math.floor(tokens)),
-    resetSeconds: Math.max(0, Math.ceil((bucket.burst - tokens) / bucket.ratePerSecond)),
-    windowSeconds: Math.max(1, Math.ceil(bucket.burst / bucket.ratePerSecond)),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / bucket.ratePerSecond)),
-  };
-}
+export type { BucketSpec, RateDecision, RateLimiter } from './rate-decision';
 
 /** The embedded default's buckets (one process: the API and the worker share it). */
 export class MemoryRateLimiter implements RateLimiter {
@@ -73,12 +37,16 @@ export class MemoryRateLimiter implements RateLimiter {
 
 /**
  * One atomic take on a tenant's bucket (a hash: tokens, ms of the last refill), on Redis's own clock
- * so every API process agrees: refill, take one if there is one, store, expire once it would be full.
- * Answers { allowed (0/1), tokens left as text (a Lua number would be cut to an integer) }.
+ * so every API process agrees: refill, give back what the caller's expired lease did not use
+ * (ARGV[4], never past the burst), take a lease if there is a token (ARGV[3] at most, a 64th of the
+ * tokens held, at least one), store, expire once it would be full.
+ * Answers { tokens taken (0: refused), tokens left as text (a Lua number would be cut to an integer) }.
  */
 const TAKE = `
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local most = tonumber(ARGV[3]) or 1
+local back = tonumber(ARGV[4]) or 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
@@ -91,39 +59,72 @@ elseif now > at then
 else
   tokens = math.min(burst, tokens)
 end
-local allowed = 0
+tokens = math.min(burst, tokens + back)
+local taken = 0
 if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
+  taken = math.max(1, math.min(most, math.floor(tokens / 64)))
+  tokens = tokens - taken
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate * 1000) + 1000)
-return { allowed, tostring(tokens) }
+return { taken, tostring(tokens) }
 `;
 
 /** The name `TAKE` is defined under on the connection (ioredis `defineCommand`: EVALSHA, EVAL only after NOSCRIPT). */
 const TAKE_COMMAND = 'covelRateTake';
-type TakingRedis = IORedis & { [TAKE_COMMAND]: (key: string, ratePerSecond: string, burst: string) => Promise<[number, string]> };
+type TakingRedis = IORedis & {
+  [TAKE_COMMAND]: (key: string, ratePerSecond: string, burst: string, most: string, back: string) => Promise<[number, string]>;
+};
 
 /** How long a take may wait on Redis before the request goes on without it (fail open). */
 const REDIS_TAKE_TIMEOUT_MS = 250;
 
+/** The most tokens one take leases (a bucket holding 64 times as many or more). */
+const LEASE_TOKENS = 32;
+/** How long a lease's tokens are spent before what is left goes back to the bucket. */
+const LEASE_MS = 1_000;
+
+export interface RedisRateLimiterOptions {
+  redisUrl: string;
+  prefix: string;
+  logger: Pick<Logger, 'warn'>;
+  /** The most tokens a take leases for this process's next requests (1: none, every request asks Redis). */
+  leaseTokens?: number;
+  leaseMs?: number;
+}
+
 /**
- * The buckets in Redis (`REDIS_URL`): one Lua script per request (by its SHA), shared by every API process.
+ * The buckets in Redis (`REDIS_URL`): one Lua script per take (by its SHA), shared by every API
+ * process. A take leases tokens while the bucket holds many (`TokenLeases`): the requests after it
+ * in this process spend them without a round trip.
  * Redis down or slow: the request goes on (fail open) and one warning is logged per outage; the
  * queue needs Redis too, so what would be limited cannot run meanwhile anyway.
  */
 export class RedisRateLimiter implements RateLimiter {
   private connection: TakingRedis | null = null;
   private down = false;
+  private readonly leases: TokenLeases;
+  private readonly leaseTokens: number;
 
-  constructor(private readonly options: { redisUrl: string; prefix: string; logger: Pick<Logger, 'warn'> }) {}
+  constructor(private readonly options: RedisRateLimiterOptions) {
+    this.leaseTokens = options.leaseTokens ?? LEASE_TOKENS;
+    this.leases = new TokenLeases({ lifetimeMs: options.leaseMs ?? LEASE_MS });
+  }
 
   async take(bucket: BucketSpec): Promise<RateDecision> {
+    const leased = this.leases.take(bucket);
+    if (leased) return leased;
+    const back = this.leases.giveBack(bucket);
     try {
-      const [allowed, tokens] = await this.redis().covelRateTake(this.key(bucket.tenantId), String(bucket.ratePerSecond), String(bucket.burst));
+      const [taken, tokens] = await this.redis().covelRateTake(
+        this.key(bucket.tenantId),
+        String(bucket.ratePerSecond),
+        String(bucket.burst),
+        String(this.leaseTokens),
+        String(back),
+      );
       this.down = false;
-      return decision(allowed === 1, Number(tokens), bucket);
+      return this.leases.taken(bucket, Number(taken), Number(tokens));
     } catch (error) {
       if (!this.down) this.options.logger.warn(`rate limit not checked (Redis: ${String(error)}): requests pass unlimited until it answers`);
       this.down = true;
@@ -132,6 +133,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    this.leases.clear();
     const connection = this.connection;
     this.connection = null;
     await connection?.quit().catch(() => connection.disconnect());

@@ -1,0 +1,68 @@
+import { get } from 'node:http';
+import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
+
+/**
+ * The JSON answer of a write is written without express's ETag of it (JsonReplyAdapter, issue 33):
+ * no conditional request can use one. GET keeps its ETag and 304; a route's own ETag (a world's
+ * revision) is still sent.
+ */
+describe('JSON answers: writes without a body ETag, reads as before', () => {
+  let covel: EmbeddedEngine;
+  let auth: Record<string, string> = {};
+
+  beforeAll(async () => {
+    covel = await startEmbedded();
+    auth = { authorization: `Bearer ${(await covel.engine.tenants.create('json-reply')).apiKey}` };
+  }, 120_000);
+  afterAll(async () => {
+    await covel?.stop();
+  }, 120_000);
+
+  const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${covel.baseUrl}${path}`, {
+      method,
+      headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  it('a POST answer: JSON in UTF-8 with its length, no ETag; a GET: an ETag, and 304 when it matches', async () => {
+    const created = await call('POST', '/v1/sessions', {});
+    expect(created.status).toBe(201);
+    const session = (await created.json()) as { id: string };
+    const input = await call('POST', `/v1/sessions/${session.id}/inputs`, { text: 'café — 🐉' });
+    expect(input.status).toBe(202);
+    expect(input.headers.get('etag')).toBeNull();
+    expect(input.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const text = await input.text();
+    expect(Number(input.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    const { executionId } = JSON.parse(text) as { executionId: string };
+    expect(executionId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const read = await call('GET', '/v1/limits');
+    expect(read.status).toBe(200);
+    expect(read.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const etag = read.headers.get('etag');
+    expect(etag).toMatch(/^W\/"/);
+    // node:http, not fetch: fetch adds `Cache-Control: no-cache` to a conditional request
+    const status = await new Promise<number | undefined>((resolve, reject) =>
+      get(`${covel.baseUrl}/v1/limits`, { headers: { ...auth, 'if-none-match': etag! } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      }).on('error', reject),
+    );
+    expect(status).toBe(304);
+  });
+
+  it('a route’s own ETag on a write is kept (a new world: its revision)', async () => {
+    const world = await call('POST', '/v1/worlds', { name: 'etag' });
+    expect(world.status).toBe(201);
+    expect(world.headers.get('etag')).toBe('"1"');
+  });
+
+  it('an error answer of a write is the error filter’s, unchanged', async () => {
+    const res = await call('POST', '/v1/sessions/00000000-0000-4000-8000-000000000000/inputs', { text: 'hi' });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toMatchObject({ code: expect.any(String) });
+  });
+});
