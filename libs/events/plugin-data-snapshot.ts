@@ -183,10 +183,13 @@ function snapshotOfRows(found: readonly SessionPluginDataRow[], bounds: SessionP
 
 /**
  * `value` as PostgreSQL's jsonb gives it back (the `plugin_data` projection's column): every
- * object's keys in jsonb's order, shorter keys first, then by their UTF-8 bytes (arrays keep theirs).
+ * object's keys in jsonb's order, shorter keys first, then by their UTF-8 bytes (arrays keep theirs),
+ * and -0 as 0.
  */
 export function asJsonb(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map(asJsonb);
+  // -0 is written as "0" (JSON text) and read back as 0
+  if (typeof value === 'number') return value === 0 ? 0 : value;
   if (value === null || typeof value !== 'object') return value;
   // a key without a value is not in the JSON text the column was written from
   const keys = Object.entries(value)

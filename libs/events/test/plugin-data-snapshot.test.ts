@@ -108,6 +108,25 @@ describe('readSessionPluginData (a session’s plugin data in one statement)', (
     expect(snapshot.list('c', 'none')).toEqual([]);
   });
 
+  it('after: a snapshot with the events appended since applied (as the journal holds them) reads as the store then reads: jsonb key order, -0 as the column gives it back (0)', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const scope = { tenantId: t, sessionId: s };
+    await spec.append({ tenant: t, stream: s, events: [write('p', 'n', 'a', { b: 1 })] });
+    const before = await readSessionPluginData(spec.db, scope, huge);
+    const { events } = await spec.store.append({
+      tenantId: t,
+      streamId: s,
+      expectedVersion: 1,
+      events: [write('p', 'n', 'a', { zz: -0, Ō: [{ y: -0, x: 1 }], a: 2 }), write('p', 'n', 'b', -0)],
+    });
+    const store = await readSessionPluginData(spec.db, scope, huge);
+    const after = before.after(events, huge);
+    expect(after.list('p', 'n')).toEqual(store.list('p', 'n'));
+    expect(Object.is(after.get('p', 'n', 'b'), 0)).toBe(true);
+    expect(Object.keys(after.get('p', 'n', 'a') as object)).toEqual(Object.keys(store.get('p', 'n', 'a') as object));
+  });
+
   it('property: every namespace a snapshot holds reads as the store reads it (get, list, selfData), whatever the bounds; its JSON form (read beside another read) makes the same snapshot', async () => {
     const op = fc.oneof(
       fc.record({
