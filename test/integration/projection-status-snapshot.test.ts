@@ -10,6 +10,7 @@ import {
 import { migrateToLatest, openDatabase, type OpenDatabase } from '../../libs/events';
 import { createAsyncProjector } from '../../libs/engine';
 import { createTestDatabase } from '../support/stack';
+import { countingDatabase } from '../support/statement-counter';
 
 /** Runs `between` once, right after the first raw statement's result (the status's shard rows) and before the next statement. */
 class BetweenStatements implements KyselyPlugin {
@@ -36,6 +37,37 @@ describe('an async projection status on the real PostgreSQL', () => {
   afterAll(async () => {
     await open.close();
     await database.drop();
+  });
+
+  it('with nothing open in quarantine, is one statement (no transaction); with an open record, the records of that projection only are read', async () => {
+    const counting = countingDatabase(database.url);
+    try {
+      const projector = createAsyncProjector(counting.db, { owner: 'w-count' });
+      await projector.status(); // the shard rows
+      await sql`delete from projection_quarantine`.execute(open.db);
+      counting.reset();
+      const statuses = await projector.status();
+      // before: a REPEATABLE READ transaction with the rows, one read of open records per projection and the counts (7 statements)
+      expect({ statements: counting.statements.length, transactions: counting.statements.filter((s) => /^(begin|start transaction)/i.test(s)).length }).toEqual(
+        {
+          statements: 1,
+          transactions: 0,
+        },
+      );
+      expect(statuses.every((p) => p.quarantined.length === 0 && p.quarantinedOpen === 0)).toBe(true);
+      await sql`insert into projection_quarantine (projection, shard, global_position, transaction_id, event_type, tenant_id, stream_id, error_code, error, attempts)
+                values ('usage', 1, 9, '1', 'llm.responded@1', 't', 's', 'SyntaxError', 'x', 3)`.execute(open.db);
+      counting.reset();
+      const withOpen = await projector.status();
+      expect(counting.statements.filter((s) => /^start transaction isolation level repeatable read read only/i.test(s))).toHaveLength(1);
+      expect(counting.statements.filter((s) => /^select \* from "projection_quarantine"/.test(s))).toHaveLength(1);
+      expect(withOpen.map((p) => [p.name, p.quarantined.length, p.quarantinedOpen, p.quarantinedTotal])).toEqual(
+        projector.names.map((name) => (name === 'usage' ? [name, 1, 1, 1] : [name, 0, 0, 0])),
+      );
+      await sql`delete from projection_quarantine`.execute(open.db);
+    } finally {
+      await counting.close();
+    }
   });
 
   it('is one snapshot: a quarantine committed while the status is read never shows up beside the failure it cleared', async () => {
