@@ -53,7 +53,7 @@ export const WORLD_GENERATION_RUNTIME = 'world-generation';
 export const callKey = (streamId: string, callId: string) => `${streamId}\u0000${callId}`;
 
 /** The call a request event records, or null for any other event. */
-function requestOf(e: StoredEvent): Omit<KnownCall, 'answered'> | null {
+export function requestOf(e: StoredEvent): Omit<KnownCall, 'answered'> | null {
   const at = { streamId: e.streamId, tenantId: e.tenantId };
   if (e.type === 'llm.calling@1') return { ...at, callId: e.data.callId, model: e.data.model, runtime: `${e.data.pluginId}/${e.data.runtimeId}` };
   if (e.type === 'compaction.summary-requested@1') return { ...at, callId: e.data.requestId, model: e.data.model, runtime: compactionRuntime(e.data.pluginId) };
@@ -62,7 +62,7 @@ function requestOf(e: StoredEvent): Omit<KnownCall, 'answered'> | null {
 }
 
 /** The call an answer event answers, with its usage and whether its stream is a session; null for any other event. */
-function answerOf(e: StoredEvent) {
+export function answerOf(e: StoredEvent) {
   if (e.type === 'llm.responded@1') return { callId: e.data.callId, usage: e.data.usage, session: true };
   if (e.type === 'compaction.summary-responded@1') return { callId: e.data.requestId, usage: e.data.usage, session: true };
   if (e.type === 'world-generation.call-responded@1') return { callId: e.data.callId, usage: e.data.usage, session: false };
