@@ -10,8 +10,24 @@ import type { NewPrefixReport, UsageUpdate } from './prefix-reports-plan';
  */
 export async function insertReports(trx: Transaction<Database>, rows: readonly NewPrefixReport[]): Promise<void> {
   if (rows.length === 0) return;
+  await insertSql(rows).execute(trx);
+}
+
+/**
+ * A batch's writes in ONE statement (issue 33: two before, when it had both): the provider usage onto
+ * rows of earlier batches and the new rows, as two data-modifying CTEs. Both see the rows as they were
+ * before the statement, so a usage update never reaches a row inserted by it: a report that precedes
+ * its call in the log matches no row, as applied one by one. Its text never changes (empty arrays
+ * when one of the two has nothing).
+ */
+export async function writeReports(trx: Transaction<Database>, batch: { usage: readonly UsageUpdate[]; inserts: readonly NewPrefixReport[] }): Promise<void> {
+  if (batch.usage.length === 0 && batch.inserts.length === 0) return;
+  await sql`with usage as (${usageSql(batch.usage)}), inserted as (${insertSql(batch.inserts)}) select 1`.execute(trx);
+}
+
+function insertSql(rows: readonly NewPrefixReport[]) {
   const column = <K extends keyof NewPrefixReport>(name: K) => rows.map((r) => r[name] ?? null);
-  await sql`
+  return sql`
     insert into prefix_reports (
       call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, body, layout, request_tokens,
       shared_tokens, shared_percent, first_difference, provider_cached_tokens, provider_input_tokens, model, provider_output_tokens
@@ -31,18 +47,17 @@ export async function insertReports(trx: Transaction<Database>, rows: readonly N
       shared_tokens, shared_percent, first_difference, provider_cached_tokens, provider_input_tokens, model, provider_output_tokens, n
     )
     order by u.n
-    on conflict (call_id) do nothing`.execute(trx);
+    on conflict (call_id) do nothing`;
 }
 
-/** Provider usage onto rows written before, in one statement (the parameters are five arrays). */
-export async function applyUsage(trx: Transaction<Database>, updates: readonly UsageUpdate[]): Promise<void> {
-  if (updates.length === 0) return;
-  await sql`
+/** Provider usage onto rows written before (the parameters are five arrays). */
+function usageSql(updates: readonly UsageUpdate[]) {
+  return sql`
     update prefix_reports p
     set provider_cached_tokens = u.cached_input_tokens, provider_input_tokens = u.input_tokens, provider_output_tokens = u.output_tokens
     from unnest(
       ${updates.map((u) => u.tenantId)}::text[], ${updates.map((u) => u.callId)}::text[],
       ${updates.map((u) => u.cachedInputTokens)}::int[], ${updates.map((u) => u.inputTokens)}::int[], ${updates.map((u) => u.outputTokens)}::int[]
     ) as u(tenant_id, call_id, cached_input_tokens, input_tokens, output_tokens)
-    where p.call_id = u.call_id and p.tenant_id = u.tenant_id`.execute(trx);
+    where p.call_id = u.call_id and p.tenant_id = u.tenant_id`;
 }
