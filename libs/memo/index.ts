@@ -2,3 +2,5 @@
 export { BoundedMemo } from './bounded-memo';
 export type { BoundedMemoOptions } from './bounded-memo';
 export { deepFreeze } from './deep-freeze';
+export { TextMemo } from './text-memo';
+export type { TextMemoOptions } from './text-memo';

@@ -1,4 +1,5 @@
-import { commonGraphemePrefix, joinTallies, sliceAround, tallyTokens, tokensOfTally } from '../text';
+import { TextMemo } from '../memo';
+import { commonGraphemePrefix, joinTallies, sliceAround, type TokenTally, tallyTokens, tokensOfTally } from '../text';
 import { type PrefixUnit, prefixUnits } from './prefix-units';
 
 export interface RecordedRequest {
@@ -30,6 +31,14 @@ export interface PrefixComparison {
 const CONTEXT = 60;
 
 /**
+ * The tallies of long unit texts, kept across comparisons (about 8 MB of text at most): every
+ * runtime's request of a turn repeats the history messages, and each request is compared again as
+ * the previous one of the next turn's (issue 33). Same tallies: `tallyTokens` is pure.
+ */
+const keptTallies = new TextMemo<TokenTally>({ fromChars: 512, maxChars: 4_000_000 });
+const tally = (text: string): TokenTally => keptTallies.answer(text, tallyTokens);
+
+/**
  * Compares a request with the previous turn's, unit by unit and then character by character. Each
  * unit's text is scanned for the estimate once: the shared prefix's and the previous request's
  * figures are joined from the units' tallies (`joinTallies`), never re-estimated from their text.
@@ -37,10 +46,10 @@ const CONTEXT = 60;
 export function comparePrefix(previous: RecordedRequest, current: RecordedRequest): PrefixComparison {
   const a = prefixUnits(previous.protocol, previous.body);
   const b = prefixUnits(current.protocol, current.body);
-  const tallies = b.map((u) => tallyTokens(u.text));
+  const tallies = b.map((u) => tally(u.text));
   const requestTokens = tallies.reduce((t, x) => t + tokensOfTally(x), 0);
   // the previous request's units before `upTo` are the current one's (same text): their tallies are known
-  const previousTokens = (upTo: number) => tokensOfTally(joinTallies(a.map((p, j) => (j < upTo ? tallies[j] : tallyTokens(p.text)))));
+  const previousTokens = (upTo: number) => tokensOfTally(joinTallies(a.map((p, j) => (j < upTo ? tallies[j] : tally(p.text)))));
   for (let i = 0; i < b.length; i++) {
     const u = b[i];
     const p = a[i];

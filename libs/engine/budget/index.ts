@@ -1,5 +1,5 @@
 export { slotLimits, checkSlotLimits } from './limits';
-export { KeptEstimates, rememberingEstimator, slotEstimator } from './estimator';
+export { rememberingEstimator, slotEstimator } from './estimator';
 export { contextKinds, hookedKinds } from './kinds';
 export { runLedger, addedEntries, type RecordedLedgers } from './ledger';
 export { ContextOverflowError, type BudgetCheckPoint } from './errors';

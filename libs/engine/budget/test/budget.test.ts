@@ -4,7 +4,7 @@ import type { StoredEvent } from '../../../events';
 import { callOutputLimit, type ChatMessage, parseLlmConfig, SlotConfigError } from '../../../providers';
 import { inputWindow } from '../../barrier/trigger';
 import { runtimeKey, SessionJournal } from '../../journal/journal';
-import { checkSlotLimits, contextKinds, hookedKinds, KeptEstimates, rememberingEstimator, runLedger, slotEstimator, slotLimits } from '..';
+import { checkSlotLimits, contextKinds, hookedKinds, rememberingEstimator, runLedger, slotEstimator, slotLimits } from '..';
 
 const llm = (story: string, fast = 'contextWindow = 128000\nmaxOutputTokens = 512') =>
   parseLlmConfig(`
@@ -166,27 +166,5 @@ describe("one request's estimator", () => {
     // the same text built anew (another string object) is found by its content
     expect([second([...long].join('')), second(short)]).toEqual([estimateTokens(long), estimateTokens(short)]);
     expect(counted).toEqual([long, short, short]);
-  });
-
-  it('holds at most maxChars of kept texts, the oldest forgotten first; shorter texts than fromChars are not kept', () => {
-    const counted: string[] = [];
-    const counter = (text: string) => {
-      counted.push(text);
-      return text.length;
-    };
-    const kept = new KeptEstimates({ fromChars: 4, maxChars: 10 });
-    const [a, b, c] = ['aaaa', 'bbbbbb', 'cccc'];
-    for (const text of [a, b, a, 'xyz', 'xyz']) expect(rememberingEstimator(counter, kept)(text)).toBe(text.length);
-    expect(counted).toEqual([a, b, 'xyz', 'xyz']);
-    // 4 + 6 + 4 > 10: `a`, the oldest, goes; `b` and `c` stay
-    expect(rememberingEstimator(counter, kept)(c)).toBe(4);
-    expect(rememberingEstimator(counter, kept)(b)).toBe(6);
-    expect(rememberingEstimator(counter, kept)(a)).toBe(4);
-    expect(counted).toEqual([a, b, 'xyz', 'xyz', c, a]);
-    // a text longer than maxChars is counted, never kept
-    const huge = 'h'.repeat(11);
-    expect(kept.estimate(huge, counter)).toBe(11);
-    expect(kept.estimate(huge, counter)).toBe(11);
-    expect(counted.filter((t) => t === huge)).toHaveLength(2);
   });
 });
