@@ -144,7 +144,19 @@ export interface LogEntry {
   decode(): StoredEvent;
 }
 
+/**
+ * The events `validateEvent` gave (frozen): checked already, given back as they are when appended
+ * (issue 33: a worker's group of appends validates what it builds before the store would, and an
+ * event of a turn's can be ~100 KB of request text).
+ */
+const validatedEvents = new WeakSet<NewEvent>();
+
+/**
+ * The event with its data as its type's schema parses it (a new, frozen object), or
+ * `InvalidEventError`. An event this function gave is given back as it is, not parsed again.
+ */
 export function validateEvent(event: NewEvent): NewEvent {
+  if (validatedEvents.has(event)) return event;
   const schema = eventSchemas[event.type];
   if (!schema) throw new InvalidEventError(String((event as { type: unknown }).type), [{ path: 'type', message: 'unknown event type' }]);
   const parsed = schema.safeParse(event.data);
@@ -154,7 +166,9 @@ export function validateEvent(event: NewEvent): NewEvent {
       parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
     );
   }
-  return { ...event, data: parsed.data } as NewEvent;
+  const valid = Object.freeze({ ...event, data: parsed.data }) as NewEvent;
+  validatedEvents.add(valid);
+  return valid;
 }
 
 export function toLogEntry(row: Parameters<typeof toStoredEvent>[0]): LogEntry {

@@ -224,7 +224,8 @@ export class ExecutionRun {
             }
             const undone = queued.stored?.();
             if (undone) undo.push(undone);
-            return { events: built.events, version: journal.version, carried: built.carried };
+            // the validated events are stored: the store does not parse them again
+            return { events: valid, version: journal.version, carried: built.carried };
           });
         } finally {
           for (const u of undo.reverse()) u();
