@@ -23,7 +23,17 @@ function areaOf(args: readonly string[]): string | null {
   return null;
 }
 
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+const sha1 = (text: string | Buffer) => createHash('sha1').update(text).digest('hex');
+
+const ESCAPED: Record<string, string> = { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b', '"': '"', '\\': '\\' };
+
+/** An argument's bytes as the client sent them: MONITOR prints each one escaped (`\n`, `\"`, `\\`, a byte outside ASCII as `\xHH`). */
+function unescaped(text: string): Buffer {
+  const latin1 = text.replace(/\\(x[0-9a-fA-F]{2}|.)/g, (whole, code: string) =>
+    code.length === 3 ? String.fromCharCode(parseInt(code.slice(1), 16)) : (ESCAPED[code] ?? whole),
+  );
+  return Buffer.from(latin1, 'latin1');
+}
 
 /** sha1 → script name: BullMQ's scripts (as ioredis defines them) and the fair admission scripts. */
 function scriptNames(): Map<string, string> {
@@ -87,7 +97,7 @@ export class RedisMonitor {
   private named(args: string[]): { name: string; args: string[] } {
     const command = (args[0] ?? '').toLowerCase();
     if (command === 'evalsha' || command === 'eval') {
-      const script = command === 'evalsha' ? this.names.get(args[1]) : this.names.get(sha1(args[1] ?? ''));
+      const script = command === 'evalsha' ? this.names.get(args[1]) : this.names.get(sha1(unescaped(args[1] ?? '')));
       return { name: `${command} ${script ?? args[1]?.slice(0, 12)}`, args: args.slice(2) };
     }
     return { name: command, args: args.slice(1) };
