@@ -1,18 +1,26 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import IORedis from 'ioredis';
 import { PlayClient } from '../../apps/play/play-client';
 import { ProviderEmulator } from '../../libs/emulator';
 import { type GatedProvider, startGatedProvider } from '../support/gated-provider';
+import { type HoldingProxy, startHoldingProxy } from '../support/holding-proxy';
 import { openEventStream, type ReceivedEvent } from '../support/sse-client';
 import { freePort, type ManagedProcess, type Stack, startApp, startStack } from '../support/stack';
 
 const ids = (events: ReceivedEvent[]) => events.map((e) => e.id);
 const upTo = (events: ReceivedEvent[], last: ReceivedEvent) => events.slice(0, events.indexOf(last) + 1);
+/**
+ * How long a held Redis command of the second API is held before it is let through anyway: a
+ * stream that opens without waiting for it opens at once (well within this); one that waits opens after.
+ */
+const HELD_MS = 1_500;
 
 /**
  * PostgreSQL + Redis, two API processes and a worker process: the worker's story deltas reach
  * both APIs through Redis pub/sub, and a stream begun on one API resumes on the other with
- * `Last-Event-ID`, missing nothing and repeating nothing.
+ * `Last-Event-ID`, missing nothing and repeating nothing. The second API reaches Redis through a
+ * proxy that can hold a command back (a slow acknowledgement).
  */
 describe('session event stream across API processes (PostgreSQL + Redis)', () => {
   let emulator: ProviderEmulator;
@@ -20,18 +28,26 @@ describe('session event stream across API processes (PostgreSQL + Redis)', () =>
   let stack: Stack;
   let secondApi: ManagedProcess;
   let second: PlayClient;
+  let proxy: HoldingProxy;
+  let redis: IORedis;
 
   beforeAll(async () => {
     emulator = await new ProviderEmulator().start();
     gate = await startGatedProvider(emulator.url);
     stack = await startStack({ workers: 1, env: { COVEL_EMULATOR_URL: gate.url } });
     const port = await freePort();
-    secondApi = await startApp('api 2', 'apps/api/main.ts', { ...stack.env, PORT: String(port) }, /listening on/);
+    const redisUrl = new URL(stack.env.REDIS_URL);
+    proxy = await startHoldingProxy({ host: redisUrl.hostname, port: Number(redisUrl.port || 6379) });
+    redis = new IORedis(stack.env.REDIS_URL);
+    const viaProxy = `redis://127.0.0.1:${proxy.port}`;
+    secondApi = await startApp('api 2', 'apps/api/main.ts', { ...stack.env, REDIS_URL: viaProxy, PORT: String(port) }, /listening on/);
     second = new PlayClient(`http://127.0.0.1:${port}`, stack.apiKey);
   }, 120_000);
 
   afterAll(async () => {
     await secondApi?.stop();
+    await proxy?.close();
+    redis?.disconnect();
     await stack?.stop();
     await gate?.close();
     await emulator?.stop();
@@ -83,6 +99,32 @@ describe('session event stream across API processes (PostgreSQL + Redis)', () =>
     expect(resumed.events.filter((e) => e.type === 'delta').length).toBeGreaterThan(0);
     for (const s of [whole, resumed]) s.close();
   }, 60_000);
+
+  // the CI race: a stream opened before its subscription was acknowledged (or its listener
+  // registered) missed the first deltas of a call that ended before it was
+  it.each([
+    ['its subscription to the deltas is acknowledged', (prefix: string, id: string) => `${prefix}:deltas:${id}`],
+    ['its listener is registered (publishers see it)', (prefix: string, id: string) => `${prefix}:deltas:listened:${id}`],
+  ])(
+    'a stream opens only once %s: a delta published from then on reaches its API',
+    async (_, heldText) => {
+      const prefix = stack.env.COVEL_QUEUE_PREFIX;
+      const { id } = await stack.client.createSession({});
+      const held = proxy.hold(heldText(prefix, id));
+      const opening = openEventStream(second, id);
+      await held.seen;
+      const timer = setTimeout(() => held.release(), HELD_MS);
+      const stream = await opening;
+      // what a worker would find the moment the client sees the stream open
+      const [listened, receivers] = await Promise.all([redis.exists(`${prefix}:deltas:listened:${id}`), redis.publish(`${prefix}:deltas:${id}`, 'probe')]);
+      clearTimeout(timer);
+      held.release();
+      stream.close();
+      expect(stream.status).toBe(200);
+      expect({ listened, receivers }).toEqual({ listened: 1, receivers: 1 });
+    },
+    30_000,
+  );
 
   it("another tenant's session is a 404 on either API", async () => {
     const { id } = await stack.client.createSession({});

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { createApiApp } from '../../apps/api/create-api-app';
 import { SessionEvents } from '../../apps/api/session-events/session-events.service';
+import { SessionFeed } from '../../apps/api/session-events/session-feed';
 import { StreamCounts } from '../../apps/api/session-events/stream-counts';
 import { PlayClient } from '../../apps/play/play-client';
 import { type EmbeddedEngine, startEmbedded } from '../support/embedded';
@@ -143,6 +144,41 @@ describe('session event streams: start, wakes, caps, release', () => {
     await eventually(() => registry.open.feeds === 0 && covel.engine.appends.size === engineOwn);
     expect(registry.open).toEqual({ feeds: 0, tenants: 0, keys: 0 });
     expect(covel.engine.appends.size).toBe(engineOwn);
+  }, 30_000);
+
+  it('a client that leaves while its stream is being set up (before it opens) leaves nothing behind', async () => {
+    const registry = api.get(SessionEvents);
+    await eventually(() => registry.open.feeds === 0);
+    const engineOwn = covel.engine.appends.size;
+    const deltas = covel.engine.deltas;
+    const subscribe = deltas.subscribe.bind(deltas);
+    let reached!: () => void;
+    let release!: () => void;
+    const subscribing = new Promise<void>((resolve) => (reached = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // the feed's subscription to the deltas is slow: the stream waits for it before it opens
+    const held = jest.spyOn(deltas, 'subscribe').mockImplementationOnce(async (...args) => {
+      reached();
+      await released;
+      return subscribe(...args);
+    });
+    const stopped = jest.spyOn(SessionFeed.prototype, 'stop');
+    try {
+      const client = new AbortController();
+      const opening = fetch(`${baseUrl}${eventsPath(session)}`, { headers: player.authHeaders(), signal: client.signal }).catch(() => undefined);
+      await subscribing;
+      expect(registry.open.feeds).toBe(1);
+      client.abort();
+      await opening;
+      await eventually(() => stopped.mock.calls.length > 0); // the API has seen the client leave
+      release();
+      await eventually(() => registry.open.feeds === 0 && covel.engine.appends.size === engineOwn);
+      expect(registry.open).toEqual({ feeds: 0, tenants: 0, keys: 0 });
+      expect(covel.engine.appends.size).toBe(engineOwn);
+    } finally {
+      held.mockRestore();
+      stopped.mockRestore();
+    }
   }, 30_000);
 });
 

@@ -1,4 +1,4 @@
-import { Controller, Inject, Param, Req, Sse, UseGuards } from '@nestjs/common';
+import { Controller, Inject, Param, Req, Sse, SseSignal, UseGuards } from '@nestjs/common';
 import { type Engine, SessionNotFoundError } from '../../../libs/engine';
 import { TenantAuthGuard, type TenantRequest } from '../auth.guard';
 import { ENGINE } from '../tokens';
@@ -26,7 +26,7 @@ export class SessionEventsController {
   ) {}
 
   @Sse('sessions/:id/events')
-  async sessionEvents(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string) {
+  async sessionEvents(@Req() req: TenantRequest, @Param('id', new UuidParamPipe('session')) id: string, @SseSignal() signal: AbortSignal) {
     const from = parseStreamFrom(req.query.from); // a bad one is a 400 even with a good Last-Event-ID
     const tenantId = req.tenant.id;
     if (!(await this.engine.sessions.owns(tenantId, id))) throw new SessionNotFoundError(id);
@@ -36,6 +36,6 @@ export class SessionEventsController {
     let startAfter = 0;
     if (!resume && from !== null) startAfter = from;
     else if (!resume) startAfter = ((await this.engine.readModels.liveStreamStart(tenantId, id)) ?? 1) - 1;
-    return this.events.stream({ tenantId, keyId: req.keyId, sessionId: id, resume, startAfter });
+    return this.events.stream({ tenantId, keyId: req.keyId, sessionId: id, resume, startAfter, signal });
   }
 }

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, type MessageEvent } from '@nestjs/common';
-import { Observable } from 'rxjs';
+import { EMPTY, Observable, type Subscriber } from 'rxjs';
 import type { Engine } from '../../../libs/engine';
 import { ENGINE } from '../tokens';
 import type { ResumePoint } from './event-id';
@@ -27,6 +27,8 @@ export interface StreamRequest {
   resume: ResumePoint | null;
   /** Without `resume`: the log events after this global position are sent. */
   startAfter: number;
+  /** Aborted when the client leaves or the stream ends (Nest's `@SseSignal()`). */
+  signal: AbortSignal;
 }
 
 /**
@@ -59,42 +61,52 @@ export class SessionEvents implements BeforeApplicationShutdown {
     return { feeds: this.feeds.size, ...this.counts.size };
   }
 
-  stream(request: StreamRequest): Observable<MessageEvent> {
-    const { sessionId } = request;
-    return new Observable<MessageEvent>((subscriber) => {
-      if (this.closing) {
-        subscriber.complete();
-        return undefined;
-      }
-      // at subscription (not before: a client gone during set-up is never subscribed, and holds no count)
-      const lease = this.counts.take(request.tenantId, request.keyId);
-      if (lease instanceof Error) {
-        subscriber.error(lease); // before any byte: the error filter answers 429
-        return undefined;
-      }
-      const feed = new SessionFeed({
-        store: this.engine.store,
-        deltas: this.engine.deltas,
-        appends: this.engine.appends,
-        sessionId,
-        resume: request.resume,
-        startAfter: request.startAfter,
-        send: (message) => subscriber.next(message),
-        pollIntervalMs: this.timings.safetyPollMs ?? DEFAULT_SESSION_EVENTS_TIMINGS.safetyPollMs!,
-        heartbeatMs: this.timings.heartbeatMs,
-        // a revoked key keeps no stream: checked at each heartbeat (through the key cache, cacheMs)
-        stillAllowed: () => this.engine.tenants.keyActive(request.keyId),
-        onError: (error) => {
-          this.engine.logger.warn(`event stream of session ${sessionId} ended: ${String(error)}`);
-          subscriber.next({ type: 'error', data: { message: 'the event stream broke; reconnect with Last-Event-ID' } });
-        },
-      });
-      this.feeds.add(feed);
-      void feed.run().finally(() => {
-        this.feeds.delete(feed);
-        lease();
-        subscriber.complete();
-      });
+  /**
+   * A stream, opened once its feed hears the session (`SessionFeed.ready`: subscribed to its deltas
+   * and appends): Nest sends the headers when the returned stream is subscribed, so from the moment
+   * the client sees it open every delta published for the session reaches it. What the feed sends
+   * before Nest subscribes waits.
+   */
+  async stream(request: StreamRequest): Promise<Observable<MessageEvent>> {
+    const { sessionId, signal } = request;
+    if (this.closing || signal.aborted) return EMPTY;
+    const lease = this.counts.take(request.tenantId, request.keyId);
+    if (lease instanceof Error) throw lease; // before any byte: the error filter answers 429
+    let subscriber: Subscriber<MessageEvent> | null = null;
+    const early: MessageEvent[] = [];
+    let ended = false;
+    const send = (message: MessageEvent) => (subscriber ? subscriber.next(message) : early.push(message));
+    const feed = new SessionFeed({
+      store: this.engine.store,
+      deltas: this.engine.deltas,
+      appends: this.engine.appends,
+      sessionId,
+      resume: request.resume,
+      startAfter: request.startAfter,
+      send,
+      pollIntervalMs: this.timings.safetyPollMs ?? DEFAULT_SESSION_EVENTS_TIMINGS.safetyPollMs!,
+      heartbeatMs: this.timings.heartbeatMs,
+      // a revoked key keeps no stream: checked at each heartbeat (through the key cache, cacheMs)
+      stillAllowed: () => this.engine.tenants.keyActive(request.keyId),
+      onError: (error) => {
+        this.engine.logger.warn(`event stream of session ${sessionId} ended: ${String(error)}`);
+        send({ type: 'error', data: { message: 'the event stream broke; reconnect with Last-Event-ID' } });
+      },
+    });
+    this.feeds.add(feed);
+    // the client left (during set-up too: the stream is then never subscribed) or the stream ended
+    signal.addEventListener('abort', () => feed.stop(), { once: true });
+    void feed.run().finally(() => {
+      this.feeds.delete(feed);
+      lease();
+      ended = true;
+      subscriber?.complete();
+    });
+    await feed.ready;
+    return new Observable<MessageEvent>((opened) => {
+      subscriber = opened;
+      for (const message of early.splice(0)) opened.next(message);
+      if (ended) opened.complete();
       return () => feed.stop();
     });
   }

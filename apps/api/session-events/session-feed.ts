@@ -95,6 +95,12 @@ export class SessionFeed {
   private unsubscribe: (() => Promise<void>) | null = null;
   private unlisten: (() => void) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
+  private heard!: () => void;
+  /**
+   * Resolves once the feed hears its session (see `run`), or has ended without: a stream is opened
+   * to its client (headers sent) only then, so every delta published after it looks open reaches it.
+   */
+  readonly ready = new Promise<void>((resolve) => (this.heard = resolve));
 
   constructor(private readonly options: SessionFeedOptions) {
     const resume = options.resume;
@@ -106,12 +112,14 @@ export class SessionFeed {
   /** Runs until `stop` (or a failure, handed to `onError`). */
   async run(): Promise<void> {
     try {
-      // before the first read: a delta published while the log is read is not lost
+      // before the first read: a delta published while the log is read is not lost (and from
+      // here on its publishers see the listener, the bus's subscription is acknowledged)
       this.unsubscribe = await this.options.deltas.subscribe(this.options.sessionId, (delta) => this.onDelta(delta));
       if (this.stopped) return;
       // and to the log's appends: one committed after this is heard, one before is read below
       this.unlisten = await this.options.appends.subscribe(this.options.sessionId, () => this.poke());
       if (this.stopped) return;
+      this.heard();
       this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatMs);
       this.heartbeat.unref();
       while (!this.stopped) {
@@ -123,6 +131,7 @@ export class SessionFeed {
     } catch (error) {
       if (!this.stopped) this.options.onError(error);
     } finally {
+      this.heard();
       await this.release();
     }
   }
