@@ -1,5 +1,5 @@
 import type { PipeTransform } from '@nestjs/common';
-import type { ZodType } from 'zod';
+import { compile, type ZodType } from 'zod';
 import { InvalidInputError } from '../../libs/errors';
 
 /**
@@ -7,10 +7,19 @@ import { InvalidInputError } from '../../libs/errors';
  * path, and `root` (`(body)`, or `(query)` for a query's unknown parameter) for the value as a whole.
  */
 export class ZodBodyPipe<T> implements PipeTransform<unknown, T> {
+  private readonly schema: ZodType<T>;
+
+  /**
+   * The schema is compiled (`z.compile`: a generated parser tried first, the schema's own parse on
+   * anything it does not accept, so a refusal names the same issues): every request of the route
+   * runs it (issue 33: CPU per request). A schema it cannot compile is parsed as it is.
+   */
   constructor(
-    private readonly schema: ZodType<T>,
+    schema: ZodType<T>,
     private readonly root: '(body)' | '(query)' = '(body)',
-  ) {}
+  ) {
+    this.schema = compile(schema);
+  }
 
   transform(value: unknown): T {
     const parsed = this.schema.safeParse(value ?? {});

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, hash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ApiKeyScope } from './event-types';
 import type { Database } from './schema';
@@ -11,9 +11,12 @@ export function newApiKey(): string {
 /** How many characters of a key are kept as its hint (`cvl_` and 4 more: 24 bits of 256, not a secret). */
 export const KEY_PREFIX_LENGTH = 8;
 
-/** The key's plain SHA-256: only for the keys migrated from before 0024 (`hash_kind` `sha256`). */
+/**
+ * The key's plain SHA-256 (of its UTF-8 bytes, hex): stored only for the keys migrated from before
+ * 0024 (`hash_kind` `sha256`); in memory, what a process remembers a found key by (`TenantStore`).
+ */
 export function sha256ApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+  return hash('sha256', apiKey, 'hex');
 }
 
 /** The stored form of a key: HMAC-SHA-256 with the server's pepper (a database alone does not let anyone test guesses). */

@@ -1,4 +1,5 @@
-import { get } from 'node:http';
+import { createHash } from 'node:crypto';
+import { get, request } from 'node:http';
 import { startEmbedded, type EmbeddedEngine } from '../support/embedded';
 
 /**
@@ -51,6 +52,52 @@ describe('JSON answers: writes without a body ETag, reads as before', () => {
       }).on('error', reject),
     );
     expect(status).toBe(304);
+  });
+
+  /** express's weak ETag of a body (the `etag` package): its length in hex and its SHA-1, base64, cut to 27 characters. */
+  const weakEtag = (bytes: Buffer) => `W/"${bytes.length.toString(16)}-${createHash('sha1').update(bytes).digest('base64').slice(0, 27)}"`;
+
+  /** A GET or HEAD by node:http (fetch adds `Cache-Control: no-cache` to a conditional request): status, headers, body bytes. */
+  const raw = (method: 'GET' | 'HEAD', path: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number | undefined; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      request(`${covel.baseUrl}${path}`, { method, headers: { ...auth, ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  it('a GET answer is as express writes it: UTF-8 JSON, its length, its weak ETag; a HEAD the same headers and no body; a 304 no body headers', async () => {
+    const created = await call('POST', '/v1/sessions', {});
+    const session = (await created.json()) as { id: string };
+    const { executionId } = (await (await call('POST', `/v1/sessions/${session.id}/inputs`, { text: 'ünïcode 🐉 and more' })).json()) as {
+      executionId: string;
+    };
+    const path = `/v1/executions/${executionId}`;
+    const read = await raw('GET', path);
+    expect(read.status).toBe(200);
+    expect(read.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(read.headers['content-length'])).toBe(read.body.length);
+    expect(read.headers.etag).toBe(weakEtag(read.body));
+    expect(JSON.parse(read.body.toString('utf8'))).toMatchObject({ executionId });
+    const head = await raw('HEAD', path);
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    expect(head.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(typeof head.headers.etag).toBe('string');
+    expect(Number(head.headers['content-length'])).toBeGreaterThan(0);
+    const limits = await raw('GET', '/v1/limits');
+    const notModified = await raw('GET', '/v1/limits', { 'if-none-match': String(limits.headers.etag) });
+    expect(notModified.status).toBe(304);
+    expect(notModified.body.length).toBe(0);
+    expect(notModified.headers['content-type']).toBeUndefined();
+    expect(notModified.headers['content-length']).toBeUndefined();
+    expect(notModified.headers.etag).toBe(limits.headers.etag);
+    const stale = await raw('GET', '/v1/limits', { 'if-none-match': 'W/"0-other"' });
+    expect(stale.status).toBe(200);
+    expect(stale.body.equals(limits.body)).toBe(true);
   });
 
   it('a route’s own ETag on a write is kept (a new world: its revision)', async () => {

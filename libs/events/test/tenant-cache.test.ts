@@ -20,6 +20,22 @@ describe('TenantStore keys and their cache (PGlite)', () => {
     }); // no cache: read
   });
 
+  it('remembers each presented key as its own: two tenants keys answered from memory each give their own tenant and key, a near miss is unknown', async () => {
+    const store = new TenantStore(open.db, { cacheMs: 60_000 });
+    const a = await store.create('first tenant');
+    const b = await store.create('second tenant');
+    const readOnly = await store.createKey({ tenantId: b.tenant.id, name: 'reader', scopes: ['read'], by: 'operator' });
+    for (let round = 0; round < 2; round++) {
+      // the second round is answered from memory
+      expect(await store.authenticate(a.apiKey)).toEqual({ tenant: a.tenant, key: { id: a.key.id, scopes: ['play', 'read', 'admin'] } });
+      expect(await store.authenticate(b.apiKey)).toEqual({ tenant: b.tenant, key: { id: b.key.id, scopes: ['play', 'read', 'admin'] } });
+      expect(await store.authenticate(readOnly.apiKey)).toEqual({ tenant: b.tenant, key: { id: readOnly.key.id, scopes: ['read'] } });
+    }
+    const last = a.apiKey.at(-1) === 'A' ? 'B' : 'A';
+    expect(await store.authenticate(`${a.apiKey.slice(0, -1)}${last}`)).toBeNull();
+    expect(await store.authenticate(a.apiKey.toUpperCase())).toBeNull();
+  });
+
   it('never remembers an unknown key, and forgets the oldest key beyond cacheSize', async () => {
     const store = new TenantStore(open.db, { cacheMs: 60_000, cacheSize: 1 });
     const a = await store.create('a');
