@@ -1,5 +1,5 @@
 import { endpointFor, parseLlmConfig, type Protocol, ProviderDeadlineError, ProviderRegistry } from '..';
-import type { CallDeadlineListener, ModelCall } from '..';
+import type { CallDeadlineListener, CallDeadlines, ModelCall } from '..';
 import { ProviderEmulator } from '../../emulator';
 import { startGatedProvider, type GatedProvider } from '../../../test/support/gated-provider';
 import { type SilentServer, startSilentServer } from '../../../test/support/silent-server';
@@ -32,14 +32,9 @@ const UNREACHED_MS = 120_000;
 /** Attempts of a never-answering call, its deadline doubled each time (300 ms ... 4.8 s). */
 const SEND_ATTEMPTS = 5;
 
-interface Deadlines {
-  firstByteMs: number;
-  idleMs: number;
-  totalMs: number;
-}
-const every = (ms: number): Deadlines => ({ firstByteMs: ms, idleMs: ms, totalMs: ms });
+const every = (ms: number): CallDeadlines => ({ firstByteMs: ms, idleMs: ms, totalMs: ms });
 
-const llm = (protocol: Protocol, model: string, deadlines: Deadlines) =>
+const llm = (protocol: Protocol, model: string, deadlines: CallDeadlines) =>
   parseLlmConfig(
     ['story', 'fast']
       .map(
@@ -91,7 +86,7 @@ describe.each(PROTOCOLS)('call deadlines: %s', (protocol, model) => {
     await silent?.close();
   });
 
-  const registryAt = (root: string, listener: CallDeadlineListener, deadlines: Deadlines) =>
+  const registryAt = (root: string, listener: CallDeadlineListener, deadlines: CallDeadlines) =>
     new ProviderRegistry(llm(protocol, model, deadlines), (p) => endpointFor(p, {}, root), listener);
 
   it.each([
