@@ -3,7 +3,8 @@ import type { Database, StoredEvent } from '../events';
 import { comparePrefix, type RecordedRequest } from './prefix-compare';
 import { beforeKey, type CallKey, emptySession, type FirstRequest, type PrefixState, type SessionState, seenKey, sessionKey } from './prefix-reports-state';
 
-export type NewPrefixReport = Insertable<Database['prefix_reports']>;
+/** A new row; its `body` is read from the log by the write (`insertReports`: its call's `llm.calling@1` at `position`). */
+export type NewPrefixReport = Omit<Insertable<Database['prefix_reports']>, 'body'>;
 
 /** Usage reported for a call whose row is not among the batch's new rows. */
 export interface UsageUpdate {
@@ -99,7 +100,6 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
       position: String(event.globalPosition),
       first_in_turn: firstInTurn,
       protocol: d.provider,
-      body: d.body,
       layout: d.layout ? JSON.stringify(d.layout) : null,
       request_tokens: figures.requestTokens,
       shared_tokens: compared ? figures.sharedTokens : null,

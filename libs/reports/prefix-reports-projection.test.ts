@@ -1,5 +1,5 @@
-import { type KyselyPlugin, sql } from 'kysely';
-import type { StoredEvent } from '../events';
+import { type KyselyPlugin, sql, type Transaction } from 'kysely';
+import type { Database, StoredEvent } from '../events';
 import { projectionSpec, uniqueIds } from '../../test/support/projection-spec';
 import { comparePrefix } from './prefix-compare';
 import { prefixReportsProjection } from './prefix-reports-projection';
@@ -274,10 +274,12 @@ describe('prefix_reports: a batch of many events', () => {
       on(s2, responded(id('d5'), id('v3'), 'story', 6)),
       on(s1, responded(id('c6'), id('u3'), 'story', 12)),
     ];
+    // positions of their own, far past the log's (the events are logged only inside `rowsAfter`'s rolled-back transaction)
+    const base = (nextBase += 1_000);
     const events = log.map(
       ({ stream, e }, i) =>
         ({
-          globalPosition: 1_000 + i,
+          globalPosition: base + i,
           tenantId: t,
           streamId: stream,
           streamVersion: i + 1,
@@ -289,13 +291,32 @@ describe('prefix_reports: a batch of many events', () => {
     return { events, sessions: [s1, s2] };
   };
 
+  let nextBase = 8_000_000_000_000_000;
+
+  /** The events in the log at their positions (the write reads a call's body from its event there). */
+  const logged = async (trx: Transaction<Database>, events: StoredEvent[]) => {
+    const rows = [...new Map(events.map((e) => [e.globalPosition, e])).values()].map((e) => ({
+      global_position: e.globalPosition,
+      tenant_id: e.tenantId,
+      stream_id: e.streamId,
+      stream_version: e.streamVersion,
+      type: e.type,
+      data: e.data,
+      recorded_at: e.recordedAt,
+    }));
+    await sql`insert into events (global_position, tenant_id, stream_id, stream_version, type, data, recorded_at) overriding system value
+      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        as r(global_position bigint, tenant_id text, stream_id text, stream_version int, type text, data jsonb, recorded_at timestamptz)`.execute(trx);
+  };
+
   class RolledBack extends Error {}
-  /** The rows the batches give, applied in order in one transaction that is then rolled back. */
+  /** The rows the batches give, applied in order in one transaction (the events logged in it first) that is then rolled back. */
   const rowsAfter = async (sessions: string[], batches: StoredEvent[][]) => {
     let rows: unknown[] = [];
     await spec.db
       .transaction()
       .execute(async (trx) => {
+        await logged(trx, batches.flat());
         for (const batch of batches) await prefixReportsProjection.applyBatch(trx, batch);
         rows = (await sql`select * from prefix_reports where session_id in (${sql.join(sessions)}) order by call_id`.execute(trx)).rows;
         throw new RolledBack();
@@ -349,7 +370,8 @@ describe('prefix_reports: a batch of many events', () => {
     const [first, second] = [scenario(), scenario()];
     expect(await statements(first.events.slice(0, 8))).toBe(2);
     expect(await statements(first.events.slice(8))).toBe(2);
-    const wider = [...second.events, ...scenario().events, ...scenario().events].map((e, i) => ({ ...e, globalPosition: 5_000 + i }));
+    const wide = (nextBase += 1_000);
+    const wider = [...second.events, ...scenario().events, ...scenario().events].map((e, i) => ({ ...e, globalPosition: wide + i }));
     expect(await statements(wider)).toBe(2);
   });
 });

@@ -7,6 +7,13 @@ import type { NewPrefixReport, UsageUpdate } from './prefix-reports-plan';
  * `applyUsage`'s): no query to build per batch, and one text for the pool to send as a named
  * prepared statement (issue 33: kysely building a 19-column multi-row insert was most of this
  * projection's CPU in a worker). A call id that has a row is left as it is.
+ *
+ * A row's `body` is its call's request body as the log holds it: the `body` of the `llm.calling@1`
+ * event at the row's `position` (of the row's tenant and session), read by the statement. A body
+ * is most of a turn's bytes; sent from here it was escaped into an array literal, then sent and
+ * read again (issue 33: ~3 % of a worker's CPU on an Emberback turn). The text is the same: the
+ * event's `body` is that text, as a JSON string of the log's data. A row whose event the log does
+ * not hold there is not written.
  */
 export async function insertReports(trx: Transaction<Database>, rows: readonly NewPrefixReport[]): Promise<void> {
   if (rows.length === 0) return;
@@ -32,20 +39,21 @@ function insertSql(rows: readonly NewPrefixReport[]) {
       call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, body, layout, request_tokens,
       shared_tokens, shared_percent, first_difference, provider_cached_tokens, provider_input_tokens, model, provider_output_tokens
     )
-    select u.call_id, u.tenant_id, u.session_id, u.turn_id, u.turn, u.runtime, u.position, u.first_in_turn, u.protocol, u.body, u.layout::jsonb,
+    select u.call_id, u.tenant_id, u.session_id, u.turn_id, u.turn, u.runtime, u.position, u.first_in_turn, u.protocol, e.data->>'body', u.layout::jsonb,
       u.request_tokens, u.shared_tokens, u.shared_percent, u.first_difference::jsonb, u.provider_cached_tokens, u.provider_input_tokens,
       u.model, u.provider_output_tokens
     from unnest(
       ${column('call_id')}::text[], ${column('tenant_id')}::text[], ${column('session_id')}::text[], ${column('turn_id')}::text[],
       ${column('turn')}::int[], ${column('runtime')}::text[], ${column('position')}::bigint[], ${column('first_in_turn')}::boolean[],
-      ${column('protocol')}::text[], ${column('body')}::text[], ${column('layout')}::text[], ${column('request_tokens')}::int[],
+      ${column('protocol')}::text[], ${column('layout')}::text[], ${column('request_tokens')}::int[],
       ${column('shared_tokens')}::int[], ${column('shared_percent')}::real[], ${column('first_difference')}::text[],
       ${column('provider_cached_tokens')}::int[], ${column('provider_input_tokens')}::int[], ${column('model')}::text[],
       ${column('provider_output_tokens')}::int[]
     ) with ordinality as u(
-      call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, body, layout, request_tokens,
+      call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, layout, request_tokens,
       shared_tokens, shared_percent, first_difference, provider_cached_tokens, provider_input_tokens, model, provider_output_tokens, n
     )
+    join events e on e.global_position = u.position and e.tenant_id = u.tenant_id and e.stream_id = u.session_id
     order by u.n
     on conflict (call_id) do nothing`;
 }

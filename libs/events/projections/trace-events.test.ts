@@ -1,3 +1,4 @@
+import { type PluginTransformQueryArgs, type PluginTransformResultArgs, sql } from 'kysely';
 import { projectionSpec, uniqueIds } from '../../../test/support/projection-spec';
 import type { NewEvent } from '../event-types';
 import { traceEventsProjection } from './trace-events';
@@ -126,6 +127,35 @@ describe('trace_events (async projection)', () => {
     await counted.transaction().execute((trx) => traceEventsProjection.applyBatch(trx, many));
     expect(counter.queries).toBe(3);
     expect((await spec.rows([s2])).trace_events.map((r) => Number(r.global_position))).toEqual(many.map((e) => e.globalPosition));
+  });
+
+  it("a row's data is its event's as the log holds it, read by the statement: the request body is not sent again", async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'the body 😀 "q" \\ שלום' }] });
+    await spec.store.append({ tenantId: t, streamId: s, expectedVersion: 0, events: [calling(id, body), responded(id)] });
+    const traced = await spec.store.readStream(s);
+    const sent: unknown[] = [];
+    const recording = spec.db.withPlugin({
+      transformQuery: ({ node, queryId }: PluginTransformQueryArgs) => {
+        sent.push(...spec.db.getExecutor().compileQuery(node, queryId).parameters);
+        return node;
+      },
+      transformResult: ({ result }: PluginTransformResultArgs) => Promise.resolve(result),
+    });
+    await recording.transaction().execute((trx) => traceEventsProjection.applyBatch(trx, traced));
+    expect(JSON.stringify(sent)).not.toContain('the body');
+    const rows = (await spec.rows([s])).trace_events;
+    expect(rows.map((r) => r.data)).toEqual(traced.map((e) => e.data));
+    // the same jsonb as the log's row, byte for byte in its text form
+    const texts = await spec.db
+      .selectFrom('trace_events as tr')
+      .innerJoin('events as e', 'e.global_position', 'tr.global_position')
+      .select((eb) => [sql<string>`${eb.ref('tr.data')}::text`.as('traced'), sql<string>`${eb.ref('e.data')}::text`.as('logged')])
+      .where('tr.session_id', '=', s)
+      .execute();
+    expect(texts).toHaveLength(2);
+    for (const r of texts) expect(r.traced).toBe(r.logged);
   });
 
   it('applying the same events again gives the same rows (one row per global position)', async () => {

@@ -15,7 +15,6 @@ type TraceColumns = {
   callIds: string[];
   pluginIds: string[];
   runtimeIds: string[];
-  data: string[];
   recordedAts: string[];
 };
 
@@ -29,7 +28,6 @@ const COLUMNS = [
   'callIds',
   'pluginIds',
   'runtimeIds',
-  'data',
   'recordedAts',
 ] as const;
 
@@ -38,27 +36,31 @@ const COLUMNS = [
  * 20 an Emberback turn, was one round trip each). The rows travel as one array per column and
  * `unnest` makes them rows again, so the statement is the same text for any number of rows and is
  * compiled once (`precompiled`). Order of the rows is of no matter: `global_position` is the key.
+ *
+ * A row's `data` is its event's, read by the statement from the log row it was applied from (the
+ * same tenant, stream and position): the event's data is the jsonb the log holds, and a request
+ * body is the larger part of a turn's bytes. Sent from here it was the event's data written as
+ * JSON text again, then escaped into an array literal (issue 33: ~3 % of a worker's CPU on an
+ * Emberback turn); the value stored is the same either way (JSON text of the parsed data is read
+ * as the same jsonb).
  */
 const insertTraces = precompiled<Database, TraceColumns>(COLUMNS, (db, p) =>
   db
     .insertInto('trace_events')
     .columns(['global_position', 'tenant_id', 'session_id', 'execution_id', 'turn_id', 'type', 'call_id', 'plugin_id', 'runtime_id', 'data', 'recorded_at'])
     .expression(
-      sql`select r.global_position, r.tenant_id, r.session_id, r.execution_id, r.turn_id, r.type, r.call_id, r.plugin_id, r.runtime_id, r.data::jsonb, r.recorded_at
+      sql`select r.global_position, r.tenant_id, r.session_id, r.execution_id, r.turn_id, r.type, r.call_id, r.plugin_id, r.runtime_id, e.data, r.recorded_at
         from unnest(
           ${p.globalPositions}::bigint[], ${p.tenantIds}::text[], ${p.sessionIds}::text[], ${p.executionIds}::text[], ${p.turnIds}::text[],
-          ${p.types}::text[], ${p.callIds}::text[], ${p.pluginIds}::text[], ${p.runtimeIds}::text[], ${p.data}::text[], ${p.recordedAts}::timestamptz[]
-        ) as r(global_position, tenant_id, session_id, execution_id, turn_id, type, call_id, plugin_id, runtime_id, data, recorded_at)`,
+          ${p.types}::text[], ${p.callIds}::text[], ${p.pluginIds}::text[], ${p.runtimeIds}::text[], ${p.recordedAts}::timestamptz[]
+        ) as r(global_position, tenant_id, session_id, execution_id, turn_id, type, call_id, plugin_id, runtime_id, recorded_at)
+        join events e on e.global_position = r.global_position and e.tenant_id = r.tenant_id and e.stream_id = r.session_id`,
     )
     .onConflict((oc) => oc.column('global_position').doNothing()),
 );
 
-/**
- * A statement closes at this many rows or this many UTF-16 units of `data` (a request body can be
- * large: a batch of them is sent in a few statements of bounded size, never one of any size).
- */
+/** A statement closes at this many rows (a batch of more is sent in a few statements of bounded size). */
 const MAX_ROWS = 500;
-const MAX_DATA_UNITS = 8 * 1024 * 1024;
 
 const emptyColumns = (): TraceColumns => ({
   globalPositions: [],
@@ -70,7 +72,6 @@ const emptyColumns = (): TraceColumns => ({
   callIds: [],
   pluginIds: [],
   runtimeIds: [],
-  data: [],
   recordedAts: [],
 });
 
@@ -85,28 +86,19 @@ export const traceEventsProjection: Projection = {
   tables: ['trace_events'],
   async applyBatch(trx, events) {
     let rows = emptyColumns();
-    let units = 0;
     for (const event of events) {
-      const data = traceData(event);
-      if (data === undefined) continue;
-      if (rows.data.length > 0 && (rows.data.length >= MAX_ROWS || units + data.length > MAX_DATA_UNITS)) {
+      if (event.type !== 'llm.calling@1' && event.type !== 'llm.responded@1') continue;
+      if (rows.globalPositions.length >= MAX_ROWS) {
         await insertTraces(trx, rows);
-        [rows, units] = [emptyColumns(), 0];
+        rows = emptyColumns();
       }
-      add(rows, event, data);
-      units += data.length;
+      add(rows, event);
     }
-    if (rows.data.length > 0) await insertTraces(trx, rows);
+    if (rows.globalPositions.length > 0) await insertTraces(trx, rows);
   },
 };
 
-/** The row's `data` (the event's data as JSON text), for the two traced types; undefined for any other. */
-function traceData(event: StoredEvent): string | undefined {
-  if (event.type !== 'llm.calling@1' && event.type !== 'llm.responded@1') return undefined;
-  return JSON.stringify(event.data);
-}
-
-function add(rows: TraceColumns, event: StoredEvent, data: string): void {
+function add(rows: TraceColumns, event: StoredEvent): void {
   if (event.type !== 'llm.calling@1' && event.type !== 'llm.responded@1') return;
   rows.globalPositions.push(String(event.globalPosition));
   rows.tenantIds.push(event.tenantId);
@@ -117,6 +109,5 @@ function add(rows: TraceColumns, event: StoredEvent, data: string): void {
   rows.callIds.push(event.data.callId);
   rows.pluginIds.push(event.data.pluginId);
   rows.runtimeIds.push(event.data.runtimeId);
-  rows.data.push(data);
   rows.recordedAts.push(new Date(event.recordedAt).toISOString());
 }
