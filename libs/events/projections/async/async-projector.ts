@@ -8,7 +8,7 @@ import { claimShards, ensureShards, readShards, releaseShards, type ShardRow } f
 import { readStatus } from './status';
 import type { AppendWakes, AsyncProjectionStatus, AsyncProjectorOptions, ReplayOptions, ReplayResult, WaitForRequest, WaitResult } from './types';
 import { waitForPosition } from './wait-for';
-import { workShard } from './work-shard';
+import { workShards } from './work-shards';
 
 /** Default of `AsyncProjectorOptions.idleDelayMs` (`COVEL_PROJECTION_IDLE_DELAY_MS`). */
 export const DEFAULT_PROJECTION_IDLE_DELAY_MS = 200;
@@ -205,21 +205,8 @@ export class AsyncProjector {
       if (row.failing && !row.retryDue && !retryAll) continue; // backing off
       byShard.set(row.shard, [...(byShard.get(row.shard) ?? []), row]);
     }
-    let applied = 0;
-    let moved = 0;
-    for (const [shard, rows] of byShard) {
-      if (this.stopping && this.loop) break;
-      const done = await workShard({
-        store: this.store,
-        apply: this.apply,
-        batchSize: this.batchSize,
-        maxBatches: this.batchesPerShard,
-        shard,
-        rows: rows.map((row) => ({ projection: this.projection(row.projection), row })),
-      });
-      applied += done.applied;
-      moved += done.moved;
-    }
+    const shards = new Map([...byShard].map(([shard, rows]) => [shard, rows.map((row) => ({ projection: this.projection(row.projection), row }))]));
+    const { applied, moved } = await workShards({ store: this.store, apply: this.apply, batchSize: this.batchSize, maxBatches: this.batchesPerShard, shards });
     this.retriedAtStart = true;
     // a partition given back, taken from another owner, or wanted but not free: the shares settle pass by pass
     // or an event committed behind a transaction still running (no notification follows that one's end)
