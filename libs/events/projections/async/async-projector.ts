@@ -34,10 +34,11 @@ export class UnknownProjectionError extends Error {
 /**
  * Runs async projections off the turn's path. Each projection has a cursor per log partition
  * (`projection_shards`); a process works the partitions it holds (try-lock + lease, a fair share
- * of the live owners), reads each batch once for every projection at that cursor, and writes those
- * projections' rows with their new cursors in one transaction, the cursors by compare-and-set, so
- * several processes share the work and none applies an event twice. A projection that cannot apply an
- * event stops alone on that shard (the shared transaction is rolled back and each projection applied alone) (recorded on its row, logged once, retried with backoff); every other shard and
+ * of the live owners), reads each shard's batch once for every projection at that cursor, and writes
+ * the projections' rows of all those batches with their new cursors in one transaction, the cursors
+ * by compare-and-set, so several processes share the work and none applies an event twice. A
+ * projection that cannot apply an event stops alone on that shard (the shared transaction is rolled
+ * back, each shard then each projection applied alone) (recorded on its row, logged once, retried with backoff); every other shard and
  * projection goes on. After `quarantineAfter` failed attempts the event is quarantined (recorded in
  * `projection_quarantine`, logged) and the shard goes on after it. Callers that need a view current `waitFor` it instead of doing the work.
  */
