@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { AsyncProjector, EventStore, type NewEvent, type Projection } from '../../libs/events';
 import { ASYNC_PROJECTIONS } from '../../libs/engine/startup/projections';
 import { type CountedDatabase, countedDatabase, type CountingDatabase } from '../support/statement-counter';
@@ -7,8 +8,10 @@ import { type CountedDatabase, countedDatabase, type CountingDatabase } from '..
  * Issue 33: the async projector's pass on the real PostgreSQL. The engine's projections (trace_events,
  * prefix_reports, usage) whose rows of a shard stand at the same cursor apply a batch in ONE
  * transaction and move their cursors in ONE statement (before: a transaction and a cursor update per
- * projection). A projection that throws is rolled back with the others and each is then applied
- * alone: the others' cursors move, it stops at the event with its failure recorded, as before.
+ * projection). The batches of several shards share that transaction, each projection one statement
+ * for all of them, and one cursor update (before: all that per shard). A projection that throws is
+ * rolled back with the others and each shard, then each projection, is applied alone: the others'
+ * cursors move, it stops at the event with its failure recorded, as before.
  */
 describe('the async projector on the real PostgreSQL: statements per pass', () => {
   let database: CountedDatabase;
@@ -18,6 +21,9 @@ describe('the async projector on the real PostgreSQL: statements per pass', () =
     counting = database.counting;
   });
   afterAll(() => database.drop());
+  /** Projectors to stop after each test, a failed one's too (else its shards stay taken for the next test). */
+  const running: AsyncProjector[] = [];
+  afterEach(() => Promise.all(running.splice(0).map((p) => p.stop())));
 
   let calls = 0;
   const llmCalling = (callId: string): NewEvent => ({
@@ -88,6 +94,106 @@ describe('the async projector on the real PostgreSQL: statements per pass', () =
     expect(await counting.db.selectFrom('trace_events').select('call_id').where('session_id', '=', id).orderBy('global_position').execute()).toEqual(
       [1, 2, 3].map((k) => ({ call_id: `${id}-c${first + k}` })),
     );
+    await projector.stop();
+  });
+
+  /** New sessions until two sit in different log partitions (each a shard of its own). */
+  async function twoShards(store: EventStore, count: number): Promise<{ ids: string[]; shards: number[] }> {
+    const partition = async (id: string) =>
+      Number((await counting.db.selectFrom('events').select('log_partition').where('stream_id', '=', id).limit(1).executeTakeFirstOrThrow()).log_partition);
+    const first = await session(store, count);
+    for (;;) {
+      const second = await session(store, count);
+      const shards = [await partition(first), await partition(second)];
+      if (shards[0] !== shards[1]) return { ids: [first, second], shards };
+    }
+  }
+  /**
+   * Until the sessions' `count` events are ones a reader may apply now (no transaction older than
+   * them runs anywhere on the server), so the next pass finds both shards' batches.
+   */
+  async function untilVisible(ids: readonly string[], count: number): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await sql<{ n: string }>`select count(*) as n from events
+        where stream_id = any(${ids}::text[]) and transaction_id < pg_snapshot_xmin(pg_current_snapshot())`.execute(counting.db);
+      if (Number(rows[0].n) >= count) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('the appends were not visible in 5 s');
+  }
+
+  it('batches of several shards: one transaction, each projection one statement, one cursor update for them all', async () => {
+    const store = new EventStore(counting.db);
+    const projector = new AsyncProjector({ db: counting.db, projections: ASYNC_PROJECTIONS, owner: 'w-shards', logger: quiet });
+    running.push(projector);
+    await projector.drain();
+    const { ids } = await twoShards(store, 2);
+    await firstWorkingPass(projector);
+    await projector.drain(); // a pass may have run before the second session was visible
+    expect((await projector.status()).map((p) => [p.name, p.lag])).toEqual(ASYNC_PROJECTIONS.map((p) => [p.name, 0]));
+    // the same two sessions' events again, now appended before one pass
+    for (const id of ids)
+      await store.append({
+        tenantId: `tenant-${id}`,
+        streamId: id,
+        expectedVersion: 3,
+        events: [llmCalling(`${id}-c${++calls}`), llmCalling(`${id}-c${++calls}`)],
+      });
+    await untilVisible(ids, 2 * 5);
+    expect(await firstWorkingPass(projector)).toBe(2 * 2 * 3);
+    // before: per shard a BEGIN, the projections' statements, a cursor update and a COMMIT
+    expect({ transactions: counting.transactions(), commits: commits(), cursorUpdates: cursorUpdates() }).toEqual({
+      transactions: 1,
+      commits: 1,
+      cursorUpdates: 1,
+    });
+    expect(counting.statements.filter((s) => /^insert into "trace_events"/.test(s))).toHaveLength(1);
+    expect(counting.statements.filter((s) => /from "events" where "log_partition"/.test(s))).toHaveLength(2); // one read per shard
+    expect((await projector.status()).map((p) => [p.name, p.lag])).toEqual(ASYNC_PROJECTIONS.map((p) => [p.name, 0]));
+    for (const id of ids) expect(await counting.db.selectFrom('trace_events').select('call_id').where('session_id', '=', id).execute()).toHaveLength(4);
+    await projector.stop();
+  });
+
+  it('a projection that throws on one shard of the shared transaction: every other shard and projection goes on, it stops there alone', async () => {
+    const store = new EventStore(counting.db);
+    const fault = { callId: '' };
+    const [trace, ...rest] = ASYNC_PROJECTIONS;
+    const flaky: Projection = {
+      ...trace,
+      name: 'flaky_shards',
+      async applyBatch(trx, events) {
+        if (events.some((e) => e.type === 'llm.calling@1' && e.data.callId === fault.callId)) throw new Error(`cannot apply ${fault.callId}`);
+        await trace.applyBatch(trx, events);
+      },
+    };
+    const warnings: string[] = [];
+    const projector = new AsyncProjector({
+      db: counting.db,
+      projections: [flaky, ...rest],
+      owner: 'w-shards-fault',
+      logger: { log: () => undefined, warn: (l: string) => warnings.push(l) },
+      retryDelayMs: 3_600_000,
+    });
+    running.push(projector);
+    await projector.drain();
+    const { ids, shards } = await twoShards(store, 0);
+    await projector.drain();
+    fault.callId = `${ids[0]}-bad`;
+    await store.append({ tenantId: `tenant-${ids[0]}`, streamId: ids[0], expectedVersion: 1, events: [llmCalling(`${ids[0]}-ok`), llmCalling(fault.callId)] });
+    await store.append({
+      tenantId: `tenant-${ids[1]}`,
+      streamId: ids[1],
+      expectedVersion: 1,
+      events: [llmCalling(`${ids[1]}-ok`), llmCalling(`${ids[1]}-ok2`)],
+    });
+    await untilVisible(ids, 2 * 3);
+    // the others apply both shards' 4 events; flaky_shards the other shard's 2 and the event before the fault
+    expect(await firstWorkingPass(projector)).toBe(4 * 2 + 2 + 1);
+    const byName = new Map((await projector.status()).map((p) => [p.name, p]));
+    expect(byName.get('flaky_shards')).toMatchObject({ state: 'failing', failing: 1, lag: 1 });
+    expect(byName.get('flaky_shards')!.shards.find((s) => s.failure !== null)).toMatchObject({ shard: shards[0], failure: { attempts: 1 } });
+    for (const p of rest) expect(byName.get(p.name)).toMatchObject({ state: 'running', lag: 0 });
+    expect(warnings.filter((w) => w.includes('flaky_shards'))).toHaveLength(1);
     await projector.stop();
   });
 

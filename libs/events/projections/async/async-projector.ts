@@ -8,7 +8,7 @@ import { claimShards, ensureShards, readShards, releaseShards, type ShardRow } f
 import { readStatus } from './status';
 import type { AppendWakes, AsyncProjectionStatus, AsyncProjectorOptions, ReplayOptions, ReplayResult, WaitForRequest, WaitResult } from './types';
 import { waitForPosition } from './wait-for';
-import { workShard } from './work-shard';
+import { workShards } from './work-shards';
 
 /** Default of `AsyncProjectorOptions.idleDelayMs` (`COVEL_PROJECTION_IDLE_DELAY_MS`). */
 export const DEFAULT_PROJECTION_IDLE_DELAY_MS = 200;
@@ -34,10 +34,11 @@ export class UnknownProjectionError extends Error {
 /**
  * Runs async projections off the turn's path. Each projection has a cursor per log partition
  * (`projection_shards`); a process works the partitions it holds (try-lock + lease, a fair share
- * of the live owners), reads each batch once for every projection at that cursor, and writes those
- * projections' rows with their new cursors in one transaction, the cursors by compare-and-set, so
- * several processes share the work and none applies an event twice. A projection that cannot apply an
- * event stops alone on that shard (the shared transaction is rolled back and each projection applied alone) (recorded on its row, logged once, retried with backoff); every other shard and
+ * of the live owners), reads each shard's batch once for every projection at that cursor, and writes
+ * the projections' rows of all those batches with their new cursors in one transaction, the cursors
+ * by compare-and-set, so several processes share the work and none applies an event twice. A
+ * projection that cannot apply an event stops alone on that shard (the shared transaction is rolled
+ * back, each shard then each projection applied alone) (recorded on its row, logged once, retried with backoff); every other shard and
  * projection goes on. After `quarantineAfter` failed attempts the event is quarantined (recorded in
  * `projection_quarantine`, logged) and the shard goes on after it. Callers that need a view current `waitFor` it instead of doing the work.
  */
@@ -205,21 +206,8 @@ export class AsyncProjector {
       if (row.failing && !row.retryDue && !retryAll) continue; // backing off
       byShard.set(row.shard, [...(byShard.get(row.shard) ?? []), row]);
     }
-    let applied = 0;
-    let moved = 0;
-    for (const [shard, rows] of byShard) {
-      if (this.stopping && this.loop) break;
-      const done = await workShard({
-        store: this.store,
-        apply: this.apply,
-        batchSize: this.batchSize,
-        maxBatches: this.batchesPerShard,
-        shard,
-        rows: rows.map((row) => ({ projection: this.projection(row.projection), row })),
-      });
-      applied += done.applied;
-      moved += done.moved;
-    }
+    const shards = new Map([...byShard].map(([shard, rows]) => [shard, rows.map((row) => ({ projection: this.projection(row.projection), row }))]));
+    const { applied, moved } = await workShards({ store: this.store, apply: this.apply, batchSize: this.batchSize, maxBatches: this.batchesPerShard, shards });
     this.retriedAtStart = true;
     // a partition given back, taken from another owner, or wanted but not free: the shares settle pass by pass
     // or an event committed behind a transaction still running (no notification follows that one's end)

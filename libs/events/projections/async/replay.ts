@@ -27,7 +27,8 @@ export class ReplayInterruptedError extends Error {
  * Rebuilds one async projection without blocking anyone: takes every shard of it (an owner working
  * one loses it at its next compare-and-set), empties its tables and puts its cursors at the start of
  * the log in one short transaction, then applies the log shard by shard, each batch its own short
- * transaction (a long one would hold back every reader's horizon), renewing its leases as it goes.
+ * transaction (a long one would hold back every reader's horizon), renewing its leases as it goes
+ * (every quarter lease, not after each batch: one statement fewer per batch).
  * Other projections, and turns, go on meanwhile. The shards are given back at the end. An event that
  * still cannot be applied is tried `quarantineAfter` times, then quarantined (recorded, skipped) and
  * the replay goes on; a quarantined event that applies now has its record resolved. The result lists
@@ -49,6 +50,8 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
     const unresolved = new Set((await quarantine.list({ state: 'unresolved', projections: [name] })).map((q) => q.globalPosition));
     let read = 0;
     let resolved = 0;
+    // every row of the projection keeps its lease: renewed each quarter lease (a batch's own move renews its row's)
+    let renewedAt = Date.now();
     for (let shard = 0; shard < LOG_PARTITIONS; shard++) {
       let cursor: LogCursor = LOG_START;
       let failedPosition: number | null = null;
@@ -74,7 +77,10 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
         // a transient failure (a deadlock, the database away) never quarantines: it is tried again after a pause
         failedPosition = outcome.kind === 'failed' ? outcome.failedPosition : null;
         if (outcome.kind === 'failed' && outcome.transient) await new Promise((r) => setTimeout(r, Math.min(apply.retryDelayMs, apply.maxRetryDelayMs)));
-        await renewLeases(apply.db, lease);
+        if (Date.now() - renewedAt >= apply.leaseMs / 4) {
+          await renewLeases(apply.db, lease);
+          renewedAt = Date.now();
+        }
         if (outcome.kind === 'advanced' && entries.length < work.batchSize) break;
         if (outcome.kind === 'advanced') work.onProgress?.({ projection: name, shard, read: shardRead, cursor, done: false });
       }

@@ -105,6 +105,17 @@ export async function readShards(db: Executor, names: readonly string[]): Promis
   return rows.map(toShardRow);
 }
 
+/** A row's recorded failure cleared (its event applied, or its cursor reset). */
+const NO_FAILURE = {
+  failing_since: null,
+  attempts: 0,
+  last_error: null,
+  error_code: null,
+  failed_position: null,
+  failed_event_type: null,
+  next_retry_at: null,
+} as const;
+
 const leaseEnd = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
 
 /**
@@ -188,58 +199,9 @@ export async function advanceCursors(
   trx: Executor,
   request: { projections: readonly string[]; shard: number; owner: string; from: LogCursor; to: LogCursor; leaseMs: number },
 ): Promise<number> {
-  if (request.projections.length === 0) return 0;
-  const result = await moveCursors(trx, {
-    projections: [...request.projections],
-    shard: request.shard,
-    owner: request.owner,
-    fromTransaction: request.from.transactionId,
-    fromPosition: String(request.from.globalPosition),
-    toTransaction: request.to.transactionId,
-    toPosition: String(request.to.globalPosition),
-    leaseMs: request.leaseMs,
-  });
-  return Number(result.numAffectedRows ?? 0);
+  const { projections, shard, from, to, owner, leaseMs } = request;
+  return advanceShardCursors(trx, { owner, leaseMs, moves: [{ projections, shard, from, to }] });
 }
-
-/**
- * `advanceCursors`' statement, compiled once (`precompiled`): the projector runs it with every
- * batch it applies (issue 33: kysely's build of a 10-column update per batch). The projections
- * are one array parameter (`= any`), not an `in` list, so the text is the same for any number.
- */
-const moveCursors = precompiled<
-  Database,
-  {
-    projections: string[];
-    shard: number;
-    owner: string;
-    fromTransaction: string;
-    fromPosition: string;
-    toTransaction: string;
-    toPosition: string;
-    leaseMs: number;
-  }
->(['projections', 'shard', 'owner', 'fromTransaction', 'fromPosition', 'toTransaction', 'toPosition', 'leaseMs'], (db, p) =>
-  db
-    .updateTable('projection_shards')
-    .set({
-      transaction_id: p.toTransaction,
-      global_position: p.toPosition,
-      lease_until: leaseEnd(p.leaseMs),
-      failing_since: null,
-      attempts: 0,
-      last_error: null,
-      error_code: null,
-      failed_position: null,
-      failed_event_type: null,
-      next_retry_at: null,
-    })
-    .where(sql<boolean>`projection = any(${p.projections}::text[])`)
-    .where('shard', '=', p.shard)
-    .where('owner', '=', p.owner)
-    .where(sql<boolean>`transaction_id = ${p.fromTransaction}::xid8`)
-    .where('global_position', '=', p.fromPosition),
-);
 
 /** Puts the cursors of the owner's rows of a projection back at `to` and clears their failures; returns the rows changed. */
 export async function resetCursors(trx: Executor, request: { name: string; owner: string; to: LogCursor }): Promise<number> {
@@ -248,13 +210,7 @@ export async function resetCursors(trx: Executor, request: { name: string; owner
     .set({
       transaction_id: request.to.transactionId,
       global_position: String(request.to.globalPosition),
-      failing_since: null,
-      attempts: 0,
-      last_error: null,
-      error_code: null,
-      failed_position: null,
-      failed_event_type: null,
-      next_retry_at: null,
+      ...NO_FAILURE,
     })
     .where('projection', '=', request.name)
     .where('owner', '=', request.owner)
@@ -299,3 +255,69 @@ export async function recordFailure(
     .executeTakeFirst();
   return row ? row.attempts : null;
 }
+
+/** One shard's move for `advanceShardCursors`: these projections' rows from `from` to `to`. */
+export interface CursorMove {
+  projections: readonly string[];
+  shard: number;
+  from: LogCursor;
+  to: LogCursor;
+}
+
+/**
+ * `advanceCursors` for several shards at once, in one statement (a pass's shared transaction).
+ * Returns the rows moved: fewer than the moves' projections when one is not at its `from` or not
+ * ours any more.
+ */
+export async function advanceShardCursors(trx: Executor, request: { owner: string; leaseMs: number; moves: readonly CursorMove[] }): Promise<number> {
+  const rows = request.moves.flatMap((m) => m.projections.map((projection) => ({ projection, ...m })));
+  if (rows.length === 0) return 0;
+  const result = await moveShardCursors(trx, {
+    projections: rows.map((r) => r.projection),
+    shards: rows.map((r) => r.shard),
+    fromTransactions: rows.map((r) => r.from.transactionId),
+    fromPositions: rows.map((r) => String(r.from.globalPosition)),
+    toTransactions: rows.map((r) => r.to.transactionId),
+    toPositions: rows.map((r) => String(r.to.globalPosition)),
+    owner: request.owner,
+    leaseMs: request.leaseMs,
+  });
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * `advanceShardCursors`' statement, compiled once (`precompiled`): the projector runs it with every
+ * batch it applies (issue 33: kysely's build of a 10-column update per batch). The moves are
+ * parallel array parameters, one row each (`unnest`), so the text is the same for any number.
+ */
+const moveShardCursors = precompiled<
+  Database,
+  {
+    projections: string[];
+    shards: number[];
+    fromTransactions: string[];
+    fromPositions: string[];
+    toTransactions: string[];
+    toPositions: string[];
+    owner: string;
+    leaseMs: number;
+  }
+>(['projections', 'shards', 'fromTransactions', 'fromPositions', 'toTransactions', 'toPositions', 'owner', 'leaseMs'], (db, p) =>
+  db
+    .updateTable('projection_shards')
+    .from(
+      sql`(select * from unnest(${p.projections}::text[], ${p.shards}::int[], ${p.fromTransactions}::xid8[], ${p.fromPositions}::bigint[], ${p.toTransactions}::xid8[], ${p.toPositions}::bigint[])
+        as t(projection, shard, from_transaction, from_position, to_transaction, to_position))`.as('m'),
+    )
+    .set({
+      transaction_id: sql`m.to_transaction`,
+      global_position: sql`m.to_position`,
+      lease_until: leaseEnd(p.leaseMs),
+      ...NO_FAILURE,
+    })
+    .where(
+      sql<boolean>`projection_shards.projection = m.projection and projection_shards.shard = m.shard
+        and projection_shards.transaction_id = m.from_transaction and projection_shards.global_position = m.from_position`,
+    )
+    .where('projection_shards.owner', '=', p.owner),
+);
