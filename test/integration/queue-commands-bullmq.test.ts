@@ -6,14 +6,16 @@ const TURNS = 10;
 /**
  * The queue's top-level Redis commands per narrator-only turn (fair admission, BullMQ's scripts,
  * BZPOPMIN; a script is one): 24 when the narrator ran as a child job (a second hop through the
- * runtime queue and a second run of the turn job), 10 with it inline. Left out: what comes with time,
- * not with turns (stalled-job checks, the consumers' tick, the idle queues' BZPOPMIN timing out).
+ * runtime queue and a second run of the turn job), 10 with it inline, 8 once a fetch that finds
+ * nothing removes the marker its taking of the job left (`fetch.ts`: no wake on it, no second empty
+ * fetch). Left out: what comes with time, not with turns (stalled-job checks, lock renewals, the
+ * consumers' tick, the idle queues' BZPOPMIN timing out).
  */
-const QUEUE_COMMANDS_PER_TURN = 12;
+const QUEUE_COMMANDS_PER_TURN = 9;
 
-/** Commands a consumer makes every so often whatever runs: the stalled-job checks, its tick, the polls of its idle queues. */
+/** Commands a consumer makes every so often whatever runs: the stalled-job checks, lock renewals, its tick, the polls of its idle queues. */
 const periodic = (c: MonitoredCommand) =>
-  ['evalsha moveStalledJobsToWait', 'evalsha covelFairTick'].includes(c.name) ||
+  ['evalsha moveStalledJobsToWait', 'evalsha extendLocks', 'evalsha covelFairTick'].includes(c.name) ||
   (['bzpopmin', 'evalsha moveToActive'].includes(c.name) && c.args.some((a) => /:covel-(runtimes|worlds):/.test(a)));
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import IORedis from 'ioredis';
 import { ADMIT_SCRIPT, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from '../../libs/engine/queue/fair';
+import { leanMoveToActive } from '../../libs/engine/queue/fetch';
 
 /** One top-level command a client sent (a script is one: the commands it runs inside are not counted). */
 export interface MonitoredCommand {
@@ -43,6 +44,8 @@ function scriptNames(): Map<string, string> {
   const names = new Map(Object.values(scripts).map((s) => [sha1(s.content), s.name]));
   const fair = { covelFairAdmit: ADMIT_SCRIPT, covelFairRelease: RELEASE_SCRIPT, covelFairTick: TICK_SCRIPT, covelFairLeave: LEAVE_SCRIPT };
   for (const [name, lua] of Object.entries(fair)) names.set(sha1(lua), name);
+  const lean = leanMoveToActive();
+  if (lean) names.set(sha1(lean.content), lean.name);
   return names;
 }
 

@@ -36,6 +36,7 @@ import {
   worldJobId,
 } from './port';
 import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
+import { withLeanFetch } from './fetch';
 
 /**
  * BullMQ, required at first use rather than at the top: only a process on Redis queues needs it,
@@ -452,6 +453,8 @@ export class BullMqTurnQueue implements TurnQueue {
     if (this.consumer || this.closed) return;
     const options = this.options.consumer ?? { concurrency: 8, lockDurationMs: 5_000, stalledIntervalMs: 2_000 };
     const connection = redisConnection(this.options.redisUrl);
+    // before any queue or worker on it loads BullMQ's scripts (see fetch.ts)
+    withLeanFetch(connection);
     const workerOptions = {
       connection,
       prefix: this.prefix,
