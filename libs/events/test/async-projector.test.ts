@@ -227,6 +227,34 @@ describe('AsyncProjector (PGlite)', () => {
     await expect(p.waitFor({ projection: 'nope', streamId: 'w', timeoutMs: 10 })).rejects.toThrow(/unknown async projection "nope"/);
   }, 60_000);
 
+  it('a stop during a backlog ends the pass after the round under way, not after every batch of it', async () => {
+    await append('s', 70); // 71 events on one shard: eleven batches of 7
+    let entered: () => void = () => undefined;
+    const inFirstBatch = new Promise<void>((resolve) => (entered = resolve));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let batches = 0;
+    const held: Projection = {
+      ...strictTrace,
+      async applyBatch(trx, events) {
+        if (++batches === 1) {
+          entered();
+          await released;
+        }
+        await strictTrace.applyBatch(trx, events);
+      },
+    };
+    const p = projector('A', { projections: [held], idleDelayMs: 10 });
+    p.start();
+    await inFirstBatch;
+    const stopped = p.stop(); // while the first round's transaction is open
+    release();
+    await stopped;
+    // the round under way committed; none after it (the pass would go on for 10 rounds)
+    expect(batches).toBe(1);
+    expect(await traced()).toHaveLength(6); // the first batch: session.created and six calls
+  }, 60_000);
+
   it('the real trace_events projection through the projector matches its rows event by event', async () => {
     for (let i = 0; i < 5; i++) await append(`r${i}`, 4);
     const p = new AsyncProjector({ db: open.db, projections: [traceEventsProjection], owner: 'A', logger });

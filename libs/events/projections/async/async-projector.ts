@@ -207,7 +207,15 @@ export class AsyncProjector {
       byShard.set(row.shard, [...(byShard.get(row.shard) ?? []), row]);
     }
     const shards = new Map([...byShard].map(([shard, rows]) => [shard, rows.map((row) => ({ projection: this.projection(row.projection), row }))]));
-    const { applied, moved } = await workShards({ store: this.store, apply: this.apply, batchSize: this.batchSize, maxBatches: this.batchesPerShard, shards });
+    const { applied, moved } = await workShards({
+      store: this.store,
+      apply: this.apply,
+      batchSize: this.batchSize,
+      maxBatches: this.batchesPerShard,
+      shards,
+      // a stop (SIGTERM) waits for one round, not for every shard's batches of a backlog
+      shouldStop: () => this.stopping && this.loop !== null,
+    });
     this.retriedAtStart = true;
     // a partition given back, taken from another owner, or wanted but not free: the shares settle pass by pass
     // or an event committed behind a transaction still running (no notification follows that one's end)

@@ -41,6 +41,9 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
   const quarantine = new QuarantineRecords(apply.db);
   await ensureShards(apply.db, [name]);
   try {
+    // every row of the projection keeps its lease: renewed each quarter lease from when it is granted
+    // (the reset below may take long on a big table; a batch's own move renews its row's)
+    let renewedAt = Date.now();
     await takeProjection(apply.db, { name, owner: apply.owner, leaseMs: apply.leaseMs });
     await apply.db.transaction().execute(async (trx) => {
       if ((await resetCursors(trx, { name, owner: apply.owner, to: LOG_START })) !== LOG_PARTITIONS) throw new ReplayInterruptedError(name, null);
@@ -50,8 +53,6 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
     const unresolved = new Set((await quarantine.list({ state: 'unresolved', projections: [name] })).map((q) => q.globalPosition));
     let read = 0;
     let resolved = 0;
-    // every row of the projection keeps its lease: renewed each quarter lease (a batch's own move renews its row's)
-    let renewedAt = Date.now();
     for (let shard = 0; shard < LOG_PARTITIONS; shard++) {
       let cursor: LogCursor = LOG_START;
       let failedPosition: number | null = null;

@@ -12,6 +12,8 @@ export interface ShardsWork {
   maxBatches: number;
   /** Per shard, its rows this projector holds and may apply now, with their projections. */
   shards: ReadonlyMap<number, readonly { projection: Projection; row: ShardRow }[]>;
+  /** Asked before each round: true ends the pass there (the projector stops; the rest waits for whoever holds the rows next). */
+  shouldStop?: () => boolean;
 }
 
 interface Lane {
@@ -38,7 +40,7 @@ export async function workShards(work: ShardsWork): Promise<{ applied: number; m
   );
   let applied = 0;
   let moved = 0;
-  for (let batch = 0; batch < work.maxBatches && lanes.length > 0; batch++) {
+  for (let batch = 0; batch < work.maxBatches && lanes.length > 0 && !work.shouldStop?.(); batch++) {
     const byCursor = new Map<string, Lane[]>();
     for (const lane of lanes) byCursor.set(key(lane), [...(byCursor.get(key(lane)) ?? []), lane]);
     const groups: (Omit<ShardGroup, 'lanes'> & { lanes: Lane[] })[] = [];
