@@ -111,10 +111,13 @@ describe('insertReports', () => {
       },
       transformResult: ({ result }: PluginTransformResultArgs) => Promise.resolve(result),
     });
-    // b2's position is b1's, in another session: not its call
-    await recording.transaction().execute((trx) => insertReports(trx, [row('b1'), { ...row('b2'), position: calls.get('b1')! }]));
+    // b2's position is b1's, in another session; b3's is b1's in b1's session of another tenant: neither is its call
+    const b1 = row('b1');
+    await recording
+      .transaction()
+      .execute((trx) => insertReports(trx, [b1, { ...row('b2'), position: b1.position }, { ...b1, call_id: 'b3', tenant_id: 't2' }]));
     expect(JSON.stringify(sent)).not.toContain('the body');
-    const rows = await read(['b1', 'b2']);
+    const rows = await read(['b1', 'b2', 'b3']);
     expect(rows.map((r) => [r.call_id, r.body])).toEqual([['b1', body]]);
   });
 });
