@@ -160,7 +160,7 @@ export const EngineEnv = z.object({
     .default(DEFAULT_PROJECTION_IDLE_DELAY_MS)
     .meta(
       about(
-        "How long a worker's async projector (trace_events, prefix_reports, usage) waits after an append's notification before it applies the log: the appends of a burst gather meanwhile and share one transaction per shard. Shorter: the traces, prefix reports and usage (and the budget read from it) are current sooner, at more transactions per turn under a trickle of turns; longer: fewer, larger transactions. Without notifications (a failed LISTEN) it is the poll interval.",
+        "How long a worker's async projector (trace_events, prefix_reports, usage) waits after an append's notification before it applies the log: the appends of a burst gather meanwhile and share one transaction (for every shard with work). Shorter: the traces, prefix reports and usage (and the budget read from it) are current sooner, at more transactions per turn under a trickle of turns; longer: fewer, larger transactions. Without notifications (a failed LISTEN) it is the poll interval.",
       ),
     ),
   COVEL_DB_POOL_SIZE: z.coerce.number().int().positive().default(10).meta(about('PostgreSQL connections per process.')),
