@@ -43,6 +43,13 @@ describe('a suspended runtime resumed on another worker (PostgreSQL + BullMQ)', 
     }
     expect(view).toMatchObject({ status: 'waiting', waitingFor: { kind: 'approval', prompt: 'Open the vault?' } });
 
+    // `waiting` shows from the suspension's append, a moment before the turn job that recorded it
+    // ends: killed in between, w1 would leave that job (its attempt's claim kept with it) to the
+    // stalled-job check, and w2 would go on under w1's claim after the resume, no claim of its own.
+    // The execution waits with no job once every one of its jobs has ended.
+    let jobs = await crash.jobsOf(executionId);
+    for (const deadline = Date.now() + 30_000; jobs > 0 && Date.now() < deadline; await sleep(20)) jobs = await crash.jobsOf(executionId);
+    expect(jobs).toBe(0);
     // the only worker dies while the execution waits; nothing of the execution is lost or failed
     expect(await crash.kill('w1')).not.toBeUndefined();
     await crash.stack.startWorker('w2');
@@ -53,9 +60,11 @@ describe('a suspended runtime resumed on another worker (PostgreSQL + BullMQ)', 
 
     const log = await logOf(id);
     const of = (type: string) => log.filter((e) => e.type === type);
-    const started = of('execution.started@1').map((e) => e.data.workerId);
-    expect(started[0]).toBe('w1');
-    expect(started[started.length - 1]).toBe('w2');
+    // the resume's job is a new one: w2 claims the next attempt
+    expect(of('execution.started@1').map((e) => [e.data.attempt, e.data.workerId])).toEqual([
+      [1, 'w1'],
+      [2, 'w2'],
+    ]);
     expect(of('execution.failed@1')).toHaveLength(0);
     expect(of('execution.suspended@1')).toHaveLength(1);
     expect(of('execution.resumed@1')).toHaveLength(1);
