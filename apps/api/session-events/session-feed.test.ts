@@ -1,5 +1,5 @@
 import type { MessageEvent } from '@nestjs/common';
-import { InProcessDeltaBus } from '../../../libs/engine';
+import { InProcessDeltaBus, type StoryDelta } from '../../../libs/engine';
 import type { LogEntry, StoredEvent } from '../../../libs/events';
 import { parseEventId } from './event-id';
 import { SessionFeed } from './session-feed';
@@ -33,6 +33,12 @@ function harness(resume: string | undefined) {
   const log: StoredEvent[] = [];
   const sent: MessageEvent[] = [];
   const bus = new InProcessDeltaBus();
+  // live deltas can be held on their way to the feed (a slow pub/sub road); the bus keeps them at once
+  let held: (() => void)[] | null = null;
+  const deltas = {
+    recent: (callId: string) => bus.recent(callId),
+    subscribe: (sessionId: string, onDelta: (d: StoryDelta) => void) => bus.subscribe(sessionId, (d) => (held ? held.push(() => onDelta(d)) : onDelta(d))),
+  };
   const store = {
     readLog: (after: number, limit: number) =>
       Promise.resolve(
@@ -44,7 +50,7 @@ function harness(resume: string | undefined) {
   };
   const feed = new SessionFeed({
     store,
-    deltas: bus,
+    deltas,
     appends: { subscribe: () => Promise.resolve(() => undefined) }, // the short safety poll reads what the test appends
     sessionId: S,
     resume: parseEventId(resume),
@@ -60,7 +66,12 @@ function harness(resume: string | undefined) {
     while (sent.filter((m) => m.id).length < count) await new Promise((r) => setTimeout(r, 2));
     await new Promise((r) => setTimeout(r, 20)); // nothing more arrives (the assertion is on order, not on time)
   };
-  return { log, sent, bus, settle, stop: () => (feed.stop(), running) };
+  const holdLive = () => (held = []);
+  const releaseLive = () => {
+    for (const deliver of held?.splice(0) ?? []) deliver();
+    held = null;
+  };
+  return { log, sent, bus, settle, holdLive, releaseLive, stop: () => (feed.stop(), running) };
 }
 
 const delta = (seq: number) => ({ sessionId: S, callId: 'call-a', seq, text: `w${seq} ` });
@@ -81,6 +92,22 @@ describe('SessionFeed', () => {
     await h.settle(7);
     expect(idsOf(h.sent)).toEqual(['1', '2', '3', '3-1', '3-2', '4', '5']);
     expect(h.sent.find((m) => m.id === '3-2')).toMatchObject({ type: 'delta', data: { callId: 'call-a', seq: 2, text: 'w2 ' } });
+    await h.stop();
+  });
+
+  it("a delta published before the call's end was recorded but heard after the feed read that end is sent before it (the bus kept it)", async () => {
+    const h = harness(undefined);
+    h.log.push(...LOG.slice(0, 4));
+    h.bus.publish(delta(1));
+    await h.settle(4);
+    h.holdLive(); // pub/sub slower than the log: deltas 2 and 3 reach the feed only after the reply is read
+    h.bus.publish(delta(2));
+    h.bus.publish(delta(3));
+    h.log.push(LOG[4]);
+    await h.settle(6); // event 4 and the call's end: 6 without the kept deltas (all 8 go at once with them)
+    h.releaseLive(); // heard late, once: not sent again
+    await h.settle(6);
+    expect(idsOf(h.sent)).toEqual(['1', '2', '3', '3-1', '3-2', '3-3', '4', '5']);
     await h.stop();
   });
 

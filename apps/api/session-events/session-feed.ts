@@ -61,8 +61,9 @@ const ENDED_CALLS_KEPT = 100;
  *
  * While a call streams, the log events after it are held back until the log records the call's
  * end (its reply, a failure, a newer attempt, or the next event of the same runtime), then sent in
- * order. So every id the client sees is in one order (`P`, `P-1`, `P-2`…, then positions after
- * P), and `Last-Event-ID` resumes exactly:
+ * order, after the call's deltas the bus kept that the feed has not heard yet (published before
+ * the end was recorded, pub/sub may bring them after the log shows it). So every id the client
+ * sees is in one order (`P`, `P-1`, `P-2`…, then positions after P), and `Last-Event-ID` resumes exactly:
  *  - `P` (a log event): every shown log event after P, once; the deltas of a call that starts
  *    after P and still streams, from its first (those already published are read from the bus's
  *    keep of the call);
@@ -82,6 +83,11 @@ export class SessionFeed {
   /** Read, not sent yet (held behind an open call). */
   private readonly queue: StoredEvent[] = [];
   private open: OpenCall | null = null;
+  /**
+   * The open call whose end the last read found: before the events after it go, its deltas the bus
+   * kept and this feed has not heard (pub/sub is not the log's road: one can come after the end).
+   */
+  private closing: OpenCall | null = null;
   /** Set when resumed from `P-n`: the log event P is not sent again, its call reopens after delta n. */
   private reopen: ResumePoint | null;
   private readonly early = new Map<string, StoryDelta[]>();
@@ -168,6 +174,7 @@ export class SessionFeed {
     this.earlyCount = 0;
     this.ended.clear();
     this.open = null;
+    this.closing = null;
     const unsubscribe = this.unsubscribe;
     this.unsubscribe = null;
     await unsubscribe?.().catch(() => undefined);
@@ -187,8 +194,8 @@ export class SessionFeed {
         continue;
       }
       if (this.open && ends(this.open, event)) {
-        this.markEnded(this.open.callId);
-        this.open = null; // its text is in the log from here
+        this.closing = this.open; // its last deltas are sent (`endCall`), then its end
+        this.open = null;
       }
       this.queue.push(event);
     }
@@ -197,6 +204,7 @@ export class SessionFeed {
 
   /** Sends what the queue holds, in order, up to a call that still streams. */
   private async drain(): Promise<void> {
+    if (this.closing) await this.endCall(this.closing);
     while (!this.open && this.queue.length > 0 && !this.stopped) {
       const event = this.queue.shift()!;
       const resumed = this.reopen !== null && event.globalPosition === this.reopen.position ? this.reopen : null;
@@ -222,10 +230,27 @@ export class SessionFeed {
    * call wait in `early` (no await between the merge and the opening: none is sent out of order).
    */
   private async catchUp(call: OpenCall): Promise<void> {
-    const kept = await this.options.deltas.recent(call.callId);
-    this.sendAll(call, [...kept, ...(this.early.get(call.callId) ?? [])]);
+    await this.sendKept(call);
     this.dropEarly(call.callId);
     this.open = call;
+  }
+
+  /**
+   * The log shows the end of the open call: the deltas of it the bus kept that this feed has not
+   * sent (published before the end was recorded, still on their way here through pub/sub) go now,
+   * before its end, and the live ones stop (later ones are dropped: its text is in the log). A live
+   * delta heard meanwhile waits in `early`, as in `catchUp`.
+   */
+  private async endCall(call: OpenCall): Promise<void> {
+    await this.sendKept(call);
+    this.closing = null;
+    this.markEnded(call.callId);
+  }
+
+  /** Sends the call's deltas the bus keeps and those heard while it was asked, the ones not sent yet. */
+  private async sendKept(call: OpenCall): Promise<void> {
+    const kept = await this.options.deltas.recent(call.callId);
+    this.sendAll(call, [...kept, ...(this.early.get(call.callId) ?? [])]);
   }
 
   /** Sends deltas of a call in order, each once (by seq; the ones the client has are skipped). */

@@ -41,8 +41,10 @@ const COLUMNS = [
  * same tenant, stream and position): the event's data is the jsonb the log holds, and a request
  * body is the larger part of a turn's bytes. Sent from here it was the event's data written as
  * JSON text again, then escaped into an array literal (issue 33: ~3 % of a worker's CPU on an
- * Emberback turn); the value stored is the same either way (JSON text of the parsed data is read
- * as the same jsonb).
+ * Emberback turn). For every event this build appends the value stored is the same either way: the
+ * log holds the data as the event's schema parsed it. An event appended by an older build with a
+ * field its schema no longer has keeps that field here (before, re-serialising the parsed event
+ * dropped it); the log row is the record, so the trace shows what was logged.
  */
 const insertTraces = precompiled<Database, TraceColumns>(COLUMNS, (db, p) =>
   db

@@ -11,6 +11,7 @@ import {
   traceEventsProjection,
 } from '..';
 import { applyBatch } from '../projections/async/apply-batch';
+import { ensureShards, takeProjection } from '../projections/async/shard-rows';
 
 /**
  * The projector of async projections over PGlite: shards shared by owners through claim + lease,
@@ -268,4 +269,17 @@ describe('AsyncProjector (PGlite)', () => {
       ).n,
     ).toBe(20);
   }, 60_000);
+  it('a lease granted late in a long transaction runs from when it is granted, not from when the transaction began', async () => {
+    await ensureShards(open.db, ['trace_events']);
+    await open.db.transaction().execute(async (trx) => {
+      // a shared round that took 3 s before it renewed its leases
+      await sql`select pg_sleep(3)`.execute(trx);
+      expect(await takeProjection(trx, { name: 'trace_events', owner: 'w', leaseMs: 6000 })).toBe(LOG_PARTITIONS);
+    });
+    const { rows } = await sql<{ left: number }>`
+      select min(extract(epoch from (lease_until - clock_timestamp())) * 1000)::float8 as left
+      from projection_shards where projection = 'trace_events'`.execute(open.db);
+    // from the transaction's start, at most 3 s would be left
+    expect(rows[0].left).toBeGreaterThan(4000);
+  }, 30_000);
 });

@@ -41,9 +41,16 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
   const quarantine = new QuarantineRecords(apply.db);
   await ensureShards(apply.db, [name]);
   try {
-    // every row of the projection keeps its lease: renewed each quarter lease from when it is granted
-    // (the reset below may take long on a big table; a batch's own move renews its row's)
+    // every row of the projection keeps its lease: renewed each eighth of a lease from when it is
+    // granted, checked after each batch and after a transient failure's pause, so a slow batch or a
+    // pause just after a check still leaves most of the lease (the reset below may take long on a
+    // big table; a batch's own move renews its row's)
     let renewedAt = Date.now();
+    const renewIfDue = async () => {
+      if (Date.now() - renewedAt < apply.leaseMs / 8) return;
+      await renewLeases(apply.db, lease);
+      renewedAt = Date.now();
+    };
     await takeProjection(apply.db, { name, owner: apply.owner, leaseMs: apply.leaseMs });
     await apply.db.transaction().execute(async (trx) => {
       if ((await resetCursors(trx, { name, owner: apply.owner, to: LOG_START })) !== LOG_PARTITIONS) throw new ReplayInterruptedError(name, null);
@@ -77,10 +84,10 @@ export async function replayProjection(work: ReplayWork): Promise<ReplayedProjec
         // a failing event is tried again at once until it applies or is quarantined (quarantineAfter attempts);
         // a transient failure (a deadlock, the database away) never quarantines: it is tried again after a pause
         failedPosition = outcome.kind === 'failed' ? outcome.failedPosition : null;
-        if (outcome.kind === 'failed' && outcome.transient) await new Promise((r) => setTimeout(r, Math.min(apply.retryDelayMs, apply.maxRetryDelayMs)));
-        if (Date.now() - renewedAt >= apply.leaseMs / 4) {
-          await renewLeases(apply.db, lease);
-          renewedAt = Date.now();
+        await renewIfDue();
+        if (outcome.kind === 'failed' && outcome.transient) {
+          await new Promise((r) => setTimeout(r, Math.min(apply.retryDelayMs, apply.maxRetryDelayMs)));
+          await renewIfDue();
         }
         if (outcome.kind === 'advanced' && entries.length < work.batchSize) break;
         if (outcome.kind === 'advanced') work.onProgress?.({ projection: name, shard, read: shardRead, cursor, done: false });

@@ -36,10 +36,11 @@ export interface ShardRow {
   raw: Selectable<ProjectionShardsTable>;
 }
 
-const verdicts = sql<boolean>`coalesce(lease_until > now(), false)`.as('lease_live');
-const due = sql<boolean>`coalesce(next_retry_at <= now(), true)`.as('retry_due');
-const leaseLeft = sql<number>`greatest(0, coalesce(extract(epoch from (lease_until - now())) * 1000, 0))::float8`.as('lease_left_ms');
-const retryLeft = sql<number>`greatest(0, coalesce(extract(epoch from (next_retry_at - now())) * 1000, 0))::float8`.as('retry_left_ms');
+// the database clock at the moment of the statement (a round's transaction may have begun long before)
+const verdicts = sql<boolean>`coalesce(lease_until > clock_timestamp(), false)`.as('lease_live');
+const due = sql<boolean>`coalesce(next_retry_at <= clock_timestamp(), true)`.as('retry_due');
+const leaseLeft = sql<number>`greatest(0, coalesce(extract(epoch from (lease_until - clock_timestamp())) * 1000, 0))::float8`.as('lease_left_ms');
+const retryLeft = sql<number>`greatest(0, coalesce(extract(epoch from (next_retry_at - clock_timestamp())) * 1000, 0))::float8`.as('retry_left_ms');
 
 type Verdicts = {
   lease_live: boolean;
@@ -116,7 +117,9 @@ const NO_FAILURE = {
   next_retry_at: null,
 } as const;
 
-const leaseEnd = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
+// clock_timestamp, not now(): now() is the transaction's start, and a long shared round granted
+// at its start would hand out leases already partly spent when it commits
+const leaseEnd = (leaseMs: number) => sql<Date>`clock_timestamp() + ${leaseMs} * interval '1 millisecond'`;
 
 /**
  * Takes the rows of these partitions that are free, already ours, or whose lease ran out (the
