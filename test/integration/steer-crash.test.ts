@@ -461,15 +461,30 @@ describe('kill -9 during a revert, a branch and a cancel (PostgreSQL + BullMQ)',
   }, 60_000);
 });
 
-/** The backends whose write waits for a lock on turn_messages, once there are `count` of them. */
+/**
+ * The backends whose write waits for a lock on turn_messages, once there are `count` of them, with
+ * the text of the statement each waits in.
+ *
+ * The waiters and their texts are read in separate statements, in this order: the waiters
+ * (pg_locks), then their texts (pg_stat_activity), then the waiters again. One statement joining the
+ * two views paired a waiter with an older text (a failure in CI): the views are read at different
+ * moments, pg_stat_activity first in its plan (a hash join reads its outer side before it builds
+ * from pg_locks), so a backend that began its held statement in between was seen waiting in it
+ * with the text of the statement before. A backend seen waiting stays in that statement while the
+ * test holds the lock (no lock or statement timeout is set; only the test's rollback or the
+ * backend's death ends the wait), so a text read after it was seen waiting is the held statement's;
+ * the second read of the waiters checks that the wait went on over the read of the texts.
+ */
 async function waitForHeldWrites(db: Client, count: number): Promise<{ pid: number; query: string }[]> {
+  const waiting = async () =>
+    new Set((await db.query(`select pid from pg_locks where relation = 'turn_messages'::regclass and not granted`)).rows.map((r: { pid: number }) => r.pid));
   let held: { pid: number; query: string }[] = [];
   await waitUntil(async () => {
-    const { rows } = await db.query(`
-      select a.pid, a.query from pg_locks l join pg_stat_activity a on a.pid = l.pid
-      where l.relation = 'turn_messages'::regclass and not l.granted`);
-    held = rows as { pid: number; query: string }[];
-    return held.length >= count;
+    const before = await waiting();
+    if (before.size < count) return false;
+    held = (await db.query('select pid, query from pg_stat_activity where pid = any($1::int[])', [[...before]])).rows as { pid: number; query: string }[];
+    const after = await waiting();
+    return held.length === before.size && [...before].every((pid) => after.has(pid));
   }, `${count} writes waiting on turn_messages`);
   return held;
 }

@@ -158,6 +158,26 @@ describe('trace_events (async projection)', () => {
     for (const r of texts) expect(r.traced).toBe(r.logged);
   });
 
+  // the log row a trace row's data is read from is the one at its position of its own tenant and
+  // stream: a row at an event's position but of another tenant, or of another stream, matches no log
+  // row and is not written (nor given that event's data)
+  it.each([
+    ['tenant', (id: (n: string) => string) => ({ tenantId: id('t2') })],
+    ['stream (session)', (id: (n: string) => string) => ({ streamId: id('s2') })],
+  ])("a row at an event's position but of another %s is not written", async (_, other) => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    await spec.store.append({ tenantId: t, streamId: s, expectedVersion: 0, events: [calling(id, '{"n":1}'), calling(id, '{"n":2}')] });
+    const [first, second] = await spec.store.readStream(s);
+    await spec.db.transaction().execute((trx) => traceEventsProjection.applyBatch(trx, [first, { ...second, ...other(id) }]));
+    const written = await spec.db
+      .selectFrom('trace_events')
+      .select(['global_position', 'tenant_id', 'session_id'])
+      .where('global_position', 'in', [String(first.globalPosition), String(second.globalPosition)])
+      .execute();
+    expect(written.map((r) => [Number(r.global_position), r.tenant_id, r.session_id])).toEqual([[first.globalPosition, t, s]]);
+  });
+
   it('applying the same events again gives the same rows (one row per global position)', async () => {
     const id = uniqueIds();
     const [t, s] = [id('t'), id('s')];
