@@ -157,7 +157,7 @@ function bounded<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promi
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** A turn job's data: the job, and the attempt it claimed (written with `updateData`). */
+/** A turn job's data: the job, and the attempt it claimed (written with `updateData` by earlier versions; now found in the log by its `claimant`). */
 const TurnJobDataSchema = TurnJobSchema.extend({ claimedAttempt: z.number().int().positive().optional() });
 /** A held turn job on its tenant's ready list: the job, and when it was enqueued (ms). */
 const HeldTurnJobSchema = TurnJobSchema.extend({ enqueuedAt: z.number().int().positive().optional() });
@@ -582,9 +582,12 @@ export class BullMqTurnQueue implements TurnQueue {
       get claimedAttempt() {
         return data.claimedAttempt ?? null;
       },
+      // the job's add time: the same for every run of this job (a retry, a stalled job's re-run, its
+      // run after its children), another for a job of the same id added anew (the sweeper's after a
+      // loss); the claim records it, so it is not written to the job (issue 33: a script call a turn)
+      claimant: String(job.timestamp),
       recordClaim: async (attempt) => {
         data = { ...data, claimedAttempt: attempt };
-        await job.updateData(data);
       },
       startChildren: async (children) => {
         await this.addChildren(runtimes, job, children);
