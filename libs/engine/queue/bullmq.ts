@@ -36,7 +36,7 @@ import {
   worldJobId,
 } from './port';
 import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
-import { withLeanFetch } from './fetch';
+import { withDrainedHint, withLeanFetch } from './fetch';
 
 /**
  * BullMQ, required at first use rather than at the top: only a process on Redis queues needs it,
@@ -454,7 +454,7 @@ export class BullMqTurnQueue implements TurnQueue {
     const options = this.options.consumer ?? { concurrency: 8, lockDurationMs: 5_000, stalledIntervalMs: 2_000 };
     const connection = redisConnection(this.options.redisUrl);
     // before any queue or worker on it loads BullMQ's scripts (see fetch.ts)
-    withLeanFetch(connection);
+    const lean = withLeanFetch(connection);
     const workerOptions = {
       connection,
       prefix: this.prefix,
@@ -473,6 +473,8 @@ export class BullMqTurnQueue implements TurnQueue {
     const world = handlers.world?.bind(handlers);
     // world generation jobs only where a handler runs them
     if (world) workers.push(new (bullmq().Worker)(WORLD_QUEUE_NAME, (job, token) => this.processWorld(world, job, token), workerOptions));
+    // a fetch that took the last waiting job says so: the worker blocks next, no empty fetch (see fetch.ts)
+    if (lean) for (const worker of workers) withDrainedHint(worker);
     let failing = false;
     // without a listener an 'error' event would crash the process; one line per outage
     const onError = (error: Error) => {
