@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { deleteQueueKeys, redisConnection } from '../../libs/engine';
-import { withLeanFetch } from '../../libs/engine/queue/fetch';
+import { DRAINED_FIELD, withDrainedHint, withLeanFetch } from '../../libs/engine/queue/fetch';
 import { REDIS_URL } from '../support/stack';
 
 /**
@@ -33,6 +33,7 @@ describe("a worker's fetch on BullMQ: the stale marker", () => {
     if (lean) expect(withLeanFetch(connection)).toBe(true);
     const queue = new Queue('q', { connection, prefix });
     const worker = new Worker('q', null, { connection, prefix, autorun: false });
+    if (lean) expect(withDrainedHint(worker)).toBe(true);
     closing.push(async () => {
       await worker.close(true);
       await queue.close();
@@ -80,5 +81,23 @@ describe("a worker's fetch on BullMQ: the stale marker", () => {
     await queue.add('job', { n: 3 });
     expect((await marker()).filter((_, i) => i % 2 === 0).sort()).toEqual(['0', '1']);
     expect((await worker.getNextJob('token-4', { block: false }))?.data).toEqual({ n: 3 });
+  });
+
+  it('a worker that takes the last waiting job counts the queue drained (its next fetch blocks on the marker, no empty fetch); one that leaves a job waiting does not; BullMQ alone never does', async () => {
+    const drained = (worker: Worker) => (worker as unknown as { drained: boolean }).drained;
+    for (const lean of [true, false]) {
+      const { queue, worker } = queueAndWorker(lean);
+      await queue.addBulk([
+        { name: 'job', data: { n: 1 } },
+        { name: 'job', data: { n: 2 } },
+      ]);
+      expect((await worker.getNextJob('token-1', { block: false }))?.data).toEqual({ n: 1 });
+      expect(drained(worker)).toBe(false);
+      const last = await worker.getNextJob('token-2', { block: false });
+      expect(last?.data).toEqual({ n: 2 });
+      expect(drained(worker)).toBe(lean);
+      // the hint goes with the fetch's answer only: never written to the job
+      expect(await redis.hget(`${queue.opts.prefix}:q:${last?.id}`, DRAINED_FIELD)).toBeNull();
+    }
   });
 });

@@ -1,7 +1,9 @@
 import type { RuntimeJob, TurnJobContext } from '../../libs/engine';
 
 /** A turn job's context kept in memory (what a queue driver keeps with the job), for calling handlers directly. */
-export function turnContext(options: { claimedAttempt?: number | null; attemptsMade?: number; maxAttempts?: number } = {}): TurnJobContext & {
+export function turnContext(
+  options: { claimedAttempt?: number | null; attemptsMade?: number; maxAttempts?: number; claimant?: string } = {},
+): TurnJobContext & {
   claims: number[];
   /** The runtime jobs `startChildren` was given (a test runs them itself, or not at all). */
   started: RuntimeJob[];
@@ -12,6 +14,7 @@ export function turnContext(options: { claimedAttempt?: number | null; attemptsM
   return {
     attemptsMade: options.attemptsMade ?? 0,
     maxAttempts: options.maxAttempts ?? 5,
+    ...(options.claimant !== undefined ? { claimant: options.claimant } : {}),
     get claimedAttempt() {
       return claimed;
     },

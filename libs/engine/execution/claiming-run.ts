@@ -13,6 +13,8 @@ export interface PendingClaim {
   readonly attempt: number;
   /** The registry generation the claim records (the execution's, else the process's current one). */
   readonly generation: string;
+  /** The turn job the claim names (`execution.started`'s `claimant`), when its queue gives one. */
+  readonly claimant?: string;
   readonly event: NewEvent;
   /** Set once an append that carries the claim is stored. */
   landed: boolean;
@@ -78,7 +80,7 @@ export class ClaimingRun extends ExecutionRun {
     if (execution === undefined || execution.status !== 'pending' || execution.latestAttempt !== this.attempt - 1) {
       throw new FencedOutError(this.ref.executionId, this.attempt);
     }
-    return { ...execution, latestAttempt: this.attempt, generation: execution.generation ?? this.claim.generation };
+    return { ...execution, latestAttempt: this.attempt, latestClaimant: this.claim.claimant, generation: execution.generation ?? this.claim.generation };
   }
 
   override append(build: (execution: ExecutionJournal) => NewEvent[]): Promise<number> {

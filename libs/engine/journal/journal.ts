@@ -47,6 +47,8 @@ export interface ExecutionJournal {
   status: 'pending' | 'committed' | 'failed' | 'cancelled';
   /** Highest `execution.started` attempt seen (0 = never started). */
   latestAttempt: number;
+  /** The turn job that claimed `latestAttempt`, when its `execution.started` names it (`claimant`). */
+  latestClaimant?: string;
   /** The plugin registry generation its first `execution.started` captured (absent: an early log, or not started). */
   generation?: string;
   /** Outputs already produced by this execution, any attempt, keyed by `pluginId/runtimeId`. */
@@ -314,7 +316,10 @@ export class SessionJournal {
       }
       case 'execution.started@1': {
         const e = this.executions.get(event.data.executionId);
-        if (e) e.latestAttempt = Math.max(e.latestAttempt, event.data.attempt);
+        if (e && event.data.attempt >= e.latestAttempt) {
+          e.latestAttempt = event.data.attempt;
+          e.latestClaimant = event.data.claimant;
+        }
         if (e && e.generation === undefined && event.data.generation !== undefined) e.generation = event.data.generation;
         return;
       }

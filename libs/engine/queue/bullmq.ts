@@ -36,7 +36,7 @@ import {
   worldJobId,
 } from './port';
 import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
-import { withLeanFetch } from './fetch';
+import { withDrainedHint, withLeanFetch } from './fetch';
 
 /**
  * BullMQ, required at first use rather than at the top: only a process on Redis queues needs it,
@@ -157,7 +157,7 @@ function bounded<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promi
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** A turn job's data: the job, and the attempt it claimed (written with `updateData`). */
+/** A turn job's data: the job, and the attempt it claimed (written with `updateData` by earlier versions; now found in the log by its `claimant`). */
 const TurnJobDataSchema = TurnJobSchema.extend({ claimedAttempt: z.number().int().positive().optional() });
 /** A held turn job on its tenant's ready list: the job, and when it was enqueued (ms). */
 const HeldTurnJobSchema = TurnJobSchema.extend({ enqueuedAt: z.number().int().positive().optional() });
@@ -454,7 +454,7 @@ export class BullMqTurnQueue implements TurnQueue {
     const options = this.options.consumer ?? { concurrency: 8, lockDurationMs: 5_000, stalledIntervalMs: 2_000 };
     const connection = redisConnection(this.options.redisUrl);
     // before any queue or worker on it loads BullMQ's scripts (see fetch.ts)
-    withLeanFetch(connection);
+    const lean = withLeanFetch(connection);
     const workerOptions = {
       connection,
       prefix: this.prefix,
@@ -473,6 +473,8 @@ export class BullMqTurnQueue implements TurnQueue {
     const world = handlers.world?.bind(handlers);
     // world generation jobs only where a handler runs them
     if (world) workers.push(new (bullmq().Worker)(WORLD_QUEUE_NAME, (job, token) => this.processWorld(world, job, token), workerOptions));
+    // a fetch that took the last waiting job says so: the worker blocks next, no empty fetch (see fetch.ts)
+    if (lean) for (const worker of workers) withDrainedHint(worker);
     let failing = false;
     // without a listener an 'error' event would crash the process; one line per outage
     const onError = (error: Error) => {
@@ -582,9 +584,12 @@ export class BullMqTurnQueue implements TurnQueue {
       get claimedAttempt() {
         return data.claimedAttempt ?? null;
       },
+      // the job's add time: the same for every run of this job (a retry, a stalled job's re-run, its
+      // run after its children), another for a job of the same id added anew (the sweeper's after a
+      // loss); the claim records it, so it is not written to the job (issue 33: a script call a turn)
+      claimant: String(job.timestamp),
       recordClaim: async (attempt) => {
         data = { ...data, claimedAttempt: attempt };
-        await job.updateData(data);
       },
       startChildren: async (children) => {
         await this.addChildren(runtimes, job, children);

@@ -18,13 +18,23 @@ import type IORedis from 'ioredis';
  *
  * A fetch that takes a job marks the queue only when another job still waits (wait list or
  * prioritized set): with none, the mark would only wake an idle worker (another process's) to a
- * fetch that finds nothing.
+ * fetch that finds nothing. With none, it also says so with the job (the field `DRAINED_FIELD` in
+ * the job's hash as returned, not stored): the worker (`withDrainedHint`) then blocks on the marker
+ * next instead of fetching once more to find the queue empty (a script call a job). A job made
+ * available after the script marks the queue, so the block wakes for it.
  */
 const ANCHOR = '-- Return the timestamp for the next delayed job if any.';
 const CLEAR = 'rcall("ZREM", markerKey, "0") -- covel: nothing to take, the base marker is stale\n';
 const TAKE_MARK = 'addBaseMarkerIfNeeded(markerKey, false)';
 /** KEYS[1] the wait list, KEYS[3] the prioritized set (moveToActive's keys). */
-const TAKE_MARK_IF_MORE = `if rcall("LLEN", KEYS[1]) > 0 or rcall("ZCARD", KEYS[3]) > 0 then ${TAKE_MARK} end -- covel: only while another job waits`;
+const TAKE_MARK_IF_MORE = `local covelMore = rcall("LLEN", KEYS[1]) > 0 or rcall("ZCARD", KEYS[3]) > 0 -- covel: only while another job waits
+  if covelMore then ${TAKE_MARK} end`;
+/** The field a taken job's returned hash carries when no other job waits (not written to the job). */
+export const DRAINED_FIELD = 'covelDrained';
+const TAKE_RETURN = 'return {rcall("HGETALL", jobKey), jobId, 0, 0} -- get job data';
+const TAKE_RETURN_HINTED = `local covelJob = rcall("HGETALL", jobKey)
+  if not covelMore then table.insert(covelJob, "${DRAINED_FIELD}"); table.insert(covelJob, "1") end -- covel: nothing else waits
+  return {covelJob, jobId, 0, 0}`;
 
 interface BullMqScript {
   name: string;
@@ -45,8 +55,32 @@ export function leanMoveToActive(): BullMqScript | null {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { moveToActive } = require('bullmq/dist/cjs/scripts') as { moveToActive: BullMqScript };
   const cleared = replaceOnce(moveToActive.content, ANCHOR, CLEAR + ANCHOR);
-  const content = cleared && replaceOnce(cleared, TAKE_MARK, TAKE_MARK_IF_MORE);
+  const marked = cleared && replaceOnce(cleared, TAKE_MARK, TAKE_MARK_IF_MORE);
+  const content = marked && replaceOnce(marked, TAKE_RETURN, TAKE_RETURN_HINTED);
   return content ? { ...moveToActive, content } : null;
+}
+
+/** What of BullMQ's Worker the hint uses (its own, not in its typings as public). */
+interface HintedWorker {
+  drained: boolean;
+  nextJobFromJobData?: (jobData: Record<string, unknown> | null | undefined, jobId: string | undefined, token: string) => Promise<unknown>;
+}
+
+/**
+ * A worker on a lean-fetch connection takes the hint its fetch gives with a job (`DRAINED_FIELD`:
+ * nothing else waits): it counts the queue drained, as BullMQ does after a fetch that finds nothing,
+ * so its next fetch blocks on the marker at once. False when BullMQ's worker has changed (no hint taken).
+ */
+export function withDrainedHint(worker: object): boolean {
+  const hinted = worker as HintedWorker;
+  const next = hinted.nextJobFromJobData;
+  if (typeof next !== 'function' || typeof hinted.drained !== 'boolean') return false;
+  hinted.nextJobFromJobData = async (jobData, jobId, token) => {
+    const job = await next.call(worker, jobData, jobId, token);
+    if (job && jobData?.[DRAINED_FIELD] === '1') hinted.drained = true;
+    return job;
+  };
+  return true;
 }
 
 /**

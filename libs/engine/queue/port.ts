@@ -48,9 +48,18 @@ export interface JobAttempt {
 
 /** What a turn job keeps between its runs (BullMQ: in the job's data). */
 export interface TurnJobContext extends JobAttempt {
-  /** The execution attempt this job claimed, or null before its first claim. */
+  /** The execution attempt this job claimed, or null before its first claim (in this run, or kept with the job). */
   readonly claimedAttempt: number | null;
-  /** Stores the claimed attempt with the job, so a later run of the same job does not claim again. */
+  /**
+   * A name of this job that every run of it shares and no other job has (a job added anew after it
+   * ended or was lost gets another), when the queue gives one: a claim records it (`execution.started`'s
+   * `claimant`), and a later run of the job finds its claim in the log, so `recordClaim` need not store it.
+   */
+  readonly claimant?: string;
+  /**
+   * Keeps the claimed attempt for the rest of this run; without a `claimant`, stores it with the job,
+   * so a later run of the same job does not claim again.
+   */
   recordClaim(attempt: number): Promise<void>;
   /**
    * Adds runtime jobs as this job's children now, while this run goes on (idempotent by their job

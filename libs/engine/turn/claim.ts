@@ -7,16 +7,33 @@ import type { PendingClaim } from '../execution/claiming-run';
 /**
  * The claim of the execution's next attempt, made from the journal: `execution.started` with
  * `latestAttempt + 1`, not appended yet. The registry generation is captured once, at the first
- * start: a retried attempt keeps it.
+ * start: a retried attempt keeps it. `claimant`: the turn job's (`TurnJobContext.claimant`), recorded
+ * with the claim so that a later run of that job finds it there (`ownClaim`).
  */
-export function nextClaim(deps: Pick<TurnDeps, 'options' | 'catalog'>, execution: ExecutionJournal): PendingClaim {
+export function nextClaim(deps: Pick<TurnDeps, 'options' | 'catalog'>, execution: ExecutionJournal, claimant?: string): PendingClaim {
   const attempt = execution.latestAttempt + 1;
   const generation = execution.generation ?? deps.catalog.generation;
   const event: NewEvent = {
     type: 'execution.started@1',
-    data: { executionId: execution.executionId, turnId: execution.turnId, attempt, workerId: deps.options.workerId, generation },
+    data: {
+      executionId: execution.executionId,
+      turnId: execution.turnId,
+      attempt,
+      workerId: deps.options.workerId,
+      generation,
+      ...(claimant !== undefined ? { claimant } : {}),
+    },
   };
-  return { attempt, generation, event, landed: false };
+  return { attempt, generation, event, landed: false, ...(claimant !== undefined ? { claimant } : {}) };
+}
+
+/**
+ * The attempt a turn job claimed in an earlier run, found in the log: the latest attempt, when its
+ * claim names this job (`claimant`); else null (a queue that keeps the claim with the job, or none of
+ * this job's: never claimed, or a newer claim by another job fenced it out).
+ */
+export function ownClaim(execution: ExecutionJournal, claimant: string | undefined): number | null {
+  return claimant !== undefined && execution.latestAttempt > 0 && execution.latestClaimant === claimant ? execution.latestAttempt : null;
 }
 
 /**
@@ -31,8 +48,9 @@ export async function claimExecution(
   job: TurnJob,
   journal: SessionJournal,
   execution: ExecutionJournal,
+  claimant?: string,
 ): Promise<number | null> {
-  const claim = nextClaim(deps, execution);
+  const claim = nextClaim(deps, execution, claimant);
   try {
     const appended = await deps.store.append({ tenantId: job.tenantId, streamId: job.sessionId, expectedVersion: journal.version, events: [claim.event] });
     // made at the journal's version: the journal plus this event is the stream up to it

@@ -107,6 +107,7 @@ export class TurnRunner implements QueueHandlers {
       get claimedAttempt() {
         return ctx.claimedAttempt;
       },
+      ...(ctx.claimant !== undefined ? { claimant: ctx.claimant } : {}),
       recordClaim: (attempt) => ctx.recordClaim(attempt),
       startChildren: async (children) => {
         for (const child of children) started.add(runtimeJobId(child));

@@ -1,7 +1,7 @@
 import { hasEnded, type HistoryView, historyViewJson, historyViewOf } from '../../events';
 import { ExecutionNotFoundError } from '../errors';
 import type { RuntimeJob, TurnJob, TurnJobContext, TurnStep } from '../queue';
-import { claimExecution, nextClaim } from './claim';
+import { claimExecution, nextClaim, ownClaim } from './claim';
 import { commitTurn, missingRuntimes } from '../execution/commit';
 import { ExecutionRun } from '../execution/fenced-append';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
@@ -161,10 +161,17 @@ async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journ
   const childrenOf = (claimed: number) =>
     missing.map((r): RuntimeJob => ({ executionId: job.executionId, sessionId: job.sessionId, tenantId: job.tenantId, attempt: claimed, ...r }));
   let claim: PendingClaim | undefined;
+  // a claim an earlier run of this job made, found in the log (the queue stores none with the job: `TurnJobContext.claimant`)
+  const own = attempt === null ? ownClaim(execution, ctx.claimant) : null;
+  if (own !== null) {
+    attempt = own;
+    await ctx.recordClaim(attempt);
+    addToLogScope({ attempt });
+  }
   if (attempt === null || attempt !== execution.latestAttempt) {
     // the views this attempt's runtimes read (turn_messages, summaries) are applied with each
     // append: every earlier turn of the session is in them once its commit is
-    const next = nextClaim(deps, execution);
+    const next = nextClaim(deps, execution, ctx.claimant);
     const children = childrenOf(next.attempt);
     // a stage run inline, with no runtime started before the barrier: the claim goes with the attempt's first append
     if (inline && missing.length > 0 && inline.runs(children) && unwaitingRuntimes(catalog, execution, children).length === 0) {
@@ -172,7 +179,7 @@ async function stepFrom(deps: TurnDeps, job: TurnJob, ctx: TurnJobContext, journ
       inline.pending = { claim, journal };
       attempt = claim.attempt;
     } else {
-      attempt = await claimExecution(deps, job, journal, execution);
+      attempt = await claimExecution(deps, job, journal, execution, ctx.claimant);
       if (attempt === null) return { kind: 'later', delayMs: 0 }; // the session moved on: look again
     }
     await ctx.recordClaim(attempt);

@@ -9,6 +9,7 @@ import type {
   RetryPolicy,
   RuntimeJob,
   TurnJob,
+  TurnJobContext,
   TurnQueue,
   TurnStep,
   WorldGenerationJob,
@@ -39,6 +40,21 @@ function deferred<T = void>() {
 const turnJob = (): TurnJob => ({ executionId: randomUUID(), sessionId: randomUUID(), tenantId: randomUUID() });
 const worldJob = (): WorldGenerationJob => ({ jobId: randomUUID(), tenantId: randomUUID() });
 const child = (parent: TurnJob, runtimeId: string, attempt = 1): RuntimeJob => ({ ...parent, attempt, pluginId: 'plugin', runtimeId });
+
+/**
+ * A turn job's claim as the engine keeps it (`turnStep`): with the job (`claimedAttempt`), or, when
+ * the queue names the job (`claimant`), in the log, here a map: a later run of the same job finds it
+ * there under the same claimant.
+ */
+const claimLog = new Map<string, number>();
+const claimKey = (job: TurnJob, claimant: string) => `${job.executionId}/${claimant}`;
+function claimed(job: TurnJob, ctx: TurnJobContext): number | null {
+  return ctx.claimedAttempt ?? (ctx.claimant !== undefined ? (claimLog.get(claimKey(job, ctx.claimant)) ?? null) : null);
+}
+async function claim(job: TurnJob, ctx: TurnJobContext, attempt: number): Promise<void> {
+  if (ctx.claimant !== undefined) claimLog.set(claimKey(job, ctx.claimant), attempt);
+  await ctx.recordClaim(attempt);
+}
 
 /**
  * The queue port's semantics, the same for every driver: run by a unit test with the in-process
@@ -78,8 +94,8 @@ export function queueConformance(driver: ConformanceDriver): void {
         expect(jobs(await queue.depth(), 'covel-turns', 'waiting')).toBe(1);
         queue.consume({
           turn: async (job, ctx): Promise<TurnStep> => {
-            if (ctx.claimedAttempt === null) {
-              await ctx.recordClaim(1);
+            if (claimed(job, ctx) === null) {
+              await claim(job, ctx, 1);
               return { kind: 'awaitChildren', children: [child(job, 'a'), child(job, 'b')] };
             }
             ended.resolve();
@@ -146,9 +162,9 @@ export function queueConformance(driver: ConformanceDriver): void {
         const ended = deferred();
         queue.consume({
           turn: async (job, ctx): Promise<TurnStep> => {
-            turnRuns.push({ claimedAttempt: ctx.claimedAttempt, completed: [...completed].sort() });
-            if (ctx.claimedAttempt === null) {
-              await ctx.recordClaim(1);
+            turnRuns.push({ claimedAttempt: claimed(job, ctx), completed: [...completed].sort() });
+            if (claimed(job, ctx) === null) {
+              await claim(job, ctx, 1);
               return { kind: 'awaitChildren', children: ids.map((id) => child(job, id)) };
             }
             ended.resolve();
@@ -176,6 +192,38 @@ export function queueConformance(driver: ConformanceDriver): void {
     );
 
     it(
+      'the claimant of a turn job, when the driver gives one, is the same on every run of the job (its retry, its run after its children) and another for a job of the same execution enqueued anew',
+      async () => {
+        const queue = create(2);
+        const job = turnJob();
+        const claimants: (string | undefined)[] = [];
+        const ended = deferred();
+        const anew = deferred();
+        queue.consume(
+          handlers({
+            turn: async (j, ctx): Promise<TurnStep> => {
+              claimants.push(ctx.claimant);
+              if (claimants.length === 1) throw new Error('a failure to retry');
+              if (claimants.length === 2) return { kind: 'awaitChildren', children: [child(j, 'c')] };
+              if (claimants.length === 3) ended.resolve();
+              else anew.resolve();
+              return done;
+            },
+          }),
+        );
+        await queue.enqueue(job);
+        await ended.promise;
+        // enqueued again until a job runs anew (while the first one is still there, an enqueue adds nothing)
+        while (!(await Promise.race([anew.promise.then(() => true), sleep(50).then(() => false)]))) await queue.enqueue(job);
+        const [first, retried, afterChildren, again] = claimants;
+        expect([retried, afterChildren]).toEqual([first, first]);
+        if (first !== undefined) expect(again).not.toBe(first);
+        else expect(again).toBeUndefined();
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
       'startChildren: a child starts while the turn run goes on; awaitChildren lists it again (running: not added anew) and the turn job runs again once all ended',
       async () => {
         const queue = create(4);
@@ -189,11 +237,11 @@ export function queueConformance(driver: ConformanceDriver): void {
         queue.consume({
           turn: async (job, ctx): Promise<TurnStep> => {
             turnRuns++;
-            if (ctx.claimedAttempt !== null) {
+            if (claimed(job, ctx) !== null) {
               ended.resolve();
               return done;
             }
-            await ctx.recordClaim(1);
+            await claim(job, ctx, 1);
             await ctx.startChildren([child(job, 'early')]);
             // the run waits for the child it started: it runs now, not after the run returns
             startedDuringRun = await Promise.race([earlyStarted.promise.then(() => true), sleep(SIBLINGS_WAIT_MS).then(() => false)]);
@@ -228,8 +276,8 @@ export function queueConformance(driver: ConformanceDriver): void {
         const ended = deferred();
         queue.consume({
           turn: async (job, ctx): Promise<TurnStep> => {
-            if (ctx.claimedAttempt === null) {
-              await ctx.recordClaim(1);
+            if (claimed(job, ctx) === null) {
+              await claim(job, ctx, 1);
               return { kind: 'awaitChildren', children: Object.keys(runs).map((id) => child(job, id)) };
             }
             runsAtWake = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v.length]));
@@ -265,9 +313,9 @@ export function queueConformance(driver: ConformanceDriver): void {
         queue.consume(
           handlers({
             turn: async (job, ctx) => {
-              runs.push({ id: job.executionId, attemptsMade: ctx.attemptsMade, claimedAttempt: ctx.claimedAttempt });
+              runs.push({ id: job.executionId, attemptsMade: ctx.attemptsMade, claimedAttempt: claimed(job, ctx) });
               if (job.executionId === flaky.executionId && ctx.attemptsMade === 0) {
-                await ctx.recordClaim(7);
+                await claim(job, ctx, 7);
                 throw new UnavailableError('database', 'try again');
               }
               if (job.executionId === broken.executionId && runs.filter((r) => r.id === broken.executionId).length === 1) {
@@ -307,8 +355,8 @@ export function queueConformance(driver: ConformanceDriver): void {
           turn: async (job, ctx): Promise<TurnStep> => {
             turnAttempts.push(ctx.attemptsMade);
             if (turnAttempts.length <= 2) return { kind: 'later', delayMs: 20 };
-            if (ctx.claimedAttempt === null) {
-              await ctx.recordClaim(1);
+            if (claimed(job, ctx) === null) {
+              await claim(job, ctx, 1);
               return { kind: 'awaitChildren', children: [child(job, 'patient')] };
             }
             ended.resolve();
@@ -369,8 +417,8 @@ export function queueConformance(driver: ConformanceDriver): void {
         let finished = false;
         queue.consume({
           turn: async (job, ctx): Promise<TurnStep> => {
-            if (ctx.claimedAttempt !== null) return done;
-            await ctx.recordClaim(1);
+            if (claimed(job, ctx) !== null) return done;
+            await claim(job, ctx, 1);
             return { kind: 'awaitChildren', children: [child(job, 'slow')] };
           },
           runtime: async () => {
@@ -764,10 +812,10 @@ export function queueConformance(driver: ConformanceDriver): void {
           const ended = deferred();
           queue.consume({
             turn: async (job, ctx): Promise<TurnStep> => {
-              turnRuns.push({ executionId: job.executionId, trace: job.trace, claimedAttempt: ctx.claimedAttempt });
+              turnRuns.push({ executionId: job.executionId, trace: job.trace, claimedAttempt: claimed(job, ctx) });
               if (job.executionId === plain.executionId) return done;
-              if (ctx.claimedAttempt === null) {
-                await ctx.recordClaim(1);
+              if (claimed(job, ctx) === null) {
+                await claim(job, ctx, 1);
                 return { kind: 'awaitChildren', children: [{ ...child(turnJobOnly(job), 'one'), trace: given }] };
               }
               ended.resolve();

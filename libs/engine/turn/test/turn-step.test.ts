@@ -72,6 +72,26 @@ describe('the turn step machine', () => {
     expect(await runRuntimeStep(h.deps, children(step)[0])).toBe('fenced');
   });
 
+  it('a job with a claimant finds its claim in the log: a later run of it (nothing kept with the job) goes on with that attempt; another job claims anew', async () => {
+    const job = await h.input(await h.session());
+    const first = turnContext({ claimant: 'job-a' });
+    expect(names(await turnStep(h.deps, job, first)).sort()).toEqual(['mood@1', 'scene@1']);
+    expect(first.claims).toEqual([1]);
+    const started = (await h.events(job.sessionId)).filter((e) => e.type === 'execution.started@1');
+    expect(started.map((e) => e.data)).toEqual([expect.objectContaining({ attempt: 1, claimant: 'job-a' })]);
+    // the same job run again (a retry, a stalled job's re-run): its data holds no claim, the log does
+    const again = turnContext({ claimant: 'job-a' });
+    expect(names(await turnStep(h.deps, job, again)).sort()).toEqual(['mood@1', 'scene@1']);
+    expect(again.claimedAttempt).toBe(1);
+    expect(await count(job.sessionId, 'execution.started@1')).toBe(1);
+    // a job of the same execution added anew (the sweeper's): another claimant, a new attempt fences the old one out
+    const anew = turnContext({ claimant: 'job-b' });
+    expect(names(await turnStep(h.deps, job, anew)).sort()).toEqual(['mood@2', 'scene@2']);
+    // and the first job, run again after that, is no longer the latest claim's: it claims anew too
+    const stale = turnContext({ claimant: 'job-a' });
+    expect(names(await turnStep(h.deps, job, stale)).sort()).toEqual(['mood@3', 'scene@3']);
+  });
+
   it('an execution that has ended (here: failed by a runtime job) ends the turn job and hands off to the next input', async () => {
     const session = await h.session();
     const job = await h.input(session, 'first');
