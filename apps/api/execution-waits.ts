@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { Engine } from '../../libs/engine';
-import { type ExecutionView, ExecutionWaiter, type ListenState } from '../../libs/events';
+import { type ExecutionView, type ExecutionWait, ExecutionWaiter, type ListenState } from '../../libs/events';
 import { ENGINE } from './tokens';
 
 /**
@@ -29,7 +29,7 @@ export class ExecutionWaits implements OnModuleDestroy {
     return this.waiter.pending;
   }
 
-  wait(request: { tenantId: string; executionId: string; timeoutMs: number; signal?: AbortSignal }): Promise<ExecutionView | null> {
+  wait(request: ExecutionWait): Promise<ExecutionView | null> {
     return this.waiter.wait(request);
   }
 

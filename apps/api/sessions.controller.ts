@@ -35,13 +35,6 @@ const ALTERNATIVE_NUMBER = /^[1-9][0-9]{0,5}$/;
  */
 const VIEW_WAIT_MS = 2_000;
 
-/**
- * The reason a long-poll's signal is aborted with when its response closes (the client left, or the
- * answer went out): the waiter only answers at once, nobody reads the reason. `abort()` without one
- * makes a new `DOMException` with its stack on every such request (issue 33: CPU per turn).
- */
-const CLIENT_LEFT = Symbol('response closed');
-
 @Controller('v1')
 @UseGuards(TenantAuthGuard)
 export class SessionsController {
@@ -322,9 +315,12 @@ export class SessionsController {
     @Param('id', new UuidParamPipe('execution')) id: string,
     @Query(new ZodBodyPipe(ExecutionQuery)) query: ExecutionQuery,
   ) {
-    const left = new AbortController();
-    res.once('close', () => left.abort(CLIENT_LEFT));
-    const execution = await this.waits.wait({ tenantId: req.tenant.id, executionId: id, timeoutMs: query.waitMs ?? 0, signal: left.signal });
+    // the response's close (the client left, or the answer went out) ends the wait: answered at once
+    const onLeave = (leave: () => void) => {
+      res.once('close', leave);
+      return () => void res.off('close', leave);
+    };
+    const execution = await this.waits.wait({ tenantId: req.tenant.id, executionId: id, timeoutMs: query.waitMs ?? 0, onLeave });
     if (!execution) throw new NotFoundError('EXECUTION_NOT_FOUND', `execution ${id} not found`);
     return execution;
   }

@@ -30,6 +30,11 @@ export interface ExecutionWait {
   timeoutMs: number;
   /** Ends the wait early (the client went away); the wait then answers the current state. */
   signal?: AbortSignal;
+  /**
+   * As `signal`, without an AbortController and its EventTarget per wait (issue 33: CPU per long-poll):
+   * registers the callback that ends the wait early and answers what takes it away again.
+   */
+  onLeave?: (leave: () => void) => () => void;
 }
 
 export interface ExecutionWatch {
@@ -190,6 +195,8 @@ export class ExecutionWaiter {
         const onAbort = () => void this.answerNow(waiter);
         request.signal.addEventListener('abort', onAbort, { once: true });
         waiter.detach = () => request.signal?.removeEventListener('abort', onAbort);
+      } else if (request.onLeave) {
+        waiter.detach = request.onLeave(() => void this.answerNow(waiter));
       }
       this.add(waiter);
     });

@@ -101,6 +101,22 @@ describe('GET /v1/executions/:id?waitMs (PostgreSQL + Redis)', () => {
     expect(executionReads(statementsSince(mark))).toBe(1);
   }, 90_000);
 
+  it('a client that leaves its long-poll ends the wait at once (no timer nor listener kept for 20 s); the turn still commits', async () => {
+    const { id } = await player.createSession({ worldId: 'emberback' });
+    const hold = gate.holdNext(1);
+    const { executionId } = await player.submit(id, 'Look around');
+    await hold.reached;
+    const leaving = new AbortController();
+    const url = `${(await api.getUrl()).replace('[::1]', '127.0.0.1')}/v1/executions/${executionId}?waitMs=20000`;
+    const poll = fetch(url, { headers: { authorization: `Bearer ${stack.apiKey}` }, signal: leaving.signal }).catch((error: unknown) => error);
+    await until(() => waits.pending === 1, 'long-polling');
+    leaving.abort();
+    await expect(poll).resolves.toMatchObject({ name: 'AbortError' });
+    await until(() => waits.pending === 0, 'the wait ended when its client left');
+    hold.release();
+    expect(await stack.client.waitFor(executionId, 60_000)).toBe('committed');
+  }, 90_000);
+
   it('a long-poll after the end, one on another API process, and one after the LISTEN connection dropped are answered at once', async () => {
     const { id } = await player.createSession({ worldId: 'emberback' });
     // ended before the long-poll: heard by this API, which then reads

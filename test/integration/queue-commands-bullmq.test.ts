@@ -8,10 +8,11 @@ const TURNS = 10;
  * BZPOPMIN; a script is one): 24 when the narrator ran as a child job (a second hop through the
  * runtime queue and a second run of the turn job), 10 with it inline, 8 once a fetch that finds
  * nothing removes the marker its taking of the job left (`fetch.ts`: no wake on it, no second empty
- * fetch). Left out: what comes with time, not with turns (stalled-job checks, lock renewals, the
- * consumers' tick, the idle queues' BZPOPMIN timing out).
+ * fetch), 7 with the API's admission and the add of its turn job in one script call (`admit-add.ts`).
+ * Left out: what comes with time, not with turns (stalled-job checks, lock renewals, the consumers'
+ * tick, the idle queues' BZPOPMIN timing out).
  */
-const QUEUE_COMMANDS_PER_TURN = 9;
+const QUEUE_COMMANDS_PER_TURN = 8;
 
 /** Commands a consumer makes every so often whatever runs: the stalled-job checks, lock renewals, its tick, the polls of its idle queues. */
 const periodic = (c: MonitoredCommand) =>
@@ -81,9 +82,10 @@ describe('Redis commands of a turn, narrator-only or Emberback (PostgreSQL + Bul
 
   it(`the queue issues at most ${QUEUE_COMMANDS_PER_TURN} a turn: no runtime job, no second run of the turn job`, async () => {
     const { queue, count } = await queueCommandsOfTurns({ kind: 'narrator-only', session: {}, turns: TURNS, input: (i) => `input ${i}`, waitMs: 60_000 });
-    // one turn job each, admitted and released once; no runtime job, no wait for children
-    expect(count('evalsha covelFairAdmit')).toBe(TURNS);
-    expect(count('evalsha addStandardJob', ':covel-turns:')).toBe(TURNS);
+    // one turn job each, admitted and added by one call and released once; no runtime job, no wait for children
+    expect(count('evalsha covelFairAdmitAdd')).toBe(TURNS);
+    expect(count('evalsha covelFairAdmit')).toBe(0);
+    expect(count('evalsha addStandardJob', ':covel-turns:')).toBe(0);
     expect(count('evalsha addStandardJob', ':covel-runtimes:')).toBe(0);
     expect(count('evalsha moveToWaitingChildren')).toBe(0);
     expect(count('evalsha moveToFinished', ':covel-turns:')).toBe(TURNS);
@@ -123,7 +125,7 @@ describe('Redis commands of a turn, narrator-only or Emberback (PostgreSQL + Bul
       monitor.stop();
     }
     const releases = seen.filter((c) => c.name === 'evalsha covelFairRelease');
-    const admits = seen.filter((c) => c.name === 'evalsha covelFairAdmit');
+    const admits = seen.filter((c) => c.name === 'evalsha covelFairAdmitAdd' || c.name === 'evalsha covelFairAdmit');
     // each hand-off is the release's (the execution released, then the next one admitted)
     for (const [ended, next] of [
       [inputs[0], inputs[1]],

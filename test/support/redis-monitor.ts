@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import IORedis from 'ioredis';
 import { ADMIT_SCRIPT, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from '../../libs/engine/queue/fair';
 import { leanMoveToActive } from '../../libs/engine/queue/fetch';
+import { admitAddScript } from '../../libs/engine/queue/admit-add';
 
 /** One top-level command a client sent (a script is one: the commands it runs inside are not counted). */
 export interface MonitoredCommand {
@@ -46,6 +47,8 @@ function scriptNames(): Map<string, string> {
   for (const [name, lua] of Object.entries(fair)) names.set(sha1(lua), name);
   const lean = leanMoveToActive();
   if (lean) names.set(sha1(lean.content), lean.name);
+  const admitAdd = admitAddScript();
+  if (admitAdd) names.set(sha1(admitAdd.lua), 'covelFairAdmitAdd');
   return names;
 }
 

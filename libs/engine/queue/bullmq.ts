@@ -37,6 +37,7 @@ import {
 } from './port';
 import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
 import { withDrainedHint, withLeanFetch } from './fetch';
+import { admitAndAdd, withAdmitAdd } from './admit-add';
 
 /**
  * BullMQ, required at first use rather than at the top: only a process on Redis queues needs it,
@@ -226,6 +227,8 @@ export class BullMqTurnQueue implements TurnQueue {
   /** starting: first connect in progress (an enqueue waits for it, bounded); down: lost or refused. */
   private state: 'starting' | 'up' | 'down' = 'starting';
   private closed = false;
+  /** Whether an enqueue's admission and add go as one script call (`admitAndAdd`): BullMQ's add script was found. */
+  private readonly admitAdd: boolean;
   /** The turn job run under way in this async context (an enqueue of its session's next execution is kept for its release). */
   private readonly turnRuns = new AsyncLocalStorage<TurnRun>();
   /** The hand-offs of turn jobs that returned done, by job id, until their release admits them. */
@@ -234,6 +237,7 @@ export class BullMqTurnQueue implements TurnQueue {
   constructor(private readonly options: BullMqOptions) {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.connection = withFairCommands(producerConnection(options.redisUrl));
+    this.admitAdd = withAdmitAdd(this.connection);
     this.queue = new (bullmq().Queue)(TURN_QUEUE_NAME, { connection: this.connection, prefix: this.prefix });
     this.connection.on('ready', () => {
       if (this.state === 'down') this.options.logger?.log('queue: redis connection is back');
@@ -327,13 +331,20 @@ export class BullMqTurnQueue implements TurnQueue {
       await this.queue.waitUntilReady(); // the first connection (this connection queues no command meanwhile)
       const enqueuedAt = Date.now();
       const held = JSON.stringify({ ...data, enqueuedAt });
-      const admitted = await this.connection.covelFairAdmit(...this.fairArgs(), job.tenantId, job.executionId, held, cap);
-      if (admitted === 1) await this.queue.add('turn', data, this.turnJobOptions(data, enqueuedAt));
+      const admission = [...this.fairArgs(), job.tenantId, job.executionId, held, cap];
+      const opts = this.turnJobOptions(data, enqueuedAt);
+      if (this.admitAdd) {
+        // admitted: its job added in the same call (issue 33: one round trip per input)
+        await admitAndAdd({ connection: this.connection, queue: this.queue, name: 'turn', data, opts, admission });
+        return;
+      }
+      const admitted = await this.connection.covelFairAdmit(...admission);
+      if (admitted === 1) await this.queue.add('turn', data, opts);
     });
   }
 
   /** `enqueuedAt` is the job's timestamp: its wait (the metrics) counts from its enqueue, held time included. */
-  private turnJobOptions(job: TurnJob, enqueuedAt: number): JobsOptions {
+  private turnJobOptions(job: TurnJob, enqueuedAt: number): JobsOptions & { jobId: string } {
     return {
       timestamp: enqueuedAt,
       jobId: turnJobId(job.executionId),

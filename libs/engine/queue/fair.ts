@@ -278,6 +278,9 @@ local function register(name, concurrency, ttl, at)
 end
 `;
 
+/** The functions every admission script starts with (ARGV[1..4] as `fairArgs`), for a script made of them and more (admit-add.ts). */
+export const FAIR_FUNCTIONS = COMMON;
+
 /**
  * enqueue. ARGV[5..8]: tenant, execution, the job's JSON, the tenant's cap (0: none). Answers 1:
  * admitted (now, or already but its turn job is gone or finished: the caller adds the job, which

@@ -64,6 +64,31 @@ describe('ExecutionWaiter: notifications', () => {
     await waiter.close();
   });
 
+  it("a wait's onLeave ends it early with the current state, and the listener it registered is taken away once the wait is answered", async () => {
+    const running = { executionId: 'exec-8', status: 'running' } as ExecutionView;
+    const { waiter, notify } = listeningWaiter(async () => running);
+    const leaves = new Set<() => void>();
+    const onLeave = (leave: () => void) => {
+      leaves.add(leave);
+      return () => void leaves.delete(leave);
+    };
+    // the client leaves: answered at once with what the read says, the listener gone
+    const left = waiter.wait({ tenantId: 'tenant-a', executionId: 'exec-8', timeoutMs: 600_000, onLeave });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(leaves.size).toBe(1);
+    for (const leave of [...leaves]) leave();
+    await expect(left).resolves.toBe(running);
+    expect(leaves.size).toBe(0);
+    expect(waiter.pending).toBe(0);
+    // answered by the end's notification: the listener is taken away, a late leave does nothing
+    const ended = waiter.wait({ tenantId: 'tenant-a', executionId: 'exec-9', timeoutMs: 600_000, onLeave });
+    await new Promise((resolve) => setImmediate(resolve));
+    notify(row('exec-9'));
+    await expect(ended).resolves.toMatchObject({ executionId: 'exec-9', status: 'committed' });
+    expect(leaves.size).toBe(0);
+    await waiter.close();
+  });
+
   it('parseEndedNotification: an id alone, a payload that is not JSON, a row that does not parse, an ended row', () => {
     expect(parseEndedNotification('exec-4')).toEqual({ executionId: 'exec-4' });
     expect(parseEndedNotification('{oops')).toEqual({ executionId: '{oops' });
