@@ -101,3 +101,37 @@ describe("a worker's fetch on BullMQ: the stale marker", () => {
     }
   });
 });
+
+describe("the drained hint keeps the next delayed job's time", () => {
+  const prefixes: string[] = [];
+  afterAll(async () => {
+    for (const prefix of prefixes) await deleteQueueKeys(REDIS_URL, prefix);
+  });
+
+  it('a delayed job is taken when it is due although a job was taken (the last one) while the worker waited for it', async () => {
+    const lateness: Record<string, number> = {};
+    for (const lean of [false, true]) {
+      const prefix = `covel-fetch-${randomBytes(4).toString('hex')}`;
+      prefixes.push(prefix);
+      const connection = redisConnection(REDIS_URL);
+      if (lean) expect(withLeanFetch(connection)).toBe(true);
+      const queue = new Queue('q', { connection, prefix });
+      const ran: Record<string, number> = {};
+      const worker = new Worker('q', async (job) => void (ran[job.name] = Date.now()), { connection, prefix, concurrency: 4 });
+      if (lean) expect(withDrainedHint(worker)).toBe(true);
+      await worker.waitUntilReady();
+      await new Promise((r) => setTimeout(r, 300)); // the worker idles, blocked on the marker
+      const due = Date.now() + 1500;
+      await queue.add('delayed', {}, { delay: 1500 });
+      await new Promise((r) => setTimeout(r, 300)); // it took the delay marker: it waits until the job is due
+      await queue.add('now', {});
+      while (ran.delayed === undefined && Date.now() < due + 8000) await new Promise((r) => setTimeout(r, 50));
+      lateness[String(lean)] = (ran.delayed ?? Infinity) - due;
+      await worker.close(true);
+      await queue.close();
+      connection.disconnect();
+    }
+    expect(lateness.false).toBeLessThan(1000);
+    expect(lateness.true).toBeLessThan(1000);
+  }, 30_000);
+});

@@ -595,10 +595,12 @@ export class BullMqTurnQueue implements TurnQueue {
       get claimedAttempt() {
         return data.claimedAttempt ?? null;
       },
-      // the job's add time: the same for every run of this job (a retry, a stalled job's re-run, its
-      // run after its children), another for a job of the same id added anew (the sweeper's after a
-      // loss); the claim records it, so it is not written to the job (issue 33: a script call a turn)
-      claimant: String(job.timestamp),
+      // the job's enqueue time (ms, `turnJobOptions`): the same for every run of this job (a retry, a
+      // stalled job's re-run, its run after its children), another for a job of the same id enqueued
+      // anew (the sweeper's after a loss, seconds later at least); the claim records it, so it is not
+      // written to the job (issue 33: a script call a turn). A job without one (none of ours) names
+      // no claimant: its re-run claims a new attempt, which fences the old run out all the same.
+      ...(Number.isSafeInteger(job.timestamp) && job.timestamp > 0 ? { claimant: String(job.timestamp) } : {}),
       recordClaim: async (attempt) => {
         data = { ...data, claimedAttempt: attempt };
       },

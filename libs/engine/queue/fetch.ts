@@ -34,7 +34,10 @@ export const DRAINED_FIELD = 'covelDrained';
 const TAKE_RETURN = 'return {rcall("HGETALL", jobKey), jobId, 0, 0} -- get job data';
 const TAKE_RETURN_HINTED = `local covelJob = rcall("HGETALL", jobKey)
   if not covelMore then table.insert(covelJob, "${DRAINED_FIELD}"); table.insert(covelJob, "1") end -- covel: nothing else waits
-  return {covelJob, jobId, 0, 0}`;
+  -- covel: and when the queue is drained, the next delayed job's time, so the worker's block ends when it is due
+  local covelDelayUntil = 0
+  if not covelMore then covelDelayUntil = getNextDelayedTimestamp(KEYS[7]) or 0 end
+  return {covelJob, jobId, 0, covelDelayUntil}`;
 
 interface BullMqScript {
   name: string;
