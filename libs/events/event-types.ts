@@ -130,7 +130,7 @@ export const ExecutionStartedV1 = z.object({
   /** The plugin registry generation the execution runs with (every attempt records the first one's); absent in early logs. */
   generation: z.string().min(1).optional(),
   /**
-   * The turn job that claimed it, as its queue names it (BullMQ: the job's add time, the same for
+   * The turn job that claimed it, as its queue names it (BullMQ: the job's enqueue time, the same for
    * every run of that job, never for a job added anew): a later run of that job finds its claim here
    * and goes on with it (issue 33: no write of the claim to the job). Absent: an early log, a queue
    * that keeps the claim with the job.
