@@ -1,5 +1,6 @@
-import Ajv2020, { type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020';
-import AjvDraft07 from 'ajv';
+import type Ajv2020 from 'ajv/dist/2020';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020';
+import type AjvDraft07 from 'ajv';
 
 /**
  * JSON Schema checks as the engine makes them (ajv 8): a tool's parameters, an event's payload, a
@@ -16,6 +17,8 @@ import AjvDraft07 from 'ajv';
  *   format library is loaded.
  * - Compiled once per schema object (a WeakMap: a schema nobody holds is forgotten, and ajv keeps
  *   none of them).
+ * - ajv is required when a checker first compiles a schema, not at the top: an engine starts with
+ *   no schema to check, and every process and test file that loads the engine would evaluate it.
  */
 export type SchemaVerdict = { ok: true } | { ok: false; messages: string[] };
 
@@ -31,17 +34,24 @@ const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 
 type Compiled = { validate: ValidateFunction } | { error: string };
 
+function newAjv(dialect: 'draft-07' | '2020-12'): AjvDraft07 | Ajv2020 {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  if (dialect === 'draft-07') return new (require('ajv') as typeof import('ajv')).default(OPTIONS);
+  return new (require('ajv/dist/2020') as typeof import('ajv/dist/2020')).default(OPTIONS);
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
 /** A checker with ajv instances of its own (one per purpose: tools and events, output schemas, dimensions). */
 export function createSchemaChecker(): SchemaChecker {
-  let ajv2020: Ajv2020 | undefined;
-  let ajv07: AjvDraft07 | undefined;
+  let ajv2020: AjvDraft07 | Ajv2020 | undefined;
+  let ajv07: AjvDraft07 | Ajv2020 | undefined;
   const compiled = new WeakMap<object, Compiled>();
 
   function compile(schema: object): Compiled {
     let entry = compiled.get(schema);
     if (entry) return entry;
     const declared = (schema as { $schema?: unknown }).$schema;
-    const ajv = typeof declared === 'string' && DRAFT_07.test(declared) ? (ajv07 ??= new AjvDraft07(OPTIONS)) : (ajv2020 ??= new Ajv2020(OPTIONS));
+    const ajv = typeof declared === 'string' && DRAFT_07.test(declared) ? (ajv07 ??= newAjv('draft-07')) : (ajv2020 ??= newAjv('2020-12'));
     try {
       entry = { validate: ajv.compile(schema) };
     } catch (error) {
