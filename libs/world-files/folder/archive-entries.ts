@@ -1,4 +1,4 @@
-import { Unzip, unzipSync } from 'fflate';
+import { fflate } from './fflate';
 import { failure, type ImportWorldArchiveFailure, type WorldArchiveLimits } from './import-result';
 
 /** An entry as the zip's central directory declares it. */
@@ -22,7 +22,7 @@ class TooManyEntries extends Error {}
 export function archiveEntries(bytes: Uint8Array, limits: WorldArchiveLimits): { ok: true; entries: ArchiveEntry[] } | ImportWorldArchiveFailure {
   const entries: ArchiveEntry[] = [];
   try {
-    unzipSync(bytes, {
+    fflate().unzipSync(bytes, {
       filter: (file) => {
         if (entries.length >= limits.maxEntries) throw new TooManyEntries();
         entries.push({ name: file.name, size: file.originalSize, compression: file.compression });
@@ -78,7 +78,7 @@ export function nameProblem(name: string): string | null {
 /** The names of the zip's local file headers, in order, nothing inflated; null when they cannot be read or there are more than `max`. */
 function localNames(bytes: Uint8Array, max: number): string[] | null {
   const names: string[] = [];
-  const unzip = new Unzip((file) => {
+  const unzip = new (fflate().Unzip)((file) => {
     if (names.length >= max) throw new TooManyEntries();
     names.push(file.name);
   });

@@ -1,4 +1,5 @@
-import { strToU8, type Zippable, zipSync } from 'fflate';
+import type { Zippable } from 'fflate';
+import { fflate } from './fflate';
 import type { WorldDocument } from '../../plugins-sdk';
 import { REPLY_BOOK_FILE, WORLD_FILE } from './archive-files';
 import { worldMarkdown } from './world-markdown';
@@ -29,6 +30,7 @@ export interface ExportWorldArchiveOptions {
 export function exportWorldArchive(options: ExportWorldArchiveOptions): Uint8Array {
   const { document, id, replyBook } = options;
   assertWorldId(id);
+  const { strToU8, zipSync } = fflate();
   const entry = (text: string): Zippable[string] => [strToU8(text), { mtime: FIXED_MTIME, level: 9 }];
   const files: Zippable = { [`${id}/${WORLD_FILE}`]: entry(worldMarkdown(document, { id })) };
   if (replyBook !== undefined) files[`${id}/${REPLY_BOOK_FILE}`] = entry(`${JSON.stringify(replyBook, null, 2)}\n`);

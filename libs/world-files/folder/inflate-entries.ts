@@ -1,4 +1,5 @@
-import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
+import type { UnzipFile } from 'fflate';
+import { fflate } from './fflate';
 import type { ArchiveEntry } from './archive-entries';
 import { failure, type ImportWorldArchiveFailure } from './import-result';
 
@@ -22,6 +23,7 @@ export function inflateEntries(bytes: Uint8Array, wanted: readonly ArchiveEntry[
     file?.terminate();
   };
 
+  const { Unzip, UnzipInflate } = fflate();
   const unzip = new Unzip((file) => {
     const size = declared.get(file.name);
     if (size === undefined || problem !== null) return;
