@@ -10,13 +10,17 @@ const transform = {
         target: 'es2022',
       },
       module: { type: 'commonjs' },
+      // the map apart (Jest keeps it beside the cached code and reads it for a stack trace), not inline
+      // (@swc/jest's default): inline, each module's code is about three times as long, and every test
+      // file reads and compiles it anew for each of the ~1,900 modules an engine test loads
+      sourceMaps: true,
     },
   ],
 };
 // ESM-only packages (plain Node 20 can require() them; Jest's CommonJS runtime cannot): SWC turns them into CommonJS too
 const ESM_PACKAGES = ['string-width', 'wrap-ansi', 'get-east-asian-width'];
 const esmPath = `/node_modules/(?:${ESM_PACKAGES.join('|')})/`; // their own nested node_modules included
-transform[`${esmPath}.+\\.js$`] = ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }];
+transform[`${esmPath}.+\\.js$`] = ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' }, sourceMaps: true }];
 const common = {
   transform,
   transformIgnorePatterns: [`^(?!.*${esmPath}).*/node_modules/`],
