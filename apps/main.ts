@@ -16,6 +16,8 @@ async function main() {
   const config = loadConfig();
   const embedded = config.database.kind === 'pglite';
   if (embedded) mkdirSync(config.dataDir, { recursive: true });
+  // the ready line comes once the database is open and migrated (a first embedded start makes it: several seconds)
+  console.log(`Covel engine starting (database: ${embedded ? `PGlite in ${config.dataDir}` : 'PostgreSQL'})`);
   // OpenTelemetry traces when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; nothing registered otherwise
   const tracing = await startTracing({ defaultServiceName: 'covel' });
   const engine = await createEngine(config, 'all');

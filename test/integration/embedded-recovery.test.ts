@@ -73,5 +73,5 @@ describe('embedded default: a turn cut by kill -9 resumes at start-up', () => {
     } finally {
       await open.close();
     }
-  }, 120_000);
+  }, 360_000);
 });

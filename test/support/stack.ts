@@ -95,7 +95,9 @@ export interface ManagedProcess {
 }
 
 /** Starts one of the apps as its own Node process and waits for its ready line. */
-export async function startApp(name: string, script: string, env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Promise<ManagedProcess> {
+// a hang guard, not a speed check: a first embedded start (PGlite made and migrated) takes about 8 s on a
+// quiet 2-core machine and was seen past 60 s under a loaded CI
+export async function startApp(name: string, script: string, env: Record<string, string>, ready: RegExp, timeoutMs = 150_000): Promise<ManagedProcess> {
   const child = spawn(process.execPath, ['-r', './tools/register.js', script], {
     cwd: root,
     env: { ...process.env, OPENAI_API_KEY: '', ...env },
