@@ -80,6 +80,10 @@ describeBrowser('web prompt inspector and /docs (headless Chromium, engine start
         COVEL_EMULATOR_DELAY_MS: '0',
         COVEL_HISTORY_MESSAGE_LIMIT: String(HISTORY_LIMIT),
         COVEL_EMULATOR_CHUNK_DELAY_MS: '0',
+        // the test's own fetches (route.fetch, Playwright's pooled keep-alive sockets) never go out on a
+        // socket the engine closes as idle: on a loaded CI machine the engine's overdue 5 s timer closed one
+        // unread as a fetch went out on it (ECONNRESET); a browser retries such a GET, route.fetch does not
+        COVEL_HTTP_KEEP_ALIVE_TIMEOUT_MS: '600000',
         // the embedded default, as on a fresh clone: no database or queue server, no provider key
         DATABASE_URL: '',
         COVEL_MIGRATION_DATABASE_URL: '',
