@@ -810,10 +810,14 @@ export function queueConformance(driver: ConformanceDriver): void {
           const turnRuns: { executionId: string; trace: TraceCarrier | undefined; claimedAttempt: number | null }[] = [];
           const runtimeTraces: (TraceCarrier | undefined)[] = [];
           const ended = deferred();
+          const plainRan = deferred();
           queue.consume({
             turn: async (job, ctx): Promise<TurnStep> => {
               turnRuns.push({ executionId: job.executionId, trace: job.trace, claimedAttempt: claimed(job, ctx) });
-              if (job.executionId === plain.executionId) return done;
+              if (job.executionId === plain.executionId) {
+                plainRan.resolve();
+                return done;
+              }
               if (claimed(job, ctx) === null) {
                 await claim(job, ctx, 1);
                 return { kind: 'awaitChildren', children: [{ ...child(turnJobOnly(job), 'one'), trace: given }] };
@@ -832,7 +836,8 @@ export function queueConformance(driver: ConformanceDriver): void {
             await queue.enqueue(traced);
           });
           await queue.enqueue(plain);
-          await ended.promise;
+          // both jobs ran (no order between them: the traced job's three runs may all end before the plain one's enqueue does)
+          await Promise.all([ended.promise, plainRan.promise]);
           const runsOf = (job: TurnJob) => turnRuns.filter((r) => r.executionId === job.executionId).map(({ executionId: _, ...run }) => run);
           expect(runsOf(traced)).toEqual([
             { trace: { traceparent }, claimedAttempt: null },
