@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { formatBreakdown, formatCountsTable } from './counts';
 import type { RunResult } from './run';
+import { formatContention } from './sched';
 
 const DASH = '—';
 
@@ -83,6 +84,14 @@ export function formatReport(results: readonly RunResult[]): string {
     `load average (1 min) at the window's start/end: ${results.map((r) => `${r.spec.name} ${r.loadAverage.start.toFixed(1)}/${r.loadAverage.end.toFixed(1)}`).join(', ')} on ${cpus().length} cores`,
   );
   for (const r of results) {
+    if (r.cpuCeiling)
+      notes.push(
+        `run ${r.spec.name}: its own processes (api, workers, emulator, bench db, redis, this client) used ${dec(r.cpuCeiling.msPerTurn)} CPU ms per turn: ${cpus().length} cores allow at most ${dec(r.cpuCeiling.turnsPerSecond)} turns/s at that rate` +
+          (r.idealTurnsPerSecond
+            ? ` (${dec(r.cpuCeiling.turnsPerSecond === null ? null : (r.cpuCeiling.turnsPerSecond / r.idealTurnsPerSecond) * 100, 0)} % of ideal)`
+            : ''),
+      );
+    if (r.contention) notes.push(`run ${r.spec.name}: ${formatContention(r.contention, cpus().length)}`);
     if (r.modelCallsPerTurn !== null && Math.abs(r.modelCallsPerTurn - 1) > 1e-9)
       notes.push(`run ${r.spec.name}: ${r.modelCallsPerTurn.toFixed(2)} model calls per turn (overhead assumes one)`);
     if (r.turns.errors) notes.push(`run ${r.spec.name}: ${r.turns.errors} client errors, e.g. ${r.errorSamples.join(' | ')}`);

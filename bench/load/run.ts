@@ -8,6 +8,7 @@ import { checkExactlyOnce, efficiencyPercent, type ExactlyOnce, idealThroughput,
 import type { RunSpec } from './options';
 import { newSessions, now, runPlayers, type TurnRecord } from './players';
 import { startBenchStack } from './stack';
+import { type Contention, type CpuCeiling, cpuCeiling, watchContention } from './sched';
 import { readLog, type TurnStepName } from './verify';
 
 /** Every figure of one run (the JSON written under bench/results/, one entry per run). */
@@ -43,6 +44,14 @@ export interface RunResult {
   counts: TurnCounts;
   /** The machine's 1-minute load average when the window opened and closed (other work shares the cores). */
   loadAverage: { start: number; end: number };
+  /** Over the window: how much the processes waited for a core (main threads), the machine's runnable tasks, CPU pressure. */
+  contention?: Contention;
+  /**
+   * CPU ms per committed turn of everything the run itself runs: API, workers, emulator, the run
+   * database's backends, Redis, and this bench client; and the turns/s the machine's cores allow
+   * at that rate (the most a run can reach, whatever it waits on).
+   */
+  cpuCeiling?: CpuCeiling;
   /** Processes that exited during the run. */
   crashed: string[];
   /** A few of the client's errors (distinct messages). */
@@ -78,6 +87,8 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
     const groups = { api: [stack.api.pid], workers: stack.workers.map((w) => w.pid), emulator: [stack.emulator.pid] };
     const counting = await openCountWindow(stack);
     const before = cpuSnapshot(groups);
+    const contention = watchContention({ ...groups, bench: [process.pid] });
+    const clientBefore = process.cpuUsage();
     const loadAtStart = loadavg()[0];
     let turns: TurnRecord[];
     try {
@@ -95,6 +106,8 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       clearInterval(timer);
     }
     const after = cpuSnapshot(groups);
+    const contended = contention.stop();
+    const clientCpu = process.cpuUsage(clientBefore);
     const counts = await counting.close(turns);
     const loadAverage = { start: loadAtStart, end: loadavg()[0] };
     const crashed = [stack.api, stack.emulator, ...stack.workers].filter((p) => p.exited());
@@ -107,6 +120,7 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
     const rate = throughput(committed.length, windowMs);
     const ideal = idealThroughput({ workers: spec.workers, concurrency: spec.concurrency, modelLatencyMs: spec.latencyMs });
     const used = { ...cpuUse(before, after), postgresBenchDb: backendsCpuMs(before, after, reading.backendPids) };
+    const ceilingMs = used.api + used.workers + used.emulator + used.postgresBenchDb + used.redis + (clientCpu.user + clientCpu.system) / 1000;
     const perTurn = Object.fromEntries(Object.entries(used).map(([k, ms]) => [k, committed.length ? ms / committed.length : 0])) as RunResult['cpuMsPerTurn'];
     return {
       spec,
@@ -136,6 +150,8 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
       cpuMsPerTurn: perTurn,
       counts,
       loadAverage,
+      contention: contended,
+      cpuCeiling: cpuCeiling(ceilingMs, committed.length),
       crashed: crashed.map((p) => p.name),
       errorSamples: [...new Set(turns.flatMap((t) => (t.error ? [t.error] : [])))].slice(0, 5),
     };
