@@ -1,6 +1,7 @@
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import type IORedis from 'ioredis';
 import { FAIR_FUNCTIONS } from './fair';
+import type { BullMqScript } from './load-bullmq';
 
 /**
  * An enqueue's admission and the add of its turn job in one script call (issue 33: one round trip
@@ -10,12 +11,6 @@ import { FAIR_FUNCTIONS } from './fair';
  * `Queue.add` writes it. The arguments are BullMQ's too: the job is built and encoded by BullMQ's
  * `Job.addJob`, whose one script call is answered by this command instead of the connection.
  */
-
-interface BullMqScript {
-  name: string;
-  keys: number;
-  content: string;
-}
 
 /** addStandardJob's keys (wait, paused, meta, id, completed, delayed, active, events, marker): its arguments follow them. */
 const ADD_KEYS = 9;
