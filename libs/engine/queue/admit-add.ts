@@ -1,7 +1,7 @@
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import type IORedis from 'ioredis';
 import { FAIR_FUNCTIONS } from './fair';
-import type { BullMqScript } from './load-bullmq';
+import { bullmq, type BullMqScript } from './load-bullmq';
 
 /**
  * An enqueue's admission and the add of its turn job in one script call (issue 33: one round trip
@@ -92,8 +92,7 @@ export async function admitAndAdd(request: {
       return admitted === 1 ? added : 0;
     },
   };
-  const JobClass = bullmqJob();
-  const job = new JobClass(queue, request.name, request.data, { ...jobsOptionsOf(queue), ...request.opts }, request.opts.jobId);
+  const job = new (bullmq().Job)(queue, request.name, request.data, { ...jobsOptionsOf(queue), ...request.opts }, request.opts.jobId);
   await job.addJob(client as unknown as Parameters<Job['addJob']>[0]);
   if (admitted === null) throw new Error('admitAndAdd: BullMQ made no script call');
   return admitted;
@@ -102,9 +101,4 @@ export async function admitAndAdd(request: {
 /** The queue's default job options (`defaultJobOptions`), merged under a job's own as `Queue.add` merges them. */
 function jobsOptionsOf(queue: Queue): JobsOptions {
   return (queue as unknown as { jobsOpts?: JobsOptions }).jobsOpts ?? {};
-}
-
-function bullmqJob(): typeof Job {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('bullmq') as typeof import('bullmq')).Job;
 }
