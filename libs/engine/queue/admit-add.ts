@@ -25,6 +25,9 @@ const addCommandName = (): string => {
   return `addStandardJob:${version}`;
 };
 
+/** `addCommandName()`, read once (by `withAdmitAdd`, when the command is defined): not per enqueue. */
+let addCommand: string | undefined;
+
 /** BullMQ's addStandardJob script, as its connections define it; null when this BullMQ has none. */
 function addStandardJobScript(): BullMqScript | null {
   try {
@@ -62,6 +65,7 @@ export function withAdmitAdd(connection: IORedis): boolean {
   const script = admitAddScript();
   if (!script) return false;
   connection.defineCommand(COMMAND, { numberOfKeys: script.keys, lua: script.lua });
+  addCommand ??= addCommandName();
   return true;
 }
 
@@ -80,7 +84,7 @@ export async function admitAndAdd(request: {
   admission: readonly (string | number)[];
 }): Promise<number> {
   const { connection, queue } = request;
-  const expected = addCommandName();
+  const expected = (addCommand ??= addCommandName());
   const command = (connection as unknown as Record<string, AdmitAddCommand>)[COMMAND];
   let admitted: number | null = null;
   const client = {
