@@ -48,7 +48,7 @@ export function admitAddScript(): { keys: number; lua: string } | null {
   const add = addStandardJobScript();
   if (!add) return null;
   const lua = `${FAIR_FUNCTIONS}
-local admitted = enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]))
+local admitted = enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), true)
 if admitted ~= 1 then return {admitted} end
 local function addStandardJob(KEYS, ARGV)
 ${add.content}
