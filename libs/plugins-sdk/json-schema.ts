@@ -34,6 +34,8 @@ const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 
 type Compiled = { validate: ValidateFunction } | { error: string };
 
+function newAjv(dialect: 'draft-07'): AjvDraft07;
+function newAjv(dialect: '2020-12'): Ajv2020;
 function newAjv(dialect: 'draft-07' | '2020-12'): AjvDraft07 | Ajv2020 {
   /* eslint-disable @typescript-eslint/no-require-imports */
   if (dialect === 'draft-07') return new (require('ajv') as typeof import('ajv')).default(OPTIONS);
@@ -43,8 +45,8 @@ function newAjv(dialect: 'draft-07' | '2020-12'): AjvDraft07 | Ajv2020 {
 
 /** A checker with ajv instances of its own (one per purpose: tools and events, output schemas, dimensions). */
 export function createSchemaChecker(): SchemaChecker {
-  let ajv2020: AjvDraft07 | Ajv2020 | undefined;
-  let ajv07: AjvDraft07 | Ajv2020 | undefined;
+  let ajv2020: Ajv2020 | undefined;
+  let ajv07: AjvDraft07 | undefined;
   const compiled = new WeakMap<object, Compiled>();
 
   function compile(schema: object): Compiled {

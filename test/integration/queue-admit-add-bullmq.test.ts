@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
-import { deleteQueueKeys, redisConnection } from '../../libs/engine';
+import { redisConnection } from '../../libs/engine';
 import { admitAndAdd, withAdmitAdd } from '../../libs/engine/queue/admit-add';
 import { ADMIT_SCRIPT } from '../../libs/engine/queue/fair';
+import { queuePrefixes } from '../support/queue-prefixes';
 import { REDIS_URL } from '../support/stack';
 
 /**
@@ -12,23 +11,10 @@ import { REDIS_URL } from '../support/stack';
  * already is not added.
  */
 describe('admission and add of a turn job in one call (BullMQ)', () => {
-  const prefixes: string[] = [];
-  const closing: (() => Promise<unknown>)[] = [];
-  let redis: IORedis;
-  beforeAll(() => {
-    redis = new IORedis(REDIS_URL);
-  });
-  afterEach(async () => {
-    for (const close of closing.splice(0)) await close();
-  });
-  afterAll(async () => {
-    for (const prefix of prefixes) await deleteQueueKeys(REDIS_URL, prefix);
-    redis.disconnect();
-  });
+  const { redis, prefix: newPrefix, closing } = queuePrefixes('covel-admit');
 
   function queueOn() {
-    const prefix = `covel-admit-${randomBytes(4).toString('hex')}`;
-    prefixes.push(prefix);
+    const prefix = newPrefix();
     const connection = redisConnection(REDIS_URL);
     expect(withAdmitAdd(connection)).toBe(true);
     connection.defineCommand('covelFairAdmit', { numberOfKeys: 0, lua: ADMIT_SCRIPT });

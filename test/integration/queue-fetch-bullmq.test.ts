@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import IORedis from 'ioredis';
-import { deleteQueueKeys, redisConnection } from '../../libs/engine';
+import { redisConnection } from '../../libs/engine';
 import { DRAINED_FIELD, withDrainedHint, withLeanFetch } from '../../libs/engine/queue/fetch';
+import { queuePrefixes } from '../support/queue-prefixes';
 import { REDIS_URL } from '../support/stack';
 
 /**
@@ -11,24 +10,11 @@ import { REDIS_URL } from '../support/stack';
  * away when it finds nothing to take, so an idle worker blocks at once instead of waking on it.
  */
 describe("a worker's fetch on BullMQ: the stale marker", () => {
-  const prefixes: string[] = [];
-  const closing: (() => Promise<unknown>)[] = [];
-  let redis: IORedis;
-  beforeAll(() => {
-    redis = new IORedis(REDIS_URL);
-  });
-  afterEach(async () => {
-    for (const close of closing.splice(0)) await close();
-  });
-  afterAll(async () => {
-    for (const prefix of prefixes) await deleteQueueKeys(REDIS_URL, prefix);
-    redis.disconnect();
-  });
+  const { redis, prefix: newPrefix, closing } = queuePrefixes('covel-fetch');
 
   /** A queue and a worker that fetches only when asked (no loop of its own), on a connection with or without the lean fetch. */
   function queueAndWorker(lean: boolean) {
-    const prefix = `covel-fetch-${randomBytes(4).toString('hex')}`;
-    prefixes.push(prefix);
+    const prefix = newPrefix();
     const connection = redisConnection(REDIS_URL);
     if (lean) expect(withLeanFetch(connection)).toBe(true);
     const queue = new Queue('q', { connection, prefix });
@@ -103,16 +89,12 @@ describe("a worker's fetch on BullMQ: the stale marker", () => {
 });
 
 describe("the drained hint keeps the next delayed job's time", () => {
-  const prefixes: string[] = [];
-  afterAll(async () => {
-    for (const prefix of prefixes) await deleteQueueKeys(REDIS_URL, prefix);
-  });
+  const { prefix: newPrefix } = queuePrefixes('covel-fetch');
 
   it('a delayed job is taken when it is due although a job was taken (the last one) while the worker waited for it', async () => {
     const lateness: Record<string, number> = {};
     for (const lean of [false, true]) {
-      const prefix = `covel-fetch-${randomBytes(4).toString('hex')}`;
-      prefixes.push(prefix);
+      const prefix = newPrefix();
       const connection = redisConnection(REDIS_URL);
       if (lean) expect(withLeanFetch(connection)).toBe(true);
       const queue = new Queue('q', { connection, prefix });

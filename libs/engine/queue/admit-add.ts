@@ -1,6 +1,7 @@
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import type IORedis from 'ioredis';
 import { FAIR_FUNCTIONS } from './fair';
+import { bullmq, type BullMqScript } from './load-bullmq';
 
 /**
  * An enqueue's admission and the add of its turn job in one script call (issue 33: one round trip
@@ -10,12 +11,6 @@ import { FAIR_FUNCTIONS } from './fair';
  * `Queue.add` writes it. The arguments are BullMQ's too: the job is built and encoded by BullMQ's
  * `Job.addJob`, whose one script call is answered by this command instead of the connection.
  */
-
-interface BullMqScript {
-  name: string;
-  keys: number;
-  content: string;
-}
 
 /** addStandardJob's keys (wait, paused, meta, id, completed, delayed, active, events, marker): its arguments follow them. */
 const ADD_KEYS = 9;
@@ -29,6 +24,9 @@ const addCommandName = (): string => {
   const { version } = require('bullmq/dist/cjs/version') as { version: string };
   return `addStandardJob:${version}`;
 };
+
+/** `addCommandName()`, read once (by `withAdmitAdd`, when the command is defined): not per enqueue. */
+let addCommand: string | undefined;
 
 /** BullMQ's addStandardJob script, as its connections define it; null when this BullMQ has none. */
 function addStandardJobScript(): BullMqScript | null {
@@ -50,7 +48,7 @@ export function admitAddScript(): { keys: number; lua: string } | null {
   const add = addStandardJobScript();
   if (!add) return null;
   const lua = `${FAIR_FUNCTIONS}
-local admitted = enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]))
+local admitted = enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), true)
 if admitted ~= 1 then return {admitted} end
 local function addStandardJob(KEYS, ARGV)
 ${add.content}
@@ -67,6 +65,7 @@ export function withAdmitAdd(connection: IORedis): boolean {
   const script = admitAddScript();
   if (!script) return false;
   connection.defineCommand(COMMAND, { numberOfKeys: script.keys, lua: script.lua });
+  addCommand ??= addCommandName();
   return true;
 }
 
@@ -85,7 +84,7 @@ export async function admitAndAdd(request: {
   admission: readonly (string | number)[];
 }): Promise<number> {
   const { connection, queue } = request;
-  const expected = addCommandName();
+  const expected = (addCommand ??= addCommandName());
   const command = (connection as unknown as Record<string, AdmitAddCommand>)[COMMAND];
   let admitted: number | null = null;
   const client = {
@@ -97,8 +96,7 @@ export async function admitAndAdd(request: {
       return admitted === 1 ? added : 0;
     },
   };
-  const JobClass = bullmqJob();
-  const job = new JobClass(queue, request.name, request.data, { ...jobsOptionsOf(queue), ...request.opts }, request.opts.jobId);
+  const job = new (bullmq().Job)(queue, request.name, request.data, { ...jobsOptionsOf(queue), ...request.opts }, request.opts.jobId);
   await job.addJob(client as unknown as Parameters<Job['addJob']>[0]);
   if (admitted === null) throw new Error('admitAndAdd: BullMQ made no script call');
   return admitted;
@@ -107,9 +105,4 @@ export async function admitAndAdd(request: {
 /** The queue's default job options (`defaultJobOptions`), merged under a job's own as `Queue.add` merges them. */
 function jobsOptionsOf(queue: Queue): JobsOptions {
   return (queue as unknown as { jobsOpts?: JobsOptions }).jobsOpts ?? {};
-}
-
-function bullmqJob(): typeof Job {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('bullmq') as typeof import('bullmq')).Job;
 }

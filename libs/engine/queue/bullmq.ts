@@ -38,16 +38,7 @@ import {
 import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from './fair';
 import { withDrainedHint, withLeanFetch } from './fetch';
 import { admitAndAdd, withAdmitAdd } from './admit-add';
-
-/**
- * BullMQ, required at first use rather than at the top: only a process on Redis queues needs it,
- * and the embedded default (in-process queue) and every engine test file would load it (~0.1 s of
- * CPU, ~150 ms under Jest, which evaluates it anew per file).
- */
-function bullmq(): typeof import('bullmq') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('bullmq') as typeof import('bullmq');
-}
+import { bullmq } from './load-bullmq';
 
 /** Bound of one enqueue (and of the health probe's PING): under the API's 2 s answer bound. */
 export const ENQUEUE_TIMEOUT_MS = 1_500;

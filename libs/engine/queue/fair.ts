@@ -132,8 +132,9 @@ export class MemoryAdmission {
 /**
  * The Redis side (BullMQ driver). Keys under `<prefix>:fair:`: `admitted` (zset of members
  * `<length of tenant>:<tenant>|<execution>` → when admitted or last seen alive, ms; the length makes
- * the encoding unambiguous whatever the ids hold), `held` (set of held execution ids), `ring` (list
- * of tenants with held executions and room under their cap, round robin), `parked` (set of tenants
+ * the encoding unambiguous whatever the ids hold), `held` (set of held execution ids), `again` (hash
+ * execution → the job's JSON: an enqueue made while its turn job ran, made anew by its release),
+ * `ring` (list of tenants with held executions and room under their cap, round robin), `parked` (set of tenants
  * with held executions at their cap: a release that brings one below its cap puts it back on the
  * ring, so a dispatch never walks capped tenants), `caps` (hash tenant → cap, 0 none: stored at each
  * enqueue so a dispatch in another process applies it), `window` (the auto window, with an expiry),
@@ -188,8 +189,12 @@ end
 local function inflightKey(tenant)
   return base .. ':inflight:' .. tenant
 end
+local againKey = base .. ':again'
+local function jobKeyOf(execution)
+  return jobPrefix .. 'turn-' .. (string.gsub(execution, ':', '_'))
+end
 local function unfinishedJob(execution)
-  local key = jobPrefix .. 'turn-' .. (string.gsub(execution, ':', '_'))
+  local key = jobKeyOf(execution)
   return redis.call('EXISTS', key) == 1 and redis.call('HEXISTS', key, 'finishedOn') == 0
 end
 local function capOf(tenant)
@@ -212,6 +217,7 @@ local function admit(tenant, execution, at)
   redis.call('SADD', tenantsKey, tenant)
 end
 local function release(tenant, execution)
+  redis.call('HDEL', againKey, execution)
   redis.call('ZREM', admittedKey, memberOf(tenant, execution))
   redis.call('SREM', inflightKey(tenant), execution)
   if redis.call('SCARD', inflightKey(tenant)) == 0 then redis.call('SREM', tenantsKey, tenant) end
@@ -240,10 +246,18 @@ local function dispatch(out)
   return out
 end
 -- an enqueue: 1 admitted (now, or already but its turn job is gone or finished: the caller adds it),
--- 2 admitted already and its turn job is there, 0 held (now or already)
-local function enqueue(tenant, execution, payload, cap)
+-- 2 admitted already and its turn job is there, 0 held (now or already). With keep (a producer's
+-- enqueue, not a turn job's hand-off), a turn job there that a worker runs (its lock held) may
+-- have read the log before what this enqueue is for (a resume appended since): the enqueue is kept
+-- (again) and made anew by the job's release. A hand-off's next execution runs only once it is its
+-- session's head: a run of it under way read the log after the hand-off's cause (and a hand-off by
+-- such a kept run of an ended execution would keep the next one's in turn, and so on).
+local function enqueue(tenant, execution, payload, cap, keep)
   if redis.call('ZSCORE', admittedKey, memberOf(tenant, execution)) then
-    if unfinishedJob(execution) then return 2 end
+    if unfinishedJob(execution) then
+      if keep and redis.call('EXISTS', jobKeyOf(execution) .. ':lock') == 1 then redis.call('HSET', againKey, execution, payload) end
+      return 2
+    end
     return 1
   end
   if redis.call('SISMEMBER', heldKey, execution) == 1 then return 0 end
@@ -288,7 +302,7 @@ export const FAIR_FUNCTIONS = COMMON;
  * (nothing to add), 0: held (now or already).
  */
 export const ADMIT_SCRIPT = `${COMMON}
-return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]))
+return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), true)
 `;
 
 /**
@@ -298,12 +312,19 @@ return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]))
  * with it. Optionally ARGV[7..10], the enqueue of the session's next execution its turn job handed
  * off to (tenant, execution, the job's JSON, the tenant's cap: as ADMIT_SCRIPT's), made after the
  * release and its dispatch (the executions held before it keep their turn): one call instead of two.
- * Answers the JSON of the jobs admitted (the next execution's among them when admitted).
+ * An enqueue of the execution kept while its job ran (`again`, see `enqueue`) is made anew after
+ * the release and its dispatch, as an enqueue then would be (admitted, or held behind those held
+ * before it), before the hand-off's. Answers the JSON of the jobs admitted (the next execution's among them when admitted).
  */
 export const RELEASE_SCRIPT = `${COMMON}
 local tenant, execution = ARGV[5], ARGV[6]
-if not unfinishedJob(execution) then release(tenant, execution) end
+local again = nil
+if not unfinishedJob(execution) then
+  again = redis.call('HGET', againKey, execution)
+  release(tenant, execution)
+end
 local out = dispatch({})
+if again and enqueue(tenant, execution, again, capOf(tenant)) == 1 then out[#out + 1] = again end
 if ARGV[7] and enqueue(ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])) == 1 then out[#out + 1] = ARGV[9] end
 return out
 `;

@@ -1,4 +1,5 @@
 import type IORedis from 'ioredis';
+import type { BullMqScript } from './load-bullmq';
 
 /**
  * A worker's fetch without the empty round trips (issue 33). BullMQ's `moveToActive` script adds
@@ -38,12 +39,6 @@ const TAKE_RETURN_HINTED = `local covelJob = rcall("HGETALL", jobKey)
   local covelDelayUntil = 0
   if not covelMore then covelDelayUntil = getNextDelayedTimestamp(KEYS[7]) or 0 end
   return {covelJob, jobId, 0, covelDelayUntil}`;
-
-interface BullMqScript {
-  name: string;
-  keys: number;
-  content: string;
-}
 
 /** `text` with its one occurrence of `anchor` replaced; null when it has none or several. */
 function replaceOnce(text: string, anchor: string, by: string): string | null {

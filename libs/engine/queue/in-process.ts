@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { isPermanentFailure } from '../errors';
 import { withTraceCarrier } from '../../telemetry';
 import {
@@ -41,6 +42,10 @@ interface TurnEntry {
   started?: boolean;
   /** While waiting for children: the ids of those not ended yet. */
   waitingOn: Set<string> | null;
+  /** True while the turn handler runs it. */
+  running?: boolean;
+  /** An enqueue of its execution while it ran (a resume the run may have missed): made anew at the job's end. */
+  again?: { job: TurnJob; cap: number; enqueuedAt: number };
 }
 
 interface RuntimeEntry {
@@ -95,6 +100,8 @@ export class InProcessQueue implements TurnQueue {
   private readonly retry: RetryPolicy;
   private readonly admission: MemoryAdmission;
   private handlers: QueueHandlers | null = null;
+  /** The turn job whose handler runs in this async context (its enqueues of its session's executions are hand-offs). */
+  private readonly turnRuns = new AsyncLocalStorage<TurnJob>();
   private closed = false;
   /** `close` waiting for the running jobs to end. */
   private idleWaiters: (() => void)[] = [];
@@ -110,7 +117,13 @@ export class InProcessQueue implements TurnQueue {
     const traced = withTraceCarrier(job);
     const cap = await capOf(this.options.fairness, job.tenantId);
     if (this.closed) throw queueUnavailable('the in-process queue is closed');
-    if (this.jobs.has(turnJobId(job.executionId)) || this.admission.has(job.executionId)) return;
+    const existing = this.jobs.get(turnJobId(job.executionId));
+    // running: its run may have read the log before what this enqueue is for (a resume): one more
+    // run after it. Not for a hand-off (an enqueue by a turn run of the same session): as in fair.ts's enqueue
+    const run = this.turnRuns.getStore();
+    const handOff = run?.tenantId === job.tenantId && run.sessionId === job.sessionId;
+    if (existing?.lane === 'turn' && existing.running && !handOff) existing.again = { job: traced, cap, enqueuedAt: Date.now() };
+    if (existing || this.admission.has(job.executionId)) return;
     const enqueuedAt = Date.now();
     if (this.admission.enqueue(traced, cap, enqueuedAt)) this.addTurn(traced, enqueuedAt);
   }
@@ -256,7 +269,13 @@ export class InProcessQueue implements TurnQueue {
         this.pump();
       },
     };
-    const step = await this.handlers!.turn(entry.job, ctx);
+    let step;
+    entry.running = true;
+    try {
+      step = await this.turnRuns.run(entry.job, () => this.handlers!.turn(entry.job, ctx));
+    } finally {
+      entry.running = false;
+    }
     if (step.kind === 'done') return this.end(entry);
     if (step.kind === 'later') return this.later(entry.id, step.delayMs);
     const waitingOn = new Set(step.children.map((child) => this.addChild(entry, child)));
@@ -297,8 +316,14 @@ export class InProcessQueue implements TurnQueue {
   /** The job is gone (completed, or failed for good); a parent whose children have all ended runs again. */
   private end(entry: Entry) {
     this.jobs.delete(entry.id);
-    // a turn job's end frees its execution's place: what it admits is added (round robin across tenants)
-    if (entry.lane === 'turn') for (const next of this.admission.release(entry.job)) this.addTurn(next.job, next.enqueuedAt);
+    if (entry.lane === 'turn') {
+      // a turn job's end frees its execution's place: what it admits is added (round robin across tenants)
+      for (const next of this.admission.release(entry.job)) this.addTurn(next.job, next.enqueuedAt);
+      // enqueued while it ran: enqueued anew now, admitted or held as any enqueue
+      const again = entry.again;
+      if (again && !this.jobs.has(entry.id) && !this.admission.has(again.job.executionId) && this.admission.enqueue(again.job, again.cap, again.enqueuedAt))
+        this.addTurn(again.job, again.enqueuedAt);
+    }
     if (entry.lane !== 'runtime') return;
     for (const parentId of entry.parents) {
       const parent = this.jobs.get(parentId);

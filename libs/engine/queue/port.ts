@@ -125,8 +125,11 @@ export interface FairnessOptions {
 export interface TurnProducer {
   /**
    * Idempotent per execution: enqueueing a turn job that still exists (held for admission, waiting,
-   * running, delayed or waiting for its children) is a no-op. Fair across tenants: the job is added
-   * when admitted (`FairnessOptions`), else held on its tenant's ready list until a place frees.
+   * delayed or waiting for its children) is a no-op. While a worker runs it, whose run may have read
+   * the log before what the enqueue is for (a resume appended after the suspension, the job not yet
+   * ended), the enqueue is kept and made once more at the job's end (several such: one). Fair
+   * across tenants: the job is added when admitted (`FairnessOptions`), else held on its tenant's
+   * ready list until a place frees.
    * Bounded: rejects with `UnavailableError` (dependency `queue`) when the queue is down or does not
    * take the job in time, never waits for a reconnect.
    */

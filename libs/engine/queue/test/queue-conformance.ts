@@ -148,6 +148,82 @@ export function queueConformance(driver: ConformanceDriver): void {
     );
 
     it(
+      'an enqueue while its turn job runs (a resume recorded after the run read the log) runs the execution once more, as soon as that job has ended',
+      async () => {
+        const queue = create(2);
+        const job = turnJob();
+        const runs: number[] = [];
+        const running = deferred();
+        const resumed = deferred();
+        const ranAgain = deferred();
+        queue.consume(
+          handlers({
+            turn: async () => {
+              runs.push(Date.now());
+              if (runs.length > 1) ranAgain.resolve();
+              else {
+                running.resolve();
+                await resumed.promise;
+              }
+              return done;
+            },
+          }),
+        );
+        await queue.enqueue(job);
+        await running.promise;
+        // the API's resume while the job that recorded the suspension has not ended (twice: one more run, not two)
+        await queue.enqueue(job);
+        await queue.enqueue(job);
+        const ended = Date.now();
+        resumed.resolve();
+        await Promise.race([ranAgain.promise, sleep(5_000)]);
+        expect(runs).toHaveLength(2);
+        // at once, not when a sweeper finds the execution pending with no job (seconds later)
+        expect(runs[1] - ended).toBeLessThan(2_000);
+        await sleep(300);
+        expect(runs).toHaveLength(2);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      "a turn job's hand-off to its session's execution whose job runs adds no run of it (that run read the log after the hand-off's cause)",
+      async () => {
+        const queue = create(2);
+        const first = turnJob();
+        const next = { ...first, executionId: randomUUID() };
+        const runs: string[] = [];
+        const nextRunning = deferred();
+        const nextGo = deferred();
+        const firstEnded = deferred();
+        queue.consume(
+          handlers({
+            turn: async (job) => {
+              runs.push(job.executionId);
+              if (job.executionId === first.executionId) {
+                await queue.enqueue(next); // the hand-off, made by the run
+                firstEnded.resolve();
+              } else if (runs.filter((r) => r === next.executionId).length === 1) {
+                nextRunning.resolve();
+                await nextGo.promise;
+              }
+              return done;
+            },
+          }),
+        );
+        await queue.enqueue(next);
+        await nextRunning.promise;
+        await queue.enqueue(first);
+        await firstEnded.promise;
+        await sleep(300); // the first job's end (its release makes its hand-off)
+        nextGo.resolve();
+        await sleep(500);
+        expect(runs).toEqual([next.executionId, first.executionId]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
       'a turn job waits for all its children, which run in parallel; its claim is kept between runs',
       async () => {
         const queue = create(4);
