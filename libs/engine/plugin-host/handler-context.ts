@@ -17,6 +17,7 @@ import { escapeXml, modelFacingJson } from '../../context';
 import type { PluginSettings } from './plugin-settings';
 import { pluginSdkFor, pluginSettingsFor } from './plugin-scope';
 import { serviceReader } from './services';
+import { isSharedCharacters } from './published-characters';
 
 /** The SDK helpers every handler reaches through `api.sdk` / `ctx.sdk` (a plugin outside the repo cannot import them). */
 export const pluginSdk: PluginSdk = Object.freeze({
@@ -53,16 +54,25 @@ export function deepFreeze<T>(value: T): T {
 }
 
 const frozenWorlds = new WeakMap<LoadedWorld, LoadedWorld>();
+/** The views of a world with `publishedCharacters`' own characters (deep-frozen already), by those characters. */
+const withShared = new WeakMap<LoadedWorld['characters'], { view: LoadedWorld; world: LoadedWorld }>();
 
 /**
  * A frozen copy of the world, made once per loaded world; with `characters` (the session's, as the
- * `session.world-context@1` providers publish them), the same view with those characters instead.
+ * `session.world-context@1` providers publish them), the same view with those characters instead
+ * (made once per world and characters when they are `publishedCharacters`' own, which never change).
  */
 export function worldView(world: LoadedWorld | null, characters?: LoadedWorld['characters']): LoadedWorld | null {
   if (!world) return null;
   let view = frozenWorlds.get(world);
   if (!view) frozenWorlds.set(world, (view = deepFreeze(structuredClone(world))));
-  return characters ? Object.freeze({ ...view, characters: deepFreeze(structuredClone(characters)) }) : view;
+  if (!characters) return view;
+  if (!isSharedCharacters(characters)) return Object.freeze({ ...view, characters: deepFreeze(structuredClone(characters)) });
+  const known = withShared.get(characters);
+  if (known?.view === view) return known.world;
+  const made = Object.freeze({ ...view, characters });
+  withShared.set(characters, { view, world: made });
+  return made;
 }
 
 /** What a handler of this execution is told: the same for every runtime of the execution. */

@@ -21,8 +21,10 @@ export const pointOf = (entry: Registered): string => ('point' in entry ? entry.
  * Runs one handler or hook on a copy of its input; resolves to its validated result as JSON text.
  * `resolveService`: how the handler's `ctx.services` resolves a provider (a resolver passes its own
  * `resolve`, so those results are recorded and reused too); default: the provider runs here.
+ * `resolveShared`: the same results read-only and shared (`ExtensionResolver.resolveShared`), for
+ * the host's own reads (the `session.world-context@1` characters of `ctx.world`); default: `resolveService`.
  */
-export type Invoke = (entry: Registered, input: unknown, options?: { resolveService?: ServiceRun }) => Promise<string>;
+export type Invoke = (entry: Registered, input: unknown, options?: { resolveService?: ServiceRun; resolveShared?: ServiceRun }) => Promise<string>;
 
 /**
  * How long a handler's synchronous part may hold the event loop before a warning names the plugin
@@ -103,8 +105,10 @@ export function executionInvoker(
       run,
       refusal: run ? 'no extension registry here' : `a provider of a service point (${point}) cannot call ctx.services`,
     });
-    // ctx.world's characters as the session.world-context@1 providers publish them (a provider itself sees the world's)
-    const resolveRun = invokeOptions?.resolveService ?? (async (provider, given) => JSON.parse(await invoke(provider, given)) as unknown);
+    // ctx.world's characters as the session.world-context@1 providers publish them (a provider itself sees the world's);
+    // read only, so from the shared results: the same results give the same characters, made once (`publishedCharacters`)
+    const resolveRun =
+      invokeOptions?.resolveShared ?? invokeOptions?.resolveService ?? (async (provider, given) => JSON.parse(await invoke(provider, given)) as unknown);
     const characters = options.registry && point !== 'session.world-context@1' ? await publishedCharacters(options.registry, resolveRun, scope.world) : null;
     const ctx = handlerContext(
       characters ? { ...scope, characters } : scope,

@@ -82,7 +82,10 @@ export class LiveResolver implements ExtensionResolver {
     let text = this.recorded.get(key) ?? this.mine.get(key);
     if (text === undefined) {
       // the handler's ctx.services resolves through here: those results are recorded and reused too
-      text = await this.invoke(entry, input, { resolveService: (provider, given) => this.resolve(provider, given) });
+      text = await this.invoke(entry, input, {
+        resolveService: (provider, given) => this.resolve(provider, given),
+        resolveShared: (provider, given) => this.resolveShared(provider, given),
+      });
       this.mine.set(key, text);
       this.fresh.push({ key, point: pointOf(entry), pluginId: entry.pluginId, extensionId: entry.id, inputHash: hash, result: text });
     }

@@ -3,6 +3,7 @@ import type { Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
 import { GET_CHARACTER } from '../catalog/framework-tools';
 import { publishedCharacters } from '../plugin-host/published-characters';
+import { resolveShared } from '../plugin-host/resolver';
 
 /** Names compare case-insensitively, Unicode-normalized, ignoring surrounding spaces. */
 const fold = (name: string) => name.normalize('NFKC').trim().toLocaleLowerCase('und');
@@ -28,7 +29,9 @@ export const getCharacterTool: Tool = {
     const { plugins, scope } = context;
     const world = scope.world;
     // the session's characters as the step's request showed them (the recorded session.world-context@1 results)
-    const published = plugins ? await publishedCharacters(plugins.registry, (provider, input) => plugins.resolver.resolve(provider, input), world) : null;
+    const published = plugins
+      ? await publishedCharacters(plugins.registry, (provider, input) => resolveShared(plugins.resolver, provider, input), world)
+      : null;
     const wanted = fold(args.name as string);
     const characters = published ?? world?.characters ?? [];
     const found = characters.find((c) => fold(c.name) === wanted) ?? characters.find((c) => c.aliases.some((a) => fold(a) === wanted));

@@ -10,6 +10,7 @@ import { PluginDataBuffer } from '../plugin-host/plugin-data-buffer';
 import { executionServices } from '../plugin-host/execution-services';
 import { storePluginData } from '../plugin-host/store-plugin-data';
 import { publishedCharacters } from '../plugin-host/published-characters';
+import { resolveShared } from '../plugin-host/resolver';
 import type { DeclaredEvent } from './event-catalog';
 import { checkSchema } from './json-schema';
 import type { Tool } from './tool';
@@ -79,7 +80,7 @@ export function pluginTool(options: {
       // ctx.world's characters as the step's request saw them (its recorded session.world-context@1 results)
       const plugins = context.plugins;
       const characters = plugins
-        ? await publishedCharacters(plugins.registry, (provider, input) => plugins.resolver.resolve(provider, input), scope.world)
+        ? await publishedCharacters(plugins.registry, (provider, input) => resolveShared(plugins.resolver, provider, input), scope.world)
         : null;
       const base = handlerContext(characters ? { ...scope, characters } : scope, pluginId, emptyPluginData, plugin, services); // its pluginData is replaced below;
       const suspensions = new WeakMap<object, ToolSuspension>();
