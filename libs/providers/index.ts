@@ -1,6 +1,7 @@
 export * from './types';
 export { Continuation, continuationFor } from './continuation';
 export { OpenAIChatAdapter } from './openai-chat-adapter';
+export { providerFetch, observeProviderFetches } from './node-fetch';
 export type { OpenAIAdapterOptions } from './openai-chat-adapter';
 export { parseLlmConfig, loadLlmConfig, SlotConfigError, responseReserve, callOutputLimit, callDeadlines, LlmConfig as LlmConfigSchema } from './slots';
 export { DeadlineAdapter, ProviderDeadlineError, DEFAULT_CALL_DEADLINES } from './call-deadlines';

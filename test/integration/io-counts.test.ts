@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import { EngineMetrics, installIoCounters, ioCounts } from '../../libs/engine';
 import { openDatabase, pgCounts } from '../../libs/events';
+import { providerFetch } from '../../libs/providers';
 import { openMonitor } from '../support/redis-monitor';
 import { startRedisChild } from '../support/redis-server';
 import { createTestDatabase, PG_ADMIN_URL } from '../support/stack';
@@ -132,16 +133,17 @@ describe('round-trip counters (real Redis and PostgreSQL)', () => {
     }
   });
 
-  it('counts outbound HTTP requests by host, and exposes every count on the engine metrics', async () => {
+  it("counts outbound HTTP requests by host (the OpenAI SDK's, sent by providerFetch, too), and exposes every count on the engine metrics", async () => {
     const server = createServer((_req, res) => res.end('ok'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const before = ioCounts().httpRequests.get(host) ?? 0;
       for (let i = 0; i < 3; i++) await (await fetch(`http://${host}/x`)).text();
-      expect((ioCounts().httpRequests.get(host) ?? 0) - before).toBe(3);
+      for (let i = 0; i < 2; i++) await (await providerFetch(`http://${host}/x`, { method: 'POST', body: '{}' })).text();
+      expect((ioCounts().httpRequests.get(host) ?? 0) - before).toBe(5);
       const { body } = await new EngineMetrics().exposition();
-      expect(body).toContain(`covel_http_requests_total{host="${host}"} 3`);
+      expect(body).toContain(`covel_http_requests_total{host="${host}"} 5`);
       expect(body).toMatch(/covel_redis_commands_total\{command="evalsha"\} \d+/);
       expect(body).toMatch(/covel_pg_transactions_total \d+/);
       expect(body).toContain('covel_pg_statements_total{statement="begin"}');

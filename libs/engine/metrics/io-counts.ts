@@ -2,6 +2,7 @@ import { Command } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
 import { BoundedTally, pgCounts } from '../../events';
 import { BoundedMemo } from '../../memo';
+import { observeProviderFetches } from '../../providers';
 
 /**
  * Process-wide counts of the engine's round trips besides PostgreSQL's (libs/events counts those):
@@ -12,7 +13,7 @@ import { BoundedMemo } from '../../memo';
 export interface IoCountsSnapshot {
   /** Commands written to Redis, by lower-case name: each inside a pipeline or MULTI (MULTI and EXEC too), a script's EVALSHA one. */
   redisCommands: ReadonlyMap<string, number>;
-  /** fetch() calls, by the URL's host (`host:port`). */
+  /** fetch() calls and the provider SDKs' requests (`providerFetch`), by the URL's host (`host:port`). */
   httpRequests: ReadonlyMap<string, number>;
 }
 
@@ -33,8 +34,8 @@ export function ioCounts(): IoCountsSnapshot {
  * Installs the counting hooks (again: nothing). Redis: `Command.prototype.toWritable`, which ioredis
  * calls exactly when it writes a command to the socket, directly or into a pipeline's batch (a
  * command queued while offline is counted when it is finally written, a resend again, as the
- * server sees it). HTTP: `globalThis.fetch`, which the provider SDKs and adapters call (install
- * before they are built: an SDK may keep the function it found).
+ * server sees it). HTTP: `globalThis.fetch` (install before an SDK that uses it is built: it may keep
+ * the function it found), and each request the OpenAI SDK sends through `providerFetch`.
  */
 export function installIoCounters(): void {
   if (installed) return;
@@ -50,6 +51,8 @@ export function installIoCounters(): void {
     httpRequests.add(requestHost(input));
     return fetch(input, init);
   };
+  // what providerFetch hands on to globalThis.fetch (a redirect, an option of undici's own) is counted there
+  observeProviderFetches((url) => httpRequests.add(url.host));
 }
 
 function requestHost(input: Parameters<typeof fetch>[0]): string {

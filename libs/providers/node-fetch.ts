@@ -1,0 +1,204 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+
+/**
+ * The `fetch` the OpenAI SDK is given: their request sent over `node:http`
+ * / `node:https` with keep-alive agents, the answer a web `Response` whose body is the socket's
+ * bytes. Node's own fetch (undici) runs each request through the Fetch spec's machinery (a
+ * `Request`, its headers list and signal, web streams on both sides, several promises per chunk):
+ * about a third of the CPU of a streamed model call in the worker (issue 33: ~0.65 ms a call,
+ * 10 calls per Emberback turn). What goes on the wire is what undici sends: the same header fields
+ * and values (its defaults `accept`, `accept-language`, `sec-fetch-mode`, `accept-encoding`,
+ * `user-agent` where the SDK set none), the same body bytes; the SDK's fields come in the order
+ * `Headers` lists them (by name), not in the order the SDK set them (HTTP gives no meaning to it),
+ * and as `Headers` names them: in lower case, as the OpenAI SDK writes them (the Anthropic SDK
+ * writes `User-Agent`, `X-Stainless-*`: undici keeps that case, this could not, so it is not given
+ * this fetch).
+ * The answer is decoded as undici decodes it (gzip, deflate, br); a body cut short errors its
+ * stream with `TypeError('terminated')`, a failed request rejects with `TypeError('fetch failed')`
+ * and an aborted one with its signal's reason, as undici does. Anything else (a redirect, a
+ * streamed request body, a `Request` input, an option of undici's own) goes to `globalThis.fetch`.
+ */
+export function providerFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+  const url = typeof input === 'string' ? safeUrl(input) : input instanceof URL ? input : null;
+  const body = init.body ?? null;
+  if (!url || !AGENTS[url.protocol] || !plainInit(init) || !(body === null || typeof body === 'string' || body instanceof Uint8Array)) {
+    return globalThis.fetch(input, init);
+  }
+  for (const listener of listeners) listener(url);
+  return send(url, init, body);
+}
+
+const listeners = new Set<(url: URL) => void>();
+
+/** Told of each request `providerFetch` sends itself (the process's request counters); returns the undo. */
+export function observeProviderFetches(listener: (url: URL) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Idle sockets close after this (undici's keep-alive default), before a server drops them under a request. */
+const KEEP_ALIVE_IDLE_MS = 4_000;
+const AGENTS: Record<string, http.Agent> = {
+  'http:': new http.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }),
+  'https:': new https.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }),
+};
+const INIT_KEYS = new Set(['method', 'headers', 'body', 'signal', 'redirect']);
+/** The fields undici's fetch adds when the request has none, in its order, with its values. */
+const UNDICI_DEFAULTS: readonly (readonly [string, string])[] = [
+  ['accept', '*/*'],
+  ['accept-language', '*'],
+  ['sec-fetch-mode', 'cors'],
+  ['user-agent', 'node'],
+  ['accept-encoding', 'gzip, deflate'],
+];
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+function plainInit(init: RequestInit): boolean {
+  for (const key of Object.keys(init)) if (!INIT_KEYS.has(key) && (init as Record<string, unknown>)[key] !== undefined) return false;
+  return init.redirect === undefined || init.redirect === 'follow';
+}
+
+function safeUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
+  }
+}
+
+function send(url: URL, init: RequestInit, body: string | Uint8Array | null): Promise<Response> {
+  const method = (init.method ?? 'GET').toUpperCase();
+  const signal = init.signal ?? undefined;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  const fields = new Headers(init.headers);
+  const raw: string[] = ['host', url.host, 'connection', 'keep-alive'];
+  for (const [name, value] of fields) raw.push(name, value);
+  // the Fetch spec's type of a text body without one
+  if (typeof body === 'string' && !fields.has('content-type')) raw.push('content-type', 'text/plain;charset=UTF-8');
+  for (const [name, value] of UNDICI_DEFAULTS) if (!fields.has(name)) raw.push(name, value);
+  const bytes = body === null ? null : typeof body === 'string' ? Buffer.from(body) : body;
+  if (bytes !== null || (method !== 'GET' && method !== 'HEAD')) raw.push('content-length', String(bytes?.byteLength ?? 0));
+  return new Promise<Response>((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? https : http).request({
+      agent: AGENTS[url.protocol],
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port,
+      path: url.pathname + url.search,
+      method,
+      headers: raw,
+      setHost: false,
+    });
+    const onAbort = () => request.destroy(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const done = () => signal?.removeEventListener('abort', onAbort);
+    request.once('error', (error) => {
+      done();
+      reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: error }));
+    });
+    request.once('response', (response) => {
+      const status = response.statusCode ?? 0;
+      const location = response.headers.location;
+      if (REDIRECT.has(status) && location !== undefined) {
+        // undici follows it; so does the global fetch, from the place it points to
+        response.resume();
+        done();
+        resolve(globalThis.fetch(new URL(location, url), redirected(init, status, method, url, new URL(location, url))));
+        return;
+      }
+      const headers = new Headers();
+      for (let i = 0; i < response.rawHeaders.length; i += 2) headers.append(response.rawHeaders[i]!, response.rawHeaders[i + 1]!);
+      const empty = method === 'HEAD' || NULL_BODY.has(status);
+      const answer = new Response(empty ? null : webBody(decoded(response, headers), signal, done), {
+        status,
+        statusText: response.statusMessage ?? '',
+        headers,
+      });
+      Object.defineProperty(answer, 'url', { value: url.href });
+      if (empty) {
+        response.resume();
+        done();
+      }
+      resolve(answer);
+    });
+    request.end(bytes ?? undefined);
+  });
+}
+
+/** The request a redirect leads to (the Fetch spec's rules: a 303, or a POST's 301 / 302, becomes a GET without body; no credentials to another origin). */
+function redirected(init: RequestInit, status: number, method: string, from: URL, to: URL): RequestInit {
+  const headers = new Headers(init.headers);
+  if (from.origin !== to.origin) headers.delete('authorization');
+  if (status === 303 ? method !== 'GET' && method !== 'HEAD' : (status === 301 || status === 302) && method === 'POST') {
+    for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) headers.delete(name);
+    return { ...init, method: 'GET', body: null, headers };
+  }
+  return { ...init, headers };
+}
+
+/** The body as undici hands it over: the content codings undone, last applied first. */
+function decoded(response: Readable, headers: Headers): Readable {
+  const codings = (headers.get('content-encoding') ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean)
+    .reverse();
+  let stream = response;
+  for (const coding of codings) {
+    const decoder = decoderFor(coding);
+    if (!decoder) return response; // a coding undici does not undo: the body as it came
+    stream.on('error', (error) => decoder.destroy(error));
+    stream = stream.pipe(decoder);
+  }
+  return stream;
+}
+
+function decoderFor(coding: string): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null {
+  const flush = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(flush);
+  if (coding === 'deflate') return zlib.createInflate(flush);
+  if (coding === 'br') return zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+  return null;
+}
+
+/** A node stream as a web byte stream: its chunks as they come (paused while the reader is behind), cancel destroys it. */
+function webBody(source: Readable, signal: AbortSignal | undefined, done: () => void): ReadableStream<Uint8Array> {
+  let ended = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        source.on('data', (chunk: Buffer) => {
+          controller.enqueue(chunk);
+          if ((controller.desiredSize ?? 0) <= 0) source.pause();
+        });
+        source.once('end', () => {
+          ended = true;
+          done();
+          controller.close();
+        });
+        const fail = (error: unknown) => {
+          if (ended) return;
+          ended = true;
+          done();
+          controller.error(signal?.aborted ? signal.reason : new TypeError('terminated', { cause: error }));
+        };
+        source.once('error', fail);
+        source.once('close', () => fail(new Error('the connection closed before the body ended')));
+      },
+      pull() {
+        source.resume();
+      },
+      cancel() {
+        ended = true;
+        done();
+        source.destroy();
+      },
+    },
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  );
+}
