@@ -1,14 +1,15 @@
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql, type Transaction } from 'kysely';
 import { ConcurrencyError, IdempotencyKeyTakenError, InvalidEventError, StreamTenantMismatchError } from './errors';
 import { eventSchemas, type EventType, type NewEvent, type StoredEvent } from './event-types';
 import { applyInline } from './projections/inline/apply-inline';
 import { inlineFailure, inlineStatement, type InlineStatement } from './projections/inline/inline-sql';
 import { readInheritedStory } from './story-log';
 import { toStoredEvent } from './stored-event';
+import { precompiled } from './precompiled';
 
 export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
-import type { Database } from './schema';
+import type { Database, EventsTable } from './schema';
 import { StreamContention } from './stream-contention';
 import { appendLocked, type EventsRow, insertAtVersion, insertedRow } from './stream-lock';
 import { InvalidInputError } from '../errors';
@@ -571,7 +572,9 @@ export class EventStore {
   }
 
   async readStream(streamId: string, afterVersion = 0, limit?: number): Promise<StoredEvent[]> {
-    const rows = await readStreamQuery(this.db, streamId, afterVersion, limit).execute();
+    const { rows } = await (limit === undefined
+      ? readStreamPrecompiled(this.db, { streamId, afterVersion })
+      : readStreamLimitPrecompiled(this.db, { streamId, afterVersion, limit }));
     return rows.map(toStoredEvent);
   }
 
@@ -602,7 +605,11 @@ export class EventStore {
    * (log_partition, transaction_id, global_position) with `partition`.
    */
   async readAfter(cursor: LogCursor, options: ReadAfterOptions): Promise<OrderedLogEntry[]> {
-    const rows = await readAfterQuery(options.executor ?? this.db, cursor, options).execute();
+    const executor = options.executor ?? this.db;
+    const params = { transactionId: cursor.transactionId, globalPosition: String(cursor.globalPosition), limit: options.limit };
+    const { rows } = await (options.partition === undefined
+      ? readAfterPrecompiled(executor, params)
+      : readAfterPartitionPrecompiled(executor, { ...params, partition: options.partition }));
     return rows.map((row) => ({
       ...toLogEntry(row),
       cursor: { transactionId: String(row.transaction_id), globalPosition: Number(row.global_position) },
@@ -651,6 +658,9 @@ export class EventStore {
   }
 }
 
+/** An `events` row as `select *` reads it. */
+type EventsRowRead = Selectable<EventsTable>;
+
 /** The reader's query (exported for the EXPLAIN test). */
 export function readAfterQuery(executor: Executor, cursor: LogCursor, options: Omit<ReadAfterOptions, 'executor'>) {
   return executor
@@ -679,6 +689,35 @@ export function readStreamQuery(executor: Executor, streamId: string, afterVersi
 export function streamHeadQuery(executor: Executor, streamId: string) {
   return executor.selectFrom('events').select(['stream_version', 'tenant_id']).where('stream_id', '=', streamId).orderBy('stream_version', 'desc').limit(1);
 }
+
+/**
+ * `readAfterQuery` and `readStreamQuery` compiled once each (`precompiled`): the projector reads
+ * after a cursor in every shard with work on every pass, and a run catches up on its stream with
+ * `readStream` (issue 33: kysely's build and compile of the same select, each time).
+ */
+type ReadAfterParams = { transactionId: string; globalPosition: string; limit: number };
+const readAfterOf = (db: Executor, p: ReadAfterParams, partition?: number) =>
+  // the placeholders stand where the values go (`precompiled`): the position is sent as text, as readAfterQuery sends it
+  readAfterQuery(
+    db,
+    { transactionId: p.transactionId, globalPosition: p.globalPosition as unknown as number },
+    { limit: p.limit, ...(partition === undefined ? {} : { partition }) },
+  );
+const readAfterPrecompiled = precompiled<Database, ReadAfterParams, EventsRowRead & { transaction_id: string }>(
+  ['transactionId', 'globalPosition', 'limit'],
+  (db, p) => readAfterOf(db, p),
+);
+const readAfterPartitionPrecompiled = precompiled<Database, ReadAfterParams & { partition: number }, EventsRowRead & { transaction_id: string }>(
+  ['transactionId', 'globalPosition', 'limit', 'partition'],
+  (db, p) => readAfterOf(db, p, p.partition),
+);
+const readStreamPrecompiled = precompiled<Database, { streamId: string; afterVersion: number }, EventsRowRead>(['streamId', 'afterVersion'], (db, p) =>
+  readStreamQuery(db, p.streamId, p.afterVersion),
+);
+const readStreamLimitPrecompiled = precompiled<Database, { streamId: string; afterVersion: number; limit: number }, EventsRowRead>(
+  ['streamId', 'afterVersion', 'limit'],
+  (db, p) => readStreamQuery(db, p.streamId, p.afterVersion, p.limit),
+);
 
 async function streamHead(executor: Executor, streamId: string): Promise<{ version: number; tenantId: string | null }> {
   const row = await streamHeadQuery(executor, streamId).executeTakeFirst();

@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { type CompiledQuery, createQueryId, type Kysely, type RawBuilder, RawNode, sql, type Transaction } from 'kysely';
 import type { Database } from './schema';
 import type { toStoredEvent } from './stored-event';
 
@@ -85,64 +85,8 @@ export async function insertAtVersion(
     writes?: readonly { name: string; body: RawBuilder<unknown> }[];
   },
 ): Promise<InsertAtVersion> {
-  const { tenantId, streamId, expectedVersion } = request;
-  const pending = request.earliestPending
-    ? sql`(select execution_id from executions where session_id = ${streamId}::text and tenant_id = ${tenantId}::text
-        and status in ('queued', 'running') order by submitted_version limit 1)`
-    : sql`null::text`;
-  const key = sql`hashtextextended(${streamId}::text, ${STREAM_LOCK_SEED})`;
-  // waiting, the lock is held once `l` is read; trying, only when `l.locked` says so
-  const [lock, locked] = request.lock === 'try' ? [sql`pg_try_advisory_xact_lock(${key})`, sql`l.locked`] : [sql`pg_advisory_xact_lock(${key})`, sql`true`];
-  const writes = request.writes?.length
-    ? sql.join(
-        request.writes.map((w) => sql`, ${sql.id(w.name)} as (${w.body})`),
-        sql``,
-      )
-    : sql``;
-  // with writes, the guard: the stream's rebuild epoch as the snapshot sees it and as read after the
-  // lock (the function's own snapshot; evaluated per row of `h`, so once `l` took the lock)
-  const [guard, fresh, stale] = request.writes?.length
-    ? [
-        sql`, g as materialized (
-      select coalesce((select r.epoch from inline_rebuilds r where r.stream_id = ${streamId}::text and r.tenant_id = ${tenantId}::text), 0)
-        = inline_rebuild_epoch(${tenantId}::text, ${streamId}::text) as fresh
-      from h where h.locked
-    )`,
-        sql`and (select g.fresh from g)`,
-        sql`not coalesce((select g.fresh from g), true)`,
-      ]
-    : [sql``, sql``, sql`false`];
-  const values = sql.join(request.rows.map((r, i) => sql`(${i + 1}::int, ${r.type}::text, ${r.data}::jsonb, ${r.metadata}::jsonb)`));
-  const { rows } = await sql<{
-    locked: boolean;
-    head_version: number;
-    head_tenant: string | null;
-    earliest_pending: string | null;
-    stale: boolean;
-    global_position: string | null;
-    stream_version: number | null;
-    recorded_at: Date | string | null;
-  }>`
-    with l as materialized (
-      select ${lock} as locked
-    ), h as materialized (
-      select ${locked} as locked, coalesce(last.stream_version, 0) as version, last.tenant_id
-      from l left join lateral (
-        select stream_version, tenant_id from events where stream_id = ${streamId}::text order by stream_version desc limit 1
-      ) last on ${locked}
-    )${guard}, ins as (
-      insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
-      select ${tenantId}::text, ${streamId}::text, h.version + v.n, v.type, v.data, v.metadata
-      from h, (values ${values}) as v(n, type, data, metadata)
-      where h.locked
-        and (h.version = ${expectedVersion}::int or (${expectedVersion}::int is null and h.version > 0))
-        and (h.tenant_id is null or h.tenant_id = ${tenantId}::text)
-        ${fresh}
-      returning global_position, stream_version, recorded_at
-    )${writes}
-    select h.locked, h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ${stale} as stale, ins.global_position, ins.stream_version, ins.recorded_at
-    from h left join ins on true
-    order by ins.stream_version`.execute(executor);
+  const statement = insertAtVersionStatement(executor, request);
+  const { rows } = await executor.executeQuery<InsertAtVersionRow>(statement);
   const [first] = rows;
   return {
     locked: first.locked,
@@ -153,6 +97,95 @@ export async function insertAtVersion(
     ...(request.earliestPending ? { earliestPending: first.earliest_pending } : {}),
     stale: first.stale,
   };
+}
+
+/** What `insertAtVersion`'s statement returns: one row per row inserted, or one row with nulls when none is. */
+interface InsertAtVersionRow {
+  locked: boolean;
+  head_version: number;
+  head_tenant: string | null;
+  earliest_pending: string | null;
+  stale: boolean;
+  global_position: string | null;
+  stream_version: number | null;
+  recorded_at: Date | string | null;
+}
+
+/**
+ * `insertAtVersion`'s statement, its text written here with numbered parameters rather than built
+ * with kysely's `sql` and compiled on each append (issue 33: two appends a turn, a dozen fragments
+ * and some twenty parameters each, built and walked every time). Only the `writes` (the inline
+ * projections' CTEs, different for each append) are compiled by kysely, alone: their parameters come
+ * first ($1...), the statement's own follow them, each value sent once however often the text uses
+ * it. The executor's plugins see the statement (`transformQuery`) as they see one kysely compiles.
+ */
+function insertAtVersionStatement(
+  executor: Kysely<Database> | Transaction<Database>,
+  request: Parameters<typeof insertAtVersion>[1],
+): CompiledQuery<InsertAtVersionRow> {
+  // compiled alone, without the executor's plugins: they see the whole statement once (below)
+  const plugged = executor.getExecutor();
+  const plain = plugged.plugins.length ? plugged.withoutPlugins() : plugged;
+  const writes = request.writes?.length
+    ? sql
+        .join(
+          request.writes.map((w) => sql`, ${sql.id(w.name)} as (${w.body})`),
+          sql``,
+        )
+        .compile({ getExecutor: () => plain })
+    : undefined;
+  const parameters: unknown[] = writes ? [...writes.parameters] : [];
+  const param = (value: unknown) => `$${parameters.push(value)}`;
+  const tenant = param(request.tenantId);
+  const stream = param(request.streamId);
+  const expected = param(request.expectedVersion);
+  const key = `hashtextextended(${stream}::text, ${param(STREAM_LOCK_SEED)})`;
+  const pending = request.earliestPending
+    ? `(select execution_id from executions where session_id = ${stream}::text and tenant_id = ${tenant}::text
+        and status in ('queued', 'running') order by submitted_version limit 1)`
+    : 'null::text';
+  // waiting, the lock is held once `l` is read; trying, only when `l.locked` says so
+  const [lock, locked] = request.lock === 'try' ? [`pg_try_advisory_xact_lock(${key})`, 'l.locked'] : [`pg_advisory_xact_lock(${key})`, 'true'];
+  // with writes, the guard: the stream's rebuild epoch as the snapshot sees it and as read after the
+  // lock (the function's own snapshot; evaluated per row of `h`, so once `l` took the lock)
+  const [guard, fresh, stale] = writes
+    ? [
+        `, g as materialized (
+      select coalesce((select r.epoch from inline_rebuilds r where r.stream_id = ${stream}::text and r.tenant_id = ${tenant}::text), 0)
+        = inline_rebuild_epoch(${tenant}::text, ${stream}::text) as fresh
+      from h where h.locked
+    )`,
+        'and (select g.fresh from g)',
+        'not coalesce((select g.fresh from g), true)',
+      ]
+    : ['', '', 'false'];
+  const values = request.rows.map((r, i) => `(${i + 1}::int, ${param(r.type)}::text, ${param(r.data)}::jsonb, ${param(r.metadata)}::jsonb)`).join(', ');
+  const text = `
+    with l as materialized (
+      select ${lock} as locked
+    ), h as materialized (
+      select ${locked} as locked, coalesce(last.stream_version, 0) as version, last.tenant_id
+      from l left join lateral (
+        select stream_version, tenant_id from events where stream_id = ${stream}::text order by stream_version desc limit 1
+      ) last on ${locked}
+    )${guard}, ins as (
+      insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
+      select ${tenant}::text, ${stream}::text, h.version + v.n, v.type, v.data, v.metadata
+      from h, (values ${values}) as v(n, type, data, metadata)
+      where h.locked
+        and (h.version = ${expected}::int or (${expected}::int is null and h.version > 0))
+        and (h.tenant_id is null or h.tenant_id = ${tenant}::text)
+        ${fresh}
+      returning global_position, stream_version, recorded_at
+    )${writes?.sql ?? ''}
+    select h.locked, h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ${stale} as stale, ins.global_position, ins.stream_version, ins.recorded_at
+    from h left join ins on true
+    order by ins.stream_version`;
+  const query = RawNode.createWithSql(text);
+  const queryId = createQueryId();
+  // the executor's plugins (a test's statement counter, its recorder of texts) see the statement as if kysely had compiled it
+  if (plugged.plugins.length) plugged.transformQuery(query, queryId);
+  return { query, sql: text, parameters, queryId };
 }
 
 /**

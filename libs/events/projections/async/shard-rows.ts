@@ -33,7 +33,6 @@ export interface ShardRow {
    * projector looks again soon (known only for rows read by `readShards`).
    */
   hasHeldWork: boolean;
-  raw: Selectable<ProjectionShardsTable>;
 }
 
 // the database clock at the moment of the statement (a round's transaction may have begun long before)
@@ -42,7 +41,16 @@ const due = sql<boolean>`coalesce(next_retry_at <= clock_timestamp(), true)`.as(
 const leaseLeft = sql<number>`greatest(0, coalesce(extract(epoch from (lease_until - clock_timestamp())) * 1000, 0))::float8`.as('lease_left_ms');
 const retryLeft = sql<number>`greatest(0, coalesce(extract(epoch from (next_retry_at - clock_timestamp())) * 1000, 0))::float8`.as('retry_left_ms');
 
-type Verdicts = {
+/**
+ * The columns of a row the projector reads (`ShardRow`), not the whole row: a pass reads every row of
+ * every async projection (16 partitions each), and the failure's text and times, which it never
+ * looks at, were parsed for each (issue 33: `lease_until` and the like a `Date` per row and pass).
+ */
+const SHARD_COLUMNS = ['projection', 'shard', 'transaction_id', 'global_position', 'owner', 'failed_position'] as const;
+const failing = sql<boolean>`failing_since is not null`.as('failing');
+
+type ReadRow = Pick<Selectable<ProjectionShardsTable>, (typeof SHARD_COLUMNS)[number]> & {
+  failing: boolean;
   lease_live: boolean;
   retry_due: boolean;
   lease_left_ms: number | string;
@@ -51,22 +59,20 @@ type Verdicts = {
   has_held_work?: boolean;
 };
 
-function toShardRow(r: Selectable<ProjectionShardsTable> & Verdicts): ShardRow {
-  const { lease_live, retry_due, lease_left_ms, retry_left_ms, has_work, has_held_work, ...raw } = r;
+function toShardRow(r: ReadRow): ShardRow {
   return {
-    projection: raw.projection,
-    shard: Number(raw.shard),
-    cursor: { transactionId: String(raw.transaction_id), globalPosition: Number(raw.global_position) },
-    owner: raw.owner,
-    leaseLive: Boolean(lease_live),
-    failing: raw.failing_since !== null,
-    retryDue: Boolean(retry_due),
-    failedPosition: raw.failed_position === null ? null : Number(raw.failed_position),
-    leaseLeftMs: Number(lease_left_ms),
-    retryLeftMs: raw.failing_since === null ? 0 : Number(retry_left_ms),
-    hasWork: has_work ?? true,
-    hasHeldWork: has_held_work ?? false,
-    raw,
+    projection: r.projection,
+    shard: Number(r.shard),
+    cursor: { transactionId: String(r.transaction_id), globalPosition: Number(r.global_position) },
+    owner: r.owner,
+    leaseLive: Boolean(r.lease_live),
+    failing: Boolean(r.failing),
+    retryDue: Boolean(r.retry_due),
+    failedPosition: r.failed_position === null ? null : Number(r.failed_position),
+    leaseLeftMs: Number(r.lease_left_ms),
+    retryLeftMs: r.failing ? Number(r.retry_left_ms) : 0,
+    hasWork: r.has_work ?? true,
+    hasHeldWork: r.has_held_work ?? false,
   };
 }
 
@@ -88,23 +94,28 @@ export async function ensureShards(db: Executor, names: readonly string[]): Prom
  */
 export async function readShards(db: Executor, names: readonly string[]): Promise<ShardRow[]> {
   if (names.length === 0) return [];
-  const after = (visible: 'visible' | 'held') => sql<boolean>`exists (
+  const { rows } = await readShardsQuery(db, { names: [...names] });
+  return rows.map(toShardRow);
+}
+
+const after = (visible: 'visible' | 'held') => sql<boolean>`exists (
     select 1 from events e
     where e.log_partition = projection_shards.shard
       and (e.transaction_id, e.global_position) > (projection_shards.transaction_id, projection_shards.global_position)
       and ${visible === 'visible' ? sql`e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())` : sql`e.transaction_id >= pg_snapshot_xmin(pg_current_snapshot())`})`;
-  const hasWork = after('visible').as('has_work');
-  const hasHeldWork = after('held').as('has_held_work');
-  const rows = await db
+
+/**
+ * `readShards`' statement, compiled once (`precompiled`): every pass of the projector sends it (an
+ * idle one nothing else), and its text is the same for any set of projections (an array parameter).
+ */
+const readShardsQuery = precompiled<Database, { names: string[] }, ReadRow>(['names'], (db, p) =>
+  db
     .selectFrom('projection_shards')
-    .selectAll()
-    .select([verdicts, due, leaseLeft, retryLeft, hasWork, hasHeldWork])
-    .where('projection', 'in', names)
+    .select([...SHARD_COLUMNS, failing, verdicts, due, leaseLeft, retryLeft, after('visible').as('has_work'), after('held').as('has_held_work')])
+    .where(sql<boolean>`projection = any(${p.names}::text[])`)
     .orderBy('projection')
-    .orderBy('shard')
-    .execute();
-  return rows.map(toShardRow);
-}
+    .orderBy('shard'),
+);
 
 /** A row's recorded failure cleared (its event applied, or its cursor reset). */
 const NO_FAILURE = {
@@ -142,8 +153,7 @@ export async function claimShards(
         ? eb('owner', '=', request.from)
         : eb.or([eb('owner', 'is', null), eb('owner', '=', request.owner), eb('lease_until', '<', sql<Date>`now()`)]),
     )
-    .returningAll()
-    .returning([verdicts, due, leaseLeft, retryLeft])
+    .returning([...SHARD_COLUMNS, failing, verdicts, due, leaseLeft, retryLeft])
     .execute();
   return rows.map(toShardRow).sort((a, b) => a.shard - b.shard || a.projection.localeCompare(b.projection));
 }
