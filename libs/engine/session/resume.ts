@@ -42,8 +42,9 @@ const notFound = (executionId: string) => new NotFoundError('EXECUTION_NOT_FOUND
  * version the journal was read at: of two resumes at once, one wins, the other finds nothing to
  * resume, 409) and enqueues the execution again: any worker claims a new attempt, which goes on
  * from the log with the continuation's input slots and protected range. (When the turn job that
- * recorded the suspension has not ended, its worker killed before it did, the enqueue adds nothing:
- * that job, handed to another worker by the stalled-job check, goes on under the attempt it kept.)
+ * recorded the suspension has not ended yet, the enqueue is kept and made anew as that job ends, so
+ * the resume runs then; when its worker was killed before it ended, that job, handed to another
+ * worker by the stalled-job check, goes on under the attempt it kept.)
  * Another tenant's or an unknown execution is 404; one that is not waiting (never suspended,
  * already resumed, ended) 409.
  */
