@@ -60,6 +60,7 @@ export class JsonReplyAdapter extends ExpressAdapter {
       response.removeHeader('Transfer-Encoding');
       return req.method === 'HEAD' ? response.end() : response.end('');
     }
-    return req.method === 'HEAD' ? response.end() : response.end(bytes);
+    // the text, not its bytes: node writes it in one piece with the headers (bytes go as a chunk of their own)
+    return req.method === 'HEAD' ? response.end() : response.end(text);
   }
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../libs/engine';
 import type { TenantRequest } from './auth.guard';
+import type { Caller } from '../../libs/events';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-limits';
 import { BodyTooLargeError, fromBodyParserError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
@@ -14,6 +15,9 @@ export const isAcceptedJsonBody = (req: IncomingMessage): boolean => acceptedBod
 
 const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
+/** The usual `Content-Type`s of a JSON body, accepted without parsing them. */
+const PLAIN_JSON_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
+
 const isJsonMediaType = (mediaType: string) => mediaType === 'application/json' || /^application\/[\w.-]+\+json$/.test(mediaType);
 
 /**
@@ -22,15 +26,20 @@ const isJsonMediaType = (mediaType: string) => mediaType === 'application/json' 
  * `req.key` (id and scopes) and `req.keyId` (the key's id).
  */
 export function authenticateTenant(engine: Engine) {
-  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-    if (!match) throw new UnauthenticatedError('MISSING_API_KEY', 'missing Authorization: Bearer <api key>');
-    const caller = await engine.tenants.authenticate(match[1]);
+  const admit = (req: Request, next: NextFunction, caller: Caller | null): void => {
     if (!caller) throw new UnauthenticatedError('UNKNOWN_API_KEY', 'unknown api key');
     (req as TenantRequest).tenant = caller.tenant;
     (req as TenantRequest).key = caller.key;
     (req as TenantRequest).keyId = caller.key.id;
     next();
+  };
+  // a key found lately is answered at once, without a promise (issue 33: CPU per request)
+  return (req: Request, _res: Response, next: NextFunction): void | Promise<void> => {
+    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!match) throw new UnauthenticatedError('MISSING_API_KEY', 'missing Authorization: Bearer <api key>');
+    const remembered = engine.tenants.remembered(match[1]);
+    if (remembered) return admit(req, next, remembered);
+    return engine.tenants.authenticate(match[1]).then((caller) => admit(req, next, caller));
   };
 }
 
@@ -48,6 +57,11 @@ export function jsonBodyGate(options: { limitBytes: number; limitFor?: (req: Req
     if (Number.isFinite(declared) && declared > limit) throw new BodyTooLargeError(limit);
     // a route that reads its body as a file (its own parser; only the declared size is checked here)
     if (options.skip?.(req)) return next();
+    // what clients send (issue 33: CPU per request); anything else is parsed below
+    if (PLAIN_JSON_TYPES.has(req.headers['content-type'] ?? '')) {
+      acceptedBodies.add(req);
+      return next();
+    }
     const [mediaType = '', ...parameters] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
     if (!isJsonMediaType(mediaType)) {
       throw new UnsupportedBodyError('UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json (UTF-8)');

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { compile, z } from 'zod';
 import { BoundedMemo } from '../memo';
 import type { Listening, OpenDatabase } from './database';
 import { type ExecutionView, executionView } from './read-models';
@@ -95,6 +95,14 @@ const NotifiedRow = z.object({
 });
 
 /**
+ * `NotifiedRow` compiled (`z.compile`: a generated parser, the schema's own parse on anything it
+ * refuses): every end this process waits for is parsed with it (issue 33: CPU per long-poll in the
+ * API). Compiled at the first such end, not as the module loads (every process loads it).
+ */
+let compiledRow: typeof NotifiedRow | undefined;
+const notifiedRow = () => (compiledRow ??= compile(NotifiedRow));
+
+/**
  * What an end's notification says: the execution's id and, from migration 0027 on, its row as the
  * commit left it (tenant and view); an id alone (a row too long to notify, an older database), or a
  * payload that does not parse, is only a "look again".
@@ -124,7 +132,7 @@ function notifiedId(payload: string): { executionId: string; json?: unknown } {
 /** The end a notified row says (tenant and view): none for an id alone, a row that does not parse, or one not ended. */
 function endedIn(json: unknown): { ended?: { tenantId: string; view: ExecutionView } } {
   if (json === undefined) return {};
-  const row = NotifiedRow.safeParse(json);
+  const row = notifiedRow().safeParse(json);
   if (!row.success) return {};
   const view = executionView({ ...row.data, waiting_for: row.data.waiting_for ?? null });
   return hasEnded(view) ? { ended: { tenantId: row.data.tenant_id, view } } : {};

@@ -98,6 +98,13 @@ describe('JSON answers: writes without a body ETag, reads as before', () => {
     const stale = await raw('GET', '/v1/limits', { 'if-none-match': 'W/"0-other"' });
     expect(stale.status).toBe(200);
     expect(stale.body.equals(limits.body)).toBe(true);
+    // text beyond ASCII: its length in UTF-8 bytes, the bytes the text's (written with the headers in one piece)
+    await raw('GET', `${path}?waitMs=20000`);
+    const messages = await raw('GET', `/v1/sessions/${session.id}/messages`);
+    expect(messages.status).toBe(200);
+    expect(Number(messages.headers['content-length'])).toBe(messages.body.length);
+    expect(messages.body.toString('utf8')).toContain('ünïcode 🐉 and more');
+    expect(messages.headers.etag).toBe(weakEtag(messages.body));
   });
 
   it('a route’s own ETag on a write is kept (a new world: its revision)', async () => {

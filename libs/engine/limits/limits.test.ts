@@ -46,6 +46,29 @@ describe('token buckets', () => {
     expect((await limiter.take(bucket)).allowed).toBe(false);
   });
 
+  it('in memory, at once: the same bucket and the same answers as take', async () => {
+    let now = 0;
+    const limiter = new MemoryRateLimiter(() => now);
+    const bucket = { tenantId: 'a', ratePerSecond: 2, burst: 3 };
+    expect(limiter.takeAtOnce(bucket)).toMatchObject({ allowed: true, remaining: 2 });
+    expect(await limiter.take(bucket)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(limiter.takeAtOnce(bucket)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.takeAtOnce(bucket)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
+    now = 500;
+    expect(limiter.takeAtOnce(bucket)).toMatchObject({ allowed: true });
+  });
+
+  it('Redis: nothing at once without a lease this process holds', async () => {
+    const limiter = new RedisRateLimiter({ redisUrl: 'redis://127.0.0.1:9', prefix: 'covel-test', logger: { warn: () => undefined } });
+    try {
+      expect(limiter.takeAtOnce({ tenantId: 'a', ratePerSecond: 1000, burst: 10_000 })).toBeNull();
+      await limiter.take({ tenantId: 'a', ratePerSecond: 1000, burst: 10_000 }); // unreachable: fails open, leases nothing
+      expect(limiter.takeAtOnce({ tenantId: 'a', ratePerSecond: 1000, burst: 10_000 })).toBeNull();
+    } finally {
+      await limiter.close();
+    }
+  });
+
   it('Redis unreachable: fails open with one warning per outage', async () => {
     const warnings: string[] = [];
     const limiter = new RedisRateLimiter({ redisUrl: 'redis://127.0.0.1:9', prefix: 'covel-test', logger: { warn: (m: string) => warnings.push(m) } });

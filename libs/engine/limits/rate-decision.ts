@@ -23,6 +23,11 @@ export interface RateDecision {
 /** Per-tenant token buckets: in memory (one process) or in Redis (every API process shares them). */
 export interface RateLimiter {
   take(bucket: BucketSpec): Promise<RateDecision>;
+  /**
+   * The decision `take` would answer, at once and without a promise, when it needs no round trip (a
+   * token this process holds: a lease, a bucket in memory); null: ask `take` (issue 33: CPU per request).
+   */
+  takeAtOnce(bucket: BucketSpec): RateDecision | null;
   close(): Promise<void>;
 }
 

@@ -12,6 +12,11 @@ export class MemoryRateLimiter implements RateLimiter {
   constructor(private readonly now: () => number = () => performance.now()) {}
 
   take(bucket: BucketSpec): Promise<RateDecision> {
+    return Promise.resolve(this.takeAtOnce(bucket));
+  }
+
+  /** Every take is at once here (the buckets are this process's). */
+  takeAtOnce(bucket: BucketSpec): RateDecision {
     const now = this.now();
     const held = this.buckets.get(bucket.tenantId);
     let tokens = held ? Math.min(bucket.burst, held.tokens + (Math.max(0, now - held.at) * bucket.ratePerSecond) / 1000) : bucket.burst;
@@ -21,7 +26,7 @@ export class MemoryRateLimiter implements RateLimiter {
     if (tokens >= bucket.burst) this.buckets.delete(bucket.tenantId);
     else this.buckets.set(bucket.tenantId, { tokens, at: now });
     if (this.buckets.size > 100_000) this.forgetFull(now, bucket);
-    return Promise.resolve(decision(allowed, tokens, bucket));
+    return decision(allowed, tokens, bucket);
   }
 
   close(): Promise<void> {
@@ -109,6 +114,11 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(private readonly options: RedisRateLimiterOptions) {
     this.leaseTokens = options.leaseTokens ?? LEASE_TOKENS;
     this.leases = new TokenLeases({ lifetimeMs: options.leaseMs ?? LEASE_MS });
+  }
+
+  /** A token of this process's fresh lease of the tenant's bucket, if it holds one. */
+  takeAtOnce(bucket: BucketSpec): RateDecision | null {
+    return this.leases.take(bucket);
   }
 
   async take(bucket: BucketSpec): Promise<RateDecision> {
