@@ -51,6 +51,12 @@ describe('delta listeners on Redis: a per-process view, announcements, one read 
     for (const part of parts) deltas.write(part);
     await deltas.end();
   };
+  /**
+   * Waits until a read of the session's mark since `from` is seen. A call does not wait for its read
+   * (it goes out once the worker's subscriber has subscribed to the announcements: on a loaded machine
+   * more than `settle`'s moment after the first calls ended); `settle` then shows there was no second.
+   */
+  const readSeen = (sessionId: string, from: number) => until(() => reads(sessionId, monitor.commands.slice(from)) >= 1, `a read of ${sessionId}'s mark`);
   /** Lets the checks under way go out (a moment), then every MONITOR line of what the server ran so far come in. */
   const settle = async () => {
     await sleep(200);
@@ -62,6 +68,7 @@ describe('delta listeners on Redis: a per-process view, announcements, one read 
     // five at once (a stage's runtimes), then five one after the other: one read for all of them
     await Promise.all(Array.from({ length: 5 }, () => modelCall('quiet', ['text'])));
     for (let i = 0; i < 5; i++) await modelCall('quiet', ['text']);
+    await readSeen('quiet', from);
     await settle();
     const mine = monitor.commands.slice(from);
     expect(reads('quiet', mine)).toBe(1);
@@ -72,12 +79,14 @@ describe('delta listeners on Redis: a per-process view, announcements, one read 
     await sleep(CHECK_MS + 100);
     const from = monitor.commands.length;
     for (let i = 0; i < 3; i++) await modelCall('quiet', ['text']);
+    await readSeen('quiet', from);
     await settle();
     expect(reads('quiet', monitor.commands.slice(from))).toBe(1);
   });
 
   it('a listener that comes after "nobody" is served at once (its announcement), with no read', async () => {
     await modelCall('late', ['before']);
+    await readSeen('late', 0);
     await settle();
     expect(reads('late')).toBe(1); // the view now says nobody listens
     const heard: StoryDelta[] = [];
@@ -94,6 +103,7 @@ describe('delta listeners on Redis: a per-process view, announcements, one read 
 
   it('mid-call: a call begun while nobody listened publishes what it has once the listener comes', async () => {
     await modelCall('mid', ['first call']);
+    await readSeen('mid', 0);
     await settle();
     const deltas = worker.open({ sessionId: 'mid', callId: `call-${++call}` });
     deltas.write('so far, ');
@@ -111,6 +121,7 @@ describe('delta listeners on Redis: a per-process view, announcements, one read 
 
   it('the subscriber connection lost: the view is dropped, the announcements subscribed again, the mark read again', async () => {
     await modelCall('dropped', ['x']);
+    await readSeen('dropped', 0);
     await settle();
     expect(reads('dropped')).toBe(1);
     // the worker's subscriber: the one connection that subscribed to the announcements
@@ -125,6 +136,7 @@ describe('delta listeners on Redis: a per-process view, announcements, one read 
     await sleep(300); // the close is heard; ioredis connects again
     const from = monitor.commands.length;
     await modelCall('dropped', ['y']);
+    await readSeen('dropped', from);
     await settle();
     const after = monitor.commands.slice(from);
     expect(reads('dropped', after)).toBe(1);
