@@ -300,13 +300,15 @@ end
 export const FAIR_FUNCTIONS = COMMON;
 
 /**
- * enqueue. ARGV[5..8]: tenant, execution, the job's JSON, the tenant's cap (0: none). Answers 1:
+ * enqueue. ARGV[5..9]: tenant, execution, the job's JSON, the tenant's cap (0: none), 1 for a
+ * producer's enqueue (kept when its turn job runs, see `enqueue`), 0 for a turn job's hand-off (on
+ * any of its paths: never kept). Answers 1:
  * admitted (now, or already but its turn job is gone or finished: the caller adds the job, which
  * also mends an admission whose add was lost), 2: admitted already and its turn job is there
  * (nothing to add), 0: held (now or already).
  */
 export const ADMIT_SCRIPT = `${COMMON}
-return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), true)
+return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9] == '1')
 `;
 
 /**
