@@ -183,7 +183,9 @@ function insertAtVersionStatement(
     order by ins.stream_version`;
   const query = RawNode.createWithSql(text);
   const queryId = createQueryId();
-  // the executor's plugins (a test's statement counter, its recorder of texts) see the statement as if kysely had compiled it
+  // the executor's plugins (a test's statement counter, its recorder of texts) see the statement as if kysely had
+  // compiled it; what they answer is dropped: the text above is what runs, so a plugin that rewrites
+  // queries (CamelCasePlugin, WithSchemaPlugin...) has no effect on this statement
   if (plugged.plugins.length) plugged.transformQuery(query, queryId);
   return { query, sql: text, parameters, queryId };
 }

@@ -23,7 +23,7 @@ describe('admission and add of a turn job in one call (BullMQ)', () => {
       await queue.close();
       connection.disconnect();
     });
-    /** ADMIT_SCRIPT's arguments: a window of `window` admissions, no default cap. */
+    /** ADMIT_SCRIPT's arguments: a window of `window` admissions, no default cap, a producer's enqueue. */
     const admission = (execution: string, window = 0) => [
       `${prefix}:fair`,
       window,
@@ -33,6 +33,7 @@ describe('admission and add of a turn job in one call (BullMQ)', () => {
       execution,
       JSON.stringify({ execution }),
       0,
+      1, // a producer's enqueue
     ];
     return { prefix, connection, queue, admission };
   }

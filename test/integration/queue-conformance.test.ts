@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Job, Queue } from 'bullmq';
+import { Job, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { type BullMqOptions, BullMqTurnQueue, deleteQueueKeys, TURN_QUEUE_NAME, type TurnJob, turnJobId } from '../../libs/engine';
 import { RELEASE_SCRIPT } from '../../libs/engine/queue/fair';
@@ -69,6 +69,45 @@ describe('fair scheduling on BullMQ: what only Redis shares', () => {
     consumer.consume({ turn: async (job) => (runs.push(job.executionId), done), runtime: async () => done });
     expect(await eventually(() => runs.length > 0)).toBe(true);
     expect(runs).toEqual([waiting.executionId]);
+  }, 30_000);
+
+  it('an enqueue kept while its turn job ran, the job ended without its release (the process died in between, or the release call failed): the tick that frees the place makes it', async () => {
+    const prefix = newPrefix();
+    const producer = queueOn(prefix);
+    const job = turnJob();
+    await producer.enqueue(job);
+    // a worker that runs the job, then dies between the job's end and its release: BullMQ's own, which
+    // completes (and removes) the job and releases nothing
+    const running = deferred();
+    const go = deferred();
+    const bare = new Worker(
+      TURN_QUEUE_NAME,
+      async () => {
+        running.resolve();
+        await go.promise;
+      },
+      { connection: { url: REDIS_URL }, prefix },
+    );
+    await running.promise;
+    await producer.enqueue(job); // a resume while the job runs (its lock held): kept
+    const completed = new Promise((resolve) => bare.once('completed', resolve));
+    go.resolve();
+    await completed;
+    await bare.close();
+    const redis = new IORedis(REDIS_URL);
+    const kept = await redis.hexists(`${prefix}:fair:again`, job.executionId);
+    redis.disconnect();
+    expect(kept).toBe(1);
+    const runs: string[] = [];
+    const consumer = queueOn(prefix, {
+      fairness: { tickMs: 100, staleAfterMs: 200 },
+      consumer: { concurrency: 2, lockDurationMs: 5_000, stalledIntervalMs: 2_000 },
+    });
+    consumer.consume({ turn: async (j) => (runs.push(j.executionId), done), runtime: async () => done });
+    // at the tick (a fraction of a second here), not when the sweeper finds the execution pending with no job
+    expect(await eventually(() => runs.length > 0)).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(runs).toEqual([job.executionId]);
   }, 30_000);
 
   it('without a window set, the window is the total concurrency of the consumers alive, shared by every process', async () => {

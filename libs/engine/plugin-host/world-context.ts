@@ -1,6 +1,17 @@
 import { type LoadedWorld, withPublishedCharacters, type WorldContextResult } from '../../plugins-sdk';
+import { publishedCharacters } from './published-characters';
 import type { RequestPlugins } from './request-extensions';
 import { resolveShared } from './resolver';
+
+/**
+ * The characters a step's request showed (its recorded `session.world-context@1` results, read
+ * shared: `publishedCharacters`), for what a tool gives plugin code or the model: a plugin tool's
+ * `ctx.world`, get-character's sheets. null: the world's own (no plugins, no world, none published).
+ */
+export function requestCharacters(plugins: RequestPlugins | undefined, world: LoadedWorld | null): Promise<LoadedWorld['characters'] | null> {
+  if (!plugins) return Promise.resolve(null);
+  return publishedCharacters(plugins.registry, (provider, input) => resolveShared(plugins.resolver, provider, input), world);
+}
 
 /**
  * Spec §3: "Supplementary world structure is returned by session.world-context@1: schema / entries,

@@ -15,6 +15,9 @@ import { bullmq, type BullMqScript } from './load-bullmq';
 /** addStandardJob's keys (wait, paused, meta, id, completed, delayed, active, events, marker): its arguments follow them. */
 const ADD_KEYS = 9;
 
+/** ADMIT_SCRIPT's arguments (ARGV[1..9]): addStandardJob's follow them. */
+const ADMISSION_ARGS = 9;
+
 /** The command's name on a connection. */
 const COMMAND = 'covelFairAdmitAdd';
 
@@ -40,7 +43,7 @@ function addStandardJobScript(): BullMqScript | null {
 }
 
 /**
- * The script's text: KEYS are addStandardJob's, ARGV[1..8] the admission's (as ADMIT_SCRIPT's), the
+ * The script's text: KEYS are addStandardJob's, ARGV[1..9] the admission's (as ADMIT_SCRIPT's), the
  * rest addStandardJob's arguments. Answers `{admitted}` (0 held, 2 its job is there: nothing added)
  * or `{1, <addStandardJob's answer>}`. Null when BullMQ has no such script.
  */
@@ -48,12 +51,12 @@ export function admitAddScript(): { keys: number; lua: string } | null {
   const add = addStandardJobScript();
   if (!add) return null;
   const lua = `${FAIR_FUNCTIONS}
-local admitted = enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), true)
+local admitted = enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9] == '1')
 if admitted ~= 1 then return {admitted} end
 local function addStandardJob(KEYS, ARGV)
 ${add.content}
 end
-return {admitted, addStandardJob(KEYS, {unpack(ARGV, 9)})}
+return {admitted, addStandardJob(KEYS, {unpack(ARGV, ${ADMISSION_ARGS + 1})})}
 `;
   return { keys: ADD_KEYS, lua };
 }
@@ -84,6 +87,8 @@ export async function admitAndAdd(request: {
   admission: readonly (string | number)[];
 }): Promise<number> {
   const { connection, queue } = request;
+  // addStandardJob's arguments are read after the admission's: one short or long would misplace them all
+  if (request.admission.length !== ADMISSION_ARGS) throw new Error(`admitAndAdd: ${request.admission.length} admission arguments, not ${ADMISSION_ARGS}`);
   const expected = (addCommand ??= addCommandName());
   const command = (connection as unknown as Record<string, AdmitAddCommand>)[COMMAND];
   let admitted: number | null = null;

@@ -317,12 +317,21 @@ export class BullMqTurnQueue implements TurnQueue {
       run.next = { job: data, enqueuedAt: Date.now() };
       return;
     }
+    await this.admit(data, true);
+  }
+
+  /**
+   * The admission (and add) of a turn job. `keep`: a producer's enqueue, kept when the job runs (see
+   * fair.ts's `enqueue`); false for a turn job's hand-off, whichever path makes it (its release, or
+   * `enqueueHandedOff` after a `later`, a wait for children, a failure): a hand-off is never kept.
+   */
+  private async admit(data: TurnJob, keep: boolean): Promise<void> {
     await this.add('turn', async () => {
-      const cap = await capOf(this.options.fairness, job.tenantId);
+      const cap = await capOf(this.options.fairness, data.tenantId);
       await this.queue.waitUntilReady(); // the first connection (this connection queues no command meanwhile)
       const enqueuedAt = Date.now();
       const held = JSON.stringify({ ...data, enqueuedAt });
-      const admission = [...this.fairArgs(), job.tenantId, job.executionId, held, cap];
+      const admission = [...this.fairArgs(), data.tenantId, data.executionId, held, cap, keep ? 1 : 0];
       const opts = this.turnJobOptions(data, enqueuedAt);
       if (this.admitAdd) {
         // admitted: its job added in the same call (issue 33: one round trip per input)
@@ -388,11 +397,11 @@ export class BullMqTurnQueue implements TurnQueue {
     }
   }
 
-  /** A hand-off kept with a turn job that will not be released by this process after all: enqueued now. */
+  /** A hand-off kept with a turn job that will not be released by this process after all: enqueued now (not kept: a hand-off). */
   private async enqueueHandedOff(next: { job: TurnJob } | null | undefined): Promise<void> {
     if (!next) return;
     try {
-      await this.enqueue(next.job);
+      await this.admit(next.job, false);
     } catch (error) {
       this.options.logger?.warn(`hand-off to execution ${next.job.executionId} failed (${String(error)}); the sweeper will enqueue it`);
     }

@@ -133,7 +133,8 @@ export class MemoryAdmission {
  * The Redis side (BullMQ driver). Keys under `<prefix>:fair:`: `admitted` (zset of members
  * `<length of tenant>:<tenant>|<execution>` → when admitted or last seen alive, ms; the length makes
  * the encoding unambiguous whatever the ids hold), `held` (set of held execution ids), `again` (hash
- * execution → the job's JSON: an enqueue made while its turn job ran, made anew by its release),
+ * execution → the job's JSON: an enqueue made while its turn job ran, made anew by its release, or
+ * by the tick that frees its place when that release never came),
  * `ring` (list of tenants with held executions and room under their cap, round robin), `parked` (set of tenants
  * with held executions at their cap: a release that brings one below its cap puts it back on the
  * ring, so a dispatch never walks capped tenants), `caps` (hash tenant → cap, 0 none: stored at each
@@ -216,12 +217,15 @@ local function admit(tenant, execution, at)
   redis.call('SADD', inflightKey(tenant), execution)
   redis.call('SADD', tenantsKey, tenant)
 end
+-- frees the execution's place; answers the enqueue kept while its job ran (nil: none), for the caller to make anew
 local function release(tenant, execution)
-  redis.call('HDEL', againKey, execution)
+  local again = redis.call('HGET', againKey, execution)
+  if again then redis.call('HDEL', againKey, execution) end
   redis.call('ZREM', admittedKey, memberOf(tenant, execution))
   redis.call('SREM', inflightKey(tenant), execution)
   if redis.call('SCARD', inflightKey(tenant)) == 0 then redis.call('SREM', tenantsKey, tenant) end
   unpark(tenant)
+  return again
 end
 local function dispatch(out)
   local window = windowOf()
@@ -249,7 +253,7 @@ end
 -- 2 admitted already and its turn job is there, 0 held (now or already). With keep (a producer's
 -- enqueue, not a turn job's hand-off), a turn job there that a worker runs (its lock held) may
 -- have read the log before what this enqueue is for (a resume appended since): the enqueue is kept
--- (again) and made anew by the job's release. A hand-off's next execution runs only once it is its
+-- (again) and made anew by the job's release (or the tick's). A hand-off's next execution runs only once it is its
 -- session's head: a run of it under way read the log after the hand-off's cause (and a hand-off by
 -- such a kept run of an ended execution would keep the next one's in turn, and so on).
 local function enqueue(tenant, execution, payload, cap, keep)
@@ -296,13 +300,15 @@ end
 export const FAIR_FUNCTIONS = COMMON;
 
 /**
- * enqueue. ARGV[5..8]: tenant, execution, the job's JSON, the tenant's cap (0: none). Answers 1:
+ * enqueue. ARGV[5..9]: tenant, execution, the job's JSON, the tenant's cap (0: none), 1 for a
+ * producer's enqueue (kept when its turn job runs, see `enqueue`), 0 for a turn job's hand-off (on
+ * any of its paths: never kept). Answers 1:
  * admitted (now, or already but its turn job is gone or finished: the caller adds the job, which
  * also mends an admission whose add was lost), 2: admitted already and its turn job is there
  * (nothing to add), 0: held (now or already).
  */
 export const ADMIT_SCRIPT = `${COMMON}
-return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), true)
+return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9] == '1')
 `;
 
 /**
@@ -319,10 +325,7 @@ return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), true)
 export const RELEASE_SCRIPT = `${COMMON}
 local tenant, execution = ARGV[5], ARGV[6]
 local again = nil
-if not unfinishedJob(execution) then
-  again = redis.call('HGET', againKey, execution)
-  release(tenant, execution)
-end
+if not unfinishedJob(execution) then again = release(tenant, execution) end
 local out = dispatch({})
 if again and enqueue(tenant, execution, again, capOf(tenant)) == 1 then out[#out + 1] = again end
 if ARGV[7] and enqueue(ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])) == 1 then out[#out + 1] = ARGV[9] end
@@ -337,13 +340,17 @@ return out
  * process that died between admitting and adding or before its release, a release call that
  * failed, a job removed by hand), re-marking the others as seen; rebuilds the
  * tenants' in-flight sets from the admitted ones; puts back on the ring the parked tenants below
- * their cap (a cap raised); then dispatches. Answers { released, ...the JSON of the jobs admitted }.
+ * their cap (a cap raised); then dispatches. An enqueue kept while the job of an execution it
+ * frees ran (`again`: its release lost with a process dying between the job's end and its release,
+ * or a release call that failed) is made anew after the dispatch, as the release would have made
+ * it. Answers { released, ...the JSON of the jobs admitted }.
  */
 export const TICK_SCRIPT = `${COMMON}
 local name, concurrency, ttl, staleMs = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local at = now()
 register(name, concurrency, ttl, at)
 local released = 0
+local kept = {}
 local old = redis.call('ZRANGEBYSCORE', admittedKey, '-inf', at - staleMs, 'LIMIT', 0, 200)
 for _, member in ipairs(old) do
   local tenant, execution = parseMember(member)
@@ -352,7 +359,8 @@ for _, member in ipairs(old) do
   elseif unfinishedJob(execution) then
     redis.call('ZADD', admittedKey, 'XX', at, member)
   else
-    release(tenant, execution)
+    local again = release(tenant, execution)
+    if again then kept[#kept + 1] = { tenant, execution, again } end
     released = released + 1
   end
 end
@@ -366,7 +374,11 @@ for _, member in ipairs(redis.call('ZRANGE', admittedKey, 0, -1)) do
   end
 end
 for _, tenant in ipairs(redis.call('SMEMBERS', parkedKey)) do unpark(tenant) end
-return dispatch({ released })
+local out = dispatch({ released })
+for _, k in ipairs(kept) do
+  if enqueue(k[1], k[2], k[3], capOf(k[1])) == 1 then out[#out + 1] = k[3] end
+end
+return out
 `;
 
 /**

@@ -2,8 +2,7 @@ import { characterSheet } from '../../data-boundary';
 import type { Tool } from './tool';
 import { toolError, toolSuccess } from './tool-result';
 import { GET_CHARACTER } from '../catalog/framework-tools';
-import { publishedCharacters } from '../plugin-host/published-characters';
-import { resolveShared } from '../plugin-host/resolver';
+import { requestCharacters } from '../plugin-host/world-context';
 
 /** Names compare case-insensitively, Unicode-normalized, ignoring surrounding spaces. */
 const fold = (name: string) => name.normalize('NFKC').trim().toLocaleLowerCase('und');
@@ -29,9 +28,7 @@ export const getCharacterTool: Tool = {
     const { plugins, scope } = context;
     const world = scope.world;
     // the session's characters as the step's request showed them (the recorded session.world-context@1 results)
-    const published = plugins
-      ? await publishedCharacters(plugins.registry, (provider, input) => resolveShared(plugins.resolver, provider, input), world)
-      : null;
+    const published = await requestCharacters(plugins, world);
     const wanted = fold(args.name as string);
     const characters = published ?? world?.characters ?? [];
     const found = characters.find((c) => fold(c.name) === wanted) ?? characters.find((c) => c.aliases.some((a) => fold(a) === wanted));

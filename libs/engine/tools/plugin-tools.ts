@@ -9,8 +9,7 @@ import { within } from '../plugin-host/invoke';
 import { PluginDataBuffer } from '../plugin-host/plugin-data-buffer';
 import { executionServices } from '../plugin-host/execution-services';
 import { storePluginData } from '../plugin-host/store-plugin-data';
-import { publishedCharacters } from '../plugin-host/published-characters';
-import { resolveShared } from '../plugin-host/resolver';
+import { requestCharacters } from '../plugin-host/world-context';
 import type { DeclaredEvent } from './event-catalog';
 import { checkSchema } from './json-schema';
 import type { Tool } from './tool';
@@ -78,10 +77,7 @@ export function pluginTool(options: {
         recorded: context.execution.extensionResults,
       });
       // ctx.world's characters as the step's request saw them (its recorded session.world-context@1 results)
-      const plugins = context.plugins;
-      const characters = plugins
-        ? await publishedCharacters(plugins.registry, (provider, input) => resolveShared(plugins.resolver, provider, input), scope.world)
-        : null;
+      const characters = await requestCharacters(context.plugins, scope.world);
       const base = handlerContext(characters ? { ...scope, characters } : scope, pluginId, emptyPluginData, plugin, services); // its pluginData is replaced below;
       const suspensions = new WeakMap<object, ToolSuspension>();
       const ctx: ToolContext = Object.freeze({

@@ -186,42 +186,48 @@ export function queueConformance(driver: ConformanceDriver): void {
       TEST_TIMEOUT_MS,
     );
 
-    it(
-      "a turn job's hand-off to its session's execution whose job runs adds no run of it (that run read the log after the hand-off's cause)",
-      async () => {
-        const queue = create(2);
-        const first = turnJob();
-        const next = { ...first, executionId: randomUUID() };
-        const runs: string[] = [];
-        const nextRunning = deferred();
-        const nextGo = deferred();
-        const firstEnded = deferred();
-        queue.consume(
-          handlers({
-            turn: async (job) => {
-              runs.push(job.executionId);
-              if (job.executionId === first.executionId) {
-                await queue.enqueue(next); // the hand-off, made by the run
-                firstEnded.resolve();
-              } else if (runs.filter((r) => r === next.executionId).length === 1) {
-                nextRunning.resolve();
-                await nextGo.promise;
-              }
-              return done;
-            },
-          }),
-        );
-        await queue.enqueue(next);
-        await nextRunning.promise;
-        await queue.enqueue(first);
-        await firstEnded.promise;
-        await sleep(300); // the first job's end (its release makes its hand-off)
-        nextGo.resolve();
-        await sleep(500);
-        expect(runs).toEqual([next.executionId, first.executionId]);
-      },
-      TEST_TIMEOUT_MS,
-    );
+    // a hand-off is made by the job's release when it is done, at once when it ends otherwise (later here)
+    for (const ending of ['done', 'later'] as const)
+      it(
+        `a turn job's hand-off to its session's execution whose job runs adds no run of it (that run read the log after the hand-off's cause): a run ending ${ending}`,
+        async () => {
+          const queue = create(2);
+          const first = turnJob();
+          const next = { ...first, executionId: randomUUID() };
+          const runs: string[] = [];
+          const nextRunning = deferred();
+          const nextGo = deferred();
+          const firstEnded = deferred();
+          queue.consume(
+            handlers({
+              turn: async (job): Promise<TurnStep> => {
+                runs.push(job.executionId);
+                const runsOf = (id: string) => runs.filter((r) => r === id).length;
+                if (job.executionId === first.executionId) {
+                  if (runsOf(first.executionId) === 1) {
+                    await queue.enqueue(next); // the hand-off, made by the run
+                    if (ending === 'later') return { kind: 'later', delayMs: 50 };
+                  }
+                  firstEnded.resolve();
+                } else if (runsOf(next.executionId) === 1) {
+                  nextRunning.resolve();
+                  await nextGo.promise;
+                }
+                return done;
+              },
+            }),
+          );
+          await queue.enqueue(next);
+          await nextRunning.promise;
+          await queue.enqueue(first);
+          await firstEnded.promise;
+          await sleep(300); // the first job's end (its release makes its hand-off)
+          nextGo.resolve();
+          await sleep(500);
+          expect(runs).toEqual([next.executionId, ...(ending === 'later' ? [first.executionId] : []), first.executionId]);
+        },
+        TEST_TIMEOUT_MS,
+      );
 
     it(
       'a turn job waits for all its children, which run in parallel; its claim is kept between runs',
