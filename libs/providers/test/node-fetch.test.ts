@@ -1,16 +1,26 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { createServer as createTcpServer, type Socket } from 'node:net';
-import { gzipSync } from 'node:zlib';
-import { observeProviderFetches, providerFetch } from '../node-fetch';
+import { constants, gzipSync } from 'node:zlib';
+import { observeProviderFetches, providerFetch, requestHead } from '../node-fetch';
 
-/** A TCP server that keeps the bytes of each request it reads (one read each: small requests) and answers with `answer`. */
-async function rawServer(answer: (socket: Socket, request: string) => void): Promise<{ url: string; requests: string[]; close: () => Promise<void> }> {
+/**
+ * A TCP server that keeps the bytes of each request it reads (one read each: small requests) and answers with `answer`;
+ * `closed` has, for each request it read, a promise of the closing of the connection it came on.
+ */
+async function rawServer(
+  answer: (socket: Socket, request: string) => void,
+): Promise<{ url: string; requests: string[]; closed: Promise<void>[]; close: () => Promise<void> }> {
   const requests: string[] = [];
+  const closed: Promise<void>[] = [];
   const sockets = new Set<Socket>();
   const server = createTcpServer((socket) => {
     sockets.add(socket);
+    const closing = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined); // a client that closes the connection before the answer's end (the tests of that)
     socket.on('data', (data) => {
       requests.push(data.toString('latin1'));
+      closed.push(closing);
       answer(socket, data.toString('latin1'));
     });
   });
@@ -19,6 +29,7 @@ async function rawServer(answer: (socket: Socket, request: string) => void): Pro
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    closed,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -66,6 +77,122 @@ describe('providerFetch: the wire bytes undici sends', () => {
     const ours = await sent(true);
     expect(parts(ours)).toEqual(parts(undici));
     expect(parts(ours).fields).toContain('accept-encoding: gzip, deflate');
+  });
+
+  it("over https too, the same fields as undici's (its accept-encoding there offers br)", async () => {
+    // undici's fields as it hands them to its dispatcher (a stand-in here: no TLS server needed), before host and connection
+    let dispatched: Record<string, string> = {};
+    const dispatcher = {
+      dispatch(options: { headers: Record<string, string> }, handler: { onError: (error: Error) => void }) {
+        dispatched = options.headers;
+        queueMicrotask(() => handler.onError(new Error('not sent')));
+        return true;
+      },
+    };
+    for (const url of ['https://api.example.com/v1/x', 'http://api.example.com/v1/x']) {
+      const init = (): RequestInit => ({ method: 'POST', body: '{"a":1}', headers: { 'x-b': '1', authorization: 'Bearer k' } });
+      await expect(globalThis.fetch(url, { ...init(), dispatcher } as RequestInit)).rejects.toThrow('fetch failed');
+      const undici = Object.entries(dispatched).map(([name, value]) => `${name.toLowerCase()}: ${value}`);
+      const { raw } = requestHead(new URL(url), init(), '{"a":1}');
+      const ours = raw.flatMap((name, i) => (i % 2 === 0 ? [`${name}: ${raw[i + 1]}`] : []));
+      expect(ours.slice(0, 2)).toEqual(['host: api.example.com', 'connection: keep-alive']);
+      expect(ours.slice(2).sort()).toEqual(undici.sort());
+    }
+    expect(dispatched['accept-encoding']).toBe('gzip, deflate');
+    expect(requestHead(new URL('https://a.example'), {}, null).raw).toContain('br, gzip, deflate');
+  });
+});
+
+/** Whether `promise` settles within `ms`. */
+async function within(ms: number, promise: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([promise.then(() => true), late]).finally(() => clearTimeout(timer));
+}
+
+/** The gzip of `text` flushed but not ended: the start of a gzipped body that goes on. */
+const gzipStart = (text: string): Buffer => gzipSync(text, { finishFlush: constants.Z_SYNC_FLUSH });
+
+describe('providerFetch: a malformed answer, a body not read to its end', () => {
+  let answer: string | Buffer = OK;
+  let server: Awaited<ReturnType<typeof rawServer>>;
+  beforeAll(async () => (server = await rawServer((socket) => socket.write(answer))));
+  afterAll(() => server.close());
+
+  /** What `fetch` does with `answer`: its status and text, or the name, message and cause of what it rejects with (or nothing in 5 s). */
+  async function outcome(fetch: typeof globalThis.fetch): Promise<string> {
+    const settled = (async () => {
+      try {
+        const response = await fetch(`${server.url}/m`);
+        return `${response.status} ${await response.text()}`;
+      } catch (error) {
+        const { name, message, cause } = error as TypeError;
+        return `${name}: ${message} (${(cause as Error | undefined)?.name})`;
+      }
+    })();
+    return (await within(5_000, settled)) ? settled : 'no outcome in 5 s';
+  }
+
+  it("rejects with TypeError('fetch failed'), not a crash, as undici does: a redirect to no URL, a status a Response cannot have, a switch of protocols not asked for", async () => {
+    answer = 'HTTP/1.1 302 Found\r\nlocation: http://[bad\r\ncontent-length: 0\r\n\r\n';
+    expect(await outcome(providerFetch)).toBe(await outcome(globalThis.fetch));
+    expect(await outcome(providerFetch)).toBe('TypeError: fetch failed (TypeError)');
+    // undici hands over a status of 600-999 (a Response made by JS cannot have one): a malformed answer here
+    answer = 'HTTP/1.1 999 Odd\r\ncontent-length: 2\r\n\r\nok';
+    expect(await outcome(providerFetch)).toBe('TypeError: fetch failed (RangeError)');
+    // a switch of protocols no one asked for
+    answer = 'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n';
+    expect(await outcome(globalThis.fetch)).toMatch(/^TypeError: fetch failed /);
+    expect(await outcome(providerFetch)).toBe('TypeError: fetch failed (Error)');
+    answer = OK;
+    expect(await outcome(providerFetch)).toBe('200 {}'); // and the next request is answered
+  });
+
+  it('a body in a coding undici does not undo (a gzip under another): as it came, as undici gives it, with no decoder left failing on it', async () => {
+    answer = 'HTTP/1.1 200 OK\r\ncontent-encoding: foo, gzip\r\ncontent-length: 2\r\n\r\nok';
+    const failures: unknown[] = [];
+    const failed = (error: unknown) => failures.push(error);
+    process.on('uncaughtException', failed);
+    try {
+      expect(await outcome(providerFetch)).toBe(await outcome(globalThis.fetch));
+      expect(await outcome(providerFetch)).toBe('200 ok');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off('uncaughtException', failed);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('a cancelled gzip body closes its socket (the SDK cancels the bodies of the answers it retries), whether all of it was sent or more was to come', async () => {
+    // larger than what the decoders and the socket buffer: the answer is not all read when the body is cancelled
+    const zipped = gzipSync(JSON.stringify({ error: { message: randomBytes(300_000).toString('base64') } }));
+    const whole = Buffer.concat([Buffer.from(`HTTP/1.1 429 Too Many Requests\r\ncontent-encoding: gzip\r\ncontent-length: ${zipped.length}\r\n\r\n`), zipped]);
+    const started = Buffer.concat([Buffer.from('HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 1000\r\n\r\n'), gzipStart('data: 1\n\n')]);
+    for (const [bytes, read] of [
+      [whole, false],
+      [started, true],
+    ] as const) {
+      answer = bytes;
+      const response = await providerFetch(`${server.url}/c`, { method: 'POST', body: '{}' });
+      const reader = response.body!.getReader();
+      if (read) expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: 1\n\n');
+      await reader.cancel();
+      expect(await within(1_000, server.closed.at(-1)!)).toBe(true);
+    }
+  });
+
+  it("a body that is not the gzip it says errors its stream with TypeError('terminated') and closes its socket", async () => {
+    answer = 'HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 100\r\n\r\nthis is not gzip at all';
+    const response = await providerFetch(`${server.url}/g`, { method: 'POST', body: '{}' });
+    await expect(response.text()).rejects.toMatchObject({ name: 'TypeError', message: 'terminated', cause: { code: 'Z_DATA_ERROR' } });
+    expect(await within(1_000, server.closed.at(-1)!)).toBe(true);
+  });
+
+  it('gzip bodies read to their end leave the connection open for the next request (keep-alive)', async () => {
+    const zipped = gzipSync('{"a":"ü"}');
+    answer = Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: ${zipped.length}\r\n\r\n`), zipped]);
+    for (let i = 0; i < 3; i++) expect(await (await providerFetch(`${server.url}/k`)).json()).toEqual({ a: 'ü' });
+    expect(new Set(server.closed.slice(-3)).size).toBe(1);
   });
 });
 
