@@ -37,11 +37,17 @@ export interface CountsResult {
 const WARMUP_TURNS_PER_WORKER = 2;
 /** The idle window before the phases: the background's and the scrapes' share of a phase's figures. */
 export const IDLE_MS = 5_000;
+/** How many warm-up turns of each kind run before the windows. */
+export function countsWarmupTurns(spec: CountsSpec): number {
+  return spec.warmupTurns ?? WARMUP_TURNS_PER_WORKER * spec.workers;
+}
 const NARRATOR = {};
 const EMBERBACK = { worldId: 'emberback' };
 
 /**
- * Issue 33's counts on one stack: a few warm-up turns of both kinds, then the narrator-only phase
+ * Issue 33's counts on one stack: a few warm-up turns of both kinds (2 per worker of each, or with
+ * `--warmup N` N turns of each kind, closed-loop as the phases: processes that ran many turns, as a
+ * deployment's have, with V8's compiling of the turn's code mostly behind them), then the narrator-only phase
  * and the Emberback phase, each its own count window (every engine process's counters, CPU and
  * the log's bytes before and after) and its exactly-once check.
  */
@@ -54,11 +60,20 @@ export async function runCounts(spec: CountsSpec, options: { cleanups: Cleanups;
     const client = new PlayClient(stack.baseUrl, stack.apiKey);
     const sessions = async (n: number, body: { worldId?: string }) =>
       (await Promise.all(Array.from({ length: n }, () => client.createSession(body)))).map((s) => s.id);
-    const warm = WARMUP_TURNS_PER_WORKER * spec.workers;
-    const warmup = [
-      ...(await runPlayers({ client, sessionIds: await sessions(warm, NARRATOR), inputs: 1 })),
-      ...(await runPlayers({ client, sessionIds: await sessions(warm, EMBERBACK), inputs: 1 })),
-    ];
+    const warmOfKind = async (body: { worldId?: string }) => {
+      if (spec.warmupTurns === undefined) {
+        return runPlayers({ client, sessionIds: await sessions(WARMUP_TURNS_PER_WORKER * spec.workers, body), inputs: 1 });
+      }
+      // closed-loop sessions as the phases play them, until the processes ran that many turns of the kind
+      progress(`  warm-up: ${spec.warmupTurns} turns of ${body.worldId ?? 'narrator-only'} sessions`);
+      return runPlayers({
+        client,
+        sessionIds: await sessions(spec.sessions, body),
+        inputs: Math.ceil(spec.warmupTurns / spec.sessions),
+        signal: cleanups.signal,
+      });
+    };
+    const warmup = [...(await warmOfKind(NARRATOR)), ...(await warmOfKind(EMBERBACK))];
     const warmFailed = warmup.filter((t) => t.outcome !== 'committed');
     if (warmFailed.length) throw new Error(`warm-up turns did not commit: ${warmFailed.map((t) => t.error ?? t.outcome).join('; ')}`);
     const setupMs = now() - setupStart;

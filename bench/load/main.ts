@@ -4,7 +4,7 @@ import { writeCountsDocs, writeLoadDocs, writeNoisyDocs } from '../bench-docs';
 import { type Verdict, verdictExitCode } from '../verdicts';
 import { Cleanups } from './cleanups';
 import { COUNTS_DOCS_RESULTS_FILE, countsResultsFile, countsVerdicts, formatCountsReport, writeCountsResults } from './counts-report';
-import { type CountsResult, runCounts } from './counts-scenario';
+import { type CountsResult, countsWarmupTurns, runCounts } from './counts-scenario';
 import { type NoisyResult, runNoisy } from './noisy';
 import { formatNoisyReport, NOISY_DOCS_RESULTS_FILE, noisyResultsFile, noisyVerdicts, writeNoisyResults } from './noisy-report';
 import { type CountsSpec, type NoisySpec, parseBenchArgs, USAGE, UsageError } from './options';
@@ -110,7 +110,7 @@ function noisyScenario(spec: NoisySpec): Scenario<NoisyResult> {
 
 function countsScenario(spec: CountsSpec): Scenario<CountsResult> {
   return {
-    banner: `scenario counts on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; ${spec.sessions} narrator-only, then ${spec.sessions} Emberback sessions x ${spec.inputs} turns`,
+    banner: `scenario counts on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; ${spec.sessions} narrator-only, then ${spec.sessions} Emberback sessions x ${spec.inputs} turns; warm-up ${countsWarmupTurns(spec)} turns of each kind`,
     run: (options) => runCounts(spec, options),
     verdicts: countsVerdicts,
     // the round-trip targets may be waived (--no-verdict); exactly once never is

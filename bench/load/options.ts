@@ -75,6 +75,8 @@ export interface CountsSpec {
   /** Closed-loop sessions of each phase, each `inputs` turns. */
   sessions: number;
   inputs: number;
+  /** Warm-up turns of each kind before the windows (`--warmup`); none given: 2 per worker of each kind. */
+  warmupTurns?: number;
 }
 
 export const COUNTS_SCENARIO: CountsSpec = { name: 'counts', latencyMs: 0, workers: 2, concurrency: 4, sessions: 4, inputs: 10 };
@@ -107,7 +109,10 @@ export const USAGE = `usage: npm run bench:load -- [options]
                           statements and transactions, HTTP, CPU ms, log bytes per turn and the top commands and
                           statements; targets: narrator <= 30 commands, <= 6 transactions, <= 12 statements,
                           <= 12 ms CPU (API + workers), Emberback <= 3x narrator (exit 1 if not, --no-verdict: 0).
-                          --sessions/--inputs size each phase; --workers, --concurrency, --latency-ms, --db-pool-size
+                          --sessions/--inputs size each phase; --workers, --concurrency, --latency-ms, --db-pool-size;
+                          --warmup N: N turns of each kind before the phases (default 2 per worker): warm
+                          processes, whose V8 has compiled the turn's code (the first few hundred turns of a
+                          process pay for that compiling too)
   --write-docs            then rewrite the bench:load block of docs/benchmarks.md from the results
 Needs PostgreSQL (COVEL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test, an admin
 database) and Redis (COVEL_BENCH_REDIS_URL, default redis://127.0.0.1:6379).`;
@@ -128,6 +133,7 @@ const Flags = z
     workers: count(64).optional(),
     concurrency: count(1_000).optional(),
     'db-pool-size': count(1_000).optional(),
+    warmup: count(100_000).optional(),
     scenario: z.enum(SCENARIOS, { message: `one of ${SCENARIOS.join(', ')}` }).optional(),
     'no-verdict': z.boolean().optional(),
     help: z.boolean().optional(),
@@ -152,6 +158,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
         workers: { type: 'string' },
         concurrency: { type: 'string' },
         'db-pool-size': { type: 'string' },
+        warmup: { type: 'string' },
         scenario: { type: 'string' },
         'no-verdict': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -168,6 +175,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
   if (f.help) return 'help';
   const single = f.sessions ?? f.inputs ?? f['latency-ms'] ?? f.workers ?? f.concurrency;
   const pool = f['db-pool-size'] === undefined ? {} : { dbPoolSize: f['db-pool-size'] };
+  if (f.warmup !== undefined && f.scenario !== 'counts') throw new UsageError(`--warmup goes with --scenario counts\n${USAGE}`);
   if (f.scenario) {
     if (f.suite || f.only) throw new UsageError(`--suite and --only do not go with --scenario\n${USAGE}`);
     // the stack's settings, each from its flag or the scenario's default
@@ -180,7 +188,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
     const verdict = !f['no-verdict'];
     if (f.scenario === 'counts') {
       const base = COUNTS_SCENARIO;
-      return { suite: 'scenario', verdict, scenario: { ...base, ...stack(base), sessions: f.sessions ?? base.sessions, inputs: f.inputs ?? base.inputs } };
+      const warmup = f.warmup === undefined ? {} : { warmupTurns: f.warmup };
+      return {
+        suite: 'scenario',
+        verdict,
+        scenario: { ...base, ...stack(base), sessions: f.sessions ?? base.sessions, inputs: f.inputs ?? base.inputs, ...warmup },
+      };
     }
     const base = NOISY_SCENARIO;
     return {

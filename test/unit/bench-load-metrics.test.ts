@@ -11,6 +11,7 @@ import {
   spread,
   throughput,
 } from '../../bench/load/metrics';
+import { countsWarmupTurns } from '../../bench/load/counts-scenario';
 import { COUNTS_SCENARIO, NOISY_SCENARIO, parseBenchArgs, UsageError } from '../../bench/load/options';
 import { formatTable } from '../../bench/load/report';
 
@@ -170,6 +171,16 @@ describe('bench:load metrics', () => {
     });
     expect(() => parseBenchArgs(['--scenario', 'counts', '--only', 'a'])).toThrow(/--suite and --only do not go with --scenario/);
     expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario counts {7}issue 33's round trips per turn/);
+  });
+
+  it('--warmup: warm-up turns of each kind before the counts phases (default 2 per worker), only with --scenario counts', () => {
+    expect(countsWarmupTurns(COUNTS_SCENARIO)).toBe(2 * COUNTS_SCENARIO.workers);
+    const warm = parseBenchArgs(['--scenario', 'counts', '--warmup', '400']);
+    expect(warm).toEqual({ suite: 'scenario', verdict: true, scenario: { ...COUNTS_SCENARIO, warmupTurns: 400 } });
+    expect(warm !== 'help' && warm.suite === 'scenario' && warm.scenario.name === 'counts' && countsWarmupTurns(warm.scenario)).toBe(400);
+    expect(() => parseBenchArgs(['--scenario', 'counts', '--warmup', '0'])).toThrow(/--warmup:/);
+    expect(() => parseBenchArgs(['--scenario', 'noisy', '--warmup', '10'])).toThrow(/--warmup goes with --scenario counts/);
+    expect(() => parseBenchArgs(['--warmup', '10'])).toThrow(/--warmup goes with --scenario counts/);
   });
 
   it('formats aligned columns', () => {
