@@ -50,7 +50,7 @@ async function main() {
     progress(`bench:load, ${options.suite} suite: ${options.runs.length} run(s) on ${cpus().length} cores`);
     for (const spec of options.runs) {
       progress(
-        `run ${spec.name}: ${spec.sessions} sessions x ${spec.inputs} inputs, ${spec.workers} worker(s) x concurrency ${spec.concurrency}, model ${spec.latencyMs} ms${spec.note ? ` (${spec.note})` : ''}`,
+        `run ${spec.name}: ${spec.sessions} sessions x ${spec.inputs} inputs, ${spec.workers} worker(s) x concurrency ${spec.concurrency}, model ${spec.latencyMs} ms${spec.warmupTurns === undefined ? '' : `, after ${spec.warmupTurns} warm-up turns`}${spec.note ? ` (${spec.note})` : ''}`,
       );
       const result = await runOnce(spec, { cleanups, progress });
       if (cleanups.interrupted) break;

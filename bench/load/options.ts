@@ -15,6 +15,8 @@ export interface RunSpec {
   concurrency: number;
   /** COVEL_DB_POOL_SIZE of the API and the workers; unset: the engine's default. */
   dbPoolSize?: number;
+  /** Warm-up turns before the window (`--warmup`, closed-loop on as many sessions as the run's); none given: 2 per worker. */
+  warmupTurns?: number;
   /** What the run is there to show. */
   note?: string;
 }
@@ -109,10 +111,12 @@ export const USAGE = `usage: npm run bench:load -- [options]
                           statements and transactions, HTTP, CPU ms, log bytes per turn and the top commands and
                           statements; targets: narrator <= 30 commands, <= 6 transactions, <= 12 statements,
                           <= 12 ms CPU (API + workers), Emberback <= 3x narrator (exit 1 if not, --no-verdict: 0).
-                          --sessions/--inputs size each phase; --workers, --concurrency, --latency-ms, --db-pool-size;
-                          --warmup N: N turns of each kind before the phases (default 2 per worker): warm
-                          processes, whose V8 has compiled the turn's code (the first few hundred turns of a
-                          process pay for that compiling too)
+                          --sessions/--inputs size each phase; --workers, --concurrency, --latency-ms, --db-pool-size,
+                          --warmup (turns of each kind)
+  --warmup N              N warm-up turns (closed-loop) before a run's window or the counts phases (default
+                          2 per worker): warm processes, whose V8 has compiled the turn's code, as a
+                          deployment's long-running ones (the first few hundred turns of a process pay for
+                          that compiling too); not with --scenario noisy
   --write-docs            then rewrite the bench:load block of docs/benchmarks.md from the results
 Needs PostgreSQL (COVEL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/test, an admin
 database) and Redis (COVEL_BENCH_REDIS_URL, default redis://127.0.0.1:6379).`;
@@ -175,7 +179,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
   if (f.help) return 'help';
   const single = f.sessions ?? f.inputs ?? f['latency-ms'] ?? f.workers ?? f.concurrency;
   const pool = f['db-pool-size'] === undefined ? {} : { dbPoolSize: f['db-pool-size'] };
-  if (f.warmup !== undefined && f.scenario !== 'counts') throw new UsageError(`--warmup goes with --scenario counts\n${USAGE}`);
+  if (f.warmup !== undefined && f.scenario === 'noisy') throw new UsageError(`--warmup does not go with --scenario noisy\n${USAGE}`);
+  const warmup = f.warmup === undefined ? {} : { warmupTurns: f.warmup };
   if (f.scenario) {
     if (f.suite || f.only) throw new UsageError(`--suite and --only do not go with --scenario\n${USAGE}`);
     // the stack's settings, each from its flag or the scenario's default
@@ -188,7 +193,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
     const verdict = !f['no-verdict'];
     if (f.scenario === 'counts') {
       const base = COUNTS_SCENARIO;
-      const warmup = f.warmup === undefined ? {} : { warmupTurns: f.warmup };
       return {
         suite: 'scenario',
         verdict,
@@ -217,14 +221,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | Scenario
           workers: f.workers ?? base.workers,
           concurrency: f.concurrency ?? base.concurrency,
           ...pool,
+          ...warmup,
         },
       ],
     };
   }
   if (f.suite === 'quick') {
     if (f.only) throw new UsageError(`--only picks runs of the acceptance suite\n${USAGE}`);
-    return { suite: 'quick', runs: QUICK_SUITE.map((r) => ({ ...r, ...pool })) };
+    return { suite: 'quick', runs: QUICK_SUITE.map((r) => ({ ...r, ...pool, ...warmup })) };
   }
   const runs = f.only ? ACCEPTANCE_SUITE.filter((r) => f.only!.includes(r.name)) : ACCEPTANCE_SUITE;
-  return { suite: 'acceptance', runs: runs.map((r) => ({ ...r, ...pool })) };
+  return { suite: 'acceptance', runs: runs.map((r) => ({ ...r, ...pool, ...warmup })) };
 }

@@ -70,7 +70,15 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
     const client = new PlayClient(stack.baseUrl, stack.apiKey);
     const sessionIds = await newSessions(client, spec.sessions);
     // a few turns outside the window and the checks, so connections and code paths are warm
-    const warmup = await runPlayers({ client, sessionIds: await newSessions(client, WARMUP_TURNS_PER_WORKER * spec.workers), inputs: 1 });
+    const warmup =
+      spec.warmupTurns === undefined
+        ? await runPlayers({ client, sessionIds: await newSessions(client, WARMUP_TURNS_PER_WORKER * spec.workers), inputs: 1 })
+        : await runPlayers({
+            client,
+            sessionIds: await newSessions(client, spec.sessions),
+            inputs: Math.ceil(spec.warmupTurns / spec.sessions),
+            signal: options.cleanups.signal,
+          });
     const warmupFailed = warmup.filter((t) => t.outcome !== 'committed');
     if (warmupFailed.length) throw new Error(`warm-up turns did not commit: ${warmupFailed.map((t) => t.error ?? t.outcome).join('; ')}`);
     const setupMs = now() - setupStart;

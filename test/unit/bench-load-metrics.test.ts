@@ -173,14 +173,18 @@ describe('bench:load metrics', () => {
     expect(() => parseBenchArgs(['--scenario', 'loud'])).toThrow(/--scenario counts {7}issue 33's round trips per turn/);
   });
 
-  it('--warmup: warm-up turns of each kind before the counts phases (default 2 per worker), only with --scenario counts', () => {
+  it('--warmup: warm-up turns (of each kind before the counts phases, before a run window; default 2 per worker), not with --scenario noisy', () => {
     expect(countsWarmupTurns(COUNTS_SCENARIO)).toBe(2 * COUNTS_SCENARIO.workers);
     const warm = parseBenchArgs(['--scenario', 'counts', '--warmup', '400']);
     expect(warm).toEqual({ suite: 'scenario', verdict: true, scenario: { ...COUNTS_SCENARIO, warmupTurns: 400 } });
     expect(warm !== 'help' && warm.suite === 'scenario' && warm.scenario.name === 'counts' && countsWarmupTurns(warm.scenario)).toBe(400);
     expect(() => parseBenchArgs(['--scenario', 'counts', '--warmup', '0'])).toThrow(/--warmup:/);
-    expect(() => parseBenchArgs(['--scenario', 'noisy', '--warmup', '10'])).toThrow(/--warmup goes with --scenario counts/);
-    expect(() => parseBenchArgs(['--warmup', '10'])).toThrow(/--warmup goes with --scenario counts/);
+    expect(() => parseBenchArgs(['--scenario', 'noisy', '--warmup', '10'])).toThrow(/--warmup does not go with --scenario noisy/);
+    expect(parseBenchArgs(['--only', 'a', '--warmup', '640'])).toMatchObject({ suite: 'acceptance', runs: [{ name: 'a', warmupTurns: 640 }] });
+    expect(parseBenchArgs(['--sessions', '8', '--warmup', '16'])).toMatchObject({ suite: 'custom', runs: [{ sessions: 8, warmupTurns: 16 }] });
+    expect(parseBenchArgs(['--only', 'a'])).toMatchObject({ runs: [{ name: 'a' }] });
+    const plain = parseBenchArgs(['--only', 'a']);
+    expect(plain !== 'help' && plain.suite !== 'scenario' && plain.runs[0]!.warmupTurns).toBeUndefined();
   });
 
   it('formats aligned columns', () => {
