@@ -24,7 +24,9 @@ transform[`${esmPath}.+\\.js$`] = ['@swc/jest', { jsc: { target: 'es2022' }, mod
 const common = {
   transform,
   transformIgnorePatterns: [`^(?!.*${esmPath}).*/node_modules/`],
-  testEnvironment: 'node',
+  // COVEL_TEST_CPU=<file>: each test file's CPU seconds (its Jest worker's and its child processes') appended there
+  // (test/support/cpu-environment.js; `node tools/test-cpu.js <file>` sums them up)
+  testEnvironment: process.env.COVEL_TEST_CPU ? '<rootDir>/test/support/cpu-environment.js' : 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 module.exports = {

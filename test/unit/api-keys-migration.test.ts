@@ -1,8 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, sql } from 'kysely';
 import { migrations } from '../../migrations';
 import { type Database, hmacApiKey, loadKeyPepper, newApiKey, sha256ApiKey, TenantStore } from '../../libs/events';
 import { PGliteDialect } from '../../libs/events/pglite-dialect';
+import { emptyPGlite } from '../support/empty-pglite';
 
 /**
  * Migration 0024 moves each tenant's one key (a plain SHA-256 in `tenants.api_key_hash`) to
@@ -11,7 +11,7 @@ import { PGliteDialect } from '../../libs/events/pglite-dialect';
  */
 describe('migration 0024_api_keys', () => {
   it("keeps a tenant's key from before working, with every scope; it can be revoked", async () => {
-    const pglite = new PGlite();
+    const pglite = emptyPGlite();
     const db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
     try {
       const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });

@@ -90,11 +90,12 @@ describe('stopping npm start (embedded default)', () => {
     return { sessionId, executionId, turnId, call };
   };
 
-  /** The session's log, read from the data directory once no engine holds it (an open would be refused while one does). */
-  const logOf = async (sessionId: string) => {
+  /** The sessions' logs, read from the data directory once no engine holds it (an open would be refused while one does). */
+  const logsOf = async (...sessionIds: string[]) => {
     const database = await openDatabase({ kind: 'pglite', dataDir: join(dataDir, 'pglite') });
     try {
-      return await new EventStore(database.db).readStream(sessionId);
+      const store = new EventStore(database.db);
+      return await Promise.all(sessionIds.map((id) => store.readStream(id)));
     } finally {
       await database.close();
     }
@@ -105,50 +106,41 @@ describe('stopping npm start (embedded default)', () => {
     expect(existsSync(join(dataDir, 'engine-url'))).toBe(false);
   };
 
-  it('SIGTERM to npm mid-turn: the turn ends within the grace period and commits once, exit 0, the lock released', async () => {
-    const { server: running, client } = await start();
-    const { sessionId, executionId, call } = await turnMidStream(client);
-    const { code } = await stop(running, 'SIGTERM');
-    expect(code).toBe(0);
-    released();
-    expect(running.output()).toContain('SIGTERM: stopping');
-    expect(running.output()).toMatch(/stopped in \d+ ms/);
-    expect(call.clientClosed).toBeUndefined(); // the reply was read to its end
-    const log = await logOf(sessionId);
-    expect(recorded(log, executionId)).toEqual({ committed: 1, failed: 0, cancelled: 0, responded: 1 });
-  }, 180_000);
+  // Each test stops two engines on one data directory: a start costs about 3 s of CPU, and the second
+  // start, which commits the turn the first left, is also the engine the second stop's case is played on.
 
-  it('past the grace period the turn is handed back: its call aborted, nothing recorded, exit 0; the next start commits it once', async () => {
+  it('past the grace period the turn is handed back: its call aborted, nothing recorded, exit 0; the next start commits it once; there SIGTERM to npm mid-turn lets the turn end within the grace period: it commits once, exit 0, the lock released', async () => {
     const first = await start({ COVEL_SHUTDOWN_GRACE_MS: '300' });
-    const { sessionId, executionId, turnId, call } = await turnMidStream(first.client);
+    const handedBack = await turnMidStream(first.client);
     const { code } = await stop(first.server, 'SIGTERM');
     expect(code).toBe(0);
     released();
-    expect(await clientClosed(call, 5_000)).toBeDefined(); // the model call was aborted, not left to finish
-    expect(recorded(await logOf(sessionId), executionId)).toEqual({ committed: 0, failed: 0, cancelled: 0, responded: 0 });
+    expect(await clientClosed(handedBack.call, 5_000)).toBeDefined(); // the model call was aborted, not left to finish
+    const [before] = await logsOf(handedBack.sessionId);
+    expect(recorded(before, handedBack.executionId)).toEqual({ committed: 0, failed: 0, cancelled: 0, responded: 0 });
 
     const second = await start();
-    expect(await second.client.waitFor(executionId, 60_000)).toBe('committed');
-    const story = (await second.client.messages(sessionId)).filter((m) => m.turnId === turnId && m.role === 'assistant').map((m) => m.text);
+    expect(await second.client.waitFor(handedBack.executionId, 60_000)).toBe('committed');
+    const story = (await second.client.messages(handedBack.sessionId))
+      .filter((m) => m.turnId === handedBack.turnId && m.role === 'assistant')
+      .map((m) => m.text);
     expect(story).toEqual([LONG_STORY]);
+
+    // SIGTERM to npm mid-turn (the default grace period): the turn ends, the reply read to its end
+    const running = await turnMidStream(second.client);
     expect((await stop(second.server, 'SIGTERM')).code).toBe(0);
     released();
-    expect(recorded(await logOf(sessionId), executionId)).toEqual({ committed: 1, failed: 0, cancelled: 0, responded: 1 });
+    expect(second.server.output()).toContain('SIGTERM: stopping');
+    expect(second.server.output()).toMatch(/stopped in \d+ ms/);
+    expect(running.call.clientClosed).toBeUndefined(); // the reply was read to its end
+    const [handedBackLog, runningLog] = await logsOf(handedBack.sessionId, running.sessionId);
+    expect(recorded(handedBackLog, handedBack.executionId)).toEqual({ committed: 1, failed: 0, cancelled: 0, responded: 1 });
+    expect(recorded(runningLog, running.executionId)).toEqual({ committed: 1, failed: 0, cancelled: 0, responded: 1 });
   }, 240_000);
 
-  it('Ctrl-C in a terminal (SIGINT to the whole group: npm forwards it, the engine gets it twice) is one graceful stop', async () => {
-    const { server: running, client } = await start();
-    const { sessionId, executionId } = await turnMidStream(client);
-    const { code } = await stop(running, 'SIGINT', { group: true });
-    expect(code).toBe(0);
-    released();
-    expect(running.output()).not.toContain('while stopping: exiting now');
-    expect(recorded(await logOf(sessionId), executionId)).toEqual({ committed: 1, failed: 0, cancelled: 0, responded: 1 });
-  }, 180_000);
-
-  it('a second SIGTERM while stopping exits at once (143), before the grace period ends; the turn commits at the next start', async () => {
+  it('a second SIGTERM while stopping exits at once (143), before the grace period ends; the turn commits at the next start; there Ctrl-C in a terminal (SIGINT to the whole group: npm forwards it, the engine gets it twice) is one graceful stop', async () => {
     const first = await start({ COVEL_SHUTDOWN_GRACE_MS: '120000' });
-    const { sessionId, executionId } = await turnMidStream(first.client);
+    const cut = await turnMidStream(first.client);
     process.kill(first.server.child.pid!, 'SIGTERM');
     await sleep(1_100); // past the window in which a repeated signal counts as the same stop
     const { code, ms } = await stop(first.server, 'SIGTERM');
@@ -157,8 +149,15 @@ describe('stopping npm start (embedded default)', () => {
     expect(first.server.output()).toContain('SIGTERM while stopping: exiting now');
 
     const second = await start();
-    expect(await second.client.waitFor(executionId, 60_000)).toBe('committed');
-    expect((await stop(second.server, 'SIGTERM')).code).toBe(0);
-    expect(recorded(await logOf(sessionId), executionId).committed).toBe(1);
+    expect(await second.client.waitFor(cut.executionId, 60_000)).toBe('committed');
+
+    // Ctrl-C mid-turn: one graceful stop, not a repeated signal
+    const running = await turnMidStream(second.client);
+    expect((await stop(second.server, 'SIGINT', { group: true })).code).toBe(0);
+    released();
+    expect(second.server.output()).not.toContain('while stopping: exiting now');
+    const [cutLog, runningLog] = await logsOf(cut.sessionId, running.sessionId);
+    expect(recorded(cutLog, cut.executionId).committed).toBe(1);
+    expect(recorded(runningLog, running.executionId)).toEqual({ committed: 1, failed: 0, cancelled: 0, responded: 1 });
   }, 240_000);
 });

@@ -1,7 +1,7 @@
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, sql } from 'kysely';
 import { migrations } from '../../migrations';
 import { PGliteDialect } from '../../libs/events/pglite-dialect';
+import { emptyPGlite } from '../support/empty-pglite';
 
 /**
  * Migration 0016 gives `prefix_reports` each call's model and output tokens (what the sessions list
@@ -9,7 +9,7 @@ import { PGliteDialect } from '../../libs/events/pglite-dialect';
  */
 describe('migration 0016_prefix_report_costs', () => {
   it('fills the model and the last reported output tokens of rows written before it', async () => {
-    const pglite = new PGlite();
+    const pglite = emptyPGlite();
     const db = new Kysely<unknown>({ dialect: new PGliteDialect(pglite) });
     try {
       const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });

@@ -150,6 +150,17 @@ export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
         description:
           'A PGlite data directory dump new PGlite databases start from (read by `libs/events/database.ts`); the unit suite sets it to a migrated template made once per run.',
       },
+      {
+        name: 'COVEL_PGLITE_EMPTY_TEMPLATE',
+        default: null,
+        description: 'The unit suite sets it to a dump of a PGlite database with no migration applied: the migration tests start from it instead of an initdb.',
+      },
+      {
+        name: 'COVEL_TEST_CPU',
+        default: null,
+        description:
+          'A file: each Jest test file appends a JSON line with the CPU seconds of its run (its Jest process and its child processes) and its wall time; `node tools/test-cpu.js <file>` sums them up.',
+      },
       { name: 'COVEL_TEST_PG_URL', default: '`postgres://postgres@127.0.0.1:5432/test`', description: 'PostgreSQL of the integration suite.' },
       { name: 'COVEL_TEST_REDIS_URL', default: '`redis://127.0.0.1:6379`', description: 'Redis of the integration suite.' },
       { name: 'CHROMIUM_PATH', default: '`chromium` on `PATH`', description: 'The browser the inspector test drives.' },
