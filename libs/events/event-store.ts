@@ -6,6 +6,7 @@ import { inlineFailure, inlineStatement, type InlineStatement } from './projecti
 import { readInheritedStory } from './story-log';
 import { toStoredEvent } from './stored-event';
 import { precompiled } from './precompiled';
+import { textStatement } from './sql-text';
 
 export { toStoredEvent };
 import type { InlineProjection } from './projections/projection';
@@ -616,6 +617,37 @@ export class EventStore {
     }));
   }
 
+  /**
+   * `readAfter` of each of `reads` (a partition and a cursor in it; one partition may come twice, at
+   * two cursors) in one statement (one round trip, not one each: issue 33), at most `limit` events
+   * each, in the same order and under the same rule, all of one snapshot. Returns each read's
+   * events, in the order of `reads`.
+   */
+  async readAfterEach(
+    reads: readonly { partition: number; cursor: LogCursor }[],
+    options: { limit: number; executor?: Executor },
+  ): Promise<OrderedLogEntry[][]> {
+    const read: OrderedLogEntry[][] = reads.map(() => []);
+    if (reads.length === 0) return read;
+    const executor = options.executor ?? this.db;
+    const parameters = [
+      reads.map((r) => r.partition),
+      reads.map((r) => r.cursor.transactionId),
+      reads.map((r) => String(r.cursor.globalPosition)),
+      options.limit,
+    ];
+    const { rows } = await executor.executeQuery(
+      textStatement<EventsRowRead & { transaction_id: string; k: number }, Database>(executor, READ_AFTER_EACH, parameters),
+    );
+    for (const row of rows) {
+      read[Number(row.k) - 1].push({
+        ...toLogEntry(row),
+        cursor: { transactionId: String(row.transaction_id), globalPosition: Number(row.global_position) },
+      });
+    }
+    return read;
+  }
+
   /** The global position of the last event in the log (0 when it is empty). */
   async headPosition(executor: Executor = this.db): Promise<number> {
     const row = await executor
@@ -673,6 +705,23 @@ export function readAfterQuery(executor: Executor, cursor: LogCursor, options: O
     .orderBy('global_position')
     .limit(options.limit);
 }
+
+/**
+ * `readAfterEach`'s statement (exported for the EXPLAIN test): `readAfterQuery` of a partition for
+ * each (partition, cursor) of the arrays `$1`, `$2`, `$3` (the k-th read's rows numbered `k`), `$4`
+ * rows each at most, by the partition's index; one text for any number of reads.
+ */
+export const READ_AFTER_EACH = `select r.k::int as k, e.*
+  from unnest($1::int[], $2::xid8[], $3::bigint[]) with ordinality as r(log_partition, transaction_id, global_position, k)
+  cross join lateral (
+    select * from events
+    where log_partition = r.log_partition
+      and (transaction_id, global_position) > (r.transaction_id, r.global_position)
+      and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+    order by transaction_id, global_position
+    limit $4
+  ) e
+  order by r.k, e.transaction_id, e.global_position`;
 
 /** A stream's events after a version, in order (exported for the EXPLAIN test): the unique (stream_id, stream_version) index. */
 export function readStreamQuery(executor: Executor, streamId: string, afterVersion: number, limit?: number) {

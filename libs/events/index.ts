@@ -8,6 +8,7 @@ export {
   IDEMPOTENCY_REQUEST_HASH_FIELD,
   LOG_PARTITIONS,
   LOG_START,
+  READ_AFTER_EACH,
   readAfterQuery,
   readStreamQuery,
   streamHeadQuery,

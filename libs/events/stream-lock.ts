@@ -1,4 +1,5 @@
-import { type CompiledQuery, createQueryId, type Kysely, type RawBuilder, RawNode, sql, type Transaction } from 'kysely';
+import { type CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { textStatement } from './sql-text';
 import type { Database } from './schema';
 import type { toStoredEvent } from './stored-event';
 
@@ -117,7 +118,7 @@ interface InsertAtVersionRow {
  * and some twenty parameters each, built and walked every time). Only the `writes` (the inline
  * projections' CTEs, different for each append) are compiled by kysely, alone: their parameters come
  * first ($1...), the statement's own follow them, each value sent once however often the text uses
- * it. The executor's plugins see the statement (`transformQuery`) as they see one kysely compiles.
+ * it. The executor's plugins see the statement as `textStatement` shows it to them.
  */
 function insertAtVersionStatement(
   executor: Kysely<Database> | Transaction<Database>,
@@ -181,13 +182,7 @@ function insertAtVersionStatement(
     select h.locked, h.version as head_version, h.tenant_id as head_tenant, ${pending} as earliest_pending, ${stale} as stale, ins.global_position, ins.stream_version, ins.recorded_at
     from h left join ins on true
     order by ins.stream_version`;
-  const query = RawNode.createWithSql(text);
-  const queryId = createQueryId();
-  // the executor's plugins (a test's statement counter, its recorder of texts) see the statement as if kysely had
-  // compiled it; what they answer is dropped: the text above is what runs, so a plugin that rewrites
-  // queries (CamelCasePlugin, WithSchemaPlugin...) has no effect on this statement
-  if (plugged.plugins.length) plugged.transformQuery(query, queryId);
-  return { query, sql: text, parameters, queryId };
+  return textStatement<InsertAtVersionRow, Database>(executor, text, parameters);
 }
 
 /**

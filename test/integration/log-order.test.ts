@@ -10,6 +10,7 @@ import {
   migrateToLatest,
   openDatabase,
   type OpenDatabase,
+  READ_AFTER_EACH,
   readAfterQuery,
   readStreamQuery,
   streamHeadQuery,
@@ -186,10 +187,18 @@ describe('the log on the real PostgreSQL: appends without a global lock, read in
         /^events_(partition|transaction)_order$/,
         'ordered',
       ],
+      // the projector's round: each shard's batch by the partition's index (sorted after, by read: a few rows)
+      [
+        'the readers of several partitions at once (readAfterEach), from the start and from the middle',
+        () => CompiledQuery.raw(READ_AFTER_EACH, [[5, 11, 11], ['0', '0', middle.transactionId], ['0', '0', String(middle.globalPosition)], 100]),
+        /^events_(partition|transaction)_order$/,
+        'index',
+      ],
       ["a stream's head (the append's version check)", () => streamHeadQuery(open.db, 'bulk-42'), 'events_stream_version_unique', 'ordered'],
       ["a stream's tail (readStream after a version)", () => readStreamQuery(open.db, 'bulk-42', 15, 100), 'events_stream_version_unique', 'index'],
     ] as const)('%s', async (_name, query, index, kind) => {
-      const plan = await explain(open.db, query().compile());
+      const built = query();
+      const plan = await explain(open.db, 'compile' in built ? built.compile() : built);
       const nodes = planNodes(plan);
       const indexes = nodes.filter((n) => n['Index Name'] !== undefined).map((n) => n['Index Name']);
       expect(indexes).toContainEqual(typeof index === 'string' ? index : expect.stringMatching(index));

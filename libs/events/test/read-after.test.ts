@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { delayProjection, endOfLog, inputEvent, startReader } from '../../../test/support/append-hooks';
-import { EventStore, migrateToLatest, openDatabase, type OpenDatabase } from '..';
+import { EventStore, LOG_START, migrateToLatest, openDatabase, type OpenDatabase, type OrderedLogEntry } from '..';
 
 /** The reader's rule on PGlite (one connection: transactions take turns, the rule is the same). */
 describe('readAfter (PGlite)', () => {
@@ -63,4 +63,31 @@ describe('readAfter (PGlite)', () => {
       expect(mine.map((e) => e.globalPosition)).toEqual(all.filter((e) => own.includes(e.streamId)).map((e) => e.globalPosition));
     }
   }, 120_000);
+
+  it('readAfterEach: several partitions’ reads (one at two cursors, one with nothing after its cursor) in one statement read what readAfter reads of each', async () => {
+    const from = await endOfLog(store);
+    const streams = Array.from({ length: 12 }, (_, i) => `each-${i}`);
+    for (const s of streams)
+      await store.append({ tenantId: 't', streamId: s, expectedVersion: 0, events: [inputEvent(s, 1), inputEvent(s, 2), inputEvent(s, 3)] });
+    const rows = await open.db.selectFrom('events').select(['stream_id', 'log_partition']).where('stream_id', 'in', streams).execute();
+    const used = [...new Set(rows.map((r) => r.log_partition))];
+    expect(used.length).toBeGreaterThan(2);
+    const [first, second] = used;
+    const afterOne = (await store.readAfter(from, { partition: first, limit: 1 }))[0].cursor;
+    const empty = [...Array(16).keys()].find((p) => !used.includes(p))!;
+    const reads = [
+      ...used.map((partition) => ({ partition, cursor: from })),
+      { partition: first, cursor: afterOne },
+      { partition: empty, cursor: from },
+      { partition: second, cursor: LOG_START },
+    ];
+    for (const limit of [2, 100]) {
+      const each = await store.readAfterEach(reads, { limit });
+      const alone = await Promise.all(reads.map((r) => store.readAfter(r.cursor, { partition: r.partition, limit })));
+      const seen = (read: OrderedLogEntry[][]) => read.map((entries) => entries.map((e) => [e.cursor, e.streamId, e.type, e.decode()]));
+      expect(seen(each)).toEqual(seen(alone));
+      expect(each[used.length + 1]).toEqual([]);
+    }
+    expect(await store.readAfterEach([], { limit: 10 })).toEqual([]);
+  });
 });

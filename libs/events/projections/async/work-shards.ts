@@ -27,7 +27,8 @@ const key = (lane: Lane) => `${lane.shard}:${lane.cursor.transactionId}:${lane.c
 
 /**
  * Brings the shards' projections forward, batch by batch. Projections of a shard at the same cursor
- * (the usual case) share each batch, read once; the batches of every shard are applied in one
+ * (the usual case) share each batch, read once; the batches of a round are read in one statement
+ * (`readAfterEach`: one round trip, not one per shard), and the batches of every shard are applied in one
  * transaction that moves all their cursors in one statement (see applyShards). A projection at
  * another cursor (after a replay of it, or stopped at an event) reads its own.
  * A projection that fails or loses the row drops out; the others go on (one that quarantines an event
@@ -43,10 +44,12 @@ export async function workShards(work: ShardsWork): Promise<{ applied: number; m
   for (let batch = 0; batch < work.maxBatches && lanes.length > 0 && !work.shouldStop?.(); batch++) {
     const byCursor = new Map<string, Lane[]>();
     for (const lane of lanes) byCursor.set(key(lane), [...(byCursor.get(key(lane)) ?? []), lane]);
+    // every shard's batch (one per cursor) in one read
+    const reads = [...byCursor.values()].map((group) => ({ partition: group[0].shard, cursor: group[0].cursor, lanes: group }));
+    const batches = await work.store.readAfterEach(reads, { limit: work.batchSize });
     const groups: (Omit<ShardGroup, 'lanes'> & { lanes: Lane[] })[] = [];
-    for (const group of byCursor.values()) {
-      const { shard, cursor } = group[0];
-      const entries = await work.store.readAfter(cursor, { partition: shard, limit: work.batchSize });
+    for (const [i, { partition: shard, cursor, lanes: group }] of reads.entries()) {
+      const entries = batches[i];
       if (entries.length > 0) groups.push({ shard, from: cursor, lanes: group, entries }); // else caught up
     }
     const outcomes = await applyShards(work.apply, groups);
