@@ -4,12 +4,13 @@ import { writeCountsDocs, writeLoadDocs, writeNoisyDocs } from '../bench-docs';
 import { type Verdict, verdictExitCode } from '../verdicts';
 import { Cleanups } from './cleanups';
 import { COUNTS_DOCS_RESULTS_FILE, countsResultsFile, countsVerdicts, formatCountsReport, writeCountsResults } from './counts-report';
-import { type CountsResult, countsWarmupTurns, runCounts } from './counts-scenario';
+import { type CountsResult, runCounts } from './counts-scenario';
 import { type NoisyResult, runNoisy } from './noisy';
 import { formatNoisyReport, NOISY_DOCS_RESULTS_FILE, noisyResultsFile, noisyVerdicts, writeNoisyResults } from './noisy-report';
 import { type CountsSpec, type NoisySpec, parseBenchArgs, USAGE, UsageError } from './options';
 import { DOCS_RESULTS_FILE, formatReport, formatRunCounts, resultsFile, writeResults } from './report';
 import { runOnce, type RunResult } from './run';
+import { warmupTurnsOf } from './warmup';
 
 /**
  * `npm run bench:load`: closed-loop players against the API and N worker processes on the real
@@ -50,7 +51,7 @@ async function main() {
     progress(`bench:load, ${options.suite} suite: ${options.runs.length} run(s) on ${cpus().length} cores`);
     for (const spec of options.runs) {
       progress(
-        `run ${spec.name}: ${spec.sessions} sessions x ${spec.inputs} inputs, ${spec.workers} worker(s) x concurrency ${spec.concurrency}, model ${spec.latencyMs} ms${spec.warmupTurns === undefined ? '' : `, after ${spec.warmupTurns} warm-up turns`}${spec.note ? ` (${spec.note})` : ''}`,
+        `run ${spec.name}: ${spec.sessions} sessions x ${spec.inputs} inputs, ${spec.workers} worker(s) x concurrency ${spec.concurrency}, model ${spec.latencyMs} ms, after ${warmupTurnsOf(spec)} warm-up turns${spec.note ? ` (${spec.note})` : ''}`,
       );
       const result = await runOnce(spec, { cleanups, progress });
       if (cleanups.interrupted) break;
@@ -110,7 +111,7 @@ function noisyScenario(spec: NoisySpec): Scenario<NoisyResult> {
 
 function countsScenario(spec: CountsSpec): Scenario<CountsResult> {
   return {
-    banner: `scenario counts on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; ${spec.sessions} narrator-only, then ${spec.sessions} Emberback sessions x ${spec.inputs} turns; warm-up ${countsWarmupTurns(spec)} turns of each kind`,
+    banner: `scenario counts on ${cpus().length} cores: ${spec.workers} worker(s) x ${spec.concurrency}, model ${spec.latencyMs} ms; ${spec.sessions} narrator-only, then ${spec.sessions} Emberback sessions x ${spec.inputs} turns; warm-up ${warmupTurnsOf(spec)} turns of each kind`,
     run: (options) => runCounts(spec, options),
     verdicts: countsVerdicts,
     // the round-trip targets may be waived (--no-verdict); exactly once never is

@@ -7,6 +7,7 @@ import type { NoisySpec } from './options';
 import { newSessions, now, type RetryCount, retryCounter, runPlayers, type TurnRecord } from './players';
 import { type BenchStack, startBenchStack } from './stack';
 import { readLog } from './verify';
+import { WARMUP_TURNS_PER_WORKER } from './warmup';
 
 /** Tenant B's closed-loop players in one phase (alone, or during A's flood). */
 export interface PlayersPhase {
@@ -62,7 +63,6 @@ export interface NoisyResult {
   crashed: string[];
 }
 
-const WARMUP_TURNS_PER_WORKER = 2;
 export const FLOOD_TENANT = 'bench-noisy-a';
 export const PLAYERS_TENANT = 'bench-noisy-b';
 

@@ -7,6 +7,7 @@ import { backendsCpuMs, cpuSnapshot, type CpuUse, cpuUse } from './cpu';
 import { checkExactlyOnce, efficiencyPercent, type ExactlyOnce, idealThroughput, overheads, type Spread, spread, throughput } from './metrics';
 import type { RunSpec } from './options';
 import { newSessions, now, runPlayers, type TurnRecord } from './players';
+import { warmUp } from './warmup';
 import { startBenchStack } from './stack';
 import { type Contention, type CpuCeiling, cpuCeiling, watchContention } from './sched';
 import { readLog, type TurnStepName } from './verify';
@@ -59,7 +60,6 @@ export interface RunResult {
 }
 
 const PROGRESS_EVERY_MS = 5_000;
-const WARMUP_TURNS_PER_WORKER = 2;
 
 /** One run: its own stack, the closed-loop players, the checks; everything stopped and dropped after. */
 export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; progress: (line: string) => void }): Promise<RunResult> {
@@ -69,18 +69,8 @@ export async function runOnce(spec: RunSpec, options: { cleanups: Cleanups; prog
   try {
     const client = new PlayClient(stack.baseUrl, stack.apiKey);
     const sessionIds = await newSessions(client, spec.sessions);
-    // a few turns outside the window and the checks, so connections and code paths are warm
-    const warmup =
-      spec.warmupTurns === undefined
-        ? await runPlayers({ client, sessionIds: await newSessions(client, WARMUP_TURNS_PER_WORKER * spec.workers), inputs: 1 })
-        : await runPlayers({
-            client,
-            sessionIds: await newSessions(client, spec.sessions),
-            inputs: Math.ceil(spec.warmupTurns / spec.sessions),
-            signal: options.cleanups.signal,
-          });
-    const warmupFailed = warmup.filter((t) => t.outcome !== 'committed');
-    if (warmupFailed.length) throw new Error(`warm-up turns did not commit: ${warmupFailed.map((t) => t.error ?? t.outcome).join('; ')}`);
+    // turns outside the window and the checks, so connections and code paths are warm
+    await warmUp({ client, spec, newSessions: (n) => newSessions(client, n), signal: options.cleanups.signal });
     const setupMs = now() - setupStart;
 
     const expected = spec.sessions * spec.inputs;

@@ -11,8 +11,8 @@ import {
   spread,
   throughput,
 } from '../../bench/load/metrics';
-import { countsWarmupTurns } from '../../bench/load/counts-scenario';
 import { COUNTS_SCENARIO, NOISY_SCENARIO, parseBenchArgs, UsageError } from '../../bench/load/options';
+import { warmupPlan, warmupTurnsOf } from '../../bench/load/warmup';
 import { formatTable } from '../../bench/load/report';
 
 /** The figures `npm run bench:load` prints, on given data (the bench itself is never run by the tests). */
@@ -174,10 +174,15 @@ describe('bench:load metrics', () => {
   });
 
   it('--warmup: warm-up turns (of each kind before the counts phases, before a run window; default 2 per worker), not with --scenario noisy', () => {
-    expect(countsWarmupTurns(COUNTS_SCENARIO)).toBe(2 * COUNTS_SCENARIO.workers);
+    expect(warmupTurnsOf(COUNTS_SCENARIO)).toBe(2 * COUNTS_SCENARIO.workers);
+    // exactly N turns: at most the run's sessions, the first few one turn more
+    expect(warmupPlan({ workers: 2, sessions: 4 })).toEqual({ players: 4, each: 1, longer: 0 });
+    expect(warmupPlan({ workers: 2, sessions: 4, warmupTurns: 10 })).toEqual({ players: 4, each: 2, longer: 2 });
+    expect(warmupPlan({ workers: 2, sessions: 64, warmupTurns: 10 })).toEqual({ players: 10, each: 1, longer: 0 });
+    expect(warmupPlan({ workers: 2, sessions: 64, warmupTurns: 640 })).toEqual({ players: 64, each: 10, longer: 0 });
     const warm = parseBenchArgs(['--scenario', 'counts', '--warmup', '400']);
     expect(warm).toEqual({ suite: 'scenario', verdict: true, scenario: { ...COUNTS_SCENARIO, warmupTurns: 400 } });
-    expect(warm !== 'help' && warm.suite === 'scenario' && warm.scenario.name === 'counts' && countsWarmupTurns(warm.scenario)).toBe(400);
+    expect(warm !== 'help' && warm.suite === 'scenario' && warm.scenario.name === 'counts' && warmupTurnsOf(warm.scenario)).toBe(400);
     expect(() => parseBenchArgs(['--scenario', 'counts', '--warmup', '0'])).toThrow(/--warmup:/);
     expect(() => parseBenchArgs(['--scenario', 'noisy', '--warmup', '10'])).toThrow(/--warmup does not go with --scenario noisy/);
     expect(parseBenchArgs(['--only', 'a', '--warmup', '640'])).toMatchObject({ suite: 'acceptance', runs: [{ name: 'a', warmupTurns: 640 }] });

@@ -426,7 +426,7 @@ export class BullMqTurnQueue implements TurnQueue {
     );
     if (Number(released) > 0)
       this.options.logger?.warn(
-        `queue: ${released} admitted execution(s) without a turn job freed (a process died between admitting and adding or before releasing, a release failed, a job removed by hand)`,
+        `queue: ${released} admitted execution(s) without a turn job freed (a process died between admitting and adding or before releasing, a release failed, a job removed by hand); an enqueue kept while such a job ran (a resume) is made anew`,
       );
     await this.addAdmitted(consumer.turns, admitted);
   }
