@@ -20,20 +20,25 @@ export interface RenderOptions {
 
 /**
  * The `<memory-blocks>` body: one `<block>` per block in definition order, its text XML-escaped;
- * `usage` adds `used` / `limit` (for the keeper, which must stay within the limits) and the intro
- * line, which the story reads once in its system prompt instead (`memory-blocks-intro`).
+ * `usage` adds `used` / `limit` (for the keeper, which must stay within the limits, and which writes
+ * the empty blocks too) and the intro line, which the story reads once in its system prompt instead
+ * (`memory-blocks-intro`). The story's view leaves out the empty blocks: they tell it nothing, and
+ * its turn context follows its history, so it is sent uncached every turn. `shown`: the blocks listed.
  */
-async function renderBlocks(options: RenderOptions, usage: boolean): Promise<string> {
+async function renderBlocks(options: RenderOptions, usage: boolean): Promise<{ text: string; shown: number }> {
   const { ctx, prompts } = options;
   const empty = prompts.loadOrThrow('empty-block', ctx.locale);
   const lines = ['<memory-blocks>', ...(usage ? [prompts.loadOrThrow('blocks-intro', ctx.locale)] : [])];
+  let shown = 0;
   for (const block of options.blocks) {
     const text = await blockText(ctx.pluginData, block);
+    if (!usage && text.length === 0) continue;
     const counts = usage ? ` used="${codePoints(text)}" limit="${block.limit}"` : '';
     lines.push(`<block id="${attr(block.id)}" label="${attr(block.label)}"${counts}>`, text.length > 0 ? ctx.sdk.escapeXml(text) : empty, '</block>');
+    shown += 1;
   }
   lines.push('</memory-blocks>');
-  return lines.join('\n');
+  return { text: lines.join('\n'), shown };
 }
 
 /** `<memory-block-definitions>`: what the keeper keeps; the same for the whole session. */
@@ -51,12 +56,14 @@ function renderDefinitions(options: RenderOptions): string {
 /**
  * The plugin's segments: the blocks for the story (turn) with the line that says what they are
  * (session: spec §2 "Layout for bookkeeping runtimes", what stays the same for the whole game goes
- * in the system prompt, so the story's turn context carries only the values), the blocks with
- * their usage for the keeper (turn), and the definitions for the keeper (session).
+ * in the system prompt, so the story's turn context carries only the values; none while every block
+ * is empty), the blocks with their usage for the keeper (turn), and the definitions for the keeper
+ * (session).
  */
 export async function memorySegments(options: RenderOptions): Promise<ReturnedSegment[]> {
   if (options.blocks.length === 0) return [];
   const { ctx, prompts } = options;
+  const story = await renderBlocks(options, false);
   return [
     {
       id: 'memory-blocks-intro',
@@ -65,8 +72,10 @@ export async function memorySegments(options: RenderOptions): Promise<ReturnedSe
       audience: 'story',
       volatility: 'session',
     },
-    { id: 'memory-blocks', content: await renderBlocks(options, false), position: 'system', audience: 'story', volatility: 'turn' },
+    ...(story.shown === 0
+      ? []
+      : [{ id: 'memory-blocks', content: story.text, position: 'system', audience: 'story', volatility: 'turn' } satisfies ReturnedSegment]),
     { id: 'memory-block-definitions', content: renderDefinitions(options), position: 'system', audience: 'self', volatility: 'session' },
-    { id: 'memory-blocks-usage', content: await renderBlocks(options, true), position: 'system', audience: 'self', volatility: 'turn' },
+    { id: 'memory-blocks-usage', content: (await renderBlocks(options, true)).text, position: 'system', audience: 'self', volatility: 'turn' },
   ];
 }

@@ -59,9 +59,11 @@ describe('memory (contract, through the engine)', () => {
         ['memory-blocks', 'turn-context', 'turn'],
       ]);
       // spec §2 "Layout for bookkeeping runtimes": the constant line is in the system prompt, the turn context has only the blocks
+      // the story's view leaves out the empty block (village-rumours): it tells the story nothing, and the turn context is sent uncached every turn
       expect(story.turnContext).toContain(
-        '<memory-blocks>\n<block id="courier-notes" label="Courier\'s notes">\nArrived with the last caravan before the snows.\n</block>\n<block id="village-rumours" label="Village rumours">\n(empty)\n</block>\n</memory-blocks>',
+        '<memory-blocks>\n<block id="courier-notes" label="Courier\'s notes">\nArrived with the last caravan before the snows.\n</block>\n</memory-blocks>',
       );
+      expect(story.turnContext).not.toContain('village-rumours');
       expect(story.turnContext).not.toContain('Notes kept across the story');
       expect(story.systemPrompt).toContain("<memory-blocks>, in the system message before the player's input, holds notes kept across the story.");
       expect(story.systemPrompt).not.toContain('memory-block-definitions');
@@ -73,6 +75,8 @@ describe('memory (contract, through the engine)', () => {
       ]);
       expect(request.systemPrompt).toContain("- courier-notes | Courier's notes | 1200 | What Ash has learned and promised, in short lines.");
       expect(request.turnContext).toContain('<block id="courier-notes" label="Courier\'s notes" used="47" limit="1200">');
+      // the keeper, which writes it, sees the empty block
+      expect(request.turnContext).toContain('<block id="village-rumours" label="Village rumours" used="0" limit="800">\n(empty)\n</block>');
       expect(request.body.tool_choice).toBe('required');
       expect(((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
         'runtime-done',
@@ -118,6 +122,12 @@ describe('memory (contract, through the engine)', () => {
       expect(keeper(turns[2]).turnContext).toContain(
         `<block id="courier-notes" label="Courier's notes" used="98" limit="1200">\nArrived with the last caravan before the snows.\n${PROMISE}\n</block>\n<block id="village-rumours" label="Village rumours" used="30" limit="800">\nThe captain forges his ledger.\n</block>`,
       );
+    });
+
+    it("a cleared block leaves the story's view; with every block empty the story gets no <memory-blocks> at all", async () => {
+      expect(turns[4].request('narrator').turnContext).toContain('<block id="courier-notes"');
+      expect(turns[4].request('narrator').turnContext).not.toContain('village-rumours');
+      expect(keeper(turns[4]).turnContext).toContain('<block id="village-rumours" label="Village rumours" used="0" limit="800">\n(empty)\n</block>');
     });
 
     it('replace and clear; runtime-done changes no row', async () => {

@@ -35,18 +35,7 @@ describe('memory: zh-Hans, another provider of block definitions, limits in code
   it('collects blocks from every provider (plugin id order: memory, then omens), speaks Chinese, counts characters as code points', async () => {
     const turn = await h.turn('我看向烟囱。');
     const story = turn.request('narrator');
-    expect(story.turnContext).toContain(
-      [
-        '<memory-blocks>',
-        '<block id="notes" label="笔记">',
-        '（空）',
-        '</block>',
-        '<block id="omens" label="征兆 🐉">',
-        '龙🐉',
-        '</block>',
-        '</memory-blocks>',
-      ].join('\n'),
-    );
+    expect(story.turnContext).toContain(['<memory-blocks>', '<block id="omens" label="征兆 🐉">', '龙🐉', '</block>', '</memory-blocks>'].join('\n'));
     expect(story.systemPrompt).toContain('玩家输入之前的系统消息中的 <memory-blocks> 是贯穿整个故事的记录。');
     const keeper = turn.request('memory', 'keeper');
     expect(keeper.turnContext).toContain('<memory-blocks>\n这些是贯穿整个故事的记录。');
@@ -55,6 +44,9 @@ describe('memory: zh-Hans, another provider of block definitions, limits in code
       '你维护的记忆块，每行一个：id | 名称 | 字数上限 | 用途。\n- notes | 笔记 | 20 | 信使记下的事。\n- omens | 征兆 🐉 | 6 | 龙的征兆，每行一条。',
     );
     expect(keeper.turnContext).toContain('<block id="omens" label="征兆 🐉" used="2" limit="6">');
+    // the empty block: the keeper's view only
+    expect(keeper.turnContext).toContain('<block id="notes" label="笔记" used="0" limit="20">\n（空）\n</block>');
+    expect(story.turnContext).not.toContain('（空）');
 
     const results = turn.eventsOf('tool.completed@1').map((e) => ({ ok: e.ok, done: e.done, content: e.content }));
     expect(results.map((r) => [r.ok, r.done])).toEqual([
