@@ -28,6 +28,7 @@ import * as m0026 from './0026_tenant_limits';
 import * as m0027 from './0027_execution_ended_payload';
 import * as m0028 from './0028_events_append_locked';
 import * as m0029 from './0029_inline_rebuilds';
+import * as m0030 from './0030_lz4_bodies';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0027_execution_ended_payload': m0027,
   '0028_events_append_locked': m0028,
   '0029_inline_rebuilds': m0029,
+  '0030_lz4_bodies': m0030,
 };

@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { migrations } from '../../migrations';
 import { acquireDataDirLock } from './data-dir-lock';
 import { countPgClient } from './pg-counts';
+import { type Listening, type ListenOptions, SharedListen } from './pg-listen';
 import { prepareHotStatements } from './pg-prepared';
 import { PGliteDialect } from './pglite-dialect';
 import type { Database } from './schema';
@@ -28,22 +29,16 @@ export type DatabaseConfig =
   /** dataDir undefined: in memory. */
   | { kind: 'pglite'; dataDir?: string };
 
-/** A LISTEN subscription; `close` ends it (and its connection, on PostgreSQL). */
-export interface Listening {
-  close(): Promise<void>;
-}
-
-export interface ListenOptions {
-  /** Called once if the subscription ends without `close` (PostgreSQL: its connection was lost). */
-  onLost?: (error: Error) => void;
-}
+export type { Listening, ListenOptions } from './pg-listen';
 
 export interface OpenDatabase {
   db: Kysely<Database>;
   kind: DatabaseConfig['kind'];
   /**
-   * LISTEN on `channel`: `onNotify` gets each notification's payload. PostgreSQL: one dedicated
-   * connection per call (not from the pool); PGlite: the in-process instance's own notifications.
+   * LISTEN on `channel`: `onNotify` gets each notification's payload. PostgreSQL: on the handle's
+   * one LISTEN connection, shared by every channel and call, not from the pool (`SharedListen`,
+   * opened by the first call, ended with the last subscription); PGlite: the in-process instance's
+   * own notifications.
    * Rejects when the connection cannot be made; a subscription lost later calls `onLost`.
    */
   listen(channel: string, onNotify: (payload: string) => void, options?: ListenOptions): Promise<Listening>;
@@ -77,7 +72,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
       countPgClient(client); // covel_pg_statements_total, covel_pg_transactions_total
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', listen: (channel, onNotify, options) => listenOnPostgres(config, channel, onNotify, options), close: () => db.destroy() };
+    // every channel of this handle on one LISTEN connection (a notifying commit wakes each listening backend)
+    const listening = new SharedListen({
+      connectionString: config.url,
+      connectionTimeoutMillis: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+      // its only queries are LISTENs: a server that does not answer fails one in bounded time too
+      query_timeout: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    return { db, kind: 'postgres', listen: (channel, onNotify, options) => listening.listen(channel, onNotify, options), close: () => db.destroy() };
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const template = pgliteTemplate();
@@ -98,48 +101,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     lock.release();
     throw error;
   }
-}
-
-/** A dedicated client (LISTEN holds its connection for as long as it listens). */
-async function listenOnPostgres(
-  config: Extract<DatabaseConfig, { kind: 'postgres' }>,
-  channel: string,
-  onNotify: (payload: string) => void,
-  options: ListenOptions = {},
-): Promise<Listening> {
-  const { Client } = await import('pg');
-  const client = new Client({
-    connectionString: config.url,
-    connectionTimeoutMillis: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
-    // its one query is the LISTEN: a server that does not answer fails it in bounded time too
-    query_timeout: config.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
-    keepAlive: true,
-  });
-  let listening = false;
-  const onEnd = (error: Error) => {
-    if (!listening) return; // before LISTEN: the caller hears it as a rejection; after close: expected
-    listening = false;
-    options.onLost?.(error);
-  };
-  client.on('error', (error) => onEnd(error));
-  client.on('end', () => onEnd(new Error(`the LISTEN connection for ${channel} ended`)));
-  client.on('notification', (message) => {
-    if (message.channel === channel) onNotify(message.payload ?? '');
-  });
-  try {
-    await client.connect();
-    await client.query(`listen ${client.escapeIdentifier(channel)}`);
-  } catch (error) {
-    await client.end().catch(() => undefined);
-    throw error;
-  }
-  listening = true;
-  return {
-    async close() {
-      listening = false;
-      await client.end().catch(() => undefined);
-    },
-  };
 }
 
 function onPGlite(pglite: PGlite, afterClose: () => void): OpenDatabase {

@@ -59,6 +59,29 @@ describe('event log on the real PostgreSQL', () => {
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConcurrencyError);
     expect((await store.readStream(streamId)).map((e) => e.streamVersion)).toEqual([1, 2]);
   });
+
+  it('a big body is stored lz4-compressed where the server has lz4 (migration 0030), and read back as appended', async () => {
+    const store = new EventStore(open.db);
+    const streamId = randomUUID();
+    // ~60 KB of compressible text: over the TOAST threshold, compressed on insert
+    const text = Array.from({ length: 2_000 }, (_, i) => `line ${i} of a long player input, é 😀`).join('\n');
+    await store.append({
+      tenantId: 't',
+      streamId,
+      expectedVersion: 0,
+      events: [
+        { type: 'session.created@1', data: { sessionId: streamId, worldId: null, locale: 'en' } },
+        { type: 'player-input.submitted@1', data: { executionId: 'e1', turnId: 't1', messageId: 'm1', text } },
+      ],
+    });
+    const { rows } = await sql<{ method: string | null; lz4: boolean }>`
+      select pg_column_compression(data) as method,
+        exists (select 1 from pg_settings where name = 'default_toast_compression' and 'lz4' = any(enumvals)) as lz4
+      from events where stream_id = ${streamId} and stream_version = 2`.execute(open.db);
+    expect(rows[0].method).toBe(rows[0].lz4 ? 'lz4' : 'pglz');
+    const [, input] = await store.readStream(streamId);
+    expect(input.data).toEqual({ executionId: 'e1', turnId: 't1', messageId: 'm1', text });
+  });
 });
 
 describe('npm run replay on PostgreSQL', () => {
