@@ -3,7 +3,7 @@ import { stripCacheBreaks } from './cache-break';
 import { continuationFor } from './continuation';
 import { splitLeadingSystem, wrapSystemInstruction } from './late-system';
 import { capabilitiesOf } from './model-table';
-import { type OpenAIAdapterOptions, openAIClient, toolCall } from './openai-chat-adapter';
+import { type OpenAIAdapterOptions, openAIClient, sdkRequestOptions, toolCall } from './openai-chat-adapter';
 import { StreamWatch, toProviderError } from './provider-errors';
 import { openAIEffort, resolveToolChoice } from './request-preferences';
 import { type ModelCall, type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions } from './types';
@@ -73,7 +73,7 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
     try {
       if (watch) {
         const watched = watch.watch(options);
-        const stream = await this.client.responses.create(body as unknown as ResponsesBody & { stream: true }, { signal: options.signal });
+        const stream = await this.client.responses.create(body as unknown as ResponsesBody & { stream: true }, sdkRequestOptions(options));
         watch.opened = true;
         let final: OpenAI.Responses.Response | null = null;
         for await (const event of stream) {
@@ -85,7 +85,7 @@ export class OpenAIResponsesAdapter implements ProviderAdapter {
         if (!final) throw new ProviderError('openai-responses: stream ended without response.completed', null, true);
         return fromResponse(final);
       }
-      return fromResponse(await this.client.responses.create(body as unknown as ResponsesBody & { stream?: false }, { signal: options.signal }));
+      return fromResponse(await this.client.responses.create(body as unknown as ResponsesBody & { stream?: false }, sdkRequestOptions(options)));
     } catch (error) {
       throw toProviderError('openai-responses', error, watch);
     }

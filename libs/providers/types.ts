@@ -105,6 +105,12 @@ export interface SendOptions {
   onText?: (delta: string) => void;
   /** Called with each event of a streamed reply, whatever it carries (the idle deadline's clock: `DeadlineAdapter`). */
   onProgress?: () => void;
+  /**
+   * `JSON.stringify(body)`, when the caller made it already (the engine records that text in
+   * `llm.calling@1`): an adapter whose SDK would serialize the body again sends these bytes
+   * instead (the same bytes). It must be exactly that text; an adapter may ignore it.
+   */
+  json?: string;
 }
 
 /**

@@ -71,7 +71,10 @@ export async function runModelStep(
     { assemblies: workerAssemblies },
   );
   const ids = { executionId: job.executionId, turnId: execution.turnId, pluginId: job.pluginId, runtimeId: runtime.runtimeId };
-  const calling = (callId: string, sent: Record<string, unknown>, fallback?: 'non-streaming'): NewEvent => ({
+  // the body's trace text (its images' bytes redacted), made once: a body without images is sent as these bytes too (`SendOptions.json`)
+  const traced = redactImageData(body);
+  const bodyText = JSON.stringify(traced);
+  const calling = (callId: string, sent: string, fallback?: 'non-streaming'): NewEvent => ({
     type: 'llm.calling@1',
     data: {
       ...ids,
@@ -80,7 +83,7 @@ export async function runModelStep(
       provider: adapter.protocol,
       model: slot.model,
       step: args.step,
-      body: JSON.stringify(redactImageData(sent)),
+      body: sent,
       layout,
       ...(fallback ? { fallback } : {}),
       ...(budget ? { budget } : {}),
@@ -99,7 +102,7 @@ export async function runModelStep(
     // recorded with the call that used them (one append, before the call); a result another job of
     // the execution recorded first is kept, one that differs from ours: not sent, tried again
     ...resolvedEvents(resolver.fresh, current, job.attempt),
-    calling(callId, body),
+    calling(callId, bodyText),
   ]);
   addToLogScope({ callId }); // recorded: the job's later lines (its failure too) name the call
   // the story text as it streams, for the session's event stream (transient: the reply is recorded whole)
@@ -113,13 +116,14 @@ export async function runModelStep(
         adapter: timedAdapter(deps.metrics, adapter, slot.model),
         call,
         body,
+        ...(traced === body ? { json: bodyText } : {}),
         callId,
         ...(args.signal ? { signal: args.signal } : {}),
         ...(onText ? { onText } : {}),
         // the fallback carries the same selfData: recorded only while the log's plugin data is still what was read
         record: async (fallback) => {
           addToLogScope({ callId: fallback.callId });
-          await run.append(() => [...unchanged(), calling(fallback.callId, fallback.body, 'non-streaming')]);
+          await run.append(() => [...unchanged(), calling(fallback.callId, JSON.stringify(redactImageData(fallback.body)), 'non-streaming')]);
         },
       }),
     )

@@ -17,6 +17,8 @@ interface SendArgs {
   adapter: ProviderAdapter;
   call: ModelCall;
   body: Record<string, unknown>;
+  /** `JSON.stringify(body)`, when the caller made it (`SendOptions.json`): the first send's bytes. */
+  json?: string;
   callId: string;
   signal?: AbortSignal;
   /** Each text delta of the streamed call (the non-streaming fallback has none). */
@@ -28,7 +30,8 @@ interface SendArgs {
 async function send(args: SendArgs): Promise<{ response: ModelResponse; callId: string }> {
   const options = args.signal ? { signal: args.signal } : undefined;
   try {
-    const streamed = args.onText && args.call.stream ? { ...options, onText: args.onText } : options;
+    const sent = args.json === undefined ? options : { ...options, json: args.json };
+    const streamed = args.onText && args.call.stream ? { ...sent, onText: args.onText } : sent;
     return { response: await args.adapter.send(args.body, streamed), callId: args.callId };
   } catch (error) {
     if (!args.call.stream || !(error instanceof ProviderError) || error.stream === undefined) throw error;

@@ -45,6 +45,12 @@ export interface RuntimeStepOptions {
    * journal's `historyVersion` is still the one it was read at, instead of a read of its own.
    */
   history?: StageHistory;
+  /**
+   * The execution's end as its stage's runtimes run inline watch it together (`watchEnd`, made by
+   * the turn job for the stage and let go by it): used by a runtime of the same execution and
+   * attempt instead of a watch of its own (one per stage, not one per runtime: issue 33).
+   */
+  watch?: EndWatch;
 }
 
 /**
@@ -59,7 +65,8 @@ export interface RuntimeStepOptions {
  * the turn job then only finds the execution ended.
  */
 export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob, options: RuntimeStepOptions = {}): Promise<RuntimeStepResult> {
-  const watch = await watchEnd(deps, job);
+  const shared = options.watch && options.watch.executionId === job.executionId && options.watch.attempt === job.attempt ? options.watch : undefined;
+  const watch = shared ?? (await watchEnd(deps, job));
   try {
     const result = await runtimeStep(deps, job, watch.ended, options);
     annotate({ [ATTR.runtimeResult]: result });
@@ -71,8 +78,17 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob, options: R
     if (watch.ended.aborted && !(error instanceof FencedOutError)) throw new FencedOutError(job.executionId, job.attempt);
     throw error;
   } finally {
-    watch.release();
+    // a stage's watch is let go by the turn job that made it, once every runtime of the stage ran
+    if (!shared) watch.release();
   }
+}
+
+/** The end of one attempt of an execution, watched (`watchEnd`): `ended` aborts with its reason; `release` stops the watching. */
+export interface EndWatch {
+  executionId: string;
+  attempt: number;
+  ended: AbortSignal;
+  release(): void;
 }
 
 /**
@@ -82,7 +98,7 @@ export async function runRuntimeStep(deps: TurnDeps, job: RuntimeJob, options: R
  * so does this process's stop past its grace period (`TurnDeps.stopping`), the reason then a
  * `JobHandedBackError`.
  */
-async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: AbortSignal; release(): void }> {
+export async function watchEnd(deps: TurnDeps, job: Pick<RuntimeJob, 'tenantId' | 'executionId' | 'attempt'>): Promise<EndWatch> {
   const ended = new AbortController();
   const stop = new AbortController();
   const handBack = () => ended.abort(new JobHandedBackError(job.executionId, job.attempt));
@@ -92,7 +108,7 @@ async function watchEnd(deps: TurnDeps, job: RuntimeJob): Promise<{ ended: Abort
     const watch = await deps.ends.watch({ tenantId: job.tenantId, executionId: job.executionId, signal: stop.signal });
     void watch.ended.then(() => ended.abort(new FencedOutError(job.executionId, job.attempt)));
   }
-  return { ended: ended.signal, release: () => stop.abort(RELEASED) };
+  return { executionId: job.executionId, attempt: job.attempt, ended: ended.signal, release: () => stop.abort(RELEASED) };
 }
 
 /**

@@ -15,7 +15,7 @@ import { withTraceCarrier } from '../../telemetry';
 import { jobLogFields, withLogScope } from '../logging';
 import { DATABASE_RETRY_MS, historyReadLimit, type TurnDeps } from '../execution/deps';
 import { recordFailure } from './failure';
-import { runRuntimeStep, type RuntimeStepOptions, type RuntimeStepResult } from './runtime-step';
+import { runRuntimeStep, type RuntimeStepOptions, type RuntimeStepResult, watchEnd } from './runtime-step';
 import { type InlineStage, turnStepReading } from './turn-step';
 import { ClaimingRun, type PendingClaim } from '../execution/claiming-run';
 import { gatherStage } from '../execution/stage-gathering';
@@ -170,9 +170,14 @@ export class TurnRunner implements QueueHandlers {
     const jobs = children.map((child) => withTraceCarrier(child));
     // their first appends (their first model calls, or outputs) go as one append of the store, not the first alone
     const gathering = inline && gatherStage(inline.journal, jobs);
-    const settled = await Promise.allSettled(jobs.map((job) => this.runtimeOn(job, ctx, inline).finally(() => gathering?.left(job)))).finally(() =>
-      gathering?.end(),
-    );
+    // the execution's end, watched once for the stage's runtimes (each would watch it alone; one that
+    // fails to be made leaves each to make its own, as before)
+    const watch = inline && jobs.length > 1 ? await watchEnd(this.deps, jobs[0]).catch(() => undefined) : undefined;
+    const run = inline && watch ? { ...inline, watch } : inline;
+    const settled = await Promise.allSettled(jobs.map((job) => this.runtimeOn(job, ctx, run).finally(() => gathering?.left(job)))).finally(() => {
+      watch?.release();
+      gathering?.end();
+    });
     const failed = settled.flatMap((result, i) => (result.status === 'rejected' ? [{ child: children[i], error: result.reason as unknown }] : []));
     for (const { child, error } of failed) {
       // the queue logs the turn job's failed attempt; this line names the runtime, as a runtime job's would

@@ -84,6 +84,29 @@ describe('the turn runner: turns through the real in-process queue, and what a f
     expect(events.filter((e) => e.type === 'turn.committed@1')).toHaveLength(1);
   });
 
+  it('the runtimes of a stage run inline watch the execution’s end once together, let go when the stage is over', async () => {
+    const watches: { executionId: string; signal: AbortSignal }[] = [];
+    h.deps.ends = {
+      watch: async ({ executionId, signal }) => {
+        watches.push({ executionId, signal });
+        // no end is heard: the turn commits
+        return { ended: new Promise(() => undefined) };
+      },
+    };
+    try {
+      const job = await h.input(await h.session(), 'watched');
+      await h.queue.enqueue(job);
+      await eventually(async () => (await status(job)) === 'committed', 'the turn committed');
+      const mine = watches.filter((w) => w.executionId === job.executionId);
+      // pre-turn (mood, scene) one watch for both; the narrator's stage and post-turn (one runtime each) one each
+      expect(mine).toHaveLength(3);
+      // each let go once its stage was over
+      expect(mine.every((w) => w.signal.aborted)).toBe(true);
+    } finally {
+      delete h.deps.ends;
+    }
+  });
+
   it('an inline runtime fails as its runtime job would: a retryable failure fails the turn job attempt once its siblings end, the retry keeps the claim; the last attempt fails the execution', async () => {
     const job = await h.input(await h.session(), 'retry inline');
     const ctx = turnContext();
