@@ -5,7 +5,7 @@ import type { TenantRequest } from './auth.guard';
 import type { Caller } from '../../libs/events';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-limits';
-import { BodyTooLargeError, fromBodyParserError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
+import { BodyTooLargeError, fromBodyParserError, incompleteBodyError, malformedJsonError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
 
 /** Requests whose body the JSON parser may read: authenticated, JSON, UTF-8, within the limit. */
 const acceptedBodies = new WeakSet<IncomingMessage>();
@@ -129,9 +129,6 @@ const parseStrictJson = (text: string): unknown => {
   return JSON.parse(text);
 };
 
-const malformedJson = () => new InvalidInputError([{ path: '(body)', message: 'malformed JSON: the body must be one JSON object' }], 'MALFORMED_BODY');
-const incompleteBody = (message: string) => new InvalidInputError([{ path: '(body)', message }], 'BODY_INCOMPLETE');
-
 /**
  * Reads the usual JSON body itself (issue 33: CPU per request): one the gate accepted with a usual JSON
  * content type (UTF-8), its length declared (at most `limitBytes`: the gate refused more), no content- or
@@ -146,15 +143,16 @@ export function readPlainJsonBody(options: { limitBytes: number }) {
     const chunks: Buffer[] = [];
     let received = 0;
     const finish = (error: unknown) => {
-      req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onAborted);
-      next(error);
+      req.off('data', onData).off('end', onEnd).off('error', onAborted).off('aborted', onAborted);
+      if (error === undefined) next();
+      else next(error);
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       chunks.push(chunk);
     };
     const onEnd = () => {
-      if (received !== declared) return finish(incompleteBody('body length did not match content-length'));
+      if (received !== declared) return finish(incompleteBodyError('length'));
       let text: string;
       try {
         text = verifyUtf8Body(req, undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
@@ -166,13 +164,12 @@ export function readPlainJsonBody(options: { limitBytes: number }) {
       try {
         req.body = parseStrictJson(text);
       } catch {
-        return finish(malformedJson());
+        return finish(malformedJsonError());
       }
       finish(undefined);
     };
-    const onError = () => finish(incompleteBody('request aborted before the body was complete'));
-    const onAborted = onError;
-    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
+    const onAborted = () => finish(incompleteBodyError('aborted'));
+    req.on('data', onData).on('end', onEnd).on('error', onAborted).on('aborted', onAborted);
   };
 }
 
