@@ -24,6 +24,7 @@ import {
   bodyErrorsAsEngineErrors,
   isAcceptedJsonBody,
   jsonBodyGate,
+  readPlainJsonBody,
   rejectUndecodablePath,
   verifyJsonBody,
   verifyUtf8Body,
@@ -80,6 +81,8 @@ export async function createApiApp(engine: Engine, options: { logger?: boolean; 
   app.use('/v1/worlds/import', cappedRawBody({ limitBytes: WORLD_IMPORT_LIMIT_BYTES }));
   // a world document's depth is its own check (INVALID_WORLD naming the whole path); UTF-8 is checked here
   app.use('/v1/worlds', json({ limit: worldLimitBytes, type: isAcceptedJsonBody, verify: verifyUtf8Body }));
+  // the usual body (a JSON type, its length declared, not encoded) read here, decoded once; any other by the JSON parser
+  app.use(readPlainJsonBody({ limitBytes }));
   app.useBodyParser('json', { limit: limitBytes, type: isAcceptedJsonBody, verify: verifyJsonBody });
   app.use(bodyErrorsAsEngineErrors);
   app.use('/v1', budgetGate(engine)); // a request that would start model calls: 402 BUDGET_EXHAUSTED before anything is appended

@@ -44,6 +44,13 @@ export class UnsupportedBodyError extends EngineError {
 
 const malformed = (message: string, code = 'MALFORMED_BODY') => new InvalidInputError([{ path: '(body)', message }], code);
 
+/** A body that is not one JSON object or array (400 `MALFORMED_BODY`). */
+export const malformedJsonError = () => malformed('malformed JSON: the body must be one JSON object');
+
+/** A body that ended before its declared length, or whose upload broke off (400 `BODY_INCOMPLETE`). */
+export const incompleteBodyError = (why: 'aborted' | 'length') =>
+  malformed(why === 'aborted' ? 'request aborted before the body was complete' : 'body length did not match content-length', 'BODY_INCOMPLETE');
+
 /** A header value safe to repeat in an answer (short, plain), or null. */
 const echo = (value: unknown): string | null => (typeof value === 'string' && /^[\w.+-]{1,40}$/.test(value) ? value : null);
 
@@ -69,11 +76,11 @@ export function fromBodyParserError(error: unknown): EngineError | null {
       return new UnsupportedBodyError('UNSUPPORTED_ENCODING', `unsupported content-encoding${encoding ? ` "${encoding}"` : ''}: use gzip, deflate, br or none`);
     }
     case 'entity.parse.failed':
-      return malformed('malformed JSON: the body must be one JSON object');
+      return malformedJsonError();
     case 'request.aborted':
-      return malformed('request aborted before the body was complete', 'BODY_INCOMPLETE');
+      return incompleteBodyError('aborted');
     case 'request.size.invalid':
-      return malformed('body length did not match content-length', 'BODY_INCOMPLETE');
+      return incompleteBodyError('length');
   }
   // a compressed body that does not decompress (zlib's Z_DATA_ERROR, Z_BUF_ERROR, ...)
   if (typeof e.code === 'string' && e.code.startsWith('Z_') && status !== null && status < 500) {

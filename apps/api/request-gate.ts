@@ -5,10 +5,16 @@ import type { TenantRequest } from './auth.guard';
 import type { Caller } from '../../libs/events';
 import { InvalidInputError, NotFoundError } from '../../libs/errors';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from './json-limits';
-import { BodyTooLargeError, fromBodyParserError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
+import { BodyTooLargeError, fromBodyParserError, incompleteBodyError, malformedJsonError, UnauthenticatedError, UnsupportedBodyError } from './request-errors';
 
 /** Requests whose body the JSON parser may read: authenticated, JSON, UTF-8, within the limit. */
 const acceptedBodies = new WeakSet<IncomingMessage>();
+
+/**
+ * Of those, the bodies {@link readPlainJsonBody} reads itself: a usual JSON content type, a declared
+ * length, no transfer- or content-encoding.
+ */
+const plainBodies = new WeakSet<IncomingMessage>();
 
 /** For the parser's `type` option: parse only what the gate let through. */
 export const isAcceptedJsonBody = (req: IncomingMessage): boolean => acceptedBodies.has(req);
@@ -60,6 +66,9 @@ export function jsonBodyGate(options: { limitBytes: number; limitFor?: (req: Req
     // what clients send (issue 33: CPU per request); anything else is parsed below
     if (PLAIN_JSON_TYPES.has(req.headers['content-type'] ?? '')) {
       acceptedBodies.add(req);
+      if (Number.isSafeInteger(declared) && req.headers['transfer-encoding'] === undefined && req.headers['content-encoding'] === undefined) {
+        plainBodies.add(req);
+      }
       return next();
     }
     const [mediaType = '', ...parameters] = (req.headers['content-type'] ?? '').split(';').map((p) => p.trim().toLowerCase());
@@ -102,9 +111,66 @@ export function verifyUtf8Body(_req: IncomingMessage, _res: unknown, bytes: Buff
  */
 export function verifyJsonBody(req: IncomingMessage, res: unknown, bytes: Buffer): void {
   const tooDeep = jsonTextTooDeep(verifyUtf8Body(req, res, bytes), MAX_JSON_DEPTH);
-  if (tooDeep) {
-    throw new InvalidInputError([{ path: tooDeep.path, message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }], 'JSON_TOO_DEEP');
-  }
+  if (tooDeep) throw tooDeepError(tooDeep.path);
+}
+
+const tooDeepError = (path: string) =>
+  new InvalidInputError([{ path, message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }], 'JSON_TOO_DEEP');
+
+/** JSON's whitespace (RFC 8259): space, tab, line feed, carriage return. */
+const JSON_WHITESPACE: ReadonlySet<number> = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** What body-parser's strict JSON parser would refuse, or its parse: an empty text is `{}`. */
+const parseStrictJson = (text: string): unknown => {
+  if (text.length === 0) return {};
+  let i = 0;
+  while (i < text.length && JSON_WHITESPACE.has(text.charCodeAt(i))) i++;
+  if (text[i] !== '{' && text[i] !== '[') throw new SyntaxError('strict violation');
+  return JSON.parse(text);
+};
+
+/**
+ * Reads the usual JSON body itself (issue 33: CPU per request): one the gate accepted with a usual JSON
+ * content type (UTF-8), its length declared (at most `limitBytes`: the gate refused more), no content- or
+ * transfer-encoding. Its bytes are decoded once ({@link verifyJsonBody}'s checks on that text: UTF-8,
+ * depth) and parsed as the JSON parser would (strict: an object or an array; empty is `{}`), with the same
+ * answers. Any other body goes on to the JSON parser (body-parser), as does a request already read.
+ */
+export function readPlainJsonBody(options: { limitBytes: number }) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (!plainBodies.has(req) || req.readableEnded || Number(req.headers['content-length']) > options.limitBytes) return next();
+    const declared = Number(req.headers['content-length']);
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const finish = (error: unknown) => {
+      req.off('data', onData).off('end', onEnd).off('error', onAborted).off('aborted', onAborted);
+      if (error === undefined) next();
+      else next(error);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      if (received !== declared) return finish(incompleteBodyError('length'));
+      let text: string;
+      try {
+        text = verifyUtf8Body(req, undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+      } catch (error) {
+        return finish(error);
+      }
+      const tooDeep = jsonTextTooDeep(text, MAX_JSON_DEPTH);
+      if (tooDeep) return finish(tooDeepError(tooDeep.path));
+      try {
+        req.body = parseStrictJson(text);
+      } catch {
+        return finish(malformedJsonError());
+      }
+      finish(undefined);
+    };
+    const onAborted = () => finish(incompleteBodyError('aborted'));
+    req.on('data', onData).on('end', onEnd).on('error', onAborted).on('aborted', onAborted);
+  };
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   ResumeBody,
   SelectAlternativeBody,
   SubmitInputBody,
+  TextInputBody,
 } from './bodies';
 import { ExecutionWaits } from './execution-waits';
 import { idempotencyKeyOf, REPLAYED_HEADER } from './idempotency-key';
@@ -76,7 +77,7 @@ export class SessionsController {
     @Req() req: TenantRequest,
     @Res({ passthrough: true }) res: Response,
     @Param('id', sessionId()) id: string,
-    @Body(new ZodBodyPipe(SubmitInputBody)) body: SubmitInputBody,
+    @Body(new ZodBodyPipe(SubmitInputBody, '(body)', { usual: TextInputBody })) body: SubmitInputBody,
   ) {
     const idempotencyKey = idempotencyKeyOf(req);
     const tenantId = req.tenant.id;
