@@ -190,7 +190,14 @@ describe('the log on the real PostgreSQL: appends without a global lock, read in
       // the projector's round: each shard's batch by the partition's index (sorted after, by read: a few rows)
       [
         'the readers of several partitions at once (readAfterEach), from the start and from the middle',
-        () => CompiledQuery.raw(READ_AFTER_EACH, [[5, 11, 11], ['0', '0', middle.transactionId], ['0', '0', String(middle.globalPosition)], 100]),
+        () =>
+          CompiledQuery.raw(READ_AFTER_EACH, [
+            [5, 11, 11],
+            ['0', '0', middle.transactionId],
+            ['0', '0', String(middle.globalPosition)],
+            100,
+            ['llm.calling@1'],
+          ]),
         /^events_(partition|transaction)_order$/,
         'index',
       ],

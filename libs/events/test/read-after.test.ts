@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { delayProjection, endOfLog, inputEvent, startReader } from '../../../test/support/append-hooks';
 import { EventStore, LOG_START, migrateToLatest, openDatabase, type OpenDatabase, type OrderedLogEntry } from '..';
 
@@ -89,5 +90,23 @@ describe('readAfter (PGlite)', () => {
       expect(each[used.length + 1]).toEqual([]);
     }
     expect(await store.readAfterEach([], { limit: 10 })).toEqual([]);
+  });
+
+  it('readAfterEach with types: events of other types are read without their data (the cursor moves past them, decode throws), those of the types as without', async () => {
+    const from = await endOfLog(store);
+    const streams = Array.from({ length: 6 }, (_, i) => `typed-${i}`);
+    for (const s of streams) await store.append({ tenantId: 't', streamId: s, expectedVersion: 0, events: [inputEvent(s, 1), inputEvent(s, 2)] });
+    const reads = [...Array(16).keys()].map((partition) => ({ partition, cursor: from }));
+    const all = await store.readAfterEach(reads, { limit: 100 });
+    const type = all.flat()[0].type;
+    const place = (read: OrderedLogEntry[][]) => read.map((entries) => entries.map((e) => [e.cursor, e.globalPosition, e.tenantId, e.streamId, e.type]));
+    const typed = await store.readAfterEach(reads, { limit: 100, types: [type, 'llm.calling@1'] });
+    expect(typed.map((entries) => entries.map((e) => [e.cursor, e.decode()]))).toEqual(all.map((entries) => entries.map((e) => [e.cursor, e.decode()])));
+    const others = await store.readAfterEach(reads, { limit: 100, types: ['llm.calling@1'] });
+    expect(place(others)).toEqual(place(all));
+    expect(others.flat()).toHaveLength(streams.length * 2);
+    for (const e of others.flat()) expect(() => e.decode()).toThrow(/read without its data/);
+    const { rows } = await sql<{ data: unknown }>`select data from events where stream_id = ${streams[0]}`.execute(open.db);
+    expect(rows.every((r) => r.data !== null)).toBe(true); // the log itself holds them, of course
   });
 });

@@ -46,7 +46,9 @@ export async function workShards(work: ShardsWork): Promise<{ applied: number; m
     for (const lane of lanes) byCursor.set(key(lane), [...(byCursor.get(key(lane)) ?? []), lane]);
     // every shard's batch (one per cursor) in one read
     const reads = [...byCursor.values()].map((group) => ({ partition: group[0].shard, cursor: group[0].cursor, lanes: group }));
-    const batches = await work.store.readAfterEach(reads, { limit: work.batchSize });
+    // only the events the lanes' projections read come with their data (the others only move the cursors)
+    const types = [...new Set(lanes.flatMap((lane) => lane.projection.handles))];
+    const batches = await work.store.readAfterEach(reads, { limit: work.batchSize, types });
     const groups: (Omit<ShardGroup, 'lanes'> & { lanes: Lane[] })[] = [];
     for (const [i, { partition: shard, cursor, lanes: group }] of reads.entries()) {
       const entries = batches[i];
