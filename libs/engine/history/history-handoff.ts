@@ -26,7 +26,8 @@ export interface HistoryHandoffKey {
 
 /** Keeps the history a barrier read at `streamVersion` (no coverage: what a runtime job reads). */
 export function keepHistory(ref: HistoryHandoffKey, history: LoadedHistory): void {
-  kept.deleteWhere((_, k) => k.startsWith(`${ref.tenantId}/${ref.sessionId}/`)); // one per session: the latest
+  const session = `${ref.tenantId}/${ref.sessionId}/`;
+  kept.deleteWhere((_, k) => k.startsWith(session)); // one per session: the latest
   kept.set(key(ref), history);
 }
 
