@@ -60,7 +60,10 @@ export class SharedListen {
       await on.client.query(`listen ${on.client.escapeIdentifier(channel)}`);
     } catch (error) {
       on.subscriptions.delete(subscription);
-      await this.endIfUnused(on);
+      // an unanswered LISTEN (query_timeout) or a broken connection: never used again, so a wedged
+      // connection cannot fail every later listen; the others on it hear onLost and listen anew
+      if (!isServerRefusal(error)) this.lose(on, error instanceof Error ? error : new Error(String(error)));
+      else await this.endIfUnused(on);
       throw error;
     }
     // lost while the LISTEN was on its way back: the caller hears it as a rejection
@@ -69,7 +72,14 @@ export class SharedListen {
     return {
       close: async () => {
         subscription.active = false;
-        if (on.subscriptions.delete(subscription)) await this.endIfUnused(on);
+        if (!on.subscriptions.delete(subscription)) return;
+        // no notification of a closed channel keeps coming while the connection serves others
+        if (!on.over && on.subscriptions.size > 0 && ![...on.subscriptions].some((s) => s.channel === channel)) {
+          await on.client.query(`unlisten ${on.client.escapeIdentifier(channel)}`).catch((error: unknown) => {
+            if (!isServerRefusal(error)) this.lose(on, error instanceof Error ? error : new Error(String(error)));
+          });
+        }
+        await this.endIfUnused(on);
       },
     };
   }
@@ -93,7 +103,7 @@ export class SharedListen {
     client.on('error', (error) => this.lose(connection, error));
     client.on('end', () => this.lose(connection, new Error('the LISTEN connection ended')));
     client.on('notification', (message) => {
-      for (const s of [...connection.subscriptions]) if (s.channel === message.channel) s.onNotify(message.payload ?? '');
+      for (const s of [...connection.subscriptions]) if (s.channel === message.channel) deliver(s, message.payload ?? '');
     });
     try {
       await client.connect();
@@ -125,5 +135,24 @@ export class SharedListen {
     connection.over = true;
     if (this.current === connection) this.current = null;
     await connection.client.end().catch(() => undefined);
+  }
+}
+
+/** An error the server answered (SQLSTATE): the connection still works. */
+function isServerRefusal(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as { code?: unknown }).code === 'string' &&
+    /^[0-9A-Z]{5}$/.test((error as { code: string }).code)
+  );
+}
+
+/** One subscriber that throws neither stops the others' delivery nor throws inside pg's message handler. */
+function deliver(subscription: Subscription, payload: string): void {
+  try {
+    subscription.onNotify(payload);
+  } catch (error) {
+    process.emitWarning(`a LISTEN subscriber of ${subscription.channel} threw: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

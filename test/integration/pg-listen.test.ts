@@ -77,6 +77,32 @@ describe('LISTEN on PostgreSQL: one connection per database handle', () => {
     expect(lost.sort()).toEqual(['a1', 'b']);
   });
 
+  it('a closed channel is unlistened on the connection the others keep; a subscriber that throws stops no other', async () => {
+    const heard: string[] = [];
+    let thrown = 0;
+    {
+      const thrower = await open.listen('chan_c', () => {
+        thrown += 1;
+        throw new Error('boom');
+      });
+      const c = await open.listen('chan_c', (payload) => heard.push(`c:${payload}`));
+      const d = await open.listen('chan_d', (payload) => heard.push(`d:${payload}`));
+      await admin.query(`select pg_notify('chan_c', '1')`);
+      await until(() => heard.includes('c:1'), 'c hears 1 beside the thrower');
+      expect(thrown).toBe(1);
+
+      await Promise.all([thrower.close(), c.close()]);
+      const [listener] = (
+        await admin.query<{ query: string }>(`select query from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [database.name])
+      ).rows;
+      expect(listener?.query).toBe('unlisten "chan_c"');
+      await admin.query(`select pg_notify('chan_d', '2')`);
+      await until(() => heard.includes('d:2'), 'd hears 2');
+      await d.close();
+      await until(async () => (await backends()).length === 0, 'the connection ended');
+    }
+  });
+
   it('a listen whose connection cannot be made rejects, and the next one connects', async () => {
     const unreachable = await openDatabase({ kind: 'postgres', url: 'postgres://postgres@127.0.0.1:1/none', connectTimeoutMs: 500 });
     await expect(unreachable.listen('chan_a', () => undefined)).rejects.toThrow();
