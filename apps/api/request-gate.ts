@@ -139,11 +139,16 @@ const parseStrictJson = (text: string): unknown => {
 export function readPlainJsonBody(options: { limitBytes: number }) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (!plainBodies.has(req) || req.readableEnded || Number(req.headers['content-length']) > options.limitBytes) return next();
+    // the client went away while an earlier step (the key's lookup) was waiting: its events have fired
+    if (req.destroyed) return next(incompleteBodyError('aborted'));
     const declared = Number(req.headers['content-length']);
     const chunks: Buffer[] = [];
     let received = 0;
+    let finished = false;
     const finish = (error: unknown) => {
-      req.off('data', onData).off('end', onEnd).off('error', onAborted).off('aborted', onAborted);
+      if (finished) return;
+      finished = true;
+      req.off('data', onData).off('end', onEnd).off('error', onAborted).off('aborted', onAborted).off('close', onClose);
       if (error === undefined) next();
       else next(error);
     };
@@ -169,7 +174,10 @@ export function readPlainJsonBody(options: { limitBytes: number }) {
       finish(undefined);
     };
     const onAborted = () => finish(incompleteBodyError('aborted'));
-    req.on('data', onData).on('end', onEnd).on('error', onAborted).on('aborted', onAborted);
+    const onClose = () => {
+      if (!req.complete) onAborted();
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onAborted).on('aborted', onAborted).on('close', onClose);
   };
 }
 

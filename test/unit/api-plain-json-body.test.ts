@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { request, type Server } from 'node:http';
 import express, { json, type NextFunction, type Request, type Response } from 'express';
 import { EngineError } from '../../libs/errors';
@@ -130,5 +130,43 @@ describe('POST inputs: TextInputBody first, the same answers as SubmitInputBody 
   ];
   it.each(values.map((value) => [JSON.stringify(value).slice(0, 60), value]))('%s', (_shown, value) => {
     expect(outcome(usualFirst, value)).toEqual(outcome(alone, value));
+  });
+});
+
+/**
+ * A client that goes away while an earlier step waits (the key's lookup) has had its `aborted` and
+ * `close` already: the reader answers BODY_INCOMPLETE at once instead of waiting for events that
+ * have fired (the request's chain would never finish).
+ */
+describe('readPlainJsonBody: a client gone before the reader runs', () => {
+  it('a request whose client went away during an earlier wait ends its chain with BODY_INCOMPLETE', async () => {
+    let seen: (code: string) => void = () => undefined;
+    const ended = new Promise<string>((resolve) => (seen = resolve));
+    const app = express()
+      .use(jsonBodyGate({ limitBytes: 4_096 }))
+      // the earlier step: it goes on only once the client has gone away
+      .use((req: Request, _res: Response, next: NextFunction) => void req.once('close', () => setImmediate(next)))
+      .use(readPlainJsonBody({ limitBytes: 4_096 }))
+      .post('/', (_req: Request, res: Response) => {
+        seen('next');
+        res.end();
+      })
+      .use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+        seen(error instanceof EngineError ? error.code : String(error));
+        res.end();
+      });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const socket = connect(port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 10\r\n\r\n{"te');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      expect(await ended).toBe('BODY_INCOMPLETE');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
