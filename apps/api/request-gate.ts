@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Engine } from '../../libs/engine';
@@ -145,12 +146,13 @@ export function readPlainJsonBody(options: { limitBytes: number }) {
     const chunks: Buffer[] = [];
     let received = 0;
     let finished = false;
+    // the request's events run in the context they were emitted in: the chain goes on in this one (its trace)
+    const goOn = AsyncResource.bind((error: unknown) => (error === undefined ? next() : next(error)));
     const finish = (error: unknown) => {
       if (finished) return;
       finished = true;
       req.off('data', onData).off('end', onEnd).off('error', onAborted).off('aborted', onAborted).off('close', onClose);
-      if (error === undefined) next();
-      else next(error);
+      goOn(error);
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
