@@ -50,33 +50,6 @@ describe('fair scheduling on BullMQ: what only Redis shares', () => {
     for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) if (check()) return true;
     return check();
   };
-  /**
-   * A turn job run by BullMQ's own worker, which completes (and removes) it and releases nothing (as a
-   * worker dying between the job's end and its release, or one whose release is on its way): resolves
-   * once the job runs; `end` lets it complete and answers the completed job.
-   */
-  const runBare = async (prefix: string) => {
-    const running = deferred();
-    const go = deferred();
-    const bare = new Worker(
-      TURN_QUEUE_NAME,
-      async () => {
-        running.resolve();
-        await go.promise;
-      },
-      { connection: { url: REDIS_URL }, prefix, concurrency: 1 },
-    );
-    await running.promise;
-    return {
-      end: async (): Promise<Job> => {
-        const completed = new Promise<Job>((resolve) => bare.once('completed', resolve));
-        go.resolve();
-        const ended = await completed;
-        await bare.close();
-        return ended;
-      },
-    };
-  };
 
   it('a consumer’s tick frees an admitted execution whose turn job is gone (a producer died between admitting and adding): the held one starts', async () => {
     const prefix = newPrefix();
@@ -103,10 +76,24 @@ describe('fair scheduling on BullMQ: what only Redis shares', () => {
     const producer = queueOn(prefix);
     const job = turnJob();
     await producer.enqueue(job);
-    // a worker that runs the job, then dies between the job's end and its release
-    const bare = await runBare(prefix);
+    // a worker that runs the job, then dies between the job's end and its release: BullMQ's own, which
+    // completes (and removes) the job and releases nothing
+    const running = deferred();
+    const go = deferred();
+    const bare = new Worker(
+      TURN_QUEUE_NAME,
+      async () => {
+        running.resolve();
+        await go.promise;
+      },
+      { connection: { url: REDIS_URL }, prefix },
+    );
+    await running.promise;
     await producer.enqueue(job); // a resume while the job runs (its lock held): kept
-    await bare.end();
+    const completed = new Promise((resolve) => bare.once('completed', resolve));
+    go.resolve();
+    await completed;
+    await bare.close();
     const redis = new IORedis(REDIS_URL);
     const kept = await redis.hexists(`${prefix}:fair:again`, job.executionId);
     redis.disconnect();
@@ -130,9 +117,22 @@ describe('fair scheduling on BullMQ: what only Redis shares', () => {
     const [job, other, waiting] = [turnJob(), turnJob(), turnJob()];
     await producer.enqueue(job);
     // a worker runs the job; its release is on its way while a tick runs (played here as scripts, in that order)
-    const bare = await runBare(prefix);
+    const running = deferred();
+    const go = deferred();
+    const bare = new Worker(
+      TURN_QUEUE_NAME,
+      async () => {
+        running.resolve();
+        await go.promise;
+      },
+      { connection: { url: REDIS_URL }, prefix },
+    );
+    await running.promise;
     await producer.enqueue(job); // a resume while the job runs (its lock held): kept
-    const ended = await bare.end();
+    const completed = new Promise<Job>((resolve) => bare.once('completed', resolve));
+    go.resolve();
+    const ended = await completed;
+    await bare.close();
     await producer.enqueue(other); // admitted: the window is full
     const redis = new IORedis(REDIS_URL);
     redis.defineCommand('tick', { numberOfKeys: 0, lua: TICK_SCRIPT });
