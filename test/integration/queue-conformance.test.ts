@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Job, Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { type BullMqOptions, BullMqTurnQueue, deleteQueueKeys, TURN_QUEUE_NAME, type TurnJob, turnJobId } from '../../libs/engine';
-import { RELEASE_SCRIPT, TICK_SCRIPT } from '../../libs/engine/queue/fair';
+import { RELEASE_SCRIPT } from '../../libs/engine/queue/fair';
 import { queueConformance } from '../../libs/engine/queue/test/queue-conformance';
 import { REDIS_URL } from '../support/stack';
 
@@ -108,72 +108,6 @@ describe('fair scheduling on BullMQ: what only Redis shares', () => {
     expect(await eventually(() => runs.length > 0)).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
     expect(runs).toEqual([job.executionId]);
-  }, 30_000);
-
-  it('a turn job’s release that comes late leaves alone the admission a tick made anew for the enqueue kept while the job ran (its job maybe not added yet): the window holds', async () => {
-    const prefix = newPrefix();
-    const window = 2;
-    const producer = queueOn(prefix, { fairness: { window } });
-    const [job, other, waiting] = [turnJob(), turnJob(), turnJob()];
-    await producer.enqueue(job);
-    // a worker runs the job; its release is on its way while a tick runs (played here as scripts, in that order)
-    const running = deferred();
-    const go = deferred();
-    const bare = new Worker(
-      TURN_QUEUE_NAME,
-      async () => {
-        running.resolve();
-        await go.promise;
-      },
-      { connection: { url: REDIS_URL }, prefix },
-    );
-    await running.promise;
-    await producer.enqueue(job); // a resume while the job runs (its lock held): kept
-    const completed = new Promise<Job>((resolve) => bare.once('completed', resolve));
-    go.resolve();
-    const ended = await completed;
-    await bare.close();
-    await producer.enqueue(other); // admitted: the window is full
-    const redis = new IORedis(REDIS_URL);
-    redis.defineCommand('tick', { numberOfKeys: 0, lua: TICK_SCRIPT });
-    redis.defineCommand('release', { numberOfKeys: 0, lua: RELEASE_SCRIPT });
-    const scripts = redis as unknown as Record<'tick' | 'release', (...args: (string | number)[]) => Promise<(string | number)[]>>;
-    const common = [`${prefix}:fair`, window, 0, `${prefix}:${TURN_QUEUE_NAME}:`];
-    // a consumer's tick that finds the admission unchecked for long enough, its job gone: frees it, makes the kept enqueue anew (admitted)
-    const [released, ...remade] = await scripts.tick.call(redis, ...common, 'tick', 0, 15_000, 0);
-    expect(released).toBe(1);
-    expect(remade).toHaveLength(1);
-    await producer.enqueue(waiting); // held: the window is full again
-    // the job's release, late (the tick's add of the job made anew may not have landed yet)
-    const admitted = await scripts.release.call(redis, ...common, job.tenantId, job.executionId, String(ended.timestamp));
-    const member = `${job.tenantId.length}:${job.tenantId}|${job.executionId}`;
-    const stillAdmitted = await redis.zscore(`${prefix}:fair:admitted`, member);
-    redis.disconnect();
-    expect(admitted).toEqual([]);
-    expect(stillAdmitted).not.toBeNull();
-    expect(await heldOn(producer)).toBe(1);
-    // the callers add what the scripts admitted; the window lets one run at a time
-    const turns = new Queue(TURN_QUEUE_NAME, { connection: { url: REDIS_URL }, prefix });
-    for (const payload of [...remade, ...admitted]) {
-      const { enqueuedAt, ...data } = JSON.parse(String(payload)) as TurnJob & { enqueuedAt: number };
-      await turns.add('turn', data, { jobId: turnJobId(data.executionId), timestamp: enqueuedAt, removeOnComplete: true, removeOnFail: true });
-    }
-    await turns.close();
-    const seen: string[] = [];
-    const consumer = queueOn(prefix, { fairness: { window }, consumer: { concurrency: 3, lockDurationMs: 5_000, stalledIntervalMs: 2_000 } });
-    consumer.consume({
-      turn: async (j) => {
-        const name = j.executionId === waiting.executionId ? 'waiting' : 'admitted';
-        seen.push(`${name} starts`);
-        if (name === 'admitted') await new Promise((r) => setTimeout(r, 300));
-        seen.push(`${name} ends`);
-        return done;
-      },
-      runtime: async () => done,
-    });
-    expect(await eventually(() => seen.length === 6)).toBe(true);
-    // the waiting one starts once one of the two admitted has ended, not beside them
-    expect(seen.slice(0, 3)).toEqual(['admitted starts', 'admitted starts', 'admitted ends']);
   }, 30_000);
 
   it('without a window set, the window is the total concurrency of the consumers alive, shared by every process', async () => {

@@ -376,7 +376,6 @@ export class BullMqTurnQueue implements TurnQueue {
   private async release(
     consumer: { connection: FairCommands; turns: Queue },
     job: Pick<TurnJob, 'tenantId' | 'executionId'>,
-    timestamp: number | undefined,
     next?: { job: TurnJob; enqueuedAt: number },
   ): Promise<void> {
     try {
@@ -388,9 +387,7 @@ export class BullMqTurnQueue implements TurnQueue {
             await capOf(this.options.fairness, next.job.tenantId),
           ]
         : [];
-      // the job's timestamp (its enqueue time): the release frees the admission only when it is this job's
-      const stamp = Number.isSafeInteger(timestamp) && timestamp! > 0 ? String(timestamp) : '';
-      const admitted = await consumer.connection.covelFairRelease(...this.fairArgs(), job.tenantId, job.executionId, stamp, ...enqueue);
+      const admitted = await consumer.connection.covelFairRelease(...this.fairArgs(), job.tenantId, job.executionId, ...enqueue);
       await this.addAdmitted(consumer.turns, admitted);
     } catch (error) {
       this.options.logger?.warn(
@@ -521,7 +518,7 @@ export class BullMqTurnQueue implements TurnQueue {
       const next = this.takeHandedOff(job);
       const parsed = TurnJobSchema.safeParse(job?.data);
       if (!parsed.success) return void this.enqueueHandedOff(next);
-      const release = this.release(fair, parsed.data, job?.timestamp, next ?? undefined).finally(() => releasing.delete(release));
+      const release = this.release(fair, parsed.data, next ?? undefined).finally(() => releasing.delete(release));
       releasing.add(release);
     };
     workers[0].on('completed', (job) => released(job));

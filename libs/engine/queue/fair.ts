@@ -139,8 +139,7 @@ export class MemoryAdmission {
  * with held executions at their cap: a release that brings one below its cap puts it back on the
  * ring, so a dispatch never walks capped tenants), `caps` (hash tenant → cap, 0 none: stored at each
  * enqueue so a dispatch in another process applies it), `window` (the auto window, with an expiry),
- * `stamps` (hash execution → the enqueue time of the job its admission is for: a release frees only
- * its own job's admission), `window:last` (the last auto window, without one), `workers` (hash consumer →
+ * `window:last` (the last auto window, without one), `workers` (hash consumer →
  * `expiresAt|concurrency`), `tenants` (set of tenants with an `inflight` set), and per tenant
  * `ready:<tenant>` (list of held jobs' JSON, FIFO) and `inflight:<tenant>` (set of admitted
  * execution ids: a tick rebuilds them all from `admitted`, so they never drift). Tenant keys are
@@ -163,7 +162,6 @@ local ringKey = base .. ':ring'
 local parkedKey = base .. ':parked'
 local capsKey = base .. ':caps'
 local tenantsKey = base .. ':tenants'
-local stampsKey = base .. ':stamps'
 local function now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -214,33 +212,16 @@ local function unpark(tenant)
     redis.call('RPUSH', ringKey, tenant)
   end
 end
--- the enqueue time of a held job's JSON (its turn job's timestamp), '' when it has none
-local function stampOf(payload)
-  local ok, decoded = pcall(cjson.decode, payload)
-  local at = ok and type(decoded) == 'table' and tonumber(decoded.enqueuedAt)
-  if at then return string.format('%d', at) end
-  return ''
-end
--- stamp: the enqueue time of the job the admission is for (its turn job's timestamp): a release frees only its own job's admission
-local function admit(tenant, execution, at, stamp)
+local function admit(tenant, execution, at)
   redis.call('ZADD', admittedKey, at, memberOf(tenant, execution))
   redis.call('SADD', inflightKey(tenant), execution)
   redis.call('SADD', tenantsKey, tenant)
-  redis.call('HSET', stampsKey, execution, stamp)
-end
--- whether the admission is that of the job enqueued at \`stamp\` (a released job's timestamp): an admission
--- made anew since (a kept enqueue remade by a tick while the old job's release was on its way) is not
--- its to free; an admission with no stamp (made by an earlier version), or a release without one, frees it
-local function ownAdmission(execution, stamp)
-  local own = redis.call('HGET', stampsKey, execution)
-  return not own or own == '' or stamp == '' or own == stamp
 end
 -- frees the execution's place; answers the enqueue kept while its job ran (nil: none), for the caller to make anew
 local function release(tenant, execution)
   local again = redis.call('HGET', againKey, execution)
   if again then redis.call('HDEL', againKey, execution) end
   redis.call('ZREM', admittedKey, memberOf(tenant, execution))
-  redis.call('HDEL', stampsKey, execution)
   redis.call('SREM', inflightKey(tenant), execution)
   if redis.call('SCARD', inflightKey(tenant)) == 0 then redis.call('SREM', tenantsKey, tenant) end
   unpark(tenant)
@@ -258,7 +239,7 @@ local function dispatch(out)
       if payload then
         local execution = cjson.decode(payload).executionId
         redis.call('SREM', heldKey, execution)
-        admit(tenant, execution, at, stampOf(payload))
+        admit(tenant, execution, at)
         out[#out + 1] = payload
       end
       if redis.call('LLEN', readyKey) > 0 then redis.call('RPUSH', ringKey, tenant) end
@@ -281,8 +262,6 @@ local function enqueue(tenant, execution, payload, cap, keep)
       if keep and redis.call('EXISTS', jobKeyOf(execution) .. ':lock') == 1 then redis.call('HSET', againKey, execution, payload) end
       return 2
     end
-    -- its job is added anew (by the caller) with this enqueue's time
-    redis.call('HSET', stampsKey, execution, stampOf(payload))
     return 1
   end
   if redis.call('SISMEMBER', heldKey, execution) == 1 then return 0 end
@@ -290,7 +269,7 @@ local function enqueue(tenant, execution, payload, cap, keep)
   unpark(tenant)
   local readyKey = base .. ':ready:' .. tenant
   if redis.call('LLEN', readyKey) == 0 and room(windowOf()) and tenantRoom(tenant, cap) then
-    admit(tenant, execution, now(), stampOf(payload))
+    admit(tenant, execution, now())
     return 1
   end
   redis.call('SADD', heldKey, execution)
@@ -333,13 +312,10 @@ return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9] == '1')
 `;
 
 /**
- * release, once the execution's turn job has ended for good and BullMQ has removed it. ARGV[5..7]:
- * tenant, execution, the job's timestamp (its enqueue time; '' when unknown). An unfinished turn job
- * of the execution found there is a new one (enqueued between the old one's removal and this call,
- * admitted on the old one's place): the place stays with it. So does an admission made for a later
- * enqueue than the job's (its stamp, see \`admit\`): a kept enqueue that a tick made anew, its job
- * maybe not added yet, while this release was on its way; freeing it would let that job run
- * unadmitted (and the window admit another in its place). Optionally ARGV[8..11], the enqueue of the session's next execution its turn job handed
+ * release, once the execution's turn job has ended for good and BullMQ has removed it. ARGV[5..6]:
+ * tenant, execution. An unfinished turn job of the execution found there is a new one (enqueued
+ * between the old one's removal and this call, admitted on the old one's place): the place stays
+ * with it. Optionally ARGV[7..10], the enqueue of the session's next execution its turn job handed
  * off to (tenant, execution, the job's JSON, the tenant's cap: as ADMIT_SCRIPT's), made after the
  * release and its dispatch (the executions held before it keep their turn): one call instead of two.
  * An enqueue of the execution kept while its job ran (`again`, see `enqueue`) is made anew after
@@ -347,12 +323,12 @@ return enqueue(ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9] == '1')
  * before it), before the hand-off's. Answers the JSON of the jobs admitted (the next execution's among them when admitted).
  */
 export const RELEASE_SCRIPT = `${COMMON}
-local tenant, execution, stamp = ARGV[5], ARGV[6], ARGV[7] or ''
+local tenant, execution = ARGV[5], ARGV[6]
 local again = nil
-if not unfinishedJob(execution) and ownAdmission(execution, stamp) then again = release(tenant, execution) end
+if not unfinishedJob(execution) then again = release(tenant, execution) end
 local out = dispatch({})
 if again and enqueue(tenant, execution, again, capOf(tenant)) == 1 then out[#out + 1] = again end
-if ARGV[8] and enqueue(ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[11])) == 1 then out[#out + 1] = ARGV[10] end
+if ARGV[7] and enqueue(ARGV[7], ARGV[8], ARGV[9], tonumber(ARGV[10])) == 1 then out[#out + 1] = ARGV[9] end
 return out
 `;
 
