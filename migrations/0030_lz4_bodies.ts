@@ -10,14 +10,21 @@ import { type Kysely, sql } from 'kysely';
  *
  * Only how values are stored changes: what a read returns is the same (`events` stays append-only,
  * replay and audit read the same bytes); values written before keep their pglz compression, both
- * are read. The catalog change takes each table's lock briefly and rewrites nothing. A server built
- * without lz4 (PGlite, the embedded default, is one) keeps pglz: the migration does nothing there.
+ * are read. The catalog change takes each table's ACCESS EXCLUSIVE lock briefly and rewrites
+ * nothing. It waits for that lock at most `LOCK_TIMEOUT` (then fails with lock_not_available, having
+ * changed nothing, and can be run again): on a busy log a lock request queued behind a long
+ * transaction (a replay, a report) would otherwise hold up every append queued behind it. A server
+ * built without lz4 (PGlite, the embedded default, is one), or older than PostgreSQL 14 (no
+ * per-column compression), keeps pglz: the migration does nothing there.
  */
 const COLUMNS = [
   ['events', 'data'],
   ['trace_events', 'data'],
   ['prefix_reports', 'body'],
 ] as const;
+
+/** How long the migration waits for each table's lock (see above). */
+export const LOCK_TIMEOUT = '5s';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await setCompression(db, 'lz4');
@@ -29,14 +36,23 @@ export async function down(db: Kysely<unknown>): Promise<void> {
 
 async function setCompression(db: Kysely<unknown>, method: 'lz4' | 'default'): Promise<void> {
   const alters = COLUMNS.map(([table, column]) => `alter table ${table} alter column ${column} set compression ${method};`).join('\n      ');
-  // one block: on a server without lz4 the first alter fails (feature_not_supported) and none is made
+  // one block: on a server without lz4 the first alter fails (feature_not_supported) and none is made;
+  // the lock timeout is the block's own (set back after it, for the migrations run in the same transaction)
   await sql
     .raw(
       `do $$
+    declare
+      previous text := current_setting('lock_timeout');
     begin
+      if current_setting('server_version_num')::int < 140000 then
+        return; -- no per-column compression before PostgreSQL 14: pglz, as before
+      end if;
+      perform set_config('lock_timeout', '${LOCK_TIMEOUT}', true);
       ${alters}
+      perform set_config('lock_timeout', previous, true);
     exception when feature_not_supported then
-      null; -- built without lz4: pglz, as before
+      perform set_config('lock_timeout', previous, true);
+      -- built without lz4: pglz, as before
     end $$`,
     )
     .execute(db);

@@ -2,17 +2,13 @@ import IORedis from 'ioredis';
 import { RedisDeltaBus, type StoryDelta } from '../../libs/engine';
 import { type MonitoredCommand, RedisMonitor } from '../support/redis-monitor';
 import { type RedisChild, startRedisChild } from '../support/redis-server';
+import { until } from '../support/until';
 
 const PREFIX = 'covel-listeners';
 /** The worker's view of a session's listeners holds this long (short: the test waits it out once). */
 const CHECK_MS = 1_500;
 const quiet = { warn: () => undefined, log: () => undefined };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until `check` holds (a hang guard, not a speed bound). */
-async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !check(); await sleep(10)) if (Date.now() > deadline) throw new Error(`not seen: ${what}`);
-}
 
 /**
  * Who listens to a session's story deltas, as a worker knows it (issue 33): the worker keeps a view

@@ -7,6 +7,7 @@ import { ConcurrencyError, EventStore, migrateToLatest, openDatabase, type OpenD
 import { ASYNC_PROJECTIONS, createAsyncProjector } from '../../libs/engine';
 import { dumpProjections } from '../support/projection-dump';
 import { createTestDatabase, startStack } from '../support/stack';
+import * as lz4Migration from '../../migrations/0030_lz4_bodies';
 
 const run = promisify(execFile);
 
@@ -82,6 +83,40 @@ describe('event log on the real PostgreSQL', () => {
     const [, input] = await store.readStream(streamId);
     expect(input.data).toEqual({ executionId: 'e1', turnId: 't1', messageId: 'm1', text });
   });
+
+  it('migration 0030 waits at most its lock timeout behind a long transaction on events, changes nothing then, and applies once it ends', async () => {
+    const compression = async () =>
+      (await sql<{ c: string }>`select attcompression as c from pg_attribute where attrelid = 'events'::regclass and attname = 'data'`.execute(open.db)).rows[0]
+        .c;
+    const lz4 = (
+      await sql<{ lz4: boolean }>`select exists (select 1 from pg_settings where name = 'default_toast_compression' and 'lz4' = any(enumvals)) as lz4`.execute(
+        open.db,
+      )
+    ).rows[0].lz4;
+    await lz4Migration.down(open.db);
+    expect(await compression()).toBe('');
+    const reader = await open.db.connection().execute(async (conn) => {
+      // a long reader (a replay, say) holds ACCESS SHARE on events until its transaction ends
+      await sql`begin`.execute(conn);
+      await sql`select count(*) from events`.execute(conn);
+      const started = Date.now();
+      const error = await lz4Migration.up(open.db).then(
+        () => null,
+        (e: unknown) => e as { code?: string },
+      );
+      const waitedMs = Date.now() - started;
+      await sql`commit`.execute(conn);
+      return { error, waitedMs };
+    });
+    if (lz4) {
+      expect(reader.error?.code).toBe('55P03'); // lock_not_available: it did not queue up forever
+      expect(reader.waitedMs).toBeLessThan(60_000);
+      expect(await compression()).toBe(''); // nothing half-made: the block rolled back
+    }
+    await lz4Migration.up(open.db);
+    expect(await compression()).toBe(lz4 ? 'l' : '');
+    expect((await sql<{ t: string }>`select current_setting('lock_timeout') as t`.execute(open.db)).rows[0].t).toBe('0');
+  }, 60_000);
 });
 
 describe('npm run replay on PostgreSQL', () => {

@@ -8,6 +8,7 @@ import { createEngine, type Engine, loadConfig } from '../../libs/engine';
 import { EXECUTION_ENDED_CHANNEL, pgCounts } from '../../libs/events';
 import { type GatedProvider, startGatedProvider } from '../support/gated-provider';
 import { type Stack, startStack } from '../support/stack';
+import { until } from '../support/until';
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -58,14 +59,6 @@ describe('GET /v1/executions/:id?waitMs (PostgreSQL + Redis)', () => {
     await gate?.close();
     await emulator?.stop();
   });
-
-  async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`not ${what} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
 
   /** A long-poll of 20 s on `client`: its status, and how long it took. */
   async function longPoll(client: PlayClient, executionId: string): Promise<{ status: string; ms: number }> {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { ExecutionWaiter, type ExecutionWaiterOptions, migrateToLatest, openDatabase, type OpenDatabase, ReadModels } from '../../libs/events';
 import { createTestDatabase } from '../support/stack';
+import { until } from '../support/until';
 
 /**
  * ExecutionWaiter on the real PostgreSQL: migration 0010's trigger notifies, the waiter's one LISTEN
@@ -62,13 +63,6 @@ describe('ExecutionWaiter on PostgreSQL', () => {
   }
 
   /** Checks `condition` until it holds (the processes get there on their own; no time is asserted). */
-  async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`not ${what} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
 
   it('a notification wakes the waiter: committed and failed, each for its own tenant only', async () => {
     const waiter = newWaiter({ pollIntervalMs: NEVER });

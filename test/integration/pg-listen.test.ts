@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { openDatabase, type OpenDatabase } from '../../libs/events';
 import { createTestDatabase } from '../support/stack';
+import { until } from '../support/until';
 
 /**
  * `OpenDatabase.listen` on the real PostgreSQL (`SharedListen`): every channel of a handle on one
@@ -33,13 +34,6 @@ describe('LISTEN on PostgreSQL: one connection per database handle', () => {
   }
 
   /** Checks `condition` until it holds (no time is asserted). */
-  async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`not ${what} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
 
   it('two channels, three subscriptions: one connection; each hears its channel; a loss is heard once by each; the last close ends it', async () => {
     const heard: string[] = [];
