@@ -168,7 +168,10 @@ export function validateEvent(event: NewEvent): NewEvent {
       parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
     );
   }
-  const valid = Object.freeze({ ...event, data: parsed.data }) as NewEvent;
+  // its fields named, not spread (issue 33: a spread costs some µs an event); a NewEvent has no other
+  const valid = Object.freeze(
+    event.metadata === undefined ? { type: event.type, data: parsed.data } : { type: event.type, data: parsed.data, metadata: event.metadata },
+  ) as NewEvent;
   validatedEvents.add(valid);
   return valid;
 }

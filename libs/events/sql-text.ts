@@ -1,4 +1,4 @@
-import { type CompiledQuery, createQueryId, type Kysely, RawNode } from 'kysely';
+import { type CompiledQuery, createQueryId, IdentifierNode, type Kysely, type OperationNode, RawNode, ValueNode } from 'kysely';
 
 /**
  * A statement whose SQL text is written, not built with kysely (issue 33: building and compiling a
@@ -14,4 +14,39 @@ export function textStatement<R, DB = unknown>(executor: Kysely<DB>, text: strin
   const plugged = executor.getExecutor();
   if (plugged.plugins.length) plugged.transformQuery(query, queryId);
   return { query, sql: text, parameters, queryId };
+}
+
+/**
+ * The SQL text of a tree of kysely's `sql` template fragments (`RawNode`s holding values, identifiers
+ * (`sql.id`) and other such fragments, `sql.join`) as kysely's PostgreSQL compiler writes it, each
+ * value pushed onto `parameters` as its `$n` (n counting on from the values already there). Kysely's
+ * compiler, generic over every node of its query builder, walks such a tree at several times the cost
+ * (issue 33: the inline projections' writes of every append). Undefined when the tree holds any other
+ * node (a literal `sql.lit`, a `sql.ref`, a query builder's): nothing is pushed then, the caller
+ * compiles it with kysely.
+ */
+export function rawFragmentText(node: OperationNode, parameters: unknown[]): string | undefined {
+  const start = parameters.length;
+  const text = fragmentText(node, parameters);
+  if (text === undefined) parameters.length = start;
+  return text;
+}
+
+function fragmentText(node: OperationNode, parameters: unknown[]): string | undefined {
+  if (RawNode.is(node)) {
+    const { sqlFragments, parameters: inner } = node;
+    let text = '';
+    for (let i = 0; i < sqlFragments.length; i++) {
+      text += sqlFragments[i];
+      if (i < inner.length) {
+        const part = fragmentText(inner[i], parameters);
+        if (part === undefined) return undefined;
+        text += part;
+      }
+    }
+    return text;
+  }
+  if (ValueNode.is(node)) return node.immediate ? undefined : `$${parameters.push(node.value)}`;
+  if (IdentifierNode.is(node)) return `"${node.name.replace(/"/g, '""')}"`;
+  return undefined;
 }

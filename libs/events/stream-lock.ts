@@ -1,5 +1,5 @@
 import { type CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { textStatement } from './sql-text';
+import { rawFragmentText, textStatement } from './sql-text';
 import type { Database } from './schema';
 import type { toStoredEvent } from './stored-event';
 
@@ -124,18 +124,8 @@ function insertAtVersionStatement(
   executor: Kysely<Database> | Transaction<Database>,
   request: Parameters<typeof insertAtVersion>[1],
 ): CompiledQuery<InsertAtVersionRow> {
-  // compiled alone, without the executor's plugins: they see the whole statement once (below)
-  const plugged = executor.getExecutor();
-  const plain = plugged.plugins.length ? plugged.withoutPlugins() : plugged;
-  const writes = request.writes?.length
-    ? sql
-        .join(
-          request.writes.map((w) => sql`, ${sql.id(w.name)} as (${w.body})`),
-          sql``,
-        )
-        .compile({ getExecutor: () => plain })
-    : undefined;
-  const parameters: unknown[] = writes ? [...writes.parameters] : [];
+  const parameters: unknown[] = [];
+  const writes = request.writes?.length ? writesText(executor, request.writes, parameters) : undefined;
   const param = (value: unknown) => `$${parameters.push(value)}`;
   const tenant = param(request.tenantId);
   const stream = param(request.streamId);
@@ -183,6 +173,48 @@ function insertAtVersionStatement(
     from h left join ins on true
     order by ins.stream_version`;
   return textStatement<InsertAtVersionRow, Database>(executor, text, parameters);
+}
+
+/**
+ * The CTEs of `writes` (`, "name" as (body)` each) as SQL text, their values pushed onto
+ * `parameters` (empty: they come first). Written by `rawFragmentText` (issue 33: kysely's compiler
+ * walked every append's writes); a write holding a node it does not write is compiled by kysely
+ * (without the executor's plugins: they see the whole statement once, `textStatement`). The same
+ * text and parameters either way (a test compares them).
+ */
+export function writesText(
+  executor: Kysely<Database> | Transaction<Database>,
+  writes: readonly { name: string; body: RawBuilder<unknown> }[],
+  parameters: unknown[],
+): { sql: string } {
+  let text = '';
+  for (const w of writes) {
+    const body = rawFragmentText(w.body.toOperationNode(), parameters);
+    if (body === undefined) {
+      parameters.length = 0;
+      return compiledWritesText(executor, writes, parameters);
+    }
+    text += `, "${w.name.replace(/"/g, '""')}" as (${body})`;
+  }
+  return { sql: text };
+}
+
+/** `writesText` by kysely's compiler (exported for the test that compares the two). */
+export function compiledWritesText(
+  executor: Kysely<Database> | Transaction<Database>,
+  writes: readonly { name: string; body: RawBuilder<unknown> }[],
+  parameters: unknown[],
+): { sql: string } {
+  const plugged = executor.getExecutor();
+  const plain = plugged.plugins.length ? plugged.withoutPlugins() : plugged;
+  const compiled = sql
+    .join(
+      writes.map((w) => sql`, ${sql.id(w.name)} as (${w.body})`),
+      sql``,
+    )
+    .compile({ getExecutor: () => plain });
+  parameters.push(...compiled.parameters);
+  return { sql: compiled.sql };
 }
 
 /**

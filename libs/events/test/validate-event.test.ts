@@ -16,6 +16,12 @@ describe('validateEvent', () => {
     expect(validateEvent(valid)).toBe(valid);
   });
 
+  it('keeps the event’s type and metadata with the parsed data (no metadata: none)', () => {
+    const withMetadata = validateEvent({ ...input('hi'), metadata: { traceId: 't1' } });
+    expect(withMetadata).toEqual({ type: 'player-input.submitted@1', data: input('hi').data, metadata: { traceId: 't1' } });
+    expect(Object.keys(validateEvent(input('hi')))).toEqual(['type', 'data']);
+  });
+
   it('parses an event it did not give every time: a built event changed after a check is checked again', () => {
     const built = input('hello');
     const first = validateEvent(built);
