@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../events';
-import type { RecordedRequest } from './prefix-compare';
+import { type MeasuredRequest, measureRequest, type RecordedRequest } from './prefix-compare';
 
 /** A model call a batch is about to record: which session, turn and runtime it belongs to. */
 export interface CallKey {
@@ -17,7 +17,7 @@ export interface CallKey {
 export interface FirstRequest {
   turn: number;
   position: number;
-  request: RecordedRequest;
+  request: MeasuredRequest;
 }
 
 /** A session's `prefix_reports` as far as the calls of a batch need it; updated as the batch adds rows. */
@@ -29,7 +29,7 @@ export interface SessionState {
   /** `turnId runtime` pairs (see `seenKey`) that have a row. */
   seen: Set<string>;
   /** Per runtime, the first-in-turn row with the highest position: what the next turn is compared with. */
-  previous: Map<string, { position: number; request: RecordedRequest }>;
+  previous: Map<string, { position: number; request: MeasuredRequest }>;
   /**
    * For a regenerated turn's runtime (`beforeKey`): the latest first-in-turn request of rows written
    * before the batch whose turn comes before the replaced turn's.
@@ -144,7 +144,7 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
     const first = {
       turn: r.turn,
       position: Number(r.position),
-      request: { protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] },
+      request: measureRequest({ protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] }),
     };
     session(r.tenant_id, r.session_id).previous.set(r.runtime, { position: first.position, request: first.request });
     session(r.tenant_id, r.session_id).loaded.set(r.runtime, first);
@@ -153,7 +153,7 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
     session(r.tenant_id, r.session_id).before.set(beforeKey(r.runtime, r.replaced), {
       turn: r.turn,
       position: Number(r.position),
-      request: { protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] },
+      request: measureRequest({ protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] }),
     });
   }
   for (const callId of found.existing) state.existing.add(callId);
