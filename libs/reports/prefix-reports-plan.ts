@@ -116,7 +116,7 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     if (firstInTurn) session.planned.push({ runtime, turn, position: event.globalPosition, request: current });
     const latest = session.previous.get(runtime);
     if (firstInTurn && !(latest && latest.position > event.globalPosition)) {
-      session.previous.set(runtime, { position: event.globalPosition, request: current });
+      session.previous.set(runtime, { callId: d.callId, position: event.globalPosition, request: current });
     }
   }
   return { inserts: [...pending.values()], usage: [...usage.values()] };
