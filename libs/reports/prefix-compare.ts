@@ -39,17 +39,47 @@ const keptTallies = new TextMemo<TokenTally>({ fromChars: 512, maxChars: 4_000_0
 const tally = (text: string): TokenTally => keptTallies.answer(text, tallyTokens);
 
 /**
+ * A request as the comparison reads it: its units (`prefixUnits`) and each unit's tally, found once.
+ * The prefix report measures each request once however many times it is compared (as the current
+ * request, then as the previous one of the next turn's; issue 33: its body was parsed and cut into
+ * units again each time).
+ */
+export interface MeasuredRequest {
+  protocol: string;
+  layout?: RecordedRequest['layout'];
+  units: readonly PrefixUnit[];
+  tallies: readonly TokenTally[];
+  /** The request's estimate: its units' tokens summed. */
+  requestTokens: number;
+}
+
+export function measureRequest(request: RecordedRequest): MeasuredRequest {
+  const units = prefixUnits(request.protocol, request.body);
+  const tallies = units.map((u) => tally(u.text));
+  return {
+    protocol: request.protocol,
+    ...(request.layout ? { layout: request.layout } : {}),
+    units,
+    tallies,
+    requestTokens: tallies.reduce((t, x) => t + tokensOfTally(x), 0),
+  };
+}
+
+/**
  * Compares a request with the previous turn's, unit by unit and then character by character. Each
  * unit's text is scanned for the estimate once: the shared prefix's and the previous request's
  * figures are joined from the units' tallies (`joinTallies`), never re-estimated from their text.
  */
 export function comparePrefix(previous: RecordedRequest, current: RecordedRequest): PrefixComparison {
-  const a = prefixUnits(previous.protocol, previous.body);
-  const b = prefixUnits(current.protocol, current.body);
-  const tallies = b.map((u) => tally(u.text));
-  const requestTokens = tallies.reduce((t, x) => t + tokensOfTally(x), 0);
-  // the previous request's units before `upTo` are the current one's (same text): their tallies are known
-  const previousTokens = (upTo: number) => tokensOfTally(joinTallies(a.map((p, j) => (j < upTo ? tallies[j] : tally(p.text)))));
+  return compareMeasured(measureRequest(previous), measureRequest(current));
+}
+
+/** `comparePrefix` of two requests measured already (`measureRequest`). */
+export function compareMeasured(previous: MeasuredRequest, current: MeasuredRequest): PrefixComparison {
+  const a = previous.units;
+  const b = current.units;
+  const { tallies, requestTokens } = current;
+  const previousTokens = tokensOfTally(joinTallies(previous.tallies));
   for (let i = 0; i < b.length; i++) {
     const u = b[i];
     const p = a[i];
@@ -59,7 +89,7 @@ export function comparePrefix(previous: RecordedRequest, current: RecordedReques
     return {
       requestTokens,
       sharedTokens,
-      sharedPercent: percent(sharedTokens, previousTokens(i)),
+      sharedPercent: percent(sharedTokens, previousTokens),
       firstDifference: {
         messageIndex: u.messageIndex,
         role: u.role,
@@ -71,7 +101,7 @@ export function comparePrefix(previous: RecordedRequest, current: RecordedReques
     };
   }
   const sharedTokens = tokensOfTally(joinTallies(tallies));
-  return { requestTokens, sharedTokens, sharedPercent: percent(sharedTokens, previousTokens(b.length)), firstDifference: null };
+  return { requestTokens, sharedTokens, sharedPercent: percent(sharedTokens, previousTokens), firstDifference: null };
 }
 
 /** "shared %": the part of the previous turn's request the new one repeats from its first byte. */
@@ -79,7 +109,7 @@ function percent(shared: number, previousTotal: number): number {
   return previousTotal === 0 ? 100 : Math.round((Math.min(shared, previousTotal) / previousTotal) * 1000) / 10;
 }
 
-function sectionOf(unit: PrefixUnit, offset: number, request: RecordedRequest): string | null {
+function sectionOf(unit: PrefixUnit, offset: number, request: Pick<RecordedRequest, 'protocol' | 'layout'>): string | null {
   const layout = request.layout;
   if (!layout) return null;
   if (unit.kind === 'system') {
@@ -95,7 +125,7 @@ function sectionOf(unit: PrefixUnit, offset: number, request: RecordedRequest): 
 }
 
 /** The section (of `layout.messageSections`) of a wire message, where the layout tells it; null for Gemini's merged contents. */
-export function messageSectionOf(request: RecordedRequest, messageIndex: number): string | null {
+export function messageSectionOf(request: Pick<RecordedRequest, 'protocol' | 'layout'>, messageIndex: number): string | null {
   const layout = request.layout;
   if (!layout) return null;
   // wire messages map 1:1 onto [system, ...messages] for Chat; other protocols lift leading system out

@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Database, StoredEvent } from '../events';
-import { comparePrefix, type RecordedRequest } from './prefix-compare';
+import { compareMeasured, measureRequest } from './prefix-compare';
 import { beforeKey, type CallKey, emptySession, type FirstRequest, type PrefixState, type SessionState, seenKey, sessionKey } from './prefix-reports-state';
 
 /** A new row; its `body` is read from the log by the write (`insertReports`: its call's `llm.calling@1` at `position`). */
@@ -80,16 +80,14 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     const replaced = d.retryFromTurnId === undefined ? undefined : session.turnOf.get(d.retryFromTurnId);
     const turn = session.turnOf.get(d.turnId) ?? replaced ?? session.turns + 1;
     const firstInTurn = !session.seen.has(seenKey(d.turnId, runtime));
-    const current: RecordedRequest = { protocol: d.provider, body: JSON.parse(d.body) as Record<string, unknown>, layout: d.layout };
+    const current = measureRequest({ protocol: d.provider, body: JSON.parse(d.body) as Record<string, unknown>, layout: d.layout });
     const earlier = firstInTurn && replaced !== undefined ? latestBefore(session, runtime, d.retryFromTurnId!, replaced) : undefined;
     // a regeneration of this regeneration (later in the batch) has the same turn before it
     if (earlier) session.before.set(beforeKey(runtime, d.turnId), earlier);
     const previous = !firstInTurn ? undefined : replaced === undefined ? session.previous.get(runtime) : earlier;
     if (state.existing.has(d.callId) || pending.has(d.callId)) continue; // the insert would do nothing
-    // one comparison per request: with the previous one when there is one (its request tokens are
-    // the current request's all the same), else with itself for the request tokens alone
-    const compared = previous !== undefined;
-    const figures = comparePrefix(previous ? previous.request : current, current);
+    // compared with the previous one when there is one; the request tokens are the request's own
+    const figures = previous ? compareMeasured(previous.request, current) : null;
     pending.set(d.callId, {
       call_id: d.callId,
       tenant_id: event.tenantId,
@@ -101,10 +99,10 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
       first_in_turn: firstInTurn,
       protocol: d.provider,
       layout: d.layout ? JSON.stringify(d.layout) : null,
-      request_tokens: figures.requestTokens,
-      shared_tokens: compared ? figures.sharedTokens : null,
-      shared_percent: compared ? figures.sharedPercent : null,
-      first_difference: compared && figures.firstDifference ? JSON.stringify(figures.firstDifference) : null,
+      request_tokens: current.requestTokens,
+      shared_tokens: figures ? figures.sharedTokens : null,
+      shared_percent: figures ? figures.sharedPercent : null,
+      first_difference: figures?.firstDifference ? JSON.stringify(figures.firstDifference) : null,
       provider_cached_tokens: null,
       provider_input_tokens: null,
       model: d.model,
@@ -118,7 +116,7 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     if (firstInTurn) session.planned.push({ runtime, turn, position: event.globalPosition, request: current });
     const latest = session.previous.get(runtime);
     if (firstInTurn && !(latest && latest.position > event.globalPosition)) {
-      session.previous.set(runtime, { position: event.globalPosition, request: current });
+      session.previous.set(runtime, { callId: d.callId, position: event.globalPosition, request: current });
     }
   }
   return { inserts: [...pending.values()], usage: [...usage.values()] };

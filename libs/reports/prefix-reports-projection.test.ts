@@ -192,6 +192,45 @@ describe('prefix_reports (async projection)', () => {
   });
 });
 
+describe('prefix_reports: the latest request of a runtime, kept by the process', () => {
+  it('is not read back by the next batch (its body comes back null), only while it is the latest row: a replay of later turns reads the body of the latest row and writes the same rows', async () => {
+    const id = uniqueIds();
+    const [t, s] = [id('t'), id('s')];
+    const turns = [body('a'), body('a', 'b'), body('a', 'b', 'c 🌊')].map((b, i) => calling(id(`c${i}`), id(`u${i}`), 'story', b));
+    const { log, rows } = await spec.check({
+      when: turns.map((c) => ({ tenant: t, stream: s, events: [c] })),
+      then: ({ position }) => ({
+        prefix_reports: turns.map((c, i) =>
+          report(c, { tenant: t, session: s, turn: i + 1, position: position(i), firstInTurn: true, ...(i > 0 ? { compared: turns[i - 1].data.body } : {}) }),
+        ),
+      }),
+    });
+    /** Each batch applied alone; per batch, the bodies of the latest rows the state's read gave back. */
+    const bodiesRead = async (batches: StoredEvent[][]) => {
+      const read: (string | null)[][] = [];
+      const recording: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => {
+          const row = args.result.rows[0] as { previous?: { body: string | null }[] } | undefined;
+          if (row?.previous) read.push(row.previous.map((p) => p.body));
+          return args.result;
+        },
+      };
+      for (const batch of batches)
+        await spec.db
+          .withPlugin(recording)
+          .transaction()
+          .execute((trx) => prefixReportsProjection.applyBatch(trx, batch));
+      return read;
+    };
+    // the second and third turns again (a replay of them): the process planned the third last, but the
+    // first's row is the latest, so its body is read; then the second is the latest and is not
+    await sql`delete from prefix_reports where session_id = ${s} and turn > 1`.execute(spec.db);
+    expect(await bodiesRead(log.events.slice(1).map((e) => [e]))).toEqual([[turns[0].data.body], [null]]);
+    expect(await spec.rows([s])).toEqual(rows);
+  });
+});
+
 describe('prefix_reports: a batch of many events', () => {
   it("in one batch, a turn's first request is compared with the previous turn's first of the same runtime from that batch", async () => {
     const id = uniqueIds();

@@ -1,6 +1,6 @@
 import type { Projection } from '../events';
 import { callKeys, planPrefixReports } from './prefix-reports-plan';
-import { loadPrefixState } from './prefix-reports-state';
+import { loadPrefixState, rememberLatest } from './prefix-reports-state';
 import { writeReports } from './prefix-reports-write';
 
 /**
@@ -21,5 +21,6 @@ export const prefixReportsProjection: Projection<'prefix_reports'> = {
     const plan = planPrefixReports(events, state);
     // one statement: the usage update sees the rows before the insert (a report that precedes its call in the log matches no row, as one by one)
     await writeReports(trx, plan);
+    rememberLatest(state);
   },
 };

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../events';
-import type { RecordedRequest } from './prefix-compare';
+import { BoundedMemo } from '../memo';
+import { type MeasuredRequest, measureRequest, type RecordedRequest } from './prefix-compare';
 
 /** A model call a batch is about to record: which session, turn and runtime it belongs to. */
 export interface CallKey {
@@ -17,7 +18,14 @@ export interface CallKey {
 export interface FirstRequest {
   turn: number;
   position: number;
-  request: RecordedRequest;
+  request: MeasuredRequest;
+}
+
+/** A runtime's latest first-in-turn request: its call and position, measured. */
+export interface LatestFirst {
+  callId: string;
+  position: number;
+  request: MeasuredRequest;
 }
 
 /** A session's `prefix_reports` as far as the calls of a batch need it; updated as the batch adds rows. */
@@ -29,7 +37,7 @@ export interface SessionState {
   /** `turnId runtime` pairs (see `seenKey`) that have a row. */
   seen: Set<string>;
   /** Per runtime, the first-in-turn row with the highest position: what the next turn is compared with. */
-  previous: Map<string, { position: number; request: RecordedRequest }>;
+  previous: Map<string, LatestFirst>;
   /**
    * For a regenerated turn's runtime (`beforeKey`): the latest first-in-turn request of rows written
    * before the batch whose turn comes before the replaced turn's.
@@ -52,6 +60,26 @@ export const sessionKey = (tenantId: string, sessionId: string) => JSON.stringif
 export const seenKey = (turnId: string, runtime: string) => JSON.stringify([turnId, runtime]);
 export const beforeKey = (runtime: string, replacedTurnId: string) => JSON.stringify([runtime, replacedTurnId]);
 
+const runtimeKey = (tenantId: string, sessionId: string, runtime: string) => JSON.stringify([tenantId, sessionId, runtime]);
+
+/**
+ * Per (tenant, session, runtime), the latest first-in-turn request this process planned or read,
+ * measured: what the next turn's request of the runtime is compared with. The state's read sends
+ * the call and position of each it holds for the batch's runtimes and gets the body back only when
+ * the latest row is another one (issue 33: each turn read back, unescaped and parsed again every
+ * runtime's previous request, ~10 KB each). A row's body is its call's event's (at its position),
+ * which never changes: only ever a shortcut, the same figures either way.
+ */
+const measuredFirsts = new BoundedMemo<string, LatestFirst>({ maxEntries: 1_000 });
+
+/** Keeps the batch's latest first-in-turn requests (`SessionState.previous`) for the next batches' reads. */
+export function rememberLatest(state: PrefixState): void {
+  for (const [key, session] of state.sessions) {
+    const [tenantId, sessionId] = JSON.parse(key) as [string, string];
+    for (const [runtime, latest] of session.previous) measuredFirsts.set(runtimeKey(tenantId, sessionId, runtime), latest);
+  }
+}
+
 export function emptySession(): SessionState {
   return { turns: 0, turnOf: new Map(), seen: new Set(), previous: new Map(), before: new Map(), loaded: new Map(), planned: [] };
 }
@@ -59,7 +87,18 @@ export function emptySession(): SessionState {
 interface StateRow {
   sessions: { tenant_id: string; session_id: string; turns: number }[];
   seen: { tenant_id: string; session_id: string; turn_id: string; runtime: string; turn: number }[];
-  previous: { tenant_id: string; session_id: string; runtime: string; turn: number; position: string; protocol: string; body: string; layout: unknown }[];
+  /** `body` null: the row is the one `known` named (its call and position), measured already. */
+  previous: {
+    tenant_id: string;
+    session_id: string;
+    runtime: string;
+    turn: number;
+    call_id: string;
+    position: string;
+    protocol: string;
+    body: string | null;
+    layout: unknown;
+  }[];
   existing: string[];
   before: {
     tenant_id: string;
@@ -89,6 +128,14 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
   const column = (pick: (c: CallKey) => string) => keys.map(pick);
   const retries = calls.filter((c) => c.retryFromTurnId !== undefined);
   const retryColumn = (pick: (c: CallKey) => string) => retries.map(pick);
+  // the latest first-in-turn requests this process holds of the batch's runtimes
+  const known = new Map<string, LatestFirst & { tenantId: string; sessionId: string; runtime: string }>();
+  for (const c of calls) {
+    const key = runtimeKey(c.tenantId, c.sessionId, c.runtime);
+    const latest = known.has(key) ? undefined : measuredFirsts.get(key);
+    if (latest) known.set(key, { ...latest, tenantId: c.tenantId, sessionId: c.sessionId, runtime: c.runtime });
+  }
+  const knownColumn = <T>(pick: (k: LatestFirst & { tenantId: string; sessionId: string; runtime: string }) => T) => [...known.values()].map(pick);
   const { rows } = await sql<StateRow>`
     with batch as (
       select distinct * from unnest(
@@ -101,6 +148,12 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
         ${retryColumn((c) => c.tenantId)}::text[], ${retryColumn((c) => c.sessionId)}::text[],
         ${retryColumn((c) => c.runtime)}::text[], ${retryColumn((c) => c.retryFromTurnId!)}::text[]
       ) as r(tenant_id, session_id, runtime, replaced)
+    ),
+    known as (
+      select * from unnest(
+        ${knownColumn((k) => k.tenantId)}::text[], ${knownColumn((k) => k.sessionId)}::text[], ${knownColumn((k) => k.runtime)}::text[],
+        ${knownColumn((k) => k.callId)}::text[], ${knownColumn((k) => String(k.position))}::bigint[]
+      ) as k(tenant_id, session_id, runtime, call_id, position)
     )
     select
       (select coalesce(json_agg(t), '[]') from (
@@ -116,7 +169,8 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
       ) t) as seen,
       (select coalesce(json_agg(t), '[]') from (
         select distinct on (p.tenant_id, p.session_id, p.runtime)
-          p.tenant_id, p.session_id, p.runtime, p.turn, p.position::text as position, p.protocol, p.body, p.layout
+          p.tenant_id, p.session_id, p.runtime, p.turn, p.call_id, p.position::text as position, p.protocol, p.layout,
+          case when (p.tenant_id, p.session_id, p.runtime, p.call_id, p.position) in (select * from known) then null else p.body end as body
         from prefix_reports p
         where p.first_in_turn and (p.tenant_id, p.session_id, p.runtime) in (select tenant_id, session_id, runtime from batch)
         order by p.tenant_id, p.session_id, p.runtime, p.position desc
@@ -141,19 +195,20 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
     s.seen.add(seenKey(r.turn_id, r.runtime));
   }
   for (const r of found.previous) {
-    const first = {
-      turn: r.turn,
-      position: Number(r.position),
-      request: { protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] },
-    };
-    session(r.tenant_id, r.session_id).previous.set(r.runtime, { position: first.position, request: first.request });
-    session(r.tenant_id, r.session_id).loaded.set(r.runtime, first);
+    const position = Number(r.position);
+    const held = known.get(runtimeKey(r.tenant_id, r.session_id, r.runtime));
+    const request =
+      r.body === null && held?.callId === r.call_id && held.position === position
+        ? held.request
+        : measureRequest({ protocol: r.protocol, body: JSON.parse(r.body!) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] });
+    session(r.tenant_id, r.session_id).previous.set(r.runtime, { callId: r.call_id, position, request });
+    session(r.tenant_id, r.session_id).loaded.set(r.runtime, { turn: r.turn, position, request });
   }
   for (const r of found.before) {
     session(r.tenant_id, r.session_id).before.set(beforeKey(r.runtime, r.replaced), {
       turn: r.turn,
       position: Number(r.position),
-      request: { protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] },
+      request: measureRequest({ protocol: r.protocol, body: JSON.parse(r.body) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] }),
     });
   }
   for (const callId of found.existing) state.existing.add(callId);

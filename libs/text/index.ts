@@ -8,10 +8,24 @@
 
 const segmenter = new Intl.Segmenter('und', { granularity: 'grapheme' });
 
+/**
+ * Whether `index` (inside the text) is a boundary by its two neighbours alone: between two ASCII
+ * characters there is always one, but in CR LF (UAX #29: no ASCII character is Extend, ZWJ,
+ * SpacingMark, Prepend, a regional indicator or Hangul). Answered without the segmenter, which
+ * copies the whole text for each question (issue 33: the prefix report asks it a few times per
+ * request of tens of thousands of characters).
+ */
+const asciiBoundary = (text: string, index: number): boolean => {
+  const before = text.charCodeAt(index - 1);
+  const after = text.charCodeAt(index);
+  return before < 0x80 && after < 0x80 && !(before === 0x0d && after === 0x0a);
+};
+
 /** The grapheme boundary at or before `index` (the start of the cluster that holds it). */
 export function graphemeStart(text: string, index: number): number {
   if (index <= 0) return 0;
   if (index >= text.length) return text.length;
+  if (asciiBoundary(text, index)) return index;
   return segmenter.segment(text).containing(index)!.index;
 }
 
@@ -19,6 +33,7 @@ export function graphemeStart(text: string, index: number): number {
 export function graphemeEnd(text: string, index: number): number {
   if (index <= 0) return 0;
   if (index >= text.length) return text.length;
+  if (asciiBoundary(text, index)) return index;
   const cluster = segmenter.segment(text).containing(index)!;
   return cluster.index === index ? index : cluster.index + cluster.segment.length;
 }

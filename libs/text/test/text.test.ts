@@ -26,6 +26,8 @@ const SAMPLES: Record<string, string> = {
   'combining marks': 'e\u0301'.repeat(12) + 'Z\u0351\u0352\u0353\u0354\u0355o',
   'Hangul jamo': '\u1100\u1161\u11a8\u1100\u1161\u11a8가',
   CRLF: 'a\r\nb\r\n',
+  // ASCII (controls, CR, LF) next to what joins a cluster: the boundaries found without the segmenter agree with it
+  'ASCII next to clusters': '\r\n\x01a\x7f\u0301b\u200d😀c\r\u0308\n\re\u0301\u0301 🇯🇵.👍🏽\u0600x\u0903y\u1100\u1161z\r\n',
   empty: '',
 };
 
