@@ -1,3 +1,4 @@
+import { linkedSignal } from './linked-signal';
 import { type ModelResponse, type ProviderAdapter, ProviderError, type SendOptions } from './types';
 
 /** How long one model call may wait for its provider (a slot's `firstByteTimeoutMs`, `idleTimeoutMs`, `totalTimeoutMs`). */
@@ -89,7 +90,9 @@ export class DeadlineAdapter implements ProviderAdapter {
       }, waitMs);
     };
     arm(phase, streamed ? deadlines.firstByteMs : deadlines.totalMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+    // the caller's signal and the deadline's, whichever aborts first (not `AbortSignal.any`: linkedSignal)
+    const linked = options.signal ? linkedSignal([options.signal, deadline.signal]) : undefined;
+    const signal = linked?.signal ?? deadline.signal;
     const onProgress = () => {
       lastEventAt = performance.now();
       if (phase !== 'idle' && !deadline.signal.aborted) arm('idle', deadlines.idleMs);
@@ -110,6 +113,7 @@ export class DeadlineAdapter implements ProviderAdapter {
       throw error;
     } finally {
       clearTimeout(timer);
+      linked?.release();
     }
   }
 }

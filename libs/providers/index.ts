@@ -6,6 +6,7 @@ export type { OpenAIAdapterOptions } from './openai-chat-adapter';
 export { parseLlmConfig, loadLlmConfig, SlotConfigError, responseReserve, callOutputLimit, callDeadlines, LlmConfig as LlmConfigSchema } from './slots';
 export { DeadlineAdapter, ProviderDeadlineError, DEFAULT_CALL_DEADLINES } from './call-deadlines';
 export type { CallDeadlines, CallDeadlineListener, DeadlinePhase } from './call-deadlines';
+export { linkedSignal, type LinkedSignal } from './linked-signal';
 export { slotTokenizer, type TokenCounter, type TokenizerName } from './token-estimator';
 export type { LlmConfig, SlotConfig, SlotName, PresetConfig } from './slots';
 export { layerOverrides, configuredOverrides, type RequestOverrides } from './request-overrides';

@@ -83,7 +83,8 @@ function safeUrl(text: string): URL | null {
 /** The request's head as it goes on the wire: its method, its header fields (name, value, name, ...) in their order, and its body's bytes. */
 export function requestHead(url: URL, init: RequestInit, body: string | Uint8Array | null): { method: string; raw: string[]; bytes: Uint8Array | null } {
   const method = (init.method ?? 'GET').toUpperCase();
-  const fields = new Headers(init.headers);
+  // read, not changed: the SDK's own `Headers` as they are, not a copy of them per call
+  const fields = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
   const raw: string[] = ['host', url.host, 'connection', 'keep-alive'];
   for (const [name, value] of fields) raw.push(name, value);
   // the Fetch spec's type of a text body without one
