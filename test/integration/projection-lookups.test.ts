@@ -1,5 +1,6 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { type Database, migrateToLatest, openDatabase, type OpenDatabase, type TraceColumns, traceInsertQuery } from '../../libs/events';
+import { sql } from 'kysely';
+import { migrateToLatest, openDatabase, type OpenDatabase, type TraceColumns, traceInsertQuery } from '../../libs/events';
+import { explain, planNodes } from '../support/explain';
 import { createTestDatabase } from '../support/stack';
 
 /**
@@ -48,16 +49,3 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
     expect(scans).toEqual(['Index Scan events_pkey']);
   });
 });
-
-type PlanNode = { 'Node Type': string; 'Index Name'?: string; 'Relation Name'?: string; Plans?: PlanNode[] };
-
-async function explain(db: Kysely<Database>, compiled: { sql: string; parameters: readonly unknown[] }): Promise<PlanNode> {
-  const result = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-    CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]),
-  );
-  return result.rows[0]['QUERY PLAN'][0].Plan;
-}
-
-function planNodes(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
-}
