@@ -76,7 +76,7 @@ export { summariesProjection } from './projections/summaries';
 export { eventByEvent, eventsFor } from './projections/projection';
 export type { Projection, EventByEventProjection, InlineProjection, StreamKey, StreamKeyedTable } from './projections/projection';
 export { inlineProjections, asyncProjections } from './projections/sets';
-export { traceEventsProjection } from './projections/trace-events';
+export { type TraceColumns, traceEventsProjection, traceInsertQuery } from './projections/trace-events';
 export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inline';
 export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure, RebuildInlineResult } from './projections/inline/rebuild-inline';
 export { TenantStore, ApiKeyExistsError, ApiKeyNotFoundError, TenantNotFoundError, LastAdminKeyError } from './tenants';

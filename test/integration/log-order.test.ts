@@ -16,6 +16,7 @@ import {
   streamHeadQuery,
 } from '../../libs/events';
 import { compareCursors, delayProjection, endOfLog, gateProjection, inputEvent, startReader } from '../support/append-hooks';
+import { explain, planNodes } from '../support/explain';
 import { createTestDatabase } from '../support/stack';
 
 describe('the log on the real PostgreSQL: appends without a global lock, read in order', () => {
@@ -215,19 +216,6 @@ describe('the log on the real PostgreSQL: appends without a global lock, read in
     });
   });
 });
-
-type PlanNode = { 'Node Type': string; 'Index Name'?: string; Plans?: PlanNode[] };
-
-async function explain(db: Kysely<Database>, compiled: { sql: string; parameters: readonly unknown[] }): Promise<PlanNode> {
-  const result = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-    CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]),
-  );
-  return result.rows[0]['QUERY PLAN'][0].Plan;
-}
-
-function planNodes(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
-}
 
 /** Backends of this database waiting on an advisory lock now. */
 async function waitingOnAdvisoryLock(db: Kysely<Database>): Promise<number> {

@@ -1,6 +1,5 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import {
-  type Database,
   migrateToLatest,
   openDatabase,
   type OpenDatabase,
@@ -10,6 +9,7 @@ import {
   selfDataQuery,
   sessionPluginDataQuery,
 } from '../../libs/events';
+import { explain, planNodes } from '../support/explain';
 import { QueryCounter } from '../support/query-counter';
 import { createTestDatabase } from '../support/stack';
 
@@ -70,7 +70,7 @@ describe('plugin data on PostgreSQL: the bounded selfData read of a 100,000-row 
   });
 
   it('EXPLAIN ANALYZE: both ranges and the total come from their indexes, no sequential scan, and no more rows fetched than the limit allows', async () => {
-    const plan = await explainAnalyze(open.db, selfDataQuery(scope, 'facts', 50).compile(open.db));
+    const plan = await explain(open.db, selfDataQuery(scope, 'facts', 50).compile(open.db), { analyze: true });
     const nodes = planNodes(plan);
     expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     // both ranges are walked in index order (no bitmap, no sort of the namespace); the total is one key
@@ -90,7 +90,7 @@ describe('plugin data on PostgreSQL: the bounded selfData read of a 100,000-row 
 
   it('the session’s snapshot (issue 33): its large namespaces are not read, one row each in their place, from the indexes; tenant B naming the session gets none', async () => {
     const explained = async (sessionId: string, tenantId = 'tenant-a') =>
-      planNodes(await explainAnalyze(open.db, sessionPluginDataQuery({ tenantId, sessionId }, SESSION_PLUGIN_DATA_BOUNDS).compile(open.db)));
+      planNodes(await explain(open.db, sessionPluginDataQuery({ tenantId, sessionId }, SESSION_PLUGIN_DATA_BOUNDS).compile(open.db), { analyze: true }));
     // session-1: three namespaces of 20,000 rows or more, none read
     const nodes = await explained('session-1');
     expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
@@ -134,24 +134,3 @@ describe('plugin data on PostgreSQL: the bounded selfData read of a 100,000-row 
     expect((await store.scope({ tenantId: 'tenant-b', sessionId: 'session-b', pluginId: 'tracker' }).selfData('facts')).totalRows).toBe(20_000);
   });
 });
-
-type PlanNode = {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-};
-
-async function explainAnalyze(db: Kysely<Database>, compiled: { sql: string; parameters: readonly unknown[] }): Promise<PlanNode> {
-  const result = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-    CompiledQuery.raw(`explain (analyze, format json) ${compiled.sql}`, [...compiled.parameters]),
-  );
-  return result.rows[0]['QUERY PLAN'][0].Plan;
-}
-
-function planNodes(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
-}

@@ -1,11 +1,11 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { StoredEvent } from '../event-types';
 import { precompiled } from '../precompiled';
 import type { Database } from '../schema';
 import type { Projection } from './projection';
 
 /** Rows of one statement, a column each: row i is the i-th element of every column. */
-type TraceColumns = {
+export type TraceColumns = {
   globalPositions: string[];
   tenantIds: string[];
   sessionIds: string[];
@@ -45,8 +45,15 @@ const COLUMNS = [
  * log holds the data as the event's schema parsed it. An event appended by an older build with a
  * field its schema no longer has keeps that field here (before, re-serialising the parsed event
  * dropped it); the log row is the record, so the trace shows what was logged.
+ *
+ * The log row is found by its primary key alone, in a subquery the planner may not flatten (`offset
+ * 0`); its tenant and stream are checked on the row found. Joined on all three at once, the planner
+ * took the (tenant_id, stream_id) index whenever the table had no statistics yet (a new or lightly
+ * written log; autovacuum off) and read the session's whole stream for each row, filtering on the
+ * position (issue 33: ~400 index entries and heap rows per trace row on a 200-turn session, the
+ * largest share of the server's buffer reads per turn). Exported for the EXPLAIN test.
  */
-const insertTraces = precompiled<Database, TraceColumns>(COLUMNS, (db, p) =>
+export const traceInsertQuery = (db: Kysely<Database>, p: TraceColumns) =>
   db
     .insertInto('trace_events')
     .columns(['global_position', 'tenant_id', 'session_id', 'execution_id', 'turn_id', 'type', 'call_id', 'plugin_id', 'runtime_id', 'data', 'recorded_at'])
@@ -56,10 +63,13 @@ const insertTraces = precompiled<Database, TraceColumns>(COLUMNS, (db, p) =>
           ${p.globalPositions}::bigint[], ${p.tenantIds}::text[], ${p.sessionIds}::text[], ${p.executionIds}::text[], ${p.turnIds}::text[],
           ${p.types}::text[], ${p.callIds}::text[], ${p.pluginIds}::text[], ${p.runtimeIds}::text[], ${p.recordedAts}::timestamptz[]
         ) as r(global_position, tenant_id, session_id, execution_id, turn_id, type, call_id, plugin_id, runtime_id, recorded_at)
-        join events e on e.global_position = r.global_position and e.tenant_id = r.tenant_id and e.stream_id = r.session_id`,
+        cross join lateral (select e.data, e.tenant_id, e.stream_id from events e where e.global_position = r.global_position offset 0) e
+        where e.tenant_id = r.tenant_id and e.stream_id = r.session_id`,
     )
-    .onConflict((oc) => oc.column('global_position').doNothing()),
-);
+    .onConflict((oc) => oc.column('global_position').doNothing());
+
+/** `traceInsertQuery` compiled once (`precompiled`). */
+const insertTraces = precompiled<Database, TraceColumns>(COLUMNS, traceInsertQuery);
 
 /** A statement closes at this many rows (a batch of more is sent in a few statements of bounded size). */
 const MAX_ROWS = 500;
