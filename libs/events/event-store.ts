@@ -652,10 +652,13 @@ export class EventStore {
       types ?? null,
     ];
     const { rows } = await executor.executeQuery(
-      textStatement<EventsRowRead & { transaction_id: string; k: number }, Database>(executor, READ_AFTER_EACH, parameters),
+      textStatement<EventsRowRead & { transaction_id: string; k: number; text_field: string | null }, Database>(executor, READ_AFTER_EACH, parameters),
     );
     for (const row of rows) {
-      const entry = types === undefined || types.includes(row.type) ? toLogEntry(row) : { ...toLogEntry(row), decode: notRead(row.type) };
+      const field = TEXT_FIELDS[row.type];
+      // the text field back in the data: node-pg parsed the rest, the text came unescaped (one parse less)
+      const data = row.text_field !== null && row.data !== null && field !== undefined ? { ...(row.data as object), [field]: row.text_field } : row.data;
+      const entry = types === undefined || types.includes(row.type) ? toLogEntry({ ...row, data }) : { ...toLogEntry(row), decode: notRead(row.type) };
       read[Number(row.k) - 1].push({ ...entry, cursor: { transactionId: String(row.transaction_id), globalPosition: Number(row.global_position) } });
     }
     return read;
@@ -720,14 +723,34 @@ export function readAfterQuery(executor: Executor, cursor: LogCursor, options: O
 }
 
 /**
+ * The fields of an event's data that hold JSON text (a request body, a reply), by type. In the log
+ * each is a JSON string inside the jsonb, so it comes escaped in the data's JSON text and is
+ * unescaped by the parse of the whole data, before a projection parses it again (a request body is
+ * most of a turn's bytes: ~10 KB per `llm.calling`, 10 per Emberback turn; issue 33).
+ * `readAfterEach` (the projector's read) takes each out of the data in SQL and reads it as text.
+ */
+export const TEXT_FIELDS: Readonly<Record<string, string>> = { 'llm.calling@1': 'body', 'llm.responded@1': 'reply' };
+
+/** `(case when <the type's text field is a string> then <then> else <otherwise> end)`: only a string is taken out (anything else stays, for the schema to refuse). */
+const byTextField = (then: (field: string) => string, otherwise: string) =>
+  `(case ${Object.entries(TEXT_FIELDS)
+    .map(([type, field]) => `when e.type = '${type}' and jsonb_typeof(e.data->'${field}') = 'string' then ${then(field)}`)
+    .join(' ')} else ${otherwise} end)`;
+
+/** `$5::text[] is null or e.type = any($5::text[])`: a row of the read's types (null: every type). */
+const OF_TYPES = `($5::text[] is null or e.type = any($5::text[]))`;
+
+/**
  * `readAfterEach`'s statement (exported for the EXPLAIN test): `readAfterQuery` of a partition for
  * each (partition, cursor) of the arrays `$1`, `$2`, `$3` (the k-th read's rows numbered `k`), `$4`
  * rows each at most, by the partition's index; one text for any number of reads. `$5`: the types
- * whose data and metadata are read (null: every type's; another type's row has them null).
+ * whose data and metadata are read (null: every type's; another type's row has them null). A
+ * `TEXT_FIELDS` field comes in `text_field`, out of the data.
  */
 export const READ_AFTER_EACH = `select r.k::int as k, e.global_position, e.tenant_id, e.stream_id, e.stream_version, e.type,
-    case when $5::text[] is null or e.type = any($5::text[]) then e.data end as data,
-    case when $5::text[] is null or e.type = any($5::text[]) then e.metadata end as metadata,
+    case when ${OF_TYPES} then ${byTextField((f) => `e.data - '${f}'`, 'e.data')} end as data,
+    case when ${OF_TYPES} then ${byTextField((f) => `e.data->>'${f}'`, 'null')} end as text_field,
+    case when ${OF_TYPES} then e.metadata end as metadata,
     e.recorded_at, e.transaction_id, e.log_partition
   from unnest($1::int[], $2::xid8[], $3::bigint[]) with ordinality as r(log_partition, transaction_id, global_position, k)
   cross join lateral (

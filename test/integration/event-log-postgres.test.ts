@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { ConcurrencyError, EventStore, migrateToLatest, openDatabase, type OpenDatabase } from '../../libs/events';
 import { ASYNC_PROJECTIONS, createAsyncProjector } from '../../libs/engine';
 import { dumpProjections } from '../support/projection-dump';
@@ -10,6 +10,8 @@ import { createTestDatabase, startStack } from '../support/stack';
 import * as lz4Migration from '../../migrations/0030_lz4_bodies';
 
 const run = promisify(execFile);
+/** The database as a migration takes it (kysely's migrations are untyped). */
+const asMigrated = (open: OpenDatabase) => open.db as unknown as Kysely<unknown>;
 
 describe('event log on the real PostgreSQL', () => {
   let database: { url: string; drop(): Promise<void> };
@@ -93,14 +95,14 @@ describe('event log on the real PostgreSQL', () => {
         open.db,
       )
     ).rows[0].lz4;
-    await lz4Migration.down(open.db);
+    await lz4Migration.down(asMigrated(open));
     expect(await compression()).toBe('');
     const reader = await open.db.connection().execute(async (conn) => {
       // a long reader (a replay, say) holds ACCESS SHARE on events until its transaction ends
       await sql`begin`.execute(conn);
       await sql`select count(*) from events`.execute(conn);
       const started = Date.now();
-      const error = await lz4Migration.up(open.db).then(
+      const error = await lz4Migration.up(asMigrated(open)).then(
         () => null,
         (e: unknown) => e as { code?: string },
       );
@@ -113,7 +115,7 @@ describe('event log on the real PostgreSQL', () => {
       expect(reader.waitedMs).toBeLessThan(60_000);
       expect(await compression()).toBe(''); // nothing half-made: the block rolled back
     }
-    await lz4Migration.up(open.db);
+    await lz4Migration.up(asMigrated(open));
     expect(await compression()).toBe(lz4 ? 'l' : '');
     expect((await sql<{ t: string }>`select current_setting('lock_timeout') as t`.execute(open.db)).rows[0].t).toBe('0');
   }, 60_000);

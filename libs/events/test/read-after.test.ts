@@ -3,6 +3,15 @@ import { sql } from 'kysely';
 import { delayProjection, endOfLog, inputEvent, startReader } from '../../../test/support/append-hooks';
 import { EventStore, LOG_START, migrateToLatest, openDatabase, type OpenDatabase, type OrderedLogEntry } from '..';
 
+/** Its outcome: the event, or the error's class and message. */
+const decoded = (e: OrderedLogEntry) => {
+  try {
+    return { event: e.decode() };
+  } catch (error) {
+    return { error: `${(error as Error).constructor.name}: ${(error as Error).message}` };
+  }
+};
+
 /** The reader's rule on PGlite (one connection: transactions take turns, the rule is the same). */
 describe('readAfter (PGlite)', () => {
   let open: OpenDatabase;
@@ -108,5 +117,43 @@ describe('readAfter (PGlite)', () => {
     for (const e of others.flat()) expect(() => e.decode()).toThrow(/read without its data/);
     const { rows } = await sql<{ data: unknown }>`select data from events where stream_id = ${streams[0]}`.execute(open.db);
     expect(rows.every((r) => r.data !== null)).toBe(true); // the log itself holds them, of course
+  });
+
+  it('readAfterEach: a body and a reply read as text (out of the data) decode to the events readAfter reads; a body that is no string fails as it does there', async () => {
+    const from = await endOfLog(store);
+    const ids = { executionId: 'x1', turnId: 'u1', callId: 'c1', pluginId: 'p', runtimeId: 'r' };
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'say "hi"\n\\ 🌊 你好' }] });
+    const calling = { ...ids, attempt: 1, provider: 'openai', model: 'm', body, layout: { systemSections: [], messageSections: ['history'] } };
+    const usage = { inputTokens: 4, outputTokens: 1, cachedInputTokens: 0 };
+    for (const [i, s] of ['lane-a', 'lane-b', 'lane-c'].entries()) {
+      await store.append({
+        tenantId: 't',
+        streamId: s,
+        expectedVersion: 0,
+        events: [
+          inputEvent(s, 1),
+          { type: 'llm.calling@1', data: { ...calling, callId: `${s}-c` } },
+          { type: 'llm.responded@1', data: { ...ids, callId: `${s}-c`, finishReason: 'stop', usage, ...(i === 0 ? {} : { reply: '{"text":"a \\"b\\""}' }) } },
+        ],
+      });
+    }
+    // a body that is not a string (the schema refuses it): left in the data, it fails the same way
+    await sql`insert into events (tenant_id, stream_id, stream_version, type, data)
+      values ('t', 'lane-d', 1, 'llm.calling@1', ${JSON.stringify({ ...calling, body: { not: 'text' } })}::jsonb)`.execute(open.db);
+    const reads = [...Array(16).keys()].map((partition) => ({ partition, cursor: from }));
+    const types = ['llm.calling@1', 'llm.responded@1'];
+    const expected = await Promise.all(reads.map((r) => store.readAfter(r.cursor, { partition: r.partition, limit: 100 })));
+    const read = await store.readAfterEach(reads, { limit: 100, types });
+    const outcome = (r: OrderedLogEntry[][], only: (type: string) => boolean) =>
+      r.map((entries) => entries.filter((e) => only(e.type)).map((e) => [e.cursor, e.type, e.streamId, decoded(e)]));
+    expect(outcome(read, (type) => types.includes(type))).toEqual(outcome(expected, (type) => types.includes(type)));
+    expect(await store.readAfterEach(reads, { limit: 100 }).then((all) => outcome(all, () => true))).toEqual(outcome(expected, () => true));
+    expect(read.flat()).toHaveLength(10);
+    const lane = (type: string) => read.flat().filter((e) => e.type === type && e.streamId !== 'lane-d');
+    expect(lane('llm.calling@1').map((e) => (e.decode().data as { body: string }).body)).toEqual([body, body, body]);
+    expect(lane('player-input.submitted@1').map(decoded)).toEqual(
+      lane('player-input.submitted@1').map(() => ({ error: expect.stringMatching(/read without its data/) })),
+    );
+    expect(decoded(read.flat().find((e) => e.streamId === 'lane-d')!)).toMatchObject({ error: expect.stringMatching(/expected string/) });
   });
 });

@@ -208,6 +208,7 @@ export class AsyncProjector {
     }
     const shards = new Map([...byShard].map(([shard, rows]) => [shard, rows.map((row) => ({ projection: this.projection(row.projection), row }))]));
     const { applied, moved } = await workShards({
+      store: this.store,
       apply: this.apply,
       batchSize: this.batchSize,
       maxBatches: this.batchesPerShard,

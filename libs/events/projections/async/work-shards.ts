@@ -1,11 +1,11 @@
-import type { LogCursor } from '../../event-store';
+import type { EventStore, LogCursor } from '../../event-store';
 import type { Projection } from '../projection';
 import type { ApplyContext } from './apply-batch';
 import { applyShards, type ShardGroup } from './apply-shards';
-import { readLanes } from './lane-read';
 import type { ShardRow } from './shard-rows';
 
 export interface ShardsWork {
+  store: EventStore;
   apply: ApplyContext;
   batchSize: number;
   /** Batches this pass applies to a shard at most (a backlog waits for the next pass). */
@@ -28,7 +28,7 @@ const key = (lane: Lane) => `${lane.shard}:${lane.cursor.transactionId}:${lane.c
 /**
  * Brings the shards' projections forward, batch by batch. Projections of a shard at the same cursor
  * (the usual case) share each batch, read once; the batches of a round are read in one statement
- * (`readLanes`, as `readAfterEach`: one round trip, not one per shard), and the batches of every shard are applied in one
+ * (`readAfterEach`: one round trip, not one per shard), and the batches of every shard are applied in one
  * transaction that moves all their cursors in one statement (see applyShards). A projection at
  * another cursor (after a replay of it, or stopped at an event) reads its own.
  * A projection that fails or loses the row drops out; the others go on (one that quarantines an event
@@ -48,7 +48,7 @@ export async function workShards(work: ShardsWork): Promise<{ applied: number; m
     const reads = [...byCursor.values()].map((group) => ({ partition: group[0].shard, cursor: group[0].cursor, lanes: group }));
     // only the events the lanes' projections read come with their data (the others only move the cursors)
     const types = [...new Set(lanes.flatMap((lane) => lane.projection.handles))];
-    const batches = await readLanes(work.apply.db, reads, { limit: work.batchSize, types });
+    const batches = await work.store.readAfterEach(reads, { limit: work.batchSize, types });
     const groups: (Omit<ShardGroup, 'lanes'> & { lanes: Lane[] })[] = [];
     for (const [i, { partition: shard, cursor, lanes: group }] of reads.entries()) {
       const entries = batches[i];
