@@ -6,6 +6,7 @@ import { ConcurrencyError } from './errors';
 import { API_KEY_SCOPES, type ApiKeyScope, type NewEvent, tenantStreamId } from './event-types';
 import { EventStore } from './event-store';
 import type { Database } from './schema';
+import { textStatement } from './sql-text';
 import { BoundedMemo } from '../memo';
 import { type RecordedTenantLimits, recordedTenantLimits } from './tenant-limits';
 
@@ -46,6 +47,31 @@ export interface TenantStoreOptions {
 }
 
 const LAST_USED_EVERY_MS = 60_000;
+
+/** What the key lookup reads: the key and its tenant (and, `KEY_LOOKUP_WITH_LIMITS`, the tenant's `tenant_limits` row, null fields: none). */
+type KeyLookupRow = {
+  keyId: string;
+  scopes: string[];
+  hash_kind: 'sha256' | 'hmac-sha256';
+  key_hash: string;
+  tenantId: string;
+  name: string;
+  limits?: unknown;
+  changed_by?: string | null;
+  updated_at?: Date | string | null;
+};
+
+/**
+ * The key lookup of every request whose key is not in memory (`authenticate`), its text written here
+ * rather than built with kysely on each lookup (issue 33: CPU per request): an active key by either
+ * hash ($1 the HMAC, $2 the plain SHA-256 of a key from before 0024) and its tenant.
+ */
+const KEY_LOOKUP_COLUMNS = `api_keys.id as "keyId", api_keys.scopes, api_keys.hash_kind, api_keys.key_hash, tenants.id as "tenantId", tenants.name`;
+const KEY_LOOKUP_WHERE = `where api_keys.key_hash in ($1, $2) and api_keys.revoked_at is null`;
+const KEY_LOOKUP = `select ${KEY_LOOKUP_COLUMNS} from api_keys inner join tenants on tenants.id = api_keys.tenant_id ${KEY_LOOKUP_WHERE}`;
+/** `KEY_LOOKUP` with the tenant's limits in the same statement (see `TenantStoreOptions.onLimitsRead`). */
+const KEY_LOOKUP_WITH_LIMITS = `select ${KEY_LOOKUP_COLUMNS}, tenant_limits.limits, tenant_limits.changed_by, tenant_limits.updated_at
+  from api_keys inner join tenants on tenants.id = api_keys.tenant_id left join tenant_limits on tenant_limits.tenant_id = tenants.id ${KEY_LOOKUP_WHERE}`;
 
 type KeyRow = { id: string; name: string; scopes: string[]; prefix: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null };
 
@@ -106,6 +132,8 @@ export class TenantStore {
   private readonly cache: BoundedMemo<string, Caller>;
   /** By key id: whether it was active when read, answered from here for `cacheMs`. */
   private readonly activeCache: BoundedMemo<string, boolean>;
+  /** By the presented key's plain SHA-256: its HMAC, for a key found before (its lookups after `cacheMs` hash it once, not twice). */
+  private readonly hmacs: BoundedMemo<string, string>;
   /** By key id: when this process last wrote its `last_used_at`. */
   private readonly touched: BoundedMemo<string, number>;
   private readonly cacheSize: number;
@@ -122,6 +150,7 @@ export class TenantStore {
     this.cache = new BoundedMemo(cached);
     this.activeCache = new BoundedMemo(cached);
     this.touched = new BoundedMemo({ maxEntries: this.cacheSize });
+    this.hmacs = new BoundedMemo({ maxEntries: this.cacheSize });
     this.touchEveryMs = options.touchEveryMs ?? LAST_USED_EVERY_MS;
     this.store = options.store ?? new EventStore(db);
   }
@@ -245,27 +274,17 @@ export class TenantStore {
     const sha = sha256ApiKey(apiKey);
     const cached = this.rememberedBySha(sha);
     if (cached) return cached;
-    const hmac = hmacApiKey(apiKey, pepper);
-    const row = await this.db
-      .selectFrom('api_keys')
-      .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
-      // the tenant's limits in the same statement, when someone takes them (see `onLimitsRead`)
-      .$if(this.options.onLimitsRead !== undefined, (q) =>
-        q
-          .leftJoin('tenant_limits', 'tenant_limits.tenant_id', 'tenants.id')
-          .select(['tenant_limits.limits', 'tenant_limits.changed_by', 'tenant_limits.updated_at']),
-      )
-      .select(['api_keys.id as keyId', 'api_keys.scopes', 'api_keys.hash_kind', 'api_keys.key_hash', 'tenants.id as tenantId', 'tenants.name'])
-      .where('api_keys.key_hash', 'in', [hmac, sha])
-      .where('api_keys.revoked_at', 'is', null)
-      .executeTakeFirst();
+    const hmac = this.hmacs.get(sha) ?? hmacApiKey(apiKey, pepper);
+    const withLimits = this.options.onLimitsRead !== undefined;
+    const { rows } = await this.db.executeQuery(textStatement<KeyLookupRow, Database>(this.db, withLimits ? KEY_LOOKUP_WITH_LIMITS : KEY_LOOKUP, [hmac, sha]));
+    const row = rows[0];
     // the hash must be of its own kind: an HMAC stored as `sha256` (or the reverse) is no match
     if (!row || row.key_hash !== (row.hash_kind === 'sha256' ? sha : hmac)) return null;
+    this.hmacs.set(sha, hmac);
     if (this.options.onLimitsRead) {
-      const limitsRow = row as typeof row & { limits?: unknown; changed_by?: string | null; updated_at?: Date | string | null };
       this.options.onLimitsRead(
         row.tenantId,
-        recordedTenantLimits({ limits: limitsRow.limits ?? null, changed_by: limitsRow.changed_by ?? null, updated_at: limitsRow.updated_at ?? null }),
+        recordedTenantLimits({ limits: row.limits ?? null, changed_by: row.changed_by ?? null, updated_at: row.updated_at ?? null }),
       );
     }
     if (row.hash_kind === 'sha256') await this.upgradeToHmac({ keyId: row.keyId, sha, hmac });
