@@ -10,17 +10,20 @@ import { type Kysely, sql } from 'kysely';
  *
  * Only how values are stored changes: what a read returns is the same (`events` stays append-only,
  * replay and audit read the same bytes); values written before keep their pglz compression, both
- * are read. The catalog change takes each table's ACCESS EXCLUSIVE lock briefly and rewrites
- * nothing. It waits for that lock at most `LOCK_TIMEOUT` (then fails with lock_not_available, having
- * changed nothing, and can be run again): on a busy log a lock request queued behind a long
- * transaction (a replay, a report) would otherwise hold up every append queued behind it. A server
+ * are read. The catalog change takes each table's ACCESS EXCLUSIVE lock and rewrites nothing; the
+ * locks are held until the migrations' transaction ends. It waits for each lock at most
+ * `LOCK_TIMEOUT` (then fails with lock_not_available, having changed nothing, and can be run again):
+ * on a busy log a lock request queued behind a long transaction (a replay, a report) would
+ * otherwise hold up every append queued behind it. The log's own lock is asked for last. A server
  * built without lz4 (PGlite, the embedded default, is one), or older than PostgreSQL 14 (no
  * per-column compression), keeps pglz: the migration does nothing there.
  */
 const COLUMNS = [
-  ['events', 'data'],
   ['trace_events', 'data'],
   ['prefix_reports', 'body'],
+  // the log last: its lock is asked for once the others are held, so appends wait on it at most
+  // LOCK_TIMEOUT (not while the migration waits for another table)
+  ['events', 'data'],
 ] as const;
 
 /** How long the migration waits for each table's lock (see above). */
@@ -35,7 +38,9 @@ export async function down(db: Kysely<unknown>): Promise<void> {
 }
 
 async function setCompression(db: Kysely<unknown>, method: 'lz4' | 'default'): Promise<void> {
-  const alters = COLUMNS.map(([table, column]) => `alter table ${table} alter column ${column} set compression ${method};`).join('\n      ');
+  // dynamic statements (`execute`): a server before 14 does not parse `set compression`, and a block
+  // is parsed whole before it runs, so written out they would fail there before the version check
+  const alters = COLUMNS.map(([table, column]) => `execute 'alter table ${table} alter column ${column} set compression ${method}';`).join('\n      ');
   // one block: on a server without lz4 the first alter fails (feature_not_supported) and none is made;
   // the lock timeout is the block's own (set back after it, for the migrations run in the same transaction)
   await sql
@@ -51,8 +56,7 @@ async function setCompression(db: Kysely<unknown>, method: 'lz4' | 'default'): P
       ${alters}
       perform set_config('lock_timeout', previous, true);
     exception when feature_not_supported then
-      perform set_config('lock_timeout', previous, true);
-      -- built without lz4: pglz, as before
+      null; -- built without lz4: pglz, as before (the block's settings are rolled back with it)
     end $$`,
     )
     .execute(db);

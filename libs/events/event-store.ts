@@ -655,7 +655,7 @@ export class EventStore {
       textStatement<EventsRowRead & { transaction_id: string; k: number; text_field: string | null }, Database>(executor, READ_AFTER_EACH, parameters),
     );
     for (const row of rows) {
-      const field = TEXT_FIELDS[row.type];
+      const field = Object.hasOwn(TEXT_FIELDS, row.type) ? TEXT_FIELDS[row.type] : undefined;
       // the text field back in the data: node-pg parsed the rest, the text came unescaped (one parse less)
       const data = row.text_field !== null && row.data !== null && field !== undefined ? { ...(row.data as object), [field]: row.text_field } : row.data;
       const entry = types === undefined || types.includes(row.type) ? toLogEntry({ ...row, data }) : { ...toLogEntry(row), decode: notRead(row.type) };

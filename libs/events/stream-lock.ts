@@ -188,10 +188,11 @@ export function writesText(
   parameters: unknown[],
 ): { sql: string } {
   let text = '';
+  const given = parameters.length;
   for (const w of writes) {
     const body = rawFragmentText(w.body.toOperationNode(), parameters);
     if (body === undefined) {
-      parameters.length = 0;
+      parameters.length = given;
       return compiledWritesText(executor, writes, parameters);
     }
     text += `, "${w.name.replace(/"/g, '""')}" as (${body})`;

@@ -12,6 +12,7 @@ export interface LinkedSignal {
  * the garbage collector tracks: ~30-100 µs of CPU a signal in Node 20, and a model call made two
  * (the agent loop's, the slot deadlines'): about a tenth of the send's CPU (issue 33). A signal
  * not released stays linked for as long as its sources live (a source aborting later aborts it too).
+ * Unlike `AbortSignal.any`, it aborts in its source's `abort` listeners, in the order they were added.
  */
 export function linkedSignal(sources: readonly AbortSignal[]): LinkedSignal {
   const controller = new AbortController();
@@ -24,8 +25,10 @@ export function linkedSignal(sources: readonly AbortSignal[]): LinkedSignal {
     for (const s of sources) s.removeEventListener('abort', onAbort);
   };
   const onAbort = (event: Event) => {
+    const source = event.target as AbortSignal;
+    if (!source.aborted) return; // an 'abort' event dispatched by hand: no abort
     release();
-    controller.abort((event.target as AbortSignal).reason);
+    controller.abort(source.reason);
   };
   for (const s of sources) s.addEventListener('abort', onAbort);
   return { signal: controller.signal, release };

@@ -7,6 +7,8 @@ export type { PrefixRow, RecordedCall } from './prefix-report';
 export { branchPrefixReport, formatBranchPrefixTable, readBranchPoint } from './branch-prefix';
 export type { BranchPoint, BranchPrefixRow } from './branch-prefix';
 export { prefixReportsProjection } from './prefix-reports-projection';
+export { insertSql as prefixReportsInsertQuery } from './prefix-reports-write';
+export type { NewPrefixReport } from './prefix-reports-plan';
 export { sessionTurns, inspectTurnCalls, hasTurn } from './turn-inspection';
 export type {
   SessionTurnView,

@@ -1,7 +1,17 @@
 import type { Insertable } from 'kysely';
 import type { Database, StoredEvent } from '../events';
 import { compareMeasured, measureRequest } from './prefix-compare';
-import { beforeKey, type CallKey, emptySession, type FirstRequest, type PrefixState, type SessionState, seenKey, sessionKey } from './prefix-reports-state';
+import {
+  beforeKey,
+  bodyFingerprint,
+  type CallKey,
+  emptySession,
+  type FirstRequest,
+  type PrefixState,
+  type SessionState,
+  seenKey,
+  sessionKey,
+} from './prefix-reports-state';
 
 /** A new row; its `body` is read from the log by the write (`insertReports`: its call's `llm.calling@1` at `position`). */
 export type NewPrefixReport = Omit<Insertable<Database['prefix_reports']>, 'body'>;
@@ -116,7 +126,7 @@ export function planPrefixReports(events: readonly StoredEvent[], state: PrefixS
     if (firstInTurn) session.planned.push({ runtime, turn, position: event.globalPosition, request: current });
     const latest = session.previous.get(runtime);
     if (firstInTurn && !(latest && latest.position > event.globalPosition)) {
-      session.previous.set(runtime, { callId: d.callId, position: event.globalPosition, request: current });
+      session.previous.set(runtime, { callId: d.callId, position: event.globalPosition, bodyMd5: bodyFingerprint(d.body), request: current });
     }
   }
   return { inserts: [...pending.values()], usage: [...usage.values()] };

@@ -229,6 +229,32 @@ describe('prefix_reports: the latest request of a runtime, kept by the process',
     expect(await bodiesRead(log.events.slice(1).map((e) => [e]))).toEqual([[turns[0].data.body], [null]]);
     expect(await spec.rows([s])).toEqual(rows);
   });
+  it("two logs in one process (same tenant, session, runtime, call ids and positions, other bodies): one log's kept request is not taken for the other's", async () => {
+    const [a, b] = [projectionSpec({ async: prefixReportsProjection }), projectionSpec({ async: prefixReportsProjection })];
+    await Promise.all([a.start(), b.start()]);
+    try {
+      const [t, s] = ['t-two-logs', 's-two-logs'];
+      const turn = (i: number, text: string) => ({ tenant: t, stream: s, events: [calling(`two-logs-c${i}`, `two-logs-u${i}`, 'story', text)] });
+      const [b1, b2, b3] = [body('b'), body('b', 'b 2'), body('b', 'b 2', 'b 3 🌊')];
+      // b's first two turns, then a's (the process now holds a's second request at the same call and position)
+      await b.append(turn(0, b1), turn(1, b2));
+      await a.append(turn(0, body('a')), turn(1, body('a', 'a 2, quite another text')));
+      const [third] = await b.append(turn(2, b3));
+      const [row] = (await b.rows([s])).prefix_reports.filter((r) => r.call_id === 'two-logs-c2');
+      expect(row).toEqual(
+        report(calling('two-logs-c2', 'two-logs-u2', 'story', b3), {
+          tenant: t,
+          session: s,
+          turn: 3,
+          position: third.globalPosition,
+          firstInTurn: true,
+          compared: b2,
+        }),
+      );
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  }, 120_000);
 });
 
 describe('prefix_reports: a batch of many events', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../events';
 import { BoundedMemo } from '../memo';
@@ -21,12 +22,17 @@ export interface FirstRequest {
   request: MeasuredRequest;
 }
 
-/** A runtime's latest first-in-turn request: its call and position, measured. */
+/** A runtime's latest first-in-turn request: its call and position, its body's fingerprint, measured. */
 export interface LatestFirst {
   callId: string;
   position: number;
+  /** `bodyFingerprint` of the request's body: the read matches the row's by it too (one process may hold several logs). */
+  bodyMd5: string;
   request: MeasuredRequest;
 }
+
+/** The MD5 (hex) of a body's UTF-8 bytes: PostgreSQL's `md5(body)` of the same text. */
+export const bodyFingerprint = (body: string) => createHash('md5').update(body, 'utf8').digest('hex');
 
 /** A session's `prefix_reports` as far as the calls of a batch need it; updated as the batch adds rows. */
 export interface SessionState {
@@ -68,9 +74,12 @@ const runtimeKey = (tenantId: string, sessionId: string, runtime: string) => JSO
  * the call and position of each it holds for the batch's runtimes and gets the body back only when
  * the latest row is another one (issue 33: each turn read back, unescaped and parsed again every
  * runtime's previous request, ~10 KB each). A row's body is its call's event's (at its position),
- * which never changes: only ever a shortcut, the same figures either way.
+ * which never changes; the read matches the body's fingerprint too, so a process that holds several
+ * logs (tests, tools) cannot take one log's request for another's: only ever a shortcut, the same
+ * figures either way. An entry holds its request's unit texts (about its body's length): 256 of
+ * ~10-50 KB bodies are ~5-25 MB at most.
  */
-const measuredFirsts = new BoundedMemo<string, LatestFirst>({ maxEntries: 1_000 });
+const measuredFirsts = new BoundedMemo<string, LatestFirst>({ maxEntries: 256 });
 
 /** Keeps the batch's latest first-in-turn requests (`SessionState.previous`) for the next batches' reads. */
 export function rememberLatest(state: PrefixState): void {
@@ -152,8 +161,8 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
     known as (
       select * from unnest(
         ${knownColumn((k) => k.tenantId)}::text[], ${knownColumn((k) => k.sessionId)}::text[], ${knownColumn((k) => k.runtime)}::text[],
-        ${knownColumn((k) => k.callId)}::text[], ${knownColumn((k) => String(k.position))}::bigint[]
-      ) as k(tenant_id, session_id, runtime, call_id, position)
+        ${knownColumn((k) => k.callId)}::text[], ${knownColumn((k) => String(k.position))}::bigint[], ${knownColumn((k) => k.bodyMd5)}::text[]
+      ) as k(tenant_id, session_id, runtime, call_id, position, body_md5)
     )
     select
       (select coalesce(json_agg(t), '[]') from (
@@ -170,7 +179,7 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
       (select coalesce(json_agg(t), '[]') from (
         select distinct on (p.tenant_id, p.session_id, p.runtime)
           p.tenant_id, p.session_id, p.runtime, p.turn, p.call_id, p.position::text as position, p.protocol, p.layout,
-          case when (p.tenant_id, p.session_id, p.runtime, p.call_id, p.position) in (select * from known) then null else p.body end as body
+          case when (p.tenant_id, p.session_id, p.runtime, p.call_id, p.position, md5(p.body)) in (select * from known) then null else p.body end as body
         from prefix_reports p
         where p.first_in_turn and (p.tenant_id, p.session_id, p.runtime) in (select tenant_id, session_id, runtime from batch)
         order by p.tenant_id, p.session_id, p.runtime, p.position desc
@@ -197,11 +206,18 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
   for (const r of found.previous) {
     const position = Number(r.position);
     const held = known.get(runtimeKey(r.tenant_id, r.session_id, r.runtime));
-    const request =
-      r.body === null && held?.callId === r.call_id && held.position === position
-        ? held.request
-        : measureRequest({ protocol: r.protocol, body: JSON.parse(r.body!) as Record<string, unknown>, layout: r.layout as RecordedRequest['layout'] });
-    session(r.tenant_id, r.session_id).previous.set(r.runtime, { callId: r.call_id, position, request });
+    let latest: LatestFirst;
+    if (r.body !== null) {
+      const request = measureRequest({
+        protocol: r.protocol,
+        body: JSON.parse(r.body) as Record<string, unknown>,
+        layout: r.layout as RecordedRequest['layout'],
+      });
+      latest = { callId: r.call_id, position, bodyMd5: bodyFingerprint(r.body), request };
+    } else if (held?.callId === r.call_id && held.position === position) latest = held;
+    else throw new Error(`prefix_reports: the read left out the body of call ${r.call_id}, which this process does not hold`);
+    const { request } = latest;
+    session(r.tenant_id, r.session_id).previous.set(r.runtime, { callId: latest.callId, position, bodyMd5: latest.bodyMd5, request });
     session(r.tenant_id, r.session_id).loaded.set(r.runtime, { turn: r.turn, position, request });
   }
   for (const r of found.before) {

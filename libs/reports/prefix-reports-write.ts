@@ -32,7 +32,8 @@ export async function writeReports(trx: Transaction<Database>, batch: { usage: r
   await sql`with usage as (${usageSql(batch.usage)}), inserted as (${insertSql(batch.inserts)}) select 1`.execute(trx);
 }
 
-function insertSql(rows: readonly NewPrefixReport[]) {
+/** The insert of new rows, their bodies read from the log (exported for the EXPLAIN test). */
+export function insertSql(rows: readonly NewPrefixReport[]) {
   const column = <K extends keyof NewPrefixReport>(name: K) => rows.map((r) => r[name] ?? null);
   return sql`
     insert into prefix_reports (
@@ -53,7 +54,10 @@ function insertSql(rows: readonly NewPrefixReport[]) {
       call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, layout, request_tokens,
       shared_tokens, shared_percent, first_difference, provider_cached_tokens, provider_input_tokens, model, provider_output_tokens, n
     )
-    join events e on e.global_position = u.position and e.tenant_id = u.tenant_id and e.stream_id = u.session_id
+    -- the log row by its primary key alone (a subquery the planner keeps), then checked: joined on all
+    -- three, a log without statistics was read through (tenant_id, stream_id), the whole session per row
+    cross join lateral (select e.data, e.tenant_id, e.stream_id from events e where e.global_position = u.position offset 0) e
+    where e.tenant_id = u.tenant_id and e.stream_id = u.session_id
     order by u.n
     on conflict (call_id) do nothing`;
 }

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import { migrateToLatest, openDatabase, type OpenDatabase, type TraceColumns, traceInsertQuery } from '../../libs/events';
+import { prefixReportsInsertQuery } from '../../libs/reports';
 import { explain, planNodes } from '../support/explain';
 import { createTestDatabase } from '../support/stack';
 
@@ -27,6 +28,12 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
     await database.drop();
   });
 
+  /** How the statement's plan reads `events`: each scan's node type and index. */
+  const eventsScans = async (query: CompiledQuery) =>
+    planNodes(await explain(open.db, query))
+      .filter((n) => n['Relation Name'] === 'events')
+      .map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim());
+
   it('trace_events: each row by the events primary key, never by the (tenant_id, stream_id) index', async () => {
     const { rows } = await sql<{ global_position: string }>`
       select global_position from events where stream_id = 'long' order by stream_version desc limit 2`.execute(open.db);
@@ -44,8 +51,26 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
       runtimeIds: column('story'),
       recordedAts: column(new Date(0).toISOString()),
     };
-    const nodes = planNodes(await explain(open.db, traceInsertQuery(open.db, params).compile()));
-    const scans = nodes.filter((n) => n['Relation Name'] === 'events').map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim());
-    expect(scans).toEqual(['Index Scan events_pkey']);
+    expect(await eventsScans(traceInsertQuery(open.db, params).compile())).toEqual(['Index Scan events_pkey']);
+  });
+
+  it("prefix_reports: each new row's body by the events primary key, never by the (tenant_id, stream_id) index", async () => {
+    const { rows } = await sql<{ global_position: string }>`
+      select global_position from events where stream_id = 'long' order by stream_version desc limit 2`.execute(open.db);
+    const inserts = rows.map((r, i) => ({
+      call_id: `c${i}`,
+      tenant_id: 't',
+      session_id: 'long',
+      turn_id: `u${i}`,
+      turn: i + 1,
+      runtime: 'narrator/story',
+      position: r.global_position,
+      first_in_turn: true,
+      protocol: 'openai',
+      layout: null,
+      request_tokens: 1,
+      model: 'm',
+    }));
+    expect(await eventsScans(prefixReportsInsertQuery(inserts).compile(open.db))).toEqual(['Index Scan events_pkey']);
   });
 });
