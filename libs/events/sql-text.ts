@@ -16,6 +16,9 @@ export function textStatement<R, DB = unknown>(executor: Kysely<DB>, text: strin
   return { query, sql: text, parameters, queryId };
 }
 
+/** An identifier as kysely's PostgreSQL compiler writes it (`sql.id`): in double quotes, each `"` doubled. */
+export const quotedIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
 /**
  * The SQL text of a tree of kysely's `sql` template fragments (`RawNode`s holding values, identifiers
  * (`sql.id`) and other such fragments, `sql.join`) as kysely's PostgreSQL compiler writes it, each
@@ -47,6 +50,6 @@ function fragmentText(node: OperationNode, parameters: unknown[]): string | unde
     return text;
   }
   if (ValueNode.is(node)) return node.immediate ? undefined : `$${parameters.push(node.value)}`;
-  if (IdentifierNode.is(node)) return `"${node.name.replace(/"/g, '""')}"`;
+  if (IdentifierNode.is(node)) return quotedIdentifier(node.name);
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { type CompiledQuery, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { rawFragmentText, textStatement } from './sql-text';
+import { quotedIdentifier, rawFragmentText, textStatement } from './sql-text';
 import type { Database } from './schema';
 import type { toStoredEvent } from './stored-event';
 
@@ -195,7 +195,7 @@ export function writesText(
       parameters.length = given;
       return compiledWritesText(executor, writes, parameters);
     }
-    text += `, "${w.name.replace(/"/g, '""')}" as (${body})`;
+    text += `, ${quotedIdentifier(w.name)} as (${body})`;
   }
   return { sql: text };
 }
