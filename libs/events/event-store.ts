@@ -5,6 +5,7 @@ import { applyInline } from './projections/inline/apply-inline';
 import { inlineFailure, inlineStatement, type InlineStatement } from './projections/inline/inline-sql';
 import { readInheritedStory } from './story-log';
 import { toStoredEvent } from './stored-event';
+import { pendingSuffixQuery } from './pending-suffix-query';
 import { precompiled } from './precompiled';
 import { textStatement } from './sql-text';
 
@@ -515,7 +516,7 @@ export class EventStore {
 
   /**
    * A session's events from its earliest pending input on (the `executions` view, applied inline
-   * with every append, says which), in one read. When none is pending: from its latest input on
+   * with every append, says which), in one read (`pendingSuffixQuery`). When none is pending: from its latest input on
    * (the execution that just ended and anything after it, not every turn the session ever had);
    * the whole stream when the view holds none of the session's inputs. `after` is the stream
    * version just before the first event returned. Only the tenant's: another tenant's session id
@@ -526,39 +527,9 @@ export class EventStore {
     streamId: string,
     options: { lastBefore?: T; alongside?: RawBuilder<unknown> } = {},
   ): Promise<{ after: number; events: StoredEvent[]; lastBefore?: Extract<StoredEvent, { type: T }> | null; alongside?: unknown }> {
-    // both reads of `executions` are served by its (session_id, submitted_version) indexes; with
-    // `lastBefore`, the last event of that type before the suffix comes in the same statement
-    // (what `lastOfType` at the suffix's start reads), after the suffix's rows; with `alongside`
-    // (one value, a read of the session's views: `historyViewJson`), that value in a last row of
-    // its own, read in the same snapshot
     const before = options.lastBefore;
     const alongside = options.alongside;
-    const { rows } = await sql<Parameters<typeof toStoredEvent>[0] & { from_version: number; before_suffix: boolean | null; alongside?: unknown }>`
-      with p as (
-        select coalesce(
-          (select min(submitted_version) from executions where tenant_id = ${tenantId} and session_id = ${streamId} and status in ('queued', 'running')),
-          (select max(submitted_version) from executions where tenant_id = ${tenantId} and session_id = ${streamId}),
-          1
-        ) as from_version
-      )
-      select e.*, p.from_version, false as before_suffix${alongside === undefined ? sql`` : sql`, null::json as alongside`}
-      from p join events e on e.stream_id = ${streamId} and e.tenant_id = ${tenantId} and e.stream_version >= p.from_version
-      ${
-        before === undefined
-          ? sql``
-          : sql`union all
-      select b.*, p.from_version, true as before_suffix${alongside === undefined ? sql`` : sql`, null::json`} from p cross join lateral (
-        select * from events where stream_id = ${streamId} and tenant_id = ${tenantId} and type = ${before} and stream_version < p.from_version
-        order by stream_version desc limit 1
-      ) b`
-      }
-      ${
-        alongside === undefined
-          ? sql``
-          : sql`union all
-      select (null::events).*, null::int, null::boolean, ${alongside}`
-      }
-      order by before_suffix, stream_version`.execute(this.db);
+    const { rows } = await pendingSuffixQuery(tenantId, streamId, options).execute(this.db);
     const suffix = rows.filter((r) => r.before_suffix === false);
     const result = {
       after: suffix.length > 0 ? suffix[0].stream_version - 1 : 0,

@@ -77,6 +77,7 @@ export { eventByEvent, eventsFor } from './projections/projection';
 export type { Projection, EventByEventProjection, InlineProjection, StreamKey, StreamKeyedTable } from './projections/projection';
 export { inlineProjections, asyncProjections } from './projections/sets';
 export { type TraceColumns, traceEventsProjection, traceInsertQuery } from './projections/trace-events';
+export { pendingSuffixQuery } from './pending-suffix-query';
 export { rebuildInline, upgradeInline } from './projections/inline/rebuild-inline';
 export type { RebuildInlineOptions, RebuildInlineProgress, RebuildInlineFailure, RebuildInlineResult } from './projections/inline/rebuild-inline';
 export { TenantStore, ApiKeyExistsError, ApiKeyNotFoundError, TenantNotFoundError, LastAdminKeyError } from './tenants';

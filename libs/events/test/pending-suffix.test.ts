@@ -61,4 +61,13 @@ describe('readPendingSuffix (PGlite)', () => {
     expect({ events: other.events, lastBefore: other.lastBefore }).toEqual({ events: [], lastBefore: null });
     expect((await store.readPendingSuffix('t1', 's-tenant', { lastBefore: 'player-input.submitted@1' })).lastBefore?.streamVersion).toBe(2);
   });
+
+  it('the last event of a type before the suffix: the latest of several, none of the suffix', async () => {
+    await appendAll('s-before', [created('s-before'), input(1), failed(1), input(2), failed(2), input(3), failed(3), input(4)]);
+    const inputs = await store.readPendingSuffix('t1', 's-before', { lastBefore: 'player-input.submitted@1' });
+    expect({ after: inputs.after, before: inputs.lastBefore?.streamVersion }).toEqual({ after: 7, before: 6 });
+    expect((await store.readPendingSuffix('t1', 's-before', { lastBefore: 'execution.failed@1' })).lastBefore?.streamVersion).toBe(7);
+    expect((await store.readPendingSuffix('t1', 's-before', { lastBefore: 'session.created@1' })).lastBefore?.streamVersion).toBe(1);
+    expect((await store.readPendingSuffix('t1', 's-before', { lastBefore: 'session.preferences-changed@1' })).lastBefore).toBeNull();
+  });
 });
