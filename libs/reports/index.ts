@@ -8,6 +8,7 @@ export { branchPrefixReport, formatBranchPrefixTable, readBranchPoint } from './
 export type { BranchPoint, BranchPrefixRow } from './branch-prefix';
 export { prefixReportsProjection } from './prefix-reports-projection';
 export { insertSql as prefixReportsInsertQuery } from './prefix-reports-write';
+export { prefixStateQuery } from './prefix-state-query';
 export type { NewPrefixReport } from './prefix-reports-plan';
 export { sessionTurns, inspectTurnCalls, hasTurn } from './turn-inspection';
 export type {

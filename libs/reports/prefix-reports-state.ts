@@ -1,19 +1,11 @@
 import { createHash } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../events';
 import { BoundedMemo } from '../memo';
 import { type MeasuredRequest, measureRequest, type RecordedRequest } from './prefix-compare';
+import { type CallKey, type KnownFirst, prefixStateQuery } from './prefix-state-query';
 
-/** A model call a batch is about to record: which session, turn and runtime it belongs to. */
-export interface CallKey {
-  tenantId: string;
-  sessionId: string;
-  turnId: string;
-  runtime: string;
-  callId: string;
-  /** A regenerated turn's call: the turn it replaces (`llm.calling@1` `retryFromTurnId`). */
-  retryFromTurnId?: string;
-}
+export type { CallKey };
 
 /** A first-in-turn request of a runtime, with its turn number (what a regenerated turn is compared with). */
 export interface FirstRequest {
@@ -93,35 +85,6 @@ export function emptySession(): SessionState {
   return { turns: 0, turnOf: new Map(), seen: new Set(), previous: new Map(), before: new Map(), loaded: new Map(), planned: [] };
 }
 
-interface StateRow {
-  sessions: { tenant_id: string; session_id: string; turns: number }[];
-  seen: { tenant_id: string; session_id: string; turn_id: string; runtime: string; turn: number }[];
-  /** `body` null: the row is the one `known` named (its call and position), measured already. */
-  previous: {
-    tenant_id: string;
-    session_id: string;
-    runtime: string;
-    turn: number;
-    call_id: string;
-    position: string;
-    protocol: string;
-    body: string | null;
-    layout: unknown;
-  }[];
-  existing: string[];
-  before: {
-    tenant_id: string;
-    session_id: string;
-    runtime: string;
-    replaced: string;
-    turn: number;
-    position: string;
-    protocol: string;
-    body: string;
-    layout: unknown;
-  }[];
-}
-
 /**
  * The state the calls of a batch are recorded against, in one query for all their sessions: the
  * turn count of each session, the rows of the batch's turns (turn number, runtimes seen), the
@@ -132,69 +95,14 @@ export async function loadPrefixState(trx: Transaction<Database>, calls: readonl
   const state: PrefixState = { sessions: new Map(), existing: new Set() };
   if (calls.length === 0) return state;
   for (const c of calls) state.sessions.set(sessionKey(c.tenantId, c.sessionId), emptySession());
-  // a regenerated turn's call also names the turn it replaces (its number is what it takes)
-  const keys = [...calls, ...calls.flatMap((c) => (c.retryFromTurnId === undefined ? [] : [{ ...c, turnId: c.retryFromTurnId }]))];
-  const column = (pick: (c: CallKey) => string) => keys.map(pick);
-  const retries = calls.filter((c) => c.retryFromTurnId !== undefined);
-  const retryColumn = (pick: (c: CallKey) => string) => retries.map(pick);
   // the latest first-in-turn requests this process holds of the batch's runtimes
-  const known = new Map<string, LatestFirst & { tenantId: string; sessionId: string; runtime: string }>();
+  const known = new Map<string, LatestFirst & KnownFirst>();
   for (const c of calls) {
     const key = runtimeKey(c.tenantId, c.sessionId, c.runtime);
     const latest = known.has(key) ? undefined : measuredFirsts.get(key);
     if (latest) known.set(key, { ...latest, tenantId: c.tenantId, sessionId: c.sessionId, runtime: c.runtime });
   }
-  const knownColumn = <T>(pick: (k: LatestFirst & { tenantId: string; sessionId: string; runtime: string }) => T) => [...known.values()].map(pick);
-  const { rows } = await sql<StateRow>`
-    with batch as (
-      select distinct * from unnest(
-        ${column((c) => c.tenantId)}::text[], ${column((c) => c.sessionId)}::text[],
-        ${column((c) => c.turnId)}::text[], ${column((c) => c.runtime)}::text[]
-      ) as b(tenant_id, session_id, turn_id, runtime)
-    ),
-    retries as (
-      select distinct * from unnest(
-        ${retryColumn((c) => c.tenantId)}::text[], ${retryColumn((c) => c.sessionId)}::text[],
-        ${retryColumn((c) => c.runtime)}::text[], ${retryColumn((c) => c.retryFromTurnId!)}::text[]
-      ) as r(tenant_id, session_id, runtime, replaced)
-    ),
-    known as (
-      select * from unnest(
-        ${knownColumn((k) => k.tenantId)}::text[], ${knownColumn((k) => k.sessionId)}::text[], ${knownColumn((k) => k.runtime)}::text[],
-        ${knownColumn((k) => k.callId)}::text[], ${knownColumn((k) => String(k.position))}::bigint[], ${knownColumn((k) => k.bodyMd5)}::text[]
-      ) as k(tenant_id, session_id, runtime, call_id, position, body_md5)
-    )
-    select
-      (select coalesce(json_agg(t), '[]') from (
-        select p.tenant_id, p.session_id, max(p.turn)::int as turns
-        from prefix_reports p
-        where (p.tenant_id, p.session_id) in (select tenant_id, session_id from batch)
-        group by p.tenant_id, p.session_id
-      ) t) as sessions,
-      (select coalesce(json_agg(t), '[]') from (
-        select distinct p.tenant_id, p.session_id, p.turn_id, p.runtime, p.turn
-        from prefix_reports p
-        where (p.tenant_id, p.session_id, p.turn_id) in (select tenant_id, session_id, turn_id from batch)
-      ) t) as seen,
-      (select coalesce(json_agg(t), '[]') from (
-        select distinct on (p.tenant_id, p.session_id, p.runtime)
-          p.tenant_id, p.session_id, p.runtime, p.turn, p.call_id, p.position::text as position, p.protocol, p.layout,
-          case when (p.tenant_id, p.session_id, p.runtime, p.call_id, p.position, md5(p.body)) in (select * from known) then null else p.body end as body
-        from prefix_reports p
-        where p.first_in_turn and (p.tenant_id, p.session_id, p.runtime) in (select tenant_id, session_id, runtime from batch)
-        order by p.tenant_id, p.session_id, p.runtime, p.position desc
-      ) t) as previous,
-      (select coalesce(json_agg(t), '[]') from (
-        select distinct on (r.tenant_id, r.session_id, r.runtime, r.replaced)
-          r.tenant_id, r.session_id, r.runtime, r.replaced, p.turn, p.position::text as position, p.protocol, p.body, p.layout
-        from retries r
-        join prefix_reports p on p.tenant_id = r.tenant_id and p.session_id = r.session_id and p.runtime = r.runtime and p.first_in_turn
-        where p.turn < (select min(x.turn) from prefix_reports x where x.tenant_id = r.tenant_id and x.session_id = r.session_id and x.turn_id = r.replaced)
-        order by r.tenant_id, r.session_id, r.runtime, r.replaced, p.position desc
-      ) t) as before,
-      -- any tenant's: the primary key the insert conflicts on is call_id alone
-      (select coalesce(json_agg(p.call_id), '[]') from prefix_reports p
-        where p.call_id in (select unnest(${column((c) => c.callId)}::text[]))) as existing`.execute(trx);
+  const { rows } = await prefixStateQuery(calls, [...known.values()]).execute(trx);
   const found = rows[0];
   const session = (tenantId: string, sessionId: string) => state.sessions.get(sessionKey(tenantId, sessionId))!;
   for (const r of found.sessions) session(r.tenant_id, r.session_id).turns = r.turns;
