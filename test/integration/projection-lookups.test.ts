@@ -1,8 +1,34 @@
 import { type CompiledQuery, sql } from 'kysely';
-import { migrateToLatest, openDatabase, type OpenDatabase, type TraceColumns, traceInsertQuery } from '../../libs/events';
-import { prefixReportsInsertQuery } from '../../libs/reports';
+import { migrateToLatest, openDatabase, type OpenDatabase, pendingSuffixQuery, type TraceColumns, traceInsertQuery } from '../../libs/events';
+import { prefixReportsInsertQuery, prefixStateQuery } from '../../libs/reports';
 import { explain, planNodes } from '../support/explain';
 import { createTestDatabase } from '../support/stack';
+
+/** One database for the file, never analyzed: the planner has only its defaults (the bench and CI databases run with autovacuum off). */
+let database: { url: string; drop(): Promise<void> };
+let open: OpenDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 2 });
+  await migrateToLatest(open.db);
+  // one long session whose last input is near its end, and a few short ones
+  await sql`
+    insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
+    select 't', case when g <= 2000 then 'long' else 'short-' || (g % 50) end, g, 'llm.calling@1', '{"body":"{}"}'::jsonb, '{}'::jsonb
+    from generate_series(1, 2500) g`.execute(open.db);
+  await sql`
+    insert into executions (execution_id, tenant_id, session_id, turn_id, status, submitted_version, submitted_at, updated_at)
+    values ('x1', 't', 'long', 'u1', 'committed', 1990, now(), now())`.execute(open.db);
+  // 3,000 reports of 60 sessions, 10 runtimes each
+  await sql`
+    insert into prefix_reports (call_id, tenant_id, session_id, turn_id, turn, runtime, position, first_in_turn, protocol, body, request_tokens)
+    select 'c' || g, 't', 's' || (g % 60), 'u' || (g / 600), g / 600 + 1, 'p/r' || (g % 10), g, g % 20 < 10, 'openai', '{}', 1
+    from generate_series(1, 3000) g`.execute(open.db);
+}, 120_000);
+afterAll(async () => {
+  await open.close();
+  await database.drop();
+});
 
 /**
  * The async projections find the log row each of their rows is applied from by its position. On a
@@ -11,23 +37,6 @@ import { createTestDatabase } from '../support/stack';
  * index filtering on the position: that read grows with the session (issue 33).
  */
 describe('EXPLAIN: the async projections find a log row by its position, with no statistics', () => {
-  let database: { url: string; drop(): Promise<void> };
-  let open: OpenDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 2 });
-    await migrateToLatest(open.db);
-    // one long session and a few short ones; no analyze: the planner has only its defaults
-    await sql`
-      insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
-      select 't', case when g <= 2000 then 'long' else 'short-' || (g % 50) end, g, 'llm.calling@1', '{"body":"{}"}'::jsonb, '{}'::jsonb
-      from generate_series(1, 2500) g`.execute(open.db);
-  }, 120_000);
-  afterAll(async () => {
-    await open.close();
-    await database.drop();
-  });
-
   /** How the statement's plan reads `events`: each scan's node type and index. */
   const eventsScans = async (query: CompiledQuery) =>
     planNodes(await explain(open.db, query))
@@ -72,5 +81,35 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
       model: 'm',
     }));
     expect(await eventsScans(prefixReportsInsertQuery(inserts).compile(open.db))).toEqual(['Index Scan events_pkey']);
+  });
+});
+
+/**
+ * The reads of every turn, on tables with no statistics (the bench and CI databases: autovacuum
+ * off): a session's pending suffix is read by (stream_id, stream_version), not through the
+ * (tenant_id, stream_id) index that reads the whole stream; the prefix-report state reads
+ * prefix_reports by its session indexes, never the whole table (issue 33).
+ */
+describe('EXPLAIN: the per-turn reads take their session indexes, with no statistics', () => {
+  /** Every scan of the plan: `Seq Scan <relation>`, or the index it reads. */
+  const scans = async (query: CompiledQuery) =>
+    planNodes(await explain(open.db, query)).flatMap((n) =>
+      n['Node Type'] === 'Seq Scan' ? [`Seq Scan ${n['Relation Name']}`] : n['Index Name'] ? [n['Index Name']] : [],
+    );
+
+  it("the pending suffix and the last event of a type before it: by the stream's (stream_id, stream_version) index", async () => {
+    const query = pendingSuffixQuery('t', 'long', { lastBefore: 'session.preferences-changed@1', alongside: sql`null` }).compile(open.db);
+    const read = (await scans(query)).filter((s) => s.startsWith('events') || s.endsWith(' events'));
+    expect(read).toEqual(['events_stream_version_unique', 'events_stream_version_unique']);
+  });
+
+  it('the prefix-report state of a batch: each part by an index on the session, never the whole table', async () => {
+    const runtimes = Array.from({ length: 9 }, (_, i) => `p/r${i}`);
+    const calls = runtimes.map((runtime, i) => ({ tenantId: 't', sessionId: 's7', turnId: 'u9', runtime, callId: `new${i}` }));
+    const regenerated = { tenantId: 't', sessionId: 's8', turnId: 'u9b', runtime: 'p/r8', callId: 'new-r', retryFromTurnId: 'u2' };
+    const known = [{ tenantId: 't', sessionId: 's7', runtime: 'p/r1', callId: 'c2941', position: 2941, bodyMd5: '' }];
+    const read = (await scans(prefixStateQuery([...calls, regenerated], known).compile(open.db))).filter((s) => s.includes('prefix_reports'));
+    expect(read.filter((s) => s.startsWith('Seq Scan'))).toEqual([]);
+    expect(new Set(read)).toEqual(new Set(['prefix_reports_session', 'prefix_reports_runtime_first', 'prefix_reports_pkey']));
   });
 });
