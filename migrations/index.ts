@@ -29,6 +29,7 @@ import * as m0027 from './0027_execution_ended_payload';
 import * as m0028 from './0028_events_append_locked';
 import * as m0029 from './0029_inline_rebuilds';
 import * as m0030 from './0030_lz4_bodies';
+import * as m0031 from './0031_events_stream_preferences';
 
 /** Ordered migrations; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '0028_events_append_locked': m0028,
   '0029_inline_rebuilds': m0029,
   '0030_lz4_bodies': m0030,
+  '0031_events_stream_preferences': m0031,
 };

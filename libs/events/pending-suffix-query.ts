@@ -17,7 +17,10 @@ export type PendingSuffixRow = Parameters<typeof toStoredEvent>[0] & { from_vers
  * filtered on the version (issue 33: the suffix of a 650-event session read 110 buffers, now 27).
  *
  * With `lastBefore`, the last event of that type before the suffix comes in the same statement
- * (what `lastOfType` at the suffix's start reads), after the suffix's rows; with `alongside` (one
+ * (what `lastOfType` at the suffix's start reads), after the suffix's rows. The type is written in
+ * the statement, not sent as a parameter, so that a prepared statement's generic plan can take a
+ * partial index of that type (`events_stream_preferences`, migration 0031: the journal's
+ * `session.preferences-changed@1`) instead of walking the stream before the suffix. With `alongside` (one
  * value, a read of the session's views: `historyViewJson`), that value in a last row of its own,
  * read in the same snapshot.
  */
@@ -45,7 +48,7 @@ export function pendingSuffixQuery(
         : sql`union all
     select b.*, p.from_version, true as before_suffix${alongside === undefined ? sql`` : sql`, null::json`} from p cross join lateral (
       select * from (
-        select * from events where stream_id = ${streamId} and type = ${before} and stream_version < p.from_version
+        select * from events where stream_id = ${streamId} and type = ${sql.lit(before)} and stream_version < p.from_version
         order by stream_version desc offset 0
       ) s where s.tenant_id = ${tenantId} order by s.stream_version desc limit 1
     ) b`

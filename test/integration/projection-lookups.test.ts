@@ -92,16 +92,22 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
  */
 describe('EXPLAIN: the per-turn reads take their session indexes, with no statistics', () => {
   /** Every scan of the plan: `Seq Scan <relation>`, or the index it reads. */
-  const scans = async (query: CompiledQuery) =>
-    planNodes(await explain(open.db, query)).flatMap((n) =>
+  const scans = async (query: CompiledQuery, generic = false) =>
+    planNodes(await explain(open.db, query, { generic })).flatMap((n) =>
       n['Node Type'] === 'Seq Scan' ? [`Seq Scan ${n['Relation Name']}`] : n['Index Name'] ? [n['Index Name']] : [],
     );
 
-  it("the pending suffix and the last event of a type before it: by the stream's (stream_id, stream_version) index", async () => {
-    const query = pendingSuffixQuery('t', 'long', { lastBefore: 'session.preferences-changed@1', alongside: sql`null` }).compile(open.db);
-    const read = (await scans(query)).filter((s) => s.startsWith('events') || s.endsWith(' events'));
-    expect(read).toEqual(['events_stream_version_unique', 'events_stream_version_unique']);
-  });
+  it.each([
+    ['for its parameters', false],
+    ['generic (a prepared statement after its first runs)', true],
+  ])(
+    "the pending suffix by the stream's (stream_id, stream_version) index, the last preference change before it by its partial index (%s)",
+    async (_plan, generic) => {
+      const query = pendingSuffixQuery('t', 'long', { lastBefore: 'session.preferences-changed@1', alongside: sql`null` }).compile(open.db);
+      const read = (await scans(query, generic)).filter((s) => s.startsWith('events') || s.endsWith(' events'));
+      expect(read).toEqual(['events_stream_version_unique', 'events_stream_preferences']);
+    },
+  );
 
   it('the prefix-report state of a batch: each part by an index on the session, never the whole table', async () => {
     const runtimes = Array.from({ length: 9 }, (_, i) => `p/r${i}`);
