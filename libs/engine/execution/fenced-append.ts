@@ -300,7 +300,8 @@ export class ExecutionRun {
 
   /**
    * `call` (this run's model call, sent once its `llm.calling` is stored) while it is in flight: the
-   * groups of appends of the run's stage do not wait for this run meanwhile (`gatherStage`).
+   * groups of appends of the run's stage do not wait for this run meanwhile, but one recording a
+   * sibling's answer (`gatherStage`).
    */
   sending<T>(call: Promise<T>): Promise<T> {
     return stageGathering(this.journal)?.away(this.ref, call) ?? call;
