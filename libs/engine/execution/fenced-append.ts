@@ -107,7 +107,8 @@ export class ExecutionRun {
   protected appendStoring(build: (execution: ExecutionJournal) => NewEvent[], stored?: Stored): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       const gathering = stageGathering(this.journal);
-      gathering?.queued(this.ref);
+      // true: this append records the answer of the run's model call that just came back
+      const answers = gathering?.queued(this.ref) ?? false;
       // settled: the run goes on with its own work, on its way to its next append
       const settled = gathering ? () => gathering.resumed(this.ref) : () => undefined;
       const queued: QueuedAppend = {
@@ -130,9 +131,10 @@ export class ExecutionRun {
       }
       const group: AppendGroup = { store: this.store, appends: [queued] };
       openGroups.set(this.journal, group);
-      // while siblings of the stage are on their way to an append (their own work, no model call), the group waits for them (`gatherStage`)
+      // while siblings of the stage are on their way to an append (their own work; their model calls
+      // in flight too when this one records an answer), the group waits for them (`gatherStage`)
       const append = () => ExecutionRun.appendGroup(this.journal, group);
-      void onJournal(this.journal, gathering ? gathering.waitingFor(append) : append, group);
+      void onJournal(this.journal, gathering ? gathering.waitingFor(append, answers) : append, group);
     });
   }
 
@@ -298,7 +300,8 @@ export class ExecutionRun {
 
   /**
    * `call` (this run's model call, sent once its `llm.calling` is stored) while it is in flight: the
-   * groups of appends of the run's stage do not wait for this run meanwhile (`gatherStage`).
+   * groups of appends of the run's stage do not wait for this run meanwhile, but one recording a
+   * sibling's answer (`gatherStage`).
    */
   sending<T>(call: Promise<T>): Promise<T> {
     return stageGathering(this.journal)?.away(this.ref, call) ?? call;

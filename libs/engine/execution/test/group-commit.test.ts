@@ -259,6 +259,56 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
     }
   });
 
+  it('an append recording a model’s answer waits for the siblings’ calls in flight: the answers of calls sent together go as ONE append', async () => {
+    const { gathering, runs } = await stage(['a', 'b', 'c']);
+    const catchingUp = jest.spyOn(h.deps.store, 'appendCatchingUp');
+    const answers: ((reply: string) => void)[] = [];
+    const send = (i: number) => runs[i].sending(new Promise<string>((resolve) => (answers[i] = resolve)));
+    try {
+      gathering.left(runs[2].ref);
+      // a and b sent their calls together (their llm.calling stored)
+      const [callA, callB] = [send(0), send(1)];
+      answers[0]('a');
+      await callA;
+      // a's answer is recorded: its group waits for b's call, still in flight (was: a alone, b's answer behind it)
+      const first = runs[0].append((e) => [responded(e, 'a')]);
+      await ticks();
+      expect(catchingUp).not.toHaveBeenCalled();
+      answers[1]('b');
+      await callB;
+      await Promise.all([first, runs[1].append((e) => [responded(e, 'b')])]);
+      expect(catchingUp.mock.calls.map(([r]) => r.events.map(runtimeOf))).toEqual([['a', 'b']]);
+      // a's next append (its tool's outcome) records no answer: made at once, b's call in flight again is not waited for
+      const again = send(1);
+      await runs[0].append((e) => [responded(e, 'c')]);
+      expect(catchingUp).toHaveBeenCalledTimes(2);
+      answers[1]('b');
+      await again;
+    } finally {
+      catchingUp.mockRestore();
+      gathering.end();
+    }
+  });
+
+  it('a group recording an answer waits for a call in flight no longer than the bound', async () => {
+    const { job, journal } = await siblings([]);
+    const attempt = journal.get(job.executionId)!.latestAttempt;
+    const jobs = ['a', 'b'].map((runtimeId) => ({ ...job, pluginId: runtimeId, runtimeId }));
+    const gathering = gatherStage(journal, jobs, { boundMs: 1 });
+    const [a, b] = jobs.map((j) => new ExecutionRun(h.deps.store, journal, j, attempt));
+    let answerB!: (reply: string) => void;
+    try {
+      const callB = b.sending(new Promise<string>((resolve) => (answerB = resolve)));
+      await a.sending(Promise.resolve('a'));
+      // b's provider never answers meanwhile: a's answer is stored after the bound
+      await expect(a.append((e) => [responded(e, 'a')])).resolves.toBeGreaterThan(0);
+      answerB('b');
+      await callB;
+    } finally {
+      gathering.end();
+    }
+  });
+
   it('the stage’s end releases a waiting group', async () => {
     const { gathering, runs } = await stage(['a', 'b']);
     const first = runs[0].append((e) => [responded(e, 'a')]);
