@@ -16,6 +16,7 @@ describe('deepCopy (an execution copied for a tentative pass)', () => {
       lastFormValues: Object.freeze({ name: 'Ann' }),
       payload: parsed,
       at: new Date(0),
+      // eslint-disable-next-line no-sparse-arrays -- a hole, as structuredClone keeps it
       sparse: [1, , 3],
       sharedTwice: [shared, shared],
     };
