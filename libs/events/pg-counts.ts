@@ -68,7 +68,9 @@ export function transactionEffect(sql: string): 'begin' | 'end' | 'inside' {
 
 /** Statement texts whose label and transaction effect are kept (`statementFacts`); past it the oldest is forgotten. */
 export const STATEMENT_FACTS_KEPT = 512;
-/** Longer texts (a multi-row insert, say) are labelled each time, not kept. */
+/** Texts up to this long are kept by their whole text; a longer one by its head (`factsKey`). */
+const STATEMENT_FACTS_HEAD = 256;
+/** A longer key (a text without whitespace past its head) is labelled each time, not kept. */
 const STATEMENT_FACTS_MAX_TEXT = 4096;
 
 interface StatementFacts {
@@ -76,23 +78,55 @@ interface StatementFacts {
   effect: 'begin' | 'end' | 'inside';
 }
 
+/** Kept facts of a text, and whether they hold for every longer text it is the head of (`factsKey`). */
+interface KeptFacts {
+  facts: StatementFacts;
+  /** Its normalised text has `STATEMENT_LABEL_LENGTH` code points or more. */
+  full: boolean;
+}
+
+const isSpace = (code: number) => (code <= 32 ? code === 32 || (code >= 9 && code <= 13) : /\s/.test(String.fromCharCode(code)));
+
 /**
- * `statementLabel` and `transactionEffect` of a text, memoised by the text: a process sends the same
- * few dozen statement texts over and over, and the label's regular expressions were a visible share
- * of a turn's CPU (issue 33). Bounded: at most `STATEMENT_FACTS_KEPT` texts, the oldest forgotten first.
+ * The head of a long text that decides its facts: the text up to its first run of whitespace at or
+ * after `STATEMENT_FACTS_HEAD` characters (the whole text when it is not longer, or has none).
+ * Cut where whitespace starts, the head normalises (`statementLabel`) to a prefix of what the whole
+ * text does: the collapsing and trimming of whitespace and the replacing of `$1` and numbers never
+ * reach across whitespace. So when the head's normalised text has a label's length, the label (and
+ * the transaction effect, decided by the first 32 characters) of the text is the head's.
+ */
+export function factsKey(sql: string): string {
+  if (sql.length <= STATEMENT_FACTS_HEAD) return sql;
+  for (let i = STATEMENT_FACTS_HEAD; i < sql.length; i++) {
+    if (isSpace(sql.charCodeAt(i)) && !isSpace(sql.charCodeAt(i - 1))) return sql.slice(0, i);
+  }
+  return sql;
+}
+
+/**
+ * `statementLabel` and `transactionEffect` of a text, memoised by the text, or by its head when it
+ * is long (`factsKey`: the statements of an append with rows and projections are kilobytes, and
+ * finding one by its whole text hashed it all each time, re-labelling those past the memo's bound
+ * of length): a process sends the same few dozen statement texts over and over, and the label's
+ * regular expressions were a visible share of a turn's CPU (issue 33). Bounded: at most
+ * `STATEMENT_FACTS_KEPT` texts, the oldest forgotten first.
  */
 export class StatementFactsMemo {
-  private readonly facts: BoundedMemo<string, StatementFacts>;
+  private readonly facts: BoundedMemo<string, KeptFacts>;
   constructor(kept = STATEMENT_FACTS_KEPT) {
     this.facts = new BoundedMemo({ maxEntries: kept });
   }
 
   of(sql: string): StatementFacts {
-    const known = this.facts.get(sql);
-    if (known) return known;
-    const facts = { label: statementLabel(sql), effect: transactionEffect(sql) };
-    if (sql.length <= STATEMENT_FACTS_MAX_TEXT) this.facts.set(sql, facts);
-    return facts;
+    const key = factsKey(sql);
+    const known = this.facts.get(key);
+    // a head's facts are the whole text's when its label is complete
+    if (known && (key === sql || known.full)) return known.facts;
+    const label = statementLabel(key);
+    const kept = { facts: { label, effect: transactionEffect(key) }, full: Array.from(label).length >= STATEMENT_LABEL_LENGTH };
+    if (key.length <= STATEMENT_FACTS_MAX_TEXT) this.facts.set(key, kept);
+    if (key === sql || kept.full) return kept.facts;
+    return { label: statementLabel(sql), effect: transactionEffect(sql) };
   }
 
   get size(): number {

@@ -9,6 +9,7 @@ import {
   turnMessagesProjection,
 } from '../../events';
 import { JournalGapError } from '../errors';
+import { deepCopy } from './deep-copy';
 import { resultKey } from './input-hash';
 import { NO_PREFERENCES } from '../preferences/session-preferences';
 
@@ -281,7 +282,7 @@ export class SessionJournal {
     if (typeof id !== 'string' || this.copied!.has(id)) return;
     this.copied!.add(id);
     const execution = this.executions.get(id);
-    if (execution) this.executions.set(id, structuredClone(execution));
+    if (execution) this.executions.set(id, deepCopy(execution));
   }
 
   private agentLoop(executionId: string, key: string): AgentLoopRecord | undefined {

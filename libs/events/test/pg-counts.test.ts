@@ -1,4 +1,4 @@
-import { BoundedTally, StatementFactsMemo, statementLabel, transactionEffect } from '../pg-counts';
+import { BoundedTally, factsKey, StatementFactsMemo, statementLabel, transactionEffect } from '../pg-counts';
 
 describe('statementLabel', () => {
   it('collapses whitespace, writes parameters as $n and numbers as ?, keeps 60 code points', () => {
@@ -48,5 +48,57 @@ describe('StatementFactsMemo', () => {
     const long = `select '${'x'.repeat(5000)}'`;
     expect(memo2.of(long).label).toBe(statementLabel(long));
     expect(memo2.size).toBe(1);
+  });
+
+  it('finds a long text by its head, with the facts of the whole text in every case', () => {
+    const memo = new StatementFactsMemo(64);
+    const head = `with w as (insert into "events" ("tenant_id", "stream_id") values ($1, $2) returning *) ${'select 1 '.repeat(20)}`;
+    const long = (i: number) => `${head}union all select ${i} from "executions" where "session_id" = $${i}`;
+    // texts that differ past their head are one entry, answered from it
+    expect(memo.of(long(3))).toEqual({ label: statementLabel(long(3)), effect: 'inside' });
+    expect(memo.of(long(4))).toBe(memo.of(long(3)));
+    expect(memo.size).toBe(1);
+    // texts whose head normalises short of a label (whitespace, numbers) or is cut in a number, a
+    // parameter, a word: the whole text's facts, whatever was kept before under the same head
+    const next = (() => {
+      let state = 7;
+      return () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+    })();
+    const pieces = [
+      'BEGIN',
+      'commit',
+      ' ',
+      '\n\t ',
+      '\u00a0',
+      '\ufeff',
+      ' '.repeat(300),
+      '$1',
+      '$12',
+      '123',
+      '12ab',
+      'x9',
+      'select',
+      '"events"',
+      '😀',
+      '漢字',
+      ';',
+    ];
+    for (let i = 0; i < 3000; i++) {
+      let text = '';
+      while (text.length < 200 + next() * 400) text += pieces[Math.floor(next() * pieces.length)];
+      expect(memo.of(text)).toEqual({ label: statementLabel(text), effect: transactionEffect(text) });
+      expect(memo.of(text.slice(0, 300))).toEqual({ label: statementLabel(text.slice(0, 300)), effect: transactionEffect(text.slice(0, 300)) });
+    }
+    // two texts of one head that normalises short of a label: each its own label, not the first one's
+    const shortHead = `select${' '.repeat(300)}${'a'.repeat(10)}`;
+    const [first, second] = [`${shortHead} from "events" where 1 = 1`, `${shortHead} from "executions" where 2 = 2`];
+    expect(factsKey(first)).toBe(shortHead);
+    expect(memo.of(first).label).toBe(statementLabel(first));
+    expect(memo.of(second).label).toBe(statementLabel(second));
+    expect(statementLabel(second)).not.toBe(statementLabel(first));
+    // a head is cut where whitespace starts, at or past 256 characters
+    expect(factsKey('s'.repeat(300))).toBe('s'.repeat(300));
+    expect(factsKey(`${'s'.repeat(260)}  x`)).toBe('s'.repeat(260));
+    expect(factsKey(`${'s '.repeat(200)}`)).toBe('s '.repeat(129).trimEnd());
   });
 });
