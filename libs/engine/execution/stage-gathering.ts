@@ -80,6 +80,8 @@ export class Gathering {
   queued(member: object): boolean {
     const answers = this.answered.delete(member);
     this.idle(member);
+    // appended from inside its call (the stream fallback's llm.calling): that call cannot come back before the group is made
+    if (this.calling.has(member) && this.waiting?.forCalls) this.release();
     return answers;
   }
 

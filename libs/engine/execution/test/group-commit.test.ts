@@ -309,6 +309,37 @@ describe('group commit of the appends queued on one journal (ExecutionRun)', () 
     }
   });
 
+  it('a sibling whose call in flight appends (the stream fallback records its llm.calling) does not hold a group recording an answer', async () => {
+    const { gathering, runs } = await stage(['a', 'b']);
+    let answerA!: (reply: string) => void;
+    let fallbackDue!: () => void;
+    let fallbackStored = false;
+    try {
+      const callA = runs[0].sending(new Promise<string>((resolve) => (answerA = resolve)));
+      // b's call: its stream is refused, the fallback's llm.calling is recorded (an append), then sent
+      const callB = runs[1].sending(
+        (async () => {
+          await new Promise<void>((resolve) => (fallbackDue = resolve));
+          await runs[1].append((e) => [responded(e, 'b-fallback')]);
+          fallbackStored = true;
+          return 'b';
+        })(),
+      );
+      answerA('a');
+      await callA;
+      // a's run ends after its answer (nothing else of it to wait for)
+      const first = runs[0].append((e) => [responded(e, 'a')]).then(() => gathering.left(runs[0].ref));
+      await ticks();
+      fallbackDue();
+      // held by a's group (waiting for b's call, which waits for that group) it would come only at the bound (none here)
+      await callB;
+      expect(fallbackStored).toBe(true);
+      await first;
+    } finally {
+      gathering.end();
+    }
+  });
+
   it('the stage’s end releases a waiting group', async () => {
     const { gathering, runs } = await stage(['a', 'b']);
     const first = runs[0].append((e) => [responded(e, 'a')]);
