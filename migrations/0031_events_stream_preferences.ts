@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { LOCK_TIMEOUT } from './0030_lz4_bodies';
 
 /**
  * A session's preference changes (`session.preferences-changed@1`) by (stream, version), in a
@@ -9,14 +10,27 @@ import { type Kysely, sql } from 'kysely';
  * buffer hits on a 650-event session, now 2; the walk grows with the session). An append of any
  * other type does not touch it.
  *
- * Built like `events_session_branches` (0020): in the migrations' transaction, appends wait for
- * the build (one read of the log).
+ * Built like `events_session_branches` (0020), in the migrations' transaction: the build holds the
+ * log's SHARE lock, so appends wait for one read of the log (docs/operations.md: on a large log run
+ * `npm run migrate` before starting new workers). It waits for that lock at most `LOCK_TIMEOUT`
+ * (then fails with lock_not_available, having built nothing, and can be run again): queued behind a
+ * long transaction that writes the log, the lock request would otherwise hold up every append
+ * queued behind it. The lock timeout is the block's own, set back after it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    create index events_stream_preferences
-    on events (stream_id, stream_version)
-    where type = 'session.preferences-changed@1'`.execute(db);
+  await sql
+    .raw(
+      `do $$
+    declare
+      previous text := current_setting('lock_timeout');
+    begin
+      perform set_config('lock_timeout', '${LOCK_TIMEOUT}', true);
+      create index events_stream_preferences on events (stream_id, stream_version)
+        where type = 'session.preferences-changed@1';
+      perform set_config('lock_timeout', previous, true);
+    end $$`,
+    )
+    .execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

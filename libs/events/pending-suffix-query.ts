@@ -15,6 +15,9 @@ export type PendingSuffixRow = Parameters<typeof toStoredEvent>[0] & { from_vers
  * refuses another's). With the tenant in the same scan, a log without statistics (autovacuum off, a
  * new database) was read through the (tenant_id, stream_id) index, the session's whole stream
  * filtered on the version (issue 33: the suffix of a 650-event session read 110 buffers, now 27).
+ * The tenant checked after the read means that a stream id of another tenant returns no row but
+ * is still walked (its suffix, by index): callers pass a session id already found in their tenant
+ * (the session's view, the cancel's execution), as every caller does today.
  *
  * With `lastBefore`, the last event of that type before the suffix comes in the same statement
  * (what `lastOfType` at the suffix's start reads), after the suffix's rows. The type is written in

@@ -8,6 +8,7 @@ import { ASYNC_PROJECTIONS, createAsyncProjector } from '../../libs/engine';
 import { dumpProjections } from '../support/projection-dump';
 import { createTestDatabase, startStack } from '../support/stack';
 import * as lz4Migration from '../../migrations/0030_lz4_bodies';
+import * as preferencesIndex from '../../migrations/0031_events_stream_preferences';
 
 const run = promisify(execFile);
 /** The database as a migration takes it (kysely's migrations are untyped). */
@@ -122,6 +123,33 @@ describe('event log on the real PostgreSQL', () => {
     });
     expect(after).toBe('0');
     expect(await compression()).toBe(lz4 ? 'l' : '');
+  }, 60_000);
+
+  it('migration 0031 waits at most its lock timeout behind a transaction writing events, builds nothing then, and applies once it ends', async () => {
+    const indexed = async () =>
+      (await sql<{ present: boolean }>`select to_regclass('events_stream_preferences') is not null as present`.execute(open.db)).rows[0].present;
+    await preferencesIndex.down(asMigrated(open));
+    expect(await indexed()).toBe(false);
+    const writer = await open.db.connection().execute(async (conn) => {
+      // a transaction that writes the log (an append's lock) until it ends: the build's SHARE lock waits for it
+      await sql`begin`.execute(conn);
+      await sql`lock table events in row exclusive mode`.execute(conn);
+      const error = await preferencesIndex.up(asMigrated(open)).then(
+        () => null,
+        (e: unknown) => e as { code?: string },
+      );
+      await sql`commit`.execute(conn);
+      return { error };
+    });
+    expect(writer.error?.code).toBe('55P03'); // lock_not_available: it did not queue up (and hold up appends) forever
+    expect(await indexed()).toBe(false);
+    // as the migrator runs it: in a transaction, whose own lock timeout is as before after it
+    const after = await open.db.transaction().execute(async (trx) => {
+      await preferencesIndex.up(trx as unknown as Kysely<unknown>);
+      return (await sql<{ t: string }>`select current_setting('lock_timeout') as t`.execute(trx)).rows[0].t;
+    });
+    expect(after).toBe('0');
+    expect(await indexed()).toBe(true);
   }, 60_000);
 });
 

@@ -12,8 +12,11 @@ import type { SessionJournal } from '../journal/journal';
  * flight (`away`) is waited for only by a group that records a model's answer (its first append is
  * that of a run whose call just came back: `queued` says so): the calls a stage sends together
  * mostly come back together, and their answers then go as one append instead of the first alone
- * and the rest behind it (issue 33); a group that would send a call (an `llm.calling`) does not
- * wait for a provider. Nothing is built or stored while a group waits (each append is built at the
+ * and the rest behind it (issue 33); a group started by a call's `llm.calling` does not wait for a
+ * provider (a sibling's `llm.calling` that joins a group waiting for calls waits with it, at most
+ * the bound; one appended from inside a call in flight, the stream fallback's, releases it). Every
+ * call in flight is waited for, not only those sent with the answered one: beside a long call (a
+ * slow provider, a long stream) each answer of a sibling waits the bound. Nothing is built or stored while a group waits (each append is built at the
  * group's turn, from the journal as it stands then, fenced as always), nothing is run or sent by a
  * run whose append waits (an answer is stored before its tools run), and no model call is sent
  * before its `llm.calling` is stored: the wait only moves when the group is made. It is bounded
