@@ -52,10 +52,30 @@ describe('AsyncProjector.replay (PGlite)', () => {
     const replaying = new AsyncProjector({ db: open.db, projections: ASYNC_PROJECTIONS, owner: `${REPLAY_OWNER_PREFIX}1`, logger: quiet, batchSize: 4 });
     const progress: string[] = [];
     let done = false;
-    const replay = replaying.replay({ onProgress: (p) => p.done && progress.push(`${p.projection}/${p.shard}`) }).finally(() => (done = true));
+    let progressed: () => void = () => undefined;
+    const replay = replaying
+      .replay({
+        onProgress: (p) => {
+          if (!p.done) return;
+          progress.push(`${p.projection}/${p.shard}`);
+          progressed();
+        },
+      })
+      .finally(() => {
+        done = true;
+        progressed();
+      });
+    // a round of appends and a live pass from the replay's start, then one each time it has finished 8 more shards
+    // (twice in each projection's replay), until it ends: not as fast as they go, when each round lengthens the
+    // replay (it reads each shard up to its head) and the replay ran 40 rounds and more
     for (let n = 4; !done || n < 6; n++) {
       for (const s of sessions) await turn(s, n);
       await live.runOnce();
+      const shardsDone = progress.length;
+      await new Promise<void>((resolve) => {
+        progressed = () => (done || progress.length >= shardsDone + 8 ? resolve() : undefined);
+        progressed();
+      });
     }
     const result = await replay;
     expect(result.projections.map((p) => [p.name, p.quarantined])).toEqual([

@@ -272,8 +272,10 @@ describe('AsyncProjector (PGlite)', () => {
   it('a lease granted late in a long transaction runs from when it is granted, not from when the transaction began', async () => {
     await ensureShards(open.db, ['trace_events']);
     await open.db.transaction().execute(async (trx) => {
-      // a shared round that took 3 s before it renewed its leases
-      await sql`select pg_sleep(3)`.execute(trx);
+      // a shared round that took 3 s before it renewed its leases: the transaction begun (now() fixed), then
+      // 3 s on a timer (PGlite's pg_sleep polls the clock: a second of it costs about 0.4 s of CPU)
+      await sql`select now()`.execute(trx);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
       expect(await takeProjection(trx, { name: 'trace_events', owner: 'w', leaseMs: 6000 })).toBe(LOG_PARTITIONS);
     });
     const { rows } = await sql<{ left: number }>`
