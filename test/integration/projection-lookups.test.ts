@@ -109,12 +109,15 @@ describe('EXPLAIN: the per-turn reads take their session indexes, with no statis
     },
   );
 
-  it('the prefix-report state of a batch: each part by an index on the session, never the whole table', async () => {
+  it.each([
+    ['for its parameters', false],
+    ['generic (a prepared statement after its first runs)', true],
+  ])('the prefix-report state of a batch: each part by an index on the session, never the whole table (%s)', async (_plan, generic) => {
     const runtimes = Array.from({ length: 9 }, (_, i) => `p/r${i}`);
     const calls = runtimes.map((runtime, i) => ({ tenantId: 't', sessionId: 's7', turnId: 'u9', runtime, callId: `new${i}` }));
     const regenerated = { tenantId: 't', sessionId: 's8', turnId: 'u9b', runtime: 'p/r8', callId: 'new-r', retryFromTurnId: 'u2' };
     const known = [{ tenantId: 't', sessionId: 's7', runtime: 'p/r1', callId: 'c2941', position: 2941, bodyMd5: '' }];
-    const read = (await scans(prefixStateQuery([...calls, regenerated], known).compile(open.db))).filter((s) => s.includes('prefix_reports'));
+    const read = (await scans(prefixStateQuery([...calls, regenerated], known).compile(open.db), generic)).filter((s) => s.includes('prefix_reports'));
     expect(read.filter((s) => s.startsWith('Seq Scan'))).toEqual([]);
     expect(new Set(read)).toEqual(new Set(['prefix_reports_session', 'prefix_reports_runtime_first', 'prefix_reports_pkey']));
   });

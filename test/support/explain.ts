@@ -43,11 +43,24 @@ async function explainGeneric<Db>(db: Kysely<Db>, compiled: { sql: string; param
   });
 }
 
+const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/** An element of an array's text form: NULL, or double-quoted with `"` and `\\` escaped. */
+function arrayElement(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'bigint' && typeof value !== 'boolean') {
+    throw new Error(`explain: no array element literal for ${JSON.stringify(value)}`);
+  }
+  return `"${String(value).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
 /** A parameter written as an SQL literal (the types the EXPLAIN tests send). */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  if (typeof value === 'string') return `'${value.replace(/'/g, "''")}'`;
+  if (typeof value === 'string') return quoted(value);
+  // an array as its text ('{"a","b"}', untyped): the statement's cast of the parameter gives it its type
+  if (Array.isArray(value)) return quoted(`{${value.map(arrayElement).join(',')}}`);
   throw new Error(`explain: no literal for the parameter ${JSON.stringify(value)}`);
 }
 
