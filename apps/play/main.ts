@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { loadConfig } from '../../libs/engine';
+import { loadEngineLocation } from '../../libs/engine/client-entry';
 import { readPlayOptions, USAGE } from './options';
 import { PlayClient } from './play-client';
 import { colorWanted, painter } from './style';
@@ -15,8 +15,8 @@ import { runMain } from '../process-lifecycle';
  * 100 columns; colour on a terminal unless NO_COLOR is set.
  */
 async function main() {
-  const config = loadConfig();
-  const options = readPlayOptions(process.argv.slice(2), process.env, config);
+  // of the engine's settings, only where it is (PORT, COVEL_DATA_DIR): another one set wrong is the engine's business
+  const options = readPlayOptions(process.argv.slice(2), process.env, loadEngineLocation());
   if (options.help) return void process.stdout.write(`${USAGE}\n`);
   if (!options.apiKey) throw new Error(`no API key: set COVEL_API_KEY, or start the engine with npm start (it writes ${options.keyFile})`);
   const columns = process.stdout.columns ?? (Number(process.env.COLUMNS) || undefined);

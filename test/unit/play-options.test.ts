@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
 import { PlayClient } from '../../apps/play/play-client';
 import { ProviderEmulator, replyBookScript } from '../../libs/emulator';
@@ -73,6 +73,41 @@ describe('npm run play cannot reach the engine', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/Unknown option '--lang'/);
     expect(unknown.stderr).toContain('--locale <tag>');
+  }, 30_000);
+
+  it("reads of the engine's settings only PORT and COVEL_DATA_DIR: another one set wrong does not stop it, a wrong PORT does", async () => {
+    const port = await freePort();
+    const others = { COVEL_LOG_LEVEL: 'loud', COVEL_BOOTSTRAP_API_KEY: 'weak', DATABASE_URL: 'not a url' };
+    const unused = await runPlay([], { ...others, COVEL_DATA_DIR: dir, COVEL_URL: `http://127.0.0.1:${port}` }, '');
+    expect(unused.code).toBe(1);
+    expect(unused.stderr).toContain(`cannot reach the Covel engine at http://127.0.0.1:${port}`);
+    expect(unused.stderr).not.toContain('bad environment');
+    const badPort = await runPlay([], { COVEL_DATA_DIR: dir, PORT: 'three thousand' }, '');
+    expect(badPort.code).toBe(1);
+    expect(badPort.stderr).toMatch(/^bad environment: PORT: /);
+  }, 30_000);
+
+  it('loads none of the engine: no database, queue, metrics or HTTP framework package', async () => {
+    // the player run with --help, then the files it loaded
+    const script = [
+      "process.argv.splice(1, Infinity, 'apps/play/main.ts', '--help');",
+      "process.on('exit', () => process.stderr.write(JSON.stringify(Object.keys(require.cache))));",
+      "require('./apps/play/main.ts');",
+    ].join('\n');
+    const child = spawn(process.execPath, ['-r', './tools/register.js', '-e', script], { cwd: root, env: { ...bare, COVEL_DATA_DIR: dir }, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    expect(stdout).toContain('--locale <tag>');
+    const loaded = (JSON.parse(stderr) as string[]).map((file) => relative(root, file));
+    expect(loaded).toContain(join('apps', 'play', 'terminal.ts'));
+    const engine = loaded.filter((file) =>
+      /node_modules\/(kysely|ioredis|bullmq|prom-client|@nestjs|@electric-sql|pg)\/|^libs\/(engine|events)\/index\.ts$/.test(file),
+    );
+    expect(engine).toEqual([]);
   }, 30_000);
 });
 

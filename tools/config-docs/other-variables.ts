@@ -20,7 +20,8 @@ export interface OtherVariableGroup {
 export const OTHER_VARIABLES: readonly OtherVariableGroup[] = [
   {
     title: 'Play client',
-    readBy: '`npm run play` (`apps/play/`; it also reads `PORT` and `COVEL_DATA_DIR` above)',
+    readBy:
+      "`npm run play` (`apps/play/`; of the engine's variables above it reads `PORT` and `COVEL_DATA_DIR` only, checked as the engine checks them: another one set wrong does not stop it)",
     variables: [
       {
         name: 'COVEL_URL',

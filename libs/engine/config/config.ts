@@ -1,8 +1,9 @@
 import { delimiter, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { EngineError } from '../../errors';
 import { APP_ROLE_PATTERN, DEFAULT_PROJECTION_IDLE_DELAY_MS, DEFAULT_QUARANTINE_AFTER } from '../../events';
 import { apiKeyWeakness } from './api-key-strength';
+import { ConfigError, configErrorOf } from './config-error';
+import { dataDirOf, EngineLocationEnv } from './engine-location';
 import { SHARED_PROMPTS_DIR } from '../../plugins-sdk';
 import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logging';
 
@@ -40,13 +41,7 @@ const about = (description: string) => ({ description });
  * when the page is stale or a variable read in code is missing from it.
  */
 export const EngineEnv = z.object({
-  PORT: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(65535)
-    .default(3000)
-    .meta(about("The HTTP API's port (also `/metrics` for the operator's key, `/inspector`, `/docs`); 0 picks a free one.")),
+  PORT: EngineLocationEnv.PORT,
   COVEL_HOST: z
     .preprocess(emptyAsUnset, z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'an IP address or a host name' }).default('127.0.0.1'))
     .meta(
@@ -92,10 +87,7 @@ export const EngineEnv = z.object({
     .preprocess(emptyAsUnset, z.string().regex(APP_ROLE_PATTERN, 'a plain SQL identifier').optional())
     .meta(about('The role `DATABASE_URL` connects as: granted what the API and workers need after migrating.')),
   REDIS_URL: z.preprocess(emptyAsUnset, z.string().url().optional()).meta(about('Redis for BullMQ and the delta bus. Unset: the in-process queue and bus.')),
-  COVEL_DATA_DIR: z
-    .string()
-    .optional()
-    .meta(about('Embedded data (PGlite, the dev key file) and its lock `pglite.lock`; default `.covel/` in the repository.')),
+  COVEL_DATA_DIR: EngineLocationEnv.COVEL_DATA_DIR,
   COVEL_QUEUE_PREFIX: z.string().default('covel').meta(about("Prefix of the BullMQ queues' and the delta bus's Redis keys.")),
   COVEL_WORKER_CONCURRENCY: z.coerce.number().int().positive().default(8).meta(about('Turn steps and runtime calls each a process runs at once.')),
   COVEL_SCHEDULER_WINDOW: z
@@ -363,20 +355,12 @@ export function configWarnings(config: EngineConfig): string[] {
   return warnings;
 }
 
-export class ConfigError extends EngineError {
-  readonly code = 'CONFIG_INVALID';
-  readonly category = 'invalid';
-  constructor(issues: { path: string; message: string }[]) {
-    super(`bad environment: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-  }
-}
-
 const repoRoot = resolve(__dirname, '..', '..', '..');
 
 /** Reads the process environment into one validated config. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = EngineEnv.safeParse(env);
-  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  if (!parsed.success) throw configErrorOf(parsed.error.issues);
   const e = parsed.data;
   if (e.COVEL_MIGRATION_DATABASE_URL && !e.DATABASE_URL) {
     throw new ConfigError([{ path: 'COVEL_MIGRATION_DATABASE_URL', message: 'needs DATABASE_URL (the app role): migrations by the owner are for PostgreSQL' }]);
@@ -397,7 +381,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       { path: 'COVEL_HTTP_HEADERS_TIMEOUT_MS', message: 'must be at most COVEL_HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)' },
     ]);
   }
-  const dataDir = resolve(e.COVEL_DATA_DIR ?? join(repoRoot, '.covel'));
+  const dataDir = dataDirOf(e.COVEL_DATA_DIR);
   return {
     port: e.PORT,
     bodyLimitBytes: e.COVEL_BODY_LIMIT_BYTES,

@@ -1,4 +1,7 @@
 /** The engine's configuration: the environment validated (`loadConfig`) and the API key strength check. */
 export { MIN_API_KEY_BITS, MIN_API_KEY_LENGTH, apiKeyWeakness, estimatedKeyBits } from './api-key-strength';
-export { ConfigError, configWarnings, DEFAULT_HISTORY_MESSAGE_LIMIT, DEFAULT_TURN_DEADLINE_MS, EngineEnv, loadConfig } from './config';
+export { configWarnings, DEFAULT_HISTORY_MESSAGE_LIMIT, DEFAULT_TURN_DEADLINE_MS, EngineEnv, loadConfig } from './config';
 export type { EngineConfig } from './config';
+export { ConfigError } from './config-error';
+export { loadEngineLocation } from './engine-location';
+export type { EngineLocationConfig } from './engine-location';

@@ -9,5 +9,6 @@ export type { WorldCursor } from './world-cursor';
 export type { WorldView, WorldSummaryView } from './world-views';
 export { moveSessionWorld } from './session-world-move';
 export type { MoveSessionWorldRequest } from './session-world-move';
-export { WorldFileError, importedWorld, exportedWorld, WORLD_IMPORT_LIMIT_BYTES } from './world-files';
+export { WorldFileError, importedWorld, exportedWorld } from './world-files';
+export { WORLD_IMPORT_LIMIT_BYTES } from './import-limit';
 export type { WorldExportFormat, WorldFile } from './world-files';

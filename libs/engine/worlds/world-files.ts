@@ -4,9 +4,6 @@ import type { WorldDocument } from '../../plugins-sdk';
 import { CARD_ERROR_CATEGORY, cardToWorld, exportWorldArchive, importWorldArchive, parseCard, worldToCard } from '../../world-files';
 import { validWorldDocument } from './world-document';
 
-/** The largest world file read (a card's PNG, a zip of a world folder): `POST /v1/worlds/import` answers 413 above it. */
-export const WORLD_IMPORT_LIMIT_BYTES = 16 * 1024 * 1024;
-
 /** A world file the API could not read (a bad archive or card): 400 or 413 naming what is wrong; nothing was created. */
 export class WorldFileError extends EngineError {
   override readonly issues: readonly ErrorIssue[];

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_PROJECTION_IDLE_DELAY_MS } from '../../../events';
-import { apiKeyWeakness, ConfigError, configWarnings, estimatedKeyBits, loadConfig } from '../..';
+import { apiKeyWeakness, ConfigError, configWarnings, estimatedKeyBits, loadConfig, loadEngineLocation } from '../..';
 
 describe('COVEL_BOOTSTRAP_API_KEY strength', () => {
   const rejected = (key: string) => () => loadConfig({ COVEL_BOOTSTRAP_API_KEY: key });
@@ -136,5 +136,36 @@ describe('configWarnings', () => {
   it('is quiet with COVEL_KEY_PEPPER set, and on the embedded default', () => {
     expect(configWarnings(loadConfig({ DATABASE_URL: 'postgres://127.0.0.1:5432/covel', COVEL_KEY_PEPPER: pepper }))).toEqual([]);
     expect(configWarnings(loadConfig({}))).toEqual([]);
+  });
+});
+
+describe('loadEngineLocation: PORT and COVEL_DATA_DIR alone (npm run play)', () => {
+  it('gives the port and data directory loadConfig gives, unset or set', () => {
+    for (const env of [{}, { PORT: '0', COVEL_DATA_DIR: 'some/dir' }, { PORT: '4100', COVEL_DATA_DIR: '/tmp/données 数据' }]) {
+      const config = loadConfig(env);
+      expect(loadEngineLocation(env)).toEqual({ port: config.port, dataDir: config.dataDir });
+    }
+  });
+
+  it('refuses a bad PORT with the ConfigError loadConfig throws', () => {
+    for (const port of ['three thousand', '65536', '-1', '80.5']) {
+      const thrown = (load: () => unknown) => {
+        try {
+          load();
+        } catch (error) {
+          return error;
+        }
+      };
+      const error = thrown(() => loadEngineLocation({ PORT: port }));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toBe((thrown(() => loadConfig({ PORT: port })) as Error).message);
+      expect((error as Error).message).toMatch(/^bad environment: PORT: /);
+    }
+  });
+
+  it("does not read the engine's other settings", () => {
+    const env = { PORT: '4100', COVEL_LOG_LEVEL: 'loud', COVEL_BOOTSTRAP_API_KEY: 'weak', DATABASE_URL: 'not a url' };
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(loadEngineLocation(env).port).toBe(4100);
   });
 });
