@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { loadEngineLocation } from '../../libs/engine/client-entry';
+import { loadEngineLocation } from '../../libs/engine-client';
 import { readPlayOptions, USAGE } from './options';
 import { PlayClient } from './play-client';
 import { colorWanted, painter } from './style';

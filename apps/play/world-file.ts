@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, extname, resolve } from 'node:path';
-import { WORLD_IMPORT_LIMIT_BYTES } from '../../libs/engine/client-entry';
+import { WORLD_IMPORT_LIMIT_BYTES } from '../../libs/engine-client';
 
 /** Where a relative name is read from: the folder `npm run play` was typed in (npm runs the script in the package's folder and says where it was called from in INIT_CWD). */
 const startFolder = (): string => process.env.INIT_CWD || process.cwd();

@@ -3,7 +3,7 @@ export type { Engine, EngineCloseOptions, EngineRole, EngineOverrides } from './
 export { loadConfig, ConfigError, configWarnings, EngineEnv } from './config';
 export { apiKeyWeakness, estimatedKeyBits, MIN_API_KEY_BITS, MIN_API_KEY_LENGTH } from './config';
 export type { EngineConfig } from './config';
-// where an engine is (PORT, COVEL_DATA_DIR), alone: also what ./client-entry gives a client that does not load the engine
+// where an engine is (PORT, COVEL_DATA_DIR), alone: also what libs/engine-client gives a client that does not load the engine
 export { loadEngineLocation } from './config';
 export type { EngineLocationConfig } from './config';
 export { SessionService } from './session';

@@ -2,8 +2,7 @@ import { delimiter, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { APP_ROLE_PATTERN, DEFAULT_PROJECTION_IDLE_DELAY_MS, DEFAULT_QUARANTINE_AFTER } from '../../events';
 import { apiKeyWeakness } from './api-key-strength';
-import { ConfigError, configErrorOf } from './config-error';
-import { dataDirOf, EngineLocationEnv } from './engine-location';
+import { ConfigError, configErrorOf, dataDirOf, EngineLocationEnv } from '../../engine-client';
 import { SHARED_PROMPTS_DIR } from '../../plugins-sdk';
 import { LOG_FORMATS, LOG_LEVELS, secretValues, type LogSettings } from '../logging';
 

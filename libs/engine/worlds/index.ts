@@ -10,5 +10,5 @@ export type { WorldView, WorldSummaryView } from './world-views';
 export { moveSessionWorld } from './session-world-move';
 export type { MoveSessionWorldRequest } from './session-world-move';
 export { WorldFileError, importedWorld, exportedWorld } from './world-files';
-export { WORLD_IMPORT_LIMIT_BYTES } from './import-limit';
+export { WORLD_IMPORT_LIMIT_BYTES } from '../../engine-client';
 export type { WorldExportFormat, WorldFile } from './world-files';

@@ -1,4 +1,4 @@
-import { EngineError } from '../../errors';
+import { EngineError } from '../errors';
 
 /** An environment the engine (or a client reading its settings: `npm run play`) cannot run with: each variable and what is wrong with it. */
 export class ConfigError extends EngineError {

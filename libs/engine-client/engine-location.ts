@@ -21,7 +21,7 @@ export const EngineLocationEnv = {
     .meta({ description: 'Embedded data (PGlite, the dev key file) and its lock `pglite.lock`; default `.covel/` in the repository.' }),
 };
 
-const repoRoot = resolve(__dirname, '..', '..', '..');
+const repoRoot = resolve(__dirname, '..', '..');
 
 /** `COVEL_DATA_DIR` as a folder: resolved from the current one, `.covel/` in the repository when unset. */
 export const dataDirOf = (setting: string | undefined): string => resolve(setting ?? join(repoRoot, '.covel'));
