@@ -1,4 +1,5 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { withLockTimeout } from './lock-timeout';
 
 /**
  * The columns that hold a turn's big bodies (an event's data, a trace event's data, a prefix
@@ -12,7 +13,7 @@ import { type Kysely, sql } from 'kysely';
  * replay and audit read the same bytes); values written before keep their pglz compression, both
  * are read. The catalog change takes each table's ACCESS EXCLUSIVE lock and rewrites nothing; the
  * locks are held until the migrations' transaction ends. It waits for each lock at most
- * `LOCK_TIMEOUT` (then fails with lock_not_available, having changed nothing, and can be run again):
+ * `LOCK_TIMEOUT` (`withLockTimeout`; then fails with lock_not_available, having changed nothing, and can be run again):
  * on a busy log a lock request queued behind a long transaction (a replay, a report) would
  * otherwise hold up every append queued behind it. The log's own lock is asked for last. A server
  * built without lz4 (PGlite, the embedded default, is one), or older than PostgreSQL 14 (no
@@ -26,9 +27,6 @@ const COLUMNS = [
   ['events', 'data'],
 ] as const;
 
-/** How long the migration waits for each table's lock (see above). */
-export const LOCK_TIMEOUT = '5s';
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   await setCompression(db, 'lz4');
 }
@@ -41,23 +39,13 @@ async function setCompression(db: Kysely<unknown>, method: 'lz4' | 'default'): P
   // dynamic statements (`execute`): a server before 14 does not parse `set compression`, and a block
   // is parsed whole before it runs, so written out they would fail there before the version check
   const alters = COLUMNS.map(([table, column]) => `execute 'alter table ${table} alter column ${column} set compression ${method}';`).join('\n      ');
-  // one block: on a server without lz4 the first alter fails (feature_not_supported) and none is made;
-  // the lock timeout is the block's own (set back after it, for the migrations run in the same transaction)
-  await sql
-    .raw(
-      `do $$
-    declare
-      previous text := current_setting('lock_timeout');
-    begin
-      if current_setting('server_version_num')::int < 140000 then
+  // one block: on a server without lz4 the first alter fails (feature_not_supported) and none is made
+  await withLockTimeout(db, {
+    guard: `if current_setting('server_version_num')::int < 140000 then
         return; -- no per-column compression before PostgreSQL 14: pglz, as before
-      end if;
-      perform set_config('lock_timeout', '${LOCK_TIMEOUT}', true);
-      ${alters}
-      perform set_config('lock_timeout', previous, true);
-    exception when feature_not_supported then
-      null; -- built without lz4: pglz, as before (the block's settings are rolled back with it)
-    end $$`,
-    )
-    .execute(db);
+      end if;`,
+    statements: alters,
+    onError: `when feature_not_supported then
+      null; -- built without lz4: pglz, as before (the block's settings are rolled back with it)`,
+  });
 }

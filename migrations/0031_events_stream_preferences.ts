@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { LOCK_TIMEOUT } from './0030_lz4_bodies';
+import { withLockTimeout } from './lock-timeout';
 
 /**
  * A session's preference changes (`session.preferences-changed@1`) by (stream, version), in a
@@ -15,22 +15,13 @@ import { LOCK_TIMEOUT } from './0030_lz4_bodies';
  * `npm run migrate` before starting new workers). It waits for that lock at most `LOCK_TIMEOUT`
  * (then fails with lock_not_available, having built nothing, and can be run again): queued behind a
  * long transaction that writes the log, the lock request would otherwise hold up every append
- * queued behind it. The lock timeout is the block's own, set back after it.
+ * queued behind it (`withLockTimeout`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql
-    .raw(
-      `do $$
-    declare
-      previous text := current_setting('lock_timeout');
-    begin
-      perform set_config('lock_timeout', '${LOCK_TIMEOUT}', true);
-      create index events_stream_preferences on events (stream_id, stream_version)
-        where type = 'session.preferences-changed@1';
-      perform set_config('lock_timeout', previous, true);
-    end $$`,
-    )
-    .execute(db);
+  await withLockTimeout(db, {
+    statements: `create index events_stream_preferences on events (stream_id, stream_version)
+        where type = 'session.preferences-changed@1';`,
+  });
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
