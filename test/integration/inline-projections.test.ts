@@ -7,15 +7,12 @@ import {
   type InlineProjection,
   InlineProjectionFailedError,
   inlineProjections,
-  migrateToLatest,
   type NewEvent,
-  openDatabase,
-  type OpenDatabase,
   rebuildInline,
 } from '../../libs/events';
+import { useMigratedDatabase } from '../support/migrated-database';
 import { gateProjection, inputEvent } from '../support/append-hooks';
 import { dumpProjections } from '../support/projection-dump';
-import { createTestDatabase } from '../support/stack';
 
 const say = (messageId: string, text: string): CommittedMessage => ({
   messageId,
@@ -34,17 +31,7 @@ const turn = (s: string, n: number): NewEvent[] => [
 
 /** Inline projections on the real PostgreSQL, with appends really concurrent. */
 describe('inline projections on the real PostgreSQL', () => {
-  let database: { url: string; drop(): Promise<void> };
-  let open: OpenDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 20 });
-    await migrateToLatest(open.db);
-  });
-  afterAll(async () => {
-    await open.close();
-    await database.drop();
-  });
+  const database = useMigratedDatabase({ poolSize: 20 });
 
   it('a projection that throws fails that append only: rolled back whole; the stream`s next appends and every other stream go on', async () => {
     const boom: InlineProjection = {
@@ -55,7 +42,7 @@ describe('inline projections on the real PostgreSQL', () => {
         if (events.some((e) => e.type === 'player-input.submitted@1' && e.data.text.includes('BOOM'))) throw new Error('cannot apply BOOM');
       },
     };
-    const store = new EventStore(open.db, { inline: [...inlineProjections, boom] });
+    const store = new EventStore(database.open.db, { inline: [...inlineProjections, boom] });
     const run = randomUUID().slice(0, 8);
     const streams = Array.from({ length: 8 }, (_, i) => `${run}-${i}`);
     const bad = streams[3];
@@ -90,26 +77,26 @@ describe('inline projections on the real PostgreSQL', () => {
     expect((await store.readStream(bad)).map((e) => (e.type === 'player-input.submitted@1' ? e.data.executionId : null))).toEqual(
       [1, 2, 4, 5].map((n) => `${bad}-e${n}`),
     );
-    const executions = await open.db.selectFrom('executions').select(['session_id', 'execution_id']).where('session_id', 'in', streams).execute();
+    const executions = await database.open.db.selectFrom('executions').select(['session_id', 'execution_id']).where('session_id', 'in', streams).execute();
     expect(executions).toHaveLength(8 * 5 - 1);
     expect(executions.map((e) => e.execution_id)).not.toContain(`${bad}-e30`);
   });
 
   it('rebuildInline while turns are appended: a stream being rebuilt keeps only its own appends waiting; the rows end equal to a rebuild from the log', async () => {
-    const store = new EventStore(open.db, { inline: inlineProjections });
+    const store = new EventStore(database.open.db, { inline: inlineProjections });
     const run = randomUUID().slice(0, 8);
     const streams = Array.from({ length: 30 }, (_, i) => `${run}-${String(i).padStart(2, '0')}`);
     const versions = new Map<string, number>();
     const append = async (s: string, n: number) =>
       versions.set(s, (await store.append({ tenantId: 'tenant', streamId: s, expectedVersion: versions.get(s) ?? 0, events: turn(s, n) })).version);
     for (const s of streams) await append(s, 1);
-    const live = await dumpProjections(open.db);
+    const live = await dumpProjections(database.open.db);
 
-    // the rebuild holds one stream's transaction open (its lock held) until released
+    // the rebuild holds one stream's transaction database.open (its lock held) until released
     const gate = gateProjection();
     const held = streams[10];
     const hold = gate.hold(held);
-    const rebuilding = rebuildInline({ db: open.db, projections: [...inlineProjections, gate.projection] });
+    const rebuilding = rebuildInline({ db: database.open.db, projections: [...inlineProjections, gate.projection] });
     await hold.entered;
     // another stream's append does not wait for the rebuild; the held stream's does
     await append(streams[20], 2);
@@ -117,8 +104,11 @@ describe('inline projections on the real PostgreSQL', () => {
     const heldAppend = append(held, 2).then(() => (heldAppended = true));
     while (
       Number(
-        (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event = 'advisory'`.execute(open.db))
-          .rows[0].n,
+        (
+          await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event = 'advisory'`.execute(
+            database.open.db,
+          )
+        ).rows[0].n,
       ) === 0
     ) {
       await new Promise((r) => setTimeout(r, 20));
@@ -129,18 +119,18 @@ describe('inline projections on the real PostgreSQL', () => {
     await Promise.all([rebuilding, heldAppend, ...streams.filter((_, i) => i % 3 === 0).map((s) => append(s, 3))]);
     expect((await rebuilding).failures).toEqual([]);
 
-    const after = (await dumpProjections(open.db)) as unknown as Record<'turn_messages' | 'executions', Record<string, unknown>[]>;
+    const after = (await dumpProjections(database.open.db)) as unknown as Record<'turn_messages' | 'executions', Record<string, unknown>[]>;
     const mine = (rows: Record<string, unknown>[]) => rows.filter((r) => String(r.session_id).startsWith(run));
     expect(mine(after.turn_messages)).toHaveLength(30 + 2 + 10);
     expect(mine(after.executions).every((e) => e.status === 'committed')).toBe(true);
     expect(mine((live as unknown as Record<'turn_messages', Record<string, unknown>[]>).turn_messages)).toHaveLength(30);
     // a quiet rebuild from the log alone gives the same rows
-    await rebuildInline({ db: open.db, projections: inlineProjections });
-    expect(await dumpProjections(open.db)).toEqual(after);
+    await rebuildInline({ db: database.open.db, projections: inlineProjections });
+    expect(await dumpProjections(database.open.db)).toEqual(after);
   });
 
   it('compaction safeguard: a compaction whose messages are not the stored uncompacted prefix is refused in the append`s transaction; nothing changes', async () => {
-    const store = new EventStore(open.db, { inline: inlineProjections });
+    const store = new EventStore(database.open.db, { inline: inlineProjections });
     const s = `${randomUUID().slice(0, 8)}-compaction`;
     await store.append({ tenantId: 't', streamId: s, expectedVersion: 0, events: [...turn(s, 1), ...turn(s, 2), ...turn(s, 3)] });
     const compaction = (n: number, messageIds: string[]): NewEvent => ({
@@ -148,7 +138,7 @@ describe('inline projections on the real PostgreSQL', () => {
       data: { compactionId: `${s}-c${n}`, summaries: [{ summaryId: `${s}-sum${n}`, messageIds, replacesSummaryIds: [], content: `摘要 ${n}` }] },
     });
     await store.append({ tenantId: 't', streamId: s, expectedVersion: 9, events: [compaction(1, [`${s}-m1`])] });
-    const before = await dumpProjections(open.db);
+    const before = await dumpProjections(database.open.db);
     // m3 before m2 (as a history transform may show them): not adjacent to what is compacted
     const failure = await store
       .append({ tenantId: 't', streamId: s, expectedVersion: 10, events: [compaction(2, [`${s}-m3`, `${s}-m2`])] })
@@ -156,11 +146,11 @@ describe('inline projections on the real PostgreSQL', () => {
     expect(failure).toBeInstanceOf(CompactionPrefixMismatchError);
     expect(failure).toMatchObject({ code: 'COMPACTION_PREFIX_MISMATCH', category: 'conflict', stored: [`${s}-m2`, `${s}-m3`] });
     expect(await store.streamVersion(s)).toBe(10);
-    expect(await dumpProjections(open.db)).toEqual(before);
+    expect(await dumpProjections(database.open.db)).toEqual(before);
     const rows = await sql<{
       message_id: string;
       compacted: boolean;
-    }>`select message_id, compacted from turn_messages where session_id = ${s} order by ord`.execute(open.db);
+    }>`select message_id, compacted from turn_messages where session_id = ${s} order by ord`.execute(database.open.db);
     expect(rows.rows).toEqual([
       { message_id: `${s}-m1`, compacted: true },
       { message_id: `${s}-m2`, compacted: false },

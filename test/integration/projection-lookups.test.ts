@@ -1,16 +1,13 @@
 import { type CompiledQuery, sql } from 'kysely';
-import { migrateToLatest, openDatabase, type OpenDatabase, pendingSuffixQuery, type TraceColumns, traceInsertQuery } from '../../libs/events';
+import { pendingSuffixQuery, type TraceColumns, traceInsertQuery } from '../../libs/events';
 import { prefixReportsInsertQuery, prefixStateQuery } from '../../libs/reports';
 import { explain, planNodes } from '../support/explain';
-import { createTestDatabase } from '../support/stack';
+import { useMigratedDatabase } from '../support/migrated-database';
 
 /** One database for the file, never analyzed: the planner has only its defaults (the bench and CI databases run with autovacuum off). */
-let database: { url: string; drop(): Promise<void> };
-let open: OpenDatabase;
+const database = useMigratedDatabase();
 beforeAll(async () => {
-  database = await createTestDatabase();
-  open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 2 });
-  await migrateToLatest(open.db);
+  const { open } = database;
   // one long session whose last input is near its end, and a few short ones
   await sql`
     insert into events (tenant_id, stream_id, stream_version, type, data, metadata)
@@ -25,10 +22,6 @@ beforeAll(async () => {
     select 'c' || g, 't', 's' || (g % 60), 'u' || (g / 600), g / 600 + 1, 'p/r' || (g % 10), g, g % 20 < 10, 'openai', '{}', 1
     from generate_series(1, 3000) g`.execute(open.db);
 }, 120_000);
-afterAll(async () => {
-  await open.close();
-  await database.drop();
-});
 
 /**
  * The async projections find the log row each of their rows is applied from by its position. On a
@@ -39,13 +32,13 @@ afterAll(async () => {
 describe('EXPLAIN: the async projections find a log row by its position, with no statistics', () => {
   /** How the statement's plan reads `events`: each scan's node type and index. */
   const eventsScans = async (query: CompiledQuery) =>
-    planNodes(await explain(open.db, query))
+    planNodes(await explain(database.open.db, query))
       .filter((n) => n['Relation Name'] === 'events')
       .map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim());
 
   it('trace_events: each row by the events primary key, never by the (tenant_id, stream_id) index', async () => {
     const { rows } = await sql<{ global_position: string }>`
-      select global_position from events where stream_id = 'long' order by stream_version desc limit 2`.execute(open.db);
+      select global_position from events where stream_id = 'long' order by stream_version desc limit 2`.execute(database.open.db);
     const positions = rows.map((r) => r.global_position);
     const column = (value: string) => positions.map(() => value);
     const params: TraceColumns = {
@@ -60,12 +53,12 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
       runtimeIds: column('story'),
       recordedAts: column(new Date(0).toISOString()),
     };
-    expect(await eventsScans(traceInsertQuery(open.db, params).compile())).toEqual(['Index Scan events_pkey']);
+    expect(await eventsScans(traceInsertQuery(database.open.db, params).compile())).toEqual(['Index Scan events_pkey']);
   });
 
   it("prefix_reports: each new row's body by the events primary key, never by the (tenant_id, stream_id) index", async () => {
     const { rows } = await sql<{ global_position: string }>`
-      select global_position from events where stream_id = 'long' order by stream_version desc limit 2`.execute(open.db);
+      select global_position from events where stream_id = 'long' order by stream_version desc limit 2`.execute(database.open.db);
     const inserts = rows.map((r, i) => ({
       call_id: `c${i}`,
       tenant_id: 't',
@@ -80,7 +73,7 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
       request_tokens: 1,
       model: 'm',
     }));
-    expect(await eventsScans(prefixReportsInsertQuery(inserts).compile(open.db))).toEqual(['Index Scan events_pkey']);
+    expect(await eventsScans(prefixReportsInsertQuery(inserts).compile(database.open.db))).toEqual(['Index Scan events_pkey']);
   });
 });
 
@@ -93,7 +86,7 @@ describe('EXPLAIN: the async projections find a log row by its position, with no
 describe('EXPLAIN: the per-turn reads take their session indexes, with no statistics', () => {
   /** Every scan of the plan: `Seq Scan <relation>`, or the index it reads. */
   const scans = async (query: CompiledQuery, generic = false) =>
-    planNodes(await explain(open.db, query, { generic })).flatMap((n) =>
+    planNodes(await explain(database.open.db, query, { generic })).flatMap((n) =>
       n['Node Type'] === 'Seq Scan' ? [`Seq Scan ${n['Relation Name']}`] : n['Index Name'] ? [n['Index Name']] : [],
     );
 
@@ -103,7 +96,7 @@ describe('EXPLAIN: the per-turn reads take their session indexes, with no statis
   ])(
     "the pending suffix by the stream's (stream_id, stream_version) index, the last preference change before it by its partial index (%s)",
     async (_plan, generic) => {
-      const query = pendingSuffixQuery('t', 'long', { lastBefore: 'session.preferences-changed@1', alongside: sql`null` }).compile(open.db);
+      const query = pendingSuffixQuery('t', 'long', { lastBefore: 'session.preferences-changed@1', alongside: sql`null` }).compile(database.open.db);
       const read = (await scans(query, generic)).filter((s) => s.startsWith('events') || s.endsWith(' events'));
       expect(read).toEqual(['events_stream_version_unique', 'events_stream_preferences']);
     },
@@ -117,7 +110,7 @@ describe('EXPLAIN: the per-turn reads take their session indexes, with no statis
     const calls = runtimes.map((runtime, i) => ({ tenantId: 't', sessionId: 's7', turnId: 'u9', runtime, callId: `new${i}` }));
     const regenerated = { tenantId: 't', sessionId: 's8', turnId: 'u9b', runtime: 'p/r8', callId: 'new-r', retryFromTurnId: 'u2' };
     const known = [{ tenantId: 't', sessionId: 's7', runtime: 'p/r1', callId: 'c2941', position: 2941, bodyMd5: '' }];
-    const read = (await scans(prefixStateQuery([...calls, regenerated], known).compile(open.db), generic)).filter((s) => s.includes('prefix_reports'));
+    const read = (await scans(prefixStateQuery([...calls, regenerated], known).compile(database.open.db), generic)).filter((s) => s.includes('prefix_reports'));
     expect(read.filter((s) => s.startsWith('Seq Scan'))).toEqual([]);
     expect(new Set(read)).toEqual(new Set(['prefix_reports_session', 'prefix_reports_runtime_first', 'prefix_reports_pkey']));
   });

@@ -7,9 +7,8 @@ import {
   type UnknownRow,
   sql,
 } from 'kysely';
-import { migrateToLatest, openDatabase, type OpenDatabase } from '../../libs/events';
 import { createAsyncProjector } from '../../libs/engine';
-import { createTestDatabase } from '../support/stack';
+import { useMigratedDatabase } from '../support/migrated-database';
 import { countingDatabase } from '../support/statement-counter';
 
 /** Runs `between` once, right after the first raw statement's result (the status's shard rows) and before the next statement. */
@@ -27,27 +26,17 @@ class BetweenStatements implements KyselyPlugin {
 }
 
 describe('an async projection status on the real PostgreSQL', () => {
-  let database: { url: string; drop(): Promise<void> };
-  let open: OpenDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    open = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 4 });
-    await migrateToLatest(open.db);
-  });
-  afterAll(async () => {
-    await open.close();
-    await database.drop();
-  });
+  const database = useMigratedDatabase({ poolSize: 4 });
 
-  it('with nothing open in quarantine, is one statement (no transaction); with an open record, the records of that projection only are read', async () => {
+  it('with nothing database.open in quarantine, is one statement (no transaction); with an database.open record, the records of that projection only are read', async () => {
     const counting = countingDatabase(database.url);
     try {
       const projector = createAsyncProjector(counting.db, { owner: 'w-count' });
       await projector.status(); // the shard rows
-      await sql`delete from projection_quarantine`.execute(open.db);
+      await sql`delete from projection_quarantine`.execute(database.open.db);
       counting.reset();
       const statuses = await projector.status();
-      // before: a REPEATABLE READ transaction with the rows, one read of open records per projection and the counts (7 statements)
+      // before: a REPEATABLE READ transaction with the rows, one read of database.open records per projection and the counts (7 statements)
       expect({ statements: counting.statements.length, transactions: counting.statements.filter((s) => /^(begin|start transaction)/i.test(s)).length }).toEqual(
         {
           statements: 1,
@@ -56,7 +45,7 @@ describe('an async projection status on the real PostgreSQL', () => {
       );
       expect(statuses.every((p) => p.quarantined.length === 0 && p.quarantinedOpen === 0)).toBe(true);
       await sql`insert into projection_quarantine (projection, shard, global_position, transaction_id, event_type, tenant_id, stream_id, error_code, error, attempts)
-                values ('usage', 1, 9, '1', 'llm.responded@1', 't', 's', 'SyntaxError', 'x', 3)`.execute(open.db);
+                values ('usage', 1, 9, '1', 'llm.responded@1', 't', 's', 'SyntaxError', 'x', 3)`.execute(database.open.db);
       counting.reset();
       const withOpen = await projector.status();
       expect(counting.statements.filter((s) => /^start transaction isolation level repeatable read read only/i.test(s))).toHaveLength(1);
@@ -64,7 +53,7 @@ describe('an async projection status on the real PostgreSQL', () => {
       expect(withOpen.map((p) => [p.name, p.quarantined.length, p.quarantinedOpen, p.quarantinedTotal])).toEqual(
         projector.names.map((name) => (name === 'usage' ? [name, 1, 1, 1] : [name, 0, 0, 0])),
       );
-      await sql`delete from projection_quarantine`.execute(open.db);
+      await sql`delete from projection_quarantine`.execute(database.open.db);
     } finally {
       await counting.close();
     }
@@ -72,18 +61,18 @@ describe('an async projection status on the real PostgreSQL', () => {
 
   it('is one snapshot: a quarantine committed while the status is read never shows up beside the failure it cleared', async () => {
     const shard = 3;
-    await createAsyncProjector(open.db, { owner: 'w1' }).status(); // the shard rows
+    await createAsyncProjector(database.open.db, { owner: 'w1' }).status(); // the shard rows
     await sql`update projection_shards set failing_since = now(), attempts = 2, failed_position = 7, failed_event_type = 'llm.calling@1',
-              error_code = 'SyntaxError', last_error = 'x' where projection = 'prefix_reports' and shard = ${shard}`.execute(open.db);
+              error_code = 'SyntaxError', last_error = 'x' where projection = 'prefix_reports' and shard = ${shard}`.execute(database.open.db);
     // what a quarantine commits (apply-batch.ts): the record, and the shard's failure cleared, in one transaction
     const quarantine = () =>
-      open.db.transaction().execute(async (trx) => {
+      database.open.db.transaction().execute(async (trx) => {
         await sql`insert into projection_quarantine (projection, shard, global_position, transaction_id, event_type, tenant_id, stream_id, error_code, error, attempts)
                   values ('prefix_reports', ${shard}, 7, '1', 'llm.calling@1', 't', 's', 'SyntaxError', 'x', 3)`.execute(trx);
         await sql`update projection_shards set failing_since = null, attempts = 0, failed_position = null, failed_event_type = null,
                   error_code = null, last_error = null where projection = 'prefix_reports' and shard = ${shard}`.execute(trx);
       });
-    const reading = createAsyncProjector(open.db.withPlugin(new BetweenStatements(quarantine)), { owner: 'w1' });
+    const reading = createAsyncProjector(database.open.db.withPlugin(new BetweenStatements(quarantine)), { owner: 'w1' });
     const [during] = (await reading.status()).filter((p) => p.name === 'prefix_reports');
     // as it was when the read began: failing, nothing quarantined yet (not: failing and quarantined)
     expect({ failing: during.failing, quarantined: during.quarantined.length, open: during.quarantinedOpen }).toEqual({ failing: 1, quarantined: 0, open: 0 });
