@@ -48,3 +48,30 @@ describe('migrateToLatest (PGlite)', () => {
     await expect(migrateToLatest(open.db)).rejects.toThrow(/9999_from_a_newer_version/);
   });
 });
+
+describe('a new PGlite database', () => {
+  it('holds every migration and no rows, whatever a database opened before it wrote', async () => {
+    const first = await openDatabase({ kind: 'pglite' });
+    await migrateToLatest(first.db);
+    await sql`insert into kysely_migration (name, timestamp) values ('9999_written_by_another', ${new Date().toISOString()})`.execute(first.db);
+    await first.close();
+
+    const open = await openDatabase({ kind: 'pglite' });
+    try {
+      const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(open.db);
+      expect(applied.rows.map((r) => r.name)).toEqual(Object.keys(migrations).sort());
+      const tables = await sql<{ name: string }>`
+        select table_name as name from information_schema.tables
+        where table_schema = 'public' and table_type = 'BASE TABLE' and table_name not like 'kysely_migration%'`.execute(open.db);
+      expect(tables.rows.length).toBeGreaterThan(0);
+      const counts: Record<string, number> = {};
+      for (const { name } of tables.rows) {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(name)}`.execute(open.db);
+        if (rows[0]!.n !== 0) counts[name] = rows[0]!.n;
+      }
+      expect(counts).toEqual({});
+    } finally {
+      await open.close();
+    }
+  });
+});
