@@ -188,10 +188,10 @@ let templateBlob: { file: string; blob: Blob } | undefined;
  * (20-50 ms of CPU, of about 490 ms a start). PGlite only reads a `loadDataDir` (its untar and its
  * file system copy what they keep), so the shared bytes are never changed. It keeps the file's
  * bytes as they were read: no copy into the Blob's own storage nor into a new buffer (two 16 MB
- * copies, about 110 ms of CPU per process, that is per test file). Only `arrayBuffer()` and
- * `stream()` (what a loader could read) give the bytes; the Blob's own `size` stays 0.
+ * copies, about 110 ms of CPU per process, that is per test file); `size` is theirs, and
+ * `stream()`, `slice()` and `text()` read a Blob of them made when called.
  */
-class SharedBytesBlob extends Blob {
+export class SharedBytesBlob extends Blob {
   readonly #shared: ArrayBuffer;
 
   constructor(bytes: Buffer) {
@@ -199,13 +199,28 @@ class SharedBytesBlob extends Blob {
     // a Buffer this large is never a slice of node's small-buffer pool, but copy if it is
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
     this.#shared = whole ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer;
+    // its size is that of the bytes it gives (the Blob's own storage is empty)
+    Object.defineProperty(this, 'size', { value: this.#shared.byteLength, enumerable: true });
   }
 
   override arrayBuffer(): Promise<ArrayBuffer> {
     return Promise.resolve(this.#shared);
   }
 
+  // what else reads a Blob reads a real one of the same bytes (made then: a copy)
   override stream(): ReadableStream<Uint8Array> {
-    return new Blob([new Uint8Array(this.#shared)]).stream();
+    return this.#copy().stream();
+  }
+
+  override slice(start?: number, end?: number, contentType?: string): Blob {
+    return this.#copy().slice(start, end, contentType);
+  }
+
+  override text(): Promise<string> {
+    return this.#copy().text();
+  }
+
+  #copy(): Blob {
+    return new Blob([new Uint8Array(this.#shared)]);
   }
 }
