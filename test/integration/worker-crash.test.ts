@@ -109,14 +109,17 @@ describe('worker killed in the middle of a runtime (default timings)', () => {
     expect((await client.messages(id)).map((m) => m.role)).toEqual(['user', 'assistant']);
   }, 120_000);
 
-  it('an Emberback turn killed mid-stage (its runtimes run at once in the turn job): the job re-runs elsewhere under the same attempt, every recorded reply, tool result and output is reused, one commit', async () => {
+  it('an Emberback turn killed mid-stage (its runtimes run at once in the turn job): the job re-runs elsewhere under the same attempt, every recorded reply and output is reused, each tool completion recorded once, one commit', async () => {
     if (stack.workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null).length < 2) stack.workers.push(await stack.startWorker('w4'));
     const { client } = stack;
     const { id } = await client.createSession({ worldId: 'emberback' });
     const { executionId } = await client.submit(id, 'Ask the ferryman about the tide');
 
-    // a tool has completed: a stage of agents is running in the turn job, model calls out
-    const victimId = await crash.workerRunning(executionId, 'tool.completed@1');
+    // a tool call is recorded (with its reply, before the tool runs): a stage of agents is running in the
+    // turn job. Not `tool.completed@1`: the answers of the stage's calls, sent together, are recorded
+    // together (issue 33), so its tools end together and their outcomes go with the last output and the
+    // commit, in one append: no moment is left between a tool's outcome and the commit to kill in.
+    const victimId = await crash.workerRunning(executionId, 'tool.called@1');
     await crash.kill(victimId);
     const killedAt = Date.now();
     expect(await client.waitFor(executionId, 120_000)).toBe('committed');
