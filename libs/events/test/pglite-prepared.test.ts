@@ -12,15 +12,19 @@ async function prepared(pglite: PGlite): Promise<string[]> {
 
 describe('PGlite named prepared statements', () => {
   let pglite: PGlite;
-  // the unit project's migrated database (test/support/pglite-template.ts) when there is one: a new
-  // PGlite without it runs initdb, 3-5 s of CPU each time
-  const template = process.env.COVEL_PGLITE_TEMPLATE;
-  const templateBytes = template && existsSync(template) ? readFileSync(template) : undefined;
-  beforeEach(async () => {
+  // one database for the file (a start is about 0.5 s of CPU), from the unit project's migrated one
+  // (test/support/pglite-template.ts) when there is one: a new PGlite without it runs initdb, 3-5 s of CPU
+  beforeAll(async () => {
+    const template = process.env.COVEL_PGLITE_TEMPLATE;
+    const templateBytes = template && existsSync(template) ? readFileSync(template) : undefined;
     pglite = new PGlite(templateBytes ? { loadDataDir: new Blob([templateBytes]) } : {});
-    await pglite.exec(`create table t (id int primary key, body jsonb, note text)`);
   });
-  afterEach(() => pglite.close());
+  afterAll(() => pglite.close());
+  // each test as on a new database: no prepared statement, a new table t
+  beforeEach(async () => {
+    await pglite.exec(`deallocate all; drop table if exists t; create table t (id int primary key, body jsonb, note text)`);
+    expect(await prepared(pglite)).toEqual([]);
+  });
 
   it('a text with parameters is named from its second run, and its runs give what PGlite’s own query gives', async () => {
     const statements = new PGlitePreparedStatements(pglite);
