@@ -51,6 +51,8 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
+      // its PGlite databases too (the turn harness's, an embedded engine's first start): the same template
+      globalSetup: '<rootDir>/test/support/pglite-template.ts',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
     },
   ],

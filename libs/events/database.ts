@@ -171,7 +171,7 @@ async function appliedEveryMigration(db: Kysely<Database>): Promise<boolean> {
 /**
  * `COVEL_PGLITE_TEMPLATE`: a PGlite data directory dump (`PGlite.dumpDataDir`) that a new PGlite
  * database starts from instead of an empty one (the migrator then applies only what the dump
- * lacks). The unit suite sets it to a migrated database made once per run
+ * lacks). The unit and integration suites set it to a migrated database made once per run
  * (test/support/pglite-template.ts), so each test skips the migrations. Unset: an empty database.
  */
 function pgliteTemplate(): Blob | undefined {

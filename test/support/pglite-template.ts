@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Jest global set-up of the unit project: a PGlite database with every migration applied, dumped
+ * Jest global set-up of the unit and integration projects: a PGlite database with every migration applied, dumped
  * once to a file named by the migrations' content (and this recipe), and named in
  * `COVEL_PGLITE_TEMPLATE` so that every PGlite database the tests open starts from it
  * (libs/events/database.ts) instead of running the migrations again (about 3.5 s of CPU each, on
@@ -12,7 +12,7 @@ import { join } from 'node:path';
  *
  * Every database start unpacks the whole dump into its directory, so the dump is kept small (16 MB
  * instead of 41 MB, 500 files instead of 1,100; a start costs about half the CPU): 1 MB WAL segments
- * instead of 16 MB, no template0/template1 databases (nothing in the unit project creates a
+ * instead of 16 MB, no template0/template1 databases (no test creates a PGlite
  * database), and a checkpoint just before the dump so a start has no WAL to replay. Its
  * `shared_buffers` is 16 MB instead of 128 MB: PostgreSQL clears its shared memory at every start.
  *
@@ -27,6 +27,8 @@ export default async function pgliteTemplate(): Promise<void> {
   const digest = hash.digest('hex').slice(0, 16);
   const file = join(tmpdir(), `covel-pglite-template-${digest}.tar`);
   const empty = join(tmpdir(), `covel-pglite-empty-${digest}.tar`);
+  // CI starts the unit and integration projects at once: one of them makes the dumps, the other waits for them
+  if (!existsSync(file) || !existsSync(empty)) await madeByAnother(`${file}.making`, () => existsSync(file) && existsSync(empty));
   if (!existsSync(file) || !existsSync(empty)) {
     // made without a template (the variable may name a stale one), then moved into place whole
     delete process.env.COVEL_PGLITE_TEMPLATE;
@@ -55,4 +57,44 @@ export default async function pgliteTemplate(): Promise<void> {
   }
   process.env.COVEL_PGLITE_TEMPLATE = file;
   process.env.COVEL_PGLITE_EMPTY_TEMPLATE = empty;
+}
+
+/**
+ * Whether another run is making the dumps (it holds `lock`): then waits until `ready` (up to two
+ * minutes; a lock left by a run that died is older than that and is taken over). Otherwise takes the
+ * lock, released when this process exits, and returns at once.
+ */
+async function madeByAnother(lock: string, ready: () => boolean): Promise<void> {
+  const stale = () => {
+    try {
+      return Date.now() - statSync(lock).mtimeMs > 120_000;
+    } catch {
+      return true;
+    }
+  };
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx'));
+      process.once('exit', () => {
+        try {
+          unlinkSync(lock);
+        } catch {
+          // gone already
+        }
+      });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return;
+    }
+    if (stale()) {
+      try {
+        unlinkSync(lock);
+      } catch {
+        // another waiter took it over first
+      }
+      continue;
+    }
+    if (ready()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
