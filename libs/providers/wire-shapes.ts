@@ -1,6 +1,5 @@
-import { ANTHROPIC_WIRE } from './wire-shapes-anthropic';
-import { GEMINI_WIRE } from './wire-shapes-gemini';
-import { OPENAI_CHAT_WIRE, OPENAI_RESPONSES_WIRE } from './wire-shapes-openai';
+/* eslint-disable @typescript-eslint/no-require-imports -- each protocol's shapes required at first use (below) */
+type OpenAIWire = typeof import('./wire-shapes-openai');
 
 /**
  * The wire shapes the adapters send and read, as the providers' public references define them
@@ -10,10 +9,22 @@ import { OPENAI_CHAT_WIRE, OPENAI_RESPONSES_WIRE } from './wire-shapes-openai';
  * emulator: it cannot drift from the real shapes unnoticed. Fields the adapters do not read pass
  * through; the ones they read are typed, with the counting rules the references state.
  * By protocol: `request`, `response`, and `events` (streamed events by `type`) or `chunk` (streamed chunks).
+ *
+ * Each protocol's schemas are built when first read, not as the library loads: only the tests and
+ * the wire checks read them, and every process that loads the providers (every engine, every
+ * engine test file) would otherwise build some 400 lines of zod schemas for nothing.
  */
 export const WIRE_SHAPES = {
-  'openai-chat': OPENAI_CHAT_WIRE,
-  'openai-responses': OPENAI_RESPONSES_WIRE,
-  anthropic: ANTHROPIC_WIRE,
-  gemini: GEMINI_WIRE,
-} as const;
+  get 'openai-chat'(): OpenAIWire['OPENAI_CHAT_WIRE'] {
+    return (require('./wire-shapes-openai') as OpenAIWire).OPENAI_CHAT_WIRE;
+  },
+  get 'openai-responses'(): OpenAIWire['OPENAI_RESPONSES_WIRE'] {
+    return (require('./wire-shapes-openai') as OpenAIWire).OPENAI_RESPONSES_WIRE;
+  },
+  get anthropic(): (typeof import('./wire-shapes-anthropic'))['ANTHROPIC_WIRE'] {
+    return (require('./wire-shapes-anthropic') as typeof import('./wire-shapes-anthropic')).ANTHROPIC_WIRE;
+  },
+  get gemini(): (typeof import('./wire-shapes-gemini'))['GEMINI_WIRE'] {
+    return (require('./wire-shapes-gemini') as typeof import('./wire-shapes-gemini')).GEMINI_WIRE;
+  },
+};

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { ProxyTracerProvider, trace } from '@opentelemetry/api';
+import type { TracerProvider } from '@opentelemetry/api';
 import { ATTR } from './attributes';
+import { registeredOtelApi } from './otel-api';
 import { markFailed, startServerSpan } from './spans';
 
 /** What the middleware reads of an Express request once it has been answered. */
@@ -8,16 +9,19 @@ type RoutedRequest = IncomingMessage & { route?: { path?: unknown }; baseUrl?: s
 
 const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0];
 
-/** The API's own no-op provider (the one a proxy with no SDK behind it answers with). */
-const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+/** The API's own no-op provider (the one a proxy with no SDK behind it answers with), once the API is loaded. */
+let noopProvider: TracerProvider | undefined;
 
 /**
  * Whether an SDK is registered (startTracing): asked per request, so one registered later counts from
  * then on. With none, every span would be a non-recording one, made through a new ProxyTracer.
  */
 function tracing(): boolean {
-  const provider = trace.getTracerProvider();
-  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_PROVIDER;
+  const api = registeredOtelApi();
+  if (!api) return false; // nothing registered with the API at all
+  const provider = api.trace.getTracerProvider();
+  noopProvider ??= new api.ProxyTracerProvider().getDelegate();
+  return !(provider instanceof api.ProxyTracerProvider) || provider.getDelegate() !== noopProvider;
 }
 
 /**

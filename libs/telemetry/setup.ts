@@ -1,6 +1,6 @@
-import { context, propagation, trace } from '@opentelemetry/api';
 import type { InMemorySpanExporter, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { EngineError } from '../errors';
+import { otelApi } from './otel-api';
 import { setErrorTextInSpans } from './spans';
 
 /**
@@ -83,6 +83,7 @@ async function register(exporter: SpanExporter, serviceName: string, env: Env, b
   provider.register(); // global provider, AsyncLocalStorage context manager, W3C trace-context propagator
   return async () => {
     await provider.shutdown();
+    const { context, propagation, trace } = otelApi();
     trace.disable();
     context.disable();
     propagation.disable();

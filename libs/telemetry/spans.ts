@@ -1,37 +1,36 @@
-import {
-  type Attributes,
-  context,
-  isSpanContextValid,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import type { Attributes, Span, SpanKind as ApiSpanKind, SpanStatusCode, Tracer, TracerProvider } from '@opentelemetry/api';
 import { EngineError } from '../errors';
 import type { TraceCarrier } from './carrier';
+import { NON_RECORDING } from './non-recording-span';
+import { type OtelApi, registeredOtelApi } from './otel-api';
 
 /**
  * The engine's spans, on `@opentelemetry/api` only. With no SDK registered (no OTLP endpoint, see
  * `startTracing`) the API answers with its no-op tracer: spans are not recorded, nothing is injected
- * into job data, and the cost is a few function calls per span.
+ * into job data, and the cost is a few function calls per span. With nothing registered with the
+ * API at all, the API is not even loaded (`registeredOtelApi`): `work` gets a non-recording span
+ * as the no-op tracer's, and there is no active span nor context to carry, as with the API's answers.
  */
-function tracer(): Tracer {
+function tracer(api: OtelApi): Tracer {
   // asked per span (several a turn): the tracer is kept while the global provider is the same one
   // (`trace.getTracer` looks the provider up and makes a tracer each time; a provider set or
   // disabled later, as tests and `startTracing` do, is met by the check)
-  const provider = trace.getTracerProvider();
+  const provider = api.trace.getTracerProvider();
   if (kept?.provider !== provider) kept = { provider, tracer: provider.getTracer(TRACER_NAME) };
   return kept.tracer;
 }
 const TRACER_NAME = 'covel-engine';
 let kept: { provider: TracerProvider; tracer: Tracer } | undefined;
 
-export { SpanKind };
+/** `@opentelemetry/api`'s `SpanKind` values, without loading the API. */
+export const SpanKind = { INTERNAL: 0, SERVER: 1, CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as const satisfies {
+  [K in keyof typeof ApiSpanKind]: (typeof ApiSpanKind)[K];
+};
+export type SpanKind = (typeof SpanKind)[keyof typeof SpanKind];
 export type { Attributes, Span };
+
+/** `SpanStatusCode.ERROR` of the API. */
+const STATUS_ERROR: SpanStatusCode.ERROR = 2;
 
 let errorText = false;
 
@@ -55,17 +54,17 @@ export function recordError(span: Span, error: unknown): void {
   if (!span.isRecording()) return;
   if (errorText) {
     span.recordException(error instanceof Error ? error : String(error));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    span.setStatus({ code: STATUS_ERROR, message: error instanceof Error ? error.message : String(error) });
     return;
   }
   const summary = errorSummary(error);
   span.recordException(summary);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: summary.message });
+  span.setStatus({ code: STATUS_ERROR, message: summary.message });
 }
 
 /** Status ERROR without an exception (an outcome that is a failure, not a throw). */
 export function markFailed(span: Span, message: string): void {
-  if (span.isRecording()) span.setStatus({ code: SpanStatusCode.ERROR, message });
+  if (span.isRecording()) span.setStatus({ code: STATUS_ERROR, message });
 }
 
 interface SpanOptions {
@@ -86,7 +85,9 @@ async function runIn<T>(span: Span, work: (span: Span) => Promise<T>): Promise<T
 
 /** Runs `work` in a new span, a child of the active one; a throw marks it ERROR (and is thrown on). */
 export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, (span) => runIn(span, work));
+  const api = registeredOtelApi();
+  if (!api) return runIn(NON_RECORDING, work);
+  return tracer(api).startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} }, (span) => runIn(span, work));
 }
 
 /**
@@ -95,8 +96,10 @@ export function inSpan<T>(name: string, options: SpanOptions, work: (span: Span)
  * of another); a job without one starts its own trace.
  */
 export function inJobSpan<T>(name: string, carrier: TraceCarrier | undefined, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
-  const parent = carrier ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT;
-  return tracer().startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent, (span) => runIn(span, work));
+  const api = registeredOtelApi();
+  if (!api) return runIn(NON_RECORDING, work);
+  const parent = carrier ? api.propagation.extract(api.ROOT_CONTEXT, carrier) : api.ROOT_CONTEXT;
+  return tracer(api).startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent, (span) => runIn(span, work));
 }
 
 /**
@@ -104,20 +107,23 @@ export function inJobSpan<T>(name: string, carrier: TraceCarrier | undefined, at
  * back; nothing when no span records (tracing off: the no-op tracer's spans carry no valid context).
  */
 export function activeTraceIds(): { traceId?: string; spanId?: string } {
-  const ctx = trace.getActiveSpan()?.spanContext();
-  return ctx && isSpanContextValid(ctx) ? { traceId: ctx.traceId, spanId: ctx.spanId } : {};
+  const api = registeredOtelApi();
+  const ctx = api?.trace.getActiveSpan()?.spanContext();
+  return api && ctx && api.isSpanContextValid(ctx) ? { traceId: ctx.traceId, spanId: ctx.spanId } : {};
 }
 
 /** Sets attributes on the active span (when one is recording). */
 export function annotate(attributes: Attributes): void {
-  const span = trace.getActiveSpan();
+  const span = registeredOtelApi()?.trace.getActiveSpan();
   if (span?.isRecording()) span.setAttributes(attributes);
 }
 
 /** The active trace context as job data, or undefined (no SDK, or no span active). */
 export function currentTraceCarrier(): TraceCarrier | undefined {
+  const api = registeredOtelApi();
+  if (!api) return undefined;
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  api.propagation.inject(api.context.active(), carrier);
   if (!carrier.traceparent) return undefined;
   return { traceparent: carrier.traceparent, ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}) };
 }
@@ -135,7 +141,9 @@ export function withTraceCarrier<T extends object>(job: T & { trace?: TraceCarri
  * every run of its job is a child of this span through the job data.
  */
 export function inRootSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
-  return tracer().startActiveSpan(name, { kind: SpanKind.PRODUCER, attributes, root: true }, (span) => runIn(span, work));
+  const api = registeredOtelApi();
+  if (!api) return runIn(NON_RECORDING, work);
+  return tracer(api).startActiveSpan(name, { kind: SpanKind.PRODUCER, attributes, root: true }, (span) => runIn(span, work));
 }
 
 /** The span starts a new trace here, or continues one from the request's `traceparent` header. */
@@ -144,10 +152,12 @@ export function startServerSpan(
   headers: Record<string, string | string[] | undefined>,
   attributes: Attributes,
 ): { span: Span; run<T>(work: () => T): T } {
-  const parent = propagation.extract(ROOT_CONTEXT, headers);
-  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-  const active = trace.setSpan(parent, span);
-  return { span, run: (work) => context.with(active, work) };
+  const api = registeredOtelApi();
+  if (!api) return { span: NON_RECORDING, run: (work) => work() };
+  const parent = api.propagation.extract(api.ROOT_CONTEXT, headers);
+  const span = tracer(api).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const active = api.trace.setSpan(parent, span);
+  return { span, run: (work) => api.context.with(active, work) };
 }
 
 /** Token counts of a model reply (the providers' `Usage`) as span attributes. */

@@ -1,5 +1,6 @@
-import IORedis from 'ioredis';
+import type IORedis from 'ioredis';
 import type { Logger } from '../logging/logger';
+import { redisClient } from '../redis/load-ioredis';
 import { TokenLeases } from './token-leases';
 import { type BucketSpec, decision, type RateDecision, type RateLimiter } from './rate-decision';
 
@@ -155,7 +156,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   private redis(): TakingRedis {
     if (this.connection) return this.connection;
-    const connection = new IORedis(this.options.redisUrl, {
+    const connection = redisClient(this.options.redisUrl, {
       maxRetriesPerRequest: 0,
       // also bounds a take queued while (re)connecting
       commandTimeout: REDIS_TAKE_TIMEOUT_MS,

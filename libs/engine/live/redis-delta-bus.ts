@@ -1,7 +1,8 @@
-import IORedis from 'ioredis';
+import type IORedis from 'ioredis';
 import { z } from 'zod';
 import { BoundedMemo } from '../../memo';
 import type { Logger } from '../logging/logger';
+import { redisClient } from '../redis/load-ioredis';
 import { CALL_DELTAS_TTL_MS, type CallDeltas, type DeltaBus, FINISHED_CALL_GRACE_MS, type StoryDelta } from './delta-bus';
 import { DeltaCoalescer } from './coalescer';
 
@@ -286,7 +287,7 @@ export class RedisDeltaBus implements DeltaBus {
 
   private pub(): ScriptedRedis {
     if (this.publisher) return this.publisher;
-    const publisher = scripted(new IORedis(this.options.redisUrl, { maxRetriesPerRequest: 1 }));
+    const publisher = scripted(redisClient(this.options.redisUrl, { maxRetriesPerRequest: 1 }));
     // without a listener ioredis reports every reconnect attempt as an unhandled error event; deltas
     // are best effort (the log has the text): say it once per outage, and when it is back
     publisher.on('error', (error: unknown) => this.publisherFailed(error));
@@ -301,7 +302,7 @@ export class RedisDeltaBus implements DeltaBus {
 
   private sub(): IORedis {
     if (this.subscriber) return this.subscriber;
-    const subscriber = new IORedis(this.options.redisUrl, { maxRetriesPerRequest: null });
+    const subscriber = redisClient(this.options.redisUrl, { maxRetriesPerRequest: null });
     const announcements = this.announcementsChannel();
     subscriber.on('message', (channel: string, message: string) => {
       if (channel === announcements) {

@@ -1,10 +1,12 @@
-import pino from 'pino';
+import type pino from 'pino';
 import type { LogFields, StructuredLogger } from './logger';
 import { errorFields } from './error-fields';
 import { isWarningOrWorse, prettyLine } from './pretty';
 import { REDACTED, redactPaths, secretScrubber } from './redaction';
 import { activeTraceIds } from '../../telemetry';
 import { logScope } from './scope';
+
+type PinoModule = typeof pino;
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -38,6 +40,7 @@ export interface CreateLoggerOptions extends LogSettings {
  * by field name and scrubbed by value; text fields and error messages only with `playerText`.
  */
 export function createLogger(options: CreateLoggerOptions): StructuredLogger {
+  const pino = loadPino();
   const scrub = secretScrubber(options.secrets ?? []);
   const text = options.playerText;
   const serializeError = (error: unknown) => errorFields(error, { text });
@@ -47,7 +50,7 @@ export function createLogger(options: CreateLoggerOptions): StructuredLogger {
       ? { write: (line) => (out ?? (isWarningOrWorse(line) ? process.stderr : process.stdout)).write(prettyLine(scrub(line))) }
       : out
         ? { write: (line) => out.write(scrub(line)) }
-        : stdoutJson(scrub);
+        : stdoutJson(pino, scrub);
   const root = pino(
     {
       level: options.level,
@@ -62,7 +65,16 @@ export function createLogger(options: CreateLoggerOptions): StructuredLogger {
   return wrap(root);
 }
 
-function stdoutJson(scrub: (line: string) => string): LogDestination {
+/**
+ * pino, required when a logger is made rather than at the top: a process or test that gives the
+ * engine its own logger (every engine test file) never needs it.
+ */
+function loadPino(): PinoModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('pino') as PinoModule;
+}
+
+function stdoutJson(pino: PinoModule, scrub: (line: string) => string): LogDestination {
   const stdout = pino.destination({ dest: 1, sync: true });
   return { write: (line) => stdout.write(scrub(line)) };
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from './prom-client';
 import type { AppendResult, AsyncProjectionStatus, Database, StoredEvent } from '../../events';
 import { estimateCostUsd, type PriceTable, type ProviderAdapter, type TokenUsage } from '../../providers';
 import { BoundedMemo } from '../../memo';

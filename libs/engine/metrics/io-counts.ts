@@ -1,8 +1,9 @@
-import { Command } from 'ioredis';
-import { Counter, type Registry } from 'prom-client';
+import type { Command } from 'ioredis';
+import { Counter, type Registry } from './prom-client';
 import { BoundedTally, pgCounts } from '../../events';
 import { BoundedMemo } from '../../memo';
 import { observeProviderFetches } from '../../providers';
+import { whenIoRedisLoaded } from '../redis/load-ioredis';
 
 /**
  * Process-wide counts of the engine's round trips besides PostgreSQL's (libs/events counts those):
@@ -34,18 +35,22 @@ export function ioCounts(): IoCountsSnapshot {
  * Installs the counting hooks (again: nothing). Redis: `Command.prototype.toWritable`, which ioredis
  * calls exactly when it writes a command to the socket, directly or into a pipeline's batch (a
  * command queued while offline is counted when it is finally written, a resend again, as the
- * server sees it). HTTP: `globalThis.fetch` (install before an SDK that uses it is built: it may keep
+ * server sees it), hooked when ioredis loads (see `whenIoRedisLoaded`: a process that makes no Redis
+ * client never loads it). HTTP: `globalThis.fetch` (install before an SDK that uses it is built: it may keep
  * the function it found), and each request the OpenAI SDK sends through `providerFetch`.
  */
 export function installIoCounters(): void {
   if (installed) return;
   installed = true;
-  const proto = Command.prototype as unknown as { toWritable: (this: Command, socket: unknown) => unknown };
-  const toWritable = proto.toWritable;
-  proto.toWritable = function (this: Command, socket: unknown) {
-    redisCommands.add(String(this.name).toLowerCase());
-    return toWritable.call(this, socket);
-  };
+  // when ioredis loads (the engine requires it at the first Redis client it makes): before any command is written
+  whenIoRedisLoaded(({ Command }) => {
+    const proto = Command.prototype as unknown as { toWritable: (this: Command, socket: unknown) => unknown };
+    const toWritable = proto.toWritable;
+    proto.toWritable = function (this: Command, socket: unknown) {
+      redisCommands.add(String(this.name).toLowerCase());
+      return toWritable.call(this, socket);
+    };
+  });
   const fetch = globalThis.fetch;
   globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     httpRequests.add(requestHost(input));

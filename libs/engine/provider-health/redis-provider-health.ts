@@ -1,7 +1,8 @@
-import IORedis from 'ioredis';
+import type IORedis from 'ioredis';
 import { z } from 'zod';
 import type { CallDeadlineListener } from '../../providers';
 import type { Logger } from '../logging/logger';
+import { redisClient } from '../redis/load-ioredis';
 import { type DeadlineMiss, deadlineMiss, type ProviderHealth, type ProviderSlotHealth, SLOW_WINDOW_MS, slotHealth } from './provider-health';
 
 /** How often one process clears a slot's miss when its calls answer (one DEL per slot at most this often). */
@@ -75,7 +76,7 @@ export class RedisProviderHealth implements ProviderHealth {
 
   private redis(): IORedis {
     if (this.connection) return this.connection;
-    const connection = new IORedis(this.options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false });
+    const connection = redisClient(this.options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false });
     connection.on('error', () => undefined); // reported by the failed command
     this.connection = connection;
     return connection;

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import type { Job, JobsOptions, Queue, Worker } from 'bullmq';
-import IORedis from 'ioredis';
+import type IORedis from 'ioredis';
 import { z } from 'zod';
 import { UnavailableError } from '../../errors';
 import { isPermanentFailure } from '../errors';
@@ -39,6 +39,7 @@ import { ADMIT_SCRIPT, capOf, LEAVE_SCRIPT, RELEASE_SCRIPT, TICK_SCRIPT } from '
 import { withDrainedHint, withLeanFetch } from './fetch';
 import { admitAndAdd, withAdmitAdd } from './admit-add';
 import { bullmq } from './load-bullmq';
+import { redisClient } from '../redis/load-ioredis';
 
 /** Bound of one enqueue (and of the health probe's PING): under the API's 2 s answer bound. */
 export const ENQUEUE_TIMEOUT_MS = 1_500;
@@ -116,7 +117,7 @@ function withFairCommands(connection: IORedis): IORedis & FairCommands {
  * time; for tear-downs of throwaway prefixes, never for a live deployment's.
  */
 export async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = redisClient(redisUrl, { maxRetriesPerRequest: 2 });
   try {
     let cursor = '0';
     do {
@@ -130,7 +131,7 @@ export async function deleteQueueKeys(redisUrl: string, prefix: string): Promise
 }
 
 export function redisConnection(redisUrl: string): IORedis {
-  return new IORedis(redisUrl, { maxRetriesPerRequest: null });
+  return redisClient(redisUrl, { maxRetriesPerRequest: null });
 }
 
 /**
@@ -138,7 +139,7 @@ export function redisConnection(redisUrl: string): IORedis {
  * (the producer is asked from an HTTP request, which must answer in bounded time).
  */
 function producerConnection(redisUrl: string): IORedis {
-  return new IORedis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  return redisClient(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
 }
 
 function bounded<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {

@@ -1,3 +1,5 @@
+import { ioredis } from '../redis/load-ioredis';
+
 /**
  * What the queue modules take of BullMQ, in one place. Its scripts (`bullmq/dist/cjs/scripts`)
  * are not in its typings: a script as its connections define it is a `BullMqScript`.
@@ -9,6 +11,7 @@
  * CPU, ~150 ms under Jest, which evaluates it anew per file).
  */
 export function bullmq(): typeof import('bullmq') {
+  ioredis(); // through the engine's loader first: its load hooks (the Redis command counters) see BullMQ's clients too
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require('bullmq') as typeof import('bullmq');
 }
