@@ -33,6 +33,8 @@ describe('embedded default: a turn cut by kill -9 resumes at start-up', () => {
         PORT: String(port),
         COVEL_EMULATOR_DELAY_MS: '3000',
         COVEL_SWEEP_STALLED_MS: '600000',
+        // a real first start, as a user's: initdb and every migration on disk, not the tests' migrated template
+        COVEL_PGLITE_TEMPLATE: '',
       },
       /Covel engine ready/,
     );

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import IORedis from 'ioredis';
@@ -77,6 +79,39 @@ describe('round-trip counters (real Redis and PostgreSQL)', () => {
       await redis.kill();
     }
   });
+
+  it("counts the commands of the engine's first Redis client in a process that had not loaded ioredis (the counters hook it when it loads)", async () => {
+    // in a fresh process: this file has loaded ioredis already, so here the hook went in at once
+    const redis = await startRedisChild();
+    try {
+      const script = [
+        "const { installIoCounters, ioCounts } = require('./libs/engine');",
+        'installIoCounters();',
+        "if (Object.keys(require.cache).some((f) => f.includes('/node_modules/ioredis/'))) throw new Error('ioredis loaded before the first client');",
+        "const client = require('./libs/engine/redis/load-ioredis').redisClient(process.env.URL, {});",
+        "client.set('counted', '1').then(() => client.get('counted')).then(async () => {",
+        '  const counts = Object.fromEntries(ioCounts().redisCommands);',
+        '  await client.quit();',
+        '  process.stdout.write(JSON.stringify(counts));',
+        '});',
+      ].join('\n');
+      const child = spawn(process.execPath, ['-r', './tools/register.js', '-e', script], {
+        cwd: join(__dirname, '..', '..'),
+        env: { ...process.env, URL: redis.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise((resolve) => child.once('exit', resolve));
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(stdout)).toMatchObject({ set: 1, get: 1 });
+    } finally {
+      await redis.kill();
+    }
+    // a child that compiles what its transform cache lacks: seconds on a busy machine
+  }, 60_000);
 
   it('counts PostgreSQL transactions as pg_stat_database does (xact_commit + xact_rollback), and every statement', async () => {
     const database = await createTestDatabase();

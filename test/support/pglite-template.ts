@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -60,21 +60,32 @@ export default async function pgliteTemplate(): Promise<void> {
 }
 
 /**
- * Whether another run is making the dumps (it holds `lock`): then waits until `ready` (up to two
- * minutes; a lock left by a run that died is older than that and is taken over). Otherwise takes the
- * lock, released when this process exits, and returns at once.
+ * Whether another run is making the dumps (it holds `lock`, which names its process): then waits
+ * until `ready`. A lock whose process is gone (a run interrupted while making them: Ctrl-C leaves
+ * the file) or older than two minutes is taken over. Otherwise takes the lock, released when this
+ * process exits, and returns at once.
  */
 async function madeByAnother(lock: string, ready: () => boolean): Promise<void> {
-  const stale = () => {
+  const holder = () => {
     try {
-      return Date.now() - statSync(lock).mtimeMs > 120_000;
+      return { pid: Number(readFileSync(lock, 'utf8')), age: Date.now() - statSync(lock).mtimeMs };
     } catch {
-      return true;
+      return undefined; // gone: try to take it
     }
   };
+  const alive = (pid: number) => {
+    if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  let told = false;
   for (;;) {
     try {
-      closeSync(openSync(lock, 'wx'));
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
       process.once('exit', () => {
         try {
           unlinkSync(lock);
@@ -86,7 +97,10 @@ async function madeByAnother(lock: string, ready: () => boolean): Promise<void> 
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return;
     }
-    if (stale()) {
+    if (ready()) return;
+    const held = holder();
+    // a file just made may not hold its pid yet: only an old one without a live process is stale
+    if (held && ((!alive(held.pid) && held.age > 1_000) || held.age > 120_000)) {
       try {
         unlinkSync(lock);
       } catch {
@@ -94,7 +108,10 @@ async function madeByAnother(lock: string, ready: () => boolean): Promise<void> 
       }
       continue;
     }
-    if (ready()) return;
+    if (!told && held) {
+      process.stdout.write(`waiting for process ${held.pid} to make the PGlite template (${lock})\n`);
+      told = true;
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -11,7 +11,7 @@
  * written to test/artifacts/inspector-render-times.json), never asserted.
  *
  * Skips only when chromium is missing outside CI; in CI (`CI=true`, .ci/run installs it) it runs.
- * `COVEL_INSPECTOR_LONG_TURNS` sets the long session's length (default 60, see LONG_TURNS);
+ * `COVEL_INSPECTOR_LONG_TURNS` sets the long session's length (default 20, see LONG_TURNS);
  * `COVEL_INSPECTOR_SCREENSHOTS=<dir>` writes the screenshots of the note (docs/images/inspector-after-*.png).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
