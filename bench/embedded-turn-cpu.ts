@@ -9,10 +9,15 @@ import { startEmbedded } from '../test/support/embedded';
  * offline emulator), as the tests start it (test/support/embedded.ts, the unit project's template):
  *
  *   node -r ./tools/register.js bench/embedded-turn-cpu.ts [--narrator N] [--emberback N] [--every N] [--sql]
+ *   node -r ./tools/register.js bench/embedded-turn-cpu.ts --harness N [--audits K] [--every N] [--sql]
  *
  * Per window of `--every` turns: CPU ms per turn of this process (process.cpuUsage: the engine, its
  * API, its worker and this client share it) and statements per turn (the dialect's statements, and
- * PGlite exec calls outside it). `--sql`: the statement texts of the last window, most run first.
+ * PGlite exec calls outside it). `--sql`: each window's statement texts with their count and the CPU
+ * PGlite spent on them (its protocol calls: the wasm and the row parsing), the costliest first.
+ * `--harness N`: N turns through the turn harness instead (default plugins, 8k window: what
+ * compaction-300-turns plays), then `--audits K` audits spread over the session (CPU ms each).
+ * Run it with `node --cpu-prof` and bench/cpu-profile-summary.ts for where the time goes.
  */
 const { values } = parseArgs({
   options: {
