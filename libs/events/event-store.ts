@@ -4,6 +4,7 @@ import { eventSchemas, type EventType, type NewEvent, type StoredEvent } from '.
 import { applyInline } from './projections/inline/apply-inline';
 import { inlineFailure, inlineStatement, type InlineStatement } from './projections/inline/inline-sql';
 import { readInheritedStory } from './story-log';
+import { readStreamForTurn } from './turn-read';
 import { toStoredEvent } from './stored-event';
 import { pendingSuffixQuery } from './pending-suffix-query';
 import { precompiled } from './precompiled';
@@ -549,6 +550,11 @@ export class EventStore {
    */
   async inheritedStory(sessionId: string): Promise<StoredEvent[]> {
     return readInheritedStory(this.db, await this.readStream(sessionId, 0, 1));
+  }
+
+  /** The whole stream as an audit of `turnId` folds it: other turns' request bodies left out (`readStreamForTurn`). */
+  readStreamForTurn(streamId: string, turnId: string): Promise<StoredEvent[]> {
+    return readStreamForTurn(this.db, streamId, turnId);
   }
 
   async readStream(streamId: string, afterVersion = 0, limit?: number): Promise<StoredEvent[]> {

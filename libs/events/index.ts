@@ -27,6 +27,7 @@ export type {
   ReadAfterOptions,
 } from './event-store';
 export { precompiled } from './precompiled';
+export { OMITTED_CALL_BODY } from './turn-read';
 export { StreamContention, CONTENTION_MEMORY_MS } from './stream-contention';
 export { pgCounts, statementLabel, transactionEffect, BoundedTally, MAX_STATEMENT_LABELS } from './pg-counts';
 export type { PgCountsSnapshot } from './pg-counts';

@@ -40,7 +40,8 @@ export async function auditTurn(
   sessionId: string,
   turnId: string,
 ): Promise<TurnAudit> {
-  const events = await deps.store.readStream(sessionId);
+  // every event folds, but only this turn's calls compare: the others' request bodies are not read
+  const events = await deps.store.readStreamForTurn(sessionId, turnId);
   // a turn is a player input's execution or an activation's (runtime.activated@1)
   const started = (e: (typeof events)[number]) => (e.type === 'player-input.submitted@1' || e.type === 'runtime.activated@1') && e.data.turnId === turnId;
   if (!events.some(started)) throw new TurnNotFoundError(turnId);
