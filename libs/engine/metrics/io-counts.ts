@@ -7,7 +7,9 @@ import { whenIoRedisLoaded } from '../redis/load-ioredis';
 
 /**
  * Process-wide counts of the engine's round trips besides PostgreSQL's (libs/events counts those):
- * Redis commands of every ioredis client of the process, BullMQ's included, and outbound HTTP
+ * Redis commands of every ioredis client of the process, BullMQ's included (ioredis loads at the
+ * engine's first Redis client: a client the host's own code makes from an ioredis it loaded after
+ * `installIoCounters` and before that is not counted), and outbound HTTP
  * requests by host (model calls among them). `installIoCounters` hooks them once per process;
  * `EngineMetrics` exposes them as `covel_redis_commands_total` and `covel_http_requests_total`.
  */
