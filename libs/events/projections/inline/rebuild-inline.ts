@@ -16,6 +16,8 @@ export interface RebuildInlineOptions {
   projections: readonly InlineProjection[];
   /** Only the streams with an event after this global position; default: every stream. */
   since?: number;
+  /** Streams listed per query (default 200): a test passes a small page to cross page boundaries with few streams. */
+  streamPage?: number;
   /** Called after each page of streams. */
   onProgress?: (progress: RebuildInlineProgress) => void;
 }
@@ -52,7 +54,7 @@ export interface RebuildInlineResult {
  * A stream that fails is reported and keeps its old rows; the others go on.
  */
 export async function rebuildInline(options: RebuildInlineOptions): Promise<RebuildInlineResult> {
-  const { db, projections } = options;
+  const { db, projections, streamPage = STREAM_PAGE } = options;
   const result: RebuildInlineResult = { streams: 0, events: 0, failures: [] };
   let after = '';
   for (;;) {
@@ -65,7 +67,7 @@ export async function rebuildInline(options: RebuildInlineOptions): Promise<Rebu
             .where('stream_version', '=', 1)
             .where('stream_id', '>', after)
             .orderBy('stream_id')
-            .limit(STREAM_PAGE)
+            .limit(streamPage)
             .execute()
         : await db
             .selectFrom('events')
@@ -74,7 +76,7 @@ export async function rebuildInline(options: RebuildInlineOptions): Promise<Rebu
             .where('global_position', '>', String(options.since))
             .where('stream_id', '>', after)
             .orderBy('stream_id')
-            .limit(STREAM_PAGE)
+            .limit(streamPage)
             .execute();
     for (const { stream_id: streamId } of page) {
       try {
@@ -87,7 +89,7 @@ export async function rebuildInline(options: RebuildInlineOptions): Promise<Rebu
     if (page.length === 0) return result;
     after = page[page.length - 1].stream_id;
     options.onProgress?.({ streams: result.streams, events: result.events, lastStreamId: after });
-    if (page.length < STREAM_PAGE) return result;
+    if (page.length < streamPage) return result;
   }
 }
 
