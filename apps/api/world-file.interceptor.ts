@@ -41,7 +41,9 @@ export class WorldFileInterceptor implements NestInterceptor {
  */
 function multerInterceptor(): NestInterceptor {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { FileInterceptor: fileInterceptor } = require('@nestjs/platform-express/multer/interceptors/file.interceptor') as { FileInterceptor: typeof FileInterceptor };
+  const { FileInterceptor: fileInterceptor } = require('@nestjs/platform-express/multer/interceptors/file.interceptor') as {
+    FileInterceptor: typeof FileInterceptor;
+  };
   return new (fileInterceptor(WORLD_FILE_FIELD, {
     limits: { fileSize: WORLD_IMPORT_LIMIT_BYTES, files: 1, fields: 0, parts: 2 },
     // multer's own option (Nest's MulterOptions type does not name it): feed busboy the bytes already read

@@ -25,7 +25,7 @@ async function loadedBy(script: string): Promise<string[]> {
  * loading them, for a configuration it does not have.
  */
 describe('what an embedded engine loads', () => {
-  it('started and serving (PGlite, in-process queue, emulator, its own logger): nothing of Redis, PostgreSQL, the provider SDKs, tracing, pino, multer, the migrations or the OpenAPI document', async () => {
+  it('started and serving (PGlite, in-process queue, emulator, its own logger): nothing of Redis, PostgreSQL, the provider SDKs, tracing, pino, multer, the zod locales, the migrations or the OpenAPI document', async () => {
     // started as the tests start one (a migrated database in memory, a logger given), its files read while it runs
     const script = [
       "const { startEmbedded } = require('./test/support/embedded');",
@@ -55,6 +55,8 @@ describe('what an embedded engine loads', () => {
       migrations: /^migrations\/0/,
       // no upload yet: multer (through Nest's FileInterceptor) loads at the first multipart world import
       multer: /node_modules\/(multer|busboy)\//,
+      // started under tools/register.js: zod's locales but English load when z.locales reads them (tools/lazy-zod-locales.js)
+      zodLocales: /node_modules\/zod\/v4\/locales\/(?!(index|en)\.cjs$)/,
       // read only at GET /openapi.json and by the wire tests
       schemas: /^apps\/api\/openapi\/(document|routes|schemas)\.ts$|^libs\/providers\/wire-shapes-/,
     };
