@@ -26,7 +26,8 @@ const common = {
   transformIgnorePatterns: [`^(?!.*${esmPath}).*/node_modules/`],
   // COVEL_TEST_CPU=<file>: each test file's CPU seconds (its Jest worker's and its child processes') appended there
   // (test/support/cpu-environment.js; `node tools/test-cpu.js <file>` sums them up)
-  testEnvironment: process.env.COVEL_TEST_CPU ? '<rootDir>/test/support/cpu-environment.js' : 'node',
+  // otherwise Jest's node environment with a worker-wide cache of PGlite's assets (test/support/test-environment.js)
+  testEnvironment: process.env.COVEL_TEST_CPU ? '<rootDir>/test/support/cpu-environment.js' : '<rootDir>/test/support/test-environment.js',
   moduleFileExtensions: ['ts', 'js', 'json'],
 };
 module.exports = {

@@ -6,6 +6,13 @@ const { dirname, join } = require('path');
 const Module = require('module');
 const { compilerOptions, typescriptStub } = require('./register-options');
 const { cacheDirectory, cacheSalt, transformCache } = require('./register-cache');
+const { installLazyZodLocales } = require('./lazy-zod-locales');
+const { installRxjsBundle } = require('./rxjs-bundle');
+
+// zod's ~60 locale modules load when read, not with zod (tools/lazy-zod-locales.js); rxjs is its
+// one-file bundle, not ~220 modules (tools/rxjs-bundle.js)
+installLazyZodLocales(join(__dirname, '..'));
+installRxjsBundle(join(__dirname, '..'));
 
 process.env.SWC_NODE_PROJECT = process.env.SWC_NODE_PROJECT || join(__dirname, '..', 'tsconfig.json');
 const registerDir = dirname(require.resolve('@swc-node/register'));

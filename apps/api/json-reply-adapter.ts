@@ -1,4 +1,5 @@
-import { ExpressAdapter } from '@nestjs/platform-express';
+// the adapter's own module: the package's index also loads its multer interceptors (world-file.interceptor.ts loads them at the first upload)
+import { ExpressAdapter } from '@nestjs/platform-express/adapters/express-adapter';
 import type { Request, Response } from 'express';
 
 /** Statuses whose answer express sends without a body (it strips the body and its headers itself). */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { migrations } from '../../migrations';
 import { acquireDataDirLock } from './data-dir-lock';
@@ -84,8 +84,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   }
   const { PGlite } = await import('@electric-sql/pglite');
   const template = pgliteTemplate();
+  const assets = await workerAssets();
   if (!config.dataDir) {
-    const pglite = new PGlite(template ? { loadDataDir: template } : {});
+    const pglite = new PGlite({ ...assets, ...(template ? { loadDataDir: template } : {}) });
     await pglite.waitReady;
     return onPGlite(pglite, () => undefined);
   }
@@ -94,7 +95,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   try {
     // a template seeds only a directory that holds no database yet
     const fresh = template && !existsSync(join(config.dataDir, 'PG_VERSION'));
-    const pglite = fresh ? new PGlite(config.dataDir, { loadDataDir: template }) : new PGlite(config.dataDir);
+    const pglite = new PGlite(config.dataDir, { ...assets, ...(fresh ? { loadDataDir: template } : {}) });
     await pglite.waitReady;
     return onPGlite(pglite, () => lock.release());
   } catch (error) {
@@ -177,11 +178,34 @@ async function appliedEveryMigration(db: Kysely<Database>): Promise<boolean> {
 function pgliteTemplate(): Blob | undefined {
   const file = process.env.COVEL_PGLITE_TEMPLATE;
   if (!file || !existsSync(file)) return undefined;
-  // read once per process: a test file opens many databases
-  if (templateBlob?.file !== file) templateBlob = { file, blob: new SharedBytesBlob(readFileSync(file)) };
+  // read once per process (a test file opens many databases), or per Jest worker
+  if (templateBlob?.file !== file) templateBlob = { file, blob: new SharedBytesBlob(testWorkerAssets()?.bytes(file) ?? readFileSync(file)) };
   return templateBlob.blob;
 }
 let templateBlob: { file: string; blob: Blob } | undefined;
+
+/**
+ * What a Jest worker keeps for PGlite across its test files (test/support/test-environment.js puts it
+ * on the test's global; absent elsewhere): PGlite's compiled wasm and file system bundle, and the
+ * template's bytes. Each test file has its own module registry, in which PGlite's own caches start
+ * empty: its first database would read and compile them again.
+ */
+interface TestWorkerAssets {
+  wasmModule(): Promise<NonNullable<PGliteOptions['pgliteWasmModule']>>;
+  fsBundle(): Buffer;
+  bytes(file: string): Buffer;
+}
+
+function testWorkerAssets(): TestWorkerAssets | undefined {
+  return (globalThis as { [key: symbol]: TestWorkerAssets | undefined })[Symbol.for('covel.pgliteAssets')];
+}
+
+/** PGlite's `pgliteWasmModule` and `fsBundle` from the Jest worker's assets; none elsewhere (PGlite reads its own). */
+async function workerAssets(): Promise<Pick<PGliteOptions, 'pgliteWasmModule' | 'fsBundle'>> {
+  const assets = testWorkerAssets();
+  // PGlite hands the bundle's files out as views of its bytes (it never writes to them): shared, not copied
+  return assets ? { pgliteWasmModule: await assets.wasmModule(), fsBundle: new SharedBytesBlob(assets.fsBundle()) } : {};
+}
 
 /**
  * A Blob whose `arrayBuffer()` hands out the same bytes every time instead of a fresh 16 MB copy

@@ -1,6 +1,6 @@
 const { appendFileSync, readFileSync } = require('node:fs');
 const { relative } = require('node:path');
-const { TestEnvironment } = require('jest-environment-node');
+const TestEnvironment = require('./test-environment');
 
 /** Clock ticks a second of /proc's CPU times (USER_HZ: 100 on Linux). */
 const TICKS = 100;
@@ -23,7 +23,7 @@ function sample() {
 }
 
 /**
- * Jest's node environment that also records where the CPU of a test run goes, per test file: with
+ * The test environment (./test-environment.js) that also records where the CPU of a test run goes, per test file: with
  * `COVEL_TEST_CPU=<file>` (jest.config.js uses it then, and only then), each file appends one JSON
  * line there: its CPU seconds in the Jest worker (loading and compiling modules, the test, its hooks)
  * and in the child processes it started, and its wall time. `node tools/test-cpu.js <file>` sums them

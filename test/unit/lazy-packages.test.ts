@@ -25,7 +25,7 @@ async function loadedBy(script: string): Promise<string[]> {
  * loading them, for a configuration it does not have.
  */
 describe('what an embedded engine loads', () => {
-  it('started and serving (PGlite, in-process queue, emulator, its own logger): nothing of Redis, PostgreSQL, the provider SDKs, tracing, pino, the migrations or the OpenAPI document', async () => {
+  it('started and serving (PGlite, in-process queue, emulator, its own logger): nothing of Redis, PostgreSQL, the provider SDKs, tracing, pino, multer, the zod locales, the CommonJS build of rxjs, the migrations or the OpenAPI document', async () => {
     // started as the tests start one (a migrated database in memory, a logger given), its files read while it runs
     const script = [
       "const { startEmbedded } = require('./test/support/embedded');",
@@ -53,6 +53,12 @@ describe('what an embedded engine loads', () => {
       pino: /node_modules\/pino\//,
       // a database with every migration: their names are read, not their modules
       migrations: /^migrations\/0/,
+      // no upload yet: multer (through Nest's FileInterceptor) loads at the first multipart world import
+      multer: /node_modules\/(multer|busboy)\//,
+      // started under tools/register.js: zod's locales but English load when z.locales reads them (tools/lazy-zod-locales.js)
+      zodLocales: /node_modules\/zod\/v4\/locales\/(?!(index|en)\.cjs$)/,
+      // rxjs is its one-file bundle under tools/register.js (tools/rxjs-bundle.js): no file of the CommonJS build but the two entries it stands for
+      rxjsCommonJs: /node_modules\/rxjs\/dist\/(?!bundles\/rxjs\.umd\.js$|cjs\/index\.js$|cjs\/operators\/index\.js$)/,
       // read only at GET /openapi.json and by the wire tests
       schemas: /^apps\/api\/openapi\/(document|routes|schemas)\.ts$|^libs\/providers\/wire-shapes-/,
     };
