@@ -20,7 +20,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 ENV SWC_NODE_CACHE_DIR=/app/.swc-cache
-RUN node -r ./tools/register.js -e "require('./apps/api/create-api-app'); require('./apps/worker/create-worker-app'); require('./libs/emulator')"
+RUN node -r ./tools/register.js -e "require('./apps/api/create-api-app'); require('./apps/worker/create-worker-app'); require('./libs/emulator'); require('@nestjs/platform-express/multer/interceptors/file.interceptor')"
 
 # Stage 3: the runtime. tini (Debian's) is PID 1: it forwards SIGTERM/SIGINT to node and reaps
 # zombies. The code is root's and read-only; the user `node` (uid 1000) writes only the data

@@ -7,7 +7,7 @@
 // v4/locales/index.cjs, a module with the same names, each a getter that requires that locale's
 // module (as the real index's getters give it), frozen as zod freezes its modules. When the index
 // is not in the form this reads (another zod), nothing is installed and zod loads as it comes.
-const Module = require('module');
+const { moduleStub } = require('./module-stub');
 const { dirname, join } = require('path');
 const { readFileSync } = require('fs');
 
@@ -36,10 +36,7 @@ function lazyLocalesModule(root) {
   const requires = text.match(/require\(/g) ?? [];
   const defines = text.match(/Object\.defineProperty\(exports, "/g) ?? [];
   if (names.length === 0 || requires.length !== modules.size || defines.length !== names.length + 1 || names.some(([, , v]) => !modules.has(v))) return null;
-  const stub = new Module(file);
-  stub.filename = file;
-  stub.paths = Module._nodeModulePaths(dirname(file));
-  stub.loaded = true;
+  const stub = moduleStub(file);
   const locales = {};
   Object.defineProperty(locales, '__esModule', { value: true });
   for (const [, name, variable] of names) {

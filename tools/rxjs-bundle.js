@@ -1,13 +1,13 @@
 // rxjs as its own one-file build (dist/bundles/rxjs.umd.js, the same version), not its CommonJS
 // build of ~220 modules: every engine process loads rxjs through Nest, and requiring the CommonJS
-// build took about 0.15 s of CPU in a child process, the bundle about 0.014 s.
+// build took about 0.13-0.15 s of CPU in a child process, the bundle about 0.014 s.
 //
 // tools/register.js installs it: it puts in the module cache, under the paths `rxjs` and
 // `rxjs/operators` resolve to, modules whose exports are the bundle and its `operators`, read at
 // the first require (a process that never requires rxjs loads nothing). Nest and the engine require
 // only these two (`rxjs/internal/...` would load the CommonJS build beside the bundle: two
-// Observable classes; test/unit/rxjs-bundle.test.ts checks that nothing else is required).
-const Module = require('module');
+// Observable classes; test/unit/lazy-packages.test.ts checks that an engine loads no other file of rxjs).
+const { moduleStub } = require('./module-stub');
 const { existsSync, readFileSync } = require('fs');
 const { dirname, join } = require('path');
 
@@ -29,10 +29,7 @@ function rxjsPaths(root) {
 
 /** A loaded module at `filename` whose exports are `get()`, called at the first require. */
 function lazyModule(filename, get) {
-  const stub = new Module(filename);
-  stub.filename = filename;
-  stub.paths = Module._nodeModulePaths(dirname(filename));
-  stub.loaded = true;
+  const stub = moduleStub(filename);
   let exports;
   Object.defineProperty(stub, 'exports', {
     get: () => (exports ??= get()),

@@ -26,7 +26,7 @@ export class WorldFileInterceptor implements NestInterceptor {
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     try {
-      this.multer ??= multerInterceptor();
+      this.multer ??= await multerInterceptor();
       return await this.multer.intercept(context, next);
     } catch (error) {
       throw uploadError(error);
@@ -37,11 +37,11 @@ export class WorldFileInterceptor implements NestInterceptor {
 /**
  * Nest's multer interceptor, made at the first upload rather than when the API starts: every API
  * process (and `npm start`, and each test file that starts an engine) would otherwise load multer and
- * busboy (41 modules, ~0.02 s of CPU) for a route few requests take.
+ * busboy (26 modules, ~0.02 s of CPU) for a route few requests take. The runtime image's build and
+ * CI's runtime smoke load this module, so a missing or moved file fails there, not at a user's upload.
  */
-function multerInterceptor(): NestInterceptor {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { FileInterceptor: fileInterceptor } = require('@nestjs/platform-express/multer/interceptors/file.interceptor') as {
+async function multerInterceptor(): Promise<NestInterceptor> {
+  const { FileInterceptor: fileInterceptor } = (await import('@nestjs/platform-express/multer/interceptors/file.interceptor')) as {
     FileInterceptor: typeof FileInterceptor;
   };
   return new (fileInterceptor(WORLD_FILE_FIELD, {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { PGliteOptions } from '@electric-sql/pglite';
 import { sql } from 'kysely';
 import { openDatabase } from '..';
@@ -27,11 +28,18 @@ describe("PGlite databases from the Jest worker's assets", () => {
     const wasmModule = jest.fn(() => assets.wasmModule());
     const fsBundle = jest.fn(() => assets.fsBundle());
     holder[key] = { ...assets, wasmModule, fsBundle };
+    // the databases' install files are views of the worker's bundle bytes: PostgreSQL must never write to them
+    const bundleHash = () => createHash('sha256').update(assets.fsBundle()).digest('hex');
+    const before = bundleHash();
     try {
       const open = await openDatabase({ kind: 'pglite' });
       try {
         const { rows } = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(open.db);
         expect(rows[0]?.n).toBeGreaterThan(0); // from the migrated template
+        await sql`create table scratch (id int primary key, note text)`.execute(open.db);
+        await sql`insert into scratch select g, repeat('é🙂', 50) from generate_series(1, 2000) g`.execute(open.db);
+        await sql`select to_char(now(), 'TZ'), 'Ab' < 'ab' collate "C", to_tsvector('english', 'The cats')`.execute(open.db);
+        await sql`checkpoint`.execute(open.db);
       } finally {
         await open.close();
       }
@@ -40,5 +48,6 @@ describe("PGlite databases from the Jest worker's assets", () => {
     }
     expect(wasmModule).toHaveBeenCalledTimes(1);
     expect(fsBundle).toHaveBeenCalledTimes(1);
+    expect(bundleHash()).toBe(before);
   });
 });

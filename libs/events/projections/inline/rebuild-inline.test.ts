@@ -87,8 +87,13 @@ describe('rebuildInline (PGlite)', () => {
     expect(await open.db.selectFrom('projection_failures').selectAll().execute()).toEqual([]);
   }, 120_000);
 
+  it('a page size that is not a positive integer is refused before anything is rebuilt', async () => {
+    for (const streamPage of [0, -1, 1.5, Number.NaN])
+      await expect(rebuildInline({ db: open.db, streamPage, projections: inlineProjections })).rejects.toThrow(/streamPage must be a positive integer/);
+  });
+
   it('appends made while the rebuild runs end in the rows (each lands before or after its stream is rebuilt)', async () => {
-    const streams = { s000: 'tenant-b', s020: 'tenant-b', s044: 'tenant-b', 'new-stream': 'tenant-c' };
+    const streams = { s000: 'tenant-b', s020: 'tenant-b', s043: 'tenant-a', s044: 'tenant-b', 'new-stream': 'tenant-c' };
     const rebuilding = rebuildInline({ db: open.db, streamPage: PAGE, projections: inlineProjections });
     await Promise.all([
       rebuilding,

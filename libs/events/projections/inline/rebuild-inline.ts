@@ -55,6 +55,7 @@ export interface RebuildInlineResult {
  */
 export async function rebuildInline(options: RebuildInlineOptions): Promise<RebuildInlineResult> {
   const { db, projections, streamPage = STREAM_PAGE } = options;
+  if (!Number.isSafeInteger(streamPage) || streamPage < 1) throw new RangeError(`rebuildInline: streamPage must be a positive integer, got ${streamPage}`);
   const result: RebuildInlineResult = { streams: 0, events: 0, failures: [] };
   let after = '';
   for (;;) {
