@@ -178,8 +178,15 @@ describe('the log on the real PostgreSQL: appends without a global lock, read in
       ['the reader from the start', () => readAfterQuery(open.db, LOG_START, { limit: 500 }), 'events_transaction_order', 'ordered'],
       ['the reader from the middle', () => readAfterQuery(open.db, middle, { limit: 500 }), 'events_transaction_order', 'ordered'],
       // a partition here holds ~2,500 rows: a batch of 500 would be 20 % of it, where a bitmap scan and a sort
-      // is a fair choice (it was taken now and then); 100 (4 %) keeps the batch a small share, as in a real log
-      ['the reader of one partition', () => readAfterQuery(open.db, LOG_START, { limit: 100, partition: 5 }), 'events_partition_order', 'ordered'],
+      // is a fair choice (it was taken now and then); 100 (4 %) keeps the batch a small share, as in a real log.
+      // From the start too the planner may walk the global order and filter the partition (a CI run took it once,
+      // with the statistics of another ANALYZE sample): either way in index order, no sort, no full scan
+      [
+        'the reader of one partition',
+        () => readAfterQuery(open.db, LOG_START, { limit: 100, partition: 5 }),
+        /^events_(partition|transaction)_order$/,
+        'ordered',
+      ],
       // from the middle the planner may also walk the global order and filter the partition (its rows lie
       // in log order in the heap, the partition's do not): either way in index order, no sort, no full scan
       [
